@@ -1,0 +1,253 @@
+package analysis
+
+import (
+	"math"
+	"strconv"
+	"time"
+)
+
+// Num is a figure that may be unknown. NaN means "n/a": the server does not
+// export the metric, or the window holds too little to compute it. It is
+// written as null in JSON, never as 0.
+type Num float64
+
+// NA is the unknown figure.
+var NA = Num(math.NaN())
+
+// Known reports whether the figure has a value.
+func (n Num) Known() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// Float returns the figure as a float64 (NaN when unknown).
+func (n Num) Float() float64 { return float64(n) }
+
+// MarshalJSON writes the figure, or null when it is unknown.
+func (n Num) MarshalJSON() ([]byte, error) {
+	if !n.Known() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads a figure; null reads as unknown.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = NA
+		return nil
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// State is the one label a replica gets. Higher values are worse: the fleet
+// view sorts by it, and when several conditions hold the highest wins.
+type State uint8
+
+// The states, from best to worst.
+const (
+	StateHealthy State = iota
+	StateIdle
+	StateStale
+	StateSlow
+	StateFull
+	StatePreempting
+	StateDown
+)
+
+var stateNames = [...]string{"healthy", "idle", "stale", "slow", "full", "preempting", "down"}
+
+// String returns the state's lowercase name, as in JSON.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// MarshalText writes the state's name.
+func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads a state's name.
+func (s *State) UnmarshalText(b []byte) error {
+	for i, name := range stateNames {
+		if name == string(b) {
+			*s = State(i)
+			return nil
+		}
+	}
+	return &unknownStateError{string(b)}
+}
+
+type unknownStateError struct{ name string }
+
+func (e *unknownStateError) Error() string { return "unknown state " + strconv.Quote(e.name) }
+
+// Quantiles summarises one latency histogram over the window.
+type Quantiles struct {
+	Mean Num `json:"mean"`
+	P50  Num `json:"p50"`
+	P90  Num `json:"p90"`
+	P99  Num `json:"p99"`
+}
+
+// FinishRates are finished requests per second by finished_reason.
+type FinishRates struct {
+	Stop       Num `json:"stop"`
+	Length     Num `json:"length"`
+	Abort      Num `json:"abort"`
+	Error      Num `json:"error"`
+	Repetition Num `json:"repetition"`
+}
+
+// Figures are everything vtop computes for one replica, or one engine of a
+// replica, over the analysis window.
+type Figures struct {
+	// Gauges, at the newest sample.
+	Running      Num `json:"running"`
+	Waiting      Num `json:"waiting"`
+	KVCacheUsage Num `json:"kv_cache_usage"` // 0–1 fraction
+
+	// Rates over the window, with Prometheus rate() semantics.
+	RequestsPerSecond         Num         `json:"requests_per_second"`
+	FinishedPerSecond         FinishRates `json:"finished_per_second"`
+	SuccessRate               Num         `json:"success_rate"` // stop ÷ all finished
+	LengthShare               Num         `json:"length_share"`
+	AbortShare                Num         `json:"abort_share"`
+	PromptTokensPerSecond     Num         `json:"prompt_tokens_per_second"`
+	GenerationTokensPerSecond Num         `json:"generation_tokens_per_second"`
+	IORatio                   Num         `json:"io_ratio"` // prompt ÷ generation tokens
+	PreemptionsPerSecond      Num         `json:"preemptions_per_second"`
+	RecomputedTokensPerSecond Num         `json:"recomputed_tokens_per_second"`
+
+	// Little's law.
+	TimeRunningSeconds Num `json:"time_running_seconds"` // running ÷ finish rate
+	ArrivalsPerSecond  Num `json:"arrivals_per_second"`  // finish rate + growth of running and waiting
+	Efficiency         Num `json:"efficiency"`           // finish rate ÷ arrival rate
+	WaitingGrowth      Num `json:"waiting_growth_per_second"`
+
+	// Caches.
+	PrefixCacheHitRate         Num `json:"prefix_cache_hit_rate"`
+	SpecDecodeAcceptanceRate   Num `json:"spec_decode_acceptance_rate"`
+	SpecDecodeAcceptedPerDraft Num `json:"spec_decode_accepted_per_draft"`
+
+	// Request shape, from the length histograms.
+	MeanPromptTokens     Num `json:"mean_prompt_tokens"`
+	MeanGenerationTokens Num `json:"mean_generation_tokens"`
+
+	// KV capacity and the batch it holds.
+	KVCapacityTokens Num `json:"kv_capacity_tokens"`
+	MaxSeqsKVHolds   Num `json:"max_num_seqs_kv_holds"`
+
+	// Latency quantiles over the window (histogram_quantile semantics).
+	TTFT    Quantiles `json:"ttft_seconds"`
+	ITL     Quantiles `json:"itl_seconds"`
+	E2E     Quantiles `json:"e2e_seconds"`
+	Queue   Quantiles `json:"queue_seconds"`
+	Prefill Quantiles `json:"prefill_seconds"`
+	Decode  Quantiles `json:"decode_seconds"`
+
+	// Goodput is the share of requests within both the TTFT and the e2e
+	// SLO, read off the buckets (a lower bound when an SLO falls inside a
+	// bucket).
+	Goodput Num `json:"goodput"`
+}
+
+// EngineReport is one data-parallel engine of a replica.
+type EngineReport struct {
+	Engine string `json:"engine"`
+	Figures
+}
+
+// ReplicaReport is one target's state and figures.
+type ReplicaReport struct {
+	Target string `json:"target"`
+	Model  string `json:"model"`
+	State  State  `json:"state"`
+	// Reasons are sentences with the numbers that prove the state.
+	Reasons []string `json:"reasons"`
+	// Action is the first thing to do; empty for healthy and idle.
+	Action string `json:"action"`
+	// Error is the last scrape error, when the newest scrape failed.
+	Error string `json:"error"`
+	Figures
+	Engines []EngineReport `json:"engines,omitempty"`
+
+	// ProcessRSSBytes and GCPerSecond describe the server process.
+	ProcessRSSBytes Num `json:"process_rss_bytes"`
+	GCPerSecond     Num `json:"gc_collections_per_second"`
+
+	// WarmingUp is true while the window holds fewer than two good samples:
+	// gauges are shown, rates and quantiles are not yet known.
+	WarmingUp bool `json:"warming_up"`
+	// Restarted is true when a counter reset or a new process start time
+	// was seen in the window.
+	Restarted bool `json:"restarted"`
+	// LastGood is the time of the newest good scrape (zero if none).
+	LastGood time.Time `json:"last_good_scrape,omitzero"`
+	// Warnings are scrape problems that did not fail the scrape.
+	Warnings []string `json:"warnings,omitempty"`
+
+	// Pending and PendingCount carry the hysteresis between evaluations: a
+	// new state must hold on consecutive evaluations before it is shown.
+	Pending      State `json:"-"`
+	PendingCount int   `json:"-"`
+
+	// Point is this evaluation reduced for the history (sparklines, charts).
+	Point Point `json:"-"`
+}
+
+// Advice is the fleet's scaling advice, from the queue (the lesson's
+// "scale on the queue").
+type Advice struct {
+	Replicas                int      `json:"replicas"` // replicas up now
+	ArrivalsPerSecond       Num      `json:"arrivals_per_second"`
+	TargetQueueSeconds      Num      `json:"target_queue_seconds"`
+	WaitingTargetPerReplica Num      `json:"waiting_target_per_replica"`
+	MeanWaitingPerReplica   Num      `json:"mean_waiting_per_replica"`
+	ReplicasByQueue         Num      `json:"replicas_by_queue"`    // HPA rule
+	CapacityPerReplica      Num      `json:"capacity_per_replica"` // finish rate a full replica sustains
+	ReplicasByCapacity      Num      `json:"replicas_by_capacity"`
+	Summary                 []string `json:"summary"` // sentences with the numbers
+}
+
+// Imbalance names a replica far from the fleet median.
+type Imbalance struct {
+	Target string `json:"target"`
+	Metric string `json:"metric"`
+	Value  Num    `json:"value"`
+	Median Num    `json:"median"`
+	Text   string `json:"text"`
+}
+
+// FleetFigures are totals across replicas.
+type FleetFigures struct {
+	Replicas                  int            `json:"replicas"`
+	Up                        int            `json:"up"`
+	Down                      int            `json:"down"`
+	States                    map[string]int `json:"states"`
+	RequestsPerSecond         Num            `json:"requests_per_second"`
+	PromptTokensPerSecond     Num            `json:"prompt_tokens_per_second"`
+	GenerationTokensPerSecond Num            `json:"generation_tokens_per_second"`
+	Running                   Num            `json:"running"`
+	Waiting                   Num            `json:"waiting"`
+	WorstTTFTP99              Num            `json:"worst_ttft_p99_seconds"`
+	SuccessRate               Num            `json:"success_rate"`
+	Worst                     string         `json:"worst"` // target of the worst replica
+	Imbalance                 []Imbalance    `json:"imbalance"`
+	Advice                    Advice         `json:"advice"`
+}
+
+// Report is the whole analysis of one evaluation: every replica and the
+// fleet.
+type Report struct {
+	Time          time.Time       `json:"time"`
+	WindowSeconds float64         `json:"window_seconds"`
+	Replicas      []ReplicaReport `json:"replicas"`
+	Fleet         FleetFigures    `json:"fleet"`
+	// Events are the state changes and threshold crossings since the
+	// previous evaluation.
+	Events []Event `json:"events,omitempty"`
+}

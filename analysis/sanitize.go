@@ -1,0 +1,111 @@
+package analysis
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxTextLen caps any string that came from a server (labels, error bodies):
+// a hostile page must not be able to fill the screen or the memory.
+const MaxTextLen = 256
+
+// Sanitize makes a string that came from a server safe to draw on a
+// terminal or to log: escape sequences (CSI, OSC, DCS and the like) are
+// removed whole, other control characters are dropped, invalid UTF-8 is
+// replaced, and the result is capped at MaxTextLen bytes with "…".
+func Sanitize(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(min(len(s), MaxTextLen+3))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b || r == 0x9b || r == 0x9d || r == 0x90:
+			i = skipEscape(s, i, r)
+			continue
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune('\uFFFD')
+		case unicode.IsControl(r):
+			// drop: tabs and newlines too, a label must stay on one line
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+		if b.Len() >= MaxTextLen && i < len(s) {
+			return truncate(b.String())
+		}
+	}
+	return b.String()
+}
+
+// isPlain is the fast path: printable ASCII within the cap needs no work.
+func isPlain(s string) bool {
+	if len(s) > MaxTextLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// skipEscape returns the index just past the escape sequence starting at i.
+func skipEscape(s string, i int, r rune) int {
+	_, size := utf8.DecodeRuneInString(s[i:])
+	j := i + size
+	kind := r
+	if r == 0x1b {
+		if j >= len(s) {
+			return j
+		}
+		switch s[j] {
+		case '[':
+			kind = 0x9b
+		case ']':
+			kind = 0x9d
+		case 'P', 'X', '^', '_':
+			kind = 0x90
+		default:
+			return j + 1 // two-byte escape such as ESC c
+		}
+		j++
+	}
+	switch kind {
+	case 0x9b: // CSI: parameters then one final byte in 0x40–0x7e
+		for j < len(s) {
+			c := s[j]
+			j++
+			if c >= 0x40 && c <= 0x7e {
+				break
+			}
+		}
+	default: // OSC, DCS, SOS, PM, APC: up to BEL or ST (ESC \)
+		for j < len(s) {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+			if r2, n := utf8.DecodeRuneInString(s[j:]); r2 == 0x9c {
+				return j + n
+			}
+			j++
+		}
+	}
+	return j
+}
+
+// truncate cuts s at MaxTextLen on a rune boundary and marks the cut.
+func truncate(s string) string {
+	cut := min(len(s), MaxTextLen)
+	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

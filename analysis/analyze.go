@@ -1,16 +1,267 @@
 package analysis
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Analyze evaluates every target over the window that ends at now and
 // returns the report. prev is the previous evaluation (nil for the first, or
 // for one-shot reports); it carries hysteresis and the basis of events.
 //
-// TODO(analysis): placeholder signature; the real implementation replaces it.
+// Samples after now are ignored. The window is closed, [now-cfg.Window,
+// now] (see window); a zero or negative cfg.Window means the default 30 s.
 func Analyze(now time.Time, targets []TargetInput, cfg Config, prev *Report) Report {
-	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds()}
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultConfig().Window
+	}
+	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
 	for _, t := range targets {
-		r.Replicas = append(r.Replicas, ReplicaReport{Target: t.Target})
+		var before *ReplicaReport
+		if prev != nil {
+			before = prev.replica(t.Target)
+		}
+		r.Replicas = append(r.Replicas, analyzeReplica(now, t, cfg, before))
+	}
+	r.Fleet = fleetFigures(r.Replicas, cfg)
+	if prev != nil {
+		r.Events = events(now, r.Replicas, prev, cfg)
 	}
 	return r
+}
+
+// replica returns the report of target, nil when it is not in r.
+func (r *Report) replica(target string) *ReplicaReport {
+	for i := range r.Replicas {
+		if r.Replicas[i].Target == target {
+			return &r.Replicas[i]
+		}
+	}
+	return nil
+}
+
+// analyzeReplica evaluates one target.
+func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaReport) ReplicaReport {
+	samples := upTo(t.Samples, now)
+	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
+	if len(samples) == 0 {
+		rep.WarmingUp = true
+		rep.State, rep.Pending = StateIdle, StateIdle
+		rep.Reasons = []string{"waiting for the first scrape"}
+		rep.Point = point(now, &rep, nil)
+		return rep
+	}
+	w := newWindow(samples, now, cfg.Window)
+	newestGood := lastGood(samples)
+	if newestGood != nil {
+		rep.LastGood = newestGood.Time
+		rep.Model = Sanitize(newestGood.Model)
+		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
+		rep.Warnings = newestGood.Warnings
+	}
+	rep.WarmingUp = len(w.samples) < 2
+
+	var c verdict
+	if v, down := downVerdict(samples, t.Target, now); down {
+		c = v
+		if !samples[len(samples)-1].OK() {
+			rep.Error = Sanitize(samples[len(samples)-1].Err)
+		}
+	}
+	if newestGood != nil {
+		ev := w.replicaFigures(&rep, newestGood, cfg)
+		if c.State != StateDown {
+			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *Sample) float64 { return s.HTTPRequests }), cfg)
+		}
+	}
+	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis)
+	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
+	rep.Pending, rep.PendingCount = pending, pendingCount
+	rep.Point = point(now, &rep, w)
+	return rep
+}
+
+// replicaFigures fills the figures of the replica and of its engines and
+// returns the evidence of the replica as a whole. Gauges come from the
+// newest good sample even when it is older than the window.
+func (w *window) replicaFigures(rep *ReplicaReport, newestGood *Sample, cfg Config) evidence {
+	series := make([]*Series, len(w.samples))
+	for i, s := range w.samples {
+		series[i] = &s.Total
+	}
+	if len(series) == 0 {
+		series = []*Series{&newestGood.Total}
+		w.samples = []*Sample{newestGood}
+	}
+	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
+	rep.Figures = f
+	rep.GCPerSecond = Num(w.sampleRate(func(s *Sample) float64 { return s.GCCollections }))
+	rep.Restarted = ev.Reset || w.startTimeChanged()
+	if len(w.samples) < 2 {
+		// One reading: gauges only. Rates and quantiles need two.
+		rep.Figures = gaugesOnly(f)
+		rep.GCPerSecond = NA
+	}
+	if len(newestGood.Engines) >= 2 {
+		rep.Engines = w.engineReports(newestGood.Engines, cfg, len(w.samples) < 2)
+	}
+	return ev
+}
+
+// engineReports computes each data-parallel engine's figures, matching the
+// engines of older samples by name.
+func (w *window) engineReports(engines []Engine, cfg Config, gaugesOnlyFigures bool) []EngineReport {
+	out := make([]EngineReport, 0, len(engines))
+	series := make([]*Series, len(w.samples))
+	for _, e := range engines {
+		for i, s := range w.samples {
+			series[i] = engineSeries(s, e.Name)
+		}
+		f, _ := w.figures(series, math.NaN(), cfg)
+		if gaugesOnlyFigures {
+			f = gaugesOnly(f)
+		}
+		out = append(out, EngineReport{Engine: Sanitize(e.Name), Figures: f})
+	}
+	return out
+}
+
+// engineSeries returns the series of the named engine in s, nil if absent.
+func engineSeries(s *Sample, name string) *Series {
+	for i := range s.Engines {
+		if s.Engines[i].Name == name {
+			return &s.Engines[i].Series
+		}
+	}
+	return nil
+}
+
+// sampleRate is rate() of a process-level counter of the samples.
+func (w *window) sampleRate(value func(*Sample) float64) float64 {
+	return w.rate(func(i int) float64 { return value(w.samples[i]) })
+}
+
+// sampleIncrease is increase() of a process-level counter of the samples.
+func (w *window) sampleIncrease(value func(*Sample) float64) float64 {
+	return w.increase(func(i int) float64 { return value(w.samples[i]) })
+}
+
+// startTimeChanged reports whether process_start_time_seconds changed
+// within the window: the server restarted.
+func (w *window) startTimeChanged() bool {
+	last := math.NaN()
+	for _, s := range w.samples {
+		v := s.ProcessStartTime
+		if math.IsNaN(v) {
+			continue
+		}
+		if !math.IsNaN(last) && v != last {
+			return true
+		}
+		last = v
+	}
+	return false
+}
+
+// upTo returns the prefix of samples (oldest first) taken at or before now.
+func upTo(samples []Sample, now time.Time) []Sample {
+	n := len(samples)
+	for n > 0 && samples[n-1].Time.After(now) {
+		n--
+	}
+	return samples[:n]
+}
+
+// lastGood returns the newest successful sample, nil when there is none.
+func lastGood(samples []Sample) *Sample {
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].OK() {
+			return &samples[i]
+		}
+	}
+	return nil
+}
+
+// naFigures returns Figures in which everything is unknown.
+func naFigures() Figures {
+	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA}
+	return Figures{
+		Running: NA, Waiting: NA, KVCacheUsage: NA,
+		RequestsPerSecond: NA,
+		FinishedPerSecond: FinishRates{Stop: NA, Length: NA, Abort: NA, Error: NA, Repetition: NA},
+		SuccessRate:       NA, LengthShare: NA, AbortShare: NA,
+		PromptTokensPerSecond: NA, GenerationTokensPerSecond: NA, IORatio: NA,
+		PreemptionsPerSecond: NA, RecomputedTokensPerSecond: NA,
+		TimeRunningSeconds: NA, ArrivalsPerSecond: NA, Efficiency: NA, WaitingGrowth: NA,
+		PrefixCacheHitRate: NA, SpecDecodeAcceptanceRate: NA, SpecDecodeAcceptedPerDraft: NA,
+		MeanPromptTokens: NA, MeanGenerationTokens: NA,
+		KVCapacityTokens: NA, MaxSeqsKVHolds: NA,
+		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q,
+		Goodput: NA,
+	}
+}
+
+// gaugesOnly keeps the gauges and the KV capacity of f; everything that
+// needs two readings becomes n/a.
+func gaugesOnly(f Figures) Figures {
+	g := naFigures()
+	g.Running, g.Waiting, g.KVCacheUsage, g.KVCapacityTokens = f.Running, f.Waiting, f.KVCacheUsage, f.KVCapacityTokens
+	return g
+}
+
+// point reduces the evaluation to a history point. w may be nil.
+func point(now time.Time, rep *ReplicaReport, w *window) Point {
+	f := &rep.Figures
+	p := Point{
+		Time: now, State: rep.State,
+		Running: f32(f.Running), Waiting: f32(f.Waiting), KVCacheUsage: f32(f.KVCacheUsage),
+		RequestsPerSecond:         f32(f.RequestsPerSecond),
+		PromptTokensPerSecond:     f32(f.PromptTokensPerSecond),
+		GenerationTokensPerSecond: f32(f.GenerationTokensPerSecond),
+		PreemptionsPerSecond:      f32(f.PreemptionsPerSecond),
+		TTFTP50:                   f32(f.TTFT.P50), TTFTP90: f32(f.TTFT.P90), TTFTP99: f32(f.TTFT.P99),
+		ITLP50: f32(f.ITL.P50), ITLP90: f32(f.ITL.P90), ITLP99: f32(f.ITL.P99),
+		E2EP50: f32(f.E2E.P50), E2EP90: f32(f.E2E.P90), E2EP99: f32(f.E2E.P99),
+	}
+	if w != nil {
+		p.PromptLengthBounds, p.PromptLengthDeltas = w.promptLengthColumn()
+	}
+	return p
+}
+
+// f32 narrows a figure for the history; unknown stays NaN.
+func f32(n Num) float32 { return float32(n) }
+
+// promptLengthColumn is one column of the prompt-length heatmap: the
+// requests that finished in each bucket of vllm:request_prompt_tokens
+// between the last two good samples (not cumulative; a reset counts the new
+// value). Nil when the histogram is missing from either or its bounds
+// changed.
+func (w *window) promptLengthColumn() ([]float64, []float32) {
+	n := len(w.samples)
+	if n < 2 {
+		return nil, nil
+	}
+	a, b := &w.samples[n-2].Total.Histograms[PromptLength], &w.samples[n-1].Total.Histograms[PromptLength]
+	if !a.Present() || !b.Present() || !sameBounds(a.Bounds, b.Bounds) ||
+		len(a.Counts) != len(a.Bounds) || len(b.Counts) != len(b.Bounds) {
+		return nil, nil
+	}
+	deltas := make([]float32, len(b.Bounds))
+	prevCum := 0.0
+	for j := range b.Bounds {
+		cum := b.Counts[j] - a.Counts[j]
+		if b.Counts[j] < a.Counts[j] {
+			cum = b.Counts[j]
+		}
+		d := cum - prevCum
+		if !(d > 0) {
+			d = 0
+		}
+		deltas[j] = float32(d)
+		if cum > prevCum {
+			prevCum = cum
+		}
+	}
+	return b.Bounds, deltas
 }

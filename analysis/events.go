@@ -1,0 +1,36 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// events compares this evaluation with the previous one: state changes and
+// threshold crossings (KV cache usage reaching 90 %, p99 TTFT going over
+// the SLO). A target new in this evaluation has no basis and no event.
+func events(now time.Time, reps []ReplicaReport, prev *Report, cfg Config) []Event {
+	var out []Event
+	for i := range reps {
+		r := &reps[i]
+		before := prev.replica(r.Target)
+		if before == nil {
+			continue
+		}
+		if r.State != before.State {
+			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
+				Text: strings.ToUpper(r.State.String()) + ": " + firstOr(r.Reasons, "")})
+		}
+		if r.KVCacheUsage >= kvBoundUsage && !(before.KVCacheUsage >= kvBoundUsage) {
+			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
+				Text: fmt.Sprintf("KV cache %s (≥ %s), running %s, waiting %s",
+					percent(r.KVCacheUsage.Float()), percent(kvBoundUsage), count(r.Running.Float()), count(r.Waiting.Float()))})
+		}
+		slo := cfg.SLOTTFT.Seconds()
+		if slo > 0 && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
+			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
+				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(r.TTFT.P99.Float()), seconds(slo))})
+		}
+	}
+	return out
+}

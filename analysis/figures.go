@@ -1,0 +1,246 @@
+package analysis
+
+import "math"
+
+// evidence is what the state rules read besides the Figures: the shape of
+// the gauges over the window and which counters moved.
+type evidence struct {
+	Samples       int     // good samples in the window
+	SpanSeconds   float64 // time between the oldest and newest of them
+	Running       gaugeStats
+	Waiting       gaugeStats
+	KVCacheUsage  gaugeStats
+	Finished      float64 // increase of finished requests (NaN when unknown)
+	Preemptions   float64 // increase of preemptions (NaN when unknown)
+	CountersKnown bool    // some engine counter has a value in the window
+	CountersMoved bool    // some engine counter increased in the window
+	AllZero       bool    // every engine value is zero in every sample
+	Reset         bool    // some engine counter dropped in the window
+}
+
+// engineCounters are the scalars whose movement tells a live engine.
+var engineCounters = []Scalar{PromptTokens, GenerationTokens, Preemptions, PrefixCacheQueries, PrefixCacheHits, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens}
+
+// figures computes the Figures of one replica or engine over the window.
+// series[i] is its Series in the i-th good sample (nil when absent there).
+// kvCapacity is the KV cache size in tokens (NaN when unknown).
+func (w *window) figures(series []*Series, kvCapacity float64, cfg Config) (Figures, evidence) {
+	var f Figures
+	ev := evidence{Samples: len(w.samples)}
+	if n := len(w.samples); n > 1 {
+		ev.SpanSeconds = w.samples[n-1].Time.Sub(w.samples[0].Time).Seconds()
+	}
+	scalar := func(k Scalar) seriesAt {
+		return func(i int) float64 {
+			if series[i] == nil {
+				return math.NaN()
+			}
+			return series[i].Scalars[k]
+		}
+	}
+	finished := func(r FinishReason) seriesAt {
+		return func(i int) float64 {
+			if series[i] == nil {
+				return math.NaN()
+			}
+			return series[i].Finished[r]
+		}
+	}
+
+	ev.Running, ev.Waiting, ev.KVCacheUsage = w.gauge(scalar(Running)), w.gauge(scalar(Waiting)), w.gauge(scalar(KVCacheUsage))
+	newest := newestSeries(series)
+	f.Running, f.Waiting, f.KVCacheUsage = NA, NA, NA
+	if newest != nil {
+		f.Running, f.Waiting, f.KVCacheUsage = Num(newest.Scalars[Running]), Num(newest.Scalars[Waiting]), Num(newest.Scalars[KVCacheUsage])
+	}
+
+	w.finishFigures(&f, &ev, finished)
+	f.PromptTokensPerSecond = Num(w.rate(scalar(PromptTokens)))
+	f.GenerationTokensPerSecond = Num(w.rate(scalar(GenerationTokens)))
+	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)
+	f.PreemptionsPerSecond = Num(w.rate(scalar(Preemptions)))
+	ev.Preemptions = w.increase(scalar(Preemptions))
+
+	w.littlesLaw(&f, &ev, scalar)
+	f.PrefixCacheHitRate = ratio(Num(w.increase(scalar(PrefixCacheHits))), Num(w.increase(scalar(PrefixCacheQueries))))
+	accepted := Num(w.increase(scalar(SpecAcceptedTokens)))
+	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increase(scalar(SpecDraftTokens))))
+	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increase(scalar(SpecDrafts))))
+
+	w.latencyFigures(&f, series, cfg)
+	f.KVCapacityTokens = Num(kvCapacity)
+	f.MaxSeqsKVHolds = NA
+	if perRequest := f.MeanPromptTokens + f.MeanGenerationTokens; f.KVCapacityTokens.Known() && perRequest > 0 {
+		f.MaxSeqsKVHolds = Num(math.Floor(float64(f.KVCapacityTokens / perRequest)))
+	}
+	// Recomputed tokens are an estimate: a preempted request is recomputed
+	// from scratch, so it costs its prompt plus the output generated so far,
+	// on average half of its final output.
+	f.RecomputedTokensPerSecond = f.PreemptionsPerSecond * (f.MeanPromptTokens + f.MeanGenerationTokens/2)
+	if f.PreemptionsPerSecond == 0 {
+		f.RecomputedTokensPerSecond = 0
+	}
+
+	w.counterMovement(&ev, series, scalar, finished)
+	return f, ev
+}
+
+// finishFigures fills the finish-reason rates, their total and shares.
+func (w *window) finishFigures(f *Figures, ev *evidence, finished func(FinishReason) seriesAt) {
+	var rates [NumFinishReasons]Num
+	total, known := 0.0, false
+	ev.Finished = math.NaN()
+	for r := range NumFinishReasons {
+		rates[r] = Num(w.rate(finished(r)))
+		if rates[r].Known() {
+			total += float64(rates[r])
+			known = true
+			inc := w.increase(finished(r))
+			if math.IsNaN(ev.Finished) {
+				ev.Finished = 0
+			}
+			ev.Finished += inc
+		}
+	}
+	f.FinishedPerSecond = FinishRates{Stop: rates[FinishStop], Length: rates[FinishLength], Abort: rates[FinishAbort], Error: rates[FinishError], Repetition: rates[FinishRepetition]}
+	f.RequestsPerSecond = NA
+	if known {
+		f.RequestsPerSecond = Num(total)
+	}
+	f.SuccessRate = ratio(rates[FinishStop], f.RequestsPerSecond)
+	f.LengthShare = ratio(rates[FinishLength], f.RequestsPerSecond)
+	f.AbortShare = ratio(rates[FinishAbort], f.RequestsPerSecond)
+}
+
+// littlesLaw fills time running, queue growth, arrivals and efficiency.
+// Arrivals are what finished plus what the batch and the queue grew by; they
+// cannot be negative, so noise that makes the sum negative reads 0.
+func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(Scalar) seriesAt) {
+	f.TimeRunningSeconds = NA
+	if f.RequestsPerSecond > 0 {
+		f.TimeRunningSeconds = Num(ev.Running.Mean) / f.RequestsPerSecond
+	}
+	f.WaitingGrowth = Num(w.deriv(scalar(Waiting)))
+	runningGrowth := Num(w.deriv(scalar(Running)))
+	f.ArrivalsPerSecond = NA
+	if f.RequestsPerSecond.Known() {
+		growth := Num(0)
+		for _, g := range []Num{runningGrowth, f.WaitingGrowth} {
+			if g.Known() {
+				growth += g
+			}
+		}
+		f.ArrivalsPerSecond = max(f.RequestsPerSecond+growth, 0)
+	}
+	f.Efficiency = ratio(f.RequestsPerSecond, f.ArrivalsPerSecond)
+}
+
+// latencyFigures fills the quantiles, the request shape and the goodput.
+func (w *window) latencyFigures(f *Figures, series []*Series, cfg Config) {
+	quantiles := func(h Histogram) (Quantiles, histogramWindow) {
+		hw := w.histogram(series, h)
+		return Quantiles{
+			Mean: ratio(Num(hw.Sum), Num(hw.Count)),
+			P50:  Num(preparedQuantile(0.5, hw.Buckets)),
+			P90:  Num(preparedQuantile(0.9, hw.Buckets)),
+			P99:  Num(preparedQuantile(0.99, hw.Buckets)),
+		}, hw
+	}
+	var ttft, e2e histogramWindow
+	f.TTFT, ttft = quantiles(TTFT)
+	ttftShare := shareWithin(cfg.SLOTTFT.Seconds(), ttft.Buckets)
+	f.E2E, e2e = quantiles(E2E)
+	f.Goodput = Num(ttftShare)
+	if cfg.SLOE2E > 0 {
+		// Both SLOs: the share within both is at least a + b − 1 whatever
+		// the joint distribution (Fréchet's bound); buckets give no more.
+		f.Goodput = Num(math.Max(ttftShare+shareWithin(cfg.SLOE2E.Seconds(), e2e.Buckets)-1, 0))
+	}
+	f.ITL, _ = quantiles(ITL)
+	f.Queue, _ = quantiles(QueueTime)
+	f.Prefill, _ = quantiles(PrefillTime)
+	f.Decode, _ = quantiles(DecodeTime)
+	prompt := w.histogram(series, PromptLength)
+	f.MeanPromptTokens = ratio(Num(prompt.Sum), Num(prompt.Count))
+	generation := w.histogram(series, GenerationLength)
+	f.MeanGenerationTokens = ratio(Num(generation.Sum), Num(generation.Count))
+}
+
+// counterMovement records whether the engine counters are exported, moved,
+// dropped, or are all zero together with the gauges (an empty multiprocess
+// directory).
+func (w *window) counterMovement(ev *evidence, series []*Series, scalar func(Scalar) seriesAt, finished func(FinishReason) seriesAt) {
+	check := func(at seriesAt) {
+		inc := w.increase(at)
+		if w.dropped(at) {
+			ev.Reset = true
+		}
+		if len(w.vs) > 0 {
+			ev.CountersKnown = true
+		}
+		if inc > 0 {
+			ev.CountersMoved = true
+		}
+	}
+	for _, k := range engineCounters {
+		check(scalar(k))
+	}
+	for r := range NumFinishReasons {
+		check(finished(r))
+	}
+	for h := range NumHistograms {
+		check(func(i int) float64 {
+			if series[i] == nil {
+				return math.NaN()
+			}
+			return series[i].Histograms[h].Count
+		})
+	}
+	ev.AllZero = len(w.samples) > 0
+	for _, s := range series {
+		if s != nil && !seriesAllZero(s) {
+			ev.AllZero = false
+			break
+		}
+	}
+}
+
+// seriesAllZero reports whether every known scalar, finish count and
+// histogram count of s is zero.
+func seriesAllZero(s *Series) bool {
+	for _, v := range s.Scalars {
+		if v != 0 && !math.IsNaN(v) {
+			return false
+		}
+	}
+	for _, v := range s.Finished {
+		if v != 0 && !math.IsNaN(v) {
+			return false
+		}
+	}
+	for _, h := range s.Histograms {
+		if h.Count != 0 && !math.IsNaN(h.Count) {
+			return false
+		}
+	}
+	return true
+}
+
+// newestSeries is the series of the newest sample that has one.
+func newestSeries(series []*Series) *Series {
+	for i := len(series) - 1; i >= 0; i-- {
+		if series[i] != nil {
+			return series[i]
+		}
+	}
+	return nil
+}
+
+// ratio is a ÷ b, n/a when either is unknown or b is not positive (no
+// queries means no hit rate, not a 0 % hit rate).
+func ratio(a, b Num) Num {
+	if !a.Known() || !b.Known() || b <= 0 {
+		return NA
+	}
+	return a / b
+}

@@ -1,0 +1,118 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// fleetOf builds targets: three servers finishing rps[i] chat requests per
+// second with waiting[i] growing by growth[i] per second, and running[i].
+func fleetOf(rps, running, waiting, growth []float64) ([]TargetInput, time.Time) {
+	var targets []TargetInput
+	var now time.Time
+	for i := range rps {
+		s := newServer()
+		s.running, s.waiting, s.kv = running[i], waiting[i], 0.5
+		var samples []Sample
+		samples, now = run(s, 30, time.Second, finishing(rps[i], chat), queueing(waiting[i], growth[i]))
+		targets = append(targets, TargetInput{Target: "gpu-" + string(rune('a'+i)) + ":8000", Samples: samples})
+	}
+	return targets, now
+}
+
+func TestFleet(t *testing.T) {
+	targets, now := fleetOf([]float64{12, 12, 6}, []float64{256, 256, 48}, []float64{60, 90, 0}, []float64{1, 1, 0})
+	down := TargetInput{Target: "gpu-d:8000", Samples: []Sample{{Time: now, Err: "connection refused"}}}
+	targets = append(targets, down)
+	cfg := DefaultConfig()
+	cfg.Hysteresis = 1
+	rep := Analyze(now, targets, cfg, nil)
+	ff := rep.Fleet
+	if ff.Replicas != 4 || ff.Up != 3 || ff.Down != 1 {
+		t.Errorf("replicas %d up %d down %d", ff.Replicas, ff.Up, ff.Down)
+	}
+	for _, name := range stateNames {
+		if _, ok := ff.States[name]; !ok {
+			t.Errorf("states lacks %q", name)
+		}
+	}
+	if ff.States["full"] != 2 || ff.States["healthy"] != 1 || ff.States["down"] != 1 {
+		t.Errorf("states %v", ff.States)
+	}
+	if ff.Worst != "gpu-d:8000" {
+		t.Errorf("worst = %q, want the down replica", ff.Worst)
+	}
+	if !sameFloat(ff.RequestsPerSecond.Float(), 30) || !sameFloat(ff.Running.Float(), 560) || !sameFloat(ff.Waiting.Float(), 210) {
+		t.Errorf("totals: %v req/s, running %v, waiting %v", ff.RequestsPerSecond, ff.Running, ff.Waiting)
+	}
+	a := ff.Advice
+	// Arrivals: 13 + 13 + 6 = 32 req/s; target per replica 32/3 × 1 s;
+	// mean waiting (90+120+0)/3 = 70 → ceil(3 × 70 ÷ 10.67) = 20.
+	checks := []struct {
+		name      string
+		got, want float64
+	}{
+		{"arrivals", a.ArrivalsPerSecond.Float(), 32},
+		{"waiting target", a.WaitingTargetPerReplica.Float(), 32.0 / 3},
+		{"mean waiting", a.MeanWaitingPerReplica.Float(), 70},
+		{"replicas by queue", a.ReplicasByQueue.Float(), 20},
+		{"capacity per replica", a.CapacityPerReplica.Float(), 12},
+		{"replicas by capacity", a.ReplicasByCapacity.Float(), 3},
+	}
+	for _, c := range checks {
+		if !sameFloat(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if a.Replicas != 3 || len(a.Summary) != 3 || !strings.Contains(a.Summary[1], "→ 20 replicas by the queue") {
+		t.Errorf("advice %d replicas, summary %q", a.Replicas, a.Summary)
+	}
+	var named []string
+	for _, im := range ff.Imbalance {
+		named = append(named, im.Target+" "+im.Metric)
+	}
+	if got := strings.Join(named, ","); got != "gpu-c:8000 waiting" {
+		// requests/s 12,12,6: median 12, 6 is exactly half, not below it.
+		t.Errorf("imbalance = %q, want gpu-c's empty queue named", got)
+	}
+}
+
+func TestFleetEmptyAndUnknown(t *testing.T) {
+	rep := Analyze(t0, nil, DefaultConfig(), nil)
+	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != 7 {
+		t.Errorf("empty fleet: %+v", rep.Fleet)
+	}
+	if len(rep.Fleet.Advice.Summary) == 0 {
+		t.Error("advice says why there is none")
+	}
+}
+
+func TestThresholdEvents(t *testing.T) {
+	cfg := DefaultConfig()
+	cool, now := steadyChat()
+	s := newServer()
+	s.running, s.kv = 48, 0.93
+	hot, _ := run(s, 30, time.Second, finishing(6, request{reason: FinishStop, prompt: 500, gen: 300, ttft: 3, itl: 0.027, e2e: 9}))
+	first := Analyze(now, []TargetInput{{Target: "a", Samples: cool}}, cfg, nil)
+	if len(first.Events) != 0 {
+		t.Errorf("no previous evaluation, no events: %v", first.Events)
+	}
+	second := Analyze(now, []TargetInput{{Target: "a", Samples: hot}}, cfg, &first)
+	var texts []string
+	for _, e := range second.Events {
+		texts = append(texts, e.Text)
+	}
+	joined := strings.Join(texts, "\n")
+	for _, want := range []string{"KV cache 93% (≥ 90%)", "p99 TTFT 4.97s over the 1s SLO"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("events %q lack %q", texts, want)
+		}
+	}
+	third := Analyze(now, []TargetInput{{Target: "a", Samples: hot}}, cfg, &second)
+	for _, e := range third.Events {
+		if strings.HasPrefix(e.Text, "KV cache") || strings.HasPrefix(e.Text, "p99") {
+			t.Errorf("a crossing is reported once: %q", e.Text)
+		}
+	}
+}

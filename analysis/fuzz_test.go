@@ -1,0 +1,178 @@
+package analysis
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+)
+
+// fuzzBytes reads a fuzz input a byte at a time, then zeros.
+type fuzzBytes struct {
+	b []byte
+	i int
+}
+
+func (f *fuzzBytes) next() byte {
+	if f.i >= len(f.b) {
+		return 0
+	}
+	f.i++
+	return f.b[f.i-1]
+}
+
+// fuzzBoundSets are the bucket layouts a fuzzed histogram switches between:
+// a real one, one without +Inf, and one with a negative and a duplicate
+// bound.
+var fuzzBoundSets = [][]float64{
+	{0.1, 0.5, 1, 2.5, math.Inf(1)},
+	{0.1, 0.5, 1, 2.5},
+	{-1, 0, 1, 1, math.Inf(1)},
+}
+
+// fuzzSamples builds a sample sequence from fuzz bytes: random intervals,
+// failed scrapes, counter resets, NaN (absent) values, non-monotonic
+// buckets and missing +Inf.
+func fuzzSamples(data []byte) []Sample {
+	in := &fuzzBytes{b: data}
+	n := 2 + int(in.next()%40)
+	at := t0
+	cur := NewSeries()
+	for k := range cur.Scalars {
+		cur.Scalars[k] = 0
+	}
+	for r := range cur.Finished {
+		cur.Finished[r] = 0
+	}
+	var samples []Sample
+	for range n {
+		at = at.Add(time.Duration(in.next()%4)*time.Second + time.Duration(in.next())*time.Millisecond)
+		op := in.next()
+		if op%13 == 1 {
+			samples = append(samples, Sample{Time: at, Err: "boom"})
+			continue
+		}
+		if op%11 == 2 { // restart: every counter back to zero
+			for k := range cur.Scalars {
+				cur.Scalars[k] = 0
+			}
+			for r := range cur.Finished {
+				cur.Finished[r] = 0
+			}
+		}
+		for k := range cur.Scalars {
+			if Scalar(k).IsCounter() {
+				cur.Scalars[k] += float64(in.next())
+			} else {
+				cur.Scalars[k] = float64(in.next())
+			}
+		}
+		for r := range cur.Finished {
+			if in.next()%7 == 3 { // one reason resets alone
+				cur.Finished[r] = 0
+			}
+			cur.Finished[r] += float64(in.next() % 16)
+		}
+		page := cur
+		if op%5 == 3 {
+			page.Scalars[in.next()%uint8(NumScalars)] = math.NaN()
+			page.Finished[in.next()%uint8(NumFinishReasons)] = math.NaN()
+		}
+		for h := range NumHistograms {
+			bounds := fuzzBoundSets[in.next()%uint8(len(fuzzBoundSets))]
+			counts := make([]float64, len(bounds))
+			c := 0.0
+			for j := range counts {
+				c += float64(in.next() % 8)
+				counts[j] = c
+				if in.next()%9 == 0 {
+					counts[j] = float64(in.next()) // non-monotonic
+				}
+			}
+			page.Histograms[h] = Buckets{Bounds: bounds, Counts: counts, Sum: float64(in.next()), Count: c}
+		}
+		samples = append(samples, Sample{Time: at, HasVLLM: op%17 != 4, Total: page,
+			KVCapacityTokens: float64(in.next()) * 1000, ProcessStartTime: float64(op % 2),
+			ProcessRSSBytes: 1, GCCollections: math.NaN(), HTTPRequests: math.NaN()})
+	}
+	return samples
+}
+
+// observedIncrease is the counter increase the good samples of the window
+// show, resets counted as in Prometheus: an extrapolated increase is at
+// most 1 + 2×1.1 = 3.2 times this.
+func observedIncrease(samples []Sample, now time.Time, window time.Duration, value func(*Sample) float64) float64 {
+	var total float64
+	last := math.NaN()
+	for i := range samples {
+		s := &samples[i]
+		if !s.OK() || s.Time.Before(now.Add(-window)) || s.Time.After(now) {
+			continue
+		}
+		v := value(s)
+		if math.IsNaN(v) {
+			continue
+		}
+		if !math.IsNaN(last) {
+			if v >= last {
+				total += v - last
+			} else {
+				total += v
+			}
+		}
+		last = v
+	}
+	return total
+}
+
+func FuzzAnalyze(f *testing.F) {
+	f.Add([]byte{5, 0, 0, 0})
+	f.Add([]byte{30, 1, 200, 2, 9, 9, 9, 11, 13, 7, 3, 250, 1, 1, 0, 3, 4, 5, 6})
+	f.Add([]byte("restarts and NaN and buckets without +Inf, many of them"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		samples := fuzzSamples(data)
+		now := samples[len(samples)-1].Time
+		cfg := DefaultConfig()
+		cfg.SLOE2E = 2 * time.Second
+		first := Analyze(now.Add(-time.Second), []TargetInput{{Target: "x", Samples: samples}}, cfg, nil)
+		rep := Analyze(now, []TargetInput{{Target: "x", Samples: samples}}, cfg, &first)
+		r := rep.Replicas[0]
+		if r.State > StateDown {
+			t.Fatalf("state %d", r.State)
+		}
+		rates := map[string]struct {
+			got   Num
+			value func(*Sample) float64
+		}{
+			"stop/s":        {r.FinishedPerSecond.Stop, func(s *Sample) float64 { return s.Total.Finished[FinishStop] }},
+			"abort/s":       {r.FinishedPerSecond.Abort, func(s *Sample) float64 { return s.Total.Finished[FinishAbort] }},
+			"prompt tok/s":  {r.PromptTokensPerSecond, func(s *Sample) float64 { return s.Total.Scalars[PromptTokens] }},
+			"preemptions/s": {r.PreemptionsPerSecond, func(s *Sample) float64 { return s.Total.Scalars[Preemptions] }},
+		}
+		for name, rt := range rates {
+			if !rt.got.Known() {
+				continue
+			}
+			limit := 3.2*observedIncrease(samples, now, cfg.Window, rt.value)/cfg.Window.Seconds() + 1e-9
+			if rt.got < 0 || rt.got.Float() > limit {
+				t.Errorf("%s = %v, outside [0, %v]", name, rt.got, limit)
+			}
+		}
+		for name, share := range map[string]Num{"success": r.SuccessRate, "goodput": r.Goodput, "abort share": r.AbortShare} {
+			if share.Known() && (share < 0 || share > 1) {
+				t.Errorf("%s = %v, outside [0, 1]", name, share)
+			}
+		}
+		lo, hi := -1.0, 2.5 // the extremes of fuzzBoundSets
+		for _, q := range []Quantiles{r.TTFT, r.ITL, r.E2E, r.Queue, r.Prefill, r.Decode} {
+			for _, v := range []Num{q.P50, q.P90, q.P99} {
+				if !math.IsNaN(v.Float()) && (v.Float() < lo || v.Float() > hi) {
+					t.Errorf("quantile %v outside the bucket bounds [%v, %v]", v, lo, hi)
+				}
+			}
+		}
+		if _, err := json.Marshal(rep); err != nil {
+			t.Errorf("JSON: %v", err)
+		}
+	})
+}

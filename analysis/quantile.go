@@ -1,0 +1,192 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Bucket is one classic histogram bucket: its upper bound (le) and its
+// cumulative count, usually an increase over a window.
+type Bucket struct{ Upper, Count float64 }
+
+// smallDeltaTolerance is the relative difference below which two adjacent
+// bucket counts are taken as equal (float noise), as in Prometheus ≥ 2.49.
+const smallDeltaTolerance = 1e-12
+
+// BucketQuantile is Prometheus's histogram_quantile() for one group of
+// classic buckets (promql/quantile.go, Prometheus 3.x): q outside [0, 1]
+// gives ±Inf and NaN q gives NaN; no +Inf bucket, fewer than two buckets or
+// zero observations give NaN; equal bounds are merged; counts are forced
+// monotonic, ignoring relative deltas below 1e-12; the rank is found with Go's
+// sort.Search and interpolated linearly inside its bucket, from 0 for the
+// lowest bucket when its bound is positive. The input is not modified.
+func BucketQuantile(q float64, buckets []Bucket) float64 {
+	if !quantileInRange(q) || len(buckets) == 0 {
+		return outOfRangeQuantile(q)
+	}
+	return bucketQuantileInPlace(q, slices.Clone(buckets))
+}
+
+// quantileInRange reports whether q is a quantile in [0, 1].
+func quantileInRange(q float64) bool { return q >= 0 && q <= 1 }
+
+// outOfRangeQuantile is the answer for a q outside [0, 1] (or for no
+// buckets): -Inf below, +Inf above, NaN otherwise.
+func outOfRangeQuantile(q float64) float64 {
+	switch {
+	case q < 0:
+		return math.Inf(-1)
+	case q > 1:
+		return math.Inf(1)
+	}
+	return math.NaN()
+}
+
+// bucketQuantileInPlace is BucketQuantile on a scratch slice it may sort,
+// merge and fix.
+func bucketQuantileInPlace(q float64, b []Bucket) float64 {
+	if !quantileInRange(q) || len(b) == 0 {
+		return outOfRangeQuantile(q)
+	}
+	return preparedQuantile(q, prepareBuckets(b))
+}
+
+// prepareBuckets sorts, merges and fixes the buckets in place, as
+// histogram_quantile does before it looks for the rank, and returns the
+// fixed slice; nil when there is no +Inf bucket. Quantiles and SLO shares
+// are then read off the same prepared slice.
+func prepareBuckets(b []Bucket) []Bucket {
+	if len(b) == 0 {
+		return nil
+	}
+	if !slices.IsSortedFunc(b, compareUpper) {
+		slices.SortFunc(b, compareUpper)
+	}
+	if !math.IsInf(b[len(b)-1].Upper, 1) {
+		return nil
+	}
+	b = coalesceBuckets(b)
+	ensureMonotonicAndIgnoreSmallDeltas(b, smallDeltaTolerance)
+	return b
+}
+
+// preparedQuantile is the q-quantile of buckets fixed by prepareBuckets.
+func preparedQuantile(q float64, b []Bucket) float64 {
+	if !quantileInRange(q) {
+		return outOfRangeQuantile(q)
+	}
+	if len(b) < 2 {
+		return math.NaN()
+	}
+	observations := b[len(b)-1].Count
+	if observations == 0 {
+		return math.NaN()
+	}
+	rank := q * observations
+	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+	if i == len(b)-1 {
+		return b[len(b)-2].Upper
+	}
+	if i == 0 && b[0].Upper <= 0 {
+		return b[0].Upper
+	}
+	var start float64
+	end, count := b[i].Upper, b[i].Count
+	if i > 0 {
+		start = b[i-1].Upper
+		count -= b[i-1].Count
+		rank -= b[i-1].Count
+	}
+	return start + (end-start)*(rank/count)
+}
+
+// shareWithin is the fraction of observations at or below limit, read off
+// buckets fixed by prepareBuckets: the count of the highest bound not above
+// limit over all observations. When limit falls inside a bucket that
+// bucket is left out, so the share is a lower bound. NaN without
+// observations.
+func shareWithin(limit float64, b []Bucket) float64 {
+	if len(b) < 2 {
+		return math.NaN()
+	}
+	total := b[len(b)-1].Count
+	if !(total > 0) {
+		return math.NaN()
+	}
+	var within float64
+	for _, x := range b {
+		if x.Upper > limit {
+			break
+		}
+		within = x.Count
+	}
+	return math.Min(math.Max(within/total, 0), 1)
+}
+
+// compareUpper orders buckets by upper bound, as Prometheus's sort does.
+func compareUpper(a, b Bucket) int {
+	switch {
+	case a.Upper < b.Upper:
+		return -1
+	case a.Upper > b.Upper:
+		return 1
+	}
+	return 0
+}
+
+// coalesceBuckets merges adjacent buckets with equal bounds (le="1" and
+// le="1.0") by summing their counts, in place.
+func coalesceBuckets(b []Bucket) []Bucket {
+	last := b[0]
+	i := 0
+	for _, x := range b[1:] {
+		if x.Upper == last.Upper {
+			last.Count += x.Count
+			continue
+		}
+		b[i] = last
+		last = x
+		i++
+	}
+	b[i] = last
+	return b[:i+1]
+}
+
+// ensureMonotonicAndIgnoreSmallDeltas raises any count below its
+// predecessor to it and flattens differences within the relative tolerance.
+// A NaN count becomes the new reference, exactly as in Prometheus 3.x.
+func ensureMonotonicAndIgnoreSmallDeltas(b []Bucket, tolerance float64) {
+	prev := b[0].Count
+	for i := 1; i < len(b); i++ {
+		curr := b[i].Count
+		if curr == prev {
+			continue
+		}
+		if almostEqual(prev, curr, tolerance) || curr < prev {
+			b[i].Count = prev
+			continue
+		}
+		prev = curr
+	}
+}
+
+// minNormal is the smallest normal float64.
+var minNormal = math.Float64frombits(0x0010000000000000)
+
+// almostEqual is Prometheus's util/almost.Equal: a relative comparison that
+// treats two NaNs as equal.
+func almostEqual(a, b, epsilon float64) bool {
+	if math.IsNaN(a) && math.IsNaN(b) {
+		return true
+	}
+	if a == b {
+		return true
+	}
+	absSum := math.Abs(a) + math.Abs(b)
+	diff := math.Abs(a - b)
+	if a == 0 || b == 0 || absSum < minNormal {
+		return diff < epsilon*minNormal
+	}
+	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
+}

@@ -1,0 +1,122 @@
+package analysis
+
+import "math"
+
+// ExtrapolatedRate is Prometheus's rate(), increase() and delta() over the
+// raw samples of one series (ts in milliseconds, oldest first), for the range
+// [rangeStartMs, rangeEndMs]: rate is (isCounter, isRate) = (true, true),
+// increase is (true, false), delta is (false, false).
+//
+// It follows promql/functions.go extrapolatedRate of Prometheus ≥ 2.51: a
+// counter drop adds the value just before it (a reset), the result is
+// extrapolated to the window edges when the first or last sample is closer to
+// them than 1.1 average intervals (else by half an interval), and a counter
+// is never extrapolated below zero (the zero-point clamp, applied after the
+// half-interval rule). Ordinary NaN values stay in, as in Prometheus.
+//
+// ok is false when there is no value: fewer than two samples, or (unlike
+// Prometheus, whose storage cannot hold them) samples that span no time.
+func ExtrapolatedRate(ts []int64, vs []float64, rangeStartMs, rangeEndMs int64, isCounter, isRate bool) (float64, bool) {
+	n := len(vs)
+	if n < 2 || len(ts) != n {
+		return 0, false
+	}
+	sampledInterval := float64(ts[n-1]-ts[0]) / 1000
+	if sampledInterval <= 0 {
+		return 0, false
+	}
+	result := vs[n-1] - vs[0]
+	if isCounter {
+		result += resetCompensation(vs)
+	}
+	durationToStart := float64(ts[0]-rangeStartMs) / 1000
+	durationToEnd := float64(rangeEndMs-ts[n-1]) / 1000
+	avg := sampledInterval / float64(n-1)
+	threshold := avg * 1.1
+
+	if durationToStart >= threshold {
+		durationToStart = avg / 2
+	}
+	if isCounter && result > 0 && vs[0] >= 0 {
+		// A counter starts at zero: do not extrapolate back beyond that.
+		if durationToZero := sampledInterval * (vs[0] / result); durationToZero < durationToStart {
+			durationToStart = durationToZero
+		}
+	}
+	if durationToEnd >= threshold {
+		durationToEnd = avg / 2
+	}
+	factor := (sampledInterval + durationToStart + durationToEnd) / sampledInterval
+	if isRate {
+		factor /= float64(rangeEndMs-rangeStartMs) / 1000
+	}
+	return result * factor, true
+}
+
+// resetCompensation is what counter resets hide: for every drop, the value
+// just before it. A comparison with NaN is false, so NaN never counts as a
+// drop (as in Prometheus).
+func resetCompensation(vs []float64) float64 {
+	var add float64
+	for i := 1; i < len(vs); i++ {
+		if vs[i] < vs[i-1] {
+			add += vs[i-1]
+		}
+	}
+	return add
+}
+
+// Deriv is Prometheus's deriv(): the least-squares slope per second of the
+// samples (ts in milliseconds), with Kahan–Neumaier compensated sums. All
+// values equal give 0 (NaN if that value is infinite). ok is false with
+// fewer than two samples.
+func Deriv(ts []int64, vs []float64) (float64, bool) {
+	n := len(vs)
+	if n < 2 || len(ts) != n {
+		return 0, false
+	}
+	var (
+		constY                 = true
+		sumX, cX, sumY, cY     float64
+		sumXY, cXY, sumX2, cX2 float64
+	)
+	for i, y := range vs {
+		if i > 0 && y != vs[0] {
+			constY = false
+		}
+		x := float64(ts[i]-ts[0]) / 1000
+		sumX, cX = kahanSumInc(x, sumX, cX)
+		sumY, cY = kahanSumInc(y, sumY, cY)
+		sumXY, cXY = kahanSumInc(x*y, sumXY, cXY)
+		sumX2, cX2 = kahanSumInc(x*x, sumX2, cX2)
+	}
+	if constY {
+		if math.IsInf(vs[0], 0) {
+			return math.NaN(), true
+		}
+		return 0, true
+	}
+	sumX += cX
+	sumY += cY
+	sumXY += cXY
+	sumX2 += cX2
+	fn := float64(n)
+	covXY := sumXY - sumX*sumY/fn
+	varX := sumX2 - sumX*sumX/fn
+	return covXY / varX, true
+}
+
+// kahanSumInc adds inc to sum with Neumaier compensation c, as Prometheus
+// does.
+func kahanSumInc(inc, sum, c float64) (newSum, newC float64) {
+	t := sum + inc
+	switch {
+	case math.IsInf(t, 0):
+		c = 0
+	case math.Abs(sum) >= math.Abs(inc):
+		c += (sum - t) + inc
+	default:
+		c += (inc - t) + sum
+	}
+	return t, c
+}

@@ -1,0 +1,259 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// verdict is a state with the sentences that prove it and the first action.
+type verdict struct {
+	State   State
+	Reasons []string
+	Action  string
+}
+
+// noVLLMReason is the evidence for a page that answers without vLLM metrics.
+const noVLLMReason = "no vLLM metrics on this page (wrong port, or --disable-log-stats?)"
+
+// Thresholds of the state rules.
+const (
+	// flatRunningFraction and flatRunningAbsolute bound how much running
+	// may vary over the window and still be "flat" (at a cap): 10 % of its
+	// mean, or 2 requests, whichever is larger.
+	flatRunningFraction = 0.10
+	flatRunningAbsolute = 2
+	// kvBoundUsage is the KV cache usage from which a full batch is
+	// KV-bound rather than at the max_num_seqs cap, and the threshold of
+	// the KV event.
+	kvBoundUsage = 0.9
+	// longPromptTokens is the mean prompt length from which a slow TTFT is
+	// blamed on long prompts.
+	longPromptTokens = 2000
+	// staleMinSamples is how many good scrapes (two intervals) must show
+	// no counter movement before a replica is STALE.
+	staleMinSamples = 3
+)
+
+// downVerdict reports whether the target is DOWN: the newest sample
+// failed, or the newest page has no vLLM metrics. samples are all the
+// target's samples up to now, oldest first, and must not be empty.
+func downVerdict(samples []Sample, target string, now time.Time) (verdict, bool) {
+	newest := &samples[len(samples)-1]
+	if newest.OK() {
+		if newest.HasVLLM {
+			return verdict{}, false
+		}
+		return verdict{
+			State:   StateDown,
+			Reasons: []string{noVLLMReason},
+			Action:  "point vtop at the vLLM API server port (default 8000) and check that --disable-log-stats is not set",
+		}, true
+	}
+	first := len(samples) - 1
+	for first > 0 && !samples[first-1].OK() {
+		first--
+	}
+	failures := len(samples) - first
+	errText := Sanitize(newest.Err)
+	reasons := []string{fmt.Sprintf("scrape failing since %s (%d failed in a row): %s",
+		samples[first].Time.Format("15:04:05"), failures, errText)}
+	if first > 0 {
+		lastGood := samples[first-1].Time
+		reasons = append(reasons, fmt.Sprintf("last good scrape at %s, %s",
+			lastGood.Format("15:04:05"), sinceText(now, lastGood)))
+	} else {
+		reasons = append(reasons, "no successful scrape yet")
+	}
+	return verdict{
+		State:   StateDown,
+		Reasons: reasons,
+		Action:  fmt.Sprintf("check the vLLM process / pod behind %s: %s", Sanitize(target), errText),
+	}, true
+}
+
+// classify picks the candidate state of an up replica from its figures, in
+// priority order: preempting, full, slow, stale, idle, healthy.
+func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
+	if ev.Samples < 2 {
+		return warmingUpVerdict(f, ev)
+	}
+	for _, rule := range []func(*Figures, *evidence, float64, Config) (verdict, bool){
+		preemptingVerdict, fullVerdict, slowVerdict, staleVerdict, idleVerdict,
+	} {
+		if v, ok := rule(f, ev, httpIncrease, cfg); ok {
+			return v
+		}
+	}
+	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
+}
+
+// warmingUpVerdict is the state while the window holds one good scrape:
+// only gauges are known, so nothing worse than healthy can be proven.
+func warmingUpVerdict(f *Figures, ev *evidence) verdict {
+	reason := fmt.Sprintf("warming up: %d good scrape in the window, rates need two; running %s, waiting %s",
+		ev.Samples, count(f.Running.Float()), count(f.Waiting.Float()))
+	if f.Running == 0 && f.Waiting == 0 {
+		return verdict{State: StateIdle, Reasons: []string{reason}}
+	}
+	return verdict{State: StateHealthy, Reasons: []string{reason}}
+}
+
+// preemptingVerdict: the preemption counter rose in the window.
+func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
+	if !(ev.Preemptions > 0) {
+		return verdict{}, false
+	}
+	reasons := []string{fmt.Sprintf("%s preemptions over %s (%s/s), KV cache at %s",
+		amount(ev.Preemptions), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
+	if f.RecomputedTokensPerSecond.Known() {
+		reasons = append(reasons, fmt.Sprintf("recomputing about %s tokens/s (preemptions/s × (mean prompt + half the mean output))",
+			count(f.RecomputedTokensPerSecond.Float())))
+	}
+	action := "lower max_num_seqs (or raise gpu_memory_utilization), or add VRAM / replicas"
+	if f.MaxSeqsKVHolds.Known() {
+		action = fmt.Sprintf("cap max_num_seqs at %s (what the KV cache holds: %s tokens ÷ %s tokens per request), or add VRAM / replicas",
+			count(f.MaxSeqsKVHolds.Float()), count(f.KVCapacityTokens.Float()), count(float64(f.MeanPromptTokens+f.MeanGenerationTokens)))
+	}
+	if f.RecomputedTokensPerSecond.Known() {
+		action += fmt.Sprintf("; preemption is recomputing %s tokens/s", count(f.RecomputedTokensPerSecond.Float()))
+	}
+	return verdict{State: StatePreempting, Reasons: reasons, Action: action}, true
+}
+
+// fullVerdict: requests wait, the queue is not draining and the batch is
+// flat at its cap.
+func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	run, wait := ev.Running, ev.Waiting
+	if !(wait.Mean > 0) || !(run.Mean > 0) {
+		return verdict{}, false
+	}
+	draining := f.WaitingGrowth < 0 && wait.Last < wait.First
+	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
+	if draining || !flat {
+		return verdict{}, false
+	}
+	bound := "max_num_seqs cap"
+	if ev.KVCacheUsage.Last >= kvBoundUsage {
+		bound = "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
+	}
+	reasons := []string{fmt.Sprintf("waiting %s → %s over %s while running stays at %s (%s)",
+		count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
+		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
+			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
+	}
+	if f.Efficiency.Known() {
+		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
+			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), amount(f.Efficiency.Float())))
+	}
+	target := cfg.TargetQueueTime.Seconds()
+	action := fmt.Sprintf("add replicas; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s × %s s)",
+		amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
+	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
+}
+
+// slowVerdict: not full, but p99 TTFT or ITL is over its SLO.
+func slowVerdict(f *Figures, _ *evidence, _ float64, cfg Config) (verdict, bool) {
+	ttftOver := cfg.SLOTTFT > 0 && f.TTFT.P99.Known() && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
+	itlOver := cfg.SLOITL > 0 && f.ITL.P99.Known() && f.ITL.P99.Float() > cfg.SLOITL.Seconds()
+	if !ttftOver && !itlOver {
+		return verdict{}, false
+	}
+	var reasons []string
+	var action string
+	if ttftOver {
+		reasons = append(reasons, fmt.Sprintf("p99 TTFT %s over the %s SLO (mean prompt %s tokens)",
+			seconds(f.TTFT.P99.Float()), seconds(cfg.SLOTTFT.Seconds()), count(f.MeanPromptTokens.Float())))
+		action = "TTFT is high without a queue: check prefill time (p99 " + seconds(f.Prefill.P99.Float()) + ") and enable prefix caching"
+		if f.MeanPromptTokens >= longPromptTokens {
+			action = fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
+				count(f.MeanPromptTokens.Float()), percent(f.PrefixCacheHitRate.Float()))
+		}
+	}
+	if itlOver {
+		reasons = append(reasons, fmt.Sprintf("p99 ITL %s over the %s SLO while prefilling %s prompt tokens/s",
+			seconds(f.ITL.P99.Float()), seconds(cfg.SLOITL.Seconds()), count(f.PromptTokensPerSecond.Float())))
+		itlAction := "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
+		if action != "" {
+			action += "; " + itlAction
+		} else {
+			action = itlAction
+		}
+	}
+	return verdict{State: StateSlow, Reasons: reasons, Action: action}, true
+}
+
+// staleAction is the first action for a replica whose metrics do not move.
+const staleAction = "check PROMETHEUS_MULTIPROC_DIR (one shared, emptied directory for every API server process) and the metrics exporter"
+
+// staleVerdict: the server answers, reports running requests, but no
+// counter moved over the window; or every engine value is zero while the
+// HTTP request counter rose (an empty multiprocess directory).
+func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, _ Config) (verdict, bool) {
+	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved {
+		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
+			"running %s but no counter moved over %s (%d scrapes)", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples)}}, true
+	}
+	if ev.AllZero && httpIncrease > 0 {
+		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
+			"every engine value is 0 while http_requests_total rose by %s over %s", count(httpIncrease), seconds(ev.SpanSeconds))}}, true
+	}
+	return verdict{}, false
+}
+
+// idleVerdict: nothing finished, ran or waited in the window.
+func idleVerdict(_ *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
+	if ev.Finished > 0 || ev.Running.Max > 0 || ev.Waiting.Max > 0 {
+		return verdict{}, false
+	}
+	return verdict{State: StateIdle, Reasons: []string{
+		fmt.Sprintf("no request finished, ran or waited over %s", seconds(ev.SpanSeconds))}}, true
+}
+
+// healthySummary is the one line of evidence of a healthy replica.
+func healthySummary(f *Figures) string {
+	return fmt.Sprintf("running %s, waiting %s, %s req/s, p99 TTFT %s, KV cache %s",
+		count(f.Running.Float()), count(f.Waiting.Float()), amount(f.RequestsPerSecond.Float()),
+		seconds(f.TTFT.P99.Float()), percent(f.KVCacheUsage.Float()))
+}
+
+// holdNote marks the reason that says a new state is pending.
+const holdNote = "pending: "
+
+// hysteresis decides the state shown given the candidate and the previous
+// evaluation of the same target. DOWN shows at once and so does leaving it
+// (a server that answers again is not down); any other new state must be
+// the candidate on cfg.Hysteresis consecutive evaluations.
+func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
+	if prev == nil || n <= 1 || c.State == prev.State || c.State == StateDown || prev.State == StateDown {
+		return c, c.State, 0
+	}
+	count := 1
+	if prev.Pending == c.State && prev.PendingCount > 0 {
+		count = prev.PendingCount + 1
+	}
+	if count >= n {
+		return c, c.State, 0
+	}
+	held := verdict{State: prev.State, Action: prev.Action}
+	for _, r := range prev.Reasons {
+		if len(r) < len(holdNote) || r[:len(holdNote)] != holdNote {
+			held.Reasons = append(held.Reasons, r)
+		}
+	}
+	held.Reasons = append(held.Reasons, fmt.Sprintf("%s%s (%d of %d readings): %s",
+		holdNote, c.State, count, n, firstOr(c.Reasons, "")))
+	return held, c.State, count
+}
+
+// firstOr returns the first string, or def when there is none.
+func firstOr(ss []string, def string) string {
+	if len(ss) == 0 {
+		return def
+	}
+	return ss[0]
+}
+
+// sinceText formats how long ago t was, relative to now.
+func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }

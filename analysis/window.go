@@ -1,0 +1,207 @@
+package analysis
+
+import (
+	"math"
+	"time"
+)
+
+// window holds the good samples of one target inside the analysis window
+// and the scratch space the figures are computed in, reused from one metric
+// to the next so that an evaluation allocates little.
+//
+// The window is CLOSED, [now-window, now]: a sample exactly at now-window is
+// in. This is Prometheus's rule before 3.0 (3.x leaves the start open). It is
+// chosen so that two readings exactly N seconds apart, evaluated at the
+// second with a window of N seconds, give the plain difference ÷ N with no
+// extrapolation: the lesson's "two readings → rates" arithmetic.
+type window struct {
+	samples        []*Sample // good samples in the window, oldest first
+	startMs, endMs int64
+	seconds        float64
+
+	ts      []int64
+	vs      []float64
+	buckets []Bucket
+}
+
+// newWindow selects the good samples of samples (oldest first) with
+// now-length <= Time <= now.
+func newWindow(samples []Sample, now time.Time, length time.Duration) *window {
+	w := &window{
+		endMs:   now.UnixMilli(),
+		startMs: now.Add(-length).UnixMilli(),
+		seconds: length.Seconds(),
+	}
+	for i := range samples {
+		s := &samples[i]
+		t := s.Time.UnixMilli()
+		if s.OK() && t >= w.startMs && t <= w.endMs {
+			w.samples = append(w.samples, s)
+		}
+	}
+	return w
+}
+
+// seriesAt returns the value of one metric at the i-th sample of the window,
+// NaN when absent.
+type seriesAt func(i int) float64
+
+// collect fills the scratch slices with the known values of at, skipping
+// samples where the metric is absent: in a Sample NaN means "not on the
+// page", which for Prometheus is a missing sample, not a NaN value.
+func (w *window) collect(at seriesAt) {
+	w.ts, w.vs = w.ts[:0], w.vs[:0]
+	for i, s := range w.samples {
+		v := at(i)
+		if math.IsNaN(v) {
+			continue
+		}
+		w.ts = append(w.ts, s.Time.UnixMilli())
+		w.vs = append(w.vs, v)
+	}
+}
+
+// rate is rate() of a counter over the window; NaN when unknown.
+func (w *window) rate(at seriesAt) float64 {
+	w.collect(at)
+	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, true)
+	if !ok {
+		return math.NaN()
+	}
+	return r
+}
+
+// increase is increase() of a counter over the window; NaN when unknown.
+func (w *window) increase(at seriesAt) float64 {
+	w.collect(at)
+	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false)
+	if !ok {
+		return math.NaN()
+	}
+	return r
+}
+
+// deriv is deriv() of a gauge over the window; NaN when unknown.
+func (w *window) deriv(at seriesAt) float64 {
+	w.collect(at)
+	r, ok := Deriv(w.ts, w.vs)
+	if !ok {
+		return math.NaN()
+	}
+	return r
+}
+
+// dropped reports whether the metric ever decreased between two known
+// readings in the window: a counter reset.
+func (w *window) dropped(at seriesAt) bool {
+	w.collect(at)
+	for i := 1; i < len(w.vs); i++ {
+		if w.vs[i] < w.vs[i-1] {
+			return true
+		}
+	}
+	return false
+}
+
+// gaugeStats summarises a gauge over the window. Every field is NaN when the
+// gauge is absent from every sample.
+type gaugeStats struct {
+	First, Last, Min, Max, Mean float64
+	N                           int
+}
+
+// gauge summarises a gauge's known readings over the window.
+func (w *window) gauge(at seriesAt) gaugeStats {
+	w.collect(at)
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
+	if g.N == 0 {
+		return g
+	}
+	g.First, g.Last = w.vs[0], w.vs[g.N-1]
+	g.Min, g.Max = w.vs[0], w.vs[0]
+	var sum float64
+	for _, v := range w.vs {
+		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
+		sum += v
+	}
+	g.Mean = sum / float64(g.N)
+	return g
+}
+
+// histogramWindow is one histogram's increase over the window.
+type histogramWindow struct {
+	Sum, Count float64  // increase of _sum and _count; NaN when unknown
+	Buckets    []Bucket // prepared for quantiles; nil when no quantile is possible
+}
+
+// histogram computes the per-bucket increase of histogram h over the
+// window (counter semantics, resets handled per bucket), using the bounds of
+// the newest sample that has it. Samples with other bounds (the server
+// restarted with another max_model_len) are another series and are left
+// out; a bucket with fewer than two readings disappears, as in Prometheus.
+// The returned buckets live in the window's scratch space and are valid
+// until the next call.
+func (w *window) histogram(series []*Series, h Histogram) histogramWindow {
+	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
+	bounds := newestBounds(series, h)
+	if bounds == nil {
+		return hw
+	}
+	at := func(pick func(b *Buckets) float64) seriesAt {
+		return func(i int) float64 {
+			if series[i] == nil || !series[i].Histograms[h].Present() {
+				return math.NaN()
+			}
+			return pick(&series[i].Histograms[h])
+		}
+	}
+	hw.Sum = w.increase(at(func(b *Buckets) float64 { return b.Sum }))
+	hw.Count = w.increase(at(func(b *Buckets) float64 { return b.Count }))
+
+	w.buckets = w.buckets[:0]
+	for j, upper := range bounds {
+		inc := w.increase(func(i int) float64 {
+			if series[i] == nil {
+				return math.NaN()
+			}
+			b := &series[i].Histograms[h]
+			if !sameBounds(b.Bounds, bounds) || len(b.Counts) != len(bounds) {
+				return math.NaN()
+			}
+			return b.Counts[j]
+		})
+		if !math.IsNaN(inc) {
+			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
+		}
+	}
+	hw.Buckets = prepareBuckets(w.buckets)
+	return hw
+}
+
+// newestBounds returns the bounds of histogram h in the newest series that
+// has it; nil when none does.
+func newestBounds(series []*Series, h Histogram) []float64 {
+	for i := len(series) - 1; i >= 0; i-- {
+		if series[i] != nil && series[i].Histograms[h].Present() {
+			return series[i].Histograms[h].Bounds
+		}
+	}
+	return nil
+}
+
+// sameBounds reports whether two bound lists are equal. The scraper interns
+// bounds, so the first check almost always decides.
+func sameBounds(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,419 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// chartHeight is the height of one time-series chart, axes included.
+const chartHeight = 9
+
+// renderDetail builds the detail view of the selected replica and puts it
+// in the viewport. It runs in Update (on data, size or selection change),
+// never in View: charts are the expensive part of a frame.
+func (m *Model) renderDetail() {
+	w := m.width
+	bodyH := max(m.height-len(m.headerLines(w))-1, 1)
+	m.detail.Width, m.detail.Height = w, bodyH
+	r := m.selectedReport()
+	if r == nil {
+		m.detail.SetContent("no replica selected")
+		return
+	}
+	var pts []analysis.Point
+	if ring := m.history[r.Target]; ring != nil {
+		pts = ring.last(m.opts.History, m.shown.Time)
+	}
+	var sections []string
+	sections = append(sections, m.detailSummary(r)...)
+	sections = append(sections, "")
+	sections = append(sections, m.detailCharts(pts, w)...)
+	sections = append(sections, "")
+	sections = append(sections, promptHeatmap(pts, w)...)
+	sections = append(sections, "")
+	sections = append(sections, sideBySide(w, finishBreakdown(r), phaseBreakdown(r))...)
+	sections = append(sections, "")
+	sections = append(sections, sideBySide(w, cacheFigures(r), littleFigures(r))...)
+	if len(r.Engines) > 1 {
+		sections = append(sections, "")
+		sections = append(sections, engineTable(r)...)
+	}
+	m.detail.SetContent(strings.Join(fitLines(sections, w), "\n"))
+}
+
+// detailSummary is the title, every reason, the action, the error and the
+// warnings.
+func (m *Model) detailSummary(r *analysis.ReplicaReport) []string {
+	title := styleTitle.Render(r.Target) + "  " + styleDim.Render(r.Model) + "  " + badge(r.State)
+	if r.Restarted {
+		title += "  " + styleWarn.Render("RESTARTED")
+	}
+	if r.WarmingUp {
+		title += "  " + styleWarn.Render("warming up")
+	}
+	lines := []string{title + styleDim.Render("   (esc back, ↑/↓ scroll)")}
+	if r.Error != "" {
+		lines = append(lines, styleWarn.Render("error: ")+r.Error, m.lastGoodLine(r))
+	}
+	for _, reason := range r.Reasons {
+		lines = append(lines, "• "+reason)
+	}
+	if r.Action != "" {
+		lines = append(lines, styleAction.Render("→ "+r.Action))
+	}
+	for _, w := range r.Warnings {
+		lines = append(lines, styleWarn.Render("warning: ")+w)
+	}
+	lines = append(lines, fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
+		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.RequestsPerSecond),
+		fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond),
+		fmtRate(r.PreemptionsPerSecond), fmtPct(r.SuccessRate)))
+	return lines
+}
+
+// chartSeries is one line of a chart, read off the history points.
+type chartSeries struct {
+	name string
+	get  func(analysis.Point) float32
+}
+
+// chartSpec is one time-series chart of the detail view.
+type chartSpec struct {
+	title  string
+	format func(analysis.Num) string
+	series []chartSeries
+	yMax   float64 // fixed top of the Y axis; 0 scales to the data
+}
+
+var detailCharts = []chartSpec{
+	{title: "running & waiting", format: fmtCount, series: []chartSeries{
+		{"running", func(p analysis.Point) float32 { return p.Running }},
+		{"waiting", func(p analysis.Point) float32 { return p.Waiting }}}},
+	{title: "KV cache", format: fmtPct, yMax: 1, series: []chartSeries{
+		{"KV", func(p analysis.Point) float32 { return p.KVCacheUsage }}}},
+	{title: "tokens/s", format: fmtRate, series: []chartSeries{
+		{"prompt", func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
+		{"gen", func(p analysis.Point) float32 { return p.GenerationTokensPerSecond }}}},
+	{title: "TTFT", format: fmtSeconds, series: []chartSeries{
+		{"p50", func(p analysis.Point) float32 { return p.TTFTP50 }},
+		{"p99", func(p analysis.Point) float32 { return p.TTFTP99 }}}},
+	{title: "ITL", format: fmtSeconds, series: []chartSeries{
+		{"p50", func(p analysis.Point) float32 { return p.ITLP50 }},
+		{"p99", func(p analysis.Point) float32 { return p.ITLP99 }}}},
+	{title: "e2e", format: fmtSeconds, series: []chartSeries{
+		{"p50", func(p analysis.Point) float32 { return p.E2EP50 }},
+		{"p99", func(p analysis.Point) float32 { return p.E2EP99 }}}},
+}
+
+// detailCharts lays the charts out two to a row when the screen is wide.
+func (m *Model) detailCharts(pts []analysis.Point, w int) []string {
+	perRow := 1
+	if w >= 100 {
+		perRow = 2
+	}
+	chartW := w/perRow - 1
+	var lines []string
+	for i := 0; i < len(detailCharts); i += perRow {
+		var row []string
+		for j := i; j < min(i+perRow, len(detailCharts)); j++ {
+			row = append(row, m.timeChart(detailCharts[j], pts, chartW))
+		}
+		joined := lipgloss.JoinHorizontal(lipgloss.Top, withGaps(row)...)
+		lines = append(lines, strings.Split(joined, "\n")...)
+	}
+	return lines
+}
+
+func withGaps(blocks []string) []string {
+	out := make([]string, 0, 2*len(blocks))
+	for i, b := range blocks {
+		if i > 0 {
+			out = append(out, " ")
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// timeChart draws one chart with ntcharts' braille time-series chart. It is
+// rebuilt from our own history each time with explicit ranges: the chart's
+// own buffer is unbounded and its auto range only grows.
+func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
+	legend := styleTitle.Render(spec.title)
+	if len(pts) < 2 {
+		return legend + "\n" + styleDim.Render("collecting history…") + strings.Repeat("\n", chartHeight-1)
+	}
+	from, to := pts[0].Time, pts[len(pts)-1].Time
+	if to.Sub(from) < 10*time.Second {
+		from = to.Add(-10 * time.Second)
+	}
+	yMax := spec.yMax
+	if yMax == 0 {
+		for _, s := range spec.series {
+			for _, p := range pts {
+				if v := float64(s.get(p)); finite(v) && v > yMax {
+					yMax = v
+				}
+			}
+		}
+		yMax = niceCeil(yMax * 1.1)
+	}
+	pts = downsample(pts, 2*w) // a braille cell is two dots wide: more points draw nothing new
+	loc := m.opts.Location
+	chart := timeserieslinechart.New(w, chartHeight,
+		timeserieslinechart.WithXYSteps(2, 2),
+		timeserieslinechart.WithTimeRange(from, to),
+		timeserieslinechart.WithYRange(0, yMax),
+		timeserieslinechart.WithXLabelFormatter(func(_ int, v float64) string {
+			return time.Unix(int64(v), 0).In(loc).Format("15:04:05")
+		}),
+		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
+			return axisLabel(spec.format(analysis.Num(v)))
+		}),
+	)
+	for i, s := range spec.series {
+		chart.SetDataSetStyle(s.name, lipgloss.NewStyle().Foreground(seriesColors[i%len(seriesColors)]))
+		last := analysis.NA
+		for _, p := range pts {
+			v := float64(s.get(p))
+			if !finite(v) {
+				continue // unknown: a gap, never a fake 0
+			}
+			// Clamp into the view: far-off points make the chart allocate
+			// huge line segments.
+			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: min(max(v, 0), yMax)})
+			last = analysis.Num(v)
+		}
+		legend += "  " + lipgloss.NewStyle().Foreground(seriesColors[i%len(seriesColors)]).Render("⣿ "+s.name) + " " + spec.format(last)
+	}
+	chart.DrawBrailleAll()
+	return legend + "\n" + chart.View()
+}
+
+// downsample keeps at most n points, evenly spaced, always the newest.
+func downsample(pts []analysis.Point, n int) []analysis.Point {
+	if n <= 0 || len(pts) <= n {
+		return pts
+	}
+	out := make([]analysis.Point, 0, n)
+	step := float64(len(pts)-1) / float64(n-1)
+	for i := 0; i < n; i++ {
+		out = append(out, pts[int(math.Round(float64(i)*step))])
+	}
+	return out
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// niceCeil rounds an axis maximum up to 1, 2 or 5 times a power of ten.
+func niceCeil(v float64) float64 {
+	if v <= 0 || !finite(v) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, f := range []float64{1, 2, 5, 10} {
+		if v <= f*p {
+			return f * p
+		}
+	}
+	return 10 * p
+}
+
+// axisLabel keeps chart labels ASCII: ntcharts measures labels in bytes.
+func axisLabel(s string) string { return strings.ReplaceAll(s, "µs", "us") }
+
+// heatShades are the levels of the prompt-length heatmap, glyphs that
+// survive NO_COLOR.
+var heatShades = []rune(" ░▒▓█")
+
+// promptHeatmap draws the prompt-length distribution over time: one row per
+// bucket (longest at the top), one column per history point, shade by the
+// requests that finished in that bucket.
+func promptHeatmap(pts []analysis.Point, w int) []string {
+	title := styleTitle.Render("prompt length over time") + styleDim.Render("  (requests finished per bucket: ░ few → █ most)")
+	var bounds []float64
+	for i := len(pts) - 1; i >= 0; i-- {
+		if pts[i].PromptLengthBounds != nil {
+			bounds = pts[i].PromptLengthBounds
+			break
+		}
+	}
+	if bounds == nil {
+		return []string{title, styleDim.Render("n/a: the server does not export vllm:request_prompt_tokens")}
+	}
+	const labelW = 8
+	cols := min(len(pts), max(w-labelW-1, 1))
+	pts = pts[len(pts)-cols:]
+	peak, lo, hi := heatRange(pts, len(bounds))
+	if peak == 0 {
+		return []string{title, styleDim.Render("no requests finished in the history yet")}
+	}
+	lines := []string{title}
+	for b := hi; b >= lo; b-- {
+		var row strings.Builder
+		row.WriteString(fmt.Sprintf("%*s ", labelW, bucketLabel(bounds, b)))
+		for _, p := range pts {
+			row.WriteRune(heatRune(cellValue(p, b, len(bounds)), peak))
+		}
+		lines = append(lines, row.String())
+	}
+	return lines
+}
+
+// heatRange finds the largest cell and the lowest and highest buckets that
+// ever held a request, so that empty rows are not drawn.
+func heatRange(pts []analysis.Point, n int) (peak float64, lo, hi int) {
+	lo, hi = n-1, 0
+	for _, p := range pts {
+		for b := 0; b < n; b++ {
+			if v := cellValue(p, b, n); v > 0 {
+				peak = max(peak, v)
+				lo, hi = min(lo, b), max(hi, b)
+			}
+		}
+	}
+	return peak, lo, hi
+}
+
+// cellValue is a point's count in bucket b; points whose buckets differ
+// (the server changed) count as empty.
+func cellValue(p analysis.Point, b, n int) float64 {
+	if len(p.PromptLengthDeltas) != n {
+		return 0
+	}
+	v := float64(p.PromptLengthDeltas[b])
+	if !finite(v) || v < 0 {
+		return 0
+	}
+	return v
+}
+
+func heatRune(v, peak float64) rune {
+	if v <= 0 {
+		return heatShades[0]
+	}
+	i := int(math.Ceil(v / peak * float64(len(heatShades)-1)))
+	return heatShades[min(max(i, 1), len(heatShades)-1)]
+}
+
+func bucketLabel(bounds []float64, b int) string {
+	if math.IsInf(bounds[b], 1) {
+		if b > 0 {
+			return ">" + compactNum(bounds[b-1])
+		}
+		return "all"
+	}
+	return "≤" + compactNum(bounds[b])
+}
+
+func compactNum(v float64) string {
+	if v >= 1000 {
+		return siSuffix(v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// finishBreakdown is the finish-reason split with bars.
+func finishBreakdown(r *analysis.ReplicaReport) []string {
+	f := r.FinishedPerSecond
+	rates := []analysis.Num{f.Stop, f.Length, f.Abort, f.Error, f.Repetition}
+	total := 0.0
+	for _, v := range rates {
+		if v.Known() {
+			total += v.Float()
+		}
+	}
+	lines := []string{styleTitle.Render("finish reasons")}
+	const barW = 20
+	for i, v := range rates {
+		share := analysis.NA
+		if v.Known() && total > 0 {
+			share = analysis.Num(v.Float() / total)
+		}
+		bar := ""
+		if share.Known() {
+			bar = strings.Repeat("█", int(math.Round(share.Float()*barW)))
+		}
+		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", analysis.FinishReasonNames[i], fmtRate(v), fmtPct(share), bar))
+	}
+	return lines
+}
+
+// phaseBreakdown is where the time of a request goes.
+func phaseBreakdown(r *analysis.ReplicaReport) []string {
+	lines := []string{styleTitle.Render("phases") + fmt.Sprintf("%13s %8s %8s %8s", "mean", "p50", "p90", "p99")}
+	for _, row := range []struct {
+		name string
+		q    analysis.Quantiles
+	}{{"queue", r.Queue}, {"prefill", r.Prefill}, {"decode", r.Decode}, {"TTFT", r.TTFT}, {"ITL", r.ITL}, {"e2e", r.E2E}} {
+		lines = append(lines, fmt.Sprintf("%-10s %8s %8s %8s %8s", row.name,
+			fmtSeconds(row.q.Mean), fmtSeconds(row.q.P50), fmtSeconds(row.q.P90), fmtSeconds(row.q.P99)))
+	}
+	return lines
+}
+
+// cacheFigures are the prefix cache, speculative decoding and process
+// figures.
+func cacheFigures(r *analysis.ReplicaReport) []string {
+	return []string{
+		styleTitle.Render("caches and process"),
+		"prefix cache hit rate   " + fmtPct(r.PrefixCacheHitRate),
+		"spec decode acceptance  " + fmtPct(r.SpecDecodeAcceptanceRate),
+		"accepted per draft      " + fmtRate(r.SpecDecodeAcceptedPerDraft),
+		"KV capacity             " + fmtCount(r.KVCapacityTokens) + " tokens",
+		"max_num_seqs KV holds   " + fmtCount(r.MaxSeqsKVHolds),
+		"RSS " + fmtBytes(r.ProcessRSSBytes) + "   GC " + fmtRate(r.GCPerSecond) + "/s",
+	}
+}
+
+// littleFigures are the Little's-law and request-shape figures.
+func littleFigures(r *analysis.ReplicaReport) []string {
+	return []string{
+		styleTitle.Render("flow (Little's law)"),
+		"arrivals          " + fmtRate(r.ArrivalsPerSecond) + "/s",
+		"efficiency        " + fmtPct(r.Efficiency),
+		"waiting growth    " + fmtRate(r.WaitingGrowth) + "/s",
+		"time running      " + fmtSeconds(r.TimeRunningSeconds),
+		"prompt/gen tokens " + fmtCount(r.MeanPromptTokens) + " / " + fmtCount(r.MeanGenerationTokens) + "  (I/O " + fmtRate(r.IORatio) + ")",
+		"goodput           " + fmtPct(r.Goodput),
+	}
+}
+
+// engineTable splits a data-parallel replica by engine.
+func engineTable(r *analysis.ReplicaReport) []string {
+	lines := []string{styleTitle.Render("engines"),
+		styleHeaderRow.Render(fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", "engine", "run", "wait", "KV%", "req/s", "gen tok/s", "TTFT p99", "ITL p99"))}
+	for _, e := range r.Engines {
+		lines = append(lines, fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", e.Engine,
+			fmtCount(e.Running), fmtCount(e.Waiting), fmtPct(e.KVCacheUsage), fmtRate(e.RequestsPerSecond),
+			fmtRate(e.GenerationTokensPerSecond), fmtSeconds(e.TTFT.P99), fmtSeconds(e.ITL.P99)))
+	}
+	return lines
+}
+
+// sideBySide puts two blocks next to each other when the width allows,
+// otherwise one under the other.
+func sideBySide(w int, left, right []string) []string {
+	if w < 100 {
+		return append(append(left, ""), right...)
+	}
+	half := w / 2
+	out := make([]string, max(len(left), len(right)))
+	for i := range out {
+		var l, r string
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		out[i] = fitWidth(l, half) + r
+	}
+	return out
+}

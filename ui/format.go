@@ -1,0 +1,221 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// na is how an unknown figure is drawn: never as 0.
+const na = "n/a"
+
+// fmtCount draws a gauge that counts things (requests running, waiting).
+func fmtCount(n analysis.Num) string {
+	if !n.Known() {
+		return na
+	}
+	v := n.Float()
+	if math.Abs(v) >= 10000 {
+		return siSuffix(v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// fmtRate draws a per-second rate with two or three significant digits.
+func fmtRate(n analysis.Num) string {
+	if !n.Known() {
+		return na
+	}
+	v := n.Float()
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0"
+	case a < 1:
+		return fmt.Sprintf("%.2f", v)
+	case a < 100:
+		return fmt.Sprintf("%.1f", v)
+	case a < 1000:
+		return fmt.Sprintf("%.0f", v)
+	default:
+		return siSuffix(v)
+	}
+}
+
+// siSuffix writes large numbers as 1.2k, 34k, 5.6M.
+func siSuffix(v float64) string {
+	a := math.Abs(v)
+	unit, div := "k", 1e3
+	if a >= 1e6 {
+		unit, div = "M", 1e6
+	}
+	if a/div < 10 {
+		return fmt.Sprintf("%.1f%s", v/div, unit)
+	}
+	return fmt.Sprintf("%.0f%s", v/div, unit)
+}
+
+// fmtSeconds draws a latency given in seconds with a unit that keeps it short.
+func fmtSeconds(n analysis.Num) string {
+	if !n.Known() {
+		return na
+	}
+	v := n.Float()
+	switch a := math.Abs(v); {
+	case a == 0:
+		return "0s"
+	case a < 0.001:
+		return fmt.Sprintf("%.0fµs", v*1e6)
+	case a < 1:
+		return fmt.Sprintf("%.0fms", v*1e3)
+	case a < 100:
+		return fmt.Sprintf("%.1fs", v)
+	default:
+		return fmt.Sprintf("%.0fs", v)
+	}
+}
+
+// fmtPct draws a 0–1 fraction as a percentage.
+func fmtPct(n analysis.Num) string {
+	if !n.Known() {
+		return na
+	}
+	v := n.Float() * 100
+	if math.Abs(v) >= 10 || v == 0 {
+		return fmt.Sprintf("%.0f%%", v)
+	}
+	return fmt.Sprintf("%.1f%%", v)
+}
+
+// fmtBytes draws a size in bytes with a binary unit.
+func fmtBytes(n analysis.Num) string {
+	if !n.Known() {
+		return na
+	}
+	v := n.Float()
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for math.Abs(v) >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f%s", v, units[i])
+	}
+	return fmt.Sprintf("%.1f%s", v, units[i])
+}
+
+// fmtAge draws how long ago something happened, coarse enough to read at a
+// glance: 12s, 3m04s, 2h03m.
+func fmtAge(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
+
+// fmtDuration draws a configured duration (window, interval) compactly.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "?"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	default:
+		return d.String()
+	}
+}
+
+// num converts the float32 of a history point back to a figure.
+func num(f float32) analysis.Num { return analysis.Num(f) }
+
+// fitWidth truncates or pads one line to exactly w columns. It is ANSI
+// aware: escape sequences do not count and are never cut in half.
+func fitWidth(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) > w {
+		s = ansi.Truncate(s, w, "…")
+	}
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		s += strings.Repeat(" ", pad)
+	}
+	return s
+}
+
+// fitBlock makes a block of text exactly w columns by h lines: every frame
+// the terminal receives has the terminal's size, so nothing wraps or
+// scrolls.
+func fitBlock(s string, w, h int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	for i, l := range lines {
+		lines[i] = fitWidth(l, w)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fitLines truncates and pads each line to w columns.
+func fitLines(lines []string, w int) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = fitWidth(l, w)
+	}
+	return out
+}
+
+// packSegments lays out short segments left to right, starting a new line
+// when the next one would not fit in w columns.
+func packSegments(segs []string, w int, sep string) []string {
+	var lines []string
+	var cur strings.Builder
+	curW := 0
+	sepW := ansi.StringWidth(sep)
+	for _, s := range segs {
+		sw := ansi.StringWidth(s)
+		if curW > 0 && curW+sepW+sw > w {
+			lines = append(lines, cur.String())
+			cur.Reset()
+			curW = 0
+		}
+		if curW > 0 {
+			cur.WriteString(sep)
+			curW += sepW
+		}
+		cur.WriteString(s)
+		curW += sw
+	}
+	if curW > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
+
+// center places a line in the middle of w columns.
+func center(s string, w int) string {
+	sw := ansi.StringWidth(s)
+	if sw >= w {
+		return fitWidth(s, w)
+	}
+	return strings.Repeat(" ", (w-sw)/2) + s
+}

@@ -1,0 +1,273 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// minPaneWidth is the narrowest pane: the figure lines fit in it.
+const minPaneWidth = 38
+
+// paneLevel is how much a pane shows. Levels drop content in a fixed
+// priority so that more panes fit: sparklines first, then figure lines.
+type paneLevel int
+
+const (
+	levelCompact paneLevel = iota // title, one figure line, reason
+	levelNormal                   // title, three figure lines, reason
+	levelFull                     // normal plus sparklines
+)
+
+// sparkNames label the sparklines in the order they are drawn.
+var sparkNames = [...]string{"run", "wait", "KV", "TTFT", "gen"}
+
+// gridLayout is how the grid body is divided.
+type gridLayout struct {
+	cols, paneW int
+	level       paneLevel
+	paneH       int // lines, borders included
+	perPage     int // panes shown at once
+	eventLines  int // lines left for the event log (0: none)
+}
+
+// gridShape returns the number of grid rows and columns at the current size.
+func (m Model) gridShape() (rows, cols int) {
+	l := m.gridLayout(m.width, m.height-len(m.headerLines(m.width))-1)
+	return (len(m.panes) + l.cols - 1) / max(l.cols, 1), l.cols
+}
+
+// paneHeight is the height of a pane at a level, borders included.
+func paneHeight(level paneLevel, inner int) int {
+	switch level {
+	case levelFull:
+		return 2 + 1 + 3 + sparkLines(inner) + 1
+	case levelNormal:
+		return 2 + 1 + 3 + 1
+	default:
+		return 2 + 1 + 1 + 1
+	}
+}
+
+// sparkPerLine is how many sparklines share a line in a pane this wide.
+func sparkPerLine(inner int) int { return min(max(inner/minPaneWidth, 1), len(sparkNames)) }
+
+func sparkLines(inner int) int {
+	per := sparkPerLine(inner)
+	return (len(sparkNames) + per - 1) / per
+}
+
+// gridLayout picks the richest level at which every pane fits; if none
+// does, the most compact level with as many panes as fit and a hint line.
+// What is left below the panes goes to the event log.
+func (m Model) gridLayout(w, h int) gridLayout {
+	n := max(len(m.panes), 1)
+	cols := min(n, max(w/minPaneWidth, 1))
+	l := gridLayout{cols: cols, paneW: w / cols}
+	rows := (n + cols - 1) / cols
+	for _, level := range []paneLevel{levelFull, levelNormal, levelCompact} {
+		l.level, l.paneH = level, paneHeight(level, l.paneW-2)
+		if rows*l.paneH <= h {
+			l.perPage = n
+			if left := h - rows*l.paneH; left >= 4 {
+				l.eventLines = min(left, 12)
+			}
+			return l
+		}
+	}
+	fitRows := max((h-1)/l.paneH, 1)
+	l.perPage = fitRows * cols
+	return l
+}
+
+// gridBody draws the panes, worst first, the "+N more" hint and the event
+// log when there is room for it.
+func (m Model) gridBody(w, h int) []string {
+	if len(m.panes) == 0 {
+		return []string{"", center("no replica matches the filter (esc clears it)", w)}
+	}
+	l := m.gridLayout(w, h)
+	sel := max(m.indexOf(m.panes, m.selected), 0)
+	start := sel / l.perPage * l.perPage
+	end := min(start+l.perPage, len(m.panes))
+	var lines []string
+	for rowStart := start; rowStart < end; rowStart += l.cols {
+		panes := make([]string, 0, l.cols)
+		for i := rowStart; i < min(rowStart+l.cols, end); i++ {
+			panes = append(panes, m.renderPane(m.panes[i], l.paneW, l.level, i == sel))
+		}
+		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, panes...), "\n")...)
+	}
+	if hidden := len(m.panes) - (end - start); hidden > 0 {
+		lines = append(lines, styleWarn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
+	}
+	if l.eventLines > 0 {
+		lines = append(lines, m.eventPanel(l.eventLines)...)
+	}
+	return lines
+}
+
+// eventPanel is the event log under the grid: a title and the newest events.
+func (m Model) eventPanel(h int) []string {
+	lines := []string{styleHeaderRow.Render("events") + styleDim.Render("  (e: all)")}
+	evs := m.events.newest(h-1, m.shown.Time)
+	if len(evs) == 0 {
+		return append(lines, styleDim.Render("no state changes yet"))
+	}
+	for _, e := range evs {
+		lines = append(lines, m.eventLine(e))
+	}
+	return lines
+}
+
+// renderPane draws one replica: a bordered box whose lines are cut to the
+// pane's width first, so lipgloss never wraps them.
+func (m Model) renderPane(r *analysis.ReplicaReport, w int, level paneLevel, selected bool) string {
+	inner := max(w-2, 1)
+	lines := []string{paneTitle(r, inner, selected)}
+	lines = append(lines, m.paneFigures(r, level)...)
+	if level == levelFull {
+		lines = append(lines, m.paneSparklines(r, inner)...)
+	}
+	lines = append(lines, paneReason(r, m.shown))
+	border := lipgloss.RoundedBorder()
+	if selected {
+		// A heavier border shows the selection even without colour.
+		border = lipgloss.ThickBorder()
+	}
+	style := lipgloss.NewStyle().Border(border).BorderForeground(stateColor(r.State))
+	return style.Render(strings.Join(fitLines(lines, inner), "\n"))
+}
+
+func stateColor(s analysis.State) lipgloss.TerminalColor {
+	if int(s) < len(stateColors) {
+		return stateColors[s]
+	}
+	return lipgloss.NoColor{}
+}
+
+// paneTitle is "▸ target model … BADGE", the badge kept at the right edge.
+func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
+	glyph := "  "
+	if selected {
+		glyph = "▸ "
+	}
+	right := badge(r.State)
+	if r.Restarted {
+		right = styleWarn.Render("RESTARTED") + " " + right
+	}
+	rightW := lipgloss.Width(right)
+	left := glyph + styleTitle.Render(r.Target)
+	if r.Model != "" {
+		left += " " + styleDim.Render(r.Model)
+	}
+	left = fitWidth(left, max(inner-rightW-1, 1))
+	return left + " " + right
+}
+
+// paneFigures are the figure lines: gauges, rates and latencies; or, for a
+// replica that is down, its error and the age of its last good scrape.
+func (m Model) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
+	if r.State == analysis.StateDown {
+		if level == levelCompact {
+			return []string{styleWarn.Render("down "+m.downFor(r)+": ") + r.Error}
+		}
+		return []string{styleWarn.Render("error: ") + r.Error, m.lastGoodLine(r), ""}
+	}
+	gauges := fmt.Sprintf("run %s  wait %s  KV %s  preempt/s %s",
+		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.PreemptionsPerSecond))
+	if level == levelCompact {
+		return []string{fmt.Sprintf("run %s wait %s KV %s TTFT p99 %s",
+			fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtSeconds(r.TTFT.P99))}
+	}
+	rates := fmt.Sprintf("%s req/s  tok/s in %s out %s",
+		fmtRate(r.RequestsPerSecond), fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond))
+	lat := fmt.Sprintf("p50/p99 TTFT %s/%s  ITL %s/%s",
+		fmtSeconds(r.TTFT.P50), fmtSeconds(r.TTFT.P99), fmtSeconds(r.ITL.P50), fmtSeconds(r.ITL.P99))
+	return []string{gauges, rates, lat}
+}
+
+// downFor is the age of the last good scrape, or "always".
+func (m Model) downFor(r *analysis.ReplicaReport) string {
+	if r.LastGood.IsZero() {
+		return "since start"
+	}
+	return fmtAge(m.shown.Time.Sub(r.LastGood))
+}
+
+// lastGoodLine says how long ago a replica last answered.
+func (m Model) lastGoodLine(r *analysis.ReplicaReport) string {
+	if r.LastGood.IsZero() {
+		return "no good scrape yet"
+	}
+	return fmt.Sprintf("last good scrape %s ago (%s)",
+		fmtAge(m.shown.Time.Sub(r.LastGood)), r.LastGood.In(m.opts.Location).Format("15:04:05"))
+}
+
+// paneSparklines draw running, waiting, KV %, TTFT p99 and generation
+// tokens/s over the history, several to a line in wide panes.
+func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
+	per := sparkPerLine(inner)
+	slot := inner / per
+	const labelW, valueW = 5, 7
+	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
+	var pts []analysis.Point
+	if ring := m.history[r.Target]; ring != nil {
+		pts = ring.last(sparkW, m.shown.Time)
+	}
+	series := [len(sparkNames)][]float64{}
+	for i := range series {
+		series[i] = make([]float64, len(pts))
+	}
+	for j, p := range pts {
+		series[0][j] = float64(p.Running)
+		series[1][j] = float64(p.Waiting)
+		series[2][j] = float64(p.KVCacheUsage)
+		series[3][j] = float64(p.TTFTP99)
+		series[4][j] = float64(p.GenerationTokensPerSecond)
+	}
+	now := [len(sparkNames)]string{
+		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
+		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
+	}
+	style := stateStyle(r.State)
+	var lines []string
+	var cur strings.Builder
+	for i := range sparkNames {
+		hi := 0.0
+		if i == 2 {
+			hi = 1 // KV usage is a fraction: a fixed scale makes 100% look full
+		}
+		cell := fmt.Sprintf("%-*s", labelW, sparkNames[i]) +
+			style.Render(sparkline(series[i], sparkW, 0, hi)) +
+			fmt.Sprintf(" %*s", valueW, now[i])
+		cur.WriteString(fitWidth(cell, slot))
+		if (i+1)%per == 0 || i == len(sparkNames)-1 {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+	}
+	return lines
+}
+
+// paneReason is the one line of evidence and first action.
+func paneReason(r *analysis.ReplicaReport, rep analysis.Report) string {
+	reason := ""
+	if len(r.Reasons) > 0 {
+		reason = r.Reasons[0]
+	}
+	switch {
+	case reason != "" && r.Action != "":
+		return reason + styleAction.Render(" → "+r.Action)
+	case reason != "":
+		return reason
+	case r.Action != "":
+		return styleAction.Render("→ " + r.Action)
+	case r.State == analysis.StateIdle:
+		return styleDim.Render("no requests in the window")
+	default:
+		return styleDim.Render("no problem found")
+	}
+}

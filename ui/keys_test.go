@@ -1,0 +1,276 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// isQuit reports whether a command quits the program. Only commands that
+// return at once are run: the ui's own commands never block.
+func isQuit(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	_, ok := cmd().(tea.QuitMsg)
+	return ok
+}
+
+func updateKey(m Model, k string) (Model, tea.Cmd) {
+	next, cmd := m.Update(keyMsg(k))
+	return next.(Model), cmd
+}
+
+func TestEscNeverQuits(t *testing.T) {
+	base := withHistory(newModel(120, 40), 3, func(_ int, at time.Time) analysis.Report { return allStates(at) })
+	for _, path := range [][]string{
+		{},                       // grid
+		{"?"},                    // help
+		{"enter"},                // detail
+		{"t"},                    // table
+		{"t", "/", "g"},          // filter input open
+		{"t", "/", "g", "enter"}, // filter kept
+		{"e"},                    // events
+		{"t", "enter", "?"},      // help over detail over table
+	} {
+		m := press(base, path...)
+		for i := 0; i < 5; i++ {
+			var cmd tea.Cmd
+			m, cmd = updateKey(m, "esc")
+			if isQuit(cmd) {
+				t.Fatalf("after %v, esc #%d quit", path, i+1)
+			}
+		}
+		if m.screen != screenGrid || m.showHelp || m.filtering || m.filter.Value() != "" {
+			t.Errorf("after %v and esc×5: screen %d help %v filtering %v filter %q, want the plain grid",
+				path, m.screen, m.showHelp, m.filtering, m.filter.Value())
+		}
+	}
+}
+
+func TestEscStepsBackOneLevel(t *testing.T) {
+	m := press(send(newModel(120, 40), ReportMsg{Report: allStates(t0)}), "t", "/", "g", "enter", "enter")
+	if m.screen != screenDetail {
+		t.Fatalf("enter in the table: screen %d, want detail", m.screen)
+	}
+	m = press(m, "esc")
+	if m.screen != screenTable || m.filter.Value() != "g" {
+		t.Fatalf("esc from detail: screen %d filter %q, want the filtered table", m.screen, m.filter.Value())
+	}
+	m = press(m, "esc")
+	if m.screen != screenTable || m.filter.Value() != "" {
+		t.Fatalf("esc in a filtered table: screen %d filter %q, want the table unfiltered", m.screen, m.filter.Value())
+	}
+	m = press(m, "esc")
+	if m.screen != screenGrid {
+		t.Fatalf("esc in the table: screen %d, want the grid", m.screen)
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
+	for _, k := range []string{"q", "ctrl+c"} {
+		if _, cmd := updateKey(m, k); !isQuit(cmd) {
+			t.Errorf("%s did not quit", k)
+		}
+	}
+	small := newModel(40, 10)
+	if _, cmd := updateKey(small, "q"); !isQuit(cmd) {
+		t.Error("q did not quit on the too-small screen")
+	}
+}
+
+func TestQInFilterIsTyped(t *testing.T) {
+	m := press(send(newModel(120, 40), ReportMsg{Report: allStates(t0)}), "t", "/")
+	for _, k := range []string{"q", "u", "i", "t"} {
+		var cmd tea.Cmd
+		m, cmd = updateKey(m, k)
+		if isQuit(cmd) {
+			t.Fatalf("%q in the filter quit", k)
+		}
+	}
+	if got := m.filter.Value(); got != "quit" {
+		t.Fatalf("filter = %q, want %q", got, "quit")
+	}
+	if !strings.Contains(m.View(), "/quit") {
+		t.Error("the filter input does not show what was typed")
+	}
+	// Keys that are bindings elsewhere are text too: p does not pause.
+	m = press(m, "p")
+	if m.paused {
+		t.Error("p typed in the filter paused the display")
+	}
+}
+
+func TestFilterNarrowsRows(t *testing.T) {
+	m := press(send(newModel(120, 40), ReportMsg{Report: allStates(t0)}), "t", "/", "f", "u", "l", "l", "enter")
+	if len(m.rows) != 1 || m.rows[0].State != analysis.StateFull {
+		t.Fatalf("filter full: %d rows, want the one FULL replica", len(m.rows))
+	}
+	if len(m.panes) != 1 {
+		t.Errorf("the grid ignores the filter: %d panes", len(m.panes))
+	}
+}
+
+func TestPauseFreezesTheFrame(t *testing.T) {
+	first := allStates(t0)
+	m := press(send(newModel(120, 40), ReportMsg{Report: first}), "p")
+	frozen := m.View()
+	if !strings.Contains(frozen, "PAUSED") {
+		t.Fatal("no PAUSED badge")
+	}
+	second := allStates(t0.Add(time.Second))
+	second.Replicas[3].Running = 233 // gpu-c, FULL
+	second.Replicas[3].Point.Running = 233
+	m = send(m, ReportMsg{Report: second})
+	if got := m.View(); got != frozen {
+		t.Fatalf("the frame changed while paused:\n%s", got)
+	}
+	if n := m.history["gpu-c:8000"].len(); n != 2 {
+		t.Errorf("history holds %d points while paused, want 2 (reports keep arriving)", n)
+	}
+	m = press(m, "p")
+	thawed := m.View()
+	if strings.Contains(thawed, "PAUSED") || !strings.Contains(thawed, "run       ") || !strings.Contains(thawed, "233") {
+		t.Errorf("after unpausing the newest report is not shown:\n%s", thawed)
+	}
+}
+
+func TestWindowKeysCallSetWindow(t *testing.T) {
+	var got []time.Duration
+	opts := testOptions()
+	opts.SetWindow = func(d time.Duration) { got = append(got, d) }
+	m := sized(New(opts), 120, 40)
+	for _, k := range []string{"]", "]", "]", "[", "[", "[", "[", "["} {
+		var cmd tea.Cmd
+		m, cmd = updateKey(m, k)
+		if cmd != nil {
+			cmd()
+		}
+	}
+	want := []time.Duration{time.Minute, 5 * time.Minute, time.Minute, 30 * time.Second, 10 * time.Second}
+	if len(got) != len(want) {
+		t.Fatalf("SetWindow calls %v, want %v (no call past either end)", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("SetWindow calls %v, want %v", got, want)
+		}
+	}
+	if !strings.Contains(m.View(), "window 10s") {
+		t.Error("the header does not show the new window")
+	}
+}
+
+func TestWindowKeysDoNotCallFromUpdate(t *testing.T) {
+	called := false
+	opts := testOptions()
+	opts.SetWindow = func(time.Duration) { called = true }
+	m := sized(New(opts), 120, 40)
+	_, cmd := updateKey(m, "]")
+	if called {
+		t.Fatal("SetWindow ran inside Update")
+	}
+	if cmd == nil {
+		t.Fatal("no command for ]")
+	}
+	cmd()
+	if !called {
+		t.Fatal("the command did not call SetWindow")
+	}
+}
+
+func TestScrapeNowKey(t *testing.T) {
+	calls := 0
+	opts := testOptions()
+	opts.ScrapeNow = func() { calls++ }
+	m := sized(New(opts), 120, 40)
+	_, cmd := updateKey(m, "r")
+	if calls != 0 || cmd == nil {
+		t.Fatalf("r: %d calls inside Update, command %v", calls, cmd != nil)
+	}
+	cmd()
+	if calls != 1 {
+		t.Fatalf("ScrapeNow called %d times, want 1", calls)
+	}
+}
+
+func TestNavigationFollowsTheReplica(t *testing.T) {
+	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
+	if m.selected != "gpu-g:8000" {
+		t.Fatalf("first selection %q, want the worst replica (DOWN gpu-g)", m.selected)
+	}
+	m = press(m, "l")
+	if m.selected != "gpu-e:8000" {
+		t.Fatalf("l selected %q, want gpu-e (PREEMPTING, second)", m.selected)
+	}
+	m = press(m, "j") // three columns at 120: down one row
+	if m.selected != "gpu-d:8000" {
+		t.Fatalf("j selected %q, want gpu-d (fifth)", m.selected)
+	}
+	// The selected replica turns healthy: it moves, the selection follows it.
+	next := allStates(t0.Add(time.Second))
+	for i := range next.Replicas {
+		if next.Replicas[i].Target == "gpu-d:8000" {
+			next.Replicas[i].State = analysis.StateHealthy
+		}
+	}
+	m = send(m, ReportMsg{Report: next})
+	if m.selected != "gpu-d:8000" {
+		t.Fatalf("selection jumped to %q after a re-sort", m.selected)
+	}
+}
+
+func TestPanesWorstFirstStable(t *testing.T) {
+	r := report(t0,
+		replica("b", analysis.StateHealthy), replica("a", analysis.StateHealthy),
+		replica("z", analysis.StateFull), replica("c", analysis.StateDown), replica("y", analysis.StateFull))
+	m := send(newModel(200, 60), ReportMsg{Report: r})
+	var got []string
+	for _, p := range m.panes {
+		got = append(got, p.Target)
+	}
+	if want := "c y z a b"; strings.Join(got, " ") != want {
+		t.Fatalf("pane order %v, want %s", got, want)
+	}
+}
+
+func TestMaliciousServerText(t *testing.T) {
+	const evil = "\x1b]0;owned\x07"
+	r := allStates(t0)
+	for i := range r.Replicas {
+		r.Replicas[i].Model = evil + "llama"
+		r.Replicas[i].Reasons = append([]string{"bad \x1b[2J reason"}, r.Replicas[i].Reasons...)
+	}
+	r.Replicas[1].Error = "boom" + evil
+	r.Replicas[0].Target = "gpu-a" + evil
+	r.Replicas[0].Engines = []analysis.EngineReport{{Engine: evil, Figures: busyFigures()}, {Engine: "1", Figures: busyFigures()}}
+	r.Events = append(r.Events, analysis.Event{Time: t0, Target: evil, Text: "x" + evil})
+	r.Fleet.Advice.Summary = []string{evil}
+	for _, profile := range []termenv.Profile{termenv.Ascii, termenv.TrueColor} {
+		lipgloss.SetColorProfile(profile)
+		m := send(newModel(200, 60), ReportMsg{Report: r})
+		frames := map[string]string{"grid": m.View()}
+		for _, path := range []string{"?", "t", "e", "enter"} {
+			frames[path] = press(m, path).View()
+		}
+		frames["detail of gpu-a"] = press(m, "t", "/", "g", "p", "u", "-", "a", "enter", "enter").View()
+		if !strings.Contains(frames["t"], "llama") {
+			t.Errorf("profile %v: the sanitised model name is not drawn at all", profile)
+		}
+		for name, f := range frames {
+			if strings.Contains(f, "\x1b]") || strings.Contains(f, "\x07") || strings.Contains(f, "\x1b[2J") {
+				t.Errorf("profile %v, %s: a server escape sequence reached the frame", profile, name)
+			}
+			if profile == termenv.Ascii && strings.Contains(f, "\x1b") {
+				t.Errorf("%s: an escape byte in an Ascii frame", name)
+			}
+		}
+	}
+	ForceASCII()
+}

@@ -1,0 +1,212 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+func TestFormatters(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"count n/a", fmtCount(nan), "n/a"},
+		{"count zero is zero", fmtCount(0), "0"},
+		{"count", fmtCount(256), "256"},
+		{"count large", fmtCount(430000), "430k"},
+		{"rate n/a", fmtRate(nan), "n/a"},
+		{"rate small", fmtRate(0.4), "0.40"},
+		{"rate", fmtRate(11.84), "11.8"},
+		{"rate k", fmtRate(1800), "1.8k"},
+		{"rate M", fmtRate(2.5e6), "2.5M"},
+		{"seconds n/a", fmtSeconds(nan), "n/a"},
+		{"seconds µs", fmtSeconds(0.00042), "420µs"},
+		{"seconds ms", fmtSeconds(0.027), "27ms"},
+		{"seconds", fmtSeconds(2.31), "2.3s"},
+		{"seconds long", fmtSeconds(312), "312s"},
+		{"pct n/a", fmtPct(nan), "n/a"},
+		{"pct", fmtPct(0.97), "97%"},
+		{"pct small", fmtPct(0.08), "8.0%"},
+		{"bytes", fmtBytes(3.2 * (1 << 30)), "3.2GiB"},
+		{"age s", fmtAge(12 * time.Second), "12s"},
+		{"age m", fmtAge(2*time.Minute + 4*time.Second), "2m04s"},
+		{"age h", fmtAge(2*time.Hour + 3*time.Minute), "2h03m"},
+		{"duration", fmtDuration(30 * time.Second), "30s"},
+		{"duration m", fmtDuration(5 * time.Minute), "5m"},
+		{"inf is n/a", fmtRate(analysis.Num(math.Inf(1))), "n/a"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	tests := []struct {
+		name   string
+		vals   []float64
+		width  int
+		lo, hi float64
+		want   string
+	}{
+		{"scaled to max", []float64{0, 1, 2, 3, 4, 5, 6, 7}, 8, 0, 0, "▁▂▃▄▅▆▇█"},
+		{"right aligned", []float64{7, 7}, 4, 0, 0, "  ██"},
+		{"newest kept", []float64{0, 0, 0, 7}, 2, 0, 0, "▁█"},
+		{"nan is a gap not zero", []float64{0, math.NaN(), 7}, 3, 0, 0, "▁ █"},
+		{"fixed scale", []float64{0.5, 1}, 2, 0, 1, "▅█"},
+		{"all zero is flat", []float64{0, 0}, 2, 0, 0, "▁▁"},
+		{"clamped above", []float64{2}, 1, 0, 1, "█"},
+		{"zero width", []float64{1}, 0, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		if got := sparkline(tt.vals, tt.width, tt.lo, tt.hi); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestPointRingIsBounded(t *testing.T) {
+	r := newPointRing(3)
+	for i := 0; i < 5; i++ {
+		r.push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
+	}
+	if r.len() != 3 {
+		t.Fatalf("len %d, want 3", r.len())
+	}
+	got := r.last(10, t0.Add(time.Hour))
+	if len(got) != 3 || got[0].Running != 2 || got[2].Running != 4 {
+		t.Fatalf("last = %v, want the points 2, 3, 4 oldest first", got)
+	}
+	if paused := r.last(10, t0.Add(3*time.Second)); len(paused) != 2 || paused[1].Running != 3 {
+		t.Fatalf("last until t0+3s = %v, want 2 and 3", paused)
+	}
+	if two := r.last(2, t0.Add(time.Hour)); len(two) != 2 || two[0].Running != 3 {
+		t.Fatalf("last(2) = %v, want 3, 4", two)
+	}
+}
+
+func TestEventLogKeepsNewest(t *testing.T) {
+	l := &eventLog{limit: 3}
+	for i := 0; i < 5; i++ {
+		l.add([]analysis.Event{{Time: t0.Add(time.Duration(i) * time.Second), Text: fmt.Sprint(i)}})
+	}
+	got := l.newest(10, t0.Add(time.Hour))
+	if len(got) != 3 || got[0].Text != "4" || got[2].Text != "2" {
+		t.Fatalf("newest = %v, want 4, 3, 2", got)
+	}
+}
+
+func TestModelHistoryIsBoundedAndForgetsLeavers(t *testing.T) {
+	opts := testOptions()
+	opts.History = 5
+	m := sized(New(opts), 120, 40)
+	for i := 0; i < 12; i++ {
+		m = send(m, ReportMsg{Report: report(t0.Add(time.Duration(i)*time.Second), replica("a", analysis.StateHealthy), replica("b", analysis.StateHealthy))})
+	}
+	if n := m.history["a"].len(); n != 5 {
+		t.Fatalf("history of a holds %d points, want 5", n)
+	}
+	m = send(m, ReportMsg{Report: report(t0.Add(time.Minute), replica("a", analysis.StateHealthy))})
+	if _, ok := m.history["b"]; ok {
+		t.Fatal("history of b kept after b left the fleet")
+	}
+}
+
+func TestTableSortUnknownLast(t *testing.T) {
+	a, b, c := replica("a", analysis.StateHealthy), replica("b", analysis.StateHealthy), replica("c", analysis.StateHealthy)
+	a.TTFT.P99, b.TTFT.P99, c.TTFT.P99 = 0.5, nan, 2
+	ttft := -1
+	for i, col := range tableColumns {
+		if col.title == "TTFT p99" {
+			ttft = i
+		}
+	}
+	for _, desc := range []bool{false, true} {
+		rows := []*analysis.ReplicaReport{&a, &b, &c}
+		sortRows(rows, ttft, desc)
+		got := rows[0].Target + rows[1].Target + rows[2].Target
+		want := map[bool]string{false: "acb", true: "cab"}[desc]
+		if got != want {
+			t.Errorf("desc=%v: order %s, want %s (n/a last both ways)", desc, got, want)
+		}
+	}
+}
+
+func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
+	m := press(send(newModel(200, 60), ReportMsg{Report: allStates(t0)}), "t", "s")
+	if m.sortCol != colState+1 {
+		t.Fatalf("sort column %d after s, want %d", m.sortCol, colState+1)
+	}
+	if !strings.Contains(m.View(), "run▼") {
+		t.Error("the sorted column has no ▼")
+	}
+	m = press(m, "S")
+	if !strings.Contains(m.View(), "run▲") {
+		t.Error("S did not reverse the sort")
+	}
+	if m.rows[0].Target != "gpu-b:8000" { // idle, running 0
+		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.rows[0].Target)
+	}
+}
+
+// TestEveryFrameFitsItsTerminal resizes through many sizes on every screen
+// and checks each frame is exactly the terminal's size.
+func TestEveryFrameFitsItsTerminal(t *testing.T) {
+	base := withHistory(newModel(80, 24), 30, rampingFull)
+	base = send(base, ReportMsg{Report: allStates(t0.Add(time.Second))})
+	screens := map[string][]string{"grid": nil, "detail": {"enter"}, "table": {"t"}, "events": {"e"}, "help": {"?"}, "filter": {"t", "/", "x"}}
+	for name, keys := range screens {
+		m := press(base, keys...)
+		for _, w := range []int{20, 59, 60, 61, 79, 80, 81, 99, 100, 133, 200, 257} {
+			for _, h := range []int{5, 15, 16, 17, 24, 31, 40, 60} {
+				m = sized(m, w, h)
+				f := m.View()
+				lines := strings.Split(f, "\n")
+				if len(lines) != h {
+					t.Fatalf("%s at %dx%d: %d lines", name, w, h, len(lines))
+				}
+				for i, l := range lines {
+					if ansi.StringWidth(l) != w {
+						t.Fatalf("%s at %dx%d: line %d is %d wide", name, w, h, i, ansi.StringWidth(l))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestUnknownIsNeverZero(t *testing.T) {
+	r := replica("gpu-x:8000", analysis.StateHealthy)
+	r.Figures = naFigures()
+	r.Point = pointOf(r, t0)
+	f := send(newModel(120, 40), ReportMsg{Report: report(t0, r)}).View()
+	for _, want := range []string{"run n/a", "wait n/a", "KV n/a", "n/a req/s"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("frame lacks %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "run 0") || strings.Contains(f, "KV 0%") {
+		t.Errorf("an unknown figure was drawn as 0:\n%s", f)
+	}
+}
+
+func TestDownPaneShowsErrorAndAge(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {200, 60}} {
+		m := send(newModel(size[0], size[1]), ReportMsg{Report: allStates(t0)})
+		f := m.View()
+		if !strings.Contains(f, "connection") && !strings.Contains(f, "Get \"http://gpu-g:8000") {
+			t.Errorf("%v: the error is not shown", size)
+		}
+		if !strings.Contains(f, "2m04s") {
+			t.Errorf("%v: the age of the last good scrape is not shown", size)
+		}
+	}
+}

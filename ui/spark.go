@@ -1,0 +1,51 @@
+package ui
+
+import (
+	"math"
+	"strings"
+)
+
+// sparkRunes are the eight levels of a one-row sparkline. They are glyphs,
+// not colours, so a sparkline survives NO_COLOR.
+var sparkRunes = []rune("▁▂▃▄▅▆▇█")
+
+// sparkline draws the newest width values as block runes, right aligned so
+// that "now" is always the right edge. Unknown values (NaN) are blanks, not
+// the lowest bar: a gap says "n/a", a ▁ says "zero". lo and hi bound the
+// scale; hi ≤ lo means "scale to the largest value shown".
+func sparkline(vals []float64, width int, lo, hi float64) string {
+	if width <= 0 {
+		return ""
+	}
+	if len(vals) > width {
+		vals = vals[len(vals)-width:]
+	}
+	if hi <= lo {
+		hi = lo
+		for _, v := range vals {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) && v > hi {
+				hi = v
+			}
+		}
+	}
+	var b strings.Builder
+	b.Grow(width * 3)
+	b.WriteString(strings.Repeat(" ", width-len(vals)))
+	for _, v := range vals {
+		b.WriteRune(sparkRune(v, lo, hi))
+	}
+	return b.String()
+}
+
+// sparkRune maps one value onto the eight levels.
+func sparkRune(v, lo, hi float64) rune {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ' '
+	}
+	if hi <= lo {
+		return sparkRunes[0]
+	}
+	f := (v - lo) / (hi - lo)
+	i := int(math.Round(f * float64(len(sparkRunes)-1)))
+	return sparkRunes[min(max(i, 0), len(sparkRunes)-1)]
+}

@@ -1,0 +1,190 @@
+package ui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// column is one column of the table view.
+type column struct {
+	title string
+	width int  // fixed width; the target column takes what is left
+	drop  int  // order in which columns are dropped when narrow (0: never)
+	right bool // right-aligned (numbers)
+	cell  func(*analysis.ReplicaReport) string
+	// num is the sort key of numeric columns; nil for text columns.
+	num func(*analysis.ReplicaReport) analysis.Num
+}
+
+// Indices of the columns with special handling.
+const (
+	colTarget = 0
+	colModel  = 1
+	colState  = 2
+)
+
+// tableColumns are the table's columns; `s` cycles through them as the
+// sort key.
+var tableColumns = []column{
+	{title: "target", width: 12, cell: func(r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "model", width: 18, drop: 1, cell: func(r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "state", width: 10, cell: func(r *analysis.ReplicaReport) string { return badge(r.State) }},
+	numColumn("run", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
+	numColumn("wait", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
+	numColumn("KV%", 5, 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
+	numColumn("req/s", 6, 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
+	numColumn("gen tok/s", 9, 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
+	numColumn("TTFT p99", 8, 0, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }),
+	numColumn("ITL p99", 7, 5, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }),
+	numColumn("preempt/s", 9, 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
+	numColumn("success", 7, 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+}
+
+func numColumn(title string, width, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
+	return column{title: title, width: width, drop: drop, right: true, num: get,
+		cell: func(r *analysis.ReplicaReport) string { return format(get(r)) }}
+}
+
+// sortRows orders the table by a column. Unknown numbers sort last in both
+// directions (they are not small, they are missing); ties fall back to the
+// target so that rows do not jump between polls.
+func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
+	c := tableColumns[col]
+	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
+		if d := compareBy(c, col, a, b, desc); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Target, b.Target)
+	})
+}
+
+func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
+	var d int
+	switch {
+	case c.num != nil:
+		x, y := c.num(a), c.num(b)
+		if x.Known() != y.Known() {
+			if x.Known() {
+				return -1
+			}
+			return 1
+		}
+		if !x.Known() {
+			return 0
+		}
+		d = cmp.Compare(x.Float(), y.Float())
+	case col == colState:
+		d = cmp.Compare(a.State, b.State)
+	case col == colModel:
+		d = strings.Compare(a.Model, b.Model)
+	default:
+		d = strings.Compare(a.Target, b.Target)
+	}
+	if desc {
+		d = -d
+	}
+	return d
+}
+
+// visibleColumns drops columns in their drop order until the rest fit in
+// w, and returns the indices kept and the target column's width.
+func visibleColumns(w int) ([]int, int) {
+	keep := make([]int, len(tableColumns))
+	for i := range keep {
+		keep[i] = i
+	}
+	const cursorW = 2
+	for {
+		used := cursorW
+		for _, i := range keep {
+			used += tableColumns[i].width + 1
+		}
+		if used <= w {
+			return keep, min(tableColumns[colTarget].width+w-used, 40)
+		}
+		first, at := 0, -1
+		for k, i := range keep {
+			if d := tableColumns[i].drop; d > 0 && (at < 0 || d < first) {
+				first, at = d, k
+			}
+		}
+		if at < 0 {
+			return keep, tableColumns[colTarget].width
+		}
+		keep = slices.Delete(keep, at, at+1)
+	}
+}
+
+// tableBody draws the title, the column headers with the sort arrow and
+// the rows around the cursor.
+func (m Model) tableBody(w, h int) []string {
+	cols, targetW := visibleColumns(w)
+	arrow := "▲"
+	if m.sortDesc {
+		arrow = "▼"
+	}
+	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(m.rows), len(m.shown.Replicas), tableColumns[m.sortCol].title, arrow)
+	if v := m.filter.Value(); v != "" {
+		title += " · filter " + v
+	}
+	var head strings.Builder
+	head.WriteString("  ")
+	for _, i := range cols {
+		t := tableColumns[i].title
+		if i == m.sortCol {
+			t += arrow
+		}
+		head.WriteString(cellText(t, colWidth(i, targetW), tableColumns[i].right) + " ")
+	}
+	lines := []string{styleTitle.Render(title), styleHeaderRow.Render(strings.TrimRight(head.String(), " "))}
+	if len(m.rows) == 0 {
+		return append(lines, styleDim.Render("  no replica matches the filter (esc clears it)"))
+	}
+	visible := max(h-len(lines), 1)
+	cursor := max(m.indexOf(m.rows, m.selected), 0)
+	start := max(cursor-visible+1, 0)
+	for i := start; i < min(start+visible, len(m.rows)); i++ {
+		lines = append(lines, tableRow(m.rows[i], cols, targetW, i == cursor))
+	}
+	return lines
+}
+
+func colWidth(i, targetW int) int {
+	if i == colTarget {
+		return targetW
+	}
+	return tableColumns[i].width
+}
+
+// tableRow draws one replica; the cursor row has a ▸ glyph, which reads
+// without colour too.
+func tableRow(r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
+	var b strings.Builder
+	if cursor {
+		b.WriteString(styleSelected.Render("▸ "))
+	} else {
+		b.WriteString("  ")
+	}
+	for _, i := range cols {
+		c := tableColumns[i]
+		b.WriteString(cellText(c.cell(r), colWidth(i, targetW), c.right) + " ")
+	}
+	return b.String()
+}
+
+// cellText cuts or pads a cell to width, aligned left or right.
+func cellText(s string, width int, right bool) string {
+	if ansi.StringWidth(s) > width {
+		s = ansi.Truncate(s, width, "…")
+	}
+	pad := strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
+	if right {
+		return pad + s
+	}
+	return s + pad
+}

@@ -1,0 +1,192 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// View draws the frame: exactly width × height, whatever the content. It
+// reads the model only; charts were rendered in Update.
+func (m Model) View() string {
+	w, h := m.width, m.height
+	if m.tooSmall() {
+		return m.tooSmallView()
+	}
+	header := m.headerLines(w)
+	footer := m.footerLine(w)
+	bodyH := max(h-len(header)-1, 0)
+	var body []string
+	switch {
+	case m.showHelp:
+		body = m.helpBody(w, bodyH)
+	case !m.hasReport:
+		body = waitingBody(w, bodyH)
+	case m.screen == screenDetail:
+		body = strings.Split(m.detail.View(), "\n")
+	case m.screen == screenTable:
+		body = m.tableBody(w, bodyH)
+	case m.screen == screenEvents:
+		body = m.eventsBody(w, bodyH)
+	default:
+		body = m.gridBody(w, bodyH)
+	}
+	body = fitLines(body, w)
+	for len(body) < bodyH {
+		body = append(body, strings.Repeat(" ", w))
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, header...)
+	lines = append(lines, body[:bodyH]...)
+	lines = append(lines, footer)
+	return fitBlock(strings.Join(lines, "\n"), w, h)
+}
+
+// tooSmallView says what size is needed, centred; q still quits.
+func (m Model) tooSmallView() string {
+	w, h := max(m.width, 1), max(m.height, 1)
+	msg := []string{
+		"terminal too small:",
+		fmt.Sprintf("need %d×%d, have %d×%d", MinWidth, MinHeight, m.width, m.height),
+		"q to quit",
+	}
+	lines := make([]string, h)
+	top := max((h-len(msg))/2, 0)
+	for i, l := range msg {
+		if top+i < h {
+			lines[top+i] = center(l, w)
+		}
+	}
+	return fitBlock(strings.Join(lines, "\n"), w, h)
+}
+
+// waitingBody is the body of the first frame, before any report.
+func waitingBody(w, h int) []string {
+	lines := make([]string, h)
+	if h > 0 {
+		lines[h/2] = center("waiting for the first scrape…", w)
+	}
+	return lines
+}
+
+// headerLines are the title with its badges, then the fleet totals and the
+// state counts packed into as few lines as the width allows.
+func (m Model) headerLines(w int) []string {
+	title := []string{styleTitle.Render("vtop " + m.opts.Version)}
+	title = append(title, "window "+fmtDuration(m.window), "every "+fmtDuration(m.opts.Interval))
+	if m.hasReport {
+		title = append(title, m.shown.Time.In(m.opts.Location).Format("15:04:05"))
+	}
+	if m.paused {
+		title = append(title, styleAlert.Render(" PAUSED "))
+	}
+	if m.opts.Insecure {
+		title = append(title, styleDownBadge.Render(" INSECURE TLS "))
+	}
+	if m.opts.Demo {
+		title = append(title, styleWarn.Render("DEMO"))
+	}
+	if m.warmingUp() {
+		title = append(title, styleWarn.Render("warming up: rates after the 2nd scrape"))
+	}
+	if v := m.filter.Value(); v != "" && !m.filtering {
+		title = append(title, "filter: "+v)
+	}
+	lines := packSegments(title, w, "  ")
+	if !m.hasReport {
+		return lines
+	}
+	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
+	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
+		lines = append(lines, styleAction.Render("advice: "+advice[0]))
+	}
+	return lines
+}
+
+// warmingUp reports whether any replica still lacks its second scrape.
+func (m Model) warmingUp() bool {
+	for i := range m.shown.Replicas {
+		if m.shown.Replicas[i].WarmingUp {
+			return true
+		}
+	}
+	return false
+}
+
+// fleetSegments are the totals and the state counts, worst state first.
+func (m Model) fleetSegments() []string {
+	f := m.shown.Fleet
+	n := len(m.shown.Replicas)
+	var counts [len(stateWords)]int
+	for i := range m.shown.Replicas {
+		if s := m.shown.Replicas[i].State; int(s) < len(counts) {
+			counts[s]++
+		}
+	}
+	down := counts[analysis.StateDown]
+	segs := []string{fmt.Sprintf("up %d/%d", n-down, n)}
+	segs = append(segs,
+		fmtRate(f.RequestsPerSecond)+" req/s",
+		"prompt "+fmtRate(f.PromptTokensPerSecond)+" tok/s",
+		"gen "+fmtRate(f.GenerationTokensPerSecond)+" tok/s",
+		"running "+fmtCount(f.Running),
+		"waiting "+fmtCount(f.Waiting),
+		"worst TTFT p99 "+fmtSeconds(f.WorstTTFTP99),
+		"success "+fmtPct(f.SuccessRate),
+	)
+	for s := len(counts) - 1; s >= 0; s-- {
+		if counts[s] > 0 {
+			segs = append(segs, fmt.Sprintf("%s %d", badge(analysis.State(s)), counts[s]))
+		}
+	}
+	return segs
+}
+
+// footerLine is the filter input while it is open, otherwise the keys.
+func (m Model) footerLine(w int) string {
+	if m.filtering {
+		return m.filter.View() + styleDim.Render("  enter keep · esc clear")
+	}
+	return m.help.ShortHelpView(m.keys.ShortHelp())
+}
+
+// helpBody is the help overlay, generated from the same bindings as the
+// footer, with the meaning of the states.
+func (m Model) helpBody(w, h int) []string {
+	hm := m.help
+	hm.ShowAll = true
+	var b strings.Builder
+	b.WriteString(styleTitle.Render("vtop keys") + "\n\n")
+	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
+	b.WriteString("states, worst first: ")
+	for s := len(stateWords) - 1; s >= 0; s-- {
+		b.WriteString(badge(analysis.State(s)) + " ")
+	}
+	b.WriteString("\n" + styleDim.Render("n/a: the server does not export the metric, or too few scrapes yet"))
+	b.WriteString("\n" + styleDim.Render("esc or ? closes this help"))
+	block := lipgloss.PlaceHorizontal(w, lipgloss.Center, b.String())
+	lines := strings.Split(block, "\n")
+	top := max((h-len(lines))/2, 0)
+	return append(make([]string, top), lines...)
+}
+
+// eventsBody is the event log on its own screen, newest first.
+func (m Model) eventsBody(w, h int) []string {
+	evs := m.events.newest(max(h-1, 0), m.shown.Time)
+	lines := []string{styleHeaderRow.Render(fmt.Sprintf("events, newest first (%d kept)", len(m.events.events)))}
+	if len(evs) == 0 {
+		lines = append(lines, styleDim.Render("no state changes yet"))
+	}
+	for _, e := range evs {
+		lines = append(lines, m.eventLine(e))
+	}
+	return lines
+}
+
+// eventLine draws "14:01:05 gpu-b FULL: waiting 41 → 95, running 256 flat".
+func (m Model) eventLine(e analysis.Event) string {
+	return styleDim.Render(e.Time.In(m.opts.Location).Format("15:04:05")) + " " +
+		e.Target + " " + stateStyle(e.State).Render(e.Text)
+}

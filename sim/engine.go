@@ -1,0 +1,428 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// request is one request inside an engine. Times are virtual seconds.
+type request struct {
+	arrival     float64
+	prompt      int // prompt tokens
+	target      int // tokens the model generates before it stops (≤ maxTokens)
+	maxTokens   int
+	cached      int // prompt tokens served from the prefix cache
+	computed    int // tokens whose KV is in the cache (prefill progress)
+	generated   int // output tokens so far
+	blocks      int // KV blocks held
+	scheduled   float64
+	firstToken  float64
+	lastToken   float64
+	started     bool // scheduled at least once (queue time observed)
+	gotFirst    bool // its first token was emitted
+	decoding    bool // prefill done: one token per step from now on
+	preemptions int
+}
+
+// context is every token the request knows: its prompt plus what it has
+// generated. A prefill (or the recomputation after a preemption) must put
+// all of them in the KV cache before the next token can be sampled.
+func (r *request) context() int { return r.prompt + r.generated }
+
+// engineStats is the cumulative accounting one engine exports: the
+// counters and histograms of the vLLM catalogue, plus the simulator's own
+// bookkeeping used by tests (Little's law).
+type engineStats struct {
+	promptTokens, generationTokens float64
+	promptCached, promptComputed   float64
+	finished                       [numReasons]float64
+	preemptions                    float64
+	prefixQueries, prefixHits      float64
+	specDrafts, specDraftTokens    float64
+	specAccepted                   float64
+	specAcceptedPerPos             []float64
+	httpRequests                   float64
+	busySeconds                    float64
+
+	ttft, itl, tpot, e2e, queue, inference, prefill, decode *hist
+	promptLen, genLen, kvComputed, maxGen, paramsMaxTokens  *hist
+	paramsN, iterationTokens                                *hist
+
+	// runningArea is ∫ running dt, for Little's law from the inside.
+	runningArea float64
+	// inferenceSum is Σ (finish − first scheduled) over finished requests.
+	inferenceSum float64
+}
+
+// Finish reasons, in the order of vLLM's label values.
+const (
+	reasonStop = iota
+	reasonLength
+	reasonAbort
+	reasonError
+	reasonRepetition
+	numReasons
+)
+
+var reasonNames = [numReasons]string{"stop", "length", "abort", "error", "repetition"}
+
+func newEngineStats(c *ReplicaConfig) *engineStats {
+	tokens := buckets125(c.MaxModelLen)
+	return &engineStats{
+		specAcceptedPerPos: make([]float64, c.SpecTokens),
+		ttft:               newHist(ttftBuckets),
+		itl:                newHist(itlBuckets),
+		tpot:               newHist(itlBuckets),
+		e2e:                newHist(requestLatencyBuckets),
+		queue:              newHist(requestLatencyBuckets),
+		inference:          newHist(requestLatencyBuckets),
+		prefill:            newHist(requestLatencyBuckets),
+		decode:             newHist(requestLatencyBuckets),
+		promptLen:          newHist(tokens),
+		genLen:             newHist(tokens),
+		kvComputed:         newHist(tokens),
+		maxGen:             newHist(tokens),
+		paramsMaxTokens:    newHist(tokens),
+		paramsN:            newHist(paramsNBuckets),
+		iterationTokens:    newHist(iterationTokenBuckets),
+	}
+}
+
+// engine is one vLLM engine core: a scheduler doing continuous batching over
+// a KV cache of fixed size, stepped in virtual time.
+type engine struct {
+	cfg     *ReplicaConfig
+	rng     *rand.Rand
+	arr     arrivals
+	now     float64 // virtual seconds since the replica started
+	waiting []*request
+	running []*request
+	free    int // free KV blocks
+	stats   *engineStats
+
+	// scratch, reused across steps to avoid allocation
+	chunk []int
+}
+
+func newEngine(cfg *ReplicaConfig, w Workload, rng *rand.Rand) *engine {
+	e := &engine{cfg: cfg, rng: rng, free: cfg.NumGPUBlocks, stats: newEngineStats(cfg)}
+	e.arr = newArrivals(w, rng)
+	return e
+}
+
+// advance runs the engine until its clock reaches until. Idle time is
+// skipped in one jump to the next arrival, so an idle engine costs nothing.
+// A step in flight at until completes, so the clock may pass until by at
+// most one step.
+func (e *engine) advance(until float64) {
+	for e.now < until {
+		e.admitArrivals()
+		if len(e.running) == 0 && len(e.waiting) == 0 {
+			e.now = min(until, e.arr.next)
+			continue
+		}
+		e.step()
+	}
+	e.admitArrivals()
+}
+
+// admitArrivals moves the requests that arrived by now into the waiting
+// queue, and drops the ones whose client gave up waiting.
+func (e *engine) admitArrivals() {
+	for e.arr.next <= e.now {
+		e.waiting = append(e.waiting, e.newRequest(e.arr.next))
+		e.arr.next = e.arr.after(e.arr.next, e.rng)
+	}
+	e.abortTimedOut()
+}
+
+func (e *engine) newRequest(at float64) *request {
+	c := pickClass(e.arr.w.at(at), e.rng)
+	prompt := min(logNormal(e.rng, c.PromptMedian, c.PromptSigma), e.cfg.MaxModelLen-c.MaxTokens)
+	maxTokens := min(c.MaxTokens, e.cfg.MaxModelLen-prompt)
+	r := &request{
+		arrival:   at,
+		prompt:    max(1, prompt),
+		maxTokens: maxTokens,
+		target:    min(logNormal(e.rng, c.OutputMedian, c.OutputSigma), maxTokens),
+	}
+	if e.cfg.PrefixCaching {
+		// Shared system prompts and documents: a share of the prompt, in
+		// whole blocks, is already in the cache. The last token is always
+		// computed, as in vLLM.
+		share := e.cfg.PrefixHitShare * (0.5 + e.rng.Float64())
+		hit := int(float64(r.prompt)*min(share, 1)) / e.cfg.BlockSize * e.cfg.BlockSize
+		r.cached = min(hit, r.prompt-1)
+	}
+	return r
+}
+
+// abortTimedOut finishes with reason "abort" the waiting requests whose
+// client disconnected after waiting ClientTimeout.
+func (e *engine) abortTimedOut() {
+	if e.cfg.ClientTimeout <= 0 {
+		return
+	}
+	limit := e.now - e.cfg.ClientTimeout.Seconds()
+	for len(e.waiting) > 0 && e.waiting[0].arrival < limit && !e.waiting[0].started {
+		r := e.waiting[0]
+		e.waiting = e.waiting[1:]
+		e.stats.finished[reasonAbort]++
+		e.stats.httpRequests++
+		e.stats.e2e.observe(e.now - r.arrival)
+	}
+}
+
+// blocksFor is the number of KV blocks holding n tokens.
+func (e *engine) blocksFor(n int) int { return (n + e.cfg.BlockSize - 1) / e.cfg.BlockSize }
+
+// step runs one scheduler iteration, as vLLM V1 does: first the running
+// requests (one decode token each, or their next prefill chunk), preempting
+// the newest request when the KV cache runs out; then, if nothing was
+// preempted, new requests from the waiting queue while the batch, the token
+// budget and the cache allow. Then the forward pass takes its time and the
+// tokens come out.
+func (e *engine) step() {
+	budget := e.cfg.MaxBatchedTokens
+	e.chunk = e.chunk[:0]
+	preempted := false
+	prefillTokens, decodeSeqs := 0, 0
+	for i := 0; i < len(e.running) && budget > 0; i++ {
+		r := e.running[i]
+		n := 1 + e.cfg.SpecTokens
+		if !r.decoding {
+			n = min(r.context()-r.computed, budget)
+		}
+		need := e.blocksFor(r.computed+n) - r.blocks
+		for need > e.free {
+			victim := e.running[len(e.running)-1]
+			e.preempt()
+			preempted = true
+			if victim == r {
+				break
+			}
+		}
+		if i >= len(e.running) { // r itself was preempted
+			break
+		}
+		e.free -= need
+		r.blocks += need
+		e.chunk = append(e.chunk, n)
+		if !r.decoding {
+			prefillTokens += n
+			budget -= n
+		} else {
+			decodeSeqs++
+			budget--
+		}
+	}
+	if !preempted {
+		prefillTokens += e.admitWaiting(&budget)
+	}
+	if len(e.chunk) == 0 {
+		// Nothing fits (a lone request larger than the cache): fail it as
+		// vLLM rejects prompts longer than the cache can hold.
+		e.failHead()
+		return
+	}
+	dur := e.stepDuration(prefillTokens, len(e.chunk))
+	e.stats.runningArea += float64(len(e.running)) * dur
+	e.stats.busySeconds += dur
+	start := e.now
+	e.now += dur
+	e.stats.iterationTokens.observe(float64(prefillTokens + decodeSeqs))
+	e.finishStep(start)
+}
+
+// admitWaiting moves requests from the head of the waiting queue into the
+// batch and returns the prefill tokens scheduled for them.
+func (e *engine) admitWaiting(budget *int) int {
+	tokens := 0
+	watermark := e.cfg.NumGPUBlocks / 100
+	for len(e.waiting) > 0 && *budget > 0 && len(e.running) < e.cfg.MaxNumSeqs {
+		r := e.waiting[0]
+		start := 0
+		if r.preemptions == 0 {
+			start = r.cached
+		}
+		n := min(r.context()-start, *budget)
+		need := e.blocksFor(start + n)
+		if e.free-need < watermark {
+			break
+		}
+		e.waiting = e.waiting[1:]
+		if !r.started {
+			r.started = true
+			r.scheduled = e.now
+			e.stats.queue.observe(e.now - r.arrival)
+			e.stats.prefixQueries += float64(r.prompt)
+			e.stats.prefixHits += float64(r.cached)
+		}
+		r.computed = start
+		r.blocks = need
+		e.free -= need
+		e.running = append(e.running, r)
+		e.chunk = append(e.chunk, n)
+		tokens += n
+		*budget -= n
+	}
+	return tokens
+}
+
+// preempt sends the newest running request back to the front of the waiting
+// queue, freeing its KV blocks: its computed tokens are lost and will be
+// recomputed (vLLM V1's recompute preemption).
+func (e *engine) preempt() {
+	last := len(e.running) - 1
+	r := e.running[last]
+	e.running = e.running[:last]
+	if len(e.chunk) > last {
+		e.chunk = e.chunk[:last]
+	}
+	e.free += r.blocks
+	r.blocks, r.computed = 0, 0
+	r.decoding = false
+	r.preemptions++
+	e.stats.preemptions++
+	e.waiting = append(e.waiting, nil)
+	copy(e.waiting[1:], e.waiting)
+	e.waiting[0] = r
+}
+
+// failHead finishes the head of the waiting queue with reason "error": it
+// can never fit in the cache.
+func (e *engine) failHead() {
+	if len(e.waiting) == 0 {
+		return
+	}
+	r := e.waiting[0]
+	e.waiting = e.waiting[1:]
+	e.stats.finished[reasonError]++
+	e.stats.httpRequests++
+	e.stats.e2e.observe(e.now - r.arrival)
+}
+
+// stepDuration is the time of one forward pass: prefill is compute-bound
+// (tokens ÷ prefill rate), decode is memory-bound (a fixed cost to read the
+// weights plus a cost per sequence to read its KV cache). Speculative
+// decoding runs a draft model and verifies k+1 tokens per sequence.
+func (e *engine) stepDuration(prefillTokens, seqs int) float64 {
+	base := e.cfg.DecodeBase.Seconds()
+	perSeq := e.cfg.DecodePerSeq.Seconds()
+	if k := e.cfg.SpecTokens; k > 0 {
+		base *= 1.3
+		perSeq *= 1 + 0.1*float64(k)
+	}
+	return base + perSeq*float64(seqs) + float64(prefillTokens)/e.cfg.PrefillTokensPerSec
+}
+
+// finishStep applies the tokens of the step that began at start and ended at
+// e.now: prefill progress, first tokens, decode tokens, finished requests.
+func (e *engine) finishStep(start float64) {
+	var batchedITL uint64
+	kept := e.running[:0]
+	for i, r := range e.running {
+		if !r.decoding {
+			r.computed += e.chunk[i]
+			if r.computed >= r.context() {
+				e.emitPrefillToken(r)
+			}
+		} else {
+			produced := 1 + e.speculate()
+			r.generated += produced
+			r.computed = r.context() - 1
+			e.stats.generationTokens += float64(produced)
+			if r.lastToken == start {
+				batchedITL++
+			} else {
+				e.stats.itl.observe(e.now - r.lastToken)
+			}
+			r.lastToken = e.now
+		}
+		if r.generated >= r.target {
+			e.finish(r)
+			continue
+		}
+		kept = append(kept, r)
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	e.stats.itl.observeN(e.now-start, batchedITL)
+}
+
+// emitPrefillToken records the token sampled at the end of a prefill: the
+// request's first token, or its next one after a recomputation. From now on
+// the request decodes; the new token's KV is written by the next step.
+func (e *engine) emitPrefillToken(r *request) {
+	r.generated++
+	r.decoding = true
+	r.computed = r.context() - 1
+	e.stats.generationTokens++
+	if !r.gotFirst {
+		r.gotFirst = true
+		r.firstToken = e.now
+		e.stats.ttft.observe(e.now - r.arrival)
+		e.stats.prefill.observe(e.now - r.scheduled)
+		e.stats.promptTokens += float64(r.prompt)
+		e.stats.promptCached += float64(r.cached)
+		e.stats.promptComputed += float64(r.prompt - r.cached)
+	} else {
+		e.stats.itl.observe(e.now - r.lastToken)
+	}
+	r.lastToken = e.now
+}
+
+// speculate returns the draft tokens accepted for one request in one step:
+// k tokens are drafted, and accepted one after another until the first
+// rejection.
+func (e *engine) speculate() int {
+	k := e.cfg.SpecTokens
+	if k == 0 {
+		return 0
+	}
+	e.stats.specDrafts++
+	e.stats.specDraftTokens += float64(k)
+	accepted := 0
+	for accepted < k && e.rng.Float64() < e.cfg.SpecAcceptance {
+		e.stats.specAcceptedPerPos[accepted]++
+		accepted++
+	}
+	e.stats.specAccepted += float64(accepted)
+	return accepted
+}
+
+// finish records a finished request and frees its KV blocks.
+func (e *engine) finish(r *request) {
+	r.generated = min(r.generated, r.target)
+	reason := reasonStop
+	if r.generated >= r.maxTokens {
+		reason = reasonLength
+	}
+	s := e.stats
+	s.finished[reason]++
+	s.httpRequests++
+	e.free += r.blocks
+	r.blocks = 0
+	s.e2e.observe(e.now - r.arrival)
+	s.inference.observe(e.now - r.scheduled)
+	s.inferenceSum += e.now - r.scheduled
+	s.decode.observe(e.now - r.firstToken)
+	if r.generated > 1 {
+		s.tpot.observe((e.now - r.firstToken) / float64(r.generated-1))
+	}
+	s.promptLen.observe(float64(r.prompt))
+	s.genLen.observe(float64(r.generated))
+	s.kvComputed.observe(float64(r.prompt - r.cached))
+	s.maxGen.observe(float64(r.maxTokens))
+	s.paramsMaxTokens.observe(float64(r.maxTokens))
+	s.paramsN.observe(1)
+}
+
+// kvUsage is vLLM's 1 − free/(num_gpu_blocks − 1), clamped to 0–1.
+func (e *engine) kvUsage() float64 {
+	n := float64(e.cfg.NumGPUBlocks - 1)
+	if n <= 0 {
+		return 0
+	}
+	return math.Max(0, math.Min(1, 1-float64(e.free)/n))
+}

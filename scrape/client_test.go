@@ -1,0 +1,374 @@
+package scrape
+
+import (
+	"context"
+	"encoding/pem"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// healthyPage is what the healthy neighbour of every broken target serves.
+const healthyPage = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"ok\"} 5\n"
+
+const testToken = "s3cret-token"
+
+func servePage(page, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write([]byte(page))
+	}
+}
+
+// closedPort returns an address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hardeningCase is one broken (or specially configured) target.
+type hardeningCase struct {
+	name string
+	// setup starts the target's server and returns its URL and the
+	// client options to use.
+	setup func(t *testing.T) (url string, opts ClientOptions)
+	// wantErr is a substring of Sample.Err; "" means the scrape succeeds
+	// and must read running = 5.
+	wantErr string
+	// after runs extra checks once the scrape is done.
+	after func(t *testing.T)
+}
+
+func hardeningCases() []hardeningCase {
+	var authMu sync.Mutex
+	var foreignAuth, foreignExtra string
+	return []hardeningCase{
+		{
+			name: "connection refused",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return "http://" + closedPort(t) + "/metrics", ClientOptions{}
+			},
+			wantErr: "connection refused",
+		},
+		{
+			name: "HTTP 500 with the reason in the body",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					http.Error(w, "engine core died\x1b[31m", http.StatusInternalServerError)
+				}), ClientOptions{}
+			},
+			wantErr: "HTTP 500 Internal Server Error: engine core died",
+		},
+		{
+			name: "HTTP 404",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, http.NotFound), ClientOptions{}
+			},
+			wantErr: "HTTP 404 Not Found",
+		},
+		{
+			name: "redirect loop",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, r.URL.Path, http.StatusFound)
+				}), ClientOptions{}
+			},
+			wantErr: "redirect loop (more than 5 redirects)",
+		},
+		{
+			name: "HTML error page",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, servePage("<html><body>Bad gateway</body></html>", "text/html")), ClientOptions{}
+			},
+			wantErr: "HTML page, not Prometheus metrics",
+		},
+		{
+			name: "empty body",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, servePage("", "text/plain")), ClientOptions{}
+			},
+			wantErr: "empty body",
+		},
+		{
+			name: "not Prometheus: the OpenAI API's JSON",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, servePage(`{"object":"list","data":[]}`, "application/json")), ClientOptions{}
+			},
+			wantErr: "JSON, not Prometheus metrics",
+		},
+		{
+			name: "body cut off mid-line",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, servePage("vllm:num_requests_running 1\nvllm:num_requests_waiting{model_na", "text/plain")), ClientOptions{}
+			},
+			wantErr: "parse error at line 2: ",
+		},
+		{
+			name: "endless body: reading stops at MaxBody",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					line := []byte("# filler comment line\n")
+					for r.Context().Err() == nil {
+						if _, err := w.Write(line); err != nil {
+							return
+						}
+					}
+				}), ClientOptions{MaxBody: 64 << 10}
+			},
+			wantErr: "body larger than 64 KiB",
+		},
+		{
+			name: "one byte per second times out",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					for _, c := range []byte(healthyPage) {
+						_, _ = w.Write([]byte{c})
+						w.(http.Flusher).Flush()
+						select {
+						case <-r.Context().Done():
+							return
+						case <-time.After(time.Second):
+						}
+					}
+				}), ClientOptions{}
+			},
+			wantErr: "timed out after 400ms",
+		},
+		{
+			name: "never answers: times out",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					<-r.Context().Done()
+				}), ClientOptions{}
+			},
+			wantErr: "timed out after 400ms",
+		},
+		{
+			name: "self-signed TLS refused by default",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startTLSServer(t).URL + "/metrics", ClientOptions{}
+			},
+			wantErr: "TLS: certificate signed by unknown authority",
+		},
+		{
+			name: "self-signed TLS accepted with Insecure",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startTLSServer(t).URL + "/metrics", ClientOptions{Insecure: true}
+			},
+		},
+		{
+			name: "self-signed TLS accepted with its CA file",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				srv := startTLSServer(t)
+				ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+				return srv.URL + "/metrics", ClientOptions{CAFile: writeFile(t, "ca.pem", ca)}
+			},
+		},
+		{
+			name: "bearer token sent",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, requireToken(testToken)),
+					ClientOptions{BearerTokenFile: writeFile(t, "token", []byte(testToken+"\n"))}
+			},
+		},
+		{
+			name: "wrong bearer token: 401, token not in the error",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				return startServer(t, requireToken("other")),
+					ClientOptions{BearerTokenFile: writeFile(t, "token", []byte(testToken))}
+			},
+			wantErr: "HTTP 401 Unauthorized",
+		},
+		{
+			name: "Authorization and extra headers not forwarded to another host on redirect",
+			setup: func(t *testing.T) (string, ClientOptions) {
+				foreign := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					authMu.Lock()
+					foreignAuth, foreignExtra = r.Header.Get("Authorization"), r.Header.Get("X-Tenant")
+					authMu.Unlock()
+					servePage(healthyPage, "text/plain")(w, r)
+				})
+				origin := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+					if r.Header.Get("Authorization") != "Bearer "+testToken || r.Header.Get("X-Tenant") != "blue" {
+						http.Error(w, "origin did not get the credentials", http.StatusBadRequest)
+						return
+					}
+					http.Redirect(w, r, foreign, http.StatusFound)
+				})
+				return origin, ClientOptions{
+					BearerTokenFile: writeFile(t, "token", []byte(testToken)),
+					Headers:         []string{"X-Tenant: blue"},
+				}
+			},
+			after: func(t *testing.T) {
+				authMu.Lock()
+				defer authMu.Unlock()
+				if foreignAuth != "" || foreignExtra != "" {
+					t.Errorf("other host got Authorization %q and X-Tenant %q", foreignAuth, foreignExtra)
+				}
+			},
+		},
+	}
+}
+
+func requireToken(token string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "", http.StatusUnauthorized)
+			return
+		}
+		servePage(healthyPage, "text/plain")(w, r)
+	}
+}
+
+func startServer(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/metrics"
+}
+
+func startTLSServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(servePage(healthyPage, "text/plain"))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Every broken target fails with its own clear error, while a healthy
+// target polled beside it by the same poller keeps its figures.
+func TestHardening(t *testing.T) {
+	healthyURL := startServer(t, servePage(healthyPage, "text/plain; version=0.0.4"))
+	healthy, err := ParseTarget(healthyURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range hardeningCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			url, copts := tc.setup(t)
+			target, err := ParseTarget(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPoller([]Target{healthy, target}, Options{
+				Interval: 10 * time.Second, Timeout: 400 * time.Millisecond, Client: copts,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { _ = p.Run(ctx); close(done) }()
+			<-p.ScrapeNow()
+			cancel()
+			<-done
+
+			good, _ := p.Latest(0)
+			if !good.OK() || good.Total.Scalars[analysis.Running] != 5 {
+				t.Errorf("healthy neighbour: err %q running %v", good.Err, good.Total.Scalars[analysis.Running])
+			}
+			bad, ok := p.Latest(1)
+			if !ok {
+				t.Fatal("no sample")
+			}
+			t.Logf("error: %q", bad.Err)
+			if strings.Contains(bad.Err, testToken) {
+				t.Errorf("error leaks the token: %q", bad.Err)
+			}
+			if strings.ContainsFunc(bad.Err, isControl) {
+				t.Errorf("error has control characters: %q", bad.Err)
+			}
+			switch {
+			case tc.wantErr == "":
+				if !bad.OK() || bad.Total.Scalars[analysis.Running] != 5 {
+					t.Errorf("err %q running %v, want a good scrape", bad.Err, bad.Total.Scalars[analysis.Running])
+				}
+			case !strings.Contains(bad.Err, tc.wantErr):
+				t.Errorf("err %q, want %q", bad.Err, tc.wantErr)
+			}
+			if tc.after != nil {
+				tc.after(t)
+			}
+		})
+	}
+}
+
+// Fetch's error names the target; its problem is what Sample.Err shows.
+func TestFetchErrorNamesTarget(t *testing.T) {
+	target, _ := ParseTarget(closedPort(t))
+	c, err := NewClient(ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.Fetch(context.Background(), target, time.Second, nil)
+	var se *Error
+	if !errors.As(err, &se) || err.Error() != target.Name+": connection refused" {
+		t.Errorf("error %v, want %q", err, target.Name+": connection refused")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{&net.DNSError{Name: "gpu-x", Err: "no such host", IsNotFound: true}, "DNS lookup failed for gpu-x"},
+		{&net.DNSError{Name: "gpu-x\x1b[2J", Err: "no such host"}, "DNS lookup failed for gpu-x"},
+		{context.DeadlineExceeded, "timed out after 800ms"},
+		{errors.New("weird \x07failure"), "weird failure"},
+	}
+	for _, tt := range tests {
+		if got := describe(context.Background(), tt.err, 800*time.Millisecond); got != tt.want {
+			t.Errorf("describe(%v) = %q, want %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestNewClientRejectsBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts ClientOptions
+		want string
+	}{
+		{"malformed header, value not echoed", ClientOptions{Headers: []string{"NoColonHere-secret"}}, `header must be "Key: Value"`},
+		{"missing CA file", ClientOptions{CAFile: filepath.Join(t.TempDir(), "nope.pem")}, "CA file"},
+		{"CA file without PEM", ClientOptions{CAFile: writeFile(t, "ca.pem", []byte("junk"))}, "no PEM certificate"},
+		{"empty token file", ClientOptions{BearerTokenFile: writeFile(t, "tok", []byte("\n"))}, "is empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewClient(tt.opts)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package scrape
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// FuzzIngest feeds arbitrary pages to Ingest: it must never panic, every
+// string it returns must be safe for a terminal, and a page it accepts must
+// keep the Sample's invariants.
+func FuzzIngest(f *testing.F) {
+	entries, err := os.ReadDir(realDir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".txt") {
+			continue
+		}
+		b, err := os.ReadFile(realDir + "/" + e.Name())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, "text/plain; version=0.0.4")
+		f.Add(cleanReal(e.Name(), b), "text/plain")
+	}
+	f.Add([]byte(omPage), "application/openmetrics-text; version=1.0.0")
+	f.Add([]byte("vllm:num_requests_running{engine=\"\x1b[31m0\",model_name=\"\x9b2J\"} 1\n"), "")
+
+	in := NewIngester() // shared, as a target's is across scrapes
+	f.Fuzz(func(t *testing.T, body []byte, contentType string) {
+		s, err := in.Ingest(body, contentType)
+		if err != nil {
+			if unsafeText(err.Error()) {
+				t.Errorf("error not sanitized: %q", err.Error())
+			}
+			return
+		}
+		texts := append([]string{s.Model}, s.Warnings...)
+		for _, e := range s.Engines {
+			texts = append(texts, e.Name)
+		}
+		for _, txt := range texts {
+			if unsafeText(txt) {
+				t.Errorf("string not sanitized: %q", txt)
+			}
+		}
+		if len(s.Engines) == 1 || len(s.Engines) > MaxEngines {
+			t.Errorf("%d engines listed", len(s.Engines))
+		}
+		for h := range analysis.NumHistograms {
+			b := s.Total.Histograms[h]
+			if len(b.Bounds) != len(b.Counts) {
+				t.Errorf("histogram %d: %d bounds, %d counts", h, len(b.Bounds), len(b.Counts))
+			}
+			for i := 1; i < len(b.Bounds); i++ {
+				if b.Bounds[i] <= b.Bounds[i-1] {
+					t.Errorf("histogram %d: bounds not ascending: %v", h, b.Bounds)
+					break
+				}
+			}
+		}
+	})
+}
+
+// unsafeText reports text that could drive a terminal: control characters
+// (C0, DEL, C1) or more than the sanitizer's cap.
+func unsafeText(s string) bool {
+	return strings.ContainsFunc(s, isControl) || len(s) > analysis.MaxTextLen+len("…")+200
+}

@@ -1,0 +1,449 @@
+package scrape
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"mime"
+	"slices"
+	"strconv"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Limits that keep a hostile or enormous page from costing unbounded CPU or
+// memory. Whatever they drop is named in Sample.Warnings.
+const (
+	// MaxEngines is how many distinct engine label values one page may
+	// carry; series of further engines are ignored.
+	MaxEngines = 64
+	// MaxSeries is how many series of wanted families (a histogram counts
+	// once) are read from one page.
+	MaxSeries = 2000
+	// maxKeptLines caps the lines handed to the parser (buckets count).
+	maxKeptLines = 50000
+	// maxInternedBounds caps the bucket-bound lists remembered per target,
+	// so a page that invents new buckets on every scrape cannot grow it.
+	maxInternedBounds = 64
+)
+
+// Problems of a page, as shown to the user.
+var (
+	errEmptyBody = errors.New("empty body")
+	errHTML      = errors.New("HTML page, not Prometheus metrics")
+	errJSON      = errors.New("JSON, not Prometheus metrics")
+	errProtobuf  = errors.New("protobuf exposition is not supported")
+)
+
+// Ingester reduces pages of one target to Samples. It keeps the buffers of
+// the previous page for reuse and interns bucket bounds, the model name and
+// engine names so that the samples of one target share them. Not safe for
+// concurrent use: give each target its own.
+type Ingester struct {
+	parser   expfmt.TextParser
+	reader   bytes.Reader
+	filtered []byte  // the lines of wanted families, rewritten to text format
+	lineMap  []int32 // original line number of each filtered line
+	typed    []bool  // per family row: a # TYPE line has been written
+	pairs    []bucketPair
+
+	bounds  map[string][]float64
+	keyBuf  []byte
+	model   string // last model name, raw and sanitized
+	modelOK string
+	engines map[string]string
+}
+
+type bucketPair struct{ bound, count float64 }
+
+// NewIngester returns an Ingester with empty state.
+func NewIngester() *Ingester {
+	return &Ingester{
+		parser:  expfmt.NewTextParser(model.UTF8Validation),
+		typed:   make([]bool, len(families)),
+		bounds:  make(map[string][]float64),
+		engines: make(map[string]string),
+	}
+}
+
+// emptyBounds marks a histogram exported with _sum and _count but no
+// buckets: present (the mean is known), quantiles n/a.
+var emptyBounds = []float64{}
+
+// Ingest parses one page. contentType is the response's Content-Type (may
+// be empty). The returned Sample has no Time: the caller stamps it. An
+// error means the page is not usable; its text is short and meant for the
+// user ("parse error at line 12: ...").
+//
+// Duplicate series are summed (gauges running and waiting, counters,
+// buckets) or averaged (KV cache usage), exactly as series of different
+// engines are; a page with duplicates is malformed and this is the least
+// surprising reading of it. NaN and ±Inf values are kept as given; negative
+// gauges are dropped with a warning.
+func (in *Ingester) Ingest(body []byte, contentType string) (analysis.Sample, error) {
+	om, err := pageFormat(body, contentType)
+	if err != nil {
+		return analysis.Sample{}, err
+	}
+	hasVLLM, dropped := in.filter(body, om)
+	in.reader.Reset(in.filtered)
+	fams, err := in.parser.TextToMetricFamilies(&in.reader)
+	if err != nil {
+		return analysis.Sample{}, in.parseError(err)
+	}
+	b := builder{in: in, sample: analysis.Sample{
+		HasVLLM:          hasVLLM,
+		Total:            analysis.NewSeries(),
+		KVCapacityTokens: math.NaN(),
+		ProcessStartTime: math.NaN(),
+		ProcessRSSBytes:  math.NaN(),
+		GCCollections:    math.NaN(),
+		HTTPRequests:     math.NaN(),
+	}}
+	if dropped > 0 {
+		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, dropped))
+	}
+	b.read(fams)
+	return b.finish(), nil
+}
+
+// pageFormat dispatches on the Content-Type and reports whether the body is
+// OpenMetrics, or why it cannot be read at all.
+func pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return false, errEmptyBody
+	}
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	switch mediaType {
+	case "text/html", "application/xhtml+xml":
+		return false, errHTML
+	case "application/json":
+		return false, errJSON
+	case "application/vnd.google.protobuf":
+		return false, errProtobuf
+	case "application/openmetrics-text":
+		return true, nil
+	}
+	switch {
+	case trimmed[0] == '<':
+		return false, errHTML
+	case trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}', trimmed[0] == '[' && trimmed[len(trimmed)-1] == ']':
+		return false, errJSON // a metrics page never starts and ends so
+	}
+	return bytes.HasSuffix(trimmed, []byte("# EOF")), nil
+}
+
+// parseError turns the parser's error into "parse error at line N: ...",
+// with N the line of the original page.
+func (in *Ingester) parseError(err error) error {
+	var pe expfmt.ParseError
+	if errors.As(err, &pe) {
+		line := pe.Line
+		if line >= 1 && line <= len(in.lineMap) {
+			line = int(in.lineMap[line-1])
+		}
+		return fmt.Errorf("parse error at line %d: %s", line, analysis.Sanitize(pe.Msg))
+	}
+	return fmt.Errorf("parse error: %s", analysis.Sanitize(err.Error()))
+}
+
+// filter copies the lines of wanted families into in.filtered, so the
+// parser never sees the rest of the page. OpenMetrics is rewritten to text
+// format on the way: counter families get their _total name, exemplars,
+// # UNIT and # EOF go. HELP lines are dropped (vtop never reads them). A
+// family whose samples come before any TYPE line gets one, so that an
+// untyped histogram's buckets still assemble.
+func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
+	in.filtered = in.filtered[:0]
+	in.lineMap = in.lineMap[:0]
+	clear(in.typed)
+	kept := 0
+	for lineNo := int32(1); len(body) > 0; lineNo++ {
+		line, rest, hadNewline := cutLine(body)
+		body = rest
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] == '#' {
+			if in.typeLine(line, lineNo, om) {
+				hasVLLM = true
+			}
+			continue
+		}
+		name := sampleName(line)
+		if bytes.HasPrefix(name, vllmPrefix) {
+			hasVLLM = true
+		}
+		idx, ok := lookupSample(string(name))
+		if !ok {
+			continue
+		}
+		if kept >= maxKeptLines {
+			dropped++
+			continue
+		}
+		kept++
+		if !in.typed[idx] {
+			in.typed[idx] = true
+			typ := "untyped"
+			if families[idx].kind == kindHistogram {
+				typ = "histogram"
+			}
+			in.emit(lineNo, true, "# TYPE ", families[idx].name, " ", typ)
+		}
+		if om {
+			line = stripExemplar(line, len(name))
+		}
+		in.emitBytes(line, lineNo, hadNewline)
+	}
+	return hasVLLM, dropped
+}
+
+var vllmPrefix = []byte("vllm:")
+
+// typeLine handles a comment line: a # TYPE of a wanted family is copied
+// (once), everything else dropped. It reports whether the line names a
+// vllm: family.
+func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
+	keyword, rest := nextField(line[1:])
+	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
+		return false
+	}
+	nameB, rest := nextField(rest)
+	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
+	if string(keyword) != "TYPE" {
+		return isVLLM
+	}
+	typB, _ := nextField(rest)
+	name, typ := string(nameB), string(typB)
+	if om {
+		name, typ = openMetricsType(name, typ)
+	}
+	switch typ {
+	case "counter", "gauge", "histogram", "summary", "untyped":
+	default:
+		typ = "untyped"
+	}
+	idx, ok := familyIndex[name]
+	if !ok || in.typed[idx] {
+		return isVLLM
+	}
+	in.typed[idx] = true
+	in.emit(lineNo, true, "# TYPE ", name, " ", typ)
+	return isVLLM
+}
+
+// openMetricsType maps an OpenMetrics family to the text format's name and
+// type: counters and infos are named without their sample suffix there.
+func openMetricsType(name, typ string) (string, string) {
+	switch typ {
+	case "counter":
+		return name + "_total", typ
+	case "info":
+		return name + "_info", "gauge"
+	case "unknown", "stateset":
+		return name, "gauge"
+	}
+	return name, typ
+}
+
+// emit appends one synthetic line made of parts.
+func (in *Ingester) emit(lineNo int32, newline bool, parts ...string) {
+	for _, p := range parts {
+		in.filtered = append(in.filtered, p...)
+	}
+	if newline {
+		in.filtered = append(in.filtered, '\n')
+	}
+	in.lineMap = append(in.lineMap, lineNo)
+}
+
+// emitBytes appends one line of the page. The final newline is kept only if
+// the page had it, so a page cut mid-line fails to parse as it should.
+func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
+	in.filtered = append(in.filtered, line...)
+	if newline {
+		in.filtered = append(in.filtered, '\n')
+	}
+	in.lineMap = append(in.lineMap, lineNo)
+}
+
+// cutLine splits off the first line (without \n or \r\n).
+func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil, false
+	}
+	line = b[:i]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, b[i+1:], true
+}
+
+// nextField returns the next space-separated field of b and what follows.
+func nextField(b []byte) (field, rest []byte) {
+	b = bytes.TrimLeft(b, " \t")
+	i := bytes.IndexAny(b, " \t")
+	if i < 0 {
+		return b, nil
+	}
+	return b[:i], b[i:]
+}
+
+// sampleName returns the metric name at the start of a sample line.
+func sampleName(line []byte) []byte {
+	for i, c := range line {
+		if c == '{' || c == ' ' || c == '\t' {
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// stripExemplar cuts an OpenMetrics exemplar (" # {...} v [ts]") off a
+// sample line. The label set is skipped with its quoting so that a '#'
+// inside a label value is not taken for one.
+func stripExemplar(line []byte, nameLen int) []byte {
+	i := nameLen
+	if i < len(line) && line[i] == '{' {
+		inQuote := false
+		for i++; i < len(line); i++ {
+			c := line[i]
+			if inQuote {
+				if c == '\\' {
+					i++
+				} else if c == '"' {
+					inQuote = false
+				}
+				continue
+			}
+			if c == '"' {
+				inQuote = true
+			} else if c == '}' {
+				i++
+				break
+			}
+		}
+	}
+	if j := bytes.IndexByte(line[min(i, len(line)):], '#'); j >= 0 {
+		return bytes.TrimRight(line[:i+j], " \t")
+	}
+	return line
+}
+
+// internBounds returns the shared copy of a list of bounds, so that every
+// sample of a target points at one slice per histogram.
+func (in *Ingester) internBounds(pairs []bucketPair) []float64 {
+	if len(pairs) == 0 {
+		return emptyBounds
+	}
+	in.keyBuf = in.keyBuf[:0]
+	for _, p := range pairs {
+		in.keyBuf = strconv.AppendUint(in.keyBuf, math.Float64bits(p.bound), 36)
+		in.keyBuf = append(in.keyBuf, ',')
+	}
+	if b, ok := in.bounds[string(in.keyBuf)]; ok {
+		return b
+	}
+	if len(in.bounds) >= maxInternedBounds {
+		clear(in.bounds)
+	}
+	b := make([]float64, len(pairs))
+	for i, p := range pairs {
+		b[i] = p.bound
+	}
+	in.bounds[string(in.keyBuf)] = b
+	return b
+}
+
+// internModel returns the sanitized model name, reusing the last one.
+func (in *Ingester) internModel(raw string) string {
+	if raw != in.model {
+		in.model, in.modelOK = raw, analysis.Sanitize(raw)
+	}
+	return in.modelOK
+}
+
+// internEngine returns the sanitized engine name.
+func (in *Ingester) internEngine(raw string) string {
+	if s, ok := in.engines[raw]; ok {
+		return s
+	}
+	if len(in.engines) >= 4*MaxEngines {
+		clear(in.engines)
+	}
+	s := analysis.Sanitize(raw)
+	in.engines[raw] = s
+	return s
+}
+
+// labelValue returns the value of the named label, or "".
+func labelValue(m *dto.Metric, name string) string {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue()
+		}
+	}
+	return ""
+}
+
+// scalarValue reads a gauge, counter or untyped value; ok is false for
+// other types.
+func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
+	switch {
+	case t == dto.MetricType_GAUGE && m.Gauge != nil:
+		return m.Gauge.GetValue(), true
+	case t == dto.MetricType_COUNTER && m.Counter != nil:
+		return m.Counter.GetValue(), true
+	case t == dto.MetricType_UNTYPED && m.Untyped != nil:
+		return m.Untyped.GetValue(), true
+	}
+	return 0, false
+}
+
+// nanAdd adds v to an accumulator that starts absent (NaN).
+func nanAdd(acc, v float64) float64 {
+	if math.IsNaN(acc) {
+		return v
+	}
+	return acc + v
+}
+
+// sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
+// bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
+func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
+	pairs := in.pairs[:0]
+	for _, b := range h.GetBucket() {
+		c := float64(b.GetCumulativeCount())
+		if b.CumulativeCountFloat != nil {
+			c = b.GetCumulativeCountFloat()
+		}
+		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
+	}
+	slices.SortStableFunc(pairs, func(a, b bucketPair) int {
+		switch {
+		case a.bound < b.bound:
+			return -1
+		case a.bound > b.bound:
+			return 1
+		}
+		return 0
+	})
+	out := pairs[:0]
+	for _, p := range pairs {
+		if n := len(out); n > 0 && out[n-1].bound == p.bound {
+			out[n-1].count += p.count
+			continue
+		}
+		out = append(out, p)
+	}
+	in.pairs = pairs
+	return out
+}

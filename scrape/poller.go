@@ -1,0 +1,271 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Defaults of Options.
+const (
+	DefaultInterval       = time.Second
+	DefaultHistory        = 600 // ten minutes at one scrape a second
+	DefaultMaxConcurrency = 64
+	// maxDefaultTimeout caps the timeout derived from a long interval: a
+	// /metrics page that takes longer than this is a problem to show, not
+	// to wait for.
+	maxDefaultTimeout = 10 * time.Second
+)
+
+// Options configure a Poller.
+type Options struct {
+	// Interval between two scrapes of one target (default 1s).
+	Interval time.Duration
+	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
+	// kept below Interval so a slow target never stacks scrapes.
+	Timeout time.Duration
+	// History is the ring capacity per target, in samples (default 600).
+	History int
+	// MaxConcurrency bounds the scrapes in flight (default 64).
+	MaxConcurrency int
+	// Client configures TLS, auth, headers and the body cap.
+	Client ClientOptions
+	// Now stamps the samples and reports (default time.Now). Tests inject
+	// a clock here; scheduling still uses real timers.
+	Now func() time.Time
+}
+
+// withDefaults fills the zero fields.
+func (o Options) withDefaults() Options {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Timeout <= 0 || o.Timeout >= o.Interval {
+		o.Timeout = min(o.Interval*8/10, maxDefaultTimeout)
+	}
+	if o.History <= 0 {
+		o.History = DefaultHistory
+	}
+	if o.MaxConcurrency <= 0 {
+		o.MaxConcurrency = DefaultMaxConcurrency
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// targetState is everything the poller keeps for one target.
+type targetState struct {
+	target   Target
+	ingester *Ingester // used by the target's goroutine only
+	body     []byte    // reused response buffer, same owner
+	kick     chan struct{}
+
+	mu      sync.Mutex // guards ring and waiters
+	ring    *Ring
+	waiters []func()
+}
+
+// Poller scrapes every target on its own schedule into its own ring. A slow
+// or dead target only ever costs its own goroutine (and one concurrency
+// slot for at most Timeout).
+type Poller struct {
+	opts    Options
+	client  *Client
+	targets []*targetState
+	sem     chan struct{}
+}
+
+// NewPoller prepares a poller; nothing is scraped until Run. Duplicate
+// targets are scraped once. The error is about the client options (CA
+// file, token file, headers).
+func NewPoller(targets []Target, opts Options) (*Poller, error) {
+	opts = opts.withDefaults()
+	client, err := NewClient(opts.Client)
+	if err != nil {
+		return nil, err
+	}
+	p := &Poller{opts: opts, client: client, sem: make(chan struct{}, opts.MaxConcurrency)}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		if seen[t.URL] {
+			continue
+		}
+		seen[t.URL] = true
+		p.targets = append(p.targets, &targetState{
+			target:   t,
+			ingester: NewIngester(),
+			kick:     make(chan struct{}, 1),
+			ring:     NewRing(opts.History),
+		})
+	}
+	return p, nil
+}
+
+// Interval returns the scrape interval in use.
+func (p *Poller) Interval() time.Duration { return p.opts.Interval }
+
+// Timeout returns the per-scrape timeout in use.
+func (p *Poller) Timeout() time.Duration { return p.opts.Timeout }
+
+// Targets returns the targets, in the order of the snapshots.
+func (p *Poller) Targets() []Target {
+	out := make([]Target, len(p.targets))
+	for i, ts := range p.targets {
+		out[i] = ts.target
+	}
+	return out
+}
+
+// EnsureHistory grows every ring to hold at least n samples.
+func (p *Poller) EnsureHistory(n int) {
+	for _, ts := range p.targets {
+		ts.mu.Lock()
+		ts.ring.Grow(n)
+		ts.mu.Unlock()
+	}
+}
+
+// Run scrapes until ctx is done, then returns nil.
+func (p *Poller) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, ts := range p.targets {
+		wg.Go(func() { p.loop(ctx, ts) })
+	}
+	wg.Wait()
+	for _, ts := range p.targets {
+		ts.mu.Lock()
+		waiters := ts.waiters
+		ts.waiters = nil
+		ts.mu.Unlock()
+		for _, w := range waiters {
+			w()
+		}
+	}
+	return nil
+}
+
+// loop is one target's schedule: scrape, then wait for the interval or a
+// ScrapeNow kick.
+func (p *Poller) loop(ctx context.Context, ts *targetState) {
+	timer := time.NewTimer(0)
+	<-timer.C
+	for {
+		start := time.Now()
+		p.scrape(ctx, ts)
+		timer.Reset(max(p.opts.Interval-time.Since(start), 0))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-ts.kick:
+			timer.Stop()
+		}
+	}
+}
+
+// scrape takes one sample of ts and pushes it into its ring.
+func (p *Poller) scrape(ctx context.Context, ts *targetState) {
+	ts.mu.Lock()
+	waiters := ts.waiters
+	ts.waiters = nil
+	ts.mu.Unlock()
+	select { // this scrape serves any pending ScrapeNow
+	case <-ts.kick:
+	default:
+	}
+	defer func() {
+		for _, w := range waiters {
+			w()
+		}
+	}()
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	s := p.take(ctx, ts)
+	<-p.sem
+	if ctx.Err() != nil && !s.OK() {
+		return // shutting down: the failure is ours, not the target's
+	}
+	ts.mu.Lock()
+	ts.ring.Push(s)
+	ts.mu.Unlock()
+}
+
+// take fetches and ingests one page.
+func (p *Poller) take(ctx context.Context, ts *targetState) analysis.Sample {
+	now := p.opts.Now()
+	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, ts.body)
+	ts.body = body
+	if cap(ts.body) > 4<<20 {
+		ts.body = nil // one huge page must not pin its buffer for hours
+	}
+	var s analysis.Sample
+	if err == nil {
+		s, err = ts.ingester.Ingest(body, contentType)
+	}
+	if err != nil {
+		var se *Error
+		problem := err.Error()
+		if errors.As(err, &se) {
+			problem = se.Problem
+		}
+		s = analysis.Sample{Err: problem}
+	}
+	s.Time = now
+	return s
+}
+
+// ScrapeNow makes every target scrape at once. The returned channel is
+// closed when each target has finished a scrape that started after the
+// call (or Run has ended). Before Run starts, the scrapes wait for it.
+func (p *Poller) ScrapeNow() <-chan struct{} {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(len(p.targets))
+	for _, ts := range p.targets {
+		ts.mu.Lock()
+		ts.waiters = append(ts.waiters, wg.Done)
+		ts.mu.Unlock()
+		select {
+		case ts.kick <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// Snapshot appends each target's samples, oldest first, to dst[:0].
+// Passing the previous snapshot back reuses its slices, so the caller must
+// be done with it. Safe for concurrent use with Run.
+func (p *Poller) Snapshot(dst []analysis.TargetInput) []analysis.TargetInput {
+	n := len(p.targets)
+	dst = slices.Grow(dst[:0], n)[:n]
+	for i, ts := range p.targets {
+		ts.mu.Lock()
+		dst[i].Target = ts.target.Name
+		dst[i].Samples = ts.ring.Samples(dst[i].Samples)
+		ts.mu.Unlock()
+	}
+	return dst
+}
+
+// Latest returns the newest sample of the target at index i.
+func (p *Poller) Latest(i int) (analysis.Sample, bool) {
+	ts := p.targets[i]
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.ring.Latest()
+}

@@ -1,0 +1,139 @@
+// Package scrape owns the I/O of vtop: targets, the HTTP client, the parser
+// that reduces a /metrics page to an analysis.Sample, the per-target ring of
+// samples, the poller that fills the rings and the monitor that turns them
+// into reports. It knows nothing of the screen.
+package scrape
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+)
+
+// DefaultTargetURL is scraped when no target is given: vLLM's default port
+// on the local host.
+const DefaultTargetURL = "http://localhost:8000/metrics"
+
+// defaultPort is added to a bare host name given without scheme or port,
+// because that is where vLLM listens unless told otherwise.
+const defaultPort = "8000"
+
+// Target is one /metrics endpoint.
+type Target struct {
+	// URL is the full address scraped, e.g. "http://gpu-a:8000/metrics".
+	URL string
+	// Name is what the screen shows: host:port, plus the path when it is
+	// not /metrics (and the query, if any).
+	Name string
+}
+
+// DefaultTarget returns the target scraped when none is given.
+func DefaultTarget() Target {
+	t, err := ParseTarget(DefaultTargetURL)
+	if err != nil {
+		panic(err) // a constant that does not parse is a programming error
+	}
+	return t
+}
+
+// errCredentials is returned for user:pass@ in a target: the URL would end
+// up in the process list, the shell history and the screen.
+var errCredentials = errors.New("credentials in the URL are not allowed; use a bearer token file or a header instead")
+
+// ParseTarget reads "host:port", "host" (port 8000) or
+// "http(s)://host[:port][/path]". The scheme defaults to http and the path
+// to /metrics.
+func ParseTarget(s string) (Target, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Target{}, errors.New("empty target")
+	}
+	raw := s
+	if !strings.Contains(s, "://") {
+		if strings.Contains(s, "@") {
+			return Target{}, errCredentials
+		}
+		host := s
+		path := ""
+		if i := strings.IndexByte(s, '/'); i >= 0 {
+			host, path = s[:i], s[i:]
+		}
+		if _, _, err := net.SplitHostPort(host); err != nil {
+			host = net.JoinHostPort(strings.Trim(host, "[]"), defaultPort)
+		}
+		raw = "http://" + host + path
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url errors quote the input; it has no credentials here but may
+		// have control characters.
+		return Target{}, fmt.Errorf("invalid target %q", sanitizeTarget(s))
+	}
+	if u.User != nil {
+		return Target{}, errCredentials
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Target{}, fmt.Errorf("invalid target %q: scheme must be http or https", sanitizeTarget(s))
+	}
+	if u.Hostname() == "" {
+		return Target{}, fmt.Errorf("invalid target %q: no host", sanitizeTarget(s))
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	u.Fragment = ""
+	name := u.Host
+	if u.Path != "/metrics" {
+		name += u.Path
+	}
+	if u.RawQuery != "" {
+		name += "?" + u.RawQuery
+	}
+	return Target{URL: u.String(), Name: name}, nil
+}
+
+// sanitizeTarget keeps error messages about a typed target on one line.
+func sanitizeTarget(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// ReadTargetsFile reads one target per line. Blank lines and lines starting
+// with # are skipped; text after " #" is a comment. Errors name the file and
+// the line.
+func ReadTargetsFile(path string) ([]Target, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var targets []Target
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		t, err := ParseTarget(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		targets = append(targets, t)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return targets, nil
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/scrape"
+)
+
+// analyzeCmd is the "two readings" workflow: two saved pages, N seconds
+// apart, become rates, Little's law times and quantiles.
+type analyzeCmd struct {
+	Before  string  `arg:"" type:"existingfile" help:"The first saved /metrics page."`
+	After   string  `arg:"" type:"existingfile" help:"The second saved /metrics page."`
+	Seconds float64 `required:"" help:"Seconds between the two readings."`
+	JSON    bool    `help:"Print the report as one JSON object."`
+	analysisFlags
+}
+
+// readingEpoch anchors the two readings in time; only their distance
+// matters to the figures.
+var readingEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (a *analyzeCmd) run() (int, error) {
+	if a.Seconds <= 0 {
+		return exitUsage, usagef("--seconds %g: the readings must be taken some seconds apart", a.Seconds)
+	}
+	span := time.Duration(a.Seconds * float64(time.Second))
+	ingester := scrape.NewIngester()
+	before, err := readPage(ingester, a.Before, readingEpoch)
+	if err != nil {
+		return exitFailure, err
+	}
+	after, err := readPage(ingester, a.After, readingEpoch.Add(span))
+	if err != nil {
+		return exitFailure, err
+	}
+	target := analysis.TargetInput{Target: filepath.Base(a.After), Samples: []analysis.Sample{before, after}}
+	report := analysis.Analyze(after.Time, []analysis.TargetInput{target}, a.config(span, 1), nil)
+	if a.JSON {
+		err = writeJSON(os.Stdout, report, true)
+	} else {
+		err = writeText(os.Stdout, report)
+	}
+	if err != nil {
+		return exitFailure, err
+	}
+	return exitCode(report), nil
+}
+
+// readPage ingests one saved page as a sample taken at t. A page that does
+// not parse is an error naming the file.
+func readPage(in *scrape.Ingester, path string, t time.Time) (analysis.Sample, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return analysis.Sample{}, err
+	}
+	sample, err := in.Ingest(body, "")
+	if err != nil {
+		return analysis.Sample{}, fmt.Errorf("%s: %w", path, err)
+	}
+	sample.Time = t
+	return sample, nil
+}

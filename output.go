@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Exit codes of the one-shot commands, documented in the README.
+const (
+	exitHealthy  = 0  // every replica healthy or idle
+	exitDegraded = 1  // a replica is slow, full, preempting or stale
+	exitDown     = 2  // a replica is down
+	exitUsage    = 64 // bad flags or arguments (EX_USAGE)
+	exitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
+)
+
+// exitCode maps a report to the documented exit code: the worst replica
+// decides.
+func exitCode(r analysis.Report) int {
+	code := exitHealthy
+	for _, rep := range r.Replicas {
+		switch rep.State {
+		case analysis.StateDown:
+			return exitDown
+		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale:
+			code = exitDegraded
+		}
+	}
+	return code
+}
+
+// writeJSON writes the report as one JSON object (indented for --json, one
+// line for --jsonl).
+func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
+	enc := json.NewEncoder(w)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	return enc.Encode(r)
+}
+
+// writeText writes the report as the compact table a person reads in a
+// terminal or pastes into a ticket. Every string from a server is sanitized.
+func writeText(w io.Writer, r analysis.Report) error {
+	fmt.Fprintf(w, "vtop · window %s · %s\n\n", seconds(r.WindowSeconds), r.Time.Format("2006-01-02 15:04:05"))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
+	for _, rep := range r.Replicas {
+		f := rep.Figures
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
+			analysis.Sanitize(rep.Target), strings.ToUpper(rep.State.String()),
+			count(f.Running), count(f.Waiting), percent(f.KVCacheUsage),
+			fixed(f.RequestsPerSecond, 2), fixed(f.GenerationTokensPerSecond, 0),
+			duration(f.TTFT.P50), duration(f.TTFT.P99), duration(f.ITL.P50), duration(f.ITL.P99),
+			fixed(f.PreemptionsPerSecond, 2), percent(f.SuccessRate))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, rep := range r.Replicas {
+		writeReplicaNotes(w, rep)
+	}
+	writeFleet(w, r.Fleet)
+	return nil
+}
+
+// writeReplicaNotes writes the evidence and the first action of a replica,
+// plus Little's law figures a reader checks by hand.
+func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
+	f := rep.Figures
+	fmt.Fprintf(w, "\n%s  %s", analysis.Sanitize(rep.Target), strings.ToUpper(rep.State.String()))
+	if rep.Model != "" {
+		fmt.Fprintf(w, "  model %s", analysis.Sanitize(rep.Model))
+	}
+	fmt.Fprintln(w)
+	if rep.Error != "" {
+		fmt.Fprintf(w, "  error: %s\n", analysis.Sanitize(rep.Error))
+	}
+	if rep.WarmingUp {
+		fmt.Fprintln(w, "  warming up: rates and quantiles need two scrapes in the window")
+	} else {
+		fmt.Fprintf(w, "  %s req/s, %s prompt tok/s, %s gen tok/s; time running %s (Little's law: running ÷ finish rate); mean TTFT %s\n",
+			fixed(f.RequestsPerSecond, 2), fixed(f.PromptTokensPerSecond, 0), fixed(f.GenerationTokensPerSecond, 0),
+			duration(f.TimeRunningSeconds), duration(f.TTFT.Mean))
+	}
+	for _, reason := range rep.Reasons {
+		fmt.Fprintf(w, "  - %s\n", analysis.Sanitize(reason))
+	}
+	if rep.Action != "" {
+		fmt.Fprintf(w, "  → %s\n", analysis.Sanitize(rep.Action))
+	}
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(w, "  ! %s\n", analysis.Sanitize(warning))
+	}
+}
+
+// writeFleet writes the totals and the scaling advice of the fleet.
+func writeFleet(w io.Writer, fl analysis.FleetFigures) {
+	fmt.Fprintf(w, "\nfleet: %d replicas, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
+		fl.Replicas, fl.Up, fl.Down, fixed(fl.RequestsPerSecond, 2), fixed(fl.GenerationTokensPerSecond, 0),
+		count(fl.Waiting), duration(fl.WorstTTFTP99))
+	if fl.Worst != "" {
+		fmt.Fprintf(w, " · worst %s", analysis.Sanitize(fl.Worst))
+	}
+	fmt.Fprintln(w)
+	for _, im := range fl.Imbalance {
+		fmt.Fprintf(w, "  imbalance: %s\n", analysis.Sanitize(im.Text))
+	}
+	for _, line := range fl.Advice.Summary {
+		fmt.Fprintf(w, "  advice: %s\n", line)
+	}
+}
+
+// The formatters below print "n/a" for a figure the server does not export
+// or the window cannot give: never a fake 0.
+
+func count(n analysis.Num) string {
+	if !n.Known() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f", n.Float())
+}
+
+func fixed(n analysis.Num, digits int) string {
+	if !n.Known() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.*f", digits, n.Float())
+}
+
+func percent(n analysis.Num) string {
+	if !n.Known() {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", 100*n.Float())
+}
+
+func duration(n analysis.Num) string {
+	if !n.Known() {
+		return "n/a"
+	}
+	s := n.Float()
+	switch {
+	case math.Abs(s) >= 100:
+		return fmt.Sprintf("%.0fs", s)
+	case math.Abs(s) >= 1:
+		return fmt.Sprintf("%.2fs", s)
+	default:
+		return fmt.Sprintf("%.0fms", s*1000)
+	}
+}
+
+func seconds(s float64) string {
+	if s == math.Trunc(s) {
+		return fmt.Sprintf("%.0fs", s)
+	}
+	return fmt.Sprintf("%.1fs", s)
+}

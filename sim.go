@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vtop-dev/vtop/sim"
+)
+
+// simCmd serves simulated vLLM replicas for other tools (Prometheus, a
+// second vtop, curl) until interrupted.
+type simCmd struct {
+	Replicas    int    `default:"4" help:"How many replicas to serve."`
+	Scenario    string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
+	Listen      string `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
+	Seed        uint64 `default:"1" help:"Seed of the simulation."`
+	VLLMVersion string `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+}
+
+func (s *simCmd) run(ctx context.Context) error {
+	if s.Replicas < 1 || s.Replicas > 2000 {
+		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
+	}
+	fleet, err := sim.NewFleet(sim.Options{
+		Replicas:    s.Replicas,
+		Scenario:    sim.Scenario(s.Scenario),
+		Seed:        s.Seed,
+		VLLMVersion: s.VLLMVersion,
+		Listen:      s.Listen,
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	urls, err := fleet.Start(ctx)
+	if err != nil {
+		return err
+	}
+	defer fleet.Close()
+	for _, u := range urls {
+		fmt.Println(u)
+	}
+	<-ctx.Done()
+	return nil
+}

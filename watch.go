@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui"
+)
+
+// windowChoices are the windows `[` and `]` step through.
+var windowChoices = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
+
+// watchCmd is the default command: watch targets live, or once.
+type watchCmd struct {
+	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: http://localhost:8000/metrics."`
+	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
+
+	Interval time.Duration `default:"1s" help:"Time between two scrapes of a target."`
+	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
+	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
+	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
+
+	analysisFlags
+	clientFlags
+
+	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
+	JSON     bool          `help:"With --once: print the report as one JSON object."`
+	JSONL    bool          `name:"jsonl" help:"No screen: print the report as one JSON line per interval until interrupted or --duration."`
+	Duration time.Duration `help:"With --jsonl: stop after this long."`
+
+	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
+	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas."`
+	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum})."`
+}
+
+// analysisFlags are the thresholds of the analysis, shared by watch and
+// analyze.
+type analysisFlags struct {
+	SLOTTFT         time.Duration `name:"slo-ttft" default:"1s" help:"p99 TTFT above which a replica that is not full is SLOW."`
+	SLOITL          time.Duration `name:"slo-itl" default:"100ms" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
+	SLOE2E          time.Duration `name:"slo-e2e" help:"e2e latency counted in goodput (default: TTFT only)."`
+	TargetQueueTime time.Duration `default:"1s" help:"Acceptable queue time for the scaling advice (Little's law)."`
+}
+
+func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
+	return analysis.Config{
+		Window:          window,
+		SLOTTFT:         f.SLOTTFT,
+		SLOITL:          f.SLOITL,
+		SLOE2E:          f.SLOE2E,
+		TargetQueueTime: f.TargetQueueTime,
+		Hysteresis:      hysteresis,
+	}
+}
+
+// clientFlags configure how targets are reached.
+type clientFlags struct {
+	MaxBody         string   `default:"16MiB" placeholder:"SIZE" help:"Largest /metrics body read; reading stops there (e.g. 16MiB, 512KiB)."`
+	CAFile          string   `type:"existingfile" placeholder:"FILE" help:"PEM bundle of CAs to trust for https targets."`
+	Insecure        bool     `help:"Skip TLS certificate verification (marked loudly in the header)."`
+	BearerTokenFile string   `type:"existingfile" placeholder:"FILE" help:"Send the token in FILE as Authorization: Bearer (never shown, logged or put in JSON)."`
+	Header          []string `placeholder:"'K: V'" help:"Extra request header, repeatable. Not sent to another host on redirect."`
+}
+
+func (f clientFlags) options() (scrape.ClientOptions, error) {
+	maxBody, err := parseSize(f.MaxBody)
+	if err != nil {
+		return scrape.ClientOptions{}, usagef("--max-body: %v", err)
+	}
+	return scrape.ClientOptions{
+		MaxBody:         maxBody,
+		CAFile:          f.CAFile,
+		Insecure:        f.Insecure,
+		BearerTokenFile: f.BearerTokenFile,
+		Headers:         f.Header,
+	}, nil
+}
+
+func (w *watchCmd) validate() error {
+	switch {
+	case w.Interval < 100*time.Millisecond:
+		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
+	case w.Window < 2*w.Interval:
+		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
+	case w.JSON && !w.Once:
+		return usagef("--json goes with --once (use --jsonl for a stream)")
+	case w.Once && w.JSONL:
+		return usagef("--once and --jsonl exclude each other")
+	case w.Duration != 0 && !w.JSONL:
+		return usagef("--duration goes with --jsonl")
+	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
+		return usagef("--demo watches its own simulated fleet: give no targets")
+	case w.DemoFleet < 1 || w.DemoFleet > 500:
+		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
+	}
+	return nil
+}
+
+func (w *watchCmd) run(ctx context.Context) (int, error) {
+	if err := w.validate(); err != nil {
+		return exitUsage, err
+	}
+	clientOpts, err := w.options()
+	if err != nil {
+		return exitUsage, err
+	}
+	targets, err := w.targets(ctx)
+	if err != nil {
+		return exitUsage, err
+	}
+	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
+	switch {
+	case w.Once:
+		return w.runOnce(ctx, targets, opts)
+	case w.JSONL:
+		return exitHealthy, w.runJSONL(ctx, targets, opts, os.Stdout)
+	default:
+		return exitHealthy, w.runDashboard(ctx, targets, opts)
+	}
+}
+
+// targets resolves the targets: the demo fleet, the arguments and -f FILE,
+// or vLLM's default address.
+func (w *watchCmd) targets(ctx context.Context) ([]scrape.Target, error) {
+	if w.Demo {
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario))
+	}
+	var targets []scrape.Target
+	for _, arg := range w.Targets {
+		t, err := scrape.ParseTarget(arg)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		targets = append(targets, t)
+	}
+	if w.File != "" {
+		more, err := scrape.ReadTargetsFile(w.File)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		targets = append(targets, more...)
+	}
+	if len(targets) == 0 {
+		targets = []scrape.Target{scrape.DefaultTarget()}
+	}
+	return targets, nil
+}
+
+func (w *watchCmd) runOnce(ctx context.Context, targets []scrape.Target, opts scrape.Options) (int, error) {
+	report, err := scrape.Once(ctx, targets, opts, w.config(w.Window, 1), w.Window)
+	if err != nil {
+		return exitFailure, err
+	}
+	if w.JSON {
+		err = writeJSON(os.Stdout, report, true)
+	} else {
+		err = writeText(os.Stdout, report)
+	}
+	if err != nil {
+		return exitFailure, err
+	}
+	return exitCode(report), nil
+}
+
+// runJSONL runs the full live pipeline without a terminal: one JSON line per
+// report.
+func (w *watchCmd) runJSONL(ctx context.Context, targets []scrape.Target, opts scrape.Options, out io.Writer) error {
+	if w.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, w.Duration)
+		defer cancel()
+	}
+	var mu sync.Mutex
+	var writeErr error
+	mon, err := scrape.NewMonitor(targets, opts, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) {
+		mu.Lock()
+		defer mu.Unlock()
+		if writeErr == nil {
+			writeErr = writeJSON(out, r, false)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if err := mon.Run(ctx); err != nil {
+		return err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return writeErr
+}
+
+// runDashboard opens the live screen. Scrapes and analysis run on the
+// monitor's goroutines; reports reach the UI as messages.
+func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, opts scrape.Options) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	windows := windowChoices
+	if !slices.Contains(windows, w.Window) {
+		windows = append(slices.Clone(windows), w.Window)
+		slices.Sort(windows)
+	}
+	var program *tea.Program
+	mon, err := scrape.NewMonitor(targets, opts, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) {
+		program.Send(ui.ReportMsg{Report: r})
+	})
+	if err != nil {
+		return err
+	}
+	model := ui.New(ui.Options{
+		History:   max(1, int(w.History/w.Interval)),
+		Interval:  w.Interval,
+		Window:    w.Window,
+		Windows:   windows,
+		ScrapeNow: mon.ScrapeNow,
+		SetWindow: mon.SetWindow,
+		Insecure:  w.Insecure,
+		Demo:      w.Demo,
+		Version:   version,
+	})
+	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mon.Run(ctx)
+	}()
+	_, err = program.Run()
+	cancel()
+	<-done
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("terminal: %w", err)
+	}
+	return nil
+}
+
+// demoPreRoll is the simulated time the demo fleet has run before vtop
+// looks at it.
+const demoPreRoll = 2 * time.Minute
+
+// startDemo serves a simulated fleet on loopback for the life of ctx and
+// returns its targets: the demo goes through the same code path as real
+// servers.
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scrape.Target, error) {
+	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
+	if err != nil {
+		return nil, usagef("demo: %v", err)
+	}
+	// Open on a fleet that has run for a while, so that every state of the
+	// scenario has formed by the first frame.
+	fleet.Advance(demoPreRoll)
+	urls, err := fleet.Start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	targets := make([]scrape.Target, 0, len(urls))
+	for _, u := range urls {
+		t, err := scrape.ParseTarget(u)
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		targets = append(targets, t)
+	}
+	return targets, nil
+}

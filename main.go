@@ -25,13 +25,13 @@ var version = "dev"
 // cli is the whole command line. The watch command is the default: `vtop
 // gpu-a:8000` watches, `vtop analyze …` and `vtop sim …` are sub-commands.
 type cli struct {
-	Watch   watchCmd         `cmd:"" default:"withargs" help:"Watch vLLM replicas live (the default command)."`
+	Watch   watchCmd         `cmd:"" default:"withargs" help:"Watch vLLM replicas live (the default command: vtop [flags] [target…])."`
 	Analyze analyzeCmd       `cmd:"" help:"Report on two saved /metrics pages taken N seconds apart (curl …/metrics > before.txt)."`
 	Sim     simCmd           `cmd:"" help:"Serve simulated vLLM replicas on loopback, one URL per line, until interrupted."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }
 
-const description = `top for LLM inference servers.
+const description = `vtop: top for LLM inference servers.
 
 vtop scrapes the Prometheus /metrics page of vLLM replicas and shows, for each,
 whether it is HEALTHY, FULL (the queue grows at the batch cap: add replicas),
@@ -48,7 +48,9 @@ Examples:
   vtop analyze before.txt after.txt --seconds 60
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting or stale; 2 a replica is down; 64 usage error.`
+is slow, full, preempting or stale; 2 a replica is down; 64 usage error.
+
+Other commands: vtop analyze --help, vtop sim --help.`
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -70,13 +72,32 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "vtop:", err)
 		return exitFailure
 	}
-	code, done := parseArgs(parser, args)
+	code, done := parseArgs(parser, helpForWatch(args))
 	if done {
 		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return c.dispatch(ctx, code)
+}
+
+// helpForWatch sends `vtop --help` to the help of the default command, whose
+// flags are what a person running vtop wants to read; the sub-commands have
+// their own (`vtop analyze --help`).
+func helpForWatch(args []string) []string {
+	help := false
+	for _, arg := range args {
+		switch arg {
+		case "analyze", "sim", "watch":
+			return args
+		case "-h", "--help":
+			help = true
+		}
+	}
+	if !help {
+		return args
+	}
+	return append([]string{"watch"}, args...)
 }
 
 // exitRequest carries kong's exit (after --help or --version) out of Parse.

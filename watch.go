@@ -39,9 +39,12 @@ type watchCmd struct {
 	Duration time.Duration `help:"With --jsonl: stop after this long."`
 
 	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
-	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas."`
-	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum})."`
+	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
+	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
 }
+
+// Help is the long help of the default command: what `vtop --help` shows.
+func (w *watchCmd) Help() string { return description }
 
 // analysisFlags are the thresholds of the analysis, shared by watch and
 // analyze.
@@ -65,7 +68,7 @@ func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Con
 
 // clientFlags configure how targets are reached.
 type clientFlags struct {
-	MaxBody         string   `default:"16MiB" placeholder:"SIZE" help:"Largest /metrics body read; reading stops there (e.g. 16MiB, 512KiB)."`
+	MaxBody         string   `default:"16MiB" placeholder:"SIZE" help:"Largest /metrics body read; reading stops there (default 16MiB)."`
 	CAFile          string   `type:"existingfile" placeholder:"FILE" help:"PEM bundle of CAs to trust for https targets."`
 	Insecure        bool     `help:"Skip TLS certificate verification (marked loudly in the header)."`
 	BearerTokenFile string   `type:"existingfile" placeholder:"FILE" help:"Send the token in FILE as Authorization: Bearer (never shown, logged or put in JSON)."`
@@ -90,6 +93,8 @@ func (w *watchCmd) validate() error {
 	switch {
 	case w.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
+	case w.Timeout < 0 || w.Timeout >= w.Interval:
+		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", w.Timeout, w.Interval)
 	case w.Window < 2*w.Interval:
 		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
 	case w.JSON && !w.Once:

@@ -7,7 +7,8 @@ import (
 )
 
 // Imbalance rules: with at least imbalanceMinReplicas replicas up, a
-// replica whose figure is more than imbalanceFactor times the fleet median,
+// replica whose figure is more than imbalanceFactor times the fleet median
+// (and a metric's minimum gap away from it),
 // or less than its inverse, is named. A queue where the median replica has
 // none is named from imbalanceMinWaiting requests.
 const (
@@ -99,18 +100,9 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 	if len(up) < imbalanceMinReplicas {
 		return nil
 	}
-	metrics := []struct {
-		name   string
-		value  func(*ReplicaReport) Num
-		format func(float64) string
-	}{
-		{"requests_per_second", func(r *ReplicaReport) Num { return r.RequestsPerSecond }, func(x float64) string { return amount(x) + " req/s" }},
-		{"kv_cache_usage", func(r *ReplicaReport) Num { return r.KVCacheUsage }, func(x float64) string { return "KV cache " + percent(x) }},
-		{"waiting", func(r *ReplicaReport) Num { return r.Waiting }, func(x float64) string { return "waiting " + count(x) }},
-	}
 	var out []Imbalance
 	values := make([]float64, 0, len(up))
-	for _, m := range metrics {
+	for _, m := range imbalanceMetrics {
 		values = values[:0]
 		for _, r := range up {
 			if v := m.value(r); v.Known() {
@@ -123,24 +115,41 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 		med := median(values)
 		for _, r := range up {
 			v := m.value(r)
-			if !v.Known() || !farFromMedian(m.name, float64(v), med) {
+			if !v.Known() || !m.farFromMedian(float64(v), med) {
 				continue
 			}
 			out = append(out, Imbalance{
 				Target: r.Target, Metric: m.name, Value: v, Median: Num(med),
-				Text: fmt.Sprintf("%s: %s against a fleet median of %s", Sanitize(r.Target), m.format(float64(v)), m.format(med)),
+				Text: fmt.Sprintf("%s: %s %s against a fleet median of %s",
+					Sanitize(r.Target), m.label, m.format(float64(v)), m.format(med)),
 			})
 		}
 	}
 	return out
 }
 
+// imbalanceMetric is one figure compared across the fleet. A replica is far
+// from the median when it is more than imbalanceFactor times above or below
+// it and, so that small numbers do not raise alarms, at least minGap away.
+type imbalanceMetric struct {
+	name, label string
+	value       func(*ReplicaReport) Num
+	format      func(float64) string
+	minGap      float64
+}
+
+var imbalanceMetrics = []imbalanceMetric{
+	{"requests_per_second", "requests/s", func(r *ReplicaReport) Num { return r.RequestsPerSecond }, amount, 1},
+	{"kv_cache_usage", "KV cache", func(r *ReplicaReport) Num { return r.KVCacheUsage }, percent, 0.25},
+	{"waiting", "waiting", func(r *ReplicaReport) Num { return r.Waiting }, count, imbalanceMinWaiting},
+}
+
 // farFromMedian applies the imbalance rule to one value.
-func farFromMedian(metric string, v, med float64) bool {
-	if med > 0 {
-		return v > imbalanceFactor*med || v < med/imbalanceFactor
+func (m imbalanceMetric) farFromMedian(v, med float64) bool {
+	if math.Abs(v-med) < m.minGap {
+		return false
 	}
-	return metric == "waiting" && v >= imbalanceMinWaiting
+	return med <= 0 || v > imbalanceFactor*med || v < med/imbalanceFactor
 }
 
 // median of values (sorted in place).

@@ -116,3 +116,30 @@ func TestThresholdEvents(t *testing.T) {
 		}
 	}
 }
+
+func TestImbalanceRule(t *testing.T) {
+	byName := map[string]imbalanceMetric{}
+	for _, m := range imbalanceMetrics {
+		byName[m.name] = m
+	}
+	tests := []struct {
+		metric   string
+		v, med   float64
+		wantFar  bool
+		describe string
+	}{
+		{"requests_per_second", 6, 2, true, "three times the median and 4 req/s away"},
+		{"requests_per_second", 0, 1, false, "half a request a second is noise, not imbalance"},
+		{"requests_per_second", 0.5, 3, true, "a sixth of the median, 2.5 req/s away"},
+		{"kv_cache_usage", 0.14, 0.06, false, "14% against 6%: twice, but 8 points"},
+		{"kv_cache_usage", 0.95, 0.30, true, "95% against 30%"},
+		{"waiting", 12, 0, true, "a queue where the median replica has none"},
+		{"waiting", 3, 0, false, "three waiting is below the minimum"},
+		{"waiting", 100, 80, false, "within the factor"},
+	}
+	for _, tt := range tests {
+		if got := byName[tt.metric].farFromMedian(tt.v, tt.med); got != tt.wantFar {
+			t.Errorf("%s %v vs median %v (%s): far = %v, want %v", tt.metric, tt.v, tt.med, tt.describe, got, tt.wantFar)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 // replica whose figure is more than imbalanceFactor times the fleet median
 // (and a metric's minimum gap away from it),
 // or less than its inverse, is named. A queue where the median replica has
-// none is named from imbalanceMinWaiting requests.
+// none is named above imbalanceMinWaiting requests.
 const (
 	imbalanceMinReplicas = 3
 	imbalanceFactor      = 2.0
@@ -130,7 +130,7 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 
 // imbalanceMetric is one figure compared across the fleet. A replica is far
 // from the median when it is more than imbalanceFactor times above or below
-// it and, so that small numbers do not raise alarms, at least minGap away.
+// it and, so that small numbers do not raise alarms, more than minGap away.
 type imbalanceMetric struct {
 	name, label string
 	value       func(*ReplicaReport) Num
@@ -146,7 +146,7 @@ var imbalanceMetrics = []imbalanceMetric{
 
 // farFromMedian applies the imbalance rule to one value.
 func (m imbalanceMetric) farFromMedian(v, med float64) bool {
-	if math.Abs(v-med) < m.minGap {
+	if math.Abs(v-med) <= m.minGap {
 		return false
 	}
 	return med <= 0 || v > imbalanceFactor*med || v < med/imbalanceFactor

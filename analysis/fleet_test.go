@@ -129,12 +129,13 @@ func TestImbalanceRule(t *testing.T) {
 		describe string
 	}{
 		{"requests_per_second", 6, 2, true, "three times the median and 4 req/s away"},
-		{"requests_per_second", 0, 1, false, "half a request a second is noise, not imbalance"},
+		{"requests_per_second", 0, 1, false, "one request a second apart is noise, not imbalance"},
 		{"requests_per_second", 0.5, 3, true, "a sixth of the median, 2.5 req/s away"},
 		{"kv_cache_usage", 0.14, 0.06, false, "14% against 6%: twice, but 8 points"},
 		{"kv_cache_usage", 0.95, 0.30, true, "95% against 30%"},
 		{"waiting", 12, 0, true, "a queue where the median replica has none"},
 		{"waiting", 3, 0, false, "three waiting is below the minimum"},
+		{"waiting", 5, 0, false, "five waiting is not more than the minimum"},
 		{"waiting", 100, 80, false, "within the factor"},
 	}
 	for _, tt := range tests {

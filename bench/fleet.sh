@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# fleet.sh N T [RUNS] — CPU and peak RSS of vtop against Prometheus scraping
+# the same simulated vLLM fleet of N replicas for T seconds each, at a 1 s
+# interval, on 127.0.0.1 only. See BENCHMARKS.md.
+#
+#   bench/fleet.sh 10 30        # one run of each tool
+#   bench/fleet.sh 100 30 3     # three runs each, medians reported
+#   TUI=1 bench/fleet.sh 10 30  # also vtop drawing its dashboard in a
+#                               # detached tmux at 200x60
+#
+# vtop runs headless (`--jsonl -f targets --interval 1s > /dev/null`), so
+# the full analysis runs every second exactly as under the dashboard.
+# CPU is utime+stime of the process from /proc/PID/stat when it is stopped;
+# peak RSS is VmHWM from /proc/PID/status just before. The tools run one
+# after the other against the same simulator, so they never compete for the
+# cores.
+set -euo pipefail
+
+usage() { echo "usage: $0 N T [RUNS]   (N replicas, T seconds per run)" >&2; exit 64; }
+[[ $# -ge 2 && $# -le 3 ]] || usage
+N=$1 T=$2 RUNS=${3:-1}
+[[ $N =~ ^[0-9]+$ && $T =~ ^[0-9]+$ && $RUNS =~ ^[0-9]+$ && $N -ge 1 && $T -ge 2 && $RUNS -ge 1 ]] || usage
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+HZ=$(getconf CLK_TCK)
+TMUX_SOCKET="vtop-bench-$$"
+PIDS=()
+
+cleanup() {
+	for pid in "${PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
+
+echo "building vtop…" >&2
+(cd "$ROOT" && go build -o "$WORK/vtop" .)
+
+# The simulated fleet: one URL per line on stdout once it is serving.
+"$WORK/vtop" sim --replicas "$N" --scenario mixed >"$WORK/urls" 2>"$WORK/sim.log" &
+PIDS+=($!)
+for _ in $(seq 200); do
+	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break
+	sleep 0.05
+done
+[[ $(wc -l <"$WORK/urls") -ge $N ]] || { echo "the simulator did not start:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
+cp "$WORK/urls" "$WORK/targets"
+
+# Prometheus wants host:port per static target and one metrics_path per
+# job: group the URLs by path (the simulator serves /metrics on every one).
+{
+	echo "global:"
+	echo "  scrape_interval: 1s"
+	echo "  scrape_timeout: 800ms"
+	echo "scrape_configs:"
+	sed -E 's#^https?://([^/]+)(/.*)?$#\2 \1#' "$WORK/urls" | sort | awk '
+		{ path = ($1 == "" ? "/metrics" : $1); hosts[path] = hosts[path] "\"" $2 "\", " }
+		END {
+			i = 0
+			for (p in hosts) {
+				printf "  - job_name: vllm%d\n    metrics_path: %s\n    static_configs:\n      - targets: [%s]\n", i++, p, substr(hosts[p], 1, length(hosts[p]) - 2)
+			}
+		}'
+} >"$WORK/prometheus.yml"
+
+# measure PID: wait T seconds, read VmHWM, stop the process, print
+# "cpu_seconds peak_rss_kib". CPU is read before the stop so that shutdown
+# work (Prometheus' final head compaction) is not counted.
+measure() {
+	local pid=$1
+	sleep "$T"
+	if [[ ! -r /proc/$pid/stat ]]; then
+		echo "process $pid died early" >&2
+		return 1
+	fi
+	local hwm stat utime stime
+	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+	stat=$(cat "/proc/$pid/stat")
+	stat=${stat##*) } # the fields after "(comm) "; comm may hold spaces
+	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
+}
+
+run_vtop() {
+	"$WORK/vtop" --jsonl -f "$WORK/targets" --interval 1s >/dev/null 2>"$WORK/vtop.log" &
+	local pid=$!
+	PIDS+=("$pid")
+	measure "$pid"
+}
+
+run_vtop_tui() {
+	tmux -L "$TMUX_SOCKET" new-session -d -x 200 -y 60 \
+		"exec '$WORK/vtop' -f '$WORK/targets' --interval 1s 2>'$WORK/vtop-tui.log'"
+	local pid
+	pid=$(tmux -L "$TMUX_SOCKET" display-message -p '#{pane_pid}')
+	measure "$pid"
+	tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+}
+
+run_prometheus() {
+	local data
+	data=$(mktemp -d -p "$WORK")
+	prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$data" \
+		--web.listen-address=127.0.0.1:0 >"$WORK/prometheus.log" 2>&1 &
+	local pid=$!
+	PIDS+=("$pid")
+	measure "$pid"
+}
+
+# median of the numbers on stdin
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+TOOLS=(vtop prometheus)
+[[ ${TUI:-0} == 1 ]] && TOOLS=(vtop vtop-tui prometheus)
+for run in $(seq "$RUNS"); do
+	for tool in "${TOOLS[@]}"; do
+		echo "run $run/$RUNS: $tool, N=$N, T=${T}s…" >&2
+		case $tool in
+		vtop) run_vtop ;;
+		vtop-tui) run_vtop_tui ;;
+		prometheus) run_prometheus ;;
+		esac >>"$WORK/$tool.results"
+	done
+done
+
+printf '%-12s %5s %5s %5s %8s %8s %11s\n' tool N T runs "CPU s" "CPU %" "peak RSS MB"
+declare -A CPU RSS
+for tool in "${TOOLS[@]}"; do
+	CPU[$tool]=$(awk '{print $1}' "$WORK/$tool.results" | median)
+	RSS[$tool]=$(awk '{print $2}' "$WORK/$tool.results" | median)
+	awk -v t="$tool" -v n="$N" -v T="$T" -v r="$RUNS" -v c="${CPU[$tool]}" -v k="${RSS[$tool]}" \
+		'BEGIN { printf "%-12s %5d %5d %5d %8.2f %8.2f %11.1f\n", t, n, T, r, c, 100 * c / T, k / 1024 }'
+done
+for tool in "${TOOLS[@]}"; do
+	[[ $tool == prometheus ]] && continue
+	awk -v t="$tool" -v c="${CPU[$tool]}" -v pc="${CPU[prometheus]}" -v k="${RSS[$tool]}" -v pk="${RSS[prometheus]}" \
+		'BEGIN { printf "%s/prometheus: CPU %.2fx, peak RSS %.2fx\n", t, (pc > 0 ? c / pc : 0), k / pk }'
+done

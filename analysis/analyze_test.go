@@ -424,3 +424,55 @@ func TestJSONFieldNames(t *testing.T) {
 		t.Errorf("engines missing from JSON: %s", b)
 	}
 }
+
+// Just after vtop starts, the window reaches back before the first scrape:
+// rates are over the seconds vtop has watched, not diluted by the rest.
+func TestWindowStartsAtFirstGoodScrape(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples func() ([]Sample, time.Time)
+		want    float64
+	}{
+		{"5 s watched, 30 s window", func() ([]Sample, time.Time) {
+			return run(newServer(), 5, time.Second, finishing(6, chat))
+		}, 6},
+		{"first scrapes failed, then 4 s of good ones", func() ([]Sample, time.Time) {
+			good, now := run(newServer(), 4, time.Second, finishing(6, chat))
+			failed := []Sample{{Time: t0.Add(-3 * time.Second), Err: "connection refused"}, {Time: t0.Add(-2 * time.Second), Err: "connection refused"}}
+			return append(failed, good...), now
+		}, 6},
+		{"history older than the window: Prometheus's extrapolation over the window", func() ([]Sample, time.Time) {
+			return run(newServer(), 60, time.Second, finishing(6, chat))
+		}, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, now := tt.samples()
+			r := analyzeOne(samples, now, DefaultConfig())
+			if got := r.RequestsPerSecond.Float(); !sameFloat(got, tt.want) {
+				t.Errorf("requests/s = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// Requests that wait one scheduler step are not a full server: FULL needs a
+// queue in every reading.
+func TestFullNeedsPersistentQueue(t *testing.T) {
+	blips := func(s *server, i int) { s.waiting = float64((i % 2) * 3) }
+	s := newServer()
+	s.running, s.kv = 115, 0.3
+	samples, now := run(s, 30, time.Second, finishing(6, chat), blips)
+	if r := analyzeOne(samples, now, DefaultConfig()); r.State == StateFull {
+		t.Errorf("waiting 0,3,0,3… with running flat at 115 is %v (%q), want not full", r.State, r.Reasons)
+	}
+	for scrapes := 2; scrapes <= fullMinSamples; scrapes++ {
+		s = newServer()
+		s.running, s.kv, s.waiting = 256, 0.6, 41
+		samples, now = run(s, scrapes-1, time.Second, finishing(12, chat), queueing(41, 2))
+		r := analyzeOne(samples, now, DefaultConfig())
+		if wantFull := scrapes >= fullMinSamples; (r.State == StateFull) != wantFull {
+			t.Errorf("%d scrapes of a growing queue: %v (%q), want full = %v", scrapes, r.State, r.Reasons, wantFull)
+		}
+	}
+}

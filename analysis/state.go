@@ -33,6 +33,9 @@ const (
 	// staleMinSamples is how many good scrapes (two intervals) must show
 	// no counter movement before a replica is STALE.
 	staleMinSamples = 3
+	// fullMinSamples is how many good scrapes must show a persistent
+	// queue before a replica is FULL.
+	fullMinSamples = 3
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
@@ -105,7 +108,7 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 		return verdict{}, false
 	}
 	reasons := []string{fmt.Sprintf("%s preemptions over %s (%s/s), KV cache at %s",
-		amount(ev.Preemptions), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
+		count(ev.Preemptions), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
 	if f.RecomputedTokensPerSecond.Known() {
 		reasons = append(reasons, fmt.Sprintf("recomputing about %s tokens/s (preemptions/s × (mean prompt + half the mean output))",
 			count(f.RecomputedTokensPerSecond.Float())))
@@ -125,7 +128,9 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 // flat at its cap.
 func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	run, wait := ev.Running, ev.Waiting
-	if !(wait.Mean > 0) || !(run.Mean > 0) {
+	// A queue that persists through every reading, not requests that wait
+	// a step for the scheduler: a healthy server shows those too.
+	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < fullMinSamples {
 		return verdict{}, false
 	}
 	draining := f.WaitingGrowth < 0 && wait.Last < wait.First

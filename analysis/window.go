@@ -39,7 +39,26 @@ func newWindow(samples []Sample, now time.Time, length time.Duration) *window {
 			w.samples = append(w.samples, s)
 		}
 	}
+	w.startAtFirstGood(samples)
 	return w
+}
+
+// startAtFirstGood shortens a window that reaches back before the first
+// good scrape of the target: just after vtop starts (or a target first
+// answers) rates are over the time vtop has watched, which is Prometheus's
+// rate() over that shorter range, instead of being diluted by seconds
+// nobody saw. A window with older history is left as it is.
+func (w *window) startAtFirstGood(samples []Sample) {
+	for i := range samples {
+		if !samples[i].OK() {
+			continue
+		}
+		if first := samples[i].Time.UnixMilli(); first > w.startMs && first < w.endMs {
+			w.startMs = first
+			w.seconds = float64(w.endMs-first) / 1000
+		}
+		return
+	}
 }
 
 // seriesAt returns the value of one metric at the i-th sample of the window,

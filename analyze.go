@@ -40,15 +40,7 @@ func (a *analyzeCmd) run() (int, error) {
 	}
 	target := analysis.TargetInput{Target: filepath.Base(a.After), Samples: []analysis.Sample{before, after}}
 	report := analysis.Analyze(after.Time, []analysis.TargetInput{target}, a.config(span, 1), nil)
-	if a.JSON {
-		err = writeJSON(os.Stdout, report, true)
-	} else {
-		err = writeText(os.Stdout, report)
-	}
-	if err != nil {
-		return exitFailure, err
-	}
-	return exitCode(report), nil
+	return printReport(os.Stdout, report, a.JSON)
 }
 
 // readPage ingests one saved page as a sample taken at t. A page that does

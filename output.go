@@ -35,6 +35,21 @@ func exitCode(r analysis.Report) int {
 	return code
 }
 
+// printReport prints a one-shot report, as JSON or as text, and returns the
+// exit code its states call for.
+func printReport(w io.Writer, r analysis.Report, asJSON bool) (int, error) {
+	var err error
+	if asJSON {
+		err = writeJSON(w, r, true)
+	} else {
+		err = writeText(w, r)
+	}
+	if err != nil {
+		return exitFailure, err
+	}
+	return exitCode(r), nil
+}
+
 // writeJSON writes the report as one JSON object (indented for --json, one
 // line for --jsonl).
 func writeJSON(w io.Writer, r analysis.Report, indent bool) error {

@@ -166,15 +166,7 @@ func (w *watchCmd) runOnce(ctx context.Context, targets []scrape.Target, opts sc
 	if err != nil {
 		return exitFailure, err
 	}
-	if w.JSON {
-		err = writeJSON(os.Stdout, report, true)
-	} else {
-		err = writeText(os.Stdout, report)
-	}
-	if err != nil {
-		return exitFailure, err
-	}
-	return exitCode(report), nil
+	return printReport(os.Stdout, report, w.JSON)
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per

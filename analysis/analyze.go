@@ -60,6 +60,7 @@ func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaRepor
 		rep.Warnings = newestGood.Warnings
 	}
 	rep.WarmingUp = len(w.samples) < 2
+	rep.Samples = len(w.samples)
 
 	var c verdict
 	if v, down := downVerdict(samples, t.Target, now); down {

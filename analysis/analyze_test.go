@@ -476,3 +476,25 @@ func TestFullNeedsPersistentQueue(t *testing.T) {
 		}
 	}
 }
+
+// A replica that is full when vtop starts is shown FULL as soon as the
+// evidence allows (three scrapes), not a hysteresis later; once settled, a
+// change must still hold for cfg.Hysteresis readings.
+func TestFirstStateIsNotHeldBack(t *testing.T) {
+	s := newServer()
+	s.running, s.kv, s.waiting = 256, 0.6, 41
+	samples, _ := run(s, 10, time.Second, finishing(12, chat), queueing(41, 2))
+	cfg := DefaultConfig()
+	var prev *Report
+	firstFull := -1
+	for i := range samples {
+		r := Analyze(samples[i].Time, []TargetInput{{Target: "gpu-a:8000", Samples: samples[:i+1]}}, cfg, prev)
+		prev = &r
+		if r.Replicas[0].State == StateFull && firstFull < 0 {
+			firstFull = i
+		}
+	}
+	if firstFull != fullMinSamples-1 {
+		t.Errorf("FULL first shown at scrape %d, want %d (the first with enough evidence)", firstFull+1, fullMinSamples)
+	}
+}

@@ -179,6 +179,8 @@ type ReplicaReport struct {
 	ProcessRSSBytes Num `json:"process_rss_bytes"`
 	GCPerSecond     Num `json:"gc_collections_per_second"`
 
+	// Samples is how many good scrapes the window holds.
+	Samples int `json:"samples"`
 	// WarmingUp is true while the window holds fewer than two good samples:
 	// gauges are shown, rates and quantiles are not yet known.
 	WarmingUp bool `json:"warming_up"`

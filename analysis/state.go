@@ -231,7 +231,10 @@ const holdNote = "pending: "
 // (a server that answers again is not down); any other new state must be
 // the candidate on cfg.Hysteresis consecutive evaluations.
 func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
-	if prev == nil || n <= 1 || c.State == prev.State || c.State == StateDown || prev.State == StateDown {
+	// The first evaluations after a target appears only gather evidence:
+	// holding their provisional state back would delay the first real one.
+	settling := prev != nil && prev.Samples < fullMinSamples
+	if prev == nil || n <= 1 || settling || c.State == prev.State || c.State == StateDown || prev.State == StateDown {
 		return c, c.State, 0
 	}
 	count := 1

@@ -210,3 +210,21 @@ func TestDownPaneShowsErrorAndAge(t *testing.T) {
 		}
 	}
 }
+
+// A target that never answered is DOWN with no second scrape; it has its
+// own badge and must not keep the whole header "warming up".
+func TestDownReplicaDoesNotKeepFleetWarmingUp(t *testing.T) {
+	never := replica("gpu-x:8000", analysis.StateDown)
+	never.WarmingUp, never.Figures, never.LastGood = true, naFigures(), time.Time{}
+	settled := replica("gpu-a:8000", analysis.StateHealthy)
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, never, settled)})
+	if strings.Contains(m.View(), "warming up") {
+		t.Errorf("header says warming up with one settled replica and one down:\n%s", m.View())
+	}
+	warming := settled
+	warming.WarmingUp = true
+	m = send(newModel(120, 40), ReportMsg{Report: report(t0, never, warming)})
+	if !strings.Contains(m.View(), "warming up") {
+		t.Errorf("header does not say warming up while an answering replica lacks its second scrape:\n%s", m.View())
+	}
+}

@@ -105,10 +105,12 @@ func (m Model) headerLines(w int) []string {
 	return lines
 }
 
-// warmingUp reports whether any replica still lacks its second scrape.
+// warmingUp reports whether any replica that answers still lacks its second
+// scrape. A down replica has its own badge; it must not keep the whole fleet
+// "warming up".
 func (m Model) warmingUp() bool {
 	for i := range m.shown.Replicas {
-		if m.shown.Replicas[i].WarmingUp {
+		if r := &m.shown.Replicas[i]; r.WarmingUp && r.State != analysis.StateDown {
 			return true
 		}
 	}

@@ -127,10 +127,17 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 		c.NumGPUBlocks = 4096
 		c.Workload = Steady(1.1, LongChat)
 	case Spike:
+		// Chat within capacity; then 12/s, above the ≈ 7.7/s 256 sequences
+		// drain (FULL); then long reports at 1.5/s, which the cache cannot
+		// hold once their answers grow (PREEMPTING, once the chat backlog
+		// has cleared); then light chat while the backlog drains (back to
+		// HEALTHY before the cycle repeats). The ~135 reports of the long
+		// phase are finished within the recovery, so the queue does not
+		// carry over from one cycle to the next.
 		c.Workload = Workload{Phases: []Phase{
 			{Duration: 60 * time.Second, Load: Load{Rate: 5, Classes: []Class{Chat}}},
 			{Duration: 60 * time.Second, Load: Load{Rate: 12, Classes: []Class{Chat}}},
-			{Duration: 90 * time.Second, Load: Load{Rate: 5, Classes: []Class{LongChat}}},
+			{Duration: 90 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{LongReport}}},
 			{Duration: 150 * time.Second, Load: Load{Rate: 2, Classes: []Class{Chat}}},
 		}}
 	case Idle:

@@ -37,6 +37,12 @@ var LongRAG = Class{Weight: 1, PromptMedian: 16000, PromptSigma: 0.4, OutputMedi
 // LongChat is chat with long answers (reasoning, code): outputs around 1.5 k.
 var LongChat = Class{Weight: 1, PromptMedian: 900, PromptSigma: 0.6, OutputMedian: 1400, OutputSigma: 0.5, MaxTokens: 4096}
 
+// LongReport writes long reports from documents: prompts around 3 k tokens
+// and answers around 1.5 k. A batch of them holds ~4.5 k tokens per
+// sequence at the end, so a full H100 cache (~430 k tokens) holds fewer
+// than 100 of them: the engine admits more than it can finish and preempts.
+var LongReport = Class{Weight: 1, PromptMedian: 3000, PromptSigma: 0.4, OutputMedian: 1500, OutputSigma: 0.4, MaxTokens: 4096}
+
 // Load is the traffic offered to a replica during one phase.
 type Load struct {
 	// Rate is the mean arrival rate in requests per second (Poisson).

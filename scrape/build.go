@@ -102,16 +102,25 @@ func (b *builder) read(fams map[string]*dto.MetricFamily) {
 	}
 }
 
+// label returns the value of a label read by engine and model: the one the
+// filter took off the page's lines (bit), or the series' own.
+func (b *builder) label(m *dto.Metric, name string, bit uint8) string {
+	if v := labelValue(m, name); v != "" {
+		return v
+	}
+	return b.in.strippedValue(bit)
+}
+
 // readMetric folds one series of a wanted family into the sample.
 func (b *builder) readMetric(f family, t dto.MetricType, m *dto.Metric) {
 	switch f.kind {
 	case kindScalar, kindFinished, kindHistogram:
 		if b.sample.Model == "" {
-			if raw := labelValue(m, "model_name"); raw != "" {
+			if raw := b.label(m, "model_name", stripModel); raw != "" {
 				b.sample.Model = b.in.internModel(raw)
 			}
 		}
-		acc := b.engine(labelValue(m, "engine"))
+		acc := b.engine(b.label(m, "engine", stripEngine))
 		if acc == nil {
 			return
 		}

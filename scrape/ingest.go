@@ -51,6 +51,10 @@ type Ingester struct {
 	lineMap  []int32 // original line number of each filtered line
 	typed    []bool  // per family row: a # TYPE line has been written
 	pairs    []bucketPair
+	strip    [len(strippable)]labelStrip // labels taken off this page's lines
+	canStrip uint8                       // the labels filter may try (tests turn it off)
+	spans    []labelSpan
+	lineBuf  []byte
 
 	bounds  map[string][]float64
 	keyBuf  []byte
@@ -64,10 +68,11 @@ type bucketPair struct{ bound, count float64 }
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
 	return &Ingester{
-		parser:  expfmt.NewTextParser(model.UTF8Validation),
-		typed:   make([]bool, len(families)),
-		bounds:  make(map[string][]float64),
-		engines: make(map[string]string),
+		parser:   expfmt.NewTextParser(model.UTF8Validation),
+		typed:    make([]bool, len(families)),
+		canStrip: stripAll,
+		bounds:   make(map[string][]float64),
+		engines:  make(map[string]string),
 	}
 }
 
@@ -160,6 +165,24 @@ func (in *Ingester) parseError(err error) error {
 // family whose samples come before any TYPE line gets one, so that an
 // untyped histogram's buckets still assemble.
 func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
+	mask := in.canStrip
+	for {
+		var refused uint8
+		hasVLLM, dropped, refused = in.filterPass(body, om, mask)
+		if refused == 0 {
+			return hasVLLM, dropped
+		}
+		mask &^= refused // another pass, keeping the labels it could not take off
+	}
+}
+
+// filterPass is one pass of filter, stripping the labels of mask (see
+// stripLabels). It stops early and returns the labels that cannot be
+// stripped from this page.
+func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8) {
+	for l := range in.strip {
+		in.strip[l].seen, in.strip[l].stripped = false, false
+	}
 	in.filtered = in.filtered[:0]
 	in.lineMap = in.lineMap[:0]
 	clear(in.typed)
@@ -200,9 +223,25 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
 		if om {
 			line = stripExemplar(line, len(name))
 		}
+		if mask != 0 && readsByLabel(families[idx].kind) {
+			if line, refused = in.stripLabels(line, len(name), mask); refused != 0 {
+				return hasVLLM, dropped, refused
+			}
+		}
 		in.emitBytes(line, lineNo, hadNewline)
 	}
-	return hasVLLM, dropped
+	return hasVLLM, dropped, 0
+}
+
+// strippedValue returns the value of a label the filter took off every line
+// of the families read by label, or "" when it did not.
+func (in *Ingester) strippedValue(bit uint8) string {
+	for l := range strippable {
+		if bit == 1<<l && in.strip[l].stripped {
+			return in.strip[l].str
+		}
+	}
+	return ""
 }
 
 var vllmPrefix = []byte("vllm:")

@@ -20,10 +20,18 @@ type Monitor struct {
 	cfg analysis.Config
 }
 
-// NewMonitor prepares a monitor of targets. deliver is called from the
+// NewMonitor prepares a monitor of targets. Unless opts.History is set, the
+// rings hold just the analysis window. deliver is called from the
 // monitor's goroutine, one Report at a time (the UI forwards it with
 // Program.Send; --jsonl prints it).
 func NewMonitor(targets []Target, opts Options, cfg analysis.Config, deliver func(analysis.Report)) (*Monitor, error) {
+	if opts.History <= 0 {
+		// The rings need only cover the analysis window (the UI keeps its
+		// own history of derived points): EnsureHistory below sizes them,
+		// and SetWindow grows them. Ten minutes of raw samples per target
+		// would be most of vtop's memory.
+		opts.History = 2
+	}
 	p, err := NewPoller(targets, opts)
 	if err != nil {
 		return nil, err

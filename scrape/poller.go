@@ -28,7 +28,8 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples (default 600).
+	// History is the ring capacity per target, in samples (default 600;
+	// a Monitor defaults to what its analysis window needs).
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int

@@ -1,0 +1,178 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+// simEnv, when set in the environment of the test binary, turns it into a
+// simulated fleet of that many replicas: the benchmarks re-execute
+// themselves so that the simulator's CPU and allocations stay out of the
+// process they measure.
+const simEnv = "VTOP_BENCH_SIM_REPLICAS"
+
+func TestMain(m *testing.M) {
+	if n := os.Getenv(simEnv); n != "" {
+		os.Exit(serveFleet(n))
+	}
+	os.Exit(m.Run())
+}
+
+// serveFleet serves a mixed fleet in real time, prints one URL per line and
+// serves until its stdin closes (the parent is done or gone).
+func serveFleet(replicas string) int {
+	n, err := strconv.Atoi(replicas)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	signal.Ignore(os.Interrupt)
+	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fleet.Advance(2 * time.Minute)
+	urls, err := fleet.Start(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for _, u := range urls {
+		fmt.Println(u)
+	}
+	_, _ = bufio.NewReader(os.Stdin).ReadString(0) // returns at EOF
+	_ = fleet.Close()
+	return 0
+}
+
+// startFleetProcess serves n simulated replicas from a child process and
+// returns their targets; the child stops with the test.
+func startFleetProcess(tb testing.TB, n int) []scrape.Target {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), simEnv+"="+strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	targets := make([]scrape.Target, 0, n)
+	for len(targets) < n && lines.Scan() {
+		t, err := scrape.ParseTarget(lines.Text())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) < n {
+		tb.Fatalf("the simulator printed %d of %d URLs", len(targets), n)
+	}
+	return targets
+}
+
+// BenchmarkMonitorRound is one full round of the live pipeline over a
+// fleet of simulated replicas served by another process: every target
+// fetched over loopback HTTP and ingested, the rings snapshotted and the
+// whole fleet analysed. A virtual clock puts the rounds one second apart,
+// so the analysis window holds what it holds in a real run (30 samples).
+// core-share is CPU seconds per round: the share of one core vtop needs at
+// a 1 s interval, before drawing. Profile it with
+//
+//	go test -run '^$' -bench 'MonitorRound/100' -cpuprofile cpu.out ./bench/
+func BenchmarkMonitorRound(b *testing.B) {
+	for _, n := range []int{10, 100} {
+		b.Run(strconv.Itoa(n)+"-targets", func(b *testing.B) {
+			benchmarkRound(b, startFleetProcess(b, n))
+		})
+	}
+}
+
+func benchmarkRound(b *testing.B, targets []scrape.Target) {
+	var round atomic.Int64
+	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { return epoch.Add(time.Duration(round.Load()) * time.Second) }
+	reports := make(chan analysis.Report, 1)
+	mon, err := scrape.NewMonitor(targets, scrape.Options{Interval: time.Hour, Timeout: 5 * time.Second, Now: now},
+		analysis.DefaultConfig(), func(r analysis.Report) { reports <- r })
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mon.Run(ctx)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	next := func() analysis.Report {
+		round.Add(1)
+		mon.ScrapeNow()
+		return <-reports
+	}
+	<-reports      // the round Run starts with
+	for range 40 { // fill the window, as after the first half minute of a run
+		next()
+	}
+	b.ReportAllocs()
+	cpuBefore := cpuTime(b)
+	b.ResetTimer()
+	var last analysis.Report
+	for b.Loop() {
+		last = next()
+	}
+	b.StopTimer()
+	cpu := cpuTime(b) - cpuBefore
+	if len(last.Replicas) != len(targets) {
+		b.Fatalf("report has %d replicas, want %d", len(last.Replicas), len(targets))
+	}
+	for _, r := range last.Replicas {
+		if r.State == analysis.StateDown {
+			b.Fatalf("%s is down: %s", r.Target, r.Error)
+		}
+	}
+	// At one round a second, CPU seconds per round are the share of one
+	// core; wall time per round understates it on more than one core.
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "core-share")
+}
+
+// cpuTime returns the user and system CPU time of this process so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

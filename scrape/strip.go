@@ -1,0 +1,207 @@
+package scrape
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// The expfmt parser spends most of its time on labels: every label of every
+// line costs a handful of allocations, and model_name is the longest text
+// on a vLLM page. A page nearly always carries one model and often one
+// engine, so before parsing the filter takes those two labels off the lines
+// when that is a one-to-one rewrite, and the builder puts their single value
+// back. The parser, and so every figure, sees the same series either way:
+// the rewrite is only made when each line that vtop reads by engine and
+// model carries the label exactly once with the page's one value. Anything
+// else (a second model or engine, a line without the label, an escape in
+// the value, labels the scanner does not follow) makes the filter run again
+// without stripping that label.
+
+// Labels the filter may strip, as bits of a mask.
+const (
+	stripModel uint8 = 1 << iota
+	stripEngine
+	stripAll = stripModel | stripEngine
+)
+
+// strippable are the names of the labels in the order of their bits.
+var strippable = [...]string{"model_name", "engine"}
+
+// labelStrip is one strippable label's state during a filter pass.
+type labelStrip struct {
+	value    []byte // the page's one value (raw: it has no escapes)
+	str      string // value as a string, kept across pages while it holds
+	seen     bool   // value is set
+	stripped bool   // at least one line lost the label
+}
+
+// labelSpan is one name="value" pair of a line: [start, end) is the whole
+// pair, the value is [valStart, valEnd) without its quotes.
+type labelSpan struct {
+	start, nameEnd, valStart, valEnd, end int
+}
+
+// readsByLabel reports whether a family is read by engine and model_name:
+// only those lines are rewritten.
+func readsByLabel(kind familyKind) bool {
+	return kind == kindScalar || kind == kindFinished || kind == kindHistogram
+}
+
+// stripLabels returns line without the labels of mask, when that is safe;
+// the result may live in in.lineBuf. It returns the labels that cannot be
+// stripped on this page (the filter then runs again without them).
+func (in *Ingester) stripLabels(line []byte, nameLen int, mask uint8) (out []byte, refused uint8) {
+	spans, close, ok := in.labelSpans(line, nameLen)
+	if !ok {
+		return line, mask
+	}
+	var drop [len(strippable)]int
+	for l, name := range strippable {
+		bit := uint8(1) << l
+		drop[l] = -1
+		if mask&bit == 0 {
+			continue
+		}
+		found := -1
+		for i, sp := range spans {
+			if string(line[sp.start:sp.nameEnd]) != name {
+				continue
+			}
+			if found >= 0 {
+				return line, mask // a duplicate label: the parser's error to report
+			}
+			found = i
+		}
+		if found < 0 || !in.sameValue(l, line[spans[found].valStart:spans[found].valEnd]) {
+			refused |= bit
+			continue
+		}
+		drop[l] = found
+	}
+	if refused != 0 {
+		return line, refused
+	}
+	if drop[0] < 0 && drop[1] < 0 {
+		return line, 0
+	}
+	for l := range strippable {
+		if drop[l] >= 0 {
+			in.strip[l].stripped = true
+		}
+	}
+	return in.rebuild(line, nameLen, spans, close, drop), 0
+}
+
+// sameValue records the first value of label l on the page and reports
+// whether v is it. A value with an escape or invalid UTF-8 is refused: the
+// builder could not put it back exactly as the parser would read it.
+func (in *Ingester) sameValue(l int, v []byte) bool {
+	st := &in.strip[l]
+	if !st.seen {
+		if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+			return false
+		}
+		st.value = append(st.value[:0], v...)
+		if st.str != string(v) {
+			st.str = string(v)
+		}
+		st.seen = true
+		return true
+	}
+	return bytes.Equal(st.value, v)
+}
+
+// rebuild writes the line without the dropped pairs into in.lineBuf.
+func (in *Ingester) rebuild(line []byte, nameLen int, spans []labelSpan, close int, drop [len(strippable)]int) []byte {
+	// The braces stay even when empty: the value may follow '}' with no
+	// space, and the parser reads "name{}0" as it reads "name{l="v"}0".
+	buf := append(in.lineBuf[:0], line[:nameLen]...)
+	buf = append(buf, '{')
+	kept := 0
+	for i, sp := range spans {
+		if i == drop[0] || i == drop[1] {
+			continue
+		}
+		if kept > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, line[sp.start:sp.end]...)
+		kept++
+	}
+	buf = append(buf, line[close:]...)
+	in.lineBuf = buf
+	return buf
+}
+
+// labelSpans scans the label set that starts at line[nameLen] ('{'). It
+// returns the pairs and the index of the closing brace; ok is false for a
+// line without labels or with anything the text format's plain grammar
+// does not allow (quoted label names included), which is left to the
+// parser untouched.
+func (in *Ingester) labelSpans(line []byte, nameLen int) (spans []labelSpan, close int, ok bool) {
+	spans = in.spans[:0]
+	defer func() {
+		if cap(spans) > cap(in.spans) {
+			in.spans = spans[:0] // keep the grown buffer
+		}
+	}()
+	if nameLen >= len(line) || line[nameLen] != '{' {
+		return nil, 0, false
+	}
+	i := skipBlank(line, nameLen+1)
+	for i < len(line) && line[i] != '}' {
+		var sp labelSpan
+		sp.start = i
+		for i < len(line) && isLabelNameByte(line[i], i == sp.start) {
+			i++
+		}
+		sp.nameEnd = i
+		if sp.nameEnd == sp.start {
+			return nil, 0, false
+		}
+		i = skipBlank(line, i)
+		if i >= len(line) || line[i] != '=' {
+			return nil, 0, false
+		}
+		i = skipBlank(line, i+1)
+		if i >= len(line) || line[i] != '"' {
+			return nil, 0, false
+		}
+		sp.valStart = i + 1
+		for i++; i < len(line) && line[i] != '"'; i++ {
+			if line[i] == '\\' {
+				i++
+			}
+		}
+		if i >= len(line) {
+			return nil, 0, false
+		}
+		sp.valEnd = i
+		sp.end = i + 1
+		spans = append(spans, sp)
+		i = skipBlank(line, i+1)
+		if i < len(line) && line[i] == ',' {
+			i = skipBlank(line, i+1)
+		} else if i < len(line) && line[i] != '}' {
+			return nil, 0, false
+		}
+	}
+	if i >= len(line) {
+		return nil, 0, false
+	}
+	return spans, i, true
+}
+
+// skipBlank returns the index of the first byte at or after i that is not
+// a space or tab.
+func skipBlank(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// isLabelNameByte reports whether c may appear in a plain label name.
+func isLabelNameByte(c byte, first bool) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
+}

@@ -1,0 +1,148 @@
+package scrape
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// ingestBoth reads page with label stripping on and off and returns both
+// results as text (NaN-safe), with whether the fast path stripped anything.
+func ingestBoth(t *testing.T, page, contentType string) (fast, plain string, stripped bool) {
+	t.Helper()
+	show := func(in *Ingester) string {
+		s, err := in.Ingest([]byte(page), contentType)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("%#v", s)
+	}
+	fastIn, plainIn := NewIngester(), NewIngester()
+	plainIn.canStrip = 0
+	fast, plain = show(fastIn), show(plainIn)
+	if plainIn.strip[0].stripped || plainIn.strip[1].stripped {
+		t.Fatal("the as-is reading stripped labels")
+	}
+	return fast, plain, fastIn.strip[0].stripped || fastIn.strip[1].stripped
+}
+
+// TestStripLabelsChangesNothing proves that taking model_name and engine
+// off the lines before parsing gives the very Sample (or error) the parser
+// gives on the page as it is, including on pages where the rewrite must be
+// refused.
+func TestStripLabelsChangesNothing(t *testing.T) {
+	const h = "# TYPE vllm:e2e_request_latency_seconds histogram\n"
+	cases := []struct {
+		name      string
+		page      string
+		wantStrip bool
+	}{
+		{"one model one engine", h +
+			`vllm:num_requests_running{engine="0",model_name="m/x"} 3` + "\n" +
+			`vllm:e2e_request_latency_seconds_bucket{engine="0",model_name="m/x",le="1"} 2` + "\n" +
+			`vllm:e2e_request_latency_seconds_bucket{engine="0",model_name="m/x",le="+Inf"} 4` + "\n" +
+			`vllm:e2e_request_latency_seconds_sum{engine="0",model_name="m/x"} 5` + "\n" +
+			`vllm:e2e_request_latency_seconds_count{engine="0",model_name="m/x"} 4` + "\n" +
+			`vllm:request_success_total{engine="0",finished_reason="stop",model_name="m/x"} 9` + "\n" +
+			`process_start_time_seconds 100` + "\n", true},
+		{"two engines keep their names", h +
+			`vllm:num_requests_running{engine="0",model_name="m"} 3` + "\n" +
+			`vllm:num_requests_running{engine="1",model_name="m"} 4` + "\n" +
+			`vllm:e2e_request_latency_seconds_bucket{engine="1",model_name="m",le="+Inf"} 4` + "\n", true},
+		{"only label, spaces around", `vllm:num_requests_waiting{ model_name = "m" } 2` + "\n", true},
+		{"two models", `vllm:num_requests_running{model_name="a"} 1` + "\n" + `vllm:num_requests_running{model_name="b"} 2` + "\n", false},
+		{"a series without the label would merge with one with it", h +
+			`vllm:e2e_request_latency_seconds_bucket{model_name="m",le="+Inf"} 4` + "\n" +
+			`vllm:e2e_request_latency_seconds_sum{model_name="m"} 5` + "\n" +
+			`vllm:e2e_request_latency_seconds_bucket{le="+Inf"} 1` + "\n" +
+			`vllm:e2e_request_latency_seconds_sum 7` + "\n", false},
+		{"escaped value", `vllm:num_requests_running{model_name="a\"b\\c"} 1` + "\n", false},
+		{"label text inside another value", `vllm:num_requests_running{x="model_name=\"z\",engine=\"9\"",model_name="m"} 1` + "\n", true},
+		{"duplicate label is the parser's error", `vllm:num_requests_running{model_name="m",model_name="m"} 1` + "\n", false},
+		{"invalid UTF-8 is the parser's error", "vllm:num_requests_running{model_name=\"\xff\"} 1\n", false},
+		{"quoted label names are left to the parser", `vllm:num_requests_running{"model_name"="m"} 1` + "\n", false},
+		{"cut mid-label", `vllm:num_requests_running{model_name="m` + "\n", false},
+		{"trailing comma", `vllm:num_requests_running{model_name="m",} 1` + "\n", true},
+		{"openmetrics with exemplar", "# TYPE vllm:prompt_tokens counter\n" +
+			`vllm:prompt_tokens_total{engine="0",model_name="m"} 10 # {trace_id="1"} 1` + "\n# EOF\n", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ct := ""
+			if strings.HasSuffix(c.page, "# EOF\n") {
+				ct = "application/openmetrics-text; version=1.0.0"
+			}
+			fast, plain, stripped := ingestBoth(t, c.page, ct)
+			if fast != plain {
+				t.Errorf("stripped:\n%s\nas is:\n%s", fast, plain)
+			}
+			if stripped != c.wantStrip {
+				t.Errorf("stripped = %v, want %v", stripped, c.wantStrip)
+			}
+		})
+	}
+}
+
+// TestStripLabelsOnRealPages runs the same comparison over every captured
+// page and a simulated-looking V1 page.
+func TestStripLabelsOnRealPages(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			if fast, plain, _ := ingestBoth(t, string(b), "text/plain; version=0.0.4"); fast != plain {
+				t.Errorf("stripped and as-is readings differ:\n%s\n%s", fast, plain)
+			}
+		})
+	}
+	for _, engines := range []int{1, 2} {
+		page := string(vllmPage(t, engines))
+		fast, plain, stripped := ingestBoth(t, page, "")
+		if fast != plain || !stripped {
+			t.Errorf("%d engines: stripped %v, readings equal %v", engines, stripped, fast == plain)
+		}
+	}
+}
+
+// TestMonitorRingsFollowTheWindow: without an explicit History the rings
+// hold the window and no more, and grow when the window widens.
+func TestMonitorRingsFollowTheWindow(t *testing.T) {
+	cfgWindow := 30 * time.Second
+	m, err := NewMonitor([]Target{{Name: "a", URL: "http://127.0.0.1:1/metrics"}}, Options{Interval: time.Second},
+		analysis.Config{Window: cfgWindow}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := m.Poller().targets[0].ring
+	if got, want := ring.Cap(), historyFor(cfgWindow, time.Second); got != want {
+		t.Errorf("ring capacity %d, want %d", got, want)
+	}
+	m.SetWindow(5 * time.Minute)
+	if got, want := ring.Cap(), historyFor(5*time.Minute, time.Second); got != want {
+		t.Errorf("after SetWindow(5m): capacity %d, want %d", got, want)
+	}
+}
+
+// FuzzStripLabels: on any page, stripping gives what the parser gives.
+func FuzzStripLabels(f *testing.F) {
+	f.Add(`vllm:num_requests_running{engine="0",model_name="m"} 3` + "\n")
+	f.Add("# TYPE vllm:e2e_request_latency_seconds histogram\n" +
+		`vllm:e2e_request_latency_seconds_bucket{model_name="m",le="+Inf"} 4` + "\n" +
+		`vllm:e2e_request_latency_seconds_bucket{le="+Inf"} 1` + "\n")
+	f.Fuzz(func(t *testing.T, page string) {
+		if fast, plain, _ := ingestBoth(t, page, ""); fast != plain {
+			t.Errorf("stripped:\n%s\nas is:\n%s", fast, plain)
+		}
+	})
+}

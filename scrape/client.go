@@ -270,3 +270,6 @@ func formatSize(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// closeIdle closes the keep-alive connections nobody is using.
+func (c *Client) closeIdle() { c.http.CloseIdleConnections() }

@@ -139,6 +139,9 @@ func (p *Poller) Run(ctx context.Context) error {
 		wg.Go(func() { p.loop(ctx, ts) })
 	}
 	wg.Wait()
+	// Keep-alive connections would outlive the poller by the transport's
+	// idle timeout, each holding two goroutines.
+	p.client.closeIdle()
 	for _, ts := range p.targets {
 		ts.mu.Lock()
 		waiters := ts.waiters

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -10,16 +11,20 @@ import (
 // simCmd serves simulated vLLM replicas for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
 type simCmd struct {
-	Replicas    int    `default:"4" help:"How many replicas to serve."`
-	Scenario    string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
-	Listen      string `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
-	Seed        uint64 `default:"1" help:"Seed of the simulation."`
-	VLLMVersion string `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+	Replicas    int           `default:"4" help:"How many replicas to serve."`
+	Scenario    string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
+	Listen      string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
+	Seed        uint64        `default:"1" help:"Seed of the simulation."`
+	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
 }
 
 func (s *simCmd) run(ctx context.Context) error {
 	if s.Replicas < 1 || s.Replicas > 2000 {
 		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
+	}
+	if s.WarmUp < 0 || s.WarmUp > time.Hour {
+		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
 	}
 	fleet, err := sim.NewFleet(sim.Options{
 		Replicas:    s.Replicas,
@@ -31,6 +36,7 @@ func (s *simCmd) run(ctx context.Context) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	fleet.Advance(s.WarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
 		return err

@@ -240,9 +240,9 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 	return nil
 }
 
-// demoPreRoll is the simulated time the demo fleet has run before vtop
+// demoWarmUp is the simulated time the demo fleet has run before vtop
 // looks at it.
-const demoPreRoll = 2 * time.Minute
+const demoWarmUp = 2 * time.Minute
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real
@@ -254,7 +254,7 @@ func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scra
 	}
 	// Open on a fleet that has run for a while, so that every state of the
 	// scenario has formed by the first frame.
-	fleet.Advance(demoPreRoll)
+	fleet.Advance(demoWarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)

@@ -7,6 +7,8 @@
 #   bench/fleet.sh 100 30 3     # three runs each, medians reported
 #   TUI=1 bench/fleet.sh 10 30  # also vtop drawing its dashboard in a
 #                               # detached tmux at 200x60
+#   VTOP_ENV='GOGC=200' bench/fleet.sh 10 30   # vtop alone under that
+#                               # environment (runtime settings)
 #
 # vtop runs headless (`--jsonl -f targets --interval 1s > /dev/null`), so
 # the full analysis runs every second exactly as under the dashboard.
@@ -93,7 +95,7 @@ measure() {
 }
 
 run_vtop() {
-	"$WORK/vtop" --jsonl -f "$WORK/targets" --interval 1s >/dev/null 2>"$WORK/vtop.log" &
+	env ${VTOP_ENV:-} "$WORK/vtop" --jsonl -f "$WORK/targets" --interval 1s >/dev/null 2>"$WORK/vtop.log" &
 	local pid=$!
 	PIDS+=("$pid")
 	measure "$pid"

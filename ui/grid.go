@@ -158,6 +158,10 @@ func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
 	if r.Restarted {
 		right = styleWarn.Render("RESTARTED") + " " + right
 	}
+	if len(r.Warnings) > 0 {
+		// The warnings themselves are in the detail view.
+		right = styleWarn.Render("WARN") + " " + right
+	}
 	rightW := lipgloss.Width(right)
 	left := glyph + styleTitle.Render(r.Target)
 	if r.Model != "" {

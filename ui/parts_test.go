@@ -228,3 +228,18 @@ func TestDownReplicaDoesNotKeepFleetWarmingUp(t *testing.T) {
 		t.Errorf("header does not say warming up while an answering replica lacks its second scrape:\n%s", m.View())
 	}
 }
+
+// A scrape warning (a cardinality cap, say) is flagged on the pane and
+// spelled out in the detail view.
+func TestWarningsAreVisible(t *testing.T) {
+	r := replica("gpu-a:8000", analysis.StateHealthy)
+	r.Warnings = []string{"more than 2000 series of the families vtop reads; the rest were ignored"}
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, r)})
+	if !strings.Contains(m.View(), "WARN") {
+		t.Errorf("grid does not flag the warning:\n%s", m.View())
+	}
+	m = press(m, "enter")
+	if !strings.Contains(m.View(), "more than 2000 series") {
+		t.Errorf("detail view does not show the warning:\n%s", m.View())
+	}
+}

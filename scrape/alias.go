@@ -78,13 +78,14 @@ var histogramSuffixes = [...]string{"_bucket", "_sum", "_count"}
 // lookupSample returns the row of the family a sample name belongs to, and
 // whether it is wanted. A histogram's _bucket/_sum/_count samples belong to
 // the histogram family; the table, not the suffix, says it is a histogram.
-func lookupSample(name string) (int, bool) {
-	if i, ok := familyIndex[name]; ok {
+func lookupSample(name []byte) (int, bool) {
+	// m[string(b)] does not allocate: this runs for every line of a page.
+	if i, ok := familyIndex[string(name)]; ok {
 		return i, true
 	}
 	for _, suf := range histogramSuffixes {
-		if len(name) > len(suf) && name[len(name)-len(suf):] == suf {
-			if i, ok := familyIndex[name[:len(name)-len(suf)]]; ok && families[i].kind == kindHistogram {
+		if len(name) > len(suf) && string(name[len(name)-len(suf):]) == suf {
+			if i, ok := familyIndex[string(name[:len(name)-len(suf)])]; ok && families[i].kind == kindHistogram {
 				return i, true
 			}
 		}

@@ -203,7 +203,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if bytes.HasPrefix(name, vllmPrefix) {
 			hasVLLM = true
 		}
-		idx, ok := lookupSample(string(name))
+		idx, ok := lookupSample(name)
 		if !ok {
 			continue
 		}

@@ -466,20 +466,30 @@ func TestFullNeedsPersistentQueue(t *testing.T) {
 	if r := analyzeOne(samples, now, DefaultConfig()); r.State == StateFull {
 		t.Errorf("waiting 0,3,0,3… with running flat at 115 is %v (%q), want not full", r.State, r.Reasons)
 	}
-	for scrapes := 2; scrapes <= fullMinSamples; scrapes++ {
+	tests := []struct {
+		scrapes int
+		waiting float64
+		want    bool
+	}{
+		{2, 3, false},                // a short queue in two readings may be chance
+		{fullMinSamples, 3, true},    // a short queue that persists
+		{2, obviousQueue, true},      // a long queue in both readings
+		{2, obviousQueue - 1, false}, // just short of it
+		{1, 400, false},              // one reading is no trend
+	}
+	for _, tt := range tests {
 		s = newServer()
-		s.running, s.kv, s.waiting = 256, 0.6, 41
-		samples, now = run(s, scrapes-1, time.Second, finishing(12, chat), queueing(41, 2))
+		s.running, s.kv, s.waiting = 256, 0.6, tt.waiting
+		samples, now = run(s, tt.scrapes-1, time.Second, finishing(12, chat), queueing(tt.waiting, 1))
 		r := analyzeOne(samples, now, DefaultConfig())
-		if wantFull := scrapes >= fullMinSamples; (r.State == StateFull) != wantFull {
-			t.Errorf("%d scrapes of a growing queue: %v (%q), want full = %v", scrapes, r.State, r.Reasons, wantFull)
+		if got := r.State == StateFull; got != tt.want {
+			t.Errorf("%d scrapes, waiting from %v: %v (%q), want full = %v", tt.scrapes, tt.waiting, r.State, r.Reasons, tt.want)
 		}
 	}
 }
 
 // A replica that is full when vtop starts is shown FULL as soon as the
-// evidence allows (three scrapes), not a hysteresis later; once settled, a
-// change must still hold for cfg.Hysteresis readings.
+// evidence allows (two scrapes of a long queue), not a hysteresis later.
 func TestFirstStateIsNotHeldBack(t *testing.T) {
 	s := newServer()
 	s.running, s.kv, s.waiting = 256, 0.6, 41
@@ -494,7 +504,7 @@ func TestFirstStateIsNotHeldBack(t *testing.T) {
 			firstFull = i
 		}
 	}
-	if firstFull != fullMinSamples-1 {
-		t.Errorf("FULL first shown at scrape %d, want %d (the first with enough evidence)", firstFull+1, fullMinSamples)
+	if firstFull != 1 {
+		t.Errorf("FULL (41 waiting) first shown at scrape %d, want 2 (a long queue in two readings)", firstFull+1)
 	}
 }

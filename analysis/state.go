@@ -36,6 +36,9 @@ const (
 	// fullMinSamples is how many good scrapes must show a persistent
 	// queue before a replica is FULL.
 	fullMinSamples = 3
+	// obviousQueue is a queue long enough to call a replica full on two
+	// readings, so that a server full at start is not first called SLOW.
+	obviousQueue = 10
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
@@ -107,8 +110,8 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 	if !(ev.Preemptions > 0) {
 		return verdict{}, false
 	}
-	reasons := []string{fmt.Sprintf("%s preemptions over %s (%s/s), KV cache at %s",
-		count(ev.Preemptions), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
+	reasons := []string{fmt.Sprintf("%s over %s (%s/s), KV cache at %s",
+		plural(ev.Preemptions, "preemption"), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
 	if f.RecomputedTokensPerSecond.Known() {
 		reasons = append(reasons, fmt.Sprintf("recomputing about %s tokens/s (preemptions/s × (mean prompt + half the mean output))",
 			count(f.RecomputedTokensPerSecond.Float())))
@@ -130,7 +133,12 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	run, wait := ev.Running, ev.Waiting
 	// A queue that persists through every reading, not requests that wait
 	// a step for the scheduler: a healthy server shows those too.
-	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < fullMinSamples {
+	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < 2 {
+		return verdict{}, false
+	}
+	// Two readings suffice when the queue is long in both; a short one
+	// must persist for fullMinSamples before it is called full.
+	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
 		return verdict{}, false
 	}
 	draining := f.WaitingGrowth < 0 && wait.Last < wait.First
@@ -265,3 +273,11 @@ func firstOr(ss []string, def string) string {
 
 // sinceText formats how long ago t was, relative to now.
 func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }
+
+// plural writes a count with its noun, "1 preemption", "22 preemptions".
+func plural(n float64, noun string) string {
+	if c := count(n); c != "1" {
+		return c + " " + noun + "s"
+	}
+	return "1 " + noun
+}

@@ -463,17 +463,7 @@ func TestDownRefusesConnections(t *testing.T) {
 	}
 	fleet.Advance(warmUp)
 	clock.Add(warmUp)
-	urls, err := fleet.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Close() })
-	targets := make([]scrape.Target, len(urls))
-	for i, u := range urls {
-		if targets[i], err = scrape.ParseTarget(u); err != nil {
-			t.Fatal(err)
-		}
-	}
+	targets := serveFleet(t.Context(), t, fleet)
 	// A long interval: only ScrapeNow scrapes, once per virtual second.
 	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: time.Hour, Timeout: 2 * time.Second, Now: clock.Now})
 	if err != nil {

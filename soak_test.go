@@ -185,17 +185,7 @@ func startSoakFleet(t *testing.T) (*sim.Fleet, []scrape.Target) {
 		t.Fatal(err)
 	}
 	fleet.Advance(soakPreRoll)
-	urls, err := fleet.Start(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fleet.Close() })
-	targets := make([]scrape.Target, len(urls))
-	for i, u := range urls {
-		if targets[i], err = scrape.ParseTarget(u); err != nil {
-			t.Fatal(err)
-		}
-	}
+	targets := serveFleet(context.Background(), t, fleet)
 	return fleet, targets
 }
 

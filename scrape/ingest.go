@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -466,15 +467,7 @@ func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
 		}
 		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
 	}
-	slices.SortStableFunc(pairs, func(a, b bucketPair) int {
-		switch {
-		case a.bound < b.bound:
-			return -1
-		case a.bound > b.bound:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(pairs, func(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) })
 	out := pairs[:0]
 	for _, p := range pairs {
 		if n := len(out); n > 0 && out[n-1].bound == p.bound {

@@ -314,11 +314,44 @@ func TestHardening(t *testing.T) {
 			case !strings.Contains(bad.Err, tc.wantErr):
 				t.Errorf("err %q, want %q", bad.Err, tc.wantErr)
 			}
+			checkStates(t, p, tc.wantErr)
 			if tc.after != nil {
 				tc.after(t)
 			}
 		})
 	}
+}
+
+// checkStates runs the analysis over what the poller kept: the failing
+// target is DOWN with its error, the healthy neighbour is not.
+func checkStates(t *testing.T, p *Poller, wantErr string) {
+	t.Helper()
+	inputs := p.Snapshot(nil)
+	report := analysis.Analyze(newest(inputs), inputs, analysis.DefaultConfig(), nil)
+	healthy, bad := report.Replicas[0], report.Replicas[1]
+	if healthy.State == analysis.StateDown {
+		t.Errorf("healthy neighbour is down: %q", healthy.Reasons)
+	}
+	if wantErr == "" {
+		return
+	}
+	if bad.State != analysis.StateDown || !strings.Contains(bad.Error, wantErr) {
+		t.Errorf("failing target: state %v, error %q; want down with %q", bad.State, bad.Error, wantErr)
+	}
+}
+
+// newest is the time of the newest sample of any target: the evaluation
+// time that sees every scrape.
+func newest(inputs []analysis.TargetInput) time.Time {
+	var t time.Time
+	for _, in := range inputs {
+		for _, s := range in.Samples {
+			if s.Time.After(t) {
+				t = s.Time
+			}
+		}
+	}
+	return t
 }
 
 // Fetch's error names the target; its problem is what Sample.Err shows.

@@ -278,18 +278,9 @@ func TestHardening(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := NewPoller([]Target{healthy, target}, Options{
+			p := scrapeOnce(t, []Target{healthy, target}, Options{
 				Interval: 10 * time.Second, Timeout: 400 * time.Millisecond, Client: copts,
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() { _ = p.Run(ctx); close(done) }()
-			<-p.ScrapeNow()
-			cancel()
-			<-done
 
 			good, _ := p.Latest(0)
 			if !good.OK() || good.Total.Scalars[analysis.Running] != 5 {
@@ -320,6 +311,23 @@ func TestHardening(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scrapeOnce scrapes every target once with a real poller and returns it
+// stopped, its rings holding that one round.
+func scrapeOnce(t *testing.T, targets []Target, opts Options) *Poller {
+	t.Helper()
+	p, err := NewPoller(targets, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = p.Run(ctx); close(done) }()
+	<-p.ScrapeNow()
+	cancel()
+	<-done
+	return p
 }
 
 // checkStates runs the analysis over what the poller kept: the failing

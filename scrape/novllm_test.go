@@ -1,7 +1,6 @@
 package scrape
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -31,16 +30,7 @@ func TestPageWithoutVLLMMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := NewPoller([]Target{healthy, noVLLM}, Options{Interval: 10 * time.Second, Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = p.Run(ctx); close(done) }()
-	<-p.ScrapeNow()
-	cancel()
-	<-done
+	p := scrapeOnce(t, []Target{healthy, noVLLM}, Options{Interval: 10 * time.Second, Timeout: time.Second})
 
 	sample, _ := p.Latest(1)
 	if !sample.OK() || sample.HasVLLM {

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -130,11 +131,14 @@ const (
 	commandSim
 )
 
-func commandIndex(name string) int {
-	switch {
-	case len(name) >= 7 && name[:7] == "analyze":
+// commandIndex maps the parser's command path ("analyze <before> <after>",
+// "sim", "watch <target>") to the command.
+func commandIndex(path string) int {
+	name, _, _ := strings.Cut(path, " ")
+	switch name {
+	case "analyze":
 		return commandAnalyze
-	case len(name) >= 3 && name[:3] == "sim":
+	case "sim":
 		return commandSim
 	default:
 		return commandWatch

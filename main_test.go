@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -265,6 +267,41 @@ func TestParseSize(t *testing.T) {
 		got, err := parseSize(tt.in)
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// `vtop sim` prints one URL per line once every replica listens, and each
+// URL serves a vLLM page until the command is interrupted.
+func TestSimCommandServesReplicas(t *testing.T) {
+	cmd := exec.Command(vtopBinary(t), "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("vtop sim after an interrupt: %v", err)
+		}
+	}()
+	lines := bufio.NewScanner(stdout)
+	for i := range 3 {
+		if !lines.Scan() {
+			t.Fatalf("vtop sim printed %d URLs, want 3", i)
+		}
+		url := lines.Text()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", url, err)
+		}
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(page, []byte("vllm:num_requests_running{")) {
+			t.Errorf("GET %s: %s, %d bytes without vllm:num_requests_running", url, resp.Status, len(page))
 		}
 	}
 }

@@ -222,6 +222,7 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 		ScrapeNow: mon.ScrapeNow,
 		SetWindow: mon.SetWindow,
 		Insecure:  w.Insecure,
+		Hint:      w.hint(),
 		Demo:      w.Demo,
 		Version:   version,
 	})
@@ -243,6 +244,16 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 // demoWarmUp is the simulated time the demo fleet has run before vtop
 // looks at it.
 const demoWarmUp = 2 * time.Minute
+
+// hint is what the screen suggests while nothing answers: only when vtop
+// fell back to vLLM's default address, where the likely cause is a server
+// on another port.
+func (w *watchCmd) hint() string {
+	if w.Demo || len(w.Targets) > 0 || w.File != "" {
+		return ""
+	}
+	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"
+}
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real

@@ -114,6 +114,9 @@ func (m Model) eventPanel(h int) []string {
 	lines := []string{styleHeaderRow.Render("events") + styleDim.Render("  (e: all)")}
 	evs := m.events.newest(h-1, m.shown.Time)
 	if len(evs) == 0 {
+		if m.opts.Hint != "" && m.shown.Fleet.Replicas > 0 && m.shown.Fleet.Up == 0 {
+			return append(lines, styleWarn.Render(m.opts.Hint))
+		}
 		return append(lines, styleDim.Render("no state changes yet"))
 	}
 	for _, e := range evs {

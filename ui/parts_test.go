@@ -243,3 +243,20 @@ func TestWarningsAreVisible(t *testing.T) {
 		t.Errorf("detail view does not show the warning:\n%s", m.View())
 	}
 }
+
+// The hint replaces the empty event log while no replica has answered, and
+// goes once one does.
+func TestHintWhileNothingAnswers(t *testing.T) {
+	opts := testOptions()
+	opts.Hint = "nothing answers at http://localhost:8000/metrics"
+	m := sized(New(opts), 80, 24)
+	down := replica("localhost:8000", analysis.StateDown)
+	m = send(m, ReportMsg{Report: report(t0, down)})
+	if !strings.Contains(m.View(), opts.Hint) {
+		t.Errorf("hint not shown while every replica is down:\n%s", m.View())
+	}
+	m = send(m, ReportMsg{Report: report(t0.Add(time.Second), replica("localhost:8000", analysis.StateHealthy))})
+	if strings.Contains(m.View(), opts.Hint) {
+		t.Errorf("hint still shown after the replica answered:\n%s", m.View())
+	}
+}

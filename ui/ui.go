@@ -54,6 +54,9 @@ type Options struct {
 	SetWindow func(time.Duration)
 	// Insecure shows a loud INSECURE TLS badge: certificates are not checked.
 	Insecure bool
+	// Hint is shown in place of the empty event log while no replica has
+	// answered yet, e.g. what to try when vLLM's default address refuses.
+	Hint string
 	// Demo shows a DEMO badge: the fleet is simulated.
 	Demo bool
 	// Version is shown in the header.

@@ -34,9 +34,11 @@ const (
 	// scrapeSteps is how many one-second scrapes follow the warm-up: one
 	// more than the 30 s window, so the last evaluations see a full window.
 	scrapeSteps = 35
-	// scrapeTimeout is the per-scrape timeout; it only matters to the hang
-	// and slow faults, which it turns into a timely error.
-	scrapeTimeout = 250 * time.Millisecond
+	// scrapeTimeout is the per-scrape timeout of a replica given a hang or
+	// slow fault, which it turns into a timely error; the others get
+	// healthyTimeout, so that a loaded machine does not fail them.
+	scrapeTimeout  = 250 * time.Millisecond
+	healthyTimeout = 5 * time.Second
 )
 
 // fleetRun watches a simulated fleet the way vtop does, one virtual
@@ -48,6 +50,7 @@ type fleetRun struct {
 	targets   []scrape.Target
 	ingesters []*scrape.Ingester
 	bodies    [][]byte
+	timeouts  []time.Duration
 	inputs    []analysis.TargetInput
 	cfg       analysis.Config
 	prev      *analysis.Report
@@ -83,6 +86,7 @@ func newFleetRun(t *testing.T, opts sim.Options) *fleetRun {
 		r.targets = append(r.targets, target)
 		r.ingesters = append(r.ingesters, scrape.NewIngester())
 		r.bodies = append(r.bodies, nil)
+		r.timeouts = append(r.timeouts, healthyTimeout)
 		r.inputs = append(r.inputs, analysis.TargetInput{Target: target.Name})
 		r.truth = append(r.truth, nil)
 	}
@@ -118,7 +122,7 @@ func (r *fleetRun) steps(n int) []analysis.Report {
 
 // take scrapes replica i as the poller does: fetch, ingest, stamp.
 func (r *fleetRun) take(i int, now time.Time) analysis.Sample {
-	body, contentType, err := r.client.Fetch(r.t.Context(), r.targets[i], scrapeTimeout, r.bodies[i])
+	body, contentType, err := r.client.Fetch(r.t.Context(), r.targets[i], r.timeouts[i], r.bodies[i])
 	r.bodies[i] = body
 	var s analysis.Sample
 	if err == nil {
@@ -392,6 +396,7 @@ func TestFailingScrapeIsolated(t *testing.T) {
 			r := newFleetRun(t, sim.Options{Replicas: 3, Scenario: sim.Healthy, Seed: 1})
 			r.fleet.Advance(warmUp)
 			r.steps(scrapeSteps)
+			r.timeouts[1] = scrapeTimeout
 			if err := r.fleet.Replicas()[1].SetFault(tt.fault); err != nil {
 				t.Fatal(err)
 			}

@@ -20,18 +20,11 @@ type Monitor struct {
 	cfg analysis.Config
 }
 
-// NewMonitor prepares a monitor of targets. Unless opts.History is set, the
-// rings hold just the analysis window. deliver is called from the
-// monitor's goroutine, one Report at a time (the UI forwards it with
-// Program.Send; --jsonl prints it).
+// NewMonitor prepares a monitor of targets. The rings hold the analysis
+// window (or opts.History samples, if more), and SetWindow grows them.
+// deliver is called from the monitor's goroutine, one Report at a time (the
+// UI forwards it with Program.Send; --jsonl prints it).
 func NewMonitor(targets []Target, opts Options, cfg analysis.Config, deliver func(analysis.Report)) (*Monitor, error) {
-	if opts.History <= 0 {
-		// The rings need only cover the analysis window (the UI keeps its
-		// own history of derived points): EnsureHistory below sizes them,
-		// and SetWindow grows them. Ten minutes of raw samples per target
-		// would be most of vtop's memory.
-		opts.History = 2
-	}
 	p, err := NewPoller(targets, opts)
 	if err != nil {
 		return nil, err

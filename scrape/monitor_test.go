@@ -126,3 +126,22 @@ func TestOnceCanceled(t *testing.T) {
 		t.Errorf("error %v, want the context's", err)
 	}
 }
+
+// TestMonitorRingsFollowTheWindow: without an explicit History the rings
+// hold the window and no more, and grow when the window widens.
+func TestMonitorRingsFollowTheWindow(t *testing.T) {
+	cfgWindow := 30 * time.Second
+	m, err := NewMonitor([]Target{{Name: "a", URL: "http://127.0.0.1:1/metrics"}}, Options{Interval: time.Second},
+		analysis.Config{Window: cfgWindow}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := m.Poller().targets[0].ring
+	if got, want := ring.Cap(), historyFor(cfgWindow, time.Second); got != want {
+		t.Errorf("ring capacity %d, want %d", got, want)
+	}
+	m.SetWindow(5 * time.Minute)
+	if got, want := ring.Cap(), historyFor(5*time.Minute, time.Second); got != want {
+		t.Errorf("after SetWindow(5m): capacity %d, want %d", got, want)
+	}
+}

@@ -12,8 +12,12 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultInterval       = time.Second
-	DefaultHistory        = 600 // ten minutes at one scrape a second
+	DefaultInterval = time.Second
+	// DefaultHistory is the two readings a rate needs. Whoever reads a
+	// window (the Monitor, Once) sizes the rings for it with
+	// EnsureHistory; raw samples further back would be most of vtop's
+	// memory, and the UI keeps its own history of derived points.
+	DefaultHistory        = 2
 	DefaultMaxConcurrency = 64
 	// maxDefaultTimeout caps the timeout derived from a long interval: a
 	// /metrics page that takes longer than this is a problem to show, not
@@ -28,8 +32,8 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples (default 600;
-	// a Monitor defaults to what its analysis window needs).
+	// History is the ring capacity per target, in samples (default
+	// DefaultHistory; a Monitor grows it to what its window needs).
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int

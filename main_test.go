@@ -173,7 +173,7 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 	}
 
 	text, _, _ := runVtop(t, "analyze", before, after, "--seconds", "60")
-	for _, want := range []string{"HEALTHY", "6.00 req/s", "1800 gen tok/s", "time running 8.00s", "mean TTFT 500ms"} {
+	for _, want := range []string{"HEALTHY", "6 req/s", "1,800 gen tok/s", "time running 8s", "mean TTFT 500ms"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -63,17 +62,17 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 // writeText writes the report as the compact table a person reads in a
 // terminal or pastes into a ticket. Every string from a server is sanitized.
 func writeText(w io.Writer, r analysis.Report) error {
-	fmt.Fprintf(w, "vtop · window %s · %s\n\n", seconds(r.WindowSeconds), r.Time.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "vtop · window %s · %s\n\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
 	for _, rep := range r.Replicas {
 		f := rep.Figures
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
 			analysis.Sanitize(rep.Target), strings.ToUpper(rep.State.String()),
-			count(f.Running), count(f.Waiting), percent(f.KVCacheUsage),
-			fixed(f.RequestsPerSecond, 2), fixed(f.GenerationTokensPerSecond, 0),
-			duration(f.TTFT.P50), duration(f.TTFT.P99), duration(f.ITL.P50), duration(f.ITL.P99),
-			fixed(f.PreemptionsPerSecond, 2), percent(f.SuccessRate))
+			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
+			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
+			f.TTFT.P50.Seconds(), f.TTFT.P99.Seconds(), f.ITL.P50.Seconds(), f.ITL.P99.Seconds(),
+			f.PreemptionsPerSecond.Amount(), f.SuccessRate.Percent())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -101,8 +100,8 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 		fmt.Fprintln(w, "  warming up: rates and quantiles need two scrapes in the window")
 	} else {
 		fmt.Fprintf(w, "  %s req/s, %s prompt tok/s, %s gen tok/s; time running %s (Little's law: running ÷ finish rate); mean TTFT %s\n",
-			fixed(f.RequestsPerSecond, 2), fixed(f.PromptTokensPerSecond, 0), fixed(f.GenerationTokensPerSecond, 0),
-			duration(f.TimeRunningSeconds), duration(f.TTFT.Mean))
+			f.RequestsPerSecond.Amount(), f.PromptTokensPerSecond.Count(), f.GenerationTokensPerSecond.Count(),
+			f.TimeRunningSeconds.Seconds(), f.TTFT.Mean.Seconds())
 	}
 	for _, reason := range rep.Reasons {
 		fmt.Fprintf(w, "  - %s\n", analysis.Sanitize(reason))
@@ -118,8 +117,8 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 // writeFleet writes the totals and the scaling advice of the fleet.
 func writeFleet(w io.Writer, fl analysis.FleetFigures) {
 	fmt.Fprintf(w, "\nfleet: %d replicas, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
-		fl.Replicas, fl.Up, fl.Down, fixed(fl.RequestsPerSecond, 2), fixed(fl.GenerationTokensPerSecond, 0),
-		count(fl.Waiting), duration(fl.WorstTTFTP99))
+		fl.Replicas, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
+		fl.Waiting.Count(), fl.WorstTTFTP99.Seconds())
 	if fl.Worst != "" {
 		fmt.Fprintf(w, " · worst %s", analysis.Sanitize(fl.Worst))
 	}
@@ -130,50 +129,4 @@ func writeFleet(w io.Writer, fl analysis.FleetFigures) {
 	for _, line := range fl.Advice.Summary {
 		fmt.Fprintf(w, "  advice: %s\n", line)
 	}
-}
-
-// The formatters below print "n/a" for a figure the server does not export
-// or the window cannot give: never a fake 0.
-
-func count(n analysis.Num) string {
-	if !n.Known() {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f", n.Float())
-}
-
-func fixed(n analysis.Num, digits int) string {
-	if !n.Known() {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.*f", digits, n.Float())
-}
-
-func percent(n analysis.Num) string {
-	if !n.Known() {
-		return "n/a"
-	}
-	return fmt.Sprintf("%.0f%%", 100*n.Float())
-}
-
-func duration(n analysis.Num) string {
-	if !n.Known() {
-		return "n/a"
-	}
-	s := n.Float()
-	switch {
-	case math.Abs(s) >= 100:
-		return fmt.Sprintf("%.0fs", s)
-	case math.Abs(s) >= 1:
-		return fmt.Sprintf("%.2fs", s)
-	default:
-		return fmt.Sprintf("%.0fms", s*1000)
-	}
-}
-
-func seconds(s float64) string {
-	if s == math.Trunc(s) {
-		return fmt.Sprintf("%.0fs", s)
-	}
-	return fmt.Sprintf("%.1fs", s)
 }

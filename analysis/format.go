@@ -74,3 +74,18 @@ func seconds(x float64) string {
 func duration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
+
+// Count writes the figure as a whole number with thousands separators
+// ("12,400"), or "n/a" when it is unknown. Count, Amount, Percent and
+// Seconds are the words the reasons use, for reports printed as text.
+func (n Num) Count() string { return count(float64(n)) }
+
+// Amount writes a rate or a mean with the precision it needs ("6", "12.5",
+// "0.35"), or "n/a".
+func (n Num) Amount() string { return amount(float64(n)) }
+
+// Percent writes a 0–1 fraction as a whole percentage ("95%"), or "n/a".
+func (n Num) Percent() string { return percent(float64(n)) }
+
+// Seconds writes a latency given in seconds ("350ms", "2.5s"), or "n/a".
+func (n Num) Seconds() string { return seconds(float64(n)) }

@@ -219,7 +219,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			if families[idx].kind == kindHistogram {
 				typ = "histogram"
 			}
-			in.emit(lineNo, true, "# TYPE ", families[idx].name, " ", typ)
+			in.emitType(lineNo, families[idx].name, typ)
 		}
 		if om {
 			line = stripExemplar(line, len(name))
@@ -275,7 +275,7 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 		return isVLLM
 	}
 	in.typed[idx] = true
-	in.emit(lineNo, true, "# TYPE ", name, " ", typ)
+	in.emitType(lineNo, name, typ)
 	return isVLLM
 }
 
@@ -293,14 +293,14 @@ func openMetricsType(name, typ string) (string, string) {
 	return name, typ
 }
 
-// emit appends one synthetic line made of parts.
-func (in *Ingester) emit(lineNo int32, newline bool, parts ...string) {
-	for _, p := range parts {
-		in.filtered = append(in.filtered, p...)
-	}
-	if newline {
-		in.filtered = append(in.filtered, '\n')
-	}
+// emitType appends a "# TYPE name typ" line, attributed to the page's
+// line lineNo.
+func (in *Ingester) emitType(lineNo int32, name, typ string) {
+	in.filtered = append(in.filtered, "# TYPE "...)
+	in.filtered = append(in.filtered, name...)
+	in.filtered = append(in.filtered, ' ')
+	in.filtered = append(in.filtered, typ...)
+	in.filtered = append(in.filtered, '\n')
 	in.lineMap = append(in.lineMap, lineNo)
 }
 

@@ -16,28 +16,33 @@ func Analyze(now time.Time, targets []TargetInput, cfg Config, prev *Report) Rep
 		cfg.Window = DefaultConfig().Window
 	}
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
-	for _, t := range targets {
-		var before *ReplicaReport
-		if prev != nil {
-			before = prev.replica(t.Target)
-		}
-		r.Replicas = append(r.Replicas, analyzeReplica(now, t, cfg, before))
+	befores := previousReports(prev, targets)
+	for i, t := range targets {
+		r.Replicas = append(r.Replicas, analyzeReplica(now, t, cfg, befores[i]))
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg)
 	if prev != nil {
-		r.Events = events(now, r.Replicas, prev, cfg)
+		r.Events = events(now, r.Replicas, befores, cfg)
 	}
 	return r
 }
 
-// replica returns the report of target, nil when it is not in r.
-func (r *Report) replica(target string) *ReplicaReport {
-	for i := range r.Replicas {
-		if r.Replicas[i].Target == target {
-			return &r.Replicas[i]
-		}
+// previousReports finds each target's report in prev (nil where there is
+// none), with one index rather than a scan per target: fleets run to
+// hundreds of replicas.
+func previousReports(prev *Report, targets []TargetInput) []*ReplicaReport {
+	befores := make([]*ReplicaReport, len(targets))
+	if prev == nil {
+		return befores
 	}
-	return nil
+	index := make(map[string]*ReplicaReport, len(prev.Replicas))
+	for i := range prev.Replicas {
+		index[prev.Replicas[i].Target] = &prev.Replicas[i]
+	}
+	for i, t := range targets {
+		befores[i] = index[t.Target]
+	}
+	return befores
 }
 
 // analyzeReplica evaluates one target.

@@ -8,12 +8,12 @@ import (
 
 // events compares this evaluation with the previous one: state changes and
 // threshold crossings (KV cache usage reaching 90 %, p99 TTFT going over
-// the SLO). A target new in this evaluation has no basis and no event.
-func events(now time.Time, reps []ReplicaReport, prev *Report, cfg Config) []Event {
+// the SLO). befores[i] is reps[i]'s previous report; a target new in this
+// evaluation has none, so no basis and no event.
+func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg Config) []Event {
 	var out []Event
 	for i := range reps {
-		r := &reps[i]
-		before := prev.replica(r.Target)
+		r, before := &reps[i], befores[i]
 		if before == nil {
 			continue
 		}

@@ -470,7 +470,11 @@ func TestDownRefusesConnections(t *testing.T) {
 	clock.Add(warmUp)
 	targets := serveFleet(t.Context(), t, fleet)
 	// A long interval: only ScrapeNow scrapes, once per virtual second.
-	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: time.Hour, Timeout: 2 * time.Second, Now: clock.Now})
+	poller, err := scrape.NewPoller(targets, scrape.Options{
+		// ScrapeNow drives the scrapes, one a virtual second: the interval
+		// never fires, so the rings are sized for the window here.
+		Interval: time.Hour, Timeout: 2 * time.Second, History: scrapeSteps + 2, Now: clock.Now,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,7 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultInterval = time.Second
-	// DefaultHistory is the two readings a rate needs. Whoever reads a
-	// window (the Monitor, Once) sizes the rings for it with
-	// EnsureHistory; raw samples further back would be most of vtop's
-	// memory, and the UI keeps its own history of derived points.
-	DefaultHistory        = 2
+	DefaultInterval       = time.Second
 	DefaultMaxConcurrency = 64
 	// maxDefaultTimeout caps the timeout derived from a long interval: a
 	// /metrics page that takes longer than this is a problem to show, not
@@ -32,8 +27,10 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples (default
-	// DefaultHistory; a Monitor grows it to what its window needs).
+	// History is the ring capacity per target, in samples. The default
+	// covers analysis.DefaultConfig's window; a Monitor grows it to the
+	// window it is given. Raw samples further back would be most of
+	// vtop's memory, and the UI keeps its own history of derived points.
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int
@@ -53,7 +50,7 @@ func (o Options) withDefaults() Options {
 		o.Timeout = min(o.Interval*8/10, maxDefaultTimeout)
 	}
 	if o.History <= 0 {
-		o.History = DefaultHistory
+		o.History = historyFor(analysis.DefaultConfig().Window, o.Interval)
 	}
 	if o.MaxConcurrency <= 0 {
 		o.MaxConcurrency = DefaultMaxConcurrency

@@ -171,9 +171,10 @@ func TestOptionsDefaults(t *testing.T) {
 		history     int
 		concurrency int
 	}{
-		{Options{}, time.Second, 800 * time.Millisecond, DefaultHistory, DefaultMaxConcurrency},
-		{Options{Interval: 2 * time.Second, Timeout: 3 * time.Second}, 2 * time.Second, 1600 * time.Millisecond, DefaultHistory, DefaultMaxConcurrency},
-		{Options{Interval: time.Minute}, time.Minute, 10 * time.Second, DefaultHistory, DefaultMaxConcurrency},
+		// History: the default 30 s window of samples, plus the one before it and the one in flight.
+		{Options{}, time.Second, 800 * time.Millisecond, 32, DefaultMaxConcurrency},
+		{Options{Interval: 2 * time.Second, Timeout: 3 * time.Second}, 2 * time.Second, 1600 * time.Millisecond, 17, DefaultMaxConcurrency},
+		{Options{Interval: time.Minute}, time.Minute, 10 * time.Second, 2, DefaultMaxConcurrency},
 		{Options{Interval: time.Second, Timeout: 200 * time.Millisecond, History: 5, MaxConcurrency: 2}, time.Second, 200 * time.Millisecond, 5, 2},
 	}
 	for _, tt := range tests {

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 )
 
 // analyzeCmd is the "two readings" workflow: two saved pages, N seconds
@@ -29,7 +30,7 @@ func (a *analyzeCmd) run() (int, error) {
 		return exitUsage, usagef("--seconds %g: the readings must be taken some seconds apart", a.Seconds)
 	}
 	span := time.Duration(a.Seconds * float64(time.Second))
-	ingester := scrape.NewIngester()
+	ingester := page.NewIngester()
 	before, err := readPage(ingester, a.Before, readingEpoch)
 	if err != nil {
 		return exitFailure, err
@@ -38,21 +39,21 @@ func (a *analyzeCmd) run() (int, error) {
 	if err != nil {
 		return exitFailure, err
 	}
-	target := analysis.TargetInput{Target: filepath.Base(a.After), Samples: []analysis.Sample{before, after}}
-	report := analysis.Analyze(after.Time, []analysis.TargetInput{target}, a.config(span, 1), nil)
+	target := catalogue.Readings{Target: filepath.Base(a.After), Samples: []catalogue.Sample{before, after}}
+	report := analysis.Analyze(after.Time, []catalogue.Readings{target}, a.config(span, 1), nil)
 	return printReport(os.Stdout, report, a.JSON)
 }
 
 // readPage ingests one saved page as a sample taken at t. A page that does
 // not parse is an error naming the file.
-func readPage(in *scrape.Ingester, path string, t time.Time) (analysis.Sample, error) {
+func readPage(in *page.Ingester, path string, t time.Time) (catalogue.Sample, error) {
 	body, err := os.ReadFile(path)
 	if err != nil {
-		return analysis.Sample{}, err
+		return catalogue.Sample{}, err
 	}
 	sample, err := in.Ingest(body, "")
 	if err != nil {
-		return analysis.Sample{}, fmt.Errorf("%s: %w", path, err)
+		return catalogue.Sample{}, fmt.Errorf("%s: %w", path, err)
 	}
 	sample.Time = t
 	return sample, nil

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -48,10 +50,10 @@ type fleetRun struct {
 	fleet     *sim.Fleet
 	client    *scrape.Client
 	targets   []scrape.Target
-	ingesters []*scrape.Ingester
+	ingesters []*page.Ingester
 	bodies    [][]byte
 	timeouts  []time.Duration
-	inputs    []analysis.TargetInput
+	inputs    []catalogue.Readings
 	cfg       analysis.Config
 	prev      *analysis.Report
 	// truth holds, per replica, the simulator's own accounting at each
@@ -84,10 +86,10 @@ func newFleetRun(t *testing.T, opts sim.Options) *fleetRun {
 			t.Fatalf("ParseTarget(%q): %v", srv.URL, err)
 		}
 		r.targets = append(r.targets, target)
-		r.ingesters = append(r.ingesters, scrape.NewIngester())
+		r.ingesters = append(r.ingesters, page.NewIngester())
 		r.bodies = append(r.bodies, nil)
 		r.timeouts = append(r.timeouts, healthyTimeout)
-		r.inputs = append(r.inputs, analysis.TargetInput{Target: target.Name})
+		r.inputs = append(r.inputs, catalogue.Readings{Target: target.Name})
 		r.truth = append(r.truth, nil)
 	}
 	return r
@@ -121,15 +123,15 @@ func (r *fleetRun) steps(n int) []analysis.Report {
 }
 
 // take scrapes replica i as the poller does: fetch, ingest, stamp.
-func (r *fleetRun) take(i int, now time.Time) analysis.Sample {
+func (r *fleetRun) take(i int, now time.Time) catalogue.Sample {
 	body, contentType, err := r.client.Fetch(r.t.Context(), r.targets[i], r.timeouts[i], r.bodies[i])
 	r.bodies[i] = body
-	var s analysis.Sample
+	var s catalogue.Sample
 	if err == nil {
 		s, err = r.ingesters[i].Ingest(body, contentType)
 	}
 	if err != nil {
-		s = analysis.Sample{Err: err.Error()}
+		s = catalogue.Sample{Err: err.Error()}
 		if se, ok := err.(*scrape.Error); ok {
 			s.Err = se.Problem
 		}
@@ -139,7 +141,7 @@ func (r *fleetRun) take(i int, now time.Time) analysis.Sample {
 }
 
 // keepRecent drops samples older than two windows, as a bounded ring would.
-func (r *fleetRun) keepRecent(samples []analysis.Sample, now time.Time) []analysis.Sample {
+func (r *fleetRun) keepRecent(samples []catalogue.Sample, now time.Time) []catalogue.Sample {
 	cut := now.Add(-2 * r.cfg.Window)
 	i := 0
 	for i < len(samples) && samples[i].Time.Before(cut) {
@@ -484,12 +486,12 @@ func TestDownRefusesConnections(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 
 	cfg := analysis.DefaultConfig()
-	var inputs []analysis.TargetInput
+	var inputs []catalogue.Readings
 	var prev *analysis.Report
 	step := func() analysis.Report {
 		clock.Add(time.Second)
-		<-poller.ScrapeNow()
-		inputs = poller.Snapshot(inputs)
+		<-poller.Refresh()
+		inputs = poller.Readings(inputs)
 		rep := analysis.Analyze(clock.Now(), inputs, cfg, prev)
 		prev = &rep
 		return rep

@@ -68,7 +68,7 @@ func writeText(w io.Writer, r analysis.Report) error {
 	for _, rep := range r.Replicas {
 		f := rep.Figures
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
-			analysis.Sanitize(rep.Target), strings.ToUpper(rep.State.String()),
+			rep.Target, strings.ToUpper(rep.State.String()),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
 			f.TTFT.P50.Seconds(), f.TTFT.P99.Seconds(), f.ITL.P50.Seconds(), f.ITL.P99.Seconds(),
@@ -88,13 +88,13 @@ func writeText(w io.Writer, r analysis.Report) error {
 // plus Little's law figures a reader checks by hand.
 func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	f := rep.Figures
-	fmt.Fprintf(w, "\n%s  %s", analysis.Sanitize(rep.Target), strings.ToUpper(rep.State.String()))
+	fmt.Fprintf(w, "\n%s  %s", rep.Target, strings.ToUpper(rep.State.String()))
 	if rep.Model != "" {
-		fmt.Fprintf(w, "  model %s", analysis.Sanitize(rep.Model))
+		fmt.Fprintf(w, "  model %s", rep.Model)
 	}
 	fmt.Fprintln(w)
 	if rep.Error != "" {
-		fmt.Fprintf(w, "  error: %s\n", analysis.Sanitize(rep.Error))
+		fmt.Fprintf(w, "  error: %s\n", rep.Error)
 	}
 	if rep.WarmingUp {
 		fmt.Fprintln(w, "  warming up: rates and quantiles need two scrapes in the window")
@@ -104,13 +104,13 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 			f.TimeRunningSeconds.Seconds(), f.TTFT.Mean.Seconds())
 	}
 	for _, reason := range rep.Reasons {
-		fmt.Fprintf(w, "  - %s\n", analysis.Sanitize(reason))
+		fmt.Fprintf(w, "  - %s\n", reason)
 	}
 	if rep.Action != "" {
-		fmt.Fprintf(w, "  → %s\n", analysis.Sanitize(rep.Action))
+		fmt.Fprintf(w, "  → %s\n", rep.Action)
 	}
 	for _, warning := range rep.Warnings {
-		fmt.Fprintf(w, "  ! %s\n", analysis.Sanitize(warning))
+		fmt.Fprintf(w, "  ! %s\n", warning)
 	}
 }
 
@@ -120,11 +120,11 @@ func writeFleet(w io.Writer, fl analysis.FleetFigures) {
 		fl.Replicas, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
 		fl.Waiting.Count(), fl.WorstTTFTP99.Seconds())
 	if fl.Worst != "" {
-		fmt.Fprintf(w, " · worst %s", analysis.Sanitize(fl.Worst))
+		fmt.Fprintf(w, " · worst %s", fl.Worst)
 	}
 	fmt.Fprintln(w)
 	for _, im := range fl.Imbalance {
-		fmt.Fprintf(w, "  imbalance: %s\n", analysis.Sanitize(im.Text))
+		fmt.Fprintf(w, "  imbalance: %s\n", im.Text)
 	}
 	for _, line := range fl.Advice.Summary {
 		fmt.Fprintf(w, "  advice: %s\n", line)

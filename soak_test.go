@@ -38,6 +38,8 @@ import (
 	"unicode"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -115,11 +117,12 @@ func TestSoak(t *testing.T) {
 	start := time.Now()
 	faults := newFaultCycler(fleet.Replicas(), start)
 	consumer := newSoakConsumer(targets, faults, start.Add(warmUp))
-	mon, err := scrape.NewMonitor(targets, scrape.Options{Interval: scrape.DefaultInterval}, analysis.DefaultConfig(), consumer.consume)
+	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: scrape.DefaultInterval})
 	if err != nil {
 		t.Fatal(err)
 	}
-	consumer.poller = mon.Poller()
+	mon := monitor.New(poller, analysis.DefaultConfig(), consumer.consume)
+	consumer.poller = poller
 
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
@@ -310,7 +313,7 @@ func sampleAt(samples []soakSample, elapsed time.Duration) soakSample {
 
 // pressScrapeNow asks the monitor for an immediate round now and then, as
 // a user pressing "r" would.
-func pressScrapeNow(ctx context.Context, mon *scrape.Monitor) {
+func pressScrapeNow(ctx context.Context, mon *monitor.Monitor) {
 	tick := time.NewTicker(soakScrapeNowEvery)
 	defer tick.Stop()
 	for {
@@ -318,7 +321,7 @@ func pressScrapeNow(ctx context.Context, mon *scrape.Monitor) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			mon.ScrapeNow()
+			mon.Refresh()
 		}
 	}
 }
@@ -445,7 +448,7 @@ type soakConsumer struct {
 	mu       sync.Mutex
 	stopped  bool
 	st       consumerStats
-	snap     []analysis.TargetInput
+	snap     []catalogue.Readings
 	lastSeen []time.Time
 }
 
@@ -477,12 +480,12 @@ func (c *soakConsumer) problem(format string, args ...any) {
 	}
 }
 
-// consume is the monitor's deliver function.
-func (c *soakConsumer) consume(r analysis.Report) {
+// consume is the monitor's output.
+func (c *soakConsumer) consume(r analysis.Report) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.stopped {
-		return
+		return nil
 	}
 	lag := time.Since(r.Time)
 	c.st.reports++
@@ -498,7 +501,7 @@ func (c *soakConsumer) consume(r analysis.Report) {
 	c.countScrapes()
 	if len(r.Replicas) != len(c.targets) {
 		c.problem("report at %s has %d replicas, want %d", r.Time.Format(time.TimeOnly), len(r.Replicas), len(c.targets))
-		return
+		return nil
 	}
 	afterWarmUp := r.Time.After(c.warmEnd)
 	if afterWarmUp {
@@ -507,6 +510,7 @@ func (c *soakConsumer) consume(r analysis.Report) {
 	for i := range r.Replicas {
 		c.checkReplica(r.Time, i, &r.Replicas[i], afterWarmUp)
 	}
+	return nil
 }
 
 // checkReplica checks one replica of a report against what its fault
@@ -568,7 +572,7 @@ func (c *soakConsumer) countScrapes() {
 	if c.poller == nil {
 		return
 	}
-	c.snap = c.poller.Snapshot(c.snap)
+	c.snap = c.poller.Readings(c.snap)
 	for i, in := range c.snap {
 		_, faulty := c.faults.status(i)
 		for _, s := range in.Samples {

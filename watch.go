@@ -6,12 +6,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui"
@@ -162,7 +162,11 @@ func (w *watchCmd) targets(ctx context.Context) ([]scrape.Target, error) {
 }
 
 func (w *watchCmd) runOnce(ctx context.Context, targets []scrape.Target, opts scrape.Options) (int, error) {
-	report, err := scrape.Once(ctx, targets, opts, w.config(w.Window, 1), w.Window)
+	poller, err := scrape.NewPoller(targets, opts)
+	if err != nil {
+		return exitFailure, err
+	}
+	report, err := monitor.Once(ctx, poller, w.config(w.Window, 1), w.Window)
 	if err != nil {
 		return exitFailure, err
 	}
@@ -177,24 +181,14 @@ func (w *watchCmd) runJSONL(ctx context.Context, targets []scrape.Target, opts s
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
-	var mu sync.Mutex
-	var writeErr error
-	mon, err := scrape.NewMonitor(targets, opts, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) {
-		mu.Lock()
-		defer mu.Unlock()
-		if writeErr == nil {
-			writeErr = writeJSON(out, r, false)
-		}
-	})
+	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
 		return err
 	}
-	if err := mon.Run(ctx); err != nil {
-		return err
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	return writeErr
+	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+		return writeJSON(out, r, false)
+	})
+	return mon.Run(ctx)
 }
 
 // runDashboard opens the live screen. Scrapes and analysis run on the
@@ -208,18 +202,20 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 		slices.Sort(windows)
 	}
 	var program *tea.Program
-	mon, err := scrape.NewMonitor(targets, opts, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) {
-		program.Send(ui.ReportMsg{Report: r})
-	})
+	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
 		return err
 	}
+	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+		program.Send(ui.ReportMsg{Report: r})
+		return nil
+	})
 	model := ui.New(ui.Options{
 		History:   max(1, int(w.History/w.Interval)),
 		Interval:  w.Interval,
 		Window:    w.Window,
 		Windows:   windows,
-		ScrapeNow: mon.ScrapeNow,
+		ScrapeNow: mon.Refresh,
 		SetWindow: mon.SetWindow,
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),

@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // Analyze evaluates every target over the window that ends at now and
@@ -11,7 +13,7 @@ import (
 //
 // Samples after now are ignored. The window is closed, [now-cfg.Window,
 // now] (see window); a zero or negative cfg.Window means the default 30 s.
-func Analyze(now time.Time, targets []TargetInput, cfg Config, prev *Report) Report {
+func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Report) Report {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultConfig().Window
 	}
@@ -30,7 +32,7 @@ func Analyze(now time.Time, targets []TargetInput, cfg Config, prev *Report) Rep
 // previousReports finds each target's report in prev (nil where there is
 // none), with one index rather than a scan per target: fleets run to
 // hundreds of replicas.
-func previousReports(prev *Report, targets []TargetInput) []*ReplicaReport {
+func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaReport {
 	befores := make([]*ReplicaReport, len(targets))
 	if prev == nil {
 		return befores
@@ -46,7 +48,7 @@ func previousReports(prev *Report, targets []TargetInput) []*ReplicaReport {
 }
 
 // analyzeReplica evaluates one target.
-func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaReport) ReplicaReport {
+func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport) ReplicaReport {
 	samples := upTo(t.Samples, now)
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
 	if len(samples) == 0 {
@@ -60,7 +62,7 @@ func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaRepor
 	newestGood := lastGood(samples)
 	if newestGood != nil {
 		rep.LastGood = newestGood.Time
-		rep.Model = Sanitize(newestGood.Model)
+		rep.Model = newestGood.Model
 		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
 		rep.Warnings = newestGood.Warnings
 	}
@@ -71,13 +73,13 @@ func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaRepor
 	if v, down := downVerdict(samples, t.Target, now); down {
 		c = v
 		if !samples[len(samples)-1].OK() {
-			rep.Error = Sanitize(samples[len(samples)-1].Err)
+			rep.Error = samples[len(samples)-1].Err
 		}
 	}
 	if newestGood != nil {
 		ev := w.replicaFigures(&rep, newestGood, cfg)
 		if c.State != StateDown {
-			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *Sample) float64 { return s.HTTPRequests }), cfg)
+			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 		}
 	}
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis)
@@ -90,18 +92,18 @@ func analyzeReplica(now time.Time, t TargetInput, cfg Config, prev *ReplicaRepor
 // replicaFigures fills the figures of the replica and of its engines and
 // returns the evidence of the replica as a whole. Gauges come from the
 // newest good sample even when it is older than the window.
-func (w *window) replicaFigures(rep *ReplicaReport, newestGood *Sample, cfg Config) evidence {
-	series := make([]*Series, len(w.samples))
+func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample, cfg Config) evidence {
+	series := make([]*catalogue.Series, len(w.samples))
 	for i, s := range w.samples {
 		series[i] = &s.Total
 	}
 	if len(series) == 0 {
-		series = []*Series{&newestGood.Total}
-		w.samples = []*Sample{newestGood}
+		series = []*catalogue.Series{&newestGood.Total}
+		w.samples = []*catalogue.Sample{newestGood}
 	}
 	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
 	rep.Figures = f
-	rep.GCPerSecond = Num(w.sampleRate(func(s *Sample) float64 { return s.GCCollections }))
+	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
 	rep.Restarted = ev.Reset || w.startTimeChanged()
 	if len(w.samples) < 2 {
 		// One reading: gauges only. Rates and quantiles need two.
@@ -116,9 +118,9 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *Sample, cfg Conf
 
 // engineReports computes each data-parallel engine's figures, matching the
 // engines of older samples by name.
-func (w *window) engineReports(engines []Engine, cfg Config, gaugesOnlyFigures bool) []EngineReport {
+func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnlyFigures bool) []EngineReport {
 	out := make([]EngineReport, 0, len(engines))
-	series := make([]*Series, len(w.samples))
+	series := make([]*catalogue.Series, len(w.samples))
 	for _, e := range engines {
 		for i, s := range w.samples {
 			series[i] = engineSeries(s, e.Name)
@@ -127,13 +129,13 @@ func (w *window) engineReports(engines []Engine, cfg Config, gaugesOnlyFigures b
 		if gaugesOnlyFigures {
 			f = gaugesOnly(f)
 		}
-		out = append(out, EngineReport{Engine: Sanitize(e.Name), Figures: f})
+		out = append(out, EngineReport{Engine: e.Name, Figures: f})
 	}
 	return out
 }
 
 // engineSeries returns the series of the named engine in s, nil if absent.
-func engineSeries(s *Sample, name string) *Series {
+func engineSeries(s *catalogue.Sample, name string) *catalogue.Series {
 	for i := range s.Engines {
 		if s.Engines[i].Name == name {
 			return &s.Engines[i].Series
@@ -143,12 +145,12 @@ func engineSeries(s *Sample, name string) *Series {
 }
 
 // sampleRate is rate() of a process-level counter of the samples.
-func (w *window) sampleRate(value func(*Sample) float64) float64 {
+func (w *window) sampleRate(value func(*catalogue.Sample) float64) float64 {
 	return w.rate(func(i int) float64 { return value(w.samples[i]) })
 }
 
 // sampleIncrease is increase() of a process-level counter of the samples.
-func (w *window) sampleIncrease(value func(*Sample) float64) float64 {
+func (w *window) sampleIncrease(value func(*catalogue.Sample) float64) float64 {
 	return w.increase(func(i int) float64 { return value(w.samples[i]) })
 }
 
@@ -170,7 +172,7 @@ func (w *window) startTimeChanged() bool {
 }
 
 // upTo returns the prefix of samples (oldest first) taken at or before now.
-func upTo(samples []Sample, now time.Time) []Sample {
+func upTo(samples []catalogue.Sample, now time.Time) []catalogue.Sample {
 	n := len(samples)
 	for n > 0 && samples[n-1].Time.After(now) {
 		n--
@@ -179,7 +181,7 @@ func upTo(samples []Sample, now time.Time) []Sample {
 }
 
 // lastGood returns the newest successful sample, nil when there is none.
-func lastGood(samples []Sample) *Sample {
+func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 	for i := len(samples) - 1; i >= 0; i-- {
 		if samples[i].OK() {
 			return &samples[i]
@@ -248,7 +250,7 @@ func (w *window) promptLengthColumn() ([]float64, []float32) {
 	if n < 2 {
 		return nil, nil
 	}
-	a, b := &w.samples[n-2].Total.Histograms[PromptLength], &w.samples[n-1].Total.Histograms[PromptLength]
+	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
 	if !a.Present() || !b.Present() || !sameBounds(a.Bounds, b.Bounds) ||
 		len(a.Counts) != len(a.Bounds) || len(b.Counts) != len(b.Bounds) {
 		return nil, nil

@@ -6,22 +6,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // TestLessonWorkedExample is the lesson's "two readings → rates": two
 // scrapes 60 s apart evaluated with a 60 s window give the plain
 // differences ÷ 60.
 func TestLessonWorkedExample(t *testing.T) {
-	reading := func(at time.Time, stop, gen, ttftSum, ttftCount float64) Sample {
-		s := NewSeries()
-		s.Scalars[Running], s.Scalars[Waiting] = 48, 0
-		s.Finished[FinishStop] = stop
-		s.Scalars[GenerationTokens] = gen
-		s.Histograms[TTFT] = Buckets{Bounds: []float64{inf}, Counts: []float64{ttftCount}, Sum: ttftSum, Count: ttftCount}
-		return Sample{Time: at, HasVLLM: true, Total: s, KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(),
+	reading := func(at time.Time, stop, gen, ttftSum, ttftCount float64) catalogue.Sample {
+		s := catalogue.NewSeries()
+		s.Scalars[catalogue.Running], s.Scalars[catalogue.Waiting] = 48, 0
+		s.Finished[catalogue.FinishStop] = stop
+		s.Scalars[catalogue.GenerationTokens] = gen
+		s.Histograms[catalogue.TTFT] = catalogue.Buckets{Bounds: []float64{inf}, Counts: []float64{ttftCount}, Sum: ttftSum, Count: ttftCount}
+		return catalogue.Sample{Time: at, HasVLLM: true, Total: s, KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(),
 			ProcessRSSBytes: math.NaN(), GCCollections: math.NaN(), HTTPRequests: math.NaN()}
 	}
-	samples := []Sample{
+	samples := []catalogue.Sample{
 		reading(t0, 12_040, 3_612_000, 2_516, 12_040),
 		reading(t0.Add(time.Minute), 12_400, 3_720_000, 2_696, 12_400),
 	}
@@ -68,7 +70,7 @@ func TestWindowIsClosed(t *testing.T) {
 
 // steadyChat is a healthy replica: 48 running, 6 requests/s, scraped every
 // second for 30 s.
-func steadyChat() ([]Sample, time.Time) {
+func steadyChat() ([]catalogue.Sample, time.Time) {
 	s := newServer()
 	s.running, s.kv = 48, 0.3
 	return run(s, 30, time.Second, finishing(6, chat))
@@ -78,63 +80,63 @@ func TestStates(t *testing.T) {
 	cfg := DefaultConfig()
 	tests := []struct {
 		name       string
-		samples    func() ([]Sample, time.Time)
+		samples    func() ([]catalogue.Sample, time.Time)
 		want       State
 		wantReason string
 		wantAction string
 	}{
 		{"healthy", steadyChat, StateHealthy, "running 48, waiting 0, 6 req/s", ""},
-		{"idle", func() ([]Sample, time.Time) { return run(newServer(), 30, time.Second) }, StateIdle, "no request finished", ""},
-		{"full", func() ([]Sample, time.Time) {
+		{"idle", func() ([]catalogue.Sample, time.Time) { return run(newServer(), 30, time.Second) }, StateIdle, "no request finished", ""},
+		{"full", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 256, 0.6, 41
 			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
 		}, StateFull, "waiting 41 → 95 over 30s while running stays at 256 (max_num_seqs cap)",
 			"scale on vllm:num_requests_waiting with target 13.8 per replica (Little's law: 13.8 req/s × 1 s)"},
-		{"full and KV-bound", func() ([]Sample, time.Time) {
+		{"full and KV-bound", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 180, 0.97, 10
 			return run(s, 30, time.Second, finishing(10, chat), queueing(10, 1))
 		}, StateFull, "(KV-bound, KV cache at 97%)", "add replicas"},
-		{"preempting beats full", func() ([]Sample, time.Time) {
+		{"preempting beats full", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv = 256, 0.99
 			return run(s, 30, time.Second, finishing(6, chat), queueing(10, 1), preempting(2))
 		}, StatePreempting, "60 preemptions over 30s (2/s), KV cache at 99%",
 			"cap max_num_seqs at 537 (what the KV cache holds: 430,000 tokens ÷ 800 tokens per request), or add VRAM / replicas; preemption is recomputing 1,300 tokens/s"},
-		{"slow TTFT from long prompts", func() ([]Sample, time.Time) {
+		{"slow TTFT from long prompts", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running = 8
 			long := chat
 			long.prompt, long.ttft = 6000, 2.4
 			return run(s, 30, time.Second, finishing(1, long))
 		}, StateSlow, "p99 TTFT 2.48s over the 1s SLO (mean prompt 6,000 tokens)", "long prompts (mean 6,000 tokens)"},
-		{"slow ITL with prefill", func() ([]Sample, time.Time) {
+		{"slow ITL with prefill", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running = 30
 			spiky := chat
 			spiky.itl = 0.18
 			return run(s, 30, time.Second, finishing(3, spiky))
 		}, StateSlow, "p99 ITL 200ms over the 100ms SLO", "prefill interference"},
-		{"stale: running but no counter moves", func() ([]Sample, time.Time) {
+		{"stale: running but no counter moves", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.finish(100, chat)
 			s.running = 12
 			return run(s, 30, time.Second)
 		}, StateStale, "running 12 but no counter moved over 30s (31 scrapes)", "PROMETHEUS_MULTIPROC_DIR"},
-		{"stale: all zero while HTTP requests rise", func() ([]Sample, time.Time) {
+		{"stale: all zero while HTTP requests rise", func() ([]catalogue.Sample, time.Time) {
 			return run(newServer(), 30, time.Second, func(s *server, _ int) { s.httpRequests += 5 })
 		}, StateStale, "every engine value is 0 while http_requests_total rose by 150", "PROMETHEUS_MULTIPROC_DIR"},
-		{"down: scrape failing", func() ([]Sample, time.Time) {
+		{"down: scrape failing", func() ([]catalogue.Sample, time.Time) {
 			samples, now := steadyChat()
 			for i := 28; i <= 30; i++ {
-				samples[i] = Sample{Time: samples[i].Time, Err: "dial tcp 10.0.0.7:8000: connect: connection refused"}
+				samples[i] = catalogue.Sample{Time: samples[i].Time, Err: "dial tcp 10.0.0.7:8000: connect: connection refused"}
 			}
 			return samples, now.Add(5 * time.Second)
 		}, StateDown, "scrape failing since 14:00:28 (3 failed in a row): dial tcp", "check the vLLM process / pod behind gpu-a:8000"},
-		{"down: no vLLM metrics", func() ([]Sample, time.Time) {
+		{"down: no vLLM metrics", func() ([]catalogue.Sample, time.Time) {
 			samples, now := steadyChat()
-			samples[30] = Sample{Time: samples[30].Time, Total: NewSeries(), KVCapacityTokens: math.NaN()}
+			samples[30] = catalogue.Sample{Time: samples[30].Time, Total: catalogue.NewSeries(), KVCapacityTokens: math.NaN()}
 			return samples, now
 		}, StateDown, noVLLMReason, "--disable-log-stats"},
 	}
@@ -157,10 +159,10 @@ func TestStates(t *testing.T) {
 
 func TestDownReportsErrorAndLastGood(t *testing.T) {
 	samples, now := steadyChat()
-	samples[30] = Sample{Time: samples[30].Time, Err: "HTTP 503\x1b[2J"}
+	samples[30] = catalogue.Sample{Time: samples[30].Time, Err: "HTTP 503 Service Unavailable"}
 	r := analyzeOne(samples, now.Add(2*time.Second), DefaultConfig())
-	if r.Error != "HTTP 503" {
-		t.Errorf("error = %q, want the sanitized error", r.Error)
+	if r.Error != "HTTP 503 Service Unavailable" {
+		t.Errorf("error = %q, want the scrape's error", r.Error)
 	}
 	if want := "last good scrape at 14:00:29, 3s ago"; !strings.Contains(strings.Join(r.Reasons, "\n"), want) {
 		t.Errorf("reasons %q lack %q", r.Reasons, want)
@@ -190,8 +192,8 @@ func TestHysteresis(t *testing.T) {
 	s := newServer()
 	s.running, s.waiting = 256, 41
 	full, _ := run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
-	eval := func(samples []Sample, prev *Report) Report {
-		return Analyze(now, []TargetInput{{Target: "gpu-a:8000", Samples: samples}}, cfg, prev)
+	eval := func(samples []catalogue.Sample, prev *Report) Report {
+		return Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}, cfg, prev)
 	}
 	first := eval(healthy, nil)
 	if first.Replicas[0].State != StateHealthy {
@@ -216,8 +218,8 @@ func TestHysteresis(t *testing.T) {
 		t.Errorf("one healthy reading must not flip back: %v", back.Replicas[0].State)
 	}
 
-	downSamples := append([]Sample(nil), healthy...)
-	downSamples[30] = Sample{Time: downSamples[30].Time, Err: "connection refused"}
+	downSamples := append([]catalogue.Sample(nil), healthy...)
+	downSamples[30] = catalogue.Sample{Time: downSamples[30].Time, Err: "connection refused"}
 	if got := eval(downSamples, &first).Replicas[0].State; got != StateDown {
 		t.Errorf("DOWN shows at once: got %v", got)
 	}
@@ -254,10 +256,10 @@ func TestCounterResets(t *testing.T) {
 	t.Run("one finished_reason series resets alone", func(t *testing.T) {
 		s := newServer()
 		s.running = 48
-		s.finished[FinishAbort] = 5_000
+		s.finished[catalogue.FinishAbort] = 5_000
 		samples, now := run(s, 30, time.Second, finishing(6, chat), func(s *server, i int) {
 			if i == 10 {
-				s.finished[FinishAbort] = 0
+				s.finished[catalogue.FinishAbort] = 0
 			}
 		})
 		r := analyzeOne(samples, now, cfg)
@@ -313,7 +315,7 @@ func TestNotExportedIsNA(t *testing.T) {
 func TestFigures(t *testing.T) {
 	s := newServer()
 	s.running = 48
-	samples, now := run(s, 30, time.Second, finishing(5, chat), finishing(1, request{reason: FinishLength, prompt: 500, gen: 300,
+	samples, now := run(s, 30, time.Second, finishing(5, chat), finishing(1, request{reason: catalogue.FinishLength, prompt: 500, gen: 300,
 		ttft: 3, itl: 0.027, e2e: 9, queue: 0.05, prefill: 0.45, decode: 8}))
 	cfg := DefaultConfig()
 	cfg.SLOE2E = 10 * time.Second
@@ -376,7 +378,7 @@ func TestEngines(t *testing.T) {
 // TestJSONFieldNames pins the names scripts read.
 func TestJSONFieldNames(t *testing.T) {
 	samples, now := steadyChat()
-	rep := Analyze(now, []TargetInput{{Target: "gpu-a:8000", Samples: samples}}, DefaultConfig(), nil)
+	rep := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}, DefaultConfig(), nil)
 	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
@@ -419,7 +421,7 @@ func TestJSONFieldNames(t *testing.T) {
 	s := newServer()
 	s.running, s.engines = 48, []string{"0", "1"}
 	samples, now = run(s, 3, time.Second, finishing(6, chat))
-	b, _ = json.Marshal(Analyze(now, []TargetInput{{Target: "x", Samples: samples}}, DefaultConfig(), nil))
+	b, _ = json.Marshal(Analyze(now, []catalogue.Readings{{Target: "x", Samples: samples}}, DefaultConfig(), nil))
 	if !strings.Contains(string(b), `"engines":[{"engine":"0"`) {
 		t.Errorf("engines missing from JSON: %s", b)
 	}
@@ -430,18 +432,18 @@ func TestJSONFieldNames(t *testing.T) {
 func TestWindowStartsAtFirstGoodScrape(t *testing.T) {
 	tests := []struct {
 		name    string
-		samples func() ([]Sample, time.Time)
+		samples func() ([]catalogue.Sample, time.Time)
 		want    float64
 	}{
-		{"5 s watched, 30 s window", func() ([]Sample, time.Time) {
+		{"5 s watched, 30 s window", func() ([]catalogue.Sample, time.Time) {
 			return run(newServer(), 5, time.Second, finishing(6, chat))
 		}, 6},
-		{"first scrapes failed, then 4 s of good ones", func() ([]Sample, time.Time) {
+		{"first scrapes failed, then 4 s of good ones", func() ([]catalogue.Sample, time.Time) {
 			good, now := run(newServer(), 4, time.Second, finishing(6, chat))
-			failed := []Sample{{Time: t0.Add(-3 * time.Second), Err: "connection refused"}, {Time: t0.Add(-2 * time.Second), Err: "connection refused"}}
+			failed := []catalogue.Sample{{Time: t0.Add(-3 * time.Second), Err: "connection refused"}, {Time: t0.Add(-2 * time.Second), Err: "connection refused"}}
 			return append(failed, good...), now
 		}, 6},
-		{"history older than the window: Prometheus's extrapolation over the window", func() ([]Sample, time.Time) {
+		{"history older than the window: Prometheus's extrapolation over the window", func() ([]catalogue.Sample, time.Time) {
 			return run(newServer(), 60, time.Second, finishing(6, chat))
 		}, 6},
 	}
@@ -498,7 +500,7 @@ func TestFirstStateIsNotHeldBack(t *testing.T) {
 	var prev *Report
 	firstFull := -1
 	for i := range samples {
-		r := Analyze(samples[i].Time, []TargetInput{{Target: "gpu-a:8000", Samples: samples[:i+1]}}, cfg, prev)
+		r := Analyze(samples[i].Time, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples[:i+1]}}, cfg, prev)
 		prev = &r
 		if r.Replicas[0].State == StateFull && firstFull < 0 {
 			firstFull = i

@@ -1,6 +1,10 @@
 package analysis
 
-import "math"
+import (
+	"math"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
 
 // evidence is what the state rules read besides the Figures: the shape of
 // the gauges over the window and which counters moved.
@@ -19,18 +23,18 @@ type evidence struct {
 }
 
 // engineCounters are the scalars whose movement tells a live engine.
-var engineCounters = []Scalar{PromptTokens, GenerationTokens, Preemptions, PrefixCacheQueries, PrefixCacheHits, SpecDrafts, SpecDraftTokens, SpecAcceptedTokens}
+var engineCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.Preemptions, catalogue.PrefixCacheQueries, catalogue.PrefixCacheHits, catalogue.SpecDrafts, catalogue.SpecDraftTokens, catalogue.SpecAcceptedTokens}
 
 // figures computes the Figures of one replica or engine over the window.
 // series[i] is its Series in the i-th good sample (nil when absent there).
 // kvCapacity is the KV cache size in tokens (NaN when unknown).
-func (w *window) figures(series []*Series, kvCapacity float64, cfg Config) (Figures, evidence) {
+func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Config) (Figures, evidence) {
 	var f Figures
 	ev := evidence{Samples: len(w.samples)}
 	if n := len(w.samples); n > 1 {
 		ev.SpanSeconds = w.samples[n-1].Time.Sub(w.samples[0].Time).Seconds()
 	}
-	scalar := func(k Scalar) seriesAt {
+	scalar := func(k catalogue.Scalar) seriesAt {
 		return func(i int) float64 {
 			if series[i] == nil {
 				return math.NaN()
@@ -38,7 +42,7 @@ func (w *window) figures(series []*Series, kvCapacity float64, cfg Config) (Figu
 			return series[i].Scalars[k]
 		}
 	}
-	finished := func(r FinishReason) seriesAt {
+	finished := func(r catalogue.FinishReason) seriesAt {
 		return func(i int) float64 {
 			if series[i] == nil {
 				return math.NaN()
@@ -47,25 +51,25 @@ func (w *window) figures(series []*Series, kvCapacity float64, cfg Config) (Figu
 		}
 	}
 
-	ev.Running, ev.Waiting, ev.KVCacheUsage = w.gauge(scalar(Running)), w.gauge(scalar(Waiting)), w.gauge(scalar(KVCacheUsage))
+	ev.Running, ev.Waiting, ev.KVCacheUsage = w.gauge(scalar(catalogue.Running)), w.gauge(scalar(catalogue.Waiting)), w.gauge(scalar(catalogue.KVCacheUsage))
 	newest := newestSeries(series)
 	f.Running, f.Waiting, f.KVCacheUsage = NA, NA, NA
 	if newest != nil {
-		f.Running, f.Waiting, f.KVCacheUsage = Num(newest.Scalars[Running]), Num(newest.Scalars[Waiting]), Num(newest.Scalars[KVCacheUsage])
+		f.Running, f.Waiting, f.KVCacheUsage = Num(newest.Scalars[catalogue.Running]), Num(newest.Scalars[catalogue.Waiting]), Num(newest.Scalars[catalogue.KVCacheUsage])
 	}
 
 	w.finishFigures(&f, &ev, finished)
-	f.PromptTokensPerSecond = Num(w.rate(scalar(PromptTokens)))
-	f.GenerationTokensPerSecond = Num(w.rate(scalar(GenerationTokens)))
+	f.PromptTokensPerSecond = Num(w.rate(scalar(catalogue.PromptTokens)))
+	f.GenerationTokensPerSecond = Num(w.rate(scalar(catalogue.GenerationTokens)))
 	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)
-	f.PreemptionsPerSecond = Num(w.rate(scalar(Preemptions)))
-	ev.Preemptions = w.increase(scalar(Preemptions))
+	f.PreemptionsPerSecond = Num(w.rate(scalar(catalogue.Preemptions)))
+	ev.Preemptions = w.increase(scalar(catalogue.Preemptions))
 
 	w.littlesLaw(&f, &ev, scalar)
-	f.PrefixCacheHitRate = ratio(Num(w.increase(scalar(PrefixCacheHits))), Num(w.increase(scalar(PrefixCacheQueries))))
-	accepted := Num(w.increase(scalar(SpecAcceptedTokens)))
-	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increase(scalar(SpecDraftTokens))))
-	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increase(scalar(SpecDrafts))))
+	f.PrefixCacheHitRate = ratio(Num(w.increase(scalar(catalogue.PrefixCacheHits))), Num(w.increase(scalar(catalogue.PrefixCacheQueries))))
+	accepted := Num(w.increase(scalar(catalogue.SpecAcceptedTokens)))
+	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increase(scalar(catalogue.SpecDraftTokens))))
+	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increase(scalar(catalogue.SpecDrafts))))
 
 	w.latencyFigures(&f, series, cfg)
 	f.KVCapacityTokens = Num(kvCapacity)
@@ -86,11 +90,11 @@ func (w *window) figures(series []*Series, kvCapacity float64, cfg Config) (Figu
 }
 
 // finishFigures fills the finish-reason rates, their total and shares.
-func (w *window) finishFigures(f *Figures, ev *evidence, finished func(FinishReason) seriesAt) {
-	var rates [NumFinishReasons]Num
+func (w *window) finishFigures(f *Figures, ev *evidence, finished func(catalogue.FinishReason) seriesAt) {
+	var rates [catalogue.NumFinishReasons]Num
 	total, known := 0.0, false
 	ev.Finished = math.NaN()
-	for r := range NumFinishReasons {
+	for r := range catalogue.NumFinishReasons {
 		rates[r] = Num(w.rate(finished(r)))
 		if rates[r].Known() {
 			total += float64(rates[r])
@@ -102,26 +106,26 @@ func (w *window) finishFigures(f *Figures, ev *evidence, finished func(FinishRea
 			ev.Finished += inc
 		}
 	}
-	f.FinishedPerSecond = FinishRates{Stop: rates[FinishStop], Length: rates[FinishLength], Abort: rates[FinishAbort], Error: rates[FinishError], Repetition: rates[FinishRepetition]}
+	f.FinishedPerSecond = FinishRates{Stop: rates[catalogue.FinishStop], Length: rates[catalogue.FinishLength], Abort: rates[catalogue.FinishAbort], Error: rates[catalogue.FinishError], Repetition: rates[catalogue.FinishRepetition]}
 	f.RequestsPerSecond = NA
 	if known {
 		f.RequestsPerSecond = Num(total)
 	}
-	f.SuccessRate = ratio(rates[FinishStop], f.RequestsPerSecond)
-	f.LengthShare = ratio(rates[FinishLength], f.RequestsPerSecond)
-	f.AbortShare = ratio(rates[FinishAbort], f.RequestsPerSecond)
+	f.SuccessRate = ratio(rates[catalogue.FinishStop], f.RequestsPerSecond)
+	f.LengthShare = ratio(rates[catalogue.FinishLength], f.RequestsPerSecond)
+	f.AbortShare = ratio(rates[catalogue.FinishAbort], f.RequestsPerSecond)
 }
 
 // littlesLaw fills time running, queue growth, arrivals and efficiency.
 // Arrivals are what finished plus what the batch and the queue grew by; they
 // cannot be negative, so noise that makes the sum negative reads 0.
-func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(Scalar) seriesAt) {
+func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
 	f.TimeRunningSeconds = NA
 	if f.RequestsPerSecond > 0 {
 		f.TimeRunningSeconds = Num(ev.Running.Mean) / f.RequestsPerSecond
 	}
-	f.WaitingGrowth = Num(w.deriv(scalar(Waiting)))
-	runningGrowth := Num(w.deriv(scalar(Running)))
+	f.WaitingGrowth = Num(w.deriv(scalar(catalogue.Waiting)))
+	runningGrowth := Num(w.deriv(scalar(catalogue.Running)))
 	f.ArrivalsPerSecond = NA
 	if f.RequestsPerSecond.Known() {
 		growth := Num(0)
@@ -136,8 +140,8 @@ func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(Scalar) series
 }
 
 // latencyFigures fills the quantiles, the request shape and the goodput.
-func (w *window) latencyFigures(f *Figures, series []*Series, cfg Config) {
-	quantiles := func(h Histogram) (Quantiles, histogramWindow) {
+func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Config) {
+	quantiles := func(h catalogue.Histogram) (Quantiles, histogramWindow) {
 		hw := w.histogram(series, h)
 		return Quantiles{
 			Mean: ratio(Num(hw.Sum), Num(hw.Count)),
@@ -147,29 +151,29 @@ func (w *window) latencyFigures(f *Figures, series []*Series, cfg Config) {
 		}, hw
 	}
 	var ttft, e2e histogramWindow
-	f.TTFT, ttft = quantiles(TTFT)
+	f.TTFT, ttft = quantiles(catalogue.TTFT)
 	ttftShare := shareWithin(cfg.SLOTTFT.Seconds(), ttft.Buckets)
-	f.E2E, e2e = quantiles(E2E)
+	f.E2E, e2e = quantiles(catalogue.E2E)
 	f.Goodput = Num(ttftShare)
 	if cfg.SLOE2E > 0 {
 		// Both SLOs: the share within both is at least a + b − 1 whatever
 		// the joint distribution (Fréchet's bound); buckets give no more.
 		f.Goodput = Num(math.Max(ttftShare+shareWithin(cfg.SLOE2E.Seconds(), e2e.Buckets)-1, 0))
 	}
-	f.ITL, _ = quantiles(ITL)
-	f.Queue, _ = quantiles(QueueTime)
-	f.Prefill, _ = quantiles(PrefillTime)
-	f.Decode, _ = quantiles(DecodeTime)
-	prompt := w.histogram(series, PromptLength)
+	f.ITL, _ = quantiles(catalogue.ITL)
+	f.Queue, _ = quantiles(catalogue.QueueTime)
+	f.Prefill, _ = quantiles(catalogue.PrefillTime)
+	f.Decode, _ = quantiles(catalogue.DecodeTime)
+	prompt := w.histogram(series, catalogue.PromptLength)
 	f.MeanPromptTokens = ratio(Num(prompt.Sum), Num(prompt.Count))
-	generation := w.histogram(series, GenerationLength)
+	generation := w.histogram(series, catalogue.GenerationLength)
 	f.MeanGenerationTokens = ratio(Num(generation.Sum), Num(generation.Count))
 }
 
 // counterMovement records whether the engine counters are exported, moved,
 // dropped, or are all zero together with the gauges (an empty multiprocess
 // directory).
-func (w *window) counterMovement(ev *evidence, series []*Series, scalar func(Scalar) seriesAt, finished func(FinishReason) seriesAt) {
+func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt, finished func(catalogue.FinishReason) seriesAt) {
 	check := func(at seriesAt) {
 		inc := w.increase(at)
 		if w.dropped(at) {
@@ -185,10 +189,10 @@ func (w *window) counterMovement(ev *evidence, series []*Series, scalar func(Sca
 	for _, k := range engineCounters {
 		check(scalar(k))
 	}
-	for r := range NumFinishReasons {
+	for r := range catalogue.NumFinishReasons {
 		check(finished(r))
 	}
-	for h := range NumHistograms {
+	for h := range catalogue.NumHistograms {
 		check(func(i int) float64 {
 			if series[i] == nil {
 				return math.NaN()
@@ -207,7 +211,7 @@ func (w *window) counterMovement(ev *evidence, series []*Series, scalar func(Sca
 
 // seriesAllZero reports whether every known scalar, finish count and
 // histogram count of s is zero.
-func seriesAllZero(s *Series) bool {
+func seriesAllZero(s *catalogue.Series) bool {
 	for _, v := range s.Scalars {
 		if v != 0 && !math.IsNaN(v) {
 			return false
@@ -227,7 +231,7 @@ func seriesAllZero(s *Series) bool {
 }
 
 // newestSeries is the series of the newest sample that has one.
-func newestSeries(series []*Series) *Series {
+func newestSeries(series []*catalogue.Series) *catalogue.Series {
 	for i := len(series) - 1; i >= 0; i-- {
 		if series[i] != nil {
 			return series[i]

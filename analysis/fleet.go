@@ -121,7 +121,7 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 			out = append(out, Imbalance{
 				Target: r.Target, Metric: m.name, Value: v, Median: Num(med),
 				Text: fmt.Sprintf("%s: %s %s against a fleet median of %s",
-					Sanitize(r.Target), m.label, m.format(float64(v)), m.format(med)),
+					r.Target, m.label, m.format(float64(v)), m.format(med)),
 			})
 		}
 	}

@@ -4,26 +4,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // fleetOf builds targets: three servers finishing rps[i] chat requests per
 // second with waiting[i] growing by growth[i] per second, and running[i].
-func fleetOf(rps, running, waiting, growth []float64) ([]TargetInput, time.Time) {
-	var targets []TargetInput
+func fleetOf(rps, running, waiting, growth []float64) ([]catalogue.Readings, time.Time) {
+	var targets []catalogue.Readings
 	var now time.Time
 	for i := range rps {
 		s := newServer()
 		s.running, s.waiting, s.kv = running[i], waiting[i], 0.5
-		var samples []Sample
+		var samples []catalogue.Sample
 		samples, now = run(s, 30, time.Second, finishing(rps[i], chat), queueing(waiting[i], growth[i]))
-		targets = append(targets, TargetInput{Target: "gpu-" + string(rune('a'+i)) + ":8000", Samples: samples})
+		targets = append(targets, catalogue.Readings{Target: "gpu-" + string(rune('a'+i)) + ":8000", Samples: samples})
 	}
 	return targets, now
 }
 
 func TestFleet(t *testing.T) {
 	targets, now := fleetOf([]float64{12, 12, 6}, []float64{256, 256, 48}, []float64{60, 90, 0}, []float64{1, 1, 0})
-	down := TargetInput{Target: "gpu-d:8000", Samples: []Sample{{Time: now, Err: "connection refused"}}}
+	down := catalogue.Readings{Target: "gpu-d:8000", Samples: []catalogue.Sample{{Time: now, Err: "connection refused"}}}
 	targets = append(targets, down)
 	cfg := DefaultConfig()
 	cfg.Hysteresis = 1
@@ -93,12 +95,12 @@ func TestThresholdEvents(t *testing.T) {
 	cool, now := steadyChat()
 	s := newServer()
 	s.running, s.kv = 48, 0.93
-	hot, _ := run(s, 30, time.Second, finishing(6, request{reason: FinishStop, prompt: 500, gen: 300, ttft: 3, itl: 0.027, e2e: 9}))
-	first := Analyze(now, []TargetInput{{Target: "a", Samples: cool}}, cfg, nil)
+	hot, _ := run(s, 30, time.Second, finishing(6, request{reason: catalogue.FinishStop, prompt: 500, gen: 300, ttft: 3, itl: 0.027, e2e: 9}))
+	first := Analyze(now, []catalogue.Readings{{Target: "a", Samples: cool}}, cfg, nil)
 	if len(first.Events) != 0 {
 		t.Errorf("no previous evaluation, no events: %v", first.Events)
 	}
-	second := Analyze(now, []TargetInput{{Target: "a", Samples: hot}}, cfg, &first)
+	second := Analyze(now, []catalogue.Readings{{Target: "a", Samples: hot}}, cfg, &first)
 	var texts []string
 	for _, e := range second.Events {
 		texts = append(texts, e.Text)
@@ -109,7 +111,7 @@ func TestThresholdEvents(t *testing.T) {
 			t.Errorf("events %q lack %q", texts, want)
 		}
 	}
-	third := Analyze(now, []TargetInput{{Target: "a", Samples: hot}}, cfg, &second)
+	third := Analyze(now, []catalogue.Readings{{Target: "a", Samples: hot}}, cfg, &second)
 	for _, e := range third.Events {
 		if strings.HasPrefix(e.Text, "KV cache") || strings.HasPrefix(e.Text, "p99") {
 			t.Errorf("a crossing is reported once: %q", e.Text)

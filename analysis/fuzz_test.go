@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // fuzzBytes reads a fuzz input a byte at a time, then zeros.
@@ -33,23 +35,23 @@ var fuzzBoundSets = [][]float64{
 // fuzzSamples builds a sample sequence from fuzz bytes: random intervals,
 // failed scrapes, counter resets, NaN (absent) values, non-monotonic
 // buckets and missing +Inf.
-func fuzzSamples(data []byte) []Sample {
+func fuzzSamples(data []byte) []catalogue.Sample {
 	in := &fuzzBytes{b: data}
 	n := 2 + int(in.next()%40)
 	at := t0
-	cur := NewSeries()
+	cur := catalogue.NewSeries()
 	for k := range cur.Scalars {
 		cur.Scalars[k] = 0
 	}
 	for r := range cur.Finished {
 		cur.Finished[r] = 0
 	}
-	var samples []Sample
+	var samples []catalogue.Sample
 	for range n {
 		at = at.Add(time.Duration(in.next()%4)*time.Second + time.Duration(in.next())*time.Millisecond)
 		op := in.next()
 		if op%13 == 1 {
-			samples = append(samples, Sample{Time: at, Err: "boom"})
+			samples = append(samples, catalogue.Sample{Time: at, Err: "boom"})
 			continue
 		}
 		if op%11 == 2 { // restart: every counter back to zero
@@ -61,7 +63,7 @@ func fuzzSamples(data []byte) []Sample {
 			}
 		}
 		for k := range cur.Scalars {
-			if Scalar(k).IsCounter() {
+			if catalogue.Scalar(k).IsCounter() {
 				cur.Scalars[k] += float64(in.next())
 			} else {
 				cur.Scalars[k] = float64(in.next())
@@ -75,10 +77,10 @@ func fuzzSamples(data []byte) []Sample {
 		}
 		page := cur
 		if op%5 == 3 {
-			page.Scalars[in.next()%uint8(NumScalars)] = math.NaN()
-			page.Finished[in.next()%uint8(NumFinishReasons)] = math.NaN()
+			page.Scalars[in.next()%uint8(catalogue.NumScalars)] = math.NaN()
+			page.Finished[in.next()%uint8(catalogue.NumFinishReasons)] = math.NaN()
 		}
-		for h := range NumHistograms {
+		for h := range catalogue.NumHistograms {
 			bounds := fuzzBoundSets[in.next()%uint8(len(fuzzBoundSets))]
 			counts := make([]float64, len(bounds))
 			c := 0.0
@@ -89,9 +91,9 @@ func fuzzSamples(data []byte) []Sample {
 					counts[j] = float64(in.next()) // non-monotonic
 				}
 			}
-			page.Histograms[h] = Buckets{Bounds: bounds, Counts: counts, Sum: float64(in.next()), Count: c}
+			page.Histograms[h] = catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: float64(in.next()), Count: c}
 		}
-		samples = append(samples, Sample{Time: at, HasVLLM: op%17 != 4, Total: page,
+		samples = append(samples, catalogue.Sample{Time: at, HasVLLM: op%17 != 4, Total: page,
 			KVCapacityTokens: float64(in.next()) * 1000, ProcessStartTime: float64(op % 2),
 			ProcessRSSBytes: 1, GCCollections: math.NaN(), HTTPRequests: math.NaN()})
 	}
@@ -101,7 +103,7 @@ func fuzzSamples(data []byte) []Sample {
 // observedIncrease is the counter increase the good samples of the window
 // show, resets counted as in Prometheus: an extrapolated increase is at
 // most 1 + 2×1.1 = 3.2 times this.
-func observedIncrease(samples []Sample, now time.Time, window time.Duration, value func(*Sample) float64) float64 {
+func observedIncrease(samples []catalogue.Sample, now time.Time, window time.Duration, value func(*catalogue.Sample) float64) float64 {
 	var total float64
 	last := math.NaN()
 	for i := range samples {
@@ -127,7 +129,7 @@ func observedIncrease(samples []Sample, now time.Time, window time.Duration, val
 
 // watched is the range a rate is over: the window, or less when the first
 // good sample is inside it (vtop has watched the target for less).
-func watched(samples []Sample, now time.Time, window time.Duration) float64 {
+func watched(samples []catalogue.Sample, now time.Time, window time.Duration) float64 {
 	for i := range samples {
 		if samples[i].OK() {
 			if since := now.Sub(samples[i].Time); since > 0 && since < window {
@@ -148,20 +150,20 @@ func FuzzAnalyze(f *testing.F) {
 		now := samples[len(samples)-1].Time
 		cfg := DefaultConfig()
 		cfg.SLOE2E = 2 * time.Second
-		first := Analyze(now.Add(-time.Second), []TargetInput{{Target: "x", Samples: samples}}, cfg, nil)
-		rep := Analyze(now, []TargetInput{{Target: "x", Samples: samples}}, cfg, &first)
+		first := Analyze(now.Add(-time.Second), []catalogue.Readings{{Target: "x", Samples: samples}}, cfg, nil)
+		rep := Analyze(now, []catalogue.Readings{{Target: "x", Samples: samples}}, cfg, &first)
 		r := rep.Replicas[0]
 		if r.State > StateDown {
 			t.Fatalf("state %d", r.State)
 		}
 		rates := map[string]struct {
 			got   Num
-			value func(*Sample) float64
+			value func(*catalogue.Sample) float64
 		}{
-			"stop/s":        {r.FinishedPerSecond.Stop, func(s *Sample) float64 { return s.Total.Finished[FinishStop] }},
-			"abort/s":       {r.FinishedPerSecond.Abort, func(s *Sample) float64 { return s.Total.Finished[FinishAbort] }},
-			"prompt tok/s":  {r.PromptTokensPerSecond, func(s *Sample) float64 { return s.Total.Scalars[PromptTokens] }},
-			"preemptions/s": {r.PreemptionsPerSecond, func(s *Sample) float64 { return s.Total.Scalars[Preemptions] }},
+			"stop/s":        {r.FinishedPerSecond.Stop, func(s *catalogue.Sample) float64 { return s.Total.Finished[catalogue.FinishStop] }},
+			"abort/s":       {r.FinishedPerSecond.Abort, func(s *catalogue.Sample) float64 { return s.Total.Finished[catalogue.FinishAbort] }},
+			"prompt tok/s":  {r.PromptTokensPerSecond, func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.PromptTokens] }},
+			"preemptions/s": {r.PreemptionsPerSecond, func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.Preemptions] }},
 		}
 		for name, rt := range rates {
 			if !rt.got.Known() {

@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // Real vLLM bucket lists (vllm-metrics.md §5), each with its +Inf bucket.
@@ -12,9 +14,9 @@ var (
 	itlBounds      = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, inf}
 	latencyBounds  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0, inf}
 	tokenBounds    = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, inf}
-	boundsOfHistog = [NumHistograms][]float64{
-		TTFT: ttftBounds, ITL: itlBounds, E2E: latencyBounds, QueueTime: latencyBounds,
-		PrefillTime: latencyBounds, DecodeTime: latencyBounds, PromptLength: tokenBounds, GenerationLength: tokenBounds,
+	boundsOfHistog = [catalogue.NumHistograms][]float64{
+		catalogue.TTFT: ttftBounds, catalogue.ITL: itlBounds, catalogue.E2E: latencyBounds, catalogue.QueueTime: latencyBounds,
+		catalogue.PrefillTime: latencyBounds, catalogue.DecodeTime: latencyBounds, catalogue.PromptLength: tokenBounds, catalogue.GenerationLength: tokenBounds,
 	}
 	t0 = time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)
 )
@@ -28,7 +30,7 @@ type server struct {
 
 	// finished counts per reason, tokens, preemptions and the optional
 	// counter families (NaN = not exported).
-	finished      [NumFinishReasons]float64
+	finished      [catalogue.NumFinishReasons]float64
 	prompt, gen   float64
 	preemptions   float64
 	prefixQueries float64
@@ -38,7 +40,7 @@ type server struct {
 	specAccepted  float64
 	httpRequests  float64
 	startTime     float64
-	hist          [NumHistograms]Buckets
+	hist          [catalogue.NumHistograms]catalogue.Buckets
 	noHistograms  bool
 	engines       []string // data-parallel engine names; nil for one
 	engineRunning []float64
@@ -53,20 +55,20 @@ func newServer() *server {
 		s.finished[r] = 0
 	}
 	for h := range s.hist {
-		s.hist[h] = Buckets{Bounds: boundsOfHistog[h], Counts: make([]float64, len(boundsOfHistog[h])), Sum: 0, Count: 0}
+		s.hist[h] = catalogue.Buckets{Bounds: boundsOfHistog[h], Counts: make([]float64, len(boundsOfHistog[h])), Sum: 0, Count: 0}
 	}
 	return s
 }
 
 // request is what one finished request observed.
 type request struct {
-	reason                                 FinishReason
+	reason                                 catalogue.FinishReason
 	prompt, gen                            float64
 	ttft, itl, e2e, queue, prefill, decode float64
 }
 
 // chat is a typical chat request: 500 prompt tokens, 300 output, 0.5 s TTFT.
-var chat = request{reason: FinishStop, prompt: 500, gen: 300, ttft: 0.5, itl: 0.027, e2e: 8.5, queue: 0.05, prefill: 0.45, decode: 8}
+var chat = request{reason: catalogue.FinishStop, prompt: 500, gen: 300, ttft: 0.5, itl: 0.027, e2e: 8.5, queue: 0.05, prefill: 0.45, decode: 8}
 
 // finish records n finished requests like r.
 func (s *server) finish(n float64, r request) {
@@ -74,8 +76,8 @@ func (s *server) finish(n float64, r request) {
 	s.prompt += n * r.prompt
 	s.gen += n * r.gen
 	s.httpRequests += n
-	obs := [NumHistograms]float64{TTFT: r.ttft, ITL: r.itl, E2E: r.e2e, QueueTime: r.queue, PrefillTime: r.prefill,
-		DecodeTime: r.decode, PromptLength: r.prompt, GenerationLength: r.gen}
+	obs := [catalogue.NumHistograms]float64{catalogue.TTFT: r.ttft, catalogue.ITL: r.itl, catalogue.E2E: r.e2e, catalogue.QueueTime: r.queue, catalogue.PrefillTime: r.prefill,
+		catalogue.DecodeTime: r.decode, catalogue.PromptLength: r.prompt, catalogue.GenerationLength: r.gen}
 	for h, v := range obs {
 		b := &s.hist[h]
 		counts := make([]float64, len(b.Counts)) // a new slice per scrape, as a parser makes
@@ -90,23 +92,23 @@ func (s *server) finish(n float64, r request) {
 }
 
 // scrape returns the page the server exports at t.
-func (s *server) scrape(t time.Time) Sample {
-	tot := NewSeries()
-	tot.Scalars[Running], tot.Scalars[Waiting], tot.Scalars[KVCacheUsage] = s.running, s.waiting, s.kv
-	tot.Scalars[PromptTokens], tot.Scalars[GenerationTokens], tot.Scalars[Preemptions] = s.prompt, s.gen, s.preemptions
-	tot.Scalars[PrefixCacheQueries], tot.Scalars[PrefixCacheHits] = s.prefixQueries, s.prefixHits
-	tot.Scalars[SpecDrafts], tot.Scalars[SpecDraftTokens], tot.Scalars[SpecAcceptedTokens] = s.specDrafts, s.specDraftToks, s.specAccepted
+func (s *server) scrape(t time.Time) catalogue.Sample {
+	tot := catalogue.NewSeries()
+	tot.Scalars[catalogue.Running], tot.Scalars[catalogue.Waiting], tot.Scalars[catalogue.KVCacheUsage] = s.running, s.waiting, s.kv
+	tot.Scalars[catalogue.PromptTokens], tot.Scalars[catalogue.GenerationTokens], tot.Scalars[catalogue.Preemptions] = s.prompt, s.gen, s.preemptions
+	tot.Scalars[catalogue.PrefixCacheQueries], tot.Scalars[catalogue.PrefixCacheHits] = s.prefixQueries, s.prefixHits
+	tot.Scalars[catalogue.SpecDrafts], tot.Scalars[catalogue.SpecDraftTokens], tot.Scalars[catalogue.SpecAcceptedTokens] = s.specDrafts, s.specDraftToks, s.specAccepted
 	tot.Finished = s.finished
 	if !s.noHistograms {
 		tot.Histograms = s.hist
 	}
-	smp := Sample{Time: t, HasVLLM: true, Model: "meta-llama/Llama-3.1-8B-Instruct", Total: tot,
+	smp := catalogue.Sample{Time: t, HasVLLM: true, Model: "meta-llama/Llama-3.1-8B-Instruct", Total: tot,
 		KVCapacityTokens: s.kvCapacity, ProcessStartTime: s.startTime, ProcessRSSBytes: 3e9,
 		GCCollections: math.NaN(), HTTPRequests: s.httpRequests}
 	for i, name := range s.engines {
-		e := Engine{Name: name, Series: halve(tot, len(s.engines))}
+		e := catalogue.Engine{Name: name, Series: halve(tot, len(s.engines))}
 		if i < len(s.engineRunning) {
-			e.Scalars[Running] = s.engineRunning[i]
+			e.Scalars[catalogue.Running] = s.engineRunning[i]
 		}
 		smp.Engines = append(smp.Engines, e)
 	}
@@ -114,10 +116,10 @@ func (s *server) scrape(t time.Time) Sample {
 }
 
 // halve splits the counters of a series evenly over n engines.
-func halve(s Series, n int) Series {
+func halve(s catalogue.Series, n int) catalogue.Series {
 	out := s
 	for k := range out.Scalars {
-		if Scalar(k) != KVCacheUsage {
+		if catalogue.Scalar(k) != catalogue.KVCacheUsage {
 			out.Scalars[k] /= float64(n)
 		}
 	}
@@ -130,7 +132,7 @@ func halve(s Series, n int) Series {
 		for j := range counts {
 			counts[j] = b.Counts[j] / float64(n)
 		}
-		out.Histograms[h] = Buckets{Bounds: b.Bounds, Counts: counts, Sum: b.Sum / float64(n), Count: b.Count / float64(n)}
+		out.Histograms[h] = catalogue.Buckets{Bounds: b.Bounds, Counts: counts, Sum: b.Sum / float64(n), Count: b.Count / float64(n)}
 	}
 	return out
 }
@@ -141,8 +143,8 @@ type step func(s *server, i int)
 // run scrapes the server n+1 times, every interval, starting at t0, calling
 // each step between scrapes; it returns the samples and the time of the
 // last.
-func run(s *server, n int, interval time.Duration, steps ...step) ([]Sample, time.Time) {
-	samples := []Sample{s.scrape(t0)}
+func run(s *server, n int, interval time.Duration, steps ...step) ([]catalogue.Sample, time.Time) {
+	samples := []catalogue.Sample{s.scrape(t0)}
 	for i := 1; i <= n; i++ {
 		for _, st := range steps {
 			st(s, i)
@@ -164,6 +166,6 @@ func queueing(first, growth float64) step {
 func preempting(n float64) step { return func(s *server, _ int) { s.preemptions += n } }
 
 // analyzeOne evaluates one target with the default config and no history.
-func analyzeOne(samples []Sample, now time.Time, cfg Config) ReplicaReport {
-	return Analyze(now, []TargetInput{{Target: "gpu-a:8000", Samples: samples}}, cfg, nil).Replicas[0]
+func analyzeOne(samples []catalogue.Sample, now time.Time, cfg Config) ReplicaReport {
+	return Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}, cfg, nil).Replicas[0]
 }

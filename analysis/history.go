@@ -67,10 +67,3 @@ func DefaultConfig() Config {
 		Hysteresis:      2,
 	}
 }
-
-// TargetInput is what the analysis reads of one target: its name and its
-// samples, oldest first. The analysis picks the ones in the window itself.
-type TargetInput struct {
-	Target  string
-	Samples []Sample
-}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // verdict is a state with the sentences that prove it and the first action.
@@ -44,7 +46,7 @@ const (
 // downVerdict reports whether the target is DOWN: the newest sample
 // failed, or the newest page has no vLLM metrics. samples are all the
 // target's samples up to now, oldest first, and must not be empty.
-func downVerdict(samples []Sample, target string, now time.Time) (verdict, bool) {
+func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verdict, bool) {
 	newest := &samples[len(samples)-1]
 	if newest.OK() {
 		if newest.HasVLLM {
@@ -61,7 +63,7 @@ func downVerdict(samples []Sample, target string, now time.Time) (verdict, bool)
 		first--
 	}
 	failures := len(samples) - first
-	errText := Sanitize(newest.Err)
+	errText := newest.Err
 	reasons := []string{fmt.Sprintf("scrape failing since %s (%d failed in a row): %s",
 		samples[first].Time.Format("15:04:05"), failures, errText)}
 	if first > 0 {
@@ -74,7 +76,7 @@ func downVerdict(samples []Sample, target string, now time.Time) (verdict, bool)
 	return verdict{
 		State:   StateDown,
 		Reasons: reasons,
-		Action:  fmt.Sprintf("check the vLLM process / pod behind %s: %s", Sanitize(target), errText),
+		Action:  fmt.Sprintf("check the vLLM process / pod behind %s: %s", target, errText),
 	}, true
 }
 

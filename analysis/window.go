@@ -3,6 +3,8 @@ package analysis
 import (
 	"math"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // window holds the good samples of one target inside the analysis window
@@ -15,7 +17,7 @@ import (
 // second with a window of N seconds, give the plain difference ÷ N with no
 // extrapolation: the lesson's "two readings → rates" arithmetic.
 type window struct {
-	samples        []*Sample // good samples in the window, oldest first
+	samples        []*catalogue.Sample // good samples in the window, oldest first
 	startMs, endMs int64
 	seconds        float64
 
@@ -26,7 +28,7 @@ type window struct {
 
 // newWindow selects the good samples of samples (oldest first) with
 // now-length <= Time <= now.
-func newWindow(samples []Sample, now time.Time, length time.Duration) *window {
+func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) *window {
 	w := &window{
 		endMs:   now.UnixMilli(),
 		startMs: now.Add(-length).UnixMilli(),
@@ -48,7 +50,7 @@ func newWindow(samples []Sample, now time.Time, length time.Duration) *window {
 // answers) rates are over the time vtop has watched, which is Prometheus's
 // rate() over that shorter range, instead of being diluted by seconds
 // nobody saw. A window with older history is left as it is.
-func (w *window) startAtFirstGood(samples []Sample) {
+func (w *window) startAtFirstGood(samples []catalogue.Sample) {
 	for i := range samples {
 		if !samples[i].OK() {
 			continue
@@ -160,13 +162,13 @@ type histogramWindow struct {
 // out; a bucket with fewer than two readings disappears, as in Prometheus.
 // The returned buckets live in the window's scratch space and are valid
 // until the next call.
-func (w *window) histogram(series []*Series, h Histogram) histogramWindow {
+func (w *window) histogram(series []*catalogue.Series, h catalogue.Histogram) histogramWindow {
 	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
 	bounds := newestBounds(series, h)
 	if bounds == nil {
 		return hw
 	}
-	at := func(pick func(b *Buckets) float64) seriesAt {
+	at := func(pick func(b *catalogue.Buckets) float64) seriesAt {
 		return func(i int) float64 {
 			if series[i] == nil || !series[i].Histograms[h].Present() {
 				return math.NaN()
@@ -174,8 +176,8 @@ func (w *window) histogram(series []*Series, h Histogram) histogramWindow {
 			return pick(&series[i].Histograms[h])
 		}
 	}
-	hw.Sum = w.increase(at(func(b *Buckets) float64 { return b.Sum }))
-	hw.Count = w.increase(at(func(b *Buckets) float64 { return b.Count }))
+	hw.Sum = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Sum }))
+	hw.Count = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Count }))
 
 	w.buckets = w.buckets[:0]
 	for j, upper := range bounds {
@@ -199,7 +201,7 @@ func (w *window) histogram(series []*Series, h Histogram) histogramWindow {
 
 // newestBounds returns the bounds of histogram h in the newest series that
 // has it; nil when none does.
-func newestBounds(series []*Series, h Histogram) []float64 {
+func newestBounds(series []*catalogue.Series, h catalogue.Histogram) []float64 {
 	for i := len(series) - 1; i >= 0; i-- {
 		if series[i] != nil && series[i].Histograms[h].Present() {
 			return series[i].Histograms[h].Bounds

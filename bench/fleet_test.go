@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -122,11 +123,11 @@ func benchmarkRound(b *testing.B, targets []scrape.Target) {
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { return epoch.Add(time.Duration(round.Load()) * time.Second) }
 	reports := make(chan analysis.Report, 1)
-	mon, err := scrape.NewMonitor(targets, scrape.Options{Interval: time.Hour, Timeout: 5 * time.Second, Now: now},
-		analysis.DefaultConfig(), func(r analysis.Report) { reports <- r })
+	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: time.Hour, Timeout: 5 * time.Second, Now: now})
 	if err != nil {
 		b.Fatal(err)
 	}
+	mon := monitor.New(poller, analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -139,7 +140,7 @@ func benchmarkRound(b *testing.B, targets []scrape.Target) {
 	}()
 	next := func() analysis.Report {
 		round.Add(1)
-		mon.ScrapeNow()
+		mon.Refresh()
 		return <-reports
 	}
 	<-reports      // the round Run starts with

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // DefaultMaxBody caps the body read from one scrape. Real vLLM pages are
@@ -208,7 +208,7 @@ func statusProblem(resp *http.Response) string {
 	if len(head) == 0 || head[0] == '<' {
 		return p
 	}
-	line := analysis.Sanitize(string(head))
+	line := safetext.Sanitize(string(head))
 	if len(line) > 80 {
 		line = line[:80] + "…"
 	}
@@ -227,7 +227,7 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 	case errors.Is(err, errRedirectLoop):
 		return errRedirectLoop.Error()
 	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
-		return "DNS lookup failed for " + analysis.Sanitize(dnsErr.Name)
+		return "DNS lookup failed for " + safetext.Sanitize(dnsErr.Name)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timed out after " + timeout.String()
 	case errors.Is(err, context.Canceled):
@@ -241,9 +241,9 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 	case errors.As(err, &unknownCA):
 		return "TLS: certificate signed by unknown authority"
 	case errors.As(err, &hostErr):
-		return "TLS: certificate is not valid for " + analysis.Sanitize(hostErr.Host)
+		return "TLS: certificate is not valid for " + safetext.Sanitize(hostErr.Host)
 	case errors.As(err, &invalid):
-		return "TLS: invalid certificate (" + analysis.Sanitize(invalid.Error()) + ")"
+		return "TLS: invalid certificate (" + safetext.Sanitize(invalid.Error()) + ")"
 	case errors.As(err, &recordErr):
 		return "TLS: the server does not speak TLS (try http://)"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
@@ -252,7 +252,7 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
 		err = u // drop url.Error's "Get \"http://…\":" prefix
 	}
-	return analysis.Sanitize(err.Error())
+	return safetext.Sanitize(err.Error())
 }
 
 func isTimeout(err error) bool {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,40 +16,12 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
-// healthyPage is what the healthy neighbour of every broken target serves.
-const healthyPage = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"ok\"} 5\n"
-
 const testToken = "s3cret-token"
-
-func servePage(page, contentType string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", contentType)
-		_, _ = w.Write([]byte(page))
-	}
-}
-
-// closedPort returns an address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-func writeFile(t *testing.T, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // hardeningCase is one broken (or specially configured) target.
 type hardeningCase struct {
@@ -72,14 +43,14 @@ func hardeningCases() []hardeningCase {
 		{
 			name: "connection refused",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return "http://" + closedPort(t) + "/metrics", ClientOptions{}
+				return "http://" + testutil.ClosedPort(t) + "/metrics", ClientOptions{}
 			},
 			wantErr: "connection refused",
 		},
 		{
 			name: "HTTP 500 with the reason in the body",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				return testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					http.Error(w, "engine core died\x1b[31m", http.StatusInternalServerError)
 				}), ClientOptions{}
 			},
@@ -88,14 +59,14 @@ func hardeningCases() []hardeningCase {
 		{
 			name: "HTTP 404",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, http.NotFound), ClientOptions{}
+				return testutil.StartServer(t, http.NotFound), ClientOptions{}
 			},
 			wantErr: "HTTP 404 Not Found",
 		},
 		{
 			name: "redirect loop",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				return testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					http.Redirect(w, r, r.URL.Path, http.StatusFound)
 				}), ClientOptions{}
 			},
@@ -104,35 +75,35 @@ func hardeningCases() []hardeningCase {
 		{
 			name: "HTML error page",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, servePage("<html><body>Bad gateway</body></html>", "text/html")), ClientOptions{}
+				return testutil.StartServer(t, testutil.ServePage("<html><body>Bad gateway</body></html>", "text/html")), ClientOptions{}
 			},
 			wantErr: "HTML page, not Prometheus metrics",
 		},
 		{
 			name: "empty body",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, servePage("", "text/plain")), ClientOptions{}
+				return testutil.StartServer(t, testutil.ServePage("", "text/plain")), ClientOptions{}
 			},
 			wantErr: "empty body",
 		},
 		{
 			name: "not Prometheus: the OpenAI API's JSON",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, servePage(`{"object":"list","data":[]}`, "application/json")), ClientOptions{}
+				return testutil.StartServer(t, testutil.ServePage(`{"object":"list","data":[]}`, "application/json")), ClientOptions{}
 			},
 			wantErr: "JSON, not Prometheus metrics",
 		},
 		{
 			name: "body cut off mid-line",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, servePage("vllm:num_requests_running 1\nvllm:num_requests_waiting{model_na", "text/plain")), ClientOptions{}
+				return testutil.StartServer(t, testutil.ServePage("vllm:num_requests_running 1\nvllm:num_requests_waiting{model_na", "text/plain")), ClientOptions{}
 			},
 			wantErr: "parse error at line 2: ",
 		},
 		{
 			name: "endless body: reading stops at MaxBody",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				return testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					line := []byte("# filler comment line\n")
 					for r.Context().Err() == nil {
 						if _, err := w.Write(line); err != nil {
@@ -146,8 +117,8 @@ func hardeningCases() []hardeningCase {
 		{
 			name: "one byte per second times out",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
-					for _, c := range []byte(healthyPage) {
+				return testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
+					for _, c := range []byte(testutil.HealthyPage) {
 						_, _ = w.Write([]byte{c})
 						w.(http.Flusher).Flush()
 						select {
@@ -163,7 +134,7 @@ func hardeningCases() []hardeningCase {
 		{
 			name: "never answers: times out",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				return testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					<-r.Context().Done()
 				}), ClientOptions{}
 			},
@@ -187,34 +158,34 @@ func hardeningCases() []hardeningCase {
 			setup: func(t *testing.T) (string, ClientOptions) {
 				srv := startTLSServer(t)
 				ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-				return srv.URL + "/metrics", ClientOptions{CAFile: writeFile(t, "ca.pem", ca)}
+				return srv.URL + "/metrics", ClientOptions{CAFile: testutil.WriteFile(t, "ca.pem", ca)}
 			},
 		},
 		{
 			name: "bearer token sent",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, requireToken(testToken)),
-					ClientOptions{BearerTokenFile: writeFile(t, "token", []byte(testToken+"\n"))}
+				return testutil.StartServer(t, requireToken(testToken)),
+					ClientOptions{BearerTokenFile: testutil.WriteFile(t, "token", []byte(testToken+"\n"))}
 			},
 		},
 		{
 			name: "wrong bearer token: 401, token not in the error",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				return startServer(t, requireToken("other")),
-					ClientOptions{BearerTokenFile: writeFile(t, "token", []byte(testToken))}
+				return testutil.StartServer(t, requireToken("other")),
+					ClientOptions{BearerTokenFile: testutil.WriteFile(t, "token", []byte(testToken))}
 			},
 			wantErr: "HTTP 401 Unauthorized",
 		},
 		{
 			name: "Authorization and extra headers not forwarded to another host on redirect",
 			setup: func(t *testing.T) (string, ClientOptions) {
-				foreign := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				foreign := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					authMu.Lock()
 					foreignAuth, foreignExtra = r.Header.Get("Authorization"), r.Header.Get("X-Tenant")
 					authMu.Unlock()
-					servePage(healthyPage, "text/plain")(w, r)
+					testutil.ServePage(testutil.HealthyPage, "text/plain")(w, r)
 				})
-				origin := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+				origin := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 					if r.Header.Get("Authorization") != "Bearer "+testToken || r.Header.Get("X-Tenant") != "blue" {
 						http.Error(w, "origin did not get the credentials", http.StatusBadRequest)
 						return
@@ -222,7 +193,7 @@ func hardeningCases() []hardeningCase {
 					http.Redirect(w, r, foreign, http.StatusFound)
 				})
 				return origin, ClientOptions{
-					BearerTokenFile: writeFile(t, "token", []byte(testToken)),
+					BearerTokenFile: testutil.WriteFile(t, "token", []byte(testToken)),
 					Headers:         []string{"X-Tenant: blue"},
 				}
 			},
@@ -243,20 +214,13 @@ func requireToken(token string) http.HandlerFunc {
 			http.Error(w, "", http.StatusUnauthorized)
 			return
 		}
-		servePage(healthyPage, "text/plain")(w, r)
+		testutil.ServePage(testutil.HealthyPage, "text/plain")(w, r)
 	}
-}
-
-func startServer(t *testing.T, h http.HandlerFunc) string {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv.URL + "/metrics"
 }
 
 func startTLSServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(servePage(healthyPage, "text/plain"))
+	srv := httptest.NewUnstartedServer(testutil.ServePage(testutil.HealthyPage, "text/plain"))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake is expected
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -266,7 +230,7 @@ func startTLSServer(t *testing.T) *httptest.Server {
 // Every broken target fails with its own clear error, while a healthy
 // target polled beside it by the same poller keeps its figures.
 func TestHardening(t *testing.T) {
-	healthyURL := startServer(t, servePage(healthyPage, "text/plain; version=0.0.4"))
+	healthyURL := testutil.StartServer(t, testutil.ServePage(testutil.HealthyPage, "text/plain; version=0.0.4"))
 	healthy, err := ParseTarget(healthyURL)
 	if err != nil {
 		t.Fatal(err)
@@ -283,8 +247,8 @@ func TestHardening(t *testing.T) {
 			})
 
 			good, _ := p.Latest(0)
-			if !good.OK() || good.Total.Scalars[analysis.Running] != 5 {
-				t.Errorf("healthy neighbour: err %q running %v", good.Err, good.Total.Scalars[analysis.Running])
+			if !good.OK() || good.Total.Scalars[catalogue.Running] != 5 {
+				t.Errorf("healthy neighbour: err %q running %v", good.Err, good.Total.Scalars[catalogue.Running])
 			}
 			bad, ok := p.Latest(1)
 			if !ok {
@@ -294,13 +258,13 @@ func TestHardening(t *testing.T) {
 			if strings.Contains(bad.Err, testToken) {
 				t.Errorf("error leaks the token: %q", bad.Err)
 			}
-			if strings.ContainsFunc(bad.Err, isControl) {
-				t.Errorf("error has control characters: %q", bad.Err)
+			if !safetext.IsSafe(bad.Err) {
+				t.Errorf("error is not safe to draw: %q", bad.Err)
 			}
 			switch {
 			case tc.wantErr == "":
-				if !bad.OK() || bad.Total.Scalars[analysis.Running] != 5 {
-					t.Errorf("err %q running %v, want a good scrape", bad.Err, bad.Total.Scalars[analysis.Running])
+				if !bad.OK() || bad.Total.Scalars[catalogue.Running] != 5 {
+					t.Errorf("err %q running %v, want a good scrape", bad.Err, bad.Total.Scalars[catalogue.Running])
 				}
 			case !strings.Contains(bad.Err, tc.wantErr):
 				t.Errorf("err %q, want %q", bad.Err, tc.wantErr)
@@ -324,7 +288,7 @@ func scrapeOnce(t *testing.T, targets []Target, opts Options) *Poller {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = p.Run(ctx); close(done) }()
-	<-p.ScrapeNow()
+	<-p.Refresh()
 	cancel()
 	<-done
 	return p
@@ -334,7 +298,7 @@ func scrapeOnce(t *testing.T, targets []Target, opts Options) *Poller {
 // target is DOWN with its error, the healthy neighbour is not.
 func checkStates(t *testing.T, p *Poller, wantErr string) {
 	t.Helper()
-	inputs := p.Snapshot(nil)
+	inputs := p.Readings(nil)
 	report := analysis.Analyze(newest(inputs), inputs, analysis.DefaultConfig(), nil)
 	healthy, bad := report.Replicas[0], report.Replicas[1]
 	if healthy.State == analysis.StateDown {
@@ -350,7 +314,7 @@ func checkStates(t *testing.T, p *Poller, wantErr string) {
 
 // newest is the time of the newest sample of any target: the evaluation
 // time that sees every scrape.
-func newest(inputs []analysis.TargetInput) time.Time {
+func newest(inputs []catalogue.Readings) time.Time {
 	var t time.Time
 	for _, in := range inputs {
 		for _, s := range in.Samples {
@@ -364,7 +328,7 @@ func newest(inputs []analysis.TargetInput) time.Time {
 
 // Fetch's error names the target; its problem is what Sample.Err shows.
 func TestFetchErrorNamesTarget(t *testing.T) {
-	target, _ := ParseTarget(closedPort(t))
+	target, _ := ParseTarget(testutil.ClosedPort(t))
 	c, err := NewClient(ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -401,8 +365,8 @@ func TestNewClientRejectsBadOptions(t *testing.T) {
 	}{
 		{"malformed header, value not echoed", ClientOptions{Headers: []string{"NoColonHere-secret"}}, `header must be "Key: Value"`},
 		{"missing CA file", ClientOptions{CAFile: filepath.Join(t.TempDir(), "nope.pem")}, "CA file"},
-		{"CA file without PEM", ClientOptions{CAFile: writeFile(t, "ca.pem", []byte("junk"))}, "no PEM certificate"},
-		{"empty token file", ClientOptions{BearerTokenFile: writeFile(t, "tok", []byte("\n"))}, "is empty"},
+		{"CA file without PEM", ClientOptions{CAFile: testutil.WriteFile(t, "ca.pem", []byte("junk"))}, "no PEM certificate"},
+		{"empty token file", ClientOptions{BearerTokenFile: testutil.WriteFile(t, "tok", []byte("\n"))}, "is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // A server that answers with process and Go metrics but no vllm: family
@@ -22,11 +23,11 @@ func TestPageWithoutVLLMMetrics(t *testing.T) {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "http_requests_total", Help: "Requests."}, []string{"handler", "method", "status"})
 	requests.WithLabelValues("/v1/completions", "POST", "2xx").Add(1234)
 	reg.MustRegister(requests)
-	noVLLM, err := ParseTarget(startServer(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP))
+	noVLLM, err := ParseTarget(testutil.StartServer(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP))
 	if err != nil {
 		t.Fatal(err)
 	}
-	healthy, err := ParseTarget(startServer(t, servePage(healthyPage, "text/plain; version=0.0.4")))
+	healthy, err := ParseTarget(testutil.StartServer(t, testutil.ServePage(testutil.HealthyPage, "text/plain; version=0.0.4")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestPageWithoutVLLMMetrics(t *testing.T) {
 	if sample.HTTPRequests != 1234 {
 		t.Errorf("http_requests_total = %v, want 1234", sample.HTTPRequests)
 	}
-	inputs := p.Snapshot(nil)
+	inputs := p.Readings(nil)
 	report := analysis.Analyze(newest(inputs), inputs, analysis.DefaultConfig(), nil)
 	bad, good := report.Replicas[1], report.Replicas[0]
 	if bad.State != analysis.StateDown || len(bad.Reasons) == 0 || !strings.Contains(bad.Reasons[0], "no vLLM metrics on this page") {

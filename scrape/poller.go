@@ -7,13 +7,18 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/ring"
 )
 
 // Defaults of Options.
 const (
 	DefaultInterval       = time.Second
 	DefaultMaxConcurrency = 64
+	// DefaultKeep is how much a poller keeps until asked for more with
+	// Keep: the default analysis window.
+	DefaultKeep = 30 * time.Second
 	// maxDefaultTimeout caps the timeout derived from a long interval: a
 	// /metrics page that takes longer than this is a problem to show, not
 	// to wait for.
@@ -27,10 +32,11 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples. The default
-	// covers analysis.DefaultConfig's window; a Monitor grows it to the
-	// window it is given. Raw samples further back would be most of
-	// vtop's memory, and the UI keeps its own history of derived points.
+	// History is the ring capacity per target, in samples (at least two:
+	// a rate needs two readings). The default covers DefaultKeep at the
+	// interval; Keep grows it to the window a monitor asks for. Raw
+	// samples further back would be most of vtop's memory, and the screen
+	// keeps its own history of derived points.
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int
@@ -50,8 +56,10 @@ func (o Options) withDefaults() Options {
 		o.Timeout = min(o.Interval*8/10, maxDefaultTimeout)
 	}
 	if o.History <= 0 {
-		o.History = historyFor(analysis.DefaultConfig().Window, o.Interval)
+		// The window's samples, plus the one before it and the one in flight.
+		o.History = int(DefaultKeep/o.Interval) + 2
 	}
+	o.History = max(o.History, 2)
 	if o.MaxConcurrency <= 0 {
 		o.MaxConcurrency = DefaultMaxConcurrency
 	}
@@ -64,12 +72,12 @@ func (o Options) withDefaults() Options {
 // targetState is everything the poller keeps for one target.
 type targetState struct {
 	target   Target
-	ingester *Ingester // used by the target's goroutine only
-	body     []byte    // reused response buffer, same owner
+	ingester *page.Ingester // used by the target's goroutine only
+	body     []byte         // reused response buffer, same owner
 	kick     chan struct{}
 
 	mu      sync.Mutex // guards ring and waiters
-	ring    *Ring
+	ring    *ring.Ring[catalogue.Sample]
 	waiters []func()
 }
 
@@ -101,9 +109,9 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 		seen[t.URL] = true
 		p.targets = append(p.targets, &targetState{
 			target:   t,
-			ingester: NewIngester(),
+			ingester: page.NewIngester(),
 			kick:     make(chan struct{}, 1),
-			ring:     NewRing(opts.History),
+			ring:     ring.New[catalogue.Sample](opts.History),
 		})
 	}
 	return p, nil
@@ -124,8 +132,16 @@ func (p *Poller) Targets() []Target {
 	return out
 }
 
-// EnsureHistory grows every ring to hold at least n samples.
-func (p *Poller) EnsureHistory(n int) {
+// Keep grows every ring to hold at least d of samples at the interval.
+func (p *Poller) Keep(d time.Duration) {
+	p.ensureHistory(int((d + p.opts.Interval - 1) / p.opts.Interval))
+}
+
+// Now returns the time of the poller's clock, which stamps its samples.
+func (p *Poller) Now() time.Time { return p.opts.Now() }
+
+// ensureHistory grows every ring to hold at least n samples.
+func (p *Poller) ensureHistory(n int) {
 	for _, ts := range p.targets {
 		ts.mu.Lock()
 		ts.ring.Grow(n)
@@ -156,7 +172,7 @@ func (p *Poller) Run(ctx context.Context) error {
 }
 
 // loop is one target's schedule: scrape, then wait for the interval or a
-// ScrapeNow kick.
+// Refresh kick.
 func (p *Poller) loop(ctx context.Context, ts *targetState) {
 	timer := time.NewTimer(0)
 	<-timer.C
@@ -181,7 +197,7 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	waiters := ts.waiters
 	ts.waiters = nil
 	ts.mu.Unlock()
-	select { // this scrape serves any pending ScrapeNow
+	select { // this scrape serves any pending Refresh
 	case <-ts.kick:
 	default:
 	}
@@ -206,14 +222,14 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 }
 
 // take fetches and ingests one page.
-func (p *Poller) take(ctx context.Context, ts *targetState) analysis.Sample {
+func (p *Poller) take(ctx context.Context, ts *targetState) catalogue.Sample {
 	now := p.opts.Now()
 	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, ts.body)
 	ts.body = body
 	if cap(ts.body) > 4<<20 {
 		ts.body = nil // one huge page must not pin its buffer for hours
 	}
-	var s analysis.Sample
+	var s catalogue.Sample
 	if err == nil {
 		s, err = ts.ingester.Ingest(body, contentType)
 	}
@@ -223,16 +239,16 @@ func (p *Poller) take(ctx context.Context, ts *targetState) analysis.Sample {
 		if errors.As(err, &se) {
 			problem = se.Problem
 		}
-		s = analysis.Sample{Err: problem}
+		s = catalogue.Sample{Err: problem}
 	}
 	s.Time = now
 	return s
 }
 
-// ScrapeNow makes every target scrape at once. The returned channel is
+// Refresh makes every target scrape at once. The returned channel is
 // closed when each target has finished a scrape that started after the
 // call (or Run has ended). Before Run starts, the scrapes wait for it.
-func (p *Poller) ScrapeNow() <-chan struct{} {
+func (p *Poller) Refresh() <-chan struct{} {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(len(p.targets))
@@ -252,23 +268,23 @@ func (p *Poller) ScrapeNow() <-chan struct{} {
 	return done
 }
 
-// Snapshot appends each target's samples, oldest first, to dst[:0].
-// Passing the previous snapshot back reuses its slices, so the caller must
+// Readings appends each target's samples, oldest first, to dst[:0].
+// Passing the previous result back reuses its slices, so the caller must
 // be done with it. Safe for concurrent use with Run.
-func (p *Poller) Snapshot(dst []analysis.TargetInput) []analysis.TargetInput {
+func (p *Poller) Readings(dst []catalogue.Readings) []catalogue.Readings {
 	n := len(p.targets)
 	dst = slices.Grow(dst[:0], n)[:n]
 	for i, ts := range p.targets {
 		ts.mu.Lock()
 		dst[i].Target = ts.target.Name
-		dst[i].Samples = ts.ring.Samples(dst[i].Samples)
+		dst[i].Samples = ts.ring.AppendTo(dst[i].Samples)
 		ts.mu.Unlock()
 	}
 	return dst
 }
 
 // Latest returns the newest sample of the target at index i.
-func (p *Poller) Latest(i int) (analysis.Sample, bool) {
+func (p *Poller) Latest(i int) (catalogue.Sample, bool) {
 	ts := p.targets[i]
 	ts.mu.Lock()
 	defer ts.mu.Unlock()

@@ -8,90 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/testutil"
 )
-
-func sampleAt(sec int) analysis.Sample {
-	return analysis.Sample{Time: time.Unix(int64(sec), 0)}
-}
-
-func ringSeconds(samples []analysis.Sample) []int64 {
-	out := make([]int64, len(samples))
-	for i, s := range samples {
-		out[i] = s.Time.Unix()
-	}
-	return out
-}
-
-func TestRing(t *testing.T) {
-	tests := []struct {
-		name      string
-		capacity  int
-		pushes    int
-		grow      int
-		want      []int64
-		wantCap   int
-		wantEmpty bool
-	}{
-		{name: "empty", capacity: 3, wantCap: 3, wantEmpty: true},
-		{name: "partly full", capacity: 3, pushes: 2, want: []int64{1, 2}, wantCap: 3},
-		{name: "wrapped keeps the newest, oldest first", capacity: 3, pushes: 7, want: []int64{5, 6, 7}, wantCap: 3},
-		{name: "capacity below two is two", capacity: 0, pushes: 3, want: []int64{2, 3}, wantCap: 2},
-		{name: "grow after wrap keeps order", capacity: 3, pushes: 5, grow: 5, want: []int64{3, 4, 5}, wantCap: 5},
-		{name: "grow never shrinks", capacity: 4, pushes: 2, grow: 2, want: []int64{1, 2}, wantCap: 4},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := NewRing(tt.capacity)
-			for i := 1; i <= tt.pushes; i++ {
-				r.Push(sampleAt(i))
-			}
-			if tt.grow > 0 {
-				r.Grow(tt.grow)
-			}
-			got := ringSeconds(r.Samples(nil))
-			if len(got) != len(tt.want) {
-				t.Fatalf("samples %v, want %v", got, tt.want)
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Fatalf("samples %v, want %v", got, tt.want)
-				}
-			}
-			if r.Cap() != tt.wantCap {
-				t.Errorf("Cap = %d, want %d", r.Cap(), tt.wantCap)
-			}
-			latest, ok := r.Latest()
-			if ok == tt.wantEmpty || (ok && latest.Time.Unix() != tt.want[len(tt.want)-1]) {
-				t.Errorf("Latest = %v, %v", latest.Time.Unix(), ok)
-			}
-		})
-	}
-}
-
-// Samples into a large enough dst allocates nothing: the analysis loop
-// calls it every interval for every target.
-func TestRingSamplesReusesDst(t *testing.T) {
-	r := NewRing(100)
-	for i := range 250 {
-		r.Push(sampleAt(i))
-	}
-	dst := make([]analysis.Sample, 0, 100)
-	allocs := testing.AllocsPerRun(10, func() { dst = r.Samples(dst) })
-	if allocs != 0 || len(dst) != 100 {
-		t.Errorf("allocs %v len %d", allocs, len(dst))
-	}
-}
 
 // A target that never answers does not delay another: with five hanging
 // targets beside it, the healthy one is still scraped every interval.
 func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 	var hits atomic.Int64
-	healthyURL := startServer(t, func(w http.ResponseWriter, r *http.Request) {
+	healthyURL := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
-		servePage(healthyPage, "text/plain")(w, r)
+		testutil.ServePage(testutil.HealthyPage, "text/plain")(w, r)
 	})
-	hangURL := startServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	hangURL := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	var targets []Target
 	for i := range 5 {
 		tg, _ := ParseTarget(hangURL + "?copy=" + string(rune('a'+i)))
@@ -124,12 +53,12 @@ func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 	if n := hits.Load(); n < 6 {
 		t.Errorf("healthy target scraped %d times in %v, want ≥ 6", n, 10*interval)
 	}
-	snap := p.Snapshot(nil)
+	snap := p.Readings(nil)
 	if len(snap) != 6 || snap[5].Target != healthy.Name {
 		t.Fatalf("snapshot targets %d, last %q", len(snap), snap[5].Target)
 	}
 	for _, s := range snap[5].Samples {
-		if !s.OK() || s.Total.Scalars[analysis.Running] != 5 {
+		if !s.OK() || s.Total.Scalars[catalogue.Running] != 5 {
 			t.Errorf("healthy sample err %q", s.Err)
 		}
 		if s.Time.Before(time.Unix(1_000_000, 0)) {
@@ -143,7 +72,7 @@ func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 
 // Snapshot may run while the poller writes (run with -race).
 func TestPollerSnapshotConcurrent(t *testing.T) {
-	tg, _ := ParseTarget(startServer(t, servePage(healthyPage, "text/plain")))
+	tg, _ := ParseTarget(testutil.StartServer(t, testutil.ServePage(testutil.HealthyPage, "text/plain")))
 	p, err := NewPoller([]Target{tg}, Options{Interval: 5 * time.Millisecond, History: 8})
 	if err != nil {
 		t.Fatal(err)
@@ -151,9 +80,9 @@ func TestPollerSnapshotConcurrent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	go func() { _ = p.Run(ctx) }()
-	var snap []analysis.TargetInput
+	var snap []catalogue.Readings
 	for ctx.Err() == nil {
-		snap = p.Snapshot(snap)
+		snap = p.Readings(snap)
 		if n := len(snap[0].Samples); n > 8 {
 			t.Fatalf("ring grew to %d", n)
 		}
@@ -181,6 +110,28 @@ func TestOptionsDefaults(t *testing.T) {
 		got := tt.in.withDefaults()
 		if got.Interval != tt.interval || got.Timeout != tt.timeout || got.History != tt.history || got.MaxConcurrency != tt.concurrency || got.Now == nil {
 			t.Errorf("withDefaults(%+v) = %+v", tt.in, got)
+		}
+	}
+}
+
+// Keep grows the rings to the duration asked for at the interval, and never
+// shrinks them.
+func TestKeepGrowsTheRings(t *testing.T) {
+	p, err := NewPoller([]Target{{Name: "a", URL: "http://127.0.0.1:1/metrics"}}, Options{Interval: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring := p.targets[0].ring
+	if got := ring.Cap(); got != 32 {
+		t.Errorf("default capacity %d, want DefaultKeep at 1s plus two", got)
+	}
+	for _, tt := range []struct {
+		keep time.Duration
+		want int
+	}{{5*time.Minute + 2*time.Second, 302}, {1500 * time.Millisecond, 302}, {302500 * time.Millisecond, 303}} {
+		p.Keep(tt.keep)
+		if got := ring.Cap(); got != tt.want {
+			t.Errorf("Keep(%v): capacity %d, want %d", tt.keep, got, tt.want)
 		}
 	}
 }

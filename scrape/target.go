@@ -1,7 +1,8 @@
-// Package scrape owns the I/O of vtop: targets, the HTTP client, the parser
-// that reduces a /metrics page to an analysis.Sample, the per-target ring of
-// samples, the poller that fills the rings and the monitor that turns them
-// into reports. It knows nothing of the screen.
+// Package scrape is the direct source of readings: targets, the HTTP client
+// (timeouts, gzip, body cap, auth, TLS), and the poller that scrapes every
+// target on its own schedule into its own ring of samples, read by the page
+// parser. A Poller is a monitor.Source. It knows nothing of the analysis or
+// the screen.
 package scrape
 
 import (
@@ -12,6 +13,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // DefaultTargetURL is scraped when no target is given: vLLM's default port
@@ -27,7 +30,8 @@ type Target struct {
 	// URL is the full address scraped, e.g. "http://gpu-a:8000/metrics".
 	URL string
 	// Name is what the screen shows: host:port, plus the path when it is
-	// not /metrics (and the query, if any).
+	// not /metrics (and the query, if any). Safe to draw: it is cleaned
+	// here, where it enters.
 	Name string
 }
 
@@ -93,18 +97,12 @@ func ParseTarget(s string) (Target, error) {
 	if u.RawQuery != "" {
 		name += "?" + u.RawQuery
 	}
-	return Target{URL: u.String(), Name: name}, nil
+	return Target{URL: u.String(), Name: safetext.Sanitize(name)}, nil
 }
 
-// sanitizeTarget keeps error messages about a typed target on one line.
-func sanitizeTarget(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-}
+// sanitizeTarget keeps error messages about a typed target on one line
+// and free of escape sequences.
+func sanitizeTarget(s string) string { return safetext.Sanitize(s) }
 
 // ReadTargetsFile reads one target per line. Blank lines and lines starting
 // with # are skipped; text after " #" is a comment. Errors name the file and

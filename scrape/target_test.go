@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 func TestParseTarget(t *testing.T) {
@@ -56,7 +58,7 @@ func TestDefaultTarget(t *testing.T) {
 }
 
 func TestReadTargetsFile(t *testing.T) {
-	good := writeFile(t, "targets.txt", []byte("# the fleet\n\ngpu-a:8000\n  https://gpu-b:8443/metrics  # TLS one\n#gpu-c:8000\n"))
+	good := testutil.WriteFile(t, "targets.txt", []byte("# the fleet\n\ngpu-a:8000\n  https://gpu-b:8443/metrics  # TLS one\n#gpu-c:8000\n"))
 	got, err := ReadTargetsFile(good)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func TestReadTargetsFile(t *testing.T) {
 		t.Errorf("got %+v", got)
 	}
 
-	bad := writeFile(t, "bad.txt", []byte("gpu-a:8000\n\nftp://gpu-b\n"))
+	bad := testutil.WriteFile(t, "bad.txt", []byte("gpu-a:8000\n\nftp://gpu-b\n"))
 	_, err = ReadTargetsFile(bad)
 	if err == nil || !strings.Contains(err.Error(), "bad.txt:3: ") || !strings.Contains(err.Error(), "scheme") {
 		t.Errorf("error %v, want it to name bad.txt line 3", err)

@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // request is one request inside an engine. Times are virtual seconds.
@@ -67,24 +69,24 @@ const (
 var reasonNames = [numReasons]string{"stop", "length", "abort", "error", "repetition"}
 
 func newEngineStats(c *ReplicaConfig) *engineStats {
-	tokens := buckets125(c.MaxModelLen)
+	tokens := catalogue.TokenBuckets(c.MaxModelLen)
 	return &engineStats{
 		specAcceptedPerPos: make([]float64, c.SpecTokens),
-		ttft:               newHist(ttftBuckets),
-		itl:                newHist(itlBuckets),
-		tpot:               newHist(itlBuckets),
-		e2e:                newHist(requestLatencyBuckets),
-		queue:              newHist(requestLatencyBuckets),
-		inference:          newHist(requestLatencyBuckets),
-		prefill:            newHist(requestLatencyBuckets),
-		decode:             newHist(requestLatencyBuckets),
+		ttft:               newHist(catalogue.TTFTBuckets),
+		itl:                newHist(catalogue.ITLBuckets),
+		tpot:               newHist(catalogue.ITLBuckets),
+		e2e:                newHist(catalogue.RequestLatencyBuckets),
+		queue:              newHist(catalogue.RequestLatencyBuckets),
+		inference:          newHist(catalogue.RequestLatencyBuckets),
+		prefill:            newHist(catalogue.RequestLatencyBuckets),
+		decode:             newHist(catalogue.RequestLatencyBuckets),
 		promptLen:          newHist(tokens),
 		genLen:             newHist(tokens),
 		kvComputed:         newHist(tokens),
 		maxGen:             newHist(tokens),
 		paramsMaxTokens:    newHist(tokens),
-		paramsN:            newHist(paramsNBuckets),
-		iterationTokens:    newHist(iterationTokenBuckets),
+		paramsN:            newHist(catalogue.ParamsNBuckets),
+		iterationTokens:    newHist(catalogue.IterationTokenBuckets),
 	}
 }
 

@@ -41,31 +41,3 @@ func (h *hist) cumulative() map[float64]uint64 {
 	}
 	return out
 }
-
-// Bucket lists of vLLM (vllm/v1/metrics/loggers.py), see the metric
-// catalogue §5.
-var (
-	ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
-		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
-	itlBuckets = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
-		0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0}
-	requestLatencyBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0,
-		20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
-	iterationTokenBuckets = []float64{1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384}
-	paramsNBuckets        = []float64{1, 2, 5, 10, 20}
-)
-
-// buckets125 is vLLM's build_1_2_5_buckets: 1, 2, 5, 10, 20, 50, … while the
-// value does not exceed maxValue (maxValue itself is not appended).
-func buckets125(maxValue int) []float64 {
-	var out []float64
-	for exp := 1.0; ; exp *= 10 {
-		for _, m := range []float64{1, 2, 5} {
-			v := m * exp
-			if v > float64(maxValue) {
-				return out
-			}
-			out = append(out, v)
-		}
-	}
-}

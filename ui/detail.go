@@ -9,6 +9,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // chartHeight is the height of one time-series chart, axes included.
@@ -340,7 +341,7 @@ func finishBreakdown(r *analysis.ReplicaReport) []string {
 		if share.Known() {
 			bar = strings.Repeat("█", int(math.Round(share.Float()*barW)))
 		}
-		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", analysis.FinishReasonNames[i], fmtRate(v), fmtPct(share), bar))
+		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", catalogue.FinishReasonNames[i], fmtRate(v), fmtPct(share), bar))
 	}
 	return lines
 }

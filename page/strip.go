@@ -1,8 +1,10 @@
-package scrape
+package page
 
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // The expfmt parser spends most of its time on labels: every label of every
@@ -27,6 +29,37 @@ const (
 // strippable are the names of the labels in the order of their bits.
 var strippable = [...]string{"model_name", "engine"}
 
+// labelStripper takes the strippable labels off the lines of one page and
+// remembers their values for the builder. It belongs to one Ingester.
+type labelStripper struct {
+	labels  [len(strippable)]labelStrip // labels taken off this page's lines
+	allowed uint8                       // the labels it may try (tests turn it off)
+	spans   []labelSpan
+	lineBuf []byte
+}
+
+// newLabelStripper returns a stripper that may strip every strippable label.
+func newLabelStripper() labelStripper { return labelStripper{allowed: stripAll} }
+
+// reset forgets the previous pass (the values themselves are kept, so a
+// page with the same model costs no new string).
+func (ls *labelStripper) reset() {
+	for l := range ls.labels {
+		ls.labels[l].seen, ls.labels[l].stripped = false, false
+	}
+}
+
+// value returns the value of a label taken off every line of the page, or
+// "" when that label was not stripped.
+func (ls *labelStripper) value(bit uint8) string {
+	for l := range strippable {
+		if bit == 1<<l && ls.labels[l].stripped {
+			return ls.labels[l].str
+		}
+	}
+	return ""
+}
+
 // labelStrip is one strippable label's state during a filter pass.
 type labelStrip struct {
 	value    []byte // the page's one value (raw: it has no escapes)
@@ -43,15 +76,15 @@ type labelSpan struct {
 
 // readsByLabel reports whether a family is read by engine and model_name:
 // only those lines are rewritten.
-func readsByLabel(kind familyKind) bool {
-	return kind == kindScalar || kind == kindFinished || kind == kindHistogram
+func readsByLabel(kind catalogue.ReadKind) bool {
+	return kind == catalogue.ReadScalar || kind == catalogue.ReadFinished || kind == catalogue.ReadHistogram
 }
 
-// stripLabels returns line without the labels of mask, when that is safe;
-// the result may live in in.lineBuf. It returns the labels that cannot be
+// strip returns line without the labels of mask, when that is safe;
+// the result may live in ls.lineBuf. It returns the labels that cannot be
 // stripped on this page (the filter then runs again without them).
-func (in *Ingester) stripLabels(line []byte, nameLen int, mask uint8) (out []byte, refused uint8) {
-	spans, close, ok := in.labelSpans(line, nameLen)
+func (ls *labelStripper) strip(line []byte, nameLen int, mask uint8) (out []byte, refused uint8) {
+	spans, close, ok := ls.labelSpans(line, nameLen)
 	if !ok {
 		return line, mask
 	}
@@ -72,7 +105,7 @@ func (in *Ingester) stripLabels(line []byte, nameLen int, mask uint8) (out []byt
 			}
 			found = i
 		}
-		if found < 0 || !in.sameValue(l, line[spans[found].valStart:spans[found].valEnd]) {
+		if found < 0 || !ls.sameValue(l, line[spans[found].valStart:spans[found].valEnd]) {
 			refused |= bit
 			continue
 		}
@@ -86,17 +119,17 @@ func (in *Ingester) stripLabels(line []byte, nameLen int, mask uint8) (out []byt
 	}
 	for l := range strippable {
 		if drop[l] >= 0 {
-			in.strip[l].stripped = true
+			ls.labels[l].stripped = true
 		}
 	}
-	return in.rebuild(line, nameLen, spans, close, drop), 0
+	return ls.rebuild(line, nameLen, spans, close, drop), 0
 }
 
 // sameValue records the first value of label l on the page and reports
 // whether v is it. A value with an escape or invalid UTF-8 is refused: the
 // builder could not put it back exactly as the parser would read it.
-func (in *Ingester) sameValue(l int, v []byte) bool {
-	st := &in.strip[l]
+func (ls *labelStripper) sameValue(l int, v []byte) bool {
+	st := &ls.labels[l]
 	if !st.seen {
 		if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
 			return false
@@ -111,11 +144,11 @@ func (in *Ingester) sameValue(l int, v []byte) bool {
 	return bytes.Equal(st.value, v)
 }
 
-// rebuild writes the line without the dropped pairs into in.lineBuf.
-func (in *Ingester) rebuild(line []byte, nameLen int, spans []labelSpan, close int, drop [len(strippable)]int) []byte {
+// rebuild writes the line without the dropped pairs into ls.lineBuf.
+func (ls *labelStripper) rebuild(line []byte, nameLen int, spans []labelSpan, close int, drop [len(strippable)]int) []byte {
 	// The braces stay even when empty: the value may follow '}' with no
 	// space, and the parser reads "name{}0" as it reads "name{l="v"}0".
-	buf := append(in.lineBuf[:0], line[:nameLen]...)
+	buf := append(ls.lineBuf[:0], line[:nameLen]...)
 	buf = append(buf, '{')
 	kept := 0
 	for i, sp := range spans {
@@ -129,7 +162,7 @@ func (in *Ingester) rebuild(line []byte, nameLen int, spans []labelSpan, close i
 		kept++
 	}
 	buf = append(buf, line[close:]...)
-	in.lineBuf = buf
+	ls.lineBuf = buf
 	return buf
 }
 
@@ -138,11 +171,11 @@ func (in *Ingester) rebuild(line []byte, nameLen int, spans []labelSpan, close i
 // line without labels or with anything the text format's plain grammar
 // does not allow (quoted label names included), which is left to the
 // parser untouched.
-func (in *Ingester) labelSpans(line []byte, nameLen int) (spans []labelSpan, close int, ok bool) {
-	spans = in.spans[:0]
+func (ls *labelStripper) labelSpans(line []byte, nameLen int) (spans []labelSpan, close int, ok bool) {
+	spans = ls.spans[:0]
 	defer func() {
-		if cap(spans) > cap(in.spans) {
-			in.spans = spans[:0] // keep the grown buffer
+		if cap(spans) > cap(ls.spans) {
+			ls.spans = spans[:0] // keep the grown buffer
 		}
 	}()
 	if nameLen >= len(line) || line[nameLen] != '{' {

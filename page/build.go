@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"cmp"
@@ -9,14 +9,15 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // engineAcc accumulates the series of one engine label value ("" for
 // series without the label).
 type engineAcc struct {
 	name   string
-	series analysis.Series
+	series catalogue.Series
 	kvSum  float64 // KV cache usage is averaged, not summed
 	kvN    int
 }
@@ -24,7 +25,7 @@ type engineAcc struct {
 // builder turns the parsed families of one page into a Sample.
 type builder struct {
 	in        *Ingester
-	sample    analysis.Sample
+	sample    catalogue.Sample
 	engines   []*engineAcc
 	unlabeled *engineAcc
 	series    int
@@ -33,7 +34,7 @@ type builder struct {
 
 // warn adds a warning once.
 func (b *builder) warn(w string) {
-	w = analysis.Sanitize(w)
+	w = safetext.Sanitize(w)
 	if !slices.Contains(b.sample.Warnings, w) {
 		b.sample.Warnings = append(b.sample.Warnings, w)
 	}
@@ -64,28 +65,28 @@ func (b *builder) engine(raw string) *engineAcc {
 }
 
 func newEngineAcc(name string) *engineAcc {
-	return &engineAcc{name: name, series: analysis.NewSeries(), kvSum: math.NaN()}
+	return &engineAcc{name: name, series: catalogue.NewSeries(), kvSum: math.NaN()}
 }
 
 // read walks the alias table in order and folds every wanted family in.
 func (b *builder) read(fams map[string]*dto.MetricFamily) {
-	var current [analysis.NumScalars]bool
-	var currentHist [analysis.NumHistograms]bool
-	for _, f := range families {
-		if f.legacy || fams[f.name] == nil {
+	var current [catalogue.NumScalars]bool
+	var currentHist [catalogue.NumHistograms]bool
+	for _, f := range catalogue.Reads {
+		if f.Legacy || fams[f.Name] == nil {
 			continue
 		}
-		switch f.kind {
-		case kindScalar:
-			current[f.scalar] = true
-		case kindHistogram:
-			currentHist[f.hist] = true
+		switch f.Kind {
+		case catalogue.ReadScalar:
+			current[f.Scalar] = true
+		case catalogue.ReadHistogram:
+			currentHist[f.Histogram] = true
 		}
 	}
-	for _, f := range families {
-		mf := fams[f.name]
-		if mf == nil || (f.legacy && f.kind == kindScalar && current[f.scalar]) ||
-			(f.legacy && f.kind == kindHistogram && currentHist[f.hist]) {
+	for _, f := range catalogue.Reads {
+		mf := fams[f.Name]
+		if mf == nil || (f.Legacy && f.Kind == catalogue.ReadScalar && current[f.Scalar]) ||
+			(f.Legacy && f.Kind == catalogue.ReadHistogram && currentHist[f.Histogram]) {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -108,13 +109,13 @@ func (b *builder) label(m *dto.Metric, name string, bit uint8) string {
 	if v := labelValue(m, name); v != "" {
 		return v
 	}
-	return b.in.strippedValue(bit)
+	return b.in.stripper.value(bit)
 }
 
 // readMetric folds one series of a wanted family into the sample.
-func (b *builder) readMetric(f family, t dto.MetricType, m *dto.Metric) {
-	switch f.kind {
-	case kindScalar, kindFinished, kindHistogram:
+func (b *builder) readMetric(f catalogue.Read, t dto.MetricType, m *dto.Metric) {
+	switch f.Kind {
+	case catalogue.ReadScalar, catalogue.ReadFinished, catalogue.ReadHistogram:
 		if b.sample.Model == "" {
 			if raw := b.label(m, "model_name", stripModel); raw != "" {
 				b.sample.Model = b.in.internModel(raw)
@@ -124,58 +125,58 @@ func (b *builder) readMetric(f family, t dto.MetricType, m *dto.Metric) {
 		if acc == nil {
 			return
 		}
-		switch f.kind {
-		case kindScalar:
+		switch f.Kind {
+		case catalogue.ReadScalar:
 			b.readScalar(f, acc, t, m)
-		case kindFinished:
+		case catalogue.ReadFinished:
 			b.readFinished(acc, t, m)
-		case kindHistogram:
+		case catalogue.ReadHistogram:
 			b.readHistogram(f, acc, m)
 		}
-	case kindCacheConfig:
+	case catalogue.ReadCacheConfig:
 		blocks, err1 := strconv.ParseFloat(labelValue(m, "num_gpu_blocks"), 64)
 		size, err2 := strconv.ParseFloat(labelValue(m, "block_size"), 64)
 		if err1 == nil && err2 == nil {
 			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, blocks*size)
 		}
-	case kindProcessStart:
+	case catalogue.ReadProcessStart:
 		if v, ok := scalarValue(t, m); ok && (math.IsNaN(b.sample.ProcessStartTime) || v > b.sample.ProcessStartTime) {
 			b.sample.ProcessStartTime = v
 		}
-	case kindRSS:
+	case catalogue.ReadRSS:
 		if v, ok := scalarValue(t, m); ok {
 			b.sample.ProcessRSSBytes = nanAdd(b.sample.ProcessRSSBytes, v)
 		}
-	case kindGC:
+	case catalogue.ReadGC:
 		if v, ok := scalarValue(t, m); ok {
 			b.sample.GCCollections = nanAdd(b.sample.GCCollections, v)
 		}
-	case kindHTTP:
+	case catalogue.ReadHTTP:
 		if v, ok := scalarValue(t, m); ok {
 			b.sample.HTTPRequests = nanAdd(b.sample.HTTPRequests, v)
 		}
 	}
 }
 
-func (b *builder) readScalar(f family, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+func (b *builder) readScalar(f catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	v, ok := scalarValue(t, m)
 	if !ok {
 		return
 	}
-	if !f.scalar.IsCounter() && v < 0 {
-		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.name))
+	if !f.Scalar.IsCounter() && v < 0 {
+		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
 		return
 	}
-	if f.scalar == analysis.KVCacheUsage {
+	if f.Scalar == catalogue.KVCacheUsage {
 		acc.kvSum = nanAdd(acc.kvSum, v)
 		acc.kvN++
 		return
 	}
-	acc.series.Scalars[f.scalar] = nanAdd(acc.series.Scalars[f.scalar], v)
+	acc.series.Scalars[f.Scalar] = nanAdd(acc.series.Scalars[f.Scalar], v)
 }
 
 func (b *builder) readFinished(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	reason, ok := finishReason(labelValue(m, "finished_reason"))
+	reason, ok := catalogue.FinishReasonOf(labelValue(m, "finished_reason"))
 	if !ok {
 		return // a reason newer than vtop: ignored rather than misfiled
 	}
@@ -184,13 +185,13 @@ func (b *builder) readFinished(acc *engineAcc, t dto.MetricType, m *dto.Metric) 
 	}
 }
 
-func (b *builder) readHistogram(f family, acc *engineAcc, m *dto.Metric) {
+func (b *builder) readHistogram(f catalogue.Read, acc *engineAcc, m *dto.Metric) {
 	h := m.GetHistogram()
 	if h == nil {
 		return
 	}
 	pairs := b.in.sortedPairs(h)
-	src := analysis.Buckets{
+	src := catalogue.Buckets{
 		Bounds: b.in.internBounds(pairs),
 		Counts: make([]float64, len(pairs)),
 		Sum:    math.NaN(),
@@ -208,15 +209,15 @@ func (b *builder) readHistogram(f family, acc *engineAcc, m *dto.Metric) {
 	case h.SampleCount != nil:
 		src.Count = float64(h.GetSampleCount())
 	}
-	if !mergeBuckets(&acc.series.Histograms[f.hist], src, false) {
-		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.name))
+	if !mergeBuckets(&acc.series.Histograms[f.Histogram], src, false) {
+		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
 
 // mergeBuckets adds src into dst. When dst is absent it takes src, copying
 // the counts if copyCounts (src is shared elsewhere). It returns false when
 // the bounds differ: summing such buckets would be wrong.
-func mergeBuckets(dst *analysis.Buckets, src analysis.Buckets, copyCounts bool) bool {
+func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets, copyCounts bool) bool {
 	if !src.Present() {
 		return true
 	}
@@ -240,7 +241,7 @@ func mergeBuckets(dst *analysis.Buckets, src analysis.Buckets, copyCounts bool) 
 
 // finish sums the engines into Total and lists them when there are two or
 // more named ones.
-func (b *builder) finish() analysis.Sample {
+func (b *builder) finish() catalogue.Sample {
 	slices.SortFunc(b.engines, func(x, y *engineAcc) int {
 		return cmp.Or(cmp.Compare(len(x.name), len(y.name)), cmp.Compare(x.name, y.name))
 	})
@@ -250,7 +251,7 @@ func (b *builder) finish() analysis.Sample {
 	}
 	for _, e := range all {
 		if e.kvN > 0 {
-			e.series.Scalars[analysis.KVCacheUsage] = e.kvSum / float64(e.kvN)
+			e.series.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
 		}
 	}
 	switch len(all) {
@@ -262,9 +263,9 @@ func (b *builder) finish() analysis.Sample {
 	}
 	b.sample.Total = b.total(all)
 	if len(b.engines) >= 2 {
-		b.sample.Engines = make([]analysis.Engine, len(b.engines))
+		b.sample.Engines = make([]catalogue.Engine, len(b.engines))
 		for i, e := range b.engines {
-			b.sample.Engines[i] = analysis.Engine{Name: e.name, Series: e.series}
+			b.sample.Engines[i] = catalogue.Engine{Name: e.name, Series: e.series}
 		}
 	}
 	return b.sample
@@ -272,16 +273,16 @@ func (b *builder) finish() analysis.Sample {
 
 // total aggregates engines: gauges and counters summed, KV usage averaged
 // over the engines that report it, buckets summed.
-func (b *builder) total(all []*engineAcc) analysis.Series {
-	t := analysis.NewSeries()
+func (b *builder) total(all []*engineAcc) catalogue.Series {
+	t := catalogue.NewSeries()
 	kvSum, kvN := 0.0, 0
 	for _, e := range all {
-		for s := range analysis.NumScalars {
+		for s := range catalogue.NumScalars {
 			v := e.series.Scalars[s]
 			if math.IsNaN(v) {
 				continue
 			}
-			if s == analysis.KVCacheUsage {
+			if s == catalogue.KVCacheUsage {
 				kvSum += v
 				kvN++
 				continue
@@ -293,24 +294,14 @@ func (b *builder) total(all []*engineAcc) analysis.Series {
 				t.Finished[r] = nanAdd(t.Finished[r], v)
 			}
 		}
-		for h := range analysis.NumHistograms {
+		for h := range catalogue.NumHistograms {
 			if !mergeBuckets(&t.Histograms[h], e.series.Histograms[h], true) {
-				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", histogramName(h), e.name))
+				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
 			}
 		}
 	}
 	if kvN > 0 {
-		t.Scalars[analysis.KVCacheUsage] = kvSum / float64(kvN)
+		t.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
 	}
 	return t
-}
-
-// histogramName returns the current exposed name of a histogram.
-func histogramName(h analysis.Histogram) string {
-	for _, f := range families {
-		if f.kind == kindHistogram && f.hist == h && !f.legacy {
-			return f.name
-		}
-	}
-	return "histogram"
 }

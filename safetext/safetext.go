@@ -1,4 +1,8 @@
-package analysis
+// Package safetext makes text that came from a server safe to draw on a
+// terminal or to log. vtop cleans every such string once, where it enters
+// (page labels, error texts, target names), so everything downstream can
+// draw it as it is.
+package safetext
 
 import (
 	"strings"
@@ -108,4 +112,20 @@ func truncate(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// IsSafe reports whether s can be drawn as it is: valid UTF-8 and no
+// control characters, so no escape sequence can start and no line can
+// break. It is the invariant of every string in a Report. (Length is the
+// screen's business: it cuts every string to the space it has.)
+func IsSafe(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // realDir holds verbatim captures of real /metrics pages.
@@ -47,20 +47,20 @@ func cleanReal(name string, b []byte) []byte {
 // want is one expected figure of a Sample.
 type want struct {
 	what string
-	got  func(s *analysis.Sample) float64
+	got  func(s *catalogue.Sample) float64
 	want float64 // NaN means "must be absent"
 }
 
-func scalar(sc analysis.Scalar) func(*analysis.Sample) float64 {
-	return func(s *analysis.Sample) float64 { return s.Total.Scalars[sc] }
+func scalar(sc catalogue.Scalar) func(*catalogue.Sample) float64 {
+	return func(s *catalogue.Sample) float64 { return s.Total.Scalars[sc] }
 }
 
-func finished(r analysis.FinishReason) func(*analysis.Sample) float64 {
-	return func(s *analysis.Sample) float64 { return s.Total.Finished[r] }
+func finished(r catalogue.FinishReason) func(*catalogue.Sample) float64 {
+	return func(s *catalogue.Sample) float64 { return s.Total.Finished[r] }
 }
 
-func histCount(h analysis.Histogram) func(*analysis.Sample) float64 {
-	return func(s *analysis.Sample) float64 {
+func histCount(h catalogue.Histogram) func(*catalogue.Sample) float64 {
+	return func(s *catalogue.Sample) float64 {
 		if !s.Total.Histograms[h].Present() {
 			return math.NaN()
 		}
@@ -68,8 +68,8 @@ func histCount(h analysis.Histogram) func(*analysis.Sample) float64 {
 	}
 }
 
-func histSum(h analysis.Histogram) func(*analysis.Sample) float64 {
-	return func(s *analysis.Sample) float64 {
+func histSum(h catalogue.Histogram) func(*catalogue.Sample) float64 {
+	return func(s *catalogue.Sample) float64 {
 		if !s.Total.Histograms[h].Present() {
 			return math.NaN()
 		}
@@ -78,8 +78,8 @@ func histSum(h analysis.Histogram) func(*analysis.Sample) float64 {
 }
 
 // bucketAt returns the cumulative count at bound le, NaN when absent.
-func bucketAt(h analysis.Histogram, le float64) func(*analysis.Sample) float64 {
-	return func(s *analysis.Sample) float64 {
+func bucketAt(h catalogue.Histogram, le float64) func(*catalogue.Sample) float64 {
+	return func(s *catalogue.Sample) float64 {
 		b := s.Total.Histograms[h]
 		if i := slices.Index(b.Bounds, le); i >= 0 {
 			return b.Counts[i]
@@ -101,85 +101,85 @@ func TestIngestRealCaptures(t *testing.T) {
 		model   string
 		kvCap   float64
 		figures []want
-		bounds  map[analysis.Histogram][]float64
+		bounds  map[catalogue.Histogram][]float64
 	}{
 		{
 			file: "gh-file-vllm-v0.10-cpu-v0engine-qwen3-0.6b.txt", hasVLLM: true,
 			model: "Qwen/Qwen3-0.6B", kvCap: 2340 * 16,
 			figures: []want{
-				{"running", scalar(analysis.Running), 0},
-				{"waiting", scalar(analysis.Waiting), 0},
-				{"kv usage (old name)", scalar(analysis.KVCacheUsage), 0},
-				{"prompt tokens", scalar(analysis.PromptTokens), 43952},
-				{"generation tokens", scalar(analysis.GenerationTokens), 4874},
-				{"preemptions", scalar(analysis.Preemptions), 0},
-				{"prefix queries absent", scalar(analysis.PrefixCacheQueries), nan},
-				{"finished length", finished(analysis.FinishLength), 38},
-				{"finished stop absent", finished(analysis.FinishStop), nan},
-				{"ttft count", histCount(analysis.TTFT), 69},
-				{"ttft sum (multiprocess order)", histSum(analysis.TTFT), 4941.843970537186},
-				{"ttft le=1", bucketAt(analysis.TTFT, 1), 4},
-				{"ttft le=640", bucketAt(analysis.TTFT, 640), 69},
-				{"ttft +Inf", bucketAt(analysis.TTFT, inf), 69},
-				{"itl from time_per_output_token", histCount(analysis.ITL), 4805},
-				{"e2e sum", histSum(analysis.E2E), 902.0056705474854},
-				{"queue count", histCount(analysis.QueueTime), 38},
-				{"prompt length sum", histSum(analysis.PromptLength), 12952},
-				{"generation length sum", histSum(analysis.GenerationLength), 4843},
+				{"running", scalar(catalogue.Running), 0},
+				{"waiting", scalar(catalogue.Waiting), 0},
+				{"kv usage (old name)", scalar(catalogue.KVCacheUsage), 0},
+				{"prompt tokens", scalar(catalogue.PromptTokens), 43952},
+				{"generation tokens", scalar(catalogue.GenerationTokens), 4874},
+				{"preemptions", scalar(catalogue.Preemptions), 0},
+				{"prefix queries absent", scalar(catalogue.PrefixCacheQueries), nan},
+				{"finished length", finished(catalogue.FinishLength), 38},
+				{"finished stop absent", finished(catalogue.FinishStop), nan},
+				{"ttft count", histCount(catalogue.TTFT), 69},
+				{"ttft sum (multiprocess order)", histSum(catalogue.TTFT), 4941.843970537186},
+				{"ttft le=1", bucketAt(catalogue.TTFT, 1), 4},
+				{"ttft le=640", bucketAt(catalogue.TTFT, 640), 69},
+				{"ttft +Inf", bucketAt(catalogue.TTFT, inf), 69},
+				{"itl from time_per_output_token", histCount(catalogue.ITL), 4805},
+				{"e2e sum", histSum(catalogue.E2E), 902.0056705474854},
+				{"queue count", histCount(catalogue.QueueTime), 38},
+				{"prompt length sum", histSum(catalogue.PromptLength), 12952},
+				{"generation length sum", histSum(catalogue.GenerationLength), 4843},
 			},
-			bounds: map[analysis.Histogram][]float64{
-				analysis.TTFT: {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560, inf},
+			bounds: map[catalogue.Histogram][]float64{
+				catalogue.TTFT: {0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560, inf},
 			},
 		},
 		{
 			file: "aibrix-docs-runtime-rst-vllm-v0.7-v0-engine.txt", hasVLLM: true,
 			model: "Qwen/Qwen2.5-Coder-1.5B-Instruct", kvCap: 81767 * 16,
 			figures: []want{
-				{"running", scalar(analysis.Running), 0},
-				{"kv usage (old name)", scalar(analysis.KVCacheUsage), 0},
-				{"prompt tokens", scalar(analysis.PromptTokens), 148},
-				{"generation tokens", scalar(analysis.GenerationTokens), 955},
-				{"finished stop", finished(analysis.FinishStop), 4},
-				{"ttft absent", histCount(analysis.TTFT), nan},
+				{"running", scalar(catalogue.Running), 0},
+				{"kv usage (old name)", scalar(catalogue.KVCacheUsage), 0},
+				{"prompt tokens", scalar(catalogue.PromptTokens), 148},
+				{"generation tokens", scalar(catalogue.GenerationTokens), 955},
+				{"finished stop", finished(catalogue.FinishStop), 4},
+				{"ttft absent", histCount(catalogue.TTFT), nan},
 			},
 		},
 		{
 			file: "gh-file-book-ch03-vllm-v0.29.0-cpu-trimmed.txt", hasVLLM: true,
 			model: "smollm2-360m", kvCap: nan,
 			figures: []want{
-				{"generation tokens (no TYPE line)", scalar(analysis.GenerationTokens), 11392},
-				{"prompt tokens absent", scalar(analysis.PromptTokens), nan},
-				{"ttft count", histCount(analysis.TTFT), 178},
-				{"ttft sum", histSum(analysis.TTFT), 50.285691261291504},
-				{"ttft le=0.25", bucketAt(analysis.TTFT, 0.25), 129},
-				{"ttft le=2.5", bucketAt(analysis.TTFT, 2.5), 178},
+				{"generation tokens (no TYPE line)", scalar(catalogue.GenerationTokens), 11392},
+				{"prompt tokens absent", scalar(catalogue.PromptTokens), nan},
+				{"ttft count", histCount(catalogue.TTFT), 178},
+				{"ttft sum", histSum(catalogue.TTFT), 50.285691261291504},
+				{"ttft le=0.25", bucketAt(catalogue.TTFT, 0.25), 129},
+				{"ttft le=2.5", bucketAt(catalogue.TTFT, 2.5), 178},
 			},
-			bounds: map[analysis.Histogram][]float64{
-				analysis.TTFT: {0.1, 0.25, 0.5, 1, 2.5, inf},
+			bounds: map[catalogue.Histogram][]float64{
+				catalogue.TTFT: {0.1, 0.25, 0.5, 1, 2.5, inf},
 			},
 		},
 		{
 			file: "issue-production-stack-617-vllm-v0.10.0.txt", hasVLLM: true,
 			model: "zai-org/GLM-4.5", kvCap: nan,
 			figures: []want{
-				{"kv usage (new name)", scalar(analysis.KVCacheUsage), 9.75010481363281e-06},
-				{"prefix queries (new name)", scalar(analysis.PrefixCacheQueries), 32},
-				{"prefix hits (old name, new one cut off)", scalar(analysis.PrefixCacheHits), 0},
-				{"running absent", scalar(analysis.Running), nan},
+				{"kv usage (new name)", scalar(catalogue.KVCacheUsage), 9.75010481363281e-06},
+				{"prefix queries (new name)", scalar(catalogue.PrefixCacheQueries), 32},
+				{"prefix hits (old name, new one cut off)", scalar(catalogue.PrefixCacheHits), 0},
+				{"running absent", scalar(catalogue.Running), nan},
 			},
 		},
 		{
 			file: "issue-vllm-pr1890-v0.2.x-aioprometheus.txt", hasVLLM: true, kvCap: nan,
 			figures: []want{
-				{"running absent", scalar(analysis.Running), nan},
-				{"prompt tokens absent", scalar(analysis.PromptTokens), nan},
+				{"running absent", scalar(catalogue.Running), nan},
+				{"prompt tokens absent", scalar(catalogue.PromptTokens), nan},
 			},
 		},
 		{
 			file: "sglang-docs-production_metrics-md.txt", hasVLLM: false, kvCap: nan,
 			figures: []want{
-				{"prompt tokens absent (sglang: is not vllm:)", scalar(analysis.PromptTokens), nan},
-				{"ttft absent", histCount(analysis.TTFT), nan},
+				{"prompt tokens absent (sglang: is not vllm:)", scalar(catalogue.PromptTokens), nan},
+				{"ttft absent", histCount(catalogue.TTFT), nan},
 			},
 		},
 	}
@@ -227,11 +227,11 @@ func TestIngestInternsBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ba, bb := a.Total.Histograms[analysis.TTFT].Bounds, b.Total.Histograms[analysis.TTFT].Bounds
+	ba, bb := a.Total.Histograms[catalogue.TTFT].Bounds, b.Total.Histograms[catalogue.TTFT].Bounds
 	if len(ba) == 0 || &ba[0] != &bb[0] {
 		t.Error("bounds of two pages are not the same slice")
 	}
-	ca, cb := a.Total.Histograms[analysis.TTFT].Counts, b.Total.Histograms[analysis.TTFT].Counts
+	ca, cb := a.Total.Histograms[catalogue.TTFT].Counts, b.Total.Histograms[catalogue.TTFT].Counts
 	if &ca[0] == &cb[0] {
 		t.Error("counts of two pages share memory; the ring would see them change")
 	}

@@ -1,10 +1,11 @@
-// Package analysis turns the samples scraped from vLLM servers into figures,
-// a state per replica and advice for the fleet.
-//
-// It is pure: no I/O, no clocks, no goroutines. Every input, including the
-// evaluation time, is passed in, so every function is a table-driven test away
-// from being proven.
-package analysis
+// Package catalogue says what inference engines export and what vtop reads
+// of it: the metric families of each vLLM page generation (names, types,
+// labels, buckets), the one alias table that maps every name vLLM has used
+// to the figure vtop reads, and the readings every source delivers
+// (Sample, Series, Buckets). It is a leaf: the page parser, the sources, the
+// analysis and the simulator all read it, and nothing else lists metric
+// names.
+package catalogue
 
 import (
 	"math"
@@ -152,3 +153,10 @@ type Sample struct {
 
 // OK reports whether the scrape succeeded.
 func (s *Sample) OK() bool { return s.Err == "" }
+
+// Readings are what a source delivers of one target: its name and its
+// samples, oldest first. The analysis picks the ones in the window itself.
+type Readings struct {
+	Target  string
+	Samples []Sample
+}

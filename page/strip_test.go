@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // ingestBoth reads page with label stripping on and off and returns both
@@ -20,12 +22,12 @@ func ingestBoth(t *testing.T, page, contentType string) (fast, plain string, str
 		return fmt.Sprintf("%#v", s)
 	}
 	fastIn, plainIn := NewIngester(), NewIngester()
-	plainIn.canStrip = 0
+	plainIn.stripper.allowed = 0
 	fast, plain = show(fastIn), show(plainIn)
-	if plainIn.strip[0].stripped || plainIn.strip[1].stripped {
+	if plainIn.stripper.labels[0].stripped || plainIn.stripper.labels[1].stripped {
 		t.Fatal("the as-is reading stripped labels")
 	}
-	return fast, plain, fastIn.strip[0].stripped || fastIn.strip[1].stripped
+	return fast, plain, fastIn.stripper.labels[0].stripped || fastIn.stripper.labels[1].stripped
 }
 
 // TestStripLabelsChangesNothing proves that taking model_name and engine
@@ -104,7 +106,7 @@ func TestStripLabelsOnRealPages(t *testing.T) {
 		})
 	}
 	for _, engines := range []int{1, 2} {
-		page := string(vllmPage(t, engines))
+		page := string(testutil.VLLMPage(t, engines))
 		fast, plain, stripped := ingestBoth(t, page, "")
 		if fast != plain || !stripped {
 			t.Errorf("%d engines: stripped %v, readings equal %v", engines, stripped, fast == plain)

@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"flag"
@@ -9,19 +9,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-var scalarNames = [analysis.NumScalars]string{
+var scalarNames = [catalogue.NumScalars]string{
 	"running", "waiting", "kv_cache_usage", "prompt_tokens", "generation_tokens", "preemptions",
 	"prefix_cache_queries", "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
 }
 
 // dumpSample writes everything a Sample holds, one figure a line, so that a
 // golden diff shows exactly which reading of a real page changed.
-func dumpSample(s *analysis.Sample) string {
+func dumpSample(s *catalogue.Sample) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "has_vllm %v\nmodel %q\nkv_capacity_tokens %g\nprocess_start %g\nrss %g\ngc %g\nhttp_requests %g\n",
 		s.HasVLLM, s.Model, s.KVCapacityTokens, s.ProcessStartTime, s.ProcessRSSBytes, s.GCCollections, s.HTTPRequests)
@@ -35,7 +35,7 @@ func dumpSample(s *analysis.Sample) string {
 	return b.String()
 }
 
-func dumpSeries(b *strings.Builder, prefix string, s *analysis.Series) {
+func dumpSeries(b *strings.Builder, prefix string, s *catalogue.Series) {
 	for i, v := range s.Scalars {
 		if !math.IsNaN(v) {
 			fmt.Fprintf(b, "%s %s %g\n", prefix, scalarNames[i], v)
@@ -43,13 +43,13 @@ func dumpSeries(b *strings.Builder, prefix string, s *analysis.Series) {
 	}
 	for i, v := range s.Finished {
 		if !math.IsNaN(v) {
-			fmt.Fprintf(b, "%s finished_%s %g\n", prefix, analysis.FinishReasonNames[i], v)
+			fmt.Fprintf(b, "%s finished_%s %g\n", prefix, catalogue.FinishReasonNames[i], v)
 		}
 	}
 	for h, hb := range s.Histograms {
 		if hb.Present() {
 			fmt.Fprintf(b, "%s %s bounds=%v counts=%v sum=%g count=%g\n",
-				prefix, histogramName(analysis.Histogram(h)), hb.Bounds, hb.Counts, hb.Sum, hb.Count)
+				prefix, catalogue.HistogramName(catalogue.Histogram(h)), hb.Bounds, hb.Counts, hb.Sum, hb.Count)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"bytes"
@@ -14,7 +14,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Limits that keep a hostile or enormous page from costing unbounded CPU or
@@ -52,10 +53,7 @@ type Ingester struct {
 	lineMap  []int32 // original line number of each filtered line
 	typed    []bool  // per family row: a # TYPE line has been written
 	pairs    []bucketPair
-	strip    [len(strippable)]labelStrip // labels taken off this page's lines
-	canStrip uint8                       // the labels filter may try (tests turn it off)
-	spans    []labelSpan
-	lineBuf  []byte
+	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
 	bounds  map[string][]float64
 	keyBuf  []byte
@@ -70,8 +68,8 @@ type bucketPair struct{ bound, count float64 }
 func NewIngester() *Ingester {
 	return &Ingester{
 		parser:   expfmt.NewTextParser(model.UTF8Validation),
-		typed:    make([]bool, len(families)),
-		canStrip: stripAll,
+		typed:    make([]bool, len(catalogue.Reads)),
+		stripper: newLabelStripper(),
 		bounds:   make(map[string][]float64),
 		engines:  make(map[string]string),
 	}
@@ -91,20 +89,20 @@ var emptyBounds = []float64{}
 // engines are; a page with duplicates is malformed and this is the least
 // surprising reading of it. NaN and ±Inf values are kept as given; negative
 // gauges are dropped with a warning.
-func (in *Ingester) Ingest(body []byte, contentType string) (analysis.Sample, error) {
+func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, error) {
 	om, err := pageFormat(body, contentType)
 	if err != nil {
-		return analysis.Sample{}, err
+		return catalogue.Sample{}, err
 	}
 	hasVLLM, dropped := in.filter(body, om)
 	in.reader.Reset(in.filtered)
 	fams, err := in.parser.TextToMetricFamilies(&in.reader)
 	if err != nil {
-		return analysis.Sample{}, in.parseError(err)
+		return catalogue.Sample{}, in.parseError(err)
 	}
-	b := builder{in: in, sample: analysis.Sample{
+	b := builder{in: in, sample: catalogue.Sample{
 		HasVLLM:          hasVLLM,
-		Total:            analysis.NewSeries(),
+		Total:            catalogue.NewSeries(),
 		KVCapacityTokens: math.NaN(),
 		ProcessStartTime: math.NaN(),
 		ProcessRSSBytes:  math.NaN(),
@@ -154,9 +152,9 @@ func (in *Ingester) parseError(err error) error {
 		if line >= 1 && line <= len(in.lineMap) {
 			line = int(in.lineMap[line-1])
 		}
-		return fmt.Errorf("parse error at line %d: %s", line, analysis.Sanitize(pe.Msg))
+		return fmt.Errorf("parse error at line %d: %s", line, safetext.Sanitize(pe.Msg))
 	}
-	return fmt.Errorf("parse error: %s", analysis.Sanitize(err.Error()))
+	return fmt.Errorf("parse error: %s", safetext.Sanitize(err.Error()))
 }
 
 // filter copies the lines of wanted families into in.filtered, so the
@@ -166,7 +164,7 @@ func (in *Ingester) parseError(err error) error {
 // family whose samples come before any TYPE line gets one, so that an
 // untyped histogram's buckets still assemble.
 func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
-	mask := in.canStrip
+	mask := in.stripper.allowed
 	for {
 		var refused uint8
 		hasVLLM, dropped, refused = in.filterPass(body, om, mask)
@@ -181,9 +179,7 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
 // stripLabels). It stops early and returns the labels that cannot be
 // stripped from this page.
 func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8) {
-	for l := range in.strip {
-		in.strip[l].seen, in.strip[l].stripped = false, false
-	}
+	in.stripper.reset()
 	in.filtered = in.filtered[:0]
 	in.lineMap = in.lineMap[:0]
 	clear(in.typed)
@@ -204,7 +200,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if bytes.HasPrefix(name, vllmPrefix) {
 			hasVLLM = true
 		}
-		idx, ok := lookupSample(name)
+		idx, ok := catalogue.LookupSample(name)
 		if !ok {
 			continue
 		}
@@ -216,33 +212,22 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if !in.typed[idx] {
 			in.typed[idx] = true
 			typ := "untyped"
-			if families[idx].kind == kindHistogram {
+			if catalogue.Reads[idx].Kind == catalogue.ReadHistogram {
 				typ = "histogram"
 			}
-			in.emitType(lineNo, families[idx].name, typ)
+			in.emitType(lineNo, catalogue.Reads[idx].Name, typ)
 		}
 		if om {
 			line = stripExemplar(line, len(name))
 		}
-		if mask != 0 && readsByLabel(families[idx].kind) {
-			if line, refused = in.stripLabels(line, len(name), mask); refused != 0 {
+		if mask != 0 && readsByLabel(catalogue.Reads[idx].Kind) {
+			if line, refused = in.stripper.strip(line, len(name), mask); refused != 0 {
 				return hasVLLM, dropped, refused
 			}
 		}
 		in.emitBytes(line, lineNo, hadNewline)
 	}
 	return hasVLLM, dropped, 0
-}
-
-// strippedValue returns the value of a label the filter took off every line
-// of the families read by label, or "" when it did not.
-func (in *Ingester) strippedValue(bit uint8) string {
-	for l := range strippable {
-		if bit == 1<<l && in.strip[l].stripped {
-			return in.strip[l].str
-		}
-	}
-	return ""
 }
 
 var vllmPrefix = []byte("vllm:")
@@ -270,7 +255,7 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 	default:
 		typ = "untyped"
 	}
-	idx, ok := familyIndex[name]
+	idx, ok := catalogue.LookupFamily(name)
 	if !ok || in.typed[idx] {
 		return isVLLM
 	}
@@ -406,7 +391,7 @@ func (in *Ingester) internBounds(pairs []bucketPair) []float64 {
 // internModel returns the sanitized model name, reusing the last one.
 func (in *Ingester) internModel(raw string) string {
 	if raw != in.model {
-		in.model, in.modelOK = raw, analysis.Sanitize(raw)
+		in.model, in.modelOK = raw, safetext.Sanitize(raw)
 	}
 	return in.modelOK
 }
@@ -419,7 +404,7 @@ func (in *Ingester) internEngine(raw string) string {
 	if len(in.engines) >= 4*MaxEngines {
 		clear(in.engines)
 	}
-	s := analysis.Sanitize(raw)
+	s := safetext.Sanitize(raw)
 	in.engines[raw] = s
 	return s
 }

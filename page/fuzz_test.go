@@ -1,11 +1,12 @@
-package scrape
+package page
 
 import (
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // FuzzIngest feeds arbitrary pages to Ingest: it must never panic, every
@@ -51,7 +52,7 @@ func FuzzIngest(f *testing.F) {
 		if len(s.Engines) == 1 || len(s.Engines) > MaxEngines {
 			t.Errorf("%d engines listed", len(s.Engines))
 		}
-		for h := range analysis.NumHistograms {
+		for h := range catalogue.NumHistograms {
 			b := s.Total.Histograms[h]
 			if len(b.Bounds) != len(b.Counts) {
 				t.Errorf("histogram %d: %d bounds, %d counts", h, len(b.Bounds), len(b.Counts))
@@ -66,8 +67,8 @@ func FuzzIngest(f *testing.F) {
 	})
 }
 
-// unsafeText reports text that could drive a terminal: control characters
-// (C0, DEL, C1) or more than the sanitizer's cap.
+// unsafeText reports text that could drive a terminal (control characters,
+// invalid UTF-8) or is longer than the sanitizer's cap allows.
 func unsafeText(s string) bool {
-	return strings.ContainsFunc(s, isControl) || len(s) > analysis.MaxTextLen+len("…")+200
+	return !safetext.IsSafe(s) || len(s) > safetext.MaxTextLen+len("…")+200
 }

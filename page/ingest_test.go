@@ -1,4 +1,4 @@
-package scrape
+package page
 
 import (
 	"fmt"
@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // omPage is what the Rust frontend serves: OpenMetrics, counters typed by
@@ -45,14 +46,14 @@ func TestIngestOpenMetrics(t *testing.T) {
 				what      string
 				got, want float64
 			}{
-				{"running", s.Total.Scalars[analysis.Running], 7},
-				{"prompt tokens (counter named by base)", s.Total.Scalars[analysis.PromptTokens], 1234},
-				{"finished stop", s.Total.Finished[analysis.FinishStop], 8},
-				{"finished length", s.Total.Finished[analysis.FinishLength], 2},
-				{"ttft le=0.1 (exemplar stripped)", bucketAt(analysis.TTFT, 0.1)(&s), 3},
-				{"ttft le=1", bucketAt(analysis.TTFT, 1)(&s), 9},
-				{"ttft count", s.Total.Histograms[analysis.TTFT].Count, 10},
-				{"ttft sum", s.Total.Histograms[analysis.TTFT].Sum, 4.5},
+				{"running", s.Total.Scalars[catalogue.Running], 7},
+				{"prompt tokens (counter named by base)", s.Total.Scalars[catalogue.PromptTokens], 1234},
+				{"finished stop", s.Total.Finished[catalogue.FinishStop], 8},
+				{"finished length", s.Total.Finished[catalogue.FinishLength], 2},
+				{"ttft le=0.1 (exemplar stripped)", bucketAt(catalogue.TTFT, 0.1)(&s), 3},
+				{"ttft le=1", bucketAt(catalogue.TTFT, 1)(&s), 9},
+				{"ttft count", s.Total.Histograms[catalogue.TTFT].Count, 10},
+				{"ttft sum", s.Total.Histograms[catalogue.TTFT].Sum, 4.5},
 			}
 			for _, c := range checks {
 				if c.got != c.want {
@@ -70,7 +71,7 @@ func TestIngestOpenMetricsIsFast(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("# TYPE vllm:time_to_first_token_seconds histogram\n")
 	for e := range 40 {
-		for _, le := range ttftBuckets {
+		for _, le := range catalogue.TTFTBuckets {
 			fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",engine=\"%d\",le=\"%g\"} 1 # {trace_id=\"t\"} 0.01\n", e, le)
 		}
 		fmt.Fprintf(&b, "vllm:time_to_first_token_seconds_bucket{model_name=\"m\",engine=\"%d\",le=\"+Inf\"} 1\n", e)
@@ -85,8 +86,8 @@ func TestIngestOpenMetricsIsFast(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("OpenMetrics page of %d bytes took %v", b.Len(), d)
 	}
-	if len(s.Engines) != 40 || s.Total.Histograms[analysis.TTFT].Count != 40 {
-		t.Errorf("engines %d, ttft count %v", len(s.Engines), s.Total.Histograms[analysis.TTFT].Count)
+	if len(s.Engines) != 40 || s.Total.Histograms[catalogue.TTFT].Count != 40 {
+		t.Errorf("engines %d, ttft count %v", len(s.Engines), s.Total.Histograms[catalogue.TTFT].Count)
 	}
 }
 
@@ -95,42 +96,42 @@ func TestIngestHostilePages(t *testing.T) {
 	tests := []struct {
 		name    string
 		page    string
-		check   func(s *analysis.Sample) (got, want float64)
+		check   func(s *catalogue.Sample) (got, want float64)
 		warning string // a substring one warning must have ("" = no warning)
 	}{
 		{
 			name: "new name preferred over the old one on one page",
 			page: "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.5\nvllm:kv_cache_usage_perc{model_name=\"m\"} 0.25\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.KVCacheUsage], 0.25
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.KVCacheUsage], 0.25
 			},
 		},
 		{
 			name: "duplicate series are summed",
 			page: "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{model_name=\"m\"} 5\nvllm:prompt_tokens_total{model_name=\"m\"} 7\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.PromptTokens], 12
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.PromptTokens], 12
 			},
 		},
 		{
 			name: "NaN value kept as given",
 			page: "vllm:num_requests_waiting{model_name=\"m\"} NaN\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.Waiting], nan
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.Waiting], nan
 			},
 		},
 		{
 			name: "+Inf counter kept as given",
 			page: "vllm:generation_tokens_total{model_name=\"m\"} +Inf\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.GenerationTokens], math.Inf(1)
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.GenerationTokens], math.Inf(1)
 			},
 		},
 		{
 			name: "negative gauge is n/a with a warning",
 			page: "vllm:num_requests_running{model_name=\"m\"} -3\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.Running], nan
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.Running], nan
 			},
 			warning: "negative value -3 of vllm:num_requests_running",
 		},
@@ -140,8 +141,8 @@ func TestIngestHostilePages(t *testing.T) {
 				"vllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"1.0\"} 3\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 6\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				b := s.Total.Histograms[analysis.TTFT]
+			check: func(s *catalogue.Sample) (float64, float64) {
+				b := s.Total.Histograms[catalogue.TTFT]
 				if len(b.Bounds) != 2 {
 					return float64(len(b.Bounds)), 2
 				}
@@ -154,8 +155,8 @@ func TestIngestHostilePages(t *testing.T) {
 				"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 4\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"2\"} 3\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"1\"} 9\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				b := s.Total.Histograms[analysis.TTFT]
+			check: func(s *catalogue.Sample) (float64, float64) {
+				b := s.Total.Histograms[catalogue.TTFT]
 				if !slices.Equal(b.Bounds, []float64{1, 2, math.Inf(1)}) {
 					return -1, 0
 				}
@@ -165,16 +166,16 @@ func TestIngestHostilePages(t *testing.T) {
 		{
 			name: "histogram without +Inf kept without it",
 			page: "# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_bucket{le=\"1\"} 2\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				b := s.Total.Histograms[analysis.E2E]
+			check: func(s *catalogue.Sample) (float64, float64) {
+				b := s.Total.Histograms[catalogue.E2E]
 				return float64(len(b.Bounds)) + b.Bounds[0], 2
 			},
 		},
 		{
 			name: "histogram with only _sum and _count is present without buckets",
 			page: "# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_sum 9\nvllm:e2e_request_latency_seconds_count 3\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				b := s.Total.Histograms[analysis.E2E]
+			check: func(s *catalogue.Sample) (float64, float64) {
+				b := s.Total.Histograms[catalogue.E2E]
 				if !b.Present() || len(b.Bounds) != 0 {
 					return -1, 0
 				}
@@ -184,32 +185,32 @@ func TestIngestHostilePages(t *testing.T) {
 		{
 			name: "histogram typed only by its # TYPE line (a _total name)",
 			page: "# TYPE vllm:iteration_tokens_total histogram\nvllm:iteration_tokens_total_bucket{le=\"1\"} 2\nvllm:num_requests_running 1\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.Running], 1
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.Running], 1
 			},
 		},
 		{
 			name: "unknown finish reason ignored",
 			page: "vllm:request_success_total{finished_reason=\"teleported\"} 4\nvllm:request_success_total{finished_reason=\"abort\"} 1\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				if stop := s.Total.Finished[analysis.FinishStop]; !math.IsNaN(stop) {
+			check: func(s *catalogue.Sample) (float64, float64) {
+				if stop := s.Total.Finished[catalogue.FinishStop]; !math.IsNaN(stop) {
 					return stop, nan // misfiled
 				}
-				return s.Total.Finished[analysis.FinishAbort], 1
+				return s.Total.Finished[catalogue.FinishAbort], 1
 			},
 		},
 		{
 			name: "malformed line of a family vtop never reads is never parsed",
 			page: "vllm:iteration_tokens_total_bucket{le=\"1\" oops\nvllm:num_requests_waiting 4\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.Waiting], 4
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.Waiting], 4
 			},
 		},
 		{
 			name: "CRLF line ends",
 			page: "# TYPE vllm:num_requests_waiting gauge\r\nvllm:num_requests_waiting 4\r\n",
-			check: func(s *analysis.Sample) (float64, float64) {
-				return s.Total.Scalars[analysis.Waiting], 4
+			check: func(s *catalogue.Sample) (float64, float64) {
+				return s.Total.Scalars[catalogue.Waiting], 4
 			},
 		},
 	}
@@ -240,7 +241,7 @@ func TestIngestLabelsAreSanitized(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.ContainsFunc(s.Model, isControl) || len(s.Model) > analysis.MaxTextLen+len("…") {
+	if strings.ContainsFunc(s.Model, isControl) || len(s.Model) > safetext.MaxTextLen+len("…") {
 		t.Errorf("model not sanitized: %q (len %d)", s.Model[:min(40, len(s.Model))], len(s.Model))
 	}
 	if len(s.Engines) != 2 {
@@ -264,8 +265,8 @@ func TestIngestCardinalityCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Engines) != MaxEngines || s.Total.Scalars[analysis.Running] != MaxEngines {
-		t.Errorf("engines %d running %v, want %d each", len(s.Engines), s.Total.Scalars[analysis.Running], MaxEngines)
+	if len(s.Engines) != MaxEngines || s.Total.Scalars[catalogue.Running] != MaxEngines {
+		t.Errorf("engines %d running %v, want %d each", len(s.Engines), s.Total.Scalars[catalogue.Running], MaxEngines)
 	}
 	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "more than 64 engines") }) {
 		t.Errorf("warnings %q lack the engine cap", s.Warnings)
@@ -279,7 +280,7 @@ func TestIngestCardinalityCaps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Total.Finished[analysis.FinishStop]; got != MaxSeries {
+	if got := s.Total.Finished[catalogue.FinishStop]; got != MaxSeries {
 		t.Errorf("finished stop = %v, want the %d series under the cap", got, MaxSeries)
 	}
 	if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "more than 2000 vLLM series") }) {

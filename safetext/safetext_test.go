@@ -1,4 +1,4 @@
-package analysis
+package safetext
 
 import (
 	"strings"
@@ -38,6 +38,9 @@ func FuzzSanitize(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Sanitize(s)
+		if !IsSafe(got) {
+			t.Fatalf("Sanitize(%q) = %q is not safe to draw", s, got)
+		}
 		for _, r := range got {
 			if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
 				t.Fatalf("Sanitize(%q) = %q keeps control %U", s, got, r)

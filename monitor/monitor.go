@@ -1,0 +1,158 @@
+// Package monitor joins a source of readings to the analysis: every
+// interval, and as soon as a refresh is in, it evaluates the window and
+// hands the Report to its outputs (the screen, the JSONL writer).
+package monitor
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Output receives each Report, one at a time, on the monitor's goroutine.
+// An error stops the monitor: a report that cannot be written must not be
+// silently lost.
+type Output func(analysis.Report) error
+
+// Monitor runs a Source and the analysis loop beside it.
+type Monitor struct {
+	source Source
+	output Output
+	kick   chan struct{}
+
+	mu  sync.Mutex // guards cfg
+	cfg analysis.Config
+}
+
+// New prepares a monitor of source; nothing runs until Run. The source is
+// asked to keep the analysis window.
+func New(source Source, cfg analysis.Config, output Output) *Monitor {
+	source.Keep(keepFor(cfg.Window, source.Interval()))
+	return &Monitor{source: source, output: output, kick: make(chan struct{}, 1), cfg: cfg}
+}
+
+// keepFor is what a source keeps to cover a window: every reading in it
+// plus one before it and one in flight.
+func keepFor(window, interval time.Duration) time.Duration {
+	return window + 2*interval
+}
+
+// Window returns the analysis window in use.
+func (m *Monitor) Window() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cfg.Window
+}
+
+// SetWindow changes the analysis window from the next report on, asking
+// the source to keep more when the new window needs it. Safe to call from
+// any goroutine.
+func (m *Monitor) SetWindow(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	m.source.Keep(keepFor(d, m.source.Interval()))
+	m.mu.Lock()
+	m.cfg.Window = d
+	m.mu.Unlock()
+}
+
+// Refresh asks the source for new readings at once; a report follows when
+// they are in. Safe to call from any goroutine; never blocks.
+func (m *Monitor) Refresh() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run collects and analyses until ctx is done or an output fails. The first
+// report follows the first readings of every target.
+func (m *Monitor) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait() // deferred first, so it runs after cancel
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { _ = m.source.Run(ctx) })
+
+	interval := m.source.Interval()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	round := m.source.Refresh()
+	var readings []catalogue.Readings
+	var prev *analysis.Report
+	analyze := func() error {
+		m.mu.Lock()
+		cfg := m.cfg
+		m.mu.Unlock()
+		readings = m.source.Readings(readings)
+		r := analysis.Analyze(m.source.Now(), readings, cfg, prev)
+		prev = &r
+		return m.output(r)
+	}
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			err = analyze()
+		case <-round:
+			round = nil
+			err = analyze()
+			ticker.Reset(interval) // the round was a report; keep the rhythm from here
+		case <-m.kick:
+			round = m.source.Refresh()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Once reads every target, waits (wait, or cfg.Window when zero) while the
+// source keeps reading, reads again and returns the report over everything
+// in between: the --once mode. The window is widened when needed so that
+// the first reading is inside it. The error is ctx's.
+func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Duration) (analysis.Report, error) {
+	if wait <= 0 {
+		wait = cfg.Window
+	}
+	source.Keep(keepFor(max(wait, cfg.Window), source.Interval()) + source.Interval())
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = source.Run(runCtx) })
+	defer wg.Wait()
+	defer cancel()
+
+	start := source.Now()
+	if err := waitRound(ctx, source.Refresh()); err != nil {
+		return analysis.Report{}, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return analysis.Report{}, ctx.Err()
+	case <-timer.C:
+	}
+	if err := waitRound(ctx, source.Refresh()); err != nil {
+		return analysis.Report{}, err
+	}
+	now := source.Now()
+	cfg.Window = max(cfg.Window, now.Sub(start))
+	return analysis.Analyze(now, source.Readings(nil), cfg, nil), nil
+}
+
+// waitRound waits for a refresh or ctx.
+func waitRound(ctx context.Context, round <-chan struct{}) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-round:
+		return nil
+	}
+}

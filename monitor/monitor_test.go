@@ -1,0 +1,193 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// countingPoller polls one server whose prompt-token counter grows by 100
+// on every scrape; hits counts the scrapes.
+func countingPoller(t *testing.T, hits *atomic.Int64, interval time.Duration) (*scrape.Poller, scrape.Target) {
+	t.Helper()
+	url := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n := hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{model_name=\"m\"} " +
+			strconv.FormatInt(100*n, 10) + "\nvllm:num_requests_running{model_name=\"m\"} 3\n"))
+	})
+	tg, err := scrape.ParseTarget(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scrape.NewPoller([]scrape.Target{tg}, scrape.Options{Interval: interval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, tg
+}
+
+func TestMonitorDeliversReportsAndFollowsWindow(t *testing.T) {
+	var hits atomic.Int64
+	p, tg := countingPoller(t, &hits, 50*time.Millisecond)
+	reports := make(chan analysis.Report, 100)
+	cfg := analysis.DefaultConfig()
+	cfg.Window = time.Second
+	m := New(p, cfg, func(r analysis.Report) error { reports <- r; return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	first := receive(t, reports)
+	if len(first.Replicas) != 1 || first.Replicas[0].Target != tg.Name || first.WindowSeconds != 1 {
+		t.Errorf("first report: replicas %v window %v", first.Replicas, first.WindowSeconds)
+	}
+	if hits.Load() < 1 {
+		t.Error("first report before the first scrape")
+	}
+
+	m.SetWindow(5 * time.Second)
+	deadline := time.After(5 * time.Second)
+	for r := range reports {
+		if r.WindowSeconds == 5 {
+			break
+		}
+		select {
+		case <-deadline:
+			t.Fatal("no report with the new window")
+		default:
+		}
+	}
+	before := hits.Load()
+	m.Refresh()
+	receive(t, reports)
+	if hits.Load() <= before {
+		t.Error("Refresh did not scrape")
+	}
+}
+
+func receive(t *testing.T, reports <-chan analysis.Report) analysis.Report {
+	t.Helper()
+	select {
+	case r := <-reports:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatal("no report within 5s")
+		return analysis.Report{}
+	}
+}
+
+// An output that fails stops the monitor with its error: a JSONL line that
+// cannot be written must not be lost silently while vtop goes on.
+func TestMonitorStopsWhenAnOutputFails(t *testing.T) {
+	var hits atomic.Int64
+	p, _ := countingPoller(t, &hits, 20*time.Millisecond)
+	broken := errors.New("write /dev/full: no space left on device")
+	calls := 0
+	m := New(p, analysis.DefaultConfig(), func(analysis.Report) error {
+		calls++
+		if calls == 3 {
+			return broken
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Run(ctx); !errors.Is(err, broken) {
+		t.Fatalf("Run = %v, want the output's error", err)
+	}
+	if ctx.Err() != nil {
+		t.Error("Run returned only when its context ended, not when the output failed")
+	}
+	if calls != 3 {
+		t.Errorf("%d reports handed out, want the monitor to stop at the failing third", calls)
+	}
+}
+
+// Once scrapes at the start, every interval while waiting, and at the end,
+// and reports over all of it.
+func TestOnce(t *testing.T) {
+	var hits atomic.Int64
+	p, tg := countingPoller(t, &hits, 50*time.Millisecond)
+	cfg := analysis.DefaultConfig()
+	cfg.Window = 100 * time.Millisecond
+	start := time.Now()
+	r, err := Once(context.Background(), p, cfg, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed < 300*time.Millisecond {
+		t.Errorf("Once returned after %v, before the 300ms wait", elapsed)
+	}
+	if n := hits.Load(); n < 4 {
+		t.Errorf("%d scrapes; want the first, the last and the ones every 50ms between", n)
+	}
+	if len(r.Replicas) != 1 || r.Replicas[0].Target != tg.Name {
+		t.Errorf("replicas %+v", r.Replicas)
+	}
+	if r.WindowSeconds < 0.3 {
+		t.Errorf("window %vs does not reach back to the first scrape", r.WindowSeconds)
+	}
+	if s := r.Replicas[0].Samples; s < 4 {
+		t.Errorf("the report saw %d samples; the source did not keep the wait", s)
+	}
+}
+
+func TestOnceCanceled(t *testing.T) {
+	var hits atomic.Int64
+	p, _ := countingPoller(t, &hits, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := Once(ctx, p, analysis.DefaultConfig(), time.Minute)
+	if err != context.DeadlineExceeded {
+		t.Errorf("error %v, want the context's", err)
+	}
+}
+
+// keepingSource records what the monitor asks it to keep.
+type keepingSource struct {
+	mu   sync.Mutex
+	kept []time.Duration
+}
+
+func (s *keepingSource) Run(ctx context.Context) error                          { <-ctx.Done(); return nil }
+func (s *keepingSource) Readings(dst []catalogue.Readings) []catalogue.Readings { return dst[:0] }
+func (s *keepingSource) Interval() time.Duration                                { return time.Second }
+func (s *keepingSource) Now() time.Time                                         { return time.Unix(1e9, 0) }
+func (s *keepingSource) Refresh() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+func (s *keepingSource) Keep(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.kept = append(s.kept, d)
+}
+
+// The monitor asks its source to keep the window, plus the reading before
+// it and the one in flight, and more when the window widens.
+func TestMonitorKeepsTheWindow(t *testing.T) {
+	src := &keepingSource{}
+	m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+	m.SetWindow(5 * time.Minute)
+	m.SetWindow(0) // ignored
+	want := []time.Duration{32 * time.Second, 5*time.Minute + 2*time.Second}
+	if len(src.kept) != len(want) || src.kept[0] != want[0] || src.kept[1] != want[1] {
+		t.Errorf("kept %v, want %v", src.kept, want)
+	}
+	if m.Window() != 5*time.Minute {
+		t.Errorf("Window = %v", m.Window())
+	}
+}

@@ -1,0 +1,33 @@
+package monitor
+
+import (
+	"context"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Source is where readings come from: the direct scraper (package scrape)
+// today; Prometheus's HTTP API and recordings are sources of the same
+// shape. A source knows nothing of the analysis or the screen: it delivers
+// timestamped samples per target, and the monitor does the rest.
+type Source interface {
+	// Run collects readings until ctx is done. It returns an error only
+	// when the source cannot run at all.
+	Run(ctx context.Context) error
+	// Readings appends every target's samples, oldest first, to dst[:0]
+	// and returns it; the targets keep their order from call to call.
+	// Passing the previous result back reuses its slices. Safe to call
+	// while Run runs.
+	Readings(dst []catalogue.Readings) []catalogue.Readings
+	// Keep asks the source to hold at least d of readings per target from
+	// now on (the analysis window, plus what --once waits).
+	Keep(d time.Duration)
+	// Refresh asks for new readings of every target at once; the channel
+	// is closed when they are in (or Run has ended).
+	Refresh() <-chan struct{}
+	// Interval is the time between two readings of one target.
+	Interval() time.Duration
+	// Now is the source's clock: the time a report is evaluated at.
+	Now() time.Time
+}

@@ -196,7 +196,8 @@ func (m Model) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string 
 	return []string{gauges, rates, lat}
 }
 
-// downFor is the age of the last good scrape, or "always".
+// downFor says how long a replica has been down: the age of its last good
+// scrape, or "since start" when it never answered.
 func (m Model) downFor(r *analysis.ReplicaReport) string {
 	if r.LastGood.IsZero() {
 		return "since start"

@@ -4,9 +4,9 @@
 // sortable and filterable table for large fleets, an event log and a help
 // overlay.
 //
-// The ui does no I/O. Reports arrive as ReportMsg (the poller sends them
-// with Program.Send from its own goroutine); the callbacks in Options are
-// run from tea.Cmds, never inside Update; View is a pure function of the
+// The ui does no I/O. Reports arrive as ReportMsg, sent with Program.Send
+// by whatever runs the program, from any goroutine; the callbacks in Options
+// are run from tea.Cmds, never inside Update; View is a pure function of the
 // model and expensive charts are rendered in Update.
 package ui
 
@@ -154,7 +154,7 @@ func New(opts Options) Model {
 	return m
 }
 
-// Init starts nothing: reports are pushed in by the poller.
+// Init starts nothing: reports are sent in from outside the program.
 func (m Model) Init() tea.Cmd { return nil }
 
 // Update applies one message. It does no I/O: callbacks leave as Cmds.
@@ -257,7 +257,8 @@ func sanitizeAll(ss []string) []string {
 func (m *Model) refresh() {
 	reps := m.shown.Replicas
 	filter := strings.ToLower(strings.TrimSpace(m.filter.Value()))
-	// Fresh slices: an older copy of the model must not see them change.
+	// New slices rather than m.panes[:0]: copies of the model (tests branch
+	// from one) would otherwise share the backing array and be reordered too.
 	m.panes = make([]*analysis.ReplicaReport, 0, len(reps))
 	for i := range reps {
 		if matches(&reps[i], filter) {

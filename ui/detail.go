@@ -26,10 +26,7 @@ func (m *Model) renderDetail() {
 		m.detail.SetContent("no replica selected")
 		return
 	}
-	var pts []analysis.Point
-	if ring := m.history[r.Target]; ring != nil {
-		pts = ring.last(m.opts.History, m.shown.Time)
-	}
+	pts := pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
 	var sections []string
 	sections = append(sections, m.detailSummary(r)...)
 	sections = append(sections, "")

@@ -221,10 +221,7 @@ func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 	slot := inner / per
 	const labelW, valueW = 5, 7
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
-	var pts []analysis.Point
-	if ring := m.history[r.Target]; ring != nil {
-		pts = ring.last(sparkW, m.shown.Time)
-	}
+	pts := pointsUntil(m.history[r.Target], sparkW, m.shown.Time)
 	series := [len(sparkNames)][]float64{}
 	for i := range series {
 		series[i] = make([]float64, len(pts))

@@ -131,7 +131,7 @@ func TestPauseFreezesTheFrame(t *testing.T) {
 	if got := m.View(); got != frozen {
 		t.Fatalf("the frame changed while paused:\n%s", got)
 	}
-	if n := m.history["gpu-c:8000"].len(); n != 2 {
+	if n := m.history["gpu-c:8000"].Len(); n != 2 {
 		t.Errorf("history holds %d points while paused, want 2 (reports keep arriving)", n)
 	}
 	m = press(m, "p")

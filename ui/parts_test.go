@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,23 +74,34 @@ func TestSparkline(t *testing.T) {
 	}
 }
 
-func TestPointRingIsBounded(t *testing.T) {
-	r := newPointRing(3)
+func TestPointsUntil(t *testing.T) {
+	h := newRing[analysis.Point](3)
 	for i := 0; i < 5; i++ {
-		r.push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
+		h.Push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
 	}
-	if r.len() != 3 {
-		t.Fatalf("len %d, want 3", r.len())
+	running := func(pts []analysis.Point) []float32 {
+		out := []float32{}
+		for _, p := range pts {
+			out = append(out, p.Running)
+		}
+		return out
 	}
-	got := r.last(10, t0.Add(time.Hour))
-	if len(got) != 3 || got[0].Running != 2 || got[2].Running != 4 {
-		t.Fatalf("last = %v, want the points 2, 3, 4 oldest first", got)
+	tests := []struct {
+		name  string
+		h     *ring[analysis.Point]
+		n     int
+		until time.Time
+		want  []float32
+	}{
+		{"bounded, oldest first", h, 10, t0.Add(time.Hour), []float32{2, 3, 4}},
+		{"paused: nothing after until", h, 10, t0.Add(3 * time.Second), []float32{2, 3}},
+		{"the newest n", h, 2, t0.Add(time.Hour), []float32{3, 4}},
+		{"no history", nil, 10, t0, []float32{}},
 	}
-	if paused := r.last(10, t0.Add(3*time.Second)); len(paused) != 2 || paused[1].Running != 3 {
-		t.Fatalf("last until t0+3s = %v, want 2 and 3", paused)
-	}
-	if two := r.last(2, t0.Add(time.Hour)); len(two) != 2 || two[0].Running != 3 {
-		t.Fatalf("last(2) = %v, want 3, 4", two)
+	for _, tt := range tests {
+		if got := running(pointsUntil(tt.h, tt.n, tt.until)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -111,7 +123,7 @@ func TestModelHistoryIsBoundedAndForgetsLeavers(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		m = send(m, ReportMsg{Report: report(t0.Add(time.Duration(i)*time.Second), replica("a", analysis.StateHealthy), replica("b", analysis.StateHealthy))})
 	}
-	if n := m.history["a"].len(); n != 5 {
+	if n := m.history["a"].Len(); n != 5 {
 		t.Fatalf("history of a holds %d points, want 5", n)
 	}
 	m = send(m, ReportMsg{Report: report(t0.Add(time.Minute), replica("a", analysis.StateHealthy))})

@@ -95,7 +95,7 @@ type Model struct {
 	hasReport     bool
 	paused        bool
 
-	history map[string]*pointRing
+	history map[string]*ring[analysis.Point]
 	events  *eventLog
 	window  time.Duration
 
@@ -139,7 +139,7 @@ func New(opts Options) Model {
 		help:     help.New(),
 		width:    80,
 		height:   24,
-		history:  map[string]*pointRing{},
+		history:  map[string]*ring[analysis.Point]{},
 		events:   &eventLog{limit: maxEvents},
 		window:   opts.Window,
 		filter:   ti,
@@ -180,16 +180,16 @@ func (m *Model) ingest(r analysis.Report) {
 	for i := range r.Replicas {
 		rep := &r.Replicas[i]
 		seen[rep.Target] = true
-		ring := m.history[rep.Target]
-		if ring == nil {
-			ring = newPointRing(m.opts.History)
-			m.history[rep.Target] = ring
+		h := m.history[rep.Target]
+		if h == nil {
+			h = newRing[analysis.Point](m.opts.History)
+			m.history[rep.Target] = h
 		}
 		p := rep.Point
 		if p.Time.IsZero() {
 			p.Time = r.Time
 		}
-		ring.push(p)
+		h.Push(p)
 	}
 	// Forget replicas that left the fleet, so a changing fleet does not
 	// grow the history without bound.

@@ -85,6 +85,7 @@ func (m Model) gridLayout(w, h int) gridLayout {
 // gridBody draws the panes, worst first, the "+N more" hint and the event
 // log when there is room for it.
 func (m Model) gridBody(w, h int) []string {
+	th := m.theme
 	if len(m.panes) == 0 {
 		return []string{"", center("no replica matches the filter (esc clears it)", w)}
 	}
@@ -101,7 +102,7 @@ func (m Model) gridBody(w, h int) []string {
 		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, panes...), "\n")...)
 	}
 	if hidden := len(m.panes) - (end - start); hidden > 0 {
-		lines = append(lines, styleWarn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
+		lines = append(lines, th.warn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
 	}
 	if l.eventLines > 0 {
 		lines = append(lines, m.eventPanel(l.eventLines)...)
@@ -111,13 +112,14 @@ func (m Model) gridBody(w, h int) []string {
 
 // eventPanel is the event log under the grid: a title and the newest events.
 func (m Model) eventPanel(h int) []string {
-	lines := []string{styleHeaderRow.Render("events") + styleDim.Render("  (e: all)")}
+	th := m.theme
+	lines := []string{th.headerRow.Render("events") + th.dim.Render("  (e: all)")}
 	evs := m.events.newest(h-1, m.shown.Time)
 	if len(evs) == 0 {
 		if m.opts.Hint != "" && m.shown.Fleet.Replicas > 0 && m.shown.Fleet.Up == 0 {
-			return append(lines, styleWarn.Render(m.opts.Hint))
+			return append(lines, th.warn.Render(m.opts.Hint))
 		}
-		return append(lines, styleDim.Render("no state changes yet"))
+		return append(lines, th.dim.Render("no state changes yet"))
 	}
 	for _, e := range evs {
 		lines = append(lines, m.eventLine(e))
@@ -128,47 +130,35 @@ func (m Model) eventPanel(h int) []string {
 // renderPane draws one replica: a bordered box whose lines are cut to the
 // pane's width first, so lipgloss never wraps them.
 func (m Model) renderPane(r *analysis.ReplicaReport, w int, level paneLevel, selected bool) string {
+	th := m.theme
 	inner := max(w-2, 1)
-	lines := []string{paneTitle(r, inner, selected)}
+	lines := []string{paneTitle(th, r, inner, selected)}
 	lines = append(lines, m.paneFigures(r, level)...)
 	if level == levelFull {
 		lines = append(lines, m.paneSparklines(r, inner)...)
 	}
-	lines = append(lines, paneReason(r, m.shown))
-	border := lipgloss.RoundedBorder()
-	if selected {
-		// A heavier border shows the selection even without colour.
-		border = lipgloss.ThickBorder()
-	}
-	style := lipgloss.NewStyle().Border(border).BorderForeground(stateColor(r.State))
-	return style.Render(strings.Join(fitLines(lines, inner), "\n"))
-}
-
-func stateColor(s analysis.State) lipgloss.TerminalColor {
-	if int(s) < len(stateColors) {
-		return stateColors[s]
-	}
-	return lipgloss.NoColor{}
+	lines = append(lines, paneReason(th, r, m.shown))
+	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
 // paneTitle is "▸ target model … BADGE", the badge kept at the right edge.
-func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
+func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) string {
 	glyph := "  "
 	if selected {
 		glyph = "▸ "
 	}
-	right := badge(r.State)
+	right := th.badge(r.State)
 	if r.Restarted {
-		right = styleWarn.Render("RESTARTED") + " " + right
+		right = th.warn.Render("RESTARTED") + " " + right
 	}
 	if len(r.Warnings) > 0 {
 		// The warnings themselves are in the detail view.
-		right = styleWarn.Render("WARN") + " " + right
+		right = th.warn.Render("WARN") + " " + right
 	}
 	rightW := lipgloss.Width(right)
-	left := glyph + styleTitle.Render(r.Target)
+	left := glyph + th.title.Render(r.Target)
 	if r.Model != "" {
-		left += " " + styleDim.Render(r.Model)
+		left += " " + th.dim.Render(r.Model)
 	}
 	left = fitWidth(left, max(inner-rightW-1, 1))
 	return left + " " + right
@@ -177,11 +167,12 @@ func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
 // paneFigures are the figure lines: gauges, rates and latencies; or, for a
 // replica that is down, its error and the age of its last good scrape.
 func (m Model) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
+	th := m.theme
 	if r.State == analysis.StateDown {
 		if level == levelCompact {
-			return []string{styleWarn.Render("down "+m.downFor(r)+": ") + r.Error}
+			return []string{th.warn.Render("down "+m.downFor(r)+": ") + r.Error}
 		}
-		return []string{styleWarn.Render("error: ") + r.Error, m.lastGoodLine(r), ""}
+		return []string{th.warn.Render("error: ") + r.Error, m.lastGoodLine(r), ""}
 	}
 	gauges := fmt.Sprintf("run %s  wait %s  KV %s  preempt/s %s",
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.PreemptionsPerSecond))
@@ -217,6 +208,7 @@ func (m Model) lastGoodLine(r *analysis.ReplicaReport) string {
 // paneSparklines draw running, waiting, KV %, TTFT p99 and generation
 // tokens/s over the history, several to a line in wide panes.
 func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
+	th := m.theme
 	per := sparkPerLine(inner)
 	slot := inner / per
 	const labelW, valueW = 5, 7
@@ -237,7 +229,7 @@ func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
 		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
 	}
-	style := stateStyle(r.State)
+	style := th.state(r.State)
 	var lines []string
 	var cur strings.Builder
 	for i := range sparkNames {
@@ -258,21 +250,21 @@ func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 }
 
 // paneReason is the one line of evidence and first action.
-func paneReason(r *analysis.ReplicaReport, rep analysis.Report) string {
+func paneReason(th *Theme, r *analysis.ReplicaReport, rep analysis.Report) string {
 	reason := ""
 	if len(r.Reasons) > 0 {
 		reason = r.Reasons[0]
 	}
 	switch {
 	case reason != "" && r.Action != "":
-		return reason + styleAction.Render(" → "+r.Action)
+		return reason + th.action.Render(" → "+r.Action)
 	case reason != "":
 		return reason
 	case r.Action != "":
-		return styleAction.Render("→ " + r.Action)
+		return th.action.Render("→ " + r.Action)
 	case r.State == analysis.StateIdle:
-		return styleDim.Render("no requests in the window")
+		return th.dim.Render("no requests in the window")
 	default:
-		return styleDim.Render("no problem found")
+		return th.dim.Render("no problem found")
 	}
 }

@@ -16,20 +16,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func TestMain(m *testing.M) {
-	ForceASCII()
-	os.Exit(m.Run())
-}
-
 // t0 is the time of the newest report in the fixtures.
 var t0 = time.Date(2025, 3, 14, 14, 1, 5, 0, time.UTC)
 
 var nan = analysis.NA
 
-// testOptions are the options of every test model: UTC so that golden
-// frames do not depend on the machine's zone.
+// testOptions are the options of every test model: plain text and UTC so
+// that golden frames depend neither on the terminal nor on the machine's
+// zone.
 func testOptions() Options {
 	return Options{
+		Theme:    PlainTheme(),
 		History:  900,
 		Interval: time.Second,
 		Window:   30 * time.Second,

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -253,8 +254,9 @@ func TestMaliciousServerText(t *testing.T) {
 	r.Events = append(r.Events, analysis.Event{Time: t0, Target: evil, Text: "x" + evil})
 	r.Fleet.Advice.Summary = []string{evil}
 	for _, profile := range []termenv.Profile{termenv.Ascii, termenv.TrueColor} {
-		lipgloss.SetColorProfile(profile)
-		m := send(newModel(200, 60), ReportMsg{Report: r})
+		opts := testOptions()
+		opts.Theme = themeFor(profile)
+		m := send(sized(New(opts), 200, 60), ReportMsg{Report: r})
 		frames := map[string]string{"grid": m.View()}
 		for _, path := range []string{"?", "t", "e", "enter"} {
 			frames[path] = press(m, path).View()
@@ -272,5 +274,12 @@ func TestMaliciousServerText(t *testing.T) {
 			}
 		}
 	}
-	ForceASCII()
+}
+
+// themeFor is a theme drawn in a colour profile, whatever the terminal.
+func themeFor(p termenv.Profile) *Theme {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(p)
+	r.SetHasDarkBackground(true)
+	return NewTheme(r)
 }

@@ -16,7 +16,7 @@ type column struct {
 	width int  // fixed width; the target column takes what is left
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	cell  func(*analysis.ReplicaReport) string
+	cell  func(*Theme, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
 }
@@ -31,9 +31,9 @@ const (
 // tableColumns are the table's columns; `s` cycles through them as the
 // sort key.
 var tableColumns = []column{
-	{title: "target", width: 12, cell: func(r *analysis.ReplicaReport) string { return r.Target }},
-	{title: "model", width: 18, drop: 1, cell: func(r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "state", width: 10, cell: func(r *analysis.ReplicaReport) string { return badge(r.State) }},
+	{title: "target", width: 12, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "model", width: 18, drop: 1, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "state", width: 10, cell: func(th *Theme, r *analysis.ReplicaReport) string { return th.badge(r.State) }},
 	numColumn("run", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 5, 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
@@ -47,7 +47,7 @@ var tableColumns = []column{
 
 func numColumn(title string, width, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
 	return column{title: title, width: width, drop: drop, right: true, num: get,
-		cell: func(r *analysis.ReplicaReport) string { return format(get(r)) }}
+		cell: func(_ *Theme, r *analysis.ReplicaReport) string { return format(get(r)) }}
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
@@ -123,6 +123,7 @@ func visibleColumns(w int) ([]int, int) {
 // tableBody draws the title, the column headers with the sort arrow and
 // the rows around the cursor.
 func (m Model) tableBody(w, h int) []string {
+	th := m.theme
 	cols, targetW := visibleColumns(w)
 	arrow := "▲"
 	if m.sortDesc {
@@ -141,15 +142,15 @@ func (m Model) tableBody(w, h int) []string {
 		}
 		head.WriteString(cellText(t, colWidth(i, targetW), tableColumns[i].right) + " ")
 	}
-	lines := []string{styleTitle.Render(title), styleHeaderRow.Render(strings.TrimRight(head.String(), " "))}
+	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
 	if len(m.rows) == 0 {
-		return append(lines, styleDim.Render("  no replica matches the filter (esc clears it)"))
+		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
 	}
 	visible := max(h-len(lines), 1)
 	cursor := max(m.indexOf(m.rows, m.selected), 0)
 	start := max(cursor-visible+1, 0)
 	for i := start; i < min(start+visible, len(m.rows)); i++ {
-		lines = append(lines, tableRow(m.rows[i], cols, targetW, i == cursor))
+		lines = append(lines, tableRow(th, m.rows[i], cols, targetW, i == cursor))
 	}
 	return lines
 }
@@ -163,16 +164,16 @@ func colWidth(i, targetW int) int {
 
 // tableRow draws one replica; the cursor row has a ▸ glyph, which reads
 // without colour too.
-func tableRow(r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
+func tableRow(th *Theme, r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
 	var b strings.Builder
 	if cursor {
-		b.WriteString(styleSelected.Render("▸ "))
+		b.WriteString(th.selected.Render("▸ "))
 	} else {
 		b.WriteString("  ")
 	}
 	for _, i := range cols {
 		c := tableColumns[i]
-		b.WriteString(cellText(c.cell(r), colWidth(i, targetW), c.right) + " ")
+		b.WriteString(cellText(c.cell(th, r), colWidth(i, targetW), c.right) + " ")
 	}
 	return b.String()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -61,6 +62,9 @@ type Options struct {
 	Demo bool
 	// Version is shown in the header.
 	Version string
+	// Theme is the look; nil is NewTheme(lipgloss.DefaultRenderer()), which
+	// follows the terminal and NO_COLOR. PlainTheme() turns colour off.
+	Theme *Theme
 	// Location is the zone of the clock times drawn (event log, chart
 	// axes); nil means the local zone.
 	Location *time.Location
@@ -83,9 +87,10 @@ const (
 
 // Model is the root Bubble Tea model.
 type Model struct {
-	opts Options
-	keys keyMap
-	help help.Model
+	opts  Options
+	theme *Theme
+	keys  keyMap
+	help  help.Model
 
 	width, height int
 
@@ -133,8 +138,14 @@ func New(opts Options) Model {
 	// A static cursor: a blinking one would redraw the frame twice a second
 	// over SSH for nothing.
 	ti.Cursor.SetMode(cursor.CursorStatic)
+	theme := opts.Theme
+	if theme == nil {
+		theme = NewTheme(lipgloss.DefaultRenderer())
+	}
+	theme.styleInput(&ti)
 	m := Model{
 		opts:     opts,
+		theme:    theme,
 		keys:     newKeyMap(),
 		help:     help.New(),
 		width:    80,
@@ -147,9 +158,11 @@ func New(opts Options) Model {
 		sortDesc: true,
 		detail:   viewport.New(80, 20),
 	}
+	m.detail.Style = theme.renderer.NewStyle()
 	m.keys.ScrapeNow.SetEnabled(opts.ScrapeNow != nil)
 	m.keys.Shorter.SetEnabled(opts.SetWindow != nil && len(opts.Windows) > 1)
 	m.keys.Longer.SetEnabled(opts.SetWindow != nil && len(opts.Windows) > 1)
+	m.help.Styles = theme.helpStyles()
 	m.help.Width = m.width
 	return m
 }

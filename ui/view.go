@@ -74,22 +74,23 @@ func waitingBody(w, h int) []string {
 // headerLines are the title with its badges, then the fleet totals and the
 // state counts packed into as few lines as the width allows.
 func (m Model) headerLines(w int) []string {
-	title := []string{styleTitle.Render("vtop " + m.opts.Version)}
+	th := m.theme
+	title := []string{th.title.Render("vtop " + m.opts.Version)}
 	title = append(title, "window "+fmtDuration(m.window), "every "+fmtDuration(m.opts.Interval))
 	if m.hasReport {
 		title = append(title, m.shown.Time.In(m.opts.Location).Format("15:04:05"))
 	}
 	if m.paused {
-		title = append(title, styleAlert.Render(" PAUSED "))
+		title = append(title, th.alert.Render(" PAUSED "))
 	}
 	if m.opts.Insecure {
-		title = append(title, styleDownBadge.Render(" INSECURE TLS "))
+		title = append(title, th.downBadge.Render(" INSECURE TLS "))
 	}
 	if m.opts.Demo {
-		title = append(title, styleWarn.Render("DEMO"))
+		title = append(title, th.warn.Render("DEMO"))
 	}
 	if m.warmingUp() {
-		title = append(title, styleWarn.Render("warming up: rates after the 2nd scrape"))
+		title = append(title, th.warn.Render("warming up: rates after the 2nd scrape"))
 	}
 	if v := m.filter.Value(); v != "" && !m.filtering {
 		title = append(title, "filter: "+v)
@@ -100,7 +101,7 @@ func (m Model) headerLines(w int) []string {
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
-		lines = append(lines, styleAction.Render("advice: "+advice[0]))
+		lines = append(lines, th.action.Render("advice: "+advice[0]))
 	}
 	return lines
 }
@@ -119,6 +120,7 @@ func (m Model) warmingUp() bool {
 
 // fleetSegments are the totals and the state counts, worst state first.
 func (m Model) fleetSegments() []string {
+	th := m.theme
 	f := m.shown.Fleet
 	n := len(m.shown.Replicas)
 	var counts [len(stateWords)]int
@@ -140,7 +142,7 @@ func (m Model) fleetSegments() []string {
 	)
 	for s := len(counts) - 1; s >= 0; s-- {
 		if counts[s] > 0 {
-			segs = append(segs, fmt.Sprintf("%s %d", badge(analysis.State(s)), counts[s]))
+			segs = append(segs, fmt.Sprintf("%s %d", th.badge(analysis.State(s)), counts[s]))
 		}
 	}
 	return segs
@@ -148,8 +150,9 @@ func (m Model) fleetSegments() []string {
 
 // footerLine is the filter input while it is open, otherwise the keys.
 func (m Model) footerLine(w int) string {
+	th := m.theme
 	if m.filtering {
-		return m.filter.View() + styleDim.Render("  enter keep · esc clear")
+		return m.filter.View() + th.dim.Render("  enter keep · esc clear")
 	}
 	return m.help.ShortHelpView(m.keys.ShortHelp())
 }
@@ -157,18 +160,19 @@ func (m Model) footerLine(w int) string {
 // helpBody is the help overlay, generated from the same bindings as the
 // footer, with the meaning of the states.
 func (m Model) helpBody(w, h int) []string {
+	th := m.theme
 	hm := m.help
 	hm.ShowAll = true
 	var b strings.Builder
-	b.WriteString(styleTitle.Render("vtop keys") + "\n\n")
+	b.WriteString(th.title.Render("vtop keys") + "\n\n")
 	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
 	b.WriteString("states, worst first: ")
 	for s := len(stateWords) - 1; s >= 0; s-- {
-		b.WriteString(badge(analysis.State(s)) + " ")
+		b.WriteString(th.badge(analysis.State(s)) + " ")
 	}
-	b.WriteString("\n" + styleDim.Render("n/a: the server does not export the metric, or too few scrapes yet"))
-	b.WriteString("\n" + styleDim.Render("esc or ? closes this help"))
-	block := lipgloss.PlaceHorizontal(w, lipgloss.Center, b.String())
+	b.WriteString("\n" + th.dim.Render("n/a: the server does not export the metric, or too few scrapes yet"))
+	b.WriteString("\n" + th.dim.Render("esc or ? closes this help"))
+	block := m.theme.renderer.PlaceHorizontal(w, lipgloss.Center, b.String())
 	lines := strings.Split(block, "\n")
 	top := max((h-len(lines))/2, 0)
 	return append(make([]string, top), lines...)
@@ -176,10 +180,11 @@ func (m Model) helpBody(w, h int) []string {
 
 // eventsBody is the event log on its own screen, newest first.
 func (m Model) eventsBody(w, h int) []string {
+	th := m.theme
 	evs := m.events.newest(max(h-1, 0), m.shown.Time)
-	lines := []string{styleHeaderRow.Render(fmt.Sprintf("events, newest first (%d kept)", len(m.events.events)))}
+	lines := []string{th.headerRow.Render(fmt.Sprintf("events, newest first (%d kept)", len(m.events.events)))}
 	if len(evs) == 0 {
-		lines = append(lines, styleDim.Render("no state changes yet"))
+		lines = append(lines, th.dim.Render("no state changes yet"))
 	}
 	for _, e := range evs {
 		lines = append(lines, m.eventLine(e))
@@ -189,6 +194,7 @@ func (m Model) eventsBody(w, h int) []string {
 
 // eventLine draws "14:01:05 gpu-b FULL: waiting 41 → 95, running 256 flat".
 func (m Model) eventLine(e analysis.Event) string {
-	return styleDim.Render(e.Time.In(m.opts.Location).Format("15:04:05")) + " " +
-		e.Target + " " + stateStyle(e.State).Render(e.Text)
+	th := m.theme
+	return th.dim.Render(e.Time.In(m.opts.Location).Format("15:04:05")) + " " +
+		e.Target + " " + th.state(e.State).Render(e.Text)
 }

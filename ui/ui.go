@@ -186,9 +186,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // ingest records a report: its points go into the history and its events
-// into the log at once, but the frame only changes when not paused.
+// into the log at once, but the frame only changes when not paused. Its
+// strings are drawn as they are: text from servers is made safe where it
+// enters vtop, before any Report is built.
 func (m *Model) ingest(r analysis.Report) {
-	r = sanitizeReport(r)
 	seen := make(map[string]bool, len(r.Replicas))
 	for i := range r.Replicas {
 		rep := &r.Replicas[i]
@@ -218,51 +219,6 @@ func (m *Model) ingest(r analysis.Report) {
 		m.shown = r
 		m.refresh()
 	}
-}
-
-// sanitizeReport strips control characters from every string that came
-// from a server, once, so that no frame can carry them.
-func sanitizeReport(r analysis.Report) analysis.Report {
-	reps := make([]analysis.ReplicaReport, len(r.Replicas))
-	for i, rep := range r.Replicas {
-		rep.Target = analysis.Sanitize(rep.Target)
-		rep.Model = analysis.Sanitize(rep.Model)
-		rep.Action = analysis.Sanitize(rep.Action)
-		rep.Error = analysis.Sanitize(rep.Error)
-		rep.Reasons = sanitizeAll(rep.Reasons)
-		rep.Warnings = sanitizeAll(rep.Warnings)
-		if len(rep.Engines) > 0 {
-			engines := slices.Clone(rep.Engines)
-			for j := range engines {
-				engines[j].Engine = analysis.Sanitize(engines[j].Engine)
-			}
-			rep.Engines = engines
-		}
-		reps[i] = rep
-	}
-	r.Replicas = reps
-	if len(r.Events) > 0 {
-		evs := slices.Clone(r.Events)
-		for i := range evs {
-			evs[i].Target = analysis.Sanitize(evs[i].Target)
-			evs[i].Text = analysis.Sanitize(evs[i].Text)
-		}
-		r.Events = evs
-	}
-	r.Fleet.Worst = analysis.Sanitize(r.Fleet.Worst)
-	r.Fleet.Advice.Summary = sanitizeAll(r.Fleet.Advice.Summary)
-	return r
-}
-
-func sanitizeAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = analysis.Sanitize(s)
-	}
-	return out
 }
 
 // refresh recomputes what depends on the shown report, the filter, the sort

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -14,24 +16,52 @@ import (
 // chartHeight is the height of one time-series chart, axes included.
 const chartHeight = 9
 
-// renderDetail builds the detail view of the selected replica and puts it
-// in the viewport. It runs in Update (on data, size or selection change),
-// never in View: charts are the expensive part of a frame.
-func (m *Model) renderDetail() {
-	th := m.theme
-	w := m.width
-	bodyH := max(m.height-len(m.headerLines(w))-1, 1)
-	m.detail.Width, m.detail.Height = w, bodyH
-	r := m.selectedReport()
+// detailScreen is one replica in depth: its reasons, time-series charts,
+// the prompt-length heatmap and the breakdowns, in a scrolling viewport.
+type detailScreen struct {
+	theme    *Theme
+	loc      *time.Location
+	viewport viewport.Model
+}
+
+func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
+	vp := viewport.New(80, 20)
+	vp.Style = theme.renderer.NewStyle()
+	return detailScreen{theme: theme, loc: loc, viewport: vp}
+}
+
+// setSize gives the detail view the body of the frame. The content keeps
+// its width until the next render, which follows every resize.
+func (d *detailScreen) setSize(w, h int) {
+	d.viewport.Width, d.viewport.Height = w, h
+}
+
+// gotoTop scrolls back to the title, for a replica opened afresh.
+func (d *detailScreen) gotoTop() { d.viewport.GotoTop() }
+
+// update scrolls.
+func (d detailScreen) update(k tea.KeyMsg) (detailScreen, tea.Cmd) {
+	var cmd tea.Cmd
+	d.viewport, cmd = d.viewport.Update(k)
+	return d, cmd
+}
+
+// view is the visible part of the content, one string per line.
+func (d detailScreen) view() []string { return strings.Split(d.viewport.View(), "\n") }
+
+// render builds the view of a replica (nil: none selected) from its
+// history points, as of now. It runs in Update (on data, size or selection
+// change), never in View: charts are the expensive part of a frame.
+func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, now time.Time) {
+	th, w := d.theme, d.viewport.Width
 	if r == nil {
-		m.detail.SetContent("no replica selected")
+		d.viewport.SetContent("no replica selected")
 		return
 	}
-	pts := pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
 	var sections []string
-	sections = append(sections, m.detailSummary(r)...)
+	sections = append(sections, d.summary(r, now)...)
 	sections = append(sections, "")
-	sections = append(sections, m.detailCharts(pts, w)...)
+	sections = append(sections, d.charts(pts, w)...)
 	sections = append(sections, "")
 	sections = append(sections, promptHeatmap(th, pts, w)...)
 	sections = append(sections, "")
@@ -42,13 +72,13 @@ func (m *Model) renderDetail() {
 		sections = append(sections, "")
 		sections = append(sections, engineTable(th, r)...)
 	}
-	m.detail.SetContent(strings.Join(fitLines(sections, w), "\n"))
+	d.viewport.SetContent(strings.Join(fitLines(sections, w), "\n"))
 }
 
-// detailSummary is the title, every reason, the action, the error and the
+// summary is the title, every reason, the action, the error and the
 // warnings.
-func (m *Model) detailSummary(r *analysis.ReplicaReport) []string {
-	th := m.theme
+func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []string {
+	th := d.theme
 	title := th.title.Render(r.Target) + "  " + th.dim.Render(r.Model) + "  " + th.badge(r.State)
 	if r.Restarted {
 		title += "  " + th.warn.Render("RESTARTED")
@@ -58,7 +88,7 @@ func (m *Model) detailSummary(r *analysis.ReplicaReport) []string {
 	}
 	lines := []string{title + th.dim.Render("   (esc back, ↑/↓ scroll)")}
 	if r.Error != "" {
-		lines = append(lines, th.warn.Render("error: ")+r.Error, m.lastGoodLine(r))
+		lines = append(lines, th.warn.Render("error: ")+r.Error, lastGoodLine(r, now, d.loc))
 	}
 	for _, reason := range r.Reasons {
 		lines = append(lines, "• "+reason)
@@ -110,8 +140,8 @@ var detailCharts = []chartSpec{
 		{"p99", func(p analysis.Point) float32 { return p.E2EP99 }}}},
 }
 
-// detailCharts lays the charts out two to a row when the screen is wide.
-func (m *Model) detailCharts(pts []analysis.Point, w int) []string {
+// charts lays the charts out two to a row when the screen is wide.
+func (d *detailScreen) charts(pts []analysis.Point, w int) []string {
 	perRow := 1
 	if w >= 100 {
 		perRow = 2
@@ -121,7 +151,7 @@ func (m *Model) detailCharts(pts []analysis.Point, w int) []string {
 	for i := 0; i < len(detailCharts); i += perRow {
 		var row []string
 		for j := i; j < min(i+perRow, len(detailCharts)); j++ {
-			row = append(row, m.timeChart(detailCharts[j], pts, chartW))
+			row = append(row, d.timeChart(detailCharts[j], pts, chartW))
 		}
 		joined := lipgloss.JoinHorizontal(lipgloss.Top, withGaps(row)...)
 		lines = append(lines, strings.Split(joined, "\n")...)
@@ -143,8 +173,8 @@ func withGaps(blocks []string) []string {
 // timeChart draws one chart with ntcharts' braille time-series chart. It is
 // rebuilt from our own history each time with explicit ranges: the chart's
 // own buffer is unbounded and its auto range only grows.
-func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
-	th := m.theme
+func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
+	th := d.theme
 	legend := th.title.Render(spec.title)
 	if len(pts) < 2 {
 		return legend + "\n" + th.dim.Render("collecting history…") + strings.Repeat("\n", chartHeight-1)
@@ -165,7 +195,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 		yMax = niceCeil(yMax * 1.1)
 	}
 	pts = downsample(pts, 2*w) // a braille cell is two dots wide: more points draw nothing new
-	loc := m.opts.Location
+	loc := d.loc
 	chart := timeserieslinechart.New(w, chartHeight,
 		timeserieslinechart.WithXYSteps(2, 2),
 		timeserieslinechart.WithTimeRange(from, to),
@@ -178,7 +208,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 		}),
 	)
 	for i, s := range spec.series {
-		chart.SetDataSetStyle(s.name, m.theme.seriesStyle(i))
+		chart.SetDataSetStyle(s.name, d.theme.seriesStyle(i))
 		last := analysis.NA
 		for _, p := range pts {
 			v := float64(s.get(p))
@@ -190,7 +220,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: min(max(v, 0), yMax)})
 			last = analysis.Num(v)
 		}
-		legend += "  " + m.theme.seriesStyle(i).Render("⣿ "+s.name) + " " + spec.format(last)
+		legend += "  " + d.theme.seriesStyle(i).Render("⣿ "+s.name) + " " + spec.format(last)
 	}
 	chart.DrawBrailleAll()
 	return legend + "\n" + chart.View()

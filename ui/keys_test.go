@@ -111,8 +111,8 @@ func TestQInFilterIsTyped(t *testing.T) {
 
 func TestFilterNarrowsRows(t *testing.T) {
 	m := press(send(newModel(120, 40), ReportMsg{Report: allStates(t0)}), "t", "/", "f", "u", "l", "l", "enter")
-	if len(m.rows) != 1 || m.rows[0].State != analysis.StateFull {
-		t.Fatalf("filter full: %d rows, want the one FULL replica", len(m.rows))
+	if len(m.table.rows) != 1 || m.table.rows[0].State != analysis.StateFull {
+		t.Fatalf("filter full: %d rows, want the one FULL replica", len(m.table.rows))
 	}
 	if len(m.panes) != 1 {
 		t.Errorf("the grid ignores the filter: %d panes", len(m.panes))

@@ -154,8 +154,8 @@ func TestTableSortUnknownLast(t *testing.T) {
 
 func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	m := press(send(newModel(200, 60), ReportMsg{Report: allStates(t0)}), "t", "s")
-	if m.sortCol != colState+1 {
-		t.Fatalf("sort column %d after s, want %d", m.sortCol, colState+1)
+	if m.table.sortCol != colState+1 {
+		t.Fatalf("sort column %d after s, want %d", m.table.sortCol, colState+1)
 	}
 	if !strings.Contains(m.View(), "run▼") {
 		t.Error("the sorted column has no ▼")
@@ -164,8 +164,8 @@ func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	if !strings.Contains(m.View(), "run▲") {
 		t.Error("S did not reverse the sort")
 	}
-	if m.rows[0].Target != "gpu-b:8000" { // idle, running 0
-		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.rows[0].Target)
+	if m.table.rows[0].Target != "gpu-b:8000" { // idle, running 0
+		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.table.rows[0].Target)
 	}
 }
 

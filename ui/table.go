@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -120,37 +122,94 @@ func visibleColumns(w int) ([]int, int) {
 	}
 }
 
-// tableBody draws the title, the column headers with the sort arrow and
-// the rows around the cursor.
-func (m Model) tableBody(w, h int) []string {
-	th := m.theme
-	cols, targetW := visibleColumns(w)
+// tableScreen is the table of replicas for large fleets: one row each,
+// sorted by a column the user picks.
+type tableScreen struct {
+	theme    *Theme
+	keys     listKeys
+	sortKeys sortKeys
+
+	width, height int
+	columns       []int // the columns that fit the width, in order
+	targetW       int   // the target column takes what the others leave
+
+	rows     []*analysis.ReplicaReport // the panes, in the sort order
+	total    int                       // replicas before the filter
+	filter   string
+	sortCol  int
+	sortDesc bool
+	selected string
+}
+
+func newTableScreen(theme *Theme) tableScreen {
+	return tableScreen{theme: theme, keys: newListKeys(), sortKeys: newSortKeys(), sortCol: colState, sortDesc: true}
+}
+
+// setSize gives the table the body of the frame and picks the columns that
+// fit.
+func (t *tableScreen) setSize(w, h int) {
+	t.width, t.height = w, h
+	t.columns, t.targetW = visibleColumns(w)
+}
+
+// show gives the table its replicas (after the filter), how many there are
+// before it and the filter text.
+func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string) {
+	t.rows = slices.Clone(panes)
+	t.total, t.filter = total, filter
+	sortRows(t.rows, t.sortCol, t.sortDesc)
+}
+
+// isSortKey reports whether a key orders the table.
+func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
+	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.Reverse)
+}
+
+// update sorts (s, S/I) or moves the selection, and returns the selection.
+func (t *tableScreen) update(k tea.KeyMsg) string {
+	switch {
+	case key.Matches(k, t.sortKeys.Sort):
+		t.sortCol = (t.sortCol + 1) % len(tableColumns)
+		sortRows(t.rows, t.sortCol, t.sortDesc)
+	case key.Matches(k, t.sortKeys.Reverse):
+		t.sortDesc = !t.sortDesc
+		sortRows(t.rows, t.sortCol, t.sortDesc)
+	default:
+		t.selected, _ = t.keys.move(t.rows, t.selected, 1, k)
+	}
+	return t.selected
+}
+
+// view draws the title, the column headers with the sort arrow and the
+// rows around the cursor.
+func (t tableScreen) view() []string {
+	th := t.theme
 	arrow := "▲"
-	if m.sortDesc {
+	if t.sortDesc {
 		arrow = "▼"
 	}
-	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(m.rows), len(m.shown.Replicas), tableColumns[m.sortCol].title, arrow)
-	if v := m.filter.Value(); v != "" {
-		title += " · filter " + v
+	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(t.rows), t.total, tableColumns[t.sortCol].title, arrow)
+	if t.filter != "" {
+		title += " · filter " + t.filter
 	}
 	var head strings.Builder
 	head.WriteString("  ")
-	for _, i := range cols {
-		t := tableColumns[i].title
-		if i == m.sortCol {
-			t += arrow
+	for _, i := range t.columns {
+		name := tableColumns[i].title
+		if i == t.sortCol {
+			name += arrow
 		}
-		head.WriteString(cellText(t, colWidth(i, targetW), tableColumns[i].right) + " ")
+		head.WriteString(cellText(name, colWidth(i, t.targetW), tableColumns[i].right) + " ")
 	}
 	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
-	if len(m.rows) == 0 {
+	if len(t.rows) == 0 {
 		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
 	}
-	visible := max(h-len(lines), 1)
-	cursor := max(m.indexOf(m.rows, m.selected), 0)
+	visible := max(t.height-len(lines), 1)
+	cursor := max(indexOf(t.rows, t.selected), 0)
 	start := max(cursor-visible+1, 0)
-	for i := start; i < min(start+visible, len(m.rows)); i++ {
-		lines = append(lines, tableRow(th, m.rows[i], cols, targetW, i == cursor))
+	for i := start; i < min(start+visible, len(t.rows)); i++ {
+		lines = append(lines, tableRow(th, t.rows[i], t.columns, t.targetW, i == cursor))
 	}
 	return lines
 }

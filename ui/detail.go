@@ -27,6 +27,7 @@ type detailScreen struct {
 func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
 	vp := viewport.New(80, 20)
 	vp.Style = theme.renderer.NewStyle()
+	vp.KeyMap = scrollKeys()
 	return detailScreen{theme: theme, loc: loc, viewport: vp}
 }
 

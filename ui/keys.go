@@ -1,6 +1,9 @@
 package ui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+)
 
 // Bindings are grouped by who handles them: the root (globalKeys), the
 // filter input (filterKeys), the grid and the table (listKeys), the table
@@ -49,16 +52,43 @@ func newFilterKeys() filterKeys {
 
 // listKeys move the selection in the grid and the table.
 type listKeys struct {
-	Up, Down, Left, Right, Next key.Binding
+	Up, Down, Left, Right key.Binding
+	Next, Prev            key.Binding
+	PageUp, PageDown      key.Binding
+	First, Last           key.Binding
 }
 
 func newListKeys() listKeys {
 	return listKeys{
-		Up:    key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:  key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Left:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
-		Right: key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
-		Next:  key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "next pane")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Left:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
+		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
+		Next:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		Prev:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "10 rows up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "10 rows down")),
+		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
+		Last:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
+	}
+}
+
+// bindings are the list keys in the order the help shows them.
+func (k listKeys) bindings() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Next, k.Prev, k.PageUp, k.PageDown, k.First, k.Last}
+}
+
+// scrollKeys scroll the detail view: the viewport's own keys, named here
+// so that the help shows them. Left and right are left out: the content
+// is cut to the width, so there is nothing to scroll sideways.
+func scrollKeys() viewport.KeyMap {
+	return viewport.KeyMap{
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "line up")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "line down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("b/pgup", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", " ", "f"), key.WithHelp("f/pgdn", "page down")),
+		HalfPageUp:   key.NewBinding(key.WithKeys("u", "ctrl+u"), key.WithHelp("u", "½ page up")),
+		HalfPageDown: key.NewBinding(key.WithKeys("d", "ctrl+d"), key.WithHelp("d", "½ page down")),
 	}
 }
 

@@ -24,18 +24,16 @@ func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols int
 	case key.Matches(msg, k.Right):
 		i++
 	case key.Matches(msg, k.Next):
-		if msg.Type == tea.KeyShiftTab {
-			i--
-		} else {
-			i = (i + 1) % len(list)
-		}
-	case msg.Type == tea.KeyPgDown:
+		i = (i + 1) % len(list) // tab cycles through every pane
+	case key.Matches(msg, k.Prev):
+		i--
+	case key.Matches(msg, k.PageDown):
 		i += 10 * cols
-	case msg.Type == tea.KeyPgUp:
+	case key.Matches(msg, k.PageUp):
 		i -= 10 * cols
-	case msg.Type == tea.KeyHome || msg.String() == "g":
+	case key.Matches(msg, k.First):
 		i = 0
-	case msg.Type == tea.KeyEnd || msg.String() == "G":
+	case key.Matches(msg, k.Last):
 		i = len(list) - 1
 	default:
 		return selected, false

@@ -186,14 +186,21 @@ func newFilterInput(theme *Theme) textinput.Model {
 	return ti
 }
 
-// helpColumns are the columns of the help overlay, one per group of keys.
-func (m Model) helpColumns() [][]key.Binding {
-	k, l, s := m.keys, m.grid.keys, m.table.sortKeys
-	return [][]key.Binding{
-		{l.Up, l.Down, l.Left, l.Right, l.Next},
-		{k.Detail, k.Table, k.Events, k.Back, k.Help},
-		{k.Filter, s.Sort, s.Reverse},
-		{k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Quit},
+// helpColumns are the groups of keys the help overlay shows, by column:
+// every binding of the root and of the screens.
+func (m Model) helpColumns() [][]helpGroup {
+	k, s := m.keys, m.table.sortKeys
+	v := m.detail.viewport.KeyMap
+	return [][]helpGroup{
+		{{"move (grid, table)", m.grid.keys.bindings()}},
+		{
+			{"scroll (detail)", []key.Binding{v.Up, v.Down, v.PageUp, v.PageDown, v.HalfPageUp, v.HalfPageDown}},
+			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.Reverse}},
+		},
+		{
+			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Back, k.Help}},
+			{"display", []key.Binding{k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Quit}},
+		},
 	}
 }
 

@@ -226,23 +226,20 @@ func send(m Model, msgs ...tea.Msg) Model {
 	return m
 }
 
-// keys turns "q", "esc", "enter" and the like into key messages.
+// keyMsg turns "q", "esc", "enter", "pgdown" and the like into key
+// messages.
 func keyMsg(s string) tea.KeyMsg {
-	switch s {
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	special := map[string]tea.KeyType{
+		"esc": tea.KeyEsc, "enter": tea.KeyEnter, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
+		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"ctrl+c": tea.KeyCtrlC, "ctrl+d": tea.KeyCtrlD, "ctrl+u": tea.KeyCtrlU,
+	}
+	if t, ok := special[s]; ok {
+		return tea.KeyMsg{Type: t}
+	}
+	if s == " " {
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(s)}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }

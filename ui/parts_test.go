@@ -210,15 +210,57 @@ func TestUnknownIsNeverZero(t *testing.T) {
 	}
 }
 
-func TestDownPaneShowsErrorAndAge(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {200, 60}} {
-		m := send(newModel(size[0], size[1]), ReportMsg{Report: allStates(t0)})
-		f := m.View()
-		if !strings.Contains(f, "connection") && !strings.Contains(f, "Get \"http://gpu-g:8000") {
-			t.Errorf("%v: the error is not shown", size)
+// paneLines returns the inner lines of the pane whose title holds target:
+// the text between its borders, from its title to its last line.
+func paneLines(t *testing.T, frame, target string, paneW int) []string {
+	t.Helper()
+	lines := strings.Split(ansi.Strip(frame), "\n")
+	for i, l := range lines {
+		col := strings.Index(l, target)
+		if col < 0 || !strings.Contains(l, "▸ "+target) {
+			continue
 		}
-		if !strings.Contains(f, "2m04s") {
-			t.Errorf("%v: the age of the last good scrape is not shown", size)
+		// The pane starts at the last border before the title.
+		left := len([]rune(l[:col])) - 2 - 1
+		var out []string
+		for _, pl := range lines[i:] {
+			r := []rune(pl)
+			if r[left] != '┃' && r[left] != '│' {
+				break
+			}
+			out = append(out, string(r[left+1:left+paneW-1]))
+		}
+		return out
+	}
+	t.Fatalf("no selected pane titled %s in the frame:\n%s", target, frame)
+	return nil
+}
+
+func TestDownPaneShowsErrorAndAge(t *testing.T) {
+	down := replica("gpu-g:8000", analysis.StateDown)
+	tests := []struct {
+		name string
+		w, h int
+		want []string // lines of the DOWN pane, in order
+	}{
+		{"compact at 80x24", 80, 24, []string{
+			ansi.Truncate("down 2m04s: "+down.Error, 38, "…"),
+		}},
+		{"full at 200x60", 200, 60, []string{
+			ansi.Truncate("error: "+down.Error, 38, "…"),
+			fitWidth("last good scrape 2m04s ago (13:59:01)", 38),
+		}},
+	}
+	for _, tt := range tests {
+		m := send(newModel(tt.w, tt.h), ReportMsg{Report: allStates(t0)})
+		pane := paneLines(t, m.View(), "gpu-g:8000", m.grid.layout.paneW)
+		if len(pane) < 1+len(tt.want) {
+			t.Fatalf("%s: the DOWN pane has %d lines: %q", tt.name, len(pane), pane)
+		}
+		for i, want := range tt.want {
+			if got := strings.TrimRight(pane[1+i], " "); got != strings.TrimRight(want, " ") {
+				t.Errorf("%s: DOWN pane line %d = %q, want %q", tt.name, 1+i, got, want)
+			}
 		}
 	}
 }

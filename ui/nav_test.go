@@ -142,3 +142,25 @@ func TestHelpShowsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// The root lays the frame out and gives every screen the body's size: the
+// terminal's width and what the header and the footer leave of its height.
+func TestRootPushesSizesDown(t *testing.T) {
+	base := send(newModel(80, 24), ReportMsg{Report: allStates(t0)})
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}, {61, 17}} {
+		m := sized(base, size[0], size[1])
+		w, h := size[0], size[1]-len(m.header)-1
+		got := map[string][2]int{
+			"grid":   {m.grid.width, m.grid.height},
+			"table":  {m.table.width, m.table.height},
+			"detail": {m.detail.viewport.Width, m.detail.viewport.Height},
+			"events": {m.log.width, m.log.height},
+			"help":   {m.help.width, m.help.height},
+		}
+		for name, g := range got {
+			if g != [2]int{w, h} {
+				t.Errorf("%dx%d: %s is %dx%d, want %dx%d", size[0], size[1], name, g[0], g[1], w, h)
+			}
+		}
+	}
+}

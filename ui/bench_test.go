@@ -63,7 +63,7 @@ func BenchmarkViewDetail(b *testing.B) {
 }
 
 // BenchmarkUpdateReport100 is the cost of one ReportMsg for 100 replicas on
-// the grid (history append, sanitising, sorting).
+// the grid (history append, sorting).
 func BenchmarkUpdateReport100(b *testing.B) {
 	m := filled(b, 100, 10, 200, 60)
 	reports := make([]ReportMsg, 64)

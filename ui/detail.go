@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
@@ -15,61 +17,89 @@ import (
 // chartHeight is the height of one time-series chart, axes included.
 const chartHeight = 9
 
-// renderDetail builds the detail view of the selected replica and puts it
-// in the viewport. It runs in Update (on data, size or selection change),
-// never in View: charts are the expensive part of a frame.
-func (m *Model) renderDetail() {
-	w := m.width
-	bodyH := max(m.height-len(m.headerLines(w))-1, 1)
-	m.detail.Width, m.detail.Height = w, bodyH
-	r := m.selectedReport()
-	if r == nil {
-		m.detail.SetContent("no replica selected")
-		return
-	}
-	var pts []analysis.Point
-	if ring := m.history[r.Target]; ring != nil {
-		pts = ring.last(m.opts.History, m.shown.Time)
-	}
-	var sections []string
-	sections = append(sections, m.detailSummary(r)...)
-	sections = append(sections, "")
-	sections = append(sections, m.detailCharts(pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, promptHeatmap(pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, finishBreakdown(r), phaseBreakdown(r))...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, cacheFigures(r), littleFigures(r))...)
-	if len(r.Engines) > 1 {
-		sections = append(sections, "")
-		sections = append(sections, engineTable(r)...)
-	}
-	m.detail.SetContent(strings.Join(fitLines(sections, w), "\n"))
+// detailScreen is one replica in depth: its reasons, time-series charts,
+// the prompt-length heatmap and the breakdowns, in a scrolling viewport.
+type detailScreen struct {
+	theme    *Theme
+	loc      *time.Location
+	viewport viewport.Model
 }
 
-// detailSummary is the title, every reason, the action, the error and the
+func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
+	vp := viewport.New(80, 20)
+	vp.Style = theme.renderer.NewStyle()
+	vp.KeyMap = scrollKeys()
+	return detailScreen{theme: theme, loc: loc, viewport: vp}
+}
+
+// setSize gives the detail view the body of the frame. The content keeps
+// its width until the next render, which follows every resize.
+func (d *detailScreen) setSize(w, h int) {
+	d.viewport.Width, d.viewport.Height = w, h
+}
+
+// gotoTop scrolls back to the title, for a replica opened afresh.
+func (d *detailScreen) gotoTop() { d.viewport.GotoTop() }
+
+// update scrolls.
+func (d detailScreen) update(k tea.KeyMsg) (detailScreen, tea.Cmd) {
+	var cmd tea.Cmd
+	d.viewport, cmd = d.viewport.Update(k)
+	return d, cmd
+}
+
+// view is the visible part of the content, one string per line.
+func (d detailScreen) view() []string { return strings.Split(d.viewport.View(), "\n") }
+
+// render builds the view of a replica (nil: none selected) from its
+// history points, as of now. It runs in Update (on data, size or selection
+// change), never in View: charts are the expensive part of a frame.
+func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, now time.Time) {
+	th, w := d.theme, d.viewport.Width
+	if r == nil {
+		d.viewport.SetContent("no replica selected")
+		return
+	}
+	var sections []string
+	sections = append(sections, d.summary(r, now)...)
+	sections = append(sections, "")
+	sections = append(sections, d.charts(pts, w)...)
+	sections = append(sections, "")
+	sections = append(sections, promptHeatmap(th, pts, w)...)
+	sections = append(sections, "")
+	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
+	sections = append(sections, "")
+	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
+	if len(r.Engines) > 1 {
+		sections = append(sections, "")
+		sections = append(sections, engineTable(th, r)...)
+	}
+	d.viewport.SetContent(strings.Join(fitLines(sections, w), "\n"))
+}
+
+// summary is the title, every reason, the action, the error and the
 // warnings.
-func (m *Model) detailSummary(r *analysis.ReplicaReport) []string {
-	title := styleTitle.Render(r.Target) + "  " + styleDim.Render(r.Model) + "  " + badge(r.State)
+func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []string {
+	th := d.theme
+	title := th.title.Render(r.Target) + "  " + th.dim.Render(r.Model) + "  " + th.badge(r.State)
 	if r.Restarted {
-		title += "  " + styleWarn.Render("RESTARTED")
+		title += "  " + th.warn.Render("RESTARTED")
 	}
 	if r.WarmingUp {
-		title += "  " + styleWarn.Render("warming up")
+		title += "  " + th.warn.Render("warming up")
 	}
-	lines := []string{title + styleDim.Render("   (esc back, ↑/↓ scroll)")}
+	lines := []string{title + th.dim.Render("   (esc back, ↑/↓ scroll)")}
 	if r.Error != "" {
-		lines = append(lines, styleWarn.Render("error: ")+r.Error, m.lastGoodLine(r))
+		lines = append(lines, th.warn.Render("error: ")+r.Error, lastGoodLine(r, now, d.loc))
 	}
 	for _, reason := range r.Reasons {
 		lines = append(lines, "• "+reason)
 	}
 	if r.Action != "" {
-		lines = append(lines, styleAction.Render("→ "+r.Action))
+		lines = append(lines, th.action.Render("→ "+r.Action))
 	}
 	for _, w := range r.Warnings {
-		lines = append(lines, styleWarn.Render("warning: ")+w)
+		lines = append(lines, th.warn.Render("warning: ")+w)
 	}
 	lines = append(lines, fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.RequestsPerSecond),
@@ -112,8 +142,8 @@ var detailCharts = []chartSpec{
 		{"p99", func(p analysis.Point) float32 { return p.E2EP99 }}}},
 }
 
-// detailCharts lays the charts out two to a row when the screen is wide.
-func (m *Model) detailCharts(pts []analysis.Point, w int) []string {
+// charts lays the charts out two to a row when the screen is wide.
+func (d *detailScreen) charts(pts []analysis.Point, w int) []string {
 	perRow := 1
 	if w >= 100 {
 		perRow = 2
@@ -123,7 +153,7 @@ func (m *Model) detailCharts(pts []analysis.Point, w int) []string {
 	for i := 0; i < len(detailCharts); i += perRow {
 		var row []string
 		for j := i; j < min(i+perRow, len(detailCharts)); j++ {
-			row = append(row, m.timeChart(detailCharts[j], pts, chartW))
+			row = append(row, d.timeChart(detailCharts[j], pts, chartW))
 		}
 		joined := lipgloss.JoinHorizontal(lipgloss.Top, withGaps(row)...)
 		lines = append(lines, strings.Split(joined, "\n")...)
@@ -145,10 +175,11 @@ func withGaps(blocks []string) []string {
 // timeChart draws one chart with ntcharts' braille time-series chart. It is
 // rebuilt from our own history each time with explicit ranges: the chart's
 // own buffer is unbounded and its auto range only grows.
-func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
-	legend := styleTitle.Render(spec.title)
+func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
+	th := d.theme
+	legend := th.title.Render(spec.title)
 	if len(pts) < 2 {
-		return legend + "\n" + styleDim.Render("collecting history…") + strings.Repeat("\n", chartHeight-1)
+		return legend + "\n" + th.dim.Render("collecting history…") + strings.Repeat("\n", chartHeight-1)
 	}
 	from, to := pts[0].Time, pts[len(pts)-1].Time
 	if to.Sub(from) < 10*time.Second {
@@ -166,7 +197,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 		yMax = niceCeil(yMax * 1.1)
 	}
 	pts = downsample(pts, 2*w) // a braille cell is two dots wide: more points draw nothing new
-	loc := m.opts.Location
+	loc := d.loc
 	chart := timeserieslinechart.New(w, chartHeight,
 		timeserieslinechart.WithXYSteps(2, 2),
 		timeserieslinechart.WithTimeRange(from, to),
@@ -179,7 +210,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 		}),
 	)
 	for i, s := range spec.series {
-		chart.SetDataSetStyle(s.name, lipgloss.NewStyle().Foreground(seriesColors[i%len(seriesColors)]))
+		chart.SetDataSetStyle(s.name, d.theme.seriesStyle(i))
 		last := analysis.NA
 		for _, p := range pts {
 			v := float64(s.get(p))
@@ -191,7 +222,7 @@ func (m *Model) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: min(max(v, 0), yMax)})
 			last = analysis.Num(v)
 		}
-		legend += "  " + lipgloss.NewStyle().Foreground(seriesColors[i%len(seriesColors)]).Render("⣿ "+s.name) + " " + spec.format(last)
+		legend += "  " + d.theme.seriesStyle(i).Render("⣿ "+s.name) + " " + spec.format(last)
 	}
 	chart.DrawBrailleAll()
 	return legend + "\n" + chart.View()
@@ -236,8 +267,8 @@ var heatShades = []rune(" ░▒▓█")
 // promptHeatmap draws the prompt-length distribution over time: one row per
 // bucket (longest at the top), one column per history point, shade by the
 // requests that finished in that bucket.
-func promptHeatmap(pts []analysis.Point, w int) []string {
-	title := styleTitle.Render("prompt length over time") + styleDim.Render("  (requests finished per bucket: ░ few → █ most)")
+func promptHeatmap(th *Theme, pts []analysis.Point, w int) []string {
+	title := th.title.Render("prompt length over time") + th.dim.Render("  (requests finished per bucket: ░ few → █ most)")
 	var bounds []float64
 	for i := len(pts) - 1; i >= 0; i-- {
 		if pts[i].PromptLengthBounds != nil {
@@ -246,14 +277,14 @@ func promptHeatmap(pts []analysis.Point, w int) []string {
 		}
 	}
 	if bounds == nil {
-		return []string{title, styleDim.Render("n/a: the server does not export vllm:request_prompt_tokens")}
+		return []string{title, th.dim.Render("n/a: the server does not export vllm:request_prompt_tokens")}
 	}
 	const labelW = 8
 	cols := min(len(pts), max(w-labelW-1, 1))
 	pts = pts[len(pts)-cols:]
 	peak, lo, hi := heatRange(pts, len(bounds))
 	if peak == 0 {
-		return []string{title, styleDim.Render("no requests finished in the history yet")}
+		return []string{title, th.dim.Render("no requests finished in the history yet")}
 	}
 	lines := []string{title}
 	for b := hi; b >= lo; b-- {
@@ -321,7 +352,7 @@ func compactNum(v float64) string {
 }
 
 // finishBreakdown is the finish-reason split with bars.
-func finishBreakdown(r *analysis.ReplicaReport) []string {
+func finishBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 	f := r.FinishedPerSecond
 	rates := []analysis.Num{f.Stop, f.Length, f.Abort, f.Error, f.Repetition}
 	total := 0.0
@@ -330,7 +361,7 @@ func finishBreakdown(r *analysis.ReplicaReport) []string {
 			total += v.Float()
 		}
 	}
-	lines := []string{styleTitle.Render("finish reasons")}
+	lines := []string{th.title.Render("finish reasons")}
 	const barW = 20
 	for i, v := range rates {
 		share := analysis.NA
@@ -347,8 +378,8 @@ func finishBreakdown(r *analysis.ReplicaReport) []string {
 }
 
 // phaseBreakdown is where the time of a request goes.
-func phaseBreakdown(r *analysis.ReplicaReport) []string {
-	lines := []string{styleTitle.Render("phases") + fmt.Sprintf("%13s %8s %8s %8s", "mean", "p50", "p90", "p99")}
+func phaseBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
+	lines := []string{th.title.Render("phases") + fmt.Sprintf("%13s %8s %8s %8s", "mean", "p50", "p90", "p99")}
 	for _, row := range []struct {
 		name string
 		q    analysis.Quantiles
@@ -361,9 +392,9 @@ func phaseBreakdown(r *analysis.ReplicaReport) []string {
 
 // cacheFigures are the prefix cache, speculative decoding and process
 // figures.
-func cacheFigures(r *analysis.ReplicaReport) []string {
+func cacheFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
-		styleTitle.Render("caches and process"),
+		th.title.Render("caches and process"),
 		"prefix cache hit rate   " + fmtPct(r.PrefixCacheHitRate),
 		"spec decode acceptance  " + fmtPct(r.SpecDecodeAcceptanceRate),
 		"accepted per draft      " + fmtRate(r.SpecDecodeAcceptedPerDraft),
@@ -374,9 +405,9 @@ func cacheFigures(r *analysis.ReplicaReport) []string {
 }
 
 // littleFigures are the Little's-law and request-shape figures.
-func littleFigures(r *analysis.ReplicaReport) []string {
+func littleFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
-		styleTitle.Render("flow (Little's law)"),
+		th.title.Render("flow (Little's law)"),
 		"arrivals          " + fmtRate(r.ArrivalsPerSecond) + "/s",
 		"efficiency        " + fmtPct(r.Efficiency),
 		"waiting growth    " + fmtRate(r.WaitingGrowth) + "/s",
@@ -387,9 +418,9 @@ func littleFigures(r *analysis.ReplicaReport) []string {
 }
 
 // engineTable splits a data-parallel replica by engine.
-func engineTable(r *analysis.ReplicaReport) []string {
-	lines := []string{styleTitle.Render("engines"),
-		styleHeaderRow.Render(fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", "engine", "run", "wait", "KV%", "req/s", "gen tok/s", "TTFT p99", "ITL p99"))}
+func engineTable(th *Theme, r *analysis.ReplicaReport) []string {
+	lines := []string{th.title.Render("engines"),
+		th.headerRow.Render(fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", "engine", "run", "wait", "KV%", "req/s", "gen tok/s", "TTFT p99", "ITL p99"))}
 	for _, e := range r.Engines {
 		lines = append(lines, fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", e.Engine,
 			fmtCount(e.Running), fmtCount(e.Waiting), fmtPct(e.KVCacheUsage), fmtRate(e.RequestsPerSecond),

@@ -3,7 +3,11 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/vtop-dev/vtop/ring"
+
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -33,10 +37,47 @@ type gridLayout struct {
 	eventLines  int // lines left for the event log (0: none)
 }
 
-// gridShape returns the number of grid rows and columns at the current size.
-func (m Model) gridShape() (rows, cols int) {
-	l := m.gridLayout(m.width, m.height-len(m.headerLines(m.width))-1)
-	return (len(m.panes) + l.cols - 1) / max(l.cols, 1), l.cols
+// gridScreen is the grid of replica panes, worst first, with the event log
+// under them when there is room. Its layout is computed when its size or
+// its panes change, not on every frame.
+type gridScreen struct {
+	theme *Theme
+	loc   *time.Location
+	hint  string // shown instead of an empty event log while nothing answers
+	keys  listKeys
+
+	width, height int
+	layout        gridLayout
+
+	report   analysis.Report
+	panes    []*analysis.ReplicaReport
+	history  map[string]*ring.Ring[analysis.Point]
+	events   *eventLog
+	selected string
+}
+
+func newGridScreen(theme *Theme, loc *time.Location, hint string) gridScreen {
+	return gridScreen{theme: theme, loc: loc, hint: hint, keys: newListKeys()}
+}
+
+// setSize gives the grid the body of the frame.
+func (g *gridScreen) setSize(w, h int) {
+	g.width, g.height = w, h
+	g.layout = layoutGrid(len(g.panes), w, h)
+}
+
+// show gives the grid what to draw: the report shown, its panes in order
+// and the history and events behind them.
+func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*ring.Ring[analysis.Point], events *eventLog) {
+	g.report, g.panes, g.history, g.events = r, panes, history, events
+	g.layout = layoutGrid(len(panes), g.width, g.height)
+}
+
+// update moves the selection and returns it; up and down move by a row of
+// the grid.
+func (g *gridScreen) update(k tea.KeyMsg) string {
+	g.selected, _ = g.keys.move(g.panes, g.selected, g.layout.cols, k)
+	return g.selected
 }
 
 // paneHeight is the height of a pane at a level, borders included.
@@ -60,10 +101,11 @@ func sparkLines(inner int) int {
 }
 
 // gridLayout picks the richest level at which every pane fits; if none
-// does, the most compact level with as many panes as fit and a hint line.
-// What is left below the panes goes to the event log.
-func (m Model) gridLayout(w, h int) gridLayout {
-	n := max(len(m.panes), 1)
+// layoutGrid divides w × h among n panes: the richest level at which every
+// pane fits; if none does, the most compact level with as many panes as fit
+// and a hint line. What is left below the panes goes to the event log.
+func layoutGrid(panes, w, h int) gridLayout {
+	n := max(panes, 1)
 	cols := min(n, max(w/minPaneWidth, 1))
 	l := gridLayout{cols: cols, paneW: w / cols}
 	rows := (n + cols - 1) / cols
@@ -82,93 +124,82 @@ func (m Model) gridLayout(w, h int) gridLayout {
 	return l
 }
 
-// gridBody draws the panes, worst first, the "+N more" hint and the event
-// log when there is room for it.
-func (m Model) gridBody(w, h int) []string {
-	if len(m.panes) == 0 {
-		return []string{"", center("no replica matches the filter (esc clears it)", w)}
+// view draws the panes, worst first, the "+N more" hint and the event log
+// when there is room for it.
+func (g gridScreen) view() []string {
+	if len(g.panes) == 0 {
+		return []string{"", center("no replica matches the filter (esc clears it)", g.width)}
 	}
-	l := m.gridLayout(w, h)
-	sel := max(m.indexOf(m.panes, m.selected), 0)
+	l := g.layout
+	sel := max(indexOf(g.panes, g.selected), 0)
 	start := sel / l.perPage * l.perPage
-	end := min(start+l.perPage, len(m.panes))
+	end := min(start+l.perPage, len(g.panes))
 	var lines []string
 	for rowStart := start; rowStart < end; rowStart += l.cols {
 		panes := make([]string, 0, l.cols)
 		for i := rowStart; i < min(rowStart+l.cols, end); i++ {
-			panes = append(panes, m.renderPane(m.panes[i], l.paneW, l.level, i == sel))
+			panes = append(panes, g.renderPane(g.panes[i], l.paneW, l.level, i == sel))
 		}
 		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, panes...), "\n")...)
 	}
-	if hidden := len(m.panes) - (end - start); hidden > 0 {
-		lines = append(lines, styleWarn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
+	if hidden := len(g.panes) - (end - start); hidden > 0 {
+		lines = append(lines, g.theme.warn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
 	}
 	if l.eventLines > 0 {
-		lines = append(lines, m.eventPanel(l.eventLines)...)
+		lines = append(lines, g.eventPanel(l.eventLines)...)
 	}
 	return lines
 }
 
 // eventPanel is the event log under the grid: a title and the newest events.
-func (m Model) eventPanel(h int) []string {
-	lines := []string{styleHeaderRow.Render("events") + styleDim.Render("  (e: all)")}
-	evs := m.events.newest(h-1, m.shown.Time)
+func (g gridScreen) eventPanel(h int) []string {
+	th := g.theme
+	lines := []string{th.headerRow.Render("events") + th.dim.Render("  (e: all)")}
+	evs := g.events.newest(h-1, g.report.Time)
 	if len(evs) == 0 {
-		if m.opts.Hint != "" && m.shown.Fleet.Replicas > 0 && m.shown.Fleet.Up == 0 {
-			return append(lines, styleWarn.Render(m.opts.Hint))
+		if g.hint != "" && g.report.Fleet.Replicas > 0 && g.report.Fleet.Up == 0 {
+			return append(lines, th.warn.Render(g.hint))
 		}
-		return append(lines, styleDim.Render("no state changes yet"))
+		return append(lines, th.dim.Render("no state changes yet"))
 	}
 	for _, e := range evs {
-		lines = append(lines, m.eventLine(e))
+		lines = append(lines, eventLine(th, g.loc, e))
 	}
 	return lines
 }
 
 // renderPane draws one replica: a bordered box whose lines are cut to the
 // pane's width first, so lipgloss never wraps them.
-func (m Model) renderPane(r *analysis.ReplicaReport, w int, level paneLevel, selected bool) string {
+func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, level paneLevel, selected bool) string {
+	th := g.theme
 	inner := max(w-2, 1)
-	lines := []string{paneTitle(r, inner, selected)}
-	lines = append(lines, m.paneFigures(r, level)...)
+	lines := []string{paneTitle(th, r, inner, selected)}
+	lines = append(lines, g.paneFigures(r, level)...)
 	if level == levelFull {
-		lines = append(lines, m.paneSparklines(r, inner)...)
+		lines = append(lines, g.paneSparklines(r, inner)...)
 	}
-	lines = append(lines, paneReason(r, m.shown))
-	border := lipgloss.RoundedBorder()
-	if selected {
-		// A heavier border shows the selection even without colour.
-		border = lipgloss.ThickBorder()
-	}
-	style := lipgloss.NewStyle().Border(border).BorderForeground(stateColor(r.State))
-	return style.Render(strings.Join(fitLines(lines, inner), "\n"))
-}
-
-func stateColor(s analysis.State) lipgloss.TerminalColor {
-	if int(s) < len(stateColors) {
-		return stateColors[s]
-	}
-	return lipgloss.NoColor{}
+	lines = append(lines, paneReason(th, r))
+	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
 // paneTitle is "▸ target model … BADGE", the badge kept at the right edge.
-func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
+func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) string {
 	glyph := "  "
 	if selected {
 		glyph = "▸ "
 	}
-	right := badge(r.State)
+	right := th.badge(r.State)
 	if r.Restarted {
-		right = styleWarn.Render("RESTARTED") + " " + right
+		right = th.warn.Render("RESTARTED") + " " + right
 	}
 	if len(r.Warnings) > 0 {
 		// The warnings themselves are in the detail view.
-		right = styleWarn.Render("WARN") + " " + right
+		right = th.warn.Render("WARN") + " " + right
 	}
 	rightW := lipgloss.Width(right)
-	left := glyph + styleTitle.Render(r.Target)
+	left := glyph + th.title.Render(r.Target)
 	if r.Model != "" {
-		left += " " + styleDim.Render(r.Model)
+		left += " " + th.dim.Render(r.Model)
 	}
 	left = fitWidth(left, max(inner-rightW-1, 1))
 	return left + " " + right
@@ -176,12 +207,13 @@ func paneTitle(r *analysis.ReplicaReport, inner int, selected bool) string {
 
 // paneFigures are the figure lines: gauges, rates and latencies; or, for a
 // replica that is down, its error and the age of its last good scrape.
-func (m Model) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
+func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
+	th := g.theme
 	if r.State == analysis.StateDown {
 		if level == levelCompact {
-			return []string{styleWarn.Render("down "+m.downFor(r)+": ") + r.Error}
+			return []string{th.warn.Render("down "+downFor(r, g.report.Time)+": ") + r.Error}
 		}
-		return []string{styleWarn.Render("error: ") + r.Error, m.lastGoodLine(r), ""}
+		return []string{th.warn.Render("error: ") + r.Error, lastGoodLine(r, g.report.Time, g.loc), ""}
 	}
 	gauges := fmt.Sprintf("run %s  wait %s  KV %s  preempt/s %s",
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.PreemptionsPerSecond))
@@ -196,34 +228,32 @@ func (m Model) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string 
 	return []string{gauges, rates, lat}
 }
 
-// downFor is the age of the last good scrape, or "always".
-func (m Model) downFor(r *analysis.ReplicaReport) string {
+// downFor says how long a replica has been down at now: the age of its
+// last good scrape, or "since start" when it never answered.
+func downFor(r *analysis.ReplicaReport, now time.Time) string {
 	if r.LastGood.IsZero() {
 		return "since start"
 	}
-	return fmtAge(m.shown.Time.Sub(r.LastGood))
+	return fmtAge(now.Sub(r.LastGood))
 }
 
-// lastGoodLine says how long ago a replica last answered.
-func (m Model) lastGoodLine(r *analysis.ReplicaReport) string {
+// lastGoodLine says how long before now a replica last answered.
+func lastGoodLine(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
 		return "no good scrape yet"
 	}
 	return fmt.Sprintf("last good scrape %s ago (%s)",
-		fmtAge(m.shown.Time.Sub(r.LastGood)), r.LastGood.In(m.opts.Location).Format("15:04:05"))
+		fmtAge(now.Sub(r.LastGood)), r.LastGood.In(loc).Format("15:04:05"))
 }
 
 // paneSparklines draw running, waiting, KV %, TTFT p99 and generation
 // tokens/s over the history, several to a line in wide panes.
-func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
+func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 	per := sparkPerLine(inner)
 	slot := inner / per
 	const labelW, valueW = 5, 7
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
-	var pts []analysis.Point
-	if ring := m.history[r.Target]; ring != nil {
-		pts = ring.last(sparkW, m.shown.Time)
-	}
+	pts := pointsUntil(g.history[r.Target], sparkW, g.report.Time)
 	series := [len(sparkNames)][]float64{}
 	for i := range series {
 		series[i] = make([]float64, len(pts))
@@ -239,7 +269,7 @@ func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
 		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
 	}
-	style := stateStyle(r.State)
+	style := g.theme.state(r.State)
 	var lines []string
 	var cur strings.Builder
 	for i := range sparkNames {
@@ -260,21 +290,21 @@ func (m Model) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
 }
 
 // paneReason is the one line of evidence and first action.
-func paneReason(r *analysis.ReplicaReport, rep analysis.Report) string {
+func paneReason(th *Theme, r *analysis.ReplicaReport) string {
 	reason := ""
 	if len(r.Reasons) > 0 {
 		reason = r.Reasons[0]
 	}
 	switch {
 	case reason != "" && r.Action != "":
-		return reason + styleAction.Render(" → "+r.Action)
+		return reason + th.action.Render(" → "+r.Action)
 	case reason != "":
 		return reason
 	case r.Action != "":
-		return styleAction.Render("→ " + r.Action)
+		return th.action.Render("→ " + r.Action)
 	case r.State == analysis.StateIdle:
-		return styleDim.Render("no requests in the window")
+		return th.dim.Render("no requests in the window")
 	default:
-		return styleDim.Render("no problem found")
+		return th.dim.Render("no problem found")
 	}
 }

@@ -16,20 +16,17 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-func TestMain(m *testing.M) {
-	ForceASCII()
-	os.Exit(m.Run())
-}
-
 // t0 is the time of the newest report in the fixtures.
 var t0 = time.Date(2025, 3, 14, 14, 1, 5, 0, time.UTC)
 
 var nan = analysis.NA
 
-// testOptions are the options of every test model: UTC so that golden
-// frames do not depend on the machine's zone.
+// testOptions are the options of every test model: plain text and UTC so
+// that golden frames depend neither on the terminal nor on the machine's
+// zone.
 func testOptions() Options {
 	return Options{
+		Theme:    PlainTheme(),
 		History:  900,
 		Interval: time.Second,
 		Window:   30 * time.Second,
@@ -229,23 +226,20 @@ func send(m Model, msgs ...tea.Msg) Model {
 	return m
 }
 
-// keys turns "q", "esc", "enter" and the like into key messages.
+// keyMsg turns "q", "esc", "enter", "pgdown" and the like into key
+// messages.
 func keyMsg(s string) tea.KeyMsg {
-	switch s {
-	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
-	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
-	case "tab":
-		return tea.KeyMsg{Type: tea.KeyTab}
-	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
-	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
-	case "pgdown":
-		return tea.KeyMsg{Type: tea.KeyPgDown}
-	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	special := map[string]tea.KeyType{
+		"esc": tea.KeyEsc, "enter": tea.KeyEnter, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
+		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"ctrl+c": tea.KeyCtrlC, "ctrl+d": tea.KeyCtrlD, "ctrl+u": tea.KeyCtrlU,
+	}
+	if t, ok := special[s]; ok {
+		return tea.KeyMsg{Type: t}
+	}
+	if s == " " {
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(s)}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }

@@ -3,63 +3,27 @@ package ui
 import (
 	"time"
 
+	"github.com/vtop-dev/vtop/ring"
+
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// pointRing is a bounded history of one replica's points: the oldest point
-// is overwritten once the ring is full, so memory stays flat for a process
-// that runs for days.
-type pointRing struct {
-	buf  []analysis.Point
-	next int
-	full bool
-}
-
-func newPointRing(capacity int) *pointRing {
-	return &pointRing{buf: make([]analysis.Point, capacity)}
-}
-
-// push appends a point, dropping the oldest when full.
-func (r *pointRing) push(p analysis.Point) {
-	if len(r.buf) == 0 {
-		return
+// pointsUntil returns up to n of the newest points of a replica's history
+// taken at or before until, oldest first. Points after until exist while
+// the display is paused: they are kept but not drawn. A nil history has no
+// points.
+func pointsUntil(h *ring.Ring[analysis.Point], n int, until time.Time) []analysis.Point {
+	if h == nil {
+		return nil
 	}
-	r.buf[r.next] = p
-	r.next++
-	if r.next == len(r.buf) {
-		r.next = 0
-		r.full = true
-	}
-}
-
-// len returns the number of points held.
-func (r *pointRing) len() int {
-	if r.full {
-		return len(r.buf)
-	}
-	return r.next
-}
-
-// at returns the i-th point, oldest first.
-func (r *pointRing) at(i int) analysis.Point {
-	if r.full {
-		return r.buf[(r.next+i)%len(r.buf)]
-	}
-	return r.buf[i]
-}
-
-// last returns up to n of the newest points taken at or before until, oldest
-// first. Points after until exist while the display is paused: they are
-// kept but not drawn.
-func (r *pointRing) last(n int, until time.Time) []analysis.Point {
-	end := r.len()
-	for end > 0 && r.at(end-1).Time.After(until) {
+	end := h.Len()
+	for end > 0 && h.At(end-1).Time.After(until) {
 		end--
 	}
 	start := max(0, end-n)
 	out := make([]analysis.Point, 0, end-start)
 	for i := start; i < end; i++ {
-		out = append(out, r.at(i))
+		out = append(out, h.At(i))
 	}
 	return out
 }

@@ -1,33 +1,31 @@
 package ui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+)
 
-// keyMap holds every binding. The footer and the help overlay are generated
-// from it, so what is shown is what works.
-type keyMap struct {
+// Bindings are grouped by who handles them: the root (globalKeys), the
+// filter input (filterKeys), the grid and the table (listKeys), the table
+// (sortKeys) and the detail view (its viewport's keys). The footer and the
+// help overlay are generated from them, so what is shown is what works.
+
+// globalKeys work on every screen; the root handles them.
+type globalKeys struct {
 	Quit, Help, Back                  key.Binding
-	Up, Down, Left, Right, Next       key.Binding
-	Detail, Table, Events             key.Binding
-	Filter, Sort, Reverse             key.Binding
+	Detail, Table, Events, Filter     key.Binding
 	Pause, Shorter, Longer, ScrapeNow key.Binding
 }
 
-func newKeyMap() keyMap {
-	return keyMap{
+func newGlobalKeys() globalKeys {
+	return globalKeys{
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
-		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
-		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
-		Next:      key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "next pane")),
 		Detail:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "detail")),
 		Table:     key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "table")),
 		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		Sort:      key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort column")),
-		Reverse:   key.NewBinding(key.WithKeys("S", "I"), key.WithHelp("S/I", "reverse sort")),
 		Pause:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Shorter:   key.NewBinding(key.WithKeys("["), key.WithHelp("[", "shorter window")),
 		Longer:    key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "longer window")),
@@ -36,16 +34,73 @@ func newKeyMap() keyMap {
 }
 
 // ShortHelp is the footer: the keys an on-call engineer needs first.
-func (k keyMap) ShortHelp() []key.Binding {
+func (k globalKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Quit, k.Help, k.Detail, k.Table, k.Events, k.Filter, k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Back}
 }
 
-// FullHelp is the help overlay, one column per group.
-func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Up, k.Down, k.Left, k.Right, k.Next},
-		{k.Detail, k.Table, k.Events, k.Back, k.Help},
-		{k.Filter, k.Sort, k.Reverse},
-		{k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Quit},
+// filterKeys close the filter input; every other key is typed into it.
+type filterKeys struct {
+	Keep, Clear key.Binding
+}
+
+func newFilterKeys() filterKeys {
+	return filterKeys{
+		Keep:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "keep")),
+		Clear: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear")),
+	}
+}
+
+// listKeys move the selection in the grid and the table.
+type listKeys struct {
+	Up, Down, Left, Right key.Binding
+	Next, Prev            key.Binding
+	PageUp, PageDown      key.Binding
+	First, Last           key.Binding
+}
+
+func newListKeys() listKeys {
+	return listKeys{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Left:     key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
+		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
+		Next:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		Prev:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "10 rows up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "10 rows down")),
+		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
+		Last:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
+	}
+}
+
+// bindings are the list keys in the order the help shows them.
+func (k listKeys) bindings() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Next, k.Prev, k.PageUp, k.PageDown, k.First, k.Last}
+}
+
+// scrollKeys scroll the detail view: the viewport's own keys, named here
+// so that the help shows them. Left and right are left out: the content
+// is cut to the width, so there is nothing to scroll sideways.
+func scrollKeys() viewport.KeyMap {
+	return viewport.KeyMap{
+		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "line up")),
+		Down:         key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "line down")),
+		PageUp:       key.NewBinding(key.WithKeys("pgup", "b"), key.WithHelp("b/pgup", "page up")),
+		PageDown:     key.NewBinding(key.WithKeys("pgdown", " ", "f"), key.WithHelp("f/pgdn", "page down")),
+		HalfPageUp:   key.NewBinding(key.WithKeys("u", "ctrl+u"), key.WithHelp("u", "½ page up")),
+		HalfPageDown: key.NewBinding(key.WithKeys("d", "ctrl+d"), key.WithHelp("d", "½ page down")),
+	}
+}
+
+// sortKeys order the table. They work from every screen, so that the
+// table opens already sorted.
+type sortKeys struct {
+	Sort, Reverse key.Binding
+}
+
+func newSortKeys() sortKeys {
+	return sortKeys{
+		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort column")),
+		Reverse: key.NewBinding(key.WithKeys("S", "I"), key.WithHelp("S/I", "reverse sort")),
 	}
 }

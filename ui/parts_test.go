@@ -3,9 +3,12 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/ring"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
@@ -73,23 +76,34 @@ func TestSparkline(t *testing.T) {
 	}
 }
 
-func TestPointRingIsBounded(t *testing.T) {
-	r := newPointRing(3)
+func TestPointsUntil(t *testing.T) {
+	h := ring.New[analysis.Point](3)
 	for i := 0; i < 5; i++ {
-		r.push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
+		h.Push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
 	}
-	if r.len() != 3 {
-		t.Fatalf("len %d, want 3", r.len())
+	running := func(pts []analysis.Point) []float32 {
+		out := []float32{}
+		for _, p := range pts {
+			out = append(out, p.Running)
+		}
+		return out
 	}
-	got := r.last(10, t0.Add(time.Hour))
-	if len(got) != 3 || got[0].Running != 2 || got[2].Running != 4 {
-		t.Fatalf("last = %v, want the points 2, 3, 4 oldest first", got)
+	tests := []struct {
+		name  string
+		h     *ring.Ring[analysis.Point]
+		n     int
+		until time.Time
+		want  []float32
+	}{
+		{"bounded, oldest first", h, 10, t0.Add(time.Hour), []float32{2, 3, 4}},
+		{"paused: nothing after until", h, 10, t0.Add(3 * time.Second), []float32{2, 3}},
+		{"the newest n", h, 2, t0.Add(time.Hour), []float32{3, 4}},
+		{"no history", nil, 10, t0, []float32{}},
 	}
-	if paused := r.last(10, t0.Add(3*time.Second)); len(paused) != 2 || paused[1].Running != 3 {
-		t.Fatalf("last until t0+3s = %v, want 2 and 3", paused)
-	}
-	if two := r.last(2, t0.Add(time.Hour)); len(two) != 2 || two[0].Running != 3 {
-		t.Fatalf("last(2) = %v, want 3, 4", two)
+	for _, tt := range tests {
+		if got := running(pointsUntil(tt.h, tt.n, tt.until)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 
@@ -111,7 +125,7 @@ func TestModelHistoryIsBoundedAndForgetsLeavers(t *testing.T) {
 	for i := 0; i < 12; i++ {
 		m = send(m, ReportMsg{Report: report(t0.Add(time.Duration(i)*time.Second), replica("a", analysis.StateHealthy), replica("b", analysis.StateHealthy))})
 	}
-	if n := m.history["a"].len(); n != 5 {
+	if n := m.history["a"].Len(); n != 5 {
 		t.Fatalf("history of a holds %d points, want 5", n)
 	}
 	m = send(m, ReportMsg{Report: report(t0.Add(time.Minute), replica("a", analysis.StateHealthy))})
@@ -142,8 +156,8 @@ func TestTableSortUnknownLast(t *testing.T) {
 
 func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	m := press(send(newModel(200, 60), ReportMsg{Report: allStates(t0)}), "t", "s")
-	if m.sortCol != colState+1 {
-		t.Fatalf("sort column %d after s, want %d", m.sortCol, colState+1)
+	if m.table.sortCol != colState+1 {
+		t.Fatalf("sort column %d after s, want %d", m.table.sortCol, colState+1)
 	}
 	if !strings.Contains(m.View(), "run▼") {
 		t.Error("the sorted column has no ▼")
@@ -152,8 +166,8 @@ func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	if !strings.Contains(m.View(), "run▲") {
 		t.Error("S did not reverse the sort")
 	}
-	if m.rows[0].Target != "gpu-b:8000" { // idle, running 0
-		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.rows[0].Target)
+	if m.table.rows[0].Target != "gpu-b:8000" { // idle, running 0
+		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.table.rows[0].Target)
 	}
 }
 
@@ -198,15 +212,57 @@ func TestUnknownIsNeverZero(t *testing.T) {
 	}
 }
 
-func TestDownPaneShowsErrorAndAge(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {200, 60}} {
-		m := send(newModel(size[0], size[1]), ReportMsg{Report: allStates(t0)})
-		f := m.View()
-		if !strings.Contains(f, "connection") && !strings.Contains(f, "Get \"http://gpu-g:8000") {
-			t.Errorf("%v: the error is not shown", size)
+// paneLines returns the inner lines of the pane whose title holds target:
+// the text between its borders, from its title to its last line.
+func paneLines(t *testing.T, frame, target string, paneW int) []string {
+	t.Helper()
+	lines := strings.Split(ansi.Strip(frame), "\n")
+	for i, l := range lines {
+		col := strings.Index(l, target)
+		if col < 0 || !strings.Contains(l, "▸ "+target) {
+			continue
 		}
-		if !strings.Contains(f, "2m04s") {
-			t.Errorf("%v: the age of the last good scrape is not shown", size)
+		// The pane starts at the last border before the title.
+		left := len([]rune(l[:col])) - 2 - 1
+		var out []string
+		for _, pl := range lines[i:] {
+			r := []rune(pl)
+			if r[left] != '┃' && r[left] != '│' {
+				break
+			}
+			out = append(out, string(r[left+1:left+paneW-1]))
+		}
+		return out
+	}
+	t.Fatalf("no selected pane titled %s in the frame:\n%s", target, frame)
+	return nil
+}
+
+func TestDownPaneShowsErrorAndAge(t *testing.T) {
+	down := replica("gpu-g:8000", analysis.StateDown)
+	tests := []struct {
+		name string
+		w, h int
+		want []string // lines of the DOWN pane, in order
+	}{
+		{"compact at 80x24", 80, 24, []string{
+			ansi.Truncate("down 2m04s: "+down.Error, 38, "…"),
+		}},
+		{"full at 200x60", 200, 60, []string{
+			ansi.Truncate("error: "+down.Error, 38, "…"),
+			fitWidth("last good scrape 2m04s ago (13:59:01)", 38),
+		}},
+	}
+	for _, tt := range tests {
+		m := send(newModel(tt.w, tt.h), ReportMsg{Report: allStates(t0)})
+		pane := paneLines(t, m.View(), "gpu-g:8000", m.grid.layout.paneW)
+		if len(pane) < 1+len(tt.want) {
+			t.Fatalf("%s: the DOWN pane has %d lines: %q", tt.name, len(pane), pane)
+		}
+		for i, want := range tt.want {
+			if got := strings.TrimRight(pane[1+i], " "); got != strings.TrimRight(want, " ") {
+				t.Errorf("%s: DOWN pane line %d = %q, want %q", tt.name, 1+i, got, want)
+			}
 		}
 	}
 }

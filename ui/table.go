@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -16,7 +18,7 @@ type column struct {
 	width int  // fixed width; the target column takes what is left
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	cell  func(*analysis.ReplicaReport) string
+	cell  func(*Theme, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
 }
@@ -31,9 +33,9 @@ const (
 // tableColumns are the table's columns; `s` cycles through them as the
 // sort key.
 var tableColumns = []column{
-	{title: "target", width: 12, cell: func(r *analysis.ReplicaReport) string { return r.Target }},
-	{title: "model", width: 18, drop: 1, cell: func(r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "state", width: 10, cell: func(r *analysis.ReplicaReport) string { return badge(r.State) }},
+	{title: "target", width: 12, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "model", width: 18, drop: 1, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "state", width: 10, cell: func(th *Theme, r *analysis.ReplicaReport) string { return th.badge(r.State) }},
 	numColumn("run", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 5, 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
@@ -47,7 +49,7 @@ var tableColumns = []column{
 
 func numColumn(title string, width, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
 	return column{title: title, width: width, drop: drop, right: true, num: get,
-		cell: func(r *analysis.ReplicaReport) string { return format(get(r)) }}
+		cell: func(_ *Theme, r *analysis.ReplicaReport) string { return format(get(r)) }}
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
@@ -120,36 +122,94 @@ func visibleColumns(w int) ([]int, int) {
 	}
 }
 
-// tableBody draws the title, the column headers with the sort arrow and
-// the rows around the cursor.
-func (m Model) tableBody(w, h int) []string {
-	cols, targetW := visibleColumns(w)
+// tableScreen is the table of replicas for large fleets: one row each,
+// sorted by a column the user picks.
+type tableScreen struct {
+	theme    *Theme
+	keys     listKeys
+	sortKeys sortKeys
+
+	width, height int
+	columns       []int // the columns that fit the width, in order
+	targetW       int   // the target column takes what the others leave
+
+	rows     []*analysis.ReplicaReport // the panes, in the sort order
+	total    int                       // replicas before the filter
+	filter   string
+	sortCol  int
+	sortDesc bool
+	selected string
+}
+
+func newTableScreen(theme *Theme) tableScreen {
+	return tableScreen{theme: theme, keys: newListKeys(), sortKeys: newSortKeys(), sortCol: colState, sortDesc: true}
+}
+
+// setSize gives the table the body of the frame and picks the columns that
+// fit.
+func (t *tableScreen) setSize(w, h int) {
+	t.width, t.height = w, h
+	t.columns, t.targetW = visibleColumns(w)
+}
+
+// show gives the table its replicas (after the filter), how many there are
+// before it and the filter text.
+func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string) {
+	t.rows = slices.Clone(panes)
+	t.total, t.filter = total, filter
+	sortRows(t.rows, t.sortCol, t.sortDesc)
+}
+
+// isSortKey reports whether a key orders the table.
+func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
+	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.Reverse)
+}
+
+// update sorts (s, S/I) or moves the selection, and returns the selection.
+func (t *tableScreen) update(k tea.KeyMsg) string {
+	switch {
+	case key.Matches(k, t.sortKeys.Sort):
+		t.sortCol = (t.sortCol + 1) % len(tableColumns)
+		sortRows(t.rows, t.sortCol, t.sortDesc)
+	case key.Matches(k, t.sortKeys.Reverse):
+		t.sortDesc = !t.sortDesc
+		sortRows(t.rows, t.sortCol, t.sortDesc)
+	default:
+		t.selected, _ = t.keys.move(t.rows, t.selected, 1, k)
+	}
+	return t.selected
+}
+
+// view draws the title, the column headers with the sort arrow and the
+// rows around the cursor.
+func (t tableScreen) view() []string {
+	th := t.theme
 	arrow := "▲"
-	if m.sortDesc {
+	if t.sortDesc {
 		arrow = "▼"
 	}
-	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(m.rows), len(m.shown.Replicas), tableColumns[m.sortCol].title, arrow)
-	if v := m.filter.Value(); v != "" {
-		title += " · filter " + v
+	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(t.rows), t.total, tableColumns[t.sortCol].title, arrow)
+	if t.filter != "" {
+		title += " · filter " + t.filter
 	}
 	var head strings.Builder
 	head.WriteString("  ")
-	for _, i := range cols {
-		t := tableColumns[i].title
-		if i == m.sortCol {
-			t += arrow
+	for _, i := range t.columns {
+		name := tableColumns[i].title
+		if i == t.sortCol {
+			name += arrow
 		}
-		head.WriteString(cellText(t, colWidth(i, targetW), tableColumns[i].right) + " ")
+		head.WriteString(cellText(name, colWidth(i, t.targetW), tableColumns[i].right) + " ")
 	}
-	lines := []string{styleTitle.Render(title), styleHeaderRow.Render(strings.TrimRight(head.String(), " "))}
-	if len(m.rows) == 0 {
-		return append(lines, styleDim.Render("  no replica matches the filter (esc clears it)"))
+	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
+	if len(t.rows) == 0 {
+		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
 	}
-	visible := max(h-len(lines), 1)
-	cursor := max(m.indexOf(m.rows, m.selected), 0)
+	visible := max(t.height-len(lines), 1)
+	cursor := max(indexOf(t.rows, t.selected), 0)
 	start := max(cursor-visible+1, 0)
-	for i := start; i < min(start+visible, len(m.rows)); i++ {
-		lines = append(lines, tableRow(m.rows[i], cols, targetW, i == cursor))
+	for i := start; i < min(start+visible, len(t.rows)); i++ {
+		lines = append(lines, tableRow(th, t.rows[i], t.columns, t.targetW, i == cursor))
 	}
 	return lines
 }
@@ -163,16 +223,16 @@ func colWidth(i, targetW int) int {
 
 // tableRow draws one replica; the cursor row has a ▸ glyph, which reads
 // without colour too.
-func tableRow(r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
+func tableRow(th *Theme, r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
 	var b strings.Builder
 	if cursor {
-		b.WriteString(styleSelected.Render("▸ "))
+		b.WriteString(th.selected.Render("▸ "))
 	} else {
 		b.WriteString("  ")
 	}
 	for _, i := range cols {
 		c := tableColumns[i]
-		b.WriteString(cellText(c.cell(r), colWidth(i, targetW), c.right) + " ")
+		b.WriteString(cellText(c.cell(th, r), colWidth(i, targetW), c.right) + " ")
 	}
 	return b.String()
 }

@@ -4,10 +4,16 @@
 // sortable and filterable table for large fleets, an event log and a help
 // overlay.
 //
-// The ui does no I/O. Reports arrive as ReportMsg (the poller sends them
-// with Program.Send from its own goroutine); the callbacks in Options are
-// run from tea.Cmds, never inside Update; View is a pure function of the
+// The ui does no I/O. Reports arrive as ReportMsg, sent with Program.Send
+// by whatever runs the program, from any goroutine; the callbacks in Options
+// are run from tea.Cmds, never inside Update; View is a pure function of the
 // model and expensive charts are rendered in Update.
+//
+// The root Model owns the data (the shown report, the history, the event
+// log, the filter and the selection) and composes one child model per
+// screen: grid, table, detail, events and help. On every resize, report or
+// key it lays the frame out once and pushes each child its width and
+// height; children never measure the terminal.
 package ui
 
 import (
@@ -15,12 +21,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vtop-dev/vtop/ring"
+
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -61,6 +69,9 @@ type Options struct {
 	Demo bool
 	// Version is shown in the header.
 	Version string
+	// Theme is the look; nil is NewTheme(lipgloss.DefaultRenderer()), which
+	// follows the terminal and NO_COLOR. PlainTheme() turns colour off.
+	Theme *Theme
 	// Location is the zone of the clock times drawn (event log, chart
 	// axes); nil means the local zone.
 	Location *time.Location
@@ -83,11 +94,14 @@ const (
 
 // Model is the root Bubble Tea model.
 type Model struct {
-	opts Options
-	keys keyMap
-	help help.Model
+	opts   Options
+	theme  *Theme
+	keys   globalKeys
+	fkeys  filterKeys
+	footer help.Model
 
 	width, height int
+	header        []string // laid out with the rest of the frame, in Update
 
 	// shown is the report drawn; latest is the newest received. They differ
 	// only while paused.
@@ -95,7 +109,9 @@ type Model struct {
 	hasReport     bool
 	paused        bool
 
-	history map[string]*pointRing
+	// history and events are shared by every copy of the model: a copy
+	// made before a report sees that report's points too.
+	history map[string]*ring.Ring[analysis.Point]
 	events  *eventLog
 	window  time.Duration
 
@@ -105,16 +121,17 @@ type Model struct {
 
 	filter    textinput.Model
 	filtering bool
-	sortCol   int
-	sortDesc  bool
 
 	// selected is the target of the selected pane: selection follows the
 	// replica, not a position, so it survives re-sorting.
 	selected string
-	panes    []*analysis.ReplicaReport // grid order: worst state first, then target
-	rows     []*analysis.ReplicaReport // table order: by the sort column
+	panes    []*analysis.ReplicaReport // after the filter, worst state first, then target
 
-	detail viewport.Model
+	grid   gridScreen
+	table  tableScreen
+	detail detailScreen
+	log    eventsScreen
+	help   helpScreen
 }
 
 // New returns the model for a program; the first frame ("waiting for the
@@ -126,6 +143,40 @@ func New(opts Options) Model {
 	if opts.Location == nil {
 		opts.Location = time.Local
 	}
+	theme := opts.Theme
+	if theme == nil {
+		theme = NewTheme(lipgloss.DefaultRenderer())
+	}
+	events := &eventLog{limit: maxEvents}
+	m := Model{
+		opts:    opts,
+		theme:   theme,
+		keys:    newGlobalKeys(),
+		fkeys:   newFilterKeys(),
+		footer:  help.New(),
+		width:   80,
+		height:  24,
+		history: map[string]*ring.Ring[analysis.Point]{},
+		events:  events,
+		window:  opts.Window,
+		filter:  newFilterInput(theme),
+		grid:    newGridScreen(theme, opts.Location, opts.Hint),
+		table:   newTableScreen(theme),
+		detail:  newDetailScreen(theme, opts.Location),
+		log:     newEventsScreen(theme, opts.Location, events),
+	}
+	windows := opts.SetWindow != nil && len(opts.Windows) > 1
+	m.keys.ScrapeNow.SetEnabled(opts.ScrapeNow != nil)
+	m.keys.Shorter.SetEnabled(windows)
+	m.keys.Longer.SetEnabled(windows)
+	m.footer.Styles = theme.helpStyles()
+	m.help = newHelpScreen(theme, m.helpColumns())
+	m.refresh()
+	return m
+}
+
+// newFilterInput is the "/" input of the filter.
+func newFilterInput(theme *Theme) textinput.Model {
 	ti := textinput.New()
 	ti.Prompt = "/"
 	ti.Placeholder = "target, model or state"
@@ -133,62 +184,67 @@ func New(opts Options) Model {
 	// A static cursor: a blinking one would redraw the frame twice a second
 	// over SSH for nothing.
 	ti.Cursor.SetMode(cursor.CursorStatic)
-	m := Model{
-		opts:     opts,
-		keys:     newKeyMap(),
-		help:     help.New(),
-		width:    80,
-		height:   24,
-		history:  map[string]*pointRing{},
-		events:   &eventLog{limit: maxEvents},
-		window:   opts.Window,
-		filter:   ti,
-		sortCol:  colState,
-		sortDesc: true,
-		detail:   viewport.New(80, 20),
-	}
-	m.keys.ScrapeNow.SetEnabled(opts.ScrapeNow != nil)
-	m.keys.Shorter.SetEnabled(opts.SetWindow != nil && len(opts.Windows) > 1)
-	m.keys.Longer.SetEnabled(opts.SetWindow != nil && len(opts.Windows) > 1)
-	m.help.Width = m.width
-	return m
+	theme.styleInput(&ti)
+	return ti
 }
 
-// Init starts nothing: reports are pushed in by the poller.
+// helpColumns are the groups of keys the help overlay shows, by column:
+// every binding of the root and of the screens.
+func (m Model) helpColumns() [][]helpGroup {
+	k, s := m.keys, m.table.sortKeys
+	v := m.detail.viewport.KeyMap
+	return [][]helpGroup{
+		{{"move (grid, table)", m.grid.keys.bindings()}},
+		{
+			{"scroll (detail)", []key.Binding{v.Up, v.Down, v.PageUp, v.PageDown, v.HalfPageUp, v.HalfPageDown}},
+			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.Reverse}},
+		},
+		{
+			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Back, k.Help}},
+			{"display", []key.Binding{k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Quit}},
+		},
+	}
+}
+
+// Init starts nothing: reports are sent in from outside the program.
 func (m Model) Init() tea.Cmd { return nil }
 
 // Update applies one message. It does no I/O: callbacks leave as Cmds.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
 		m.refresh()
 	case ReportMsg:
 		m.ingest(msg.Report)
 	case tea.KeyMsg:
-		return m.handleKey(msg)
+		cmd = m.handleKey(msg)
+		// A key can change the header (a badge, the filter): lay out again.
+		m.layout()
 	}
-	return m, nil
+	return m, cmd
 }
 
 // ingest records a report: its points go into the history and its events
-// into the log at once, but the frame only changes when not paused.
+// into the log at once, but the frame only changes when not paused. Its
+// strings are drawn as they are: text from servers is made safe where it
+// enters vtop, before any Report is built.
 func (m *Model) ingest(r analysis.Report) {
 	seen := make(map[string]bool, len(r.Replicas))
 	for i := range r.Replicas {
 		rep := &r.Replicas[i]
 		seen[rep.Target] = true
-		ring := m.history[rep.Target]
-		if ring == nil {
-			ring = newPointRing(m.opts.History)
-			m.history[rep.Target] = ring
+		h := m.history[rep.Target]
+		if h == nil {
+			h = ring.New[analysis.Point](m.opts.History)
+			m.history[rep.Target] = h
 		}
 		p := rep.Point
 		if p.Time.IsZero() {
 			p.Time = r.Time
 		}
-		ring.push(p)
+		h.Push(p)
 	}
 	// Forget replicas that left the fleet, so a changing fleet does not
 	// grow the history without bound.
@@ -206,12 +262,14 @@ func (m *Model) ingest(r analysis.Report) {
 	}
 }
 
-// refresh recomputes what depends on the shown report, the filter, the sort
-// and the size: pane and row order, the selection and the detail charts.
+// refresh recomputes what depends on the shown report, the filter, the
+// selection and the size: the panes after the filter, the data each screen
+// draws, the layout and the detail charts.
 func (m *Model) refresh() {
 	reps := m.shown.Replicas
 	filter := strings.ToLower(strings.TrimSpace(m.filter.Value()))
-	// Fresh slices: an older copy of the model must not see them change.
+	// New slices rather than m.panes[:0]: copies of the model (tests branch
+	// from one) would otherwise share the backing array and be reordered too.
 	m.panes = make([]*analysis.ReplicaReport, 0, len(reps))
 	for i := range reps {
 		if matches(&reps[i], filter) {
@@ -219,17 +277,46 @@ func (m *Model) refresh() {
 		}
 	}
 	slices.SortStableFunc(m.panes, byStateThenTarget)
-	m.rows = slices.Clone(m.panes)
-	sortRows(m.rows, m.sortCol, m.sortDesc)
-	if m.indexOf(m.panes, m.selected) < 0 {
+	if indexOf(m.panes, m.selected) < 0 {
 		m.selected = ""
 		if len(m.panes) > 0 {
 			m.selected = m.panes[0].Target
 		}
 	}
+	m.grid.show(m.shown, m.panes, m.history, m.events)
+	m.table.show(m.panes, len(reps), m.filter.Value())
+	m.log.show(m.shown.Time)
+	m.layout()
 	if m.screen == screenDetail {
 		m.renderDetail()
 	}
+}
+
+// layout computes the header once and pushes each screen the size of the
+// body: the width of the terminal and what the header and the footer line
+// leave of its height.
+func (m *Model) layout() {
+	m.footer.Width = m.width
+	m.header = m.headerLines(m.width)
+	w, h := m.width, max(m.height-len(m.header)-1, 0)
+	m.grid.setSize(w, h)
+	m.table.setSize(w, h)
+	m.detail.setSize(w, max(h, 1))
+	m.log.setSize(w, h)
+	m.help.setSize(w, h)
+	m.grid.selected, m.table.selected = m.selected, m.selected
+}
+
+// renderDetail draws the selected replica's charts into the detail view.
+// It runs in Update (on data, size or selection change), never in View:
+// charts are the expensive part of a frame.
+func (m *Model) renderDetail() {
+	r := m.selectedReport()
+	var pts []analysis.Point
+	if r != nil {
+		pts = pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
+	}
+	m.detail.render(r, pts, m.shown.Time)
 }
 
 // matches reports whether a replica passes the filter (a case-insensitive
@@ -252,7 +339,8 @@ func byStateThenTarget(a, b *analysis.ReplicaReport) int {
 	return strings.Compare(a.Target, b.Target)
 }
 
-func (m *Model) indexOf(list []*analysis.ReplicaReport, target string) int {
+// indexOf is the position of a target in a list, or -1.
+func indexOf(list []*analysis.ReplicaReport, target string) int {
 	for i, r := range list {
 		if r.Target == target {
 			return i
@@ -263,221 +351,10 @@ func (m *Model) indexOf(list []*analysis.ReplicaReport, target string) int {
 
 // selectedReport returns the selected replica, or nil.
 func (m *Model) selectedReport() *analysis.ReplicaReport {
-	if i := m.indexOf(m.panes, m.selected); i >= 0 {
+	if i := indexOf(m.panes, m.selected); i >= 0 {
 		return m.panes[i]
 	}
 	return nil
 }
 
 func (m Model) tooSmall() bool { return m.width < MinWidth || m.height < MinHeight }
-
-// handleKey routes a key: ctrl+c always quits; the filter input swallows
-// every other key while open; the help overlay comes next; then the keys of
-// the current screen.
-func (m Model) handleKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if k.Type == tea.KeyCtrlC {
-		return m, tea.Quit
-	}
-	if m.filtering {
-		return m.filterKey(k)
-	}
-	if m.tooSmall() || m.showHelp {
-		switch {
-		case key.Matches(k, m.keys.Quit):
-			return m, tea.Quit
-		case key.Matches(k, m.keys.Help, m.keys.Back):
-			m.showHelp = false
-		}
-		return m, nil
-	}
-	switch {
-	case key.Matches(k, m.keys.Quit):
-		return m, tea.Quit
-	case key.Matches(k, m.keys.Help):
-		m.showHelp = true
-	case key.Matches(k, m.keys.Back):
-		m.goBack()
-	case key.Matches(k, m.keys.Pause):
-		m.togglePause()
-	case key.Matches(k, m.keys.Shorter):
-		return m.stepWindow(-1)
-	case key.Matches(k, m.keys.Longer):
-		return m.stepWindow(+1)
-	case key.Matches(k, m.keys.ScrapeNow):
-		return m, m.scrapeNowCmd()
-	case key.Matches(k, m.keys.Table):
-		m.toggleScreen(screenTable)
-	case key.Matches(k, m.keys.Events):
-		m.toggleScreen(screenEvents)
-	case key.Matches(k, m.keys.Filter):
-		if m.screen == screenDetail || m.screen == screenEvents {
-			m.screen = screenTable
-		}
-		m.filtering = true
-		return m, m.filter.Focus()
-	case key.Matches(k, m.keys.Sort):
-		m.sortCol = (m.sortCol + 1) % len(tableColumns)
-		m.refresh()
-	case key.Matches(k, m.keys.Reverse):
-		m.sortDesc = !m.sortDesc
-		m.refresh()
-	case key.Matches(k, m.keys.Detail):
-		if m.screen != screenDetail && m.selectedReport() != nil {
-			m.detailBack = m.screen
-			m.screen = screenDetail
-			m.detail.GotoTop()
-			m.refresh()
-		}
-	default:
-		return m.navigate(k)
-	}
-	return m, nil
-}
-
-// filterKey edits the filter: enter keeps it, esc clears it, anything else
-// (q included) is typed.
-func (m Model) filterKey(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch k.Type {
-	case tea.KeyEnter:
-		m.filtering = false
-		m.filter.Blur()
-		return m, nil
-	case tea.KeyEsc:
-		m.filtering = false
-		m.filter.Blur()
-		m.filter.SetValue("")
-		m.refresh()
-		return m, nil
-	}
-	var cmd tea.Cmd
-	m.filter, cmd = m.filter.Update(k)
-	m.refresh()
-	return m, cmd
-}
-
-// goBack is esc: leave the detail view, then the table or event view, then
-// clear the filter. It never quits.
-func (m *Model) goBack() {
-	switch {
-	case m.screen == screenDetail:
-		m.screen = m.detailBack
-	case m.screen != screenGrid:
-		if m.filter.Value() != "" {
-			m.filter.SetValue("")
-		} else {
-			m.screen = screenGrid
-		}
-	default:
-		m.filter.SetValue("")
-	}
-	m.refresh()
-}
-
-func (m *Model) toggleScreen(s screen) {
-	if m.screen == s {
-		m.screen = screenGrid
-	} else {
-		m.screen = s
-	}
-	m.refresh()
-}
-
-// togglePause freezes or thaws the frame. Reports keep arriving while
-// paused and go into the history; thawing shows the newest.
-func (m *Model) togglePause() {
-	m.paused = !m.paused
-	if !m.paused && m.hasReport {
-		m.shown = m.latest
-		m.refresh()
-	}
-}
-
-// stepWindow moves to the next shorter or longer analysis window and asks
-// for it through a Cmd.
-func (m Model) stepWindow(dir int) (tea.Model, tea.Cmd) {
-	ws := m.opts.Windows
-	if m.opts.SetWindow == nil || len(ws) == 0 {
-		return m, nil
-	}
-	i := slices.Index(ws, m.window)
-	if i < 0 {
-		// Not one of the choices: start from the first choice at least as long.
-		i = len(ws) - 1
-		for j, w := range ws {
-			if w >= m.window {
-				i = j
-				break
-			}
-		}
-		if dir > 0 && ws[i] > m.window {
-			dir = 0
-		}
-	}
-	next := min(max(i+dir, 0), len(ws)-1)
-	if ws[next] == m.window {
-		return m, nil
-	}
-	m.window = ws[next]
-	set, w := m.opts.SetWindow, m.window
-	return m, func() tea.Msg { set(w); return nil }
-}
-
-func (m Model) scrapeNowCmd() tea.Cmd {
-	if m.opts.ScrapeNow == nil {
-		return nil
-	}
-	scrape := m.opts.ScrapeNow
-	return func() tea.Msg { scrape(); return nil }
-}
-
-// navigate moves the selection (grid, table) or scrolls (detail).
-func (m Model) navigate(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch m.screen {
-	case screenDetail:
-		var cmd tea.Cmd
-		m.detail, cmd = m.detail.Update(k)
-		return m, cmd
-	case screenTable:
-		m.moveInList(m.rows, k, 1)
-	case screenGrid:
-		_, cols := m.gridShape()
-		m.moveInList(m.panes, k, cols)
-	}
-	return m, nil
-}
-
-// moveInList moves the selection in a list laid out in cols columns.
-func (m *Model) moveInList(list []*analysis.ReplicaReport, k tea.KeyMsg, cols int) {
-	if len(list) == 0 {
-		return
-	}
-	i := max(m.indexOf(list, m.selected), 0)
-	switch {
-	case key.Matches(k, m.keys.Up):
-		i -= cols
-	case key.Matches(k, m.keys.Down):
-		i += cols
-	case key.Matches(k, m.keys.Left):
-		i--
-	case key.Matches(k, m.keys.Right):
-		i++
-	case key.Matches(k, m.keys.Next):
-		if k.Type == tea.KeyShiftTab {
-			i--
-		} else {
-			i = (i + 1) % len(list)
-		}
-	case k.Type == tea.KeyPgDown:
-		i += 10 * cols
-	case k.Type == tea.KeyPgUp:
-		i -= 10 * cols
-	case k.Type == tea.KeyHome || k.String() == "g":
-		i = 0
-	case k.Type == tea.KeyEnd || k.String() == "G":
-		i = len(list) - 1
-	default:
-		return
-	}
-	i = min(max(i, 0), len(list)-1)
-	m.selected = list[i].Target
-}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -15,25 +15,10 @@ func (m Model) View() string {
 	if m.tooSmall() {
 		return m.tooSmallView()
 	}
-	header := m.headerLines(w)
-	footer := m.footerLine(w)
+	header := m.header
+	footer := m.footerLine()
 	bodyH := max(h-len(header)-1, 0)
-	var body []string
-	switch {
-	case m.showHelp:
-		body = m.helpBody(w, bodyH)
-	case !m.hasReport:
-		body = waitingBody(w, bodyH)
-	case m.screen == screenDetail:
-		body = strings.Split(m.detail.View(), "\n")
-	case m.screen == screenTable:
-		body = m.tableBody(w, bodyH)
-	case m.screen == screenEvents:
-		body = m.eventsBody(w, bodyH)
-	default:
-		body = m.gridBody(w, bodyH)
-	}
-	body = fitLines(body, w)
+	body := fitLines(m.body(bodyH), w)
 	for len(body) < bodyH {
 		body = append(body, strings.Repeat(" ", w))
 	}
@@ -42,6 +27,24 @@ func (m Model) View() string {
 	lines = append(lines, body[:bodyH]...)
 	lines = append(lines, footer)
 	return fitBlock(strings.Join(lines, "\n"), w, h)
+}
+
+// body is the view of the screen shown, laid out for the body's height.
+func (m Model) body(h int) []string {
+	switch {
+	case m.showHelp:
+		return m.help.view()
+	case !m.hasReport:
+		return waitingBody(m.width, h)
+	case m.screen == screenDetail:
+		return m.detail.view()
+	case m.screen == screenTable:
+		return m.table.view()
+	case m.screen == screenEvents:
+		return m.log.view()
+	default:
+		return m.grid.view()
+	}
 }
 
 // tooSmallView says what size is needed, centred; q still quits.
@@ -74,22 +77,23 @@ func waitingBody(w, h int) []string {
 // headerLines are the title with its badges, then the fleet totals and the
 // state counts packed into as few lines as the width allows.
 func (m Model) headerLines(w int) []string {
-	title := []string{styleTitle.Render("vtop " + m.opts.Version)}
+	th := m.theme
+	title := []string{th.title.Render("vtop " + m.opts.Version)}
 	title = append(title, "window "+fmtDuration(m.window), "every "+fmtDuration(m.opts.Interval))
 	if m.hasReport {
 		title = append(title, m.shown.Time.In(m.opts.Location).Format("15:04:05"))
 	}
 	if m.paused {
-		title = append(title, styleAlert.Render(" PAUSED "))
+		title = append(title, th.alert.Render(" PAUSED "))
 	}
 	if m.opts.Insecure {
-		title = append(title, styleDownBadge.Render(" INSECURE TLS "))
+		title = append(title, th.downBadge.Render(" INSECURE TLS "))
 	}
 	if m.opts.Demo {
-		title = append(title, styleWarn.Render("DEMO"))
+		title = append(title, th.warn.Render("DEMO"))
 	}
 	if m.warmingUp() {
-		title = append(title, styleWarn.Render("warming up: rates after the 2nd scrape"))
+		title = append(title, th.warn.Render("warming up: rates after the 2nd scrape"))
 	}
 	if v := m.filter.Value(); v != "" && !m.filtering {
 		title = append(title, "filter: "+v)
@@ -100,7 +104,7 @@ func (m Model) headerLines(w int) []string {
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
-		lines = append(lines, styleAction.Render("advice: "+advice[0]))
+		lines = append(lines, th.action.Render("advice: "+advice[0]))
 	}
 	return lines
 }
@@ -119,6 +123,7 @@ func (m Model) warmingUp() bool {
 
 // fleetSegments are the totals and the state counts, worst state first.
 func (m Model) fleetSegments() []string {
+	th := m.theme
 	f := m.shown.Fleet
 	n := len(m.shown.Replicas)
 	var counts [len(stateWords)]int
@@ -140,55 +145,26 @@ func (m Model) fleetSegments() []string {
 	)
 	for s := len(counts) - 1; s >= 0; s-- {
 		if counts[s] > 0 {
-			segs = append(segs, fmt.Sprintf("%s %d", badge(analysis.State(s)), counts[s]))
+			segs = append(segs, fmt.Sprintf("%s %d", th.badge(analysis.State(s)), counts[s]))
 		}
 	}
 	return segs
 }
 
-// footerLine is the filter input while it is open, otherwise the keys.
-func (m Model) footerLine(w int) string {
+// footerLine is the filter input and its keys while it is open, otherwise
+// the keys of every screen.
+func (m Model) footerLine() string {
 	if m.filtering {
-		return m.filter.View() + styleDim.Render("  enter keep · esc clear")
+		return m.filter.View() + m.theme.dim.Render("  "+inlineHelp(m.fkeys.Keep, m.fkeys.Clear))
 	}
-	return m.help.ShortHelpView(m.keys.ShortHelp())
+	return m.footer.ShortHelpView(m.keys.ShortHelp())
 }
 
-// helpBody is the help overlay, generated from the same bindings as the
-// footer, with the meaning of the states.
-func (m Model) helpBody(w, h int) []string {
-	hm := m.help
-	hm.ShowAll = true
-	var b strings.Builder
-	b.WriteString(styleTitle.Render("vtop keys") + "\n\n")
-	b.WriteString(hm.FullHelpView(m.keys.FullHelp()) + "\n\n")
-	b.WriteString("states, worst first: ")
-	for s := len(stateWords) - 1; s >= 0; s-- {
-		b.WriteString(badge(analysis.State(s)) + " ")
+// inlineHelp is "enter keep · esc clear": bindings in a line of text.
+func inlineHelp(bindings ...key.Binding) string {
+	parts := make([]string, len(bindings))
+	for i, b := range bindings {
+		parts[i] = b.Help().Key + " " + b.Help().Desc
 	}
-	b.WriteString("\n" + styleDim.Render("n/a: the server does not export the metric, or too few scrapes yet"))
-	b.WriteString("\n" + styleDim.Render("esc or ? closes this help"))
-	block := lipgloss.PlaceHorizontal(w, lipgloss.Center, b.String())
-	lines := strings.Split(block, "\n")
-	top := max((h-len(lines))/2, 0)
-	return append(make([]string, top), lines...)
-}
-
-// eventsBody is the event log on its own screen, newest first.
-func (m Model) eventsBody(w, h int) []string {
-	evs := m.events.newest(max(h-1, 0), m.shown.Time)
-	lines := []string{styleHeaderRow.Render(fmt.Sprintf("events, newest first (%d kept)", len(m.events.events)))}
-	if len(evs) == 0 {
-		lines = append(lines, styleDim.Render("no state changes yet"))
-	}
-	for _, e := range evs {
-		lines = append(lines, m.eventLine(e))
-	}
-	return lines
-}
-
-// eventLine draws "14:01:05 gpu-b FULL: waiting 41 → 95, running 256 flat".
-func (m Model) eventLine(e analysis.Event) string {
-	return styleDim.Render(e.Time.In(m.opts.Location).Format("15:04:05")) + " " +
-		e.Target + " " + stateStyle(e.State).Render(e.Text)
+	return strings.Join(parts, " · ")
 }

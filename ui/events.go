@@ -1,0 +1,49 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// eventsScreen is the event log on its own screen, newest first.
+type eventsScreen struct {
+	theme *Theme
+	loc   *time.Location
+	log   *eventLog
+
+	width, height int
+	until         time.Time // the time of the report shown: later events wait
+}
+
+func newEventsScreen(theme *Theme, loc *time.Location, log *eventLog) eventsScreen {
+	return eventsScreen{theme: theme, loc: loc, log: log}
+}
+
+// setSize gives the event log the body of the frame.
+func (e *eventsScreen) setSize(w, h int) { e.width, e.height = w, h }
+
+// show sets the time of the report shown; events after it are not drawn
+// while the display is paused.
+func (e *eventsScreen) show(until time.Time) { e.until = until }
+
+// view draws a title and as many of the newest events as fit.
+func (e eventsScreen) view() []string {
+	th := e.theme
+	evs := e.log.newest(max(e.height-1, 0), e.until)
+	lines := []string{th.headerRow.Render(fmt.Sprintf("events, newest first (%d kept)", len(e.log.events)))}
+	if len(evs) == 0 {
+		lines = append(lines, th.dim.Render("no state changes yet"))
+	}
+	for _, ev := range evs {
+		lines = append(lines, eventLine(th, e.loc, ev))
+	}
+	return lines
+}
+
+// eventLine draws "14:01:05 gpu-b FULL: waiting 41 → 95, running 256 flat".
+func eventLine(th *Theme, loc *time.Location, e analysis.Event) string {
+	return th.dim.Render(e.Time.In(loc).Format("15:04:05")) + " " +
+		e.Target + " " + th.state(e.State).Render(e.Text)
+}

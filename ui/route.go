@@ -1,0 +1,197 @@
+package ui
+
+import (
+	"slices"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// handleKey routes a key: ctrl+c always quits; the filter input swallows
+// every other key while open; the help overlay comes next; then the keys
+// every screen shares; then the keys of the screen shown.
+func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
+	if k.Type == tea.KeyCtrlC {
+		return tea.Quit
+	}
+	if m.filtering {
+		return m.filterKey(k)
+	}
+	if m.tooSmall() || m.showHelp {
+		switch {
+		case key.Matches(k, m.keys.Quit):
+			return tea.Quit
+		case key.Matches(k, m.keys.Help, m.keys.Back):
+			m.showHelp = false
+		}
+		return nil
+	}
+	if cmd, ok := m.globalKey(k); ok {
+		return cmd
+	}
+	return m.screenKey(k)
+}
+
+// globalKey handles the keys that work on every screen; ok is false for
+// any other key.
+func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	switch {
+	case key.Matches(k, m.keys.Quit):
+		return tea.Quit, true
+	case key.Matches(k, m.keys.Help):
+		m.showHelp = true
+	case key.Matches(k, m.keys.Back):
+		m.goBack()
+	case key.Matches(k, m.keys.Pause):
+		m.togglePause()
+	case key.Matches(k, m.keys.Shorter):
+		return m.stepWindow(-1), true
+	case key.Matches(k, m.keys.Longer):
+		return m.stepWindow(+1), true
+	case key.Matches(k, m.keys.ScrapeNow):
+		return m.scrapeNowCmd(), true
+	case key.Matches(k, m.keys.Table):
+		m.toggleScreen(screenTable)
+	case key.Matches(k, m.keys.Events):
+		m.toggleScreen(screenEvents)
+	case key.Matches(k, m.keys.Filter):
+		if m.screen == screenDetail || m.screen == screenEvents {
+			m.screen = screenTable
+		}
+		m.filtering = true
+		return m.filter.Focus(), true
+	case key.Matches(k, m.keys.Detail):
+		m.openDetail()
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// screenKey gives a key to the screen shown. The table's sort keys reach
+// it from every screen, as they always have.
+func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
+	if m.table.isSortKey(k) {
+		m.table.update(k)
+		return nil
+	}
+	switch m.screen {
+	case screenDetail:
+		var cmd tea.Cmd
+		m.detail, cmd = m.detail.update(k)
+		return cmd
+	case screenTable:
+		m.selected = m.table.update(k)
+	case screenGrid:
+		m.selected = m.grid.update(k)
+	}
+	return nil
+}
+
+// filterKey edits the filter: enter keeps it, esc clears it, anything else
+// (q included) is typed.
+func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(k, m.fkeys.Keep):
+		m.filtering = false
+		m.filter.Blur()
+		return nil
+	case key.Matches(k, m.fkeys.Clear):
+		m.filtering = false
+		m.filter.Blur()
+		m.filter.SetValue("")
+		m.refresh()
+		return nil
+	}
+	var cmd tea.Cmd
+	m.filter, cmd = m.filter.Update(k)
+	m.refresh()
+	return cmd
+}
+
+// openDetail shows the selected replica's detail view, remembering the
+// screen to go back to.
+func (m *Model) openDetail() {
+	if m.screen == screenDetail || m.selectedReport() == nil {
+		return
+	}
+	m.detailBack = m.screen
+	m.screen = screenDetail
+	m.detail.gotoTop()
+	m.refresh()
+}
+
+// goBack is esc: leave the detail view, then the table or event view, then
+// clear the filter. It never quits.
+func (m *Model) goBack() {
+	switch {
+	case m.screen == screenDetail:
+		m.screen = m.detailBack
+	case m.screen != screenGrid:
+		if m.filter.Value() != "" {
+			m.filter.SetValue("")
+		} else {
+			m.screen = screenGrid
+		}
+	default:
+		m.filter.SetValue("")
+	}
+	m.refresh()
+}
+
+func (m *Model) toggleScreen(s screen) {
+	if m.screen == s {
+		m.screen = screenGrid
+	} else {
+		m.screen = s
+	}
+	m.refresh()
+}
+
+// togglePause freezes or thaws the frame. Reports keep arriving while
+// paused and go into the history; thawing shows the newest.
+func (m *Model) togglePause() {
+	m.paused = !m.paused
+	if !m.paused && m.hasReport {
+		m.shown = m.latest
+		m.refresh()
+	}
+}
+
+// stepWindow moves to the next shorter or longer analysis window and asks
+// for it through a Cmd.
+func (m *Model) stepWindow(dir int) tea.Cmd {
+	ws := m.opts.Windows
+	if m.opts.SetWindow == nil || len(ws) == 0 {
+		return nil
+	}
+	i := slices.Index(ws, m.window)
+	if i < 0 {
+		// Not one of the choices: start from the first choice at least as long.
+		i = len(ws) - 1
+		for j, w := range ws {
+			if w >= m.window {
+				i = j
+				break
+			}
+		}
+		if dir > 0 && ws[i] > m.window {
+			dir = 0
+		}
+	}
+	next := min(max(i+dir, 0), len(ws)-1)
+	if ws[next] == m.window {
+		return nil
+	}
+	m.window = ws[next]
+	set, w := m.opts.SetWindow, m.window
+	return func() tea.Msg { set(w); return nil }
+}
+
+func (m *Model) scrapeNowCmd() tea.Cmd {
+	if m.opts.ScrapeNow == nil {
+		return nil
+	}
+	scrape := m.opts.ScrapeNow
+	return func() tea.Msg { scrape(); return nil }
+}

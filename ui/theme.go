@@ -1,0 +1,159 @@
+package ui
+
+import (
+	"io"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Theme is the look of the frames: every style the ui draws with, built
+// once for one renderer. Nothing global is changed by building or using
+// one, so two models can draw with different themes side by side.
+type Theme struct {
+	renderer *lipgloss.Renderer
+
+	title, dim, alert, warn, action, selected, headerRow, downBadge lipgloss.Style
+
+	// states colour a state's figures; badges draw its word; panes are
+	// the pane borders, [state][selected].
+	states [len(stateWords)]lipgloss.Style
+	badges [len(stateWords)]lipgloss.Style
+	panes  [len(stateWords)][2]lipgloss.Style
+	plain  lipgloss.Style // for a state the theme does not know
+
+	// series tell the lines of one chart apart (the legend names them,
+	// so they stay readable without colour).
+	series []lipgloss.Style
+}
+
+// NewTheme builds the theme for a renderer: colours as far as the
+// renderer's profile allows. lipgloss.DefaultRenderer() reads the terminal
+// and the environment, so NO_COLOR and output that is not a terminal give
+// plain text.
+func NewTheme(r *lipgloss.Renderer) *Theme {
+	t := &Theme{renderer: r, plain: r.NewStyle()}
+	t.title = r.NewStyle().Bold(true)
+	t.dim = r.NewStyle().Faint(true)
+	t.alert = r.NewStyle().Bold(true).Reverse(true)
+	t.warn = r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "#b36b00", Dark: "#ffb02e"})
+	t.action = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "#005fd7", Dark: "#5fafff"})
+	t.selected = r.NewStyle().Bold(true)
+	t.headerRow = r.NewStyle().Bold(true).Underline(true)
+	t.downBadge = r.NewStyle().Bold(true).Foreground(lipgloss.Color("#ffffff")).Background(lipgloss.Color("#c41e3a"))
+	for s, c := range stateColors {
+		t.states[s] = r.NewStyle().Foreground(c)
+		t.badges[s] = t.states[s].Bold(true)
+		// A heavier border shows the selection even without colour.
+		t.panes[s][0] = r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(c)
+		t.panes[s][1] = r.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(c)
+	}
+	// DOWN's border is white on a dark terminal; its figures are red.
+	t.states[analysis.StateDown] = r.NewStyle().Foreground(lipgloss.Color("#ff5f5f"))
+	t.badges[analysis.StateDown] = t.downBadge
+	for _, c := range seriesColors {
+		t.series = append(t.series, r.NewStyle().Foreground(c))
+	}
+	return t
+}
+
+// PlainTheme is a theme without colour or attributes, as under NO_COLOR,
+// whatever the terminal: for golden frames and for users who ask for it.
+func PlainTheme() *Theme {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.Ascii)
+	// Set, not detected: detection would query a terminal.
+	r.SetHasDarkBackground(true)
+	return NewTheme(r)
+}
+
+// stateWords are the badges, in capitals so that they read as labels even
+// when colour is off.
+var stateWords = [...]string{"HEALTHY", "IDLE", "STALE", "SLOW", "FULL", "PREEMPTING", "DOWN"}
+
+// stateWord returns the badge text of a state.
+func stateWord(s analysis.State) string {
+	if int(s) < len(stateWords) {
+		return stateWords[s]
+	}
+	return "UNKNOWN"
+}
+
+// stateColors pair light and dark terminal colours per state.
+var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
+	analysis.StateHealthy:    {Light: "#007a33", Dark: "#3ddc84"},
+	analysis.StateIdle:       {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateStale:      {Light: "#8a6d00", Dark: "#c9b458"},
+	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},
+	analysis.StateFull:       {Light: "#c41e3a", Dark: "#ff5f5f"},
+	analysis.StatePreempting: {Light: "#8b008b", Dark: "#ff6ad5"},
+	analysis.StateDown:       {Light: "#ffffff", Dark: "#ffffff"},
+}
+
+// seriesColors are the colours of the lines of one chart, in order.
+var seriesColors = []lipgloss.AdaptiveColor{
+	{Light: "#005fd7", Dark: "#5fafff"},
+	{Light: "#b36b00", Dark: "#ffb02e"},
+	{Light: "#8b008b", Dark: "#ff6ad5"},
+	{Light: "#007a33", Dark: "#3ddc84"},
+}
+
+// known reports whether the theme has styles for a state.
+func known(s analysis.State) bool { return int(s) < len(stateWords) }
+
+// state is the foreground style of a state's figures.
+func (t *Theme) state(s analysis.State) lipgloss.Style {
+	if !known(s) {
+		return t.plain
+	}
+	return t.states[s]
+}
+
+// badge draws a state as a coloured word; the word alone carries the meaning
+// when colour is off.
+func (t *Theme) badge(s analysis.State) string {
+	if !known(s) {
+		return t.plain.Bold(true).Render(stateWord(s))
+	}
+	return t.badges[s].Render(stateWord(s))
+}
+
+// pane is the bordered box of a replica in a state.
+func (t *Theme) pane(s analysis.State, selected bool) lipgloss.Style {
+	if !known(s) {
+		border := lipgloss.RoundedBorder()
+		if selected {
+			border = lipgloss.ThickBorder()
+		}
+		return t.plain.Border(border)
+	}
+	if selected {
+		return t.panes[s][1]
+	}
+	return t.panes[s][0]
+}
+
+// seriesStyle is the style of the i-th line of a chart.
+func (t *Theme) seriesStyle(i int) lipgloss.Style { return t.series[i%len(t.series)] }
+
+// helpStyles are the bubbles help styles, drawn with this theme's renderer
+// so that they follow its profile rather than the global one.
+func (t *Theme) helpStyles() help.Styles {
+	s := help.New().Styles
+	for _, st := range []*lipgloss.Style{&s.Ellipsis, &s.ShortKey, &s.ShortDesc, &s.ShortSeparator,
+		&s.FullKey, &s.FullDesc, &s.FullSeparator} {
+		*st = st.Renderer(t.renderer)
+	}
+	return s
+}
+
+// styleInput draws a text input with this theme's renderer.
+func (t *Theme) styleInput(ti *textinput.Model) {
+	for _, st := range []*lipgloss.Style{&ti.PromptStyle, &ti.TextStyle, &ti.PlaceholderStyle,
+		&ti.CompletionStyle, &ti.Cursor.Style, &ti.Cursor.TextStyle} {
+		*st = st.Renderer(t.renderer)
+	}
+}

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,10 @@ import (
 
 // Model is the model_name of the pages VLLMPage renders.
 const Model = "meta-llama/Llama-3.1-8B-Instruct"
+
+// MaxModelLen is Model's context length: it sets the bounds of the
+// token-count histograms (catalogue.TokenBuckets).
+const MaxModelLen = 131072
 
 // Observed are the values every latency histogram of engine e sees e+1
 // times each on a VLLMPage; two of them are at or below 0.1.
@@ -103,7 +108,11 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 			}
 		}
 	default:
-		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: f.Name, Help: help, Buckets: f.Buckets}, f.Labels)
+		buckets := f.Buckets
+		if slices.Equal(buckets, catalogue.TokenBuckets(catalogue.DefaultMaxModelLen)) {
+			buckets = catalogue.TokenBuckets(MaxModelLen)
+		}
+		h := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: f.Name, Help: help, Buckets: buckets}, f.Labels)
 		reg.MustRegister(h)
 		return func(e int) {
 			o := h.With(labels(e, ""))

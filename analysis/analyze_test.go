@@ -10,10 +10,11 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// TestLessonWorkedExample is the lesson's "two readings → rates": two
-// scrapes 60 s apart evaluated with a 60 s window give the plain
-// differences ÷ 60.
-func TestLessonWorkedExample(t *testing.T) {
+// TestTwoReadingsWorkedExample is `vtop analyze before.txt after.txt
+// --seconds 60`: two scrapes 60 s apart evaluated with a 60 s window give
+// the plain differences ÷ 60 (48 running, 6 finished/s, 1,800 tokens/s,
+// 8 s each).
+func TestTwoReadingsWorkedExample(t *testing.T) {
 	reading := func(at time.Time, stop, gen, ttftSum, ttftCount float64) catalogue.Sample {
 		s := catalogue.NewSeries()
 		s.Scalars[catalogue.Running], s.Scalars[catalogue.Waiting] = 48, 0

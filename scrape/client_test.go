@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -359,6 +360,9 @@ func TestDescribe(t *testing.T) {
 		{&net.DNSError{Name: "gpu-x\x1b[2J", Err: "no such host"}, "DNS lookup failed for gpu-x"},
 		{context.DeadlineExceeded, "timed out after 800ms"},
 		{errors.New("weird \x07failure"), "weird failure"},
+		{context.Canceled, "canceled"},
+		{&url.Error{Op: "Get", URL: "https://gpu-a:8000/metrics", Err: io.EOF}, "connection closed by the server"},
+		{io.ErrUnexpectedEOF, "connection closed by the server"},
 	}
 	for _, tt := range tests {
 		if got := describe(context.Background(), tt.err, 800*time.Millisecond); got != tt.want {

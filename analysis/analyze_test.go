@@ -10,10 +10,11 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// TestLessonWorkedExample is the lesson's "two readings → rates": two
-// scrapes 60 s apart evaluated with a 60 s window give the plain
-// differences ÷ 60.
-func TestLessonWorkedExample(t *testing.T) {
+// TestTwoReadingsWorkedExample is `vtop analyze before.txt after.txt
+// --seconds 60`: two scrapes 60 s apart evaluated with a 60 s window give
+// the plain differences ÷ 60 (48 running, 6 finished/s, 1,800 tokens/s,
+// 8 s each).
+func TestTwoReadingsWorkedExample(t *testing.T) {
 	reading := func(at time.Time, stop, gen, ttftSum, ttftCount float64) catalogue.Sample {
 		s := catalogue.NewSeries()
 		s.Scalars[catalogue.Running], s.Scalars[catalogue.Waiting] = 48, 0
@@ -98,10 +99,10 @@ func TestStates(t *testing.T) {
 			s.running, s.kv, s.waiting = 180, 0.97, 10
 			return run(s, 30, time.Second, finishing(10, chat), queueing(10, 1))
 		}, StateFull, "(KV-bound, KV cache at 97%)", "add replicas"},
-		{"preempting beats full", func() ([]catalogue.Sample, time.Time) {
+		{"preempting", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv = 256, 0.99
-			return run(s, 30, time.Second, finishing(6, chat), queueing(10, 1), preempting(2))
+			return run(s, 30, time.Second, finishing(6, chat), preempting(2))
 		}, StatePreempting, "60 preemptions over 30s (2/s), KV cache at 99%",
 			"cap max_num_seqs at 537 (what the KV cache holds: 430,000 tokens ÷ 800 tokens per request), or add VRAM / replicas; preemption is recomputing 1,300 tokens/s"},
 		{"slow TTFT from long prompts", func() ([]catalogue.Sample, time.Time) {

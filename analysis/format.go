@@ -7,6 +7,16 @@ import (
 	"time"
 )
 
+// These are the words of the analysis: how a figure is written inside a
+// sentence. Reasons, actions, events, the fleet advice and the text report
+// of `vtop analyze` and `vtop --once` are read as prose and copied into
+// tickets and configuration, so a number there is written in full, with
+// thousands separators and the precision it needs: "cap max_num_seqs at
+// 537", "430,000 tokens", "13.8 req/s", "350ms". The panes of the screen
+// have a few columns per figure and keep their own compact formatters in
+// package ui ("12k", "1.2M"): the two sets differ in width on purpose, not
+// in meaning, and both write an unknown figure as "n/a", never as 0.
+
 // count formats a number of things: whole, with thousands separators
 // ("12,400"); "n/a" when unknown.
 func count(x float64) string {
@@ -41,13 +51,18 @@ func amount(x float64) string {
 	return trimZeros(strconv.FormatFloat(x, 'f', 2, 64))
 }
 
-// trimZeros drops trailing zeros after a decimal point ("6.00" → "6").
+// trimZeros drops trailing zeros after a decimal point ("6.00" → "6"), and
+// the sign of a value that rounds to zero ("-0.00" → "0").
 func trimZeros(s string) string {
 	if !strings.Contains(s, ".") {
 		return s
 	}
 	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+	s = strings.TrimSuffix(s, ".")
+	if s == "-0" {
+		return "0"
+	}
+	return s
 }
 
 // percent formats a 0–1 fraction as a whole percentage ("95%").
@@ -55,16 +70,18 @@ func percent(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "n/a"
 	}
-	return strconv.FormatFloat(math.Round(x*100), 'f', 0, 64) + "%"
+	// Adding 0 turns the -0 that a small negative rounds to into 0.
+	return strconv.FormatFloat(math.Round(x*100)+0, 'f', 0, 64) + "%"
 }
 
 // seconds formats a latency in seconds: milliseconds below one second
-// ("350ms", "2.5s").
+// ("350ms", "2.5s"). The unit is chosen on the rounded value, so 0.9996 s
+// is "1s", not "1,000ms".
 func seconds(x float64) string {
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 0):
 		return "n/a"
-	case math.Abs(x) < 1:
+	case math.Round(math.Abs(x)*1000) < 1000:
 		return amount(x*1000) + "ms"
 	}
 	return amount(x) + "s"

@@ -2,24 +2,29 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// Real vLLM bucket lists (vllm-metrics.md §5), each with its +Inf bucket.
+// vLLM's bucket lists from the catalogue, each with its +Inf bucket as a
+// page carries it.
 var (
 	inf            = math.Inf(1)
-	ttftBounds     = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0, inf}
-	itlBounds      = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, inf}
-	latencyBounds  = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0, inf}
-	tokenBounds    = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, inf}
+	ttftBounds     = withInf(catalogue.TTFTBuckets)
+	itlBounds      = withInf(catalogue.ITLBuckets)
+	latencyBounds  = withInf(catalogue.RequestLatencyBuckets)
+	tokenBounds    = withInf(catalogue.TokenBuckets(catalogue.DefaultMaxModelLen))
 	boundsOfHistog = [catalogue.NumHistograms][]float64{
 		catalogue.TTFT: ttftBounds, catalogue.ITL: itlBounds, catalogue.E2E: latencyBounds, catalogue.QueueTime: latencyBounds,
 		catalogue.PrefillTime: latencyBounds, catalogue.DecodeTime: latencyBounds, catalogue.PromptLength: tokenBounds, catalogue.GenerationLength: tokenBounds,
 	}
 	t0 = time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)
 )
+
+// withInf returns a copy of bounds with the +Inf bound appended.
+func withInf(bounds []float64) []float64 { return append(slices.Clone(bounds), inf) }
 
 // server is a hand-driven vLLM replica: it holds the cumulative counters a
 // real server exports and produces one Sample per scrape. Every finished

@@ -14,25 +14,11 @@ type Bucket struct{ Upper, Count float64 }
 // bucket counts are taken as equal (float noise), as in Prometheus ≥ 2.49.
 const smallDeltaTolerance = 1e-12
 
-// BucketQuantile is Prometheus's histogram_quantile() for one group of
-// classic buckets (promql/quantile.go, Prometheus 3.x): q outside [0, 1]
-// gives ±Inf and NaN q gives NaN; no +Inf bucket, fewer than two buckets or
-// zero observations give NaN; equal bounds are merged; counts are forced
-// monotonic, ignoring relative deltas below 1e-12; the rank is found with Go's
-// sort.Search and interpolated linearly inside its bucket, from 0 for the
-// lowest bucket when its bound is positive. The input is not modified.
-func BucketQuantile(q float64, buckets []Bucket) float64 {
-	if !quantileInRange(q) || len(buckets) == 0 {
-		return outOfRangeQuantile(q)
-	}
-	return bucketQuantileInPlace(q, slices.Clone(buckets))
-}
-
 // quantileInRange reports whether q is a quantile in [0, 1].
 func quantileInRange(q float64) bool { return q >= 0 && q <= 1 }
 
-// outOfRangeQuantile is the answer for a q outside [0, 1] (or for no
-// buckets): -Inf below, +Inf above, NaN otherwise.
+// outOfRangeQuantile is the answer for a q outside [0, 1]: -Inf below,
+// +Inf above, NaN for NaN.
 func outOfRangeQuantile(q float64) float64 {
 	switch {
 	case q < 0:
@@ -43,19 +29,12 @@ func outOfRangeQuantile(q float64) float64 {
 	return math.NaN()
 }
 
-// bucketQuantileInPlace is BucketQuantile on a scratch slice it may sort,
-// merge and fix.
-func bucketQuantileInPlace(q float64, b []Bucket) float64 {
-	if !quantileInRange(q) || len(b) == 0 {
-		return outOfRangeQuantile(q)
-	}
-	return preparedQuantile(q, prepareBuckets(b))
-}
-
 // prepareBuckets sorts, merges and fixes the buckets in place, as
 // histogram_quantile does before it looks for the rank, and returns the
-// fixed slice; nil when there is no +Inf bucket. Quantiles and SLO shares
-// are then read off the same prepared slice.
+// fixed slice; nil when there is none or no +Inf bucket. Equal bounds are
+// merged by summing their counts, and counts are forced monotonic,
+// ignoring relative deltas below 1e-12. Quantiles and SLO shares are then
+// read off the same prepared slice.
 func prepareBuckets(b []Bucket) []Bucket {
 	if len(b) == 0 {
 		return nil
@@ -71,7 +50,12 @@ func prepareBuckets(b []Bucket) []Bucket {
 	return b
 }
 
-// preparedQuantile is the q-quantile of buckets fixed by prepareBuckets.
+// preparedQuantile is Prometheus's histogram_quantile() (promql/quantile.go,
+// Prometheus 3.x) of buckets fixed by prepareBuckets: q outside [0, 1]
+// gives ±Inf and NaN q gives NaN; no +Inf bucket, fewer than two buckets or
+// zero observations give NaN; the rank is found with Go's sort.Search and
+// interpolated linearly inside its bucket, from 0 for the lowest bucket
+// when its bound is positive.
 func preparedQuantile(q float64, b []Bucket) float64 {
 	if !quantileInRange(q) {
 		return outOfRangeQuantile(q)

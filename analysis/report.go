@@ -201,8 +201,9 @@ type ReplicaReport struct {
 	Point Point `json:"-"`
 }
 
-// Advice is the fleet's scaling advice, from the queue (the lesson's
-// "scale on the queue").
+// Advice is the fleet's scaling advice: replicas by the queue (the HPA rule
+// on vllm:num_requests_waiting with a Little's-law target) and by capacity
+// (what a FULL replica finishes per second).
 type Advice struct {
 	Replicas                int      `json:"replicas"` // replicas up now
 	ArrivalsPerSecond       Num      `json:"arrivals_per_second"`

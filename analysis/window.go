@@ -15,7 +15,8 @@ import (
 // in. This is Prometheus's rule before 3.0 (3.x leaves the start open). It is
 // chosen so that two readings exactly N seconds apart, evaluated at the
 // second with a window of N seconds, give the plain difference ÷ N with no
-// extrapolation: the lesson's "two readings → rates" arithmetic.
+// extrapolation: what `vtop analyze before.txt after.txt --seconds N`
+// promises.
 type window struct {
 	samples        []*catalogue.Sample // good samples in the window, oldest first
 	startMs, endMs int64
@@ -210,8 +211,8 @@ func newestBounds(series []*catalogue.Series, h catalogue.Histogram) []float64 {
 	return nil
 }
 
-// sameBounds reports whether two bound lists are equal. The scraper interns
-// bounds, so the first check almost always decides.
+// sameBounds reports whether two bound lists are equal. The page parser
+// interns bounds, so the identity check almost always decides.
 func sameBounds(a, b []float64) bool {
 	if len(a) != len(b) {
 		return false

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -208,6 +209,7 @@ func hardeningCases() []hardeningCase {
 	}
 }
 
+// requireToken answers the healthy page only to that bearer token.
 func requireToken(token string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+token {
@@ -218,6 +220,8 @@ func requireToken(token string) http.HandlerFunc {
 	}
 }
 
+// startTLSServer serves the healthy page over TLS with httptest's
+// self-signed certificate until the test ends.
 func startTLSServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(testutil.ServePage(testutil.HealthyPage, "text/plain"))
@@ -246,14 +250,11 @@ func TestHardening(t *testing.T) {
 				Interval: 10 * time.Second, Timeout: 400 * time.Millisecond, Client: copts,
 			})
 
-			good, _ := p.Latest(0)
+			good := latest(t, p, 0)
 			if !good.OK() || good.Total.Scalars[catalogue.Running] != 5 {
 				t.Errorf("healthy neighbour: err %q running %v", good.Err, good.Total.Scalars[catalogue.Running])
 			}
-			bad, ok := p.Latest(1)
-			if !ok {
-				t.Fatal("no sample")
-			}
+			bad := latest(t, p, 1)
 			t.Logf("error: %q", bad.Err)
 			if strings.Contains(bad.Err, testToken) {
 				t.Errorf("error leaks the token: %q", bad.Err)
@@ -292,6 +293,16 @@ func scrapeOnce(t *testing.T, targets []Target, opts Options) *Poller {
 	cancel()
 	<-done
 	return p
+}
+
+// latest returns the newest sample the poller kept of its i-th target.
+func latest(t *testing.T, p *Poller, i int) catalogue.Sample {
+	t.Helper()
+	samples := p.Readings(nil)[i].Samples
+	if len(samples) == 0 {
+		t.Fatalf("no sample of target %d", i)
+	}
+	return samples[len(samples)-1]
 }
 
 // checkStates runs the analysis over what the poller kept: the failing
@@ -349,6 +360,9 @@ func TestDescribe(t *testing.T) {
 		{&net.DNSError{Name: "gpu-x\x1b[2J", Err: "no such host"}, "DNS lookup failed for gpu-x"},
 		{context.DeadlineExceeded, "timed out after 800ms"},
 		{errors.New("weird \x07failure"), "weird failure"},
+		{context.Canceled, "canceled"},
+		{&url.Error{Op: "Get", URL: "https://gpu-a:8000/metrics", Err: io.EOF}, "connection closed by the server"},
+		{io.ErrUnexpectedEOF, "connection closed by the server"},
 	}
 	for _, tt := range tests {
 		if got := describe(context.Background(), tt.err, 800*time.Millisecond); got != tt.want {

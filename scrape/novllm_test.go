@@ -33,7 +33,7 @@ func TestPageWithoutVLLMMetrics(t *testing.T) {
 	}
 	p := scrapeOnce(t, []Target{healthy, noVLLM}, Options{Interval: 10 * time.Second, Timeout: time.Second})
 
-	sample, _ := p.Latest(1)
+	sample := latest(t, p, 1)
 	if !sample.OK() || sample.HasVLLM {
 		t.Fatalf("sample: err %q, HasVLLM %v; want a good scrape without vLLM metrics", sample.Err, sample.HasVLLM)
 	}

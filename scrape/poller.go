@@ -42,8 +42,9 @@ type Options struct {
 	MaxConcurrency int
 	// Client configures TLS, auth, headers and the body cap.
 	Client ClientOptions
-	// Now stamps the samples and reports (default time.Now). Tests inject
-	// a clock here; scheduling still uses real timers.
+	// Now stamps the samples and is the source's clock, Poller.Now, at
+	// which reports are evaluated (default time.Now). Tests inject a clock
+	// here; scheduling still uses real timers.
 	Now func() time.Time
 }
 
@@ -119,18 +120,6 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 
 // Interval returns the scrape interval in use.
 func (p *Poller) Interval() time.Duration { return p.opts.Interval }
-
-// Timeout returns the per-scrape timeout in use.
-func (p *Poller) Timeout() time.Duration { return p.opts.Timeout }
-
-// Targets returns the targets, in the order of the snapshots.
-func (p *Poller) Targets() []Target {
-	out := make([]Target, len(p.targets))
-	for i, ts := range p.targets {
-		out[i] = ts.target
-	}
-	return out
-}
 
 // Keep grows every ring to hold at least d of samples at the interval.
 func (p *Poller) Keep(d time.Duration) {
@@ -281,12 +270,4 @@ func (p *Poller) Readings(dst []catalogue.Readings) []catalogue.Readings {
 		ts.mu.Unlock()
 	}
 	return dst
-}
-
-// Latest returns the newest sample of the target at index i.
-func (p *Poller) Latest(i int) (catalogue.Sample, bool) {
-	ts := p.targets[i]
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	return ts.ring.Latest()
 }

@@ -55,7 +55,7 @@ func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 	}
 	snap := p.Readings(nil)
 	if len(snap) != 6 || snap[5].Target != healthy.Name {
-		t.Fatalf("snapshot targets %d, last %q", len(snap), snap[5].Target)
+		t.Fatalf("readings of %d targets, last %q", len(snap), snap[5].Target)
 	}
 	for _, s := range snap[5].Samples {
 		if !s.OK() || s.Total.Scalars[catalogue.Running] != 5 {
@@ -70,8 +70,8 @@ func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 	}
 }
 
-// Snapshot may run while the poller writes (run with -race).
-func TestPollerSnapshotConcurrent(t *testing.T) {
+// Readings may run while the poller writes (run with -race).
+func TestPollerReadingsConcurrent(t *testing.T) {
 	tg, _ := ParseTarget(testutil.StartServer(t, testutil.ServePage(testutil.HealthyPage, "text/plain")))
 	p, err := NewPoller([]Target{tg}, Options{Interval: 5 * time.Millisecond, History: 8})
 	if err != nil {

@@ -2,7 +2,6 @@ package scrape
 
 import (
 	"context"
-	"github.com/vtop-dev/vtop/page"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -10,7 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/testutil"
 )
 

@@ -1,0 +1,34 @@
+package analysis
+
+import "time"
+
+// Config holds the thresholds and windows of the analysis.
+type Config struct {
+	// Window is how far back rates and quantiles look.
+	Window time.Duration
+	// SLOTTFT and SLOITL are the p99 latencies above which a replica that is
+	// not full is SLOW.
+	SLOTTFT, SLOITL time.Duration
+	// SLOE2E is the e2e latency used for goodput; zero leaves goodput on
+	// TTFT alone.
+	SLOE2E time.Duration
+	// TargetQueueTime is the acceptable queue time the scaling advice aims
+	// for (Little's law: waiting target = arrivals per replica × this).
+	TargetQueueTime time.Duration
+	// Hysteresis is how many consecutive evaluations a new state must hold
+	// before it is shown (DOWN is shown at once). 1 disables it.
+	Hysteresis int
+}
+
+// DefaultConfig returns the documented defaults: 30 s window, SLOs of 1 s
+// TTFT and 100 ms ITL and none on e2e, 1 s target queue time, hysteresis
+// of 2.
+func DefaultConfig() Config {
+	return Config{
+		Window:          30 * time.Second,
+		SLOTTFT:         time.Second,
+		SLOITL:          100 * time.Millisecond,
+		TargetQueueTime: time.Second,
+		Hysteresis:      2,
+	}
+}

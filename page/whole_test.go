@@ -149,3 +149,28 @@ func TestIngestAcceptsEverySampleShape(t *testing.T) {
 		})
 	}
 }
+
+// Every refusal says what is wrong and where, in text safe to draw: what
+// the DOWN pane shows is all an on-call engineer has to go on.
+func TestEveryRefusalSaysWhatAndWhere(t *testing.T) {
+	pages := []struct{ name, page, contentType string }{
+		{"empty", "", "text/plain"},
+		{"HTML", "<html>\x1b[2J</html>\n", ""},
+		{"JSON", "{\"a\":1}\n", ""},
+		{"protobuf", "\x00\x01", "application/vnd.google.protobuf"},
+		{"cut", wholeHead + "vllm:num_requests_waiting 1", ""},
+		{"no # EOF", wholeHead, omType},
+		{"garbage", wholeHead + "\x1b]0;pwned\x07\n", ""},
+		{"bad value in a line vtop reads", wholeHead + "vllm:num_requests_waiting \x1b[2J\n", ""},
+		{"bad label value in a line vtop reads", "vllm:num_requests_waiting{model_name=\"\xff\"} 1\n", ""},
+		{"bad le in a histogram vtop reads", "# TYPE vllm:time_to_first_token_seconds histogram\nvllm:time_to_first_token_seconds_bucket{le=\"x\"} 1\n", ""},
+	}
+	for _, tt := range pages {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewIngester().Ingest([]byte(tt.page), tt.contentType)
+			if err == nil || err.Error() == "" || !safetext.IsSafe(err.Error()) || !saysWhere(err) {
+				t.Errorf("error %v: want a safe text that names the problem and where", err)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	vtoppage "github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // scrapeOK fetches a replica's page over HTTP and parses it.
@@ -170,5 +172,38 @@ func TestRestartKeepsTheWindowRateSane(t *testing.T) {
 	}
 	if !(steady > 2) {
 		t.Errorf("steady rate %.2f req/s: the test proves nothing", steady)
+	}
+}
+
+// The pages of the faults truncated and garbage are refused by vtop's
+// parser with their cause and place, as Prometheus fails such scrapes.
+func TestFaultPagesRefusedByParser(t *testing.T) {
+	f, url, clock := startFleet(t)
+	clock.Add(time.Minute)
+	tests := []struct {
+		fault Fault
+		want  func(body []byte) string
+	}{
+		{FaultTruncated, func(body []byte) string {
+			return fmt.Sprintf("page cut mid-line at byte %d", len(body))
+		}},
+		{FaultGarbage, func(body []byte) string {
+			start := bytes.Index(body, garbage)
+			return fmt.Sprintf("parse error at line %d: ", bytes.Count(body[:max(start, 0)], []byte("\n"))+1)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.fault), func(t *testing.T) {
+			if err := f.Replicas()[0].SetFault(tt.fault); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = f.Replicas()[0].SetFault(FaultNone) })
+			_, body, _ := get(url, 2*time.Second) // truncated also ends in a transport error
+			_, err := vtoppage.NewIngester().Ingest(body, "text/plain; version=0.0.4")
+			want := tt.want(body)
+			if err == nil || !strings.HasPrefix(err.Error(), want) || !safetext.IsSafe(err.Error()) {
+				t.Errorf("%d bytes ending %q: error %v, want a safe one starting %q", len(body), tail(body), err, want)
+			}
+		})
 	}
 }

@@ -386,7 +386,7 @@ func TestFailingScrapeIsolated(t *testing.T) {
 	}{
 		{sim.FaultHTTP500, "HTTP 500"},
 		{sim.FaultTruncated, "connection closed by the server"},
-		{sim.FaultGarbage, "not Prometheus metrics"},
+		{sim.FaultGarbage, "parse error at line"},
 		{sim.FaultHang, "timed out after " + scrapeTimeout.String()},
 		{sim.FaultSlow, "timed out after " + scrapeTimeout.String()},
 		// Handler mode cannot refuse a connection; it drops it unanswered

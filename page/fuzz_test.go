@@ -1,7 +1,9 @@
 package page
 
 import (
+	"errors"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,6 +40,9 @@ func FuzzIngest(f *testing.F) {
 			if unsafeText(err.Error()) {
 				t.Errorf("error not sanitized: %q", err.Error())
 			}
+			if !saysWhere(err) {
+				t.Errorf("error %q names neither the whole page nor a line or byte", err.Error())
+			}
 			return
 		}
 		texts := append([]string{s.Model}, s.Warnings...)
@@ -65,6 +70,21 @@ func FuzzIngest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// wherePattern is how a refusal of part of a page says where it is.
+var wherePattern = regexp.MustCompile(`at (line|byte) [0-9]+: |at byte [0-9]+$`)
+
+// saysWhere reports whether err, a refusal, names its problem and where it
+// is: a refusal of the whole body (empty, HTML, JSON, protobuf) is one of
+// its sentinels, any other names the line or the byte.
+func saysWhere(err error) bool {
+	for _, whole := range []error{errEmptyBody, errHTML, errJSON, errProtobuf} {
+		if errors.Is(err, whole) {
+			return true
+		}
+	}
+	return wherePattern.MatchString(err.Error())
 }
 
 // unsafeText reports text that could drive a terminal (control characters,

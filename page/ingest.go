@@ -94,7 +94,13 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	hasVLLM, dropped := in.filter(body, om)
+	if err := checkWhole(body, om); err != nil {
+		return catalogue.Sample{}, err
+	}
+	hasVLLM, dropped, err := in.filter(body, om)
+	if err != nil {
+		return catalogue.Sample{}, err
+	}
 	in.reader.Reset(in.filtered)
 	fams, err := in.parser.TextToMetricFamilies(&in.reader)
 	if err != nil {
@@ -162,14 +168,16 @@ func (in *Ingester) parseError(err error) error {
 // format on the way: counter families get their _total name, exemplars,
 // # UNIT and # EOF go. HELP lines are dropped (vtop never reads them). A
 // family whose samples come before any TYPE line gets one, so that an
-// untyped histogram's buckets still assemble.
-func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
+// untyped histogram's buckets still assemble. The lines it drops are
+// checked for the shape of a sample, so that garbage anywhere fails the
+// page; the error names the first such line.
+func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int, err error) {
 	mask := in.stripper.allowed
 	for {
 		var refused uint8
-		hasVLLM, dropped, refused = in.filterPass(body, om, mask)
-		if refused == 0 {
-			return hasVLLM, dropped
+		hasVLLM, dropped, refused, err = in.filterPass(body, om, mask)
+		if refused == 0 || err != nil {
+			return hasVLLM, dropped, err
 		}
 		mask &^= refused // another pass, keeping the labels it could not take off
 	}
@@ -177,8 +185,8 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int) {
 
 // filterPass is one pass of filter, stripping the labels of mask (see
 // stripLabels). It stops early and returns the labels that cannot be
-// stripped from this page.
-func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8) {
+// stripped from this page, or the first malformed line it drops.
+func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8, err error) {
 	in.stripper.reset()
 	in.filtered = in.filtered[:0]
 	in.lineMap = in.lineMap[:0]
@@ -187,7 +195,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
-		if len(line) == 0 {
+		// expfmt skips leading blanks; so must the filter, or an indented
+		// sample would be dropped, or an indented comment taken for garbage.
+		if line = skipBlanks(line); len(line) == 0 {
 			continue
 		}
 		if line[0] == '#' {
@@ -201,11 +211,13 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			hasVLLM = true
 		}
 		idx, ok := catalogue.LookupSample(name)
-		if !ok {
-			continue
-		}
-		if kept >= maxKeptLines {
-			dropped++
+		if !ok || kept >= maxKeptLines {
+			if problem := sampleShape(line, len(name), om); problem != "" {
+				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
+			}
+			if ok {
+				dropped++
+			}
 			continue
 		}
 		kept++
@@ -222,12 +234,12 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		}
 		if mask != 0 && readsByLabel(catalogue.Reads[idx].Kind) {
 			if line, refused = in.stripper.strip(line, len(name), mask); refused != 0 {
-				return hasVLLM, dropped, refused
+				return hasVLLM, dropped, refused, nil
 			}
 		}
 		in.emitBytes(line, lineNo, hadNewline)
 	}
-	return hasVLLM, dropped, 0
+	return hasVLLM, dropped, 0, nil
 }
 
 var vllmPrefix = []byte("vllm:")

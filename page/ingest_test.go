@@ -200,13 +200,6 @@ func TestIngestHostilePages(t *testing.T) {
 			},
 		},
 		{
-			name: "malformed line of a family vtop never reads is never parsed",
-			page: "vllm:iteration_tokens_total_bucket{le=\"1\" oops\nvllm:num_requests_waiting 4\n",
-			check: func(s *catalogue.Sample) (float64, float64) {
-				return s.Total.Scalars[catalogue.Waiting], 4
-			},
-		},
-		{
 			name: "CRLF line ends",
 			page: "# TYPE vllm:num_requests_waiting gauge\r\nvllm:num_requests_waiting 4\r\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
@@ -298,7 +291,7 @@ func TestIngestErrors(t *testing.T) {
 		{"html by sniffing", "<!DOCTYPE html><html>oops</html>", "text/plain", "HTML page, not Prometheus metrics"},
 		{"json", `{"status":"ok"}`, "application/json", "JSON, not Prometheus metrics"},
 		{"json served as text", "{\"object\":\"list\"}\n", "text/plain", "JSON, not Prometheus metrics"},
-		{"cut mid-line", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting{model_name=\"x", "text/plain", "parse error at line 3: "},
+		{"cut mid-line", "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\nvllm:num_requests_waiting{model_name=\"x", "text/plain", "page cut mid-line at byte 106"},
 		{"garbage value, line of the page not of the filtered copy", "a 1\nb 2\n# HELP vllm:num_requests_waiting x\nvllm:num_requests_waiting abc\n", "", "parse error at line 4: "},
 	}
 	for _, tt := range tests {

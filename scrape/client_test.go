@@ -99,7 +99,7 @@ func hardeningCases() []hardeningCase {
 			setup: func(t *testing.T) (string, ClientOptions) {
 				return testutil.StartServer(t, testutil.ServePage("vllm:num_requests_running 1\nvllm:num_requests_waiting{model_na", "text/plain")), ClientOptions{}
 			},
-			wantErr: "parse error at line 2: ",
+			wantErr: "page cut mid-line at byte 62",
 		},
 		{
 			name: "endless body: reading stops at MaxBody",

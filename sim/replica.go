@@ -138,6 +138,9 @@ func (r *Replica) syncToWall() {
 	if lag := target - r.vnow; lag > r.maxCatchUp.Seconds() {
 		skip := lag - r.maxCatchUp.Seconds()
 		r.wallOrigin = r.wallOrigin.Add(seconds(skip))
+		// Virtual time 0 moves with it, or a restart after the skip would
+		// date its process start that far in the past.
+		r.epoch = r.wallOrigin
 		target -= skip
 	}
 	r.advance(target - r.vnow)

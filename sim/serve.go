@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -29,8 +30,10 @@ const (
 	// FaultTruncated sends part of the page, cut mid-line, then drops the
 	// connection.
 	FaultTruncated Fault = "truncated"
-	// FaultGarbage answers 200 with bytes that are not Prometheus text,
-	// terminal escape sequences included.
+	// FaultGarbage answers 200 with a page that turns into bytes that are
+	// not Prometheus text halfway, terminal escape sequences included, as
+	// a proxy splicing its error page into the stream does (/health gets
+	// the garbage alone).
 	FaultGarbage Fault = "garbage"
 	// FaultRestart restarts the server: counters reset, a new process start
 	// time. It is an event, not a state: the replica then serves normally.
@@ -52,8 +55,10 @@ func ParseFault(name string) (Fault, error) {
 	return "", fmt.Errorf("unknown fault %q (want one of %v)", name, Faults())
 }
 
-// garbage is what a FaultGarbage replica answers: HTML, binary and an escape
-// sequence that would clear a terminal if printed raw.
+// garbage is what a FaultGarbage replica answers after the first half of
+// its page: HTML, binary and an escape sequence that would clear a terminal
+// if printed raw. Coming after good lines, it is caught only by a parser
+// that checks every line, not by a look at the first bytes.
 var garbage = []byte("<html><body>\x1b[2J\x1b]0;pwned\x07502 Bad Gateway\x00\xff\xfe</body></html>\n")
 
 // Fault returns the replica's current fault.
@@ -156,7 +161,7 @@ func (r *Replica) serveHealth(w http.ResponseWriter, req *http.Request) {
 var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)
 
 func (r *Replica) serveMetrics(w http.ResponseWriter, req *http.Request) {
-	if r.serveFault(w, req) {
+	if f, _ := r.currentFault(); f != FaultGarbage && r.serveFault(w, req) {
 		return
 	}
 	page, err := r.Render(textFormat)
@@ -171,6 +176,8 @@ func (r *Replica) serveMetrics(w http.ResponseWriter, req *http.Request) {
 		r.writeSlowly(w, req, page, changed)
 	case FaultTruncated:
 		writeTruncated(w, page)
+	case FaultGarbage:
+		_, _ = w.Write(garbled(page))
 	default:
 		_, _ = w.Write(page)
 	}
@@ -198,6 +205,12 @@ func (r *Replica) writeSlowly(w http.ResponseWriter, req *http.Request, page []b
 		case <-tick.C:
 		}
 	}
+}
+
+// garbled is the first half of page, in whole lines, then garbage.
+func garbled(page []byte) []byte {
+	head := page[:bytes.LastIndexByte(page[:len(page)/2], '\n')+1]
+	return append(head[:len(head):len(head)], garbage...)
 }
 
 // writeTruncated sends the first half of the page, cut inside a line, then

@@ -154,6 +154,10 @@ func TestAgainstPrometheus(t *testing.T) {
 		}
 	})
 
+	t.Run("history ends where the live figures are", func(t *testing.T) {
+		checkHistory(t, cfg, acfg, instances)
+	})
+
 	t.Run("a killed replica is DOWN when Prometheus notices", func(t *testing.T) {
 		checkKilledReplica(t, cfg, acfg, fleet, prom, instances)
 	})
@@ -302,4 +306,77 @@ func allUp(r analysis.Report, n int) bool {
 		}
 	}
 	return true
+}
+
+// checkHistory loads the history and checks that at its newest point every
+// charted figure equals what the live readings give at that instant: the
+// history's PromQL and the analysis agree, replica names included.
+func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []string) {
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := src.History(t.Context(), 12*time.Second, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != len(instances) {
+		t.Fatalf("history of %d replicas, want %d", len(hist), len(instances))
+	}
+	at := hist[0].Points[len(hist[0].Points)-1].Time
+	f, err := src.fetch(t.Context(), at, itWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.apply(at, itWindow, f)
+	live := analysis.Analyze(at, src.snapshot(), acfg, nil)
+	compared := 0
+	for _, th := range hist {
+		if len(th.Points) < 10 || !th.Points[len(th.Points)-1].Time.Equal(at) {
+			t.Errorf("%s: %d points, newest at %v; want ≥ 10 ending at %v", th.Target, len(th.Points), th.Points[len(th.Points)-1].Time, at)
+			continue
+		}
+		r := replicaNamed(&live, th.Target)
+		if r == nil {
+			t.Fatalf("history names %q, the live readings do not", th.Target)
+		}
+		want := monitor.Points([]monitor.TargetHistory{{Target: "live", Points: []monitor.HistoryPoint{livePoint(r)}}})["live"][0]
+		got := monitor.Points([]monitor.TargetHistory{{Target: th.Target, Points: th.Points[len(th.Points)-1:]}})[th.Target][0]
+		gv, wv := pointValues(got), pointValues(want)
+		for i := range gv {
+			if !sameFigure(analysis.Num(gv[i]), wv[i], !math.IsNaN(wv[i])) && !(math.IsNaN(gv[i]) && math.IsNaN(wv[i])) {
+				t.Errorf("%s: figure %d: history %v, live %v", th.Target, i, gv[i], wv[i])
+			}
+			if !math.IsNaN(wv[i]) {
+				compared++
+			}
+		}
+	}
+	if compared < len(instances)*10 {
+		t.Errorf("only %d figures known: the comparison proves little", compared)
+	}
+}
+
+// livePoint is a replica's charted figures as a history point.
+func livePoint(r *analysis.ReplicaReport) monitor.HistoryPoint {
+	f := &r.Figures
+	return monitor.HistoryPoint{Values: [monitor.NumFigures]float64{
+		float64(f.Running), float64(f.Waiting), float64(f.KVCacheUsage), float64(f.RequestsPerSecond),
+		float64(f.PromptTokensPerSecond), float64(f.GenerationTokensPerSecond), float64(f.PreemptionsPerSecond),
+		float64(f.TTFT.P50), float64(f.TTFT.P90), float64(f.TTFT.P99),
+		float64(f.ITL.P50), float64(f.ITL.P90), float64(f.ITL.P99),
+		float64(f.E2E.P50), float64(f.E2E.P90), float64(f.E2E.P99),
+	}}
+}
+
+// pointValues lists a point's figures (narrowed to float32 by the point).
+func pointValues(p analysis.Point) []float64 {
+	vs := []float32{p.Running, p.Waiting, p.KVCacheUsage, p.RequestsPerSecond, p.PromptTokensPerSecond,
+		p.GenerationTokensPerSecond, p.PreemptionsPerSecond, p.TTFTP50, p.TTFTP90, p.TTFTP99,
+		p.ITLP50, p.ITLP90, p.ITLP99, p.E2EP50, p.E2EP90, p.E2EP99}
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = float64(v)
+	}
+	return out
 }

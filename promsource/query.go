@@ -93,10 +93,15 @@ type queries struct {
 }
 
 // selector is {__name__=~re, matchers}.
-func (q queries) selector(re string) string {
+func (q queries) selector(re string) string { return q.selectorWith(re, "") }
+
+// selectorWith is {__name__=~re, matchers, extra}.
+func (q queries) selectorWith(re, extra string) string {
 	s := "{__name__=~" + strconv.Quote(re)
-	if q.matchers != "" {
-		s += "," + q.matchers
+	for _, m := range []string{q.matchers, extra} {
+		if m != "" {
+			s += "," + m
+		}
 	}
 	return s + "}"
 }

@@ -62,13 +62,13 @@ func startPrometheus(t testing.TB, scrape time.Duration, targets []string) *prom
 		quoted[i] = fmt.Sprintf("%q", tg)
 	}
 	cfg := fmt.Sprintf(`global:
-  scrape_interval: %s
-  scrape_timeout: %s
+  scrape_interval: %dms
+  scrape_timeout: %dms
 scrape_configs:
   - job_name: vllm
     static_configs:
       - targets: [%s]
-`, scrape, scrape*9/10, strings.Join(quoted, ", "))
+`, scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), strings.Join(quoted, ", "))
 	if err := os.WriteFile(filepath.Join(p.dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

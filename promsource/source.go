@@ -2,7 +2,6 @@ package promsource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -320,10 +319,4 @@ func (e *sourceError) Error() string { return "Prometheus " + e.source + ": " + 
 // fail wraps a problem of the server.
 func (s *Source) fail(problem string) error {
 	return &sourceError{source: s.name, problem: problem}
-}
-
-// isSourceError reports whether err is the server's failure.
-func isSourceError(err error) bool {
-	var se *sourceError
-	return errors.As(err, &se)
 }

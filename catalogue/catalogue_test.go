@@ -92,3 +92,25 @@ func TestLookupSample(t *testing.T) {
 		}
 	}
 }
+
+func TestCanonical(t *testing.T) {
+	tests := []struct{ name, want string }{
+		{"vllm:num_requests_running", "vllm:num_requests_running"},
+		{"kserve_vllm:num_requests_running", "vllm:num_requests_running"},
+		{"ray_vllm_num_requests_running", "vllm:num_requests_running"},
+		{"num_requests_running", "vllm:num_requests_running"}, // NIM
+		{"ray_vllm_time_to_first_token_seconds_bucket", "vllm:time_to_first_token_seconds_bucket"},
+		{"time_per_output_token_seconds_sum", "vllm:time_per_output_token_seconds_sum"},
+		{"kserve_vllm:request_success_total", "vllm:request_success_total"},
+		{"process_start_time_seconds", "process_start_time_seconds"},
+		{"http_requests_total", "http_requests_total"}, // not a vLLM family: no prefix to add
+		{"kserve_vllm:go_goroutines", "kserve_vllm:go_goroutines"},
+		{"ray_vllm_", "ray_vllm_"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Canonical(tt.name); got != tt.want {
+			t.Errorf("Canonical(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

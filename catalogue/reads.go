@@ -130,3 +130,30 @@ func LookupFamily(name string) (int, bool) {
 	i, ok := readIndex[name]
 	return i, ok
 }
+
+// Prefixes are the spellings of vLLM's "vllm:" prefix in the wild: vLLM's
+// own, KServe's rewrite ("kserve_vllm:"), Ray Serve's ("ray_vllm_", the
+// colon made an underscore) and NVIDIA NIM's, which drops the prefix. A
+// reader of someone else's storage (a Prometheus server) meets them all; a
+// page of vLLM itself only the first.
+var Prefixes = []string{"vllm:", "kserve_vllm:", "ray_vllm_", ""}
+
+// Canonical returns the name a sample has under vLLM's own prefix when it
+// is a vLLM sample vtop reads under a rewritten prefix (or none), and the
+// name unchanged otherwise: "kserve_vllm:num_requests_running" and
+// "num_requests_running" both give "vllm:num_requests_running", while
+// "process_start_time_seconds" stays itself. LookupSample of the result
+// then finds the family.
+func Canonical(name string) string {
+	const own = "vllm:"
+	for _, p := range Prefixes {
+		if p == own || len(name) <= len(p) || name[:len(p)] != p {
+			continue
+		}
+		c := own + name[len(p):]
+		if i, ok := LookupSample([]byte(c)); ok && Reads[i].Name[:len(own)] == own {
+			return c
+		}
+	}
+	return name
+}

@@ -25,12 +25,15 @@ type Monitor struct {
 
 	mu  sync.Mutex // guards cfg
 	cfg analysis.Config
+
+	history *historyRequest // set by SetHistory; nil loads none
 }
 
 // New prepares a monitor of source; nothing runs until Run. The source is
 // asked to keep the analysis window.
 func New(source Source, cfg analysis.Config, output Output) *Monitor {
 	source.Keep(keepFor(cfg.Window, source.Interval()))
+	tellWindow(source, cfg.Window)
 	return &Monitor{source: source, output: output, kick: make(chan struct{}, 1), cfg: cfg}
 }
 
@@ -55,6 +58,7 @@ func (m *Monitor) SetWindow(d time.Duration) {
 		return
 	}
 	m.source.Keep(keepFor(d, m.source.Interval()))
+	tellWindow(m.source, d)
 	m.mu.Lock()
 	m.cfg.Window = d
 	m.mu.Unlock()
@@ -77,6 +81,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg.Go(func() { _ = m.source.Run(ctx) })
+	wg.Go(func() { m.loadHistory(ctx) })
 
 	interval := m.source.Interval()
 	ticker := time.NewTicker(interval)
@@ -122,6 +127,7 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 		wait = cfg.Window
 	}
 	source.Keep(keepFor(max(wait, cfg.Window), source.Interval()) + source.Interval())
+	tellWindow(source, cfg.Window)
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = source.Run(runCtx) })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/ring"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -314,5 +315,41 @@ func TestHintWhileNothingAnswers(t *testing.T) {
 	m = send(m, ReportMsg{Report: report(t0.Add(time.Second), replica("localhost:8000", analysis.StateHealthy))})
 	if strings.Contains(m.View(), opts.Hint) {
 		t.Errorf("hint still shown after the replica answered:\n%s", m.View())
+	}
+}
+
+// History preloaded before or after the first report ends up before the
+// live points, in time order, without duplicates and within the bound.
+func TestHistoryPreload(t *testing.T) {
+	past := func(from, n int) []analysis.Point {
+		var pts []analysis.Point
+		for i := range n {
+			pts = append(pts, analysis.Point{Time: t0.Add(time.Duration(from+i) * time.Second), Running: float32(from + i)})
+		}
+		return pts
+	}
+	live := ReportMsg{Report: report(t0, replica("a", analysis.StateHealthy))}
+	tests := []struct {
+		name string
+		msgs []tea.Msg
+		want []float32 // Running of each point, oldest first (the live point of a healthy replica runs 48)
+	}{
+		{"before the report", []tea.Msg{HistoryMsg{Points: map[string][]analysis.Point{"a": past(-3, 3)}}, live}, []float32{-3, -2, -1, 48}},
+		{"after the report", []tea.Msg{live, HistoryMsg{Points: map[string][]analysis.Point{"a": past(-3, 3)}}}, []float32{-3, -2, -1, 48}},
+		{"overlapping the live point", []tea.Msg{live, HistoryMsg{Points: map[string][]analysis.Point{"a": past(-2, 4)}}}, []float32{-2, -1, 48}},
+		{"over the bound", []tea.Msg{HistoryMsg{Points: map[string][]analysis.Point{"a": past(-9, 9)}}, live}, []float32{-4, -3, -2, -1, 48}},
+	}
+	for _, tt := range tests {
+		opts := testOptions()
+		opts.History = 5
+		m := send(sized(New(opts), 120, 40), tt.msgs...)
+		pts := pointsUntil(m.history["a"], 100, t0.Add(time.Hour))
+		var got []float32
+		for _, p := range pts {
+			got = append(got, p.Running)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: running %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

@@ -82,6 +82,14 @@ type ReportMsg struct {
 	Report analysis.Report
 }
 
+// HistoryMsg preloads the sparklines and charts with a source's past, by
+// target, oldest first: what a Prometheus server already holds when vtop
+// starts. It may arrive before or after the first report; points at or
+// after a target's oldest point are left out, so nothing is drawn twice.
+type HistoryMsg struct {
+	Points map[string][]analysis.Point
+}
+
 // screen is what the body of the frame shows.
 type screen int
 
@@ -218,6 +226,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refresh()
 	case ReportMsg:
 		m.ingest(msg.Report)
+	case HistoryMsg:
+		m.preload(msg.Points)
 	case tea.KeyMsg:
 		cmd = m.handleKey(msg)
 		// A key can change the header (a badge, the filter): lay out again.
@@ -258,6 +268,30 @@ func (m *Model) ingest(r analysis.Report) {
 	m.hasReport = true
 	if !m.paused {
 		m.shown = r
+		m.refresh()
+	}
+}
+
+// preload puts a source's past before each target's points.
+func (m *Model) preload(history map[string][]analysis.Point) {
+	for target, pts := range history {
+		old := m.history[target]
+		var first time.Time
+		if old != nil && old.Len() > 0 {
+			first = old.At(0).Time
+		}
+		h := ring.New[analysis.Point](m.opts.History)
+		for _, p := range pts {
+			if first.IsZero() || p.Time.Before(first) {
+				h.Push(p)
+			}
+		}
+		for i := 0; old != nil && i < old.Len(); i++ {
+			h.Push(old.At(i))
+		}
+		m.history[target] = h
+	}
+	if !m.paused {
 		m.refresh()
 	}
 }

@@ -1,0 +1,165 @@
+package monitor
+
+import (
+	"context"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// The interfaces below are optional: a Source implements them when it can.
+// The direct scraper implements none of them; a source that reads a
+// Prometheus server implements all three.
+
+// Figure names one charted figure of a source's history: the figures the
+// sparklines and the detail charts draw.
+type Figure uint8
+
+// The charted figures, in the order of analysis.Point.
+const (
+	FigRunning Figure = iota
+	FigWaiting
+	FigKVCacheUsage
+	FigRequestsPerSecond
+	FigPromptTokensPerSecond
+	FigGenerationTokensPerSecond
+	FigPreemptionsPerSecond
+	FigTTFTP50
+	FigTTFTP90
+	FigTTFTP99
+	FigITLP50
+	FigITLP90
+	FigITLP99
+	FigE2EP50
+	FigE2EP90
+	FigE2EP99
+	NumFigures // the number of figures; not a figure
+)
+
+// HistoryPoint is the charted figures of one target at one time, each NaN
+// when unknown.
+type HistoryPoint struct {
+	Time   time.Time
+	Values [NumFigures]float64
+}
+
+// TargetHistory is one target's past, oldest point first. Target is the
+// name the target's Readings carry, so the past joins the present.
+type TargetHistory struct {
+	Target string
+	Points []HistoryPoint
+}
+
+// Historian is a Source that already holds the past, such as a Prometheus
+// server: the screen can start with full charts instead of empty ones.
+type Historian interface {
+	// History returns the charted figures of every target over the span
+	// that ends now, at most points per target, evenly spaced. Text in it
+	// is safe to draw.
+	History(ctx context.Context, span time.Duration, points int) ([]TargetHistory, error)
+}
+
+// Windowed is a Source that fetches exactly the analysis window for each
+// evaluation (a Prometheus server is asked for the window's raw samples)
+// rather than keeping everything it read: it must be told the window. The
+// monitor does so at start and on every change.
+type Windowed interface {
+	SetWindow(d time.Duration)
+}
+
+// Status is a source's own health, apart from its targets': the server a
+// source reads can fail while the targets behind it are fine.
+type Status struct {
+	// Source names the source (a URL without credentials).
+	Source string
+	// Problem is why the last refresh failed; empty when it worked.
+	Problem string
+	// Since is when the current run of failures began (zero when OK).
+	Since time.Time
+	// LastGood is the evaluation time of the newest data (zero if none).
+	LastGood time.Time
+	// Warnings are problems that did not fail the refresh.
+	Warnings []string
+}
+
+// OK reports whether the last refresh worked.
+func (s Status) OK() bool { return s.Problem == "" }
+
+// StatusReporter is a Source that can fail as a whole. What the header
+// shows: Problem and the age of LastGood when not OK.
+type StatusReporter interface {
+	Status() Status
+}
+
+// HistoryOutput receives a source's history once, at start: each target's
+// points, oldest first.
+type HistoryOutput func(map[string][]analysis.Point)
+
+// historyRequest is what SetHistory asked for.
+type historyRequest struct {
+	span   time.Duration
+	points int
+	out    HistoryOutput
+}
+
+// SetHistory asks Run to load span of history, at most points per target,
+// from a source that holds it (a Historian) and hand it to out once, beside
+// the first report (in either order). Sources without history ignore it;
+// so does a failure, which the source's Status tells. Call before Run.
+func (m *Monitor) SetHistory(span time.Duration, points int, out HistoryOutput) {
+	m.history = &historyRequest{span: span, points: points, out: out}
+}
+
+// loadHistory runs the history request, if any, against the source.
+func (m *Monitor) loadHistory(ctx context.Context) {
+	h, ok := m.source.(Historian)
+	if m.history == nil || !ok || m.history.span <= 0 {
+		return
+	}
+	th, err := h.History(ctx, m.history.span, m.history.points)
+	if err != nil || ctx.Err() != nil {
+		return
+	}
+	m.history.out(Points(th))
+}
+
+// Points converts a source's history into the points the screen keeps,
+// by target. The states of past points are unknown and left HEALTHY: only
+// the figures are drawn from them.
+func Points(history []TargetHistory) map[string][]analysis.Point {
+	out := make(map[string][]analysis.Point, len(history))
+	for _, th := range history {
+		pts := make([]analysis.Point, len(th.Points))
+		for i, hp := range th.Points {
+			pts[i] = point(hp)
+		}
+		out[th.Target] = pts
+	}
+	return out
+}
+
+// point is one HistoryPoint as an analysis.Point.
+func point(hp HistoryPoint) analysis.Point {
+	v := func(f Figure) float32 { return float32(hp.Values[f]) }
+	return analysis.Point{
+		Time:    hp.Time,
+		Running: v(FigRunning), Waiting: v(FigWaiting), KVCacheUsage: v(FigKVCacheUsage),
+		RequestsPerSecond:         v(FigRequestsPerSecond),
+		PromptTokensPerSecond:     v(FigPromptTokensPerSecond),
+		GenerationTokensPerSecond: v(FigGenerationTokensPerSecond),
+		PreemptionsPerSecond:      v(FigPreemptionsPerSecond),
+		TTFTP50:                   v(FigTTFTP50), TTFTP90: v(FigTTFTP90), TTFTP99: v(FigTTFTP99),
+		ITLP50: v(FigITLP50), ITLP90: v(FigITLP90), ITLP99: v(FigITLP99),
+		E2EP50: v(FigE2EP50), E2EP90: v(FigE2EP90), E2EP99: v(FigE2EP99),
+	}
+}
+
+// tellWindow passes the window to a source that fetches it itself.
+func tellWindow(source Source, d time.Duration) {
+	if w, ok := source.(Windowed); ok {
+		if d <= 0 {
+			d = analysis.DefaultConfig().Window
+		}
+		w.SetWindow(d)
+	}
+}

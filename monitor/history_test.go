@@ -1,0 +1,161 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// historySource is a keepingSource that holds a past and fetches its own
+// window.
+type historySource struct {
+	keepingSource
+	history []TargetHistory
+	err     error
+
+	mu      sync.Mutex
+	calls   int
+	windows []time.Duration
+}
+
+func (s *historySource) History(ctx context.Context, span time.Duration, points int) ([]TargetHistory, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	return s.history, s.err
+}
+
+func (s *historySource) SetWindow(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.windows = append(s.windows, d)
+}
+
+// The monitor tells a Windowed source the window at start and on every
+// change, the default when the config leaves it at zero.
+func TestMonitorTellsTheWindow(t *testing.T) {
+	tests := []struct {
+		start time.Duration
+		set   []time.Duration
+		want  []time.Duration
+	}{
+		{30 * time.Second, nil, []time.Duration{30 * time.Second}},
+		{0, nil, []time.Duration{analysis.DefaultConfig().Window}},
+		{time.Minute, []time.Duration{5 * time.Minute, 0, 10 * time.Second}, []time.Duration{time.Minute, 5 * time.Minute, 10 * time.Second}},
+	}
+	for _, tt := range tests {
+		src := &historySource{}
+		m := New(src, analysis.Config{Window: tt.start}, nil)
+		for _, d := range tt.set {
+			m.SetWindow(d)
+		}
+		if len(src.windows) != len(tt.want) {
+			t.Errorf("start %v, set %v: told %v, want %v", tt.start, tt.set, src.windows, tt.want)
+			continue
+		}
+		for i := range tt.want {
+			if src.windows[i] != tt.want[i] {
+				t.Errorf("start %v, set %v: told %v, want %v", tt.start, tt.set, src.windows, tt.want)
+				break
+			}
+		}
+	}
+}
+
+// Run loads the history once and hands it over as points by target; a
+// failed load hands nothing.
+func TestMonitorLoadsHistoryOnce(t *testing.T) {
+	at := time.Unix(1e9, 0)
+	var values [NumFigures]float64
+	for f := range values {
+		values[f] = float64(f) + 1
+	}
+	values[FigTTFTP99] = math.NaN()
+	tests := []struct {
+		name  string
+		err   error
+		wantN int // deliveries
+	}{
+		{"history", nil, 1},
+		{"failed", errors.New("refused"), 0},
+	}
+	for _, tt := range tests {
+		src := &historySource{err: tt.err, history: []TargetHistory{{Target: "a", Points: []HistoryPoint{{Time: at, Values: values}}}}}
+		got := make(chan map[string][]analysis.Point, 2)
+		m := New(src, analysis.DefaultConfig(), func(analysis.Report) error { return nil })
+		m.SetHistory(15*time.Minute, 100, func(h map[string][]analysis.Point) { got <- h })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = m.Run(ctx); close(done) }()
+		// The load runs beside the loop: wait for its result, or (when it
+		// fails) for the call, before stopping.
+		var h map[string][]analysis.Point
+		if tt.wantN > 0 {
+			select {
+			case h = <-got:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: no history delivered", tt.name)
+			}
+		}
+		for src.callCount() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		<-done
+		if src.callCount() != 1 || len(got) != 0 {
+			t.Errorf("%s: %d calls, %d more deliveries; want 1, 0", tt.name, src.callCount(), len(got))
+			continue
+		}
+		if tt.wantN == 0 {
+			continue
+		}
+		pts := h["a"]
+		if len(pts) != 1 || !pts[0].Time.Equal(at) || pts[0].Running != 1 || pts[0].E2EP99 != float32(NumFigures) || !math.IsNaN(float64(pts[0].TTFTP99)) {
+			t.Errorf("%s: points %+v", tt.name, pts)
+		}
+	}
+}
+
+func (s *historySource) callCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls
+}
+
+// Every figure lands in its own field of the point.
+func TestPointsMapsEveryFigure(t *testing.T) {
+	get := map[Figure]func(analysis.Point) float32{
+		FigRunning: func(p analysis.Point) float32 { return p.Running }, FigWaiting: func(p analysis.Point) float32 { return p.Waiting },
+		FigKVCacheUsage: func(p analysis.Point) float32 { return p.KVCacheUsage }, FigRequestsPerSecond: func(p analysis.Point) float32 { return p.RequestsPerSecond },
+		FigPromptTokensPerSecond:     func(p analysis.Point) float32 { return p.PromptTokensPerSecond },
+		FigGenerationTokensPerSecond: func(p analysis.Point) float32 { return p.GenerationTokensPerSecond },
+		FigPreemptionsPerSecond:      func(p analysis.Point) float32 { return p.PreemptionsPerSecond },
+		FigTTFTP50:                   func(p analysis.Point) float32 { return p.TTFTP50 }, FigTTFTP90: func(p analysis.Point) float32 { return p.TTFTP90 },
+		FigTTFTP99: func(p analysis.Point) float32 { return p.TTFTP99 }, FigITLP50: func(p analysis.Point) float32 { return p.ITLP50 },
+		FigITLP90: func(p analysis.Point) float32 { return p.ITLP90 }, FigITLP99: func(p analysis.Point) float32 { return p.ITLP99 },
+		FigE2EP50: func(p analysis.Point) float32 { return p.E2EP50 }, FigE2EP90: func(p analysis.Point) float32 { return p.E2EP90 },
+		FigE2EP99: func(p analysis.Point) float32 { return p.E2EP99 },
+	}
+	if len(get) != int(NumFigures) {
+		t.Fatalf("test covers %d of %d figures", len(get), NumFigures)
+	}
+	for f := range NumFigures {
+		var hp HistoryPoint
+		hp.Values[f] = 42
+		p := Points([]TargetHistory{{Target: "t", Points: []HistoryPoint{hp}}})["t"][0]
+		for g, read := range get {
+			want := float32(0)
+			if g == f {
+				want = 42
+			}
+			if read(p) != want {
+				t.Errorf("figure %d set: field of figure %d reads %v, want %v", f, g, read(p), want)
+			}
+		}
+	}
+}

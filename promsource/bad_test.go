@@ -1,0 +1,257 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/safetext"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// fakeProm answers the source's queries as a Prometheus server with one
+// replica ("a:8000") would, unless its mode says otherwise.
+type fakeProm struct {
+	mu      sync.Mutex
+	mode    string // "" answers well
+	count   int    // what count() says; 0 means the empty vector
+	headers http.Header
+}
+
+func (f *fakeProm) set(mode string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.mode = mode
+}
+
+func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	mode, count := f.mode, f.count
+	f.headers = r.Header.Clone()
+	f.mu.Unlock()
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if f.fault(w, r, mode) {
+		return
+	}
+	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+	q := r.Form.Get("query")
+	w.Header().Set("Content-Type", "application/json")
+	switch {
+	case strings.HasPrefix(q, "count by (job)"):
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"vllm-prod"},"value":[%.3f,"40"]},{"metric":{"job":"kserve"},"value":[%.3f,"8"]}]}}`, at, at)
+	case strings.HasPrefix(q, "count("):
+		result := ""
+		if count > 0 {
+			result = fmt.Sprintf(`{"metric":{},"value":[%.3f,"%d"]}`, at, count)
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, result)
+	case strings.HasPrefix(q, "up"):
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"up","instance":"a:8000","job":"vllm"},"values":[[%.3f,"1"],[%.3f,"1"]]}]}}`, at-2, at-1)
+	default:
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000","job":"vllm"},"values":[[%.3f,"3"],[%.3f,"4"]]},{"metric":{"__name__":"vllm:generation_tokens_total","instance":"a:8000","job":"vllm"},"values":[[%.3f,"100"],[%.3f,"150"]]}]}}`, at-2, at-1, at-2, at-1)
+	}
+}
+
+// fault answers as a broken server would, and reports whether it did.
+func (f *fakeProm) fault(w http.ResponseWriter, r *http.Request, mode string) bool {
+	switch mode {
+	case "slow":
+		<-r.Context().Done()
+	case "503":
+		http.Error(w, "Service Unavailable: too many queries\nmore text", http.StatusServiceUnavailable)
+	case "401":
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	case "404":
+		http.NotFound(w, r)
+	case "html":
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<!doctype html><html><body>Grafana</body></html>")
+	case "other json":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"dashboards":[{"id":1}]}`)
+	case "rejected":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprint(w, `{"status":"error","errorType":"bad_data","error":"1:27: parse error: unexpected \"=\" in label matching, expected string\u001b[2J"}`)
+	default:
+		return false
+	}
+	return true
+}
+
+// refreshOnce runs one refresh of a source and evaluates it.
+func refreshOnce(t *testing.T, s *Source) analysis.Report {
+	t.Helper()
+	s.refresh(context.Background())
+	return analysis.Analyze(s.Now(), s.Readings(nil), analysis.DefaultConfig(), nil)
+}
+
+// Each way a server can fail gives a clear message, in the source's
+// status and as the DOWN error of what is on screen.
+func TestBadServers(t *testing.T) {
+	tests := []struct {
+		name  string
+		mode  string
+		count int
+		cfg   Config
+		url   string // instead of the fake's
+		want  string
+	}{
+		{name: "refused", url: "http://" + testutil.ClosedPort(t), count: 2, want: "connection refused"},
+		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 200ms"},
+		{name: "5xx", mode: "503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
+		{name: "unauthorized", mode: "401", count: 2, want: "HTTP 401: not authorized"},
+		{name: "wrong path", mode: "404", count: 2, want: "no Prometheus query API at this URL"},
+		{name: "HTML", mode: "html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
+		{name: "another API's JSON", mode: "other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},
+		{name: "query rejected", mode: "rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error: unexpected "=" in label matching`},
+		{name: "no vLLM series", count: 0, cfg: Config{Selector: `{job="vllm"}`},
+			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
+		{name: "huge fleet", count: 2_000_000, want: "the selector matches 2000000 series, more than the cap of 250000"},
+		{name: "answer over the cap", count: 2, cfg: Config{MaxBody: 300}, want: "larger than the cap"},
+	}
+	for _, tt := range tests {
+		fake := &fakeProm{mode: tt.mode, count: tt.count}
+		srv := httptest.NewServer(fake)
+		cfg := tt.cfg
+		cfg.URL = srv.URL
+		if tt.url != "" {
+			cfg.URL = tt.url
+		}
+		s := testSource(t, cfg)
+		rep := refreshOnce(t, s)
+		srv.Close()
+		st := s.Status()
+		if st.OK() || !strings.Contains(st.Problem, tt.want) || !safetext.IsSafe(st.Problem) {
+			t.Errorf("%s: status problem %q, want one with %q", tt.name, st.Problem, tt.want)
+		}
+		if len(rep.Replicas) != 1 || rep.Replicas[0].State != analysis.StateDown || !strings.Contains(rep.Replicas[0].Error, tt.want) {
+			t.Errorf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+		}
+	}
+}
+
+// A failing server keeps every replica's last data with its age; when the
+// cause goes, the same source is back without a restart.
+func TestKeepsLastDataAndRecovers(t *testing.T) {
+	fake := &fakeProm{count: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	s := testSource(t, Config{URL: srv.URL})
+	steps := []struct {
+		mode      string
+		wantState analysis.State
+		wantOK    bool
+	}{
+		{"", analysis.StateIdle, true},
+		{"503", analysis.StateDown, false},
+		{"slow", analysis.StateDown, false},
+		{"", analysis.StateIdle, true},
+	}
+	s.cfg.Timeout = 200 * time.Millisecond
+	for i, st := range steps {
+		fake.set(st.mode)
+		rep := refreshOnce(t, s)
+		if len(rep.Replicas) != 1 || rep.Replicas[0].Target != "a:8000" {
+			t.Fatalf("step %d: replicas %+v", i, rep.Replicas)
+		}
+		r := rep.Replicas[0]
+		if (r.State == analysis.StateDown) != (st.wantState == analysis.StateDown) || s.Status().OK() != st.wantOK {
+			t.Errorf("step %d (%q): %s, status %+v", i, st.mode, r.State, s.Status())
+		}
+		if r.Figures.Running != 4 || r.LastGood.IsZero() {
+			t.Errorf("step %d (%q): running %v, last good %v: the last data must stay", i, st.mode, r.Figures.Running, r.LastGood)
+		}
+	}
+}
+
+// Access options reach the server; credentials never reach the output.
+func TestAccessAndSecrets(t *testing.T) {
+	fake := &fakeProm{mode: "401"}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	token := testutil.WriteFile(t, "token", []byte("tok-s3cret\n"))
+	basic := testutil.WriteFile(t, "basic", []byte("alice:pw-s3cret\n"))
+	tests := []struct {
+		name   string
+		access Access
+		url    string
+		check  func(h http.Header) bool
+	}{
+		{"bearer", Access{BearerTokenFile: token}, srv.URL, func(h http.Header) bool { return h.Get("Authorization") == "Bearer tok-s3cret" }},
+		{"basic", Access{BasicAuthFile: basic}, srv.URL, func(h http.Header) bool { return h.Get("Authorization") == "Basic YWxpY2U6cHctczNjcmV0" }},
+		{"tenant header", Access{Headers: []string{"X-Scope-OrgID: team-s3cret"}}, srv.URL, func(h http.Header) bool { return h.Get("X-Scope-OrgID") == "team-s3cret" }},
+		{"user info in the URL", Access{}, strings.Replace(srv.URL, "http://", "http://bob:url-s3cret@", 1), func(h http.Header) bool { return h.Get("Authorization") != "" }},
+	}
+	for _, tt := range tests {
+		s := testSource(t, Config{URL: tt.url, Access: tt.access})
+		rep := refreshOnce(t, s)
+		fake.mu.Lock()
+		h := fake.headers
+		fake.mu.Unlock()
+		if !tt.check(h) {
+			t.Errorf("%s: the server saw headers %v", tt.name, h)
+		}
+		out := fmt.Sprintf("%s %+v %+v", s.Name(), s.Status(), rep)
+		if strings.Contains(out, "s3cret") {
+			t.Errorf("%s: a secret reached the output: %s", tt.name, out)
+		}
+	}
+}
+
+// Options that cannot work are refused by New, naming the option and not
+// echoing secrets.
+func TestNewRefusesBadOptions(t *testing.T) {
+	empty := testutil.WriteFile(t, "empty", nil)
+	noColon := testutil.WriteFile(t, "basic", []byte("alice\n"))
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no scheme", Config{URL: "prometheus:9090"}, "Prometheus URL"},
+		{"selector without braces", Config{URL: "http://p", Selector: `job="vllm"`}, "selector must be label matchers in braces"},
+		{"missing token file", Config{URL: "http://p", Access: Access{BearerTokenFile: "/nonexistent/token"}}, "bearer token file"},
+		{"empty token file", Config{URL: "http://p", Access: Access{BearerTokenFile: empty}}, "is empty"},
+		{"basic auth without colon", Config{URL: "http://p", Access: Access{BasicAuthFile: noColon}}, "user:password"},
+		{"bad header", Config{URL: "http://p", Access: Access{Headers: []string{"X-Secret s3cret"}}}, `header must be "Key: Value"`},
+		{"missing CA file", Config{URL: "http://p", Access: Access{CAFile: "/nonexistent/ca.pem"}}, "CA file"},
+		{"CA file without a certificate", Config{URL: "http://p", Access: Access{CAFile: empty}}, "no PEM certificate"},
+	}
+	for _, tt := range tests {
+		_, err := New(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: error %v, want one with %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// A refresh costs the same few requests whatever the fleet's size.
+func TestConstantRequestsPerRefresh(t *testing.T) {
+	var n atomic.Int64
+	fake := &fakeProm{count: 2}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1); fake.ServeHTTP(w, r) }))
+	defer srv.Close()
+	s := testSource(t, Config{URL: srv.URL})
+	for i := range 3 {
+		before := n.Load()
+		refreshOnce(t, s)
+		if got := n.Load() - before; got != 3 {
+			t.Errorf("refresh %d: %d requests, want 3 (count, raw, up)", i, got)
+		}
+	}
+	if st := s.Stats(); st.Requests != 9 || st.Refreshes != 3 {
+		t.Errorf("stats %+v", st)
+	}
+}

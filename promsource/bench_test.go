@@ -1,0 +1,87 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// The benchmark's rhythm: what a production Prometheus of a large fleet
+// does (a few seconds between scrapes), over the default 30 s window.
+const (
+	benchScrape = 5 * time.Second
+	benchWindow = 30 * time.Second
+)
+
+// BenchmarkRefresh measures one refresh (the queries, the decoding and the
+// readings) and one analysis of a fleet of replicas with two engines each
+// behind one real Prometheus, and reports the requests per refresh and
+// what was read. Setting up takes a window of scraping per size:
+//
+//	go test ./promsource -run '^$' -bench Refresh -benchtime 5x
+func BenchmarkRefresh(b *testing.B) {
+	for _, n := range []int{50, 200} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			prom := benchFleet(b, n)
+			src, err := New(Config{URL: prom.url(), Selector: `{job="vllm"}`, Window: benchWindow, Timeout: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cfg := analysis.DefaultConfig()
+			cfg.Window = benchWindow
+			ctx := context.Background()
+			before := src.Stats()
+			var analyzeTime time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				src.refresh(ctx)
+				start := time.Now()
+				rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+				analyzeTime += time.Since(start)
+				if len(rep.Replicas) != n || !src.Status().OK() {
+					b.Fatalf("%d replicas, status %+v", len(rep.Replicas), src.Status())
+				}
+			}
+			st := src.Stats()
+			refreshes := float64(st.Refreshes - before.Refreshes)
+			b.ReportMetric(float64(st.Requests-before.Requests)/refreshes, "requests/refresh")
+			b.ReportMetric(float64(st.Series), "series")
+			b.ReportMetric(float64(st.Samples), "samples")
+			b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
+		})
+	}
+}
+
+// benchFleet serves n replicas of two engines each and a Prometheus
+// scraping them, and waits until it holds a full window.
+func benchFleet(b *testing.B, n int) *promServer { return benchFleetT(b, n) }
+
+// benchFleetT is benchFleet for any test.
+func benchFleetT(b testing.TB, n int) *promServer {
+	b.Helper()
+	prometheusBinary(b)
+	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
+		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = 2 }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fleet.Advance(time.Minute)
+	urls := testutil.ServeFleet(b.Context(), b, fleet)
+	targets := make([]string, len(urls))
+	for i, u := range urls {
+		pu, err := url.Parse(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		targets[i] = pu.Host
+	}
+	prom := startPrometheus(b, benchScrape, targets)
+	prom.waitForWindow(benchWindow + benchScrape)
+	return prom
+}

@@ -1,0 +1,525 @@
+package promsource
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// Labels vtop reads off Prometheus's series besides vLLM's own.
+const (
+	labelPod      = "pod"
+	labelInstance = "instance"
+	labelJob      = "job"
+	labelLE       = "le"
+	labelGen      = "generation"
+)
+
+// scrapeTarget is one target of Prometheus: a replica's series normally
+// come from exactly one.
+type scrapeTarget struct{ job, instance string }
+
+// grouper names the replica of a series.
+type grouper struct {
+	by string // the grouping label; "" is pod where present, else instance
+}
+
+// key returns the grouping value of a series: the label asked for, else
+// instance.
+func (g grouper) key(m model.Metric) string {
+	by := g.by
+	if by == "" {
+		by = labelPod
+	}
+	if v := m[model.LabelName(by)]; v != "" {
+		return string(v)
+	}
+	return string(m[labelInstance])
+}
+
+// role is what one series feeds: a row of the alias table and, for a
+// histogram, which of its series it is.
+type role struct {
+	read   int    // row of catalogue.Reads
+	suffix string // "_bucket", "_sum", "_count" or "" for a plain series
+}
+
+// roleOf returns what the series of that name feeds, under any prefix.
+func roleOf(name string) (role, bool) {
+	canon := catalogue.Canonical(name)
+	i, ok := catalogue.LookupSample([]byte(canon))
+	if !ok {
+		return role{}, false
+	}
+	return role{read: i, suffix: canon[len(catalogue.Reads[i].Name):]}, true
+}
+
+// figureKey identifies what a legacy name stands for, to drop it when a
+// replica also has the current name.
+type figureKey struct {
+	kind catalogue.ReadKind
+	idx  uint8
+}
+
+func figureOf(r catalogue.Read) figureKey {
+	if r.Kind == catalogue.ReadHistogram {
+		return figureKey{r.Kind, uint8(r.Histogram)}
+	}
+	return figureKey{r.Kind, uint8(r.Scalar)}
+}
+
+// fleetBuild turns the raw samples of one refresh into samples per
+// replica.
+type fleetBuild struct {
+	group    grouper
+	replicas map[string]*replicaBuild
+}
+
+// replicaBuild accumulates the samples of one replica, one per scrape
+// timestamp.
+type replicaBuild struct {
+	name     string
+	targets  map[scrapeTarget]bool
+	current  map[figureKey]bool // figures with a series under the current name
+	times    map[int64]*sampleBuild
+	bounds   map[histKey]map[float64]bool // the union of bucket bounds seen
+	warnings []string
+}
+
+// histKey is one histogram of one engine.
+type histKey struct {
+	engine string
+	h      catalogue.Histogram
+}
+
+// sampleBuild is one scrape of one replica being assembled.
+type sampleBuild struct {
+	sample  catalogue.Sample
+	engines map[string]*engineBuild
+}
+
+// engineBuild is one engine label value ("" for series without one) in
+// one scrape.
+type engineBuild struct {
+	series catalogue.Series
+	kvSum  float64
+	kvN    int
+	hist   [catalogue.NumHistograms]histBuild
+}
+
+// histBuild is one histogram in one scrape: counts by bound.
+type histBuild struct {
+	counts     map[float64]float64
+	sum, count float64
+	present    bool
+}
+
+func newFleetBuild(g grouper) *fleetBuild {
+	return &fleetBuild{group: g, replicas: map[string]*replicaBuild{}}
+}
+
+// add folds the raw samples of the window in. Legacy names are dropped
+// for replicas that also carry the current name of the same figure, as
+// the page parser does.
+func (b *fleetBuild) add(m model.Matrix) {
+	roles := make([]role, len(m))
+	ok := make([]bool, len(m))
+	for i, s := range m {
+		roles[i], ok[i] = roleOf(string(s.Metric[model.MetricNameLabel]))
+		if !ok[i] {
+			continue
+		}
+		r := b.replica(b.group.key(s.Metric))
+		r.targets[targetOf(s.Metric)] = true
+		if row := catalogue.Reads[roles[i].read]; !row.Legacy {
+			r.current[figureOf(row)] = true
+		}
+	}
+	for i, s := range m {
+		if !ok[i] {
+			continue
+		}
+		r := b.replicas[b.group.key(s.Metric)]
+		row := catalogue.Reads[roles[i].read]
+		if row.Legacy && r.current[figureOf(row)] {
+			continue
+		}
+		r.addSeries(s, roles[i])
+	}
+}
+
+func targetOf(m model.Metric) scrapeTarget {
+	return scrapeTarget{job: string(m[labelJob]), instance: string(m[labelInstance])}
+}
+
+// replica returns the build of a replica, made on first use.
+func (b *fleetBuild) replica(key string) *replicaBuild {
+	r := b.replicas[key]
+	if r == nil {
+		r = &replicaBuild{
+			name:    safetext.Sanitize(key),
+			targets: map[scrapeTarget]bool{},
+			current: map[figureKey]bool{},
+			times:   map[int64]*sampleBuild{},
+			bounds:  map[histKey]map[float64]bool{},
+		}
+		b.replicas[key] = r
+	}
+	return r
+}
+
+// at returns the scrape of the replica at ms, made on first use.
+func (r *replicaBuild) at(ms int64) *sampleBuild {
+	s := r.times[ms]
+	if s == nil {
+		s = &sampleBuild{engines: map[string]*engineBuild{}}
+		s.sample = catalogue.Sample{
+			Time:             time.UnixMilli(ms),
+			KVCapacityTokens: math.NaN(),
+			ProcessStartTime: math.NaN(),
+			ProcessRSSBytes:  math.NaN(),
+			GCCollections:    math.NaN(),
+			HTTPRequests:     math.NaN(),
+		}
+		r.times[ms] = s
+	}
+	return s
+}
+
+// engine returns the engine of a scrape, made on first use.
+func (s *sampleBuild) engine(name string) *engineBuild {
+	e := s.engines[name]
+	if e == nil {
+		e = &engineBuild{series: catalogue.NewSeries(), kvSum: math.NaN()}
+		s.engines[name] = e
+	}
+	return e
+}
+
+// addSeries folds every sample of one series into the replica's scrapes.
+func (r *replicaBuild) addSeries(s *model.SampleStream, ro role) {
+	row := catalogue.Reads[ro.read]
+	engine := safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))
+	model := safetext.Sanitize(string(s.Metric[catalogue.LabelModel]))
+	le := math.NaN()
+	if ro.suffix == "_bucket" {
+		v, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)
+		if err != nil {
+			return // a bucket without a bound: Prometheus skips it too
+		}
+		le = v
+		k := histKey{engine, row.Histogram}
+		if r.bounds[k] == nil {
+			r.bounds[k] = map[float64]bool{}
+		}
+		r.bounds[k][le] = true
+	}
+	apply := fold(row, ro, s.Metric, engine, le)
+	for _, p := range s.Values {
+		sb := r.at(int64(p.Timestamp))
+		if row.Kind == catalogue.ReadScalar || row.Kind == catalogue.ReadHistogram || row.Kind == catalogue.ReadFinished {
+			sb.sample.HasVLLM = true
+			if sb.sample.Model == "" {
+				sb.sample.Model = model
+			}
+		}
+		apply(sb, float64(p.Value))
+	}
+}
+
+// fold returns what adds one value of a series to a scrape.
+func fold(row catalogue.Read, ro role, m model.Metric, engine string, le float64) func(*sampleBuild, float64) {
+	switch row.Kind {
+	case catalogue.ReadScalar:
+		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(row.Scalar, v) }
+	case catalogue.ReadFinished:
+		reason, ok := catalogue.FinishReasonOf(string(m[catalogue.LabelFinishedReason]))
+		if !ok {
+			return func(*sampleBuild, float64) {} // a reason newer than vtop
+		}
+		return func(s *sampleBuild, v float64) {
+			e := s.engine(engine)
+			e.series.Finished[reason] = nanAdd(e.series.Finished[reason], v)
+		}
+	case catalogue.ReadHistogram:
+		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, le, v) }
+	case catalogue.ReadCacheConfig:
+		blocks, err1 := strconv.ParseFloat(string(m["num_gpu_blocks"]), 64)
+		size, err2 := strconv.ParseFloat(string(m["block_size"]), 64)
+		if err1 != nil || err2 != nil {
+			return func(*sampleBuild, float64) {}
+		}
+		return func(s *sampleBuild, _ float64) {
+			s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, blocks*size)
+		}
+	}
+	return processFold(row.Kind)
+}
+
+// processFold adds the process and API-server families.
+func processFold(kind catalogue.ReadKind) func(*sampleBuild, float64) {
+	switch kind {
+	case catalogue.ReadProcessStart:
+		return func(s *sampleBuild, v float64) {
+			if math.IsNaN(s.sample.ProcessStartTime) || v > s.sample.ProcessStartTime {
+				s.sample.ProcessStartTime = v
+			}
+		}
+	case catalogue.ReadRSS:
+		return func(s *sampleBuild, v float64) { s.sample.ProcessRSSBytes = nanAdd(s.sample.ProcessRSSBytes, v) }
+	case catalogue.ReadGC:
+		return func(s *sampleBuild, v float64) { s.sample.GCCollections = nanAdd(s.sample.GCCollections, v) }
+	case catalogue.ReadHTTP:
+		return func(s *sampleBuild, v float64) { s.sample.HTTPRequests = nanAdd(s.sample.HTTPRequests, v) }
+	}
+	return func(*sampleBuild, float64) {}
+}
+
+// addScalar adds a gauge or counter; KV cache usage is averaged, not
+// summed, over the series of one engine.
+func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
+	if k == catalogue.KVCacheUsage {
+		e.kvSum = nanAdd(e.kvSum, v)
+		e.kvN++
+		return
+	}
+	e.series.Scalars[k] = nanAdd(e.series.Scalars[k], v)
+}
+
+// addHistogram adds one value of a histogram's bucket, sum or count.
+func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, le, v float64) {
+	hb := &e.hist[h]
+	if !hb.present {
+		*hb = histBuild{counts: map[float64]float64{}, sum: math.NaN(), count: math.NaN(), present: true}
+	}
+	switch suffix {
+	case "_bucket":
+		if c, ok := hb.counts[le]; ok {
+			v += c
+		}
+		hb.counts[le] = v
+	case "_sum":
+		hb.sum = nanAdd(hb.sum, v)
+	case "_count":
+		hb.count = nanAdd(hb.count, v)
+	}
+}
+
+// nanAdd adds v to acc, where NaN means "nothing yet".
+func nanAdd(acc, v float64) float64 {
+	if math.IsNaN(acc) {
+		return v
+	}
+	return acc + v
+}
+
+// samples returns the replica's scrapes, oldest first, each with its
+// engines summed into Total as the page parser sums them.
+func (r *replicaBuild) samples() []catalogue.Sample {
+	bounds := r.internBounds()
+	times := make([]int64, 0, len(r.times))
+	for ms := range r.times {
+		times = append(times, ms)
+	}
+	slices.Sort(times)
+	out := make([]catalogue.Sample, 0, len(times))
+	for _, ms := range times {
+		out = append(out, r.times[ms].finish(bounds))
+	}
+	if len(r.targets) > 1 {
+		r.warnings = append(r.warnings, fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
+	}
+	for i := range out {
+		out[i].Warnings = r.warnings
+	}
+	return out
+}
+
+// internBounds sorts the bounds of every histogram of every engine once,
+// so that all scrapes of the replica share one slice (the analysis treats
+// equal slices as one series of buckets).
+func (r *replicaBuild) internBounds() map[histKey][]float64 {
+	out := make(map[histKey][]float64, len(r.bounds))
+	for k, set := range r.bounds {
+		b := make([]float64, 0, len(set))
+		for le := range set {
+			b = append(b, le)
+		}
+		slices.Sort(b)
+		out[k] = b
+	}
+	return out
+}
+
+// finish assembles the scrape: engines sorted as the page parser sorts
+// them, their sum in Total, and the engines listed when two or more are
+// named.
+func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
+	names := make([]string, 0, len(s.engines))
+	for n := range s.engines {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
+	series := make([]catalogue.Series, len(names))
+	named := 0
+	for i, n := range names {
+		series[i] = s.engines[n].finish(n, bounds)
+		if n != "" {
+			named++
+		}
+	}
+	out := s.sample
+	out.Total = total(series)
+	if named >= 2 {
+		out.Engines = make([]catalogue.Engine, 0, named)
+		for i, n := range names {
+			if n != "" {
+				out.Engines = append(out.Engines, catalogue.Engine{Name: n, Series: series[i]})
+			}
+		}
+	}
+	return out
+}
+
+// finish returns the engine's series, histograms on the replica's bounds
+// (NaN where a bucket has no sample at this time).
+func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogue.Series {
+	s := e.series
+	if e.kvN > 0 {
+		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
+	}
+	for h := range catalogue.NumHistograms {
+		hb := &e.hist[h]
+		b := bounds[histKey{name, h}]
+		if !hb.present || b == nil {
+			continue
+		}
+		counts := make([]float64, len(b))
+		for i, le := range b {
+			c, ok := hb.counts[le]
+			if !ok {
+				c = math.NaN()
+			}
+			counts[i] = c
+		}
+		s.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: hb.sum, Count: hb.count}
+	}
+	return s
+}
+
+// total sums engines: gauges and counters summed, KV usage averaged over
+// the engines that report it, buckets summed bound by bound.
+func total(engines []catalogue.Series) catalogue.Series {
+	if len(engines) == 1 {
+		return engines[0]
+	}
+	t := catalogue.NewSeries()
+	kvSum, kvN := 0.0, 0
+	for _, e := range engines {
+		for k, v := range e.Scalars {
+			switch {
+			case math.IsNaN(v):
+			case catalogue.Scalar(k) == catalogue.KVCacheUsage:
+				kvSum += v
+				kvN++
+			default:
+				t.Scalars[k] = nanAdd(t.Scalars[k], v)
+			}
+		}
+		for r, v := range e.Finished {
+			if !math.IsNaN(v) {
+				t.Finished[r] = nanAdd(t.Finished[r], v)
+			}
+		}
+		for h := range e.Histograms {
+			t.Histograms[h] = sumBuckets(t.Histograms[h], e.Histograms[h])
+		}
+	}
+	if kvN > 0 {
+		t.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
+	}
+	return t
+}
+
+// sumBuckets adds b into a on the union of their bounds.
+func sumBuckets(a, b catalogue.Buckets) catalogue.Buckets {
+	if !b.Present() {
+		return a
+	}
+	if !a.Present() {
+		return catalogue.Buckets{Bounds: b.Bounds, Counts: slices.Clone(b.Counts), Sum: b.Sum, Count: b.Count}
+	}
+	bounds := a.Bounds
+	if !slices.Equal(a.Bounds, b.Bounds) {
+		bounds = slices.Compact(slices.Sorted(slices.Values(slices.Concat(a.Bounds, b.Bounds))))
+	}
+	counts := make([]float64, len(bounds))
+	for i, le := range bounds {
+		counts[i] = addKnown(countAt(a, le), countAt(b, le))
+	}
+	return catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: addKnown(a.Sum, b.Sum), Count: addKnown(a.Count, b.Count)}
+}
+
+// addKnown adds what is known of a and b: NaN only when both are.
+func addKnown(a, b float64) float64 {
+	switch {
+	case math.IsNaN(a):
+		return b
+	case math.IsNaN(b):
+		return a
+	}
+	return a + b
+}
+
+// countAt is the count of the bucket with that bound, NaN when none.
+func countAt(b catalogue.Buckets, le float64) float64 {
+	if i, ok := slices.BinarySearch(b.Bounds, le); ok {
+		return b.Counts[i]
+	}
+	return math.NaN()
+}
+
+// upFailures returns the scrapes Prometheus failed (up is 0) of the
+// replica's own targets, as failed samples.
+func upFailures(s *model.SampleStream) []catalogue.Sample {
+	var out []catalogue.Sample
+	inst := safetext.Sanitize(string(s.Metric[labelInstance]))
+	for _, p := range s.Values {
+		if p.Value == 0 {
+			out = append(out, catalogue.Sample{Time: time.UnixMilli(int64(p.Timestamp)),
+				Err: "Prometheus cannot scrape " + inst + " (up is 0)"})
+		}
+	}
+	return out
+}
+
+// mergeFailures inserts failed samples among good ones by time; a failure
+// at the time of a good sample replaces nothing (Prometheus writes none of
+// a failed scrape's series).
+func mergeFailures(good, failed []catalogue.Sample) []catalogue.Sample {
+	if len(failed) == 0 {
+		return good
+	}
+	out := slices.Concat(good, failed)
+	slices.SortStableFunc(out, func(a, b catalogue.Sample) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// describeTargets lists targets for a warning, briefly.
+func describeTargets(ts map[scrapeTarget]bool) string {
+	var parts []string
+	for t := range ts {
+		parts = append(parts, t.job+"/"+t.instance)
+	}
+	slices.Sort(parts)
+	return safetext.Sanitize(strings.Join(parts, ", "))
+}

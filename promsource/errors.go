@@ -1,0 +1,129 @@
+package promsource
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// problem describes a failed query in a few words a person acts on. It
+// never includes the request URL or its credentials, and is safe to draw.
+func problem(err error, timeout time.Duration) string {
+	var apiErr *v1.Error
+	if errors.As(err, &apiErr) {
+		return apiProblem(apiErr)
+	}
+	return safetext.Sanitize(transportProblem(err, timeout))
+}
+
+// apiProblem describes an error the query API answered with.
+func apiProblem(e *v1.Error) string {
+	msg := safetext.Sanitize(firstLine(e.Msg))
+	switch e.Type {
+	case v1.ErrBadData:
+		return "Prometheus rejected the query: " + msg
+	case v1.ErrTimeout:
+		return "the query timed out in Prometheus: " + msg
+	case v1.ErrCanceled, v1.ErrExec:
+		return "the query failed in Prometheus: " + msg
+	case v1.ErrServer, v1.ErrClient:
+		return statusProblem(e)
+	}
+	// ErrBadResponse: a 2xx answer that is not the query API's JSON.
+	if strings.Contains(e.Msg, "invalid character '<'") {
+		return "not a Prometheus query API: the server answered HTML (check the URL and its path prefix)"
+	}
+	return "not a Prometheus query API: " + msg
+}
+
+// statusProblem describes an HTTP error status, with a hint for the ones
+// that have an obvious cause.
+func statusProblem(e *v1.Error) string {
+	_, codeText, _ := strings.Cut(e.Msg, ": ") // "server error: 503"
+	code, _ := strconv.Atoi(codeText)
+	p := "HTTP " + codeText
+	switch code {
+	case 401, 403:
+		return p + ": not authorized (check the bearer token, basic auth or tenant header)"
+	case 404:
+		return p + ": no Prometheus query API at this URL (check its path prefix)"
+	}
+	if d := detail(e.Detail); d != "" {
+		p += ": " + d
+	}
+	return p
+}
+
+// detail is the first line of an error body when it is short text.
+func detail(body string) string {
+	line := strings.TrimSpace(firstLine(strings.TrimSpace(body)))
+	if line == "" || line[0] == '<' {
+		return ""
+	}
+	if r := []rune(safetext.Sanitize(line)); len(r) > 100 {
+		return string(r[:100]) + "…"
+	}
+	return safetext.Sanitize(line)
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// transportProblem describes an error below HTTP.
+func transportProblem(err error, timeout time.Duration) string {
+	var dnsErr *net.DNSError
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.Is(err, errTooLarge):
+		return "the answer is larger than the cap; narrow the selector"
+	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
+		return "DNS lookup failed for " + dnsErr.Name
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "no answer within " + timeout.String()
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the server"
+	case errors.As(err, &unknownCA):
+		return "TLS: certificate signed by unknown authority"
+	case errors.As(err, &hostErr):
+		return "TLS: certificate is not valid for " + hostErr.Host
+	}
+	var uErr *url.Error
+	if errors.As(err, &uErr) {
+		err = uErr.Err // drop "Post \"http://…\":", which may carry credentials
+	}
+	return err.Error()
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// displayURL is the server's URL as shown: without user info or query.
+func displayURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "Prometheus"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return safetext.Sanitize(u.String())
+}

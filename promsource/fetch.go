@@ -1,0 +1,302 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// fetched is what one refresh read.
+type fetched struct {
+	raw, up         model.Matrix
+	warnings        []string
+	series, samples int
+}
+
+// fetch asks the constant set of queries of one refresh, all evaluated
+// at the same time: the series count first (so that a huge selector is
+// refused before its samples are sent), then the raw samples and up side
+// by side.
+func (s *Source) fetch(ctx context.Context, at time.Time, width time.Duration) (fetched, error) {
+	var f fetched
+	n, warns, err := s.count(ctx, at)
+	if err != nil {
+		return f, err
+	}
+	f.warnings = append(f.warnings, warns...)
+	switch {
+	case n == 0:
+		return f, s.fail(s.diagnose(ctx, at))
+	case n > s.cfg.MaxSeries:
+		return f, s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
+	}
+	var wg sync.WaitGroup
+	var upErr error
+	var upWarns []string
+	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
+	f.raw, warns, err = s.matrix(ctx, s.q.raw(width), at)
+	wg.Wait()
+	if err == nil {
+		err = upErr
+	}
+	f.warnings = append(append(f.warnings, warns...), upWarns...)
+	f.series = len(f.raw)
+	for _, ss := range f.raw {
+		f.samples += len(ss.Values)
+	}
+	return f, err
+}
+
+// query runs one instant query at the evaluation time.
+func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Value, []string, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	v, warns, _, err := s.api.Query(ctx, expr, at)
+	if err != nil {
+		return nil, nil, s.fail(problem(err, s.cfg.Timeout))
+	}
+	if v == nil {
+		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
+	}
+	return v, sanitizeAll(warns), nil
+}
+
+// matrix runs a query whose answer is a range vector.
+func (s *Source) matrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+	v, warns, err := s.query(ctx, expr, at)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, nil, s.fail(fmt.Sprintf("not a Prometheus query API: a range selector answered %s, not a matrix", v.Type()))
+	}
+	return m, warns, nil
+}
+
+// count returns how many series the raw query would read.
+func (s *Source) count(ctx context.Context, at time.Time) (int, []string, error) {
+	v, warns, err := s.query(ctx, s.q.count(), at)
+	if err != nil {
+		return 0, nil, err
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return 0, nil, s.fail(fmt.Sprintf("not a Prometheus query API: count() answered %s, not a vector", v.Type()))
+	}
+	if len(vec) == 0 {
+		return 0, warns, nil // count() of nothing is an empty vector
+	}
+	return int(vec[0].Value), warns, nil
+}
+
+// diagnose explains a selector that matches no vLLM series: which jobs do
+// have vLLM-looking series, if any.
+func (s *Source) diagnose(ctx context.Context, at time.Time) string {
+	what := "no vLLM series"
+	if s.q.matchers != "" {
+		what = "the selector {" + safetext.Sanitize(s.q.matchers) + "} matches no vLLM series"
+	}
+	v, _, err := s.query(ctx, jobs(), at)
+	vec, ok := v.(model.Vector)
+	if err != nil || !ok {
+		return what
+	}
+	var names []string
+	for _, smp := range vec {
+		names = append(names, fmt.Sprintf("job=%q", safetext.Sanitize(string(smp.Metric[labelJob]))))
+	}
+	slices.Sort(names)
+	switch {
+	case len(names) == 0:
+		return what + "; the server has none under any job"
+	case len(names) > 10:
+		names = append(names[:10], "…")
+	}
+	return what + "; vLLM series exist under " + strings.Join(names, ", ")
+}
+
+// sanitizeAll cleans texts from the server.
+func sanitizeAll(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, t := range in {
+		out = append(out, safetext.Sanitize(t))
+	}
+	return out
+}
+
+// replica is what the source remembers of one replica between refreshes.
+type replica struct {
+	name    string
+	targets map[scrapeTarget]bool
+	// samples are the newest data read for it: the window of the last
+	// refresh that had any, oldest first.
+	samples []catalogue.Sample
+	// newest is the time of its newest sample in Prometheus.
+	newest time.Time
+	// failures are the source's own failed readings since its data
+	// stopped: the server failed, or its series stopped arriving.
+	failures []catalogue.Sample
+	// placeholder marks the entry that stands for the server when no
+	// replica is known yet.
+	placeholder bool
+}
+
+// fail records a failed reading.
+func (r *replica) fail(at time.Time, problem string) {
+	if n := len(r.failures); n > 0 && !r.failures[n-1].Time.Before(at) {
+		return
+	}
+	if len(r.failures) >= maxFailures {
+		r.failures = slices.Delete(r.failures, 1, 2) // keep the first: it says since when
+	}
+	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem})
+}
+
+// failAll records a failure of the server on every replica (on a
+// placeholder named by the server when none is known): each keeps its
+// last data and turns DOWN with the server's problem.
+func (s *Source) failAll(at time.Time, problem string) {
+	problem = safetext.Sanitize(problem)
+	if len(s.replicas) == 0 {
+		s.replicas[s.name] = &replica{name: s.name, placeholder: true}
+	}
+	for _, r := range s.replicas {
+		r.fail(at, problem)
+	}
+}
+
+// apply folds a good refresh in: replicas in the data get it; known
+// replicas missing from it turn DOWN, and are forgotten after Forget.
+func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
+	b := newFleetBuild(s.group)
+	b.add(f.raw)
+	for key := range s.replicas {
+		if s.replicas[key].placeholder {
+			delete(s.replicas, key)
+		}
+	}
+	for key, rb := range b.replicas {
+		r := s.replicas[key]
+		if r == nil {
+			r = &replica{name: rb.name}
+			s.replicas[key] = r
+		}
+		r.targets = rb.targets
+		r.samples = rb.samples()
+		if n := len(r.samples); n > 0 && r.samples[n-1].Time.After(r.newest) {
+			r.newest, r.failures = r.samples[n-1].Time, nil
+		}
+	}
+	s.addUpFailures(f.up, b)
+	for key, r := range s.replicas {
+		if b.replicas[key] == nil && at.Sub(r.newest) > s.cfg.Forget {
+			delete(s.replicas, key)
+			continue
+		}
+		s.markStopped(at, r)
+		if b.replicas[key] != nil {
+			r.samples = slices.Insert(r.samples, 0, watchedBefore(at.Add(-width-time.Millisecond)))
+		}
+	}
+}
+
+// watchedBefore is a reading with no figures just before the window.
+// Prometheus watched the whole window, so the analysis must not shorten
+// it to a replica's first sample (as it does for a target vtop itself
+// only began to scrape): with this reading before the window, rate()
+// extrapolates exactly as PromQL does for a series that starts inside it.
+func watchedBefore(t time.Time) catalogue.Sample {
+	s := catalogue.Sample{Time: t, HasVLLM: true, Total: catalogue.NewSeries()}
+	s.KVCapacityTokens, s.ProcessStartTime, s.ProcessRSSBytes = math.NaN(), math.NaN(), math.NaN()
+	s.GCCollections, s.HTTPRequests = math.NaN(), math.NaN()
+	return s
+}
+
+// addUpFailures puts Prometheus's failed scrapes (up is 0) of each
+// replica's own targets among its samples: a killed server is DOWN as soon
+// as Prometheus notices. Other targets in the same group (a sidecar's
+// exporter) are not the replica's business.
+func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild) {
+	for _, ss := range up {
+		key := s.group.key(ss.Metric)
+		r := s.replicas[key]
+		if r == nil || !r.targets[targetOf(ss.Metric)] {
+			continue
+		}
+		failed := upFailures(ss)
+		if len(failed) == 0 {
+			continue
+		}
+		if b.replicas[key] == nil {
+			// No vLLM sample in the window: the failures are the news.
+			r.samples = mergeFailures(outside(r.samples, failed[0].Time), failed)
+			continue
+		}
+		r.samples = mergeFailures(r.samples, failed)
+	}
+}
+
+// outside returns the samples before t.
+func outside(samples []catalogue.Sample, t time.Time) []catalogue.Sample {
+	i := 0
+	for i < len(samples) && samples[i].Time.Before(t) {
+		i++
+	}
+	return samples[:i:i]
+}
+
+// markStopped turns a replica DOWN when nothing of it arrived for a few
+// of its scrape intervals, neither its series nor a failed scrape: its
+// target is gone from Prometheus, or Prometheus stopped scraping it.
+func (s *Source) markStopped(at time.Time, r *replica) {
+	last := r.newest
+	if n := len(r.samples); n > 0 && r.samples[n-1].Time.After(last) {
+		last = r.samples[n-1].Time // a failed scrape is news too
+	}
+	if last.IsZero() {
+		return
+	}
+	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval) {
+		r.fail(at, "no samples since "+last.Format("15:04:05"))
+	}
+}
+
+// staleAfter is how long a replica may go without a sample: three of its
+// scrape intervals (the median gap of its samples), plus one refresh
+// interval for the query to run in.
+func staleAfter(samples []catalogue.Sample, interval time.Duration) time.Duration {
+	var gaps []time.Duration
+	for i := 1; i < len(samples); i++ {
+		gaps = append(gaps, samples[i].Time.Sub(samples[i-1].Time))
+	}
+	scrape := interval
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		scrape = gaps[len(gaps)/2]
+	}
+	return 3*scrape + interval
+}
+
+// snapshot returns every replica's readings, by name.
+func (s *Source) snapshot() []catalogue.Readings {
+	out := make([]catalogue.Readings, 0, len(s.replicas))
+	for _, r := range s.replicas {
+		samples := r.samples
+		if len(r.failures) > 0 {
+			samples = slices.Concat(samples, r.failures)
+		}
+		out = append(out, catalogue.Readings{Target: r.name, Samples: samples})
+	}
+	slices.SortFunc(out, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
+	return out
+}

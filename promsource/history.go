@@ -1,0 +1,182 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// maxPoints is Prometheus's limit on the points of one range query's
+// series ("exceeded maximum resolution of 11,000 points").
+const maxPoints = 11000
+
+// Labels the history query adds to name the replica and the figure.
+const (
+	replicaLabel = "vtop_replica"
+	figureLabel  = "vtop_figure"
+)
+
+// History returns the charted figures of every replica over the span that
+// ends now, at most points per replica (fewer when the refresh interval is
+// coarser). It is ONE range query whatever the fleet size: every figure
+// is computed by PromQL, grouped by replica and tagged with its figure,
+// and the figures are joined with "or". Rates and quantiles are over the
+// analysis window, as the live figures are.
+func (s *Source) History(ctx context.Context, span time.Duration, points int) ([]monitor.TargetHistory, error) {
+	end := s.cfg.Now().Truncate(time.Millisecond)
+	step := historyStep(span, points, s.cfg.Interval)
+	r := v1.Range{Start: end.Add(-span + step), End: end, Step: step}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	v, _, _, err := s.api.QueryRange(ctx, s.historyQuery(s.rangeWidth()), r)
+	if err != nil {
+		return nil, s.fail("history: " + problem(err, s.cfg.Timeout))
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, s.fail("history: not a Prometheus query API: a range query answered " + typeOf(v))
+	}
+	return historyOf(m), nil
+}
+
+// historyStep spaces points evenly over the span: no finer than the
+// refresh interval, no more than Prometheus allows.
+func historyStep(span time.Duration, points int, interval time.Duration) time.Duration {
+	points = min(max(points, 1), maxPoints)
+	step := max((span / time.Duration(points)).Truncate(time.Millisecond), interval, time.Millisecond)
+	if span/step > maxPoints {
+		step = (span + maxPoints - 1) / maxPoints
+	}
+	return step
+}
+
+func typeOf(v model.Value) string {
+	if v == nil {
+		return "nothing"
+	}
+	return v.Type().String()
+}
+
+// historyFigure is one charted figure and its PromQL.
+type historyFigure struct {
+	fig  monitor.Figure
+	expr string
+}
+
+// historyQuery is the one range query of the history.
+func (s *Source) historyQuery(window time.Duration) string {
+	figs := s.historyFigures(window)
+	parts := make([]string, len(figs))
+	for i, f := range figs {
+		parts[i] = fmt.Sprintf(`label_replace(%s, %q, "%d", "", "")`, f.expr, figureLabel, f.fig)
+	}
+	return strings.Join(parts, " or ")
+}
+
+// historyFigures are the charted figures as PromQL, by replica.
+func (s *Source) historyFigures(window time.Duration) []historyFigure {
+	w := rangeSel(window)
+	by := s.cfg.GroupBy
+	if by == "" {
+		by = labelPod
+	}
+	// The replica's name, as the live readings name it: the grouping
+	// label where a series has it, else instance.
+	named := func(x string) string {
+		return fmt.Sprintf(`label_replace(label_replace(%s, %q, "$1", %q, "(.*)"), %q, "$1", %q, "(.+)")`,
+			x, replicaLabel, labelInstance, replicaLabel, by)
+	}
+	sel := func(family, extra string) string {
+		rest := strings.TrimPrefix(family, vllmOwn)
+		return s.q.selectorWith(prefixGroup()+regexp.QuoteMeta(rest), extra)
+	}
+	gauge := func(agg, family string) string {
+		return fmt.Sprintf("%s by (%s) (%s)", agg, replicaLabel, named(sel(family, "")))
+	}
+	rate := func(family, extra string) string {
+		return fmt.Sprintf("sum by (%s) (%s)", replicaLabel, named("rate("+sel(family, extra)+w+")"))
+	}
+	quantile := func(q float64, families ...string) string {
+		var alts []string
+		for _, f := range families {
+			alts = append(alts, fmt.Sprintf("histogram_quantile(%s, sum by (%s, le) (%s))",
+				strconv.FormatFloat(q, 'g', -1, 64), replicaLabel, named("rate("+sel(f+"_bucket", "")+w+")")))
+		}
+		return strings.Join(alts, " or ")
+	}
+	reasons := fmt.Sprintf("%s=~%q", catalogue.LabelFinishedReason, strings.Join(catalogue.FinishReasonNames[:], "|"))
+	figs := []historyFigure{
+		{monitor.FigRunning, gauge("sum", "vllm:num_requests_running")},
+		{monitor.FigWaiting, gauge("sum", "vllm:num_requests_waiting")},
+		{monitor.FigKVCacheUsage, gauge("avg", "vllm:kv_cache_usage_perc") + " or " + gauge("avg", "vllm:gpu_cache_usage_perc")},
+		{monitor.FigRequestsPerSecond, rate("vllm:request_success_total", reasons)},
+		{monitor.FigPromptTokensPerSecond, rate("vllm:prompt_tokens_total", "")},
+		{monitor.FigGenerationTokensPerSecond, rate("vllm:generation_tokens_total", "")},
+		{monitor.FigPreemptionsPerSecond, rate("vllm:num_preemptions_total", "")},
+	}
+	for _, h := range []struct {
+		families []string
+		p50      monitor.Figure
+	}{
+		{[]string{"vllm:time_to_first_token_seconds"}, monitor.FigTTFTP50},
+		{[]string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, monitor.FigITLP50},
+		{[]string{"vllm:e2e_request_latency_seconds"}, monitor.FigE2EP50},
+	} {
+		for i, q := range []float64{0.5, 0.9, 0.99} {
+			figs = append(figs, historyFigure{h.p50 + monitor.Figure(i), "(" + quantile(q, h.families...) + ")"})
+		}
+	}
+	return figs
+}
+
+// historyOf turns the tagged range-query answer into each replica's
+// points, oldest first; a figure missing at a time is NaN.
+func historyOf(m model.Matrix) []monitor.TargetHistory {
+	byReplica := map[string]map[model.Time]*monitor.HistoryPoint{}
+	for _, ss := range m {
+		fig, err := strconv.Atoi(string(ss.Metric[figureLabel]))
+		if err != nil || fig < 0 || fig >= int(monitor.NumFigures) {
+			continue
+		}
+		name := safetext.Sanitize(string(ss.Metric[replicaLabel]))
+		pts := byReplica[name]
+		if pts == nil {
+			pts = map[model.Time]*monitor.HistoryPoint{}
+			byReplica[name] = pts
+		}
+		for _, p := range ss.Values {
+			hp := pts[p.Timestamp]
+			if hp == nil {
+				hp = &monitor.HistoryPoint{Time: p.Timestamp.Time()}
+				for i := range hp.Values {
+					hp.Values[i] = math.NaN()
+				}
+				pts[p.Timestamp] = hp
+			}
+			hp.Values[fig] = float64(p.Value)
+		}
+	}
+	out := make([]monitor.TargetHistory, 0, len(byReplica))
+	for name, pts := range byReplica {
+		th := monitor.TargetHistory{Target: name, Points: make([]monitor.HistoryPoint, 0, len(pts))}
+		for _, hp := range pts {
+			th.Points = append(th.Points, *hp)
+		}
+		slices.SortFunc(th.Points, func(a, b monitor.HistoryPoint) int { return a.Time.Compare(b.Time) })
+		out = append(out, th)
+	}
+	slices.SortFunc(out, func(a, b monitor.TargetHistory) int { return strings.Compare(a.Target, b.Target) })
+	return out
+}

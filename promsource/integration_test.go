@@ -1,0 +1,382 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// The integration test's rhythm: Prometheus scrapes every second, the
+// source refreshes every second over a 10 s window.
+const (
+	itScrape   = time.Second
+	itInterval = time.Second
+	itWindow   = 10 * time.Second
+)
+
+// fleetUnderPrometheus serves a mixed simulated fleet on loopback and a
+// real Prometheus scraping it, and waits until Prometheus holds a full
+// window. It returns the fleet, the server and each replica's instance.
+func fleetUnderPrometheus(t *testing.T, replicas int) (*sim.Fleet, *promServer, []string) {
+	t.Helper()
+	prometheusBinary(t) // skip before serving anything
+	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: sim.Mixed, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.Advance(2 * time.Minute)
+	urls := testutil.ServeFleet(t.Context(), t, fleet)
+	instances := make([]string, len(urls))
+	for i, u := range urls {
+		pu, err := url.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		instances[i] = pu.Host
+	}
+	prom := startPrometheus(t, itScrape, instances)
+	prom.waitForWindow(itWindow + 2*itScrape)
+	return fleet, prom, instances
+}
+
+// runSource runs a source of the server until the test ends.
+func runSource(t *testing.T, cfg Config) *Source {
+	t.Helper()
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = src.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return src
+}
+
+// report refreshes and evaluates the source's readings at its time.
+func report(src *Source, cfg analysis.Config) analysis.Report {
+	<-src.Refresh()
+	return analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+}
+
+// promFigure is one figure of a replica and the PromQL that computes it.
+type promFigure struct {
+	name string
+	expr string // by instance, at the report's time
+	get  func(*analysis.ReplicaReport) analysis.Num
+}
+
+func promFigures(window time.Duration) []promFigure {
+	w := fmt.Sprintf("[%dms]", window.Milliseconds())
+	return []promFigure{
+		{"requests/s", "sum by (instance) (rate(vllm:request_success_total" + w + "))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.RequestsPerSecond }},
+		{"generation tokens/s", "sum by (instance) (rate(vllm:generation_tokens_total" + w + "))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.GenerationTokensPerSecond }},
+		{"running", "sum by (instance) (vllm:num_requests_running)",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.Running }},
+		{"p99 TTFT", "histogram_quantile(0.99, sum by (instance, le) (rate(vllm:time_to_first_token_seconds_bucket" + w + ")))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.TTFT.P99 }},
+		{"p50 ITL", "histogram_quantile(0.5, sum by (instance, le) (rate(vllm:inter_token_latency_seconds_bucket" + w + ")))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.ITL.P50 }},
+	}
+}
+
+// byInstance indexes a vector by its instance label.
+func byInstance(v model.Vector) map[string]float64 {
+	out := make(map[string]float64, len(v))
+	for _, s := range v {
+		out[string(s.Metric["instance"])] = float64(s.Value)
+	}
+	return out
+}
+
+// sameFigure reports whether vtop's figure equals PromQL's to 1e-6
+// relative; both unknown (absent or NaN) is equal.
+func sameFigure(got analysis.Num, want float64, present bool) bool {
+	if !present || math.IsNaN(want) {
+		return !got.Known()
+	}
+	g := float64(got)
+	return g == want || math.Abs(g-want) <= 1e-6*math.Max(math.Abs(g), math.Abs(want))
+}
+
+func replicaNamed(r *analysis.Report, name string) *analysis.ReplicaReport {
+	for i := range r.Replicas {
+		if r.Replicas[i].Target == name {
+			return &r.Replicas[i]
+		}
+	}
+	return nil
+}
+
+func TestAgainstPrometheus(t *testing.T) {
+	fleet, prom, instances := fleetUnderPrometheus(t, 4)
+	acfg := analysis.DefaultConfig()
+	acfg.Window = itWindow
+	cfg := Config{URL: prom.url(), Selector: `{job="vllm"}`, Interval: itInterval, Window: itWindow}
+
+	t.Run("figures equal PromQL at the report's time", func(t *testing.T) {
+		src := runSource(t, cfg)
+		for round := range 3 {
+			rep := report(src, acfg)
+			checkExact(t, prom, &rep, instances, round)
+		}
+		if st := src.Status(); !st.OK() {
+			t.Errorf("status: %+v", st)
+		}
+	})
+
+	t.Run("first report has full-window rates", func(t *testing.T) {
+		src, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := firstMonitorReport(t, src, acfg)
+		if len(first.Replicas) != len(instances) {
+			t.Fatalf("first report has %d replicas, want %d", len(first.Replicas), len(instances))
+		}
+		for _, r := range first.Replicas {
+			if r.WarmingUp || r.Samples < int(itWindow/itScrape)-1 || !r.Figures.RequestsPerSecond.Known() {
+				t.Errorf("%s: warming up %v, %d samples in the window, requests/s %v", r.Target, r.WarmingUp, r.Samples, r.Figures.RequestsPerSecond)
+			}
+		}
+	})
+
+	t.Run("history ends where the live figures are", func(t *testing.T) {
+		checkHistory(t, cfg, acfg, instances)
+	})
+
+	t.Run("a killed replica is DOWN when Prometheus notices", func(t *testing.T) {
+		checkKilledReplica(t, cfg, acfg, fleet, prom, instances)
+	})
+
+	t.Run("Prometheus stopped and started again", func(t *testing.T) {
+		checkPrometheusRestart(t, cfg, acfg, prom, instances)
+	})
+}
+
+// checkExact compares every figure of every replica with PromQL at the
+// report's time.
+func checkExact(t *testing.T, prom *promServer, rep *analysis.Report, instances []string, round int) {
+	t.Helper()
+	if len(rep.Replicas) != len(instances) {
+		t.Fatalf("round %d: %d replicas, want %d", round, len(rep.Replicas), len(instances))
+	}
+	known := 0
+	for _, f := range promFigures(itWindow) {
+		want := byInstance(prom.vector(f.expr, rep.Time))
+		for _, inst := range instances {
+			r := replicaNamed(rep, inst)
+			if r == nil {
+				t.Fatalf("round %d: no replica named %s", round, inst)
+			}
+			w, ok := want[inst]
+			if !sameFigure(f.get(r), w, ok) {
+				t.Errorf("round %d: %s %s = %v, PromQL says %v (present %v)", round, inst, f.name, f.get(r), w, ok)
+			}
+			if f.get(r).Known() {
+				known++
+			}
+		}
+	}
+	if known < len(instances)*3 {
+		t.Errorf("round %d: only %d figures known: the comparison proves little", round, known)
+	}
+}
+
+// firstMonitorReport runs a monitor on src and returns its first report.
+func firstMonitorReport(t *testing.T, src *Source, acfg analysis.Config) analysis.Report {
+	t.Helper()
+	reports := make(chan analysis.Report, 10)
+	m := monitor.New(src, acfg, func(r analysis.Report) error { reports <- r; return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case r := <-reports:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("no report within 30 s")
+	}
+	return analysis.Report{}
+}
+
+// checkKilledReplica kills one replica and measures when the source's
+// report turns it DOWN against when Prometheus recorded up = 0.
+func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *sim.Fleet, prom *promServer, instances []string) {
+	src := runSource(t, cfg)
+	victim := instances[1]
+	if err := fleet.Replicas()[1].SetFault(sim.FaultDown); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = fleet.Replicas()[1].SetFault(sim.FaultNone) }()
+	var down analysis.Report
+	waitFor(t, 30*time.Second, "victim DOWN", func() bool {
+		down = analysis.Analyze(src.Now(), src.Readings(nil), acfg, nil)
+		r := replicaNamed(&down, victim)
+		return r != nil && r.State == analysis.StateDown
+	})
+	noticed := firstUpZero(t, prom, victim, down.Time)
+	if lag := down.Time.Sub(noticed); lag > 2*cfg.Interval {
+		t.Errorf("DOWN at %s, %s after Prometheus recorded up = 0 at %s; want within %s", down.Time.Format("15:04:05.000"), lag, noticed.Format("15:04:05.000"), 2*cfg.Interval)
+	}
+	r := replicaNamed(&down, victim)
+	if !strings.Contains(r.Error, "up is 0") {
+		t.Errorf("victim's error %q does not say up is 0", r.Error)
+	}
+	for _, o := range down.Replicas {
+		if o.Target != victim && (o.State == analysis.StateDown || !o.Figures.RequestsPerSecond.Known()) {
+			t.Errorf("%s: %s, requests/s %v: the others must keep their figures", o.Target, o.State, o.Figures.RequestsPerSecond)
+		}
+	}
+}
+
+// firstUpZero is the time of the first failed scrape of instance in the
+// window before t.
+func firstUpZero(t *testing.T, prom *promServer, instance string, at time.Time) time.Time {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, _, _, err := prom.api().Query(ctx, fmt.Sprintf("up{instance=%q}[30s]", instance), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := v.(model.Matrix)
+	for _, s := range m {
+		for i, p := range s.Values {
+			if p.Value == 0 && (i == 0 || s.Values[i-1].Value == 1) {
+				return p.Timestamp.Time()
+			}
+		}
+	}
+	t.Fatalf("Prometheus has no up = 0 of %s before %s", instance, at)
+	return time.Time{}
+}
+
+// checkPrometheusRestart stops the server under a running source, checks
+// the error, starts it again on the same data and checks the figures come
+// back without a new source.
+func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom *promServer, instances []string) {
+	src := runSource(t, cfg)
+	waitFor(t, 30*time.Second, "all replicas up", func() bool { return allUp(report(src, acfg), len(instances)) })
+	prom.stop()
+	var rep analysis.Report
+	waitFor(t, 30*time.Second, "the error of a stopped Prometheus", func() bool {
+		rep = report(src, acfg)
+		return !src.Status().OK()
+	})
+	st := src.Status()
+	if !strings.Contains(st.Problem, "connection refused") || !strings.Contains(st.Problem, prom.addr) {
+		t.Errorf("status problem %q: want the server and connection refused", st.Problem)
+	}
+	for _, r := range rep.Replicas {
+		if r.State != analysis.StateDown || !strings.Contains(r.Error, "connection refused") || r.LastGood.IsZero() || !r.Figures.Running.Known() {
+			t.Errorf("%s: %s, error %q, last good %v, running %v: want DOWN with the error and the last data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
+		}
+	}
+	prom.start()
+	waitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })
+	if st := src.Status(); !st.OK() {
+		t.Errorf("status after the restart: %+v", st)
+	}
+}
+
+// allUp reports whether n replicas are reported, none DOWN, all with
+// request rates.
+func allUp(r analysis.Report, n int) bool {
+	if len(r.Replicas) != n {
+		return false
+	}
+	for _, x := range r.Replicas {
+		if x.State == analysis.StateDown || !x.Figures.RequestsPerSecond.Known() {
+			return false
+		}
+	}
+	return true
+}
+
+// checkHistory loads the history and checks that at its newest point every
+// charted figure equals what the live readings give at that instant: the
+// history's PromQL and the analysis agree, replica names included.
+func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []string) {
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := src.History(t.Context(), 12*time.Second, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != len(instances) {
+		t.Fatalf("history of %d replicas, want %d", len(hist), len(instances))
+	}
+	at := hist[0].Points[len(hist[0].Points)-1].Time
+	f, err := src.fetch(t.Context(), at, itWindow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.apply(at, itWindow, f)
+	live := analysis.Analyze(at, src.snapshot(), acfg, nil)
+	compared := 0
+	for _, th := range hist {
+		if len(th.Points) < 10 || !th.Points[len(th.Points)-1].Time.Equal(at) {
+			t.Errorf("%s: %d points, newest at %v; want ≥ 10 ending at %v", th.Target, len(th.Points), th.Points[len(th.Points)-1].Time, at)
+			continue
+		}
+		r := replicaNamed(&live, th.Target)
+		if r == nil {
+			t.Fatalf("history names %q, the live readings do not", th.Target)
+		}
+		want := monitor.Points([]monitor.TargetHistory{{Target: "live", Points: []monitor.HistoryPoint{livePoint(r)}}})["live"][0]
+		got := monitor.Points([]monitor.TargetHistory{{Target: th.Target, Points: th.Points[len(th.Points)-1:]}})[th.Target][0]
+		gv, wv := pointValues(got), pointValues(want)
+		for i := range gv {
+			if !sameFigure(analysis.Num(gv[i]), wv[i], !math.IsNaN(wv[i])) && !(math.IsNaN(gv[i]) && math.IsNaN(wv[i])) {
+				t.Errorf("%s: figure %d: history %v, live %v", th.Target, i, gv[i], wv[i])
+			}
+			if !math.IsNaN(wv[i]) {
+				compared++
+			}
+		}
+	}
+	if compared < len(instances)*10 {
+		t.Errorf("only %d figures known: the comparison proves little", compared)
+	}
+}
+
+// livePoint is a replica's charted figures as a history point.
+func livePoint(r *analysis.ReplicaReport) monitor.HistoryPoint {
+	f := &r.Figures
+	return monitor.HistoryPoint{Values: [monitor.NumFigures]float64{
+		float64(f.Running), float64(f.Waiting), float64(f.KVCacheUsage), float64(f.RequestsPerSecond),
+		float64(f.PromptTokensPerSecond), float64(f.GenerationTokensPerSecond), float64(f.PreemptionsPerSecond),
+		float64(f.TTFT.P50), float64(f.TTFT.P90), float64(f.TTFT.P99),
+		float64(f.ITL.P50), float64(f.ITL.P90), float64(f.ITL.P99),
+		float64(f.E2E.P50), float64(f.E2E.P90), float64(f.E2E.P99),
+	}}
+}
+
+// pointValues lists a point's figures (narrowed to float32 by the point).
+func pointValues(p analysis.Point) []float64 {
+	vs := []float32{p.Running, p.Waiting, p.KVCacheUsage, p.RequestsPerSecond, p.PromptTokensPerSecond,
+		p.GenerationTokensPerSecond, p.PreemptionsPerSecond, p.TTFTP50, p.TTFTP90, p.TTFTP99,
+		p.ITLP50, p.ITLP90, p.ITLP99, p.E2EP50, p.E2EP90, p.E2EP99}
+	out := make([]float64, len(vs))
+	for i, v := range vs {
+		out[i] = float64(v)
+	}
+	return out
+}

@@ -1,0 +1,322 @@
+package promsource
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/monitor"
+)
+
+// Defaults used when Config leaves a field at zero.
+const (
+	DefaultInterval  = 5 * time.Second
+	DefaultWindow    = 30 * time.Second
+	DefaultTimeout   = 10 * time.Second
+	DefaultMaxSeries = 250_000
+	DefaultMaxBody   = 512 << 20
+	DefaultForget    = 5 * time.Minute
+)
+
+// maxFailures caps the failed readings kept per replica in one run of
+// failures (the first is always kept: it says since when).
+const maxFailures = 64
+
+// Config configures a Source.
+type Config struct {
+	// URL is the server's base URL, path prefix included
+	// (http://prometheus:9090, https://mimir/prometheus).
+	URL string
+	// Selector narrows the series read: label matchers in braces such as
+	// {namespace="prod",job="vllm"}. Empty reads every vLLM series.
+	Selector string
+	// GroupBy is the label whose values are the replicas. Empty means pod
+	// where a series has it, else instance.
+	GroupBy string
+	// Interval is the time between refreshes (DefaultInterval).
+	Interval time.Duration
+	// Window is the analysis window at start (DefaultWindow); the monitor
+	// changes it through SetWindow.
+	Window time.Duration
+	// Timeout bounds each query (DefaultTimeout).
+	Timeout time.Duration
+	// MaxSeries caps the series one refresh reads (DefaultMaxSeries): a
+	// selector matching more is refused with a message, before the
+	// samples are asked for.
+	MaxSeries int
+	// MaxBody caps one answer's size in bytes (DefaultMaxBody).
+	MaxBody int64
+	// Forget is how long a replica whose series stopped stays on screen
+	// as DOWN before it is dropped (DefaultForget).
+	Forget time.Duration
+	// Access is how the server is reached.
+	Access Access
+	// Now is the clock evaluations are taken at (time.Now).
+	Now func() time.Time
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	set(&c.Interval, DefaultInterval)
+	set(&c.Window, DefaultWindow)
+	set(&c.Timeout, DefaultTimeout)
+	set(&c.Forget, DefaultForget)
+	if c.MaxSeries <= 0 {
+		c.MaxSeries = DefaultMaxSeries
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Source reads a fleet from a Prometheus server. It is a monitor.Source,
+// and also a monitor.Windowed, monitor.Historian and
+// monitor.StatusReporter.
+type Source struct {
+	cfg      Config
+	api      v1.API
+	name     string // the server as shown: URL without credentials
+	q        queries
+	group    grouper
+	requests atomic.Int64
+
+	kick chan struct{}
+
+	mu       sync.Mutex // guards what follows
+	window   time.Duration
+	keep     time.Duration
+	waiters  []chan struct{}
+	ended    bool
+	now      time.Time
+	readings []catalogue.Readings
+	status   monitor.Status
+	stats    Stats
+
+	replicas map[string]*replica // owned by the refresh loop
+}
+
+// Stats are the costs of the source, for benchmarks and debugging.
+type Stats struct {
+	// Refreshes is the number of refreshes done.
+	Refreshes int
+	// Requests is the number of HTTP requests sent, history included.
+	Requests int64
+	// LastRefresh is the wall time of the newest refresh.
+	LastRefresh time.Duration
+	// Series and Samples are what the newest refresh read.
+	Series, Samples int
+}
+
+// New checks the configuration and prepares a source; nothing is asked of
+// the server until Run. Errors name the option at fault.
+func New(cfg Config) (*Source, error) {
+	cfg = cfg.withDefaults()
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("Prometheus URL %q: want http(s)://host[:port][/prefix]", displayURL(cfg.URL))
+	}
+	matchers, err := parseSelector(cfg.Selector)
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: queries{matchers: matchers},
+		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
+		window: cfg.Window, replicas: map[string]*replica{}}
+	rt, err := newTransport(cfg.Access, cfg.MaxBody, &s.requests)
+	if err != nil {
+		return nil, err
+	}
+	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	if err != nil {
+		return nil, fmt.Errorf("Prometheus URL: %w", err)
+	}
+	s.api = v1.NewAPI(client)
+	s.status.Source = s.name
+	return s, nil
+}
+
+// Name is the server as shown: its URL without credentials.
+func (s *Source) Name() string { return s.name }
+
+// Interval is the time between two refreshes.
+func (s *Source) Interval() time.Duration { return s.cfg.Interval }
+
+// Now is the evaluation time of the newest readings: a report evaluated
+// then reproduces PromQL at that instant.
+func (s *Source) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.now.IsZero() {
+		return s.cfg.Now()
+	}
+	return s.now
+}
+
+// Keep asks for at least d of readings; the source reads the window it is
+// told (SetWindow) and widens it only when asked for more than the
+// window plus the two intervals the monitor adds.
+func (s *Source) Keep(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = max(s.keep, d)
+}
+
+// SetWindow sets the analysis window the raw samples are read over.
+func (s *Source) SetWindow(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.window = d
+}
+
+// rangeWidth is the range of the raw query: the window, or what Keep asked
+// beyond it (the --once mode widens its window).
+func (s *Source) rangeWidth() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(s.window, s.keep-2*s.cfg.Interval)
+}
+
+// Readings appends every replica's samples, by name, to dst[:0]. The
+// samples are shared, never modified: callers must not modify them.
+func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(dst[:0], s.readings...)
+}
+
+// Status is the server's own health: the header's source line.
+func (s *Source) Status() monitor.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.status
+	st.Warnings = slices.Clone(st.Warnings)
+	return st
+}
+
+// Stats returns the costs so far.
+func (s *Source) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.Requests = s.requests.Load()
+	return st
+}
+
+// Refresh asks for a refresh at once; the channel is closed when it is in
+// (or Run has ended).
+func (s *Source) Refresh() <-chan struct{} {
+	ch := make(chan struct{})
+	s.mu.Lock()
+	if s.ended {
+		close(ch)
+	} else {
+		s.waiters = append(s.waiters, ch)
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return ch
+}
+
+// Run refreshes at once and then every interval (or on Refresh) until ctx
+// is done. Failures of the server are readings, not errors: Run returns
+// nil.
+func (s *Source) Run(ctx context.Context) error {
+	defer s.end()
+	ticker := time.NewTicker(s.cfg.Interval)
+	defer ticker.Stop()
+	for {
+		s.mu.Lock()
+		waiters := s.waiters
+		s.waiters = nil
+		s.mu.Unlock()
+		s.refresh(ctx)
+		for _, ch := range waiters {
+			close(ch)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+		case <-s.kick:
+		}
+	}
+}
+
+// end releases every waiter: Run is over.
+func (s *Source) end() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	for _, ch := range s.waiters {
+		close(ch)
+	}
+	s.waiters = nil
+}
+
+// refresh reads the window at one evaluation time and publishes the
+// replicas' readings.
+func (s *Source) refresh(ctx context.Context) {
+	start := time.Now()
+	at := s.cfg.Now().Truncate(time.Millisecond) // Prometheus's resolution
+	width := s.rangeWidth()
+	f, err := s.fetch(ctx, at, width)
+	if ctx.Err() != nil {
+		return // stopping: a canceled query is no news
+	}
+	if err != nil {
+		s.failAll(at, err.Error())
+	} else {
+		s.apply(at, width, f)
+	}
+	readings := s.snapshot()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now, s.readings = at, readings
+	s.stats.Refreshes++
+	s.stats.LastRefresh = time.Since(start)
+	if err != nil {
+		if s.status.Problem == "" {
+			s.status.Since = at
+		}
+		s.status.Problem = err.Error()
+		return
+	}
+	s.status.Problem, s.status.Since, s.status.LastGood = "", time.Time{}, at
+	s.status.Warnings = f.warnings
+	s.stats.Series, s.stats.Samples = f.series, f.samples
+}
+
+// sourceError is a failure of the server as a whole.
+type sourceError struct {
+	source, problem string
+}
+
+func (e *sourceError) Error() string { return "Prometheus " + e.source + ": " + e.problem }
+
+// fail wraps a problem of the server.
+func (s *Source) fail(problem string) error {
+	return &sourceError{source: s.name, problem: problem}
+}

@@ -1,0 +1,199 @@
+package promsource
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Access is how the server is reached: TLS trust and credentials.
+type Access struct {
+	// BearerTokenFile holds a token sent as "Authorization: Bearer …". It
+	// is read again on every request, so a rotated token (a Kubernetes
+	// service account's) is picked up; a failed read keeps the last token.
+	BearerTokenFile string
+	// BasicAuthFile holds "user:password" for HTTP basic auth, read once.
+	BasicAuthFile string
+	// CAFile is a PEM bundle trusted instead of the system roots.
+	CAFile string
+	// Insecure skips TLS certificate verification.
+	Insecure bool
+	// Headers are extra request headers, each "Key: Value" (for example
+	// "X-Scope-OrgID: tenant" for Mimir or Cortex).
+	Headers []string
+}
+
+// errTooLarge is a response over the body cap.
+var errTooLarge = errors.New("answer too large")
+
+// transport adds the access headers to every request and caps the body
+// of every response.
+type transport struct {
+	base    http.RoundTripper
+	headers http.Header
+	basic   [2]string // user, password; empty user: none
+	token   tokenFile
+	maxBody int64
+	count   *atomic.Int64 // requests sent
+}
+
+// newTransport builds the round tripper of the query client. Errors name
+// the option at fault and never echo a secret.
+func newTransport(a Access, maxBody int64, count *atomic.Int64) (*transport, error) {
+	tlsConfig := &tls.Config{InsecureSkipVerify: a.Insecure} // only on explicit request
+	if a.CAFile != "" {
+		pem, err := os.ReadFile(a.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s: no PEM certificate found", a.CAFile)
+		}
+		tlsConfig.RootCAs = pool
+	}
+	t := &transport{headers: http.Header{}, maxBody: maxBody, count: count}
+	if err := parseHeaders(a.Headers, t.headers); err != nil {
+		return nil, err
+	}
+	if a.BasicAuthFile != "" {
+		user, pass, err := readBasicAuth(a.BasicAuthFile)
+		if err != nil {
+			return nil, err
+		}
+		t.basic = [2]string{user, pass}
+	}
+	if a.BearerTokenFile != "" {
+		t.token.path = a.BearerTokenFile
+		if _, err := t.token.read(); err != nil {
+			return nil, err
+		}
+	}
+	t.base = &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsConfig,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	return t, nil
+}
+
+// parseHeaders adds each "Key: Value" to h.
+func parseHeaders(lines []string, h http.Header) error {
+	for _, line := range lines {
+		k, v, ok := strings.Cut(line, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
+			// do not echo the header: its value may be a secret
+			return errors.New(`header must be "Key: Value"`)
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return nil
+}
+
+// readBasicAuth reads "user:password" from a file.
+func readBasicAuth(path string) (user, pass string, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", "", fmt.Errorf("basic auth file: %w", err)
+	}
+	user, pass, ok := strings.Cut(strings.TrimSpace(string(b)), ":")
+	if !ok || user == "" {
+		return "", "", fmt.Errorf("basic auth file %s: want one line user:password", path)
+	}
+	return user, pass, nil
+}
+
+// tokenFile is a bearer token re-read on every request.
+type tokenFile struct {
+	path string
+	mu   sync.Mutex
+	last string
+}
+
+// read returns the file's token, or the last good one when the file
+// cannot be read now.
+func (f *tokenFile) read() (string, error) {
+	b, err := os.ReadFile(f.path)
+	tok := strings.TrimSpace(string(b))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case err != nil && f.last == "":
+		return "", fmt.Errorf("bearer token file: %w", err)
+	case err == nil && tok == "" && f.last == "":
+		return "", fmt.Errorf("bearer token file %s is empty", f.path)
+	case err == nil && tok != "":
+		f.last = tok
+	}
+	return f.last, nil
+}
+
+// RoundTrip sends req with the access headers and caps the answer.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header[k] = v
+	}
+	req.Header.Set("User-Agent", "vtop")
+	if t.basic[0] != "" {
+		req.SetBasicAuth(t.basic[0], t.basic[1])
+	}
+	if t.token.path != "" {
+		tok, err := t.token.read()
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	t.count.Add(1)
+	resp, err := t.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &cappedBody{r: resp.Body, left: t.maxBody}
+	return resp, nil
+}
+
+// cappedBody fails with errTooLarge past its limit instead of letting a
+// huge answer fill memory.
+type cappedBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (c *cappedBody) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	if c.left <= 0 && err == nil {
+		// One more byte tells a body of exactly the limit from a longer one.
+		var one [1]byte
+		if m, _ := c.r.Read(one[:]); m > 0 {
+			return n, errTooLarge
+		}
+		return n, io.EOF
+	}
+	return n, err
+}
+
+func (c *cappedBody) Close() error { return c.r.Close() }

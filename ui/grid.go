@@ -54,6 +54,9 @@ type gridScreen struct {
 	history  map[string]*ring.Ring[analysis.Point]
 	events   *eventLog
 	selected string
+	// top is the first pane of the page shown. Only the user's keys move
+	// it: a re-sort moves replicas, never the page under the user's eyes.
+	top int
 }
 
 func newGridScreen(theme *Theme, loc *time.Location, hint string) gridScreen {
@@ -64,6 +67,15 @@ func newGridScreen(theme *Theme, loc *time.Location, hint string) gridScreen {
 func (g *gridScreen) setSize(w, h int) {
 	g.width, g.height = w, h
 	g.layout = layoutGrid(len(g.panes), w, h)
+	g.alignTop()
+}
+
+// alignTop keeps the page on a page boundary inside the list, after a
+// resize or a change of the fleet.
+func (g *gridScreen) alignTop() {
+	per := max(g.layout.perPage, 1)
+	g.top = min(max(g.top, 0), max(len(g.panes)-1, 0))
+	g.top -= g.top % per
 }
 
 // show gives the grid what to draw: the report shown, its panes in order
@@ -71,13 +83,20 @@ func (g *gridScreen) setSize(w, h int) {
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*ring.Ring[analysis.Point], events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
 	g.layout = layoutGrid(len(panes), g.width, g.height)
+	g.alignTop()
 }
 
-// update moves the selection and returns it; up and down move by a row of
-// the grid.
-func (g *gridScreen) update(k tea.KeyMsg) string {
-	g.selected, _ = g.keys.move(g.panes, g.selected, g.layout.cols, k)
-	return g.selected
+// update moves the selection and returns it, and whether the key moved
+// it; up and down move by a row of the grid, PgUp and PgDn by a page. The
+// page shown follows the selection the user moves.
+func (g *gridScreen) update(k tea.KeyMsg) (string, bool) {
+	sel, moved := g.keys.move(g.panes, g.selected, g.layout.cols, g.layout.perPage, k)
+	if moved {
+		g.selected = sel
+		g.top = indexOf(g.panes, sel)
+		g.alignTop()
+	}
+	return sel, moved
 }
 
 // paneHeight is the height of a pane at a level, borders included.
@@ -131,8 +150,8 @@ func (g gridScreen) view() []string {
 		return []string{"", center("no replica matches the filter (esc clears it)", g.width)}
 	}
 	l := g.layout
-	sel := max(indexOf(g.panes, g.selected), 0)
-	start := sel / l.perPage * l.perPage
+	sel := indexOf(g.panes, g.selected)
+	start := g.top
 	end := min(start+l.perPage, len(g.panes))
 	var lines []string
 	for rowStart := start; rowStart < end; rowStart += l.cols {
@@ -142,13 +161,31 @@ func (g gridScreen) view() []string {
 		}
 		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, panes...), "\n")...)
 	}
-	if hidden := len(g.panes) - (end - start); hidden > 0 {
-		lines = append(lines, g.theme.warn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
+	if hint := g.pageHint(start, end, sel); hint != "" {
+		lines = append(lines, hint)
 	}
 	if l.eventLines > 0 {
 		lines = append(lines, g.eventPanel(l.eventLines)...)
 	}
 	return lines
+}
+
+// pageHint is the line under a grid that does not show every pane: what
+// is above and below the page, with the keys that show it, and where the
+// selection went when a re-sort took it off the page.
+func (g gridScreen) pageHint(start, end, sel int) string {
+	var segs []string
+	if sel >= 0 && (sel < start || sel >= end) {
+		r := g.panes[sel]
+		segs = append(segs, g.theme.alert.Render(fmt.Sprintf("▸ %s now #%d %s (g: top)", r.Target, sel+1, stateWord(r.State))))
+	}
+	if start > 0 {
+		segs = append(segs, g.theme.warn.Render(fmt.Sprintf("%d above (PgUp)", start)))
+	}
+	if below := len(g.panes) - end; below > 0 {
+		segs = append(segs, g.theme.warn.Render(fmt.Sprintf("+%d more (t table, PgDn page)", below)))
+	}
+	return strings.Join(segs, " · ")
 }
 
 // eventPanel is the event log under the grid: a title and the newest events.

@@ -66,9 +66,9 @@ func newListKeys() listKeys {
 		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
 		Next:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		Prev:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "10 rows up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "10 rows down")),
-		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first, and stay there")),
 		Last:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
 	}
 }

@@ -53,15 +53,15 @@ func numColumn(title string, width, drop int, format func(analysis.Num) string, 
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
-// directions (they are not small, they are missing); ties fall back to the
-// target so that rows do not jump between polls.
+// directions (they are not small, they are missing); ties fall back to
+// severity (state, queue, TTFT) and then the target, as in the grid.
 func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 	c := tableColumns[col]
 	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
 		if d := compareBy(c, col, a, b, desc); d != 0 {
 			return d
 		}
-		return strings.Compare(a.Target, b.Target)
+		return bySeverity(a, b)
 	})
 }
 
@@ -139,6 +139,9 @@ type tableScreen struct {
 	sortCol  int
 	sortDesc bool
 	selected string
+	// top is the first row shown; like the grid's page, only the user's
+	// keys move it.
+	top int
 }
 
 func newTableScreen(theme *Theme) tableScreen {
@@ -165,8 +168,9 @@ func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
 	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.Reverse)
 }
 
-// update sorts (s, S/I) or moves the selection, and returns the selection.
-func (t *tableScreen) update(k tea.KeyMsg) string {
+// update sorts (s, S/I) or moves the selection, and returns the selection
+// and whether the key moved it.
+func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {
 	switch {
 	case key.Matches(k, t.sortKeys.Sort):
 		t.sortCol = (t.sortCol + 1) % len(tableColumns)
@@ -175,9 +179,27 @@ func (t *tableScreen) update(k tea.KeyMsg) string {
 		t.sortDesc = !t.sortDesc
 		sortRows(t.rows, t.sortCol, t.sortDesc)
 	default:
-		t.selected, _ = t.keys.move(t.rows, t.selected, 1, k)
+		sel, moved := t.keys.move(t.rows, t.selected, 1, t.visibleRows(), k)
+		if moved {
+			t.selected = sel
+			t.reveal(indexOf(t.rows, sel))
+		}
+		return sel, moved
 	}
-	return t.selected
+	return t.selected, false
+}
+
+// visibleRows is how many rows fit under the title and the column headers.
+func (t *tableScreen) visibleRows() int { return max(t.height-2, 1) }
+
+// reveal scrolls as little as needed to show row i.
+func (t *tableScreen) reveal(i int) {
+	if i < t.top {
+		t.top = i
+	}
+	if n := t.visibleRows(); i >= t.top+n {
+		t.top = i - n + 1
+	}
 }
 
 // view draws the title, the column headers with the sort arrow and the
@@ -205,10 +227,15 @@ func (t tableScreen) view() []string {
 	if len(t.rows) == 0 {
 		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
 	}
-	visible := max(t.height-len(lines), 1)
-	cursor := max(indexOf(t.rows, t.selected), 0)
-	start := max(cursor-visible+1, 0)
-	for i := start; i < min(start+visible, len(t.rows)); i++ {
+	cursor := indexOf(t.rows, t.selected)
+	start := min(t.top, max(len(t.rows)-1, 0))
+	end := min(start+t.visibleRows(), len(t.rows))
+	if cursor >= 0 && (cursor < start || cursor >= end) {
+		// A re-sort took the selection off the rows shown: say where.
+		r := t.rows[cursor]
+		lines[0] += "  " + th.alert.Render(fmt.Sprintf("▸ %s now row %d %s (g: top)", r.Target, cursor+1, stateWord(r.State)))
+	}
+	for i := start; i < end; i++ {
 		lines = append(lines, tableRow(th, t.rows[i], t.columns, t.targetW, i == cursor))
 	}
 	return lines

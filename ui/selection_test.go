@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Inside a state the panes are ordered by severity: the longer queue
+// first, then the higher TTFT p99, and only then by name.
+func TestPanesBySeverityInsideAState(t *testing.T) {
+	full := func(name string, waiting, ttft float64) analysis.ReplicaReport {
+		r := replica(name, analysis.StateFull)
+		r.Waiting, r.TTFT.P99 = analysis.Num(waiting), analysis.Num(ttft)
+		return r
+	}
+	slow := func(name string, ttft float64) analysis.ReplicaReport {
+		r := replica(name, analysis.StateSlow)
+		r.Waiting, r.TTFT.P99 = 0, analysis.Num(ttft)
+		return r
+	}
+	tests := []struct {
+		name string
+		reps []analysis.ReplicaReport
+		want string
+	}{
+		{"longer queue first", []analysis.ReplicaReport{full("a", 10, 9), full("b", 900, 9), full("c", 50, 9)}, "b c a"},
+		{"then higher TTFT", []analysis.ReplicaReport{full("a", 10, 2), full("b", 10, 8), full("c", 10, 5)}, "b c a"},
+		{"queue before TTFT", []analysis.ReplicaReport{full("a", 5, 80), full("b", 500, 2)}, "b a"},
+		{"unknown queue last", []analysis.ReplicaReport{full("a", nan.Float(), 9), full("b", 1, 1)}, "b a"},
+		{"slow by TTFT", []analysis.ReplicaReport{slow("a", 1.2), slow("b", 7.5), slow("c", 2.5)}, "b c a"},
+		{"state still first", []analysis.ReplicaReport{slow("a", 99), full("b", 1, 1)}, "b a"},
+		{"ties by name", []analysis.ReplicaReport{full("b", 1, 1), full("a", 1, 1)}, "a b"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := send(newModel(200, 60), ReportMsg{Report: report(t0, tt.reps...)})
+			if got := targets(m.panes); got != tt.want {
+				t.Errorf("grid order %q, want %q", got, tt.want)
+			}
+			m = press(m, "t")
+			if got := targets(m.table.rows); got != tt.want {
+				t.Errorf("table order %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func targets(list []*analysis.ReplicaReport) string {
+	names := make([]string, len(list))
+	for i, r := range list {
+		names[i] = r.Target
+	}
+	return strings.Join(names, " ")
+}
+
+// spikeFleet is n replicas, every one SLOW (as during warm-up), except the
+// ones named in worse, which are in the given state with a long queue.
+func spikeFleet(n int, at time.Time, worse map[int]analysis.State) analysis.Report {
+	reps := make([]analysis.ReplicaReport, n)
+	for k := range reps {
+		s := analysis.StateSlow
+		if w, ok := worse[k]; ok {
+			s = w
+		}
+		reps[k] = replica(fmt.Sprintf("10.0.0.1:%d", 18000+k), s)
+		reps[k].Point = pointOf(reps[k], at)
+	}
+	return report(at, reps...)
+}
+
+// Until the user moves, the selection is the worst replica and the view is
+// the top of the worst-first order, whatever the selection was when the
+// fleet first showed.
+func TestSelectionIsTheWorstUntilTheUserMoves(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			m := send(newModel(size[0], size[1]), ReportMsg{Report: spikeFleet(50, t0, nil)})
+			next := spikeFleet(50, t0.Add(time.Second), map[int]analysis.State{30: analysis.StateFull, 44: analysis.StatePreempting})
+			m = send(m, ReportMsg{Report: next})
+			if want := "10.0.0.1:18044"; m.selected != want {
+				t.Errorf("selected %s, want the PREEMPTING %s", m.selected, want)
+			}
+			if f := ansi.Strip(m.View()); !strings.Contains(f, "▸ 10.0.0.1:18044") {
+				t.Errorf("the worst replica is not on the first screen:\n%s", f)
+			}
+			if d := ansi.Strip(press(m, "enter").View()); !strings.Contains(d, "10.0.0.1:18044") || !strings.Contains(d, "PREEMPTING") {
+				t.Errorf("enter did not open the worst replica:\n%s", d)
+			}
+			if tb := press(m, "t"); tb.selected != "10.0.0.1:18044" {
+				t.Errorf("table selects %s, want the worst", tb.selected)
+			}
+		})
+	}
+}
+
+// Once the user has moved, the selection follows the replica, the page
+// stays where the user put it, and the frame says where the selection went
+// when it re-sorts out of view. g goes back to following the worst.
+func TestMovedSelectionFollowsTheReplicaAndSaysSo(t *testing.T) {
+	first := spikeFleet(50, t0, map[int]analysis.State{3: analysis.StateFull, 4: analysis.StateFull})
+	m := press(send(newModel(80, 24), ReportMsg{Report: first}), "l")
+	if m.selected != "10.0.0.1:18004" {
+		t.Fatalf("l selected %s, want the second FULL", m.selected)
+	}
+	// The selected replica recovers: it sorts to the end, out of view.
+	next := spikeFleet(50, t0.Add(time.Second), map[int]analysis.State{3: analysis.StateFull, 4: analysis.StateHealthy})
+	m = send(m, ReportMsg{Report: next})
+	if m.selected != "10.0.0.1:18004" {
+		t.Fatalf("selection jumped to %s after a re-sort", m.selected)
+	}
+	f := ansi.Strip(m.View())
+	if !strings.Contains(f, "10.0.0.1:18003") {
+		t.Errorf("the page moved away from the top after a re-sort:\n%s", f)
+	}
+	if !strings.Contains(f, "18004") || !strings.Contains(f, "#50") {
+		t.Errorf("the frame does not say the selection re-sorted out of view to #50:\n%s", f)
+	}
+	m = press(m, "g")
+	next = spikeFleet(50, t0.Add(2*time.Second), map[int]analysis.State{7: analysis.StateDown})
+	if m = send(m, ReportMsg{Report: next}); m.selected != "10.0.0.1:18007" {
+		t.Errorf("after g the selection is %s, want the worst again", m.selected)
+	}
+}
+
+// The hint under the grid names keys that do what it says: PgDn shows the
+// next page of panes.
+func TestMoreHintIsTruthful(t *testing.T) {
+	m := send(newModel(80, 24), ReportMsg{Report: spikeFleet(50, t0, nil)})
+	per := m.grid.layout.perPage
+	f := ansi.Strip(m.View())
+	want := fmt.Sprintf("+%d more (t table, PgDn page)", 50-per)
+	if !strings.Contains(f, want) {
+		t.Fatalf("frame lacks %q:\n%s", want, f)
+	}
+	m = press(m, "pgdown")
+	if got, want := m.selected, m.panes[per].Target; got != want {
+		t.Errorf("PgDn selected %s, want %s, the first pane of the next page", got, want)
+	}
+	f = ansi.Strip(m.View())
+	if !strings.Contains(f, "▸ "+m.panes[per].Target) || strings.Contains(f, m.panes[0].Target+" ") {
+		t.Errorf("PgDn did not show the next page:\n%s", f)
+	}
+	if tb := press(m, "t"); !strings.Contains(ansi.Strip(tb.View()), "▸ ") {
+		t.Errorf("t did not show the table with the selection")
+	}
+}

@@ -90,7 +90,7 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []strin
 	}
 	lines := []string{title + th.dim.Render("   (esc back, ↑/↓ scroll)")}
 	if r.Error != "" {
-		lines = append(lines, th.warn.Render("error: ")+r.Error, lastGoodLine(r, now, d.loc))
+		lines = append(lines, th.warn.Render("error: ")+r.Error)
 	}
 	for _, reason := range r.Reasons {
 		lines = append(lines, "• "+reason)
@@ -101,11 +101,15 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []strin
 	for _, w := range r.Warnings {
 		lines = append(lines, th.warn.Render("warning: ")+w)
 	}
-	lines = append(lines, fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
+	figures := fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.RequestsPerSecond),
 		fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond),
-		fmtRate(r.PreemptionsPerSecond), fmtPct(r.SuccessRate)))
-	return lines
+		fmtRate(r.PreemptionsPerSecond), fmtPct(r.SuccessRate))
+	if r.State == analysis.StateDown {
+		// Old figures, dated and faint: never drawn as if current.
+		figures = th.dim.Render(lastSeen(r, now, d.loc) + ": " + figures)
+	}
+	return append(lines, figures)
 }
 
 // chartSeries is one line of a chart, read off the history points.

@@ -243,26 +243,37 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 }
 
 // paneFigures are the figure lines: gauges, rates and latencies; or, for a
-// replica that is down, its error and the age of its last good scrape.
+// replica that is down, its error, then the figures of its last good
+// scrape, dated and faint: they are not current.
 func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
 	th := g.theme
 	if r.State == analysis.StateDown {
 		if level == levelCompact {
 			return []string{th.warn.Render("down "+downFor(r, g.report.Time)+": ") + r.Error}
 		}
-		return []string{th.warn.Render("error: ") + r.Error, lastGoodLine(r, g.report.Time, g.loc), ""}
+		if r.LastGood.IsZero() {
+			return []string{th.warn.Render("error: ") + r.Error, "no good scrape yet", ""}
+		}
+		return []string{th.warn.Render("error: ") + r.Error,
+			th.dim.Render(lastSeen(r, g.report.Time, g.loc) + ":"),
+			th.dim.Render(compactFigures(r))}
+	}
+	if level == levelCompact {
+		return []string{compactFigures(r)}
 	}
 	gauges := fmt.Sprintf("run %s  wait %s  KV %s  preempt/s %s",
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.PreemptionsPerSecond))
-	if level == levelCompact {
-		return []string{fmt.Sprintf("run %s wait %s KV %s TTFT p99 %s",
-			fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtSeconds(r.TTFT.P99))}
-	}
 	rates := fmt.Sprintf("%s req/s  tok/s in %s out %s",
 		fmtRate(r.RequestsPerSecond), fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond))
 	lat := fmt.Sprintf("p50/p99 TTFT %s/%s  ITL %s/%s",
 		fmtSeconds(r.TTFT.P50), fmtSeconds(r.TTFT.P99), fmtSeconds(r.ITL.P50), fmtSeconds(r.ITL.P99))
 	return []string{gauges, rates, lat}
+}
+
+// compactFigures is the one figure line of a compact pane.
+func compactFigures(r *analysis.ReplicaReport) string {
+	return fmt.Sprintf("run %s wait %s KV %s TTFT p99 %s",
+		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtSeconds(r.TTFT.P99))
 }
 
 // downFor says how long a replica has been down at now: the age of its
@@ -274,13 +285,13 @@ func downFor(r *analysis.ReplicaReport, now time.Time) string {
 	return fmtAge(now.Sub(r.LastGood))
 }
 
-// lastGoodLine says how long before now a replica last answered.
-func lastGoodLine(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
+// lastSeen dates the figures of a replica that is down: "last seen
+// 14:02:11 (3m04s ago)", or "no good scrape yet".
+func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
 		return "no good scrape yet"
 	}
-	return fmt.Sprintf("last good scrape %s ago (%s)",
-		fmtAge(now.Sub(r.LastGood)), r.LastGood.In(loc).Format("15:04:05"))
+	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format("15:04:05"), fmtAge(now.Sub(r.LastGood)))
 }
 
 // paneSparklines draw running, waiting, KV %, TTFT p99 and generation
@@ -306,7 +317,12 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner int) []strin
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
 		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
 	}
-	style := g.theme.state(r.State)
+	style, value := g.theme.state(r.State), g.theme.plain
+	if r.State == analysis.StateDown {
+		// The figures of a replica that is down are old: faint, under
+		// the "last seen" line of the pane.
+		style, value = g.theme.dim, g.theme.dim
+	}
 	var lines []string
 	var cur strings.Builder
 	for i := range sparkNames {
@@ -316,7 +332,7 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner int) []strin
 		}
 		cell := fmt.Sprintf("%-*s", labelW, sparkNames[i]) +
 			style.Render(sparkline(series[i], sparkW, 0, hi)) +
-			fmt.Sprintf(" %*s", valueW, now[i])
+			value.Render(fmt.Sprintf(" %*s", valueW, now[i]))
 		cur.WriteString(fitWidth(cell, slot))
 		if (i+1)%per == 0 || i == len(sparkNames)-1 {
 			lines = append(lines, cur.String())

@@ -250,7 +250,7 @@ func TestDownPaneShowsErrorAndAge(t *testing.T) {
 		}},
 		{"full at 200x60", 200, 60, []string{
 			ansi.Truncate("error: "+down.Error, 38, "…"),
-			fitWidth("last good scrape 2m04s ago (13:59:01)", 38),
+			fitWidth("last seen 13:59:01 (2m04s ago):", 38),
 		}},
 	}
 	for _, tt := range tests {

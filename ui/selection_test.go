@@ -2,11 +2,13 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -147,5 +149,73 @@ func TestMoreHintIsTruthful(t *testing.T) {
 	}
 	if tb := press(m, "t"); !strings.Contains(ansi.Strip(tb.View()), "▸ ") {
 		t.Errorf("t did not show the table with the selection")
+	}
+}
+
+// downWithOldFigures is a replica that went down three minutes ago, whose
+// report still carries the figures of its last good scrape.
+func downWithOldFigures() analysis.ReplicaReport {
+	r := replica("gpu-g:8000", analysis.StateDown)
+	r.Figures = busyFigures()
+	r.Running, r.Waiting, r.KVCacheUsage, r.RequestsPerSecond = 255, 1159, 0.45, 4.2
+	r.LastGood = t0.Add(-3 * time.Minute)
+	r.Point = pointOf(r, t0)
+	return r
+}
+
+// A DOWN replica's figures are those of its last good scrape: every screen
+// says when that was before drawing them, and draws them faint.
+func TestDownFiguresAreMarkedOld(t *testing.T) {
+	rep := report(t0, downWithOldFigures(), replica("gpu-a:8000", analysis.StateHealthy))
+	tests := []struct {
+		name string
+		w, h int
+		keys []string
+	}{
+		{"grid 120x40", 120, 40, nil},
+		{"grid 200x60", 200, 60, nil},
+		{"grid 80x24", 80, 24, nil},
+		{"table 80x24", 80, 24, []string{"t"}},
+		{"table 200x60", 200, 60, []string{"t"}},
+		{"detail 120x40", 120, 40, []string{"enter"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, colour := range []bool{false, true} {
+				opts := testOptions()
+				if colour {
+					opts.Theme = themeFor(termenv.TrueColor)
+				}
+				m := press(send(sized(New(opts), tt.w, tt.h), ReportMsg{Report: rep}), tt.keys...)
+				checkOldFigures(t, m.View(), colour)
+			}
+		})
+	}
+}
+
+// running255 is the figure 255 as text, not inside an escape sequence.
+var running255 = regexp.MustCompile(`(^|[^0-9;])255([^0-9;m]|$)`)
+
+// checkOldFigures fails when the DOWN replica's running count (255) is
+// drawn before any "last seen" or "ago" of the frame's DOWN lines, or,
+// in colour, not faint.
+func checkOldFigures(t *testing.T, frame string, colour bool) {
+	t.Helper()
+	dated := false
+	for _, raw := range strings.Split(frame, "\n") {
+		line := ansi.Strip(raw)
+		if strings.Contains(line, "last seen") || (strings.Contains(line, "gpu-g") && strings.Contains(line, " ago")) {
+			dated = true
+		}
+		if !running255.MatchString(line) {
+			continue
+		}
+		if !dated {
+			t.Errorf("the DOWN replica's old figures are drawn as current: %q\n%s", line, ansi.Strip(frame))
+		}
+		at := running255.FindStringIndex(raw)
+		if colour && !strings.Contains(raw[:at[0]], "\x1b[2") && !strings.Contains(raw[:at[0]], ";2m") {
+			t.Errorf("old figures not faint: %q", raw)
+		}
 	}
 }

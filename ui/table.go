@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -18,9 +19,15 @@ type column struct {
 	width int  // fixed width; the target column takes what is left
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	cell  func(*Theme, *analysis.ReplicaReport) string
+	cell  func(cellCtx, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
+}
+
+// cellCtx is what a cell may need besides its replica.
+type cellCtx struct {
+	th  *Theme
+	now time.Time // the time of the report shown
 }
 
 // Indices of the columns with special handling.
@@ -33,9 +40,9 @@ const (
 // tableColumns are the table's columns; `s` cycles through them as the
 // sort key.
 var tableColumns = []column{
-	{title: "target", width: 12, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Target }},
-	{title: "model", width: 18, drop: 1, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "state", width: 10, cell: func(th *Theme, r *analysis.ReplicaReport) string { return th.badge(r.State) }},
+	{title: "target", width: 12, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "model", width: 18, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "state", width: 10, cell: func(c cellCtx, r *analysis.ReplicaReport) string { return c.th.badge(r.State) }},
 	numColumn("run", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 5, 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
@@ -45,11 +52,31 @@ var tableColumns = []column{
 	numColumn("ITL p99", 7, 5, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }),
 	numColumn("preempt/s", 9, 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
 	numColumn("success", 7, 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	{title: "last seen / error", width: 24, cell: downCell},
+}
+
+// downCell dates the figures of a replica that is down and gives its
+// error: "3m04s ago: connection refused"; empty for one that answers.
+func downCell(c cellCtx, r *analysis.ReplicaReport) string {
+	switch {
+	case r.State != analysis.StateDown:
+		return ""
+	case r.LastGood.IsZero():
+		return "never seen: " + r.Error
+	}
+	return fmtAge(c.now.Sub(r.LastGood)) + " ago: " + r.Error
 }
 
 func numColumn(title string, width, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
 	return column{title: title, width: width, drop: drop, right: true, num: get,
-		cell: func(_ *Theme, r *analysis.ReplicaReport) string { return format(get(r)) }}
+		cell: func(c cellCtx, r *analysis.ReplicaReport) string {
+			if r.State == analysis.StateDown {
+				// The last good scrape's figure, dated in the row's last
+				// column: faint, never drawn as current.
+				return c.th.dim.Render(format(get(r)))
+			}
+			return format(get(r))
+		}}
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
@@ -135,6 +162,7 @@ type tableScreen struct {
 
 	rows     []*analysis.ReplicaReport // the panes, in the sort order
 	total    int                       // replicas before the filter
+	now      time.Time                 // the time of the report shown
 	filter   string
 	sortCol  int
 	sortDesc bool
@@ -157,8 +185,8 @@ func (t *tableScreen) setSize(w, h int) {
 
 // show gives the table its replicas (after the filter), how many there are
 // before it and the filter text.
-func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string) {
-	t.rows = slices.Clone(panes)
+func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string, now time.Time) {
+	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
 	sortRows(t.rows, t.sortCol, t.sortDesc)
 }
@@ -236,7 +264,7 @@ func (t tableScreen) view() []string {
 		lines[0] += "  " + th.alert.Render(fmt.Sprintf("▸ %s now row %d %s (g: top)", r.Target, cursor+1, stateWord(r.State)))
 	}
 	for i := start; i < end; i++ {
-		lines = append(lines, tableRow(th, t.rows[i], t.columns, t.targetW, i == cursor))
+		lines = append(lines, tableRow(cellCtx{th, t.now}, t.rows[i], t.columns, t.targetW, i == cursor))
 	}
 	return lines
 }
@@ -250,16 +278,16 @@ func colWidth(i, targetW int) int {
 
 // tableRow draws one replica; the cursor row has a ▸ glyph, which reads
 // without colour too.
-func tableRow(th *Theme, r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
+func tableRow(ctx cellCtx, r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
 	var b strings.Builder
 	if cursor {
-		b.WriteString(th.selected.Render("▸ "))
+		b.WriteString(ctx.th.selected.Render("▸ "))
 	} else {
 		b.WriteString("  ")
 	}
 	for _, i := range cols {
 		c := tableColumns[i]
-		b.WriteString(cellText(c.cell(th, r), colWidth(i, targetW), c.right) + " ")
+		b.WriteString(cellText(c.cell(ctx, r), colWidth(i, targetW), c.right) + " ")
 	}
 	return b.String()
 }

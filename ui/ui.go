@@ -284,7 +284,7 @@ func (m *Model) refresh() {
 	}
 	slices.SortStableFunc(m.panes, bySeverity)
 	m.grid.show(m.shown, m.panes, m.history, m.events)
-	m.table.show(m.panes, len(reps), m.filter.Value())
+	m.table.show(m.panes, len(reps), m.filter.Value(), m.shown.Time)
 	m.followWorst()
 	m.log.show(m.shown.Time)
 	m.layout()

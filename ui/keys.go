@@ -95,12 +95,13 @@ func scrollKeys() viewport.KeyMap {
 // sortKeys order the table. They work from every screen, so that the
 // table opens already sorted.
 type sortKeys struct {
-	Sort, Reverse key.Binding
+	Sort, SortBack, Reverse key.Binding
 }
 
 func newSortKeys() sortKeys {
 	return sortKeys{
-		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort column")),
-		Reverse: key.NewBinding(key.WithKeys("S", "I"), key.WithHelp("S/I", "reverse sort")),
+		Sort:     key.NewBinding(key.WithKeys("s", ">"), key.WithHelp("s/>", "sort by next column")),
+		SortBack: key.NewBinding(key.WithKeys("S", "<"), key.WithHelp("S/<", "sort by previous column")),
+		Reverse:  key.NewBinding(key.WithKeys("I"), key.WithHelp("I", "reverse sort")),
 	}
 }

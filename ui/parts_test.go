@@ -162,9 +162,9 @@ func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	if !strings.Contains(m.View(), "run▼") {
 		t.Error("the sorted column has no ▼")
 	}
-	m = press(m, "S")
+	m = press(m, "I")
 	if !strings.Contains(m.View(), "run▲") {
-		t.Error("S did not reverse the sort")
+		t.Error("I did not reverse the sort")
 	}
 	if m.table.rows[0].Target != "gpu-b:8000" { // idle, running 0
 		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.table.rows[0].Target)

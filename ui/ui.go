@@ -203,7 +203,7 @@ func (m Model) helpColumns() [][]helpGroup {
 		{{"move (grid, table)", m.grid.keys.bindings()}},
 		{
 			{"scroll (detail)", []key.Binding{v.Up, v.Down, v.PageUp, v.PageDown, v.HalfPageUp, v.HalfPageDown}},
-			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.Reverse}},
+			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.SortBack, s.Reverse}},
 		},
 		{
 			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Back, k.Help}},

@@ -61,7 +61,7 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 		return
 	}
 	var sections []string
-	sections = append(sections, d.summary(r, now)...)
+	sections = append(sections, d.summary(r, now, w)...)
 	sections = append(sections, "")
 	sections = append(sections, d.charts(pts, w)...)
 	sections = append(sections, "")
@@ -78,38 +78,44 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 }
 
 // summary is the title, every reason, the action, the error and the
-// warnings.
-func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []string {
+// warnings, each wrapped in full to the width: the detail view is where
+// nothing is cut.
+func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	title := th.title.Render(r.Target) + "  " + th.dim.Render(r.Model) + "  " + th.badge(r.State)
+	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
 	if r.Restarted {
-		title += "  " + th.warn.Render("RESTARTED")
+		title = append(title, th.warn.Render("RESTARTED"))
 	}
 	if r.WarmingUp {
-		title += "  " + th.warn.Render("warming up")
+		title = append(title, th.warn.Render("warming up"))
 	}
-	lines := []string{title + th.dim.Render("   (esc back, ↑/↓ scroll)")}
+	title = append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
+	lines := packSegments(title, w, "  ")
+	add := func(s string) { lines = append(lines, wrapLines(s, w)...) }
 	if r.Error != "" {
-		lines = append(lines, th.warn.Render("error: ")+r.Error)
+		add(th.warn.Render("error: ") + r.Error)
 	}
 	for _, reason := range r.Reasons {
-		lines = append(lines, "• "+reason)
+		add("• " + reason)
 	}
 	if r.Action != "" {
-		lines = append(lines, th.action.Render("→ "+r.Action))
+		add(th.action.Render("→ " + r.Action))
 	}
-	for _, w := range r.Warnings {
-		lines = append(lines, th.warn.Render("warning: ")+w)
+	for _, warning := range r.Warnings {
+		add(th.warn.Render("warning: ") + warning)
 	}
-	figures := fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.RequestsPerSecond),
-		fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond),
-		fmtRate(r.PreemptionsPerSecond), fmtPct(r.SuccessRate))
+	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
+		fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
+		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
+		"success " + fmtPct(r.SuccessRate)}, w, "  ")
 	if r.State == analysis.StateDown {
 		// Old figures, dated and faint: never drawn as if current.
-		figures = th.dim.Render(lastSeen(r, now, d.loc) + ": " + figures)
+		lines = append(lines, th.dim.Render(lastSeen(r, now, d.loc)+":"))
+		for i, f := range figures {
+			figures[i] = th.dim.Render(f)
+		}
 	}
-	return append(lines, figures)
+	return append(lines, figures...)
 }
 
 // chartSeries is one line of a chart, read off the history points.

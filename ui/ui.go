@@ -259,7 +259,7 @@ func (m *Model) ingest(r analysis.Report) {
 			delete(m.history, t)
 		}
 	}
-	m.events.add(r.Events)
+	m.events.add(r.Events, r.Time)
 	m.latest = r
 	m.hasReport = true
 	if !m.paused {

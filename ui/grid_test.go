@@ -145,3 +145,67 @@ func paneText(frame, target string) []string {
 	}
 	return nil
 }
+
+// smallCounts is a replica whose running count stays between 0 and 4: the
+// axis that read "4, 3, 1, 0".
+func smallCounts(i int, at time.Time) analysis.Report {
+	r := replica("gpu-a:8000", analysis.StateHealthy)
+	r.Running, r.Waiting = analysis.Num(i%5), 0
+	r.Point = pointOf(r, at)
+	return report(at, r)
+}
+
+// yLabel is a Y axis label at the start of a chart line: "  4│".
+var yLabel = regexp.MustCompile(`^\s*([0-9.]+)[a-z%]*[│└]`)
+
+// The Y axis of the detail charts is labelled at even, round steps.
+func TestChartTicksAreEven(t *testing.T) {
+	m := press(withHistory(newModel(80, 60), 30, smallCounts), "enter")
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	var labels []float64
+	for _, l := range lines {
+		if strings.HasPrefix(l, "KV cache") {
+			break // the first chart only: running & waiting
+		}
+		if mm := yLabel.FindStringSubmatch(l); mm != nil {
+			var v float64
+			fmt.Sscan(mm[1], &v)
+			labels = append(labels, v)
+		}
+	}
+	if len(labels) < 3 {
+		t.Fatalf("labels %v:\n%s", labels, strings.Join(lines, "\n"))
+	}
+	step := labels[0] - labels[1]
+	for i := 1; i < len(labels); i++ {
+		if d := labels[i-1] - labels[i]; d != step || d <= 0 {
+			t.Errorf("uneven Y labels %v", labels)
+			break
+		}
+	}
+}
+
+// Without colour, two lines of one chart are told apart by a mark at the
+// end of each, named in the legend.
+func TestPlainChartsMarkTheirLines(t *testing.T) {
+	m := press(withHistory(newModel(120, 60), 60, rampingFull), "enter")
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	var chart []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "running & waiting") {
+			chart = lines[i : i+chartHeight+1]
+		}
+	}
+	if chart == nil {
+		t.Fatalf("no running & waiting chart:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(chart[0], "r running") || !strings.Contains(chart[0], "w waiting") {
+		t.Errorf("legend %q does not name the marks", chart[0])
+	}
+	body := strings.Join(chart[1:], "\n")
+	for _, mark := range []string{"r", "w"} {
+		if !regexp.MustCompile(`[⠀-⣿ ]` + mark + `[ │]`).MatchString(body) {
+			t.Errorf("no %q mark at a line end:\n%s", mark, body)
+		}
+	}
+}

@@ -33,11 +33,6 @@ func newGlobalKeys() globalKeys {
 	}
 }
 
-// ShortHelp is the footer: the keys an on-call engineer needs first.
-func (k globalKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Quit, k.Help, k.Detail, k.Table, k.Events, k.Filter, k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Back}
-}
-
 // filterKeys close the filter input; every other key is typed into it.
 type filterKeys struct {
 	Keep, Clear key.Binding

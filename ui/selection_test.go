@@ -219,3 +219,60 @@ func checkOldFigures(t *testing.T, frame string, colour bool) {
 		}
 	}
 }
+
+// The header names the worst replica and, when the fleet has one, the
+// replica far from the fleet median.
+func TestHeaderNamesWorstAndImbalance(t *testing.T) {
+	rep := allStates(t0)
+	rep.Fleet.Worst = "gpu-g:8000"
+	rep.Fleet.Imbalance = []analysis.Imbalance{
+		{Target: "gpu-c:8000", Metric: "waiting", Text: "gpu-c:8000: waiting 95 against a fleet median of 0"},
+		{Target: "gpu-e:8000", Metric: "kv", Text: "gpu-e:8000: KV 99% against a fleet median of 41%"},
+	}
+	for _, w := range []int{80, 120, 200} {
+		m := send(newModel(w, 40), ReportMsg{Report: rep})
+		head := ansi.Strip(strings.Join(m.header, "\n"))
+		for _, want := range []string{"worst gpu-g:8000 DOWN", "imbalance: gpu-c:8000: waiting 95 against a fleet median of 0", "+1 more"} {
+			if !strings.Contains(head, want) {
+				t.Errorf("at %d the header lacks %q:\n%s", w, want, head)
+			}
+		}
+	}
+	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
+	if head := strings.Join(m.header, "\n"); strings.Contains(head, "imbalance") {
+		t.Errorf("an imbalance line without imbalance:\n%s", head)
+	}
+}
+
+// The footer shows what fits, most needed first, for the screen shown:
+// help always, and the keys the screen's hints name.
+func TestFooterByPriority(t *testing.T) {
+	base := send(newModel(80, 24), ReportMsg{Report: spikeFleet(50, t0, nil)})
+	tests := []struct {
+		name string
+		keys []string
+		w    int
+		want []string
+	}{
+		{"grid at 60", nil, 60, []string{"? help", "q quit"}},
+		{"grid at 80", nil, 80, []string{"? help", "enter detail", "t table", "pgdn page"}},
+		{"table at 80", []string{"t"}, 80, []string{"? help", "enter detail", "s/S sort", "I reverse"}},
+		{"detail at 60", []string{"enter"}, 60, []string{"? help", "esc back"}},
+		{"events at 80", []string{"e"}, 80, []string{"? help", "esc back"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := sized(press(base, tt.keys...), tt.w, 24)
+			lines := strings.Split(ansi.Strip(m.View()), "\n")
+			footer := lines[len(lines)-1]
+			if !strings.HasPrefix(footer, "? help") {
+				t.Errorf("footer %q does not start with ? help", footer)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(footer, want) {
+					t.Errorf("footer %q lacks %q", footer, want)
+				}
+			}
+		})
+	}
+}

@@ -228,6 +228,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.handleKey(msg)
 		// A key can change the header (a badge, the filter): lay out again.
 		m.layout()
+	case tea.MouseMsg:
+		m.handleMouse(msg)
+		m.layout()
 	}
 	return m, cmd
 }

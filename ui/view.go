@@ -161,15 +161,18 @@ func (m Model) fleetSegments() []string {
 	return segs
 }
 
-// worstReplica is the replica the analysis names worst in the fleet, or
-// nil.
+// worstReplica is the worst replica of the fleet, filter or not, in the
+// order of the grid (state, queue, TTFT p99), so that the header and the
+// first pane agree; nil without replicas. (The fleet's Worst ranks a
+// state by TTFT p99 alone and can name another replica of that state.)
 func (m Model) worstReplica() *analysis.ReplicaReport {
+	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; r.Target == m.shown.Fleet.Worst {
-			return r
+		if r := &m.shown.Replicas[i]; worst == nil || bySeverity(r, worst) < 0 {
+			worst = r
 		}
 	}
-	return nil
+	return worst
 }
 
 // footerLine is the filter input and its keys while it is open, otherwise

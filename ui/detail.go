@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
@@ -14,8 +15,12 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// chartHeight is the height of one time-series chart, axes included.
-const chartHeight = 9
+// chartHeight is the height of one time-series chart, axes included: a
+// graph of eight rows, labelled every second row at four even steps.
+const chartHeight = 10
+
+// yTicks is how many steps the Y axis is labelled at.
+const yTicks = 4
 
 // detailScreen is one replica in depth: its reasons, time-series charts,
 // the prompt-length heatmap and the breakdowns, in a scrolling viewport.
@@ -61,7 +66,7 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 		return
 	}
 	var sections []string
-	sections = append(sections, d.summary(r, now)...)
+	sections = append(sections, d.summary(r, now, w)...)
 	sections = append(sections, "")
 	sections = append(sections, d.charts(pts, w)...)
 	sections = append(sections, "")
@@ -78,39 +83,51 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 }
 
 // summary is the title, every reason, the action, the error and the
-// warnings.
-func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time) []string {
+// warnings, each wrapped in full to the width: the detail view is where
+// nothing is cut.
+func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	title := th.title.Render(r.Target) + "  " + th.dim.Render(r.Model) + "  " + th.badge(r.State)
+	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
 	if r.Restarted {
-		title += "  " + th.warn.Render("RESTARTED")
+		title = append(title, th.warn.Render("RESTARTED"))
 	}
 	if r.WarmingUp {
-		title += "  " + th.warn.Render("warming up")
+		title = append(title, th.warn.Render("warming up"))
 	}
-	lines := []string{title + th.dim.Render("   (esc back, ↑/↓ scroll)")}
+	title = append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
+	lines := packSegments(title, w, "  ")
+	add := func(s string) { lines = append(lines, wrapLines(s, w)...) }
 	if r.Error != "" {
-		lines = append(lines, th.warn.Render("error: ")+r.Error, lastGoodLine(r, now, d.loc))
+		add(th.warn.Render("error: ") + r.Error)
 	}
 	for _, reason := range r.Reasons {
-		lines = append(lines, "• "+reason)
+		add("• " + reason)
 	}
 	if r.Action != "" {
-		lines = append(lines, th.action.Render("→ "+r.Action))
+		add(th.action.Render("→ " + r.Action))
 	}
-	for _, w := range r.Warnings {
-		lines = append(lines, th.warn.Render("warning: ")+w)
+	for _, warning := range r.Warnings {
+		add(th.warn.Render("warning: ") + warning)
 	}
-	lines = append(lines, fmt.Sprintf("run %s  wait %s  KV %s  %s req/s  prompt %s tok/s  gen %s tok/s  preempt %s/s  success %s",
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.RequestsPerSecond),
-		fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond),
-		fmtRate(r.PreemptionsPerSecond), fmtPct(r.SuccessRate)))
-	return lines
+	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
+		fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
+		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
+		"success " + fmtPct(r.SuccessRate)}, w, "  ")
+	if r.State == analysis.StateDown {
+		// Old figures, dated and faint: never drawn as if current.
+		lines = append(lines, th.dim.Render(lastSeen(r, now, d.loc)+":"))
+		for i, f := range figures {
+			figures[i] = th.dim.Render(f)
+		}
+	}
+	return append(lines, figures...)
 }
 
-// chartSeries is one line of a chart, read off the history points.
+// chartSeries is one line of a chart, read off the history points. Its
+// mark ends the line when there is no colour to tell lines apart.
 type chartSeries struct {
 	name string
+	mark rune
 	get  func(analysis.Point) float32
 }
 
@@ -120,26 +137,27 @@ type chartSpec struct {
 	format func(analysis.Num) string
 	series []chartSeries
 	yMax   float64 // fixed top of the Y axis; 0 scales to the data
+	counts bool    // whole numbers: steps of at least 1
 }
 
 var detailCharts = []chartSpec{
-	{title: "running & waiting", format: fmtCount, series: []chartSeries{
-		{"running", func(p analysis.Point) float32 { return p.Running }},
-		{"waiting", func(p analysis.Point) float32 { return p.Waiting }}}},
+	{title: "running & waiting", format: fmtCount, counts: true, series: []chartSeries{
+		{"running", 'r', func(p analysis.Point) float32 { return p.Running }},
+		{"waiting", 'w', func(p analysis.Point) float32 { return p.Waiting }}}},
 	{title: "KV cache", format: fmtPct, yMax: 1, series: []chartSeries{
-		{"KV", func(p analysis.Point) float32 { return p.KVCacheUsage }}}},
+		{"KV", 'k', func(p analysis.Point) float32 { return p.KVCacheUsage }}}},
 	{title: "tokens/s", format: fmtRate, series: []chartSeries{
-		{"prompt", func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
-		{"gen", func(p analysis.Point) float32 { return p.GenerationTokensPerSecond }}}},
+		{"prompt", 'p', func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
+		{"gen", 'g', func(p analysis.Point) float32 { return p.GenerationTokensPerSecond }}}},
 	{title: "TTFT", format: fmtSeconds, series: []chartSeries{
-		{"p50", func(p analysis.Point) float32 { return p.TTFTP50 }},
-		{"p99", func(p analysis.Point) float32 { return p.TTFTP99 }}}},
+		{"p50", '5', func(p analysis.Point) float32 { return p.TTFTP50 }},
+		{"p99", '9', func(p analysis.Point) float32 { return p.TTFTP99 }}}},
 	{title: "ITL", format: fmtSeconds, series: []chartSeries{
-		{"p50", func(p analysis.Point) float32 { return p.ITLP50 }},
-		{"p99", func(p analysis.Point) float32 { return p.ITLP99 }}}},
+		{"p50", '5', func(p analysis.Point) float32 { return p.ITLP50 }},
+		{"p99", '9', func(p analysis.Point) float32 { return p.ITLP99 }}}},
 	{title: "e2e", format: fmtSeconds, series: []chartSeries{
-		{"p50", func(p analysis.Point) float32 { return p.E2EP50 }},
-		{"p99", func(p analysis.Point) float32 { return p.E2EP99 }}}},
+		{"p50", '5', func(p analysis.Point) float32 { return p.E2EP50 }},
+		{"p99", '9', func(p analysis.Point) float32 { return p.E2EP99 }}}},
 }
 
 // charts lays the charts out two to a row when the screen is wide.
@@ -185,21 +203,11 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	if to.Sub(from) < 10*time.Second {
 		from = to.Add(-10 * time.Second)
 	}
-	yMax := spec.yMax
-	if yMax == 0 {
-		for _, s := range spec.series {
-			for _, p := range pts {
-				if v := float64(s.get(p)); finite(v) && v > yMax {
-					yMax = v
-				}
-			}
-		}
-		yMax = niceCeil(yMax * 1.1)
-	}
+	yMax := axisMax(spec, pts)
 	pts = downsample(pts, 2*w) // a braille cell is two dots wide: more points draw nothing new
 	loc := d.loc
 	chart := timeserieslinechart.New(w, chartHeight,
-		timeserieslinechart.WithXYSteps(2, 2),
+		timeserieslinechart.WithXYSteps(2, (chartHeight-2)/yTicks),
 		timeserieslinechart.WithTimeRange(from, to),
 		timeserieslinechart.WithYRange(0, yMax),
 		timeserieslinechart.WithXLabelFormatter(func(_ int, v float64) string {
@@ -209,9 +217,10 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 			return axisLabel(spec.format(analysis.Num(v)))
 		}),
 	)
+	var ends []canvas.Float64Point
 	for i, s := range spec.series {
 		chart.SetDataSetStyle(s.name, d.theme.seriesStyle(i))
-		last := analysis.NA
+		last, end := analysis.NA, canvas.Float64Point{X: math.NaN()}
 		for _, p := range pts {
 			v := float64(s.get(p))
 			if !finite(v) {
@@ -219,13 +228,45 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 			}
 			// Clamp into the view: far-off points make the chart allocate
 			// huge line segments.
-			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: min(max(v, 0), yMax)})
-			last = analysis.Num(v)
+			y := min(max(v, 0), yMax)
+			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: y})
+			last, end = analysis.Num(v), canvas.Float64Point{X: float64(p.Time.Unix()), Y: y}
 		}
-		legend += "  " + d.theme.seriesStyle(i).Render("⣿ "+s.name) + " " + spec.format(last)
+		glyph := "⣿"
+		if !th.colour() {
+			glyph = string(s.mark)
+		}
+		legend += "  " + d.theme.seriesStyle(i).Render(glyph+" "+s.name) + " " + spec.format(last)
+		ends = append(ends, end)
 	}
 	chart.DrawBrailleAll()
+	if !th.colour() && len(spec.series) > 1 {
+		// Without colour the lines look alike: each ends in its mark.
+		for i, s := range spec.series {
+			if !math.IsNaN(ends[i].X) {
+				chart.DrawRuneWithStyle(ends[i], s.mark, d.theme.seriesStyle(i))
+			}
+		}
+	}
 	return legend + "\n" + chart.View()
+}
+
+// axisMax is the top of a chart's Y axis: yTicks even steps of a round
+// size (1, 2 or 5 times a power of ten; whole numbers for counts) above
+// the largest value shown, or the spec's fixed top.
+func axisMax(spec chartSpec, pts []analysis.Point) float64 {
+	if spec.yMax > 0 {
+		return spec.yMax
+	}
+	top := 0.0
+	for _, s := range spec.series {
+		for _, p := range pts {
+			if v := float64(s.get(p)); finite(v) && v > top {
+				top = v
+			}
+		}
+	}
+	return niceStep(top*1.05/yTicks, spec.counts) * yTicks
 }
 
 // downsample keeps at most n points, evenly spaced, always the newest.
@@ -243,15 +284,20 @@ func downsample(pts []analysis.Point, n int) []analysis.Point {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// niceCeil rounds an axis maximum up to 1, 2 or 5 times a power of ten.
-func niceCeil(v float64) float64 {
+// niceStep rounds an axis step up to 1, 2, 2.5 or 5 times a power of ten;
+// for counts, to a whole number (no 2.5 below 10).
+func niceStep(v float64, counts bool) float64 {
 	if v <= 0 || !finite(v) {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, f := range []float64{1, 2, 5, 10} {
-		if v <= f*p {
-			return f * p
+	for _, f := range []float64{1, 2, 2.5, 5, 10} {
+		step := f * p
+		if counts && (step < 1 || step != math.Trunc(step)) {
+			continue
+		}
+		if v <= step {
+			return step
 		}
 	}
 	return 10 * p

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -28,14 +30,29 @@ const (
 // sparkNames label the sparklines in the order they are drawn.
 var sparkNames = [...]string{"run", "wait", "KV", "TTFT", "gen"}
 
-// gridLayout is how the grid body is divided.
+// gridLayout is how the grid body is divided. Panes share the width: the
+// first extra panes of a row are one column wider, so that rows reach the
+// right edge.
 type gridLayout struct {
-	cols, paneW int
-	level       paneLevel
-	paneH       int // lines, borders included
-	perPage     int // panes shown at once
-	eventLines  int // lines left for the event log (0: none)
+	cols, paneW, extra int
+	level              paneLevel
+	sparkPer, sparkH   int // sparklines per line, rows per sparkline (full level)
+	reasonLines        int // lines of evidence and first action
+	paneH              int // lines, borders included
+	perPage            int // panes shown at once
+	eventLines         int // lines left for the event log (0: none)
 }
+
+// width is the width of the panes of column col.
+func (l gridLayout) width(col int) int {
+	if col < l.extra {
+		return l.paneW + 1
+	}
+	return l.paneW
+}
+
+// x is where the panes of column col start.
+func (l gridLayout) x(col int) int { return col*l.paneW + min(col, l.extra) }
 
 // gridScreen is the grid of replica panes, worst first, with the event log
 // under them when there is room. Its layout is computed when its size or
@@ -54,6 +71,9 @@ type gridScreen struct {
 	history  map[string]*ring.Ring[analysis.Point]
 	events   *eventLog
 	selected string
+	// top is the first pane of the page shown. Only the user's keys move
+	// it: a re-sort moves replicas, never the page under the user's eyes.
+	top int
 }
 
 func newGridScreen(theme *Theme, loc *time.Location, hint string) gridScreen {
@@ -63,65 +83,188 @@ func newGridScreen(theme *Theme, loc *time.Location, hint string) gridScreen {
 // setSize gives the grid the body of the frame.
 func (g *gridScreen) setSize(w, h int) {
 	g.width, g.height = w, h
-	g.layout = layoutGrid(len(g.panes), w, h)
+	g.layout = layoutGrid(g.panes, g.theme, w, h)
+	g.alignTop()
+}
+
+// alignTop keeps the page on a page boundary inside the list, after a
+// resize or a change of the fleet.
+func (g *gridScreen) alignTop() {
+	per := max(g.layout.perPage, 1)
+	g.top = min(max(g.top, 0), max(len(g.panes)-1, 0))
+	g.top -= g.top % per
 }
 
 // show gives the grid what to draw: the report shown, its panes in order
 // and the history and events behind them.
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*ring.Ring[analysis.Point], events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
-	g.layout = layoutGrid(len(panes), g.width, g.height)
+	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
+	g.alignTop()
 }
 
-// update moves the selection and returns it; up and down move by a row of
-// the grid.
-func (g *gridScreen) update(k tea.KeyMsg) string {
-	g.selected, _ = g.keys.move(g.panes, g.selected, g.layout.cols, k)
-	return g.selected
+// update moves the selection and returns it, and whether the key moved
+// it; up and down move by a row of the grid, PgUp and PgDn by a page. The
+// page shown follows the selection the user moves.
+func (g *gridScreen) update(k tea.KeyMsg) (string, bool) {
+	sel, moved := g.keys.move(g.panes, g.selected, g.layout.cols, g.layout.perPage, k)
+	if moved {
+		g.selected = sel
+		g.top = indexOf(g.panes, sel)
+		g.alignTop()
+	}
+	return sel, moved
 }
 
-// paneHeight is the height of a pane at a level, borders included.
-func paneHeight(level paneLevel, inner int) int {
+// Bounds of the layout's choices.
+const (
+	maxSparkH      = 8 // rows of a sparkline grown into a tall screen
+	maxReasonLines = 6 // lines of evidence a pane wraps to
+	eventReserve   = 6 // lines kept for the event log on a tall screen
+	eventReserveLo = 3 // and on a short one
+)
+
+// paneHeight is the height of a pane, borders included.
+func paneHeight(level paneLevel, sparkPer, sparkH, reasonLines int) int {
+	h := 2 + 1 + reasonLines
 	switch level {
 	case levelFull:
-		return 2 + 1 + 3 + sparkLines(inner) + 1
+		h += 3 + (len(sparkNames)+sparkPer-1)/sparkPer*sparkH
 	case levelNormal:
-		return 2 + 1 + 3 + 1
+		h += 3
 	default:
-		return 2 + 1 + 1 + 1
+		h++
 	}
+	return h
 }
 
 // sparkPerLine is how many sparklines share a line in a pane this wide.
 func sparkPerLine(inner int) int { return min(max(inner/minPaneWidth, 1), len(sparkNames)) }
 
-func sparkLines(inner int) int {
-	per := sparkPerLine(inner)
-	return (len(sparkNames) + per - 1) / per
+// paneShape is one way to draw a pane; shapes are tried richest first.
+type paneShape struct {
+	level            paneLevel
+	sparkPer, sparkH int
 }
 
-// gridLayout picks the richest level at which every pane fits; if none
-// layoutGrid divides w × h among n panes: the richest level at which every
-// pane fits; if none does, the most compact level with as many panes as fit
-// and a hint line. What is left below the panes goes to the event log.
-func layoutGrid(panes, w, h int) gridLayout {
-	n := max(panes, 1)
-	cols := min(n, max(w/minPaneWidth, 1))
-	l := gridLayout{cols: cols, paneW: w / cols}
-	rows := (n + cols - 1) / cols
-	for _, level := range []paneLevel{levelFull, levelNormal, levelCompact} {
-		l.level, l.paneH = level, paneHeight(level, l.paneW-2)
-		if rows*l.paneH <= h {
-			l.perPage = n
-			if left := h - rows*l.paneH; left >= 4 {
-				l.eventLines = min(left, 12)
-			}
-			return l
+// paneShapes are the shapes of a pane inner columns wide, richest (tallest)
+// first: full panes with their sparklines one to a line and grown to
+// maxSparkH rows, down to compact panes.
+func paneShapes(inner int) []paneShape {
+	var full []paneShape
+	for h := maxSparkH; h >= 1; h-- {
+		for per := 1; per <= sparkPerLine(inner); per++ {
+			full = append(full, paneShape{levelFull, per, h})
 		}
 	}
-	fitRows := max((h-1)/l.paneH, 1)
-	l.perPage = fitRows * cols
+	lines := func(s paneShape) int { return (len(sparkNames) + s.sparkPer - 1) / s.sparkPer * s.sparkH }
+	slices.SortStableFunc(full, func(a, b paneShape) int { return lines(b) - lines(a) })
+	return append(full, paneShape{level: levelNormal}, paneShape{level: levelCompact})
+}
+
+// layoutGrid divides w × h among the panes. Every pane on one screen comes
+// first, then the evidence in full (up to maxReasonLines), then the
+// richest shape that fills the height; if no shape fits every pane, the
+// compact one pages, with a hint line. The event log gets what is left
+// (on a tall screen at least eventReserve lines).
+func layoutGrid(panes []*analysis.ReplicaReport, th *Theme, w, h int) gridLayout {
+	n := max(len(panes), 1)
+	cols := min(n, max(w/minPaneWidth, 1))
+	rows := (n + cols - 1) / cols
+	// As few columns as make the same rows: four panes are two wide rows
+	// of two rather than three and a lone one.
+	cols = (n + rows - 1) / rows
+	l := gridLayout{cols: cols, paneW: w / cols, extra: w % cols}
+	reserve := eventReserveLo
+	if h >= 30 {
+		reserve = eventReserve
+	}
+	inner := max(l.paneW-2, 1)
+	shapes := paneShapes(inner)
+	need := reasonNeed(panes, th, inner)
+	// Every pane on the screen matters more than the event log under them.
+	for _, room := range []int{h - reserve, h} {
+		for rl := need; rl >= 1; rl-- {
+			for _, s := range shapes {
+				paneH := paneHeight(s.level, s.sparkPer, s.sparkH, rl)
+				if rows*paneH > room {
+					continue
+				}
+				l.level, l.sparkPer, l.sparkH, l.reasonLines, l.paneH = s.level, s.sparkPer, s.sparkH, rl, paneH
+				l.perPage = n
+				if left := h - rows*paneH; left >= 2 {
+					l.eventLines = left
+				}
+				return l
+			}
+		}
+	}
+	// Paging: as many rows of compact panes as fit over the hint line,
+	// their evidence grown into the lines left over.
+	l.level, l.reasonLines = levelCompact, 1
+	l.paneH = paneHeight(levelCompact, 0, 0, 1)
+	fit := max((h-1)/l.paneH, 1)
+	l.reasonLines = min(1+max(h-1-fit*l.paneH, 0)/fit, need)
+	l.paneH = paneHeight(levelCompact, 0, 0, l.reasonLines)
+	l.perPage = fit * cols
 	return l
+}
+
+// reasonNeed is how many lines the longest evidence takes in panes inner
+// columns wide, up to maxReasonLines.
+func reasonNeed(panes []*analysis.ReplicaReport, th *Theme, inner int) int {
+	need := 1
+	for _, r := range panes {
+		if need == maxReasonLines {
+			break
+		}
+		need = max(need, min(len(wrapLines(paneReason(th, r), inner)), maxReasonLines))
+	}
+	return need
+}
+
+// wrapLines wraps text at word boundaries into lines of at most w columns.
+func wrapLines(s string, w int) []string {
+	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
+}
+
+// linesOf wraps text into exactly n lines of at most w columns; text that
+// does not fit ends with "…" on the last line.
+func linesOf(s string, w, n int) []string {
+	lines := wrapLines(s, w)
+	if len(lines) > n {
+		lines = lines[:n]
+		if last := lines[n-1]; ansi.StringWidth(last)+2 <= w {
+			lines[n-1] = last + " …" // after a whole word: "at 140 …", not "at 140…"
+		} else {
+			lines[n-1] = ansi.Truncate(last, max(w-1, 0), "") + "…"
+		}
+	}
+	for len(lines) < n {
+		lines = append(lines, "")
+	}
+	return lines
+}
+
+// fitSegments joins the first of the variants of a figure line that fits
+// in w columns, with two blanks between figures or else one; when none
+// fits, it drops whole figures from the end of the last variant: a figure
+// is never cut in the middle.
+func fitSegments(w int, variants ...[]string) string {
+	for _, v := range variants {
+		for _, sep := range []string{"  ", " "} {
+			if line := strings.Join(v, sep); ansi.StringWidth(line) <= w {
+				return line
+			}
+		}
+	}
+	last := variants[len(variants)-1]
+	for k := len(last) - 1; k > 0; k-- {
+		if line := strings.Join(last[:k], " "); ansi.StringWidth(line) <= w {
+			return line
+		}
+	}
+	return last[0]
 }
 
 // view draws the panes, worst first, the "+N more" hint and the event log
@@ -131,24 +274,42 @@ func (g gridScreen) view() []string {
 		return []string{"", center("no replica matches the filter (esc clears it)", g.width)}
 	}
 	l := g.layout
-	sel := max(indexOf(g.panes, g.selected), 0)
-	start := sel / l.perPage * l.perPage
+	sel := indexOf(g.panes, g.selected)
+	start := g.top
 	end := min(start+l.perPage, len(g.panes))
 	var lines []string
 	for rowStart := start; rowStart < end; rowStart += l.cols {
 		panes := make([]string, 0, l.cols)
 		for i := rowStart; i < min(rowStart+l.cols, end); i++ {
-			panes = append(panes, g.renderPane(g.panes[i], l.paneW, l.level, i == sel))
+			panes = append(panes, g.renderPane(g.panes[i], l.width(i-rowStart), i == sel))
 		}
 		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, panes...), "\n")...)
 	}
-	if hidden := len(g.panes) - (end - start); hidden > 0 {
-		lines = append(lines, g.theme.warn.Render(fmt.Sprintf("+%d more (t for table, tab to page)", hidden)))
+	if hint := g.pageHint(start, end, sel); hint != "" {
+		lines = append(lines, hint)
 	}
 	if l.eventLines > 0 {
 		lines = append(lines, g.eventPanel(l.eventLines)...)
 	}
 	return lines
+}
+
+// pageHint is the line under a grid that does not show every pane: what
+// is above and below the page, with the keys that show it, and where the
+// selection went when a re-sort took it off the page.
+func (g gridScreen) pageHint(start, end, sel int) string {
+	var segs []string
+	if sel >= 0 && (sel < start || sel >= end) {
+		r := g.panes[sel]
+		segs = append(segs, g.theme.alert.Render(fmt.Sprintf("▸ %s now #%d %s (g: top)", r.Target, sel+1, stateWord(r.State))))
+	}
+	if start > 0 {
+		segs = append(segs, g.theme.warn.Render(fmt.Sprintf("%d above (PgUp)", start)))
+	}
+	if below := len(g.panes) - end; below > 0 {
+		segs = append(segs, g.theme.warn.Render(fmt.Sprintf("+%d more (t table, PgDn page)", below)))
+	}
+	return strings.Join(segs, " · ")
 }
 
 // eventPanel is the event log under the grid: a title and the newest events.
@@ -170,15 +331,15 @@ func (g gridScreen) eventPanel(h int) []string {
 
 // renderPane draws one replica: a bordered box whose lines are cut to the
 // pane's width first, so lipgloss never wraps them.
-func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, level paneLevel, selected bool) string {
-	th := g.theme
+func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) string {
+	th, l := g.theme, g.layout
 	inner := max(w-2, 1)
 	lines := []string{paneTitle(th, r, inner, selected)}
-	lines = append(lines, g.paneFigures(r, level)...)
-	if level == levelFull {
-		lines = append(lines, g.paneSparklines(r, inner)...)
+	lines = append(lines, g.paneFigures(r, l.level, inner)...)
+	if l.level == levelFull {
+		lines = append(lines, g.paneSparklines(r, inner, l.sparkPer, l.sparkH)...)
 	}
-	lines = append(lines, paneReason(th, r))
+	lines = append(lines, linesOf(paneReason(th, r), inner, l.reasonLines)...)
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
@@ -206,26 +367,41 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 }
 
 // paneFigures are the figure lines: gauges, rates and latencies; or, for a
-// replica that is down, its error and the age of its last good scrape.
-func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel) []string {
+// replica that is down, its error, then the figures of its last good
+// scrape, dated and faint: they are not current.
+func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inner int) []string {
 	th := g.theme
 	if r.State == analysis.StateDown {
 		if level == levelCompact {
 			return []string{th.warn.Render("down "+downFor(r, g.report.Time)+": ") + r.Error}
 		}
-		return []string{th.warn.Render("error: ") + r.Error, lastGoodLine(r, g.report.Time, g.loc), ""}
+		if r.LastGood.IsZero() {
+			return []string{th.warn.Render("error: ") + r.Error, "no good scrape yet", ""}
+		}
+		return []string{th.warn.Render("error: ") + r.Error,
+			th.dim.Render(lastSeen(r, g.report.Time, g.loc) + ":"),
+			th.dim.Render(compactFigures(r, inner))}
 	}
-	gauges := fmt.Sprintf("run %s  wait %s  KV %s  preempt/s %s",
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtRate(r.PreemptionsPerSecond))
 	if level == levelCompact {
-		return []string{fmt.Sprintf("run %s wait %s KV %s TTFT p99 %s",
-			fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage), fmtSeconds(r.TTFT.P99))}
+		return []string{compactFigures(r, inner)}
 	}
-	rates := fmt.Sprintf("%s req/s  tok/s in %s out %s",
-		fmtRate(r.RequestsPerSecond), fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond))
-	lat := fmt.Sprintf("p50/p99 TTFT %s/%s  ITL %s/%s",
-		fmtSeconds(r.TTFT.P50), fmtSeconds(r.TTFT.P99), fmtSeconds(r.ITL.P50), fmtSeconds(r.ITL.P99))
+	run, wait, kv := "run "+fmtCount(r.Running), "wait "+fmtCount(r.Waiting), "KV "+fmtPct(r.KVCacheUsage)
+	preempt := fmtRate(r.PreemptionsPerSecond)
+	gauges := fitSegments(inner, []string{run, wait, kv, "preempt/s " + preempt}, []string{run, wait, kv, "preempt " + preempt + "/s"})
+	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
+	rates := fitSegments(inner, []string{reqs, "tok/s in " + in + " out " + out}, []string{reqs, "in " + in + "/s", "out " + out + "/s"})
+	ttft := "TTFT " + fmtSeconds(r.TTFT.P50) + "/" + fmtSeconds(r.TTFT.P99)
+	itl := "ITL " + fmtSeconds(r.ITL.P50) + "/" + fmtSeconds(r.ITL.P99)
+	lat := fitSegments(inner, []string{"p50/p99", ttft, itl}, []string{"p50/99", ttft, itl}, []string{ttft, itl})
 	return []string{gauges, rates, lat}
+}
+
+// compactFigures is the one figure line of a compact pane, inner columns
+// wide at most.
+func compactFigures(r *analysis.ReplicaReport, inner int) string {
+	run, wait, kv := "run "+fmtCount(r.Running), "wait "+fmtCount(r.Waiting), "KV "+fmtPct(r.KVCacheUsage)
+	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + fmtSeconds(r.TTFT.P99)},
+		[]string{run, wait, kv, "p99 " + fmtSeconds(r.TTFT.P99)})
 }
 
 // downFor says how long a replica has been down at now: the age of its
@@ -237,24 +413,62 @@ func downFor(r *analysis.ReplicaReport, now time.Time) string {
 	return fmtAge(now.Sub(r.LastGood))
 }
 
-// lastGoodLine says how long before now a replica last answered.
-func lastGoodLine(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
+// lastSeen dates the figures of a replica that is down: "last seen
+// 14:02:11 (3m04s ago)", or "no good scrape yet".
+func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
 		return "no good scrape yet"
 	}
-	return fmt.Sprintf("last good scrape %s ago (%s)",
-		fmtAge(now.Sub(r.LastGood)), r.LastGood.In(loc).Format("15:04:05"))
+	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format("15:04:05"), fmtAge(now.Sub(r.LastGood)))
 }
 
 // paneSparklines draw running, waiting, KV %, TTFT p99 and generation
-// tokens/s over the history, several to a line in wide panes.
-func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner int) []string {
-	per := sparkPerLine(inner)
+// tokens/s over the history, per to a line, each rows high: a tall
+// screen gets taller sparklines rather than blank rows.
+func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows int) []string {
+	per, rows = max(per, 1), max(rows, 1)
 	slot := inner / per
 	const labelW, valueW = 5, 7
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
-	pts := pointsUntil(g.history[r.Target], sparkW, g.report.Time)
-	series := [len(sparkNames)][]float64{}
+	series := sparkSeries(pointsUntil(g.history[r.Target], sparkW, g.report.Time))
+	now := [len(sparkNames)]string{
+		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
+		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
+	}
+	style, value := g.theme.state(r.State), g.theme.plain
+	if r.State == analysis.StateDown {
+		// The figures of a replica that is down are old: faint, under
+		// the "last seen" line of the pane.
+		style, value = g.theme.dim, g.theme.dim
+	}
+	var lines []string
+	cur := make([]strings.Builder, rows)
+	for i := range sparkNames {
+		hi := 0.0
+		if i == 2 {
+			hi = 1 // KV usage is a fraction: a fixed scale makes 100% look full
+		}
+		for k, spark := range sparkRows(series[i], sparkW, 0, hi, rows) {
+			label, val := "", ""
+			if k == rows-1 { // the name and the value beside the newest bar
+				label, val = sparkNames[i], now[i]
+			}
+			cell := fmt.Sprintf("%-*s", labelW, label) + style.Render(spark) + value.Render(fmt.Sprintf(" %*s", valueW, val))
+			cur[k].WriteString(fitWidth(cell, slot))
+		}
+		if (i+1)%per == 0 || i == len(sparkNames)-1 {
+			for k := range cur {
+				lines = append(lines, cur[k].String())
+				cur[k].Reset()
+			}
+		}
+	}
+	return lines
+}
+
+// sparkSeries reads the sparklines' series off history points.
+func sparkSeries(pts []analysis.Point) [len(sparkNames)][]float64 {
+	var series [len(sparkNames)][]float64
 	for i := range series {
 		series[i] = make([]float64, len(pts))
 	}
@@ -265,28 +479,7 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner int) []strin
 		series[3][j] = float64(p.TTFTP99)
 		series[4][j] = float64(p.GenerationTokensPerSecond)
 	}
-	now := [len(sparkNames)]string{
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
-		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
-	}
-	style := g.theme.state(r.State)
-	var lines []string
-	var cur strings.Builder
-	for i := range sparkNames {
-		hi := 0.0
-		if i == 2 {
-			hi = 1 // KV usage is a fraction: a fixed scale makes 100% look full
-		}
-		cell := fmt.Sprintf("%-*s", labelW, sparkNames[i]) +
-			style.Render(sparkline(series[i], sparkW, 0, hi)) +
-			fmt.Sprintf(" %*s", valueW, now[i])
-		cur.WriteString(fitWidth(cell, slot))
-		if (i+1)%per == 0 || i == len(sparkNames)-1 {
-			lines = append(lines, cur.String())
-			cur.Reset()
-		}
-	}
-	return lines
+	return series
 }
 
 // paneReason is the one line of evidence and first action.

@@ -31,28 +31,40 @@ func pointsUntil(h *ring.Ring[analysis.Point], n int, until time.Time) []analysi
 // eventLog keeps the newest events, so that a transient spike stays visible
 // after its condition has cleared.
 type eventLog struct {
-	events []analysis.Event
+	events []loggedEvent
 	limit  int
 }
 
-// add appends events, keeping the newest limit of them.
-func (l *eventLog) add(evs []analysis.Event) {
-	l.events = append(l.events, evs...)
+// loggedEvent is an event and the time of the report that brought it:
+// while the display is paused, events that came after the report shown
+// wait, whatever time they carry.
+type loggedEvent struct {
+	analysis.Event
+	came time.Time
+}
+
+// add appends the events of a report made at came, keeping the newest
+// limit of them.
+func (l *eventLog) add(evs []analysis.Event, came time.Time) {
+	for _, e := range evs {
+		l.events = append(l.events, loggedEvent{e, came})
+	}
 	if over := len(l.events) - l.limit; over > 0 {
-		kept := make([]analysis.Event, l.limit)
+		kept := make([]loggedEvent, l.limit)
 		copy(kept, l.events[over:])
 		l.events = kept
 	}
 }
 
-// newest returns up to n events, newest first, taken at or before until.
+// newest returns up to n events, newest first, of the reports made at or
+// before until.
 func (l *eventLog) newest(n int, until time.Time) []analysis.Event {
 	var out []analysis.Event
 	for i := len(l.events) - 1; i >= 0 && len(out) < n; i-- {
-		if l.events[i].Time.After(until) {
+		if l.events[i].came.After(until) || l.events[i].Time.After(until) {
 			continue
 		}
-		out = append(out, l.events[i])
+		out = append(out, l.events[i].Event)
 	}
 	return out
 }

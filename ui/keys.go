@@ -33,11 +33,6 @@ func newGlobalKeys() globalKeys {
 	}
 }
 
-// ShortHelp is the footer: the keys an on-call engineer needs first.
-func (k globalKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Quit, k.Help, k.Detail, k.Table, k.Events, k.Filter, k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Back}
-}
-
 // filterKeys close the filter input; every other key is typed into it.
 type filterKeys struct {
 	Keep, Clear key.Binding
@@ -66,9 +61,9 @@ func newListKeys() listKeys {
 		Right:    key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
 		Next:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		Prev:     key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
-		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "10 rows up")),
-		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "10 rows down")),
-		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown"), key.WithHelp("pgdn", "page down")),
+		First:    key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("home/g", "first, and stay there")),
 		Last:     key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("end/G", "last")),
 	}
 }
@@ -95,12 +90,13 @@ func scrollKeys() viewport.KeyMap {
 // sortKeys order the table. They work from every screen, so that the
 // table opens already sorted.
 type sortKeys struct {
-	Sort, Reverse key.Binding
+	Sort, SortBack, Reverse key.Binding
 }
 
 func newSortKeys() sortKeys {
 	return sortKeys{
-		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort column")),
-		Reverse: key.NewBinding(key.WithKeys("S", "I"), key.WithHelp("S/I", "reverse sort")),
+		Sort:     key.NewBinding(key.WithKeys("s", ">"), key.WithHelp("s/>", "sort by next column")),
+		SortBack: key.NewBinding(key.WithKeys("S", "<"), key.WithHelp("S/<", "sort by previous column")),
+		Reverse:  key.NewBinding(key.WithKeys("I"), key.WithHelp("I", "reverse sort")),
 	}
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // move returns the target selected after a key, in a list laid out in cols
-// columns (the grid; the table has one), and whether the key was one of
-// the list's. The selection stops at either end.
-func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols int, msg tea.KeyMsg) (string, bool) {
+// columns (the grid; the table has one) and shown page items at a time,
+// and whether the key was one of the list's. The selection stops at either
+// end.
+func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols, page int, msg tea.KeyMsg) (string, bool) {
 	if len(list) == 0 {
 		return selected, false
 	}
@@ -28,9 +29,11 @@ func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols int
 	case key.Matches(msg, k.Prev):
 		i--
 	case key.Matches(msg, k.PageDown):
-		i += 10 * cols
+		// To the same place on the next page: the page then shown is the
+		// next one, as the "+N more" hint promises.
+		i += max(page, 1)
 	case key.Matches(msg, k.PageUp):
-		i -= 10 * cols
+		i -= max(page, 1)
 	case key.Matches(msg, k.First):
 		i = 0
 	case key.Matches(msg, k.Last):

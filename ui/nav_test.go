@@ -7,13 +7,16 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// selectAt selects the i-th replica of a list and lays the model out
-// again, as a key that moved there would.
+// selectAt selects the i-th replica of a list and shows it, as keys that
+// moved there would.
 func selectAt(m Model, i int, onTable bool) Model {
+	m.follow = false
 	if onTable {
 		m.selected = m.table.rows[i].Target
+		m.table.reveal(i)
 	} else {
 		m.selected = m.panes[i].Target
+		m.grid.top = i
 	}
 	return sized(m, m.width, m.height)
 }
@@ -26,6 +29,7 @@ func TestListKeysMoveTheSelection(t *testing.T) {
 		t.Fatalf("the grid has %d columns at 120, want 3", grid.grid.layout.cols)
 	}
 	table := press(grid, "t")
+	gridPage, tablePage := grid.grid.layout.perPage, table.table.visibleRows()
 	tests := []struct {
 		name    string
 		onTable bool
@@ -45,9 +49,9 @@ func TestListKeysMoveTheSelection(t *testing.T) {
 		{"grid: tab wraps to the first", false, 39, "tab", 0},
 		{"grid: shift+tab is the previous pane", false, 5, "shift+tab", 4},
 		{"grid: shift+tab stops at the first", false, 0, "shift+tab", 0},
-		{"grid: pgdn is 10 rows down", false, 1, "pgdown", 31},
-		{"grid: pgdn stops at the last", false, 20, "pgdown", 39},
-		{"grid: pgup is 10 rows up", false, 38, "pgup", 8},
+		{"grid: pgdn is a page down", false, 1, "pgdown", 1 + gridPage},
+		{"grid: pgdn stops at the last", false, 38, "pgdown", 39},
+		{"grid: pgup is a page up", false, 38, "pgup", 38 - gridPage},
 		{"grid: pgup stops at the first", false, 20, "pgup", 0},
 		{"grid: home is the first", false, 17, "home", 0},
 		{"grid: g is the first", false, 17, "g", 0},
@@ -57,9 +61,9 @@ func TestListKeysMoveTheSelection(t *testing.T) {
 		{"table: up is one row", true, 5, "k", 4},
 		{"table: tab is the next row", true, 5, "tab", 6},
 		{"table: shift+tab is the previous row", true, 5, "shift+tab", 4},
-		{"table: pgdn is 10 rows down", true, 3, "pgdown", 13},
+		{"table: pgdn is a page down", true, 3, "pgdown", 3 + tablePage},
 		{"table: pgdn stops at the last", true, 35, "pgdown", 39},
-		{"table: pgup is 10 rows up", true, 15, "pgup", 5},
+		{"table: pgup is a page up", true, 35, "pgup", 35 - tablePage},
 		{"table: home is the first", true, 22, "home", 0},
 		{"table: g is the first", true, 22, "g", 0},
 		{"table: end is the last", true, 2, "end", 39},

@@ -111,7 +111,7 @@ func TestPointsUntil(t *testing.T) {
 func TestEventLogKeepsNewest(t *testing.T) {
 	l := &eventLog{limit: 3}
 	for i := 0; i < 5; i++ {
-		l.add([]analysis.Event{{Time: t0.Add(time.Duration(i) * time.Second), Text: fmt.Sprint(i)}})
+		l.add([]analysis.Event{{Time: t0.Add(time.Duration(i) * time.Second), Text: fmt.Sprint(i)}}, t0.Add(time.Duration(i)*time.Second))
 	}
 	got := l.newest(10, t0.Add(time.Hour))
 	if len(got) != 3 || got[0].Text != "4" || got[2].Text != "2" {
@@ -163,9 +163,9 @@ func TestSortKeyCyclesAndShowsArrow(t *testing.T) {
 	if !strings.Contains(m.View(), "run▼") {
 		t.Error("the sorted column has no ▼")
 	}
-	m = press(m, "S")
+	m = press(m, "I")
 	if !strings.Contains(m.View(), "run▲") {
-		t.Error("S did not reverse the sort")
+		t.Error("I did not reverse the sort")
 	}
 	if m.table.rows[0].Target != "gpu-b:8000" { // idle, running 0
 		t.Errorf("ascending by running: first row %s, want gpu-b (0 running)", m.table.rows[0].Target)
@@ -244,23 +244,23 @@ func TestDownPaneShowsErrorAndAge(t *testing.T) {
 	tests := []struct {
 		name string
 		w, h int
-		want []string // lines of the DOWN pane, in order
+		want func(inner int) []string // lines of the DOWN pane, in order
 	}{
-		{"compact at 80x24", 80, 24, []string{
-			ansi.Truncate("down 2m04s: "+down.Error, 38, "…"),
+		{"compact at 80x24", 80, 24, func(inner int) []string {
+			return []string{ansi.Truncate("down 2m04s: "+down.Error, inner, "…")}
 		}},
-		{"full at 200x60", 200, 60, []string{
-			ansi.Truncate("error: "+down.Error, 38, "…"),
-			fitWidth("last good scrape 2m04s ago (13:59:01)", 38),
+		{"full at 200x60", 200, 60, func(inner int) []string {
+			return []string{ansi.Truncate("error: "+down.Error, inner, "…"), "last seen 13:59:01 (2m04s ago):"}
 		}},
 	}
 	for _, tt := range tests {
 		m := send(newModel(tt.w, tt.h), ReportMsg{Report: allStates(t0)})
-		pane := paneLines(t, m.View(), "gpu-g:8000", m.grid.layout.paneW)
-		if len(pane) < 1+len(tt.want) {
+		paneW := m.grid.layout.width(0)
+		pane := paneLines(t, m.View(), "gpu-g:8000", paneW)
+		if len(pane) < 1+len(tt.want(paneW-2)) {
 			t.Fatalf("%s: the DOWN pane has %d lines: %q", tt.name, len(pane), pane)
 		}
-		for i, want := range tt.want {
+		for i, want := range tt.want(paneW - 2) {
 			if got := strings.TrimRight(pane[1+i], " "); got != strings.TrimRight(want, " ") {
 				t.Errorf("%s: DOWN pane line %d = %q, want %q", tt.name, 1+i, got, want)
 			}

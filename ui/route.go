@@ -73,6 +73,7 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 	if m.table.isSortKey(k) {
 		m.table.update(k)
+		m.followWorst()
 		return nil
 	}
 	switch m.screen {
@@ -81,11 +82,23 @@ func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 		m.detail, cmd = m.detail.update(k)
 		return cmd
 	case screenTable:
-		m.selected = m.table.update(k)
+		sel, moved := m.table.update(k)
+		m.userMoved(k, sel, moved)
 	case screenGrid:
-		m.selected = m.grid.update(k)
+		sel, moved := m.grid.update(k)
+		m.userMoved(k, sel, moved)
 	}
 	return nil
+}
+
+// userMoved takes the selection a key made. A move ends following the
+// worst replica; first (g, home) goes back to it.
+func (m *Model) userMoved(k tea.KeyMsg, sel string, moved bool) {
+	if !moved {
+		return
+	}
+	m.selected = sel
+	m.follow = key.Matches(k, m.grid.keys.First)
 }
 
 // filterKey edits the filter: enter keeps it, esc clears it, anything else

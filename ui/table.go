@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -12,15 +13,28 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// column is one column of the table view.
+// column is one column of the table view. Columns are as wide as their
+// widest cell (or title); flexible ones (minW > 0) shrink to minW before a
+// column is dropped, and share the room left over.
 type column struct {
 	title string
-	width int  // fixed width; the target column takes what is left
+	minW  int  // flexible: shrinks down to this; 0 for a fixed column
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	cell  func(*Theme, *analysis.ReplicaReport) string
+	// onlyDown columns are drawn only when a row is DOWN.
+	onlyDown bool
+	cell     func(cellCtx, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
+}
+
+// sortable reports whether s and S stop on the column.
+func (c column) sortable() bool { return !c.onlyDown }
+
+// cellCtx is what a cell may need besides its replica.
+type cellCtx struct {
+	th  *Theme
+	now time.Time // the time of the report shown
 }
 
 // Indices of the columns with special handling.
@@ -30,38 +44,58 @@ const (
 	colState  = 2
 )
 
-// tableColumns are the table's columns; `s` cycles through them as the
-// sort key.
+// tableColumns are the table's columns; s and S step through the ones
+// drawn to pick the sort key.
 var tableColumns = []column{
-	{title: "target", width: 12, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Target }},
-	{title: "model", width: 18, drop: 1, cell: func(_ *Theme, r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "state", width: 10, cell: func(th *Theme, r *analysis.ReplicaReport) string { return th.badge(r.State) }},
-	numColumn("run", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
-	numColumn("wait", 5, 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
-	numColumn("KV%", 5, 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
-	numColumn("req/s", 6, 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
-	numColumn("gen tok/s", 9, 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
-	numColumn("TTFT p99", 8, 0, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }),
-	numColumn("ITL p99", 7, 5, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }),
-	numColumn("preempt/s", 9, 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
-	numColumn("success", 7, 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "state", cell: func(c cellCtx, r *analysis.ReplicaReport) string { return c.th.badge(r.State) }},
+	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
+	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
+	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
+	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
+	numColumn("gen tok/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
+	numColumn("TTFT p99", 0, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }),
+	numColumn("ITL p99", 5, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }),
+	numColumn("preempt/s", 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
+	numColumn("success", 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	{title: "error", minW: 24, onlyDown: true, cell: downCell},
 }
 
-func numColumn(title string, width, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
-	return column{title: title, width: width, drop: drop, right: true, num: get,
-		cell: func(_ *Theme, r *analysis.ReplicaReport) string { return format(get(r)) }}
+func numColumn(title string, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
+	return column{title: title, drop: drop, right: true, num: get,
+		cell: func(c cellCtx, r *analysis.ReplicaReport) string {
+			if r.State == analysis.StateDown {
+				// The last good scrape's figure, dated in the row's last
+				// column: faint, never drawn as current.
+				return c.th.dim.Render(format(get(r)))
+			}
+			return format(get(r))
+		}}
+}
+
+// downCell dates the figures of a replica that is down and gives its
+// error: "3m04s ago: connection refused"; empty for one that answers.
+func downCell(c cellCtx, r *analysis.ReplicaReport) string {
+	switch {
+	case r.State != analysis.StateDown:
+		return ""
+	case r.LastGood.IsZero():
+		return "never seen: " + r.Error
+	}
+	return fmtAge(c.now.Sub(r.LastGood)) + " ago: " + r.Error
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
-// directions (they are not small, they are missing); ties fall back to the
-// target so that rows do not jump between polls.
+// directions (they are not small, they are missing); ties fall back to
+// severity (state, queue, TTFT) and then the target, as in the grid.
 func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 	c := tableColumns[col]
 	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
 		if d := compareBy(c, col, a, b, desc); d != 0 {
 			return d
 		}
-		return strings.Compare(a.Target, b.Target)
+		return bySeverity(a, b)
 	})
 }
 
@@ -93,33 +127,133 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 	return d
 }
 
-// visibleColumns drops columns in their drop order until the rest fit in
-// w, and returns the indices kept and the target column's width.
-func visibleColumns(w int) ([]int, int) {
-	keep := make([]int, len(tableColumns))
-	for i := range keep {
-		keep[i] = i
+// cursorW is the room of the ▸ glyph before each row.
+const cursorW = 2
+
+// naturalWidths measures each column: its widest cell, or its title with
+// room for the sort arrow, so that the arrow never pushes a header out.
+// Columns drawn only for DOWN rows measure 0 when no row is DOWN.
+func naturalWidths(rows []*analysis.ReplicaReport, ctx cellCtx) []int {
+	anyDown := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.State == analysis.StateDown })
+	widths := make([]int, len(tableColumns))
+	for i, c := range tableColumns {
+		if c.onlyDown && !anyDown {
+			continue
+		}
+		widths[i] = ansi.StringWidth(c.title) + 1
+		for _, r := range rows {
+			widths[i] = max(widths[i], ansi.StringWidth(c.cell(ctx, r)))
+		}
 	}
-	const cursorW = 2
-	for {
-		used := cursorW
+	return widths
+}
+
+// layoutColumns picks the columns that fit in w and their widths: every
+// column at its natural width, flexible ones shrunk to their minimum
+// first; then columns are dropped in their drop order until the rest
+// fit; what is left goes back to the flexible columns in order (target,
+// model, error), so that a wide terminal shows the model in full.
+func layoutColumns(natural []int, w int) (keep, widths []int) {
+	widths = make([]int, len(tableColumns))
+	for i, n := range natural {
+		if n > 0 {
+			keep = append(keep, i)
+		}
+	}
+	need := func(i int) int {
+		if m := tableColumns[i].minW; m > 0 {
+			return min(m, natural[i])
+		}
+		return natural[i]
+	}
+	used := func() int {
+		u := cursorW
 		for _, i := range keep {
-			used += tableColumns[i].width + 1
+			u += need(i) + 1
 		}
-		if used <= w {
-			return keep, min(tableColumns[colTarget].width+w-used, 40)
-		}
-		first, at := 0, -1
+		return u
+	}
+	for used() > w {
+		at := -1
 		for k, i := range keep {
-			if d := tableColumns[i].drop; d > 0 && (at < 0 || d < first) {
-				first, at = d, k
+			if d := tableColumns[i].drop; d > 0 && (at < 0 || d < tableColumns[keep[at]].drop) {
+				at = k
 			}
 		}
 		if at < 0 {
-			return keep, tableColumns[colTarget].width
+			break // nothing left to drop: the row is cut at the edge
 		}
 		keep = slices.Delete(keep, at, at+1)
 	}
+	left := w - used()
+	for _, i := range keep {
+		widths[i] = need(i)
+		if tableColumns[i].minW > 0 && left > 0 {
+			more := min(natural[i]-widths[i], left)
+			widths[i] += more
+			left -= more
+		}
+	}
+	return keep, widths
+}
+
+// commonEnds is the length of the prefix and of the suffix every target
+// shares: what does not tell the rows apart, and may be elided first.
+func commonEnds(rows []*analysis.ReplicaReport) (pre, suf int) {
+	if len(rows) < 2 {
+		return 0, 0
+	}
+	first := []rune(rows[0].Target)
+	pre, suf = len(first), len(first)
+	for _, r := range rows[1:] {
+		t := []rune(r.Target)
+		pre = min(pre, len(t))
+		for k := 0; k < pre; k++ {
+			if t[k] != first[k] {
+				pre = k
+				break
+			}
+		}
+		suf = min(suf, len(t))
+		for k := 1; k <= suf; k++ {
+			if t[len(t)-k] != first[len(first)-k] {
+				suf = k - 1
+				break
+			}
+		}
+	}
+	return pre, suf
+}
+
+// shortenMiddle fits s in w columns keeping what tells it apart from its
+// neighbours: the runes between a shared prefix of pre runes and a shared
+// suffix of suf runes (a port, a pod's suffix), with as much context
+// around them as fits, and "…" where text was cut. Without a part that
+// differs, it keeps both ends.
+func shortenMiddle(s string, pre, suf, w int) string {
+	rs := []rune(s)
+	n := len(rs)
+	switch {
+	case n <= w:
+		return s
+	case w < 3:
+		return ansi.Truncate(s, max(w, 0), "")
+	}
+	start, end := min(pre, n), max(n-suf, 0)
+	if start >= end || end-start > w-2 {
+		head := (w - 1) / 2
+		return string(rs[:head]) + "…" + string(rs[n-(w-1-head):])
+	}
+	if n-start+1 <= w {
+		// The part that differs and all after it fit: keep the end.
+		return "…" + string(rs[n-(w-1):])
+	}
+	rest := w - (end - start) - 2
+	a, b := start-rest/2, end+rest-rest/2
+	if a <= 0 {
+		return string(rs[:w-1]) + "…"
+	}
+	return "…" + string(rs[a:b]) + "…"
 }
 
 // tableScreen is the table of replicas for large fleets: one row each,
@@ -131,14 +265,20 @@ type tableScreen struct {
 
 	width, height int
 	columns       []int // the columns that fit the width, in order
-	targetW       int   // the target column takes what the others leave
+	widths        []int // by column index
+	natural       []int // each column's widest cell, for the rows shown
+	pre, suf      int   // the prefix and suffix every target shares
 
 	rows     []*analysis.ReplicaReport // the panes, in the sort order
 	total    int                       // replicas before the filter
+	now      time.Time                 // the time of the report shown
 	filter   string
 	sortCol  int
 	sortDesc bool
 	selected string
+	// top is the first row shown; like the grid's page, only the user's
+	// keys move it.
+	top int
 }
 
 func newTableScreen(theme *Theme) tableScreen {
@@ -149,90 +289,153 @@ func newTableScreen(theme *Theme) tableScreen {
 // fit.
 func (t *tableScreen) setSize(w, h int) {
 	t.width, t.height = w, h
-	t.columns, t.targetW = visibleColumns(w)
+	t.columns, t.widths = layoutColumns(t.natural, w)
 }
 
 // show gives the table its replicas (after the filter), how many there are
-// before it and the filter text.
-func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string) {
-	t.rows = slices.Clone(panes)
+// before it, the filter text and the time of the report; the columns are
+// measured on them.
+func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string, now time.Time) {
+	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
 	sortRows(t.rows, t.sortCol, t.sortDesc)
+	t.natural = naturalWidths(t.rows, cellCtx{t.theme, now})
+	t.pre, t.suf = commonEnds(t.rows)
+	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
 // isSortKey reports whether a key orders the table.
 func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
-	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.Reverse)
+	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.SortBack, t.sortKeys.Reverse)
 }
 
-// update sorts (s, S/I) or moves the selection, and returns the selection.
-func (t *tableScreen) update(k tea.KeyMsg) string {
+// update sorts (s, S, I) or moves the selection, and returns the selection
+// and whether the key moved it.
+func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {
 	switch {
 	case key.Matches(k, t.sortKeys.Sort):
-		t.sortCol = (t.sortCol + 1) % len(tableColumns)
-		sortRows(t.rows, t.sortCol, t.sortDesc)
+		t.stepSort(+1)
+	case key.Matches(k, t.sortKeys.SortBack):
+		t.stepSort(-1)
 	case key.Matches(k, t.sortKeys.Reverse):
 		t.sortDesc = !t.sortDesc
 		sortRows(t.rows, t.sortCol, t.sortDesc)
 	default:
-		t.selected, _ = t.keys.move(t.rows, t.selected, 1, k)
+		sel, moved := t.keys.move(t.rows, t.selected, 1, t.visibleRows(), k)
+		if moved {
+			t.selected = sel
+			t.reveal(indexOf(t.rows, sel))
+		}
+		return sel, moved
 	}
-	return t.selected
+	return t.selected, false
+}
+
+// stepSort sorts by the next (dir +1) or previous (-1) sortable column
+// drawn, wrapping around.
+func (t *tableScreen) stepSort(dir int) {
+	var cols []int
+	for _, i := range t.columns {
+		if tableColumns[i].sortable() {
+			cols = append(cols, i)
+		}
+	}
+	if len(cols) == 0 {
+		return
+	}
+	at := slices.Index(cols, t.sortCol)
+	if at < 0 && dir < 0 {
+		at = 0 // not drawn: backwards starts from the last
+	}
+	t.sortCol = cols[((at+dir)%len(cols)+len(cols))%len(cols)]
+	sortRows(t.rows, t.sortCol, t.sortDesc)
+}
+
+// visibleRows is how many rows fit under the title and the column headers.
+func (t *tableScreen) visibleRows() int { return max(t.height-2, 1) }
+
+// reveal scrolls as little as needed to show row i.
+func (t *tableScreen) reveal(i int) {
+	if i < t.top {
+		t.top = i
+	}
+	if n := t.visibleRows(); i >= t.top+n {
+		t.top = i - n + 1
+	}
 }
 
 // view draws the title, the column headers with the sort arrow and the
-// rows around the cursor.
+// rows from the top the user scrolled to.
 func (t tableScreen) view() []string {
 	th := t.theme
 	arrow := "▲"
 	if t.sortDesc {
 		arrow = "▼"
 	}
-	title := fmt.Sprintf("%d of %d replicas · sorted by %s %s", len(t.rows), t.total, tableColumns[t.sortCol].title, arrow)
+	title := fmt.Sprintf("%d of %d %s · sorted by %s %s", len(t.rows), t.total, plural(t.total, "replica"), tableColumns[t.sortCol].title, arrow)
 	if t.filter != "" {
 		title += " · filter " + t.filter
 	}
 	var head strings.Builder
-	head.WriteString("  ")
+	head.WriteString(strings.Repeat(" ", cursorW))
 	for _, i := range t.columns {
 		name := tableColumns[i].title
 		if i == t.sortCol {
 			name += arrow
 		}
-		head.WriteString(cellText(name, colWidth(i, t.targetW), tableColumns[i].right) + " ")
+		head.WriteString(cellText(name, t.widths[i], tableColumns[i].right) + " ")
 	}
 	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
 	if len(t.rows) == 0 {
 		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
 	}
-	visible := max(t.height-len(lines), 1)
-	cursor := max(indexOf(t.rows, t.selected), 0)
-	start := max(cursor-visible+1, 0)
-	for i := start; i < min(start+visible, len(t.rows)); i++ {
-		lines = append(lines, tableRow(th, t.rows[i], t.columns, t.targetW, i == cursor))
+	cursor := indexOf(t.rows, t.selected)
+	start := min(t.top, max(len(t.rows)-1, 0))
+	end := min(start+t.visibleRows(), len(t.rows))
+	if cursor >= 0 && (cursor < start || cursor >= end) {
+		// A re-sort took the selection off the rows shown: say where.
+		r := t.rows[cursor]
+		lines[0] += "  " + th.alert.Render(fmt.Sprintf("▸ %s now row %d %s (g: top)", r.Target, cursor+1, stateWord(r.State)))
+	}
+	for i := start; i < end; i++ {
+		lines = append(lines, t.row(t.rows[i], i == cursor))
 	}
 	return lines
 }
 
-func colWidth(i, targetW int) int {
-	if i == colTarget {
-		return targetW
+// plural is "replica" or "replicas" for n.
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
 	}
-	return tableColumns[i].width
+	return word + "s"
 }
 
-// tableRow draws one replica; the cursor row has a ▸ glyph, which reads
-// without colour too.
-func tableRow(th *Theme, r *analysis.ReplicaReport, cols []int, targetW int, cursor bool) string {
+// row draws one replica; the cursor row has a ▸ glyph, which reads
+// without colour too. Targets are shortened in the middle, keeping what
+// tells them apart.
+func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
+	ctx := cellCtx{t.theme, t.now}
 	var b strings.Builder
 	if cursor {
-		b.WriteString(th.selected.Render("▸ "))
+		b.WriteString(ctx.th.selected.Render("▸ "))
 	} else {
 		b.WriteString("  ")
 	}
-	for _, i := range cols {
+	for _, i := range t.columns {
 		c := tableColumns[i]
-		b.WriteString(cellText(c.cell(th, r), colWidth(i, targetW), c.right) + " ")
+		text := c.cell(ctx, r)
+		switch {
+		case i == colTarget:
+			text = shortenMiddle(text, t.pre, t.suf, t.widths[i])
+		case c.onlyDown && ansi.StringWidth(text) > t.widths[i]:
+			// An error says what went wrong at its end ("connection
+			// refused"): keep the age and the end.
+			age, msg, _ := strings.Cut(text, ": ")
+			keep := max(t.widths[i]-ansi.StringWidth(age)-2, 1)
+			text = age + ": " + ansi.TruncateLeft(msg, ansi.StringWidth(msg)-keep+1, "…")
+		}
+		b.WriteString(cellText(text, t.widths[i], c.right) + " ")
 	}
 	return b.String()
 }

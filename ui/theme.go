@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -43,7 +44,11 @@ func NewTheme(r *lipgloss.Renderer) *Theme {
 	t.action = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "#005fd7", Dark: "#5fafff"})
 	t.selected = r.NewStyle().Bold(true)
 	t.headerRow = r.NewStyle().Bold(true).Underline(true)
-	t.downBadge = r.NewStyle().Bold(true).Foreground(lipgloss.Color("#ffffff")).Background(lipgloss.Color("#c41e3a"))
+	// Complete colours: the true colour rounded to the 256-colour cube is
+	// near black, so each profile gets its own red.
+	t.downBadge = r.NewStyle().Bold(true).
+		Foreground(lipgloss.CompleteColor{TrueColor: "#ffffff", ANSI256: "231", ANSI: "15"}).
+		Background(lipgloss.CompleteColor{TrueColor: "#c41e3a", ANSI256: "160", ANSI: "1"})
 	for s, c := range stateColors {
 		t.states[s] = r.NewStyle().Foreground(c)
 		t.badges[s] = t.states[s].Bold(true)
@@ -51,7 +56,8 @@ func NewTheme(r *lipgloss.Renderer) *Theme {
 		t.panes[s][0] = r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(c)
 		t.panes[s][1] = r.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(c)
 	}
-	// DOWN's border is white on a dark terminal; its figures are red.
+	// DOWN's border is white on a dark terminal and near black on a light
+	// one; its figures are red.
 	t.states[analysis.StateDown] = r.NewStyle().Foreground(lipgloss.Color("#ff5f5f"))
 	t.badges[analysis.StateDown] = t.downBadge
 	for _, c := range seriesColors {
@@ -82,6 +88,14 @@ func stateWord(s analysis.State) string {
 	return "UNKNOWN"
 }
 
+// The palette (for the README): every colour is a pair, one for dark
+// terminals and one for light ones. vtop picks the pair from the
+// background the terminal reports (lipgloss's HasDarkBackground asks it
+// with an OSC 11 query; a terminal that does not answer counts as dark).
+// Nothing is white on a light background, and every state is also a word,
+// so no colour carries a meaning alone. --color never (or NO_COLOR under
+// --color auto) draws no colour at all; --color always colours a pipe.
+//
 // stateColors pair light and dark terminal colours per state.
 var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateHealthy:    {Light: "#007a33", Dark: "#3ddc84"},
@@ -90,7 +104,7 @@ var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},
 	analysis.StateFull:       {Light: "#c41e3a", Dark: "#ff5f5f"},
 	analysis.StatePreempting: {Light: "#8b008b", Dark: "#ff6ad5"},
-	analysis.StateDown:       {Light: "#ffffff", Dark: "#ffffff"},
+	analysis.StateDown:       {Light: "#1c1c1c", Dark: "#ffffff"},
 }
 
 // seriesColors are the colours of the lines of one chart, in order.
@@ -157,3 +171,65 @@ func (t *Theme) styleInput(ti *textinput.Model) {
 		*st = st.Renderer(t.renderer)
 	}
 }
+
+// ColorMode is how colour is chosen, as the command's --color flag says.
+type ColorMode int
+
+// The colour modes.
+const (
+	// ColorAuto follows the output: colour on a terminal, as far as its
+	// profile allows; none into a pipe or under NO_COLOR.
+	ColorAuto ColorMode = iota
+	// ColorAlways colours whatever the output and NO_COLOR say (256
+	// colours at least).
+	ColorAlways
+	// ColorNever draws plain text: no colour, no attributes.
+	ColorNever
+)
+
+var colorModeNames = [...]string{"auto", "always", "never"}
+
+// String is the flag value of a mode.
+func (c ColorMode) String() string {
+	if int(c) < len(colorModeNames) {
+		return colorModeNames[c]
+	}
+	return "unknown"
+}
+
+// ParseColorMode reads a --color value: auto, always or never.
+func ParseColorMode(s string) (ColorMode, error) {
+	for i, name := range colorModeNames {
+		if s == name {
+			return ColorMode(i), nil
+		}
+	}
+	return ColorAuto, fmt.Errorf("color %q: want auto, always or never", s)
+}
+
+// NewThemeFor is the theme of a program drawing to w (its standard output)
+// in a colour mode. The palette follows the terminal's background, which
+// lipgloss asks the terminal for (HasDarkBackground) the first time a
+// colour is drawn.
+func NewThemeFor(w io.Writer, mode ColorMode) *Theme {
+	switch mode {
+	case ColorNever:
+		return PlainTheme()
+	case ColorAlways:
+		r := lipgloss.NewRenderer(w, termenv.WithUnsafe())
+		// The profile the terminal claims, ignoring NO_COLOR and whether
+		// w is a terminal; at least 256 colours.
+		p := termenv.NewOutput(w, termenv.WithUnsafe()).ColorProfile()
+		if p == termenv.Ascii {
+			p = termenv.ANSI256
+		}
+		r.SetColorProfile(p)
+		return NewTheme(r)
+	default:
+		return NewTheme(lipgloss.NewRenderer(w))
+	}
+}
+
+// colour reports whether the theme draws colour (and attributes): without
+// it, glyphs and words must carry every distinction.
+func (t *Theme) colour() bool { return t.renderer.ColorProfile() != termenv.Ascii }

@@ -17,6 +17,7 @@
 package ui
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -130,10 +131,14 @@ type Model struct {
 	filter    textinput.Model
 	filtering bool
 
-	// selected is the target of the selected pane: selection follows the
-	// replica, not a position, so it survives re-sorting.
+	// selected is the target of the selected pane. Until the user moves
+	// (follow), it is the first replica of the screen's order — the worst
+	// in the grid — so that an engineer arriving in a spike sees and opens
+	// the worst replica; once the user has moved, it follows the replica,
+	// not a position, so it survives re-sorting.
 	selected string
-	panes    []*analysis.ReplicaReport // after the filter, worst state first, then target
+	follow   bool
+	panes    []*analysis.ReplicaReport // after the filter, worst first (bySeverity)
 
 	grid   gridScreen
 	table  tableScreen
@@ -167,6 +172,7 @@ func New(opts Options) Model {
 		history: map[string]*ring.Ring[analysis.Point]{},
 		events:  events,
 		window:  opts.Window,
+		follow:  true,
 		filter:  newFilterInput(theme),
 		grid:    newGridScreen(theme, opts.Location, opts.Hint),
 		table:   newTableScreen(theme),
@@ -205,7 +211,7 @@ func (m Model) helpColumns() [][]helpGroup {
 		{{"move (grid, table)", m.grid.keys.bindings()}},
 		{
 			{"scroll (detail)", []key.Binding{v.Up, v.Down, v.PageUp, v.PageDown, v.HalfPageUp, v.HalfPageDown}},
-			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.Reverse}},
+			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.SortBack, s.Reverse}},
 		},
 		{
 			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Back, k.Help}},
@@ -231,6 +237,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyMsg:
 		cmd = m.handleKey(msg)
 		// A key can change the header (a badge, the filter): lay out again.
+		m.layout()
+	case tea.MouseMsg:
+		m.handleMouse(msg)
 		m.layout()
 	}
 	return m, cmd
@@ -263,7 +272,7 @@ func (m *Model) ingest(r analysis.Report) {
 			delete(m.history, t)
 		}
 	}
-	m.events.add(r.Events)
+	m.events.add(r.Events, r.Time)
 	m.latest = r
 	m.hasReport = true
 	if !m.paused {
@@ -310,15 +319,10 @@ func (m *Model) refresh() {
 			m.panes = append(m.panes, &reps[i])
 		}
 	}
-	slices.SortStableFunc(m.panes, byStateThenTarget)
-	if indexOf(m.panes, m.selected) < 0 {
-		m.selected = ""
-		if len(m.panes) > 0 {
-			m.selected = m.panes[0].Target
-		}
-	}
+	slices.SortStableFunc(m.panes, bySeverity)
 	m.grid.show(m.shown, m.panes, m.history, m.events)
-	m.table.show(m.panes, len(reps), m.filter.Value())
+	m.table.show(m.panes, len(reps), m.filter.Value(), m.shown.Time)
+	m.followWorst()
 	m.log.show(m.shown.Time)
 	m.layout()
 	if m.screen == screenDetail {
@@ -364,13 +368,51 @@ func matches(r *analysis.ReplicaReport, filter string) bool {
 		strings.Contains(r.State.String(), filter)
 }
 
-// byStateThenTarget orders panes worst state first and by target within a
-// state, so panes do not jump between polls.
-func byStateThenTarget(a, b *analysis.ReplicaReport) int {
+// followWorst selects the worst replica while the user has not moved (or
+// when the selected one left the list), with the grid at its top and the
+// table scrolled from its top to show it.
+func (m *Model) followWorst() {
+	if !m.follow && indexOf(m.panes, m.selected) >= 0 {
+		return
+	}
+	m.selected = ""
+	if len(m.panes) > 0 {
+		m.selected = m.panes[0].Target
+	}
+	if m.follow {
+		m.grid.top, m.table.top = 0, 0
+		m.table.reveal(indexOf(m.table.rows, m.selected))
+	}
+}
+
+// bySeverity orders replicas worst first: by state, then inside a state by
+// the longer queue, then the higher TTFT p99 (unknown figures last), and
+// by target only when those tie. A spike shows its worst replica first,
+// not the one whose name sorts first.
+func bySeverity(a, b *analysis.ReplicaReport) int {
 	if a.State != b.State {
-		return int(b.State) - int(a.State)
+		return cmp.Compare(b.State, a.State)
+	}
+	if d := largerFirst(a.Waiting, b.Waiting); d != 0 {
+		return d
+	}
+	if d := largerFirst(a.TTFT.P99, b.TTFT.P99); d != 0 {
+		return d
 	}
 	return strings.Compare(a.Target, b.Target)
+}
+
+// largerFirst orders larger figures first and unknown ones last.
+func largerFirst(x, y analysis.Num) int {
+	switch {
+	case x.Known() && y.Known():
+		return cmp.Compare(y.Float(), x.Float())
+	case x.Known():
+		return -1
+	case y.Known():
+		return 1
+	}
+	return 0
 }
 
 // indexOf is the position of a target in a list, or -1.

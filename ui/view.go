@@ -103,6 +103,13 @@ func (m Model) headerLines(w int) []string {
 		return lines
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
+	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
+		line := th.warn.Render("imbalance: ") + imb[0].Text
+		if len(imb) > 1 {
+			line += th.dim.Render(fmt.Sprintf(" (+%d more)", len(imb)-1))
+		}
+		lines = append(lines, line)
+	}
 	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
 		lines = append(lines, th.action.Render("advice: "+advice[0]))
 	}
@@ -148,7 +155,24 @@ func (m Model) fleetSegments() []string {
 			segs = append(segs, fmt.Sprintf("%s %d", th.badge(analysis.State(s)), counts[s]))
 		}
 	}
+	if worst := m.worstReplica(); worst != nil {
+		segs = append(segs, "worst "+th.title.Render(worst.Target)+" "+th.badge(worst.State))
+	}
 	return segs
+}
+
+// worstReplica is the worst replica of the fleet, filter or not, in the
+// order of the grid (state, queue, TTFT p99), so that the header and the
+// first pane agree; nil without replicas. (The fleet's Worst ranks a
+// state by TTFT p99 alone and can name another replica of that state.)
+func (m Model) worstReplica() *analysis.ReplicaReport {
+	var worst *analysis.ReplicaReport
+	for i := range m.shown.Replicas {
+		if r := &m.shown.Replicas[i]; worst == nil || bySeverity(r, worst) < 0 {
+			worst = r
+		}
+	}
+	return worst
 }
 
 // footerLine is the filter input and its keys while it is open, otherwise
@@ -157,7 +181,35 @@ func (m Model) footerLine() string {
 	if m.filtering {
 		return m.filter.View() + m.theme.dim.Render("  "+inlineHelp(m.fkeys.Keep, m.fkeys.Clear))
 	}
-	return m.footer.ShortHelpView(m.keys.ShortHelp())
+	return m.footer.ShortHelpView(m.footerKeys())
+}
+
+// footerKeys are the keys of the screen shown, most needed first: the
+// footer shows what fits of them, and help always.
+func (m Model) footerKeys() []key.Binding {
+	k, l, s := m.keys, m.grid.keys, m.table.sortKeys
+	page := short(l.PageDown, "pgdn", "page")
+	window := short(k.Longer, "[ ]", "window")
+	switch {
+	case m.showHelp:
+		return []key.Binding{k.Help, k.Quit}
+	case m.screen == screenDetail:
+		v := m.detail.viewport.KeyMap
+		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause, window}
+	case m.screen == screenTable:
+		return []key.Binding{k.Help, k.Quit, k.Detail, short(s.Sort, "s/S", "sort"), short(s.Reverse, "I", "reverse"),
+			k.Filter, k.Back, page, k.Pause, k.Events, window, k.ScrapeNow}
+	case m.screen == screenEvents:
+		return []key.Binding{k.Help, k.Quit, k.Back, k.Table, k.Pause}
+	}
+	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
+}
+
+// short is a binding with a shorter help for the footer; the help overlay
+// keeps the long one.
+func short(b key.Binding, keys, desc string) key.Binding {
+	b.SetHelp(keys, desc)
+	return b
 }
 
 // inlineHelp is "enter keep · esc clear": bindings in a line of text.

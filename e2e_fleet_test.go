@@ -1,0 +1,216 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFleetFirstScreenInTmux runs the demo fleet of 50 replicas in a real
+// 80×24 terminal and checks what an on-call engineer sees first: the
+// worst replicas, worst first, and a table whose rows can be told apart.
+// It runs when VTOP_E2E=1 (and then requires tmux); otherwise it skips.
+func TestFleetFirstScreenInTmux(t *testing.T) {
+	if os.Getenv("VTOP_E2E") == "" {
+		t.Skip("set VTOP_E2E=1 to run the tmux test of the demo fleet")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatal("VTOP_E2E is set but tmux is not installed")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "vtop")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	term := &fleetTerm{t: t, socket: filepath.Join(dir, "tmux.sock")}
+	term.start(80, 24, bin+" --demo --demo-fleet 50 --demo-scenario mixed")
+	t.Cleanup(term.kill)
+
+	// Warm-up is over when every replica has its rates: the header stops
+	// saying so and counts 50 replicas in their states.
+	term.waitUntil("the fleet after warm-up", 30*time.Second, func(s string) bool {
+		return !strings.Contains(s, "warming up") && fleetCounted(s) == 50
+	})
+	// Several frames in a row, each consistent (a frame captured in the
+	// middle of a redraw does not count 50 replicas and is taken again).
+	deadline := time.Now().Add(20 * time.Second)
+	for checked := 0; checked < 5; {
+		screen := term.capture()
+		if fleetCounted(screen) != 50 {
+			if time.Now().After(deadline) {
+				t.Fatalf("no consistent frame:\n%s", screen)
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		checkWorstFirst(t, screen)
+		checked++
+		time.Sleep(300 * time.Millisecond)
+	}
+
+	term.send("t")
+	term.waitUntil("the table", 5*time.Second, func(s string) bool { return strings.Contains(s, "sorted by") })
+	checkRowsDistinct(t, term.capture())
+
+	term.send("q")
+	term.waitUntil("the shell after q", 5*time.Second, func(s string) bool { return !strings.Contains(s, "sorted by") })
+}
+
+// fleetStates are the state words, worst first, as the header counts them.
+var fleetStates = []string{"DOWN", "PREEMPTING", "FULL", "SLOW", "STALE", "IDLE", "HEALTHY"}
+
+var (
+	headerCount = regexp.MustCompile(`\b(DOWN|PREEMPTING|FULL|SLOW|STALE|IDLE|HEALTHY) (\d+)\b`)
+	paneBadge   = regexp.MustCompile(`(DOWN|PREEMPTING|FULL|SLOW|STALE|IDLE|HEALTHY)[│┃]`)
+)
+
+// headerLines are the lines above the first pane or table.
+func headerLines(screen string) []string {
+	lines := strings.Split(screen, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "╭") || strings.HasPrefix(l, "┏") || strings.Contains(l, "sorted by") {
+			return lines[:i]
+		}
+	}
+	return lines
+}
+
+// headerCounts are the replicas the header counts per state.
+func headerCounts(screen string) map[string]int {
+	counts := map[string]int{}
+	for _, m := range headerCount.FindAllStringSubmatch(strings.Join(headerLines(screen), "\n"), -1) {
+		n, _ := strconv.Atoi(m[2])
+		counts[m[1]] = n
+	}
+	return counts
+}
+
+// fleetCounted is how many replicas the header counts.
+func fleetCounted(screen string) int {
+	total := 0
+	for _, n := range headerCounts(screen) {
+		total += n
+	}
+	return total
+}
+
+// severity is a state's place, 0 for the worst.
+func severity(state string) int {
+	for i, s := range fleetStates {
+		if s == state {
+			return i
+		}
+	}
+	return len(fleetStates)
+}
+
+// checkWorstFirst fails unless the panes drawn start with the worst state
+// the header counts and go on worst first.
+func checkWorstFirst(t *testing.T, screen string) {
+	t.Helper()
+	counts := headerCounts(screen)
+	worst := ""
+	for _, s := range fleetStates {
+		if counts[s] > 0 {
+			worst = s
+			break
+		}
+	}
+	var panes []string
+	for _, l := range strings.Split(screen, "\n")[len(headerLines(screen)):] {
+		for _, m := range paneBadge.FindAllStringSubmatch(l, -1) {
+			panes = append(panes, m[1])
+		}
+	}
+	if len(panes) == 0 {
+		t.Fatalf("no pane on the first screen:\n%s", screen)
+	}
+	if panes[0] != worst {
+		t.Errorf("the first pane is %s while the header counts %s %d:\n%s", panes[0], worst, counts[worst], screen)
+	}
+	for i := 1; i < len(panes); i++ {
+		if severity(panes[i]) < severity(panes[i-1]) {
+			t.Errorf("panes not worst first: %v\n%s", panes, screen)
+			break
+		}
+	}
+}
+
+// checkRowsDistinct fails when two rows of the table draw the same target.
+func checkRowsDistinct(t *testing.T, screen string) {
+	t.Helper()
+	lines := strings.Split(screen, "\n")
+	seen := map[string]bool{}
+	rows := 0
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "▸ ") && !strings.HasPrefix(l, "  ") {
+			continue
+		}
+		target, _, _ := strings.Cut(strings.TrimLeft(strings.TrimPrefix(l, "▸"), " "), " ")
+		if target == "" || target == "target" {
+			continue
+		}
+		if seen[target] {
+			t.Errorf("two rows drawn as %q:\n%s", target, screen)
+		}
+		seen[target] = true
+		rows++
+	}
+	if rows < 10 {
+		t.Errorf("only %d table rows at 80×24:\n%s", rows, screen)
+	}
+}
+
+// fleetTerm is a detached tmux session on a private socket.
+type fleetTerm struct {
+	t      *testing.T
+	socket string
+}
+
+func (f *fleetTerm) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-S", f.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (f *fleetTerm) start(w, h int, command string) {
+	f.t.Helper()
+	if out, err := f.tmux("new-session", "-d", "-s", "fleet", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
+		"TERM=xterm-256color "+command); err != nil {
+		f.t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+}
+
+func (f *fleetTerm) capture() string {
+	out, _ := f.tmux("capture-pane", "-p", "-t", "fleet")
+	return out
+}
+
+func (f *fleetTerm) send(keys ...string) {
+	f.t.Helper()
+	if out, err := f.tmux(append([]string{"send-keys", "-t", "fleet"}, keys...)...); err != nil {
+		f.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
+	}
+}
+
+// waitUntil polls the screen until ok says yes, or fails with the screen.
+func (f *fleetTerm) waitUntil(what string, timeout time.Duration, ok func(screen string) bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		screen := f.capture()
+		if ok(screen) {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%s: not on screen after %s; screen:\n%s", what, timeout, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (f *fleetTerm) kill() { _, _ = f.tmux("kill-server") }

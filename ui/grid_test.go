@@ -1,0 +1,211 @@
+package ui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// healthyFour is the healthy-fleet golden scenario: four replicas with 40
+// seconds of history.
+func healthyFour(w, h int) Model {
+	return withHistory(newModel(w, h), 40, func(i int, at time.Time) analysis.Report {
+		reps := make([]analysis.ReplicaReport, 4)
+		for k := range reps {
+			reps[k] = replica(fmt.Sprintf("gpu-%c:8000", 'a'+k), analysis.StateHealthy)
+			reps[k].Running = analysis.Num(40 + (i*(k+1))%17)
+			reps[k].Point = pointOf(reps[k], at)
+		}
+		return report(at, reps...)
+	})
+}
+
+// Panes fill the width of the terminal and grow into its height: no
+// strip of blank columns at the right, no screenful of blank rows under
+// a few panes.
+func TestPanesFillTheScreen(t *testing.T) {
+	tests := []struct {
+		name string
+		m    Model
+	}{
+		{"four at 203x60", healthyFour(203, 60)},
+		{"four at 220x60", healthyFour(220, 60)},
+		{"seven at 200x60", withHistory(newModel(200, 60), 20, func(_ int, at time.Time) analysis.Report { return allStates(at) })},
+		{"four at 120x40", healthyFour(120, 40)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := strings.Split(ansi.Strip(tt.m.View()), "\n")
+			top := lines[len(tt.m.header)]
+			if r := []rune(top); r[len(r)-1] != '╮' && r[len(r)-1] != '┓' {
+				t.Errorf("the first row of panes does not reach the right edge: %q", top)
+			}
+			blank := 0
+			for _, l := range lines[len(tt.m.header) : len(lines)-1] {
+				if strings.TrimSpace(l) == "" {
+					blank++
+				}
+			}
+			// What stays blank is the unused part of the event log's
+			// reserve and less than one step of sparkline growth.
+			if blank > eventReserve+len(sparkNames) {
+				t.Errorf("%d blank rows under the panes:\n%s", blank, strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+// cutNumber is a figure cut short: a digit, or a digit and a point,
+// followed by the ellipsis (and not inside a name, like a model's
+// "Llama-3.…").
+var cutNumber = regexp.MustCompile(`(^|[^A-Za-z0-9-])[0-9.]*[0-9]\.?…`)
+
+// Figures are never cut, and the evidence and first action are drawn in
+// full (on a second line when they must) while the screen has room.
+func TestPaneFiguresAndEvidenceAreNotCut(t *testing.T) {
+	full := replica("10.0.0.1:18001", analysis.StateFull)
+	full.Running, full.Waiting, full.TTFT.P99, full.ITL.P50, full.ITL.P99 = 255, 1159, 79.6, 0.288, 0.365
+	tests := []struct {
+		name string
+		w, h int
+		want []string
+	}{
+		{"80x24", 80, 24, nil},
+		{"120x40", 120, 40, []string{"max_num_seqs", "(target 12 per replica)"}},
+		{"200x60", 200, 60, []string{"max_num_seqs", "(target 12 per replica)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := allStates(t0)
+			rep.Replicas[3] = full
+			f := ansi.Strip(send(newModel(tt.w, tt.h), ReportMsg{Report: rep}).View())
+			for _, l := range strings.Split(f, "\n") {
+				if cutNumber.MatchString(l) {
+					t.Errorf("a figure is cut: %q", l)
+				}
+			}
+			flat := strings.Join(strings.Fields(strings.Join(paneText(f, full.Target), " ")), " ")
+			for _, w := range tt.want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("the FULL pane's evidence lacks %q:\n%s", w, f)
+				}
+			}
+		})
+	}
+}
+
+// The detail view wraps every sentence instead of cutting it.
+func TestDetailWrapsSentences(t *testing.T) {
+	r := replica("gpu-c:8000", analysis.StateFull)
+	r.Reasons = append(r.Reasons, "a long sentence of evidence that goes on and on past the edge of a terminal eighty columns wide, ending here")
+	m := press(send(newModel(80, 40), ReportMsg{Report: report(t0, r)}), "enter")
+	f := ansi.Strip(m.View())
+	flat := strings.Join(strings.Fields(f), " ")
+	for _, want := range []string{"ending here", r.Action} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("the detail view cut %q:\n%s", want, f)
+		}
+	}
+}
+
+// paneText is the inner lines of the pane titled with target in a plain
+// frame, whether selected or not.
+func paneText(frame, target string) []string {
+	lines := strings.Split(frame, "\n")
+	isBorder := func(r rune) bool { return r == '│' || r == '┃' }
+	for i, l := range lines {
+		r := []rune(l)
+		at := strings.Index(l, target)
+		if at < 0 {
+			continue
+		}
+		col := len([]rune(l[:at]))
+		left := col
+		for left > 0 && !isBorder(r[left]) {
+			left--
+		}
+		right := col
+		for right < len(r) && !isBorder(r[right]) {
+			right++
+		}
+		var out []string
+		for _, pl := range lines[i:] {
+			pr := []rune(pl)
+			if right >= len(pr) || !isBorder(pr[left]) {
+				break
+			}
+			out = append(out, string(pr[left+1:right]))
+		}
+		return out
+	}
+	return nil
+}
+
+// smallCounts is a replica whose running count stays between 0 and 4: the
+// axis that read "4, 3, 1, 0".
+func smallCounts(i int, at time.Time) analysis.Report {
+	r := replica("gpu-a:8000", analysis.StateHealthy)
+	r.Running, r.Waiting = analysis.Num(i%5), 0
+	r.Point = pointOf(r, at)
+	return report(at, r)
+}
+
+// yLabel is a Y axis label at the start of a chart line: "  4│".
+var yLabel = regexp.MustCompile(`^\s*([0-9.]+)[a-z%]*[│└]`)
+
+// The Y axis of the detail charts is labelled at even, round steps.
+func TestChartTicksAreEven(t *testing.T) {
+	m := press(withHistory(newModel(80, 60), 30, smallCounts), "enter")
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	var labels []float64
+	for _, l := range lines {
+		if strings.HasPrefix(l, "KV cache") {
+			break // the first chart only: running & waiting
+		}
+		if mm := yLabel.FindStringSubmatch(l); mm != nil {
+			var v float64
+			fmt.Sscan(mm[1], &v)
+			labels = append(labels, v)
+		}
+	}
+	if len(labels) < 3 {
+		t.Fatalf("labels %v:\n%s", labels, strings.Join(lines, "\n"))
+	}
+	step := labels[0] - labels[1]
+	for i := 1; i < len(labels); i++ {
+		if d := labels[i-1] - labels[i]; d != step || d <= 0 {
+			t.Errorf("uneven Y labels %v", labels)
+			break
+		}
+	}
+}
+
+// Without colour, two lines of one chart are told apart by a mark at the
+// end of each, named in the legend.
+func TestPlainChartsMarkTheirLines(t *testing.T) {
+	m := press(withHistory(newModel(120, 60), 60, rampingFull), "enter")
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	var chart []string
+	for i, l := range lines {
+		if strings.HasPrefix(l, "running & waiting") {
+			chart = lines[i : i+chartHeight+1]
+		}
+	}
+	if chart == nil {
+		t.Fatalf("no running & waiting chart:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(chart[0], "r running") || !strings.Contains(chart[0], "w waiting") {
+		t.Errorf("legend %q does not name the marks", chart[0])
+	}
+	body := strings.Join(chart[1:], "\n")
+	for _, mark := range []string{"r", "w"} {
+		if !regexp.MustCompile(`[⠀-⣿ ]` + mark + `[ │]`).MatchString(body) {
+			t.Errorf("no %q mark at a line end:\n%s", mark, body)
+		}
+	}
+}

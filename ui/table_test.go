@@ -1,0 +1,156 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// tableFrame is the table of the given replicas at a size, as plain lines.
+func tableFrame(w, h int, reps []analysis.ReplicaReport, keys ...string) (Model, []string) {
+	m := press(send(newModel(w, h), ReportMsg{Report: report(t0, reps...)}), append([]string{"t"}, keys...)...)
+	return m, strings.Split(ansi.Strip(m.View()), "\n")
+}
+
+// targetCells is the target cell of every row drawn: the text between the
+// cursor column and the next blank.
+func targetCells(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "  ") && !strings.HasPrefix(l, "▸ ") {
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(l, "▸ "), "  "), " ")
+		if cell != "" && cell != "target" && !strings.HasPrefix(cell, "target") {
+			out = append(out, cell)
+		}
+	}
+	return out
+}
+
+// Targets that share a long prefix are shortened in the middle: what
+// tells them apart (the port, the pod suffix) stays.
+func TestTableTargetsStayDistinguishable(t *testing.T) {
+	names := map[string]func(k int) string{
+		"ports": func(k int) string { return fmt.Sprintf("127.0.0.1:%d", 18000+k) },
+		"pods": func(k int) string {
+			return fmt.Sprintf("vllm-llama-8b-7f9c6d8b5-%c%c%dp.inference.svc.cluster.local:8000", 'a'+k%26, 'k'+k%7, k%10)
+		},
+		"hosts": func(k int) string { return fmt.Sprintf("http://gpu-node-%02d.us-east-1.example.internal:8000", k) },
+	}
+	for name, mk := range names {
+		for _, w := range []int{80, 120} {
+			t.Run(fmt.Sprintf("%s at %d", name, w), func(t *testing.T) {
+				reps := make([]analysis.ReplicaReport, 18)
+				for k := range reps {
+					reps[k] = replica(mk(k), analysis.StateHealthy)
+				}
+				_, lines := tableFrame(w, 24, reps)
+				cells := targetCells(lines)
+				if len(cells) < 10 {
+					t.Fatalf("%d rows drawn:\n%s", len(cells), strings.Join(lines, "\n"))
+				}
+				seen := map[string]bool{}
+				for _, c := range cells {
+					if seen[c] {
+						t.Errorf("two rows drawn as %q:\n%s", c, strings.Join(lines, "\n"))
+					}
+					seen[c] = true
+				}
+			})
+		}
+	}
+}
+
+func TestShortenMiddle(t *testing.T) {
+	tests := []struct {
+		s, prefix, suffix string
+		w                 int
+		want              string
+	}{
+		{"127.0.0.1:18013", "127.0.0.1:180", "", 12, "…0.0.1:18013"},
+		{"127.0.0.1:18013", "", "", 20, "127.0.0.1:18013"},
+		{"vllm-7f9c-x2k4p.ns.svc:8000", "vllm-7f9c-", ".ns.svc:8000", 14, "…9c-x2k4p.ns.…"},
+		{"abcdefghij", "", "", 5, "ab…ij"},
+	}
+	for _, tt := range tests {
+		if got := shortenMiddle(tt.s, len(tt.prefix), len(tt.suffix), tt.w); got != tt.want {
+			t.Errorf("shortenMiddle(%q, %d) = %q, want %q", tt.s, tt.w, got, tt.want)
+		}
+		if got := shortenMiddle(tt.s, len(tt.prefix), len(tt.suffix), tt.w); ansi.StringWidth(got) > tt.w {
+			t.Errorf("shortenMiddle(%q, %d) is %d wide", tt.s, tt.w, ansi.StringWidth(got))
+		}
+	}
+}
+
+// The error column is there when a row is DOWN, and the model column takes
+// the room of a wide terminal.
+func TestTableColumnsFitTheirContent(t *testing.T) {
+	down := replica("gpu-g:8000", analysis.StateDown)
+	up := replica("gpu-a:8000", analysis.StateHealthy)
+	tests := []struct {
+		name string
+		w    int
+		reps []analysis.ReplicaReport
+		want []string
+		not  []string
+	}{
+		{"no error column when all answer", 120, []analysis.ReplicaReport{up}, []string{"target"}, []string{"error"}},
+		{"error column for a DOWN row at 80", 80, []analysis.ReplicaReport{up, down}, []string{"error", "2m04s ago: …", "refused"}, nil},
+		{"the model in full at 220", 220, []analysis.ReplicaReport{up, down}, []string{"meta-llama/Llama-3.1-8B-Instruct", "connection refused"}, nil},
+		{"one replica", 120, []analysis.ReplicaReport{up}, []string{"1 of 1 replica "}, []string{"1 replicas"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, lines := tableFrame(tt.w, 24, tt.reps)
+			frame := strings.Join(lines, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(frame, w) {
+					t.Errorf("table lacks %q:\n%s", w, frame)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(frame, n) {
+					t.Errorf("table has %q:\n%s", n, frame)
+				}
+			}
+		})
+	}
+}
+
+// s and S step forwards and backwards through the columns drawn, and the
+// sorted column's header always shows its arrow.
+func TestSortKeysStepThroughVisibleColumns(t *testing.T) {
+	for _, w := range []int{80, 120, 220} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			m, _ := tableFrame(w, 24, allStates(t0).Replicas)
+			visible := map[int]bool{}
+			for _, c := range m.table.columns {
+				visible[c] = true
+			}
+			seen := 0
+			for range len(m.table.columns) + 2 {
+				m = press(m, "s")
+				if !visible[m.table.sortCol] {
+					t.Errorf("s sorted by %q, which is not drawn", tableColumns[m.table.sortCol].title)
+				}
+				head := strings.Split(ansi.Strip(m.View()), "\n")[len(m.header)+1]
+				if !strings.Contains(head, tableColumns[m.table.sortCol].title+"▼") {
+					t.Errorf("header %q lacks %s▼", head, tableColumns[m.table.sortCol].title)
+				}
+				seen++
+			}
+			before := m.table.sortCol
+			m = press(m, "s", "S")
+			if m.table.sortCol != before {
+				t.Errorf("s then S sorts by %q, want %q back", tableColumns[m.table.sortCol].title, tableColumns[before].title)
+			}
+			if m = press(m, "I"); m.table.sortDesc {
+				t.Error("I did not reverse the order")
+			}
+		})
+	}
+}

@@ -53,7 +53,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
-		rep.State, rep.Pending = StateIdle, StateIdle
+		rep.State, rep.Pending = StateWarming, StateWarming
 		rep.Reasons = []string{"waiting for the first scrape"}
 		rep.Point = point(now, &rep, nil)
 		return rep

@@ -17,7 +17,7 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		if before == nil {
 			continue
 		}
-		if r.State != before.State {
+		if r.State != before.State && !firstJudgmentFine(before.State, r.State) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
 				Text: strings.ToUpper(r.State.String()) + ": " + firstOr(r.Reasons, "")})
 		}
@@ -33,4 +33,11 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		}
 	}
 	return out
+}
+
+// firstJudgmentFine reports whether a change is a replica's first judgment
+// after warming up and a fine one: not an event, or every replica of a
+// fleet would log one at start.
+func firstJudgmentFine(before, now State) bool {
+	return before == StateWarming && (now == StateHealthy || now == StateIdle)
 }

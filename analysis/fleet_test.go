@@ -82,7 +82,7 @@ func TestFleet(t *testing.T) {
 
 func TestFleetEmptyAndUnknown(t *testing.T) {
 	rep := Analyze(t0, nil, DefaultConfig(), nil)
-	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != 7 {
+	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != len(stateNames) {
 		t.Errorf("empty fleet: %+v", rep.Fleet)
 	}
 	if len(rep.Fleet.Advice.Summary) == 0 {

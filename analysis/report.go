@@ -46,10 +46,14 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // view sorts by it, and when several conditions hold the highest wins.
 type State uint8
 
-// The states, from best to worst.
+// The states, from best to worst. StateWarming is a replica that cannot be
+// judged yet: it ranks above the states that prove a replica fine, so that
+// it is not read as one of them, and below every state that proves a
+// problem, which needs the engineer first.
 const (
 	StateHealthy State = iota
 	StateIdle
+	StateWarming
 	StateStale
 	StateSlow
 	StateFull
@@ -57,7 +61,7 @@ const (
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "stale", "slow", "full", "preempting", "down"}
+var stateNames = [...]string{"healthy", "idle", "warming", "stale", "slow", "full", "preempting", "down"}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {

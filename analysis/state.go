@@ -81,7 +81,8 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 }
 
 // classify picks the candidate state of an up replica from its figures, in
-// priority order: preempting, full, slow, stale, idle, healthy.
+// priority order: warming (one reading proves nothing else), preempting,
+// full, slow, stale, idle, healthy.
 func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
 	if ev.Samples < 2 {
 		return warmingUpVerdict(f, ev)
@@ -97,14 +98,18 @@ func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdic
 }
 
 // warmingUpVerdict is the state while the window holds one good scrape:
-// only gauges are known, so nothing worse than healthy can be proven.
+// only gauges are known, so no state of health can be proven, not even
+// idle (requests may have come and gone between the scrapes). A long queue
+// is named: it is FULL on the next reading if it persists.
 func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	reason := fmt.Sprintf("warming up: %d good scrape in the window, rates need two; running %s, waiting %s",
 		ev.Samples, count(f.Running.Float()), count(f.Waiting.Float()))
-	if f.Running == 0 && f.Waiting == 0 {
-		return verdict{State: StateIdle, Reasons: []string{reason}}
+	reasons := []string{reason}
+	if f.Waiting >= obviousQueue && f.Running > 0 {
+		reasons = append(reasons, fmt.Sprintf("a queue of %s at running %s: FULL if the next reading shows it too",
+			count(f.Waiting.Float()), count(f.Running.Float())))
 	}
-	return verdict{State: StateHealthy, Reasons: []string{reason}}
+	return verdict{State: StateWarming, Reasons: reasons}
 }
 
 // preemptingVerdict: the preemption counter rose in the window.
@@ -154,6 +159,11 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	reasons := []string{fmt.Sprintf("waiting %s → %s over %s while running stays at %s (%s)",
 		count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	if ev.Samples < fullMinSamples {
+		// Said, because one more reading is the usual standard of proof.
+		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
+			ev.Samples, count(wait.First), count(wait.Last)))
+	}
 	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
 		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
 			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
@@ -237,14 +247,17 @@ func healthySummary(f *Figures) string {
 const holdNote = "pending: "
 
 // hysteresis decides the state shown given the candidate and the previous
-// evaluation of the same target. DOWN shows at once and so does leaving it
-// (a server that answers again is not down); any other new state must be
-// the candidate on cfg.Hysteresis consecutive evaluations.
+// evaluation of the same target. DOWN and WARMING show at once and so does
+// leaving them (a server that answers again is not down); any other new
+// state must be the candidate on cfg.Hysteresis consecutive evaluations.
 func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
 	// The first evaluations after a target appears only gather evidence:
 	// holding their provisional state back would delay the first real one.
+	// DOWN and WARMING are facts about the scrapes, not judgments of the
+	// figures: they show at once, and so does leaving them.
 	settling := prev != nil && prev.Samples < fullMinSamples
-	if prev == nil || n <= 1 || settling || c.State == prev.State || c.State == StateDown || prev.State == StateDown {
+	immediate := func(s State) bool { return s == StateDown || s == StateWarming }
+	if prev == nil || n <= 1 || settling || c.State == prev.State || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}
 	count := 1

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -148,7 +149,11 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
 		return verdict{}, false
 	}
-	draining := f.WaitingGrowth < 0 && wait.Last < wait.First
+	// A queue at a flat batch that does not grow is still a capacity
+	// problem: every finished request is replaced from the queue, so every
+	// arrival waits, and only capacity shortens the wait. A shrinking queue
+	// is a spike being cleared only if it empties within a window.
+	draining := f.WaitingGrowth < 0 && wait.Last < wait.First && wait.Last/float64(-f.WaitingGrowth) <= cfg.Window.Seconds()
 	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
 	if draining || !flat {
 		return verdict{}, false
@@ -159,6 +164,10 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	reasons := []string{fmt.Sprintf("waiting %s → %s over %s while running stays at %s (%s)",
 		count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	if f.WaitingGrowth < 0 && wait.Last < wait.First {
+		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
+			amount(float64(-f.WaitingGrowth)), seconds(wait.Last/float64(-f.WaitingGrowth))))
+	}
 	if ev.Samples < fullMinSamples {
 		// Said, because one more reading is the usual standard of proof.
 		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
@@ -178,35 +187,96 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
 }
 
-// slowVerdict: not full, but p99 TTFT or ITL is over its SLO.
+// dominantShare is the share of mean TTFT from which one phase, queue or
+// prefill, is named as its cause.
+const dominantShare = 0.5
+
+// slowVerdict: not full, but p99 TTFT or ITL is over its SLO. The cause
+// named follows the histograms: see ttftCause and itlCause.
 func slowVerdict(f *Figures, _ *evidence, _ float64, cfg Config) (verdict, bool) {
 	ttftOver := cfg.SLOTTFT > 0 && f.TTFT.P99.Known() && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
 	itlOver := cfg.SLOITL > 0 && f.ITL.P99.Known() && f.ITL.P99.Float() > cfg.SLOITL.Seconds()
 	if !ttftOver && !itlOver {
 		return verdict{}, false
 	}
-	var reasons []string
-	var action string
+	var reasons, actions []string
 	if ttftOver {
-		reasons = append(reasons, fmt.Sprintf("p99 TTFT %s over the %s SLO (mean prompt %s tokens)",
-			seconds(f.TTFT.P99.Float()), seconds(cfg.SLOTTFT.Seconds()), count(f.MeanPromptTokens.Float())))
-		action = "TTFT is high without a queue: check prefill time (p99 " + seconds(f.Prefill.P99.Float()) + ") and enable prefix caching"
-		if f.MeanPromptTokens >= longPromptTokens {
-			action = fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
-				count(f.MeanPromptTokens.Float()), percent(f.PrefixCacheHitRate.Float()))
-		}
+		r, a := ttftCause(f, cfg)
+		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	if itlOver {
-		reasons = append(reasons, fmt.Sprintf("p99 ITL %s over the %s SLO while prefilling %s prompt tokens/s",
-			seconds(f.ITL.P99.Float()), seconds(cfg.SLOITL.Seconds()), count(f.PromptTokensPerSecond.Float())))
-		itlAction := "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
-		if action != "" {
-			action += "; " + itlAction
-		} else {
-			action = itlAction
-		}
+		r, a := itlCause(f, cfg)
+		reasons, actions = append(reasons, r...), append(actions, a)
 	}
-	return verdict{State: StateSlow, Reasons: reasons, Action: action}, true
+	return verdict{State: StateSlow, Reasons: reasons, Action: strings.Join(actions, "; ")}, true
+}
+
+// ttftCause splits mean TTFT into its queue and prefill phases (means are
+// exact, from _sum and _count; quantiles do not add up) and names the phase
+// that dominates: waiting for a batch slot, or prefill.
+func ttftCause(f *Figures, cfg Config) ([]string, string) {
+	reasons := []string{fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(f.TTFT.P99.Float()), seconds(cfg.SLOTTFT.Seconds()))}
+	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
+	if !queue.Known() && !prefill.Known() {
+		reasons = append(reasons, "queue and prefill times n/a: the server does not export their histograms")
+		return reasons, fmt.Sprintf("TTFT cannot be split into waiting and prefill here: check the queue (waiting %s) and the %s",
+			count(f.Waiting.Float()), promptWords(f))
+	}
+	reasons = append(reasons, fmt.Sprintf("mean TTFT %s: queue %s (%s), prefill %s (%s)",
+		seconds(f.TTFT.Mean.Float()), seconds(f.Queue.Mean.Float()), percent(queue.Float()),
+		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
+	switch {
+	case queue >= dominantShare:
+		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on vllm:num_requests_waiting",
+			count(f.Running.Float()), count(f.Waiting.Float()))
+	case prefill >= dominantShare:
+		return reasons, prefillAction(f)
+	case queue.Known() && prefill.Known():
+		return reasons, fmt.Sprintf("TTFT is mostly outside queue and prefill (%s of it): check the API server (tokenization, a busy event loop) and the network",
+			percent(float64(1-queue-prefill)))
+	}
+	return reasons, "TTFT cannot be split: one of the queue and prefill histograms is missing"
+}
+
+// prefillAction is the action when prefill dominates TTFT: long prompts
+// when they are long, otherwise a prefill that is slow for its length.
+func prefillAction(f *Figures) string {
+	if f.MeanPromptTokens >= longPromptTokens {
+		return fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
+			count(f.MeanPromptTokens.Float()), percent(f.PrefixCacheHitRate.Float()))
+	}
+	return fmt.Sprintf("prefill is slow for its length (%s): enable prefix caching (hit rate %s) and chunked prefill, and check what shares the GPU",
+		promptWords(f), percent(f.PrefixCacheHitRate.Float()))
+}
+
+// itlCause tells ITL spikes from slow steps: when the median token is
+// within the SLO the tail is spikes, which prefill chunks in the batch
+// cause; when the median is over it too, every decode step is slow, which
+// the batch size causes (a decode step reads the whole batch's KV cache).
+func itlCause(f *Figures, cfg Config) ([]string, string) {
+	slo := cfg.SLOITL.Seconds()
+	if f.ITL.P50.Float() > slo {
+		return []string{
+				fmt.Sprintf("p99 ITL %s over the %s SLO", seconds(f.ITL.P99.Float()), seconds(slo)),
+				fmt.Sprintf("p50 ITL %s over the %s SLO too: every decode step is slow", seconds(f.ITL.P50.Float()), seconds(slo)),
+			}, fmt.Sprintf("every decode step is slow at running %s: lower max_num_seqs to trade throughput for ITL, or add replicas",
+				count(f.Running.Float()))
+	}
+	reason := fmt.Sprintf("p99 ITL %s over the %s SLO, p50 %s within it, while prefilling %s prompt tokens/s",
+		seconds(f.ITL.P99.Float()), seconds(slo), seconds(f.ITL.P50.Float()), count(f.PromptTokensPerSecond.Float()))
+	if f.PromptTokensPerSecond > 0 {
+		return []string{reason}, "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
+	}
+	return []string{reason}, "ITL spikes with no prefill in the window: not prefill interference; check preemptions and the host CPU"
+}
+
+// promptWords is the mean prompt length in words: "mean prompt 6,000
+// tokens", or "prompt length n/a" when the histogram is not exported.
+func promptWords(f *Figures) string {
+	if !f.MeanPromptTokens.Known() {
+		return "prompt length n/a"
+	}
+	return "mean prompt " + count(f.MeanPromptTokens.Float()) + " tokens"
 }
 
 // staleAction is the first action for a replica whose metrics do not move.

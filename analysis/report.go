@@ -205,19 +205,34 @@ type ReplicaReport struct {
 	Point Point `json:"-"`
 }
 
-// Advice is the fleet's scaling advice: replicas by the queue (the HPA rule
-// on vllm:num_requests_waiting with a Little's-law target) and by capacity
-// (what a FULL replica finishes per second).
+// Advice is the fleet's scaling advice: ONE replica count to act on
+// (RecommendedReplicas, by Basis, said in Recommendation), and the two
+// rules it weighs. The capacity rule sizes the fleet by what a FULL replica
+// sustains; the queue rule is the HPA rule on vllm:num_requests_waiting
+// with a Little's-law target, an autoscaler's target rather than a count to
+// act on when the queue is a backlog.
 type Advice struct {
-	Replicas                int      `json:"replicas"` // replicas up now
-	ArrivalsPerSecond       Num      `json:"arrivals_per_second"`
-	TargetQueueSeconds      Num      `json:"target_queue_seconds"`
-	WaitingTargetPerReplica Num      `json:"waiting_target_per_replica"`
-	MeanWaitingPerReplica   Num      `json:"mean_waiting_per_replica"`
-	ReplicasByQueue         Num      `json:"replicas_by_queue"`    // HPA rule
-	CapacityPerReplica      Num      `json:"capacity_per_replica"` // finish rate a full replica sustains
-	ReplicasByCapacity      Num      `json:"replicas_by_capacity"`
-	Summary                 []string `json:"summary"` // sentences with the numbers
+	Replicas                int `json:"replicas"` // replicas up now
+	ArrivalsPerSecond       Num `json:"arrivals_per_second"`
+	TargetQueueSeconds      Num `json:"target_queue_seconds"`
+	WaitingTargetPerReplica Num `json:"waiting_target_per_replica"`
+	MeanWaitingPerReplica   Num `json:"mean_waiting_per_replica"`
+	ReplicasByQueue         Num `json:"replicas_by_queue"`    // HPA rule
+	CapacityPerReplica      Num `json:"capacity_per_replica"` // finish rate a full replica sustains
+	ReplicasByCapacity      Num `json:"replicas_by_capacity"`
+
+	// RecommendedReplicas is the one count to act on; n/a when nothing is
+	// known. Basis is "capacity" or "queue", the rule it comes from ("" when
+	// none), and Recommendation says it with the reasoning.
+	RecommendedReplicas Num    `json:"recommended_replicas"`
+	Basis               string `json:"basis"`
+	Recommendation      string `json:"recommendation"`
+	// BacklogClearSeconds is how long the recommended replicas take to
+	// clear the queue standing now at their spare capacity; n/a without a
+	// capacity figure, or when there is no backlog.
+	BacklogClearSeconds Num `json:"backlog_clear_seconds"`
+
+	Summary []string `json:"summary"` // the recommendation, then the sentences with the numbers
 }
 
 // Imbalance names a replica far from the fleet median.

@@ -21,6 +21,10 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
 				Text: strings.ToUpper(r.State.String()) + ": " + firstOr(r.Reasons, "")})
 		}
+		if r.Restarted && !(before.Restarted && before.RestartedAt.Equal(r.RestartedAt)) {
+			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
+				Text: "restarted at " + r.RestartedAt.Format("15:04:05") + " (" + r.restartCause + ")"})
+		}
 		if r.KVCacheUsage >= kvBoundUsage && !(before.KVCacheUsage >= kvBoundUsage) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
 				Text: fmt.Sprintf("KV cache %s (≥ %s), running %s, waiting %s",

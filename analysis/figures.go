@@ -19,7 +19,7 @@ type evidence struct {
 	CountersKnown bool    // some engine counter has a value in the window
 	CountersMoved bool    // some engine counter increased in the window
 	AllZero       bool    // every engine value is zero in every sample
-	Reset         bool    // some engine counter dropped in the window
+	ResetMs       int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
 }
 
 // engineCounters are the scalars whose movement tells a live engine.
@@ -176,9 +176,7 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt, finished func(catalogue.FinishReason) seriesAt) {
 	check := func(at seriesAt) {
 		inc := w.increase(at)
-		if w.dropped(at) {
-			ev.Reset = true
-		}
+		ev.ResetMs = max(ev.ResetMs, w.droppedAt(at))
 		if len(w.vs) > 0 {
 			ev.CountersKnown = true
 		}

@@ -31,6 +31,9 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 	for i := range reps {
 		r := &reps[i]
 		ff.States[r.State.String()]++
+		if r.Restarted {
+			ff.Restarted++
+		}
 		if worse(r, reps, worst) {
 			worst = i
 		}

@@ -189,8 +189,13 @@ type ReplicaReport struct {
 	// gauges are shown, rates and quantiles are not yet known.
 	WarmingUp bool `json:"warming_up"`
 	// Restarted is true when a counter reset or a new process start time
-	// was seen in the window.
+	// was seen in the window: rates count across it (Prometheus's reset
+	// rule) while gauge trends (arrivals, queue growth) are skewed by it.
 	Restarted bool `json:"restarted"`
+	// RestartedAt is the first scrape of the new process, the newest
+	// restart in the window; zero when Restarted is false.
+	RestartedAt  time.Time `json:"restarted_at,omitzero"`
+	restartCause string    // how the restart shows, for its event
 	// LastGood is the time of the newest good scrape (zero if none).
 	LastGood time.Time `json:"last_good_scrape,omitzero"`
 	// Warnings are scrape problems that did not fail the scrape.
@@ -249,6 +254,7 @@ type FleetFigures struct {
 	Replicas                  int            `json:"replicas"`
 	Up                        int            `json:"up"`
 	Down                      int            `json:"down"`
+	Restarted                 int            `json:"restarted"` // replicas with a restart in the window
 	States                    map[string]int `json:"states"`
 	RequestsPerSecond         Num            `json:"requests_per_second"`
 	PromptTokensPerSecond     Num            `json:"prompt_tokens_per_second"`

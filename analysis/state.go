@@ -339,7 +339,9 @@ func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending S
 	}
 	held := verdict{State: prev.State, Action: prev.Action}
 	for _, r := range prev.Reasons {
-		if len(r) < len(holdNote) || r[:len(holdNote)] != holdNote {
+		// The pending note and the restart reason are this evaluation's
+		// to give, not the held state's.
+		if !strings.HasPrefix(r, holdNote) && !strings.HasPrefix(r, restartPrefix) {
 			held.Reasons = append(held.Reasons, r)
 		}
 	}

@@ -81,6 +81,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 	if newestGood != nil {
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
+		ev.WasSlow = prev != nil && prev.State == StateSlow
 		if c.State != StateDown {
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 		}
@@ -225,7 +226,7 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 
 // naFigures returns Figures in which everything is unknown.
 func naFigures() Figures {
-	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA}
+	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA}
 	return Figures{
 		Running: NA, Waiting: NA, KVCacheUsage: NA,
 		RequestsPerSecond: NA,

@@ -8,7 +8,7 @@ import (
 
 // events compares this evaluation with the previous one: state changes and
 // threshold crossings (KV cache usage reaching 90 %, p99 TTFT going over
-// the SLO). befores[i] is reps[i]'s previous report; a target new in this
+// the SLO, read from enough requests to judge by). befores[i] is reps[i]'s previous report; a target new in this
 // evaluation has none, so no basis and no event.
 func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg Config) []Event {
 	var out []Event
@@ -31,7 +31,8 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 					percent(r.KVCacheUsage.Float()), percent(kvBoundUsage), count(r.Running.Float()), count(r.Waiting.Float()))})
 		}
 		slo := cfg.SLOTTFT.Seconds()
-		if slo > 0 && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
+		enough := r.TTFT.Observations.Float() >= float64(cfg.MinObservations)
+		if slo > 0 && enough && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
 				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(r.TTFT.P99.Float()), seconds(slo))})
 		}

@@ -15,6 +15,7 @@ type evidence struct {
 	Waiting       gaugeStats
 	KVCacheUsage  gaugeStats
 	Finished      float64 // increase of finished requests (NaN when unknown)
+	WasSlow       bool    // the replica was shown SLOW by the previous evaluation
 	Preemptions   float64 // increase of preemptions (NaN when unknown)
 	CountersKnown bool    // some engine counter has a value in the window
 	CountersMoved bool    // some engine counter increased in the window
@@ -148,6 +149,8 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 			P50:  Num(preparedQuantile(0.5, hw.Buckets)),
 			P90:  Num(preparedQuantile(0.9, hw.Buckets)),
 			P99:  Num(preparedQuantile(0.99, hw.Buckets)),
+
+			Observations: Num(hw.Count),
 		}, hw
 	}
 	var ttft, e2e histogramWindow

@@ -95,6 +95,10 @@ type Quantiles struct {
 	P50  Num `json:"p50"`
 	P90  Num `json:"p90"`
 	P99  Num `json:"p99"`
+	// Observations is the increase of the histogram's _count over the
+	// window (Prometheus's increase(), so not always whole): how many
+	// requests, or tokens for ITL, the quantiles are read from.
+	Observations Num `json:"observations"`
 }
 
 // FinishRates are finished requests per second by finished_reason.

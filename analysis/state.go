@@ -95,7 +95,7 @@ func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdic
 			return v
 		}
 	}
-	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
+	return verdict{State: StateHealthy, Reasons: append([]string{healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}
 }
 
 // warmingUpVerdict is the state while the window holds one good scrape:
@@ -193,9 +193,10 @@ const dominantShare = 0.5
 
 // slowVerdict: not full, but p99 TTFT or ITL is over its SLO. The cause
 // named follows the histograms: see ttftCause and itlCause.
-func slowVerdict(f *Figures, _ *evidence, _ float64, cfg Config) (verdict, bool) {
-	ttftOver := cfg.SLOTTFT > 0 && f.TTFT.P99.Known() && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
-	itlOver := cfg.SLOITL > 0 && f.ITL.P99.Known() && f.ITL.P99.Float() > cfg.SLOITL.Seconds()
+func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	ttftOver, ttftFew := overSLO(f.TTFT, cfg.SLOTTFT, ev.WasSlow, cfg)
+	itlOver, itlFew := overSLO(f.ITL, cfg.SLOITL, ev.WasSlow, cfg)
+	ttftOver, itlOver = ttftOver && !ttftFew, itlOver && !itlFew
 	if !ttftOver && !itlOver {
 		return verdict{}, false
 	}
@@ -209,6 +210,39 @@ func slowVerdict(f *Figures, _ *evidence, _ float64, cfg Config) (verdict, bool)
 		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	return verdict{State: StateSlow, Reasons: reasons, Action: strings.Join(actions, "; ")}, true
+}
+
+// overSLO reports whether the p99 of q is over its SLO, with hysteresis on
+// the threshold: a replica that was SLOW stays over until the p99 is below
+// the SLO less cfg.SLOExitMargin. tooFew is true when it is over but read
+// from fewer than cfg.MinObservations observations, too few to judge by.
+func overSLO(q Quantiles, slo time.Duration, wasSlow bool, cfg Config) (over, tooFew bool) {
+	if slo <= 0 || !q.P99.Known() {
+		return false, false
+	}
+	limit := slo.Seconds()
+	if wasSlow {
+		limit *= 1 - cfg.SLOExitMargin
+	}
+	over = q.P99.Float() > limit
+	return over, over && !(q.Observations.Float() >= float64(cfg.MinObservations))
+}
+
+// tooFewNotes are the reasons of a replica whose p99 is over an SLO but
+// read from too few observations to make it SLOW.
+func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
+	var notes []string
+	for _, l := range []struct {
+		name, unit string
+		q          Quantiles
+		slo        time.Duration
+	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
+		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
+			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
+				l.unit, l.name, seconds(l.q.P99.Float()), seconds(l.slo.Seconds()), count(l.q.Observations.Float()), cfg.MinObservations))
+		}
+	}
+	return notes
 }
 
 // ttftCause splits mean TTFT into its queue and prefill phases (means are

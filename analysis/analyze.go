@@ -226,7 +226,8 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 
 // naFigures returns Figures in which everything is unknown.
 func naFigures() Figures {
-	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA}
+	na := QuantileBucket{Lower: NA, Upper: NA}
+	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}
 	return Figures{
 		Running: NA, Waiting: NA, KVCacheUsage: NA,
 		RequestsPerSecond: NA,

@@ -34,7 +34,7 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		enough := r.TTFT.Observations.Float() >= float64(cfg.MinObservations)
 		if slo > 0 && enough && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
-				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(r.TTFT.P99.Float()), seconds(slo))})
+				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", r.TTFT.P99Bucket.Seconds(r.TTFT.P99), seconds(slo))})
 		}
 	}
 	return out

@@ -151,6 +151,9 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 			P99:  Num(preparedQuantile(0.99, hw.Buckets)),
 
 			Observations: Num(hw.Count),
+			P50Bucket:    quantileBucket(0.5, hw.Buckets),
+			P90Bucket:    quantileBucket(0.9, hw.Buckets),
+			P99Bucket:    quantileBucket(0.99, hw.Buckets),
 		}, hw
 	}
 	var ttft, e2e histogramWindow

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"time"
@@ -99,6 +100,77 @@ type Quantiles struct {
 	// window (Prometheus's increase(), so not always whole): how many
 	// requests, or tokens for ITL, the quantiles are read from.
 	Observations Num `json:"observations"`
+	// P50Bucket, P90Bucket and P99Bucket are the buckets the quantiles
+	// fell in: the quantile is known to lie between their bounds, and its
+	// value is histogram_quantile's linear interpolation inside them.
+	P50Bucket QuantileBucket `json:"p50_bucket"`
+	P90Bucket QuantileBucket `json:"p90_bucket"`
+	P99Bucket QuantileBucket `json:"p99_bucket"`
+}
+
+// QuantileBucket is the histogram bucket a quantile fell in. Lower is 0 in
+// the first bucket (histogram_quantile interpolates from 0 there); Upper is
+// +Inf beyond the last finite bound, where histogram_quantile returns that
+// bound. JSON writes it as [lower, upper], an infinite bound as null, and
+// the whole as null when the quantile is n/a.
+type QuantileBucket struct{ Lower, Upper Num }
+
+// known reports whether the bucket has bounds (its quantile is known).
+func (b QuantileBucket) known() bool {
+	return !math.IsNaN(b.Lower.Float()) && !math.IsNaN(b.Upper.Float())
+}
+
+// Shown is what a screen writes for the quantile v that fell in b: "<" and
+// the upper bound in the first bucket, where the value is interpolated from
+// 0 and says nothing the bound does not; ">" and the last finite bound
+// beyond it, where the value is that bound; otherwise no prefix and v.
+func (b QuantileBucket) Shown(v Num) (prefix string, x Num) {
+	switch {
+	case !b.known() || !v.Known():
+		return "", v
+	case math.IsInf(b.Upper.Float(), 1):
+		return ">", b.Lower
+	case b.Lower == 0 || math.IsInf(b.Lower.Float(), -1):
+		return "<", b.Upper
+	}
+	return "", v
+}
+
+// Seconds writes the latency quantile v that fell in b as the reasons do:
+// "<300ms", ">80s", "2.48s", or "n/a".
+func (b QuantileBucket) Seconds(v Num) string {
+	prefix, x := b.Shown(v)
+	return prefix + x.Seconds()
+}
+
+// MarshalJSON writes [lower, upper], an infinite bound as null, or null
+// when the quantile is n/a.
+func (b QuantileBucket) MarshalJSON() ([]byte, error) {
+	if !b.known() {
+		return []byte("null"), nil
+	}
+	return json.Marshal([2]Num{b.Lower, b.Upper})
+}
+
+// UnmarshalJSON reads [lower, upper]; a null upper bound is +Inf, a null
+// lower bound -Inf, and null the bucket of an n/a quantile.
+func (b *QuantileBucket) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*b = QuantileBucket{Lower: NA, Upper: NA}
+		return nil
+	}
+	var bounds [2]*float64
+	if err := json.Unmarshal(data, &bounds); err != nil {
+		return err
+	}
+	b.Lower, b.Upper = Num(math.Inf(-1)), Num(math.Inf(1))
+	if bounds[0] != nil {
+		b.Lower = Num(*bounds[0])
+	}
+	if bounds[1] != nil {
+		b.Upper = Num(*bounds[1])
+	}
+	return nil
 }
 
 // FinishRates are finished requests per second by finished_reason.

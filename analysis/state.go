@@ -239,7 +239,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
 		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
 			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
-				l.unit, l.name, seconds(l.q.P99.Float()), seconds(l.slo.Seconds()), count(l.q.Observations.Float()), cfg.MinObservations))
+				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), count(l.q.Observations.Float()), cfg.MinObservations))
 		}
 	}
 	return notes
@@ -249,7 +249,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 // exact, from _sum and _count; quantiles do not add up) and names the phase
 // that dominates: waiting for a batch slot, or prefill.
 func ttftCause(f *Figures, cfg Config) ([]string, string) {
-	reasons := []string{fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(f.TTFT.P99.Float()), seconds(cfg.SLOTTFT.Seconds()))}
+	reasons := []string{fmt.Sprintf("p99 TTFT %s over the %s SLO", f.TTFT.P99Bucket.Seconds(f.TTFT.P99), seconds(cfg.SLOTTFT.Seconds()))}
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
 	if !queue.Known() && !prefill.Known() {
 		reasons = append(reasons, "queue and prefill times n/a: the server does not export their histograms")
@@ -291,13 +291,13 @@ func itlCause(f *Figures, cfg Config) ([]string, string) {
 	slo := cfg.SLOITL.Seconds()
 	if f.ITL.P50.Float() > slo {
 		return []string{
-				fmt.Sprintf("p99 ITL %s over the %s SLO", seconds(f.ITL.P99.Float()), seconds(slo)),
-				fmt.Sprintf("p50 ITL %s over the %s SLO too: every decode step is slow", seconds(f.ITL.P50.Float()), seconds(slo)),
+				fmt.Sprintf("p99 ITL %s over the %s SLO", f.ITL.P99Bucket.Seconds(f.ITL.P99), seconds(slo)),
+				fmt.Sprintf("p50 ITL %s over the %s SLO too: every decode step is slow", f.ITL.P50Bucket.Seconds(f.ITL.P50), seconds(slo)),
 			}, fmt.Sprintf("every decode step is slow at running %s: lower max_num_seqs to trade throughput for ITL, or add replicas",
 				count(f.Running.Float()))
 	}
 	reason := fmt.Sprintf("p99 ITL %s over the %s SLO, p50 %s within it, while prefilling %s prompt tokens/s",
-		seconds(f.ITL.P99.Float()), seconds(slo), seconds(f.ITL.P50.Float()), count(f.PromptTokensPerSecond.Float()))
+		f.ITL.P99Bucket.Seconds(f.ITL.P99), seconds(slo), f.ITL.P50Bucket.Seconds(f.ITL.P50), count(f.PromptTokensPerSecond.Float()))
 	if f.PromptTokensPerSecond > 0 {
 		return []string{reason}, "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
 	}
@@ -344,7 +344,7 @@ func idleVerdict(_ *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) 
 func healthySummary(f *Figures) string {
 	return fmt.Sprintf("running %s, waiting %s, %s req/s, p99 TTFT %s, KV cache %s",
 		count(f.Running.Float()), count(f.Waiting.Float()), amount(f.RequestsPerSecond.Float()),
-		seconds(f.TTFT.P99.Float()), percent(f.KVCacheUsage.Float()))
+		f.TTFT.P99Bucket.Seconds(f.TTFT.P99), percent(f.KVCacheUsage.Float()))
 }
 
 // holdNote marks the reason that says a new state is pending.

@@ -21,12 +21,23 @@ func (n Num) Known() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float6
 // Float returns the figure as a float64 (NaN when unknown).
 func (n Num) Float() float64 { return float64(n) }
 
-// MarshalJSON writes the figure, or null when it is unknown.
+// jsonDigits is how many significant digits a figure is written with in
+// JSON: enough for every digit a scraped value or a Prometheus rate
+// carries, few enough to drop the noise of binary floating point
+// (11.100000000000001 is written 11.1).
+const jsonDigits = 12
+
+// MarshalJSON writes the figure rounded to jsonDigits significant digits,
+// or null when it is unknown.
 func (n Num) MarshalJSON() ([]byte, error) {
 	if !n.Known() {
 		return []byte("null"), nil
 	}
-	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+	rounded, err := strconv.ParseFloat(strconv.FormatFloat(float64(n), 'g', jsonDigits, 64), 64)
+	if err != nil {
+		return nil, err
+	}
+	return strconv.AppendFloat(nil, rounded, 'g', -1, 64), nil
 }
 
 // UnmarshalJSON reads a figure; null reads as unknown.

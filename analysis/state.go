@@ -179,7 +179,7 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	if f.Efficiency.Known() {
 		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), amount(f.Efficiency.Float())))
+			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
 	}
 	target := cfg.TargetQueueTime.Seconds()
 	action := fmt.Sprintf("add replicas; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s × %s s)",

@@ -225,7 +225,33 @@ func overSLO(q Quantiles, slo time.Duration, wasSlow bool, cfg Config) (over, to
 		limit *= 1 - cfg.SLOExitMargin
 	}
 	over = q.P99.Float() > limit
-	return over, over && !(q.Observations.Float() >= float64(cfg.MinObservations))
+	few := !(q.Observations.Float() >= float64(cfg.MinObservations))
+	if over && few && q.P50.Float() > limit {
+		// The p99 of a handful is their maximum, which one request sets;
+		// their median over the SLO says most of them missed it.
+		return true, false
+	}
+	return over, over && few
+}
+
+// sloHead is the start of the reason a p99 makes a replica SLOW: over the
+// SLO, or held between the exit and the SLO by the threshold hysteresis.
+func sloHead(name string, q Quantiles, slo time.Duration, cfg Config) string {
+	if q.P99.Float() > slo.Seconds() {
+		return fmt.Sprintf("p99 %s %s over the %s SLO", name, q.P99Bucket.Seconds(q.P99), seconds(slo.Seconds()))
+	}
+	return fmt.Sprintf("p99 %s %s, not yet below %s (%s under the %s SLO)", name, q.P99Bucket.Seconds(q.P99),
+		seconds(slo.Seconds()*(1-cfg.SLOExitMargin)), percent(cfg.SLOExitMargin), seconds(slo.Seconds()))
+}
+
+// fewButMedian is the reason a p99 from too few observations still counts:
+// their median is over the SLO too. Empty when there are enough.
+func fewButMedian(unit string, q Quantiles, cfg Config) []string {
+	if q.Observations.Float() >= float64(cfg.MinObservations) {
+		return nil
+	}
+	return []string{fmt.Sprintf("only %s %s in the window, but their p50, %s, is over the SLO too",
+		count(q.Observations.Float()), unit, q.P50Bucket.Seconds(q.P50))}
 }
 
 // tooFewNotes are the reasons of a replica whose p99 is over an SLO but
@@ -249,7 +275,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 // exact, from _sum and _count; quantiles do not add up) and names the phase
 // that dominates: waiting for a batch slot, or prefill.
 func ttftCause(f *Figures, cfg Config) ([]string, string) {
-	reasons := []string{fmt.Sprintf("p99 TTFT %s over the %s SLO", f.TTFT.P99Bucket.Seconds(f.TTFT.P99), seconds(cfg.SLOTTFT.Seconds()))}
+	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
 	if !queue.Known() && !prefill.Known() {
 		reasons = append(reasons, "queue and prefill times n/a: the server does not export their histograms")
@@ -291,13 +317,13 @@ func itlCause(f *Figures, cfg Config) ([]string, string) {
 	slo := cfg.SLOITL.Seconds()
 	if f.ITL.P50.Float() > slo {
 		return []string{
-				fmt.Sprintf("p99 ITL %s over the %s SLO", f.ITL.P99Bucket.Seconds(f.ITL.P99), seconds(slo)),
+				sloHead("ITL", f.ITL, cfg.SLOITL, cfg),
 				fmt.Sprintf("p50 ITL %s over the %s SLO too: every decode step is slow", f.ITL.P50Bucket.Seconds(f.ITL.P50), seconds(slo)),
 			}, fmt.Sprintf("every decode step is slow at running %s: lower max_num_seqs to trade throughput for ITL, or add replicas",
 				count(f.Running.Float()))
 	}
-	reason := fmt.Sprintf("p99 ITL %s over the %s SLO, p50 %s within it, while prefilling %s prompt tokens/s",
-		f.ITL.P99Bucket.Seconds(f.ITL.P99), seconds(slo), f.ITL.P50Bucket.Seconds(f.ITL.P50), count(f.PromptTokensPerSecond.Float()))
+	reason := fmt.Sprintf("%s, p50 %s within it, while prefilling %s prompt tokens/s",
+		sloHead("ITL", f.ITL, cfg.SLOITL, cfg), f.ITL.P50Bucket.Seconds(f.ITL.P50), count(f.PromptTokensPerSecond.Float()))
 	if f.PromptTokensPerSecond > 0 {
 		return []string{reason}, "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
 	}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"time"
 
@@ -53,7 +54,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
-		rep.State, rep.Pending = StateIdle, StateIdle
+		rep.State, rep.Pending = StateWarming, StateWarming
 		rep.Reasons = []string{"waiting for the first scrape"}
 		rep.Point = point(now, &rep, nil)
 		return rep
@@ -70,6 +71,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 	rep.Samples = len(w.samples)
 
 	var c verdict
+	var restart string
 	if v, down := downVerdict(samples, t.Target, now); down {
 		c = v
 		if !samples[len(samples)-1].OK() {
@@ -77,22 +79,28 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 		}
 	}
 	if newestGood != nil {
-		ev := w.replicaFigures(&rep, newestGood, cfg)
+		var ev evidence
+		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
+		ev.WasSlow = prev != nil && prev.State == StateSlow
 		if c.State != StateDown {
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 		}
 	}
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis)
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
+	if restart != "" {
+		rep.Reasons = append(rep.Reasons, restart)
+	}
 	rep.Pending, rep.PendingCount = pending, pendingCount
 	rep.Point = point(now, &rep, w)
 	return rep
 }
 
 // replicaFigures fills the figures of the replica and of its engines and
-// returns the evidence of the replica as a whole. Gauges come from the
+// returns the evidence of the replica as a whole, and the restart reason
+// when the window holds a restart. Gauges come from the
 // newest good sample even when it is older than the window.
-func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample, cfg Config) evidence {
+func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample, cfg Config) (ev evidence, note string) {
 	series := make([]*catalogue.Series, len(w.samples))
 	for i, s := range w.samples {
 		series[i] = &s.Total
@@ -104,7 +112,11 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
 	rep.Figures = f
 	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
-	rep.Restarted = ev.Reset || w.startTimeChanged()
+	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
+	rep.Restarted = !rep.RestartedAt.IsZero()
+	if rep.Restarted {
+		note = restartNote(rep.RestartedAt, rep.restartCause, cfg.Window)
+	}
 	if len(w.samples) < 2 {
 		// One reading: gauges only. Rates and quantiles need two.
 		rep.Figures = gaugesOnly(f)
@@ -113,7 +125,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	if len(newestGood.Engines) >= 2 {
 		rep.Engines = w.engineReports(newestGood.Engines, cfg, len(w.samples) < 2)
 	}
-	return ev
+	return ev, note
 }
 
 // engineReports computes each data-parallel engine's figures, matching the
@@ -154,22 +166,44 @@ func (w *window) sampleIncrease(value func(*catalogue.Sample) float64) float64 {
 	return w.increase(func(i int) float64 { return value(w.samples[i]) })
 }
 
-// startTimeChanged reports whether process_start_time_seconds changed
-// within the window: the server restarted.
-func (w *window) startTimeChanged() bool {
+// restart returns the first scrape of the newest process in the window and
+// how the restart shows: process_start_time_seconds changing, or a counter
+// going down at resetMs (Unix ms, 0 for none). Zero time when neither.
+func (w *window) restart(resetMs int64) (time.Time, string) {
+	var started time.Time
 	last := math.NaN()
 	for _, s := range w.samples {
-		v := s.ProcessStartTime
-		if math.IsNaN(v) {
-			continue
+		if v := s.ProcessStartTime; !math.IsNaN(v) {
+			if !math.IsNaN(last) && v != last {
+				started = s.Time
+			}
+			last = v
 		}
-		if !math.IsNaN(last) && v != last {
-			return true
-		}
-		last = v
 	}
-	return false
+	if !started.IsZero() && started.UnixMilli() >= resetMs {
+		return started, "process_start_time_seconds changed"
+	}
+	for _, s := range w.samples {
+		if resetMs > 0 && s.Time.UnixMilli() == resetMs {
+			return s.Time, "a counter went down"
+		}
+	}
+	return time.Time{}, ""
 }
+
+// restartNote is the reason a replica with a restart in its window is
+// given, whatever its state: its rates count across the restart by
+// Prometheus's reset rule, while the gauges fell to zero with it, so the
+// growth of the queue and the batch, and the arrivals read off them, are
+// skewed until the restart leaves the window.
+func restartNote(at time.Time, cause string, window time.Duration) string {
+	return fmt.Sprintf("%s%s (%s): rates count across it (Prometheus's reset rule); arrivals and queue growth are skewed until %s",
+		restartPrefix, at.Format("15:04:05"), cause, at.Add(window).Format("15:04:05"))
+}
+
+// restartPrefix starts the restart reason, so that a reason held by the
+// hysteresis can leave an old one out.
+const restartPrefix = "window holds a restart at "
 
 // upTo returns the prefix of samples (oldest first) taken at or before now.
 func upTo(samples []catalogue.Sample, now time.Time) []catalogue.Sample {
@@ -192,7 +226,8 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 
 // naFigures returns Figures in which everything is unknown.
 func naFigures() Figures {
-	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA}
+	na := QuantileBucket{Lower: NA, Upper: NA}
+	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}
 	return Figures{
 		Running: NA, Waiting: NA, KVCacheUsage: NA,
 		RequestsPerSecond: NA,

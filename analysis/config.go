@@ -18,11 +18,22 @@ type Config struct {
 	// Hysteresis is how many consecutive evaluations a new state must hold
 	// before it is shown (DOWN is shown at once). 1 disables it.
 	Hysteresis int
+	// SLOExitMargin is the hysteresis on the SLO thresholds themselves: a
+	// replica enters SLOW when a p99 is over its SLO and leaves it only
+	// when the p99 is below SLO × (1 − SLOExitMargin), so that a p99 that
+	// wanders around the SLO does not flip the state. 0 disables it.
+	SLOExitMargin float64
+	// MinObservations is how many observations a latency histogram must
+	// hold in the window (requests for TTFT, tokens for ITL) before its
+	// p99 may make a replica SLOW: the p99 of a handful of requests is
+	// their maximum. 0 disables it.
+	MinObservations int
 }
 
 // DefaultConfig returns the documented defaults: 30 s window, SLOs of 1 s
 // TTFT and 100 ms ITL and none on e2e, 1 s target queue time, hysteresis
-// of 2.
+// of 2, leaving SLOW 10 % under the SLO, and 20 observations to judge a
+// p99 by.
 func DefaultConfig() Config {
 	return Config{
 		Window:          30 * time.Second,
@@ -30,5 +41,7 @@ func DefaultConfig() Config {
 		SLOITL:          100 * time.Millisecond,
 		TargetQueueTime: time.Second,
 		Hysteresis:      2,
+		SLOExitMargin:   0.1,
+		MinObservations: 20,
 	}
 }

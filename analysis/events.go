@@ -8,7 +8,7 @@ import (
 
 // events compares this evaluation with the previous one: state changes and
 // threshold crossings (KV cache usage reaching 90 %, p99 TTFT going over
-// the SLO). befores[i] is reps[i]'s previous report; a target new in this
+// the SLO, read from enough requests to judge by). befores[i] is reps[i]'s previous report; a target new in this
 // evaluation has none, so no basis and no event.
 func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg Config) []Event {
 	var out []Event
@@ -17,9 +17,13 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		if before == nil {
 			continue
 		}
-		if r.State != before.State {
+		if r.State != before.State && !firstJudgmentFine(before.State, r.State) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
 				Text: strings.ToUpper(r.State.String()) + ": " + firstOr(r.Reasons, "")})
+		}
+		if r.Restarted && !(before.Restarted && before.RestartedAt.Equal(r.RestartedAt)) {
+			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
+				Text: "restarted at " + r.RestartedAt.Format("15:04:05") + " (" + r.restartCause + ")"})
 		}
 		if r.KVCacheUsage >= kvBoundUsage && !(before.KVCacheUsage >= kvBoundUsage) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
@@ -27,10 +31,18 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 					percent(r.KVCacheUsage.Float()), percent(kvBoundUsage), count(r.Running.Float()), count(r.Waiting.Float()))})
 		}
 		slo := cfg.SLOTTFT.Seconds()
-		if slo > 0 && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
+		enough := r.TTFT.Observations.Float() >= float64(cfg.MinObservations)
+		if slo > 0 && enough && r.TTFT.P99.Float() > slo && !(before.TTFT.P99.Float() > slo) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
-				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", seconds(r.TTFT.P99.Float()), seconds(slo))})
+				Text: fmt.Sprintf("p99 TTFT %s over the %s SLO", r.TTFT.P99Bucket.Seconds(r.TTFT.P99), seconds(slo))})
 		}
 	}
 	return out
+}
+
+// firstJudgmentFine reports whether a change is a replica's first judgment
+// after warming up and a fine one: not an event, or every replica of a
+// fleet would log one at start.
+func firstJudgmentFine(before, now State) bool {
+	return before == StateWarming && (now == StateHealthy || now == StateIdle)
 }

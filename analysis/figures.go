@@ -15,11 +15,12 @@ type evidence struct {
 	Waiting       gaugeStats
 	KVCacheUsage  gaugeStats
 	Finished      float64 // increase of finished requests (NaN when unknown)
+	WasSlow       bool    // the replica was shown SLOW by the previous evaluation
 	Preemptions   float64 // increase of preemptions (NaN when unknown)
 	CountersKnown bool    // some engine counter has a value in the window
 	CountersMoved bool    // some engine counter increased in the window
 	AllZero       bool    // every engine value is zero in every sample
-	Reset         bool    // some engine counter dropped in the window
+	ResetMs       int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
 }
 
 // engineCounters are the scalars whose movement tells a live engine.
@@ -148,6 +149,11 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 			P50:  Num(preparedQuantile(0.5, hw.Buckets)),
 			P90:  Num(preparedQuantile(0.9, hw.Buckets)),
 			P99:  Num(preparedQuantile(0.99, hw.Buckets)),
+
+			Observations: Num(hw.Count),
+			P50Bucket:    quantileBucket(0.5, hw.Buckets),
+			P90Bucket:    quantileBucket(0.9, hw.Buckets),
+			P99Bucket:    quantileBucket(0.99, hw.Buckets),
 		}, hw
 	}
 	var ttft, e2e histogramWindow
@@ -176,9 +182,7 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt, finished func(catalogue.FinishReason) seriesAt) {
 	check := func(at seriesAt) {
 		inc := w.increase(at)
-		if w.dropped(at) {
-			ev.Reset = true
-		}
+		ev.ResetMs = max(ev.ResetMs, w.droppedAt(at))
 		if len(w.vs) > 0 {
 			ev.CountersKnown = true
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 )
 
 // Imbalance rules: with at least imbalanceMinReplicas replicas up, a
@@ -30,6 +31,9 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 	for i := range reps {
 		r := &reps[i]
 		ff.States[r.State.String()]++
+		if r.Restarted {
+			ff.Restarted++
+		}
 		if worse(r, reps, worst) {
 			worst = i
 		}
@@ -162,26 +166,31 @@ func median(values []float64) float64 {
 	return (values[n/2-1] + values[n/2]) / 2
 }
 
-// advice is the scaling advice from the queue (the HPA rule on
-// vllm:num_requests_waiting with a Little's-law target) and from capacity
-// (what a FULL replica sustains).
+// advice is the scaling advice: the queue rule (the HPA rule on
+// vllm:num_requests_waiting with a Little's-law target), the capacity rule
+// (what a FULL replica sustains), and the one count to act on.
 func advice(up []*ReplicaReport, cfg Config) Advice {
 	a := Advice{
 		Replicas: len(up), TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA,
+		RecommendedReplicas: NA, BacklogClearSeconds: NA,
 		Summary: []string{},
 	}
 	if len(up) == 0 {
-		a.Summary = append(a.Summary, "no replica is up: no advice")
+		a.Recommendation = "no replica is up: no advice"
+		a.Summary = append(a.Summary, a.Recommendation)
 		return a
 	}
-	var arrivals, waiting, fullRate sum
+	var arrivals, waiting, growth, fullRate sum
 	fullCount := 0
 	for _, r := range up {
 		arrivals.add(r.ArrivalsPerSecond)
 		waiting.add(r.Waiting)
-		if r.State == StateFull && r.RequestsPerSecond.Known() {
+		growth.add(r.WaitingGrowth)
+		// A capacity is a sustained rate: a replica FULL on its first two
+		// readings has not shown one yet.
+		if r.State == StateFull && r.RequestsPerSecond.Known() && r.Samples >= fullMinSamples {
 			fullRate.add(r.RequestsPerSecond)
 			fullCount++
 		}
@@ -199,29 +208,116 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))
 		}
 	}
-	a.Summary = adviceSummary(&a)
+	if a.ReplicasByCapacity.Known() {
+		a.recommendByCapacity(waiting.value())
+	} else {
+		a.recommendByQueue(waiting.value(), growth.value())
+	}
+	a.Summary = append([]string{a.Recommendation}, adviceSummary(&a)...)
 	return a
 }
 
-// adviceSummary states the advice with its numbers.
+// recommendByCapacity sizes the fleet by what a full replica sustains:
+// enough replicas for the arrivals, one more when they would leave no
+// spare to clear the backlog, and never fewer than are up while a backlog
+// over the target drains. The queue rule is named for what it is.
+func (a *Advice) recommendByCapacity(backlog Num) {
+	capacity, arrivals := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
+	need := a.ReplicasByCapacity.Float()
+	if backlog > 0 && need*capacity-arrivals <= 0 {
+		need++ // with no spare capacity the backlog never clears
+	}
+	rec := need
+	keep := need < float64(a.Replicas) && a.MeanWaitingPerReplica > a.WaitingTargetPerReplica
+	if keep {
+		rec = float64(a.Replicas)
+	}
+	a.RecommendedReplicas, a.Basis = Num(rec), "capacity"
+	if spare := rec*capacity - arrivals; backlog > 0 && spare > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / spare)
+	}
+	carry := fmt.Sprintf("%s arriving ÷ %s a full replica finishes", perSecond(arrivals), perSecond(capacity))
+	clears := ""
+	if a.BacklogClearSeconds.Known() {
+		clears = fmt.Sprintf("; %s clears the backlog of %s in about %s", count(rec), count(backlog.Float()),
+			duration(time.Duration(a.BacklogClearSeconds.Float()*float64(time.Second))))
+	}
+	queueNote := ""
+	if a.ReplicasByQueue.Known() && a.ReplicasByQueue.Float() > rec {
+		queueNote = fmt.Sprintf("; the queue rule's %s is an HPA target, not a count to act on: the queue is a backlog to drain, not a rate to provision for",
+			count(a.ReplicasByQueue.Float()))
+	}
+	switch {
+	case keep:
+		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s carry the %s arriving, but do not scale down while the backlog drains%s%s",
+			plural(rec, "replica"), count(a.ReplicasByCapacity.Float()), perSecond(arrivals), clears, queueNote)
+	case rec == float64(a.Replicas):
+		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s%s%s", plural(rec, "replica"), carry, clears, queueNote)
+	default:
+		a.Recommendation = fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
+			plural(rec, "replica"), changeWords(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
+	}
+}
+
+// recommendByQueue is the advice without a capacity figure (no replica
+// has been FULL long enough to show what one sustains): keep the fleet when
+// the queue is within its target or drains by itself, otherwise the queue
+// rule, said as what it is.
+func (a *Advice) recommendByQueue(backlog, growth Num) {
+	if !a.ReplicasByQueue.Known() {
+		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
+		return
+	}
+	n := float64(a.Replicas)
+	a.Basis = "queue"
+	switch {
+	case !(a.MeanWaitingPerReplica > a.WaitingTargetPerReplica):
+		a.RecommendedReplicas = Num(n)
+		a.Recommendation = fmt.Sprintf("keep %s (queue): no queue beyond the target of %s waiting per replica (%s of queue at %s each)",
+			plural(n, "replica"), amount(a.WaitingTargetPerReplica.Float()), seconds(a.TargetQueueSeconds.Float()),
+			perSecond(a.ArrivalsPerSecond.Float()/n))
+	case growth < 0:
+		a.RecommendedReplicas = Num(n)
+		a.Recommendation = fmt.Sprintf("keep %s (queue): the queue of %s drains by %s/s without help, and no replica is full, so there is no capacity to size by",
+			plural(n, "replica"), count(backlog.Float()), amount(-growth.Float()))
+	default:
+		a.RecommendedReplicas = a.ReplicasByQueue
+		a.Recommendation = fmt.Sprintf("%s (queue): no replica is full, so there is no sustained rate to size by; this is the HPA rule on vllm:num_requests_waiting (ceil(%d × %s ÷ %s)), which overshoots a backlog: add replicas in steps and size by capacity once one is FULL",
+			plural(a.ReplicasByQueue.Float(), "replica"), a.Replicas, amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()))
+	}
+}
+
+// changeWords says how a recommended count compares with the replicas up:
+// "1 more than", "as many as", "2 fewer than".
+func changeWords(rec float64, up int) string {
+	switch d := rec - float64(up); {
+	case d > 0:
+		return count(d) + " more than"
+	case d < 0:
+		return count(-d) + " fewer than"
+	}
+	return "as many as"
+}
+
+// perSecond writes a request rate: "12 req/s".
+func perSecond(x float64) string { return amount(x) + " req/s" }
+
+// adviceSummary states the figures behind the advice.
 func adviceSummary(a *Advice) []string {
 	var s []string
 	if a.ArrivalsPerSecond.Known() {
-		s = append(s, fmt.Sprintf("arrivals %s req/s across %d replicas; a %s queue allows %s waiting per replica (Little's law)",
-			amount(a.ArrivalsPerSecond.Float()), a.Replicas, seconds(a.TargetQueueSeconds.Float()), amount(a.WaitingTargetPerReplica.Float())))
+		s = append(s, fmt.Sprintf("arrivals %s across %s; a %s queue allows %s waiting per replica (Little's law)",
+			perSecond(a.ArrivalsPerSecond.Float()), plural(float64(a.Replicas), "replica"), seconds(a.TargetQueueSeconds.Float()), amount(a.WaitingTargetPerReplica.Float())))
 	}
 	if a.ReplicasByQueue.Known() {
-		s = append(s, fmt.Sprintf("mean waiting %s per replica → %s replicas by the queue (HPA rule: ceil(%d × %s ÷ %s))",
-			amount(a.MeanWaitingPerReplica.Float()), count(a.ReplicasByQueue.Float()), a.Replicas,
+		s = append(s, fmt.Sprintf("mean waiting %s per replica → %s by the queue (HPA rule: ceil(%d × %s ÷ %s), an autoscaler's target)",
+			amount(a.MeanWaitingPerReplica.Float()), plural(a.ReplicasByQueue.Float(), "replica"), a.Replicas,
 			amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float())))
 	}
 	if a.ReplicasByCapacity.Known() {
-		s = append(s, fmt.Sprintf("a full replica finishes %s req/s → %s replicas by capacity (ceil(%s ÷ %s))",
-			amount(a.CapacityPerReplica.Float()), count(a.ReplicasByCapacity.Float()),
+		s = append(s, fmt.Sprintf("a full replica finishes %s → %s by capacity (ceil(%s ÷ %s))",
+			perSecond(a.CapacityPerReplica.Float()), plural(a.ReplicasByCapacity.Float(), "replica"),
 			amount(a.ArrivalsPerSecond.Float()), amount(a.CapacityPerReplica.Float())))
-	}
-	if len(s) == 0 {
-		s = append(s, "not enough data yet for advice (rates need two scrapes)")
 	}
 	return s
 }

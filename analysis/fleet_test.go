@@ -67,7 +67,10 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if a.Replicas != 3 || len(a.Summary) != 3 || !strings.Contains(a.Summary[1], "→ 20 replicas by the queue") {
+	if !sameFloat(a.RecommendedReplicas.Float(), 3) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "keep 3 replicas (capacity)") {
+		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
+	}
+	if a.Replicas != 3 || len(a.Summary) != 4 || !strings.Contains(a.Summary[2], "→ 20 replicas by the queue") {
 		t.Errorf("advice %d replicas, summary %q", a.Replicas, a.Summary)
 	}
 	var named []string
@@ -82,7 +85,7 @@ func TestFleet(t *testing.T) {
 
 func TestFleetEmptyAndUnknown(t *testing.T) {
 	rep := Analyze(t0, nil, DefaultConfig(), nil)
-	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != 7 {
+	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != len(stateNames) {
 		t.Errorf("empty fleet: %+v", rep.Fleet)
 	}
 	if len(rep.Fleet.Advice.Summary) == 0 {

@@ -181,9 +181,16 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		lo, hi := -1.0, 2.5 // the extremes of fuzzBoundSets
 		for _, q := range []Quantiles{r.TTFT, r.ITL, r.E2E, r.Queue, r.Prefill, r.Decode} {
-			for _, v := range []Num{q.P50, q.P90, q.P99} {
+			for i, v := range []Num{q.P50, q.P90, q.P99} {
 				if !math.IsNaN(v.Float()) && (v.Float() < lo || v.Float() > hi) {
 					t.Errorf("quantile %v outside the bucket bounds [%v, %v]", v, lo, hi)
+				}
+				b := []QuantileBucket{q.P50Bucket, q.P90Bucket, q.P99Bucket}[i]
+				if math.IsNaN(v.Float()) != !b.known() {
+					t.Errorf("quantile %v with bucket %v: both known or neither", v, b)
+				}
+				if b.known() && (v < b.Lower || v > b.Upper) {
+					t.Errorf("quantile %v outside its own bucket %v", v, b)
 				}
 			}
 		}

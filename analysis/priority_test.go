@@ -114,7 +114,7 @@ func TestSlowOutranksStale(t *testing.T) {
 		{"the same without the p99", NA, StateStale},
 	} {
 		f := naFigures()
-		f.Running, f.Waiting, f.TTFT.P99 = 12, 0, tt.ttftP99
+		f.Running, f.Waiting, f.TTFT.P99, f.TTFT.Observations = 12, 0, tt.ttftP99, 100
 		if got := classify(&f, &ev, 0, DefaultConfig()); got.State != tt.want {
 			t.Errorf("%s: %v, want %v; reasons %q", tt.name, got.State, tt.want, got.Reasons)
 		}

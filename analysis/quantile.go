@@ -68,7 +68,7 @@ func preparedQuantile(q float64, b []Bucket) float64 {
 		return math.NaN()
 	}
 	rank := q * observations
-	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+	i := rankIndex(rank, b)
 	if i == len(b)-1 {
 		return b[len(b)-2].Upper
 	}
@@ -83,6 +83,33 @@ func preparedQuantile(q float64, b []Bucket) float64 {
 		rank -= b[i-1].Count
 	}
 	return start + (end-start)*(rank/count)
+}
+
+// rankIndex is the bucket histogram_quantile reads a rank from: Go's
+// binary search over all but the +Inf bucket, len(b)-1 when the rank is in
+// the +Inf bucket.
+func rankIndex(rank float64, b []Bucket) int {
+	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+}
+
+// quantileBucket is the bucket preparedQuantile(q, b) reads its answer
+// from, with the same rules: beyond the last finite bound the upper bound
+// is +Inf, the first bucket starts at 0 (or at -Inf when its bound is not
+// positive). Both bounds are n/a when the quantile is.
+func quantileBucket(q float64, b []Bucket) QuantileBucket {
+	if math.IsNaN(preparedQuantile(q, b)) || !quantileInRange(q) {
+		return QuantileBucket{Lower: NA, Upper: NA}
+	}
+	i := rankIndex(q*b[len(b)-1].Count, b)
+	switch {
+	case i == len(b)-1:
+		return QuantileBucket{Lower: Num(b[len(b)-2].Upper), Upper: Num(math.Inf(1))}
+	case i == 0 && b[0].Upper <= 0:
+		return QuantileBucket{Lower: Num(math.Inf(-1)), Upper: Num(b[0].Upper)}
+	case i == 0:
+		return QuantileBucket{Lower: 0, Upper: Num(b[0].Upper)}
+	}
+	return QuantileBucket{Lower: Num(b[i-1].Upper), Upper: Num(b[i].Upper)}
 }
 
 // shareWithin is the fraction of observations at or below limit, read off

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"time"
@@ -20,12 +21,23 @@ func (n Num) Known() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float6
 // Float returns the figure as a float64 (NaN when unknown).
 func (n Num) Float() float64 { return float64(n) }
 
-// MarshalJSON writes the figure, or null when it is unknown.
+// jsonDigits is how many significant digits a figure is written with in
+// JSON: enough for every digit a scraped value or a Prometheus rate
+// carries, few enough to drop the noise of binary floating point
+// (11.100000000000001 is written 11.1).
+const jsonDigits = 12
+
+// MarshalJSON writes the figure rounded to jsonDigits significant digits,
+// or null when it is unknown.
 func (n Num) MarshalJSON() ([]byte, error) {
 	if !n.Known() {
 		return []byte("null"), nil
 	}
-	return strconv.AppendFloat(nil, float64(n), 'g', -1, 64), nil
+	rounded, err := strconv.ParseFloat(strconv.FormatFloat(float64(n), 'g', jsonDigits, 64), 64)
+	if err != nil {
+		return nil, err
+	}
+	return strconv.AppendFloat(nil, rounded, 'g', -1, 64), nil
 }
 
 // UnmarshalJSON reads a figure; null reads as unknown.
@@ -46,10 +58,14 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // view sorts by it, and when several conditions hold the highest wins.
 type State uint8
 
-// The states, from best to worst.
+// The states, from best to worst. StateWarming is a replica that cannot be
+// judged yet: it ranks above the states that prove a replica fine, so that
+// it is not read as one of them, and below every state that proves a
+// problem, which needs the engineer first.
 const (
 	StateHealthy State = iota
 	StateIdle
+	StateWarming
 	StateStale
 	StateSlow
 	StateFull
@@ -57,7 +73,7 @@ const (
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "stale", "slow", "full", "preempting", "down"}
+var stateNames = [...]string{"healthy", "idle", "warming", "stale", "slow", "full", "preempting", "down"}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {
@@ -91,6 +107,81 @@ type Quantiles struct {
 	P50  Num `json:"p50"`
 	P90  Num `json:"p90"`
 	P99  Num `json:"p99"`
+	// Observations is the increase of the histogram's _count over the
+	// window (Prometheus's increase(), so not always whole): how many
+	// requests, or tokens for ITL, the quantiles are read from.
+	Observations Num `json:"observations"`
+	// P50Bucket, P90Bucket and P99Bucket are the buckets the quantiles
+	// fell in: the quantile is known to lie between their bounds, and its
+	// value is histogram_quantile's linear interpolation inside them.
+	P50Bucket QuantileBucket `json:"p50_bucket"`
+	P90Bucket QuantileBucket `json:"p90_bucket"`
+	P99Bucket QuantileBucket `json:"p99_bucket"`
+}
+
+// QuantileBucket is the histogram bucket a quantile fell in. Lower is 0 in
+// the first bucket (histogram_quantile interpolates from 0 there); Upper is
+// +Inf beyond the last finite bound, where histogram_quantile returns that
+// bound. JSON writes it as [lower, upper], an infinite bound as null, and
+// the whole as null when the quantile is n/a.
+type QuantileBucket struct{ Lower, Upper Num }
+
+// known reports whether the bucket has bounds (its quantile is known).
+func (b QuantileBucket) known() bool {
+	return !math.IsNaN(b.Lower.Float()) && !math.IsNaN(b.Upper.Float())
+}
+
+// Shown is what a screen writes for the quantile v that fell in b: "<" and
+// the upper bound in the first bucket, where the value is interpolated from
+// 0 and says nothing the bound does not; ">" and the last finite bound
+// beyond it, where the value is that bound; otherwise no prefix and v.
+func (b QuantileBucket) Shown(v Num) (prefix string, x Num) {
+	switch {
+	case !b.known() || !v.Known():
+		return "", v
+	case math.IsInf(b.Upper.Float(), 1):
+		return ">", b.Lower
+	case b.Lower == 0 || math.IsInf(b.Lower.Float(), -1):
+		return "<", b.Upper
+	}
+	return "", v
+}
+
+// Seconds writes the latency quantile v that fell in b as the reasons do:
+// "<300ms", ">80s", "2.48s", or "n/a".
+func (b QuantileBucket) Seconds(v Num) string {
+	prefix, x := b.Shown(v)
+	return prefix + x.Seconds()
+}
+
+// MarshalJSON writes [lower, upper], an infinite bound as null, or null
+// when the quantile is n/a.
+func (b QuantileBucket) MarshalJSON() ([]byte, error) {
+	if !b.known() {
+		return []byte("null"), nil
+	}
+	return json.Marshal([2]Num{b.Lower, b.Upper})
+}
+
+// UnmarshalJSON reads [lower, upper]; a null upper bound is +Inf, a null
+// lower bound -Inf, and null the bucket of an n/a quantile.
+func (b *QuantileBucket) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		*b = QuantileBucket{Lower: NA, Upper: NA}
+		return nil
+	}
+	var bounds [2]*float64
+	if err := json.Unmarshal(data, &bounds); err != nil {
+		return err
+	}
+	b.Lower, b.Upper = Num(math.Inf(-1)), Num(math.Inf(1))
+	if bounds[0] != nil {
+		b.Lower = Num(*bounds[0])
+	}
+	if bounds[1] != nil {
+		b.Upper = Num(*bounds[1])
+	}
+	return nil
 }
 
 // FinishRates are finished requests per second by finished_reason.
@@ -185,8 +276,13 @@ type ReplicaReport struct {
 	// gauges are shown, rates and quantiles are not yet known.
 	WarmingUp bool `json:"warming_up"`
 	// Restarted is true when a counter reset or a new process start time
-	// was seen in the window.
+	// was seen in the window: rates count across it (Prometheus's reset
+	// rule) while gauge trends (arrivals, queue growth) are skewed by it.
 	Restarted bool `json:"restarted"`
+	// RestartedAt is the first scrape of the new process, the newest
+	// restart in the window; zero when Restarted is false.
+	RestartedAt  time.Time `json:"restarted_at,omitzero"`
+	restartCause string    // how the restart shows, for its event
 	// LastGood is the time of the newest good scrape (zero if none).
 	LastGood time.Time `json:"last_good_scrape,omitzero"`
 	// Warnings are scrape problems that did not fail the scrape.
@@ -201,19 +297,34 @@ type ReplicaReport struct {
 	Point Point `json:"-"`
 }
 
-// Advice is the fleet's scaling advice: replicas by the queue (the HPA rule
-// on vllm:num_requests_waiting with a Little's-law target) and by capacity
-// (what a FULL replica finishes per second).
+// Advice is the fleet's scaling advice: ONE replica count to act on
+// (RecommendedReplicas, by Basis, said in Recommendation), and the two
+// rules it weighs. The capacity rule sizes the fleet by what a FULL replica
+// sustains; the queue rule is the HPA rule on vllm:num_requests_waiting
+// with a Little's-law target, an autoscaler's target rather than a count to
+// act on when the queue is a backlog.
 type Advice struct {
-	Replicas                int      `json:"replicas"` // replicas up now
-	ArrivalsPerSecond       Num      `json:"arrivals_per_second"`
-	TargetQueueSeconds      Num      `json:"target_queue_seconds"`
-	WaitingTargetPerReplica Num      `json:"waiting_target_per_replica"`
-	MeanWaitingPerReplica   Num      `json:"mean_waiting_per_replica"`
-	ReplicasByQueue         Num      `json:"replicas_by_queue"`    // HPA rule
-	CapacityPerReplica      Num      `json:"capacity_per_replica"` // finish rate a full replica sustains
-	ReplicasByCapacity      Num      `json:"replicas_by_capacity"`
-	Summary                 []string `json:"summary"` // sentences with the numbers
+	Replicas                int `json:"replicas"` // replicas up now
+	ArrivalsPerSecond       Num `json:"arrivals_per_second"`
+	TargetQueueSeconds      Num `json:"target_queue_seconds"`
+	WaitingTargetPerReplica Num `json:"waiting_target_per_replica"`
+	MeanWaitingPerReplica   Num `json:"mean_waiting_per_replica"`
+	ReplicasByQueue         Num `json:"replicas_by_queue"`    // HPA rule
+	CapacityPerReplica      Num `json:"capacity_per_replica"` // finish rate a full replica sustains
+	ReplicasByCapacity      Num `json:"replicas_by_capacity"`
+
+	// RecommendedReplicas is the one count to act on; n/a when nothing is
+	// known. Basis is "capacity" or "queue", the rule it comes from ("" when
+	// none), and Recommendation says it with the reasoning.
+	RecommendedReplicas Num    `json:"recommended_replicas"`
+	Basis               string `json:"basis"`
+	Recommendation      string `json:"recommendation"`
+	// BacklogClearSeconds is how long the recommended replicas take to
+	// clear the queue standing now at their spare capacity; n/a without a
+	// capacity figure, or when there is no backlog.
+	BacklogClearSeconds Num `json:"backlog_clear_seconds"`
+
+	Summary []string `json:"summary"` // the recommendation, then the sentences with the numbers
 }
 
 // Imbalance names a replica far from the fleet median.
@@ -230,6 +341,7 @@ type FleetFigures struct {
 	Replicas                  int            `json:"replicas"`
 	Up                        int            `json:"up"`
 	Down                      int            `json:"down"`
+	Restarted                 int            `json:"restarted"` // replicas with a restart in the window
 	States                    map[string]int `json:"states"`
 	RequestsPerSecond         Num            `json:"requests_per_second"`
 	PromptTokensPerSecond     Num            `json:"prompt_tokens_per_second"`

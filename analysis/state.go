@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -81,7 +82,8 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 }
 
 // classify picks the candidate state of an up replica from its figures, in
-// priority order: preempting, full, slow, stale, idle, healthy.
+// priority order: warming (one reading proves nothing else), preempting,
+// full, slow, stale, idle, healthy.
 func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
 	if ev.Samples < 2 {
 		return warmingUpVerdict(f, ev)
@@ -93,18 +95,22 @@ func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdic
 			return v
 		}
 	}
-	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
+	return verdict{State: StateHealthy, Reasons: append([]string{healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}
 }
 
 // warmingUpVerdict is the state while the window holds one good scrape:
-// only gauges are known, so nothing worse than healthy can be proven.
+// only gauges are known, so no state of health can be proven, not even
+// idle (requests may have come and gone between the scrapes). A long queue
+// is named: it is FULL on the next reading if it persists.
 func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	reason := fmt.Sprintf("warming up: %d good scrape in the window, rates need two; running %s, waiting %s",
 		ev.Samples, count(f.Running.Float()), count(f.Waiting.Float()))
-	if f.Running == 0 && f.Waiting == 0 {
-		return verdict{State: StateIdle, Reasons: []string{reason}}
+	reasons := []string{reason}
+	if f.Waiting >= obviousQueue && f.Running > 0 {
+		reasons = append(reasons, fmt.Sprintf("a queue of %s at running %s: FULL if the next reading shows it too",
+			count(f.Waiting.Float()), count(f.Running.Float())))
 	}
-	return verdict{State: StateHealthy, Reasons: []string{reason}}
+	return verdict{State: StateWarming, Reasons: reasons}
 }
 
 // preemptingVerdict: the preemption counter rose in the window.
@@ -143,7 +149,11 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
 		return verdict{}, false
 	}
-	draining := f.WaitingGrowth < 0 && wait.Last < wait.First
+	// A queue at a flat batch that does not grow is still a capacity
+	// problem: every finished request is replaced from the queue, so every
+	// arrival waits, and only capacity shortens the wait. A shrinking queue
+	// is a spike being cleared only if it empties within a window.
+	draining := f.WaitingGrowth < 0 && wait.Last < wait.First && wait.Last/float64(-f.WaitingGrowth) <= cfg.Window.Seconds()
 	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
 	if draining || !flat {
 		return verdict{}, false
@@ -154,13 +164,22 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	reasons := []string{fmt.Sprintf("waiting %s → %s over %s while running stays at %s (%s)",
 		count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	if f.WaitingGrowth < 0 && wait.Last < wait.First {
+		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
+			amount(float64(-f.WaitingGrowth)), seconds(wait.Last/float64(-f.WaitingGrowth))))
+	}
+	if ev.Samples < fullMinSamples {
+		// Said, because one more reading is the usual standard of proof.
+		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
+			ev.Samples, count(wait.First), count(wait.Last)))
+	}
 	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
 		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
 			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
 	}
 	if f.Efficiency.Known() {
 		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), amount(f.Efficiency.Float())))
+			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
 	}
 	target := cfg.TargetQueueTime.Seconds()
 	action := fmt.Sprintf("add replicas; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s × %s s)",
@@ -168,35 +187,156 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
 }
 
-// slowVerdict: not full, but p99 TTFT or ITL is over its SLO.
-func slowVerdict(f *Figures, _ *evidence, _ float64, cfg Config) (verdict, bool) {
-	ttftOver := cfg.SLOTTFT > 0 && f.TTFT.P99.Known() && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
-	itlOver := cfg.SLOITL > 0 && f.ITL.P99.Known() && f.ITL.P99.Float() > cfg.SLOITL.Seconds()
+// dominantShare is the share of mean TTFT from which one phase, queue or
+// prefill, is named as its cause.
+const dominantShare = 0.5
+
+// slowVerdict: not full, but p99 TTFT or ITL is over its SLO. The cause
+// named follows the histograms: see ttftCause and itlCause.
+func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	ttftOver, ttftFew := overSLO(f.TTFT, cfg.SLOTTFT, ev.WasSlow, cfg)
+	itlOver, itlFew := overSLO(f.ITL, cfg.SLOITL, ev.WasSlow, cfg)
+	ttftOver, itlOver = ttftOver && !ttftFew, itlOver && !itlFew
 	if !ttftOver && !itlOver {
 		return verdict{}, false
 	}
-	var reasons []string
-	var action string
+	var reasons, actions []string
 	if ttftOver {
-		reasons = append(reasons, fmt.Sprintf("p99 TTFT %s over the %s SLO (mean prompt %s tokens)",
-			seconds(f.TTFT.P99.Float()), seconds(cfg.SLOTTFT.Seconds()), count(f.MeanPromptTokens.Float())))
-		action = "TTFT is high without a queue: check prefill time (p99 " + seconds(f.Prefill.P99.Float()) + ") and enable prefix caching"
-		if f.MeanPromptTokens >= longPromptTokens {
-			action = fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
-				count(f.MeanPromptTokens.Float()), percent(f.PrefixCacheHitRate.Float()))
-		}
+		r, a := ttftCause(f, cfg)
+		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	if itlOver {
-		reasons = append(reasons, fmt.Sprintf("p99 ITL %s over the %s SLO while prefilling %s prompt tokens/s",
-			seconds(f.ITL.P99.Float()), seconds(cfg.SLOITL.Seconds()), count(f.PromptTokensPerSecond.Float())))
-		itlAction := "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
-		if action != "" {
-			action += "; " + itlAction
-		} else {
-			action = itlAction
+		r, a := itlCause(f, cfg)
+		reasons, actions = append(reasons, r...), append(actions, a)
+	}
+	return verdict{State: StateSlow, Reasons: reasons, Action: strings.Join(actions, "; ")}, true
+}
+
+// overSLO reports whether the p99 of q is over its SLO, with hysteresis on
+// the threshold: a replica that was SLOW stays over until the p99 is below
+// the SLO less cfg.SLOExitMargin. tooFew is true when it is over but read
+// from fewer than cfg.MinObservations observations, too few to judge by.
+func overSLO(q Quantiles, slo time.Duration, wasSlow bool, cfg Config) (over, tooFew bool) {
+	if slo <= 0 || !q.P99.Known() {
+		return false, false
+	}
+	limit := slo.Seconds()
+	if wasSlow {
+		limit *= 1 - cfg.SLOExitMargin
+	}
+	over = q.P99.Float() > limit
+	few := !(q.Observations.Float() >= float64(cfg.MinObservations))
+	if over && few && q.P50.Float() > limit {
+		// The p99 of a handful is their maximum, which one request sets;
+		// their median over the SLO says most of them missed it.
+		return true, false
+	}
+	return over, over && few
+}
+
+// sloHead is the start of the reason a p99 makes a replica SLOW: over the
+// SLO, or held between the exit and the SLO by the threshold hysteresis.
+func sloHead(name string, q Quantiles, slo time.Duration, cfg Config) string {
+	if q.P99.Float() > slo.Seconds() {
+		return fmt.Sprintf("p99 %s %s over the %s SLO", name, q.P99Bucket.Seconds(q.P99), seconds(slo.Seconds()))
+	}
+	return fmt.Sprintf("p99 %s %s, not yet below %s (%s under the %s SLO)", name, q.P99Bucket.Seconds(q.P99),
+		seconds(slo.Seconds()*(1-cfg.SLOExitMargin)), percent(cfg.SLOExitMargin), seconds(slo.Seconds()))
+}
+
+// fewButMedian is the reason a p99 from too few observations still counts:
+// their median is over the SLO too. Empty when there are enough.
+func fewButMedian(unit string, q Quantiles, cfg Config) []string {
+	if q.Observations.Float() >= float64(cfg.MinObservations) {
+		return nil
+	}
+	return []string{fmt.Sprintf("only %s %s in the window, but their p50, %s, is over the SLO too",
+		count(q.Observations.Float()), unit, q.P50Bucket.Seconds(q.P50))}
+}
+
+// tooFewNotes are the reasons of a replica whose p99 is over an SLO but
+// read from too few observations to make it SLOW.
+func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
+	var notes []string
+	for _, l := range []struct {
+		name, unit string
+		q          Quantiles
+		slo        time.Duration
+	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
+		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
+			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
+				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), count(l.q.Observations.Float()), cfg.MinObservations))
 		}
 	}
-	return verdict{State: StateSlow, Reasons: reasons, Action: action}, true
+	return notes
+}
+
+// ttftCause splits mean TTFT into its queue and prefill phases (means are
+// exact, from _sum and _count; quantiles do not add up) and names the phase
+// that dominates: waiting for a batch slot, or prefill.
+func ttftCause(f *Figures, cfg Config) ([]string, string) {
+	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
+	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
+	if !queue.Known() && !prefill.Known() {
+		reasons = append(reasons, "queue and prefill times n/a: the server does not export their histograms")
+		return reasons, fmt.Sprintf("TTFT cannot be split into waiting and prefill here: check the queue (waiting %s) and the %s",
+			count(f.Waiting.Float()), promptWords(f))
+	}
+	reasons = append(reasons, fmt.Sprintf("mean TTFT %s: queue %s (%s), prefill %s (%s)",
+		seconds(f.TTFT.Mean.Float()), seconds(f.Queue.Mean.Float()), percent(queue.Float()),
+		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
+	switch {
+	case queue >= dominantShare:
+		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on vllm:num_requests_waiting",
+			count(f.Running.Float()), count(f.Waiting.Float()))
+	case prefill >= dominantShare:
+		return reasons, prefillAction(f)
+	case queue.Known() && prefill.Known():
+		return reasons, fmt.Sprintf("TTFT is mostly outside queue and prefill (%s of it): check the API server (tokenization, a busy event loop) and the network",
+			percent(float64(1-queue-prefill)))
+	}
+	return reasons, "TTFT cannot be split: one of the queue and prefill histograms is missing"
+}
+
+// prefillAction is the action when prefill dominates TTFT: long prompts
+// when they are long, otherwise a prefill that is slow for its length.
+func prefillAction(f *Figures) string {
+	if f.MeanPromptTokens >= longPromptTokens {
+		return fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
+			count(f.MeanPromptTokens.Float()), percent(f.PrefixCacheHitRate.Float()))
+	}
+	return fmt.Sprintf("prefill is slow for its length (%s): enable prefix caching (hit rate %s) and chunked prefill, and check what shares the GPU",
+		promptWords(f), percent(f.PrefixCacheHitRate.Float()))
+}
+
+// itlCause tells ITL spikes from slow steps: when the median token is
+// within the SLO the tail is spikes, which prefill chunks in the batch
+// cause; when the median is over it too, every decode step is slow, which
+// the batch size causes (a decode step reads the whole batch's KV cache).
+func itlCause(f *Figures, cfg Config) ([]string, string) {
+	slo := cfg.SLOITL.Seconds()
+	if f.ITL.P50.Float() > slo {
+		return []string{
+				sloHead("ITL", f.ITL, cfg.SLOITL, cfg),
+				fmt.Sprintf("p50 ITL %s over the %s SLO too: every decode step is slow", f.ITL.P50Bucket.Seconds(f.ITL.P50), seconds(slo)),
+			}, fmt.Sprintf("every decode step is slow at running %s: lower max_num_seqs to trade throughput for ITL, or add replicas",
+				count(f.Running.Float()))
+	}
+	reason := fmt.Sprintf("%s, p50 %s within it, while prefilling %s prompt tokens/s",
+		sloHead("ITL", f.ITL, cfg.SLOITL, cfg), f.ITL.P50Bucket.Seconds(f.ITL.P50), count(f.PromptTokensPerSecond.Float()))
+	if f.PromptTokensPerSecond > 0 {
+		return []string{reason}, "ITL spikes with prefill: prefill interference; enable chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode"
+	}
+	return []string{reason}, "ITL spikes with no prefill in the window: not prefill interference; check preemptions and the host CPU"
+}
+
+// promptWords is the mean prompt length in words: "mean prompt 6,000
+// tokens", or "prompt length n/a" when the histogram is not exported.
+func promptWords(f *Figures) string {
+	if !f.MeanPromptTokens.Known() {
+		return "prompt length n/a"
+	}
+	return "mean prompt " + count(f.MeanPromptTokens.Float()) + " tokens"
 }
 
 // staleAction is the first action for a replica whose metrics do not move.
@@ -230,21 +370,24 @@ func idleVerdict(_ *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) 
 func healthySummary(f *Figures) string {
 	return fmt.Sprintf("running %s, waiting %s, %s req/s, p99 TTFT %s, KV cache %s",
 		count(f.Running.Float()), count(f.Waiting.Float()), amount(f.RequestsPerSecond.Float()),
-		seconds(f.TTFT.P99.Float()), percent(f.KVCacheUsage.Float()))
+		f.TTFT.P99Bucket.Seconds(f.TTFT.P99), percent(f.KVCacheUsage.Float()))
 }
 
 // holdNote marks the reason that says a new state is pending.
 const holdNote = "pending: "
 
 // hysteresis decides the state shown given the candidate and the previous
-// evaluation of the same target. DOWN shows at once and so does leaving it
-// (a server that answers again is not down); any other new state must be
-// the candidate on cfg.Hysteresis consecutive evaluations.
+// evaluation of the same target. DOWN and WARMING show at once and so does
+// leaving them (a server that answers again is not down); any other new
+// state must be the candidate on cfg.Hysteresis consecutive evaluations.
 func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
 	// The first evaluations after a target appears only gather evidence:
 	// holding their provisional state back would delay the first real one.
+	// DOWN and WARMING are facts about the scrapes, not judgments of the
+	// figures: they show at once, and so does leaving them.
 	settling := prev != nil && prev.Samples < fullMinSamples
-	if prev == nil || n <= 1 || settling || c.State == prev.State || c.State == StateDown || prev.State == StateDown {
+	immediate := func(s State) bool { return s == StateDown || s == StateWarming }
+	if prev == nil || n <= 1 || settling || c.State == prev.State || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}
 	count := 1
@@ -256,7 +399,9 @@ func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending S
 	}
 	held := verdict{State: prev.State, Action: prev.Action}
 	for _, r := range prev.Reasons {
-		if len(r) < len(holdNote) || r[:len(holdNote)] != holdNote {
+		// The pending note and the restart reason are this evaluation's
+		// to give, not the held state's.
+		if !strings.HasPrefix(r, holdNote) && !strings.HasPrefix(r, restartPrefix) {
 			held.Reasons = append(held.Reasons, r)
 		}
 	}

@@ -113,16 +113,16 @@ func (w *window) deriv(at seriesAt) float64 {
 	return r
 }
 
-// dropped reports whether the metric ever decreased between two known
-// readings in the window: a counter reset.
-func (w *window) dropped(at seriesAt) bool {
+// droppedAt returns the Unix ms of the newest reading in the window that
+// is below the known reading before it (a counter reset), 0 when none is.
+func (w *window) droppedAt(at seriesAt) int64 {
 	w.collect(at)
-	for i := 1; i < len(w.vs); i++ {
+	for i := len(w.vs) - 1; i > 0; i-- {
 		if w.vs[i] < w.vs[i-1] {
-			return true
+			return w.ts[i]
 		}
 	}
-	return false
+	return 0
 }
 
 // gaugeStats summarises a gauge over the window. Every field is NaN when the

@@ -1,0 +1,103 @@
+package analysis
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// TestOneScalingRecommendation: the fleet advice gives one replica count
+// to act on, with its basis and reasoning, and says what the other figure
+// is. The queue rule (the HPA rule on vllm:num_requests_waiting) is an
+// autoscaler target: with a backlog it asks for hundreds of replicas, which
+// is not a count to act on. The capacity rule needs a full replica's
+// sustained rate.
+func TestOneScalingRecommendation(t *testing.T) {
+	tests := []struct {
+		name                      string
+		rps, running, waiting, gr []float64
+		wantReplicas              float64
+		wantBasis                 string
+		wantText                  []string
+	}{
+		{"four full replicas and a growing backlog: act on capacity",
+			[]float64{12, 12, 12, 12}, []float64{256, 256, 256, 256}, []float64{951, 951, 951, 951}, []float64{1, 1, 1, 1},
+			5, "capacity", []string{"act on 5 replicas (capacity)", "52 req/s arriving ÷ 12 req/s a full replica finishes",
+				"clears the backlog of 3,924 in about 8m11s", "the queue rule's 302 is an HPA target"}},
+		{"capacity carries the arrivals on fewer than are up, a backlog drains: keep them",
+			[]float64{12, 12, 12, 12}, []float64{256, 256, 256, 256}, []float64{951, 951, 951, 951}, []float64{-4.5, -4.5, -4.5, -4.5},
+			4, "capacity", []string{"keep 4 replicas (capacity)", "3 carry the 30 req/s arriving", "do not scale down while the backlog"}},
+		{"no queue, no full replica: keep what is up",
+			[]float64{6, 6, 6}, []float64{48, 48, 48}, []float64{0, 0, 0}, []float64{0, 0, 0},
+			3, "queue", []string{"keep 3 replicas (queue)", "no queue beyond the target"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			targets, now := fleetOf(tt.rps, tt.running, tt.waiting, tt.gr)
+			cfg := DefaultConfig()
+			cfg.Hysteresis = 1
+			a := Analyze(now, targets, cfg, nil).Fleet.Advice
+			if !sameFloat(a.RecommendedReplicas.Float(), tt.wantReplicas) || a.Basis != tt.wantBasis {
+				t.Errorf("recommended %v by %q, want %v by %q; %q", a.RecommendedReplicas, a.Basis, tt.wantReplicas, tt.wantBasis, a.Recommendation)
+			}
+			for _, want := range tt.wantText {
+				if !strings.Contains(a.Recommendation, want) {
+					t.Errorf("recommendation %q lacks %q", a.Recommendation, want)
+				}
+			}
+			if len(a.Summary) == 0 || a.Summary[0] != a.Recommendation {
+				t.Errorf("the summary leads with the recommendation: %q", a.Summary)
+			}
+		})
+	}
+}
+
+// Without a full replica there is no capacity figure: a queue that drains
+// by itself keeps the fleet as it is, a queue that persists (here beside a
+// batch that is not flat, so not FULL) leaves the queue rule as the only
+// figure, said as such.
+func TestRecommendationWithoutCapacity(t *testing.T) {
+	replica := func(target string, running func(i int) float64, first, growth float64) catalogue.Readings {
+		s := newServer()
+		s.running, s.waiting, s.kv = running(0), first, 0.5
+		samples, _ := run(s, 30, time.Second, finishing(6, chat), queueing(first, growth),
+			func(s *server, i int) { s.running = running(i) })
+		return catalogue.Readings{Target: target, Samples: samples}
+	}
+	flat := func(int) float64 { return 48 }
+	swinging := func(i int) float64 { return float64(100 + 40*(i%2)) }
+	tests := []struct {
+		name         string
+		last         catalogue.Readings
+		wantReplicas float64
+		wantText     []string
+	}{
+		{"a queue draining by itself: keep", replica("c", flat, 400, -12),
+			3, []string{"keep 3 replicas (queue)", "drains by 12/s without help"}},
+		{"a queue that persists with no full replica: the queue rule, said as such", replica("c", swinging, 40, 0),
+			7, []string{"7 replicas (queue)", "no replica is full", "HPA rule", "overshoots a backlog"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			targets := []catalogue.Readings{replica("a", flat, 0, 0), replica("b", flat, 0, 0), tt.last}
+			now := t0.Add(30 * time.Second)
+			rep := Analyze(now, targets, DefaultConfig(), nil)
+			for _, r := range rep.Replicas {
+				if r.State == StateFull {
+					t.Fatalf("%s is full: %q", r.Target, r.Reasons)
+				}
+			}
+			a := rep.Fleet.Advice
+			if !sameFloat(a.RecommendedReplicas.Float(), tt.wantReplicas) || a.Basis != "queue" {
+				t.Errorf("recommended %v by %q, want %v by queue; %q", a.RecommendedReplicas, a.Basis, tt.wantReplicas, a.Recommendation)
+			}
+			for _, want := range tt.wantText {
+				if !strings.Contains(a.Recommendation, want) {
+					t.Errorf("recommendation %q lacks %q", a.Recommendation, want)
+				}
+			}
+		})
+	}
+}

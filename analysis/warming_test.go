@@ -1,0 +1,112 @@
+package analysis
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// A replica that cannot be judged yet (fewer than two good scrapes) is
+// WARMING, whatever its gauges say, unless the readings already prove a
+// state: a long queue at the batch cap in two readings is FULL, and says it
+// was judged on two readings.
+func TestWarmingState(t *testing.T) {
+	oneReading := func(running, waiting float64) func() ([]catalogue.Sample, time.Time) {
+		return func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.waiting, s.kv = running, waiting, 0.5
+			return run(s, 0, time.Second)
+		}
+	}
+	tests := []struct {
+		name       string
+		samples    func() ([]catalogue.Sample, time.Time)
+		want       State
+		wantReason string
+	}{
+		{"no scrape yet", func() ([]catalogue.Sample, time.Time) { return nil, t0 }, StateWarming, "waiting for the first scrape"},
+		{"one reading under load", oneReading(48, 0), StateWarming, "warming up: 1 good scrape in the window, rates need two; running 48, waiting 0"},
+		{"one reading with nothing running is not yet idle", oneReading(0, 0), StateWarming, "running 0, waiting 0"},
+		{"one reading of a long queue at the cap", oneReading(256, 951), StateWarming, "a queue of 951 at running 256: FULL if the next reading shows it too"},
+		{"two readings of a long queue at the cap are full", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.waiting, s.kv = 256, 951, 0.6
+			return run(s, 1, time.Second, finishing(12, chat), queueing(951, 3))
+		}, StateFull, "judged on 2 readings: a queue of 951 and 954 at the cap"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples, now := tt.samples()
+			rep := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}, DefaultConfig(), nil)
+			r := rep.Replicas[0]
+			if r.State != tt.want {
+				t.Fatalf("state = %v, want %v; reasons %q", r.State, tt.want, r.Reasons)
+			}
+			if !strings.Contains(strings.Join(r.Reasons, "\n"), tt.wantReason) {
+				t.Errorf("reasons %q lack %q", r.Reasons, tt.wantReason)
+			}
+			if tt.want == StateWarming && (rep.Fleet.States["healthy"] != 0 || rep.Fleet.States["idle"] != 0 || rep.Fleet.States["warming"] != 1) {
+				t.Errorf("a warming replica is counted as warming, not healthy or idle: %v", rep.Fleet.States)
+			}
+		})
+	}
+}
+
+func TestWarmingJSONAndOrder(t *testing.T) {
+	samples, _ := steadyChat()
+	r := analyzeOne(samples[:1], samples[0].Time, DefaultConfig())
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"state":"warming"`) {
+		t.Errorf("JSON lacks the warming state: %s", b)
+	}
+	var back State
+	if err := back.UnmarshalText([]byte("warming")); err != nil || back != StateWarming {
+		t.Errorf("warming reads back as %v, %v", back, err)
+	}
+	// Unknown health ranks above the states that prove a replica fine and
+	// below every state that proves a problem: worst first, an unjudged
+	// replica is not hidden among healthy ones, nor put before a full one.
+	order := []State{StateHealthy, StateIdle, StateWarming, StateStale, StateSlow, StateFull, StatePreempting, StateDown}
+	for i := 1; i < len(order); i++ {
+		if !(order[i] > order[i-1]) {
+			t.Errorf("%v must rank above %v", order[i], order[i-1])
+		}
+	}
+}
+
+// The first judgment after warming up is not a change of state worth an
+// event when it is healthy or idle: every replica of a fleet would log one.
+// A first judgment that is a problem is.
+func TestLeavingWarmingEvents(t *testing.T) {
+	cfg := DefaultConfig()
+	healthy, _ := steadyChat()
+	s := newServer()
+	s.running, s.waiting, s.kv = 256, 951, 0.6
+	full, _ := run(s, 30, time.Second, finishing(12, chat), queueing(951, 1))
+	for _, tt := range []struct {
+		name       string
+		samples    []catalogue.Sample
+		wantEvents int
+	}{
+		{"warming → healthy", healthy, 0},
+		{"warming → full", full, 1},
+	} {
+		first := Analyze(tt.samples[0].Time, []catalogue.Readings{{Target: "a", Samples: tt.samples[:1]}}, cfg, nil)
+		second := Analyze(tt.samples[1].Time, []catalogue.Readings{{Target: "a", Samples: tt.samples[:2]}}, cfg, &first)
+		var changes int
+		for _, e := range second.Events {
+			if e.State == second.Replicas[0].State && strings.HasPrefix(e.Text, strings.ToUpper(e.State.String())) {
+				changes++
+			}
+		}
+		if changes != tt.wantEvents {
+			t.Errorf("%s: %d state events %v, want %d", tt.name, changes, second.Events, tt.wantEvents)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/command"
 )
 
 var (
@@ -127,8 +129,8 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 	writePage(t, after, reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696})
 
 	stdout, stderr, code := runVtop(t, "analyze", before, after, "--seconds", "60", "--json")
-	if code != exitHealthy {
-		t.Fatalf("exit code %d, want %d (healthy); stderr: %s", code, exitHealthy, stderr)
+	if code != command.ExitHealthy {
+		t.Fatalf("exit code %d, want %d (healthy); stderr: %s", code, command.ExitHealthy, stderr)
 	}
 	var report struct {
 		WindowSeconds float64 `json:"window_seconds"`
@@ -214,16 +216,16 @@ func TestOnceExitCodeAndErrors(t *testing.T) {
 		wantOut  []string // in stdout
 		wantErr  []string // in stderr
 	}{
-		{"refused target is down", []string{"--once", "--window", "2s", down}, exitDown,
+		{"refused target is down", []string{"--once", "--window", "2s", down}, command.ExitDown,
 			[]string{down, "DOWN", "connection refused"}, nil},
-		{"html page is down with the reason", []string{"--once", "--json", "--window", "2s", garbage.URL}, exitDown,
+		{"html page is down with the reason", []string{"--once", "--json", "--window", "2s", garbage.URL}, command.ExitDown,
 			[]string{`"state": "down"`, "HTML"}, nil},
-		{"bad flag", []string{"--no-such-flag"}, exitUsage, nil, []string{"unknown flag"}},
-		{"credentials in URL refused", []string{"--once", "http://user:secret@127.0.0.1:1/metrics"}, exitUsage,
+		{"bad flag", []string{"--no-such-flag"}, command.ExitUsage, nil, []string{"unknown flag"}},
+		{"credentials in URL refused", []string{"--once", "http://user:secret@127.0.0.1:1/metrics"}, command.ExitUsage,
 			nil, []string{"credentials"}},
-		{"json without once", []string{"--json", "127.0.0.1:1"}, exitUsage, nil, []string{"--json goes with --once"}},
-		{"window shorter than two scrapes", []string{"--once", "--window", "1s", "127.0.0.1:1"}, exitUsage, nil, []string{"--window"}},
-		{"missing targets file", []string{"-f", "no-such-file.txt"}, exitUsage, nil, []string{"no-such-file.txt"}},
+		{"json without once", []string{"--json", "127.0.0.1:1"}, command.ExitUsage, nil, []string{"--json goes with --once"}},
+		{"window shorter than two scrapes", []string{"--once", "--window", "1s", "127.0.0.1:1"}, command.ExitUsage, nil, []string{"--window"}},
+		{"missing targets file", []string{"-f", "no-such-file.txt"}, command.ExitUsage, nil, []string{"no-such-file.txt"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -245,29 +247,6 @@ func TestOnceExitCodeAndErrors(t *testing.T) {
 				t.Errorf("a credential reached the output:\n%s%s", stdout, stderr)
 			}
 		})
-	}
-}
-
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"16MiB", 16 << 20, false},
-		{"512KiB", 512 << 10, false},
-		{"1GiB", 1 << 30, false},
-		{"1048576", 1 << 20, false},
-		{"2MB", 2e6, false},
-		{"0", 0, true},
-		{"-1MiB", 0, true},
-		{"lots", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := parseSize(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// simCmd serves simulated vLLM replicas for other tools (Prometheus, a
+// Sim serves simulated vLLM replicas for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
-type simCmd struct {
+type Sim struct {
 	Replicas    int           `default:"4" help:"How many replicas to serve."`
 	Scenario    string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
 	Listen      string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
@@ -19,7 +19,9 @@ type simCmd struct {
 	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
 }
 
-func (s *simCmd) run(ctx context.Context) error {
+// Run serves the fleet, prints one URL per replica once every replica
+// listens, and serves until ctx ends.
+func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if s.Replicas < 1 || s.Replicas > 2000 {
 		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
 	}
@@ -41,10 +43,12 @@ func (s *simCmd) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer fleet.Close()
 	for _, u := range urls {
-		fmt.Println(u)
+		if _, err := fmt.Fprintln(env.Stdout, u); err != nil {
+			_ = fleet.Close()
+			return fmt.Errorf("printing the URLs: %w", err)
+		}
 	}
 	<-ctx.Done()
-	return nil
+	return fleet.Close()
 }

@@ -26,7 +26,7 @@ func TestDemoInTmux(t *testing.T) {
 		}
 		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
 	}
-	bin := buildVtop(t)
+	bin := vtopBinary(t)
 	session := fmt.Sprintf("vtop-e2e-%d", os.Getpid())
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: session, socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
@@ -64,16 +64,6 @@ func TestDemoInTmux(t *testing.T) {
 	if status != "0" {
 		t.Fatalf("vtop exited with status %q after q, want 0; screen:\n%s", status, tm.capture())
 	}
-}
-
-func buildVtop(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vtop")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // tmuxSession is one detached tmux session on a private socket.

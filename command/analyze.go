@@ -30,6 +30,9 @@ func (a *Analyze) Run(env *Env) error {
 	if a.Seconds <= 0 {
 		return usagef("--seconds %g: the readings must be taken some seconds apart", a.Seconds)
 	}
+	if err := a.analysisFlags.validate(); err != nil {
+		return err
+	}
 	span := time.Duration(a.Seconds * float64(time.Second))
 	ingester := page.NewIngester()
 	before, err := readPage(ingester, a.Before, readingEpoch)

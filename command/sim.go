@@ -2,7 +2,10 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 
 	"github.com/vtop-dev/vtop/sim"
@@ -28,6 +31,9 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if s.WarmUp < 0 || s.WarmUp > time.Hour {
 		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
 	}
+	if err := checkListen(s.Listen); err != nil {
+		return usagef("--listen %q: %v", s.Listen, err)
+	}
 	fleet, err := sim.NewFleet(sim.Options{
 		Replicas:    s.Replicas,
 		Scenario:    sim.Scenario(s.Scenario),
@@ -51,4 +57,17 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	}
 	<-ctx.Done()
 	return fleet.Close()
+}
+
+// checkListen accepts HOST:PORT with a port from 0 to 65535 (0: a free
+// port per replica); whether it can be bound is for Run to find out.
+func checkListen(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("want HOST:PORT, such as 127.0.0.1:0")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q: want 0 to 65535", port)
+	}
+	return nil
 }

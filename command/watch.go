@@ -55,6 +55,22 @@ type analysisFlags struct {
 	TargetQueueTime time.Duration `default:"1s" help:"Acceptable queue time for the scaling advice (Little's law)."`
 }
 
+// validate rejects thresholds that would make every replica SLOW or the
+// advice meaningless.
+func (f analysisFlags) validate() error {
+	switch {
+	case f.SLOTTFT <= 0:
+		return usagef("--slo-ttft %s: want a positive latency", f.SLOTTFT)
+	case f.SLOITL <= 0:
+		return usagef("--slo-itl %s: want a positive latency", f.SLOITL)
+	case f.SLOE2E < 0:
+		return usagef("--slo-e2e %s: want a positive latency, or none", f.SLOE2E)
+	case f.TargetQueueTime <= 0:
+		return usagef("--target-queue-time %s: want a positive time", f.TargetQueueTime)
+	}
+	return nil
+}
+
 func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
 	return analysis.Config{
 		Window:          window,
@@ -97,18 +113,22 @@ func (w *Watch) validate() error {
 		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", w.Timeout, w.Interval)
 	case w.Window < 2*w.Interval:
 		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
+	case w.History < w.Interval:
+		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
 	case w.JSON && !w.Once:
 		return usagef("--json goes with --once (use --jsonl for a stream)")
 	case w.Once && w.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	case w.Duration != 0 && !w.JSONL:
 		return usagef("--duration goes with --jsonl")
+	case w.Duration < 0:
+		return usagef("--duration %s: want a positive duration", w.Duration)
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
 	}
-	return nil
+	return w.analysisFlags.validate()
 }
 
 // Run watches until ctx ends, q is pressed, --duration is over or (with
@@ -129,7 +149,9 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
 	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
-		return err
+		// Only the client's options can fail here: a CA file, a token
+		// file or a header given on the command line.
+		return usagef("%v", err)
 	}
 	switch {
 	case w.Once:

@@ -540,3 +540,35 @@ func TestSimCommandServesReplicas(t *testing.T) {
 		}
 	}
 }
+
+// `vtop --help` opens on the watch command's flags, which are what a person
+// running vtop wants; the sub-commands keep their own help.
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{[]string{"--help"}, []string{"Usage: vtop watch", "Exit codes of --once and analyze", "--jsonl", "--demo-scenario", "--max-body"}, []string{"--seconds="}},
+		{[]string{"-h", "gpu-a:8000"}, []string{"Usage: vtop watch", "--interval"}, nil},
+		{[]string{"analyze", "--help"}, []string{"Usage: vtop analyze", "<before> <after>", "--seconds=FLOAT-64"}, []string{"--jsonl"}},
+		{[]string{"sim", "--help"}, []string{"Usage: vtop sim", "--replicas", "--vllm-version"}, []string{"--jsonl"}},
+		{[]string{"--version"}, []string{"vtop dev"}, nil},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runVtop(t, tt.args...)
+		if code != command.ExitHealthy || stderr != "" {
+			t.Errorf("vtop %v: exit code %d, stderr %q; want 0 and nothing", tt.args, code, stderr)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("vtop %v lacks %q:\n%s", tt.args, want, stdout)
+			}
+		}
+		for _, not := range tt.notWant {
+			if strings.Contains(stdout, not) {
+				t.Errorf("vtop %v shows %q, another command's flag", tt.args, not)
+			}
+		}
+	}
+}

@@ -572,3 +572,18 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// The dashboard needs a terminal: without one (no controlling terminal,
+// as under cron or a CI job) vtop must say so and exit 70, not exit 0
+// having shown nothing.
+func TestDashboardWithoutTerminal(t *testing.T) {
+	args := []string{"--demo", "--demo-fleet", "1"}
+	cmd := vtopCommand(t, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+	if code != command.ExitFailure || !strings.Contains(stderr.String(), "vtop: terminal: ") {
+		t.Errorf("exit code %d, stderr %q; want %d and the terminal's error", code, stderr.String(), command.ExitFailure)
+	}
+}

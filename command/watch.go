@@ -251,9 +251,12 @@ func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version
 		_ = mon.Run(ctx)
 	}()
 	_, err := program.Run()
+	// A signal ends the program through ctx: that is a normal exit. The
+	// check comes before cancel, which would make it always true.
+	interrupted := ctx.Err() != nil
 	cancel()
 	<-done
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !interrupted {
 		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil

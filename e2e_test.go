@@ -26,38 +26,46 @@ func TestDemoInTmux(t *testing.T) {
 		}
 		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
 	}
-	bin := buildVtop(t)
+	bin := vtopBinary(t)
 	session := fmt.Sprintf("vtop-e2e-%d", os.Getpid())
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: session, socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	tm.start(120, 40, bin+" --demo")
+	tm.start(120, 40, coverEnv(t), bin+" --demo")
 	defer tm.kill()
 
-	tm.waitFor("fleet header", 10*time.Second, "replicas")
+	// Each key is sent only once the screen shows what the key before it
+	// led to, and each wait looks for something only that screen shows:
+	// a key sent early would reach vtop glued to the one before (Escape
+	// and q read as Alt+q, / and "full" as one key).
+	tm.waitUntil("the grid", 10*time.Second, onGrid)
 	tm.waitFor("a full replica in the demo fleet", 20*time.Second, "FULL")
 	tm.waitFor("rates after warm-up", 20*time.Second, "req/s")
 
 	tm.send("Enter")
 	tm.waitFor("detail view", 5*time.Second, "running & waiting")
 	tm.send("Escape")
-	tm.waitFor("back on the grid", 5*time.Second, "replicas")
+	tm.waitUntil("back on the grid from the detail", 5*time.Second, onGrid)
 
 	tm.send("t")
-	tm.waitFor("table view", 5*time.Second, "6 of 6 replicas")
+	tm.waitFor("table view", 5*time.Second, "6 of 6 replicas · sorted by")
 	// Filter on the state every demo fleet shows (which replicas are FULL
 	// at a given second varies, so the count is only known to shrink).
 	tm.send("/")
+	tm.waitFor("the filter prompt", 5*time.Second, "enter keep · esc clear")
 	tm.sendLiteral("full")
+	tm.waitFor("the filter typed", 5*time.Second, "/full")
 	tm.send("Enter")
 	tm.waitUntil("filter applied", 5*time.Second, func(screen string) bool {
 		return strings.Contains(screen, "filter full") && strings.Contains(screen, " of 6 replicas") &&
 			!strings.Contains(screen, "6 of 6 replicas") && !strings.Contains(screen, " 0 of 6 replicas") &&
-			!strings.Contains(screen, "HEALTHY   ")
+			!strings.Contains(screen, "HEALTHY   ") && !strings.Contains(screen, "enter keep · esc clear")
 	})
 	tm.send("Escape")
-	tm.waitFor("filter cleared", 5*time.Second, "6 of 6 replicas")
+	tm.waitUntil("filter cleared", 5*time.Second, func(screen string) bool {
+		return strings.Contains(screen, "6 of 6 replicas · sorted by") && !strings.Contains(screen, "filter full")
+	})
 	tm.send("Escape")
-	tm.waitFor("back on the grid", 5*time.Second, "replicas")
+	tm.waitUntil("back on the grid from the table", 5*time.Second, onGrid)
 
 	tm.send("q")
 	status := tm.waitExit(5 * time.Second)
@@ -66,14 +74,11 @@ func TestDemoInTmux(t *testing.T) {
 	}
 }
 
-func buildVtop(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "vtop")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+// onGrid reports whether the screen is the grid: the only screen that
+// draws replica panes in rounded boxes and has neither the detail's nor
+// the table's header.
+func onGrid(screen string) bool {
+	return strings.Contains(screen, "╭─") && !strings.Contains(screen, "(esc back") && !strings.Contains(screen, " replicas · sorted by")
 }
 
 // tmuxSession is one detached tmux session on a private socket.
@@ -89,13 +94,18 @@ func (s *tmuxSession) tmux(args ...string) (string, error) {
 	return string(out), err
 }
 
-func (s *tmuxSession) start(width, height int, command string) {
+// start runs command in a new detached session of that size, with env
+// (NAME=value) added to its environment.
+func (s *tmuxSession) start(width, height int, env []string, command string) {
 	s.t.Helper()
 	// The shell records the exit status and keeps the pane open, so the
 	// screen after exit can still be read.
 	script := fmt.Sprintf("%s; echo $? > %s; sleep 60", command, s.statusFile)
-	if out, err := s.tmux("new-session", "-d", "-s", s.name,
-		"-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-e", "TERM=xterm-256color", "sh", "-c", script); err != nil {
+	args := []string{"new-session", "-d", "-s", s.name, "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), "-e", "TERM=xterm-256color"}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	if out, err := s.tmux(append(args, "sh", "-c", script)...); err != nil {
 		s.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 }
@@ -109,12 +119,6 @@ func (s *tmuxSession) send(keys ...string) {
 	s.t.Helper()
 	if out, err := s.tmux(append([]string{"send-keys", "-t", s.name}, keys...)...); err != nil {
 		s.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
-	}
-	// A terminal cannot tell a lone Escape from the start of an Alt
-	// sequence: a key typed right after it reads as Alt+key. Pause as a
-	// person would.
-	if keys[len(keys)-1] == "Escape" {
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

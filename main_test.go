@@ -6,18 +6,22 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/command"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 var (
@@ -25,6 +29,11 @@ var (
 	binPath string
 	binErr  error
 )
+
+// coverDir, from $VTOP_COVERDIR, builds the binary with coverage counters
+// and has every run of it write them there: CI measures the command line's
+// coverage this way (go tool covdata percent -i DIR).
+var coverDir = os.Getenv("VTOP_COVERDIR")
 
 // vtopBinary builds the command once per test run.
 func vtopBinary(t *testing.T) string {
@@ -36,7 +45,11 @@ func vtopBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "vtop")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if coverDir != "" {
+			args = append(args, "-cover", "-coverpkg=github.com/vtop-dev/vtop/...")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))
 		}
@@ -47,21 +60,53 @@ func vtopBinary(t *testing.T) string {
 	return binPath
 }
 
+// coverEnv is the environment a run of the binary needs to write its
+// coverage counters: none unless $VTOP_COVERDIR is set.
+func coverEnv(t *testing.T) []string {
+	t.Helper()
+	if coverDir == "" {
+		return nil
+	}
+	dir, err := filepath.Abs(coverDir)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		t.Fatalf("VTOP_COVERDIR: %v", err)
+	}
+	return []string{"GOCOVERDIR=" + dir}
+}
+
+// vtopCommand prepares a run of the binary.
+func vtopCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(vtopBinary(t), args...)
+	cmd.Env = append(os.Environ(), coverEnv(t)...)
+	return cmd
+}
+
 // runVtop runs the binary and returns stdout, stderr and the exit code.
 func runVtop(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(vtopBinary(t), args...)
+	cmd := vtopCommand(t, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
+	code := exitStatus(t, cmd.Run(), args)
+	return stdout.String(), stderr.String(), code
+}
+
+// exitStatus is the exit code of a finished run whose Wait or Run returned
+// err.
+func exitStatus(t *testing.T, err error, args []string) int {
+	t.Helper()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
+		return exit.ExitCode()
+	}
+	if err != nil {
 		t.Fatalf("vtop %v: %v", args, err)
 	}
-	return stdout.String(), stderr.String(), code
+	return 0
 }
 
 // reading is one saved page of the lesson's server.
@@ -127,8 +172,8 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 	writePage(t, after, reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696})
 
 	stdout, stderr, code := runVtop(t, "analyze", before, after, "--seconds", "60", "--json")
-	if code != exitHealthy {
-		t.Fatalf("exit code %d, want %d (healthy); stderr: %s", code, exitHealthy, stderr)
+	if code != command.ExitHealthy {
+		t.Fatalf("exit code %d, want %d (healthy); stderr: %s", code, command.ExitHealthy, stderr)
 	}
 	var report struct {
 		WindowSeconds float64 `json:"window_seconds"`
@@ -187,46 +232,49 @@ func deref(p *float64) any {
 	return *p
 }
 
-// closedAddress returns a loopback address nothing listens on.
-func closedAddress(t *testing.T) string {
+// serveScenario serves one simulated replica of the scenario on loopback
+// until the test ends, after a warm-up long enough for its state to form,
+// and returns its URL.
+func serveScenario(t *testing.T, scenario sim.Scenario) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: scenario, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	fleet.Advance(2 * time.Minute)
+	return testutil.ServeFleet(t.Context(), t, fleet)[0]
 }
 
-func TestOnceExitCodeAndErrors(t *testing.T) {
-	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte("<html><body>502 Bad Gateway</body></html>"))
-	}))
-	defer garbage.Close()
-	down := closedAddress(t)
+// TestOnceExitCodes runs `vtop --once` against replicas in each kind of
+// state and checks the documented exit code and what is printed.
+func TestOnceExitCodes(t *testing.T) {
+	garbage := testutil.StartServer(t, testutil.ServePage("<html><body>502 Bad Gateway</body></html>", "text/html"))
+	down := testutil.ClosedPort(t)
+	full := serveScenario(t, sim.Full)
+	idle := serveScenario(t, sim.Idle)
 
 	tests := []struct {
 		name     string
 		args     []string
 		wantCode int
 		wantOut  []string // in stdout
-		wantErr  []string // in stderr
 	}{
-		{"refused target is down", []string{"--once", "--window", "2s", down}, exitDown,
-			[]string{down, "DOWN", "connection refused"}, nil},
-		{"html page is down with the reason", []string{"--once", "--json", "--window", "2s", garbage.URL}, exitDown,
-			[]string{`"state": "down"`, "HTML"}, nil},
-		{"bad flag", []string{"--no-such-flag"}, exitUsage, nil, []string{"unknown flag"}},
-		{"credentials in URL refused", []string{"--once", "http://user:secret@127.0.0.1:1/metrics"}, exitUsage,
-			nil, []string{"credentials"}},
-		{"json without once", []string{"--json", "127.0.0.1:1"}, exitUsage, nil, []string{"--json goes with --once"}},
-		{"window shorter than two scrapes", []string{"--once", "--window", "1s", "127.0.0.1:1"}, exitUsage, nil, []string{"--window"}},
-		{"missing targets file", []string{"-f", "no-such-file.txt"}, exitUsage, nil, []string{"no-such-file.txt"}},
+		{"idle replica", []string{"--once", "--window", "2s", idle}, command.ExitHealthy,
+			[]string{"IDLE", "fleet: 1 replicas, 1 up"}},
+		{"full replica is degraded", []string{"--once", "--window", "2s", full}, command.ExitDegraded,
+			[]string{"FULL", "add replicas"}},
+		{"full beside idle: the worst decides", []string{"--once", "--json", "--window", "2s", idle, full}, command.ExitDegraded,
+			[]string{`"state": "full"`, `"state": "idle"`}},
+		{"refused target is down", []string{"--once", "--window", "2s", down}, command.ExitDown,
+			[]string{down, "DOWN", "connection refused"}},
+		{"html page is down with the reason", []string{"--once", "--json", "--window", "2s", garbage}, command.ExitDown,
+			[]string{`"state": "down"`, "HTML"}},
+		{"down beats degraded", []string{"--once", "--window", "2s", full, down}, command.ExitDown,
+			[]string{"FULL", "DOWN"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			stdout, stderr, code := runVtop(t, tt.args...)
 			if code != tt.wantCode {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
@@ -236,10 +284,92 @@ func TestOnceExitCodeAndErrors(t *testing.T) {
 					t.Errorf("stdout lacks %q:\n%s", want, stdout)
 				}
 			}
-			for _, want := range tt.wantErr {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("stderr lacks %q:\n%s", want, stderr)
-				}
+			if stderr != "" {
+				t.Errorf("stderr %q, want nothing: the report says it all", stderr)
+			}
+		})
+	}
+}
+
+// TestRejections runs the binary with every mistake the command line
+// catches: each must exit 64 at once with a message naming the flag or
+// argument, and repeat no credential.
+func TestRejections(t *testing.T) {
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.txt")
+	if err := os.WriteFile(targets, []byte("gpu-a:8000\nftp://gpu-b:8000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "page.txt")
+	writePage(t, page, reading{running: 1, finished: 1, generationTokens: 1, ttftSum: 1})
+	const target = "127.0.0.1:1"
+
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		// Found by the parser.
+		{"unknown flag", []string{"--no-such-flag"}, "unknown flag --no-such-flag"},
+		{"interval not a duration", []string{"--interval", "soon", target}, "--interval"},
+		{"unknown demo scenario", []string{"--demo", "--demo-scenario", "busy"}, "--demo-scenario must be one of"},
+		{"missing targets file", []string{"-f", "no-such-file.txt"}, "no-such-file.txt"},
+		{"missing CA file", []string{"--ca-file", "no-such.pem", target}, "no-such.pem"},
+		{"analyze without --seconds", []string{"analyze", page, page}, "missing flags: --seconds"},
+		{"analyze a missing page", []string{"analyze", page, "no-such-page.txt", "--seconds", "60"}, "no-such-page.txt"},
+		{"sim with an unknown vLLM version", []string{"sim", "--vllm-version", "v2"}, "--vllm-version must be one of"},
+		// Found by the commands.
+		{"interval too short", []string{"--interval", "50ms", target}, "--interval 50ms is too short (at least 100ms)"},
+		{"timeout as long as the interval", []string{"--timeout", "1s", target}, "--timeout 1s must be shorter than --interval 1s"},
+		{"negative timeout", []string{"--timeout=-1s", target}, "--timeout -1s must be shorter than --interval 1s"},
+		{"window of one scrape", []string{"--once", "--window", "1s", target}, "--window 1s must hold at least two scrapes (--interval 1s)"},
+		{"window shorter than two intervals", []string{"--interval", "10s", "--window", "15s", target}, "--window 15s must hold at least two scrapes (--interval 10s)"},
+		{"history shorter than the interval", []string{"--history", "500ms", target}, "--history 500ms must hold at least one scrape"},
+		{"json without once", []string{"--json", target}, "--json goes with --once"},
+		{"once with jsonl", []string{"--once", "--jsonl", target}, "--once and --jsonl exclude each other"},
+		{"duration without jsonl", []string{"--duration", "5s", target}, "--duration goes with --jsonl"},
+		{"negative duration", []string{"--jsonl", "--duration=-5s", target}, "--duration -5s: want a positive duration"},
+		{"demo with targets", []string{"--demo", target}, "--demo watches its own simulated fleet: give no targets"},
+		{"demo with a targets file", []string{"--demo", "-f", targets}, "--demo watches its own simulated fleet"},
+		{"demo fleet of none", []string{"--demo", "--demo-fleet", "0"}, "--demo-fleet 0: want 1 to 500"},
+		{"demo fleet too large", []string{"--demo", "--demo-fleet", "501"}, "--demo-fleet 501: want 1 to 500"},
+		{"max body not a size", []string{"--max-body", "lots", target}, `--max-body: "lots" is not a size`},
+		{"max body of zero", []string{"--max-body", "0", target}, `--max-body: "0" is not a size`},
+		{"max body too large", []string{"--max-body", "9999999999GiB", target}, "is too large"},
+		{"slo-ttft of zero", []string{"--slo-ttft", "0s", target}, "--slo-ttft 0s: want a positive latency"},
+		{"negative slo-itl", []string{"--slo-itl=-1ms", target}, "--slo-itl -1ms: want a positive latency"},
+		{"negative slo-e2e", []string{"--slo-e2e=-1s", target}, "--slo-e2e -1s: want a positive latency"},
+		{"target queue time of zero", []string{"--target-queue-time", "0s", target}, "--target-queue-time 0s: want a positive time"},
+		{"credentials in URL", []string{"--once", "http://user:secret@127.0.0.1:1/metrics"}, "credentials"},
+		{"target of another scheme", []string{"ftp://gpu-a:8000"}, "scheme must be http or https"},
+		{"bad target in the file", []string{"-f", targets}, "scheme must be http or https"},
+		{"header without a colon", []string{"--header", "no-colon", target}, `header must be "Key: Value"`},
+		{"CA file without a certificate", []string{"--ca-file", empty, target}, "no PEM certificate found"},
+		{"empty token file", []string{"--bearer-token-file", empty, target}, "is empty"},
+		{"analyze zero seconds apart", []string{"analyze", page, page, "--seconds", "0"}, "--seconds 0: the readings must be taken some seconds apart"},
+		{"analyze with a zero SLO", []string{"analyze", page, page, "--seconds", "60", "--slo-ttft", "0s"}, "--slo-ttft 0s"},
+		{"sim of no replicas", []string{"sim", "--replicas", "0"}, "--replicas 0: want 1 to 2000"},
+		{"sim of too many replicas", []string{"sim", "--replicas", "2001"}, "--replicas 2001: want 1 to 2000"},
+		{"sim warm-up too long", []string{"sim", "--warm-up", "2h"}, "--warm-up 2h0m0s: want 0 to 1h"},
+		{"sim listen without a port", []string{"sim", "--listen", "localhost"}, `--listen "localhost": want HOST:PORT`},
+		{"sim listen on a port out of range", []string{"sim", "--listen", "127.0.0.1:70000"}, `port "70000": want 0 to 65535`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			stdout, stderr, code := runVtop(t, tt.args...)
+			if code != command.ExitUsage {
+				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, command.ExitUsage, stdout, stderr)
+			}
+			if !strings.HasPrefix(stderr, "vtop: ") || !strings.Contains(stderr, tt.wantErr) {
+				t.Errorf("stderr %q, want vtop: … %q", stderr, tt.wantErr)
+			}
+			if stdout != "" {
+				t.Errorf("stdout %q, want nothing", stdout)
 			}
 			if strings.Contains(stdout+stderr, "secret") {
 				t.Errorf("a credential reached the output:\n%s%s", stdout, stderr)
@@ -248,33 +378,138 @@ func TestOnceExitCodeAndErrors(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"16MiB", 16 << 20, false},
-		{"512KiB", 512 << 10, false},
-		{"1GiB", 1 << 30, false},
-		{"1048576", 1 << 20, false},
-		{"2MB", 2e6, false},
-		{"0", 0, true},
-		{"-1MiB", 0, true},
-		{"lots", 0, true},
+// jsonlReport is what TestJSONLDuration reads of each line.
+type jsonlReport struct {
+	Time     time.Time `json:"time"`
+	Replicas []struct {
+		Target string `json:"target"`
+		State  string `json:"state"`
+	} `json:"replicas"`
+}
+
+// `vtop --jsonl --duration` runs the live pipeline without a terminal and
+// stops by itself: exit 0, one valid JSON report per line, about one per
+// interval, each newer than the last.
+func TestJSONLDuration(t *testing.T) {
+	url := serveScenario(t, sim.Healthy)
+	const duration = 3 * time.Second
+	args := []string{"--jsonl", "--duration", duration.String(), "--interval", "500ms", "--window", "1s", url}
+	cmd := vtopCommand(t, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	code := exitStatus(t, runWithin(t, cmd, duration+30*time.Second), args)
+	took := time.Since(start)
+	if code != command.ExitHealthy || stderr.Len() > 0 {
+		t.Fatalf("exit code %d, stderr %q; want 0 and nothing", code, stderr.String())
 	}
-	for _, tt := range tests {
-		got, err := parseSize(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+	if took < duration {
+		t.Errorf("ended after %v, before --duration %v", took.Round(time.Millisecond), duration)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	// A report per 500ms interval over 3 s, less the first round and
+	// whatever a loaded machine delays.
+	if len(lines) < 3 {
+		t.Fatalf("%d lines in %v, want about one per interval:\n%s", len(lines), duration, stdout.String())
+	}
+	var last time.Time
+	for i, line := range lines {
+		var r jsonlReport
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %d is not one JSON report: %v\n%s", i+1, err, line)
 		}
+		if len(r.Replicas) != 1 || !strings.Contains(url, r.Replicas[0].Target) || r.Replicas[0].State == "down" {
+			t.Errorf("line %d: replicas %+v, want the one replica, up", i+1, r.Replicas)
+		}
+		if !r.Time.After(last) {
+			t.Errorf("line %d at %s, not after the line before (%s)", i+1, r.Time, last)
+		}
+		last = r.Time
+	}
+}
+
+// A JSONL report that cannot be written stops the run at once with an
+// error naming the problem: on a full disk (/dev/full) the command exits
+// 70 with the cause; when the reader is gone (a closed pipe, as after
+// `| head -1`) the write raises SIGPIPE, which ends the process as it
+// ends every Unix filter.
+func TestJSONLWriteFails(t *testing.T) {
+	url := serveScenario(t, sim.Healthy)
+	args := []string{"--jsonl", "--interval", "200ms", "--window", "1s", url}
+
+	t.Run("full disk", func(t *testing.T) {
+		full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+		if err != nil {
+			t.Skipf("no /dev/full on this system: %v", err)
+		}
+		defer full.Close()
+		cmd := vtopCommand(t, args...)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+		if code != command.ExitFailure {
+			t.Errorf("exit code %d, want %d; stderr: %s", code, command.ExitFailure, stderr.String())
+		}
+		if want := "vtop: --jsonl: writing a report: write /dev/stdout: no space left on device"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr %q, want %q", stderr.String(), want)
+		}
+	})
+
+	t.Run("closed pipe", func(t *testing.T) {
+		cmd := vtopCommand(t, args...)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		first, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || !json.Valid([]byte(first)) {
+			t.Fatalf("first line %q, %v; want a JSON report", first, err)
+		}
+		out.Close() // the reader leaves, as head does
+		err = waitWithin(t, cmd, 30*time.Second)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("vtop exited 0 after its reader left (%v), want an error", err)
+		}
+		if ws, ok := exit.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+			t.Errorf("vtop ended with %v, want killed by SIGPIPE", exit)
+		}
+	})
+}
+
+// runWithin runs cmd and fails the test if it has not ended after limit:
+// a run that should stop by itself must not hang the test.
+func runWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
+	t.Helper()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return waitWithin(t, cmd, limit)
+}
+
+// waitWithin waits for a started cmd, killing it after limit.
+func waitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("vtop %v still running after %v", cmd.Args[1:], limit)
+		return nil
 	}
 }
 
 // `vtop sim` prints one URL per line once every replica listens, and each
 // URL serves a vLLM page until the command is interrupted.
 func TestSimCommandServesReplicas(t *testing.T) {
-	cmd := exec.Command(vtopBinary(t), "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s")
+	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -303,5 +538,52 @@ func TestSimCommandServesReplicas(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(page, []byte("vllm:num_requests_running{")) {
 			t.Errorf("GET %s: %s, %d bytes without vllm:num_requests_running", url, resp.Status, len(page))
 		}
+	}
+}
+
+// `vtop --help` opens on the watch command's flags, which are what a person
+// running vtop wants; the sub-commands keep their own help.
+func TestHelp(t *testing.T) {
+	tests := []struct {
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{[]string{"--help"}, []string{"Usage: vtop watch", "Exit codes of --once and analyze", "--jsonl", "--demo-scenario", "--max-body"}, []string{"--seconds="}},
+		{[]string{"-h", "gpu-a:8000"}, []string{"Usage: vtop watch", "--interval"}, nil},
+		{[]string{"analyze", "--help"}, []string{"Usage: vtop analyze", "<before> <after>", "--seconds=FLOAT-64"}, []string{"--jsonl"}},
+		{[]string{"sim", "--help"}, []string{"Usage: vtop sim", "--replicas", "--vllm-version"}, []string{"--jsonl"}},
+		{[]string{"--version"}, []string{"vtop dev"}, nil},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runVtop(t, tt.args...)
+		if code != command.ExitHealthy || stderr != "" {
+			t.Errorf("vtop %v: exit code %d, stderr %q; want 0 and nothing", tt.args, code, stderr)
+		}
+		for _, want := range tt.want {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("vtop %v lacks %q:\n%s", tt.args, want, stdout)
+			}
+		}
+		for _, not := range tt.notWant {
+			if strings.Contains(stdout, not) {
+				t.Errorf("vtop %v shows %q, another command's flag", tt.args, not)
+			}
+		}
+	}
+}
+
+// The dashboard needs a terminal: without one (no controlling terminal,
+// as under cron or a CI job) vtop must say so and exit 70, not exit 0
+// having shown nothing.
+func TestDashboardWithoutTerminal(t *testing.T) {
+	args := []string{"--demo", "--demo-fleet", "1"}
+	cmd := vtopCommand(t, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+	if code != command.ExitFailure || !strings.Contains(stderr.String(), "vtop: terminal: ") {
+		t.Errorf("exit code %d, stderr %q; want %d and the terminal's error", code, stderr.String(), command.ExitFailure)
 	}
 }

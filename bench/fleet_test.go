@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // simEnv, when set in the environment of the test binary, turns it into a
@@ -27,14 +27,16 @@ const simEnv = "VTOP_BENCH_SIM_REPLICAS"
 
 func TestMain(m *testing.M) {
 	if n := os.Getenv(simEnv); n != "" {
-		os.Exit(serveFleet(n))
+		os.Exit(serveChildFleet(n))
 	}
 	os.Exit(m.Run())
 }
 
-// serveFleet serves a mixed fleet in real time, prints one URL per line and
-// serves until its stdin closes (the parent is done or gone).
-func serveFleet(replicas string) int {
+// serveChildFleet is the whole child process: it serves a mixed fleet in
+// real time, prints one URL per line and serves until its stdin closes (the
+// parent is done or gone). It runs outside any test, so it cannot use
+// testutil.ServeFleet, which stops the fleet with its test.
+func serveChildFleet(replicas string) int {
 	n, err := strconv.Atoi(replicas)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -148,14 +150,14 @@ func benchmarkRound(b *testing.B, targets []scrape.Target) {
 		next()
 	}
 	b.ReportAllocs()
-	cpuBefore := cpuTime(b)
+	cpuBefore := testutil.CPUTime()
 	b.ResetTimer()
 	var last analysis.Report
 	for b.Loop() {
 		last = next()
 	}
 	b.StopTimer()
-	cpu := cpuTime(b) - cpuBefore
+	cpu := testutil.CPUTime() - cpuBefore
 	if len(last.Replicas) != len(targets) {
 		b.Fatalf("report has %d replicas, want %d", len(last.Replicas), len(targets))
 	}
@@ -167,13 +169,4 @@ func benchmarkRound(b *testing.B, targets []scrape.Target) {
 	// At one round a second, CPU seconds per round are the share of one
 	// core; wall time per round understates it on more than one core.
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "core-share")
-}
-
-// cpuTime returns the user and system CPU time of this process so far.
-func cpuTime(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

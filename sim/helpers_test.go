@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http/httptest"
 	"sort"
-	"strconv"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -141,5 +140,3 @@ func (h histo) quantile(q float64) float64 {
 	}
 	return lo + (h.bounds[i]-lo)*(rank-prev)/(h.counts[i]-prev)
 }
-
-func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

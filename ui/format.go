@@ -140,9 +140,6 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
-// num converts the float32 of a history point back to a figure.
-func num(f float32) analysis.Num { return analysis.Num(f) }
-
 // fitWidth truncates or pads one line to exactly w columns. It is ANSI
 // aware: escape sequences do not count and are never cut in half.
 func fitWidth(s string, w int) string {

@@ -1,6 +1,6 @@
 //go:build soak
 
-package main
+package e2e
 
 // The soak test runs vtop's live pipeline for minutes — a simulated fleet of
 // 100 replicas over real HTTP, the real scrape.Monitor, the analysis, a
@@ -9,8 +9,8 @@ package main
 // faulty replicas are reported down while failing and come back when they
 // recover, and that they never stall the others.
 //
-//	go test -tags soak -run Soak -v -timeout 20m .
-//	go test -tags soak -run Soak -v -timeout 2h . -soak.duration=1h
+//	go test -tags soak -run Soak -v -timeout 20m ./e2e
+//	go test -tags soak -run Soak -v -timeout 2h ./e2e -soak.duration=1h
 //
 // The duration is -soak.duration, else $VTOP_SOAK_DURATION, else 3 minutes.
 
@@ -31,17 +31,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
-	"unicode"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 var soakDurationFlag = flag.Duration("soak.duration", 0, "how long the soak test runs (default $VTOP_SOAK_DURATION, else 3m)")
@@ -135,10 +134,10 @@ func TestSoak(t *testing.T) {
 	background.Go(func() { faults.run(runCtx) })
 	background.Go(func() { pressScrapeNow(runCtx, mon) })
 
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	inuse0, live0 := heapStats()
 	busy0, all0 := hostCPU()
-	samples := []soakSample{{Elapsed: 0, Goroutines: baseline, HeapInuse: inuse0, HeapLive: live0, RSS: rss0, procCPU: cpuTime(), hostBusy: busy0, hostAll: all0}}
+	samples := []soakSample{{Elapsed: 0, Goroutines: baseline, HeapInuse: inuse0, HeapLive: live0, RSS: rss0, procCPU: testutil.CPUTime(), hostBusy: busy0, hostAll: all0}}
 	profiles := os.Getenv("VTOP_SOAK_PROFILES")
 	for elapsed := soakSampleEvery; elapsed <= duration; elapsed += soakSampleEvery {
 		time.Sleep(time.Until(start.Add(elapsed)))
@@ -147,7 +146,7 @@ func TestSoak(t *testing.T) {
 			writeHeapProfile(t, profiles, elapsed)
 		}
 	}
-	cpuUsed := cpuTime() - cpu0
+	cpuUsed := testutil.CPUTime() - cpu0
 	wall := time.Since(start)
 
 	stopRun()
@@ -188,7 +187,7 @@ func startSoakFleet(t *testing.T) (*sim.Fleet, []scrape.Target) {
 		t.Fatal(err)
 	}
 	fleet.Advance(soakPreRoll)
-	targets := serveFleet(context.Background(), t, fleet)
+	targets := parseTargets(t, testutil.ServeFleet(context.Background(), t, fleet))
 	return fleet, targets
 }
 
@@ -554,16 +553,10 @@ func (c *soakConsumer) checkReplica(now time.Time, i int, rep *analysis.ReplicaR
 	}
 }
 
-// controlIn returns the first text of rep that holds a control character.
+// controlIn returns the first text of rep that is not safe to draw.
 func controlIn(rep *analysis.ReplicaReport) (string, bool) {
 	texts := append([]string{rep.Target, rep.Model, rep.Error, rep.Action}, rep.Reasons...)
-	texts = append(texts, rep.Warnings...)
-	for _, s := range texts {
-		if strings.ContainsFunc(s, unicode.IsControl) {
-			return s, true
-		}
-	}
-	return "", false
+	return firstUnsafe(append(texts, rep.Warnings...)...)
 }
 
 // countScrapes counts the samples pushed since the previous report, from
@@ -633,7 +626,7 @@ type soakSample struct {
 
 func takeSample(elapsed time.Duration, c *soakConsumer, prev soakSample) soakSample {
 	s := soakSample{Elapsed: elapsed, Goroutines: runtime.NumGoroutine(), RSS: readRSS()}
-	s.procCPU = cpuTime()
+	s.procCPU = testutil.CPUTime()
 	s.hostBusy, s.hostAll = hostCPU()
 	s.HeapInuse, s.HeapLive = heapStats()
 	st := c.snapshot()
@@ -720,15 +713,6 @@ func readRSS() uint64 {
 		return kb << 10
 	}
 	return 0
-}
-
-// cpuTime is the CPU time this process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // settledGoroutines waits up to wait for the goroutine count to fall to

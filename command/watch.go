@@ -1,10 +1,9 @@
-package main
+package command
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -20,8 +19,9 @@ import (
 // windowChoices are the windows `[` and `]` step through.
 var windowChoices = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
 
-// watchCmd is the default command: watch targets live, or once.
-type watchCmd struct {
+// Watch is the default command: watch targets live on the dashboard, once
+// (--once), or as a stream of JSON lines (--jsonl).
+type Watch struct {
 	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: http://localhost:8000/metrics."`
 	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
 
@@ -44,7 +44,7 @@ type watchCmd struct {
 }
 
 // Help is the long help of the default command: what `vtop --help` shows.
-func (w *watchCmd) Help() string { return description }
+func (w *Watch) Help() string { return Description }
 
 // analysisFlags are the thresholds of the analysis, shared by watch and
 // analyze.
@@ -53,6 +53,22 @@ type analysisFlags struct {
 	SLOITL          time.Duration `name:"slo-itl" default:"100ms" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
 	SLOE2E          time.Duration `name:"slo-e2e" help:"e2e latency counted in goodput (default: TTFT only)."`
 	TargetQueueTime time.Duration `default:"1s" help:"Acceptable queue time for the scaling advice (Little's law)."`
+}
+
+// validate rejects thresholds that would make every replica SLOW or the
+// advice meaningless.
+func (f analysisFlags) validate() error {
+	switch {
+	case f.SLOTTFT <= 0:
+		return usagef("--slo-ttft %s: want a positive latency", f.SLOTTFT)
+	case f.SLOITL <= 0:
+		return usagef("--slo-itl %s: want a positive latency", f.SLOITL)
+	case f.SLOE2E < 0:
+		return usagef("--slo-e2e %s: want a positive latency, or none", f.SLOE2E)
+	case f.TargetQueueTime <= 0:
+		return usagef("--target-queue-time %s: want a positive time", f.TargetQueueTime)
+	}
+	return nil
 }
 
 func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
@@ -89,7 +105,7 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 	}, nil
 }
 
-func (w *watchCmd) validate() error {
+func (w *Watch) validate() error {
 	switch {
 	case w.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
@@ -97,46 +113,59 @@ func (w *watchCmd) validate() error {
 		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", w.Timeout, w.Interval)
 	case w.Window < 2*w.Interval:
 		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
+	case w.History < w.Interval:
+		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
 	case w.JSON && !w.Once:
 		return usagef("--json goes with --once (use --jsonl for a stream)")
 	case w.Once && w.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	case w.Duration != 0 && !w.JSONL:
 		return usagef("--duration goes with --jsonl")
+	case w.Duration < 0:
+		return usagef("--duration %s: want a positive duration", w.Duration)
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
 	}
-	return nil
+	return w.analysisFlags.validate()
 }
 
-func (w *watchCmd) run(ctx context.Context) (int, error) {
+// Run watches until ctx ends, q is pressed, --duration is over or (with
+// --once) one window has been reported; a --once report that is not all
+// healthy ends in a *StatusError.
+func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validate(); err != nil {
-		return exitUsage, err
+		return err
 	}
 	clientOpts, err := w.options()
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	targets, err := w.targets(ctx)
 	if err != nil {
-		return exitUsage, err
+		return err
 	}
 	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
+	poller, err := scrape.NewPoller(targets, opts)
+	if err != nil {
+		// Only the client's options can fail here: a CA file, a token
+		// file or a header given on the command line.
+		return usagef("%v", err)
+	}
 	switch {
 	case w.Once:
-		return w.runOnce(ctx, targets, opts)
+		return w.runOnce(ctx, poller, env.Stdout)
 	case w.JSONL:
-		return exitHealthy, w.runJSONL(ctx, targets, opts, os.Stdout)
+		return w.runJSONL(ctx, poller, env.Stdout)
 	default:
-		return exitHealthy, w.runDashboard(ctx, targets, opts)
+		return w.runDashboard(ctx, poller, env.Version)
 	}
 }
 
 // targets resolves the targets: the demo fleet, the arguments and -f FILE,
 // or vLLM's default address.
-func (w *watchCmd) targets(ctx context.Context) ([]scrape.Target, error) {
+func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 	if w.Demo {
 		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario))
 	}
@@ -161,39 +190,36 @@ func (w *watchCmd) targets(ctx context.Context) ([]scrape.Target, error) {
 	return targets, nil
 }
 
-func (w *watchCmd) runOnce(ctx context.Context, targets []scrape.Target, opts scrape.Options) (int, error) {
-	poller, err := scrape.NewPoller(targets, opts)
-	if err != nil {
-		return exitFailure, err
-	}
+// runOnce reports on one window and returns the status of its states.
+func (w *Watch) runOnce(ctx context.Context, poller *scrape.Poller, out io.Writer) error {
 	report, err := monitor.Once(ctx, poller, w.config(w.Window, 1), w.Window)
 	if err != nil {
-		return exitFailure, err
+		return err
 	}
-	return printReport(os.Stdout, report, w.JSON)
+	return printReport(out, report, w.JSON)
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
-// report.
-func (w *watchCmd) runJSONL(ctx context.Context, targets []scrape.Target, opts scrape.Options, out io.Writer) error {
+// report. A line that cannot be written stops the run with the error, so
+// that a full disk or a closed reader never loses reports silently.
+func (w *Watch) runJSONL(ctx context.Context, poller *scrape.Poller, out io.Writer) error {
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
-	poller, err := scrape.NewPoller(targets, opts)
-	if err != nil {
-		return err
-	}
 	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
-		return writeJSON(out, r, false)
+		if err := writeJSON(out, r, false); err != nil {
+			return fmt.Errorf("--jsonl: writing a report: %w", err)
+		}
+		return nil
 	})
 	return mon.Run(ctx)
 }
 
 // runDashboard opens the live screen. Scrapes and analysis run on the
 // monitor's goroutines; reports reach the UI as messages.
-func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, opts scrape.Options) error {
+func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	windows := windowChoices
@@ -202,10 +228,6 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 		slices.Sort(windows)
 	}
 	var program *tea.Program
-	poller, err := scrape.NewPoller(targets, opts)
-	if err != nil {
-		return err
-	}
 	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
 		program.Send(ui.ReportMsg{Report: r})
 		return nil
@@ -228,10 +250,13 @@ func (w *watchCmd) runDashboard(ctx context.Context, targets []scrape.Target, op
 		defer close(done)
 		_ = mon.Run(ctx)
 	}()
-	_, err = program.Run()
+	_, err := program.Run()
+	// A signal ends the program through ctx: that is a normal exit. The
+	// check comes before cancel, which would make it always true.
+	interrupted := ctx.Err() != nil
 	cancel()
 	<-done
-	if err != nil && ctx.Err() == nil {
+	if err != nil && !interrupted {
 		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil
@@ -244,7 +269,7 @@ const demoWarmUp = 2 * time.Minute
 // hint is what the screen suggests while nothing answers: only when vtop
 // fell back to vLLM's default address, where the likely cause is a server
 // on another port.
-func (w *watchCmd) hint() string {
+func (w *Watch) hint() string {
 	if w.Demo || len(w.Targets) > 0 || w.File != "" {
 		return ""
 	}

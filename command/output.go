@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"encoding/json"
@@ -10,33 +10,29 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// Exit codes of the one-shot commands, documented in the README.
-const (
-	exitHealthy  = 0  // every replica healthy or idle
-	exitDegraded = 1  // a replica is slow, full, preempting or stale
-	exitDown     = 2  // a replica is down
-	exitUsage    = 64 // bad flags or arguments (EX_USAGE)
-	exitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
-)
-
-// exitCode maps a report to the documented exit code: the worst replica
-// decides.
-func exitCode(r analysis.Report) int {
-	code := exitHealthy
+// status is how a one-shot report ends the process: nil when every replica
+// is healthy or idle, else a *StatusError with the code of the worst
+// replica (down before degraded).
+func status(r analysis.Report) error {
+	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
 		case analysis.StateDown:
-			return exitDown
+			return &StatusError{Code: ExitDown}
 		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale:
-			code = exitDegraded
+			code = ExitDegraded
 		}
 	}
-	return code
+	if code == ExitHealthy {
+		return nil
+	}
+	return &StatusError{Code: code}
 }
 
-// printReport prints a one-shot report, as JSON or as text, and returns the
-// exit code its states call for.
-func printReport(w io.Writer, r analysis.Report, asJSON bool) (int, error) {
+// printReport prints a one-shot report, as JSON or as text, and returns
+// the status its states call for, or the error that kept it from being
+// written.
+func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 	var err error
 	if asJSON {
 		err = writeJSON(w, r, true)
@@ -44,9 +40,9 @@ func printReport(w io.Writer, r analysis.Report, asJSON bool) (int, error) {
 		err = writeText(w, r)
 	}
 	if err != nil {
-		return exitFailure, err
+		return fmt.Errorf("writing the report: %w", err)
 	}
-	return exitCode(r), nil
+	return status(r)
 }
 
 // writeJSON writes the report as one JSON object (indented for --json, one
@@ -60,8 +56,10 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 }
 
 // writeText writes the report as the compact table a person reads in a
-// terminal or pastes into a ticket. Every string from a server is sanitized.
-func writeText(w io.Writer, r analysis.Report) error {
+// terminal or pastes into a ticket. The report's strings are safe to draw:
+// they were cleaned where they entered.
+func writeText(out io.Writer, r analysis.Report) error {
+	w := &stickyWriter{w: out}
 	fmt.Fprintf(w, "vtop · window %s · %s\n\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
@@ -74,14 +72,29 @@ func writeText(w io.Writer, r analysis.Report) error {
 			f.TTFT.P50.Seconds(), f.TTFT.P99.Seconds(), f.ITL.P50.Seconds(), f.ITL.P99.Seconds(),
 			f.PreemptionsPerSecond.Amount(), f.SuccessRate.Percent())
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
+	_ = tw.Flush() // its error is w's, kept there
 	for _, rep := range r.Replicas {
 		writeReplicaNotes(w, rep)
 	}
 	writeFleet(w, r.Fleet)
-	return nil
+	return w.err
+}
+
+// stickyWriter keeps the first write error and drops every write after
+// it, so that a report made of many small writes is checked once, at the
+// end.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
 }
 
 // writeReplicaNotes writes the evidence and the first action of a replica,

@@ -1,4 +1,8 @@
-package main
+// Package e2e proves vtop's pipeline end to end, in tests only: a
+// simulated vLLM fleet served over real HTTP, the real scrape client or
+// poller, the page parser, the monitor and the analysis, together. The
+// soak test (build tag soak) runs the same pipeline for minutes.
+package e2e
 
 import (
 	"context"
@@ -6,7 +10,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // These tests prove vtop's classification end to end: a simulated vLLM
@@ -427,34 +431,13 @@ func TestFailingScrapeIsolated(t *testing.T) {
 	}
 }
 
-// checkPrintable fails on any control character in text meant for the
-// terminal (the garbage fault serves escape sequences).
+// checkPrintable fails on any text meant for the terminal that is not safe
+// to draw (the garbage fault serves escape sequences).
 func checkPrintable(t *testing.T, texts []string) {
 	t.Helper()
-	for _, s := range texts {
-		if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }) {
-			t.Errorf("control character in %q", s)
-		}
+	if s, ok := firstUnsafe(texts...); ok {
+		t.Errorf("text not safe to draw: %q", s)
 	}
-}
-
-// virtualClock is the wall clock of a fleet served in real-time mode and of
-// the poller that scrapes it; the test moves it by hand.
-type virtualClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *virtualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *virtualClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // TestDownRefusesConnections serves the fleet on real listeners (the sim's
@@ -463,14 +446,14 @@ func (c *virtualClock) Add(d time.Duration) {
 // "connection refused" while the others keep their figures, and it is
 // back as soon as it listens again.
 func TestDownRefusesConnections(t *testing.T) {
-	clock := &virtualClock{now: simEpoch}
+	clock := testutil.NewClock(simEpoch)
 	fleet, err := sim.NewFleet(sim.Options{Replicas: 3, Scenario: sim.Healthy, Seed: 1, Epoch: simEpoch, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fleet.Advance(warmUp)
 	clock.Add(warmUp)
-	targets := serveFleet(t.Context(), t, fleet)
+	targets := parseTargets(t, testutil.ServeFleet(t.Context(), t, fleet))
 	// A long interval: only ScrapeNow scrapes, once per virtual second.
 	poller, err := scrape.NewPoller(targets, scrape.Options{
 		// ScrapeNow drives the scrapes, one a virtual second: the interval

@@ -1,4 +1,4 @@
-package main
+package command
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 	"github.com/vtop-dev/vtop/page"
 )
 
-// analyzeCmd is the "two readings" workflow: two saved pages, N seconds
+// Analyze is the "two readings" workflow: two saved pages, N seconds
 // apart, become rates, Little's law times and quantiles.
-type analyzeCmd struct {
+type Analyze struct {
 	Before  string  `arg:"" type:"existingfile" help:"The first saved /metrics page."`
 	After   string  `arg:"" type:"existingfile" help:"The second saved /metrics page."`
 	Seconds float64 `required:"" help:"Seconds between the two readings."`
@@ -25,23 +25,27 @@ type analyzeCmd struct {
 // matters to the figures.
 var readingEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func (a *analyzeCmd) run() (int, error) {
+// Run reports on the two pages; the report's states set the exit code.
+func (a *Analyze) Run(env *Env) error {
 	if a.Seconds <= 0 {
-		return exitUsage, usagef("--seconds %g: the readings must be taken some seconds apart", a.Seconds)
+		return usagef("--seconds %g: the readings must be taken some seconds apart", a.Seconds)
+	}
+	if err := a.analysisFlags.validate(); err != nil {
+		return err
 	}
 	span := time.Duration(a.Seconds * float64(time.Second))
 	ingester := page.NewIngester()
 	before, err := readPage(ingester, a.Before, readingEpoch)
 	if err != nil {
-		return exitFailure, err
+		return err
 	}
 	after, err := readPage(ingester, a.After, readingEpoch.Add(span))
 	if err != nil {
-		return exitFailure, err
+		return err
 	}
 	target := catalogue.Readings{Target: filepath.Base(a.After), Samples: []catalogue.Sample{before, after}}
 	report := analysis.Analyze(after.Time, []catalogue.Readings{target}, a.config(span, 1), nil)
-	return printReport(os.Stdout, report, a.JSON)
+	return printReport(env.Stdout, report, a.JSON)
 }
 
 // readPage ingests one saved page as a sample taken at t. A page that does

@@ -1,0 +1,93 @@
+// Package command holds the bodies of vtop's commands and their text
+// output: Watch (the live dashboard, --once and --jsonl), Analyze (two saved
+// pages) and Sim (a simulated fleet for other tools). The command line
+// itself is declared in package main, which lets the parser call each
+// command's Run with a context and an Env.
+//
+// A command ends with an error that says how the process exits: nil (0), a
+// *StatusError for a report that is not all healthy (1 or 2), a
+// *UsageError (64), anything else (70); ExitCode maps it.
+package command
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Env is what every command's Run receives besides its own flags.
+type Env struct {
+	// Stdout receives reports, JSON lines and the simulator's URLs.
+	Stdout io.Writer
+	// Version is the version the dashboard's header shows.
+	Version string
+}
+
+// Exit codes, documented in the README and in Description.
+const (
+	ExitHealthy  = 0  // every replica healthy or idle
+	ExitDegraded = 1  // a replica is slow, full, preempting or stale
+	ExitDown     = 2  // a replica is down
+	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
+	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
+)
+
+// StatusError ends a one-shot command whose report shows a degraded or down
+// replica. The report is already printed: it says everything, so the
+// process exits with Code and prints nothing more.
+type StatusError struct{ Code int }
+
+// Error names the exit code; main does not print it.
+func (e *StatusError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// UsageError is a mistake in the flags or arguments that the parser could
+// not see (a bad target, conflicting flags, a value out of bounds).
+type UsageError struct{ msg string }
+
+// Error is the mistake, naming the flag or argument.
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+
+// ExitCode is the process exit code of what a command's Run returned: 0 for
+// nil, the code of a *StatusError, ExitUsage for a *UsageError and
+// ExitFailure for anything else.
+func ExitCode(err error) int {
+	var status *StatusError
+	var usage *UsageError
+	switch {
+	case err == nil:
+		return ExitHealthy
+	case errors.As(err, &status):
+		return status.Code
+	case errors.As(err, &usage):
+		return ExitUsage
+	default:
+		return ExitFailure
+	}
+}
+
+// Description is the overview `vtop --help` opens with.
+const Description = `vtop: top for LLM inference servers.
+
+vtop scrapes the Prometheus /metrics page of vLLM replicas and shows, for each,
+whether it is HEALTHY, FULL (the queue grows at the batch cap: add replicas),
+SLOW (latency over the SLO while not full), PREEMPTING (the KV cache is too
+small for the batch: cap max_num_seqs), STALE (answers but nothing moves), IDLE
+or DOWN, with the numbers that prove it and the first action to take.
+
+Examples:
+  vtop                              watch http://localhost:8000/metrics
+  vtop gpu-a:8000 gpu-b:8000        watch a fleet
+  vtop -f targets.txt               targets from a file, one per line
+  vtop --demo                       a simulated fleet, no GPU needed
+  vtop --once --json gpu-a:8000     one report over one window, then exit
+  vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
+  vtop analyze before.txt after.txt --seconds 60
+
+Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
+is slow, full, preempting or stale; 2 a replica is down; 64 usage error; 70
+vtop itself failed (a report that cannot be written, a page that does not
+parse).
+
+Other commands: vtop analyze --help, vtop sim --help.`

@@ -1,0 +1,94 @@
+package command
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, ExitHealthy},
+		{"degraded", &StatusError{Code: ExitDegraded}, ExitDegraded},
+		{"down", &StatusError{Code: ExitDown}, ExitDown},
+		{"usage", usagef("--interval %s is too short", time.Millisecond), ExitUsage},
+		{"wrapped usage", fmt.Errorf("demo: %w", usagef("bad")), ExitUsage},
+		{"failure", errors.New("terminal: broken"), ExitFailure},
+	}
+	for _, tt := range tests {
+		if got := ExitCode(tt.err); got != tt.want {
+			t.Errorf("%s: ExitCode(%v) = %d, want %d", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+// reportOf is a report with one replica per state.
+func reportOf(states ...analysis.State) analysis.Report {
+	r := analysis.Report{Time: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC), WindowSeconds: 30}
+	for i, s := range states {
+		r.Replicas = append(r.Replicas, analysis.ReplicaReport{Target: fmt.Sprintf("gpu-%d:8000", i), State: s})
+	}
+	return r
+}
+
+// The worst replica decides the exit code, down before degraded.
+func TestStatusOfReport(t *testing.T) {
+	tests := []struct {
+		states []analysis.State
+		want   int
+	}{
+		{nil, ExitHealthy},
+		{[]analysis.State{analysis.StateHealthy, analysis.StateIdle}, ExitHealthy},
+		{[]analysis.State{analysis.StateHealthy, analysis.StateSlow}, ExitDegraded},
+		{[]analysis.State{analysis.StateFull}, ExitDegraded},
+		{[]analysis.State{analysis.StatePreempting, analysis.StateIdle}, ExitDegraded},
+		{[]analysis.State{analysis.StateStale}, ExitDegraded},
+		{[]analysis.State{analysis.StateSlow, analysis.StateDown, analysis.StateFull}, ExitDown},
+	}
+	for _, tt := range tests {
+		if got := ExitCode(status(reportOf(tt.states...))); got != tt.want {
+			t.Errorf("states %v: exit code %d, want %d", tt.states, got, tt.want)
+		}
+	}
+}
+
+// failingWriter accepts n bytes, then fails every write.
+type failingWriter struct {
+	n   int
+	buf bytes.Buffer
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.buf.Len()+len(p) > w.n {
+		return 0, syscall.ENOSPC
+	}
+	return w.buf.Write(p)
+}
+
+// A report that cannot be written in full is an error naming the cause,
+// whichever write fails, never a success or a silent partial report.
+func TestPrintReportWriteFails(t *testing.T) {
+	report := reportOf(analysis.StateHealthy, analysis.StateFull)
+	var whole bytes.Buffer
+	if err := printReport(&whole, report, false); ExitCode(err) != ExitDegraded {
+		t.Fatalf("printReport to a buffer: %v, want the degraded status", err)
+	}
+	for _, asJSON := range []bool{false, true} {
+		for _, room := range []int{0, 10, whole.Len() / 2, whole.Len() - 1} {
+			err := printReport(&failingWriter{n: room}, report, asJSON)
+			if ExitCode(err) != ExitFailure || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "writing the report") {
+				t.Errorf("json %v, room for %d bytes: error %v, want a write failure", asJSON, room, err)
+			}
+		}
+	}
+}

@@ -115,13 +115,16 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 	c := DefaultConfig()
 	switch s {
 	case Healthy:
-		c.Workload = Steady(4, Chat)
+		c.Workload = Steady(3, Chat)
 	case Full:
 		// 256 sequences at 8 + 0.4×256 ms per step drain ≈ 7.7 requests/s
 		// of 300 output tokens; 16/s keeps the queue growing.
 		c.Workload = Steady(16, Chat)
 	case Slow:
-		c.Workload = Steady(0.35, LongRAG)
+		// Enough requests for a p99 to mean something (≥ 20 in a 30 s window)
+		// while prefill stays well below saturation (6 k tokens ≈ 0.27 s
+		// each); the prompts' long tail puts p99 TTFT over a second.
+		c.Workload = Steady(1, LongRAG)
 	case Preempting:
 		// A bigger model leaves room for 4 k blocks (64 k tokens); long
 		// answers outgrow it after admission.
@@ -136,10 +139,10 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 		// phase are finished within the recovery, so the queue does not
 		// carry over from one cycle to the next.
 		c.Workload = Workload{Phases: []Phase{
-			{Duration: 60 * time.Second, Load: Load{Rate: 5, Classes: []Class{Chat}}},
+			{Duration: 60 * time.Second, Load: Load{Rate: 3, Classes: []Class{Chat}}},
 			{Duration: 60 * time.Second, Load: Load{Rate: 12, Classes: []Class{Chat}}},
 			{Duration: 90 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{LongReport}}},
-			{Duration: 150 * time.Second, Load: Load{Rate: 2, Classes: []Class{Chat}}},
+			{Duration: 150 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{Chat}}},
 		}}
 	case Idle:
 		c.Workload = Workload{}

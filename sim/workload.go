@@ -31,8 +31,9 @@ var Chat = Class{Weight: 1, PromptMedian: 450, PromptSigma: 0.7, OutputMedian: 2
 // 200 (an I/O ratio near 20:1).
 var RAG = Class{Weight: 1, PromptMedian: 5600, PromptSigma: 0.3, OutputMedian: 190, OutputSigma: 0.4, MaxTokens: 512}
 
-// LongRAG is retrieval over whole documents: prompts around 16 k tokens.
-var LongRAG = Class{Weight: 1, PromptMedian: 16000, PromptSigma: 0.4, OutputMedian: 190, OutputSigma: 0.4, MaxTokens: 512}
+// LongRAG is retrieval over several documents: prompts around 6 k tokens
+// with a long tail (the design's RAG traffic, I/O ratio ~30:1).
+var LongRAG = Class{Weight: 1, PromptMedian: 6000, PromptSigma: 0.6, OutputMedian: 190, OutputSigma: 0.4, MaxTokens: 512}
 
 // LongChat is chat with long answers (reasoning, code): outputs around 1.5 k.
 var LongChat = Class{Weight: 1, PromptMedian: 900, PromptSigma: 0.6, OutputMedian: 1400, OutputSigma: 0.5, MaxTokens: 4096}

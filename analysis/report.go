@@ -365,4 +365,25 @@ type Report struct {
 	// Events are the state changes and threshold crossings since the
 	// previous evaluation.
 	Events []Event `json:"events,omitempty"`
+	// Source is the health of a source that reads many targets at once
+	// (a Prometheus server); nil for direct scrapes, where each target's
+	// own error says everything. The monitor fills it: the analysis only
+	// carries it.
+	Source *SourceStatus `json:"source,omitempty"`
+}
+
+// SourceStatus is the health of the source of a report, apart from its
+// targets': the server a fleet is read from can fail while the replicas
+// behind it are fine.
+type SourceStatus struct {
+	// Name names the source, e.g. "Prometheus http://prom:9090".
+	Name string `json:"name"`
+	// Problem is why the last refresh failed; empty when it worked.
+	Problem string `json:"problem,omitempty"`
+	// Since is when the current run of failures began.
+	Since time.Time `json:"since,omitzero"`
+	// LastGood is the evaluation time of the newest good data.
+	LastGood time.Time `json:"last_good,omitzero"`
+	// Warnings are problems that did not fail the refresh.
+	Warnings []string `json:"warnings,omitempty"`
 }

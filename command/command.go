@@ -81,6 +81,8 @@ Examples:
   vtop gpu-a:8000 gpu-b:8000        watch a fleet
   vtop -f targets.txt               targets from a file, one per line
   vtop --demo                       a simulated fleet, no GPU needed
+  vtop --prometheus http://prom:9090 --selector '{job="vllm"}'
+                                    the fleet as the fleet's Prometheus has it
   vtop --once --json gpu-a:8000     one report over one window, then exit
   vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
   vtop analyze before.txt after.txt --seconds 60

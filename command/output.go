@@ -45,6 +45,25 @@ func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 	return status(r)
 }
 
+// writeSource names a source that reads the whole fleet, and its problem:
+// figures kept from before a failure must not pass for fresh ones.
+func writeSource(w io.Writer, src *analysis.SourceStatus) {
+	if src == nil {
+		return
+	}
+	fmt.Fprintf(w, "source %s\n", src.Name)
+	if src.Problem != "" {
+		fmt.Fprintf(w, "  ! %s since %s", src.Problem, src.Since.Format("15:04:05"))
+		if !src.LastGood.IsZero() {
+			fmt.Fprintf(w, "; figures from %s", src.LastGood.Format("15:04:05"))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, warning := range src.Warnings {
+		fmt.Fprintf(w, "  ! %s\n", warning)
+	}
+}
+
 // writeJSON writes the report as one JSON object (indented for --json, one
 // line for --jsonl).
 func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
@@ -60,7 +79,9 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 // they were cleaned where they entered.
 func writeText(out io.Writer, r analysis.Report) error {
 	w := &stickyWriter{w: out}
-	fmt.Fprintf(w, "vtop · window %s · %s\n\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "vtop · window %s · %s\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
+	writeSource(w, r.Source)
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
 	for _, rep := range r.Replicas {

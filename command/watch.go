@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui"
@@ -25,13 +27,14 @@ type Watch struct {
 	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: http://localhost:8000/metrics."`
 	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
 
-	Interval time.Duration `default:"1s" help:"Time between two scrapes of a target."`
+	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two refreshes: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
 	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
 	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
 
 	analysisFlags
 	clientFlags
+	prometheusFlags
 
 	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
 	JSON     bool          `help:"With --once: print the report as one JSON object."`
@@ -42,6 +45,28 @@ type Watch struct {
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
 	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
 }
+
+// prometheusFlags read the fleet from a Prometheus server instead of
+// scraping it.
+type prometheusFlags struct {
+	Prometheus    string `placeholder:"URL" help:"Read the fleet from this Prometheus (or Thanos, Mimir, VictoriaMetrics: its HTTP API) instead of scraping: no warm-up, history already there. Default: $VTOP_PROMETHEUS when no target is given."`
+	Selector      string `placeholder:"'{…}'" help:"With --prometheus: label matchers of the vLLM series to read, e.g. '{namespace=\"prod\",job=\"vllm\"}'."`
+	GroupBy       string `placeholder:"LABEL" help:"With --prometheus: the label whose values are the replicas (default: pod where the series have it, else instance)."`
+	BasicAuthFile string `type:"existingfile" placeholder:"FILE" help:"With --prometheus: user:password in FILE for HTTP basic auth (never shown)."`
+	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000); a selector matching more is refused."`
+}
+
+// prometheusEnv names the environment variable that makes a Prometheus
+// server the default source.
+const prometheusEnv = "VTOP_PROMETHEUS"
+
+// Default intervals: a scrape of a target is cheap; a refresh from
+// Prometheus reads the whole fleet and Prometheus itself scrapes every few
+// seconds at best.
+const (
+	defaultScrapeInterval     = time.Second
+	defaultPrometheusInterval = 5 * time.Second
+)
 
 // Help is the long help of the default command: what `vtop --help` shows.
 func (w *Watch) Help() string { return Description }
@@ -105,7 +130,24 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 	}, nil
 }
 
+// resolve fills what depends on other flags: the Prometheus server from
+// the environment when nothing else is to be watched, and the interval.
+func (w *Watch) resolve(getenv func(string) string) {
+	if w.Prometheus == "" && !w.Demo && len(w.Targets) == 0 && w.File == "" {
+		w.Prometheus = getenv(prometheusEnv)
+	}
+	if w.Interval == 0 {
+		w.Interval = defaultScrapeInterval
+		if w.Prometheus != "" {
+			w.Interval = defaultPrometheusInterval
+		}
+	}
+}
+
 func (w *Watch) validate() error {
+	if err := w.validatePrometheus(); err != nil {
+		return err
+	}
 	switch {
 	case w.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
@@ -131,36 +173,95 @@ func (w *Watch) validate() error {
 	return w.analysisFlags.validate()
 }
 
+// validatePrometheus rejects the Prometheus flags without a server, and a
+// server beside targets of its own.
+func (w *Watch) validatePrometheus() error {
+	if w.Prometheus == "" {
+		switch {
+		case w.Selector != "":
+			return usagef("--selector goes with --prometheus")
+		case w.GroupBy != "":
+			return usagef("--group-by goes with --prometheus")
+		case w.BasicAuthFile != "":
+			return usagef("--basic-auth-file goes with --prometheus")
+		case w.MaxSeries != 0:
+			return usagef("--max-series goes with --prometheus")
+		}
+		return nil
+	}
+	switch {
+	case len(w.Targets) > 0 || w.File != "":
+		return usagef("--prometheus reads the fleet from the server: give no targets")
+	case w.Demo:
+		return usagef("--demo and --prometheus exclude each other (vtop sim serves a fleet a Prometheus can scrape)")
+	case w.MaxSeries < 0:
+		return usagef("--max-series %d: want a positive count", w.MaxSeries)
+	}
+	return nil
+}
+
 // Run watches until ctx ends, q is pressed, --duration is over or (with
 // --once) one window has been reported; a --once report that is not all
 // healthy ends in a *StatusError.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
+	w.resolve(os.Getenv)
 	if err := w.validate(); err != nil {
 		return err
 	}
-	clientOpts, err := w.options()
+	source, err := w.source(ctx)
 	if err != nil {
 		return err
-	}
-	targets, err := w.targets(ctx)
-	if err != nil {
-		return err
-	}
-	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
-	poller, err := scrape.NewPoller(targets, opts)
-	if err != nil {
-		// Only the client's options can fail here: a CA file, a token
-		// file or a header given on the command line.
-		return usagef("%v", err)
 	}
 	switch {
 	case w.Once:
-		return w.runOnce(ctx, poller, env.Stdout)
+		return w.runOnce(ctx, source, env.Stdout)
 	case w.JSONL:
-		return w.runJSONL(ctx, poller, env.Stdout)
+		return w.runJSONL(ctx, source, env.Stdout)
 	default:
-		return w.runDashboard(ctx, poller, env.Version)
+		return w.runDashboard(ctx, source, env.Version)
 	}
+}
+
+// source is where the readings come from: the fleet's Prometheus server,
+// or vtop's own scrapes of the targets.
+func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
+	if w.Prometheus != "" {
+		src, err := promsource.New(promsource.Config{
+			URL:       w.Prometheus,
+			Selector:  w.Selector,
+			GroupBy:   w.GroupBy,
+			Interval:  w.Interval,
+			Window:    w.Window,
+			Timeout:   w.Timeout,
+			MaxSeries: w.MaxSeries,
+			Access: promsource.Access{
+				BearerTokenFile: w.BearerTokenFile,
+				BasicAuthFile:   w.BasicAuthFile,
+				CAFile:          w.CAFile,
+				Insecure:        w.Insecure,
+				Headers:         w.Header,
+			},
+		})
+		if err != nil {
+			return nil, usagef("--prometheus: %v", err)
+		}
+		return src, nil
+	}
+	clientOpts, err := w.options()
+	if err != nil {
+		return nil, err
+	}
+	targets, err := w.targets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts})
+	if err != nil {
+		// Only the client's options can fail here: a CA file, a token
+		// file or a header given on the command line.
+		return nil, usagef("%v", err)
+	}
+	return poller, nil
 }
 
 // targets resolves the targets: the demo fleet, the arguments and -f FILE,
@@ -191,8 +292,8 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 }
 
 // runOnce reports on one window and returns the status of its states.
-func (w *Watch) runOnce(ctx context.Context, poller *scrape.Poller, out io.Writer) error {
-	report, err := monitor.Once(ctx, poller, w.config(w.Window, 1), w.Window)
+func (w *Watch) runOnce(ctx context.Context, source monitor.Source, out io.Writer) error {
+	report, err := monitor.Once(ctx, source, w.config(w.Window, 1), w.Window)
 	if err != nil {
 		return err
 	}
@@ -202,13 +303,13 @@ func (w *Watch) runOnce(ctx context.Context, poller *scrape.Poller, out io.Write
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
 // report. A line that cannot be written stops the run with the error, so
 // that a full disk or a closed reader never loses reports silently.
-func (w *Watch) runJSONL(ctx context.Context, poller *scrape.Poller, out io.Writer) error {
+func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writer) error {
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
-	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
 		if err := writeJSON(out, r, false); err != nil {
 			return fmt.Errorf("--jsonl: writing a report: %w", err)
 		}
@@ -219,7 +320,7 @@ func (w *Watch) runJSONL(ctx context.Context, poller *scrape.Poller, out io.Writ
 
 // runDashboard opens the live screen. Scrapes and analysis run on the
 // monitor's goroutines; reports reach the UI as messages.
-func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version string) error {
+func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	windows := windowChoices
@@ -228,12 +329,17 @@ func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version
 		slices.Sort(windows)
 	}
 	var program *tea.Program
-	mon := monitor.New(poller, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
 		program.Send(ui.ReportMsg{Report: r})
 		return nil
 	})
+	points := max(1, int(w.History/w.Interval))
+	// A source that holds the past (Prometheus) fills the charts at once.
+	mon.SetHistory(w.History, points, func(h map[string][]analysis.Point) {
+		program.Send(ui.HistoryMsg{Points: h})
+	})
 	model := ui.New(ui.Options{
-		History:   max(1, int(w.History/w.Interval)),
+		History:   points,
 		Interval:  w.Interval,
 		Window:    w.Window,
 		Windows:   windows,
@@ -270,7 +376,7 @@ const demoWarmUp = 2 * time.Minute
 // fell back to vLLM's default address, where the likely cause is a server
 // on another port.
 func (w *Watch) hint() string {
-	if w.Demo || len(w.Targets) > 0 || w.File != "" {
+	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
 		return ""
 	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"

@@ -91,6 +91,17 @@ type StatusReporter interface {
 	Status() Status
 }
 
+// sourceStatus is the status a report carries: a StatusReporter's, nil for
+// a source whose targets speak for themselves.
+func sourceStatus(src Source) *analysis.SourceStatus {
+	sr, ok := src.(StatusReporter)
+	if !ok {
+		return nil
+	}
+	st := sr.Status()
+	return &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood, Warnings: st.Warnings}
+}
+
 // HistoryOutput receives a source's history once, at start: each target's
 // points, oldest first.
 type HistoryOutput func(map[string][]analysis.Point)
@@ -124,8 +135,9 @@ func (m *Monitor) loadHistory(ctx context.Context) {
 }
 
 // Points converts a source's history into the points the screen keeps,
-// by target. The states of past points are unknown and left HEALTHY: only
-// the figures are drawn from them.
+// by target. Past points were never judged, so their state is WARMING (not
+// judged), never a HEALTHY the data did not show: only their figures are
+// drawn.
 func Points(history []TargetHistory) map[string][]analysis.Point {
 	out := make(map[string][]analysis.Point, len(history))
 	for _, th := range history {
@@ -143,6 +155,7 @@ func point(hp HistoryPoint) analysis.Point {
 	v := func(f Figure) float32 { return float32(hp.Values[f]) }
 	return analysis.Point{
 		Time:    hp.Time,
+		State:   analysis.StateWarming,
 		Running: v(FigRunning), Waiting: v(FigWaiting), KVCacheUsage: v(FigKVCacheUsage),
 		RequestsPerSecond:         v(FigRequestsPerSecond),
 		PromptTokensPerSecond:     v(FigPromptTokensPerSecond),

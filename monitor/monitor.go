@@ -95,6 +95,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		m.mu.Unlock()
 		readings = m.source.Readings(readings)
 		r := analysis.Analyze(m.source.Now(), readings, cfg, prev)
+		r.Source = sourceStatus(m.source)
 		prev = &r
 		return m.output(r)
 	}
@@ -121,8 +122,13 @@ func (m *Monitor) Run(ctx context.Context) error {
 // Once reads every target, waits (wait, or cfg.Window when zero) while the
 // source keeps reading, reads again and returns the report over everything
 // in between: the --once mode. The window is widened when needed so that
-// the first reading is inside it. The error is ctx's.
+// the first reading is inside it. A source that already holds the window
+// (Windowed: a Prometheus server) is read once, without waiting. The error
+// is ctx's.
 func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Duration) (analysis.Report, error) {
+	if _, holdsWindow := source.(Windowed); holdsWindow {
+		return onceFromStore(ctx, source, cfg)
+	}
 	if wait <= 0 {
 		wait = cfg.Window
 	}
@@ -150,7 +156,26 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	}
 	now := source.Now()
 	cfg.Window = max(cfg.Window, now.Sub(start))
-	return analysis.Analyze(now, source.Readings(nil), cfg, nil), nil
+	r := analysis.Analyze(now, source.Readings(nil), cfg, nil)
+	r.Source = sourceStatus(source)
+	return r, nil
+}
+
+// onceFromStore is Once for a source that reads the whole window from a
+// store at each refresh: one refresh is one full report.
+func onceFromStore(ctx context.Context, source Source, cfg analysis.Config) (analysis.Report, error) {
+	tellWindow(source, cfg.Window)
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = source.Run(runCtx) })
+	defer wg.Wait()
+	defer cancel()
+	if err := waitRound(ctx, source.Refresh()); err != nil {
+		return analysis.Report{}, err
+	}
+	r := analysis.Analyze(source.Now(), source.Readings(nil), cfg, nil)
+	r.Source = sourceStatus(source)
+	return r, nil
 }
 
 // waitRound waits for a refresh or ctx.

@@ -148,7 +148,7 @@ func New(cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("Prometheus URL: %w", err)
 	}
 	s.api = v1.NewAPI(client)
-	s.status.Source = s.name
+	s.status.Source = "Prometheus " + s.name
 	return s, nil
 }
 

@@ -181,21 +181,26 @@ func layoutGrid(panes []*analysis.ReplicaReport, th *Theme, w, h int) gridLayout
 	}
 	inner := max(l.paneW-2, 1)
 	shapes := paneShapes(inner)
+	full, plain := shapes[:len(shapes)-2], shapes[len(shapes)-2:]
 	need := reasonNeed(panes, th, inner)
-	// Every pane on the screen matters more than the event log under them.
+	// Every pane on the screen matters more than the event log under them,
+	// the sparklines (the minutes before now) more than the evidence's
+	// later lines, which the detail view holds in full.
 	for _, room := range []int{h - reserve, h} {
-		for rl := need; rl >= 1; rl-- {
-			for _, s := range shapes {
-				paneH := paneHeight(s.level, s.sparkPer, s.sparkH, rl)
-				if rows*paneH > room {
-					continue
+		for _, group := range [][]paneShape{full, plain} {
+			for rl := need; rl >= 1; rl-- {
+				for _, s := range group {
+					paneH := paneHeight(s.level, s.sparkPer, s.sparkH, rl)
+					if rows*paneH > room {
+						continue
+					}
+					l.level, l.sparkPer, l.sparkH, l.reasonLines, l.paneH = s.level, s.sparkPer, s.sparkH, rl, paneH
+					l.perPage = n
+					if left := h - rows*paneH; left >= 2 {
+						l.eventLines = left
+					}
+					return l
 				}
-				l.level, l.sparkPer, l.sparkH, l.reasonLines, l.paneH = s.level, s.sparkPer, s.sparkH, rl, paneH
-				l.perPage = n
-				if left := h - rows*paneH; left >= 2 {
-					l.eventLines = left
-				}
-				return l
 			}
 		}
 	}

@@ -209,3 +209,37 @@ func TestPlainChartsMarkTheirLines(t *testing.T) {
 		}
 	}
 }
+
+// Long evidence does not push the sparklines out of the panes: the minutes
+// before now matter more than the evidence's later lines, which the detail
+// view holds in full. Six panes at 120×40 with six lines of evidence each
+// keep every sparkline.
+func TestSparklinesOutrankLongEvidence(t *testing.T) {
+	long := strings.Repeat("a long sentence of evidence that wraps in a pane ", 6)
+	m := withHistory(newModel(120, 40), 20, func(_ int, at time.Time) analysis.Report {
+		rep := allStates(at)
+		rep.Replicas = rep.Replicas[:6]
+		for i := range rep.Replicas {
+			rep.Replicas[i].Reasons = []string{long}
+		}
+		return rep
+	})
+	f := ansi.Strip(m.View())
+	for _, r := range m.shown.Replicas {
+		if r.State == analysis.StateDown {
+			continue // its last figures are drawn dated, without sparklines
+		}
+		pane := paneText(f, r.Target)
+		for _, name := range sparkNames {
+			found := false
+			for _, l := range pane {
+				if strings.HasPrefix(strings.TrimSpace(l), name+" ") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("%s: no %q sparkline:\n%s", r.Target, name, strings.Join(pane, "\n"))
+			}
+		}
+	}
+}

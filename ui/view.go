@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/vtop-dev/vtop/analysis"
@@ -102,6 +103,9 @@ func (m Model) headerLines(w int) []string {
 	if !m.hasReport {
 		return lines
 	}
+	if src := m.sourceLine(); src != "" {
+		lines = append(lines, src)
+	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
@@ -114,6 +118,27 @@ func (m Model) headerLines(w int) []string {
 		lines = append(lines, th.action.Render("advice: "+advice[0]))
 	}
 	return lines
+}
+
+// sourceLine names a source that reads the whole fleet (a Prometheus
+// server) and, when it fails, says so with the age of the data still
+// drawn: the replicas keep their last figures, which must not pass for
+// live ones.
+func (m Model) sourceLine() string {
+	src := m.shown.Source
+	if src == nil {
+		return ""
+	}
+	th := m.theme
+	if src.Problem == "" {
+		return "source " + src.Name
+	}
+	line := th.alert.Render(src.Name+": "+src.Problem) + " since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	if !src.LastGood.IsZero() {
+		line += th.dim.Render(fmt.Sprintf("; figures from %s (%s old)",
+			src.LastGood.In(m.opts.Location).Format("15:04:05"), fmtDuration(m.shown.Time.Sub(src.LastGood).Round(time.Second))))
+	}
+	return line
 }
 
 // warmingUp reports whether any replica that answers still lacks its second

@@ -220,7 +220,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no scheme", Config{URL: "prometheus:9090"}, "Prometheus URL"},
+		{"no scheme", Config{URL: "prometheus:9090"}, "URL \"prometheus:9090\": want http(s)://host"},
 		{"selector without braces", Config{URL: "http://p", Selector: `job="vllm"`}, "selector must be label matchers in braces"},
 		{"missing token file", Config{URL: "http://p", Access: Access{BearerTokenFile: "/nonexistent/token"}}, "bearer token file"},
 		{"empty token file", Config{URL: "http://p", Access: Access{BearerTokenFile: empty}}, "is empty"},

@@ -130,7 +130,7 @@ func New(cfg Config) (*Source, error) {
 	cfg = cfg.withDefaults()
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("Prometheus URL %q: want http(s)://host[:port][/prefix]", displayURL(cfg.URL))
+		return nil, fmt.Errorf("URL %q: want http(s)://host[:port][/prefix]", displayURL(cfg.URL))
 	}
 	matchers, err := parseSelector(cfg.Selector)
 	if err != nil {
@@ -145,7 +145,7 @@ func New(cfg Config) (*Source, error) {
 	}
 	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
 	if err != nil {
-		return nil, fmt.Errorf("Prometheus URL: %w", err)
+		return nil, fmt.Errorf("URL: %w", err)
 	}
 	s.api = v1.NewAPI(client)
 	s.status.Source = "Prometheus " + s.name

@@ -573,17 +573,49 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// The dashboard needs a terminal: without one (no controlling terminal,
-// as under cron or a CI job) vtop must say so and exit 70, not exit 0
-// having shown nothing.
+// The dashboard needs a terminal. Without one (`ssh host vtop` without
+// -t, cron, a pipe) vtop must say so before it starts anything, suggest the
+// modes that need none, and exit 64 (the command line asked for something
+// this place cannot give), not exit 0 having shown nothing or 70 with the
+// terminal library's error.
 func TestDashboardWithoutTerminal(t *testing.T) {
-	args := []string{"--demo", "--demo-fleet", "1"}
-	cmd := vtopCommand(t, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
-	if code != command.ExitFailure || !strings.Contains(stderr.String(), "vtop: terminal: ") {
-		t.Errorf("exit code %d, stderr %q; want %d and the terminal's error", code, stderr.String(), command.ExitFailure)
+	tests := []struct {
+		name    string
+		setsid  bool // a new session: no controlling terminal either
+		outFile bool // stdout a file rather than a pipe
+	}{
+		{"stdin and stdout pipes, as ssh without -t", false, false},
+		{"no controlling terminal, as cron", true, false},
+		{"stdout to a file", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--demo", "--demo-fleet", "1"}
+			cmd := vtopCommand(t, args...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: tt.setsid}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if tt.outFile {
+				f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd.Stdout = f
+			}
+			code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+			msg := stderr.String()
+			if code != command.ExitUsage {
+				t.Errorf("exit code %d, want %d; stderr %q", code, command.ExitUsage, msg)
+			}
+			for _, want := range []string{"vtop: the dashboard needs a terminal", "--once", "--jsonl", "ssh -t"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("stderr %q lacks %q", msg, want)
+				}
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
 	}
 }

@@ -17,8 +17,13 @@ import (
 
 // Env is what every command's Run receives besides its own flags.
 type Env struct {
-	// Stdout receives reports, JSON lines and the simulator's URLs.
+	// Stdin and Stdout are the dashboard's terminal; Stdout receives
+	// reports, JSON lines and the simulator's URLs.
+	Stdin  io.Reader
 	Stdout io.Writer
+	// Stderr receives what is for the person waiting (the progress of
+	// --once), never the report; nil discards it.
+	Stderr io.Writer
 	// Version is the version the dashboard's header shows.
 	Version string
 }

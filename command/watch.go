@@ -138,6 +138,11 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validate(); err != nil {
 		return err
 	}
+	// Checked before a demo fleet or a poller starts: without a terminal
+	// nothing they would do could be seen.
+	if w.dashboard() && !(isTerminal(env.Stdin) && isTerminal(env.Stdout)) {
+		return errNoTerminal
+	}
 	clientOpts, err := w.options()
 	if err != nil {
 		return err
@@ -162,6 +167,10 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		return w.runDashboard(ctx, poller, env.Version)
 	}
 }
+
+// dashboard reports whether the run opens the live screen: neither --once
+// nor --jsonl.
+func (w *Watch) dashboard() bool { return !w.Once && !w.JSONL }
 
 // targets resolves the targets: the demo fleet, the arguments and -f FILE,
 // or vLLM's default address.

@@ -23,6 +23,8 @@ func TestExitCode(t *testing.T) {
 		{"down", &StatusError{Code: ExitDown}, ExitDown},
 		{"usage", usagef("--interval %s is too short", time.Millisecond), ExitUsage},
 		{"wrapped usage", fmt.Errorf("demo: %w", usagef("bad")), ExitUsage},
+		{"data", dataf("the files look swapped"), ExitData},
+		{"wrapped data", fmt.Errorf("analyze: %w", dataf("bad")), ExitData},
 		{"failure", errors.New("terminal: broken"), ExitFailure},
 	}
 	for _, tt := range tests {

@@ -138,11 +138,6 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validate(); err != nil {
 		return err
 	}
-	// Checked before a demo fleet or a poller starts: without a terminal
-	// nothing they would do could be seen.
-	if w.dashboard() && !(isTerminal(env.Stdin) && isTerminal(env.Stdout)) {
-		return errNoTerminal
-	}
 	clientOpts, err := w.options()
 	if err != nil {
 		return err
@@ -163,14 +158,15 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		return w.runOnce(ctx, poller, env.Stdout)
 	case w.JSONL:
 		return w.runJSONL(ctx, poller, env.Stdout)
+	case !isTerminal(env.Stdin) || !isTerminal(env.Stdout):
+		// Checked after every flag, so that a mistake in one is said
+		// first, and before the program starts, which would fail late
+		// with the terminal library's words.
+		return errNoTerminal
 	default:
 		return w.runDashboard(ctx, poller, env.Version)
 	}
 }
-
-// dashboard reports whether the run opens the live screen: neither --once
-// nor --jsonl.
-func (w *Watch) dashboard() bool { return !w.Once && !w.JSONL }
 
 // targets resolves the targets: the demo fleet, the arguments and -f FILE,
 // or vLLM's default address.

@@ -288,7 +288,7 @@ func TestAnalyzeReadings(t *testing.T) {
 			after: reading{running: 1, finished: 20, started: 1.7e9}, beforeAt: saved, afterAt: saved,
 			args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "swapped"},
 		{name: "a restart between the readings", before: lessonBefore,
-			after: reading{running: 48, finished: 500, generationTokens: 150000, ttftSum: 100, started: 1.7e9 + 30},
+			after:    reading{running: 48, finished: 500, generationTokens: 150000, ttftSum: 100, started: 1.7e9 + 30},
 			beforeAt: saved, afterAt: saved, args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "restarted between"},
 		{name: "two servers' pages", before: lessonBefore,
 			after:    reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696, started: 1.7e9, model: "Qwen/Qwen3-8B"},

@@ -55,6 +55,9 @@ func TestStatusOfReport(t *testing.T) {
 		{[]analysis.State{analysis.StateFull}, ExitDegraded},
 		{[]analysis.State{analysis.StatePreempting, analysis.StateIdle}, ExitDegraded},
 		{[]analysis.State{analysis.StateStale}, ExitDegraded},
+		// Not judged is not healthy: a script must not read it as fine.
+		{[]analysis.State{analysis.StateWarming}, ExitDegraded},
+		{[]analysis.State{analysis.StateHealthy, analysis.StateWarming}, ExitDegraded},
 		{[]analysis.State{analysis.StateSlow, analysis.StateDown, analysis.StateFull}, ExitDown},
 	}
 	for _, tt := range tests {

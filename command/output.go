@@ -12,14 +12,15 @@ import (
 
 // status is how a one-shot report ends the process: nil when every replica
 // is healthy or idle, else a *StatusError with the code of the worst
-// replica (down before degraded).
+// replica (down before degraded). A replica still warming up could not be
+// judged: that is not "healthy" to a script, so it counts as degraded.
 func status(r analysis.Report) error {
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale:
+		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale, analysis.StateWarming:
 			code = ExitDegraded
 		}
 	}

@@ -445,6 +445,7 @@ func TestRejections(t *testing.T) {
 		// Found by the parser.
 		{"unknown flag", []string{"--no-such-flag"}, "unknown flag --no-such-flag"},
 		{"interval not a duration", []string{"--interval", "soon", target}, "--interval"},
+		{"unknown colour mode", []string{"--color", "sometimes", target}, "--color must be one of"},
 		{"unknown demo scenario", []string{"--demo", "--demo-scenario", "busy"}, "--demo-scenario must be one of"},
 		{"missing targets file", []string{"-f", "no-such-file.txt"}, "no-such-file.txt"},
 		{"missing CA file", []string{"--ca-file", "no-such.pem", target}, "no-such.pem"},

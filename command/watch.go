@@ -29,6 +29,7 @@ type Watch struct {
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
 	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
 	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
+	Color    string        `default:"auto" enum:"auto,always,never" placeholder:"WHEN" help:"Colour the dashboard: auto (on a terminal, unless NO_COLOR is set), always, never."`
 
 	analysisFlags
 	clientFlags
@@ -164,7 +165,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		// with the terminal library's words.
 		return errNoTerminal
 	default:
-		return w.runDashboard(ctx, poller, env.Version)
+		return w.runDashboard(ctx, poller, env)
 	}
 }
 
@@ -224,7 +225,7 @@ func (w *Watch) runJSONL(ctx context.Context, poller *scrape.Poller, out io.Writ
 
 // runDashboard opens the live screen. Scrapes and analysis run on the
 // monitor's goroutines; reports reach the UI as messages.
-func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version string) error {
+func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	windows := windowChoices
@@ -247,9 +248,11 @@ func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),
 		Demo:      w.Demo,
-		Version:   version,
+		Version:   env.Version,
+		Theme:     w.theme(env.Stdout),
 	})
-	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
+	// Mouse reports: a click selects a pane or row, the wheel scrolls.
+	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -265,6 +268,16 @@ func (w *Watch) runDashboard(ctx context.Context, poller *scrape.Poller, version
 		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil
+}
+
+// theme is the dashboard's look on out as --color says. The parser lets
+// only the modes ParseColorMode reads through; anything else is auto.
+func (w *Watch) theme(out io.Writer) *ui.Theme {
+	mode, err := ui.ParseColorMode(w.Color)
+	if err != nil {
+		mode = ui.ColorAuto
+	}
+	return ui.NewThemeFor(out, mode)
 }
 
 // demoWarmUp is the simulated time the demo fleet has run before vtop

@@ -43,7 +43,7 @@ func run(args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("vtop"),
 		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version},
+		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

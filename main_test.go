@@ -487,6 +487,11 @@ func TestRejections(t *testing.T) {
 		{"sim of too many replicas", []string{"sim", "--replicas", "2001"}, "--replicas 2001: want 1 to 2000"},
 		{"sim warm-up too long", []string{"sim", "--warm-up", "2h"}, "--warm-up 2h0m0s: want 0 to 1h"},
 		{"sim listen without a port", []string{"sim", "--listen", "localhost"}, `--listen "localhost": want HOST:PORT`},
+		{"sim with an unknown fault", []string{"sim", "--fault", "fire@1"}, `--fault "fire@1": unknown fault "fire"`},
+		{"sim fault on replica 0", []string{"sim", "--replicas", "2", "--fault", "down@0"}, `--fault "down@0": replica 0: want 1 to 2`},
+		{"sim fault on a replica beyond the fleet", []string{"sim", "--replicas", "2", "--fault", "down@3"}, `--fault "down@3": replica 3: want 1 to 2`},
+		{"demo fault without --demo", []string{"--demo-fault", "down", target}, "--demo-fault goes with --demo"},
+		{"demo fault beyond the fleet", []string{"--demo", "--demo-fleet", "2", "--demo-fault", "500@9"}, `--demo-fault "500@9": replica 9: want 1 to 2`},
 		{"sim listen on a port out of range", []string{"sim", "--listen", "127.0.0.1:70000"}, `port "70000": want 0 to 65535`},
 	}
 	for _, tt := range tests {
@@ -670,6 +675,92 @@ func TestSimCommandServesReplicas(t *testing.T) {
 			t.Errorf("GET %s: %s, %d bytes without vllm:num_requests_running", url, resp.Status, len(page))
 		}
 	}
+}
+
+// `vtop sim --fault KIND[@N]` puts replicas into the failures vtop must
+// show (N counts from 1 in the order of the URLs; without it, every
+// replica), so that anyone can try the failure screens by hand.
+func TestSimFaults(t *testing.T) {
+	type answer struct {
+		status  int    // 0: no HTTP answer at all
+		errPart string // in the client's error when there is no answer
+		body    string // in the body when there is one
+	}
+	ok := answer{status: http.StatusOK, body: "vllm:num_requests_running{"}
+	tests := []struct {
+		name   string
+		faults []string
+		want   []answer // per replica
+	}{
+		{"500 on the second", []string{"500@2"}, []answer{ok, {status: http.StatusInternalServerError}}},
+		{"down on the first", []string{"down@1"}, []answer{{errPart: "connection refused"}, ok}},
+		{"garbage on all", []string{"garbage"}, []answer{{status: http.StatusOK, body: "<html>"}, {status: http.StatusOK, body: "<html>"}}},
+		{"hang and truncated", []string{"hang@1", "truncated@2"}, []answer{{errPart: "Client.Timeout"}, {errPart: "unexpected EOF"}}},
+		{"restart is an event: the replica serves", []string{"restart@1"}, []answer{ok, ok}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"sim", "--replicas", "2", "--scenario", "healthy", "--warm-up", "10s"}
+			for _, f := range tt.faults {
+				args = append(args, "--fault", f)
+			}
+			urls := startSim(t, args, 2)
+			client := &http.Client{Timeout: 2 * time.Second}
+			for i, want := range tt.want {
+				status, body, err := get(client, urls[i])
+				switch {
+				case want.status == 0 && (err == nil || !strings.Contains(err.Error(), want.errPart)):
+					t.Errorf("replica %d: status %d, error %v; want an error with %q", i+1, status, err, want.errPart)
+				case want.status != 0 && (err != nil || status != want.status || !strings.Contains(body, want.body)):
+					t.Errorf("replica %d: status %d, error %v, %d bytes; want %d with %q", i+1, status, err, len(body), want.status, want.body)
+				}
+			}
+		})
+	}
+}
+
+// startSim runs `vtop ARGS` (a sim command) until the test ends and
+// returns the n URLs it prints.
+func startSim(t *testing.T, args []string, n int) []string {
+	t.Helper()
+	cmd := vtopCommand(t, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	var urls []string
+	for len(urls) < n && lines.Scan() {
+		urls = append(urls, lines.Text())
+	}
+	if len(urls) < n {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("vtop %v printed %d URLs, want %d; stderr: %s", args, len(urls), n, stderr.String())
+	}
+	return urls
+}
+
+// get fetches a URL: the status, the body read to its end, and the error
+// of the request or of the body's reading.
+func get(client *http.Client, url string) (int, string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
 }
 
 // `vtop --help` opens on the watch command's flags, which are what a person

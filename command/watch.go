@@ -42,6 +42,8 @@ type Watch struct {
 	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
 	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
+
+	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
 }
 
 // Help is the long help of the default command: what `vtop --help` shows.
@@ -128,6 +130,11 @@ func (w *Watch) validate() error {
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
+	case len(w.DemoFault) > 0 && !w.Demo:
+		return usagef("--demo-fault goes with --demo")
+	}
+	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
+		return err
 	}
 	return w.analysisFlags.validate()
 }
@@ -173,7 +180,11 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 // or vLLM's default address.
 func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 	if w.Demo {
-		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario))
+		faults, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
+		if err != nil {
+			return nil, err
+		}
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults)
 	}
 	var targets []scrape.Target
 	for _, arg := range w.Targets {
@@ -297,7 +308,7 @@ func (w *Watch) hint() string {
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real
 // servers.
-func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scrape.Target, error) {
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec) ([]scrape.Target, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
 		return nil, usagef("demo: %v", err)
@@ -307,6 +318,9 @@ func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scra
 	fleet.Advance(demoWarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := applyFaults(ctx, fleet, faults); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	targets := make([]scrape.Target, 0, len(urls))

@@ -217,3 +217,37 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 		})
 	}
 }
+
+// `vtop --once` waits a whole window before it prints anything: on a
+// terminal, stderr counts the wait down, and the count is gone when the
+// report comes (TestOnceExitCodes checks that a stderr that is not a
+// terminal gets nothing).
+func TestOnceProgressInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("VTOP_E2E") != "" {
+			t.Fatal("VTOP_E2E is set but tmux is not installed")
+		}
+		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
+	}
+	url := serveScenario(t, "healthy")
+	bin := vtopBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.txt")
+	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-once-%d", os.Getpid()),
+		socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+	tm.start(80, 24, coverEnv(t), fmt.Sprintf("%s --once --window 8s %s > %s", bin, url, out))
+	defer tm.kill()
+	tm.waitFor("the countdown", 5*time.Second, "s left")
+	if status := tm.waitExit(30 * time.Second); status != "0" {
+		t.Fatalf("exit status %q, want 0; screen:\n%s", status, tm.capture())
+	}
+	if screen := tm.capture(); strings.Contains(screen, "left") {
+		t.Errorf("the countdown stayed on screen after the report:\n%s", screen)
+	}
+	if report, err := os.ReadFile(out); err != nil || !strings.Contains(string(report), "HEALTHY") || strings.Contains(string(report), "left") {
+		t.Errorf("report %q (%v), want the report alone", report, err)
+	}
+}

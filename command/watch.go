@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -163,7 +164,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	}
 	switch {
 	case w.Once:
-		return w.runOnce(ctx, poller, env.Stdout)
+		return w.runOnce(ctx, poller, len(targets), env)
 	case w.JSONL:
 		return w.runJSONL(ctx, poller, env.Stdout)
 	case !isTerminal(env.Stdin) || !isTerminal(env.Stdout):
@@ -207,13 +208,21 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 	return targets, nil
 }
 
-// runOnce reports on one window and returns the status of its states.
-func (w *Watch) runOnce(ctx context.Context, poller *scrape.Poller, out io.Writer) error {
+// runOnce reports on one window and returns the status of its states,
+// counting the wait down on a terminal's stderr.
+func (w *Watch) runOnce(ctx context.Context, poller *scrape.Poller, targets int, env *Env) error {
+	noun := "targets"
+	if targets == 1 {
+		noun = "target"
+	}
+	what := fmt.Sprintf("vtop --once: reading %d %s over a %s window", targets, noun, strings.Replace(w.Window.String(), "m0s", "m", 1))
+	progress := startCountdown(env.Stderr, what, w.Window)
 	report, err := monitor.Once(ctx, poller, w.config(w.Window, 1), w.Window)
+	progress.end()
 	if err != nil {
 		return err
 	}
-	return printReport(out, report, w.JSON)
+	return printReport(env.Stdout, report, w.JSON)
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per

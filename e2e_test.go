@@ -169,3 +169,85 @@ func (s *tmuxSession) waitExit(timeout time.Duration) string {
 func (s *tmuxSession) kill() {
 	_, _ = s.tmux("kill-server")
 }
+
+// TestDashboardTerminalInTmux checks what the dashboard asks of the
+// terminal it runs in: mouse reports (click, wheel) turned on, and colour
+// as --color says whatever NO_COLOR says (always), or none at all (never).
+func TestDashboardTerminalInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("VTOP_E2E") != "" {
+			t.Fatal("VTOP_E2E is set but tmux is not installed")
+		}
+		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
+	}
+	tests := []struct {
+		name   string
+		args   string
+		env    []string
+		colour bool // SGR sequences on screen
+	}{
+		{"default", "", nil, true},
+		{"--color never", "--color never", nil, false},
+		{"--color always beats NO_COLOR", "--color always", []string{"NO_COLOR=1"}, true},
+		{"NO_COLOR alone", "", []string{"NO_COLOR=1"}, false},
+	}
+	bin := vtopBinary(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-term-%d-%d", os.Getpid(), i),
+				socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+			tm.start(100, 30, append(coverEnv(t), tt.env...), bin+" --demo --demo-fleet 2 "+tt.args)
+			defer tm.kill()
+			tm.waitUntil("the grid", 10*time.Second, onGrid)
+			if flag, _ := tm.tmux("display-message", "-p", "-t", tm.name, "#{mouse_button_flag}"); strings.TrimSpace(flag) != "1" {
+				t.Errorf("mouse button reports %q, want 1 (tea.WithMouseCellMotion)", strings.TrimSpace(flag))
+			}
+			screen, _ := tm.tmux("capture-pane", "-p", "-e", "-t", tm.name)
+			if got := strings.Contains(screen, "\x1b["); got != tt.colour {
+				t.Errorf("escape sequences on screen: %v, want %v:\n%q", got, tt.colour, screen)
+			}
+			tm.send("q")
+			if status := tm.waitExit(5 * time.Second); status != "0" {
+				t.Errorf("exit status %q after q, want 0; screen:\n%s", status, tm.capture())
+			}
+		})
+	}
+}
+
+// `vtop --once` waits a whole window before it prints anything: on a
+// terminal, stderr counts the wait down, and the count is gone when the
+// report comes (TestOnceExitCodes checks that a stderr that is not a
+// terminal gets nothing).
+func TestOnceProgressInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("VTOP_E2E") != "" {
+			t.Fatal("VTOP_E2E is set but tmux is not installed")
+		}
+		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
+	}
+	url := serveScenario(t, "healthy")
+	bin := vtopBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.txt")
+	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-once-%d", os.Getpid()),
+		socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+	tm.start(80, 24, coverEnv(t), fmt.Sprintf("%s --once --window 8s %s > %s", bin, url, out))
+	defer tm.kill()
+	tm.waitFor("the countdown", 5*time.Second, "s left")
+	if status := tm.waitExit(30 * time.Second); status != "0" {
+		t.Fatalf("exit status %q, want 0; screen:\n%s", status, tm.capture())
+	}
+	if screen := tm.capture(); strings.Contains(screen, "left") {
+		t.Errorf("the countdown stayed on screen after the report:\n%s", screen)
+	}
+	if report, err := os.ReadFile(out); err != nil || !strings.Contains(string(report), "HEALTHY") || strings.Contains(string(report), "left") {
+		t.Errorf("report %q (%v), want the report alone", report, err)
+	}
+}

@@ -43,7 +43,7 @@ func run(args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("vtop"),
 		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version},
+		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {
@@ -58,7 +58,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run(&command.Env{Stdout: os.Stdout, Version: version})
+	err = kctx.Run(&command.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version})
 	var status *command.StatusError
 	if err != nil && !errors.As(err, &status) {
 		fmt.Fprintln(os.Stderr, "vtop:", err)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -112,6 +113,10 @@ func exitStatus(t *testing.T, err error, args []string) int {
 // reading is one saved page of the lesson's server.
 type reading struct {
 	running, finished, generationTokens, ttftSum float64
+	// model is the model_name label (the lesson's Llama when empty);
+	// started is process_start_time_seconds (absent when 0).
+	model   string
+	started float64
 }
 
 // writePage renders a reading with client_golang's real exposition, the way
@@ -119,7 +124,8 @@ type reading struct {
 // `curl …/metrics > file`.
 func writePage(t *testing.T, path string, r reading) {
 	t.Helper()
-	labels := prometheus.Labels{"model_name": "meta-llama/Llama-3.1-8B-Instruct", "engine": "0"}
+	model := cmp.Or(r.model, "meta-llama/Llama-3.1-8B-Instruct")
+	labels := prometheus.Labels{"model_name": model, "engine": "0"}
 	desc := func(name string, extra ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, name, extra, labels)
 	}
@@ -134,6 +140,10 @@ func writePage(t *testing.T, path string, r reading) {
 		prometheus.MustNewConstMetric(desc("vllm:prompt_tokens_total"), prometheus.CounterValue, r.finished*500),
 		prometheus.MustNewConstMetric(desc("vllm:num_preemptions_total"), prometheus.CounterValue, 0),
 		prometheus.MustNewConstHistogram(desc("vllm:time_to_first_token_seconds"), uint64(r.finished), r.ttftSum, ttftBuckets),
+	}
+	if r.started != 0 {
+		metrics = append(metrics, prometheus.MustNewConstMetric(
+			prometheus.NewDesc("process_start_time_seconds", "start", nil, nil), prometheus.GaugeValue, r.started))
 	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(constCollector(metrics))
@@ -222,6 +232,125 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// The lesson's two readings, as saved one minute apart.
+var (
+	lessonBefore = reading{running: 48, finished: 12040, generationTokens: 3612000, ttftSum: 2516, started: 1.7e9}
+	lessonAfter  = reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696, started: 1.7e9}
+)
+
+// analyzeReport is what TestAnalyzeReadings reads of a JSON report.
+type analyzeReport struct {
+	Time          time.Time `json:"time"`
+	WindowSeconds float64   `json:"window_seconds"`
+	Replicas      []struct {
+		State             string   `json:"state"`
+		RequestsPerSecond *float64 `json:"requests_per_second"`
+	} `json:"replicas"`
+}
+
+// `vtop analyze` must read two files as two readings of one server, in
+// order, dated when they were taken: files given the wrong way round, of two
+// servers or across a restart are refused as bad data (65) rather than
+// turned into rates (every counter backwards once made 479 req/s and a
+// SLOW verdict); without --seconds the files' modification times say how far
+// apart they are, and --time or the AFTER file's time dates the report
+// (never 2000-01-01).
+func TestAnalyzeReadings(t *testing.T) {
+	saved := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name          string
+		before, after reading
+		beforeAt      time.Time // the files' modification times
+		afterAt       time.Time
+		cutNewline    bool // the AFTER file lacks its final newline
+		args          []string
+		wantCode      int
+		wantErr       string  // in stderr
+		wantRate      float64 // requests/s, when the report is printed
+		wantTime      time.Time
+	}{
+		{name: "in order, --seconds", before: lessonBefore, after: lessonAfter, beforeAt: saved, afterAt: saved,
+			args: []string{"--seconds", "60"}, wantCode: command.ExitHealthy, wantRate: 6, wantTime: saved},
+		{name: "in order, modification times a minute apart", before: lessonBefore, after: lessonAfter,
+			beforeAt: saved.Add(-time.Minute), afterAt: saved, wantCode: command.ExitHealthy, wantRate: 6, wantTime: saved},
+		{name: "--time dates the report", before: lessonBefore, after: lessonAfter, beforeAt: saved, afterAt: saved,
+			args: []string{"--seconds", "60", "--time", "2026-02-03T04:05:06Z"}, wantCode: command.ExitHealthy,
+			wantRate: 6, wantTime: time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)},
+		{name: "a file without its final newline is read whole", before: lessonBefore, after: lessonAfter,
+			beforeAt: saved, afterAt: saved, cutNewline: true, args: []string{"--seconds", "60"},
+			wantCode: command.ExitHealthy, wantRate: 6, wantTime: saved},
+		{name: "swapped files", before: lessonAfter, after: lessonBefore, beforeAt: saved, afterAt: saved,
+			args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "swapped"},
+		{name: "swapped by start time", before: reading{running: 1, finished: 10, started: 1.7e9 + 600},
+			after: reading{running: 1, finished: 20, started: 1.7e9}, beforeAt: saved, afterAt: saved,
+			args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "swapped"},
+		{name: "a restart between the readings", before: lessonBefore,
+			after:    reading{running: 48, finished: 500, generationTokens: 150000, ttftSum: 100, started: 1.7e9 + 30},
+			beforeAt: saved, afterAt: saved, args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "restarted between"},
+		{name: "two servers' pages", before: lessonBefore,
+			after:    reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696, started: 1.7e9, model: "Qwen/Qwen3-8B"},
+			beforeAt: saved, afterAt: saved, args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "different models"},
+		{name: "counters both ways", before: lessonBefore,
+			after:    reading{running: 48, finished: 12400, generationTokens: 3000000, ttftSum: 2696, started: 1.7e9},
+			beforeAt: saved, afterAt: saved, args: []string{"--seconds", "60"}, wantCode: command.ExitData, wantErr: "not two readings of one server"},
+		{name: "no --seconds and the same modification time", before: lessonBefore, after: lessonAfter,
+			beforeAt: saved, afterAt: saved, wantCode: command.ExitUsage, wantErr: "give --seconds"},
+		{name: "no --seconds and AFTER saved first", before: lessonBefore, after: lessonAfter,
+			beforeAt: saved, afterAt: saved.Add(-time.Minute), wantCode: command.ExitUsage, wantErr: "give --seconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			before, after := filepath.Join(dir, "before.txt"), filepath.Join(dir, "after.txt")
+			writePage(t, before, tt.before)
+			writePage(t, after, tt.after)
+			if tt.cutNewline {
+				trimFinalNewline(t, after)
+			}
+			for path, at := range map[string]time.Time{before: tt.beforeAt, after: tt.afterAt} {
+				if err := os.Chtimes(path, at, at); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := append([]string{"analyze", before, after, "--json"}, tt.args...)
+			stdout, stderr, code := runVtop(t, args...)
+			if code != tt.wantCode {
+				t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
+			}
+			if tt.wantErr != "" {
+				if !strings.HasPrefix(stderr, "vtop: ") || !strings.Contains(stderr, tt.wantErr) || stdout != "" {
+					t.Errorf("stderr %q, stdout %q; want vtop: … %q and no report", stderr, stdout, tt.wantErr)
+				}
+				return
+			}
+			var r analyzeReport
+			if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+				t.Fatalf("not a JSON report: %v\n%s", err, stdout)
+			}
+			if !r.Time.Equal(tt.wantTime) || r.WindowSeconds != 60 {
+				t.Errorf("report at %s over %gs, want %s over 60s", r.Time, r.WindowSeconds, tt.wantTime)
+			}
+			if len(r.Replicas) != 1 || r.Replicas[0].RequestsPerSecond == nil || *r.Replicas[0].RequestsPerSecond != tt.wantRate {
+				t.Errorf("replicas %+v, want one at %g req/s", r.Replicas, tt.wantRate)
+			}
+		})
+	}
+}
+
+// trimFinalNewline drops the newline a saved page ends with, as a page
+// copied out of a terminal into a ticket often loses it.
+func trimFinalNewline(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = os.WriteFile(path, bytes.TrimSuffix(b, []byte("\n")), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -316,10 +445,12 @@ func TestRejections(t *testing.T) {
 		// Found by the parser.
 		{"unknown flag", []string{"--no-such-flag"}, "unknown flag --no-such-flag"},
 		{"interval not a duration", []string{"--interval", "soon", target}, "--interval"},
+		{"unknown colour mode", []string{"--color", "sometimes", target}, "--color must be one of"},
 		{"unknown demo scenario", []string{"--demo", "--demo-scenario", "busy"}, "--demo-scenario must be one of"},
 		{"missing targets file", []string{"-f", "no-such-file.txt"}, "no-such-file.txt"},
 		{"missing CA file", []string{"--ca-file", "no-such.pem", target}, "no-such.pem"},
-		{"analyze without --seconds", []string{"analyze", page, page}, "missing flags: --seconds"},
+		{"analyze without --seconds, the files' times equal", []string{"analyze", page, page}, "give --seconds"},
+		{"analyze at a time not RFC 3339", []string{"analyze", page, page, "--seconds", "60", "--time", "noon"}, "--time"},
 		{"analyze a missing page", []string{"analyze", page, "no-such-page.txt", "--seconds", "60"}, "no-such-page.txt"},
 		{"sim with an unknown vLLM version", []string{"sim", "--vllm-version", "v2"}, "--vllm-version must be one of"},
 		// Found by the commands.
@@ -356,6 +487,11 @@ func TestRejections(t *testing.T) {
 		{"sim of too many replicas", []string{"sim", "--replicas", "2001"}, "--replicas 2001: want 1 to 2000"},
 		{"sim warm-up too long", []string{"sim", "--warm-up", "2h"}, "--warm-up 2h0m0s: want 0 to 1h"},
 		{"sim listen without a port", []string{"sim", "--listen", "localhost"}, `--listen "localhost": want HOST:PORT`},
+		{"sim with an unknown fault", []string{"sim", "--fault", "fire@1"}, `--fault "fire@1": unknown fault "fire"`},
+		{"sim fault on replica 0", []string{"sim", "--replicas", "2", "--fault", "down@0"}, `--fault "down@0": replica 0: want 1 to 2`},
+		{"sim fault on a replica beyond the fleet", []string{"sim", "--replicas", "2", "--fault", "down@3"}, `--fault "down@3": replica 3: want 1 to 2`},
+		{"demo fault without --demo", []string{"--demo-fault", "down", target}, "--demo-fault goes with --demo"},
+		{"demo fault beyond the fleet", []string{"--demo", "--demo-fleet", "2", "--demo-fault", "500@9"}, `--demo-fault "500@9": replica 9: want 1 to 2`},
 		{"sim listen on a port out of range", []string{"sim", "--listen", "127.0.0.1:70000"}, `port "70000": want 0 to 65535`},
 	}
 	for _, tt := range tests {
@@ -541,6 +677,92 @@ func TestSimCommandServesReplicas(t *testing.T) {
 	}
 }
 
+// `vtop sim --fault KIND[@N]` puts replicas into the failures vtop must
+// show (N counts from 1 in the order of the URLs; without it, every
+// replica), so that anyone can try the failure screens by hand.
+func TestSimFaults(t *testing.T) {
+	type answer struct {
+		status  int    // 0: no HTTP answer at all
+		errPart string // in the client's error when there is no answer
+		body    string // in the body when there is one
+	}
+	ok := answer{status: http.StatusOK, body: "vllm:num_requests_running{"}
+	tests := []struct {
+		name   string
+		faults []string
+		want   []answer // per replica
+	}{
+		{"500 on the second", []string{"500@2"}, []answer{ok, {status: http.StatusInternalServerError}}},
+		{"down on the first", []string{"down@1"}, []answer{{errPart: "connection refused"}, ok}},
+		{"garbage on all", []string{"garbage"}, []answer{{status: http.StatusOK, body: "<html>"}, {status: http.StatusOK, body: "<html>"}}},
+		{"hang and truncated", []string{"hang@1", "truncated@2"}, []answer{{errPart: "Client.Timeout"}, {errPart: "unexpected EOF"}}},
+		{"restart is an event: the replica serves", []string{"restart@1"}, []answer{ok, ok}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"sim", "--replicas", "2", "--scenario", "healthy", "--warm-up", "10s"}
+			for _, f := range tt.faults {
+				args = append(args, "--fault", f)
+			}
+			urls := startSim(t, args, 2)
+			client := &http.Client{Timeout: 2 * time.Second}
+			for i, want := range tt.want {
+				status, body, err := get(client, urls[i])
+				switch {
+				case want.status == 0 && (err == nil || !strings.Contains(err.Error(), want.errPart)):
+					t.Errorf("replica %d: status %d, error %v; want an error with %q", i+1, status, err, want.errPart)
+				case want.status != 0 && (err != nil || status != want.status || !strings.Contains(body, want.body)):
+					t.Errorf("replica %d: status %d, error %v, %d bytes; want %d with %q", i+1, status, err, len(body), want.status, want.body)
+				}
+			}
+		})
+	}
+}
+
+// startSim runs `vtop ARGS` (a sim command) until the test ends and
+// returns the n URLs it prints.
+func startSim(t *testing.T, args []string, n int) []string {
+	t.Helper()
+	cmd := vtopCommand(t, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(stdout)
+	var urls []string
+	for len(urls) < n && lines.Scan() {
+		urls = append(urls, lines.Text())
+	}
+	if len(urls) < n {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("vtop %v printed %d URLs, want %d; stderr: %s", args, len(urls), n, stderr.String())
+	}
+	return urls
+}
+
+// get fetches a URL: the status, the body read to its end, and the error
+// of the request or of the body's reading.
+func get(client *http.Client, url string) (int, string, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
 // `vtop --help` opens on the watch command's flags, which are what a person
 // running vtop wants; the sub-commands keep their own help.
 func TestHelp(t *testing.T) {
@@ -551,7 +773,7 @@ func TestHelp(t *testing.T) {
 	}{
 		{[]string{"--help"}, []string{"Usage: vtop watch", "Exit codes of --once and analyze", "--jsonl", "--demo-scenario", "--max-body"}, []string{"--seconds="}},
 		{[]string{"-h", "gpu-a:8000"}, []string{"Usage: vtop watch", "--interval"}, nil},
-		{[]string{"analyze", "--help"}, []string{"Usage: vtop analyze", "<before> <after>", "--seconds=FLOAT-64"}, []string{"--jsonl"}},
+		{[]string{"analyze", "--help"}, []string{"Usage: vtop analyze", "<before> <after>", "--seconds=N", "--time=TIME"}, []string{"--jsonl", "FLOAT-64"}},
 		{[]string{"sim", "--help"}, []string{"Usage: vtop sim", "--replicas", "--vllm-version"}, []string{"--jsonl"}},
 		{[]string{"--version"}, []string{"vtop dev"}, nil},
 	}
@@ -573,17 +795,49 @@ func TestHelp(t *testing.T) {
 	}
 }
 
-// The dashboard needs a terminal: without one (no controlling terminal,
-// as under cron or a CI job) vtop must say so and exit 70, not exit 0
-// having shown nothing.
+// The dashboard needs a terminal. Without one (`ssh host vtop` without
+// -t, cron, a pipe) vtop must say so before it starts anything, suggest the
+// modes that need none, and exit 64 (the command line asked for something
+// this place cannot give), not exit 0 having shown nothing or 70 with the
+// terminal library's error.
 func TestDashboardWithoutTerminal(t *testing.T) {
-	args := []string{"--demo", "--demo-fleet", "1"}
-	cmd := vtopCommand(t, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a new session has no controlling terminal
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
-	if code != command.ExitFailure || !strings.Contains(stderr.String(), "vtop: terminal: ") {
-		t.Errorf("exit code %d, stderr %q; want %d and the terminal's error", code, stderr.String(), command.ExitFailure)
+	tests := []struct {
+		name    string
+		setsid  bool // a new session: no controlling terminal either
+		outFile bool // stdout a file rather than a pipe
+	}{
+		{"stdin and stdout pipes, as ssh without -t", false, false},
+		{"no controlling terminal, as cron", true, false},
+		{"stdout to a file", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--demo", "--demo-fleet", "1"}
+			cmd := vtopCommand(t, args...)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: tt.setsid}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if tt.outFile {
+				f, err := os.Create(filepath.Join(t.TempDir(), "out"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				cmd.Stdout = f
+			}
+			code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+			msg := stderr.String()
+			if code != command.ExitUsage {
+				t.Errorf("exit code %d, want %d; stderr %q", code, command.ExitUsage, msg)
+			}
+			for _, want := range []string{"vtop: the dashboard needs a terminal", "--once", "--jsonl", "ssh -t"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("stderr %q lacks %q", msg, want)
+				}
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
 	}
 }

@@ -109,10 +109,10 @@ func TestThresholdEvents(t *testing.T) {
 		texts = append(texts, e.Text)
 	}
 	joined := strings.Join(texts, "\n")
-	for _, want := range []string{"KV cache 93% (≥ 90%)", "p99 TTFT 4.97s over the 1s SLO"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("events %q lack %q", texts, want)
-		}
+	// The TTFT over its SLO is the SLOW on its way: its event says it
+	// (TestOneEventPerStateChange); the KV cache is another fact.
+	if !strings.Contains(joined, "KV cache 93% (≥ 90%)") || strings.Contains(joined, "p99 TTFT") {
+		t.Errorf("events %q, want the KV cache's crossing alone", texts)
 	}
 	third := Analyze(now, []catalogue.Readings{{Target: "a", Samples: hot}}, cfg, &second)
 	for _, e := range third.Events {

@@ -6,7 +6,8 @@
 //
 // A command ends with an error that says how the process exits: nil (0), a
 // *StatusError for a report that is not all healthy (1 or 2), a
-// *UsageError (64), anything else (70); ExitCode maps it.
+// *UsageError (64), a *DataError (65), anything else (70); ExitCode maps
+// it.
 package command
 
 import (
@@ -17,8 +18,13 @@ import (
 
 // Env is what every command's Run receives besides its own flags.
 type Env struct {
-	// Stdout receives reports, JSON lines and the simulator's URLs.
+	// Stdin and Stdout are the dashboard's terminal; Stdout receives
+	// reports, JSON lines and the simulator's URLs.
+	Stdin  io.Reader
 	Stdout io.Writer
+	// Stderr receives what is for the person waiting (the progress of
+	// --once), never the report; nil discards it.
+	Stderr io.Writer
 	// Version is the version the dashboard's header shows.
 	Version string
 }
@@ -26,9 +32,10 @@ type Env struct {
 // Exit codes, documented in the README and in Description.
 const (
 	ExitHealthy  = 0  // every replica healthy or idle
-	ExitDegraded = 1  // a replica is slow, full, preempting or stale
+	ExitDegraded = 1  // a replica is slow, full, preempting or stale, or could not be judged
 	ExitDown     = 2  // a replica is down
 	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
+	ExitData     = 65 // input that is not what it claims to be (EX_DATAERR)
 	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
@@ -49,12 +56,22 @@ func (e *UsageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
+// DataError is input that is not what the command line says it is: two
+// saved pages that are not two readings of one server, in order.
+type DataError struct{ msg string }
+
+// Error says what is wrong with the data and what to do about it.
+func (e *DataError) Error() string { return e.msg }
+
+func dataf(format string, args ...any) error { return &DataError{fmt.Sprintf(format, args...)} }
+
 // ExitCode is the process exit code of what a command's Run returned: 0 for
-// nil, the code of a *StatusError, ExitUsage for a *UsageError and
-// ExitFailure for anything else.
+// nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
+// for a *DataError and ExitFailure for anything else.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError
+	var data *DataError
 	switch {
 	case err == nil:
 		return ExitHealthy
@@ -62,6 +79,8 @@ func ExitCode(err error) int {
 		return status.Code
 	case errors.As(err, &usage):
 		return ExitUsage
+	case errors.As(err, &data):
+		return ExitData
 	default:
 		return ExitFailure
 	}
@@ -85,11 +104,13 @@ Examples:
                                     the fleet as the fleet's Prometheus has it
   vtop --once --json gpu-a:8000     one report over one window, then exit
   vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
-  vtop analyze before.txt after.txt --seconds 60
+  vtop analyze before.txt after.txt   two saved pages, dated by their files
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting or stale; 2 a replica is down; 64 usage error; 70
-vtop itself failed (a report that cannot be written, a page that does not
-parse).
+is slow, full, preempting or stale, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
+flag, or no terminal for the dashboard); 65 analyze's two pages are not two
+readings of one server in order (swapped, a restart between them, two
+servers); 70 vtop itself failed (a report that cannot be written, a page that
+does not parse).
 
 Other commands: vtop analyze --help, vtop sim --help.`

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +24,8 @@ func TestExitCode(t *testing.T) {
 		{"down", &StatusError{Code: ExitDown}, ExitDown},
 		{"usage", usagef("--interval %s is too short", time.Millisecond), ExitUsage},
 		{"wrapped usage", fmt.Errorf("demo: %w", usagef("bad")), ExitUsage},
+		{"data", dataf("the files look swapped"), ExitData},
+		{"wrapped data", fmt.Errorf("analyze: %w", dataf("bad")), ExitData},
 		{"failure", errors.New("terminal: broken"), ExitFailure},
 	}
 	for _, tt := range tests {
@@ -53,6 +56,9 @@ func TestStatusOfReport(t *testing.T) {
 		{[]analysis.State{analysis.StateFull}, ExitDegraded},
 		{[]analysis.State{analysis.StatePreempting, analysis.StateIdle}, ExitDegraded},
 		{[]analysis.State{analysis.StateStale}, ExitDegraded},
+		// Not judged is not healthy: a script must not read it as fine.
+		{[]analysis.State{analysis.StateWarming}, ExitDegraded},
+		{[]analysis.State{analysis.StateHealthy, analysis.StateWarming}, ExitDegraded},
 		{[]analysis.State{analysis.StateSlow, analysis.StateDown, analysis.StateFull}, ExitDown},
 	}
 	for _, tt := range tests {
@@ -89,6 +95,36 @@ func TestPrintReportWriteFails(t *testing.T) {
 			if ExitCode(err) != ExitFailure || !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "writing the report") {
 				t.Errorf("json %v, room for %d bytes: error %v, want a write failure", asJSON, room, err)
 			}
+		}
+	}
+}
+
+// The text report opens with the one scaling recommendation, the line an
+// engineer acts on, said once; the sentences behind it stay with the
+// fleet's figures; a quantile its buckets only bound is written as the
+// bound.
+func TestTextReportRecommendationFirst(t *testing.T) {
+	const rec = "act on 12 (capacity), 6 more than the 6 up: each full replica sustains 11.8 req/s"
+	r := reportOf(analysis.StateFull, analysis.StateHealthy)
+	r.Fleet.Advice.Recommendation = rec
+	r.Fleet.Advice.Summary = []string{rec, "arrivals 140 req/s across 6 replicas"}
+	r.Replicas[0].TTFT.P99 = 80
+	r.Replicas[0].TTFT.P99Bucket = analysis.QuantileBucket{Lower: 80, Upper: analysis.Num(math.Inf(1))}
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 || lines[1] != "advice: "+rec {
+		t.Errorf("line 2 = %q, want the recommendation:\n%s", lines[min(1, len(lines)-1)], text)
+	}
+	if n := strings.Count(text, rec); n != 1 {
+		t.Errorf("the recommendation is written %d times, want once:\n%s", n, text)
+	}
+	for _, want := range []string{"  advice: arrivals 140 req/s across 6 replicas", "/>80s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q:\n%s", want, text)
 		}
 	}
 }

@@ -12,14 +12,15 @@ import (
 
 // status is how a one-shot report ends the process: nil when every replica
 // is healthy or idle, else a *StatusError with the code of the worst
-// replica (down before degraded).
+// replica (down before degraded). A replica still warming up could not be
+// judged: that is not "healthy" to a script, so it counts as degraded.
 func status(r analysis.Report) error {
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale:
+		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale, analysis.StateWarming:
 			code = ExitDegraded
 		}
 	}
@@ -81,6 +82,10 @@ func writeText(out io.Writer, r analysis.Report) error {
 	w := &stickyWriter{w: out}
 	fmt.Fprintf(w, "vtop · window %s · %s\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
 	writeSource(w, r.Source)
+	// The one line to act on comes first; the figures behind it follow.
+	if rec := r.Fleet.Advice.Recommendation; rec != "" {
+		fmt.Fprintf(w, "advice: %s\n", rec)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
@@ -90,7 +95,8 @@ func writeText(out io.Writer, r analysis.Report) error {
 			rep.Target, strings.ToUpper(rep.State.String()),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
-			f.TTFT.P50.Seconds(), f.TTFT.P99.Seconds(), f.ITL.P50.Seconds(), f.ITL.P99.Seconds(),
+			bounded(f.TTFT.P50, f.TTFT.P50Bucket), bounded(f.TTFT.P99, f.TTFT.P99Bucket),
+			bounded(f.ITL.P50, f.ITL.P50Bucket), bounded(f.ITL.P99, f.ITL.P99Bucket),
 			f.PreemptionsPerSecond.Amount(), f.SuccessRate.Percent())
 	}
 	_ = tw.Flush() // its error is w's, kept there
@@ -161,6 +167,18 @@ func writeFleet(w io.Writer, fl analysis.FleetFigures) {
 		fmt.Fprintf(w, "  imbalance: %s\n", im.Text)
 	}
 	for _, line := range fl.Advice.Summary {
-		fmt.Fprintf(w, "  advice: %s\n", line)
+		if line != fl.Advice.Recommendation { // said at the top
+			fmt.Fprintf(w, "  advice: %s\n", line)
+		}
 	}
+}
+
+// bounded writes a latency quantile as its bucket allows: ">80s" beyond
+// the last finite bound, "<300ms" in the first bucket. A bucket without
+// width (none was recorded) bounds nothing.
+func bounded(v analysis.Num, b analysis.QuantileBucket) string {
+	if !(b.Upper.Float() > b.Lower.Float()) {
+		return v.Seconds()
+	}
+	return b.Seconds(v)
 }

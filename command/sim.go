@@ -20,6 +20,7 @@ type Sim struct {
 	Seed        uint64        `default:"1" help:"Seed of the simulation."`
 	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
 	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
+	Fault       []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
 }
 
 // Run serves the fleet, prints one URL per replica once every replica
@@ -34,6 +35,10 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if err := checkListen(s.Listen); err != nil {
 		return usagef("--listen %q: %v", s.Listen, err)
 	}
+	faults, err := parseFaults("fault", s.Fault, s.Replicas)
+	if err != nil {
+		return err
+	}
 	fleet, err := sim.NewFleet(sim.Options{
 		Replicas:    s.Replicas,
 		Scenario:    sim.Scenario(s.Scenario),
@@ -47,6 +52,10 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	fleet.Advance(s.WarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
+		return err
+	}
+	if err := applyFaults(ctx, fleet, faults); err != nil {
+		_ = fleet.Close()
 		return err
 	}
 	for _, u := range urls {

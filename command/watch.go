@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -31,6 +32,7 @@ type Watch struct {
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
 	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
 	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
+	Color    string        `default:"auto" enum:"auto,always,never" placeholder:"WHEN" help:"Colour the dashboard: auto (on a terminal, unless NO_COLOR is set), always, never."`
 
 	analysisFlags
 	clientFlags
@@ -44,6 +46,8 @@ type Watch struct {
 	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
 	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
+
+	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
 }
 
 // prometheusFlags read the fleet from a Prometheus server instead of
@@ -169,6 +173,11 @@ func (w *Watch) validate() error {
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
+	case len(w.DemoFault) > 0 && !w.Demo:
+		return usagef("--demo-fault goes with --demo")
+	}
+	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
+		return err
 	}
 	return w.analysisFlags.validate()
 }
@@ -214,11 +223,16 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	}
 	switch {
 	case w.Once:
-		return w.runOnce(ctx, source, env.Stdout)
+		return w.runOnce(ctx, source, env)
 	case w.JSONL:
 		return w.runJSONL(ctx, source, env.Stdout)
+	case !isTerminal(env.Stdin) || !isTerminal(env.Stdout):
+		// Checked after every flag, so that a mistake in one is said
+		// first, and before the program starts, which would fail late
+		// with the terminal library's words.
+		return errNoTerminal
 	default:
-		return w.runDashboard(ctx, source, env.Version)
+		return w.runDashboard(ctx, source, env)
 	}
 }
 
@@ -268,7 +282,11 @@ func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
 // or vLLM's default address.
 func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 	if w.Demo {
-		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario))
+		faults, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
+		if err != nil {
+			return nil, err
+		}
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults)
 	}
 	var targets []scrape.Target
 	for _, arg := range w.Targets {
@@ -291,13 +309,30 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 	return targets, nil
 }
 
-// runOnce reports on one window and returns the status of its states.
-func (w *Watch) runOnce(ctx context.Context, source monitor.Source, out io.Writer) error {
+// runOnce reports on one window and returns the status of its states,
+// counting the wait down on a terminal's stderr. A source that already
+// holds the window (Prometheus) answers at once: nothing to count down.
+func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) error {
+	wait := w.Window
+	if _, holdsWindow := source.(monitor.Windowed); holdsWindow {
+		wait = 0
+	}
+	targets := len(source.Readings(nil))
+	noun := "targets"
+	if targets == 1 {
+		noun = "target"
+	}
+	what := fmt.Sprintf("vtop --once: reading %d %s over a %s window", targets, noun, strings.Replace(w.Window.String(), "m0s", "m", 1))
+	var progress *countdown
+	if wait > 0 {
+		progress = startCountdown(env.Stderr, what, wait)
+	}
 	report, err := monitor.Once(ctx, source, w.config(w.Window, 1), w.Window)
+	progress.end()
 	if err != nil {
 		return err
 	}
-	return printReport(out, report, w.JSON)
+	return printReport(env.Stdout, report, w.JSON)
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
@@ -320,7 +355,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writ
 
 // runDashboard opens the live screen. Scrapes and analysis run on the
 // monitor's goroutines; reports reach the UI as messages.
-func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version string) error {
+func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	windows := windowChoices
@@ -348,9 +383,11 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),
 		Demo:      w.Demo,
-		Version:   version,
+		Version:   env.Version,
+		Theme:     w.theme(env.Stdout),
 	})
-	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
+	// Mouse reports: a click selects a pane or row, the wheel scrolls.
+	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -366,6 +403,16 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version
 		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil
+}
+
+// theme is the dashboard's look on out as --color says. The parser lets
+// only the modes ParseColorMode reads through; anything else is auto.
+func (w *Watch) theme(out io.Writer) *ui.Theme {
+	mode, err := ui.ParseColorMode(w.Color)
+	if err != nil {
+		mode = ui.ColorAuto
+	}
+	return ui.NewThemeFor(out, mode)
 }
 
 // demoWarmUp is the simulated time the demo fleet has run before vtop
@@ -385,7 +432,7 @@ func (w *Watch) hint() string {
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real
 // servers.
-func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scrape.Target, error) {
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec) ([]scrape.Target, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
 		return nil, usagef("demo: %v", err)
@@ -395,6 +442,9 @@ func startDemo(ctx context.Context, replicas int, scenario sim.Scenario) ([]scra
 	fleet.Advance(demoWarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := applyFaults(ctx, fleet, faults); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	targets := make([]scrape.Target, 0, len(urls))

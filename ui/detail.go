@@ -89,9 +89,13 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	th := d.theme
 	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
 	if r.Restarted {
-		title = append(title, th.warn.Render("RESTARTED"))
+		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format("15:04:05")))
 	}
-	if r.WarmingUp {
+	switch {
+	case r.State == analysis.StateDown && r.LastGood.IsZero():
+		// Not warming up: nothing is coming until it answers.
+		title = append(title, th.warn.Render("never answered"))
+	case r.WarmingUp && r.State != analysis.StateDown:
 		title = append(title, th.warn.Render("warming up"))
 	}
 	title = append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
@@ -431,7 +435,7 @@ func phaseBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 		q    analysis.Quantiles
 	}{{"queue", r.Queue}, {"prefill", r.Prefill}, {"decode", r.Decode}, {"TTFT", r.TTFT}, {"ITL", r.ITL}, {"e2e", r.E2E}} {
 		lines = append(lines, fmt.Sprintf("%-10s %8s %8s %8s %8s", row.name,
-			fmtSeconds(row.q.Mean), fmtSeconds(row.q.P50), fmtSeconds(row.q.P90), fmtSeconds(row.q.P99)))
+			fmtSeconds(row.q.Mean), fmtQuantile(row.q, p50), fmtQuantile(row.q, p90), fmtQuantile(row.q, p99)))
 	}
 	return lines
 }
@@ -470,7 +474,7 @@ func engineTable(th *Theme, r *analysis.ReplicaReport) []string {
 	for _, e := range r.Engines {
 		lines = append(lines, fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", e.Engine,
 			fmtCount(e.Running), fmtCount(e.Waiting), fmtPct(e.KVCacheUsage), fmtRate(e.RequestsPerSecond),
-			fmtRate(e.GenerationTokensPerSecond), fmtSeconds(e.TTFT.P99), fmtSeconds(e.ITL.P99)))
+			fmtRate(e.GenerationTokensPerSecond), fmtQuantile(e.TTFT, p99), fmtQuantile(e.ITL, p99)))
 	}
 	return lines
 }

@@ -78,6 +78,33 @@ func fmtSeconds(n analysis.Num) string {
 	}
 }
 
+// Quantile picks one quantile of a histogram and the bucket it fell in.
+type quantile func(analysis.Quantiles) (analysis.Num, analysis.QuantileBucket)
+
+// The quantiles drawn with their buckets.
+var (
+	p50 quantile = func(q analysis.Quantiles) (analysis.Num, analysis.QuantileBucket) { return q.P50, q.P50Bucket }
+	p90 quantile = func(q analysis.Quantiles) (analysis.Num, analysis.QuantileBucket) { return q.P90, q.P90Bucket }
+	p99 quantile = func(q analysis.Quantiles) (analysis.Num, analysis.QuantileBucket) { return q.P99, q.P99Bucket }
+)
+
+// fmtQuantile draws a latency quantile as the buckets allow: "<300ms" in
+// the first bucket, ">80s" beyond the last finite bound (the value there
+// is the bound, not the latency), else the value. A bucket without width
+// (a zero QuantileBucket) bounds nothing: the value is drawn as it is.
+func fmtQuantile(q analysis.Quantiles, which quantile) string {
+	v, b := which(q)
+	if !(b.Upper.Float() > b.Lower.Float()) {
+		return fmtSeconds(v)
+	}
+	prefix, x := b.Shown(v)
+	if prefix == "" {
+		return fmtSeconds(x)
+	}
+	// A bound is a round number of the bucket list: ">80s", not ">80.0s".
+	return prefix + strings.Replace(fmtSeconds(x), ".0s", "s", 1)
+}
+
 // fmtPct draws a 0–1 fraction as a percentage.
 func fmtPct(n analysis.Num) string {
 	if !n.Known() {

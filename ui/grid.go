@@ -344,7 +344,7 @@ func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) 
 	if l.level == levelFull {
 		lines = append(lines, g.paneSparklines(r, inner, l.sparkPer, l.sparkH)...)
 	}
-	lines = append(lines, linesOf(paneReason(th, r), inner, l.reasonLines)...)
+	lines = append(lines, linesOf(restartNote(th, r, g.loc)+paneReason(th, r), inner, l.reasonLines)...)
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
@@ -355,9 +355,6 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 		glyph = "▸ "
 	}
 	right := th.badge(r.State)
-	if r.Restarted {
-		right = th.warn.Render("RESTARTED") + " " + right
-	}
 	if len(r.Warnings) > 0 {
 		// The warnings themselves are in the detail view.
 		right = th.warn.Render("WARN") + " " + right
@@ -378,10 +375,10 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	th := g.theme
 	if r.State == analysis.StateDown {
 		if level == levelCompact {
-			return []string{th.warn.Render("down "+downFor(r, g.report.Time)+": ") + r.Error}
+			return []string{th.warn.Render(downFor(r, g.report.Time)+": ") + r.Error}
 		}
 		if r.LastGood.IsZero() {
-			return []string{th.warn.Render("error: ") + r.Error, "no good scrape yet", ""}
+			return []string{th.warn.Render("error: ") + r.Error, "never answered", ""}
 		}
 		return []string{th.warn.Render("error: ") + r.Error,
 			th.dim.Render(lastSeen(r, g.report.Time, g.loc) + ":"),
@@ -395,8 +392,8 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	gauges := fitSegments(inner, []string{run, wait, kv, "preempt/s " + preempt}, []string{run, wait, kv, "preempt " + preempt + "/s"})
 	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
 	rates := fitSegments(inner, []string{reqs, "tok/s in " + in + " out " + out}, []string{reqs, "in " + in + "/s", "out " + out + "/s"})
-	ttft := "TTFT " + fmtSeconds(r.TTFT.P50) + "/" + fmtSeconds(r.TTFT.P99)
-	itl := "ITL " + fmtSeconds(r.ITL.P50) + "/" + fmtSeconds(r.ITL.P99)
+	ttft := "TTFT " + fmtQuantile(r.TTFT, p50) + "/" + fmtQuantile(r.TTFT, p99)
+	itl := "ITL " + fmtQuantile(r.ITL, p50) + "/" + fmtQuantile(r.ITL, p99)
 	lat := fitSegments(inner, []string{"p50/p99", ttft, itl}, []string{"p50/99", ttft, itl}, []string{ttft, itl})
 	return []string{gauges, rates, lat}
 }
@@ -405,24 +402,24 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 // wide at most.
 func compactFigures(r *analysis.ReplicaReport, inner int) string {
 	run, wait, kv := "run "+fmtCount(r.Running), "wait "+fmtCount(r.Waiting), "KV "+fmtPct(r.KVCacheUsage)
-	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + fmtSeconds(r.TTFT.P99)},
-		[]string{run, wait, kv, "p99 " + fmtSeconds(r.TTFT.P99)})
+	ttft := fmtQuantile(r.TTFT, p99)
+	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + ttft}, []string{run, wait, kv, "p99 " + ttft})
 }
 
-// downFor says how long a replica has been down at now: the age of its
-// last good scrape, or "since start" when it never answered.
+// downFor says how long a replica has been down at now: "down" and the
+// age of its last good scrape, or "never answered".
 func downFor(r *analysis.ReplicaReport, now time.Time) string {
 	if r.LastGood.IsZero() {
-		return "since start"
+		return "never answered"
 	}
-	return fmtAge(now.Sub(r.LastGood))
+	return "down " + fmtAge(now.Sub(r.LastGood))
 }
 
 // lastSeen dates the figures of a replica that is down: "last seen
-// 14:02:11 (3m04s ago)", or "no good scrape yet".
+// 14:02:11 (3m04s ago)", or "never answered".
 func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
-		return "no good scrape yet"
+		return "never answered"
 	}
 	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format("15:04:05"), fmtAge(now.Sub(r.LastGood)))
 }
@@ -438,7 +435,7 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows i
 	series := sparkSeries(pointsUntil(g.history[r.Target], sparkW, g.report.Time))
 	now := [len(sparkNames)]string{
 		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
-		fmtSeconds(r.TTFT.P99), fmtRate(r.GenerationTokensPerSecond),
+		fmtQuantile(r.TTFT, p99), fmtRate(r.GenerationTokensPerSecond),
 	}
 	style, value := g.theme.state(r.State), g.theme.plain
 	if r.State == analysis.StateDown {
@@ -485,6 +482,16 @@ func sparkSeries(pts []analysis.Point) [len(sparkNames)][]float64 {
 		series[4][j] = float64(p.GenerationTokensPerSecond)
 	}
 	return series
+}
+
+// restartNote opens the evidence of a replica that restarted in the
+// window with when it did: its rates count across the restart and its
+// queue trend is skewed, and the pane is where that must be read.
+func restartNote(th *Theme, r *analysis.ReplicaReport, loc *time.Location) string {
+	if !r.Restarted {
+		return ""
+	}
+	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format("15:04:05")) + " · "
 }
 
 // paneReason is the one line of evidence and first action.

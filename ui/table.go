@@ -49,14 +49,14 @@ const (
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
 	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "state", cell: func(c cellCtx, r *analysis.ReplicaReport) string { return c.th.badge(r.State) }},
+	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
 	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
 	numColumn("gen tok/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
-	numColumn("TTFT p99", 0, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }),
-	numColumn("ITL p99", 5, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }),
+	quantileColumn("TTFT p99", 0, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.TTFT }),
+	quantileColumn("ITL p99", 5, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
 	numColumn("preempt/s", 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
 	numColumn("success", 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
@@ -74,6 +74,29 @@ func numColumn(title string, drop int, format func(analysis.Num) string, get fun
 		}}
 }
 
+// quantileColumn is a numeric column of a p99 latency, drawn as its
+// bucket allows (">80s") and sorted by its value.
+func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Quantiles) column {
+	c := numColumn(title, drop, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return get(r).P99 })
+	c.cell = func(ctx cellCtx, r *analysis.ReplicaReport) string {
+		text := fmtQuantile(get(r), p99)
+		if r.State == analysis.StateDown {
+			return ctx.th.dim.Render(text)
+		}
+		return text
+	}
+	return c
+}
+
+// stateCell is the state's badge, marked RESTARTED when the window holds
+// a restart: its rates count across it.
+func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
+	if r.Restarted {
+		return c.th.badge(r.State) + " " + c.th.warn.Render("RESTARTED")
+	}
+	return c.th.badge(r.State)
+}
+
 // downCell dates the figures of a replica that is down and gives its
 // error: "3m04s ago: connection refused"; empty for one that answers.
 func downCell(c cellCtx, r *analysis.ReplicaReport) string {
@@ -81,7 +104,7 @@ func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 	case r.State != analysis.StateDown:
 		return ""
 	case r.LastGood.IsZero():
-		return "never seen: " + r.Error
+		return "never answered: " + r.Error
 	}
 	return fmtAge(c.now.Sub(r.LastGood)) + " ago: " + r.Error
 }

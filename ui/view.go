@@ -80,7 +80,7 @@ func waitingBody(w, h int) []string {
 func (m Model) headerLines(w int) []string {
 	th := m.theme
 	title := []string{th.title.Render("vtop " + m.opts.Version)}
-	title = append(title, "window "+fmtDuration(m.window), "every "+fmtDuration(m.opts.Interval))
+	title = append(title, "window "+fmtDuration(m.window)+m.coverage(), "every "+fmtDuration(m.opts.Interval))
 	if m.hasReport {
 		title = append(title, m.shown.Time.In(m.opts.Location).Format("15:04:05"))
 	}
@@ -141,6 +141,27 @@ func (m Model) sourceLine() string {
 	return line
 }
 
+// coverage is " (1m40s so far)" while the readings reach back less than
+// the window: after ] lengthens it, or in the first window after start,
+// the figures are over the time covered, not the window the header names.
+// It is read off the good scrapes the fullest replica has in the window.
+func (m Model) coverage() string {
+	if !m.hasReport || m.opts.Interval <= 0 {
+		return ""
+	}
+	most := 0
+	for i := range m.shown.Replicas {
+		most = max(most, m.shown.Replicas[i].Samples)
+	}
+	covered := time.Duration(max(most-1, 0)) * m.opts.Interval
+	// One interval of slack: where the scrapes fall in the window moves
+	// the count by one.
+	if most < 2 || covered+m.opts.Interval >= m.window {
+		return ""
+	}
+	return " (" + fmtAge(covered) + " so far)"
+}
+
 // warmingUp reports whether any replica that answers still lacks its second
 // scrape. A down replica has its own badge; it must not keep the whole fleet
 // "warming up".
@@ -172,7 +193,7 @@ func (m Model) fleetSegments() []string {
 		"gen "+fmtRate(f.GenerationTokensPerSecond)+" tok/s",
 		"running "+fmtCount(f.Running),
 		"waiting "+fmtCount(f.Waiting),
-		"worst TTFT p99 "+fmtSeconds(f.WorstTTFTP99),
+		"worst TTFT p99 "+m.worstTTFT(),
 		"success "+fmtPct(f.SuccessRate),
 	)
 	for s := len(counts) - 1; s >= 0; s-- {
@@ -180,10 +201,25 @@ func (m Model) fleetSegments() []string {
 			segs = append(segs, fmt.Sprintf("%s %d", th.badge(analysis.State(s)), counts[s]))
 		}
 	}
+	if f.Restarted > 0 {
+		segs = append(segs, th.warn.Render(fmt.Sprintf("restarted %d", f.Restarted)))
+	}
 	if worst := m.worstReplica(); worst != nil {
 		segs = append(segs, "worst "+th.title.Render(worst.Target)+" "+th.badge(worst.State))
 	}
 	return segs
+}
+
+// worstTTFT is the fleet's worst TTFT p99, drawn as the bucket of the
+// replica it is read from allows (">80s").
+func (m Model) worstTTFT() string {
+	worst := m.shown.Fleet.WorstTTFTP99
+	for i := range m.shown.Replicas {
+		if r := &m.shown.Replicas[i]; r.TTFT.P99 == worst {
+			return fmtQuantile(r.TTFT, p99)
+		}
+	}
+	return fmtSeconds(worst)
 }
 
 // worstReplica is the worst replica of the fleet, filter or not, in the

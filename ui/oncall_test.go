@@ -1,0 +1,121 @@
+package ui
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// screens draws the model's grid, table and detail view (of the selected
+// replica), each stripped of styling; the detail view on a screen tall
+// enough to hold all of it.
+func screens(m Model) map[string]string {
+	return map[string]string{
+		"grid":   ansi.Strip(m.View()),
+		"table":  ansi.Strip(press(m, "t").View()),
+		"detail": ansi.Strip(press(sized(m, m.width, 150), "enter").View()),
+	}
+}
+
+// A quantile the buckets only bound is drawn as the bound: "<300ms" in
+// the first bucket (the value is interpolated from 0), ">80s" beyond the
+// last finite bound (the value is that bound, not the latency), on every
+// screen and in the header's worst TTFT; a quantile inside a bucket is
+// drawn as it is.
+func TestBoundedQuantilesAreDrawnAsBounds(t *testing.T) {
+	r := replica("gpu-c:8000", analysis.StateFull)
+	r.TTFT.P50, r.TTFT.P50Bucket = 0.15, analysis.QuantileBucket{Lower: 0, Upper: 0.3}
+	r.TTFT.P99, r.TTFT.P99Bucket = 80, analysis.QuantileBucket{Lower: 80, Upper: analysis.Num(math.Inf(1))}
+	r.ITL.P99, r.ITL.P99Bucket = 0.041, analysis.QuantileBucket{Lower: 0.04, Upper: 0.05}
+	r.Point = pointOf(r, t0)
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, r)})
+	tests := []struct {
+		screen string
+		want   []string
+	}{
+		{"grid", []string{"TTFT <300ms/>80s", "worst TTFT p99 >80s", "ITL 26ms/41ms"}},
+		{"table", []string{">80s", "41ms"}},
+		{"detail", []string{"<300ms", ">80s"}},
+	}
+	got := screens(m)
+	for _, tt := range tests {
+		for _, want := range tt.want {
+			if !strings.Contains(got[tt.screen], want) {
+				t.Errorf("%s lacks %q:\n%s", tt.screen, want, got[tt.screen])
+			}
+		}
+		if strings.Contains(got[tt.screen], "80.0s") || strings.Contains(got[tt.screen], "150ms") {
+			t.Errorf("%s draws a bounded quantile as a value:\n%s", tt.screen, got[tt.screen])
+		}
+	}
+}
+
+// A replica that restarted in the window says when on its pane and in the
+// detail view, the table marks it, and the header counts the restarts.
+func TestRestartIsShown(t *testing.T) {
+	r := replica("gpu-a:8000", analysis.StateHealthy)
+	r.Restarted, r.RestartedAt = true, t0.Add(-75*time.Second)
+	rep := report(t0, r, replica("gpu-b:8000", analysis.StateHealthy))
+	rep.Fleet.Restarted = 1
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := send(newModel(size[0], size[1]), ReportMsg{Report: rep})
+		got := screens(m)
+		for screen, want := range map[string]string{"grid": "restarted 13:59:50", "table": "RESTARTED", "detail": "restarted 13:59:50"} {
+			if !strings.Contains(got[screen], want) {
+				t.Errorf("%dx%d: %s lacks %q:\n%s", size[0], size[1], screen, want, got[screen])
+			}
+		}
+		if head := ansi.Strip(strings.Join(m.header, "\n")); !strings.Contains(head, "restarted 1") {
+			t.Errorf("%dx%d: the header does not count the restart:\n%s", size[0], size[1], head)
+		}
+	}
+}
+
+// After ] the window is longer than the readings vtop holds: the header
+// says how much of it the figures cover until the readings fill it.
+func TestWindowCoverage(t *testing.T) {
+	tests := []struct {
+		window  time.Duration
+		samples int // good scrapes in the window, one a second
+		want    string
+		notWant string
+	}{
+		{5 * time.Minute, 101, "window 5m (1m40s so far)", ""},
+		{5 * time.Minute, 301, "window 5m", "so far"},
+		{30 * time.Second, 31, "window 30s", "so far"},
+		{30 * time.Second, 12, "window 30s (11s so far)", ""},
+	}
+	for _, tt := range tests {
+		opts := testOptions()
+		opts.Window = tt.window
+		a, b := replica("gpu-a:8000", analysis.StateHealthy), replica("gpu-b:8000", analysis.StateHealthy)
+		a.Samples, b.Samples = tt.samples, tt.samples-5
+		rep := report(t0, a, b)
+		rep.WindowSeconds = tt.window.Seconds()
+		m := send(sized(New(opts), 120, 40), ReportMsg{Report: rep})
+		head := ansi.Strip(strings.Join(m.header, "\n"))
+		if !strings.Contains(head, tt.want) || (tt.notWant != "" && strings.Contains(head, tt.notWant)) {
+			t.Errorf("window %s, %d samples: header %q, want %q", tt.window, tt.samples, head, tt.want)
+		}
+	}
+}
+
+// A target that never answered is not "warming up": it is down since
+// start, and every screen says it never answered.
+func TestNeverAnswered(t *testing.T) {
+	never := replica("gpu-x:8000", analysis.StateDown)
+	never.WarmingUp, never.LastGood = true, time.Time{}
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, never)})
+	for screen, text := range screens(m) {
+		if strings.Contains(text, "warming up") {
+			t.Errorf("%s says warming up for a target that never answered:\n%s", screen, text)
+		}
+		if !strings.Contains(text, "never answered") {
+			t.Errorf("%s does not say the target never answered:\n%s", screen, text)
+		}
+	}
+}

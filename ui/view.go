@@ -146,7 +146,9 @@ func (m Model) sourceLine() string {
 // the figures are over the time covered, not the window the header names.
 // It is read off the good scrapes the fullest replica has in the window.
 func (m Model) coverage() string {
-	if !m.hasReport || m.opts.Interval <= 0 {
+	if !m.hasReport || m.opts.Interval <= 0 || m.shown.Source != nil {
+		// A source that reads a store (Prometheus) has the whole window
+		// at once, at its own scrape interval, not this refresh interval.
 		return ""
 	}
 	most := 0

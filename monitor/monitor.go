@@ -23,8 +23,11 @@ type Monitor struct {
 	output Output
 	kick   chan struct{}
 
-	mu  sync.Mutex // guards cfg
-	cfg analysis.Config
+	tap func(Evaluation)
+
+	mu        sync.Mutex // guards cfg and windowSet
+	cfg       analysis.Config
+	windowSet bool // SetWindow was called: it overrides a paced source's window
 }
 
 // New prepares a monitor of source; nothing runs until Run. The source is
@@ -57,6 +60,7 @@ func (m *Monitor) SetWindow(d time.Duration) {
 	m.source.Keep(keepFor(d, m.source.Interval()))
 	m.mu.Lock()
 	m.cfg.Window = d
+	m.windowSet = true
 	m.mu.Unlock()
 }
 
@@ -77,6 +81,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg.Go(func() { _ = m.source.Run(ctx) })
+	if paced, ok := m.source.(Paced); ok {
+		return m.runPaced(ctx, paced)
+	}
 
 	interval := m.source.Interval()
 	ticker := time.NewTicker(interval)
@@ -89,8 +96,10 @@ func (m *Monitor) Run(ctx context.Context) error {
 		cfg := m.cfg
 		m.mu.Unlock()
 		readings = m.source.Readings(readings)
-		r := analysis.Analyze(m.source.Now(), readings, cfg, prev)
+		now := m.source.Now()
+		r := analysis.Analyze(now, readings, cfg, prev)
 		prev = &r
+		m.observe(now, cfg, readings, &r)
 		return m.output(r)
 	}
 	for {

@@ -107,12 +107,10 @@ func (c *Cursor) content(t, i int) ([]byte, error) {
 		return last.content, nil
 	}
 	from := i
-	if !(last.index == i-1 && i > 0) {
+	if last.index != i-1 || i == 0 {
 		for from > 0 && c.rec.frames[t][from].flags&flagKey == 0 {
 			from--
 		}
-	} else {
-		from = i
 	}
 	for k := from; k <= i; k++ {
 		if err := c.decode(t, k); err != nil {
@@ -139,7 +137,7 @@ func (c *Cursor) decode(t, k int) error {
 	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
 		return err
 	}
-	out, err := c.dec.DecodeAll(c.rec.data[h.zst:f.end], make([]byte, 0, h.rawLen))
+	out, err := c.dec.DecodeAll(c.rec.data[h.zst:f.end], make([]byte, 0, min(h.rawLen, 1<<20)))
 	if err != nil || len(out) != h.rawLen {
 		return fmt.Errorf("frame %d: %w", f.seq, errDecode)
 	}

@@ -108,3 +108,5 @@ func readFile(t testing.TB, path string) []byte {
 // sampleString renders a sample so that equal samples (NaN included)
 // render alike.
 func sampleString(s catalogue.Sample) string { return fmt.Sprintf("%+v", s) }
+
+var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)

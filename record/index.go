@@ -2,6 +2,7 @@ package record
 
 import (
 	"encoding/binary"
+	"slices"
 	"sort"
 	"time"
 
@@ -167,42 +168,59 @@ func (r *Recording) index() {
 
 // synthesizeTicks makes one evaluation per interval when the recording
 // has none (vtop record runs no analysis): each sees the frames up to its
-// time within the window.
+// time within the window. Stretches without frames longer than the
+// window are skipped, so a long gap costs no ticks.
 func (r *Recording) synthesizeTicks() {
 	r.synthetic = true
-	first, ok := r.firstFrameTime()
-	if !ok {
+	times := r.allFrameTimes()
+	if len(times) == 0 {
 		return
 	}
-	iv := r.Header.Interval
+	iv := min(max(r.Header.Interval, time.Millisecond), time.Hour)
 	window := r.Header.Config.Window
-	if window <= 0 {
+	if window <= 0 || window > 24*time.Hour {
 		window = 30 * time.Second
 	}
 	keep := window + 2*iv
-	for at := first.Add(iv); !at.After(r.timeOf(r.end).Add(iv / 2)); at = at.Add(iv) {
-		t := Tick{Time: at, Window: window, Cuts: make([]Cut, len(r.infos))}
-		for i, fs := range r.infos {
-			hi := sort.Search(len(fs), func(k int) bool { return fs[k].Time.After(at) })
-			lo := sort.Search(hi, func(k int) bool { return !fs[k].Time.Before(at.Add(-keep)) })
-			if hi > 0 {
-				t.Cuts[i] = Cut{Seq: fs[hi-1].Seq, Count: int(fs[hi-1].Seq - fs[min(lo, hi-1)].Seq + 1)}
-			}
+	last := times[len(times)-1]
+	k := 0
+	for at := times[0].Add(iv); ; at = at.Add(iv) {
+		for k < len(times) && !times[k].After(at) {
+			k++
 		}
-		r.ticks = append(r.ticks, t)
+		if k == len(times) && at.After(last.Add(iv/2)) {
+			return
+		}
+		r.ticks = append(r.ticks, r.tickAt(at, window, keep))
+		if k < len(times) && times[k].Sub(at) > keep {
+			at = times[k].Add(-iv)
+		}
 	}
 }
 
-// firstFrameTime is the time of the earliest frame of any target.
-func (r *Recording) firstFrameTime() (time.Time, bool) {
-	var first time.Time
-	ok := false
-	for _, fs := range r.infos {
-		if len(fs) > 0 && (!ok || fs[0].Time.Before(first)) {
-			first, ok = fs[0].Time, true
+// tickAt is the synthetic evaluation at time at.
+func (r *Recording) tickAt(at time.Time, window, keep time.Duration) Tick {
+	t := Tick{Time: at, Window: window, Cuts: make([]Cut, len(r.infos))}
+	for i, fs := range r.infos {
+		hi := sort.Search(len(fs), func(k int) bool { return fs[k].Time.After(at) })
+		lo := sort.Search(hi, func(k int) bool { return !fs[k].Time.Before(at.Add(-keep)) })
+		if hi > 0 {
+			t.Cuts[i] = Cut{Seq: fs[hi-1].Seq, Count: int(fs[hi-1].Seq - fs[min(lo, hi-1)].Seq + 1)}
 		}
 	}
-	return first, ok
+	return t
+}
+
+// allFrameTimes returns the times of every frame, sorted.
+func (r *Recording) allFrameTimes() []time.Time {
+	var ts []time.Time
+	for _, fs := range r.infos {
+		for _, f := range fs {
+			ts = append(ts, f.Time)
+		}
+	}
+	slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+	return ts
 }
 
 // Ticks returns the evaluations of the recording, in order: those live

@@ -66,7 +66,7 @@ func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int
 	var flags byte
 	b := binary.AppendUvarint(nil, uint64(e.index))
 	b = binary.AppendUvarint(b, uint64(e.seq))
-	b = binary.AppendVarint(b, p.Time.Sub(start).Nanoseconds())
+	b = binary.AppendVarint(b, p.Time.UnixNano()-start.UnixNano()) // wall time, whatever the monotonic readings
 	hasPage := p.Body != nil
 	if p.Err != "" {
 		flags |= flagErr
@@ -162,7 +162,7 @@ func appendString(b []byte, s string) []byte {
 
 // appendTick builds the payload of a tick record.
 func appendTick(b []byte, t Tick, start time.Time) []byte {
-	b = binary.AppendVarint(b, t.Time.Sub(start).Nanoseconds())
+	b = binary.AppendVarint(b, t.Time.UnixNano()-start.UnixNano())
 	b = binary.AppendUvarint(b, uint64(max(t.Window, 0)))
 	b = binary.AppendUvarint(b, uint64(len(t.Cuts)))
 	for _, c := range t.Cuts {

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -33,6 +34,7 @@ type Cursor struct {
 	dec       *zstd.Decoder
 	ingesters []*page.Ingester
 	last      []decoded // per target: the newest frame decoded
+	page      []byte    // the page Page returned last
 }
 
 // decoded is the content of one decoded frame.
@@ -78,6 +80,14 @@ func (c *Cursor) Page(t, i int) (Page, error) {
 	}
 	ct, body, _ := bytes.Cut(content, []byte{'\n'})
 	p.ContentType, p.Body = string(ct), body
+	if f.flags&flagColumns != 0 {
+		n, w := binary.Uvarint(body)
+		if w <= 0 || n > uint64(len(body)-w) {
+			return p, fmt.Errorf("frame %d: %w", f.seq, errDecode)
+		}
+		c.page = joinColumns(c.page[:0], body[w:w+int(n)], body[w+int(n):])
+		p.Body = c.page
+	}
 	return p, nil
 }
 

@@ -26,6 +26,9 @@ type targetEnc struct {
 	prev     []byte // the previous frame's content: the next one's dictionary
 	havePrev bool   // the frame seq had a page
 	content  []byte
+	page     []byte // the page as kept, before the split in columns
+	keys     []byte
+	values   []byte
 
 	mu     sync.Mutex // guards recent
 	recent []frameRef
@@ -76,17 +79,21 @@ func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int
 		b = append(b, flags)
 		return appendString(b, p.Err)
 	}
-	flags |= flagPage
-	e.content = append(e.content[:0], p.ContentType...)
-	e.content = append(e.content, '\n')
+	flags |= flagPage | flagColumns
 	// A page that failed to parse is kept whole: the parse error's line
 	// number refers to it.
 	if all || p.Err != "" {
 		flags |= flagWhole
-		e.content = append(e.content, p.Body...)
+		e.page = append(e.page[:0], p.Body...)
 	} else {
-		e.content = Keep(e.content, p.Body)
+		e.page = Keep(e.page[:0], p.Body)
 	}
+	e.keys, e.values = splitColumns(e.keys[:0], e.values[:0], e.page)
+	e.content = append(e.content[:0], p.ContentType...)
+	e.content = append(e.content, '\n')
+	e.content = binary.AppendUvarint(e.content, uint64(len(e.keys)))
+	e.content = append(e.content, e.keys...)
+	e.content = append(e.content, e.values...)
 	key := !e.havePrev || (e.seq-1)%int64(keyEvery) == 0
 	if key {
 		flags |= flagKey

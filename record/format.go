@@ -52,6 +52,7 @@ const (
 	flagPage                   // a page follows (else the fetch failed)
 	flagWhole                  // the whole page, not only the families vtop reads
 	flagErr                    // the scrape's error follows
+	flagColumns                // the page is split in columns (columns.go)
 )
 
 // frameMeta is what the index keeps of one frame: enough to find it,

@@ -48,11 +48,11 @@ func appendRecord(dst []byte, kind byte, payload []byte) []byte {
 
 // Frame flags.
 const (
-	flagKey   byte = 1 << iota // compressed without a dictionary
-	flagPage                   // a page follows (else the fetch failed)
-	flagWhole                  // the whole page, not only the families vtop reads
-	flagErr                    // the scrape's error follows
-	flagColumns                // the page is split in columns (columns.go)
+	flagKey     byte = 1 << iota // compressed without a dictionary
+	flagPage                     // a page follows (else the fetch failed)
+	flagWhole                    // the whole page, not only the families vtop reads
+	flagErr                      // the scrape's error follows
+	flagColumns                  // the page is split in columns (columns.go)
 )
 
 // frameMeta is what the index keeps of one frame: enough to find it,

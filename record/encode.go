@@ -53,7 +53,7 @@ func (e *targetEnc) encoder() *zstd.Encoder {
 		e.enc, _ = zstd.NewWriter(nil,
 			zstd.WithEncoderConcurrency(1),
 			zstd.WithEncoderCRC(false), // each record has its own CRC
-			zstd.WithEncoderLevel(zstd.SpeedBetterCompression),
+			zstd.WithEncoderLevel(zstd.SpeedDefault),
 			zstd.WithEncoderDictRaw(0, []byte{0}))
 	}
 	return e.enc

@@ -67,7 +67,9 @@ func TestCommands(t *testing.T) {
 		{"replay an empty file", func(o, e *bytes.Buffer) (int, error) { return ReplayFlags{File: empty, JSONL: true}.RunText(o, e) }, record.ExitData, ""},
 		{"export", func(o, e *bytes.Buffer) (int, error) { return ExportFlags{File: path, Job: "vllm"}.Run(o, e) }, 0, "# EOF\n"},
 		{"export an empty file", func(o, e *bytes.Buffer) (int, error) { return ExportFlags{File: empty}.Run(o, e) }, record.ExitData, ""},
-		{"diff", func(o, e *bytes.Buffer) (int, error) { return DiffFlags{Baseline: path, Candidate: path, SLOTTFT: time.Second}.Run(o) }, 0, "candidate: "},
+		{"diff", func(o, e *bytes.Buffer) (int, error) {
+			return DiffFlags{Baseline: path, Candidate: path, SLOTTFT: time.Second}.Run(o)
+		}, 0, "candidate: "},
 		{"diff with a text file", func(o, e *bytes.Buffer) (int, error) { return DiffFlags{Baseline: path, Candidate: notRec}.Run(o) }, record.ExitUsage, ""},
 		{"diff beyond the end", func(o, e *bytes.Buffer) (int, error) {
 			return DiffFlags{Baseline: path, Candidate: path, Skip: time.Hour}.Run(o)

@@ -20,7 +20,6 @@ const recentFrames = 64
 // target's scrape goroutine only; cut runs on the monitor's.
 type targetEnc struct {
 	index    int
-	name_    string
 	enc      *zstd.Encoder // reused: its dictionary changes with each frame
 	seq      int64
 	prev     []byte // the previous frame's content: the next one's dictionary
@@ -40,11 +39,7 @@ type frameRef struct {
 	seq  int64
 }
 
-func newTargetEnc(index int, name string) *targetEnc {
-	return &targetEnc{index: index, name_: name}
-}
-
-func (e *targetEnc) name() string { return e.name_ }
+func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
 
 // encoder returns the target's zstd encoder, made on first use.
 func (e *targetEnc) encoder() *zstd.Encoder {

@@ -57,6 +57,7 @@ type Recorder struct {
 	all      bool
 	maxBytes int64
 	index    map[string]int // target URL → index in the header
+	byName   map[string]int // target name → index in the header
 	targets  []*targetEnc   // one per target, used by its goroutine only
 
 	mu     sync.Mutex // guards everything below
@@ -106,11 +107,12 @@ func newRecorder(path string, f *os.File, opts Options) *Recorder {
 	}
 	r := &Recorder{
 		path: path, file: f, start: opts.Start, keyEvery: opts.KeyEvery, all: opts.All,
-		maxBytes: opts.MaxBytes, index: make(map[string]int), done: make(chan struct{}),
+		maxBytes: opts.MaxBytes, index: make(map[string]int), byName: make(map[string]int), done: make(chan struct{}),
 	}
 	for i, t := range opts.Targets {
 		r.index[t.URL] = i
-		r.targets = append(r.targets, newTargetEnc(i, t.Name))
+		r.byName[t.Name] = i
+		r.targets = append(r.targets, newTargetEnc(i))
 	}
 	return r
 }
@@ -161,7 +163,7 @@ func (r *Recorder) Tap(ev monitor.Evaluation) {
 	}
 	cuts := make([]Cut, len(r.targets))
 	for _, rd := range ev.Readings {
-		i, ok := r.indexByName(rd.Target)
+		i, ok := r.byName[rd.Target]
 		if !ok {
 			continue
 		}
@@ -172,16 +174,6 @@ func (r *Recorder) Tap(ev monitor.Evaluation) {
 	defer r.mu.Unlock()
 	r.buf = appendRecord(r.buf[:0], kindTick, payload)
 	_ = r.writeLocked(r.buf)
-}
-
-// indexByName finds a target by the name readings carry.
-func (r *Recorder) indexByName(name string) (int, bool) {
-	for i, t := range r.targets {
-		if t.name() == name {
-			return i, true
-		}
-	}
-	return 0, false
 }
 
 // writeLocked appends b to the file in one write, unless that would pass

@@ -6,13 +6,16 @@
 //
 // A command ends with an error that says how the process exits: nil (0), a
 // *StatusError for a report that is not all healthy (1 or 2), a
-// *UsageError (64), anything else (70); ExitCode maps it.
+// *UsageError (64), a *record.Error (its code: 64 or 65), anything else
+// (70); ExitCode maps it.
 package command
 
 import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/vtop-dev/vtop/record"
 )
 
 // Env is what every command's Run receives besides its own flags.
@@ -21,6 +24,12 @@ type Env struct {
 	Stdout io.Writer
 	// Version is the version the dashboard's header shows.
 	Version string
+	// Stderr receives what a command says beside its output: a recording
+	// that stopped, what a recording lost (nil: os.Stderr).
+	Stderr io.Writer
+	// Args are the command-line arguments, kept (credentials removed) in
+	// a recording's header.
+	Args []string
 }
 
 // Exit codes, documented in the README and in Description.
@@ -29,6 +38,7 @@ const (
 	ExitDegraded = 1  // a replica is slow, full, preempting or stale
 	ExitDown     = 2  // a replica is down
 	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
+	ExitData     = 65 // a recording that cannot be used (EX_DATAERR)
 	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
@@ -50,11 +60,13 @@ func (e *UsageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
 
 // ExitCode is the process exit code of what a command's Run returned: 0 for
-// nil, the code of a *StatusError, ExitUsage for a *UsageError and
-// ExitFailure for anything else.
+// nil, the code of a *StatusError, ExitUsage for a *UsageError, the code
+// of a *record.Error (a file that is not a recording, or one that cannot be
+// used) and ExitFailure for anything else.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError
+	var recording *record.Error
 	switch {
 	case err == nil:
 		return ExitHealthy
@@ -62,6 +74,8 @@ func ExitCode(err error) int {
 		return status.Code
 	case errors.As(err, &usage):
 		return ExitUsage
+	case errors.As(err, &recording): // its code: ExitUsage or ExitData
+		return recording.Code
 	default:
 		return ExitFailure
 	}
@@ -86,10 +100,14 @@ Examples:
   vtop --once --json gpu-a:8000     one report over one window, then exit
   vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
   vtop analyze before.txt after.txt --seconds 60
+  vtop --record incident.vtrec gpu-a:8000   watch, and keep every scrape
+  vtop replay incident.vtrec        the dashboard over a recording
+  vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
 is slow, full, preempting or stale; 2 a replica is down; 64 usage error; 70
 vtop itself failed (a report that cannot be written, a page that does not
 parse).
 
-Other commands: vtop analyze --help, vtop sim --help.`
+Other commands: vtop analyze --help, vtop sim --help, vtop record --help,
+vtop replay --help, vtop export --help, vtop diff --help.`

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,7 @@ type Watch struct {
 	analysisFlags
 	clientFlags
 	prometheusFlags
+	recordFlags
 
 	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
 	JSON     bool          `help:"With --once: print the report as one JSON object."`
@@ -208,7 +210,10 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validate(); err != nil {
 		return err
 	}
-	source, err := w.source(ctx)
+	if err := w.validateRecord(w); err != nil {
+		return err
+	}
+	source, err := w.source(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -216,15 +221,17 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	case w.Once:
 		return w.runOnce(ctx, source, env.Stdout)
 	case w.JSONL:
-		return w.runJSONL(ctx, source, env.Stdout)
+		err = w.runJSONL(ctx, source, env)
 	default:
-		return w.runDashboard(ctx, source, env.Version)
+		err = w.runDashboard(ctx, source, env.Version)
 	}
+	// The recording is closed, and what it holds said, however the watch ended.
+	return errors.Join(err, w.finish(env))
 }
 
 // source is where the readings come from: the fleet's Prometheus server,
 // or vtop's own scrapes of the targets.
-func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
+func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus != "" {
 		src, err := promsource.New(promsource.Config{
 			URL:       w.Prometheus,
@@ -255,8 +262,13 @@ func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts})
+	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
+	if err := w.start(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
+		return nil, err
+	}
+	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
+		w.abandon()
 		// Only the client's options can fail here: a CA file, a token
 		// file or a header given on the command line.
 		return nil, usagef("%v", err)
@@ -303,7 +315,9 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, out io.Write
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
 // report. A line that cannot be written stops the run with the error, so
 // that a full disk or a closed reader never loses reports silently.
-func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writer) error {
+func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
+	out := env.Stdout
+	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
@@ -315,6 +329,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writ
 		}
 		return nil
 	})
+	w.tap(mon)
 	return mon.Run(ctx)
 }
 
@@ -333,6 +348,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version
 		program.Send(ui.ReportMsg{Report: r})
 		return nil
 	})
+	w.tap(mon)
+	w.onStop(ctx, func(reason string) { program.Send(ui.RecordingMsg{Stopped: reason}) })
 	points := max(1, int(w.History/w.Interval))
 	// A source that holds the past (Prometheus) fills the charts at once.
 	mon.SetHistory(w.History, points, func(h map[string][]analysis.Point) {
@@ -349,6 +366,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, version
 		Hint:      w.hint(),
 		Demo:      w.Demo,
 		Version:   version,
+		Recording: w.Record,
 	})
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
 	done := make(chan struct{})

@@ -30,6 +30,12 @@ type cli struct {
 	Analyze command.Analyze  `cmd:"" help:"Report on two saved /metrics pages taken N seconds apart (curl …/metrics > before.txt)."`
 	Sim     command.Sim      `cmd:"" help:"Serve simulated vLLM replicas on loopback, one URL per line, until interrupted."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
+
+	// Recordings: keep the evidence, replay it, export it, compare two.
+	Record command.Record `cmd:"" help:"Record every scrape of the targets to a file (-o FILE), without a screen, for replay, export and diff."`
+	Replay command.Replay `cmd:"" help:"Replay a recording on the dashboard with time controls, or print its reports (--jsonl, --once)."`
+	Export command.Export `cmd:"" help:"Write a recording as OpenMetrics, for promtool tsdb create-blocks-from openmetrics."`
+	Diff   command.Diff   `cmd:"" help:"Compare two recordings (baseline, candidate): loads, latencies, throughput and a verdict."`
 }
 
 func main() {
@@ -58,7 +64,7 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	kctx.BindTo(ctx, (*context.Context)(nil))
-	err = kctx.Run(&command.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version})
+	err = kctx.Run(&command.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Args: args})
 	var status *command.StatusError
 	if err != nil && !errors.As(err, &status) {
 		fmt.Fprintln(os.Stderr, "vtop:", err)
@@ -73,7 +79,7 @@ func helpForWatch(args []string) []string {
 	help := false
 	for _, arg := range args {
 		switch arg {
-		case "analyze", "sim", "watch":
+		case "analyze", "sim", "watch", "record", "replay", "export", "diff":
 			return args
 		case "-h", "--help":
 			help = true

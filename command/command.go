@@ -6,14 +6,16 @@
 //
 // A command ends with an error that says how the process exits: nil (0), a
 // *StatusError for a report that is not all healthy (1 or 2), a
-// *UsageError (64), a *DataError (65), anything else (70); ExitCode maps
-// it.
+// *UsageError (64), a *DataError or a *record.Error (65, or 64 for a
+// file that is not a recording), anything else (70); ExitCode maps it.
 package command
 
 import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/vtop-dev/vtop/record"
 )
 
 // Env is what every command's Run receives besides its own flags.
@@ -22,11 +24,15 @@ type Env struct {
 	// reports, JSON lines and the simulator's URLs.
 	Stdin  io.Reader
 	Stdout io.Writer
-	// Stderr receives what is for the person waiting (the progress of
-	// --once), never the report; nil discards it.
+	// Stderr receives what is for the person beside the output: the
+	// progress of --once, a recording that stopped, what a recording
+	// lost; never the report.
 	Stderr io.Writer
 	// Version is the version the dashboard's header shows.
 	Version string
+	// Args are the command-line arguments, kept (credentials removed) in
+	// a recording's header.
+	Args []string
 }
 
 // Exit codes, documented in the README and in Description.
@@ -35,7 +41,7 @@ const (
 	ExitDegraded = 1  // a replica is slow, full, preempting or stale, or could not be judged
 	ExitDown     = 2  // a replica is down
 	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
-	ExitData     = 65 // input that is not what it claims to be (EX_DATAERR)
+	ExitData     = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
 	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
@@ -67,11 +73,13 @@ func dataf(format string, args ...any) error { return &DataError{fmt.Sprintf(for
 
 // ExitCode is the process exit code of what a command's Run returned: 0 for
 // nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
-// for a *DataError and ExitFailure for anything else.
+// for a *DataError, the code of a *record.Error (a file that is not a
+// recording, or one that cannot be used) and ExitFailure for anything else.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError
 	var data *DataError
+	var recording *record.Error
 	switch {
 	case err == nil:
 		return ExitHealthy
@@ -81,6 +89,8 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &data):
 		return ExitData
+	case errors.As(err, &recording): // its code: ExitUsage or ExitData
+		return recording.Code
 	default:
 		return ExitFailure
 	}
@@ -105,6 +115,9 @@ Examples:
   vtop --once --json gpu-a:8000     one report over one window, then exit
   vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
   vtop analyze before.txt after.txt   two saved pages, dated by their files
+  vtop --record incident.vtrec gpu-a:8000   watch, and keep every scrape
+  vtop replay incident.vtrec        the dashboard over a recording
+  vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
 is slow, full, preempting or stale, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
@@ -113,4 +126,5 @@ readings of one server in order (swapped, a restart between them, two
 servers); 70 vtop itself failed (a report that cannot be written, a page that
 does not parse).
 
-Other commands: vtop analyze --help, vtop sim --help.`
+Other commands: vtop analyze --help, vtop sim --help, vtop record --help,
+vtop replay --help, vtop export --help, vtop diff --help.`

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,7 @@ type Watch struct {
 	analysisFlags
 	clientFlags
 	prometheusFlags
+	recordFlags
 
 	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
 	JSON     bool          `help:"With --once: print the report as one JSON object."`
@@ -217,7 +219,17 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validate(); err != nil {
 		return err
 	}
-	source, err := w.source(ctx)
+	if err := w.validateRecord(w); err != nil {
+		return err
+	}
+	if !w.Once && !w.JSONL && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
+		// Checked after every flag, so that a mistake in one is said
+		// first, and before anything starts (a demo fleet, a recording),
+		// since the program would fail late with the terminal library's
+		// words.
+		return errNoTerminal
+	}
+	source, err := w.source(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -225,20 +237,17 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	case w.Once:
 		return w.runOnce(ctx, source, env)
 	case w.JSONL:
-		return w.runJSONL(ctx, source, env.Stdout)
-	case !isTerminal(env.Stdin) || !isTerminal(env.Stdout):
-		// Checked after every flag, so that a mistake in one is said
-		// first, and before the program starts, which would fail late
-		// with the terminal library's words.
-		return errNoTerminal
+		err = w.runJSONL(ctx, source, env)
 	default:
-		return w.runDashboard(ctx, source, env)
+		err = w.runDashboard(ctx, source, env)
 	}
+	// The recording is closed, and what it holds said, however the watch ended.
+	return errors.Join(err, w.finish(env))
 }
 
 // source is where the readings come from: the fleet's Prometheus server,
 // or vtop's own scrapes of the targets.
-func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
+func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus != "" {
 		src, err := promsource.New(promsource.Config{
 			URL:       w.Prometheus,
@@ -269,8 +278,13 @@ func (w *Watch) source(ctx context.Context) (monitor.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	poller, err := scrape.NewPoller(targets, scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts})
+	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
+	if err := w.start(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
+		return nil, err
+	}
+	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
+		w.abandon()
 		// Only the client's options can fail here: a CA file, a token
 		// file or a header given on the command line.
 		return nil, usagef("%v", err)
@@ -338,7 +352,9 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
 // report. A line that cannot be written stops the run with the error, so
 // that a full disk or a closed reader never loses reports silently.
-func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writer) error {
+func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
+	out := env.Stdout
+	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
@@ -350,6 +366,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, out io.Writ
 		}
 		return nil
 	})
+	w.tap(mon)
 	return mon.Run(ctx)
 }
 
@@ -368,6 +385,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		program.Send(ui.ReportMsg{Report: r})
 		return nil
 	})
+	w.tap(mon)
+	w.onStop(ctx, func(reason string) { program.Send(ui.RecordingMsg{Stopped: reason}) })
 	points := max(1, int(w.History/w.Interval))
 	// A source that holds the past (Prometheus) fills the charts at once.
 	mon.SetHistory(w.History, points, func(h map[string][]analysis.Point) {
@@ -385,6 +404,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Demo:      w.Demo,
 		Version:   env.Version,
 		Theme:     w.theme(env.Stdout),
+		Recording: w.Record,
 	})
 	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))

@@ -23,8 +23,11 @@ type Monitor struct {
 	output Output
 	kick   chan struct{}
 
-	mu  sync.Mutex // guards cfg
-	cfg analysis.Config
+	tap func(Evaluation)
+
+	mu        sync.Mutex // guards cfg and windowSet
+	cfg       analysis.Config
+	windowSet bool // SetWindow was called: it overrides a paced source's window
 
 	history *historyRequest // set by SetHistory; nil loads none
 }
@@ -61,6 +64,7 @@ func (m *Monitor) SetWindow(d time.Duration) {
 	tellWindow(m.source, d)
 	m.mu.Lock()
 	m.cfg.Window = d
+	m.windowSet = true
 	m.mu.Unlock()
 }
 
@@ -81,6 +85,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg.Go(func() { _ = m.source.Run(ctx) })
+	if paced, ok := m.source.(Paced); ok {
+		return m.runPaced(ctx, paced)
+	}
 	wg.Go(func() { m.loadHistory(ctx) })
 
 	interval := m.source.Interval()
@@ -94,9 +101,11 @@ func (m *Monitor) Run(ctx context.Context) error {
 		cfg := m.cfg
 		m.mu.Unlock()
 		readings = m.source.Readings(readings)
-		r := analysis.Analyze(m.source.Now(), readings, cfg, prev)
+		now := m.source.Now()
+		r := analysis.Analyze(now, readings, cfg, prev)
 		r.Source = sourceStatus(m.source)
 		prev = &r
+		m.observe(now, cfg, readings, &r)
 		return m.output(r)
 	}
 	for {

@@ -46,6 +46,27 @@ type Options struct {
 	// which reports are evaluated (default time.Now). Tests inject a clock
 	// here; scheduling still uses real timers.
 	Now func() time.Time
+	// OnPage, when set, sees every scrape the poller keeps, just before
+	// its sample enters the target's ring: a recorder keeps the evidence
+	// this way. It runs on the target's goroutine (so calls for different
+	// targets are concurrent) and delays that target's sample while it
+	// runs. Page.Body is only valid during the call.
+	OnPage func(Page)
+}
+
+// Page is one scrape as fetched, handed to Options.OnPage.
+type Page struct {
+	// Target is the target scraped.
+	Target Target
+	// Time stamps the scrape, as it stamps the sample.
+	Time time.Time
+	// Body and ContentType are the response; Body is nil when the fetch
+	// failed.
+	Body        []byte
+	ContentType string
+	// Err is the sample's error: why the fetch or the parse failed; empty
+	// on success.
+	Err string
 }
 
 // withDefaults fills the zero fields.
@@ -200,18 +221,22 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	case <-ctx.Done():
 		return
 	}
-	s := p.take(ctx, ts)
+	s, body, contentType := p.take(ctx, ts)
 	<-p.sem
 	if ctx.Err() != nil && !s.OK() {
 		return // shutting down: the failure is ours, not the target's
+	}
+	if p.opts.OnPage != nil {
+		p.opts.OnPage(Page{Target: ts.target, Time: s.Time, Body: body, ContentType: contentType, Err: s.Err})
 	}
 	ts.mu.Lock()
 	ts.ring.Push(s)
 	ts.mu.Unlock()
 }
 
-// take fetches and ingests one page.
-func (p *Poller) take(ctx context.Context, ts *targetState) catalogue.Sample {
+// take fetches and ingests one page. It also returns the page (nil when
+// the fetch failed), valid until the target's next take.
+func (p *Poller) take(ctx context.Context, ts *targetState) (catalogue.Sample, []byte, string) {
 	now := p.opts.Now()
 	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, ts.body)
 	ts.body = body
@@ -221,6 +246,8 @@ func (p *Poller) take(ctx context.Context, ts *targetState) catalogue.Sample {
 	var s catalogue.Sample
 	if err == nil {
 		s, err = ts.ingester.Ingest(body, contentType)
+	} else {
+		body = nil
 	}
 	if err != nil {
 		var se *Error
@@ -231,7 +258,7 @@ func (p *Poller) take(ctx context.Context, ts *targetState) catalogue.Sample {
 		s = catalogue.Sample{Err: problem}
 	}
 	s.Time = now
-	return s
+	return s, body, contentType
 }
 
 // Refresh makes every target scrape at once. The returned channel is

@@ -26,6 +26,9 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if cmd, ok := m.replayKey(k); ok { // before the dashboard's keys: they win in a replay
+		return cmd
+	}
 	if cmd, ok := m.globalKey(k); ok {
 		return cmd
 	}

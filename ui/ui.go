@@ -76,6 +76,14 @@ type Options struct {
 	// Location is the zone of the clock times drawn (event log, chart
 	// axes); nil means the local zone.
 	Location *time.Location
+
+	// Player, when set, makes the dashboard a replay of a recording: its
+	// time controls take their keys and the header shows where it is
+	// (ReplayMsg). See replay.go.
+	Player Player
+	// Recording names the file a recording made beside the screen writes:
+	// the header says so, and why it stopped (RecordingMsg).
+	Recording string
 }
 
 // ReportMsg carries a new evaluation into the ui.
@@ -145,6 +153,8 @@ type Model struct {
 	detail detailScreen
 	log    eventsScreen
 	help   helpScreen
+
+	play playback // a replay's controls and line, a recording's state
 }
 
 // New returns the model for a program; the first frame ("waiting for the
@@ -185,6 +195,7 @@ func New(opts Options) Model {
 	m.keys.Longer.SetEnabled(windows)
 	m.footer.Styles = theme.helpStyles()
 	m.help = newHelpScreen(theme, m.helpColumns())
+	m.setupReplay()
 	m.refresh()
 	return m
 }
@@ -234,6 +245,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.ingest(msg.Report)
 	case HistoryMsg:
 		m.preload(msg.Points)
+	case ReplayMsg:
+		m.replayMsg(msg)
+	case RecordingMsg:
+		m.recordingMsg(msg)
 	case tea.KeyMsg:
 		cmd = m.handleKey(msg)
 		// A key can change the header (a badge, the filter): lay out again.

@@ -99,7 +99,9 @@ func (m Model) headerLines(w int) []string {
 	if v := m.filter.Value(); v != "" && !m.filtering {
 		title = append(title, "filter: "+v)
 	}
+	title = append(title, m.recordingBadge()...)
 	lines := packSegments(title, w, "  ")
+	lines = append(lines, m.replayLines()...)
 	if !m.hasReport {
 		return lines
 	}
@@ -244,7 +246,7 @@ func (m Model) footerLine() string {
 	if m.filtering {
 		return m.filter.View() + m.theme.dim.Render("  "+inlineHelp(m.fkeys.Keep, m.fkeys.Clear))
 	}
-	return m.footer.ShortHelpView(m.footerKeys())
+	return m.footer.ShortHelpView(m.withReplayKeys(m.footerKeys()))
 }
 
 // footerKeys are the keys of the screen shown, most needed first: the

@@ -1,0 +1,160 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/compare"
+	"github.com/vtop-dev/vtop/export"
+	"github.com/vtop-dev/vtop/record"
+)
+
+// Export is `vtop export FILE`: a recording as OpenMetrics text with
+// timestamps, for `promtool tsdb create-blocks-from openmetrics`.
+type Export struct {
+	File        string    `arg:"" placeholder:"FILE" help:"The recording."`
+	Output      string    `short:"o" placeholder:"OUT" help:"Write to OUT, which must not exist (default: standard output). Then: promtool tsdb create-blocks-from openmetrics OUT DIR."`
+	OpenMetrics bool      `name:"openmetrics" default:"true" help:"Write OpenMetrics text (the one format so far, and the default)."`
+	Job         string    `default:"vllm" help:"The job label of every series."`
+	From        time.Time `placeholder:"TIME" help:"Export the scrapes from TIME on (RFC 3339)."`
+	To          time.Time `placeholder:"TIME" help:"Export the scrapes up to TIME (RFC 3339)."`
+}
+
+// Run writes the export and says on stderr what it holds. A file left
+// half-written by a failure is removed.
+func (e *Export) Run(env *Env) error {
+	if !e.OpenMetrics {
+		return usagef("--openmetrics=false: OpenMetrics is the one format export writes so far")
+	}
+	if !e.To.IsZero() && e.To.Before(e.From) {
+		return usagef("--to %s is before --from %s", e.To.Format(time.RFC3339), e.From.Format(time.RFC3339))
+	}
+	rec, err := openRecording(e.File, stderr(env))
+	if err != nil {
+		return err
+	}
+	out, closeOut, err := e.output(env.Stdout)
+	if err != nil {
+		return err
+	}
+	stats, err := export.Export(out, rec, export.Options{Job: e.Job, From: e.From, To: e.To})
+	if err = errors.Join(err, closeOut(err)); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
+	return nil
+}
+
+// output is standard output, or -o OUT created anew; closeOut closes it
+// and removes it when the export failed.
+func (e *Export) output(stdout io.Writer) (io.Writer, func(error) error, error) {
+	if e.Output == "" || e.Output == "-" {
+		return stdout, func(error) error { return nil }, nil
+	}
+	f, err := os.OpenFile(e.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, nil, usagef("-o %s: the file exists; choose another name", e.Output)
+	}
+	if err != nil {
+		return nil, nil, usagef("-o: %v", err)
+	}
+	return f, func(failed error) error {
+		err := f.Close()
+		if failed != nil || err != nil {
+			_ = os.Remove(e.Output)
+		}
+		return err
+	}, nil
+}
+
+// Diff is `vtop diff BASELINE CANDIDATE`: two recordings (a checkpoint
+// before and after a roll-out, two configurations) compared figure by
+// figure, with their loads, a warning when the loads are too different
+// to compare, and a one-line verdict.
+type Diff struct {
+	Baseline  string        `arg:"" placeholder:"BASELINE" help:"The recording of the baseline."`
+	Candidate string        `arg:"" placeholder:"CANDIDATE" help:"The recording of the candidate."`
+	JSON      bool          `help:"Print the comparison as one JSON object."`
+	Window    string        `placeholder:"[FROM:]TO" help:"The part of each recording to compare, as offsets from its first report: 5m is the first five minutes, 2m:7m from minute 2 to minute 7, 2m: from minute 2 to the end (default: all of it)."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"1s" help:"TTFT within which a request counts as goodput."`
+	SLOE2E    time.Duration `name:"slo-e2e" help:"e2e latency within which a request counts as goodput (default: TTFT only)."`
+}
+
+// Run prints the comparison.
+func (d *Diff) Run(env *Env) error {
+	skip, length, err := parseWindow(d.Window)
+	if err != nil {
+		return usagef("--window %q: %v", d.Window, err)
+	}
+	if d.SLOTTFT <= 0 || d.SLOE2E < 0 {
+		return usagef("--slo-ttft and --slo-e2e: want positive latencies")
+	}
+	base, err := openRecording(d.Baseline, stderr(env))
+	if err != nil {
+		return err
+	}
+	cand, err := openRecording(d.Candidate, stderr(env))
+	if err != nil {
+		return err
+	}
+	cfg := analysis.DefaultConfig()
+	cfg.SLOTTFT, cfg.SLOE2E = d.SLOTTFT, d.SLOE2E
+	res, err := compare.Compare(base, cand, d.Baseline, d.Candidate, compare.Options{Skip: skip, Length: length, Config: cfg})
+	if errors.Is(err, compare.ErrTooShort) {
+		// compare names the recording after the error, on a line of its own.
+		msg := strings.ReplaceAll(err.Error(), "\n", ": ")
+		return &record.Error{Code: ExitData, Err: fmt.Errorf("%s (--window %s)", msg, orAll(d.Window))}
+	}
+	if err != nil {
+		return err
+	}
+	if d.JSON {
+		err = res.JSON(env.Stdout)
+	} else {
+		err = res.Text(env.Stdout)
+	}
+	if err != nil {
+		return fmt.Errorf("writing the comparison: %w", err)
+	}
+	return nil
+}
+
+// orAll names the default window in messages.
+func orAll(w string) string {
+	if w == "" {
+		return "all"
+	}
+	return w
+}
+
+// parseWindow reads --window: "" (everything), "TO" (the first TO),
+// "FROM:TO" or "FROM:" (to the end). It returns what to skip at the start
+// and how much to compare after it (0: to the end).
+func parseWindow(s string) (skip, length time.Duration, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	from, to, ranged := strings.Cut(s, ":")
+	if !ranged {
+		from, to = "0s", s
+	}
+	if from == "" {
+		from = "0s"
+	}
+	if skip, err = time.ParseDuration(from); err != nil || skip < 0 {
+		return 0, 0, fmt.Errorf("%q is not an offset such as 2m", from)
+	}
+	if to == "" {
+		return skip, 0, nil
+	}
+	end, err := time.ParseDuration(to)
+	if err != nil || end <= skip {
+		return 0, 0, fmt.Errorf("want [FROM:]TO with TO after FROM, such as 5m or 2m:7m")
+	}
+	return skip, end - skip, nil
+}

@@ -1,0 +1,299 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/scrape"
+)
+
+// Record is `vtop record`: scrape the targets into a recording, without a
+// screen and without analysis, until interrupted, --duration or
+// --max-size. `vtop replay` then evaluates it once per interval.
+type Record struct {
+	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path], as for watching. None: http://localhost:8000/metrics."`
+	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
+	Output  string   `short:"o" required:"" placeholder:"FILE" help:"Write the recording to FILE (it must not exist: a recording is never overwritten)."`
+
+	Duration time.Duration `help:"Stop recording after this long (default: until interrupted)."`
+	MaxSize  string        `default:"1GiB" placeholder:"SIZE" help:"Stop recording before the file grows past SIZE (default 1GiB)."`
+	All      bool          `name:"record-all" help:"Keep whole pages, not only the vLLM families vtop reads."`
+
+	Interval time.Duration `default:"1s" help:"Time between two scrapes of a target."`
+	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
+	Window   time.Duration `default:"30s" help:"Window of the reports a replay computes."`
+
+	analysisFlags
+	clientFlags
+
+	Demo         bool   `help:"Record a simulated vLLM fleet served on loopback."`
+	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas."`
+	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum})."`
+
+	// Prometheus is declared only to refuse it with a reason: without it
+	// the parser would call it an unknown flag.
+	Prometheus string `hidden:"" placeholder:"URL"`
+}
+
+// Run records until ctx ends, --duration passes or the recording stops by
+// itself, and says on stderr what it kept.
+func (r *Record) Run(ctx context.Context, env *Env) error {
+	if err := r.validate(); err != nil {
+		return err
+	}
+	w := r.asWatch()
+	clientOpts, err := w.options()
+	if err != nil {
+		return err
+	}
+	targets, err := w.targets(ctx)
+	if err != nil {
+		return err
+	}
+	flags := recordFlags{Record: r.Output, RecordAll: r.All, RecordMaxSize: r.MaxSize, size: "--max-size"}
+	opts := scrape.Options{Interval: r.Interval, Timeout: r.Timeout, Client: clientOpts}
+	if err := flags.start(env, targets, r.config(r.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
+		return err
+	}
+	poller, err := scrape.NewPoller(targets, opts)
+	if err != nil {
+		flags.abandon()
+		return usagef("%v", err)
+	}
+	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, r.until())
+	runCtx, cancel := flags.untilStopped(ctx, r.Duration)
+	defer cancel()
+	_ = poller.Run(runCtx)
+	return flags.finish(env)
+}
+
+// validate rejects what the parser cannot see.
+func (r *Record) validate() error {
+	switch {
+	case r.Prometheus != "":
+		return usagef("--prometheus: recording through Prometheus is not supported yet; give the targets (or -f FILE) and vtop record scrapes them itself")
+	case r.Interval < 100*time.Millisecond:
+		return usagef("--interval %s is too short (at least 100ms)", r.Interval)
+	case r.Timeout < 0 || r.Timeout >= r.Interval:
+		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", r.Timeout, r.Interval)
+	case r.Window < 2*r.Interval:
+		return usagef("--window %s must hold at least two scrapes (--interval %s)", r.Window, r.Interval)
+	case r.Duration < 0:
+		return usagef("--duration %s: want a positive duration", r.Duration)
+	case r.Demo && (len(r.Targets) > 0 || r.File != ""):
+		return usagef("--demo records its own simulated fleet: give no targets")
+	case r.DemoFleet < 1 || r.DemoFleet > 500:
+		return usagef("--demo-fleet %d: want 1 to 500", r.DemoFleet)
+	}
+	return r.analysisFlags.validate()
+}
+
+// asWatch is the watch command with the same targets and client flags:
+// targets are resolved, and the demo started, exactly as for watching.
+func (r *Record) asWatch() *Watch {
+	return &Watch{
+		Targets: r.Targets, File: r.File, clientFlags: r.clientFlags,
+		Demo: r.Demo, DemoFleet: r.DemoFleet, DemoScenario: r.DemoScenario,
+	}
+}
+
+// until says how the recording will end.
+func (r *Record) until() string {
+	if r.Duration > 0 {
+		return " for " + r.Duration.String()
+	}
+	return " until interrupted (ctrl+c)"
+}
+
+// recordFlags keep the evidence of a watch: `vtop --record FILE` beside
+// the screen or --jsonl. The recorder sees every page the poller keeps and
+// every evaluation the monitor makes, so that a replay computes the same
+// reports. The unexported fields are the running recording.
+type recordFlags struct {
+	Record        string `placeholder:"FILE" help:"Also record every scrape (and which ones each report saw) to FILE, for vtop replay, export and diff. FILE must not exist."`
+	RecordAll     bool   `name:"record-all" help:"With --record: keep whole pages, not only the vLLM families vtop reads."`
+	RecordMaxSize string `default:"1GiB" placeholder:"SIZE" help:"With --record: stop recording (watching goes on) before FILE grows past SIZE (default 1GiB)."`
+
+	rec     *record.Recorder
+	targets int
+	size    string // the size flag's name, when not --record-max-size
+}
+
+// sizeFlag names the flag of the size limit in messages.
+func (f *recordFlags) sizeFlag() string {
+	if f.size != "" {
+		return f.size
+	}
+	return "--record-max-size"
+}
+
+// validateRecord rejects --record where there are no scrapes to keep.
+func (f *recordFlags) validateRecord(w *Watch) error {
+	switch {
+	case f.Record == "" && f.RecordAll:
+		return usagef("--record-all goes with --record FILE")
+	case f.Record == "":
+		return nil
+	case w.Prometheus != "":
+		return usagef("--record: recording through --prometheus%s is not supported yet; give the targets and vtop scrapes and records them itself", fromEnv(w))
+	case w.Once:
+		return usagef("--record goes with the dashboard or --jsonl, not --once")
+	}
+	return nil
+}
+
+// fromEnv names the environment variable when --prometheus came from it.
+func fromEnv(w *Watch) string {
+	if os.Getenv(prometheusEnv) == w.Prometheus {
+		return " (from $" + prometheusEnv + ")"
+	}
+	return ""
+}
+
+// start creates the recording, when asked for, and hooks it into the
+// poller's options: every kept page, on the wall clock to the
+// millisecond, so that live reports compute with the very times the file
+// keeps and a replay gives the same figures.
+func (f *recordFlags) start(env *Env, targets []scrape.Target, cfg analysis.Config, opts *scrape.Options) error {
+	if f.Record == "" {
+		return nil
+	}
+	maxBytes, err := parseSize(f.RecordMaxSize)
+	if err != nil {
+		return usagef("%s: %v", f.sizeFlag(), err)
+	}
+	interval := opts.Interval
+	if interval <= 0 {
+		interval = scrape.DefaultInterval
+	}
+	rec, err := record.Create(f.Record, record.Options{
+		Vtop: env.Version, Interval: interval, Targets: targets, Args: redactArgs(env.Args),
+		All: f.RecordAll, MaxBytes: maxBytes, Config: cfg,
+	})
+	if err != nil {
+		return err
+	}
+	f.rec, f.targets = rec, len(targets)
+	opts.OnPage, opts.Now = rec.Page, record.WallClock
+	return nil
+}
+
+// tap makes the recorder note which readings each report saw.
+func (f *recordFlags) tap(mon *monitor.Monitor) {
+	if f.rec != nil {
+		mon.Tap(f.rec.Tap)
+	}
+}
+
+// onStop calls notify, on a goroutine of its own, with the reason when the
+// recording stops by itself before ctx ends (the size limit, a full disk):
+// watching goes on, and whoever watches must be told.
+func (f *recordFlags) onStop(ctx context.Context, notify func(reason string)) {
+	if f.rec == nil {
+		return
+	}
+	go func() {
+		select {
+		case <-f.rec.Done():
+			if err := f.rec.Err(); err != nil {
+				notify(f.stopReason(err))
+			}
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// stopReason says why the recording stopped, in one line.
+func (f *recordFlags) stopReason(err error) string {
+	if errors.Is(err, record.ErrMaxSize) {
+		return fmt.Sprintf("recording stopped at %s %s", f.sizeFlag(), f.RecordMaxSize)
+	}
+	return fmt.Sprintf("recording stopped: %v", err)
+}
+
+// untilStopped is ctx ended also by d (when positive) and by the
+// recording stopping by itself: `vtop record` has nothing else to do.
+func (f *recordFlags) untilStopped(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	cancelTimeout := context.CancelFunc(func() {})
+	if d > 0 {
+		ctx, cancelTimeout = context.WithTimeout(ctx, d)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	f.onStop(ctx, func(string) { cancel() })
+	return ctx, func() { cancel(); cancelTimeout() }
+}
+
+// abandon closes a recording whose watch could not start.
+func (f *recordFlags) abandon() {
+	if f.rec != nil {
+		_ = f.rec.Close()
+	}
+}
+
+// finish closes the recording and says on stderr what it holds. A
+// recording that stopped on a write error ends the command with that
+// error (exit 70), after watching: evidence was lost. The size limit is
+// the recording's own end, not a failure.
+func (f *recordFlags) finish(env *Env) error {
+	if f.rec == nil {
+		return nil
+	}
+	stopped := f.rec.Err()
+	closeErr := f.rec.Close()
+	out := stderr(env)
+	fmt.Fprintf(out, "vtop: recorded %d scrapes of %d targets in %s (%s)\n", f.rec.Frames(), f.targets, f.Record, formatSize(f.rec.Size()))
+	switch {
+	case stopped != nil && !errors.Is(stopped, record.ErrMaxSize):
+		return fmt.Errorf("--record: %w", stopped)
+	case stopped != nil:
+		fmt.Fprintf(out, "vtop: %s\n", f.stopReason(stopped))
+	case closeErr != nil:
+		return fmt.Errorf("--record: %w", closeErr)
+	}
+	return nil
+}
+
+// redactArgs is the command line as a recording keeps it: the values of
+// --header (which may carry a credential) are replaced. Tokens and
+// passwords are only ever given as files.
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && args[i-1] == "--header":
+			out[i] = "REDACTED"
+		case strings.HasPrefix(a, "--header="):
+			out[i] = "--header=REDACTED"
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
+
+// stderr is where a command talks beside its output.
+func stderr(env *Env) io.Writer {
+	if env.Stderr != nil {
+		return env.Stderr
+	}
+	return os.Stderr
+}
+
+// formatSize writes a byte count for people.
+func formatSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

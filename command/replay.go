@@ -1,0 +1,166 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/replay"
+	"github.com/vtop-dev/vtop/ui"
+)
+
+// Replay is `vtop replay FILE`: the dashboard over a recording, through
+// the same analysis as live data, with time controls; or, without a
+// screen, its reports at once.
+type Replay struct {
+	File  string `arg:"" placeholder:"FILE" help:"The recording (vtop record, or vtop --record FILE)."`
+	JSONL bool   `name:"jsonl" help:"No screen: print every report of the recording, in order and without waiting, one JSON line each."`
+	Once  bool   `help:"No screen: print the recording's last report (exit code by state, as --once)."`
+	JSON  bool   `help:"With --once: print the report as one JSON object."`
+	Speed int    `default:"1" enum:"1,10,60" help:"Speed at start: 1, 10 or 60 times the recorded pace (< and > change it)."`
+}
+
+// Run replays the recording on the screen, or prints its reports.
+func (r *Replay) Run(ctx context.Context, env *Env) error {
+	switch {
+	case r.JSON && !r.Once:
+		return usagef("--json goes with --once (use --jsonl for every report)")
+	case r.Once && r.JSONL:
+		return usagef("--once and --jsonl exclude each other")
+	}
+	rec, err := openRecording(r.File, stderr(env))
+	if err != nil {
+		return err
+	}
+	cfg := replay.Config(rec)
+	switch {
+	case r.JSONL:
+		return r.printAll(rec, cfg, env.Stdout)
+	case r.Once:
+		last, err := replay.Last(rec, cfg)
+		if err != nil {
+			return dataError(r.File, err)
+		}
+		return printReport(env.Stdout, last, r.JSON)
+	}
+	return r.runScreen(ctx, rec, cfg, env.Version)
+}
+
+// openRecording opens a recording and says on w what of it was lost or
+// is still being written.
+func openRecording(path string, w io.Writer) (*record.Recording, error) {
+	rec, err := record.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if rec.InProgress {
+		fmt.Fprintf(w, "vtop: %s is still being recorded; replaying what is written so far\n", path)
+	}
+	if rec.Damage.Any() {
+		fmt.Fprintf(w, "vtop: %s: %s\n", path, rec.Damage)
+	}
+	return rec, nil
+}
+
+// dataError marks a recording with nothing to replay as unusable (65).
+func dataError(path string, err error) error {
+	if errors.Is(err, replay.ErrNoReports) {
+		return &record.Error{Code: ExitData, Path: path, Err: err}
+	}
+	return err
+}
+
+// printAll is --jsonl: every report, as live --jsonl printed it.
+func (r *Replay) printAll(rec *record.Recording, cfg analysis.Config, out io.Writer) error {
+	err := replay.Reports(rec, cfg, func(rep analysis.Report) error {
+		if err := writeJSON(out, rep, false); err != nil {
+			return fmt.Errorf("--jsonl: writing a report: %w", err)
+		}
+		return nil
+	})
+	return dataError(r.File, err)
+}
+
+// runScreen opens the dashboard over the recording. The replay is a paced
+// source: the monitor evaluates each recorded report when the source
+// says, and the screen's keys drive the source.
+func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analysis.Config, version string) error {
+	src, err := replay.New(rec, cfg)
+	if err != nil {
+		return dataError(r.File, err)
+	}
+	src.SetSpeed(r.Speed)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pl := player{src}
+	ticks := rec.Ticks()
+	var program *tea.Program
+	mon := monitor.New(src, cfg, replayOutput(ticks, pl, func(msg tea.Msg) { program.Send(msg) }))
+	model := ui.New(ui.Options{
+		Interval: rec.Header.Interval,
+		Window:   ticks[0].Window,
+		Version:  version,
+		Player:   pl,
+	})
+	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mon.Run(ctx)
+	}()
+	_, err = program.Run()
+	interrupted := ctx.Err() != nil
+	cancel()
+	<-done
+	if err != nil && !interrupted {
+		return fmt.Errorf("terminal: %w", err)
+	}
+	return nil
+}
+
+// replayOutput hands each replayed report to the screen, after the replay
+// line; a report that is not the one after the last (the user jumped)
+// restarts the screen's history there.
+func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
+	last := -1
+	return func(rep analysis.Report) error {
+		i := sort.Search(len(ticks), func(k int) bool { return !ticks[k].Time.Before(rep.Time) })
+		send(ui.ReplayMsg{Status: pl.StatusLine(), Restart: i != last+1, At: rep.Time})
+		last = i
+		send(ui.ReportMsg{Report: rep})
+		return nil
+	}
+}
+
+// player is a replay as the screen drives it.
+type player struct{ *replay.Source }
+
+var _ ui.Player = player{}
+
+// ChangeSpeed steps through replay.Speeds, staying at either end.
+func (p player) ChangeSpeed(dir int) { p.SetSpeed(nextSpeed(p.Status().Speed, dir)) }
+
+// StatusLine is the header's replay line.
+func (p player) StatusLine() string { return p.Status().String() }
+
+// nextSpeed is the speed after cur in replay.Speeds in the direction dir,
+// from the nearest one when cur is not among them.
+func nextSpeed(cur, dir int) int {
+	speeds := replay.Speeds
+	i, found := slices.BinarySearch(speeds, cur)
+	switch {
+	case dir > 0 && found:
+		i++
+	case dir < 0:
+		i--
+	}
+	return speeds[min(max(i, 0), len(speeds)-1)]
+}

@@ -1,0 +1,137 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Thresholds of the verdict: smaller changes are noise between two runs.
+const (
+	throughputMoves = 0.02 // tokens/s, requests/s
+	latencyMoves    = 0.10 // p99s
+	successMoves    = 0.01 // success rate, absolute
+	preemptionsRise = 0.01 // preemptions/s
+)
+
+// unfair says why two loads are too far apart to compare.
+func unfair(b, c Load) []string {
+	var out []string
+	if d, ok := rel(b.ArrivalsPerSecond, c.ArrivalsPerSecond); ok && math.Abs(d) > UnfairShare {
+		out = append(out, fmt.Sprintf("arrival rate differs by %s (%.3g vs %.3g req/s): the comparison is not fair", pct(d), b.ArrivalsPerSecond, c.ArrivalsPerSecond))
+	}
+	if d, ok := rel(b.MeanPromptTokens, c.MeanPromptTokens); ok && math.Abs(d) > UnfairShare {
+		out = append(out, fmt.Sprintf("mean prompt length differs by %s (%.0f vs %.0f tokens): the comparison is not fair", pct(d), b.MeanPromptTokens, c.MeanPromptTokens))
+	}
+	return out
+}
+
+// rel is the relative change from a to b.
+func rel(a, b analysis.Num) (float64, bool) {
+	if !a.Known() || !b.Known() || a == 0 {
+		return 0, false
+	}
+	return float64((b - a) / a), true
+}
+
+// pct writes a relative change as "+35 %", or as a factor from ×2 up.
+func pct(d float64) string {
+	if d >= 1 {
+		return fmt.Sprintf("×%.3g", 1+d)
+	}
+	return fmt.Sprintf("%+.0f %%", d*100)
+}
+
+// verdict names the trade-off in one line: what the candidate gains, what
+// it costs, and whether it is better under this load.
+func verdict(b, c Side, unfairLoad bool) string {
+	var gains, losses []string
+	note := func(what string, d float64, ok, higherBetter bool, moves float64) {
+		if !ok || math.Abs(d) < moves {
+			return
+		}
+		if (d > 0) == higherBetter {
+			gains = append(gains, pct(d)+" "+what)
+		} else {
+			losses = append(losses, what+" "+pct(d))
+		}
+	}
+	d, ok := rel(b.GenerationTokensPerSecond, c.GenerationTokensPerSecond)
+	note("generation tok/s", d, ok, true, throughputMoves)
+	d, ok = rel(b.RequestsPerSecond, c.RequestsPerSecond)
+	note("requests/s", d, ok, true, throughputMoves)
+	d, ok = rel(b.TTFT.P99, c.TTFT.P99)
+	note("p99 TTFT", d, ok, false, latencyMoves)
+	d, ok = rel(b.ITL.P99, c.ITL.P99)
+	note("p99 ITL", d, ok, false, latencyMoves)
+	d, ok = rel(b.E2E.P99, c.E2E.P99)
+	note("p99 e2e", d, ok, false, latencyMoves)
+	losses = append(losses, qualityLosses(b, c)...)
+	gains = append(gains, qualityGains(b, c)...)
+	return sentence(gains, losses, unfairLoad)
+}
+
+// qualityLosses are preemptions that appear or grow, and a lower success
+// rate or goodput.
+func qualityLosses(b, c Side) []string {
+	var out []string
+	if c.PreemptionsPerSecond.Known() && float64(c.PreemptionsPerSecond-zeroNA(b.PreemptionsPerSecond)) > preemptionsRise {
+		out = append(out, fmt.Sprintf("%.2g preemptions/s", float64(c.PreemptionsPerSecond)))
+	}
+	if c.Finished.Stop.Known() && b.Finished.Stop.Known() && float64(b.Finished.Stop-c.Finished.Stop) > successMoves {
+		out = append(out, fmt.Sprintf("success rate %.0f %% (was %.0f %%)", c.Finished.Stop*100, b.Finished.Stop*100))
+	}
+	if c.Goodput.Known() && b.Goodput.Known() && float64(b.Goodput-c.Goodput) > successMoves {
+		out = append(out, fmt.Sprintf("goodput %.0f %% (was %.0f %%)", c.Goodput*100, b.Goodput*100))
+	}
+	return out
+}
+
+// qualityGains are preemptions that go away and a better goodput.
+func qualityGains(b, c Side) []string {
+	var out []string
+	if b.PreemptionsPerSecond.Known() && float64(b.PreemptionsPerSecond-zeroNA(c.PreemptionsPerSecond)) > preemptionsRise {
+		out = append(out, fmt.Sprintf("no more %.2g preemptions/s", float64(b.PreemptionsPerSecond-zeroNA(c.PreemptionsPerSecond))))
+	}
+	if c.Goodput.Known() && b.Goodput.Known() && float64(c.Goodput-b.Goodput) > successMoves {
+		out = append(out, fmt.Sprintf("goodput %.0f %% (was %.0f %%)", c.Goodput*100, b.Goodput*100))
+	}
+	return out
+}
+
+func zeroNA(n analysis.Num) analysis.Num {
+	if !n.Known() {
+		return 0
+	}
+	return n
+}
+
+// sentence joins gains and losses into the verdict line.
+func sentence(gains, losses []string, unfairLoad bool) string {
+	var b strings.Builder
+	b.WriteString("candidate: ")
+	switch {
+	case len(gains) > 0 && len(losses) > 0:
+		b.WriteString(strings.Join(gains, ", ") + " but " + and(losses) + ": not better under this load")
+	case len(losses) > 0:
+		b.WriteString(and(losses) + ": worse under this load")
+	case len(gains) > 0:
+		b.WriteString(strings.Join(gains, ", ") + ": better under this load")
+	default:
+		b.WriteString("no difference beyond noise under this load")
+	}
+	if unfairLoad {
+		b.WriteString(" (but the loads differ: see the warning)")
+	}
+	return b.String()
+}
+
+// and joins "a", "b and c".
+func and(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}

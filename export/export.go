@@ -1,0 +1,301 @@
+// Package export writes a recording as OpenMetrics text with timestamps,
+// the input of `promtool tsdb create-blocks-from openmetrics`: the
+// recorded samples become Prometheus blocks, every series carrying the
+// instance and job labels Prometheus's own scrape would have given it.
+package export
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/record"
+)
+
+// Options select what is exported.
+type Options struct {
+	// Job is the job label (default "vllm").
+	Job string
+	// From and To bound the frames exported (zero: no bound).
+	From, To time.Time
+}
+
+// Stats count what was written.
+type Stats struct {
+	Series, Samples, Pages int
+	// Skipped are pages that could not be parsed (their scrape failed).
+	Skipped int
+}
+
+// family collects one metric family across targets and time.
+type family struct {
+	name   string // the text format's family name
+	typ    dto.MetricType
+	series map[string]*series
+}
+
+// series is one label set of a family (without le for histograms).
+type series struct {
+	labels string // rendered {…} with instance and job
+	points []point
+}
+
+// point is one timestamped value, or one histogram reading.
+type point struct {
+	ms      int64
+	value   float64
+	buckets []bucket // histograms only
+	sum     float64
+	count   float64
+}
+
+type bucket struct{ le, count float64 }
+
+// Export writes rec as OpenMetrics text: families sorted by name, series
+// by labels, points by time, then "# EOF".
+func Export(w io.Writer, rec *record.Recording, opts Options) (Stats, error) {
+	if opts.Job == "" {
+		opts.Job = "vllm"
+	}
+	fams, stats := collect(rec, opts)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	names := make([]string, 0, len(fams))
+	for n := range fams {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		writeFamily(bw, fams[n], &stats)
+	}
+	bw.WriteString("# EOF\n")
+	return stats, bw.Flush()
+}
+
+// collect parses every recorded page of every target.
+func collect(rec *record.Recording, opts Options) (map[string]*family, Stats) {
+	var stats Stats
+	fams := map[string]*family{}
+	cur := record.NewCursor(rec)
+	defer cur.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	for ti, tg := range rec.Targets() {
+		for i, f := range rec.Frames(ti) {
+			if f.Failed || (!opts.From.IsZero() && f.Time.Before(opts.From)) || (!opts.To.IsZero() && f.Time.After(opts.To)) {
+				continue
+			}
+			p, err := cur.Page(ti, i)
+			if err != nil || p.Err != "" {
+				stats.Skipped++
+				continue
+			}
+			mfs, err := parser.TextToMetricFamilies(bytes.NewReader(textOnly(p.Body)))
+			if err != nil {
+				stats.Skipped++
+				continue
+			}
+			stats.Pages++
+			add(fams, mfs, tg.Name, opts.Job, f.Time.UnixMilli())
+		}
+	}
+	return fams, stats
+}
+
+// textOnly drops the OpenMetrics-only lines the text parser refuses.
+func textOnly(page []byte) []byte {
+	if !bytes.Contains(page, []byte("# EOF")) {
+		return page
+	}
+	var out []byte
+	for line := range bytes.Lines(page) {
+		if t := bytes.TrimSpace(line); bytes.Equal(t, []byte("# EOF")) || bytes.HasPrefix(t, []byte("# UNIT")) {
+			continue
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+// add files one page's families under their names.
+func add(fams map[string]*family, mfs map[string]*dto.MetricFamily, instance, job string, ms int64) {
+	for name, mf := range mfs {
+		if strings.HasSuffix(name, "_created") {
+			continue // creation times, which OpenMetrics folds into their counters
+		}
+		f := fams[name]
+		if f == nil {
+			f = &family{name: name, typ: mf.GetType(), series: map[string]*series{}}
+			fams[name] = f
+		}
+		for _, m := range mf.GetMetric() {
+			key := renderLabels(m.GetLabel(), instance, job, "")
+			s := f.series[key]
+			if s == nil {
+				s = &series{labels: key}
+				f.series[key] = s
+			}
+			if p, ok := readPoint(mf.GetType(), m, ms); ok {
+				if n := len(s.points); n > 0 && s.points[n-1].ms == ms {
+					s.points[n-1] = p // a later page of the same millisecond wins, as in the TSDB
+				} else {
+					s.points = append(s.points, p)
+				}
+			}
+		}
+	}
+}
+
+// readPoint reads one metric's value at ms.
+func readPoint(t dto.MetricType, m *dto.Metric, ms int64) (point, bool) {
+	p := point{ms: ms}
+	switch {
+	case t == dto.MetricType_HISTOGRAM && m.Histogram != nil:
+		h := m.GetHistogram()
+		for _, b := range h.GetBucket() {
+			c := float64(b.GetCumulativeCount())
+			if b.CumulativeCountFloat != nil {
+				c = b.GetCumulativeCountFloat()
+			}
+			p.buckets = append(p.buckets, bucket{b.GetUpperBound(), c})
+		}
+		slices.SortFunc(p.buckets, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
+		if len(p.buckets) == 0 || !math.IsInf(p.buckets[len(p.buckets)-1].le, 1) {
+			// OpenMetrics wants the +Inf bucket; it equals the count.
+			p.buckets = append(p.buckets, bucket{math.Inf(1), sampleCount(h)})
+		}
+		p.sum, p.count = h.GetSampleSum(), sampleCount(h)
+	case m.Counter != nil:
+		p.value = m.GetCounter().GetValue()
+	case m.Gauge != nil:
+		p.value = m.GetGauge().GetValue()
+	case m.Untyped != nil:
+		p.value = m.GetUntyped().GetValue()
+	default:
+		return p, false // summaries: vLLM exports none
+	}
+	return p, true
+}
+
+func sampleCount(h *dto.Histogram) float64 {
+	if h.SampleCountFloat != nil {
+		return h.GetSampleCountFloat()
+	}
+	return float64(h.GetSampleCount())
+}
+
+// renderLabels renders a label set with instance and job, sorted by name,
+// plus le when not empty. Labels the page itself calls instance or job
+// become exported_instance and exported_job, as Prometheus renames them.
+func renderLabels(lps []*dto.LabelPair, instance, job, le string) string {
+	type kv struct{ k, v string }
+	kvs := []kv{{"instance", instance}, {"job", job}}
+	for _, lp := range lps {
+		k := lp.GetName()
+		if k == "instance" || k == "job" {
+			k = "exported_" + k
+		}
+		kvs = append(kvs, kv{k, lp.GetValue()})
+	}
+	slices.SortFunc(kvs, func(a, b kv) int { return cmp.Compare(a.k, b.k) })
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, l := range kvs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.k)
+		b.WriteString(`="`)
+		b.WriteString(escape(l.v))
+		b.WriteByte('"')
+	}
+	return b.String() // closed by the writer, which may add le
+}
+
+// escape escapes a label value for OpenMetrics.
+func escape(v string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
+}
+
+// writeFamily writes one family: its TYPE line, then each series' points
+// in time order.
+func writeFamily(w *bufio.Writer, f *family, stats *Stats) {
+	name, typ, suffix := omName(f)
+	fmt.Fprintf(w, "# TYPE %s %s\n", name, typ)
+	keys := make([]string, 0, len(f.series))
+	for k := range f.series {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s := f.series[k]
+		stats.Series++
+		slices.SortStableFunc(s.points, func(a, b point) int { return cmp.Compare(a.ms, b.ms) })
+		for _, p := range s.points {
+			stats.Samples += writePoint(w, name, suffix, s.labels, p, typ == "histogram")
+		}
+	}
+}
+
+// omName maps a text-format family to its OpenMetrics name, type and
+// sample suffix: counters are named without _total.
+func omName(f *family) (name, typ, suffix string) {
+	switch f.typ {
+	case dto.MetricType_COUNTER:
+		if base, ok := strings.CutSuffix(f.name, "_total"); ok {
+			return base, "counter", "_total"
+		}
+		return f.name, "unknown", ""
+	case dto.MetricType_GAUGE:
+		return f.name, "gauge", ""
+	case dto.MetricType_HISTOGRAM:
+		return f.name, "histogram", ""
+	}
+	return f.name, "unknown", ""
+}
+
+// writePoint writes one point and returns how many samples it held.
+func writePoint(w *bufio.Writer, name, suffix, labels string, p point, hist bool) int {
+	ts := formatMillis(p.ms)
+	if !hist {
+		fmt.Fprintf(w, "%s%s%s} %s %s\n", name, suffix, labels, formatFloat(p.value), ts)
+		return 1
+	}
+	for _, b := range p.buckets {
+		fmt.Fprintf(w, "%s_bucket%s,le=\"%s\"} %s %s\n", name, labels, formatFloat(b.le), formatFloat(b.count), ts)
+	}
+	fmt.Fprintf(w, "%s_count%s} %s %s\n", name, labels, formatFloat(p.count), ts)
+	fmt.Fprintf(w, "%s_sum%s} %s %s\n", name, labels, formatFloat(p.sum), ts)
+	return len(p.buckets) + 2
+}
+
+// formatMillis writes a millisecond timestamp as OpenMetrics seconds.
+func formatMillis(ms int64) string {
+	sec, frac := ms/1000, ms%1000
+	if frac < 0 {
+		sec, frac = sec-1, frac+1000
+	}
+	return fmt.Sprintf("%d.%03d", sec, frac)
+}
+
+// formatFloat writes a value as OpenMetrics does.
+func formatFloat(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "NaN"
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}

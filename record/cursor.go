@@ -1,0 +1,156 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// Page is one recorded scrape as fetched.
+type Page struct {
+	Frame
+	// ContentType and Body are the response as kept: the families vtop
+	// reads, or the whole page (Header.All, or a page that failed to
+	// parse). Body is nil for a failed fetch and only valid until the
+	// cursor's next call.
+	ContentType string
+	Body        []byte
+	// Err is the scrape's error, safe to draw; empty on success.
+	Err string
+}
+
+// Cursor decodes the frames of a recording. Reading the frames of a
+// target in order decodes each once; a jump decodes from the key frame
+// before it. Not safe for concurrent use.
+type Cursor struct {
+	rec       *Recording
+	dec       *zstd.Decoder
+	ingesters []*page.Ingester
+	last      []decoded // per target: the newest frame decoded
+	page      []byte    // the page Page returned last
+}
+
+// decoded is the content of one decoded frame.
+type decoded struct {
+	index   int // into the target's frames; -1: none
+	content []byte
+}
+
+// errDecode is a frame whose checksum held but whose content does not
+// decompress: written by something other than vtop.
+var errDecode = errors.New("frame does not decompress")
+
+// NewCursor returns a cursor over rec's frames.
+func NewCursor(rec *Recording) *Cursor {
+	// Errors only come from invalid options, which these are not. The
+	// memory cap keeps a hostile frame from claiming more than a page may.
+	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxRecordLen))
+	c := &Cursor{rec: rec, dec: dec}
+	for range rec.frames {
+		c.ingesters = append(c.ingesters, page.NewIngester())
+		c.last = append(c.last, decoded{index: -1})
+	}
+	return c
+}
+
+// Close releases the decoder.
+func (c *Cursor) Close() { c.dec.Close() }
+
+// Page returns frame i of target t (an index into Recording.Frames(t)).
+func (c *Cursor) Page(t, i int) (Page, error) {
+	f := c.rec.frames[t][i]
+	h, _ := parseFrame(c.rec.data, f.off, f.end, len(c.rec.frames))
+	p := Page{Frame: c.rec.infos[t][i]}
+	if f.flags&flagErr != 0 {
+		p.Err = safetext.Sanitize(string(c.rec.data[h.errStart:h.errEnd]))
+	}
+	if f.flags&flagPage == 0 {
+		return p, nil
+	}
+	content, err := c.content(t, i)
+	if err != nil {
+		return p, err
+	}
+	ct, body, _ := bytes.Cut(content, []byte{'\n'})
+	p.ContentType, p.Body = string(ct), body
+	if f.flags&flagColumns != 0 {
+		n, w := binary.Uvarint(body)
+		if w <= 0 || n > uint64(len(body)-w) {
+			return p, fmt.Errorf("frame %d: %w", f.seq, errDecode)
+		}
+		c.page = joinColumns(c.page[:0], body[w:w+int(n)], body[w+int(n):])
+		p.Body = c.page
+	}
+	return p, nil
+}
+
+// Sample returns frame i of target t as the live poller's sample: the
+// page parsed by the same parser, or the scrape's error.
+func (c *Cursor) Sample(t, i int) catalogue.Sample {
+	p, err := c.Page(t, i)
+	if err != nil {
+		return catalogue.Sample{Time: p.Time, Err: "recording: " + err.Error()}
+	}
+	if p.Err != "" || p.Body == nil {
+		return catalogue.Sample{Time: p.Time, Err: p.Err}
+	}
+	s, err := c.ingesters[t].Ingest(p.Body, p.ContentType)
+	if err != nil {
+		s = catalogue.Sample{Err: err.Error()}
+	}
+	s.Time = p.Time
+	return s
+}
+
+// content decodes frame i of target t, decoding from its key frame when
+// the frame before it is not the one decoded last.
+func (c *Cursor) content(t, i int) ([]byte, error) {
+	last := &c.last[t]
+	if last.index == i {
+		return last.content, nil
+	}
+	from := i
+	if last.index != i-1 || i == 0 {
+		for from > 0 && c.rec.frames[t][from].flags&flagKey == 0 {
+			from--
+		}
+	}
+	for k := from; k <= i; k++ {
+		if err := c.decode(t, k); err != nil {
+			last.index = -1
+			return nil, err
+		}
+	}
+	return last.content, nil
+}
+
+// decode decodes frame k of target t into c.last[t], whose content is
+// its dictionary when k is not a key frame.
+func (c *Cursor) decode(t, k int) error {
+	f := c.rec.frames[t][k]
+	h, _ := parseFrame(c.rec.data, f.off, f.end, len(c.rec.frames))
+	last := &c.last[t]
+	dict := []byte{0}
+	if f.flags&flagKey == 0 {
+		if last.index != k-1 {
+			return fmt.Errorf("frame %d: %w", f.seq, errDecode)
+		}
+		dict = last.content
+	}
+	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
+		return err
+	}
+	out, err := c.dec.DecodeAll(c.rec.data[h.zst:f.end], make([]byte, 0, min(h.rawLen, 1<<20)))
+	if err != nil || len(out) != h.rawLen {
+		return fmt.Errorf("frame %d: %w", f.seq, errDecode)
+	}
+	last.index, last.content = k, out
+	return nil
+}

@@ -1,0 +1,175 @@
+package record
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/scrape"
+)
+
+// recentFrames is how many frames of a target the encoder remembers to
+// match a report's readings to frames: the newest sample of a report's
+// readings is always among the last few frames.
+const recentFrames = 64
+
+// targetEnc compresses the frames of one target. frame runs on the
+// target's scrape goroutine only; cut runs on the monitor's.
+type targetEnc struct {
+	index    int
+	enc      *zstd.Encoder // reused: its dictionary changes with each frame
+	seq      int64
+	prev     []byte // the previous frame's content: the next one's dictionary
+	havePrev bool   // the frame seq had a page
+	content  []byte
+	page     []byte // the page as kept, before the split in columns
+	keys     []byte
+	values   []byte
+
+	mu     sync.Mutex // guards recent
+	recent []frameRef
+}
+
+// frameRef ties a sample time to its frame.
+type frameRef struct {
+	time int64
+	seq  int64
+}
+
+func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
+
+// encoder returns the target's zstd encoder, made on first use.
+func (e *targetEnc) encoder() *zstd.Encoder {
+	if e.enc == nil {
+		// Errors only come from invalid options, which these are not.
+		e.enc, _ = zstd.NewWriter(nil,
+			zstd.WithEncoderConcurrency(1),
+			zstd.WithEncoderCRC(false), // each record has its own CRC
+			zstd.WithEncoderLevel(zstd.SpeedDefault),
+			zstd.WithEncoderDictRaw(0, []byte{0}))
+	}
+	return e.enc
+}
+
+// frame builds the payload of one frame record. A frame is a key frame
+// (compressed alone) every keyEvery frames and after a failed scrape;
+// otherwise the previous page is its dictionary: consecutive pages differ
+// only in their numbers, so a frame costs little more than those.
+func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int) []byte {
+	e.seq++
+	e.remember(p.Time.UnixNano())
+	var flags byte
+	b := binary.AppendUvarint(nil, uint64(e.index))
+	b = binary.AppendUvarint(b, uint64(e.seq))
+	b = binary.AppendVarint(b, p.Time.UnixNano()-start.UnixNano()) // wall time, whatever the monotonic readings
+	hasPage := p.Body != nil
+	if p.Err != "" {
+		flags |= flagErr
+	}
+	if !hasPage {
+		e.havePrev = false
+		b = append(b, flags)
+		return appendString(b, p.Err)
+	}
+	flags |= flagPage | flagColumns
+	// A page that failed to parse is kept whole: the parse error's line
+	// number refers to it.
+	if all || p.Err != "" {
+		flags |= flagWhole
+		e.page = append(e.page[:0], p.Body...)
+	} else {
+		e.page = Keep(e.page[:0], p.Body)
+	}
+	e.keys, e.values = splitColumns(e.keys[:0], e.values[:0], e.page)
+	e.content = append(e.content[:0], p.ContentType...)
+	e.content = append(e.content, '\n')
+	e.content = binary.AppendUvarint(e.content, uint64(len(e.keys)))
+	e.content = append(e.content, e.keys...)
+	e.content = append(e.content, e.values...)
+	key := !e.havePrev || (e.seq-1)%int64(keyEvery) == 0
+	if key {
+		flags |= flagKey
+	}
+	b = append(b, flags)
+	if p.Err != "" {
+		b = appendString(b, p.Err)
+	}
+	b = binary.AppendUvarint(b, uint64(len(e.content)))
+	b = e.compress(b, key)
+	e.prev, e.content = e.content, e.prev
+	e.havePrev = true
+	return b
+}
+
+// compress appends e.content compressed, with e.prev as the dictionary
+// unless key.
+func (e *targetEnc) compress(dst []byte, key bool) []byte {
+	enc := e.encoder()
+	dict := e.prev
+	if key || len(dict) == 0 {
+		// A one-byte dictionary keeps the encoder in dictionary mode
+		// (switching modes rebuilds it) at no cost in size.
+		dict = []byte{0}
+	}
+	_ = enc.ResetWithOptions(nil, zstd.WithEncoderDictRaw(0, dict))
+	return enc.EncodeAll(e.content, dst)
+}
+
+// remember notes the time of frame e.seq.
+func (e *targetEnc) remember(t int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.recent) == recentFrames {
+		copy(e.recent, e.recent[1:])
+		e.recent = e.recent[:recentFrames-1]
+	}
+	e.recent = append(e.recent, frameRef{time: t, seq: e.seq})
+}
+
+// cut finds the frames a report's readings of this target held: the
+// newest sample's frame, and how many samples there were. Samples are
+// matched by time; when several frames share the newest time (a clock
+// that did not move), the readings hold the first k of them, k being how
+// many samples at the end share it.
+func (e *targetEnc) cut(samples []catalogue.Sample) Cut {
+	n := len(samples)
+	if n == 0 {
+		return Cut{}
+	}
+	newest := samples[n-1].Time.UnixNano()
+	k := 0
+	for i := n - 1; i >= 0 && samples[i].Time.UnixNano() == newest; i-- {
+		k++
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, f := range e.recent {
+		if f.time == newest {
+			if k--; k == 0 {
+				return Cut{Seq: f.seq, Count: n}
+			}
+		}
+	}
+	return Cut{} // not recorded (the recording started after it)
+}
+
+// appendString appends a uvarint length and s.
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendTick builds the payload of a tick record.
+func appendTick(b []byte, t Tick, start time.Time) []byte {
+	b = binary.AppendVarint(b, t.Time.UnixNano()-start.UnixNano())
+	b = binary.AppendUvarint(b, uint64(max(t.Window, 0)))
+	b = binary.AppendUvarint(b, uint64(len(t.Cuts)))
+	for _, c := range t.Cuts {
+		b = binary.AppendUvarint(b, uint64(max(c.Seq, 0)))
+		b = binary.AppendUvarint(b, uint64(max(c.Count, 0)))
+	}
+	return b
+}

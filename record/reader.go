@@ -1,0 +1,268 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Recording is a recording read back: its header, the index of its
+// frames and ticks, and what was lost to damage. Frames are decoded on
+// demand with a Cursor.
+type Recording struct {
+	Header Header
+	// Damage says what could not be read.
+	Damage Damage
+	// InProgress is true when a recorder still holds the file: its tail
+	// may be a record being written, not damage.
+	InProgress bool
+
+	data      []byte
+	start     int64         // Header.Start in UnixNano
+	frames    [][]frameMeta // per target, in file order, decodable ones only
+	infos     [][]Frame     // the same, for callers
+	ticks     []Tick
+	synthetic bool
+	end       int64 // the newest time in the file
+}
+
+// Frame describes one intact, decodable frame.
+type Frame struct {
+	Seq    int64
+	Time   time.Time
+	Failed bool // the scrape failed: the frame holds its error, no page
+}
+
+// Damage is what a reader could not use.
+type Damage struct {
+	// Records is how many records were damaged (bad checksum, cut, or
+	// nonsense inside).
+	Records int
+	// Bytes is how many bytes they spanned.
+	Bytes int
+	// Skipped is how many intact frames could not be decoded because a
+	// frame they depend on was damaged (until the target's next key frame).
+	Skipped int
+	// Tail is true when the damage runs to the end of the file: a cut.
+	Tail bool
+	// At is the time of the newest intact record before the first damage.
+	At time.Time
+}
+
+// Any reports whether anything was lost.
+func (d Damage) Any() bool { return d.Records > 0 || d.Skipped > 0 }
+
+// String says what was lost, for the user: "recording ends at 03:12:41:
+// 1 frame damaged".
+func (d Damage) String() string {
+	if !d.Any() {
+		return ""
+	}
+	var parts []string
+	if d.Records > 0 {
+		parts = append(parts, plural(d.Records, "frame")+" damaged ("+plural(d.Bytes, "byte")+")")
+	}
+	if d.Skipped > 0 {
+		parts = append(parts, plural(d.Skipped, "intact frame")+" skipped until the next key frame")
+	}
+	where := "damage after " + d.At.Format("15:04:05")
+	if d.Tail && d.Skipped == 0 {
+		where = "recording ends at " + d.At.Format("15:04:05")
+	}
+	return where + ": " + strings.Join(parts, ", ")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// Open reads the recording at path. The error is an *Error.
+func Open(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usageErr("", err)
+	}
+	defer f.Close()
+	// A recorder holds an exclusive lock while it writes.
+	inProgress := errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
+	st, err := f.Stat()
+	if err != nil {
+		return nil, usageErr(path, err)
+	}
+	if st.IsDir() {
+		return nil, usageErr(path, errors.New("a directory, not a recording"))
+	}
+	data := make([]byte, st.Size())
+	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
+		return nil, usageErr(path, err)
+	}
+	rec, err := Parse(data)
+	if err != nil {
+		var re *Error
+		if errors.As(err, &re) {
+			re.Path = path
+		}
+		return nil, err
+	}
+	rec.InProgress = inProgress
+	return rec, nil
+}
+
+// Parse reads a recording from memory (it keeps data). It fails only
+// when there is nothing to replay: not a recording, a newer format, no
+// header, no targets; damage after the header is reported in Damage.
+func Parse(data []byte) (*Recording, error) {
+	rec := &Recording{data: data}
+	pos, err := rec.readPrefix()
+	if err != nil {
+		return nil, err
+	}
+	pos, err = rec.readHeader(pos)
+	if err != nil {
+		return nil, err
+	}
+	rec.scan(pos)
+	rec.index()
+	return rec, nil
+}
+
+// readPrefix checks the magic and the format version.
+func (r *Recording) readPrefix() (int, error) {
+	d := r.data
+	switch {
+	case len(d) == 0:
+		return 0, dataErr("", ErrEmpty)
+	case len(d) < len(magic) || !bytes.Equal(d[:len(magic)], magic[:]):
+		if bytes.HasPrefix(magic[:], d) {
+			return 0, dataErr("", ErrEmpty) // cut inside the magic: nothing was recorded
+		}
+		return 0, usageErr("", ErrNotRecording)
+	case len(d) < prefixLen:
+		return 0, dataErr("", ErrEmpty)
+	}
+	v := int(binary.LittleEndian.Uint16(d[len(magic):]))
+	if v == 0 {
+		return 0, usageErr("", ErrNotRecording)
+	}
+	if v > FormatVersion {
+		return 0, dataErr("", newerFormat(v))
+	}
+	return prefixLen, nil
+}
+
+// readHeader reads the header record, which must come first and intact.
+func (r *Recording) readHeader(pos int) (int, error) {
+	if pos == len(r.data) {
+		return 0, dataErr("", ErrEmpty)
+	}
+	kind, payload, next, ok := readRecord(r.data, pos)
+	if !ok || kind != kindHeader {
+		return 0, dataErr("", ErrNoHeader)
+	}
+	if err := json.Unmarshal(r.data[payload:next-4], &r.Header); err != nil {
+		return 0, dataErr("", fmt.Errorf("%w: %v", ErrNoHeader, err))
+	}
+	if r.Header.Format > FormatVersion {
+		return 0, dataErr("", newerFormat(r.Header.Format))
+	}
+	if len(r.Header.Targets) == 0 {
+		return 0, dataErr("", ErrNoTargets)
+	}
+	if r.Header.Interval <= 0 {
+		r.Header.Interval = time.Second
+	}
+	r.Header.sanitize()
+	r.start = r.Header.Start.UnixNano()
+	r.end = r.start
+	r.frames = make([][]frameMeta, len(r.Header.Targets))
+	return next, nil
+}
+
+// readRecord reads the record at pos: its kind, where its payload starts,
+// where the next record starts, and whether it is intact. The payload
+// ends 4 bytes (the CRC) before next.
+func readRecord(d []byte, pos int) (kind byte, payload, next int, ok bool) {
+	if len(d)-pos < len(syncMark)+1 || d[pos] != syncMark[0] || d[pos+1] != syncMark[1] {
+		return 0, 0, 0, false
+	}
+	start := pos + len(syncMark)
+	kind = d[start]
+	n, w := binary.Uvarint(d[start+1:])
+	if w <= 0 || n > maxRecordLen {
+		return 0, 0, 0, false
+	}
+	payload = start + 1 + w
+	end := payload + int(n)
+	if end+4 > len(d) || end+4 < payload {
+		return 0, 0, 0, false
+	}
+	if crc32.Checksum(d[start:end], castagnoli) != binary.LittleEndian.Uint32(d[end:]) {
+		return 0, 0, 0, false
+	}
+	return kind, payload, end + 4, true
+}
+
+// scan reads every record after the header, resynchronising on the next
+// intact record after damage.
+func (r *Recording) scan(pos int) {
+	for pos < len(r.data) {
+		kind, payload, next, ok := readRecord(r.data, pos)
+		if ok && r.use(kind, payload, next-4) {
+			pos = next
+			continue
+		}
+		pos = r.skipDamage(pos)
+	}
+}
+
+// skipDamage finds the next intact record after the damaged one at pos,
+// counts what lies between, and returns where to go on.
+func (r *Recording) skipDamage(pos int) int {
+	if r.Damage.Records == 0 {
+		r.Damage.At = r.timeOf(r.end)
+	}
+	next := len(r.data)
+	for i := pos + 1; i < len(r.data); i++ {
+		j := bytes.Index(r.data[i:], syncMark[:])
+		if j < 0 {
+			break
+		}
+		if _, _, _, ok := readRecord(r.data, i+j); ok {
+			next = i + j
+			break
+		}
+		i += j
+	}
+	r.Damage.Records += max(1, bytes.Count(r.data[pos:next], syncMark[:]))
+	r.Damage.Bytes += next - pos
+	r.Damage.Tail = next == len(r.data)
+	return next
+}
+
+// use indexes one intact record; false means its content makes no sense
+// (counted as damage).
+func (r *Recording) use(kind byte, payload, end int) bool {
+	switch kind {
+	case kindFrame:
+		return r.useFrame(payload, end)
+	case kindTick:
+		return r.useTick(payload, end)
+	case kindHeader:
+		return false // a second header: not written by a recorder
+	}
+	return true // an unknown kind from a newer minor change: skipped
+}
+
+// timeOf turns a stored UnixNano into a time in the local zone, as live
+// mode stamps its samples.
+func (r *Recording) timeOf(ns int64) time.Time { return time.Unix(0, ns) }

@@ -1,0 +1,269 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/record"
+)
+
+// Speeds are the replay speeds the screen offers.
+var Speeds = []int{1, 10, 60}
+
+// Source plays a recording to a monitor: a monitor.Paced source whose
+// steps are the recorded evaluations, at the recorded pace times the
+// speed. The controls are safe to call from any goroutine (the screen's).
+type Source struct {
+	rec   *record.Recording
+	ticks []record.Tick
+	ahead *ahead
+	steps chan monitor.Step
+	wake  chan struct{}
+
+	mu      sync.Mutex // guards everything below
+	pos     int        // the tick shown
+	emitted int        // the tick last sent to the monitor; -1 none
+	paused  bool
+	speed   int
+	rd      *reader // the reader of Run's goroutine
+}
+
+var _ monitor.Paced = (*Source)(nil)
+
+// New returns a source that plays rec from its start, with the analysis
+// configuration cfg (Config(rec) for live mode's), playing at ×1.
+func New(rec *record.Recording, cfg analysis.Config) (*Source, error) {
+	ticks := rec.Ticks()
+	if len(ticks) == 0 {
+		return nil, ErrNoReports
+	}
+	return &Source{
+		rec: rec, ticks: ticks, ahead: newAhead(rec, cfg),
+		steps: make(chan monitor.Step), wake: make(chan struct{}, 1),
+		emitted: -1, speed: 1,
+	}, nil
+}
+
+// Run plays until ctx is done; at the end of the recording it pauses.
+func (s *Source) Run(ctx context.Context) error {
+	s.mu.Lock()
+	s.rd = newReader(s.rec)
+	s.mu.Unlock()
+	defer s.ahead.close()
+	defer s.rd.close()
+	for {
+		step, ok := s.nextStep()
+		if ok {
+			select {
+			case s.steps <- step:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.wake:
+		case <-s.timer():
+			s.advance()
+		}
+	}
+}
+
+// nextStep builds the step for the current position when it has not
+// been sent yet; a jump carries the report before it.
+func (s *Source) nextStep() (monitor.Step, bool) {
+	s.mu.Lock()
+	pos, emitted := s.pos, s.emitted
+	s.emitted = pos
+	s.mu.Unlock()
+	if pos == emitted {
+		return monitor.Step{}, false
+	}
+	t := s.ticks[pos]
+	step := monitor.Step{Now: t.Time, Readings: s.rd.readings(t), Window: t.Window}
+	if pos != emitted+1 {
+		step.Restart, step.Prev = true, s.ahead.report(pos-1)
+	}
+	return step, true
+}
+
+// timer fires when the next tick is due, nil when paused or at the end.
+func (s *Source) timer() <-chan time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.paused || s.pos >= len(s.ticks)-1 {
+		return nil
+	}
+	gap := s.ticks[s.pos+1].Time.Sub(s.ticks[s.pos].Time) / time.Duration(s.speed)
+	return time.After(max(gap, 0))
+}
+
+// advance moves one tick forward, pausing at the end.
+func (s *Source) advance() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pos < len(s.ticks)-1 {
+		s.pos++
+	}
+	if s.pos == len(s.ticks)-1 {
+		s.paused = true
+	}
+}
+
+// Steps delivers one step per report to make.
+func (s *Source) Steps() <-chan monitor.Step { return s.steps }
+
+// Readings returns the readings of the current position.
+func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
+	s.mu.Lock()
+	t := s.ticks[s.pos]
+	s.mu.Unlock()
+	rd := newReader(s.rec)
+	defer rd.close()
+	return append(dst[:0], rd.readings(t)...)
+}
+
+// Keep is a no-op: each recorded report says which readings it saw.
+func (s *Source) Keep(time.Duration) {}
+
+// Refresh is answered at once: a recording has nothing new to fetch.
+func (s *Source) Refresh() <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}
+
+// Interval is the recorded scrape interval.
+func (s *Source) Interval() time.Duration { return s.rec.Header.Interval }
+
+// Now is the recorded time of the current position.
+func (s *Source) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ticks[s.pos].Time
+}
+
+// move sets the position (clamped) under the lock and wakes Run.
+func (s *Source) move(f func()) {
+	s.mu.Lock()
+	f()
+	s.pos = min(max(s.pos, 0), len(s.ticks)-1)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// TogglePause pauses or resumes.
+func (s *Source) TogglePause() { s.move(func() { s.paused = !s.paused }) }
+
+// SetPaused pauses (true) or resumes.
+func (s *Source) SetPaused(p bool) { s.move(func() { s.paused = p }) }
+
+// StepBy moves n scrapes (reports) forward, or back when n < 0, and
+// pauses: stepping is for looking closely.
+func (s *Source) StepBy(n int) { s.move(func() { s.pos += n; s.paused = true }) }
+
+// SetSpeed sets the speed factor (1, 10, 60, or any positive factor).
+func (s *Source) SetSpeed(x int) { s.move(func() { s.speed = max(x, 1) }) }
+
+// NextSpeed cycles through Speeds.
+func (s *Source) NextSpeed() {
+	s.move(func() {
+		next := Speeds[0]
+		for i, v := range Speeds {
+			if v == s.speed && i+1 < len(Speeds) {
+				next = Speeds[i+1]
+			}
+		}
+		s.speed = next
+	})
+}
+
+// Home jumps to the start.
+func (s *Source) Home() { s.move(func() { s.pos = 0 }) }
+
+// End jumps to the end.
+func (s *Source) End() { s.move(func() { s.pos = len(s.ticks) - 1 }) }
+
+// NextChange jumps to the next report whose state differs from the one
+// before it for some replica, and reports whether there was one. It runs
+// the analysis ahead as far as needed.
+func (s *Source) NextChange() bool {
+	j := s.ahead.nextChange(s.position())
+	if j >= 0 {
+		s.move(func() { s.pos, s.paused = j, true })
+	}
+	return j >= 0
+}
+
+// PrevChange jumps to the previous state change.
+func (s *Source) PrevChange() bool {
+	j := s.ahead.prevChange(s.position())
+	if j >= 0 {
+		s.move(func() { s.pos, s.paused = j, true })
+	}
+	return j >= 0
+}
+
+func (s *Source) position() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pos
+}
+
+// Status is what the replay header shows.
+type Status struct {
+	// Time is the recorded time of the report shown.
+	Time time.Time
+	// Offset is how far into the recording it is, Length how long the
+	// recording is (first to last report).
+	Offset, Length time.Duration
+	// Position and Reports count reports (Position from 0).
+	Position, Reports int
+	Speed             int
+	Paused            bool
+	// Damage says what of the file could not be read ("" when intact).
+	Damage string
+}
+
+// Status returns the replay's position and controls.
+func (s *Source) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, last := s.ticks[0].Time, s.ticks[len(s.ticks)-1].Time
+	return Status{
+		Time: s.ticks[s.pos].Time, Offset: s.ticks[s.pos].Time.Sub(first), Length: last.Sub(first),
+		Position: s.pos, Reports: len(s.ticks), Speed: s.speed, Paused: s.paused,
+		Damage: s.rec.Damage.String(),
+	}
+}
+
+// String is the header line: "REPLAY 12:03:41 (3m10s of 15m00s) ×10 paused".
+func (st Status) String() string {
+	line := fmt.Sprintf("REPLAY %s (%s of %s) ×%d", st.Time.Format("15:04:05"), clock(st.Offset), clock(st.Length), st.Speed)
+	if st.Paused {
+		line += " paused"
+	}
+	if st.Damage != "" {
+		line += " · " + st.Damage
+	}
+	return line
+}
+
+// clock writes a duration as 3m10s, or 1h02m03s.
+func clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	if h > 0 {
+		return fmt.Sprintf("%dh%02dm%02ds", h, m, sec)
+	}
+	return fmt.Sprintf("%dm%02ds", m, sec)
+}

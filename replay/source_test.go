@@ -1,0 +1,172 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+// virtualRecording records a simulated fleet in virtual time for steps
+// intervals, as `vtop record` would (no analysis, so no ticks).
+func virtualRecording(t testing.TB, o sim.Options, steps int, every time.Duration) string {
+	t.Helper()
+	fleet, err := sim.NewFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.Advance(time.Minute)
+	var targets []scrape.Target
+	for i := range fleet.Replicas() {
+		name := "127.0.0." + string(rune('1'+i)) + ":8000"
+		targets = append(targets, scrape.Target{Name: name, URL: "http://" + name + "/metrics"})
+	}
+	start := time.Unix(1_800_000_000, 0)
+	path := filepath.Join(t.TempDir(), "virtual.vtrec")
+	rec, err := record.Create(path, record.Options{Targets: targets, Interval: every, Start: start, Config: analysis.DefaultConfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := range steps {
+		fleet.Advance(every)
+		for i, r := range fleet.Replicas() {
+			body, err := r.Render(expfmt.NewFormat(expfmt.TypeTextPlain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Page(scrape.Page{Target: targets[i], Time: start.Add(time.Duration(s+1) * every), Body: body, ContentType: "text/plain; version=0.0.4"})
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSourceControls drives a monitor from a replay Source with the
+// screen's controls: every report shown, after a step, a jump or a state
+// change search, is the report of that position in the plain replay.
+func TestSourceControls(t *testing.T) {
+	path := virtualRecording(t, sim.Options{Replicas: 1, Scenario: sim.Spike, Seed: 3}, 800, time.Second)
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	if err := Reports(rec, Config(rec), func(r analysis.Report) error {
+		b, _ := json.Marshal(r)
+		all = append(all, string(b))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(rec, Config(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetPaused(true)
+	shown := make(chan string, 16)
+	mon := monitor.New(src, Config(rec), func(r analysis.Report) error {
+		b, _ := json.Marshal(r)
+		shown <- string(b)
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = mon.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	expect := func(what string) {
+		t.Helper()
+		var got string
+		select {
+		case got = <-shown:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: no report", what)
+		}
+		pos := src.Status().Position
+		if got != all[pos] {
+			t.Fatalf("%s: report at position %d differs from the plain replay's", what, pos)
+		}
+	}
+	expect("start")
+	changes := 0
+	steps := []struct {
+		name string
+		do   func() bool
+	}{
+		{"forward", func() bool { src.StepBy(1); return true }},
+		{"forward 5", func() bool { src.StepBy(5); return true }},
+		{"back", func() bool { src.StepBy(-1); return true }},
+		{"next change", func() bool { return src.NextChange() }},
+		{"next change again", func() bool { return src.NextChange() }},
+		{"previous change", func() bool { return src.PrevChange() }},
+		{"end", func() bool { src.End(); return true }},
+		{"previous change from the end", func() bool { return src.PrevChange() }},
+		{"home", func() bool { src.Home(); return true }},
+	}
+	for _, s := range steps {
+		if !s.do() {
+			t.Fatalf("%s: nothing to jump to", s.name)
+		}
+		expect(s.name)
+		if strings.Contains(s.name, "change") {
+			changes++
+			pos := src.Status().Position
+			if sameStates(all[pos-1], all[pos]) {
+				t.Errorf("%s: position %d is no state change", s.name, pos)
+			}
+		}
+	}
+	if st := src.Status(); st.Position != 0 || !st.Paused || !strings.HasPrefix(st.String(), "REPLAY ") {
+		t.Errorf("status %+v %q", st, st)
+	}
+	src.SetSpeed(60)
+	src.SetPaused(false)
+	expect("playing at ×60")
+	expect("still playing")
+}
+
+// sameStates reports whether two JSON reports give every replica the same
+// state.
+func sameStates(a, b string) bool {
+	var ra, rb analysis.Report
+	_ = json.Unmarshal([]byte(a), &ra)
+	_ = json.Unmarshal([]byte(b), &rb)
+	if len(ra.Replicas) != len(rb.Replicas) {
+		return false
+	}
+	for i := range ra.Replicas {
+		if ra.Replicas[i].State != rb.Replicas[i].State {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStatusLine(t *testing.T) {
+	base := time.Date(2026, 3, 1, 12, 0, 31, 0, time.Local)
+	cases := []struct {
+		st   Status
+		want string
+	}{
+		{Status{Time: base, Offset: 190 * time.Second, Length: 15 * time.Minute, Speed: 10}, "REPLAY 12:00:31 (3m10s of 15m00s) ×10"},
+		{Status{Time: base, Offset: 0, Length: 2 * time.Hour, Speed: 1, Paused: true}, "REPLAY 12:00:31 (0m00s of 2h00m00s) ×1 paused"},
+		{Status{Time: base, Speed: 60, Damage: "recording ends at 12:00:31: 1 frame damaged (40 bytes)"}, "REPLAY 12:00:31 (0m00s of 0m00s) ×60 · recording ends at 12:00:31: 1 frame damaged (40 bytes)"},
+	}
+	for _, c := range cases {
+		if got := c.st.String(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
+		}
+	}
+}

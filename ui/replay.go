@@ -1,0 +1,268 @@
+package ui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/ring"
+)
+
+// Player drives the replay of a recording: the same dashboard then shows
+// recorded reports, with time controls. The ui calls it from tea.Cmds
+// only, never in Update; each control returns at once (a jump to a state
+// change may run the analysis ahead, off the Update path).
+type Player interface {
+	TogglePause()
+	// StepBy moves n scrapes forward, or back when n < 0, and pauses.
+	StepBy(n int)
+	// ChangeSpeed plays faster (dir > 0) or slower (dir < 0).
+	ChangeSpeed(dir int)
+	// NextChange and PrevChange jump to the next or previous report where
+	// a replica's state changes, reporting whether there was one.
+	NextChange() bool
+	PrevChange() bool
+	// Home and End jump to the start and the end of the recording.
+	Home()
+	End()
+	// StatusLine is the replay line of the header: recorded time,
+	// position, speed, paused, damage.
+	StatusLine() string
+}
+
+// ReplayMsg updates the replay line of the header. A source that jumped
+// sends it with Restart just before the report at the new position, At:
+// the history and the event log then drop what lies at or after At, and
+// everything on a jump forward, so that sparklines never join two
+// distant stretches of the recording.
+type ReplayMsg struct {
+	Status  string
+	Note    string // a one-off remark, such as "no later state change"
+	Restart bool
+	At      time.Time
+}
+
+// RecordingMsg says that the recording made beside the screen stopped
+// (the size limit, a full disk); watching goes on.
+type RecordingMsg struct {
+	Stopped string
+}
+
+// replayKeys are the time controls of a replay. They win over the keys
+// they share with the dashboard (g and G, < and >, space), which then
+// keep only their other keys.
+type replayKeys struct {
+	Pause, Back, Forward, Slower, Faster, NextChange, PrevChange, Start, End key.Binding
+}
+
+func newReplayKeys() replayKeys {
+	return replayKeys{
+		Pause:      key.NewBinding(key.WithKeys(" ", "p"), key.WithHelp("space", "pause, play")),
+		Back:       key.NewBinding(key.WithKeys(","), key.WithHelp(",", "one scrape back")),
+		Forward:    key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one scrape forward")),
+		Slower:     key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "slower (×60 ×10 ×1)")),
+		Faster:     key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "faster (×1 ×10 ×60)")),
+		NextChange: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next state change")),
+		PrevChange: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous state change")),
+		Start:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
+		End:        key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "end")),
+	}
+}
+
+// playback is the state of a replay (or of a recording made live) that
+// the header shows.
+type playback struct {
+	keys       replayKeys
+	status     string
+	note       string
+	recStopped string
+}
+
+// setupReplay gives the replay's keys priority: the keys they take from
+// the dashboard are removed from the dashboard's bindings, so that the
+// help and the footer show what each key does. The screen's own pause is
+// the replay's pause.
+func (m *Model) setupReplay() {
+	if m.opts.Player == nil {
+		return
+	}
+	m.play.keys = newReplayKeys()
+	m.keys.Pause.SetEnabled(false)
+	for _, l := range []*listKeys{&m.grid.keys, &m.table.keys} {
+		l.First.SetKeys("home")
+		l.First.SetHelp("home", "first, and stay there")
+		l.Last.SetKeys("end")
+		l.Last.SetHelp("end", "last")
+	}
+	s := &m.table.sortKeys
+	s.Sort.SetKeys("s")
+	s.Sort.SetHelp("s", "sort by next column")
+	s.SortBack.SetKeys("S")
+	s.SortBack.SetHelp("S", "sort by previous column")
+	m.detail.viewport.KeyMap.PageDown.SetKeys("pgdown", "f")
+	cols := m.helpColumns()
+	last := len(cols) - 1
+	cols[last] = append([]helpGroup{{"replay", m.play.keys.help()}}, cols[last]...)
+	m.help = newHelpScreen(m.theme, cols)
+}
+
+// help is the replay's keys as the help shows them: pairs on one line,
+// in words short enough for the narrow last column at 80 columns (the
+// README has the long story).
+func (k replayKeys) help() []key.Binding {
+	pair := func(a, b key.Binding, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(a.Keys()...), key.WithHelp(a.Help().Key+" "+b.Help().Key, desc))
+	}
+	return []key.Binding{
+		short(k.Pause, "space", "pause"),
+		pair(k.Back, k.Forward, "step"),
+		pair(k.Slower, k.Faster, "speed"),
+		pair(k.NextChange, k.PrevChange, "change"),
+		short(k.Start, "g", "start"),
+		short(k.End, "G", "end"),
+	}
+}
+
+// footer is the replay's keys for the footer, most needed first.
+func (k replayKeys) footer() []key.Binding {
+	h := k.help()
+	return []key.Binding{h[0], h[1], h[3], h[2], short(h[4], "g G", "start/end")}
+}
+
+// replayKey handles a replay's key; ok is false for any other key, and
+// outside a replay.
+func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
+	p, keys := m.opts.Player, m.play.keys
+	if p == nil {
+		return nil, false
+	}
+	switch {
+	case key.Matches(k, keys.Pause):
+		return m.playerCmd(p.TogglePause), true
+	case key.Matches(k, keys.Back):
+		return m.playerCmd(func() { p.StepBy(-1) }), true
+	case key.Matches(k, keys.Forward):
+		return m.playerCmd(func() { p.StepBy(+1) }), true
+	case key.Matches(k, keys.Slower):
+		return m.playerCmd(func() { p.ChangeSpeed(-1) }), true
+	case key.Matches(k, keys.Faster):
+		return m.playerCmd(func() { p.ChangeSpeed(+1) }), true
+	case key.Matches(k, keys.NextChange):
+		return m.jumpCmd(p.NextChange, "no later state change"), true
+	case key.Matches(k, keys.PrevChange):
+		return m.jumpCmd(p.PrevChange, "no earlier state change"), true
+	case key.Matches(k, keys.Start):
+		return m.playerCmd(p.Home), true
+	case key.Matches(k, keys.End):
+		return m.playerCmd(p.End), true
+	}
+	return nil, false
+}
+
+// playerCmd runs a control off the Update path and brings back the
+// replay line it leads to.
+func (m *Model) playerCmd(control func()) tea.Cmd {
+	p := m.opts.Player
+	return func() tea.Msg {
+		control()
+		return ReplayMsg{Status: p.StatusLine()}
+	}
+}
+
+// jumpCmd runs a jump to a state change, noting when there is none.
+func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
+	p := m.opts.Player
+	return func() tea.Msg {
+		msg := ReplayMsg{}
+		if !jump() {
+			msg.Note = none
+		}
+		msg.Status = p.StatusLine()
+		return msg
+	}
+}
+
+// replayMsg takes a replay line, and on a jump forgets what the new
+// position has not yet reached.
+func (m *Model) replayMsg(msg ReplayMsg) {
+	m.play.status, m.play.note = msg.Status, msg.Note
+	if msg.Restart {
+		m.rewind(msg.At)
+	}
+	m.layout()
+}
+
+// rewind drops the points and events at or after at; on a jump forward
+// (nothing at or after at) it drops them all, since what lies between was
+// never seen.
+func (m *Model) rewind(at time.Time) {
+	forward := true
+	for _, h := range m.history {
+		if last, ok := h.Latest(); ok && !last.Time.Before(at) {
+			forward = false
+		}
+	}
+	for target, h := range m.history {
+		kept := ring.New[analysis.Point](h.Cap())
+		for i := 0; i < h.Len() && !forward; i++ {
+			if p := h.At(i); p.Time.Before(at) {
+				kept.Push(p)
+			}
+		}
+		m.history[target] = kept
+	}
+	events := m.events.events[:0:0]
+	for _, e := range m.events.events {
+		if !forward && e.came.Before(at) {
+			events = append(events, e)
+		}
+	}
+	m.events.events = events
+}
+
+// recordingMsg notes that the recording beside the screen stopped.
+func (m *Model) recordingMsg(msg RecordingMsg) {
+	m.play.recStopped = msg.Stopped
+	m.layout()
+}
+
+// recordingBadge is the title's mark of a recording made beside the
+// screen: what is recorded, or why it stopped.
+func (m Model) recordingBadge() []string {
+	switch {
+	case m.opts.Recording == "":
+		return nil
+	case m.play.recStopped != "":
+		return []string{m.theme.alert.Render(" " + m.play.recStopped + " ")}
+	}
+	return []string{m.theme.warn.Render("REC " + m.opts.Recording)}
+}
+
+// replayLines are the header's replay line, under the title.
+func (m Model) replayLines() []string {
+	if m.opts.Player == nil {
+		return nil
+	}
+	status := m.play.status
+	if status == "" {
+		status = "REPLAY"
+	}
+	line := m.theme.alert.Render(" " + status + " ")
+	if m.play.note != "" {
+		line += "  " + m.theme.warn.Render(m.play.note)
+	}
+	return []string{line}
+}
+
+// withReplayKeys puts the replay's keys first in the footer, after help
+// and quit.
+func (m Model) withReplayKeys(keys []key.Binding) []key.Binding {
+	if m.opts.Player == nil || m.showHelp || len(keys) < 2 {
+		return keys
+	}
+	out := append([]key.Binding{}, keys[:2]...)
+	out = append(out, m.play.keys.footer()...)
+	return append(out, keys[2:]...)
+}

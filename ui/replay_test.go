@@ -1,0 +1,178 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// fakePlayer notes the controls called and says it in its status line.
+type fakePlayer struct {
+	calls   []string
+	changes bool // whether a state change is found
+}
+
+func (p *fakePlayer) note(s string)     { p.calls = append(p.calls, s) }
+func (p *fakePlayer) TogglePause()      { p.note("pause") }
+func (p *fakePlayer) StepBy(n int)      { p.note(fmt.Sprintf("step %+d", n)) }
+func (p *fakePlayer) ChangeSpeed(d int) { p.note(fmt.Sprintf("speed %+d", d)) }
+func (p *fakePlayer) NextChange() bool  { p.note("next change"); return p.changes }
+func (p *fakePlayer) PrevChange() bool  { p.note("prev change"); return p.changes }
+func (p *fakePlayer) Home()             { p.note("home") }
+func (p *fakePlayer) End()              { p.note("end") }
+func (p *fakePlayer) StatusLine() string {
+	return fmt.Sprintf("REPLAY 14:01:05 (0m%02ds of 1m00s) ×1 paused", len(p.calls))
+}
+
+func replayModel(p Player, w, h int) Model {
+	opts := testOptions()
+	opts.Player = p
+	opts.SetWindow = nil
+	return sized(New(opts), w, h)
+}
+
+// runCmd runs a key's command, as the program would, and applies its
+// message.
+func runCmd(t *testing.T, m Model, cmd tea.Cmd) Model {
+	t.Helper()
+	if cmd == nil {
+		return m
+	}
+	if msg := cmd(); msg != nil {
+		m = send(m, msg)
+	}
+	return m
+}
+
+// In a replay the replay's keys win over the dashboard's keys they share,
+// call the player from a command (never inside Update), and the header
+// shows the line the player gives back.
+func TestReplayKeysDrivePlayer(t *testing.T) {
+	keys := []struct{ key, call string }{
+		{" ", "pause"}, {"p", "pause"}, {",", "step -1"}, {".", "step +1"},
+		{"<", "speed -1"}, {">", "speed +1"}, {"n", "next change"}, {"N", "prev change"},
+		{"g", "home"}, {"G", "end"},
+	}
+	p := &fakePlayer{changes: true}
+	m := send(replayModel(p, 120, 40), ReportMsg{Report: allStates(t0)})
+	for i, k := range keys {
+		next, cmd := m.Update(keyMsg(k.key))
+		m = next.(Model)
+		if len(p.calls) != i {
+			t.Fatalf("%q called the player inside Update", k.key)
+		}
+		m = runCmd(t, m, cmd)
+		if len(p.calls) != i+1 || p.calls[i] != k.call {
+			t.Fatalf("%q: calls %v, want %q last", k.key, p.calls, k.call)
+		}
+		if want := fmt.Sprintf("(0m%02ds of 1m00s)", i+1); !strings.Contains(m.View(), want) {
+			t.Fatalf("after %q the header lacks %q:\n%s", k.key, want, m.View())
+		}
+	}
+	if m.table.sortCol != newTableScreen(PlainTheme()).sortCol {
+		t.Error("< or > sorted the table in a replay")
+	}
+}
+
+// A jump that finds no state change says so in the header.
+func TestReplayNoStateChange(t *testing.T) {
+	m := send(replayModel(&fakePlayer{}, 120, 40), ReportMsg{Report: allStates(t0)})
+	_, cmd := m.Update(keyMsg("n"))
+	if v := runCmd(t, m, cmd).View(); !strings.Contains(v, "no later state change") {
+		t.Errorf("n without a later change:\n%s", v)
+	}
+}
+
+// Outside a replay the shared keys keep the dashboard's meaning, and the
+// help shows no replay group.
+func TestSharedKeysOutsideReplay(t *testing.T) {
+	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
+	if _, cmd := m.Update(keyMsg("g")); cmd != nil {
+		t.Error("g made a command outside a replay")
+	}
+	sorted := press(m, "t", ">")
+	if sorted.table.sortCol == m.table.sortCol {
+		t.Error("> no longer sorts the table outside a replay")
+	}
+	if strings.Contains(press(m, "?").View(), "replay") {
+		t.Error("the help lists replay keys outside a replay")
+	}
+}
+
+// The help lists the replay's keys, and the bindings that lost a key to
+// the replay no longer show it.
+func TestReplayHelp(t *testing.T) {
+	v := press(send(replayModel(&fakePlayer{}, 120, 40), ReportMsg{Report: allStates(t0)}), "?").View()
+	for _, want := range []string{"replay", "space pause", ", .   step", "< >   speed", "n N   change", "home      first", "s sort by next column"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("help lacks %q:\n%s", want, v)
+		}
+	}
+	for _, gone := range []string{"home/g", "s/>", "p pause"} {
+		if strings.Contains(v, gone) {
+			t.Errorf("help still shows %q:\n%s", gone, v)
+		}
+	}
+}
+
+// A jump back keeps the history before the new position; a jump forward
+// drops it all, so sparklines never join two distant stretches.
+func TestReplayRestartRewindsHistory(t *testing.T) {
+	m := withHistory(replayModel(&fakePlayer{}, 120, 40), 10, func(_ int, at time.Time) analysis.Report { return allStates(at) })
+	target := allStates(t0).Replicas[0].Target
+	times := func(m Model) []time.Time {
+		var out []time.Time
+		for _, p := range pointsUntil(m.history[target], 100, t0.Add(time.Hour)) {
+			out = append(out, p.Time)
+		}
+		return out
+	}
+	back := t0.Add(-4 * time.Second)
+	m = send(m, ReplayMsg{Status: "REPLAY", Restart: true, At: back}, ReportMsg{Report: allStates(back)})
+	got := times(m)
+	if len(got) != 6 || !got[4].Before(back) || !got[5].Equal(back) || !slices.IsSortedFunc(got, time.Time.Compare) {
+		t.Errorf("after a jump back to -4s: %v", got)
+	}
+	ahead := t0.Add(time.Minute)
+	m = send(m, ReplayMsg{Status: "REPLAY", Restart: true, At: ahead}, ReportMsg{Report: allStates(ahead)})
+	if got := times(m); len(got) != 1 || !got[0].Equal(ahead) {
+		t.Errorf("after a jump forward: %v, want the new report's point only", got)
+	}
+}
+
+// A recording made beside the screen shows in the title, and so does its
+// stop.
+func TestRecordingBadge(t *testing.T) {
+	opts := testOptions()
+	opts.Recording = "incident.vtrec"
+	m := send(sized(New(opts), 120, 40), ReportMsg{Report: allStates(t0)})
+	if !strings.Contains(m.View(), "REC incident.vtrec") {
+		t.Errorf("no recording badge:\n%s", m.View())
+	}
+	m = send(m, RecordingMsg{Stopped: "recording stopped at --record-max-size 1GiB"})
+	if v := m.View(); !strings.Contains(v, "recording stopped at --record-max-size 1GiB") || strings.Contains(v, "REC incident") {
+		t.Errorf("the stop is not shown:\n%s", v)
+	}
+}
+
+// The replay's frame at each golden size: the replay line under the
+// title, the replay's keys first in the footer.
+func TestGoldenReplay(t *testing.T) {
+	for _, size := range goldenSizes {
+		w, h := size[0], size[1]
+		name := fmt.Sprintf("replay-%dx%d", w, h)
+		t.Run(name, func(t *testing.T) {
+			m := withHistory(replayModel(&fakePlayer{}, w, h), 20, func(_ int, at time.Time) analysis.Report { return allStates(at) })
+			m = send(m, ReplayMsg{Status: "REPLAY 14:01:05 (3m10s of 15m00s) ×10 paused"})
+			frame := m.View()
+			checkFrame(t, frame, w, h)
+			golden(t, name, frame)
+		})
+	}
+}

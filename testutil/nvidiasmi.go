@@ -124,7 +124,7 @@ func fakeSMI(args []string, out io.Writer) int {
 		fmt.Fprint(out, SMINoDriverText)
 		return 9
 	case SMIHang:
-		select {}
+		hang()
 	}
 	return replaySMI(args, out)
 }
@@ -171,7 +171,7 @@ func streamRows(out io.Writer, lines []string, lms string) int {
 			return 0
 		}
 		if os.Getenv(envSMIMode) == SMIStall {
-			select {}
+			hang()
 		}
 		ms, _ := strconv.Atoi(lms)
 		time.Sleep(time.Duration(ms) * time.Millisecond)
@@ -244,4 +244,12 @@ func dropUnit(v string) string {
 		}
 	}
 	return v
+}
+
+// hang blocks until the process is killed. (An empty select would be
+// reported as a deadlock by the runtime and exit.)
+func hang() {
+	for {
+		time.Sleep(time.Hour)
+	}
 }

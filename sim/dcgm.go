@@ -32,7 +32,7 @@ const (
 	simGPUModel      = "NVIDIA H100 80GB HBM3"
 	simFBTotalMiB    = 81559 // what nvidia-smi reports for an H100 80GB
 	simWeightsMiB    = 16 * 1024 * 1e9 / (1 << 30)
-	simOverheadMiB   = 2048 // CUDA context, activations, graphs
+	simOverheadMiB   = 2048                 // CUDA context, activations, graphs
 	simKVBytesPerTok = 2 * 32 * 8 * 128 * 2 // K and V × layers × KV heads × dims × bf16
 	simIdleWatts     = 70.0
 	simPowerLimit    = 700.0

@@ -30,8 +30,8 @@ const (
 // The simulated GPU: one H100 80GB per engine core (tensor parallel 1).
 const (
 	simGPUModel      = "NVIDIA H100 80GB HBM3"
-	simFBTotalMiB    = 81559 // what nvidia-smi reports for an H100 80GB
-	simWeightsMiB    = 16 * 1024 * 1e9 / (1 << 30)
+	simFBTotalMiB    = 81559                // what nvidia-smi reports for an H100 80GB
+	simWeightsMiB    = 16e9 / (1 << 20)     // Llama 3.1 8B in bf16
 	simOverheadMiB   = 2048                 // CUDA context, activations, graphs
 	simKVBytesPerTok = 2 * 32 * 8 * 128 * 2 // K and V × layers × KV heads × dims × bf16
 	simIdleWatts     = 70.0

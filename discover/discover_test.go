@@ -1,0 +1,199 @@
+package discover
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+)
+
+// needProc skips where the system has no /proc socket tables.
+func needProc(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc/net/tcp on this system")
+	}
+}
+
+// find runs a discovery with a probe timeout generous enough for a helper
+// that is still starting (its socket already listens).
+func find(t *testing.T, o Options) Result {
+	t.Helper()
+	o.Timeout = 10 * time.Second
+	return Find(context.Background(), o)
+}
+
+func byPort(r Result, port int) (Server, bool) {
+	for _, s := range r.Servers {
+		if s.Port == port {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// TestFindWithNoArguments: servers of several engines on several ports,
+// started as real processes under the engines' command lines, are found
+// from /proc with default options; a web server that is no engine is not.
+func TestFindWithNoArguments(t *testing.T) {
+	needProc(t)
+	type want struct {
+		engine, target string
+		up             bool
+		problem        string
+	}
+	cases := []struct {
+		name string
+		kind string
+		argv string
+		env  []string
+		want *want // nil: must not be listed
+	}{
+		{"vLLM on its own port", "sim", "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}", nil,
+			&want{"vLLM", "127.0.0.1:{port}", true, ""}},
+		{"vLLM through python", "sim", "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}", nil,
+			&want{"vLLM", "127.0.0.1:{port}", true, ""}},
+		{"SGLang", "page", "python3 -m sglang.launch_server --model-path m --port {port} --enable-metrics",
+			[]string{envHelperPage + "=testdata/sglang-via-dynamo.txt"}, &want{"SGLang", "127.0.0.1:{port}", true, ""}},
+		{"TensorRT-LLM", "page", "/usr/bin/python3 /usr/local/bin/trtllm-serve model --port {port}",
+			[]string{envHelperPage + "=testdata/trtllm-serve-excerpt.txt", envHelperPath + "=/prometheus/metrics"},
+			&want{"TensorRT-LLM", "127.0.0.1:{port}/prometheus/metrics", true, ""}},
+		{"TGI", "page", "text-generation-router --port {port} --tokenizer-name m",
+			[]string{envHelperPage + "=testdata/tgi-excerpt.txt"}, &want{"TGI", "127.0.0.1:{port}", true, ""}},
+		{"llama.cpp", "page", "/opt/llama.cpp/llama-server -m model.gguf --port {port} --metrics",
+			[]string{envHelperPage + "=testdata/llamacpp.txt"}, &want{"llama.cpp", "127.0.0.1:{port}", true, ""}},
+		{"SGLang without its metrics", "refuse", "python3 -m sglang.launch_server --model-path m --port {port}", nil,
+			&want{"SGLang", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: 404 Not Found (SGLang serves metrics only when started with --enable-metrics)"}},
+		{"vLLM serving another page", "html", "vllm serve m --port {port}", nil,
+			&want{"vLLM", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: the page has no vLLM metrics"}},
+		{"a web server", "html", "python3 -m http.server {port}", nil, nil},
+		{"an exporter", "page", "dcgm-exporter --address :{port}",
+			[]string{envHelperPage + "=testdata/dcgm-excerpt.txt"}, nil},
+	}
+	helpers := make([]helper, len(cases))
+	for i, c := range cases {
+		helpers[i] = startHelper(t, c.kind, argv(c.argv), c.env...)
+	}
+	r := find(t, Options{})
+	if r.Fallback {
+		t.Fatalf("fell back: %+v", r)
+	}
+	for i, c := range cases {
+		h := helpers[i]
+		got, listed := byPort(r, h.port)
+		if c.want == nil {
+			if listed {
+				t.Errorf("%s: listed as %+v", c.name, got)
+			}
+			continue
+		}
+		p := strconv.Itoa(h.port)
+		w := *c.want
+		w.target = strings.ReplaceAll(w.target, "{port}", p)
+		w.problem = strings.ReplaceAll(w.problem, "{port}", p)
+		if !listed {
+			t.Errorf("%s: not found in %+v", c.name, r.Servers)
+			continue
+		}
+		if got.Engine != w.engine || got.Target != w.target || got.Up != w.up || got.Problem != w.problem ||
+			got.PID != h.pid || !got.Probed || !strings.Contains(got.Command, "--port") {
+			t.Errorf("%s: got %+v\nwant %+v, pid %d", c.name, got, w, h.pid)
+		}
+	}
+	if !strings.Contains(r.Summary, "found on this host") {
+		t.Errorf("summary %q", r.Summary)
+	}
+	if _, err := r.Targets(); err != nil {
+		t.Errorf("targets: %v", err)
+	}
+}
+
+// TestFindOtherUsersProcess: a server whose descriptors cannot be read is
+// skipped and counted; a scan still finds it, without a PID.
+func TestFindOtherUsersProcess(t *testing.T) {
+	needProc(t)
+	h := startHelper(t, "sim", argv("vllm serve m --port {port}"))
+	proc := onlyPorts{FS: denyFD{FS: os.DirFS("/proc"), pid: h.pid}, ports: []int{h.port}}
+	r := find(t, Options{Proc: proc})
+	if len(r.Servers) != 0 || r.Denied < 1 {
+		t.Errorf("denied process: %+v", r)
+	}
+	if !strings.Contains(r.Summary, "of other users skipped (run as root or use --scan)") {
+		t.Errorf("summary %q", r.Summary)
+	}
+	r = find(t, Options{Proc: proc, Scan: true})
+	if s, ok := byPort(r, h.port); !ok || !s.Up || s.PID != 0 || s.Engine != "vLLM" {
+		t.Errorf("scan: %+v", r)
+	}
+}
+
+// TestScan: every listening port is probed, whatever holds it; only
+// metrics pages of an engine are listed.
+func TestScan(t *testing.T) {
+	needProc(t)
+	vllm := startHelper(t, "sim", argv("/srv/bin/custom-launcher --listen {port}"))
+	tgi := startHelper(t, "page", argv("router {port}"), envHelperPage+"=testdata/tgi-excerpt.txt")
+	web := startHelper(t, "html", argv("nginx"))
+	refuse := startHelper(t, "refuse", argv("vllm serve m --port {port}"))
+	proc := onlyPorts{FS: os.DirFS("/proc"), ports: []int{vllm.port, tgi.port, web.port, refuse.port}}
+
+	r := find(t, Options{Proc: proc})
+	if len(r.Servers) != 1 || r.Servers[0].Port != refuse.port || r.Servers[0].Up {
+		t.Errorf("by process: only the refusing vLLM has an engine's command line: %+v", r.Servers)
+	}
+	r = find(t, Options{Proc: proc, Scan: true, Concurrency: 2})
+	if len(r.Servers) != 2 {
+		t.Fatalf("scan found %+v", r.Servers)
+	}
+	for _, w := range []struct {
+		h      helper
+		engine string
+	}{{vllm, "vLLM"}, {tgi, "TGI"}} {
+		s, ok := byPort(r, w.h.port)
+		if !ok || s.Engine != w.engine || !s.Up || s.PID != w.h.pid {
+			t.Errorf("scan: %s = %+v", w.engine, s)
+		}
+	}
+	if r.Summary != "1 vLLM server, 1 TGI server found on this host" && r.Summary != "1 TGI server, 1 vLLM server found on this host" {
+		t.Errorf("summary %q", r.Summary)
+	}
+}
+
+// TestParentsOfRealProcesses: a vLLM-like server's child (its engine core)
+// is found under it, which the GPU join relies on.
+func TestParentsOfRealProcesses(t *testing.T) {
+	needProc(t)
+	h := startHelper(t, "sim", argv("vllm serve m --port {port}"), envHelperKids+"=1")
+	var child int
+	// the child may not be forked or exec'd yet; each look is a full /proc walk
+	for i := 0; i < 1000 && child == 0; i++ {
+		for pid, pp := range Parents(os.DirFS("/proc")) {
+			if argv := cmdline(os.DirFS("/proc"), pid); pp == h.pid && len(argv) == 1 && argv[0] == "VLLM::EngineCore" {
+				child = pid
+			}
+		}
+	}
+	if child == 0 {
+		t.Fatal("no engine core under the server")
+	}
+	if p := Parents(os.DirFS("/proc"))[h.pid]; p != os.Getpid() {
+		t.Errorf("server's parent %d, want the test %d", p, os.Getpid())
+	}
+}
+
+func TestFallbackWithoutProc(t *testing.T) {
+	r := Find(context.Background(), Options{Proc: fstest.MapFS{}})
+	if !r.Fallback || len(r.Servers) != 1 || r.Servers[0].Target != "localhost:8000" || r.Servers[0].Probed {
+		t.Errorf("fallback %+v", r)
+	}
+	if r.Summary != "no /proc on this system to find servers by: watching localhost:8000, vLLM's default port" {
+		t.Errorf("summary %q", r.Summary)
+	}
+	ts, err := r.Targets()
+	if err != nil || ts[0].URL != "http://localhost:8000/metrics" {
+		t.Errorf("targets %v %v", ts, err)
+	}
+}

@@ -26,11 +26,6 @@ const (
 	MemoryFull = 0.95
 )
 
-// throttleBits are the clock event reasons that slow a busy GPU down
-// (idle, application clocks, sync boost and display are not).
-const throttleBits = catalogue.ClockEventSWPowerCap | catalogue.ClockEventHWSlowdown |
-	catalogue.ClockEventSWThermal | catalogue.ClockEventHWThermal | catalogue.ClockEventHWPowerBrake
-
 // Situation is what the analysis has concluded about one replica, as the
 // GPU evidence needs it.
 type Situation struct {
@@ -183,7 +178,8 @@ func throttled(g GPU) []Finding {
 	return out
 }
 
-// throttleReasons names the bits of a clock event mask that slow a GPU.
+// throttleReasons names the bits of a clock event mask that slow a busy
+// GPU down (idle, application clocks, sync boost and display do not).
 func throttleReasons(mask int64) []string {
 	if mask <= 0 {
 		return nil

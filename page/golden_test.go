@@ -14,11 +14,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-var scalarNames = [catalogue.NumScalars]string{
-	"running", "waiting", "kv_cache_usage", "prompt_tokens", "generation_tokens", "preemptions",
-	"prefix_cache_queries", "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
-}
-
 // dumpSample writes everything a Sample holds, one figure a line, so that a
 // golden diff shows exactly which reading of a real page changed.
 func dumpSample(s *catalogue.Sample) string {
@@ -38,7 +33,7 @@ func dumpSample(s *catalogue.Sample) string {
 func dumpSeries(b *strings.Builder, prefix string, s *catalogue.Series) {
 	for i, v := range s.Scalars {
 		if !math.IsNaN(v) {
-			fmt.Fprintf(b, "%s %s %g\n", prefix, scalarNames[i], v)
+			fmt.Fprintf(b, "%s %s %g\n", prefix, catalogue.Scalar(i), v)
 		}
 	}
 	for i, v := range s.Finished {

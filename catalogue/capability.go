@@ -27,6 +27,9 @@ type Derivation struct {
 	Histogram Histogram
 	From      Scalar
 	Finish    FinishReason
+	// Requires are scalars the page must have for the derivation to mean
+	// anything (a query count is no use without the hits).
+	Requires []Scalar
 	// How says it in words, for the screen.
 	How string
 }
@@ -37,7 +40,7 @@ type Derivation struct {
 var Derivations = []Derivation{
 	{Engine: EngineSGLang, Scalar: Preemptions, Op: DeriveHistogramSum, Histogram: PreemptionsPerRequest,
 		How: "retractions of finished requests (sum of sglang:num_retractions)"},
-	{Engine: EngineSGLang, Scalar: PrefixCacheQueries, Op: DeriveCopy, From: PromptTokens,
+	{Engine: EngineSGLang, Scalar: PrefixCacheQueries, Op: DeriveCopy, From: PromptTokens, Requires: []Scalar{PrefixCacheHits},
 		How: "every prompt token is looked up in the radix cache"},
 	{Engine: EngineTGI, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
 		How: "sum of tgi_request_input_length (counted per request, not per prefill)"},

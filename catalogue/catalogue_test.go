@@ -37,10 +37,15 @@ func TestReadsAreOnAPage(t *testing.T) {
 // typeRead is the family type a row of the alias table expects.
 func typeRead(r Read) Type {
 	switch r.Kind {
-	case ReadHistogram:
+	case ReadHistogram, ReadSplitHistogram:
 		return TypeHistogram
 	case ReadScalar:
-		if r.Split != nil && r.Split[0].Scalar.IsCounter() || r.Split == nil && r.Scalar.IsCounter() {
+		if r.Scalar.IsCounter() {
+			return TypeCounter
+		}
+		return TypeGauge
+	case ReadSplitScalar:
+		if r.Split[0].Scalar.IsCounter() {
 			return TypeCounter
 		}
 		return TypeGauge
@@ -69,10 +74,16 @@ func TestLegacyNamesAreV0(t *testing.T) {
 	}
 }
 
-// One name, one row: the parser looks a sample up by its name alone.
+// One name, one row: the parser looks a sample up by its name alone. A row
+// splits its family by a label exactly when its kind says so, so that a
+// reader knowing only ReadScalar and ReadHistogram never merges the values.
 func TestReadNamesAreUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range Reads {
+		split := r.Kind == ReadSplitScalar || r.Kind == ReadSplitHistogram
+		if split != (r.Split != nil) || split != (r.Label != "") {
+			t.Errorf("%s: kind %d with split %v by %q", r.Name, r.Kind, r.Split, r.Label)
+		}
 		if seen[r.Name] {
 			t.Errorf("%s has two rows", r.Name)
 		}

@@ -7,8 +7,8 @@ type ReadKind uint8
 
 // The kinds of family vtop reads.
 const (
-	ReadScalar       ReadKind = iota // one of Scalar (or, with Split, one per label value)
-	ReadHistogram                    // one of Histogram (or, with Split, one per label value)
+	ReadScalar       ReadKind = iota // one of Scalar
+	ReadHistogram                    // one of Histogram
 	ReadFinished                     // finished requests by the finished_reason label
 	ReadCacheConfig                  // vllm:cache_config_info labels
 	ReadProcessStart                 // process_start_time_seconds
@@ -20,7 +20,17 @@ const (
 	ReadSpecPerPos                   // vllm:spec_decode_num_accepted_tokens_per_pos_total by position
 	ReadLoRA                         // vllm:lora_requests_info labels
 	ReadKVCapacity                   // a gauge of the KV cache's capacity in tokens
+	// ReadSplitScalar and ReadSplitHistogram feed one figure per value of
+	// the row's Label (Split). They are kinds of their own so that a reader
+	// that knows only ReadScalar and ReadHistogram skips them rather than
+	// reading every value into one figure.
+	ReadSplitScalar
+	ReadSplitHistogram
 )
+
+// IsHistogram reports whether the family is a histogram: its _bucket,
+// _sum and _count samples belong to it.
+func (k ReadKind) IsHistogram() bool { return k == ReadHistogram || k == ReadSplitHistogram }
 
 // Split maps one value of a Read's Label to the figure its series feed.
 type Split struct {
@@ -43,19 +53,23 @@ type Read struct {
 	Router RouterKind
 	// Kind says what the family feeds.
 	Kind ReadKind
-	// Scalar is the figure fed, when Kind is ReadScalar without Split.
+	// Scalar is the figure fed, when Kind is ReadScalar.
 	Scalar Scalar
-	// Histogram is the figure fed, when Kind is ReadHistogram without Split.
+	// Histogram is the figure fed, when Kind is ReadHistogram.
 	Histogram Histogram
 	// Finish is the reason counted, when Kind is ReadFinishedAs.
 	Finish FinishReason
-	// Label and Split, when set, pick the figure by the series' value of
-	// Label; series with other values are not read.
+	// Label and Split pick the figure of a ReadSplitScalar or
+	// ReadSplitHistogram by the series' value of Label; series with other
+	// values are not read.
 	Label string
 	Split []Split
 	// Legacy marks an old (or alternative) name: it is read only when the
 	// page does not also carry the current name for the same figure.
 	Legacy bool
+	// NoEngineLabel marks a vLLM engine family without the engine label
+	// (it counts for the whole server).
+	NoEngineLabel bool
 	// Derived marks a family that stands in for vtop's figure with another
 	// meaning (a per-request mean for per-step gaps, a per-batch time for a
 	// per-request one): the figure is then flagged in Sample.Derived.
@@ -77,16 +91,16 @@ func (r *Read) Model() string {
 // Figures returns the figures the row feeds.
 func (r *Read) Figures() []Figure {
 	switch {
-	case r.Kind == ReadScalar && r.Split == nil:
+	case r.Kind == ReadScalar:
 		return []Figure{ScalarFigure(r.Scalar)}
-	case r.Kind == ReadHistogram && r.Split == nil:
+	case r.Kind == ReadHistogram:
 		return []Figure{HistogramFigure(r.Histogram)}
 	case r.Kind == ReadSleep:
 		return []Figure{ScalarFigure(SleepLevel)}
 	}
 	var out []Figure
 	for _, sp := range r.Split {
-		if r.Kind == ReadScalar {
+		if r.Kind == ReadSplitScalar {
 			out = append(out, ScalarFigure(sp.Scalar))
 		} else {
 			out = append(out, HistogramFigure(sp.Histogram))
@@ -117,12 +131,12 @@ var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:spec_decode_num_drafts_total", Kind: ReadScalar, Scalar: SpecDrafts},
 	{Name: "vllm:spec_decode_num_draft_tokens_total", Kind: ReadScalar, Scalar: SpecDraftTokens},
 	{Name: "vllm:spec_decode_num_accepted_tokens_total", Kind: ReadScalar, Scalar: SpecAcceptedTokens},
-	{Name: "vllm:num_requests_waiting_by_reason", Kind: ReadScalar, Label: LabelReason, Split: []Split{
+	{Name: "vllm:num_requests_waiting_by_reason", Kind: ReadSplitScalar, Label: LabelReason, Split: []Split{
 		{Value: "capacity", Scalar: WaitingCapacity}, {Value: "deferred", Scalar: WaitingDeferred}}},
-	{Name: "vllm:admission_rejections_total", Kind: ReadScalar, Scalar: AdmissionRejections},
+	{Name: "vllm:admission_rejections_total", Kind: ReadScalar, Scalar: AdmissionRejections, NoEngineLabel: true},
 	{Name: "vllm:prompt_tokens_cached_total", Kind: ReadScalar, Scalar: PromptTokensCached},
 	{Name: "vllm:prompt_tokens_recomputed_total", Kind: ReadScalar, Scalar: PromptTokensRecomputed},
-	{Name: "vllm:prompt_tokens_by_source_total", Kind: ReadScalar, Label: LabelSource, Split: []Split{
+	{Name: "vllm:prompt_tokens_by_source_total", Kind: ReadSplitScalar, Label: LabelSource, Split: []Split{
 		{Value: "local_compute", Scalar: PromptTokensLocalCompute},
 		{Value: "local_cache_hit", Scalar: PromptTokensLocalCacheHit},
 		{Value: "external_kv_transfer", Scalar: PromptTokensExternal}}},
@@ -216,7 +230,7 @@ var tgiReads = engineRows(EngineTGI, []Read{
 	{Name: "tgi_request_duration", Kind: ReadHistogram, Histogram: E2E},
 	{Name: "tgi_request_queue_duration", Kind: ReadHistogram, Histogram: QueueTime},
 	{Name: "tgi_request_mean_time_per_token_duration", Kind: ReadHistogram, Histogram: ITL, Derived: true},
-	{Name: "tgi_batch_inference_duration", Kind: ReadHistogram, Label: LabelMethod, Derived: true,
+	{Name: "tgi_batch_inference_duration", Kind: ReadSplitHistogram, Label: LabelMethod, Derived: true,
 		Split: []Split{{Value: "prefill", Histogram: PrefillTime}}},
 	{Name: "tgi_request_input_length", Kind: ReadHistogram, Histogram: PromptLength},
 	{Name: "tgi_request_generated_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
@@ -284,7 +298,7 @@ func LookupSample(name []byte) (int, bool) {
 	}
 	for _, suf := range histogramSuffixes {
 		if len(name) > len(suf) && string(name[len(name)-len(suf):]) == suf {
-			if i, ok := readIndex[string(name[:len(name)-len(suf)])]; ok && Reads[i].Kind == ReadHistogram {
+			if i, ok := readIndex[string(name[:len(name)-len(suf)])]; ok && Reads[i].Kind.IsHistogram() {
 				return i, true
 			}
 		}

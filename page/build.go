@@ -157,7 +157,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 		return
 	}
 	switch f.Kind {
-	case catalogue.ReadScalar:
+	case catalogue.ReadScalar, catalogue.ReadSplitScalar:
 		b.readScalar(f, acc, t, m)
 	case catalogue.ReadFinished:
 		b.readFinished(f, acc, t, m)
@@ -165,7 +165,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 		if v, ok := scalarValue(t, m); ok {
 			acc.series.Finished[f.Finish] = nanAdd(acc.series.Finished[f.Finish], v)
 		}
-	case catalogue.ReadHistogram:
+	case catalogue.ReadHistogram, catalogue.ReadSplitHistogram:
 		b.readHistogram(f, acc, m)
 	case catalogue.ReadSleep:
 		b.readSleep(acc, t, m)

@@ -224,7 +224,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if !in.typed[idx] {
 			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
-			if catalogue.Reads[idx].Kind == catalogue.ReadHistogram {
+			if catalogue.Reads[idx].Kind.IsHistogram() {
 				in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram")
 			}
 		}
@@ -271,7 +271,7 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 		return isVLLM
 	}
 	in.typed[idx] = true
-	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind == catalogue.ReadHistogram {
+	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
 		// The builder reads a gauge, a counter and an untyped value alike,
 		// so their TYPE lines would only cost the parser a family header.
 		in.emitType(lineNo, name, typ)

@@ -79,7 +79,7 @@ type labelSpan struct {
 func readsByLabel(kind catalogue.ReadKind) bool {
 	switch kind {
 	case catalogue.ReadScalar, catalogue.ReadFinished, catalogue.ReadFinishedAs, catalogue.ReadHistogram,
-		catalogue.ReadSleep, catalogue.ReadSpecPerPos:
+		catalogue.ReadSleep, catalogue.ReadSpecPerPos, catalogue.ReadSplitScalar, catalogue.ReadSplitHistogram:
 		return true
 	}
 	return false

@@ -174,17 +174,19 @@ func (e *engine) advance(until float64) {
 // up waiting. A sleeping engine is sent nothing.
 func (e *engine) admitArrivals() {
 	for e.arr.next <= e.now {
-		at := e.arr.next
-		e.arr.next = e.arr.after(at, e.rng)
 		if e.cfg.SleepLevel > 0 {
+			e.arr.next = e.arr.after(e.arr.next, e.rng)
 			continue
 		}
+		// The request is drawn before the next arrival, as it always was:
+		// a seed plays the same traffic whatever the knobs below.
+		r := e.newRequest(e.arr.next)
+		e.arr.next = e.arr.after(e.arr.next, e.rng)
 		e.stats.arrived++
 		if q := e.cfg.MaxQueuedRequests; q > 0 && len(e.waiting)+len(e.deferred) >= q {
 			e.stats.rejected++
 			continue
 		}
-		r := e.newRequest(at)
 		if e.cfg.Role == RoleDecode {
 			e.startTransfer(r)
 			continue

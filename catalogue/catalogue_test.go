@@ -5,49 +5,89 @@ import (
 	"testing"
 )
 
-// Every family vtop reads is on a page of some generation, with the type
-// the alias table expects: a name typed wrong here would be read as nothing.
+// Every family vtop reads is on a catalogued page of its engine, with the
+// type the alias table expects: a name typed wrong here would be read as
+// nothing.
 func TestReadsAreOnAPage(t *testing.T) {
-	pages := slices.Concat(VLLMV1, VLLMV0, Frontend)
-	// Families vtop reads that the page lists above do not spell out: the
-	// info gauge of the cache config, and the Python GC counter.
+	pages := EnginePages
+	pages[EngineUnknown] = slices.Concat(Frontend, EndpointPicker)
+	// Families vtop reads that the lists do not spell out: the info gauge
+	// of the cache config (its labels change from release to release), the
+	// Python GC counter, and trtllm-serve's unprefixed spellings, seen only
+	// in an excerpt.
 	unlisted := map[string]bool{"vllm:cache_config_info": true, "python_gc_collections_total": true}
 	for _, r := range Reads {
-		if unlisted[r.Name] {
+		if unlisted[r.Name] || (r.Engine == EngineTRTLLM && r.Legacy) {
 			continue
 		}
-		f, ok := FindFamily(pages, r.Name)
+		f, ok := FindFamily(pages[r.Engine], r.Name)
 		if !ok {
-			t.Errorf("%s: read but on no catalogued page", r.Name)
+			t.Errorf("%s: read but on no catalogued %s page", r.Name, r.Engine)
 			continue
 		}
-		want := TypeGauge
-		switch {
-		case r.Kind == ReadHistogram:
-			want = TypeHistogram
-		case r.Kind == ReadScalar && r.Scalar.IsCounter(), r.Kind == ReadFinished, r.Kind == ReadHTTP:
-			want = TypeCounter
-		}
-		if f.Type != want {
+		if want := typeRead(r); f.Type != want {
 			t.Errorf("%s: catalogued as type %d, read as %d", r.Name, f.Type, want)
+		}
+		if r.Label != "" && !slices.Contains(f.Labels, r.Label) {
+			t.Errorf("%s: split by %q, which its series do not carry (%v)", r.Name, r.Label, f.Labels)
 		}
 	}
 }
 
-// Legacy names are V0's, current names V1's: the alias table prefers the
+// typeRead is the family type a row of the alias table expects.
+func typeRead(r Read) Type {
+	switch r.Kind {
+	case ReadHistogram, ReadSplitHistogram:
+		return TypeHistogram
+	case ReadScalar:
+		if r.Scalar.IsCounter() {
+			return TypeCounter
+		}
+		return TypeGauge
+	case ReadSplitScalar:
+		if r.Split[0].Scalar.IsCounter() {
+			return TypeCounter
+		}
+		return TypeGauge
+	case ReadFinished, ReadFinishedAs, ReadHTTP, ReadGC, ReadSpecPerPos:
+		return TypeCounter
+	}
+	return TypeGauge
+}
+
+// Legacy vLLM names are V0's, current names those of a V1 page, of the
+// newest one or of the releases that had them: the alias table prefers the
 // current name, so a V1 name marked legacy would be shadowed on new pages.
 func TestLegacyNamesAreV0(t *testing.T) {
+	current := slices.Concat(VLLMV1, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired)
 	for _, r := range Reads {
-		if r.Kind != ReadScalar && r.Kind != ReadHistogram {
+		if r.Engine != EngineVLLM || r.Kind == ReadCacheConfig {
 			continue
 		}
-		_, inV1 := FindFamily(VLLMV1, r.Name)
+		_, inV1 := FindFamily(current, r.Name)
 		if r.Legacy && inV1 {
 			t.Errorf("%s is marked legacy but is on a V1 page", r.Name)
 		}
 		if !r.Legacy && !inV1 {
 			t.Errorf("%s is current but not on a V1 page", r.Name)
 		}
+	}
+}
+
+// One name, one row: the parser looks a sample up by its name alone. A row
+// splits its family by a label exactly when its kind says so, so that a
+// reader knowing only ReadScalar and ReadHistogram never merges the values.
+func TestReadNamesAreUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range Reads {
+		split := r.Kind == ReadSplitScalar || r.Kind == ReadSplitHistogram
+		if split != (r.Split != nil) || split != (r.Label != "") {
+			t.Errorf("%s: kind %d with split %v by %q", r.Name, r.Kind, r.Split, r.Label)
+		}
+		if seen[r.Name] {
+			t.Errorf("%s has two rows", r.Name)
+		}
+		seen[r.Name] = true
 	}
 }
 
@@ -80,6 +120,18 @@ func TestLookupSample(t *testing.T) {
 		{"vllm:num_requests_running_bucket", ""}, // a gauge has no buckets
 		{"vllm:iteration_tokens_total_bucket", ""},
 		{"go_goroutines", ""},
+		{"vllm:num_requests_waiting_by_reason", "vllm:num_requests_waiting_by_reason"},
+		{"vllm:request_num_preemptions_count", "vllm:request_num_preemptions"},
+		{"vllm:nixl_xfer_time_seconds_bucket", "vllm:nixl_xfer_time_seconds"},
+		{"sglang:num_running_reqs", "sglang:num_running_reqs"},
+		{"sglang:num_retractions_sum", "sglang:num_retractions"},
+		{"tgi_request_success", "tgi_request_success"},
+		{"tgi_request_success_total", ""}, // TGI writes no _total
+		{"tgi_request_input_length_sum", "tgi_request_input_length"},
+		{"llamacpp:requests_deferred", "llamacpp:requests_deferred"},
+		{"e2e_request_latency_seconds_bucket", "e2e_request_latency_seconds"}, // trtllm-serve unprefixed
+		{"dynamo_frontend_time_to_first_token_seconds_sum", "dynamo_frontend_time_to_first_token_seconds"},
+		{"dynamo_component_requests_total", ""}, // a worker's Dynamo wrapper: not an engine figure
 	}
 	for _, tt := range tests {
 		i, ok := LookupSample([]byte(tt.name))
@@ -106,6 +158,8 @@ func TestCanonical(t *testing.T) {
 		{"http_requests_total", "http_requests_total"}, // not a vLLM family: no prefix to add
 		{"kserve_vllm:go_goroutines", "kserve_vllm:go_goroutines"},
 		{"ray_vllm_", "ray_vllm_"},
+		{"sglang:num_running_reqs", "sglang:num_running_reqs"}, // other engines keep their names
+		{"e2e_request_latency_seconds", "vllm:e2e_request_latency_seconds"},
 		{"", ""},
 	}
 	for _, tt := range tests {

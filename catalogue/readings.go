@@ -13,10 +13,13 @@ import (
 )
 
 // Scalar names a single-valued metric vtop reads (a gauge or a counter),
-// after the alias table of the scraper has resolved version renames.
+// after the alias table of the scraper has resolved version renames and
+// engine dialects. The comments name vLLM's family; EngineReads lists what
+// feeds each scalar on the other engines' pages.
 type Scalar uint8
 
-// The scalars vtop reads. Gauges first, then counters.
+// The scalars vtop reads. New ones are appended: a figure's number never
+// changes, and IsCounter, not the order, says what kind it is.
 const (
 	Running            Scalar = iota // vllm:num_requests_running (gauge)
 	Waiting                          // vllm:num_requests_waiting (gauge)
@@ -29,28 +32,89 @@ const (
 	SpecDrafts                       // vllm:spec_decode_num_drafts_total (counter)
 	SpecDraftTokens                  // vllm:spec_decode_num_draft_tokens_total (counter)
 	SpecAcceptedTokens               // vllm:spec_decode_num_accepted_tokens_total (counter)
-	NumScalars                       // the number of scalars; not a metric
+
+	// FinishedRequests counts finished requests whatever the reason
+	// (counter): the sum of vllm:request_success_total over
+	// finished_reason, or an engine's own total where it has no reasons.
+	FinishedRequests
+	WaitingCapacity           // vllm:num_requests_waiting_by_reason{reason="capacity"} (gauge)
+	WaitingDeferred           // vllm:num_requests_waiting_by_reason{reason="deferred"} (gauge)
+	SleepLevel                // vllm:engine_sleep_state: 0 awake, 1 weights offloaded, 2 discard all (gauge)
+	AdmissionRejections       // vllm:admission_rejections_total, every reason (counter)
+	PromptTokensCached        // vllm:prompt_tokens_cached_total, local and external hits (counter)
+	PromptTokensRecomputed    // vllm:prompt_tokens_recomputed_total, v0.17–0.19 only (counter)
+	PromptTokensLocalCompute  // vllm:prompt_tokens_by_source_total{source="local_compute"} (counter)
+	PromptTokensLocalCacheHit // vllm:prompt_tokens_by_source_total{source="local_cache_hit"} (counter)
+	PromptTokensExternal      // vllm:prompt_tokens_by_source_total{source="external_kv_transfer"} (counter)
+	ExternalPrefixQueries     // vllm:external_prefix_cache_queries_total, in tokens (counter)
+	ExternalPrefixHits        // vllm:external_prefix_cache_hits_total, in tokens (counter)
+	NIXLFailedTransfers       // vllm:nixl_num_failed_transfers_total (counter)
+	KVOffloadLoadBytes        // vllm:kv_offload_load_bytes_total, offload storage to GPU (counter)
+	KVOffloadStoreBytes       // vllm:kv_offload_store_bytes_total, GPU to offload storage (counter)
+	NumScalars                // the number of scalars; not a metric
 )
+
+// scalarIsGauge marks the gauges; every other scalar is a counter.
+var scalarIsGauge = [NumScalars]bool{
+	Running: true, Waiting: true, KVCacheUsage: true,
+	WaitingCapacity: true, WaitingDeferred: true, SleepLevel: true,
+}
 
 // IsCounter reports whether the scalar is a counter (read as a rate) rather
 // than a gauge (read as is).
-func (s Scalar) IsCounter() bool { return s >= PromptTokens && s < NumScalars }
+func (s Scalar) IsCounter() bool { return s < NumScalars && !scalarIsGauge[s] }
+
+// scalarNames are short names of the scalars, as goldens and JSON spell
+// them.
+var scalarNames = [NumScalars]string{
+	"running", "waiting", "kv_cache_usage", "prompt_tokens", "generation_tokens", "preemptions",
+	"prefix_cache_queries", "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
+	"finished_requests", "waiting_capacity", "waiting_deferred", "sleep_level", "admission_rejections",
+	"prompt_tokens_cached", "prompt_tokens_recomputed", "prompt_tokens_local_compute",
+	"prompt_tokens_local_cache_hit", "prompt_tokens_external", "external_prefix_queries",
+	"external_prefix_hits", "nixl_failed_transfers", "kv_offload_load_bytes", "kv_offload_store_bytes",
+}
+
+// String returns the scalar's short name ("running", "prompt_tokens", …).
+func (s Scalar) String() string {
+	if s < NumScalars {
+		return scalarNames[s]
+	}
+	return "scalar"
+}
 
 // Histogram names a histogram family vtop reads.
 type Histogram uint8
 
-// The histograms vtop reads.
+// The histograms vtop reads. New ones are appended.
 const (
-	TTFT             Histogram = iota // vllm:time_to_first_token_seconds
-	ITL                               // vllm:inter_token_latency_seconds (older: time_per_output_token_seconds)
-	E2E                               // vllm:e2e_request_latency_seconds
-	QueueTime                         // vllm:request_queue_time_seconds
-	PrefillTime                       // vllm:request_prefill_time_seconds
-	DecodeTime                        // vllm:request_decode_time_seconds
-	PromptLength                      // vllm:request_prompt_tokens
-	GenerationLength                  // vllm:request_generation_tokens
-	NumHistograms                     // the number of histograms; not a metric
+	TTFT                  Histogram = iota // vllm:time_to_first_token_seconds
+	ITL                                    // vllm:inter_token_latency_seconds (older: time_per_output_token_seconds)
+	E2E                                    // vllm:e2e_request_latency_seconds
+	QueueTime                              // vllm:request_queue_time_seconds
+	PrefillTime                            // vllm:request_prefill_time_seconds
+	DecodeTime                             // vllm:request_decode_time_seconds
+	PromptLength                           // vllm:request_prompt_tokens
+	GenerationLength                       // vllm:request_generation_tokens
+	PreemptionsPerRequest                  // vllm:request_num_preemptions
+	NIXLTransferTime                       // vllm:nixl_xfer_time_seconds
+	NIXLTransferBytes                      // vllm:nixl_bytes_transferred
+	NumHistograms                          // the number of histograms; not a metric
 )
+
+// histogramNames are short names of the histograms.
+var histogramNames = [NumHistograms]string{
+	"ttft", "itl", "e2e", "queue_time", "prefill_time", "decode_time", "prompt_length",
+	"generation_length", "preemptions_per_request", "nixl_transfer_time", "nixl_transfer_bytes",
+}
+
+// String returns the histogram's short name ("ttft", "itl", …).
+func (h Histogram) String() string {
+	if h < NumHistograms {
+		return histogramNames[h]
+	}
+	return "histogram"
+}
 
 // FinishReason is a value of the finished_reason label of
 // vllm:request_success_total.
@@ -92,6 +156,11 @@ type Series struct {
 	Scalars    [NumScalars]float64
 	Finished   [NumFinishReasons]float64
 	Histograms [NumHistograms]Buckets
+	// SpecAcceptedPerPos is vllm:spec_decode_num_accepted_tokens_per_pos_total
+	// by draft position (counters; NaN for a position the page lacks); nil
+	// when the page has none. Acceptance at position i is its rate ÷ the
+	// rate of SpecDrafts.
+	SpecAcceptedPerPos []float64
 }
 
 // NewSeries returns a Series in which every metric is absent.
@@ -122,6 +191,26 @@ type Sample struct {
 	Err string
 	// HasVLLM reports whether the page had any vllm: family at all.
 	HasVLLM bool
+	// EngineKind is the inference engine whose families the page carries
+	// (EngineUnknown when none); JSON name engine_kind.
+	EngineKind EngineKind
+	// Router is set when the page is a router's, describing the Backends
+	// behind it rather than one replica: its figures are theirs, summed.
+	Router RouterKind
+	// Backends are the backends a router page names (its server or
+	// model_server_pod label values), sorted, stripped of control
+	// characters; nil for a replica's own page.
+	Backends []string
+	// Role is the prefill/decode role the page states (SGLang's
+	// engine_type); RoleUnknown when it says nothing.
+	Role Role
+	// Derived marks the figures of Total (and Engines) that the page does
+	// not export as such but that were computed from what it does export,
+	// such as TGI's prompt tokens from its input-length histogram.
+	// Catalogue's Capabilities say how each was derived.
+	Derived FigureSet
+	// LoRA is vllm:lora_requests_info: the adapters loaded and in use.
+	LoRA LoRA
 	// Model is the model_name label, stripped of control characters.
 	Model string
 	// Total is the replica as a whole: counts and buckets summed over
@@ -131,7 +220,8 @@ type Sample struct {
 	// nil for a single-engine server.
 	Engines []Engine
 	// KVCapacityTokens is num_gpu_blocks × block_size from
-	// vllm:cache_config_info, summed over engines; NaN when absent.
+	// vllm:cache_config_info, summed over engines (or an engine's own
+	// capacity gauge, such as sglang:max_total_num_tokens); NaN when absent.
 	KVCapacityTokens float64
 	// ProcessStartTime is process_start_time_seconds; NaN when absent. A change
 	// means the server restarted.
@@ -153,6 +243,26 @@ type Sample struct {
 
 // OK reports whether the scrape succeeded.
 func (s *Sample) OK() bool { return s.Err == "" }
+
+// HasEngineMetrics reports whether the page carried the families of an
+// inference engine or of a router in front of some: a page without them
+// is not the server vtop was pointed at.
+func (s *Sample) HasEngineMetrics() bool {
+	return s.HasVLLM || s.EngineKind != EngineUnknown || s.Router != RouterNone
+}
+
+// LoRA is what vllm:lora_requests_info says of the adapters. Its zero
+// value means the page does not say (LoRA off, or another engine).
+type LoRA struct {
+	// Present reports whether the page had the family.
+	Present bool
+	// MaxLoRAs is max_lora, the adapters that fit at once; NaN when the
+	// label is not a number.
+	MaxLoRAs float64
+	// Running and Waiting are the adapters of running and waiting
+	// requests, stripped of control characters.
+	Running, Waiting []string
+}
 
 // Readings are what a source delivers of one target: its name and its
 // samples, oldest first. The analysis picks the ones in the window itself.

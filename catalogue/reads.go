@@ -1,5 +1,7 @@
 package catalogue
 
+import "slices"
+
 // ReadKind says what a family vtop reads feeds in a Sample.
 type ReadKind uint8
 
@@ -7,33 +9,114 @@ type ReadKind uint8
 const (
 	ReadScalar       ReadKind = iota // one of Scalar
 	ReadHistogram                    // one of Histogram
-	ReadFinished                     // vllm:request_success_total by finished_reason
+	ReadFinished                     // finished requests by the finished_reason label
 	ReadCacheConfig                  // vllm:cache_config_info labels
 	ReadProcessStart                 // process_start_time_seconds
 	ReadRSS                          // process_resident_memory_bytes
 	ReadGC                           // python_gc_collections_total
 	ReadHTTP                         // http_requests_total
+	ReadFinishedAs                   // finished requests of one reason (Finish), whatever the labels
+	ReadSleep                        // vllm:engine_sleep_state by sleep_state: SleepLevel
+	ReadSpecPerPos                   // vllm:spec_decode_num_accepted_tokens_per_pos_total by position
+	ReadLoRA                         // vllm:lora_requests_info labels
+	ReadKVCapacity                   // a gauge of the KV cache's capacity in tokens
+	// ReadSplitScalar and ReadSplitHistogram feed one figure per value of
+	// the row's Label (Split). They are kinds of their own so that a reader
+	// that knows only ReadScalar and ReadHistogram skips them rather than
+	// reading every value into one figure.
+	ReadSplitScalar
+	ReadSplitHistogram
 )
 
+// IsHistogram reports whether the family is a histogram: its _bucket,
+// _sum and _count samples belong to it.
+func (k ReadKind) IsHistogram() bool { return k == ReadHistogram || k == ReadSplitHistogram }
+
+// Split maps one value of a Read's Label to the figure its series feed.
+type Split struct {
+	Value     string
+	Scalar    Scalar
+	Histogram Histogram
+}
+
 // Read is one row of the alias table: a family vtop reads, under one of the
-// names it has been exposed as.
+// names an engine has exposed it as.
 type Read struct {
-	// Name is the family as exposed on a page (counters with _total).
+	// Name is the family as exposed on a page (counters with _total where
+	// the engine writes it).
 	Name string
+	// Engine is the engine that exports the family; EngineUnknown for the
+	// process and API-server families every engine may carry, and for
+	// routers' families.
+	Engine EngineKind
+	// Router is set on the families of a router's own page.
+	Router RouterKind
 	// Kind says what the family feeds.
 	Kind ReadKind
 	// Scalar is the figure fed, when Kind is ReadScalar.
 	Scalar Scalar
 	// Histogram is the figure fed, when Kind is ReadHistogram.
 	Histogram Histogram
-	// Legacy marks an old name: it is read only when the page does not
-	// also carry the current name for the same figure.
+	// Finish is the reason counted, when Kind is ReadFinishedAs.
+	Finish FinishReason
+	// Label and Split pick the figure of a ReadSplitScalar or
+	// ReadSplitHistogram by the series' value of Label; series with other
+	// values are not read.
+	Label string
+	Split []Split
+	// Legacy marks an old (or alternative) name: it is read only when the
+	// page does not also carry the current name for the same figure.
 	Legacy bool
+	// NoEngineLabel marks a vLLM engine family without the engine label
+	// (it counts for the whole server).
+	NoEngineLabel bool
+	// Derived marks a family that stands in for vtop's figure with another
+	// meaning (a per-request mean for per-step gaps, a per-batch time for a
+	// per-request one): the figure is then flagged in Sample.Derived.
+	Derived bool
 }
 
-// Reads is THE alias table: every family vtop reads, under every name
-// vLLM has exposed it. Anything not listed here is dropped before parsing.
-var Reads = []Read{
+// Model returns the label naming the model on the family's series, "" for
+// engines that serve one unnamed model.
+func (r *Read) Model() string {
+	switch r.Engine {
+	case EngineDynamo:
+		return LabelDynamoModel
+	case EngineTGI, EngineLlamaCpp:
+		return ""
+	}
+	return LabelModel
+}
+
+// Figures returns the figures the row feeds.
+func (r *Read) Figures() []Figure {
+	switch {
+	case r.Kind == ReadScalar:
+		return []Figure{ScalarFigure(r.Scalar)}
+	case r.Kind == ReadHistogram:
+		return []Figure{HistogramFigure(r.Histogram)}
+	case r.Kind == ReadSleep:
+		return []Figure{ScalarFigure(SleepLevel)}
+	}
+	var out []Figure
+	for _, sp := range r.Split {
+		if r.Kind == ReadSplitScalar {
+			out = append(out, ScalarFigure(sp.Scalar))
+		} else {
+			out = append(out, HistogramFigure(sp.Histogram))
+		}
+	}
+	return out
+}
+
+// Reads is THE alias table: every family vtop reads, under every name an
+// engine has exposed it, with the engine that exports it. Anything not
+// listed here is dropped before parsing. Sources: vllm-metrics §3 and §8,
+// engines-and-gpus §1–2 and the captured pages of each engine.
+var Reads = slices.Concat(vllmReads, frontendReads, sglangReads, trtllmReads, tgiReads, llamacppReads, dynamoReads, eppReads)
+
+// vllmReads are vLLM's families, every generation's names.
+var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:num_requests_running", Kind: ReadScalar, Scalar: Running},
 	{Name: "vllm:num_requests_waiting", Kind: ReadScalar, Scalar: Waiting},
 	{Name: "vllm:kv_cache_usage_perc", Kind: ReadScalar, Scalar: KVCacheUsage},
@@ -48,6 +131,20 @@ var Reads = []Read{
 	{Name: "vllm:spec_decode_num_drafts_total", Kind: ReadScalar, Scalar: SpecDrafts},
 	{Name: "vllm:spec_decode_num_draft_tokens_total", Kind: ReadScalar, Scalar: SpecDraftTokens},
 	{Name: "vllm:spec_decode_num_accepted_tokens_total", Kind: ReadScalar, Scalar: SpecAcceptedTokens},
+	{Name: "vllm:num_requests_waiting_by_reason", Kind: ReadSplitScalar, Label: LabelReason, Split: []Split{
+		{Value: "capacity", Scalar: WaitingCapacity}, {Value: "deferred", Scalar: WaitingDeferred}}},
+	{Name: "vllm:admission_rejections_total", Kind: ReadScalar, Scalar: AdmissionRejections, NoEngineLabel: true},
+	{Name: "vllm:prompt_tokens_cached_total", Kind: ReadScalar, Scalar: PromptTokensCached},
+	{Name: "vllm:prompt_tokens_recomputed_total", Kind: ReadScalar, Scalar: PromptTokensRecomputed},
+	{Name: "vllm:prompt_tokens_by_source_total", Kind: ReadSplitScalar, Label: LabelSource, Split: []Split{
+		{Value: "local_compute", Scalar: PromptTokensLocalCompute},
+		{Value: "local_cache_hit", Scalar: PromptTokensLocalCacheHit},
+		{Value: "external_kv_transfer", Scalar: PromptTokensExternal}}},
+	{Name: "vllm:external_prefix_cache_queries_total", Kind: ReadScalar, Scalar: ExternalPrefixQueries},
+	{Name: "vllm:external_prefix_cache_hits_total", Kind: ReadScalar, Scalar: ExternalPrefixHits},
+	{Name: "vllm:nixl_num_failed_transfers_total", Kind: ReadScalar, Scalar: NIXLFailedTransfers},
+	{Name: "vllm:kv_offload_load_bytes_total", Kind: ReadScalar, Scalar: KVOffloadLoadBytes},
+	{Name: "vllm:kv_offload_store_bytes_total", Kind: ReadScalar, Scalar: KVOffloadStoreBytes},
 
 	{Name: "vllm:time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT},
 	{Name: "vllm:inter_token_latency_seconds", Kind: ReadHistogram, Histogram: ITL},
@@ -58,13 +155,125 @@ var Reads = []Read{
 	{Name: "vllm:request_decode_time_seconds", Kind: ReadHistogram, Histogram: DecodeTime},
 	{Name: "vllm:request_prompt_tokens", Kind: ReadHistogram, Histogram: PromptLength},
 	{Name: "vllm:request_generation_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
+	{Name: "vllm:request_num_preemptions", Kind: ReadHistogram, Histogram: PreemptionsPerRequest},
+	{Name: "vllm:nixl_xfer_time_seconds", Kind: ReadHistogram, Histogram: NIXLTransferTime},
+	{Name: "vllm:nixl_bytes_transferred", Kind: ReadHistogram, Histogram: NIXLTransferBytes},
 
 	{Name: "vllm:request_success_total", Kind: ReadFinished},
 	{Name: "vllm:cache_config_info", Kind: ReadCacheConfig},
+	{Name: "vllm:engine_sleep_state", Kind: ReadSleep},
+	{Name: "vllm:spec_decode_num_accepted_tokens_per_pos_total", Kind: ReadSpecPerPos},
+	{Name: "vllm:lora_requests_info", Kind: ReadLoRA},
+})
+
+// frontendReads are the process and API-server families, whoever serves
+// them.
+var frontendReads = []Read{
 	{Name: "process_start_time_seconds", Kind: ReadProcessStart},
 	{Name: "process_resident_memory_bytes", Kind: ReadRSS},
 	{Name: "python_gc_collections_total", Kind: ReadGC},
 	{Name: "http_requests_total", Kind: ReadHTTP},
+}
+
+// sglangReads: engines-and-gpus §2, vllm-metrics §11 and the SGLang
+// captures. SGLang counts preemptions as retractions, per request only
+// (sglang:num_retractions); its prefix-cache hits are cached prompt tokens.
+var sglangReads = engineRows(EngineSGLang, []Read{
+	{Name: "sglang:num_running_reqs", Kind: ReadScalar, Scalar: Running},
+	{Name: "sglang:num_queue_reqs", Kind: ReadScalar, Scalar: Waiting},
+	{Name: "sglang:token_usage", Kind: ReadScalar, Scalar: KVCacheUsage},
+	{Name: "sglang:prompt_tokens_total", Kind: ReadScalar, Scalar: PromptTokens},
+	{Name: "sglang:generation_tokens_total", Kind: ReadScalar, Scalar: GenerationTokens},
+	{Name: "sglang:cached_tokens_total", Kind: ReadScalar, Scalar: PrefixCacheHits},
+	{Name: "sglang:num_requests_total", Kind: ReadScalar, Scalar: FinishedRequests},
+	{Name: "sglang:num_aborted_requests_total", Kind: ReadFinishedAs, Finish: FinishAbort},
+	{Name: "sglang:time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT},
+	{Name: "sglang:inter_token_latency_seconds", Kind: ReadHistogram, Histogram: ITL},
+	{Name: "sglang:time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Legacy: true},
+	{Name: "sglang:e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E},
+	{Name: "sglang:queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime},
+	{Name: "sglang:num_retractions", Kind: ReadHistogram, Histogram: PreemptionsPerRequest},
+	{Name: "sglang:max_total_num_tokens", Kind: ReadKVCapacity},
+})
+
+// trtllmReads: engines-and-gpus §2 (tensorrt_llm/metrics/collector.py)
+// and the captures. Behind Dynamo the families carry the trtllm_ prefix;
+// trtllm-serve's own /prometheus/metrics has been seen without it, so the
+// unprefixed names are read when the prefixed ones are absent. Its
+// time_per_output_token is one mean per request, not vLLM's per-step gaps.
+var trtllmReads = engineRows(EngineTRTLLM, []Read{
+	{Name: "trtllm_num_requests_running", Kind: ReadScalar, Scalar: Running},
+	{Name: "trtllm_num_requests_waiting", Kind: ReadScalar, Scalar: Waiting},
+	// The reference does not state its range; read as vLLM's 0–1 fraction.
+	{Name: "trtllm_kv_cache_utilization", Kind: ReadScalar, Scalar: KVCacheUsage},
+	{Name: "trtllm_num_requests_completed_total", Kind: ReadScalar, Scalar: FinishedRequests},
+	{Name: "trtllm_request_success_total", Kind: ReadFinished},
+	{Name: "trtllm_time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT},
+	{Name: "trtllm_time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Derived: true},
+	{Name: "trtllm_e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E},
+	{Name: "trtllm_request_queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime},
+	{Name: "request_success_total", Kind: ReadFinished, Legacy: true},
+	{Name: "time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT, Legacy: true},
+	{Name: "time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Legacy: true, Derived: true},
+	{Name: "e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E, Legacy: true},
+	{Name: "request_queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime, Legacy: true},
+})
+
+// tgiReads: vllm-metrics §11 (TGI's docs/source/reference/metrics.md) and
+// the TGI capture. Counters have no _total, durations no _seconds. TGI has
+// no TTFT: Capabilities say how the analysis derives its mean.
+var tgiReads = engineRows(EngineTGI, []Read{
+	{Name: "tgi_batch_current_size", Kind: ReadScalar, Scalar: Running},
+	{Name: "tgi_queue_size", Kind: ReadScalar, Scalar: Waiting},
+	{Name: "tgi_request_success", Kind: ReadScalar, Scalar: FinishedRequests},
+	{Name: "tgi_request_failure", Kind: ReadFinishedAs, Finish: FinishError},
+	{Name: "tgi_request_duration", Kind: ReadHistogram, Histogram: E2E},
+	{Name: "tgi_request_queue_duration", Kind: ReadHistogram, Histogram: QueueTime},
+	{Name: "tgi_request_mean_time_per_token_duration", Kind: ReadHistogram, Histogram: ITL, Derived: true},
+	{Name: "tgi_batch_inference_duration", Kind: ReadSplitHistogram, Label: LabelMethod, Derived: true,
+		Split: []Split{{Value: "prefill", Histogram: PrefillTime}}},
+	{Name: "tgi_request_input_length", Kind: ReadHistogram, Histogram: PromptLength},
+	{Name: "tgi_request_generated_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
+})
+
+// llamacppReads: engines-and-gpus §2 and the llama.cpp capture. It has no
+// histograms and no count of requests.
+var llamacppReads = engineRows(EngineLlamaCpp, []Read{
+	{Name: "llamacpp:requests_processing", Kind: ReadScalar, Scalar: Running},
+	{Name: "llamacpp:requests_deferred", Kind: ReadScalar, Scalar: Waiting},
+	{Name: "llamacpp:prompt_tokens_total", Kind: ReadScalar, Scalar: PromptTokens},
+	{Name: "llamacpp:tokens_predicted_total", Kind: ReadScalar, Scalar: GenerationTokens},
+})
+
+// dynamoReads: engines-and-gpus §2 and the Dynamo frontend capture. The
+// frontend's in-flight requests are every request it holds, so Running is
+// marked derived.
+var dynamoReads = engineRows(EngineDynamo, []Read{
+	{Name: "dynamo_frontend_inflight_requests", Kind: ReadScalar, Scalar: Running, Derived: true},
+	{Name: "dynamo_frontend_queued_requests", Kind: ReadScalar, Scalar: Waiting},
+	{Name: "dynamo_frontend_requests_total", Kind: ReadScalar, Scalar: FinishedRequests},
+	{Name: "dynamo_frontend_output_tokens_total", Kind: ReadScalar, Scalar: GenerationTokens},
+	{Name: "dynamo_frontend_time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT},
+	{Name: "dynamo_frontend_inter_token_latency_seconds", Kind: ReadHistogram, Histogram: ITL},
+	{Name: "dynamo_frontend_request_duration_seconds", Kind: ReadHistogram, Histogram: E2E},
+	{Name: "dynamo_frontend_input_sequence_tokens", Kind: ReadHistogram, Histogram: PromptLength},
+	{Name: "dynamo_frontend_output_sequence_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
+})
+
+// eppReads are the endpoint picker's pool families (engines-and-gpus §2
+// and the EPP capture): a router page, summed over the pods it names.
+var eppReads = []Read{
+	{Name: "inference_model_running_requests", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Running},
+	{Name: "inference_pool_per_pod_queue_size", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Waiting},
+	{Name: "inference_pool_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage},
+}
+
+// engineRows sets the engine of every row.
+func engineRows(k EngineKind, rows []Read) []Read {
+	for i := range rows {
+		rows[i].Engine = k
+	}
+	return rows
 }
 
 // readIndex maps an exposed family name to its row in Reads.
@@ -89,7 +298,7 @@ func LookupSample(name []byte) (int, bool) {
 	}
 	for _, suf := range histogramSuffixes {
 		if len(name) > len(suf) && string(name[len(name)-len(suf):]) == suf {
-			if i, ok := readIndex[string(name[:len(name)-len(suf)])]; ok && Reads[i].Kind == ReadHistogram {
+			if i, ok := readIndex[string(name[:len(name)-len(suf)])]; ok && Reads[i].Kind.IsHistogram() {
 				return i, true
 			}
 		}
@@ -107,21 +316,30 @@ func FinishReasonOf(v string) (FinishReason, bool) {
 	return 0, false
 }
 
-// HistogramName returns the current exposed name of a histogram.
+// HistogramName returns vLLM's current exposed name of a histogram.
 func HistogramName(h Histogram) string {
 	for _, f := range Reads {
-		if f.Kind == ReadHistogram && f.Histogram == h && !f.Legacy {
+		if f.Engine == EngineVLLM && f.Kind == ReadHistogram && f.Split == nil && f.Histogram == h && !f.Legacy {
 			return f.Name
 		}
 	}
 	return "histogram"
 }
 
-// Label names vtop reads on vLLM pages.
+// Label names vtop reads.
 const (
 	LabelModel          = "model_name"
 	LabelEngine         = "engine"
 	LabelFinishedReason = "finished_reason"
+	LabelReason         = "reason"           // vllm:num_requests_waiting_by_reason
+	LabelSource         = "source"           // vllm:prompt_tokens_by_source_total
+	LabelSleepState     = "sleep_state"      // vllm:engine_sleep_state
+	LabelPosition       = "position"         // vllm:spec_decode_num_accepted_tokens_per_pos_total
+	LabelEngineType     = "engine_type"      // SGLang's role, TensorRT-LLM's backend
+	LabelMethod         = "method"           // TGI's prefill/decode split
+	LabelDynamoModel    = "model"            // Dynamo's model label
+	LabelServer         = "server"           // the production-stack router's backend
+	LabelPod            = "model_server_pod" // the endpoint picker's backend
 )
 
 // LookupFamily returns the row of Reads for an exposed family name (as a

@@ -30,6 +30,9 @@ type builder struct {
 	unlabeled *engineAcc
 	series    int
 	capped    bool
+	kinds     [catalogue.NumEngineKinds]int // families read, per engine
+	backends  []string                      // a router's backends, raw
+	loraAt    float64                       // value of the lora_requests_info series kept
 }
 
 // warn adds a warning once.
@@ -70,24 +73,15 @@ func newEngineAcc(name string) *engineAcc {
 
 // read walks the alias table in order and folds every wanted family in.
 func (b *builder) read(fams map[string]*dto.MetricFamily) {
-	var current [catalogue.NumScalars]bool
-	var currentHist [catalogue.NumHistograms]bool
-	for _, f := range catalogue.Reads {
-		if f.Legacy || fams[f.Name] == nil {
-			continue
-		}
-		switch f.Kind {
-		case catalogue.ReadScalar:
-			current[f.Scalar] = true
-		case catalogue.ReadHistogram:
-			currentHist[f.Histogram] = true
-		}
-	}
-	for _, f := range catalogue.Reads {
+	current := currentFigures(fams)
+	for i := range catalogue.Reads {
+		f := &catalogue.Reads[i]
 		mf := fams[f.Name]
-		if mf == nil || (f.Legacy && f.Kind == catalogue.ReadScalar && current[f.Scalar]) ||
-			(f.Legacy && f.Kind == catalogue.ReadHistogram && currentHist[f.Histogram]) {
+		if mf == nil || (f.Legacy && shadowed(f, current)) {
 			continue
+		}
+		if len(mf.GetMetric()) > 0 {
+			b.kinds[f.Engine]++
 		}
 		for _, m := range mf.GetMetric() {
 			if b.series >= MaxSeries {
@@ -98,47 +92,146 @@ func (b *builder) read(fams map[string]*dto.MetricFamily) {
 				return
 			}
 			b.series++
-			b.readMetric(f, mf.GetType(), m)
+			b.readMetric(i, mf.GetType(), m)
 		}
 	}
 }
 
+// currentFigures is the set of figures some current (not legacy) family
+// of the page feeds.
+func currentFigures(fams map[string]*dto.MetricFamily) catalogue.FigureSet {
+	var current catalogue.FigureSet
+	for i := range catalogue.Reads {
+		f := &catalogue.Reads[i]
+		if f.Legacy || fams[f.Name] == nil {
+			continue
+		}
+		for _, fig := range rowFigures[i] {
+			current.Add(fig)
+		}
+	}
+	return current
+}
+
+// shadowed reports whether a legacy row's figures all have a current
+// family on the page: the old name is then not read.
+func shadowed(f *catalogue.Read, current catalogue.FigureSet) bool {
+	figs := f.Figures()
+	for _, fig := range figs {
+		if !current.Has(fig) {
+			return false
+		}
+	}
+	return len(figs) > 0 || f.Kind == catalogue.ReadFinished
+}
+
+// rowFigures are the figures of each row of the alias table, computed once.
+var rowFigures = func() [][]catalogue.Figure {
+	out := make([][]catalogue.Figure, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		out[i] = catalogue.Reads[i].Figures()
+	}
+	return out
+}()
+
 // label returns the value of a label read by engine and model: the one the
-// filter took off the page's lines (bit), or the series' own.
-func (b *builder) label(m *dto.Metric, name string, bit uint8) string {
-	if v := labelValue(m, name); v != "" {
+// filter took off the page's lines (bit), or the series' own. A row whose
+// series never carry the label (rowStrip) gets only the series' own.
+func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
+	if v := labelValue(m, name); v != "" || rowStrip[row]&bit == 0 {
 		return v
 	}
 	return b.in.stripper.value(bit)
 }
 
 // readMetric folds one series of a wanted family into the sample.
-func (b *builder) readMetric(f catalogue.Read, t dto.MetricType, m *dto.Metric) {
+func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
+	f := &catalogue.Reads[row]
+	if !readsByLabel(f.Kind) {
+		b.readPageWide(f, t, m)
+		return
+	}
+	b.notePage(row, f, m)
+	acc := b.engine(b.label(row, m, catalogue.LabelEngine, stripEngine))
+	if acc == nil {
+		return
+	}
 	switch f.Kind {
-	case catalogue.ReadScalar, catalogue.ReadFinished, catalogue.ReadHistogram:
-		if b.sample.Model == "" {
-			if raw := b.label(m, "model_name", stripModel); raw != "" {
+	case catalogue.ReadScalar, catalogue.ReadSplitScalar:
+		b.readScalar(f, acc, t, m)
+	case catalogue.ReadFinished:
+		b.readFinished(f, acc, t, m)
+	case catalogue.ReadFinishedAs:
+		if v, ok := scalarValue(t, m); ok {
+			acc.series.Finished[f.Finish] = nanAdd(acc.series.Finished[f.Finish], v)
+		}
+	case catalogue.ReadHistogram, catalogue.ReadSplitHistogram:
+		b.readHistogram(f, acc, m)
+	case catalogue.ReadSleep:
+		b.readSleep(acc, t, m)
+	case catalogue.ReadSpecPerPos:
+		b.readSpecPerPos(acc, t, m)
+	}
+}
+
+// notePage records what one engine series says of the page as a whole: its
+// model, its role, and the backend it belongs to when a router wrote it.
+func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
+	if b.sample.Model == "" {
+		if ml := f.Model(); ml != "" {
+			if raw := b.label(row, m, ml, stripModel); raw != "" {
 				b.sample.Model = b.in.internModel(raw)
 			}
 		}
-		acc := b.engine(b.label(m, "engine", stripEngine))
-		if acc == nil {
-			return
+	}
+	if f.Engine == catalogue.EngineVLLM {
+		// The production-stack router re-exports vLLM's names with a
+		// server label; vLLM itself never writes one.
+		if v := labelValue(m, catalogue.LabelServer); v != "" {
+			b.sample.Router = catalogue.RouterProductionStack
+			b.addBackend(v)
 		}
-		switch f.Kind {
-		case catalogue.ReadScalar:
-			b.readScalar(f, acc, t, m)
-		case catalogue.ReadFinished:
-			b.readFinished(acc, t, m)
-		case catalogue.ReadHistogram:
-			b.readHistogram(f, acc, m)
+		return // vLLM states no role: spare its many series the look-up
+	}
+	if f.Router != catalogue.RouterNone {
+		b.sample.Router = f.Router
+		if v := labelValue(m, f.Router.BackendLabel()); v != "" {
+			b.addBackend(v)
 		}
+	}
+	if b.sample.Role == catalogue.RoleUnknown {
+		b.sample.Role = catalogue.RoleOf(labelValue(m, catalogue.LabelEngineType))
+	}
+}
+
+// addBackend remembers a backend a router page names, up to MaxEngines.
+func (b *builder) addBackend(raw string) {
+	if slices.Contains(b.backends, raw) {
+		return
+	}
+	if len(b.backends) >= MaxEngines {
+		b.warn(fmt.Sprintf("router names more than %d backends; the rest were not listed", MaxEngines))
+		return
+	}
+	b.backends = append(b.backends, raw)
+}
+
+// readPageWide folds a family that describes the whole server, not an
+// engine: its configuration and its process.
+func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metric) {
+	switch f.Kind {
 	case catalogue.ReadCacheConfig:
 		blocks, err1 := strconv.ParseFloat(labelValue(m, "num_gpu_blocks"), 64)
 		size, err2 := strconv.ParseFloat(labelValue(m, "block_size"), 64)
 		if err1 == nil && err2 == nil {
 			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, blocks*size)
 		}
+	case catalogue.ReadKVCapacity:
+		if v, ok := scalarValue(t, m); ok && v >= 0 {
+			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, v)
+		}
+	case catalogue.ReadLoRA:
+		b.readLoRA(t, m)
 	case catalogue.ReadProcessStart:
 		if v, ok := scalarValue(t, m); ok && (math.IsNaN(b.sample.ProcessStartTime) || v > b.sample.ProcessStartTime) {
 			b.sample.ProcessStartTime = v
@@ -158,25 +251,47 @@ func (b *builder) readMetric(f catalogue.Read, t dto.MetricType, m *dto.Metric) 
 	}
 }
 
-func (b *builder) readScalar(f catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+func (b *builder) readScalar(f *catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+	sc, ok := b.splitScalar(f, m)
+	if !ok {
+		return
+	}
 	v, ok := scalarValue(t, m)
 	if !ok {
 		return
 	}
-	if !f.Scalar.IsCounter() && v < 0 {
+	if !sc.IsCounter() && v < 0 {
 		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
 		return
 	}
-	if f.Scalar == catalogue.KVCacheUsage {
+	if f.Derived {
+		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
+	}
+	if sc == catalogue.KVCacheUsage {
 		acc.kvSum = nanAdd(acc.kvSum, v)
 		acc.kvN++
 		return
 	}
-	acc.series.Scalars[f.Scalar] = nanAdd(acc.series.Scalars[f.Scalar], v)
+	acc.series.Scalars[sc] = nanAdd(acc.series.Scalars[sc], v)
 }
 
-func (b *builder) readFinished(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	reason, ok := catalogue.FinishReasonOf(labelValue(m, "finished_reason"))
+// splitScalar returns the scalar a series of f feeds: f's own, or the one
+// its Label's value picks; false for a value the row does not read.
+func (b *builder) splitScalar(f *catalogue.Read, m *dto.Metric) (catalogue.Scalar, bool) {
+	if f.Split == nil {
+		return f.Scalar, true
+	}
+	v := labelValue(m, f.Label)
+	for _, sp := range f.Split {
+		if sp.Value == v {
+			return sp.Scalar, true
+		}
+	}
+	return 0, false
+}
+
+func (b *builder) readFinished(f *catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+	reason, ok := catalogue.FinishReasonOf(labelValue(m, catalogue.LabelFinishedReason))
 	if !ok {
 		return // a reason newer than vtop: ignored rather than misfiled
 	}
@@ -185,11 +300,31 @@ func (b *builder) readFinished(acc *engineAcc, t dto.MetricType, m *dto.Metric) 
 	}
 }
 
-func (b *builder) readHistogram(f catalogue.Read, acc *engineAcc, m *dto.Metric) {
+func (b *builder) readHistogram(f *catalogue.Read, acc *engineAcc, m *dto.Metric) {
 	h := m.GetHistogram()
 	if h == nil {
 		return
 	}
+	which := f.Histogram
+	if f.Split != nil {
+		v := labelValue(m, f.Label)
+		i := slices.IndexFunc(f.Split, func(sp catalogue.Split) bool { return sp.Value == v })
+		if i < 0 {
+			return
+		}
+		which = f.Split[i].Histogram
+	}
+	if f.Derived {
+		b.sample.Derived.Add(catalogue.HistogramFigure(which))
+	}
+	if !mergeBuckets(&acc.series.Histograms[which], b.buckets(h), false) {
+		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
+	}
+}
+
+// buckets copies a parsed histogram into the sample's form, its bounds
+// interned.
+func (b *builder) buckets(h *dto.Histogram) catalogue.Buckets {
 	pairs := b.in.sortedPairs(h)
 	src := catalogue.Buckets{
 		Bounds: b.in.internBounds(pairs),
@@ -209,9 +344,7 @@ func (b *builder) readHistogram(f catalogue.Read, acc *engineAcc, m *dto.Metric)
 	case h.SampleCount != nil:
 		src.Count = float64(h.GetSampleCount())
 	}
-	if !mergeBuckets(&acc.series.Histograms[f.Histogram], src, false) {
-		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
-	}
+	return src
 }
 
 // mergeBuckets adds src into dst. When dst is absent it takes src, copying
@@ -239,12 +372,14 @@ func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets, copyCounts bool
 	return true
 }
 
-// finish sums the engines into Total and lists them when there are two or
-// more named ones.
+// finish derives what the engine's page lacks, sums the engines into
+// Total and lists them when there are two or more named ones.
 func (b *builder) finish() catalogue.Sample {
 	slices.SortFunc(b.engines, func(x, y *engineAcc) int {
 		return cmp.Or(cmp.Compare(len(x.name), len(y.name)), cmp.Compare(x.name, y.name))
 	})
+	b.sample.EngineKind = b.engineKind()
+	b.sample.Backends = b.routerBackends()
 	all := b.engines
 	if b.unlabeled != nil {
 		all = append(all, b.unlabeled)
@@ -253,6 +388,7 @@ func (b *builder) finish() catalogue.Sample {
 		if e.kvN > 0 {
 			e.series.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
 		}
+		b.derive(&e.series, b.sample.EngineKind)
 	}
 	switch len(all) {
 	case 0:
@@ -271,23 +407,35 @@ func (b *builder) finish() catalogue.Sample {
 	return b.sample
 }
 
+// averaged and least are the gauges the total does not sum: KV usage is
+// the mean over engines, the sleep level the lightest sleep (a replica
+// with one engine awake is awake).
+var (
+	averaged = catalogue.KVCacheUsage
+	least    = catalogue.SleepLevel
+)
+
 // total aggregates engines: gauges and counters summed, KV usage averaged
-// over the engines that report it, buckets summed.
+// over the engines that report it, the sleep level the least, buckets and
+// draft positions summed.
 func (b *builder) total(all []*engineAcc) catalogue.Series {
 	t := catalogue.NewSeries()
 	kvSum, kvN := 0.0, 0
 	for _, e := range all {
 		for s := range catalogue.NumScalars {
 			v := e.series.Scalars[s]
-			if math.IsNaN(v) {
-				continue
-			}
-			if s == catalogue.KVCacheUsage {
+			switch {
+			case math.IsNaN(v):
+			case s == averaged:
 				kvSum += v
 				kvN++
-				continue
+			case s == least:
+				if math.IsNaN(t.Scalars[s]) || v < t.Scalars[s] {
+					t.Scalars[s] = v
+				}
+			default:
+				t.Scalars[s] = nanAdd(t.Scalars[s], v)
 			}
-			t.Scalars[s] = nanAdd(t.Scalars[s], v)
 		}
 		for r, v := range e.series.Finished {
 			if !math.IsNaN(v) {
@@ -299,9 +447,23 @@ func (b *builder) total(all []*engineAcc) catalogue.Series {
 				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
 			}
 		}
+		t.SpecAcceptedPerPos = addPositions(t.SpecAcceptedPerPos, e.series.SpecAcceptedPerPos)
 	}
 	if kvN > 0 {
-		t.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
+		t.Scalars[averaged] = kvSum / float64(kvN)
 	}
 	return t
+}
+
+// addPositions adds an engine's per-position counts into the total's.
+func addPositions(dst, src []float64) []float64 {
+	if len(src) > len(dst) {
+		dst = growNaN(dst, len(src))
+	}
+	for i, v := range src {
+		if !math.IsNaN(v) {
+			dst[i] = nanAdd(dst[i], v)
+		}
+	}
+	return dst
 }

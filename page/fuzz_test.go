@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,7 @@ func FuzzIngest(f *testing.F) {
 		f.Add(cleanReal(e.Name(), b), "text/plain")
 	}
 	f.Add([]byte(omPage), "application/openmetrics-text; version=1.0.0")
+	f.Add([]byte(newestPage), "text/plain; version=0.0.4")
 	f.Add([]byte("vllm:num_requests_running{engine=\"\x1b[31m0\",model_name=\"\x9b2J\"} 1\n"), "")
 
 	in := NewIngester() // shared, as a target's is across scrapes
@@ -45,7 +47,10 @@ func FuzzIngest(f *testing.F) {
 			}
 			return
 		}
-		texts := append([]string{s.Model}, s.Warnings...)
+		texts := slices.Concat([]string{s.Model}, s.Warnings, s.Backends, s.LoRA.Running, s.LoRA.Waiting)
+		if len(s.Backends) > MaxEngines || len(s.Total.SpecAcceptedPerPos) > maxSpecPositions {
+			t.Errorf("%d backends, %d draft positions", len(s.Backends), len(s.Total.SpecAcceptedPerPos))
+		}
 		for _, e := range s.Engines {
 			texts = append(texts, e.Name)
 		}

@@ -14,17 +14,21 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
-var scalarNames = [catalogue.NumScalars]string{
-	"running", "waiting", "kv_cache_usage", "prompt_tokens", "generation_tokens", "preemptions",
-	"prefix_cache_queries", "prefix_cache_hits", "spec_drafts", "spec_draft_tokens", "spec_accepted_tokens",
-}
-
 // dumpSample writes everything a Sample holds, one figure a line, so that a
 // golden diff shows exactly which reading of a real page changed.
 func dumpSample(s *catalogue.Sample) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "has_vllm %v\nmodel %q\nkv_capacity_tokens %g\nprocess_start %g\nrss %g\ngc %g\nhttp_requests %g\n",
 		s.HasVLLM, s.Model, s.KVCapacityTokens, s.ProcessStartTime, s.ProcessRSSBytes, s.GCCollections, s.HTTPRequests)
+	fmt.Fprintf(&b, "engine_kind %v\nrouter %q\nbackends %q\nrole %q\n", s.EngineKind, s.Router, s.Backends, s.Role)
+	for f := catalogue.Figure(0); f < catalogue.Figure(catalogue.NumScalars)+catalogue.Figure(catalogue.NumHistograms); f++ {
+		if s.Derived.Has(f) {
+			fmt.Fprintf(&b, "derived %v\n", f)
+		}
+	}
+	if s.LoRA.Present {
+		fmt.Fprintf(&b, "lora max=%g running=%q waiting=%q\n", s.LoRA.MaxLoRAs, s.LoRA.Running, s.LoRA.Waiting)
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintf(&b, "warning %q\n", w)
 	}
@@ -38,7 +42,7 @@ func dumpSample(s *catalogue.Sample) string {
 func dumpSeries(b *strings.Builder, prefix string, s *catalogue.Series) {
 	for i, v := range s.Scalars {
 		if !math.IsNaN(v) {
-			fmt.Fprintf(b, "%s %s %g\n", prefix, scalarNames[i], v)
+			fmt.Fprintf(b, "%s %s %g\n", prefix, catalogue.Scalar(i), v)
 		}
 	}
 	for i, v := range s.Finished {
@@ -46,10 +50,13 @@ func dumpSeries(b *strings.Builder, prefix string, s *catalogue.Series) {
 			fmt.Fprintf(b, "%s finished_%s %g\n", prefix, catalogue.FinishReasonNames[i], v)
 		}
 	}
+	if s.SpecAcceptedPerPos != nil {
+		fmt.Fprintf(b, "%s spec_accepted_per_pos %v\n", prefix, s.SpecAcceptedPerPos)
+	}
 	for h, hb := range s.Histograms {
 		if hb.Present() {
 			fmt.Fprintf(b, "%s %s bounds=%v counts=%v sum=%g count=%g\n",
-				prefix, catalogue.HistogramName(catalogue.Histogram(h)), hb.Bounds, hb.Counts, hb.Sum, hb.Count)
+				prefix, catalogue.Histogram(h), hb.Bounds, hb.Counts, hb.Sum, hb.Count)
 		}
 	}
 }

@@ -222,18 +222,17 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		}
 		kept++
 		if !in.typed[idx] {
+			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
-			typ := "untyped"
-			if catalogue.Reads[idx].Kind == catalogue.ReadHistogram {
-				typ = "histogram"
+			if catalogue.Reads[idx].Kind.IsHistogram() {
+				in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram")
 			}
-			in.emitType(lineNo, catalogue.Reads[idx].Name, typ)
 		}
 		if om {
 			line = stripExemplar(line, len(name))
 		}
-		if mask != 0 && readsByLabel(catalogue.Reads[idx].Kind) {
-			if line, refused = in.stripper.strip(line, len(name), mask); refused != 0 {
+		if m := mask & rowStrip[idx]; m != 0 {
+			if line, refused = in.stripper.strip(line, len(name), m); refused != 0 {
 				return hasVLLM, dropped, refused, nil
 			}
 		}
@@ -272,7 +271,11 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 		return isVLLM
 	}
 	in.typed[idx] = true
-	in.emitType(lineNo, name, typ)
+	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
+		// The builder reads a gauge, a counter and an untyped value alike,
+		// so their TYPE lines would only cost the parser a family header.
+		in.emitType(lineNo, name, typ)
+	}
 	return isVLLM
 }
 

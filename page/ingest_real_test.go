@@ -14,9 +14,9 @@ import (
 // realDir holds verbatim captures of real /metrics pages.
 const realDir = "testdata/real"
 
-// loadReal reads a capture the way its README says to: issue excerpts lose
-// their (possibly cut) last line, and "[... trimmed ...]" markers, which are
-// not exposition lines, go.
+// loadReal reads a capture the way its README says to: issue and pull-request
+// excerpts lose their (possibly cut) last line, and "[... trimmed ...]"
+// markers and "..." elisions, which are not exposition lines, go.
 func loadReal(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(realDir, name))
@@ -28,7 +28,7 @@ func loadReal(t testing.TB, name string) []byte {
 
 func cleanReal(name string, b []byte) []byte {
 	lines := bytes.SplitAfter(b, []byte("\n"))
-	if bytes.HasPrefix([]byte(name), []byte("issue-")) {
+	if bytes.HasPrefix([]byte(name), []byte("issue-")) || bytes.HasPrefix([]byte(name), []byte("pr-")) {
 		for len(lines) > 0 && len(bytes.TrimSpace(lines[len(lines)-1])) == 0 {
 			lines = lines[:len(lines)-1]
 		}
@@ -36,7 +36,7 @@ func cleanReal(name string, b []byte) []byte {
 	}
 	var out []byte
 	for _, l := range lines {
-		if bytes.HasPrefix(l, []byte("[...")) {
+		if bytes.HasPrefix(l, []byte("[...")) || string(bytes.TrimSpace(l)) == "..." {
 			continue
 		}
 		out = append(out, l...)
@@ -98,13 +98,17 @@ func TestIngestRealCaptures(t *testing.T) {
 	tests := []struct {
 		file    string
 		hasVLLM bool
+		kind    catalogue.EngineKind
+		router  catalogue.RouterKind
+		role    catalogue.Role
 		model   string
 		kvCap   float64
 		figures []want
+		derived []catalogue.Figure
 		bounds  map[catalogue.Histogram][]float64
 	}{
 		{
-			file: "gh-file-vllm-v0.10-cpu-v0engine-qwen3-0.6b.txt", hasVLLM: true,
+			file: "gh-file-vllm-v0.10-cpu-v0engine-qwen3-0.6b.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
 			model: "Qwen/Qwen3-0.6B", kvCap: 2340 * 16,
 			figures: []want{
 				{"running", scalar(catalogue.Running), 0},
@@ -132,7 +136,7 @@ func TestIngestRealCaptures(t *testing.T) {
 			},
 		},
 		{
-			file: "aibrix-docs-runtime-rst-vllm-v0.7-v0-engine.txt", hasVLLM: true,
+			file: "aibrix-docs-runtime-rst-vllm-v0.7-v0-engine.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
 			model: "Qwen/Qwen2.5-Coder-1.5B-Instruct", kvCap: 81767 * 16,
 			figures: []want{
 				{"running", scalar(catalogue.Running), 0},
@@ -144,7 +148,7 @@ func TestIngestRealCaptures(t *testing.T) {
 			},
 		},
 		{
-			file: "gh-file-book-ch03-vllm-v0.29.0-cpu-trimmed.txt", hasVLLM: true,
+			file: "gh-file-book-ch03-vllm-v0.29.0-cpu-trimmed.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
 			model: "smollm2-360m", kvCap: nan,
 			figures: []want{
 				{"generation tokens (no TYPE line)", scalar(catalogue.GenerationTokens), 11392},
@@ -159,7 +163,7 @@ func TestIngestRealCaptures(t *testing.T) {
 			},
 		},
 		{
-			file: "issue-production-stack-617-vllm-v0.10.0.txt", hasVLLM: true,
+			file: "issue-production-stack-617-vllm-v0.10.0.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
 			model: "zai-org/GLM-4.5", kvCap: nan,
 			figures: []want{
 				{"kv usage (new name)", scalar(catalogue.KVCacheUsage), 9.75010481363281e-06},
@@ -169,17 +173,137 @@ func TestIngestRealCaptures(t *testing.T) {
 			},
 		},
 		{
-			file: "issue-vllm-pr1890-v0.2.x-aioprometheus.txt", hasVLLM: true, kvCap: nan,
+			file: "issue-vllm-pr1890-v0.2.x-aioprometheus.txt", hasVLLM: true, kind: catalogue.EngineUnknown, kvCap: nan,
 			figures: []want{
 				{"running absent", scalar(catalogue.Running), nan},
 				{"prompt tokens absent", scalar(catalogue.PromptTokens), nan},
 			},
 		},
 		{
-			file: "sglang-docs-production_metrics-md.txt", hasVLLM: false, kvCap: nan,
+			file: "sglang-docs-production_metrics-md.txt", kind: catalogue.EngineSGLang,
+			model: "meta-llama/Llama-3.1-8B-Instruct", kvCap: nan,
 			figures: []want{
-				{"prompt tokens absent (sglang: is not vllm:)", scalar(catalogue.PromptTokens), nan},
-				{"ttft absent", histCount(catalogue.TTFT), nan},
+				{"running", scalar(catalogue.Running), 162},
+				{"queued", scalar(catalogue.Waiting), 2826},
+				{"token usage", scalar(catalogue.KVCacheUsage), 0.28},
+				{"prompt tokens", scalar(catalogue.PromptTokens), 8.128902e+06},
+				{"ttft count", histCount(catalogue.TTFT), 11008},
+				{"itl from time_per_output_token", histCount(catalogue.ITL), 7.400757e+06},
+				{"prefix queries absent: no cached-token counter to go with them", scalar(catalogue.PrefixCacheQueries), nan},
+				{"finished absent", scalar(catalogue.FinishedRequests), nan},
+			},
+		},
+		{
+			file: "docs-dynamo-a7b23c00-sglang_via_dynamo-unstated.txt", kind: catalogue.EngineSGLang, role: catalogue.RoleUnified,
+			model: "Qwen/Qwen3-0.6B", kvCap: 92962,
+			figures: []want{
+				{"running", scalar(catalogue.Running), 0},
+				{"finished", scalar(catalogue.FinishedRequests), 1},
+				{"generation tokens", scalar(catalogue.GenerationTokens), 300},
+				{"preemptions from retractions", scalar(catalogue.Preemptions), 0},
+				{"retractions per request", histCount(catalogue.PreemptionsPerRequest), 1},
+				{"queue time sum", histSum(catalogue.QueueTime), 0.0018392642959952354},
+				{"itl count", histCount(catalogue.ITL), 299},
+				{"no prefill time", histCount(catalogue.PrefillTime), nan},
+			},
+			derived: []catalogue.Figure{catalogue.ScalarFigure(catalogue.Preemptions)},
+			bounds:  map[catalogue.Histogram][]float64{catalogue.TTFT: append(slices.Clone(catalogue.SGLangTTFTBuckets), inf)},
+		},
+		{
+			file: "issue-sglang-13485-sglang-v0.5.1-EXCERPT.txt", kind: catalogue.EngineSGLang, role: catalogue.RoleUnified,
+			model: "Qwen-32B", kvCap: nan,
+			figures: []want{{"running", scalar(catalogue.Running), 1}, {"waiting cut off", scalar(catalogue.Waiting), nan}},
+		},
+		{
+			file: "docs-dynamo-a7b23c00-vllm_via_dynamo-unstated.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
+			model: "Qwen/Qwen3-0.6B", kvCap: 95088,
+			figures: []want{
+				{"awake", scalar(catalogue.SleepLevel), 0},
+				{"external prefix queries", scalar(catalogue.ExternalPrefixQueries), 66},
+				{"external prefix hits", scalar(catalogue.ExternalPrefixHits), 0},
+				{"finished from reasons", scalar(catalogue.FinishedRequests), 2},
+				{"no waiting by reason before v0.20", scalar(catalogue.WaitingDeferred), nan},
+			},
+		},
+		{
+			file: "docs-dynamo-ce30a764-trtllm_via_dynamo-unstated.txt", kind: catalogue.EngineTRTLLM,
+			model: "Qwen/Qwen3-0.6B", kvCap: nan,
+			figures: []want{
+				{"finished length", finished(catalogue.FinishLength), 2},
+				{"finished", scalar(catalogue.FinishedRequests), 2},
+				{"ttft sum", histSum(catalogue.TTFT), 0.06795299984514713},
+				{"tpot count (per request)", histCount(catalogue.ITL), 2},
+				{"queue count", histCount(catalogue.QueueTime), 2},
+				{"no preemptions", scalar(catalogue.Preemptions), nan},
+				{"no running on this page", scalar(catalogue.Running), nan},
+			},
+			derived: []catalogue.Figure{catalogue.HistogramFigure(catalogue.ITL)},
+		},
+		{
+			file: "issue-aibrix-2004-trtllm_serve-unstated_2026-03-EXCERPT.txt", kind: catalogue.EngineTRTLLM,
+			model: "undefined", kvCap: nan,
+			figures: []want{{"e2e sum, unprefixed", histSum(catalogue.E2E), 3.4878239994868636}},
+		},
+		{
+			file: "docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", kind: catalogue.EngineUnknown, kvCap: nan,
+			figures: []want{{"running n/a: Triton is not read", scalar(catalogue.Running), nan}},
+		},
+		{
+			file: "docs-dynamo-ce30a764-dynamo_frontend-unstated.txt", kind: catalogue.EngineDynamo,
+			model: "qwen/qwen3-0.6b", kvCap: nan,
+			figures: []want{
+				{"in flight", scalar(catalogue.Running), 0},
+				{"queued", scalar(catalogue.Waiting), 0},
+				{"requests", scalar(catalogue.FinishedRequests), 1},
+				{"output tokens", scalar(catalogue.GenerationTokens), 300},
+				{"input tokens from the ISL histogram", scalar(catalogue.PromptTokens), 33},
+				{"ttft sum", histSum(catalogue.TTFT), 1.5625701570000001},
+				{"itl count", histCount(catalogue.ITL), 299},
+				{"no kv usage", scalar(catalogue.KVCacheUsage), nan},
+			},
+			derived: []catalogue.Figure{catalogue.ScalarFigure(catalogue.Running), catalogue.ScalarFigure(catalogue.PromptTokens)},
+		},
+		{
+			file: "fixture-datadog_integrations-core-9e390cde-tgi-unstated-EXCERPT.txt", kind: catalogue.EngineTGI, kvCap: nan,
+			figures: []want{
+				{"batch size", scalar(catalogue.Running), 0},
+				{"queue", scalar(catalogue.Waiting), 0},
+				{"success + failure", scalar(catalogue.FinishedRequests), 111},
+				{"failures", finished(catalogue.FinishError), 2},
+				{"prompt tokens from input lengths", scalar(catalogue.PromptTokens), 662},
+				{"no ttft", histCount(catalogue.TTFT), nan},
+				{"no kv usage", scalar(catalogue.KVCacheUsage), nan},
+				{"input length le=5.11", bucketAt(catalogue.PromptLength, 5.11), 0},
+				{"input length le=10.22", bucketAt(catalogue.PromptLength, 10.22), 109},
+			},
+			derived: []catalogue.Figure{catalogue.ScalarFigure(catalogue.PromptTokens), catalogue.ScalarFigure(catalogue.FinishedRequests)},
+			bounds:  map[catalogue.Histogram][]float64{catalogue.PromptLength: append(catalogue.TGILengthBuckets(511), inf)},
+		},
+		{
+			file: "fixture-aginies_llmtui-7494e9ae-llamacpp-unstated.txt", kind: catalogue.EngineLlamaCpp, kvCap: nan,
+			figures: []want{
+				{"processing", scalar(catalogue.Running), 0},
+				{"deferred", scalar(catalogue.Waiting), 0},
+				{"prompt tokens", scalar(catalogue.PromptTokens), 479209},
+				{"predicted tokens", scalar(catalogue.GenerationTokens), 123063},
+				{"no requests counter", scalar(catalogue.FinishedRequests), nan},
+				{"no ttft", histCount(catalogue.TTFT), nan},
+			},
+		},
+		{
+			// The excerpt shows the bug of its issue: the router wrote no
+			// server label, so nothing tells it from a vLLM page.
+			file: "issue-production-stack-318-vllm_router-unstated_2025-03-EXCERPT.txt", hasVLLM: true, kind: catalogue.EngineVLLM,
+			model: "Qwen/Qwen2.5-Coder-32B-Instruct", kvCap: nan,
+			figures: []want{{"running", scalar(catalogue.Running), 0}},
+		},
+		{
+			file: "repo-yalmashad_Inference-gwapi-282f0d73-gie_epp-chart_v1.0.1-EXCERPT.txt", kind: catalogue.EngineUnknown,
+			router: catalogue.RouterEndpointPicker, model: "my-org/chat-quality", kvCap: nan,
+			figures: []want{
+				{"running", scalar(catalogue.Running), 0},
+				{"per-pod queues", scalar(catalogue.Waiting), 0},
+				{"pool kv", scalar(catalogue.KVCacheUsage), 0},
 			},
 		},
 	}
@@ -189,8 +313,19 @@ func TestIngestRealCaptures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Ingest: %v", err)
 			}
-			if s.HasVLLM != tt.hasVLLM {
-				t.Errorf("HasVLLM = %v, want %v", s.HasVLLM, tt.hasVLLM)
+			if s.HasVLLM != tt.hasVLLM || s.EngineKind != tt.kind || s.Router != tt.router || s.Role != tt.role {
+				t.Errorf("HasVLLM, EngineKind, Router, Role = %v, %v, %q, %q, want %v, %v, %q, %q",
+					s.HasVLLM, s.EngineKind, s.Router, s.Role, tt.hasVLLM, tt.kind, tt.router, tt.role)
+			}
+			if !s.HasEngineMetrics() && tt.kind != catalogue.EngineUnknown {
+				t.Error("an engine's page reads as no inference-engine metrics")
+			}
+			var wantDerived catalogue.FigureSet
+			for _, f := range tt.derived {
+				wantDerived.Add(f)
+			}
+			if s.Derived != wantDerived {
+				t.Errorf("Derived = %b, want %b", s.Derived, wantDerived)
 			}
 			if s.Model != tt.model {
 				t.Errorf("Model = %q, want %q", s.Model, tt.model)

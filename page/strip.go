@@ -77,8 +77,36 @@ type labelSpan struct {
 // readsByLabel reports whether a family is read by engine and model_name:
 // only those lines are rewritten.
 func readsByLabel(kind catalogue.ReadKind) bool {
-	return kind == catalogue.ReadScalar || kind == catalogue.ReadFinished || kind == catalogue.ReadHistogram
+	switch kind {
+	case catalogue.ReadScalar, catalogue.ReadFinished, catalogue.ReadFinishedAs, catalogue.ReadHistogram,
+		catalogue.ReadSleep, catalogue.ReadSpecPerPos, catalogue.ReadSplitScalar, catalogue.ReadSplitHistogram:
+		return true
+	}
+	return false
 }
+
+// rowStrip holds, per row of the alias table, the strippable labels its
+// series carry: vLLM's engine families carry both (but admission
+// rejections no engine); other engines' families no engine label, and
+// model_name only where that is their model label. A line is never asked
+// for a label its family does not have, so such a family does not stop
+// the stripping of the rest of the page.
+var rowStrip = func() []uint8 {
+	out := make([]uint8, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		r := &catalogue.Reads[i]
+		if !readsByLabel(r.Kind) {
+			continue
+		}
+		if r.Model() == strippable[0] {
+			out[i] |= stripModel
+		}
+		if r.Engine == catalogue.EngineVLLM && !r.NoEngineLabel {
+			out[i] |= stripEngine
+		}
+	}
+	return out
+}()
 
 // strip returns line without the labels of mask, when that is safe;
 // the result may live in ls.lineBuf. It returns the labels that cannot be

@@ -120,6 +120,8 @@ func FuzzStripLabels(f *testing.F) {
 	f.Add("# TYPE vllm:e2e_request_latency_seconds histogram\n" +
 		`vllm:e2e_request_latency_seconds_bucket{model_name="m",le="+Inf"} 4` + "\n" +
 		`vllm:e2e_request_latency_seconds_bucket{le="+Inf"} 1` + "\n")
+	f.Add(newestPage)
+	f.Add(`vllm:admission_rejections_total{model_name="m",reason="r"} 1` + "\n" + `vllm:num_requests_running{engine="0",model_name="m"} 3` + "\n")
 	f.Fuzz(func(t *testing.T, page string) {
 		if fast, plain, _ := ingestBoth(t, page, ""); fast != plain {
 			t.Errorf("stripped:\n%s\nas is:\n%s", fast, plain)

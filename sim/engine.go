@@ -24,6 +24,8 @@ type request struct {
 	gotFirst    bool // its first token was emitted
 	decoding    bool // prefill done: one token per step from now on
 	preemptions int
+	ready       float64 // when its KV transfer ends (decode role)
+	transferred int     // prompt tokens whose KV came over NIXL
 }
 
 // context is every token the request knows: its prompt plus what it has
@@ -45,10 +47,18 @@ type engineStats struct {
 	specAcceptedPerPos             []float64
 	httpRequests                   float64
 	busySeconds                    float64
+	arrived, rejected              float64 // requests sent, and refused by admission control
+	promptExternal                 float64 // prompt tokens whose KV came over NIXL
+	nixlFailed                     float64
+	steps, maxStepTokens           float64 // forward passes, and the most tokens in one
+	prefillSeconds, decodeSeconds  float64 // busy time of steps with and without prefill
+	busySlots                      float64 // Σ running over steps
 
 	ttft, itl, tpot, e2e, queue, inference, prefill, decode *hist
 	promptLen, genLen, kvComputed, maxGen, paramsMaxTokens  *hist
 	paramsN, iterationTokens                                *hist
+	preemptionsPerReq, nixlTime, nixlBytes                  *hist
+	stepPrefill, stepDecode                                 *hist // TGI's batch inference durations
 
 	// runningArea is ∫ running dt, for Little's law from the inside.
 	runningArea float64
@@ -69,25 +79,52 @@ const (
 var reasonNames = [numReasons]string{"stop", "length", "abort", "error", "repetition"}
 
 func newEngineStats(c *ReplicaConfig) *engineStats {
-	tokens := catalogue.TokenBuckets(c.MaxModelLen)
+	b := bucketsOf(c)
 	return &engineStats{
 		specAcceptedPerPos: make([]float64, c.SpecTokens),
-		ttft:               newHist(catalogue.TTFTBuckets),
-		itl:                newHist(catalogue.ITLBuckets),
-		tpot:               newHist(catalogue.ITLBuckets),
-		e2e:                newHist(catalogue.RequestLatencyBuckets),
-		queue:              newHist(catalogue.RequestLatencyBuckets),
-		inference:          newHist(catalogue.RequestLatencyBuckets),
+		ttft:               newHist(b.ttft),
+		itl:                newHist(b.itl),
+		tpot:               newHist(b.tpot),
+		e2e:                newHist(b.e2e),
+		queue:              newHist(b.queue),
+		inference:          newHist(b.e2e),
 		prefill:            newHist(catalogue.RequestLatencyBuckets),
 		decode:             newHist(catalogue.RequestLatencyBuckets),
-		promptLen:          newHist(tokens),
-		genLen:             newHist(tokens),
-		kvComputed:         newHist(tokens),
-		maxGen:             newHist(tokens),
-		paramsMaxTokens:    newHist(tokens),
+		promptLen:          newHist(b.tokens),
+		genLen:             newHist(b.tokens),
+		kvComputed:         newHist(b.tokens),
+		maxGen:             newHist(b.tokens),
+		paramsMaxTokens:    newHist(b.tokens),
 		paramsN:            newHist(catalogue.ParamsNBuckets),
 		iterationTokens:    newHist(catalogue.IterationTokenBuckets),
+		preemptionsPerReq:  newHist(b.preemptions),
+		nixlTime:           newHist(catalogue.NIXLTimeBuckets),
+		nixlBytes:          newHist(catalogue.NIXLBytesBuckets),
+		stepPrefill:        newHist(catalogue.TGIDurationBuckets),
+		stepDecode:         newHist(catalogue.TGIDurationBuckets),
 	}
+}
+
+// bucketLists are the bounds of one engine's histograms.
+type bucketLists struct {
+	ttft, itl, tpot, e2e, queue, tokens, preemptions []float64
+}
+
+// bucketsOf returns the bucket lists of the engine the replica
+// impersonates, as its pages show them (catalogue).
+func bucketsOf(c *ReplicaConfig) bucketLists {
+	switch c.Engine {
+	case EngineSGLang:
+		return bucketLists{catalogue.SGLangTTFTBuckets, catalogue.SGLangITLBuckets, catalogue.SGLangITLBuckets,
+			catalogue.SGLangE2EBuckets, catalogue.SGLangQueueBuckets, catalogue.TokenBuckets(c.MaxModelLen),
+			catalogue.SGLangRetractionsBuckets}
+	case EngineTGI:
+		d := catalogue.TGIDurationBuckets
+		return bucketLists{d, d, d, d, d, catalogue.TGILengthBuckets(c.MaxModelLen), catalogue.PreemptionsBuckets}
+	}
+	return bucketLists{catalogue.TTFTBuckets, catalogue.ITLBuckets, catalogue.ITLBuckets,
+		catalogue.RequestLatencyBuckets, catalogue.RequestLatencyBuckets, catalogue.TokenBuckets(c.MaxModelLen),
+		catalogue.PreemptionsBuckets}
 }
 
 // engine is one vLLM engine core: a scheduler doing continuous batching over
@@ -99,8 +136,11 @@ type engine struct {
 	now     float64 // virtual seconds since the replica started
 	waiting []*request
 	running []*request
-	free    int // free KV blocks
-	stats   *engineStats
+	// deferred are the requests waiting for their KV to arrive (decode
+	// role): vLLM counts them as waiting, for reason "deferred".
+	deferred []*request
+	free     int // free KV blocks
+	stats    *engineStats
 
 	// scratch, reused across steps to avoid allocation
 	chunk []int
@@ -113,14 +153,14 @@ func newEngine(cfg *ReplicaConfig, w Workload, rng *rand.Rand) *engine {
 }
 
 // advance runs the engine until its clock reaches until. Idle time is
-// skipped in one jump to the next arrival, so an idle engine costs nothing.
+// skipped in one jump to the next event, so an idle engine costs nothing.
 // A step in flight at until completes, so the clock may pass until by at
 // most one step.
 func (e *engine) advance(until float64) {
 	for e.now < until {
 		e.admitArrivals()
 		if len(e.running) == 0 && len(e.waiting) == 0 {
-			e.now = min(until, e.arr.next)
+			e.now = min(until, e.arr.next, e.nextReady())
 			continue
 		}
 		e.step()
@@ -129,13 +169,77 @@ func (e *engine) advance(until float64) {
 }
 
 // admitArrivals moves the requests that arrived by now into the waiting
-// queue, and drops the ones whose client gave up waiting.
+// queue (or, for a decode instance, behind their KV transfer), refuses
+// those beyond --max-num-queued-reqs, and drops the ones whose client gave
+// up waiting. A sleeping engine is sent nothing.
 func (e *engine) admitArrivals() {
 	for e.arr.next <= e.now {
-		e.waiting = append(e.waiting, e.newRequest(e.arr.next))
+		if e.cfg.SleepLevel > 0 {
+			e.arr.next = e.arr.after(e.arr.next, e.rng)
+			continue
+		}
+		// The request is drawn before the next arrival, as it always was:
+		// a seed plays the same traffic whatever the knobs below.
+		r := e.newRequest(e.arr.next)
 		e.arr.next = e.arr.after(e.arr.next, e.rng)
+		e.stats.arrived++
+		if q := e.cfg.MaxQueuedRequests; q > 0 && len(e.waiting)+len(e.deferred) >= q {
+			e.stats.rejected++
+			continue
+		}
+		if e.cfg.Role == RoleDecode {
+			e.startTransfer(r)
+			continue
+		}
+		e.waiting = append(e.waiting, r)
 	}
+	e.transfersDone()
 	e.abortTimedOut()
+}
+
+// kvBytesPerToken is the KV cache of one token of Llama 3.1 8B in bf16:
+// 2 (K, V) × 32 layers × 8 KV heads × 128 dims × 2 bytes.
+const kvBytesPerToken = 2 * 32 * 8 * 128 * 2
+
+// startTransfer defers a request of a decode instance until the KV of its
+// prompt has come over NIXL from the prefill instance.
+func (e *engine) startTransfer(r *request) {
+	bytes := float64(r.prompt * kvBytesPerToken)
+	d := 0.002 + bytes/e.cfg.KVTransferBandwidth
+	r.ready = r.arrival + d
+	e.stats.nixlTime.observe(d)
+	e.stats.nixlBytes.observe(bytes)
+	e.deferred = append(e.deferred, r)
+}
+
+// transfersDone moves the requests whose KV has arrived to the waiting
+// queue. A failed transfer leaves the prompt to be computed here.
+func (e *engine) transfersDone() {
+	kept := e.deferred[:0]
+	for _, r := range e.deferred {
+		if r.ready > e.now {
+			kept = append(kept, r)
+			continue
+		}
+		if e.rng.Float64() < e.cfg.KVTransferFailure {
+			e.stats.nixlFailed++
+		} else {
+			r.transferred = r.prompt - 1 // the last token is computed here
+			r.cached = r.transferred
+		}
+		e.waiting = append(e.waiting, r)
+	}
+	clear(e.deferred[len(kept):])
+	e.deferred = kept
+}
+
+// nextReady is when the next KV transfer ends (+Inf when none is under way).
+func (e *engine) nextReady() float64 {
+	next := math.Inf(1)
+	for _, r := range e.deferred {
+		next = min(next, r.ready)
+	}
+	return next
 }
 
 func (e *engine) newRequest(at float64) *request {
@@ -147,6 +251,11 @@ func (e *engine) newRequest(at float64) *request {
 		prompt:    max(1, prompt),
 		maxTokens: maxTokens,
 		target:    min(logNormal(e.rng, c.OutputMedian, c.OutputSigma), maxTokens),
+	}
+	if e.cfg.Role == RolePrefill {
+		// The prefill instance computes the prompt and one token; the
+		// decode instance does the rest.
+		r.maxTokens, r.target = 1, 1
 	}
 	if e.cfg.PrefixCaching {
 		// Shared system prompts and documents: a share of the prompt, in
@@ -230,10 +339,26 @@ func (e *engine) step() {
 	dur := e.stepDuration(prefillTokens, len(e.chunk))
 	e.stats.runningArea += float64(len(e.running)) * dur
 	e.stats.busySeconds += dur
+	e.countStep(dur, prefillTokens, decodeSeqs)
 	start := e.now
 	e.now += dur
 	e.stats.iterationTokens.observe(float64(prefillTokens + decodeSeqs))
 	e.finishStep(start)
+}
+
+// countStep records what llama.cpp and TGI count of a forward pass.
+func (e *engine) countStep(dur float64, prefillTokens, decodeSeqs int) {
+	s := e.stats
+	s.steps++
+	s.maxStepTokens = max(s.maxStepTokens, float64(prefillTokens+decodeSeqs))
+	s.busySlots += float64(len(e.running))
+	if prefillTokens > 0 {
+		s.prefillSeconds += dur
+		s.stepPrefill.observe(dur)
+	} else {
+		s.decodeSeconds += dur
+		s.stepDecode.observe(dur)
+	}
 }
 
 // admitWaiting moves requests from the head of the waiting queue into the
@@ -258,7 +383,7 @@ func (e *engine) admitWaiting(budget *int) int {
 			r.scheduled = e.now
 			e.stats.queue.observe(e.now - r.arrival)
 			e.stats.prefixQueries += float64(r.prompt)
-			e.stats.prefixHits += float64(r.cached)
+			e.stats.prefixHits += float64(r.cached - r.transferred)
 		}
 		r.computed = start
 		r.blocks = need
@@ -366,7 +491,8 @@ func (e *engine) emitPrefillToken(r *request) {
 		e.stats.ttft.observe(e.now - r.arrival)
 		e.stats.prefill.observe(e.now - r.scheduled)
 		e.stats.promptTokens += float64(r.prompt)
-		e.stats.promptCached += float64(r.cached)
+		e.stats.promptCached += float64(r.cached - r.transferred)
+		e.stats.promptExternal += float64(r.transferred)
 		e.stats.promptComputed += float64(r.prompt - r.cached)
 	} else {
 		e.stats.itl.observe(e.now - r.lastToken)
@@ -418,6 +544,7 @@ func (e *engine) finish(r *request) {
 	s.maxGen.observe(float64(r.maxTokens))
 	s.paramsMaxTokens.observe(float64(r.maxTokens))
 	s.paramsN.observe(1)
+	s.preemptionsPerReq.observe(float64(r.preemptions))
 }
 
 // kvUsage is vLLM's 1 − free/(num_gpu_blocks − 1), clamped to 0–1.

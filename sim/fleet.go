@@ -1,9 +1,11 @@
-// Package sim simulates a fleet of vLLM inference servers: a discrete-time
+// Package sim simulates a fleet of inference servers: a discrete-time
 // model of continuous batching (Poisson arrivals, chunked prefill, decode
 // steps that slow down with the batch, a KV cache of fixed size, recompute
-// preemption) exporting the real vLLM metric catalogue through client_golang
-// over real HTTP. It drives vtop's demo mode, the sim command and end-to-end
-// tests.
+// preemption, admission control, sleep, KV transfer between a prefill and a
+// decode replica) exporting the real metric catalogue of vLLM (V0, V1 or
+// the newest page), SGLang, TensorRT-LLM, TGI or llama.cpp through
+// client_golang over real HTTP. It drives vtop's demo mode, the sim command
+// and end-to-end tests.
 //
 // A fleet runs in one of two modes. In virtual mode (the default) time moves
 // only when the caller calls Advance, so a test can play ten minutes in a
@@ -30,8 +32,13 @@ type Options struct {
 	Scenario Scenario
 	// Seed makes the simulation reproducible.
 	Seed uint64
-	// VLLMVersion is V1 (default) or V0, the metric names to export.
+	// VLLMVersion is V1 (default), V0 or Latest, the names a vLLM replica
+	// exports.
 	VLLMVersion string
+	// Engine, when set, makes every replica impersonate that engine (one
+	// of Engines()); otherwise the scenario says (vLLM but for
+	// MixedEngines).
+	Engine string
 	// Listen is the address of the first replica, "127.0.0.1:0" by
 	// default. With port 0 every replica gets its own free port; with port
 	// p, replica i listens on p+i.
@@ -66,9 +73,9 @@ func (o *Options) defaults() error {
 	switch o.VLLMVersion {
 	case "":
 		o.VLLMVersion = V1
-	case V0, V1:
+	case V0, V1, Latest:
 	default:
-		return fmt.Errorf("unknown vLLM version %q (want %q or %q)", o.VLLMVersion, V1, V0)
+		return fmt.Errorf("unknown vLLM version %q (want %q, %q or %q)", o.VLLMVersion, V1, V0, Latest)
 	}
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:0"
@@ -114,6 +121,9 @@ func NewFleet(o Options) (*Fleet, error) {
 		if o.Model != "" {
 			cfg.Model = o.Model
 		}
+		if o.Engine != "" {
+			cfg.Engine = o.Engine
+		}
 		if o.Configure != nil {
 			o.Configure(i, &cfg)
 		}
@@ -138,8 +148,8 @@ func (f *Fleet) Advance(d time.Duration) {
 
 // Start switches the fleet to real time and serves each replica's /metrics
 // and /health on its own port. It returns one URL per replica, in index
-// order (http://127.0.0.1:PORT/metrics). The fleet serves until ctx is done
-// or Close is called.
+// order (http://127.0.0.1:PORT/metrics, or TensorRT-LLM's path). The
+// fleet serves until ctx is done or Close is called.
 func (f *Fleet) Start(ctx context.Context) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,7 +170,7 @@ func (f *Fleet) Start(ctx context.Context) ([]string, error) {
 			f.stopAll()
 			return nil, err
 		}
-		urls = append(urls, "http://"+r.Addr()+"/metrics")
+		urls = append(urls, "http://"+r.Addr()+r.MetricsPath())
 	}
 	f.started = true
 	ctx, cancel := context.WithCancel(ctx)

@@ -4,6 +4,8 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // VLLM versions the simulator can impersonate.
@@ -15,6 +17,10 @@ const (
 	// time_per_output_token_seconds, gpu_prefix_cache_* counters, no engine
 	// label (engines are summed, as multiprocess mode did).
 	V0 = "v0"
+	// Latest is the newest page: V1's families plus admission rejections,
+	// preemptions per request and, on a disaggregated replica, NIXL's
+	// (catalogue.VLLMLatest, catalogue.VLLMNIXL).
+	Latest = "latest"
 )
 
 // scalarFamily is a gauge or counter with one value per engine.
@@ -44,13 +50,15 @@ type collector struct {
 	sleep      *prometheus.Desc
 	cacheInfo  *prometheus.Desc
 	specPerPos *prometheus.Desc
+	rejections *prometheus.Desc // Latest only
+	nixl       []scalarFamily   // Latest, disaggregated only
 	http       *prometheus.Desc
 	process    []scalarFamily // process_* of the server, from the replica clock
 	gc         *prometheus.Desc
 }
 
 func newCollector(r *Replica) *collector {
-	c := &collector{r: r, engineLbl: r.version == V1}
+	c := &collector{r: r, engineLbl: r.version != V0}
 	labels := []string{"model_name"}
 	if c.engineLbl {
 		labels = append(labels, "engine")
@@ -69,8 +77,7 @@ func newCollector(r *Replica) *collector {
 
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
 		func(e *engine) float64 { return float64(len(e.running)) })
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.",
-		func(e *engine) float64 { return float64(len(e.waiting)) })
+	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting)
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.",
 		func(e *engine) float64 { return e.stats.promptTokens })
 	counter("vllm:generation_tokens_total", "Number of generation tokens processed.",
@@ -89,7 +96,7 @@ func newCollector(r *Replica) *collector {
 		c.bySource = prometheus.NewDesc("vllm:prompt_tokens_by_source_total",
 			"Number of prompt tokens by source.", with("source"), nil)
 		counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).",
-			func(e *engine) float64 { return e.stats.promptCached })
+			func(e *engine) float64 { return e.stats.promptCached + e.stats.promptExternal })
 		counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
 			func(e *engine) float64 { return e.stats.prefixQueries })
 		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
@@ -164,8 +171,46 @@ func newCollector(r *Replica) *collector {
 	histogram("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
 		func(s *engineStats) *hist { return s.paramsMaxTokens })
 
+	if r.version == Latest {
+		c.addLatestFamilies(histogram)
+	}
 	c.addProcessFamilies()
 	return c
+}
+
+// addLatestFamilies declares the newest page's families (vllm-metrics §3.3,
+// §3.5, §8): admission rejections for the whole server, preemptions per
+// request, and NIXL's on a replica of a disaggregated pair.
+func (c *collector) addLatestFamilies(histogram func(string, string, func(*engineStats) *hist)) {
+	c.rejections = prometheus.NewDesc("vllm:admission_rejections_total",
+		"Number of admission attempts rejected.", []string{"model_name", "reason"}, nil)
+	histogram("vllm:request_num_preemptions", "Number of preemptions per finished request.",
+		func(s *engineStats) *hist { return s.preemptionsPerReq })
+	if c.r.cfg.Role == "" {
+		return
+	}
+	histogram("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
+		func(s *engineStats) *hist { return s.nixlTime })
+	histogram("vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
+		func(s *engineStats) *hist { return s.nixlBytes })
+	empty := map[string][]float64{
+		"vllm:nixl_post_time_seconds": catalogue.NIXLPostTimeBuckets, "vllm:nixl_num_descriptors": catalogue.NIXLDescriptorBuckets}
+	for _, name := range []string{"vllm:nixl_post_time_seconds", "vllm:nixl_num_descriptors"} {
+		h := newHist(empty[name]) // not modelled: registered, never observed
+		histogram(name, "NIXL "+name[len("vllm:nixl_"):]+".", func(*engineStats) *hist { return h })
+	}
+	labels := []string{"model_name", "engine"}
+	for _, f := range []struct {
+		name  string
+		value func(e *engine) float64
+	}{
+		{"vllm:nixl_num_failed_transfers_total", func(e *engine) float64 { return e.stats.nixlFailed }},
+		{"vllm:nixl_num_failed_notifications_total", func(*engine) float64 { return 0 }},
+		{"vllm:nixl_num_kv_expired_reqs_total", func(*engine) float64 { return 0 }},
+	} {
+		c.scalars = append(c.scalars, scalarFamily{prometheus.NewDesc(f.name, "NIXL "+f.name[len("vllm:nixl_"):]+".", labels, nil),
+			prometheus.CounterValue, f.value})
+	}
 }
 
 // addProcessFamilies declares the frontend's http and process metrics. They
@@ -223,6 +268,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		c.collectLabelled(ch, v)
 	}
+	if c.rejections != nil {
+		// --max-num-queued-reqs is the only limit modelled; the label value
+		// is the flag's name, the reference does not spell the values.
+		ch <- prometheus.MustNewConstMetric(c.rejections, prometheus.CounterValue,
+			r.sumStats(func(s *engineStats) float64 { return s.rejected }), r.cfg.Model, "max_num_queued_reqs")
+	}
 	for _, f := range c.process {
 		ch <- prometheus.MustNewConstMetric(f.desc, f.kind, f.value(nil))
 	}
@@ -254,18 +305,20 @@ func (c *collector) collectLabelled(ch chan<- prometheus.Metric, v view) {
 	if !c.engineLbl {
 		return
 	}
-	waiting := v.scalar(func(e *engine) float64 { return float64(len(e.waiting)) })
-	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, waiting, append(v.labels, "capacity")...)
-	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, 0, append(v.labels, "deferred")...)
-	for _, st := range []string{"awake", "weights_offloaded", "discard_all"} {
-		ch <- prometheus.MustNewConstMetric(c.sleep, prometheus.GaugeValue, boolFloat(st == "awake"), append(v.labels, st)...)
+	capacity := v.scalar(func(e *engine) float64 { return float64(len(e.waiting)) })
+	deferred := v.scalar(func(e *engine) float64 { return float64(len(e.deferred)) })
+	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, capacity, append(v.labels, "capacity")...)
+	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, deferred, append(v.labels, "deferred")...)
+	for level, st := range []string{"awake", "weights_offloaded", "discard_all"} {
+		ch <- prometheus.MustNewConstMetric(c.sleep, prometheus.GaugeValue, boolFloat(level == cfg.SleepLevel), append(v.labels, st)...)
 	}
 	computed := v.scalar(func(e *engine) float64 { return e.stats.promptComputed })
 	cached := v.scalar(func(e *engine) float64 { return e.stats.promptCached })
+	external := v.scalar(func(e *engine) float64 { return e.stats.promptExternal })
 	for _, src := range []struct {
 		name  string
 		value float64
-	}{{"local_compute", computed}, {"local_cache_hit", cached}, {"external_kv_transfer", 0}} {
+	}{{"local_compute", computed}, {"local_cache_hit", cached}, {"external_kv_transfer", external}} {
 		ch <- prometheus.MustNewConstMetric(c.bySource, prometheus.CounterValue, src.value, append(v.labels, src.name)...)
 	}
 	if c.specPerPos != nil {

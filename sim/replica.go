@@ -68,6 +68,9 @@ func validate(c *ReplicaConfig) error {
 	case c.SpecTokens < 0 || c.SpecAcceptance < 0 || c.SpecAcceptance >= 1:
 		return fmt.Errorf("speculative decoding: tokens %d, acceptance %g (want ≥ 0 and in [0,1))", c.SpecTokens, c.SpecAcceptance)
 	}
+	if err := validateEngine(c); err != nil {
+		return err
+	}
 	for _, p := range c.Workload.Phases {
 		if p.Rate < 0 || (p.Rate > 0 && len(p.Classes) == 0) {
 			return fmt.Errorf("workload phase with rate %g and %d classes", p.Rate, len(p.Classes))
@@ -93,7 +96,11 @@ func (r *Replica) boot() {
 	r.restartAt = r.vnow
 	r.startWall = r.epoch.Add(seconds(r.vnow))
 	r.reg = prometheus.NewPedanticRegistry()
-	r.reg.MustRegister(newCollector(r))
+	if r.cfg.Engine == EngineVLLM {
+		r.reg.MustRegister(newCollector(r))
+	} else {
+		r.reg.MustRegister(otherCollector{r})
+	}
 }
 
 // Index is the replica's position in its fleet.

@@ -41,7 +41,33 @@ type ReplicaConfig struct {
 	ClientTimeout time.Duration
 	// Workload is the traffic sent to the whole replica.
 	Workload Workload
+
+	// Engine is the server the replica impersonates (EngineVLLM by
+	// default): the same queueing model, that engine's page.
+	Engine string
+	// MaxQueuedRequests is --max-num-queued-reqs: an arrival that finds
+	// this many requests waiting is refused with a 503, which the newest
+	// vLLM counts in vllm:admission_rejections. 0 admits every request.
+	MaxQueuedRequests int
+	// SleepLevel puts every engine to sleep (vLLM's /sleep): 1 offloads the
+	// weights, 2 discards them. A sleeping engine is sent no traffic.
+	SleepLevel int
+	// Role is the replica's part in disaggregated serving: "" does both,
+	// RolePrefill computes prompts and one token, RoleDecode receives each
+	// prompt's KV over NIXL before it can run the request.
+	Role string
+	// KVTransferBandwidth is the NIXL link of a decode replica in bytes per
+	// second; KVTransferFailure the share of transfers that fail (the
+	// prompt is then recomputed locally).
+	KVTransferBandwidth float64
+	KVTransferFailure   float64
 }
+
+// Roles in disaggregated serving.
+const (
+	RolePrefill = "prefill"
+	RoleDecode  = "decode"
+)
 
 // DefaultConfig is one replica of Llama 3.1 8B on one H100 under chat
 // traffic: ~27 k blocks of 16 tokens, 256 sequences, ~22 k prompt tokens/s,
@@ -89,11 +115,20 @@ const (
 	Mixed Scenario = "mixed"
 	// Idle sends nothing.
 	Idle Scenario = "idle"
+	// MixedEngines is the mixed scenario served by every engine in turn:
+	// replica i runs Engines()[i%5], in the state of mixed replica i, so a
+	// fleet of five shows each engine's page with what it can and cannot
+	// tell.
+	MixedEngines Scenario = "engines"
+	// Disaggregated pairs prefill and decode replicas (even: prefill, odd:
+	// decode) over a 25 GB/s NIXL link; with VLLMVersion Latest their pages
+	// carry the NIXL families and the decode side's deferred waiting.
+	Disaggregated Scenario = "disaggregated"
 )
 
 // Scenarios lists every scenario, for help texts and flag validation.
 func Scenarios() []Scenario {
-	return []Scenario{Healthy, Full, Slow, Preempting, Spike, Mixed, Idle}
+	return []Scenario{Healthy, Full, Slow, Preempting, Spike, Mixed, Idle, MixedEngines, Disaggregated}
 }
 
 // ParseScenario returns the scenario of that name.
@@ -160,6 +195,16 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 			c.SpecTokens, c.SpecAcceptance = 3, 0.7
 		}
 		return c, nil
+	case MixedEngines:
+		c, err := ScenarioConfig(Mixed, index)
+		c.Engine = Engines()[index%len(Engines())]
+		return c, err
+	case Disaggregated:
+		c.Workload = Steady(4, Chat)
+		c.Role = RolePrefill
+		if index%2 == 1 {
+			c.Role, c.KVTransferBandwidth = RoleDecode, 25e9
+		}
 	default:
 		return c, fmt.Errorf("unknown scenario %q", s)
 	}

@@ -105,7 +105,7 @@ func (r *Replica) SetFault(f Fault) error {
 // CPU; in virtual mode the caller advances the clock.
 func (r *Replica) Handler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", r.serveMetrics)
+	mux.HandleFunc(r.MetricsPath(), r.serveMetrics)
 	mux.HandleFunc("/health", r.serveHealth)
 	return mux
 }

@@ -1,0 +1,163 @@
+package catalogue
+
+// DeriveOp says how a Derivation computes its figure.
+type DeriveOp uint8
+
+// The derivations.
+const (
+	// DeriveHistogramSum takes a histogram's _sum as a counter: the sum of
+	// the prompt lengths of finished requests is their prompt tokens.
+	DeriveHistogramSum DeriveOp = iota
+	// DeriveCopy takes another scalar as is.
+	DeriveCopy
+	// DeriveAddFinished adds the finished requests of one reason, which the
+	// engine counts apart from the rest.
+	DeriveAddFinished
+)
+
+// Derivation is a figure an engine's page lacks but that the parser
+// computes from what the page has, flagging it in Sample.Derived.
+type Derivation struct {
+	Engine EngineKind
+	// Scalar is the figure computed.
+	Scalar Scalar
+	Op     DeriveOp
+	// Histogram is the source of DeriveHistogramSum, From of DeriveCopy,
+	// Finish of DeriveAddFinished.
+	Histogram Histogram
+	From      Scalar
+	Finish    FinishReason
+	// Requires are scalars the page must have for the derivation to mean
+	// anything (a query count is no use without the hits).
+	Requires []Scalar
+	// How says it in words, for the screen.
+	How string
+}
+
+// Derivations are the figures computed from others, per engine. Each
+// applies only where the figure itself is absent (DeriveAddFinished: where
+// both parts are present), so a page that exports the figure keeps its own.
+var Derivations = []Derivation{
+	{Engine: EngineSGLang, Scalar: Preemptions, Op: DeriveHistogramSum, Histogram: PreemptionsPerRequest,
+		How: "retractions of finished requests (sum of sglang:num_retractions)"},
+	{Engine: EngineSGLang, Scalar: PrefixCacheQueries, Op: DeriveCopy, From: PromptTokens, Requires: []Scalar{PrefixCacheHits},
+		How: "every prompt token is looked up in the radix cache"},
+	{Engine: EngineTGI, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
+		How: "sum of tgi_request_input_length (counted per request, not per prefill)"},
+	{Engine: EngineTGI, Scalar: GenerationTokens, Op: DeriveHistogramSum, Histogram: GenerationLength,
+		How: "sum of tgi_request_generated_tokens (counted when a request ends)"},
+	{Engine: EngineTGI, Scalar: FinishedRequests, Op: DeriveAddFinished, Finish: FinishError,
+		How: "tgi_request_success + tgi_request_failure"},
+	{Engine: EngineDynamo, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
+		How: "sum of dynamo_frontend_input_sequence_tokens"},
+}
+
+// Capability is what the analysis can tell from one engine's page.
+type Capability struct {
+	// Cannot says, per state, why it cannot be judged from this engine's
+	// page: "" when it can.
+	Cannot [NumJudgements]string
+	// Partial says, per state, what evidence is missing when the state is
+	// judged on less than vLLM's.
+	Partial [NumJudgements]string
+	// Notes explain figures that are derived or mean something else than
+	// vLLM's, beyond Derivations and Read.Derived.
+	Notes []FigureNote
+	// FrontsWorkers marks a frontend whose figures are those of workers
+	// that may be scraped too: never add the two.
+	FrontsWorkers bool
+}
+
+// FigureNote explains one figure of an engine.
+type FigureNote struct {
+	Figure Figure
+	Note   string
+}
+
+// Capabilities are indexed by EngineKind. EngineUnknown can judge nothing.
+var Capabilities = [NumEngineKinds]Capability{
+	EngineUnknown: {Cannot: [NumJudgements]string{
+		"no inference-engine metrics", "no inference-engine metrics", "no inference-engine metrics",
+		"no inference-engine metrics", "no inference-engine metrics"}},
+	EngineVLLM: {},
+	EngineSGLang: {
+		Partial: [NumJudgements]string{JudgePreempting: "retractions are counted when a request finishes, not as they happen"},
+	},
+	EngineTRTLLM: {
+		Cannot:  [NumJudgements]string{JudgePreempting: "TensorRT-LLM exports no preemption counter"},
+		Partial: [NumJudgements]string{JudgeSlow: "inter-token latency is a per-request mean (TPOT), not per-step gaps"},
+	},
+	EngineTGI: {
+		Cannot: [NumJudgements]string{JudgePreempting: "TGI exports no preemption counter"},
+		Partial: [NumJudgements]string{
+			JudgeFull: "no KV-cache usage: fullness from the queue and queue time only",
+			JudgeSlow: "no TTFT histogram: TTFT is a derived mean, no quantiles"},
+		Notes: []FigureNote{{HistogramFigure(TTFT),
+			"derived mean only: mean queue time + mean prefill batch time (tgi_request_queue_duration + tgi_batch_inference_duration{method=\"prefill\"}); no quantiles"}},
+	},
+	EngineLlamaCpp: {
+		Cannot: [NumJudgements]string{
+			JudgePreempting: "llama.cpp exports no preemption counter",
+			JudgeSlow:       "llama.cpp exports no latency histograms: SLOW cannot be judged"},
+		Partial: [NumJudgements]string{
+			JudgeFull: "no KV-cache usage and no queue time: fullness from deferred requests only",
+			JudgeIdle: "no request counter: idleness from the token counters"},
+	},
+	EngineDynamo: {
+		Cannot:        [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},
+		Partial:       [NumJudgements]string{JudgeFull: "no KV-cache usage at the frontend; read its workers"},
+		FrontsWorkers: true,
+	},
+}
+
+// CanJudge reports whether state j can be judged from a page of kind k.
+func (k EngineKind) CanJudge(j Judgement) bool {
+	return k < NumEngineKinds && j < NumJudgements && Capabilities[k].Cannot[j] == ""
+}
+
+// Exports reports whether pages of kind k give figure f, read or derived.
+func (k EngineKind) Exports(f Figure) bool {
+	for i := range Reads {
+		if Reads[i].Engine == k && containsFigure(Reads[i].Figures(), f) {
+			return true
+		}
+	}
+	for _, d := range Derivations {
+		if d.Engine == k && ScalarFigure(d.Scalar) == f {
+			return true
+		}
+	}
+	return false
+}
+
+// DerivedBy reports whether kind k's figure f is derived (by a Derivation
+// or from a family with another meaning), and how.
+func (k EngineKind) DerivedBy(f Figure) (string, bool) {
+	for _, d := range Derivations {
+		if d.Engine == k && ScalarFigure(d.Scalar) == f {
+			return d.How, true
+		}
+	}
+	for i := range Reads {
+		if r := &Reads[i]; r.Engine == k && r.Derived && containsFigure(r.Figures(), f) {
+			return r.Name + " stands in for it", true
+		}
+	}
+	if k < NumEngineKinds {
+		for _, n := range Capabilities[k].Notes {
+			if n.Figure == f {
+				return n.Note, true
+			}
+		}
+	}
+	return "", false
+}
+
+func containsFigure(fs []Figure, f Figure) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}

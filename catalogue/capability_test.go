@@ -1,0 +1,154 @@
+package catalogue
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestEngineKindNames(t *testing.T) {
+	for k := range NumEngineKinds {
+		got, ok := ParseEngineKind(k.String())
+		if k == EngineUnknown {
+			if ok {
+				t.Errorf("ParseEngineKind(%q) accepted the unknown kind", k)
+			}
+			continue
+		}
+		if !ok || got != k {
+			t.Errorf("ParseEngineKind(%q) = %v, %v", k, got, ok)
+		}
+	}
+	b, err := json.Marshal(struct {
+		EngineKind EngineKind `json:"engine_kind"`
+		Router     RouterKind `json:"router"`
+		Role       Role       `json:"role"`
+	}{EngineTGI, RouterEndpointPicker, RoleDecode})
+	if err != nil || string(b) != `{"engine_kind":"tgi","router":"endpoint-picker","role":"decode"}` {
+		t.Errorf("JSON = %s, %v", b, err)
+	}
+}
+
+func TestRoleOf(t *testing.T) {
+	tests := []struct {
+		v    string
+		want Role
+	}{
+		{"unified", RoleUnified}, {"prefill", RolePrefill}, {"decode", RoleDecode},
+		{"trtllm", RoleUnknown}, {"undefined", RoleUnknown}, {"", RoleUnknown},
+	}
+	for _, tt := range tests {
+		if got := RoleOf(tt.v); got != tt.want {
+			t.Errorf("RoleOf(%q) = %v, want %v", tt.v, got, tt.want)
+		}
+	}
+}
+
+// Every figure fits a FigureSet, and a figure is either a scalar or a
+// histogram, never both.
+func TestFigures(t *testing.T) {
+	if n := int(NumScalars) + int(NumHistograms); n > 64 {
+		t.Fatalf("%d figures do not fit a FigureSet", n)
+	}
+	var set FigureSet
+	for s := range NumScalars {
+		f := ScalarFigure(s)
+		if got, ok := f.Scalar(); !ok || got != s {
+			t.Errorf("ScalarFigure(%v).Scalar() = %v, %v", s, got, ok)
+		}
+		if _, ok := f.Histogram(); ok {
+			t.Errorf("%v is also a histogram", f)
+		}
+		if set.Has(f) {
+			t.Errorf("%v already in the set", f)
+		}
+		set.Add(f)
+	}
+	for h := range NumHistograms {
+		f := HistogramFigure(h)
+		if got, ok := f.Histogram(); !ok || got != h || f.String() != h.String() {
+			t.Errorf("HistogramFigure(%v).Histogram() = %v, %v", h, got, ok)
+		}
+		if set.Has(f) {
+			t.Errorf("%v collides with a scalar", f)
+		}
+		set.Add(f)
+	}
+}
+
+// The capability table agrees with the alias table: a state whose evidence
+// an engine does not export is marked as not judged, and every derivation
+// starts from a figure the engine does export.
+func TestCapabilitiesMatchTheAliasTable(t *testing.T) {
+	latency := []Figure{HistogramFigure(TTFT), HistogramFigure(ITL), HistogramFigure(E2E)}
+	for k := EngineVLLM; k < NumEngineKinds; k++ {
+		anyLatency := false
+		for _, f := range latency {
+			anyLatency = anyLatency || k.Exports(f)
+		}
+		if anyLatency == !k.CanJudge(JudgeSlow) {
+			t.Errorf("%v: exports latency %v, CanJudge(SLOW) %v", k, anyLatency, k.CanJudge(JudgeSlow))
+		}
+		if k.Exports(ScalarFigure(Preemptions)) != k.CanJudge(JudgePreempting) {
+			t.Errorf("%v: exports preemptions %v, CanJudge(PREEMPTING) %v", k, k.Exports(ScalarFigure(Preemptions)), k.CanJudge(JudgePreempting))
+		}
+		if !k.Exports(ScalarFigure(Running)) || !k.Exports(ScalarFigure(Waiting)) {
+			t.Errorf("%v: no running or waiting figure", k)
+		}
+	}
+	for _, d := range Derivations {
+		var src Figure
+		switch d.Op {
+		case DeriveHistogramSum:
+			src = HistogramFigure(d.Histogram)
+		case DeriveCopy:
+			src = ScalarFigure(d.From)
+		case DeriveAddFinished:
+			src = ScalarFigure(d.Scalar)
+		}
+		if !d.Engine.Exports(src) {
+			t.Errorf("%v derives %v from %v, which it does not export", d.Engine, d.Scalar, src)
+		}
+		if how, ok := d.Engine.DerivedBy(ScalarFigure(d.Scalar)); !ok || how == "" {
+			t.Errorf("%v: %v derived without saying how", d.Engine, d.Scalar)
+		}
+	}
+	if EngineUnknown.CanJudge(JudgeIdle) {
+		t.Error("a page of no engine can be judged IDLE")
+	}
+}
+
+func TestDerivedBy(t *testing.T) {
+	tests := []struct {
+		k    EngineKind
+		f    Figure
+		want bool
+	}{
+		{EngineVLLM, HistogramFigure(TTFT), false},
+		{EngineTGI, HistogramFigure(TTFT), true},        // a note: mean of queue + prefill
+		{EngineTGI, HistogramFigure(ITL), true},         // per-request mean
+		{EngineTGI, ScalarFigure(PromptTokens), true},   // histogram sum
+		{EngineTRTLLM, HistogramFigure(ITL), true},      // per-request TPOT
+		{EngineSGLang, ScalarFigure(Preemptions), true}, // retractions
+		{EngineSGLang, ScalarFigure(Running), false},
+		{EngineLlamaCpp, ScalarFigure(PromptTokens), false},
+		{EngineDynamo, ScalarFigure(Running), true}, // in flight, queued included
+	}
+	for _, tt := range tests {
+		if _, got := tt.k.DerivedBy(tt.f); got != tt.want {
+			t.Errorf("%v.DerivedBy(%v) = %v, want %v", tt.k, tt.f, got, tt.want)
+		}
+	}
+}
+
+func TestTGIBuckets(t *testing.T) {
+	// The capture's first input-length bounds for a 511-token limit, as
+	// its exporter printed them.
+	b := TGILengthBuckets(511)
+	if b[0] != 5.11 || b[2] != 15.330000000000002 || b[99] != 511.00000000000006 {
+		t.Errorf("TGILengthBuckets(511) = %v … %v", b[:3], b[99])
+	}
+	d := TGIDurationBuckets
+	if d[1] != 0.00022500000000000002 || d[34] != 145.61096060497135 {
+		t.Errorf("TGIDurationBuckets = %v … %v", d[:2], d[34])
+	}
+}

@@ -51,7 +51,6 @@ type collector struct {
 	cacheInfo  *prometheus.Desc
 	specPerPos *prometheus.Desc
 	rejections *prometheus.Desc // Latest only
-	nixl       []scalarFamily   // Latest, disaggregated only
 	http       *prometheus.Desc
 	process    []scalarFamily // process_* of the server, from the replica clock
 	gc         *prometheus.Desc

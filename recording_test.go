@@ -300,16 +300,16 @@ func TestRecordingStopsWatchingGoesOn(t *testing.T) {
 	t.Parallel()
 	urls := simChild(t, 2, sim.Healthy)
 	path := filepath.Join(t.TempDir(), "small.vtrec")
-	stdout, stderr := runOK(t, append([]string{"--jsonl", "--record", path, "--record-max-size", "4KiB", "--duration", "5s", "--interval", "500ms", "--window", "2s"}, urls...)...)
-	if !strings.Contains(stderr, "vtop: recording stopped at --record-max-size 4KiB; watching goes on") {
+	stdout, stderr := runOK(t, append([]string{"--jsonl", "--record", path, "--record-max-size", "6KiB", "--duration", "5s", "--interval", "500ms", "--window", "2s"}, urls...)...)
+	if !strings.Contains(stderr, "vtop: recording stopped at --record-max-size 6KiB; watching goes on") {
 		t.Errorf("stderr %q, want the recording's stop said", stderr)
 	}
 	live := lines(stdout)
 	if len(live) < 7 {
 		t.Errorf("%d reports in 5s at 500ms: watching stopped with the recording", len(live))
 	}
-	if info, err := os.Stat(path); err != nil || info.Size() > 4<<10 {
-		t.Fatalf("the recording: %v, %d bytes over the 4KiB limit", err, info.Size())
+	if info, err := os.Stat(path); err != nil || info.Size() > 6<<10 {
+		t.Fatalf("the recording: %v, %d bytes over the 6KiB limit", err, info.Size())
 	}
 	replayed, _ := runOK(t, "replay", path, "--jsonl")
 	if n := len(lines(replayed)); n == 0 || n >= len(live) {

@@ -222,11 +222,14 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validateRecord(w); err != nil {
 		return err
 	}
+	if err := w.checkInputs(); err != nil {
+		return err
+	}
 	if !w.Once && !w.JSONL && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
-		// Checked after every flag, so that a mistake in one is said
-		// first, and before anything starts (a demo fleet, a recording),
-		// since the program would fail late with the terminal library's
-		// words.
+		// Checked after every flag and file, so that a mistake in one is
+		// said first, and before anything starts (a demo fleet, a
+		// recording), since the program would fail late with the
+		// terminal library's words.
 		return errNoTerminal
 	}
 	source, err := w.source(ctx, env)
@@ -245,30 +248,58 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	return errors.Join(err, w.finish(env))
 }
 
+// checkInputs reads what the flags name (targets, files, the client's
+// options, the Prometheus URL) without starting anything, so that a
+// mistake in them is said before anything else.
+func (w *Watch) checkInputs() error {
+	if w.Prometheus != "" {
+		_, err := w.prometheusSource()
+		return err
+	}
+	opts, err := w.options()
+	if err != nil {
+		return err
+	}
+	if _, err := scrape.NewClient(opts); err != nil {
+		return usagef("%v", err)
+	}
+	if w.Demo {
+		_, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
+		return err
+	}
+	_, err = w.listedTargets()
+	return err
+}
+
+// prometheusSource is the source that reads the fleet from --prometheus.
+func (w *Watch) prometheusSource() (monitor.Source, error) {
+	src, err := promsource.New(promsource.Config{
+		URL:       w.Prometheus,
+		Selector:  w.Selector,
+		GroupBy:   w.GroupBy,
+		Interval:  w.Interval,
+		Window:    w.Window,
+		Timeout:   w.Timeout,
+		MaxSeries: w.MaxSeries,
+		Access: promsource.Access{
+			BearerTokenFile: w.BearerTokenFile,
+			BasicAuthFile:   w.BasicAuthFile,
+			CAFile:          w.CAFile,
+			Insecure:        w.Insecure,
+			Headers:         w.Header,
+		},
+	})
+	if err != nil {
+		return nil, usagef("--prometheus: %v", err)
+	}
+	return src, nil
+}
+
 // source is where the readings come from: the fleet's Prometheus server,
 // or vtop's own scrapes of the targets.
 func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus != "" {
-		src, err := promsource.New(promsource.Config{
-			URL:       w.Prometheus,
-			Selector:  w.Selector,
-			GroupBy:   w.GroupBy,
-			Interval:  w.Interval,
-			Window:    w.Window,
-			Timeout:   w.Timeout,
-			MaxSeries: w.MaxSeries,
-			Access: promsource.Access{
-				BearerTokenFile: w.BearerTokenFile,
-				BasicAuthFile:   w.BasicAuthFile,
-				CAFile:          w.CAFile,
-				Insecure:        w.Insecure,
-				Headers:         w.Header,
-			},
-		})
-		if err != nil {
-			return nil, usagef("--prometheus: %v", err)
-		}
-		return src, nil
+		return w.prometheusSource()
 	}
 	clientOpts, err := w.options()
 	if err != nil {
@@ -302,6 +333,12 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
 		}
 		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults)
 	}
+	return w.listedTargets()
+}
+
+// listedTargets are the targets of the arguments and -f FILE, or vLLM's
+// default address.
+func (w *Watch) listedTargets() ([]scrape.Target, error) {
 	var targets []scrape.Target
 	for _, arg := range w.Targets {
 		t, err := scrape.ParseTarget(arg)

@@ -22,13 +22,10 @@ func TestFleetFirstScreenInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatal("VTOP_E2E is set but tmux is not installed")
 	}
+	bin := vtopBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vtop")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	term := &fleetTerm{t: t, socket: filepath.Join(dir, "tmux.sock")}
-	term.start(80, 24, bin+" --demo --demo-fleet 50 --demo-scenario mixed")
+	term := &tmuxSession{t: t, name: "fleet", socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+	term.start(80, 24, coverEnv(t), bin+" --demo --demo-fleet 50 --demo-scenario mixed")
 	t.Cleanup(term.kill)
 
 	// Warm-up is over when every replica has its rates: the header stops
@@ -58,7 +55,9 @@ func TestFleetFirstScreenInTmux(t *testing.T) {
 	checkRowsDistinct(t, term.capture())
 
 	term.send("q")
-	term.waitUntil("the shell after q", 5*time.Second, func(s string) bool { return !strings.Contains(s, "sorted by") })
+	if status := term.waitExit(5 * time.Second); status != "0" {
+		t.Errorf("vtop exited with status %q after q, want 0", status)
+	}
 }
 
 // fleetStates are the state words, worst first, as the header counts them.
@@ -165,52 +164,3 @@ func checkRowsDistinct(t *testing.T, screen string) {
 		t.Errorf("only %d table rows at 80×24:\n%s", rows, screen)
 	}
 }
-
-// fleetTerm is a detached tmux session on a private socket.
-type fleetTerm struct {
-	t      *testing.T
-	socket string
-}
-
-func (f *fleetTerm) tmux(args ...string) (string, error) {
-	out, err := exec.Command("tmux", append([]string{"-S", f.socket}, args...)...).CombinedOutput()
-	return string(out), err
-}
-
-func (f *fleetTerm) start(w, h int, command string) {
-	f.t.Helper()
-	if out, err := f.tmux("new-session", "-d", "-s", "fleet", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
-		"TERM=xterm-256color "+command); err != nil {
-		f.t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-}
-
-func (f *fleetTerm) capture() string {
-	out, _ := f.tmux("capture-pane", "-p", "-t", "fleet")
-	return out
-}
-
-func (f *fleetTerm) send(keys ...string) {
-	f.t.Helper()
-	if out, err := f.tmux(append([]string{"send-keys", "-t", "fleet"}, keys...)...); err != nil {
-		f.t.Fatalf("tmux send-keys %v: %v\n%s", keys, err, out)
-	}
-}
-
-// waitUntil polls the screen until ok says yes, or fails with the screen.
-func (f *fleetTerm) waitUntil(what string, timeout time.Duration, ok func(screen string) bool) {
-	f.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		screen := f.capture()
-		if ok(screen) {
-			return
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("%s: not on screen after %s; screen:\n%s", what, timeout, screen)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func (f *fleetTerm) kill() { _, _ = f.tmux("kill-server") }

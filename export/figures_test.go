@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
 // TestFigures measures bytes per replica-hour of a recording against
@@ -19,13 +20,13 @@ func TestFigures(t *testing.T) {
 	if os.Getenv("VTOP_FIGURES") == "" {
 		t.Skip("set VTOP_FIGURES=1 to measure the recording's size against Prometheus's blocks")
 	}
-	_, promtool := tools(t)
+	promtool := promtoolPath(t)
 	for _, c := range []struct {
 		name    string
 		engines int
 	}{{"one engine", 1}, {"eight engines", 8}} {
 		t.Run(c.name, func(t *testing.T) {
-			path := virtualRecording(t, sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 1,
+			path := simrec.Record(t, sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 1,
 				Configure: func(_ int, rc *sim.ReplicaConfig) { rc.Engines = c.engines }}, 3600, time.Second)
 			st, err := os.Stat(path)
 			if err != nil {

@@ -1,11 +1,8 @@
 package export
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,66 +13,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/replay"
-	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
-// tools returns the paths of prometheus and promtool, skipping the test
-// when they are absent (failing instead under VTOP_REQUIRE_PROMETHEUS).
-func tools(t *testing.T) (prom, promtool string) {
+// promtoolPath returns the path of promtool, skipping the test when it is
+// absent (failing instead under VTOP_REQUIRE_PROMETHEUS).
+func promtoolPath(t *testing.T) string {
 	t.Helper()
-	prom, err1 := exec.LookPath("prometheus")
-	promtool, err2 := exec.LookPath("promtool")
-	if err1 != nil || err2 != nil {
-		msg := "prometheus and promtool are not on PATH (Debian: apt-get install prometheus)"
-		if os.Getenv("VTOP_REQUIRE_PROMETHEUS") != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return prom, promtool
-}
-
-// virtualRecording records a simulated fleet in virtual time, one page
-// per replica per interval, as `vtop record` does.
-func virtualRecording(t testing.TB, o sim.Options, steps int, every time.Duration) string {
-	t.Helper()
-	fleet, err := sim.NewFleet(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet.Advance(2 * time.Minute)
-	var targets []scrape.Target
-	for i := range fleet.Replicas() {
-		name := fmt.Sprintf("127.0.0.%d:8000", i+1)
-		targets = append(targets, scrape.Target{Name: name, URL: "http://" + name + "/metrics"})
-	}
-	start := time.Unix(1_800_000_000, 0)
-	path := filepath.Join(t.TempDir(), "fleet.vtrec")
-	cfg := analysis.DefaultConfig()
-	rec, err := record.Create(path, record.Options{Targets: targets, Interval: every, Start: start, Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range steps {
-		fleet.Advance(every)
-		for i, r := range fleet.Replicas() {
-			body, err := r.Render(expfmt.NewFormat(expfmt.TypeTextPlain))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Page(scrape.Page{Target: targets[i], Time: start.Add(time.Duration(s+1) * every), Body: body, ContentType: "text/plain; version=0.0.4"})
-		}
-	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return testutil.PrometheusTool(t, "promtool")
 }
 
 // blocks exports rec and turns it into TSDB blocks with promtool.
@@ -97,45 +47,6 @@ func blocks(t *testing.T, promtool string, rec *record.Recording) (dir string, s
 		t.Fatalf("promtool refused the export: %v\n%s", err, out)
 	}
 	return dir, stats
-}
-
-// startPrometheus serves the blocks in dir on a free loopback port until
-// the test ends and returns its URL.
-func startPrometheus(t *testing.T, prom, dir string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cfg := filepath.Join(t.TempDir(), "prometheus.yml")
-	if err := os.WriteFile(cfg, []byte("scrape_configs: []\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(prom, "--config.file="+cfg, "--storage.tsdb.path="+dir, "--storage.tsdb.retention.time=100y",
-		"--web.listen-address="+addr)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	base := "http://" + addr
-	for range 300 {
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("prometheus did not become ready:\n%s", logs.String())
-	return ""
 }
 
 // query runs an instant PromQL query and returns the single value, NaN
@@ -175,8 +86,8 @@ func query(t *testing.T, base, q string, at time.Time) float64 {
 // serves them with a real Prometheus, and checks that PromQL gives, at
 // several report times, the figures of the replayed reports.
 func TestPrometheusAgrees(t *testing.T) {
-	prom, promtool := tools(t)
-	path := virtualRecording(t, sim.Options{Replicas: 2, Scenario: sim.Preempting, Seed: 21}, 240, time.Second)
+	promtool := promtoolPath(t)
+	path := simrec.Record(t, sim.Options{Replicas: 2, Scenario: sim.Preempting, Seed: 21}, 240, time.Second)
 	rec, err := record.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +96,7 @@ func TestPrometheusAgrees(t *testing.T) {
 	if stats.Samples == 0 || stats.Skipped != 0 {
 		t.Fatalf("export stats %+v", stats)
 	}
-	base := startPrometheus(t, prom, dir)
+	base := testutil.ServeBlocks(t, dir).URL()
 
 	var reports []analysis.Report
 	if err := replay.Reports(rec, replay.Config(rec), func(r analysis.Report) error { reports = append(reports, r); return nil }); err != nil {

@@ -29,7 +29,7 @@ func BenchmarkRefresh(b *testing.B) {
 	for _, n := range []int{50, 200} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
 			prom := benchFleet(b, n)
-			src, err := New(Config{URL: prom.url(), Selector: `{job="vllm"}`, Window: benchWindow, Timeout: time.Minute})
+			src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Timeout: time.Minute})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -60,12 +60,12 @@ func BenchmarkRefresh(b *testing.B) {
 
 // benchFleet serves n replicas of two engines each and a Prometheus
 // scraping them, and waits until it holds a full window.
-func benchFleet(b *testing.B, n int) *promServer { return benchFleetT(b, n) }
+func benchFleet(b *testing.B, n int) *testutil.Prometheus { return benchFleetT(b, n) }
 
 // benchFleetT is benchFleet for any test.
-func benchFleetT(b testing.TB, n int) *promServer {
+func benchFleetT(b testing.TB, n int) *testutil.Prometheus {
 	b.Helper()
-	prometheusBinary(b)
+	testutil.PrometheusTool(b, "prometheus")
 	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
 		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = 2 }})
 	if err != nil {
@@ -81,7 +81,7 @@ func benchFleetT(b testing.TB, n int) *promServer {
 		}
 		targets[i] = pu.Host
 	}
-	prom := startPrometheus(b, benchScrape, targets)
-	prom.waitForWindow(benchWindow + benchScrape)
+	prom := testutil.StartPrometheus(b, benchScrape, targets)
+	prom.WaitForWindow(benchWindow + benchScrape)
 	return prom
 }

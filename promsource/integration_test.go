@@ -28,9 +28,9 @@ const (
 // fleetUnderPrometheus serves a mixed simulated fleet on loopback and a
 // real Prometheus scraping it, and waits until Prometheus holds a full
 // window. It returns the fleet, the server and each replica's instance.
-func fleetUnderPrometheus(t *testing.T, replicas int) (*sim.Fleet, *promServer, []string) {
+func fleetUnderPrometheus(t *testing.T, replicas int) (*sim.Fleet, *testutil.Prometheus, []string) {
 	t.Helper()
-	prometheusBinary(t) // skip before serving anything
+	testutil.PrometheusTool(t, "prometheus") // skip before serving anything
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: sim.Mixed, Seed: 7})
 	if err != nil {
 		t.Fatal(err)
@@ -45,8 +45,8 @@ func fleetUnderPrometheus(t *testing.T, replicas int) (*sim.Fleet, *promServer, 
 		}
 		instances[i] = pu.Host
 	}
-	prom := startPrometheus(t, itScrape, instances)
-	prom.waitForWindow(itWindow + 2*itScrape)
+	prom := testutil.StartPrometheus(t, itScrape, instances)
+	prom.WaitForWindow(itWindow + 2*itScrape)
 	return fleet, prom, instances
 }
 
@@ -125,7 +125,7 @@ func TestAgainstPrometheus(t *testing.T) {
 	fleet, prom, instances := fleetUnderPrometheus(t, 4)
 	acfg := analysis.DefaultConfig()
 	acfg.Window = itWindow
-	cfg := Config{URL: prom.url(), Selector: `{job="vllm"}`, Interval: itInterval, Window: itWindow}
+	cfg := Config{URL: prom.URL(), Selector: `{job="vllm"}`, Interval: itInterval, Window: itWindow}
 
 	t.Run("figures equal PromQL at the report's time", func(t *testing.T) {
 		src := runSource(t, cfg)
@@ -169,14 +169,14 @@ func TestAgainstPrometheus(t *testing.T) {
 
 // checkExact compares every figure of every replica with PromQL at the
 // report's time.
-func checkExact(t *testing.T, prom *promServer, rep *analysis.Report, instances []string, round int) {
+func checkExact(t *testing.T, prom *testutil.Prometheus, rep *analysis.Report, instances []string, round int) {
 	t.Helper()
 	if len(rep.Replicas) != len(instances) {
 		t.Fatalf("round %d: %d replicas, want %d", round, len(rep.Replicas), len(instances))
 	}
 	known := 0
 	for _, f := range promFigures(itWindow) {
-		want := byInstance(prom.vector(f.expr, rep.Time))
+		want := byInstance(prom.Vector(f.expr, rep.Time))
 		for _, inst := range instances {
 			r := replicaNamed(rep, inst)
 			if r == nil {
@@ -216,7 +216,7 @@ func firstMonitorReport(t *testing.T, src *Source, acfg analysis.Config) analysi
 
 // checkKilledReplica kills one replica and measures when the source's
 // report turns it DOWN against when Prometheus recorded up = 0.
-func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *sim.Fleet, prom *promServer, instances []string) {
+func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *sim.Fleet, prom *testutil.Prometheus, instances []string) {
 	src := runSource(t, cfg)
 	victim := instances[1]
 	if err := fleet.Replicas()[1].SetFault(sim.FaultDown); err != nil {
@@ -224,7 +224,7 @@ func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *s
 	}
 	defer func() { _ = fleet.Replicas()[1].SetFault(sim.FaultNone) }()
 	var down analysis.Report
-	waitFor(t, 30*time.Second, "victim DOWN", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "victim DOWN", func() bool {
 		down = analysis.Analyze(src.Now(), src.Readings(nil), acfg, nil)
 		r := replicaNamed(&down, victim)
 		return r != nil && r.State == analysis.StateDown
@@ -246,11 +246,11 @@ func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *s
 
 // firstUpZero is the time of the first failed scrape of instance in the
 // window before t.
-func firstUpZero(t *testing.T, prom *promServer, instance string, at time.Time) time.Time {
+func firstUpZero(t *testing.T, prom *testutil.Prometheus, instance string, at time.Time) time.Time {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	v, _, _, err := prom.api().Query(ctx, fmt.Sprintf("up{instance=%q}[30s]", instance), at)
+	v, _, _, err := prom.API().Query(ctx, fmt.Sprintf("up{instance=%q}[30s]", instance), at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,17 +269,17 @@ func firstUpZero(t *testing.T, prom *promServer, instance string, at time.Time) 
 // checkPrometheusRestart stops the server under a running source, checks
 // the error, starts it again on the same data and checks the figures come
 // back without a new source.
-func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom *promServer, instances []string) {
+func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom *testutil.Prometheus, instances []string) {
 	src := runSource(t, cfg)
-	waitFor(t, 30*time.Second, "all replicas up", func() bool { return allUp(report(src, acfg), len(instances)) })
-	prom.stop()
+	testutil.WaitFor(t, 30*time.Second, "all replicas up", func() bool { return allUp(report(src, acfg), len(instances)) })
+	prom.Stop()
 	var rep analysis.Report
-	waitFor(t, 30*time.Second, "the error of a stopped Prometheus", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the error of a stopped Prometheus", func() bool {
 		rep = report(src, acfg)
 		return !src.Status().OK()
 	})
 	st := src.Status()
-	if !strings.Contains(st.Problem, "connection refused") || !strings.Contains(st.Problem, prom.addr) {
+	if !strings.Contains(st.Problem, "connection refused") || !strings.Contains(st.Problem, strings.TrimPrefix(prom.URL(), "http://")) {
 		t.Errorf("status problem %q: want the server and connection refused", st.Problem)
 	}
 	for _, r := range rep.Replicas {
@@ -287,8 +287,8 @@ func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom
 			t.Errorf("%s: %s, error %q, last good %v, running %v: want DOWN with the error and the last data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
 		}
 	}
-	prom.start()
-	waitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })
+	prom.Start()
+	testutil.WaitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })
 	if st := src.Status(); !st.OK() {
 		t.Errorf("status after the restart: %+v", st)
 	}

@@ -3,61 +3,22 @@ package replay
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/record"
-	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
-
-// virtualRecording records a simulated fleet in virtual time for steps
-// intervals, as `vtop record` would (no analysis, so no ticks).
-func virtualRecording(t testing.TB, o sim.Options, steps int, every time.Duration) string {
-	t.Helper()
-	fleet, err := sim.NewFleet(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet.Advance(time.Minute)
-	var targets []scrape.Target
-	for i := range fleet.Replicas() {
-		name := "127.0.0." + string(rune('1'+i)) + ":8000"
-		targets = append(targets, scrape.Target{Name: name, URL: "http://" + name + "/metrics"})
-	}
-	start := time.Unix(1_800_000_000, 0)
-	path := filepath.Join(t.TempDir(), "virtual.vtrec")
-	rec, err := record.Create(path, record.Options{Targets: targets, Interval: every, Start: start, Config: analysis.DefaultConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range steps {
-		fleet.Advance(every)
-		for i, r := range fleet.Replicas() {
-			body, err := r.Render(expfmt.NewFormat(expfmt.TypeTextPlain))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Page(scrape.Page{Target: targets[i], Time: start.Add(time.Duration(s+1) * every), Body: body, ContentType: "text/plain; version=0.0.4"})
-		}
-	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestSourceControls drives a monitor from a replay Source with the
 // screen's controls: every report shown, after a step, a jump or a state
 // change search, is the report of that position in the plain replay.
 func TestSourceControls(t *testing.T) {
-	path := virtualRecording(t, sim.Options{Replicas: 1, Scenario: sim.Spike, Seed: 3}, 800, time.Second)
+	path := simrec.Record(t, sim.Options{Replicas: 1, Scenario: sim.Spike, Seed: 3}, 800, time.Second)
 	rec, err := record.Open(path)
 	if err != nil {
 		t.Fatal(err)

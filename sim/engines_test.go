@@ -11,6 +11,7 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	vtoppage "github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // gather returns a replica's families by name.
@@ -144,7 +145,7 @@ func TestEnginePagesRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine, func(t *testing.T) {
-			clock := &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+			clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 			f, err := NewFleet(Options{Replicas: 1, Scenario: Full, Seed: 5, Engine: tt.engine, Clock: clock.Now, MaxCatchUp: 5 * time.Minute})
 			if err != nil {
 				t.Fatal(err)

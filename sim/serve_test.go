@@ -6,35 +6,18 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
-
-// fakeClock is a wall clock the test moves by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // startFleet serves one healthy replica over real HTTP with a clock the
 // test controls.
-func startFleet(t *testing.T) (*Fleet, string, *fakeClock) {
+func startFleet(t *testing.T) (*Fleet, string, *testutil.Clock) {
 	t.Helper()
-	clock := &fakeClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testutil.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	f, err := NewFleet(Options{Replicas: 1, Scenario: Healthy, Seed: 2, Clock: clock.Now, MaxCatchUp: 5 * time.Minute, SlowByteInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

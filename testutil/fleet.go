@@ -5,13 +5,18 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/vtop-dev/vtop/sim"
 )
+
+// Fleet is what ServeFleet serves: a simulated fleet (a *sim.Fleet). An
+// interface, so that the simulator's own tests can use this package.
+type Fleet interface {
+	Start(ctx context.Context) ([]string, error)
+	Close() error
+}
 
 // ServeFleet starts a simulated fleet on loopback until ctx ends (or the
 // test does) and returns the /metrics URL of each replica, in index order.
-func ServeFleet(ctx context.Context, t testing.TB, fleet *sim.Fleet) []string {
+func ServeFleet(ctx context.Context, t testing.TB, fleet Fleet) []string {
 	t.Helper()
 	urls, err := fleet.Start(ctx)
 	if err != nil {

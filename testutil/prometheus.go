@@ -1,0 +1,223 @@
+package testutil
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+)
+
+// RequirePrometheusEnv makes a missing prometheus or promtool binary a
+// failure instead of a skip (CI sets it: the tests against a real
+// Prometheus must run there).
+const RequirePrometheusEnv = "VTOP_REQUIRE_PROMETHEUS"
+
+// PrometheusTool returns the path of a binary of Debian's prometheus
+// package (prometheus, promtool), or skips the test (fails it when
+// RequirePrometheusEnv is set).
+func PrometheusTool(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err != nil {
+		msg := "no " + name + " binary on PATH (Debian: apt-get install prometheus); set " + RequirePrometheusEnv + "=1 to make this a failure"
+		if os.Getenv(RequirePrometheusEnv) != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// Prometheus is a real Prometheus server run by a test on a free loopback
+// port: scraping loopback targets, or serving blocks made beforehand.
+type Prometheus struct {
+	t       testing.TB
+	bin     string
+	dir     string // config and log live here
+	data    string // the TSDB
+	addr    string // host:port it listens on
+	extra   []string
+	cmd     *exec.Cmd
+	done    chan struct{}
+	scrape  time.Duration
+	targets []string
+}
+
+// StartPrometheus runs Prometheus scraping targets (host:port, /metrics)
+// every scrape interval, as job "vllm", with its data in a directory of
+// the test. It is stopped when the test ends.
+func StartPrometheus(t testing.TB, scrape time.Duration, targets []string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	p.scrape, p.targets = scrape, targets
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = fmt.Sprintf("%q", tg)
+	}
+	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: [%s]\n",
+		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), strings.Join(quoted, ", ")))
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// ServeBlocks runs Prometheus over the TSDB blocks in dir (made by
+// promtool), scraping nothing and keeping every block however old. It is
+// stopped when the test ends.
+func ServeBlocks(t testing.TB, dir string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	p.data = dir
+	p.extra = []string{"--storage.tsdb.retention.time=100y"}
+	p.writeConfig("scrape_configs: []\n")
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
+func newPrometheus(t testing.TB) *Prometheus {
+	dir := t.TempDir()
+	return &Prometheus{t: t, bin: PrometheusTool(t, "prometheus"), dir: dir, data: filepath.Join(dir, "data"), addr: ClosedPort(t)}
+}
+
+func (p *Prometheus) writeConfig(cfg string) {
+	p.t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// URL is the server's base URL.
+func (p *Prometheus) URL() string { return "http://" + p.addr }
+
+// Start runs the server on its address and data directory (again, after
+// Stop) and waits until it is ready.
+func (p *Prometheus) Start() {
+	p.t.Helper()
+	log, err := os.OpenFile(filepath.Join(p.dir, "prometheus.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	args := append([]string{"--config.file=" + filepath.Join(p.dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + p.data, "--web.listen-address=" + p.addr}, p.extra...)
+	p.cmd = exec.Command(p.bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.done = make(chan struct{})
+	go func() { _ = p.cmd.Wait(); log.Close(); close(p.done) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(p.URL() + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-p.done:
+			p.t.Fatalf("prometheus exited at start; its log: %s", p.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("prometheus not ready within a minute; its log: %s", p.Log())
+}
+
+// Stop ends the server (SIGTERM, then SIGKILL) and waits for it.
+func (p *Prometheus) Stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// Log returns the tail of the server's log.
+func (p *Prometheus) Log() string {
+	b, _ := os.ReadFile(filepath.Join(p.dir, "prometheus.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// API returns a query client of the server.
+func (p *Prometheus) API() v1.API {
+	p.t.Helper()
+	c, err := api.NewClient(api.Config{Address: p.URL()})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return v1.NewAPI(c)
+}
+
+// Vector runs an instant query at t.
+func (p *Prometheus) Vector(expr string, t time.Time) model.Vector {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, _, _, err := p.API().Query(ctx, expr, t)
+	if err != nil {
+		p.t.Fatalf("%s: %v", expr, err)
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		p.t.Fatalf("%s: answered %s", expr, v.Type())
+	}
+	return vec
+}
+
+// WaitForWindow waits until the server holds a full window of scrapes of
+// every target.
+func (p *Prometheus) WaitForWindow(window time.Duration) {
+	p.t.Helper()
+	need := int(window / p.scrape)
+	expr := fmt.Sprintf("count_over_time(up{job=\"vllm\"}[%dms])", window.Milliseconds())
+	WaitFor(p.t, window+time.Minute, "a full window in Prometheus", func() bool {
+		vec := p.Vector(expr, time.Now())
+		if len(vec) < len(p.targets) {
+			return false
+		}
+		for _, s := range vec {
+			if int(s.Value) < need {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// WaitFor polls cond every 100 ms until it holds, failing the test after
+// limit.
+func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, limit)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -200,7 +200,10 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 			dir := t.TempDir()
 			tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-term-%d-%d", os.Getpid(), i),
 				socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-			tm.start(100, 30, append(coverEnv(t), tt.env...), bin+" --demo --demo-fleet 2 "+tt.args)
+			// CI emptied: termenv takes a set CI for "no terminal" and
+			// would colour nothing, whatever the terminal can do.
+			env := append(append(coverEnv(t), "CI="), tt.env...)
+			tm.start(100, 30, env, bin+" --demo --demo-fleet 2 "+tt.args)
 			defer tm.kill()
 			tm.waitUntil("the grid", 10*time.Second, onGrid)
 			if flag, _ := tm.tmux("display-message", "-p", "-t", tm.name, "#{mouse_button_flag}"); strings.TrimSpace(flag) != "1" {

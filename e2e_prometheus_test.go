@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// TestPrometheusHistoryInTmux: pointed at a Prometheus that has scraped a
+// fleet for a while, the dashboard's first frames already draw that past
+// in the sparklines, where direct scrapes would show a single point: the
+// history comes from the server, not from waiting.
+func TestPrometheusHistoryInTmux(t *testing.T) {
+	if os.Getenv("VTOP_E2E") == "" {
+		t.Skip("set VTOP_E2E=1 to run the tmux tests")
+	}
+	urls := simChild(t, 2, sim.Healthy)
+	instances := make([]string, len(urls))
+	for i, u := range urls {
+		instances[i] = strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+	}
+	prom := testutil.StartPrometheus(t, time.Second, instances)
+	prom.WaitForWindow(20 * time.Second)
+
+	bin := vtopBinary(t)
+	dir := t.TempDir()
+	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-prom-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+	start := time.Now()
+	tm.start(120, 40, coverEnv(t), bin+" --prometheus "+prom.URL()+` --selector '{job="vllm"}' --interval 1s --window 10s --history 1m`)
+	defer tm.kill()
+
+	// The first frame with both replicas' figures: live scrapes would have
+	// one point per sparkline there, and one more each second.
+	var screen string
+	tm.waitUntil("the replicas from Prometheus", 10*time.Second, func(s string) bool {
+		screen = s
+		return strings.Contains(s, "source Prometheus") && strings.Count(s, "run ") >= 2 && strings.Contains(s, "HEALTHY")
+	})
+	elapsed := time.Since(start)
+	points := sparkPoints(screen, "run")
+	// Prometheus has held the fleet for 20 s or more: the charts start
+	// with that past, many more points than the seconds vtop has run.
+	if want := int(elapsed.Seconds()) + 8; points < want {
+		t.Errorf("%d points in the run sparkline %.1fs after start, want at least %d (history from Prometheus):\n%s", points, elapsed.Seconds(), want, screen)
+	}
+	tm.send("q")
+	if status := tm.waitExit(5 * time.Second); status != "0" {
+		t.Errorf("vtop exited with status %q after q, want 0", status)
+	}
+}
+
+// sparkPoints is the most sparkline cells drawn on a line that carries the
+// label: each point of the history draws at least ▁ on the bottom row.
+func sparkPoints(screen, label string) int {
+	most := 0
+	for _, line := range strings.Split(screen, "\n") {
+		for _, pane := range strings.FieldsFunc(line, func(r rune) bool { return r == '│' || r == '┃' }) {
+			if !strings.HasPrefix(pane, label+" ") {
+				continue
+			}
+			n := 0
+			for _, r := range pane {
+				if r >= '▁' && r <= '█' {
+					n++
+				}
+			}
+			most = max(most, n)
+		}
+	}
+	return most
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,15 +19,7 @@ import (
 // end, speed) moves the header's position where the recording says it
 // must: the state changes are found in `vtop replay --jsonl`'s reports.
 func TestReplayKeysInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test; skipped with -short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("VTOP_E2E") != "" {
-			t.Fatal("VTOP_E2E is set but tmux is not installed")
-		}
-		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
-	}
+	requireTmux(t)
 	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fleet.vtrec")

@@ -17,15 +17,7 @@ import (
 // VTOP_E2E=1 so that a missing tmux fails instead of skipping.
 
 func TestDemoInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test; skipped with -short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("VTOP_E2E") != "" {
-			t.Fatal("VTOP_E2E is set but tmux is not installed")
-		}
-		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
-	}
+	requireTmux(t)
 	bin := vtopBinary(t)
 	session := fmt.Sprintf("vtop-e2e-%d", os.Getpid())
 	dir := t.TempDir()
@@ -82,6 +74,22 @@ func onGrid(screen string) bool {
 }
 
 // tmuxSession is one detached tmux session on a private socket.
+// requireTmux skips an end-to-end test under -short, or when tmux is
+// missing, unless VTOP_E2E says it must run (CI sets it): then a missing
+// tmux fails it.
+func requireTmux(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("VTOP_E2E") != "" {
+			t.Fatal("VTOP_E2E is set but tmux is not installed")
+		}
+		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
+	}
+}
+
 type tmuxSession struct {
 	t          *testing.T
 	name       string
@@ -174,15 +182,7 @@ func (s *tmuxSession) kill() {
 // terminal it runs in: mouse reports (click, wheel) turned on, and colour
 // as --color says whatever NO_COLOR says (always), or none at all (never).
 func TestDashboardTerminalInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test; skipped with -short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("VTOP_E2E") != "" {
-			t.Fatal("VTOP_E2E is set but tmux is not installed")
-		}
-		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
-	}
+	requireTmux(t)
 	tests := []struct {
 		name   string
 		args   string
@@ -226,15 +226,7 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 // report comes (TestOnceExitCodes checks that a stderr that is not a
 // terminal gets nothing).
 func TestOnceProgressInTmux(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test; skipped with -short")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("VTOP_E2E") != "" {
-			t.Fatal("VTOP_E2E is set but tmux is not installed")
-		}
-		t.Skip("tmux not installed (set VTOP_E2E=1 to require it)")
-	}
+	requireTmux(t)
 	url := serveScenario(t, "healthy")
 	bin := vtopBinary(t)
 	dir := t.TempDir()

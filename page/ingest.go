@@ -206,7 +206,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			}
 			continue
 		}
-		name := sampleName(line)
+		name := SampleName(line)
 		if bytes.HasPrefix(name, vllmPrefix) {
 			hasVLLM = true
 		}
@@ -247,16 +247,16 @@ var vllmPrefix = []byte("vllm:")
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
 func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
-	keyword, rest := nextField(line[1:])
+	keyword, rest := NextField(line[1:])
 	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
 		return false
 	}
-	nameB, rest := nextField(rest)
+	nameB, rest := NextField(rest)
 	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
 	if string(keyword) != "TYPE" {
 		return isVLLM
 	}
-	typB, _ := nextField(rest)
+	typB, _ := NextField(rest)
 	name, typ := string(nameB), string(typB)
 	if om {
 		name, typ = openMetricsType(name, typ)
@@ -327,8 +327,9 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 	return line, b[i+1:], true
 }
 
-// nextField returns the next space-separated field of b and what follows.
-func nextField(b []byte) (field, rest []byte) {
+// NextField returns the next space-separated field of b and what follows:
+// how the parser splits a comment line (# TYPE name type).
+func NextField(b []byte) (field, rest []byte) {
 	b = bytes.TrimLeft(b, " \t")
 	i := bytes.IndexAny(b, " \t")
 	if i < 0 {
@@ -337,8 +338,9 @@ func nextField(b []byte) (field, rest []byte) {
 	return b[:i], b[i:]
 }
 
-// sampleName returns the metric name at the start of a sample line.
-func sampleName(line []byte) []byte {
+// SampleName returns the metric name at the start of a sample line, as
+// the parser reads it.
+func SampleName(line []byte) []byte {
 	for i, c := range line {
 		if c == '{' || c == ' ' || c == '\t' {
 			return line[:i]

@@ -1,8 +1,6 @@
 package promsource
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vtop-dev/vtop/scrape"
 )
 
 // Access is how the server is reached: TLS trust and credentials.
@@ -49,17 +49,9 @@ type transport struct {
 // newTransport builds the round tripper of the query client. Errors name
 // the option at fault and never echo a secret.
 func newTransport(a Access, maxBody int64, count *atomic.Int64) (*transport, error) {
-	tlsConfig := &tls.Config{InsecureSkipVerify: a.Insecure} // only on explicit request
-	if a.CAFile != "" {
-		pem, err := os.ReadFile(a.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate found", a.CAFile)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := scrape.TLSConfig(a.CAFile, a.Insecure)
+	if err != nil {
+		return nil, err
 	}
 	t := &transport{headers: http.Header{}, maxBody: maxBody, count: count}
 	if err := parseHeaders(a.Headers, t.headers); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 )
 
 // Keep appends to dst the lines of page that the page parser reads: the
@@ -53,7 +54,7 @@ func keepLine(line []byte) (name []byte, keep bool) {
 	if line[0] == '#' {
 		return keepComment(line)
 	}
-	name = sampleName(line)
+	name = page.SampleName(line)
 	_, keep = catalogue.LookupSample(name)
 	return name, keep
 }
@@ -65,11 +66,11 @@ func keepComment(line []byte) (name []byte, keep bool) {
 	if bytes.Equal(bytes.TrimSpace(line), eofLine) {
 		return nil, true
 	}
-	keyword, rest := nextField(line[1:])
+	keyword, rest := page.NextField(line[1:])
 	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
 		return nil, false
 	}
-	name, rest = nextField(rest)
+	name, rest = page.NextField(rest)
 	if string(keyword) != "TYPE" {
 		return name, false
 	}
@@ -77,7 +78,7 @@ func keepComment(line []byte) (name []byte, keep bool) {
 		return name, true
 	}
 	// OpenMetrics names counters and infos without their sample suffix.
-	typ, _ := nextField(rest)
+	typ, _ := page.NextField(rest)
 	switch string(typ) {
 	case "counter":
 		_, keep = catalogue.LookupFamily(string(name) + "_total")
@@ -99,24 +100,4 @@ func cutLineKeepEOL(b []byte) (line, rest []byte) {
 func trimEOL(line []byte) []byte {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	return bytes.TrimSuffix(line, []byte{'\r'})
-}
-
-// nextField returns the next space-separated field of b and what follows.
-func nextField(b []byte) (field, rest []byte) {
-	b = bytes.TrimLeft(b, " \t")
-	i := bytes.IndexAny(b, " \t")
-	if i < 0 {
-		return b, nil
-	}
-	return b[:i], b[i:]
-}
-
-// sampleName returns the metric name at the start of a sample line.
-func sampleName(line []byte) []byte {
-	for i, c := range line {
-		if c == '{' || c == ' ' || c == '\t' {
-			return line[:i]
-		}
-	}
-	return line
 }

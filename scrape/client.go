@@ -66,24 +66,35 @@ func (e *Error) Error() string { return e.Target + ": " + e.Problem }
 
 var errRedirectLoop = fmt.Errorf("redirect loop (more than %d redirects)", maxRedirects)
 
+// TLSConfig is the TLS of vtop's clients (the scraper's, a Prometheus
+// server's): the system roots, or the PEM bundle in caFile; verification
+// skipped only on explicit request (--insecure). Errors name the option.
+func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
+	config := &tls.Config{InsecureSkipVerify: insecure}
+	if caFile == "" {
+		return config, nil
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate found", caFile)
+	}
+	config.RootCAs = pool
+	return config, nil
+}
+
 // NewClient builds the shared client. Errors name the option at fault.
 func NewClient(opts ClientOptions) (*Client, error) {
 	c := &Client{maxBody: opts.MaxBody, headers: http.Header{}}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBody
 	}
-	// Verification is skipped only on explicit request (--insecure).
-	tlsConfig := &tls.Config{InsecureSkipVerify: opts.Insecure}
-	if opts.CAFile != "" {
-		pem, err := os.ReadFile(opts.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("CA file %s: no PEM certificate found", opts.CAFile)
-		}
-		tlsConfig.RootCAs = pool
+	tlsConfig, err := TLSConfig(opts.CAFile, opts.Insecure)
+	if err != nil {
+		return nil, err
 	}
 	if opts.BearerTokenFile != "" {
 		tok, err := os.ReadFile(opts.BearerTokenFile)

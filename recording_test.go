@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
@@ -27,27 +26,7 @@ import (
 // fleet is interrupted when the test ends.
 func simChild(t *testing.T, replicas int, scenario sim.Scenario) []string {
 	t.Helper()
-	cmd := vtopCommand(t, "sim", "--replicas", strconv.Itoa(replicas), "--scenario", string(scenario), "--warm-up", "2m")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	lines := bufio.NewScanner(out)
-	var urls []string
-	for len(urls) < replicas && lines.Scan() {
-		urls = append(urls, lines.Text())
-	}
-	if len(urls) < replicas {
-		t.Fatalf("vtop sim printed %d URLs, want %d", len(urls), replicas)
-	}
-	return urls
+	return startSim(t, []string{"sim", "--replicas", strconv.Itoa(replicas), "--scenario", string(scenario), "--warm-up", "2m"}, replicas)
 }
 
 // runOK runs the binary and fails the test unless it exits 0.

@@ -5,50 +5,12 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // The interfaces below are optional: a Source implements them when it can.
 // The direct scraper implements none of them; a source that reads a
 // Prometheus server implements all three.
-
-// Figure names one charted figure of a source's history: the figures the
-// sparklines and the detail charts draw.
-type Figure uint8
-
-// The charted figures, in the order of analysis.Point.
-const (
-	FigRunning Figure = iota
-	FigWaiting
-	FigKVCacheUsage
-	FigRequestsPerSecond
-	FigPromptTokensPerSecond
-	FigGenerationTokensPerSecond
-	FigPreemptionsPerSecond
-	FigTTFTP50
-	FigTTFTP90
-	FigTTFTP99
-	FigITLP50
-	FigITLP90
-	FigITLP99
-	FigE2EP50
-	FigE2EP90
-	FigE2EP99
-	NumFigures // the number of figures; not a figure
-)
-
-// HistoryPoint is the charted figures of one target at one time, each NaN
-// when unknown.
-type HistoryPoint struct {
-	Time   time.Time
-	Values [NumFigures]float64
-}
-
-// TargetHistory is one target's past, oldest point first. Target is the
-// name the target's Readings carry, so the past joins the present.
-type TargetHistory struct {
-	Target string
-	Points []HistoryPoint
-}
 
 // Historian is a Source that already holds the past, such as a Prometheus
 // server: the screen can start with full charts instead of empty ones.
@@ -56,7 +18,7 @@ type Historian interface {
 	// History returns the charted figures of every target over the span
 	// that ends now, at most points per target, evenly spaced. Text in it
 	// is safe to draw.
-	History(ctx context.Context, span time.Duration, points int) ([]TargetHistory, error)
+	History(ctx context.Context, span time.Duration, points int) ([]catalogue.TargetHistory, error)
 }
 
 // Windowed is a Source that fetches exactly the analysis window for each
@@ -67,28 +29,10 @@ type Windowed interface {
 	SetWindow(d time.Duration)
 }
 
-// Status is a source's own health, apart from its targets': the server a
-// source reads can fail while the targets behind it are fine.
-type Status struct {
-	// Source names the source (a URL without credentials).
-	Source string
-	// Problem is why the last refresh failed; empty when it worked.
-	Problem string
-	// Since is when the current run of failures began (zero when OK).
-	Since time.Time
-	// LastGood is the evaluation time of the newest data (zero if none).
-	LastGood time.Time
-	// Warnings are problems that did not fail the refresh.
-	Warnings []string
-}
-
-// OK reports whether the last refresh worked.
-func (s Status) OK() bool { return s.Problem == "" }
-
 // StatusReporter is a Source that can fail as a whole. What the header
 // shows: Problem and the age of LastGood when not OK.
 type StatusReporter interface {
-	Status() Status
+	Status() catalogue.SourceStatus
 }
 
 // sourceStatus is the status a report carries: a StatusReporter's, nil for
@@ -138,7 +82,7 @@ func (m *Monitor) loadHistory(ctx context.Context) {
 // by target. Past points were never judged, so their state is WARMING (not
 // judged), never a HEALTHY the data did not show: only their figures are
 // drawn.
-func Points(history []TargetHistory) map[string][]analysis.Point {
+func Points(history []catalogue.TargetHistory) map[string][]analysis.Point {
 	out := make(map[string][]analysis.Point, len(history))
 	for _, th := range history {
 		pts := make([]analysis.Point, len(th.Points))
@@ -151,19 +95,19 @@ func Points(history []TargetHistory) map[string][]analysis.Point {
 }
 
 // point is one HistoryPoint as an analysis.Point.
-func point(hp HistoryPoint) analysis.Point {
-	v := func(f Figure) float32 { return float32(hp.Values[f]) }
+func point(hp catalogue.HistoryPoint) analysis.Point {
+	v := func(f catalogue.ChartFigure) float32 { return float32(hp.Values[f]) }
 	return analysis.Point{
 		Time:    hp.Time,
 		State:   analysis.StateWarming,
-		Running: v(FigRunning), Waiting: v(FigWaiting), KVCacheUsage: v(FigKVCacheUsage),
-		RequestsPerSecond:         v(FigRequestsPerSecond),
-		PromptTokensPerSecond:     v(FigPromptTokensPerSecond),
-		GenerationTokensPerSecond: v(FigGenerationTokensPerSecond),
-		PreemptionsPerSecond:      v(FigPreemptionsPerSecond),
-		TTFTP50:                   v(FigTTFTP50), TTFTP90: v(FigTTFTP90), TTFTP99: v(FigTTFTP99),
-		ITLP50: v(FigITLP50), ITLP90: v(FigITLP90), ITLP99: v(FigITLP99),
-		E2EP50: v(FigE2EP50), E2EP90: v(FigE2EP90), E2EP99: v(FigE2EP99),
+		Running: v(catalogue.ChartRunning), Waiting: v(catalogue.ChartWaiting), KVCacheUsage: v(catalogue.ChartKVCacheUsage),
+		RequestsPerSecond:         v(catalogue.ChartRequestsPerSecond),
+		PromptTokensPerSecond:     v(catalogue.ChartPromptTokensPerSecond),
+		GenerationTokensPerSecond: v(catalogue.ChartGenerationTokensPerSecond),
+		PreemptionsPerSecond:      v(catalogue.ChartPreemptionsPerSecond),
+		TTFTP50:                   v(catalogue.ChartTTFTP50), TTFTP90: v(catalogue.ChartTTFTP90), TTFTP99: v(catalogue.ChartTTFTP99),
+		ITLP50: v(catalogue.ChartITLP50), ITLP90: v(catalogue.ChartITLP90), ITLP99: v(catalogue.ChartITLP99),
+		E2EP50: v(catalogue.ChartE2EP50), E2EP90: v(catalogue.ChartE2EP90), E2EP99: v(catalogue.ChartE2EP99),
 	}
 }
 

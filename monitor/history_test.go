@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // historySource is a keepingSource that holds a past and fetches its own
 // window.
 type historySource struct {
 	keepingSource
-	history []TargetHistory
+	history []catalogue.TargetHistory
 	err     error
 
 	mu      sync.Mutex
@@ -23,7 +24,7 @@ type historySource struct {
 	windows []time.Duration
 }
 
-func (s *historySource) History(ctx context.Context, span time.Duration, points int) ([]TargetHistory, error) {
+func (s *historySource) History(ctx context.Context, span time.Duration, points int) ([]catalogue.TargetHistory, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls++
@@ -71,11 +72,11 @@ func TestMonitorTellsTheWindow(t *testing.T) {
 // failed load hands nothing.
 func TestMonitorLoadsHistoryOnce(t *testing.T) {
 	at := time.Unix(1e9, 0)
-	var values [NumFigures]float64
+	var values [catalogue.NumChartFigures]float64
 	for f := range values {
 		values[f] = float64(f) + 1
 	}
-	values[FigTTFTP99] = math.NaN()
+	values[catalogue.ChartTTFTP99] = math.NaN()
 	tests := []struct {
 		name  string
 		err   error
@@ -85,7 +86,7 @@ func TestMonitorLoadsHistoryOnce(t *testing.T) {
 		{"failed", errors.New("refused"), 0},
 	}
 	for _, tt := range tests {
-		src := &historySource{err: tt.err, history: []TargetHistory{{Target: "a", Points: []HistoryPoint{{Time: at, Values: values}}}}}
+		src := &historySource{err: tt.err, history: []catalogue.TargetHistory{{Target: "a", Points: []catalogue.HistoryPoint{{Time: at, Values: values}}}}}
 		got := make(chan map[string][]analysis.Point, 2)
 		m := New(src, analysis.DefaultConfig(), func(analysis.Report) error { return nil })
 		m.SetHistory(15*time.Minute, 100, func(h map[string][]analysis.Point) { got <- h })
@@ -115,7 +116,7 @@ func TestMonitorLoadsHistoryOnce(t *testing.T) {
 			continue
 		}
 		pts := h["a"]
-		if len(pts) != 1 || !pts[0].Time.Equal(at) || pts[0].Running != 1 || pts[0].E2EP99 != float32(NumFigures) || !math.IsNaN(float64(pts[0].TTFTP99)) {
+		if len(pts) != 1 || !pts[0].Time.Equal(at) || pts[0].Running != 1 || pts[0].E2EP99 != float32(catalogue.NumChartFigures) || !math.IsNaN(float64(pts[0].TTFTP99)) {
 			t.Errorf("%s: points %+v", tt.name, pts)
 		}
 	}
@@ -129,25 +130,25 @@ func (s *historySource) callCount() int {
 
 // Every figure lands in its own field of the point.
 func TestPointsMapsEveryFigure(t *testing.T) {
-	get := map[Figure]func(analysis.Point) float32{
-		FigRunning: func(p analysis.Point) float32 { return p.Running }, FigWaiting: func(p analysis.Point) float32 { return p.Waiting },
-		FigKVCacheUsage: func(p analysis.Point) float32 { return p.KVCacheUsage }, FigRequestsPerSecond: func(p analysis.Point) float32 { return p.RequestsPerSecond },
-		FigPromptTokensPerSecond:     func(p analysis.Point) float32 { return p.PromptTokensPerSecond },
-		FigGenerationTokensPerSecond: func(p analysis.Point) float32 { return p.GenerationTokensPerSecond },
-		FigPreemptionsPerSecond:      func(p analysis.Point) float32 { return p.PreemptionsPerSecond },
-		FigTTFTP50:                   func(p analysis.Point) float32 { return p.TTFTP50 }, FigTTFTP90: func(p analysis.Point) float32 { return p.TTFTP90 },
-		FigTTFTP99: func(p analysis.Point) float32 { return p.TTFTP99 }, FigITLP50: func(p analysis.Point) float32 { return p.ITLP50 },
-		FigITLP90: func(p analysis.Point) float32 { return p.ITLP90 }, FigITLP99: func(p analysis.Point) float32 { return p.ITLP99 },
-		FigE2EP50: func(p analysis.Point) float32 { return p.E2EP50 }, FigE2EP90: func(p analysis.Point) float32 { return p.E2EP90 },
-		FigE2EP99: func(p analysis.Point) float32 { return p.E2EP99 },
+	get := map[catalogue.ChartFigure]func(analysis.Point) float32{
+		catalogue.ChartRunning: func(p analysis.Point) float32 { return p.Running }, catalogue.ChartWaiting: func(p analysis.Point) float32 { return p.Waiting },
+		catalogue.ChartKVCacheUsage: func(p analysis.Point) float32 { return p.KVCacheUsage }, catalogue.ChartRequestsPerSecond: func(p analysis.Point) float32 { return p.RequestsPerSecond },
+		catalogue.ChartPromptTokensPerSecond:     func(p analysis.Point) float32 { return p.PromptTokensPerSecond },
+		catalogue.ChartGenerationTokensPerSecond: func(p analysis.Point) float32 { return p.GenerationTokensPerSecond },
+		catalogue.ChartPreemptionsPerSecond:      func(p analysis.Point) float32 { return p.PreemptionsPerSecond },
+		catalogue.ChartTTFTP50:                   func(p analysis.Point) float32 { return p.TTFTP50 }, catalogue.ChartTTFTP90: func(p analysis.Point) float32 { return p.TTFTP90 },
+		catalogue.ChartTTFTP99: func(p analysis.Point) float32 { return p.TTFTP99 }, catalogue.ChartITLP50: func(p analysis.Point) float32 { return p.ITLP50 },
+		catalogue.ChartITLP90: func(p analysis.Point) float32 { return p.ITLP90 }, catalogue.ChartITLP99: func(p analysis.Point) float32 { return p.ITLP99 },
+		catalogue.ChartE2EP50: func(p analysis.Point) float32 { return p.E2EP50 }, catalogue.ChartE2EP90: func(p analysis.Point) float32 { return p.E2EP90 },
+		catalogue.ChartE2EP99: func(p analysis.Point) float32 { return p.E2EP99 },
 	}
-	if len(get) != int(NumFigures) {
-		t.Fatalf("test covers %d of %d figures", len(get), NumFigures)
+	if len(get) != int(catalogue.NumChartFigures) {
+		t.Fatalf("test covers %d of %d figures", len(get), catalogue.NumChartFigures)
 	}
-	for f := range NumFigures {
-		var hp HistoryPoint
+	for f := range catalogue.NumChartFigures {
+		var hp catalogue.HistoryPoint
 		hp.Values[f] = 42
-		p := Points([]TargetHistory{{Target: "t", Points: []HistoryPoint{hp}}})["t"][0]
+		p := Points([]catalogue.TargetHistory{{Target: "t", Points: []catalogue.HistoryPoint{hp}}})["t"][0]
 		for g, read := range get {
 			want := float32(0)
 			if g == f {

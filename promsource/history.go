@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
-	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -34,7 +33,7 @@ const (
 // is computed by PromQL, grouped by replica and tagged with its figure,
 // and the figures are joined with "or". Rates and quantiles are over the
 // analysis window, as the live figures are.
-func (s *Source) History(ctx context.Context, span time.Duration, points int) ([]monitor.TargetHistory, error) {
+func (s *Source) History(ctx context.Context, span time.Duration, points int) ([]catalogue.TargetHistory, error) {
 	end := s.cfg.Now().Truncate(time.Millisecond)
 	step := historyStep(span, points, s.cfg.Interval)
 	r := v1.Range{Start: end.Add(-span + step), End: end, Step: step}
@@ -71,7 +70,7 @@ func typeOf(v model.Value) string {
 
 // historyFigure is one charted figure and its PromQL.
 type historyFigure struct {
-	fig  monitor.Figure
+	fig  catalogue.ChartFigure
 	expr string
 }
 
@@ -118,24 +117,24 @@ func (s *Source) historyFigures(window time.Duration) []historyFigure {
 	}
 	reasons := fmt.Sprintf("%s=~%q", catalogue.LabelFinishedReason, strings.Join(catalogue.FinishReasonNames[:], "|"))
 	figs := []historyFigure{
-		{monitor.FigRunning, gauge("sum", "vllm:num_requests_running")},
-		{monitor.FigWaiting, gauge("sum", "vllm:num_requests_waiting")},
-		{monitor.FigKVCacheUsage, gauge("avg", "vllm:kv_cache_usage_perc") + " or " + gauge("avg", "vllm:gpu_cache_usage_perc")},
-		{monitor.FigRequestsPerSecond, rate("vllm:request_success_total", reasons)},
-		{monitor.FigPromptTokensPerSecond, rate("vllm:prompt_tokens_total", "")},
-		{monitor.FigGenerationTokensPerSecond, rate("vllm:generation_tokens_total", "")},
-		{monitor.FigPreemptionsPerSecond, rate("vllm:num_preemptions_total", "")},
+		{catalogue.ChartRunning, gauge("sum", "vllm:num_requests_running")},
+		{catalogue.ChartWaiting, gauge("sum", "vllm:num_requests_waiting")},
+		{catalogue.ChartKVCacheUsage, gauge("avg", "vllm:kv_cache_usage_perc") + " or " + gauge("avg", "vllm:gpu_cache_usage_perc")},
+		{catalogue.ChartRequestsPerSecond, rate("vllm:request_success_total", reasons)},
+		{catalogue.ChartPromptTokensPerSecond, rate("vllm:prompt_tokens_total", "")},
+		{catalogue.ChartGenerationTokensPerSecond, rate("vllm:generation_tokens_total", "")},
+		{catalogue.ChartPreemptionsPerSecond, rate("vllm:num_preemptions_total", "")},
 	}
 	for _, h := range []struct {
 		families []string
-		p50      monitor.Figure
+		p50      catalogue.ChartFigure
 	}{
-		{[]string{"vllm:time_to_first_token_seconds"}, monitor.FigTTFTP50},
-		{[]string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, monitor.FigITLP50},
-		{[]string{"vllm:e2e_request_latency_seconds"}, monitor.FigE2EP50},
+		{[]string{"vllm:time_to_first_token_seconds"}, catalogue.ChartTTFTP50},
+		{[]string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, catalogue.ChartITLP50},
+		{[]string{"vllm:e2e_request_latency_seconds"}, catalogue.ChartE2EP50},
 	} {
 		for i, q := range []float64{0.5, 0.9, 0.99} {
-			figs = append(figs, historyFigure{h.p50 + monitor.Figure(i), "(" + quantile(q, h.families...) + ")"})
+			figs = append(figs, historyFigure{h.p50 + catalogue.ChartFigure(i), "(" + quantile(q, h.families...) + ")"})
 		}
 	}
 	return figs
@@ -143,23 +142,23 @@ func (s *Source) historyFigures(window time.Duration) []historyFigure {
 
 // historyOf turns the tagged range-query answer into each replica's
 // points, oldest first; a figure missing at a time is NaN.
-func historyOf(m model.Matrix) []monitor.TargetHistory {
-	byReplica := map[string]map[model.Time]*monitor.HistoryPoint{}
+func historyOf(m model.Matrix) []catalogue.TargetHistory {
+	byReplica := map[string]map[model.Time]*catalogue.HistoryPoint{}
 	for _, ss := range m {
 		fig, err := strconv.Atoi(string(ss.Metric[figureLabel]))
-		if err != nil || fig < 0 || fig >= int(monitor.NumFigures) {
+		if err != nil || fig < 0 || fig >= int(catalogue.NumChartFigures) {
 			continue
 		}
 		name := safetext.Sanitize(string(ss.Metric[replicaLabel]))
 		pts := byReplica[name]
 		if pts == nil {
-			pts = map[model.Time]*monitor.HistoryPoint{}
+			pts = map[model.Time]*catalogue.HistoryPoint{}
 			byReplica[name] = pts
 		}
 		for _, p := range ss.Values {
 			hp := pts[p.Timestamp]
 			if hp == nil {
-				hp = &monitor.HistoryPoint{Time: p.Timestamp.Time()}
+				hp = &catalogue.HistoryPoint{Time: p.Timestamp.Time()}
 				for i := range hp.Values {
 					hp.Values[i] = math.NaN()
 				}
@@ -168,15 +167,15 @@ func historyOf(m model.Matrix) []monitor.TargetHistory {
 			hp.Values[fig] = float64(p.Value)
 		}
 	}
-	out := make([]monitor.TargetHistory, 0, len(byReplica))
+	out := make([]catalogue.TargetHistory, 0, len(byReplica))
 	for name, pts := range byReplica {
-		th := monitor.TargetHistory{Target: name, Points: make([]monitor.HistoryPoint, 0, len(pts))}
+		th := catalogue.TargetHistory{Target: name, Points: make([]catalogue.HistoryPoint, 0, len(pts))}
 		for _, hp := range pts {
 			th.Points = append(th.Points, *hp)
 		}
-		slices.SortFunc(th.Points, func(a, b monitor.HistoryPoint) int { return a.Time.Compare(b.Time) })
+		slices.SortFunc(th.Points, func(a, b catalogue.HistoryPoint) int { return a.Time.Compare(b.Time) })
 		out = append(out, th)
 	}
-	slices.SortFunc(out, func(a, b monitor.TargetHistory) int { return strings.Compare(a.Target, b.Target) })
+	slices.SortFunc(out, func(a, b catalogue.TargetHistory) int { return strings.Compare(a.Target, b.Target) })
 	return out
 }

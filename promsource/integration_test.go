@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
@@ -340,8 +341,8 @@ func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []st
 		if r == nil {
 			t.Fatalf("history names %q, the live readings do not", th.Target)
 		}
-		want := monitor.Points([]monitor.TargetHistory{{Target: "live", Points: []monitor.HistoryPoint{livePoint(r)}}})["live"][0]
-		got := monitor.Points([]monitor.TargetHistory{{Target: th.Target, Points: th.Points[len(th.Points)-1:]}})[th.Target][0]
+		want := monitor.Points([]catalogue.TargetHistory{{Target: "live", Points: []catalogue.HistoryPoint{livePoint(r)}}})["live"][0]
+		got := monitor.Points([]catalogue.TargetHistory{{Target: th.Target, Points: th.Points[len(th.Points)-1:]}})[th.Target][0]
 		gv, wv := pointValues(got), pointValues(want)
 		for i := range gv {
 			if !sameFigure(analysis.Num(gv[i]), wv[i], !math.IsNaN(wv[i])) && !(math.IsNaN(gv[i]) && math.IsNaN(wv[i])) {
@@ -358,9 +359,9 @@ func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []st
 }
 
 // livePoint is a replica's charted figures as a history point.
-func livePoint(r *analysis.ReplicaReport) monitor.HistoryPoint {
+func livePoint(r *analysis.ReplicaReport) catalogue.HistoryPoint {
 	f := &r.Figures
-	return monitor.HistoryPoint{Values: [monitor.NumFigures]float64{
+	return catalogue.HistoryPoint{Values: [catalogue.NumChartFigures]float64{
 		float64(f.Running), float64(f.Waiting), float64(f.KVCacheUsage), float64(f.RequestsPerSecond),
 		float64(f.PromptTokensPerSecond), float64(f.GenerationTokensPerSecond), float64(f.PreemptionsPerSecond),
 		float64(f.TTFT.P50), float64(f.TTFT.P90), float64(f.TTFT.P99),

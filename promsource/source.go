@@ -13,7 +13,6 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/vtop-dev/vtop/catalogue"
-	"github.com/vtop-dev/vtop/monitor"
 )
 
 // Defaults used when Config leaves a field at zero.
@@ -106,7 +105,7 @@ type Source struct {
 	ended    bool
 	now      time.Time
 	readings []catalogue.Readings
-	status   monitor.Status
+	status   catalogue.SourceStatus
 	stats    Stats
 
 	replicas map[string]*replica // owned by the refresh loop
@@ -205,7 +204,7 @@ func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
 }
 
 // Status is the server's own health: the header's source line.
-func (s *Source) Status() monitor.Status {
+func (s *Source) Status() catalogue.SourceStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.status

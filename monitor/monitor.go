@@ -143,11 +143,7 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	}
 	source.Keep(keepFor(max(wait, cfg.Window), source.Interval()) + source.Interval())
 	tellWindow(source, cfg.Window)
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = source.Run(runCtx) })
-	defer wg.Wait()
-	defer cancel()
+	defer runSource(ctx, source)()
 
 	start := source.Now()
 	if err := waitRound(ctx, source.Refresh()); err != nil {
@@ -174,17 +170,25 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 // store at each refresh: one refresh is one full report.
 func onceFromStore(ctx context.Context, source Source, cfg analysis.Config) (analysis.Report, error) {
 	tellWindow(source, cfg.Window)
-	runCtx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = source.Run(runCtx) })
-	defer wg.Wait()
-	defer cancel()
+	defer runSource(ctx, source)()
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
 	r := analysis.Analyze(source.Now(), source.Readings(nil), cfg, nil)
 	r.Source = sourceStatus(source)
 	return r, nil
+}
+
+// runSource runs source until the returned stop is called, which waits
+// for it to end.
+func runSource(ctx context.Context, source Source) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = source.Run(ctx) })
+	return func() {
+		cancel()
+		wg.Wait()
+	}
 }
 
 // waitRound waits for a refresh or ctx.

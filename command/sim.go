@@ -20,6 +20,7 @@ type Sim struct {
 	Seed        uint64        `default:"1" help:"Seed of the simulation."`
 	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
 	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
+	Engines     int           `default:"0" help:"Data-parallel engines per replica (the engine label's values on each page, as --data-parallel-size gives); 0 keeps the scenario's."`
 	Fault       []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
 }
 
@@ -35,17 +36,26 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if err := checkListen(s.Listen); err != nil {
 		return usagef("--listen %q: %v", s.Listen, err)
 	}
+	if s.Engines < 0 || s.Engines > maxSimEngines {
+		return usagef("--engines %d: want 0 to %d", s.Engines, maxSimEngines)
+	}
 	faults, err := parseFaults("fault", s.Fault, s.Replicas)
 	if err != nil {
 		return err
 	}
-	fleet, err := sim.NewFleet(sim.Options{
+	opts := sim.Options{
 		Replicas:    s.Replicas,
 		Scenario:    sim.Scenario(s.Scenario),
 		Seed:        s.Seed,
 		VLLMVersion: s.VLLMVersion,
 		Listen:      s.Listen,
-	})
+	}
+	if engines := s.Engines; engines > 0 {
+		// Every replica serves that many engines, the traffic the scenario
+		// gives it shared among them.
+		opts.Configure = func(_ int, c *sim.ReplicaConfig) { c.Engines = engines }
+	}
+	fleet, err := sim.NewFleet(opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -67,6 +77,10 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	<-ctx.Done()
 	return fleet.Close()
 }
+
+// maxSimEngines caps --engines: the page parser reads at most
+// page.MaxEngines engine values, and 64 already makes a page of megabytes.
+const maxSimEngines = 64
 
 // checkListen accepts HOST:PORT with a port from 0 to 65535 (0: a free
 // port per replica); whether it can be bound is for Run to find out.

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# fleet.sh N T [RUNS] — CPU and peak RSS of vtop against Prometheus scraping
-# the same simulated vLLM fleet of N replicas for T seconds each, at a 1 s
-# interval, on 127.0.0.1 only. See BENCHMARKS.md.
+# fleet.sh [--engines E] N T [RUNS] — CPU and peak RSS of vtop against
+# Prometheus scraping the same simulated vLLM fleet of N replicas for T
+# seconds each, at a 1 s interval, on 127.0.0.1 only, beside the floor: a
+# bare program that only fetches the same pages (bench/floor). See
+# BENCHMARKS.md.
 #
 #   bench/fleet.sh 10 30        # one run of each tool
 #   bench/fleet.sh 100 30 3     # three runs each, medians reported
-#   TUI=1 bench/fleet.sh 10 30  # also vtop drawing its dashboard in a
-#                               # detached tmux at 200x60
+#   bench/fleet.sh --engines 8 25 30 3   # pages of 8 data-parallel engines
+#   TUI=1 bench/fleet.sh 50 30  # also vtop drawing its dashboard in a
+#                               # detached tmux at 160x50 (TUI_SIZE=WxH),
+#                               # with --history 15m (TUI_HISTORY)
 #   VTOP_ENV='GOGC=200' bench/fleet.sh 10 30   # vtop alone under that
 #                               # environment (runtime settings)
 #
@@ -18,10 +22,19 @@
 # cores.
 set -euo pipefail
 
-usage() { echo "usage: $0 N T [RUNS]   (N replicas, T seconds per run)" >&2; exit 64; }
+usage() { echo "usage: $0 [--engines E] N T [RUNS]   (N replicas of E engines, T seconds per run)" >&2; exit 64; }
+ENGINES=1
+if [[ ${1:-} == --engines ]]; then
+	[[ $# -ge 2 ]] || usage
+	ENGINES=$2
+	shift 2
+fi
 [[ $# -ge 2 && $# -le 3 ]] || usage
 N=$1 T=$2 RUNS=${3:-1}
-[[ $N =~ ^[0-9]+$ && $T =~ ^[0-9]+$ && $RUNS =~ ^[0-9]+$ && $N -ge 1 && $T -ge 2 && $RUNS -ge 1 ]] || usage
+[[ $N =~ ^[0-9]+$ && $T =~ ^[0-9]+$ && $RUNS =~ ^[0-9]+$ && $ENGINES =~ ^[0-9]+$ ]] || usage
+[[ $N -ge 1 && $T -ge 2 && $RUNS -ge 1 && $ENGINES -ge 1 ]] || usage
+TUI_SIZE=${TUI_SIZE:-160x50}
+TUI_HISTORY=${TUI_HISTORY:-15m}
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
@@ -44,11 +57,11 @@ trap 'exit 130' INT TERM
 
 command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
 
-echo "building vtop…" >&2
-(cd "$ROOT" && go build -o "$WORK/vtop" .)
+echo "building vtop and the floor…" >&2
+(cd "$ROOT" && go build -o "$WORK/vtop" . && go build -o "$WORK/floor" ./bench/floor)
 
 # The simulated fleet: one URL per line on stdout once it is serving.
-"$WORK/vtop" sim --replicas "$N" --scenario mixed >"$WORK/urls" 2>"$WORK/sim.log" &
+"$WORK/vtop" sim --replicas "$N" --scenario mixed --engines "$ENGINES" >"$WORK/urls" 2>"$WORK/sim.log" &
 PIDS+=($!)
 for _ in $(seq 200); do
 	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break
@@ -101,9 +114,16 @@ run_vtop() {
 	measure "$pid"
 }
 
+run_floor() {
+	"$WORK/floor" -f "$WORK/targets" -interval 1s 2>"$WORK/floor.log" &
+	local pid=$!
+	PIDS+=("$pid")
+	measure "$pid"
+}
+
 run_vtop_tui() {
-	tmux -L "$TMUX_SOCKET" new-session -d -x 200 -y 60 \
-		"exec '$WORK/vtop' -f '$WORK/targets' --interval 1s 2>'$WORK/vtop-tui.log'"
+	tmux -L "$TMUX_SOCKET" new-session -d -x "${TUI_SIZE%x*}" -y "${TUI_SIZE#*x}" \
+		"exec '$WORK/vtop' -f '$WORK/targets' --interval 1s --history '$TUI_HISTORY' 2>'$WORK/vtop-tui.log'"
 	local pid
 	pid=$(tmux -L "$TMUX_SOCKET" display-message -p '#{pane_pid}')
 	measure "$pid"
@@ -123,12 +143,13 @@ run_prometheus() {
 # median of the numbers on stdin
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-TOOLS=(vtop prometheus)
-[[ ${TUI:-0} == 1 ]] && TOOLS=(vtop vtop-tui prometheus)
+TOOLS=(floor vtop prometheus)
+[[ ${TUI:-0} == 1 ]] && TOOLS=(floor vtop vtop-tui prometheus)
 for run in $(seq "$RUNS"); do
 	for tool in "${TOOLS[@]}"; do
-		echo "run $run/$RUNS: $tool, N=$N, T=${T}s…" >&2
+		echo "run $run/$RUNS: $tool, N=$N, E=$ENGINES, T=${T}s…" >&2
 		case $tool in
+		floor) run_floor ;;
 		vtop) run_vtop ;;
 		vtop-tui) run_vtop_tui ;;
 		prometheus) run_prometheus ;;
@@ -136,16 +157,17 @@ for run in $(seq "$RUNS"); do
 	done
 done
 
-printf '%-12s %5s %5s %5s %8s %8s %11s\n' tool N T runs "CPU s" "CPU %" "peak RSS MB"
+printf '%-12s %5s %3s %5s %5s %8s %8s %11s\n' tool N E T runs "CPU s" "CPU %" "peak RSS MB"
 declare -A CPU RSS
 for tool in "${TOOLS[@]}"; do
 	CPU[$tool]=$(awk '{print $1}' "$WORK/$tool.results" | median)
 	RSS[$tool]=$(awk '{print $2}' "$WORK/$tool.results" | median)
-	awk -v t="$tool" -v n="$N" -v T="$T" -v r="$RUNS" -v c="${CPU[$tool]}" -v k="${RSS[$tool]}" \
-		'BEGIN { printf "%-12s %5d %5d %5d %8.2f %8.2f %11.1f\n", t, n, T, r, c, 100 * c / T, k / 1024 }'
+	awk -v t="$tool" -v n="$N" -v e="$ENGINES" -v T="$T" -v r="$RUNS" -v c="${CPU[$tool]}" -v k="${RSS[$tool]}" \
+		'BEGIN { printf "%-12s %5d %3d %5d %5d %8.2f %8.2f %11.1f\n", t, n, e, T, r, c, 100 * c / T, k / 1024 }'
 done
 for tool in "${TOOLS[@]}"; do
-	[[ $tool == prometheus ]] && continue
-	awk -v t="$tool" -v c="${CPU[$tool]}" -v pc="${CPU[prometheus]}" -v k="${RSS[$tool]}" -v pk="${RSS[prometheus]}" \
-		'BEGIN { printf "%s/prometheus: CPU %.2fx, peak RSS %.2fx\n", t, (pc > 0 ? c / pc : 0), k / pk }'
+	[[ $tool == prometheus || $tool == floor ]] && continue
+	awk -v t="$tool" -v c="${CPU[$tool]}" -v pc="${CPU[prometheus]}" -v fc="${CPU[floor]}" -v k="${RSS[$tool]}" -v pk="${RSS[prometheus]}" \
+		'BEGIN { printf "%s/prometheus: CPU %.2fx, peak RSS %.2fx; %s/floor: CPU %.2fx\n", t, (pc > 0 ? c / pc : 0), k / pk, t, (fc > 0 ? c / fc : 0) }'
 done
+awk -v c="${CPU[floor]}" -v pc="${CPU[prometheus]}" 'BEGIN { printf "floor/prometheus: CPU %.2fx\n", (pc > 0 ? c / pc : 0) }'

@@ -54,6 +54,7 @@ type Ingester struct {
 	typed    []bool  // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
+	fast     *fastParser   // reads plain pages without expfmt's allocations (fastparse.go); nil: expfmt only
 
 	bounds  map[string][]float64
 	keyBuf  []byte
@@ -70,6 +71,7 @@ func NewIngester() *Ingester {
 		parser:   expfmt.NewTextParser(model.UTF8Validation),
 		typed:    make([]bool, len(catalogue.Reads)),
 		stripper: newLabelStripper(),
+		fast:     newFastParser(),
 		bounds:   make(map[string][]float64),
 		engines:  make(map[string]string),
 	}
@@ -101,8 +103,7 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	in.reader.Reset(in.filtered)
-	fams, err := in.parser.TextToMetricFamilies(&in.reader)
+	fams, err := in.parse()
 	if err != nil {
 		return catalogue.Sample{}, in.parseError(err)
 	}
@@ -120,6 +121,18 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	}
 	b.read(fams)
 	return b.finish(), nil
+}
+
+// parse reads the filtered lines into families: by the fast path when it
+// follows every line, else (and for every error) by expfmt.
+func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
+	if in.fast != nil {
+		if fams, ok := in.fast.parse(in.filtered); ok {
+			return fams, nil
+		}
+	}
+	in.reader.Reset(in.filtered)
+	return in.parser.TextToMetricFamilies(&in.reader)
 }
 
 // pageFormat dispatches on the Content-Type and reports whether the body is

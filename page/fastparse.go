@@ -1,0 +1,537 @@
+package page
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// The expfmt text parser allocates several objects for every label of every
+// line, a new message for every value and a map for every histogram line:
+// on a page of eight engines that is most of the ingest's time and nearly
+// all of its allocations. fastParser reads the filter's output into the
+// very families expfmt builds (the same names, types, series, labels in
+// their order, buckets and values), but from storage it reuses from one
+// page to the next and with interned strings. It follows only the plain
+// text format the filter writes: anything else (an escape, a quoted name,
+// a timestamp, a summary, a line expfmt would refuse) makes it give up, and
+// expfmt parses the page instead, so every error is still expfmt's.
+// FuzzFastParse holds the two to the same families on any bytes.
+
+// fastParser is the fast path's state, reused across the pages of one
+// Ingester. Not safe for concurrent use.
+type fastParser struct {
+	fams  map[string]*dto.MetricFamily
+	hists map[string]histSlot // histogram series by family and labels
+	gen   uint32              // the current page, for hists
+	made  []*histBox          // histograms of this page, to normalize
+
+	names  interner // family and label names
+	values interner // label values
+
+	families slab[familyBox]
+	metrics  slab[metricBox]
+	pairs    slab[pairBox]
+	scalars  slab[scalarBox]
+	hist     slab[histBox]
+	buckets  slab[bucketBox]
+
+	lineLabels []*dto.LabelPair // the labels of the line being read
+	keyBuf     []byte
+	order      []int
+}
+
+// histSlot is a histogram series met on page gen.
+type histSlot struct {
+	metric *dto.Metric
+	box    *histBox
+	gen    uint32
+}
+
+// The boxes hold a message with the values its pointer fields point to, so
+// that one slot of a slab is one message, ready to reuse.
+type (
+	familyBox struct {
+		mf   dto.MetricFamily
+		name string
+	}
+	metricBox struct{ m dto.Metric }
+	pairBox   struct {
+		lp          dto.LabelPair
+		name, value string
+	}
+	scalarBox struct {
+		counter dto.Counter
+		gauge   dto.Gauge
+		untyped dto.Untyped
+		v       float64
+	}
+	histBox struct {
+		h       dto.Histogram
+		sum     float64
+		count   uint64
+		countF  float64
+		buckets []*bucketBox // the boxes of h.Bucket, in its order
+	}
+	bucketBox struct {
+		b      dto.Bucket
+		bound  float64
+		count  uint64
+		countF float64
+	}
+)
+
+// metricTypes gives every family of a type the same *MetricType to point
+// to; nothing writes through it.
+var metricTypes = [...]dto.MetricType{
+	dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_SUMMARY,
+	dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM,
+}
+
+// maxHistSlots caps the histogram series remembered across pages.
+const maxHistSlots = 4096
+
+func newFastParser() *fastParser {
+	return &fastParser{
+		fams:   make(map[string]*dto.MetricFamily),
+		hists:  make(map[string]histSlot),
+		names:  newInterner(1024),
+		values: newInterner(8192),
+	}
+}
+
+// parse reads b, the filter's output, into families. ok is false when the
+// page holds anything the fast path does not follow; the families are
+// then to be ignored and expfmt asked. The families live until the next
+// call.
+func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool) {
+	p.reset()
+	for len(b) > 0 {
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			return nil, false // the last line is cut: expfmt's error
+		}
+		line := skipBlanks(b[:nl])
+		b = b[nl+1:]
+		if len(line) == 0 {
+			continue
+		}
+		var ok bool
+		if line[0] == '#' {
+			ok = p.typeLine(line)
+		} else {
+			ok = p.sampleLine(line)
+		}
+		if !ok {
+			return nil, false
+		}
+	}
+	for name, mf := range p.fams {
+		if len(mf.Metric) == 0 {
+			delete(p.fams, name)
+		}
+	}
+	for _, h := range p.made {
+		normalizeHistogram(h)
+	}
+	return p.fams, true
+}
+
+// reset forgets the previous page, keeping its storage.
+func (p *fastParser) reset() {
+	clear(p.fams)
+	p.gen++
+	if p.gen == 0 || len(p.hists) > maxHistSlots {
+		clear(p.hists)
+		p.gen = 1
+	}
+	p.made = p.made[:0]
+	p.families.reset()
+	p.metrics.reset()
+	p.pairs.reset()
+	p.scalars.reset()
+	p.hist.reset()
+	p.buckets.reset()
+}
+
+// typeLine reads "# TYPE name type" as the filter writes it.
+func (p *fastParser) typeLine(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("# TYPE "))
+	if !ok {
+		return false
+	}
+	sp := bytes.IndexByte(rest, ' ')
+	if sp <= 0 || !plainMetricName(rest[:sp]) {
+		return false
+	}
+	var t dto.MetricType
+	switch string(rest[sp+1:]) {
+	case "counter":
+		t = dto.MetricType_COUNTER
+	case "gauge":
+		t = dto.MetricType_GAUGE
+	case "untyped":
+		t = dto.MetricType_UNTYPED
+	case "histogram":
+		t = dto.MetricType_HISTOGRAM
+	default:
+		return false
+	}
+	mf, _ := p.family(rest[:sp])
+	if mf.Type != nil {
+		return false // a second TYPE: expfmt's error
+	}
+	mf.Type = &metricTypes[t]
+	return true
+}
+
+// suffix says which part of a histogram a sample line is.
+type suffix uint8
+
+const (
+	noSuffix suffix = iota
+	sumSuffix
+	countSuffix
+)
+
+// family finds or makes the family of a metric name as expfmt does: the
+// name's own family, else the histogram its _sum, _count or _bucket
+// belongs to. (The filter never writes a summary, so that step of
+// expfmt's is left out: a summary makes the page fall back.)
+func (p *fastParser) family(name []byte) (*dto.MetricFamily, suffix) {
+	if mf := p.fams[string(name)]; mf != nil {
+		return mf, noSuffix
+	}
+	base, suf := name, noSuffix
+	switch {
+	case hasSuffix(name, "_count", 6):
+		base, suf = name[:len(name)-6], countSuffix
+	case hasSuffix(name, "_sum", 4):
+		base, suf = name[:len(name)-4], sumSuffix
+	case hasSuffix(name, "_bucket", 7):
+		base = name[:len(name)-7]
+	}
+	if mf := p.fams[string(base)]; mf != nil && mf.GetType() == dto.MetricType_HISTOGRAM {
+		return mf, suf
+	}
+	box := p.families.next()
+	box.name = p.names.intern(name)
+	box.mf.Name = &box.name
+	box.mf.Help, box.mf.Type, box.mf.Unit = nil, nil, nil
+	box.mf.Metric = box.mf.Metric[:0]
+	p.fams[box.name] = &box.mf
+	return &box.mf, noSuffix
+}
+
+// hasSuffix is expfmt's isCount, isSum and isBucket: the name is longer
+// than the suffix and ends with it.
+func hasSuffix(name []byte, s string, n int) bool {
+	return len(name) > n && string(name[len(name)-n:]) == s
+}
+
+// sampleLine reads name{labels} value.
+func (p *fastParser) sampleLine(line []byte) bool {
+	n := 0
+	for n < len(line) && metricNameByte(line[n], n == 0) {
+		n++
+	}
+	if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
+		return false // a quoted name, a name inside the braces, or garbage
+	}
+	mf, suf := p.family(line[:n])
+	if mf.Type == nil {
+		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
+	}
+	isHist := mf.GetType() == dto.MetricType_HISTOGRAM
+	switch mf.GetType() {
+	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
+	default:
+		return false
+	}
+	rest := skipBlanks(line[n:])
+	bucket := math.NaN()
+	p.lineLabels = p.lineLabels[:0]
+	if len(rest) > 0 && rest[0] == '{' {
+		var ok bool
+		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
+			return false
+		}
+		rest = skipBlanks(rest)
+	}
+	end := bytes.IndexAny(rest, " \t")
+	if end >= 0 {
+		return false // a timestamp, or blanks after the value: left to expfmt
+	}
+	value, ok := parseValue(rest)
+	if !ok {
+		return false
+	}
+	if !isHist {
+		m := p.newMetric()
+		box := p.scalars.next()
+		box.v = value
+		switch mf.GetType() {
+		case dto.MetricType_COUNTER:
+			box.counter.Value = &box.v
+			m.Counter = &box.counter
+		case dto.MetricType_GAUGE:
+			box.gauge.Value = &box.v
+			m.Gauge = &box.gauge
+		default:
+			box.untyped.Value = &box.v
+			m.Untyped = &box.untyped
+		}
+		mf.Metric = append(mf.Metric, m)
+		return true
+	}
+	return p.histogramLine(mf, suf, bucket, value)
+}
+
+// labels reads the label set after '{' into p.lineLabels and returns what
+// follows the '}'. On a histogram family le is not a label: its value is
+// the bucket's bound (the last le wins, as in expfmt).
+func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64, ok bool) {
+	bucket = math.NaN()
+	for {
+		b = skipBlanks(b)
+		if len(b) > 0 && b[0] == '}' {
+			return b[1:], bucket, true
+		}
+		n := 0
+		for n < len(b) && isLabelNameByte(b[n], n == 0) {
+			n++
+		}
+		if n == 0 || n < len(b) && b[n] == '"' {
+			return nil, 0, false
+		}
+		name := b[:n]
+		b = skipBlanks(b[n:])
+		if len(b) == 0 || b[0] != '=' {
+			return nil, 0, false
+		}
+		b = skipBlanks(b[1:])
+		if len(b) == 0 || b[0] != '"' {
+			return nil, 0, false
+		}
+		b = b[1:]
+		q := bytes.IndexByte(b, '"')
+		if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 || !utf8.Valid(b[:q]) {
+			return nil, 0, false // cut, escaped or invalid: expfmt's to judge
+		}
+		value := b[:q]
+		b = skipBlanks(b[q+1:])
+		if string(name) == "__name__" {
+			return nil, 0, false
+		}
+		if isHist && string(name) == "le" {
+			v, ok := parseValue(value)
+			if !ok {
+				return nil, 0, false
+			}
+			bucket = v
+		} else {
+			for _, lp := range p.lineLabels {
+				if *lp.Name == string(name) {
+					return nil, 0, false // duplicate label: expfmt's error
+				}
+			}
+			box := p.pairs.next()
+			box.name, box.value = p.names.intern(name), p.values.intern(value)
+			box.lp.Name, box.lp.Value = &box.name, &box.value
+			p.lineLabels = append(p.lineLabels, &box.lp)
+		}
+		switch {
+		case len(b) > 0 && b[0] == ',':
+			b = b[1:]
+		case len(b) > 0 && b[0] == '}':
+			return b[1:], bucket, true
+		default:
+			return nil, 0, false
+		}
+	}
+}
+
+// newMetric returns a cleared metric carrying the line's labels.
+func (p *fastParser) newMetric() *dto.Metric {
+	m := &p.metrics.next().m
+	m.Label = append(m.Label[:0], p.lineLabels...)
+	m.Gauge, m.Counter, m.Summary, m.Untyped, m.Histogram, m.TimestampMs = nil, nil, nil, nil, nil, nil
+	return m
+}
+
+// histogramLine folds one line of a histogram family into its series, found
+// by its labels in any order (expfmt's signature of the label set).
+func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
+	key := p.seriesKey(mf.GetName())
+	slot, found := p.hists[string(key)]
+	if !found || slot.gen != p.gen {
+		slot = histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
+		box := slot.box
+		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
+		box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
+		slot.metric.Histogram = &box.h
+		p.made = append(p.made, box)
+		mf.Metric = append(mf.Metric, slot.metric)
+		p.hists[string(key)] = slot // a known key costs no new string
+	}
+	box := slot.box
+	h := &box.h
+	switch {
+	case suf == countSuffix:
+		if u := uint64(value); value == float64(u) {
+			box.count = u
+			h.SampleCount = &box.count
+		} else {
+			if value < 0 {
+				return false
+			}
+			box.countF = value
+			h.SampleCountFloat = &box.countF
+		}
+	case suf == sumSuffix:
+		box.sum = value
+		h.SampleSum = &box.sum
+	case !math.IsNaN(bucket):
+		bb := p.buckets.next()
+		bb.b.CumulativeCount, bb.b.CumulativeCountFloat, bb.b.Exemplar = nil, nil, nil
+		bb.bound = bucket
+		bb.b.UpperBound = &bb.bound
+		if u := uint64(value); value == float64(u) {
+			bb.count = u
+			bb.b.CumulativeCount = &bb.count
+		} else {
+			if value < 0 {
+				return false
+			}
+			bb.countF = value
+			bb.b.CumulativeCountFloat = &bb.countF
+		}
+		h.Bucket = append(h.Bucket, &bb.b)
+		box.buckets = append(box.buckets, bb)
+	}
+	return true
+}
+
+// seriesKey writes the family name and the line's labels sorted by name:
+// the same key whatever order the labels come in.
+func (p *fastParser) seriesKey(family string) []byte {
+	p.order = p.order[:0]
+	for i := range p.lineLabels {
+		p.order = append(p.order, i)
+	}
+	for i := 1; i < len(p.order); i++ { // a handful of labels: insertion sort
+		for j := i; j > 0 && *p.lineLabels[p.order[j]].Name < *p.lineLabels[p.order[j-1]].Name; j-- {
+			p.order[j], p.order[j-1] = p.order[j-1], p.order[j]
+		}
+	}
+	key := append(p.keyBuf[:0], family...)
+	for _, i := range p.order {
+		lp := p.lineLabels[i]
+		key = append(key, 0xff)
+		key = append(key, *lp.Name...)
+		key = append(key, 0xfe)
+		key = append(key, *lp.Value...)
+	}
+	p.keyBuf = key
+	return key
+}
+
+// normalizeHistogram is expfmt's: when any count of a histogram is
+// fractional, every count is given as a float.
+func normalizeHistogram(box *histBox) {
+	h := &box.h
+	anyFloats := h.GetSampleCountFloat() != 0
+	for _, b := range h.Bucket {
+		if anyFloats {
+			break
+		}
+		anyFloats = b.GetCumulativeCountFloat() != 0
+	}
+	if !anyFloats {
+		return
+	}
+	if h.GetSampleCountFloat() == 0 {
+		box.countF = float64(h.GetSampleCount())
+		h.SampleCountFloat, h.SampleCount = &box.countF, nil
+	}
+	for _, bb := range box.buckets {
+		if bb.b.GetCumulativeCountFloat() == 0 {
+			bb.countF = float64(bb.b.GetCumulativeCount())
+			bb.b.CumulativeCountFloat, bb.b.CumulativeCount = &bb.countF, nil
+		}
+	}
+}
+
+// parseValue is expfmt's parseFloat: Go's syntax without hexadecimal
+// mantissas or underscores.
+func parseValue(v []byte) (float64, bool) {
+	if len(v) == 0 || bytes.ContainsAny(v, "pP_") {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	return f, err == nil
+}
+
+// metricNameByte reports whether c may appear in a plain metric name.
+func metricNameByte(c byte, first bool) bool {
+	return c == ':' || isLabelNameByte(c, first)
+}
+
+// plainMetricName reports whether name is a plain, unquoted metric name.
+func plainMetricName(name []byte) bool {
+	for i, c := range name {
+		if !metricNameByte(c, i == 0) {
+			return false
+		}
+	}
+	return len(name) > 0
+}
+
+// slabChunk is how many values a slab allocates at once.
+const slabChunk = 256
+
+// slab hands out values from chunks it keeps, so that the values of one
+// page are reused for the next: pointers to them stay valid until reset.
+type slab[T any] struct {
+	chunks []*[slabChunk]T
+	n      int
+}
+
+// next returns the next value; its previous contents are the caller's to
+// clear.
+func (s *slab[T]) next() *T {
+	c, i := s.n/slabChunk, s.n%slabChunk
+	if c == len(s.chunks) {
+		s.chunks = append(s.chunks, new([slabChunk]T))
+	}
+	s.n++
+	return &s.chunks[c][i]
+}
+
+// reset makes every value available again.
+func (s *slab[T]) reset() { s.n = 0 }
+
+// interner returns one string per distinct byte sequence, so that the
+// labels of every page share their strings. It forgets everything when
+// full, so a page that invents new values cannot grow it without bound.
+type interner struct {
+	m   map[string]string
+	max int
+}
+
+func newInterner(max int) interner { return interner{m: make(map[string]string), max: max} }
+
+func (in *interner) intern(b []byte) string {
+	if s, ok := in.m[string(b)]; ok {
+		return s
+	}
+	if len(in.m) >= in.max {
+		clear(in.m)
+	}
+	s := string(b)
+	in.m[s] = s
+	return s
+}

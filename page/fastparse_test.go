@@ -1,0 +1,243 @@
+package page
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// sameFamilies compares the fast path's reading of b with expfmt's: when
+// the fast path accepts b, expfmt must accept it too and give the same
+// families, message for message. It returns what differs, or "".
+func sameFamilies(fp *fastParser, b []byte) (accepted bool, diff string) {
+	fast, ok := fp.parse(b)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	want, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if !ok {
+		return false, ""
+	}
+	if err != nil {
+		return true, fmt.Sprintf("the fast path accepted what expfmt refuses (%v)", err)
+	}
+	if len(fast) != len(want) {
+		return true, fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(fast), len(want), familyNames(fast), familyNames(want))
+	}
+	for name, mf := range want {
+		if !proto.Equal(mf, fast[name]) {
+			return true, fmt.Sprintf("family %q:\nfast   %v\nexpfmt %v", name, fast[name], mf)
+		}
+	}
+	return true, ""
+}
+
+func familyNames(fams map[string]*dto.MetricFamily) []string {
+	return slices.Sorted(maps.Keys(fams))
+}
+
+// fastCases are lines the fast path must read as expfmt does, or leave to
+// it: the forms of the text format one by one.
+var fastCases = []struct {
+	name   string
+	page   string
+	accept bool
+}{
+	{"gauges and counters", "a 1\nb{x=\"y\"} 2.5\n# TYPE c counter\nc_total{x=\"y\",z=\"w\"} 3e3\n", true},
+	{"histogram in any label order", "# TYPE h histogram\n" +
+		"h_bucket{a=\"1\",le=\"0.5\",b=\"2\"} 1\nh_bucket{b=\"2\",a=\"1\",le=\"+Inf\"} 3\n" +
+		"h_sum{b=\"2\",a=\"1\"} 4.5\nh_count{a=\"1\",b=\"2\"} 3\n", true},
+	{"two series of a histogram interleaved", "# TYPE h histogram\n" +
+		"h_bucket{e=\"0\",le=\"1\"} 1\nh_bucket{e=\"1\",le=\"1\"} 2\nh_bucket{e=\"0\",le=\"+Inf\"} 3\nh_count{e=\"1\"} 2\n", true},
+	{"fractional counts turn every count to float", "# TYPE h histogram\nh_bucket{le=\"1\"} 1.5\nh_bucket{le=\"+Inf\"} 2\nh_count 2\n", true},
+	{"fractional sample count", "# TYPE h histogram\nh_bucket{le=\"+Inf\"} 2\nh_count 2.5\n", true},
+	{"bucket without le", "# TYPE h histogram\nh_bucket{x=\"1\"} 2\n", true},
+	{"le twice on a histogram: the last wins", "# TYPE h histogram\nh_bucket{le=\"1\",le=\"2\"} 2\n", true},
+	{"le on a gauge is a label", "g{le=\"1\"} 2\n", true},
+	{"untyped bucket family", "h_bucket{le=\"1\"} 2\n", true},
+	{"blanks everywhere the format allows", "  a { x = \"y\" , z=\"w\" , } 1\n\n\t\nb{}2\nc\t{x=\"1\"}\t3\n", true},
+	{"special values", "a NaN\nb +Inf\nc -Inf\nd -0\ne 1e-300\n", true},
+	{"empty family of a TYPE only", "# TYPE h histogram\n# TYPE g gauge\ng 1\n", true},
+	{"duplicate series", "a{x=\"1\"} 1\na{x=\"1\"} 2\n", true},
+	{"UTF-8 value", "a{x=\"µs ✓\"} 1\n", true},
+	{"timestamp", "a 1 1000\n", false},
+	{"blank after the value", "a 1 \n", false},
+	{"escape", "a{x=\"\\\"\"} 1\n", false},
+	{"quoted label name", "a{\"x\"=\"1\"} 1\n", false},
+	{"name in braces", "{\"a\"} 1\n", false},
+	{"invalid UTF-8", "a{x=\"\xff\"} 1\n", false},
+	{"duplicate label", "a{x=\"1\",x=\"2\"} 1\n", false},
+	{"reserved label", "a{__name__=\"b\"} 1\n", false},
+	{"second TYPE", "# TYPE a gauge\n# TYPE a counter\n", false},
+	{"TYPE after samples", "a 1\n# TYPE a gauge\n", false},
+	{"summary", "# TYPE s summary\ns{quantile=\"0.5\"} 1\n", false},
+	{"hexadecimal value", "a 0x1p3\n", false},
+	{"underscore in value", "a 1_0\n", false},
+	{"value missing", "a\n", false},
+	{"negative bucket", "# TYPE h histogram\nh_bucket{le=\"1\"} -1.5\n", false},
+	{"negative count", "# TYPE h histogram\nh_count -2\n", false},
+	{"le not a number", "# TYPE h histogram\nh_bucket{le=\"x\"} 1\n", false},
+	{"cut last line", "a 1", false},
+	{"another comment", "# HELP a b\na 1\n", false},
+	{"name starting with a digit", "1a 1\n", false},
+	{"unclosed labels", "a{x=\"1\" 1\n", false},
+}
+
+// TestFastParseMatchesExpfmt holds the fast path to expfmt's families on
+// each form, and checks which forms it leaves to expfmt.
+func TestFastParseMatchesExpfmt(t *testing.T) {
+	fp := newFastParser() // shared, as across the pages of a target
+	for _, c := range fastCases {
+		t.Run(c.name, func(t *testing.T) {
+			accepted, diff := sameFamilies(fp, []byte(c.page))
+			if diff != "" {
+				t.Error(diff)
+			}
+			if accepted != c.accept {
+				t.Errorf("accepted = %v, want %v", accepted, c.accept)
+			}
+		})
+	}
+}
+
+// filteredPages returns the filter's output of every captured page and of
+// client_golang pages of 1, 2 and 8 engines, keyed by name: the input the
+// fast path meets in a live run.
+func filteredPages(t testing.TB) map[string][]byte {
+	out := map[string][]byte{}
+	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	add := func(name string, page []byte) {
+		in := NewIngester()
+		om, err := pageFormat(page, "")
+		if err != nil || checkWhole(page, om) != nil {
+			return
+		}
+		if _, _, err := in.filter(page, om); err == nil {
+			out[name] = slices.Clone(in.filtered)
+		}
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(filepath.Base(p), cleanReal(filepath.Base(p), b))
+	}
+	for _, e := range []int{1, 2, 8} {
+		add(fmt.Sprintf("client_golang %d engines", e), testutil.VLLMPage(t, e))
+	}
+	return out
+}
+
+// TestFastParseOnRealPages: on every captured page and on client_golang's
+// pages the fast path reads what expfmt reads, and it does read them (a
+// fast path that always fell back would pass the comparison and help
+// nobody).
+func TestFastParseOnRealPages(t *testing.T) {
+	fp := newFastParser()
+	pages := filteredPages(t)
+	if len(pages) < 10 {
+		t.Fatalf("only %d pages filtered", len(pages))
+	}
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		accepted, diff := sameFamilies(fp, pages[name])
+		if diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		if !accepted {
+			t.Errorf("%s: the fast path fell back", name)
+		}
+	}
+}
+
+// TestIngestFastAndPlain: Ingest with the fast path (and label stripping)
+// gives the very Sample that expfmt alone gives, on every captured page,
+// on client_golang's pages and on the cases above.
+func TestIngestFastAndPlain(t *testing.T) {
+	pages := map[string]string{}
+	for name, b := range filteredPages(t) {
+		pages[name] = string(b)
+	}
+	paths, _ := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages["raw "+filepath.Base(p)] = string(b)
+	}
+	for _, c := range fastCases {
+		pages["case "+c.name] = c.page
+	}
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		if fast, plain := ingestFastAndPlain(pages[name], ""); fast != plain {
+			t.Errorf("%s: fast path and expfmt differ:\n%s\n%s", name, fast, plain)
+		}
+	}
+}
+
+// ingestFastAndPlain reads page with every fast path on and with none
+// (expfmt on the page as it is), and returns both readings as text.
+func ingestFastAndPlain(page, contentType string) (fast, plain string) {
+	show := func(in *Ingester) string {
+		s, err := in.Ingest([]byte(page), contentType)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("%#v", s)
+	}
+	plainIn := NewIngester()
+	plainIn.fast, plainIn.stripper.allowed = nil, 0
+	return show(NewIngester()), show(plainIn)
+}
+
+// FuzzFastParse: on any bytes, the fast path either leaves the page to
+// expfmt or reads exactly the families expfmt reads. One parser serves
+// every input, as one serves every page of a target, so state carried from
+// one page to the next is fuzzed too.
+func FuzzFastParse(f *testing.F) {
+	for _, c := range fastCases {
+		f.Add([]byte(c.page))
+	}
+	for _, b := range filteredPages(f) {
+		f.Add(b)
+	}
+	fp := newFastParser()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if _, diff := sameFamilies(fp, b); diff != "" {
+			t.Error(diff)
+		}
+	})
+}
+
+// FuzzIngestFastPath: on any page, Ingest with its fast paths gives the
+// Sample (or the error) that expfmt alone gives.
+func FuzzIngestFastPath(f *testing.F) {
+	for _, c := range fastCases {
+		f.Add(c.page, "")
+	}
+	f.Add(newestPage, "")
+	f.Add(omPage, "application/openmetrics-text; version=1.0.0")
+	f.Add(string(testutil.VLLMPage(f, 2)), "")
+	f.Fuzz(func(t *testing.T, page, contentType string) {
+		if strings.Count(page, "\n") > 2000 {
+			return // the parser's limits are not what this compares
+		}
+		if fast, plain := ingestFastAndPlain(page, contentType); fast != plain {
+			t.Errorf("fast:\n%s\nexpfmt:\n%s", fast, plain)
+		}
+	})
+}

@@ -25,9 +25,12 @@ import (
 // process they measure.
 const simEnv = "VTOP_BENCH_SIM_REPLICAS"
 
+// simEnginesEnv gives the child's replicas that many data-parallel engines.
+const simEnginesEnv = "VTOP_BENCH_SIM_ENGINES"
+
 func TestMain(m *testing.M) {
 	if n := os.Getenv(simEnv); n != "" {
-		os.Exit(serveChildFleet(n))
+		os.Exit(serveChildFleet(n, os.Getenv(simEnginesEnv)))
 	}
 	os.Exit(m.Run())
 }
@@ -36,14 +39,20 @@ func TestMain(m *testing.M) {
 // real time, prints one URL per line and serves until its stdin closes (the
 // parent is done or gone). It runs outside any test, so it cannot use
 // testutil.ServeFleet, which stops the fleet with its test.
-func serveChildFleet(replicas string) int {
+func serveChildFleet(replicas, engines string) int {
 	n, err := strconv.Atoi(replicas)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	e, err := strconv.Atoi(engines)
+	if err != nil || e < 1 {
+		fmt.Fprintln(os.Stderr, "engines:", engines)
+		return 2
+	}
 	signal.Ignore(os.Interrupt)
-	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1})
+	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
+		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = e }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -62,16 +71,17 @@ func serveChildFleet(replicas string) int {
 	return 0
 }
 
-// startFleetProcess serves n simulated replicas from a child process and
-// returns their targets; the child stops with the test.
-func startFleetProcess(tb testing.TB, n int) []scrape.Target {
+// startFleetProcess serves n simulated replicas of the given number of
+// engines from a child process and returns their targets; the child stops
+// with the test.
+func startFleetProcess(tb testing.TB, n, engines int) []scrape.Target {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), simEnv+"="+strconv.Itoa(n))
+	cmd.Env = append(os.Environ(), simEnv+"="+strconv.Itoa(n), simEnginesEnv+"="+strconv.Itoa(engines))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -113,9 +123,9 @@ func startFleetProcess(tb testing.TB, n int) []scrape.Target {
 //
 //	go test -run '^$' -bench 'MonitorRound/100' -cpuprofile cpu.out ./bench/
 func BenchmarkMonitorRound(b *testing.B) {
-	for _, n := range []int{10, 100} {
-		b.Run(strconv.Itoa(n)+"-targets", func(b *testing.B) {
-			benchmarkRound(b, startFleetProcess(b, n))
+	for _, f := range []struct{ targets, engines int }{{10, 1}, {100, 1}, {25, 8}} {
+		b.Run(fmt.Sprintf("%d-targets-%d-engines", f.targets, f.engines), func(b *testing.B) {
+			benchmarkRound(b, startFleetProcess(b, f.targets, f.engines))
 		})
 	}
 }

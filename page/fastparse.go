@@ -42,6 +42,15 @@ type fastParser struct {
 	lineLabels []*dto.LabelPair // the labels of the line being read
 	keyBuf     []byte
 	order      []int
+
+	// The lines of a family come together: the previous line's family,
+	// histogram series and label values answer most look-ups.
+	lastName   []byte
+	lastFamily *dto.MetricFamily
+	lastSuffix suffix
+	lastKey    []byte
+	lastSlot   histSlot
+	lastValues []string // label values of the previous line, by position
 }
 
 // histSlot is a histogram series met on page gen.
@@ -149,6 +158,7 @@ func (p *fastParser) reset() {
 		p.gen = 1
 	}
 	p.made = p.made[:0]
+	p.lastFamily, p.lastSlot = nil, histSlot{}
 	p.families.reset()
 	p.metrics.reset()
 	p.pairs.reset()
@@ -180,6 +190,7 @@ func (p *fastParser) typeLine(line []byte) bool {
 	default:
 		return false
 	}
+	p.lastFamily = nil // a new family may now take the lines of another
 	mf, _ := p.family(rest[:sp])
 	if mf.Type != nil {
 		return false // a second TYPE: expfmt's error
@@ -241,7 +252,14 @@ func (p *fastParser) sampleLine(line []byte) bool {
 	if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
 		return false // a quoted name, a name inside the braces, or garbage
 	}
-	mf, suf := p.family(line[:n])
+	var mf *dto.MetricFamily
+	var suf suffix
+	if p.lastFamily != nil && string(p.lastName) == string(line[:n]) {
+		mf, suf = p.lastFamily, p.lastSuffix
+	} else {
+		mf, suf = p.family(line[:n])
+		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
+	}
 	if mf.Type == nil {
 		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
 	}
@@ -339,7 +357,7 @@ func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64,
 				}
 			}
 			box := p.pairs.next()
-			box.name, box.value = p.names.intern(name), p.values.intern(value)
+			box.name, box.value = p.names.intern(name), p.value(len(p.lineLabels), value)
 			box.lp.Name, box.lp.Value = &box.name, &box.value
 			p.lineLabels = append(p.lineLabels, &box.lp)
 		}
@@ -354,6 +372,21 @@ func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64,
 	}
 }
 
+// value interns the value of the i-th label of a line, trying first the
+// i-th label's value on the previous line.
+func (p *fastParser) value(i int, v []byte) string {
+	if i < len(p.lastValues) && p.lastValues[i] == string(v) {
+		return p.lastValues[i]
+	}
+	s := p.values.intern(v)
+	if i < len(p.lastValues) {
+		p.lastValues[i] = s
+	} else if i == len(p.lastValues) && i < 16 {
+		p.lastValues = append(p.lastValues, s)
+	}
+	return s
+}
+
 // newMetric returns a cleared metric carrying the line's labels.
 func (p *fastParser) newMetric() *dto.Metric {
 	m := &p.metrics.next().m
@@ -366,7 +399,10 @@ func (p *fastParser) newMetric() *dto.Metric {
 // by its labels in any order (expfmt's signature of the label set).
 func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
 	key := p.seriesKey(mf.GetName())
-	slot, found := p.hists[string(key)]
+	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
+	if !found {
+		slot, found = p.hists[string(key)]
+	}
 	if !found || slot.gen != p.gen {
 		slot = histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
 		box := slot.box
@@ -377,6 +413,7 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		mf.Metric = append(mf.Metric, slot.metric)
 		p.hists[string(key)] = slot // a known key costs no new string
 	}
+	p.lastSlot, p.lastKey = slot, append(p.lastKey[:0], key...)
 	box := slot.box
 	h := &box.h
 	switch {
@@ -468,6 +505,19 @@ func normalizeHistogram(box *histBox) {
 // parseValue is expfmt's parseFloat: Go's syntax without hexadecimal
 // mantissas or underscores.
 func parseValue(v []byte) (float64, bool) {
+	if len(v) > 0 && len(v) <= 15 {
+		// Most values are counts: up to 15 digits a float holds the
+		// integer exactly, so this is the number ParseFloat would give.
+		n := uint64(0)
+		for _, c := range v {
+			if c < '0' || c > '9' {
+				goto general
+			}
+			n = n*10 + uint64(c-'0')
+		}
+		return float64(n), true
+	}
+general:
 	if len(v) == 0 || bytes.ContainsAny(v, "pP_") {
 		return 0, false
 	}

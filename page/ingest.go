@@ -51,6 +51,7 @@ type Ingester struct {
 	reader   bytes.Reader
 	filtered []byte  // the lines of wanted families, rewritten to text format
 	lineMap  []int32 // original line number of each filtered line
+	lastName []byte  // filterPass's buffer for the previous sample's name
 	typed    []bool  // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
@@ -205,6 +206,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	in.lineMap = in.lineMap[:0]
 	clear(in.typed)
 	kept := 0
+	var lastName []byte // nil until the first sample line
+	var lastIdx int
+	var lastOK bool
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -223,7 +227,14 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if bytes.HasPrefix(name, vllmPrefix) {
 			hasVLLM = true
 		}
-		idx, ok := catalogue.LookupSample(name)
+		// The lines of a family come together: most names are the
+		// previous line's, and a comparison costs less than the look-up.
+		if !bytes.Equal(name, lastName) || lastName == nil {
+			lastIdx, lastOK = catalogue.LookupSample(name)
+			lastName = append(in.lastName[:0], name...)
+			in.lastName = lastName
+		}
+		idx, ok := lastIdx, lastOK
 		if !ok || kept >= maxKeptLines {
 			if problem := sampleShape(line, len(name), om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)

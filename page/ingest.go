@@ -49,13 +49,12 @@ var (
 type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
-	filtered []byte  // the lines of wanted families, rewritten to text format
-	lineMap  []int32 // original line number of each filtered line
-	lastName []byte  // filterPass's buffer for the previous sample's name
-	typed    []bool  // per family row: a # TYPE line has been written
+	s        *scratch // the buffers of the page being read, while Ingest runs
+	noFast   bool     // expfmt only (tests compare the two)
+	lastName []byte   // filterPass's buffer for the previous sample's name
+	typed    []bool   // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
-	fast     *fastParser   // reads plain pages without expfmt's allocations (fastparse.go); nil: expfmt only
 
 	bounds  map[string][]float64
 	keyBuf  []byte
@@ -72,9 +71,49 @@ func NewIngester() *Ingester {
 		parser:   expfmt.NewTextParser(model.UTF8Validation),
 		typed:    make([]bool, len(catalogue.Reads)),
 		stripper: newLabelStripper(),
-		fast:     newFastParser(),
 		bounds:   make(map[string][]float64),
 		engines:  make(map[string]string),
+	}
+}
+
+// scratch holds the buffers one Ingest needs only while it runs: the
+// filtered page and the fast path's storage. They are shared through a
+// small free list instead of kept by every Ingester, so a fleet of a
+// hundred targets keeps a few sets, not a hundred.
+type scratch struct {
+	filtered []byte  // the lines of wanted families, rewritten to text format
+	lineMap  []int32 // original line number of each filtered line
+	fast     *fastParser
+}
+
+// Bounds of the free list of scratch sets.
+const (
+	// maxFreeScratch is how many sets are kept between pages: more than
+	// the cores that ingest at once.
+	maxFreeScratch = 8
+	// maxScratchBytes is the largest filtered page whose set is kept, so
+	// one huge page does not pin its buffers for hours.
+	maxScratchBytes = 4 << 20
+)
+
+var freeScratch = make(chan *scratch, maxFreeScratch)
+
+func getScratch() *scratch {
+	select {
+	case s := <-freeScratch:
+		return s
+	default:
+		return &scratch{fast: newFastParser()}
+	}
+}
+
+func putScratch(s *scratch) {
+	if cap(s.filtered) > maxScratchBytes {
+		return
+	}
+	select {
+	case freeScratch <- s:
+	default:
 	}
 }
 
@@ -100,6 +139,11 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err := checkWhole(body, om); err != nil {
 		return catalogue.Sample{}, err
 	}
+	in.s = getScratch()
+	defer func() {
+		putScratch(in.s)
+		in.s = nil
+	}()
 	hasVLLM, dropped, err := in.filter(body, om)
 	if err != nil {
 		return catalogue.Sample{}, err
@@ -127,12 +171,12 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 // parse reads the filtered lines into families: by the fast path when it
 // follows every line, else (and for every error) by expfmt.
 func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
-	if in.fast != nil {
-		if fams, ok := in.fast.parse(in.filtered); ok {
+	if !in.noFast {
+		if fams, ok := in.s.fast.parse(in.s.filtered); ok {
 			return fams, nil
 		}
 	}
-	in.reader.Reset(in.filtered)
+	in.reader.Reset(in.s.filtered)
 	return in.parser.TextToMetricFamilies(&in.reader)
 }
 
@@ -169,15 +213,15 @@ func (in *Ingester) parseError(err error) error {
 	var pe expfmt.ParseError
 	if errors.As(err, &pe) {
 		line := pe.Line
-		if line >= 1 && line <= len(in.lineMap) {
-			line = int(in.lineMap[line-1])
+		if line >= 1 && line <= len(in.s.lineMap) {
+			line = int(in.s.lineMap[line-1])
 		}
 		return fmt.Errorf("parse error at line %d: %s", line, safetext.Sanitize(pe.Msg))
 	}
 	return fmt.Errorf("parse error: %s", safetext.Sanitize(err.Error()))
 }
 
-// filter copies the lines of wanted families into in.filtered, so the
+// filter copies the lines of wanted families into in.s.filtered, so the
 // parser never sees the rest of the page. OpenMetrics is rewritten to text
 // format on the way: counter families get their _total name, exemplars,
 // # UNIT and # EOF go. HELP lines are dropped (vtop never reads them). A
@@ -202,8 +246,8 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int, err
 // stripped from this page, or the first malformed line it drops.
 func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8, err error) {
 	in.stripper.reset()
-	in.filtered = in.filtered[:0]
-	in.lineMap = in.lineMap[:0]
+	in.s.filtered = in.s.filtered[:0]
+	in.s.lineMap = in.s.lineMap[:0]
 	clear(in.typed)
 	kept := 0
 	var lastName []byte // nil until the first sample line
@@ -320,22 +364,22 @@ func openMetricsType(name, typ string) (string, string) {
 // emitType appends a "# TYPE name typ" line, attributed to the page's
 // line lineNo.
 func (in *Ingester) emitType(lineNo int32, name, typ string) {
-	in.filtered = append(in.filtered, "# TYPE "...)
-	in.filtered = append(in.filtered, name...)
-	in.filtered = append(in.filtered, ' ')
-	in.filtered = append(in.filtered, typ...)
-	in.filtered = append(in.filtered, '\n')
-	in.lineMap = append(in.lineMap, lineNo)
+	in.s.filtered = append(in.s.filtered, "# TYPE "...)
+	in.s.filtered = append(in.s.filtered, name...)
+	in.s.filtered = append(in.s.filtered, ' ')
+	in.s.filtered = append(in.s.filtered, typ...)
+	in.s.filtered = append(in.s.filtered, '\n')
+	in.s.lineMap = append(in.s.lineMap, lineNo)
 }
 
 // emitBytes appends one line of the page. The final newline is kept only if
 // the page had it, so a page cut mid-line fails to parse as it should.
 func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
-	in.filtered = append(in.filtered, line...)
+	in.s.filtered = append(in.s.filtered, line...)
 	if newline {
-		in.filtered = append(in.filtered, '\n')
+		in.s.filtered = append(in.s.filtered, '\n')
 	}
-	in.lineMap = append(in.lineMap, lineNo)
+	in.s.lineMap = append(in.s.lineMap, lineNo)
 }
 
 // cutLine splits off the first line (without \n or \r\n).

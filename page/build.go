@@ -166,7 +166,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 			acc.series.Finished[f.Finish] = nanAdd(acc.series.Finished[f.Finish], v)
 		}
 	case catalogue.ReadHistogram, catalogue.ReadSplitHistogram:
-		b.readHistogram(f, acc, m)
+		b.readHistogram(row, f, acc, m)
 	case catalogue.ReadSleep:
 		b.readSleep(acc, t, m)
 	case catalogue.ReadSpecPerPos:
@@ -300,7 +300,7 @@ func (b *builder) readFinished(f *catalogue.Read, acc *engineAcc, t dto.MetricTy
 	}
 }
 
-func (b *builder) readHistogram(f *catalogue.Read, acc *engineAcc, m *dto.Metric) {
+func (b *builder) readHistogram(row int, f *catalogue.Read, acc *engineAcc, m *dto.Metric) {
 	h := m.GetHistogram()
 	if h == nil {
 		return
@@ -317,17 +317,17 @@ func (b *builder) readHistogram(f *catalogue.Read, acc *engineAcc, m *dto.Metric
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
-	if !mergeBuckets(&acc.series.Histograms[which], b.buckets(h), false) {
+	if !mergeBuckets(&acc.series.Histograms[which], b.buckets(row, h), false) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
 
-// buckets copies a parsed histogram into the sample's form, its bounds
-// interned.
-func (b *builder) buckets(h *dto.Histogram) catalogue.Buckets {
+// buckets copies a parsed histogram of a row of the alias table into the
+// sample's form, its bounds interned.
+func (b *builder) buckets(row int, h *dto.Histogram) catalogue.Buckets {
 	pairs := b.in.sortedPairs(h)
 	src := catalogue.Buckets{
-		Bounds: b.in.internBounds(pairs),
+		Bounds: b.in.internBounds(row, pairs),
 		Counts: make([]float64, len(pairs)),
 		Sum:    math.NaN(),
 		Count:  math.NaN(),

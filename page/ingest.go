@@ -56,11 +56,12 @@ type Ingester struct {
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
-	bounds  map[string][]float64
-	keyBuf  []byte
-	model   string // last model name, raw and sanitized
-	modelOK string
-	engines map[string]string
+	bounds    map[string][]float64
+	rowBounds [][]float64 // per row of the alias table, the layout it read last
+	keyBuf    []byte
+	model     string // last model name, raw and sanitized
+	modelOK   string
+	engines   map[string]string
 }
 
 type bucketPair struct{ bound, count float64 }
@@ -68,11 +69,12 @@ type bucketPair struct{ bound, count float64 }
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
 	return &Ingester{
-		parser:   expfmt.NewTextParser(model.UTF8Validation),
-		typed:    make([]bool, len(catalogue.Reads)),
-		stripper: newLabelStripper(),
-		bounds:   make(map[string][]float64),
-		engines:  make(map[string]string),
+		parser:    expfmt.NewTextParser(model.UTF8Validation),
+		typed:     make([]bool, len(catalogue.Reads)),
+		stripper:  newLabelStripper(),
+		bounds:    make(map[string][]float64),
+		rowBounds: make([][]float64, len(catalogue.Reads)),
+		engines:   make(map[string]string),
 	}
 }
 
@@ -449,11 +451,38 @@ func stripExemplar(line []byte, nameLen int) []byte {
 }
 
 // internBounds returns the shared copy of a list of bounds, so that every
-// sample of a target points at one slice per histogram.
-func (in *Ingester) internBounds(pairs []bucketPair) []float64 {
+// sample of a target points at one slice per histogram. row is the alias
+// table's row the histogram was read by.
+func (in *Ingester) internBounds(row int, pairs []bucketPair) []float64 {
 	if len(pairs) == 0 {
 		return emptyBounds
 	}
+	// A histogram keeps its buckets from page to page: comparing with the
+	// row's last layout costs less than writing the key of the map below.
+	if b := in.rowBounds[row]; sameBounds(b, pairs) {
+		return b
+	}
+	b := in.internBoundsByKey(pairs)
+	in.rowBounds[row] = b
+	return b
+}
+
+// sameBounds reports whether b holds the bounds of pairs, bit for bit (as
+// the map's key tells them apart).
+func sameBounds(b []float64, pairs []bucketPair) bool {
+	if len(b) != len(pairs) {
+		return false
+	}
+	for i, p := range pairs {
+		if math.Float64bits(b[i]) != math.Float64bits(p.bound) {
+			return false
+		}
+	}
+	return true
+}
+
+// internBoundsByKey interns a layout by the text of its bounds.
+func (in *Ingester) internBoundsByKey(pairs []bucketPair) []float64 {
 	in.keyBuf = in.keyBuf[:0]
 	for _, p := range pairs {
 		in.keyBuf = strconv.AppendUint(in.keyBuf, math.Float64bits(p.bound), 36)

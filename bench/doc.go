@@ -1,6 +1,7 @@
 // Package bench holds vtop's performance harnesses: fleet.sh (vtop against
-// Prometheus on the same simulated fleet), a benchmark of one monitor round
-// over a fleet served by another process (for CPU profiles), and the
-// latency checks of the dashboard. They are run by hand; BENCHMARKS.md at
+// Prometheus and against the floor, bench/floor, on the same simulated
+// fleet), screen.sh (the dashboard's memory as its history fills), a
+// benchmark of one monitor round over a fleet served by another process
+// (for CPU profiles), and the latency checks of the dashboard. They are run by hand; BENCHMARKS.md at
 // the top of the repository says how and records the figures.
 package bench

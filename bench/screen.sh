@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# screen.sh N T [E] — peak RSS of vtop drawing its dashboard for T seconds
+# over N simulated replicas (E engines each, default 1), in a detached tmux
+# at 160x50 (SIZE=WxH), with --history 15m (HISTORY), refreshing every
+# second. It prints VmRSS and VmHWM every minute, so the growth of the
+# history shows, then the CPU seconds and the peak. See BENCHMARKS.md.
+#
+#   bench/screen.sh 50 900      # 15 minutes: the history full
+#   VTOP_ENV='GOGC=50' bench/screen.sh 50 300   # under that environment
+set -euo pipefail
+
+usage() { echo "usage: $0 N T [E]" >&2; exit 64; }
+[[ $# -ge 2 && $# -le 3 ]] || usage
+N=$1 T=$2 E=${3:-1}
+[[ $N =~ ^[0-9]+$ && $T =~ ^[0-9]+$ && $E =~ ^[0-9]+$ && $N -ge 1 && $T -ge 2 && $E -ge 1 ]] || usage
+SIZE=${SIZE:-160x50}
+HISTORY=${HISTORY:-15m}
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d)
+HZ=$(getconf CLK_TCK)
+TMUX_SOCKET="vtop-screen-$$"
+SIM=
+
+cleanup() {
+	tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+	if [[ -n $SIM ]]; then
+		kill "$SIM" 2>/dev/null || true
+		wait "$SIM" 2>/dev/null || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+command -v tmux >/dev/null || { echo "tmux not found in PATH" >&2; exit 1; }
+
+echo "building vtop…" >&2
+(cd "$ROOT" && go build -o "$WORK/vtop" .)
+"$WORK/vtop" sim --replicas "$N" --scenario mixed --engines "$E" >"$WORK/targets" 2>"$WORK/sim.log" &
+SIM=$!
+for _ in $(seq 200); do
+	[[ $(wc -l <"$WORK/targets") -ge $N ]] && break
+	sleep 0.05
+done
+[[ $(wc -l <"$WORK/targets") -ge $N ]] || { echo "the simulator did not start:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
+
+tmux -L "$TMUX_SOCKET" new-session -d -x "${SIZE%x*}" -y "${SIZE#*x}" \
+	"exec env ${VTOP_ENV:-} '$WORK/vtop' -f '$WORK/targets' --interval 1s --history '$HISTORY' 2>'$WORK/vtop.log'"
+pid=$(tmux -L "$TMUX_SOCKET" display-message -p '#{pane_pid}')
+start=$SECONDS
+while ((SECONDS - start < T)); do
+	sleep $((T - (SECONDS - start) < 60 ? T - (SECONDS - start) : 60))
+	[[ -r /proc/$pid/status ]] || { echo "vtop ended early:" >&2; cat "$WORK/vtop.log" >&2; exit 1; }
+	awk -v t=$((SECONDS - start)) '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END { printf "%4ds  RSS %6.1f MB  peak %6.1f MB\n", t, r / 1024, h / 1024 }' "/proc/$pid/status"
+done
+stat=$(cat "/proc/$pid/stat")
+stat=${stat##*) }
+read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
+hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+awk -v n="$N" -v e="$E" -v T="$T" -v s="$SIZE" -v u="$utime" -v st="$stime" -v hz="$HZ" -v k="$hwm" \
+	'BEGIN { printf "vtop dashboard, N=%d E=%d, %s, %d s: CPU %.2f s (%.2f %%), peak RSS %.1f MB\n", n, e, s, T, (u + st) / hz, 100 * (u + st) / hz / T, k / 1024 }'

@@ -50,7 +50,7 @@ type fastParser struct {
 	lastSuffix suffix
 	lastKey    []byte
 	lastSlot   histSlot
-	lastValues []string // label values of the previous line, by position
+	lastPairs  [][2]string // name and value of the previous line's labels, by position
 }
 
 // histSlot is a histogram series met on page gen.
@@ -357,7 +357,7 @@ func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64,
 				}
 			}
 			box := p.pairs.next()
-			box.name, box.value = p.names.intern(name), p.value(len(p.lineLabels), value)
+			box.name, box.value = p.labelPair(len(p.lineLabels), name, value)
 			box.lp.Name, box.lp.Value = &box.name, &box.value
 			p.lineLabels = append(p.lineLabels, &box.lp)
 		}
@@ -372,20 +372,27 @@ func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64,
 	}
 }
 
-// value interns the value of the i-th label of a line, trying first the
-// i-th label's value on the previous line.
-func (p *fastParser) value(i int, v []byte) string {
-	if i < len(p.lastValues) && p.lastValues[i] == string(v) {
-		return p.lastValues[i]
+// labelPair interns the name and value of the i-th label of a line,
+// trying first the i-th label of the previous line.
+func (p *fastParser) labelPair(i int, name, value []byte) (string, string) {
+	if i >= len(p.lastPairs) {
+		if i >= maxCachedLabels {
+			return p.names.intern(name), p.values.intern(value)
+		}
+		p.lastPairs = append(p.lastPairs, [2]string{})
 	}
-	s := p.values.intern(v)
-	if i < len(p.lastValues) {
-		p.lastValues[i] = s
-	} else if i == len(p.lastValues) && i < 16 {
-		p.lastValues = append(p.lastValues, s)
+	last := &p.lastPairs[i]
+	if last[0] != string(name) {
+		last[0] = p.names.intern(name)
 	}
-	return s
+	if last[1] != string(value) {
+		last[1] = p.values.intern(value)
+	}
+	return last[0], last[1]
 }
+
+// maxCachedLabels is how many labels of a line labelPair remembers.
+const maxCachedLabels = 16
 
 // newMetric returns a cleared metric carrying the line's labels.
 func (p *fastParser) newMetric() *dto.Metric {

@@ -302,8 +302,15 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			line = stripExemplar(line, len(name))
 		}
 		if m := mask & rowStrip[idx]; m != 0 {
-			if line, refused = in.stripper.strip(line, len(name), m); refused != 0 {
+			var rebuilt bool
+			// The stripped line is written straight into the filtered page.
+			in.s.filtered, rebuilt, refused = in.stripper.strip(in.s.filtered, line, len(name), m)
+			if refused != 0 {
 				return hasVLLM, dropped, refused, nil
+			}
+			if rebuilt {
+				in.emitEnd(lineNo, hadNewline)
+				continue
 			}
 		}
 		in.emitBytes(line, lineNo, hadNewline)
@@ -378,6 +385,11 @@ func (in *Ingester) emitType(lineNo int32, name, typ string) {
 // the page had it, so a page cut mid-line fails to parse as it should.
 func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
 	in.s.filtered = append(in.s.filtered, line...)
+	in.emitEnd(lineNo, newline)
+}
+
+// emitEnd ends a line already appended to the filtered page.
+func (in *Ingester) emitEnd(lineNo int32, newline bool) {
 	if newline {
 		in.s.filtered = append(in.s.filtered, '\n')
 	}

@@ -35,7 +35,6 @@ type labelStripper struct {
 	labels  [len(strippable)]labelStrip // labels taken off this page's lines
 	allowed uint8                       // the labels it may try (tests turn it off)
 	spans   []labelSpan
-	lineBuf []byte
 }
 
 // newLabelStripper returns a stripper that may strip every strippable label.
@@ -108,13 +107,15 @@ var rowStrip = func() []uint8 {
 	return out
 }()
 
-// strip returns line without the labels of mask, when that is safe;
-// the result may live in ls.lineBuf. It returns the labels that cannot be
-// stripped on this page (the filter then runs again without them).
-func (ls *labelStripper) strip(line []byte, nameLen int, mask uint8) (out []byte, refused uint8) {
+// strip appends line without the labels of mask to dst, when that is
+// safe, and returns dst with rebuilt set; when no label is to be taken
+// off, dst is returned as it was and the line is the caller's to copy. It
+// returns the labels that cannot be stripped on this page (the filter then
+// runs again without them).
+func (ls *labelStripper) strip(dst, line []byte, nameLen int, mask uint8) (out []byte, rebuilt bool, refused uint8) {
 	spans, close, ok := ls.labelSpans(line, nameLen)
 	if !ok {
-		return line, mask
+		return dst, false, mask
 	}
 	var drop [len(strippable)]int
 	for l, name := range strippable {
@@ -129,7 +130,7 @@ func (ls *labelStripper) strip(line []byte, nameLen int, mask uint8) (out []byte
 				continue
 			}
 			if found >= 0 {
-				return line, mask // a duplicate label: the parser's error to report
+				return dst, false, mask // a duplicate label: the parser's error to report
 			}
 			found = i
 		}
@@ -140,17 +141,17 @@ func (ls *labelStripper) strip(line []byte, nameLen int, mask uint8) (out []byte
 		drop[l] = found
 	}
 	if refused != 0 {
-		return line, refused
+		return dst, false, refused
 	}
 	if drop[0] < 0 && drop[1] < 0 {
-		return line, 0
+		return dst, false, 0
 	}
 	for l := range strippable {
 		if drop[l] >= 0 {
 			ls.labels[l].stripped = true
 		}
 	}
-	return ls.rebuild(line, nameLen, spans, close, drop), 0
+	return rebuild(dst, line, nameLen, spans, close, drop), true, 0
 }
 
 // sameValue records the first value of label l on the page and reports
@@ -172,11 +173,11 @@ func (ls *labelStripper) sameValue(l int, v []byte) bool {
 	return bytes.Equal(st.value, v)
 }
 
-// rebuild writes the line without the dropped pairs into ls.lineBuf.
-func (ls *labelStripper) rebuild(line []byte, nameLen int, spans []labelSpan, close int, drop [len(strippable)]int) []byte {
+// rebuild appends the line without the dropped pairs to buf.
+func rebuild(buf, line []byte, nameLen int, spans []labelSpan, close int, drop [len(strippable)]int) []byte {
 	// The braces stay even when empty: the value may follow '}' with no
 	// space, and the parser reads "name{}0" as it reads "name{l="v"}0".
-	buf := append(ls.lineBuf[:0], line[:nameLen]...)
+	buf = append(buf, line[:nameLen]...)
 	buf = append(buf, '{')
 	kept := 0
 	for i, sp := range spans {
@@ -189,9 +190,7 @@ func (ls *labelStripper) rebuild(line []byte, nameLen int, spans []labelSpan, cl
 		buf = append(buf, line[sp.start:sp.end]...)
 		kept++
 	}
-	buf = append(buf, line[close:]...)
-	ls.lineBuf = buf
-	return buf
+	return append(buf, line[close:]...)
 }
 
 // labelSpans scans the label set that starts at line[nameLen] ('{'). It

@@ -21,8 +21,9 @@ import (
 // expfmt parses the page instead, so every error is still expfmt's.
 // FuzzFastParse holds the two to the same families on any bytes.
 
-// fastParser is the fast path's state, reused across the pages of one
-// Ingester. Not safe for concurrent use.
+// fastParser is the fast path's state, reused from page to page (it
+// belongs to a scratch set of the Ingesters' free list). Not safe for
+// concurrent use.
 type fastParser struct {
 	fams  map[string]*dto.MetricFamily
 	hists map[string]histSlot // histogram series by family and labels
@@ -570,6 +571,12 @@ func (s *slab[T]) next() *T {
 
 // reset makes every value available again.
 func (s *slab[T]) reset() { s.n = 0 }
+
+// chunks returns how many chunks the parser's slabs hold.
+func (p *fastParser) chunks() int {
+	return len(p.families.chunks) + len(p.metrics.chunks) + len(p.pairs.chunks) +
+		len(p.scalars.chunks) + len(p.hist.chunks) + len(p.buckets.chunks)
+}
 
 // interner returns one string per distinct byte sequence, so that the
 // labels of every page share their strings. It forgets everything when

@@ -243,3 +243,28 @@ func FuzzIngestFastPath(f *testing.F) {
 		}
 	})
 }
+
+// The free list keeps the storage a page of eight engines needs and lets go
+// of what a page of the parser's line limit needed.
+func TestScratchBounds(t *testing.T) {
+	eight := newFastParser()
+	filtered := filteredPages(t)["client_golang 8 engines"]
+	if _, ok := eight.parse(filtered); !ok {
+		t.Fatal("the fast path fell back on client_golang's page of 8 engines")
+	}
+	if n := eight.chunks(); n > maxScratchChunks {
+		t.Errorf("8 engines take %d chunks, more than the %d the free list keeps", n, maxScratchChunks)
+	}
+	huge := newFastParser()
+	var page bytes.Buffer
+	for i := range maxKeptLines {
+		fmt.Fprintf(&page, "vllm:num_requests_running{engine=\"%d\"} 1\n", i)
+	}
+	if _, ok := huge.parse(page.Bytes()); !ok {
+		t.Fatal("the fast path fell back on plain gauges")
+	}
+	if n := huge.chunks(); n <= maxScratchChunks {
+		t.Errorf("%d lines take %d chunks, within the %d the free list keeps", maxKeptLines, n, maxScratchChunks)
+	}
+	t.Logf("8 engines: %d chunks; %d gauges: %d chunks", eight.chunks(), maxKeptLines, huge.chunks())
+}

@@ -93,9 +93,12 @@ const (
 	// maxFreeScratch is how many sets are kept between pages: more than
 	// the cores that ingest at once.
 	maxFreeScratch = 8
-	// maxScratchBytes is the largest filtered page whose set is kept, so
-	// one huge page does not pin its buffers for hours.
-	maxScratchBytes = 4 << 20
+	// maxScratchBytes is the largest filtered page whose set is kept, and
+	// maxScratchChunks the most slab chunks of its fast path, so one huge
+	// page does not pin its buffers for hours (a page of eight engines
+	// takes about 20 chunks).
+	maxScratchBytes  = 4 << 20
+	maxScratchChunks = 256
 )
 
 var freeScratch = make(chan *scratch, maxFreeScratch)
@@ -110,7 +113,7 @@ func getScratch() *scratch {
 }
 
 func putScratch(s *scratch) {
-	if cap(s.filtered) > maxScratchBytes {
+	if cap(s.filtered) > maxScratchBytes || s.fast.chunks() > maxScratchChunks {
 		return
 	}
 	select {

@@ -492,8 +492,8 @@ func TestRejections(t *testing.T) {
 		{"sim fault on a replica beyond the fleet", []string{"sim", "--replicas", "2", "--fault", "down@3"}, `--fault "down@3": replica 3: want 1 to 2`},
 		{"demo fault without --demo", []string{"--demo-fault", "down", target}, "--demo-fault goes with --demo"},
 		{"demo fault beyond the fleet", []string{"--demo", "--demo-fleet", "2", "--demo-fault", "500@9"}, `--demo-fault "500@9": replica 9: want 1 to 2`},
-		{"sim of negative engines", []string{"sim", "--engines=-1"}, "--engines -1: want 0 to 64"},
-		{"sim of too many engines", []string{"sim", "--engines", "65"}, "--engines 65: want 0 to 64"},
+		{"sim of negative engines", []string{"sim", "--data-parallel=-1"}, "--data-parallel -1: want 0 to 64"},
+		{"sim of too many engines", []string{"sim", "--data-parallel", "65"}, "--data-parallel 65: want 0 to 64"},
 		{"sim listen on a port out of range", []string{"sim", "--listen", "127.0.0.1:70000"}, `port "70000": want 0 to 65535`},
 	}
 	for _, tt := range tests {
@@ -645,10 +645,10 @@ func waitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
 }
 
 // `vtop sim` prints one URL per line once every replica listens, and each
-// URL serves a vLLM page, of as many engines as --engines says, until the
+// URL serves a vLLM page, of as many engines as --data-parallel says, until the
 // command is interrupted.
 func TestSimCommandServesReplicas(t *testing.T) {
-	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s", "--engines", "3")
+	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s", "--data-parallel", "3")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -61,7 +61,7 @@ echo "building vtop and the floor…" >&2
 (cd "$ROOT" && go build -o "$WORK/vtop" . && go build -o "$WORK/floor" ./bench/floor)
 
 # The simulated fleet: one URL per line on stdout once it is serving.
-"$WORK/vtop" sim --replicas "$N" --scenario mixed --engines "$ENGINES" >"$WORK/urls" 2>"$WORK/sim.log" &
+"$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$ENGINES" >"$WORK/urls" 2>"$WORK/sim.log" &
 PIDS+=($!)
 for _ in $(seq 200); do
 	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break

@@ -36,7 +36,7 @@ command -v tmux >/dev/null || { echo "tmux not found in PATH" >&2; exit 1; }
 
 echo "building vtop…" >&2
 (cd "$ROOT" && go build -o "$WORK/vtop" .)
-"$WORK/vtop" sim --replicas "$N" --scenario mixed --engines "$E" >"$WORK/targets" 2>"$WORK/sim.log" &
+"$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$E" >"$WORK/targets" 2>"$WORK/sim.log" &
 SIM=$!
 for _ in $(seq 200); do
 	[[ $(wc -l <"$WORK/targets") -ge $N ]] && break

@@ -14,14 +14,14 @@ import (
 // Sim serves simulated vLLM replicas for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
 type Sim struct {
-	Replicas    int           `default:"4" help:"How many replicas to serve."`
-	Scenario    string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
-	Listen      string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
-	Seed        uint64        `default:"1" help:"Seed of the simulation."`
-	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
-	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
-	Engines     int           `default:"0" help:"Data-parallel engines per replica (the engine label's values on each page, as --data-parallel-size gives); 0 keeps the scenario's."`
-	Fault       []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
+	Replicas     int           `default:"4" help:"How many replicas to serve."`
+	Scenario     string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
+	Listen       string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
+	Seed         uint64        `default:"1" help:"Seed of the simulation."`
+	VLLMVersion  string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+	WarmUp       time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
+	DataParallel int           `name:"data-parallel" default:"0" help:"Data-parallel engines per vLLM replica (the engine label's values on each page, as vLLM's --data-parallel-size gives); 0 keeps the scenario's."`
+	Fault        []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
 }
 
 // Run serves the fleet, prints one URL per replica once every replica
@@ -36,8 +36,8 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if err := checkListen(s.Listen); err != nil {
 		return usagef("--listen %q: %v", s.Listen, err)
 	}
-	if s.Engines < 0 || s.Engines > maxSimEngines {
-		return usagef("--engines %d: want 0 to %d", s.Engines, maxSimEngines)
+	if s.DataParallel < 0 || s.DataParallel > maxSimEngines {
+		return usagef("--data-parallel %d: want 0 to %d", s.DataParallel, maxSimEngines)
 	}
 	faults, err := parseFaults("fault", s.Fault, s.Replicas)
 	if err != nil {
@@ -50,7 +50,7 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 		VLLMVersion: s.VLLMVersion,
 		Listen:      s.Listen,
 	}
-	if engines := s.Engines; engines > 0 {
+	if engines := s.DataParallel; engines > 0 {
 		// Every replica serves that many engines, the traffic the scenario
 		// gives it shared among them.
 		opts.Configure = func(_ int, c *sim.ReplicaConfig) { c.Engines = engines }
@@ -78,7 +78,7 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	return fleet.Close()
 }
 
-// maxSimEngines caps --engines: the page parser reads at most
+// maxSimEngines caps --data-parallel: the page parser reads at most
 // page.MaxEngines engine values, and 64 already makes a page of megabytes.
 const maxSimEngines = 64
 

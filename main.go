@@ -49,7 +49,7 @@ func run(args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("vtop"),
 		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds},
+		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds, "gpufaults": command.GPUFaultKinds},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/vtop-dev/vtop/gpu"
 )
 
 // Num is a figure that may be unknown. NaN means "n/a": the server does not
@@ -295,6 +297,17 @@ type ReplicaReport struct {
 
 	// Point is this evaluation reduced for the history (sparklines, charts).
 	Point Point `json:"-"`
+
+	// Fault is the badge of a hardware fault on a GPU joined to the
+	// replica ("XID 79"); "" when none (ApplyGPUs).
+	Fault string `json:"gpu_fault,omitempty"`
+	// GPUCount is how many GPUs the evidence joins to the replica;
+	// GPUUtilization is their mean busy share and GPUMemoryUsage their
+	// framebuffer used ÷ total, both meaningful only when GPUCount > 0
+	// (the report's gpus list has every figure for JSON readers).
+	GPUCount       int `json:"gpu_count,omitempty"`
+	GPUUtilization Num `json:"-"`
+	GPUMemoryUsage Num `json:"-"`
 }
 
 // Advice is the fleet's scaling advice: ONE replica count to act on
@@ -370,6 +383,12 @@ type Report struct {
 	// own error says everything. The monitor fills it: the analysis only
 	// carries it.
 	Source *SourceStatus `json:"source,omitempty"`
+	// GPUs are the GPUs (or MIG instances) under the fleet, each with the
+	// replica the evidence joins it to; empty when no GPU source answers,
+	// nil when none was asked (ApplyGPUs).
+	GPUs []gpu.GPU `json:"gpus"`
+	// GPUSources are the sources of the GPU figures and their notes.
+	GPUSources []GPUSource `json:"gpu_sources,omitempty"`
 }
 
 // SourceStatus is the health of the source of a report, apart from its

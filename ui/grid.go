@@ -359,6 +359,9 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 		// The warnings themselves are in the detail view.
 		right = th.warn.Render("WARN") + " " + right
 	}
+	if r.Fault != "" {
+		right = th.alert.Render(r.Fault) + " " + right
+	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
 	if r.Model != "" {

@@ -21,9 +21,10 @@ type column struct {
 	minW  int  // flexible: shrinks down to this; 0 for a fixed column
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	// onlyDown columns are drawn only when a row is DOWN.
-	onlyDown bool
-	cell     func(cellCtx, *analysis.ReplicaReport) string
+	// onlyDown columns are drawn only when a row is DOWN; onlyGPU ones
+	// only when a row has GPUs joined.
+	onlyDown, onlyGPU bool
+	cell              func(cellCtx, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
 }
@@ -59,6 +60,8 @@ var tableColumns = []column{
 	quantileColumn("ITL p99", 5, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
 	numColumn("preempt/s", 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
 	numColumn("success", 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	gpuColumn("GPU%", 3, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
+	gpuColumn("GMEM%", 1, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
 }
 
@@ -72,6 +75,19 @@ func numColumn(title string, drop int, format func(analysis.Num) string, get fun
 			}
 			return format(get(r))
 		}}
+}
+
+// gpuColumn is a percentage over the GPUs joined to a replica, drawn only
+// when some replica has GPUs; n/a for one without.
+func gpuColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Num) column {
+	c := numColumn(title, drop, fmtPct, func(r *analysis.ReplicaReport) analysis.Num {
+		if r.GPUCount == 0 {
+			return analysis.NA
+		}
+		return get(r)
+	})
+	c.onlyGPU = true
+	return c
 }
 
 // quantileColumn is a numeric column of a p99 latency, drawn as its
@@ -91,10 +107,14 @@ func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) an
 // stateCell is the state's badge, marked RESTARTED when the window holds
 // a restart: its rates count across it.
 func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
-	if r.Restarted {
-		return c.th.badge(r.State) + " " + c.th.warn.Render("RESTARTED")
+	badge := c.th.badge(r.State)
+	if r.Fault != "" {
+		badge += " " + c.th.alert.Render(r.Fault)
 	}
-	return c.th.badge(r.State)
+	if r.Restarted {
+		return badge + " " + c.th.warn.Render("RESTARTED")
+	}
+	return badge
 }
 
 // downCell dates the figures of a replica that is down and gives its
@@ -158,9 +178,10 @@ const cursorW = 2
 // Columns drawn only for DOWN rows measure 0 when no row is DOWN.
 func naturalWidths(rows []*analysis.ReplicaReport, ctx cellCtx) []int {
 	anyDown := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.State == analysis.StateDown })
+	anyGPU := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.GPUCount > 0 })
 	widths := make([]int, len(tableColumns))
 	for i, c := range tableColumns {
-		if c.onlyDown && !anyDown {
+		if (c.onlyDown && !anyDown) || (c.onlyGPU && !anyGPU) {
 			continue
 		}
 		widths[i] = ansi.StringWidth(c.title) + 1

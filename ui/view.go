@@ -44,7 +44,8 @@ func (m Model) body(h int) []string {
 	case m.screen == screenEvents:
 		return m.log.view()
 	default:
-		return m.grid.view()
+		strip := m.strip.view()
+		return append(strip[:min(len(strip), m.stripH)], m.grid.view()...)
 	}
 }
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// TestMain lets the test binary play the processes the root tests need:
+// nvidia-smi, and inference servers under engines' command lines.
+func TestMain(m *testing.M) {
+	testutil.MainIfFakeNvidiaSMI()
+	testutil.MainIfEngine(func() http.Handler {
+		f, err := sim.NewFleet(sim.Options{Replicas: 1})
+		if err != nil {
+			panic(err)
+		}
+		return f.Replicas()[0].Handler()
+	})
+	os.Exit(m.Run())
+}
+
+// h200Capture is a real `nvidia-smi --query-gpu` capture of one H200.
+const h200Capture = "gpu/testdata/nvidia-smi-query-gpu-h200-590.48.01.csv"
+
+// h200UUID is the capture's GPU.
+const h200UUID = "GPU-00000000-0000-0000-0000-000000000000"
+
+// TestNoArgumentsFindsTheServersOfThisHost: vtop with no target finds the
+// inference servers running on this host as real processes under vLLM's
+// command lines, on ports of their own; a web server that is no engine is
+// not listed; a vLLM process that refuses its metrics page is listed DOWN
+// with the reason. nvidia-smi (the fake, replaying a real capture) lists
+// the engine core of one server as the GPU's compute process: the GPU is
+// joined to that server by its process tree, and the JSON has it.
+func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
+	if _, err := os.Stat("/proc/net/tcp"); err != nil {
+		t.Skip("no /proc on this system: vtop falls back to localhost:8000 there")
+	}
+	withGPU := testutil.StartEngine(t, testutil.EngineSim, "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}", true)
+	other := testutil.StartEngine(t, testutil.EngineSim, "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}", false)
+	refused := testutil.StartEngine(t, testutil.EngineRefuse, "vllm serve m --port {port}", false)
+	web := testutil.StartEngine(t, testutil.EngineWeb, "python3 -m http.server {port}", false)
+
+	apps := filepath.Join(t.TempDir(), "apps.csv")
+	if err := os.WriteFile(apps, fmt.Appendf(nil, "%d, %s, 28234\n", withGPU.Child, h200UUID), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	testutil.InstallFakeNvidiaSMI(t, testutil.FakeSMI{Mode: testutil.SMIReplay, Data: h200Capture, Apps: apps})
+
+	stdout, stderr, _ := runVtop(t, "--once", "--json", "--window", "3s")
+	var report struct {
+		Replicas []struct {
+			Target, State, Error string
+		}
+		GPUs []map[string]any `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("--once --json: %v\nstdout %s\nstderr %s", err, stdout, stderr)
+	}
+	if !regexp.MustCompile(`vtop: \d+ vLLM servers found on this host`).MatchString(stderr) {
+		t.Errorf("stderr does not say what was found: %q", stderr)
+	}
+	byTarget := map[string]string{}
+	errors := map[string]string{}
+	for _, r := range report.Replicas {
+		byTarget[r.Target], errors[r.Target] = r.State, r.Error
+	}
+	name := func(e testutil.Engine) string { return "127.0.0.1:" + strconv.Itoa(e.Port) }
+	for _, e := range []testutil.Engine{withGPU, other} {
+		if s, ok := byTarget[name(e)]; !ok || s == "down" || s == "warming" {
+			t.Errorf("server %s: state %q (listed %v); replicas %v", name(e), s, ok, byTarget)
+		}
+	}
+	if s := byTarget[name(refused)]; s != "down" || !strings.Contains(errors[name(refused)], "403") {
+		t.Errorf("the server refusing its page: state %q, error %q; want down with its HTTP status", s, errors[name(refused)])
+	}
+	if _, listed := byTarget[name(web)]; listed {
+		t.Errorf("the web server on %s is listed, yet it is no inference server", name(web))
+	}
+
+	var h200 map[string]any
+	for _, g := range report.GPUs {
+		if g["uuid"] == h200UUID {
+			h200 = g
+		}
+	}
+	if h200 == nil {
+		t.Fatalf("no GPU %s in the JSON: %v\nstderr %s", h200UUID, report.GPUs, stderr)
+	}
+	if h200["replica"] != name(withGPU) || h200["source"] != "nvidia-smi" || h200["model"] != "NVIDIA H200" {
+		t.Errorf("GPU %v: want joined to %s (its engine core computes on it), from nvidia-smi", h200, name(withGPU))
+	}
+	for _, field := range []string{"host", "index", "uuid", "model", "mig", "utilization", "memory_used_bytes", "memory_total_bytes",
+		"power_watts", "power_limit_watts", "temperature_celsius", "sm_clock_hz", "xid", "pod", "replica", "source"} {
+		if _, ok := h200[field]; !ok {
+			t.Errorf("GPU object lacks %q: %v", field, h200)
+		}
+	}
+	if h200["mig"] != nil || h200["pod"] != nil || h200["xid"] != nil {
+		t.Errorf("GPU %v: mig, pod and xid must be null on a whole GPU outside Kubernetes without an XID", h200)
+	}
+}

@@ -33,7 +33,7 @@ const (
 	EngineRefuse EngineKind = "refuse"
 	// EngineWeb is a web server that is no inference server: an HTML page
 	// at every path.
-	EngineWeb EngineKind = "web"
+	EngineWeb   EngineKind = "web"
 	engineChild EngineKind = "child"
 )
 

@@ -110,3 +110,64 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 		t.Errorf("GPU %v: mig, pod and xid must be null on a whole GPU outside Kubernetes without an XID", h200)
 	}
 }
+
+// TestDCGMExportersOfSim: `vtop sim --dcgm` serves a dcgm-exporter page
+// per replica; vtop reads them with --dcgm beside the replicas. Their GPUs
+// carry the simulated pods, which the replicas scraped by address do not
+// name: no evidence joins them, so they are listed under their hosts,
+// never guessed. An exporter that is down is a note, not a failure.
+func TestDCGMExportersOfSim(t *testing.T) {
+	lines := startSim(t, []string{"sim", "--replicas", "2", "--dcgm", "--gpu-fault", "xid@2", "--seed", "3"}, 4)
+	urls, exporters := lines[:2], lines[2:]
+	args := []string{"--once", "--json", "--window", "2s"}
+	args = append(args, urls...)
+	for _, e := range exporters {
+		addr, ok := strings.CutPrefix(e, "dcgm ")
+		if !ok {
+			t.Fatalf("sim --dcgm printed %q, want 'dcgm URL'", e)
+		}
+		args = append(args, "--dcgm", addr)
+	}
+	args = append(args, "--dcgm", "127.0.0.1:1") // nothing listens on port 1
+	stdout, stderr, _ := runVtop(t, args...)
+	var report struct {
+		GPUs []struct {
+			Host    string   `json:"host"`
+			Pod     *string  `json:"pod"`
+			Replica *string  `json:"replica"`
+			XID     *int     `json:"xid"`
+			Util    *float64 `json:"utilization"`
+		} `json:"gpus"`
+		Sources []struct {
+			Name, Note string
+			GPUs       int
+		} `json:"gpu_sources"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &report); err != nil {
+		t.Fatalf("%v\nstdout %s\nstderr %s", err, stdout, stderr)
+	}
+	if len(report.GPUs) < 2 {
+		t.Fatalf("%d GPUs, want the simulated replicas' (stderr %s)", len(report.GPUs), stderr)
+	}
+	xids := 0
+	for _, g := range report.GPUs {
+		if g.Replica != nil || g.Pod == nil || g.Util == nil {
+			t.Errorf("GPU on %s: replica %v, pod %v, utilization %v; want unjoined, with its pod and utilisation", g.Host, g.Replica, g.Pod, g.Util)
+		}
+		if g.XID != nil && *g.XID == 79 && *g.Pod == "vllm-1" {
+			xids++
+		}
+	}
+	if xids == 0 {
+		t.Errorf("no XID 79 on the second replica's GPUs: %+v", report.GPUs)
+	}
+	var down string
+	for _, s := range report.Sources {
+		if strings.Contains(s.Name, "127.0.0.1:1") {
+			down = s.Note
+		}
+	}
+	if !strings.Contains(down, "127.0.0.1:1") || !strings.Contains(down, "refused") {
+		t.Errorf("the exporter that is down: note %q, want it named with the refusal; sources %+v", down, report.Sources)
+	}
+}

@@ -320,3 +320,25 @@ func (w *Watch) sayFound(env *Env) {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w.found.Summary)
 	}
 }
+
+// serveSimGPUs serves a dcgm-exporter page per replica of a simulated
+// fleet on host, for `vtop sim --dcgm`, and returns the lines that name
+// them: "dcgm http://ADDR/metrics", in replica order.
+func serveSimGPUs(ctx context.Context, fleet *sim.Fleet, faults []gpuFaultSpec, n int, host string) ([]string, error) {
+	gpus := sim.NewGPUs(fleet)
+	if err := applyGPUFaults(gpus, faults, n); err != nil {
+		return nil, err
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	addrs, err := gpus.Serve(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("dcgm-exporter pages: %w", err)
+	}
+	lines := make([]string, len(addrs))
+	for i, a := range addrs {
+		lines[i] = "dcgm http://" + a + "/metrics"
+	}
+	return lines, nil
+}

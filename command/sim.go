@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,6 +22,8 @@ type Sim struct {
 	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
 	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
 	Fault       []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
+	DCGM        bool          `name:"dcgm" help:"Also serve a dcgm-exporter page per replica (its GPUs' utilisation follows the batch, memory the KV cache, labelled with the pod vllm-N): after the replicas' URLs, one line 'dcgm URL' each, in the same order."`
+	GPUFault    []string      `placeholder:"KIND[@N]" help:"With --dcgm: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
 }
 
 // Run serves the fleet, prints one URL per replica once every replica
@@ -38,6 +41,13 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	faults, err := parseFaults("fault", s.Fault, s.Replicas)
 	if err != nil {
 		return err
+	}
+	gpuFaults, err := parseGPUFaults("gpu-fault", s.GPUFault, s.Replicas)
+	if err != nil {
+		return err
+	}
+	if len(gpuFaults) > 0 && !s.DCGM {
+		return usagef("--gpu-fault goes with --dcgm")
 	}
 	fleet, err := sim.NewFleet(sim.Options{
 		Replicas:    s.Replicas,
@@ -58,7 +68,16 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 		_ = fleet.Close()
 		return err
 	}
-	for _, u := range urls {
+	lines := urls
+	if s.DCGM {
+		exporters, err := serveSimGPUs(ctx, fleet, gpuFaults, s.Replicas, hostOf(s.Listen))
+		if err != nil {
+			_ = fleet.Close()
+			return err
+		}
+		lines = append(slices.Clone(urls), exporters...)
+	}
+	for _, u := range lines {
 		if _, err := fmt.Fprintln(env.Stdout, u); err != nil {
 			_ = fleet.Close()
 			return fmt.Errorf("printing the URLs: %w", err)

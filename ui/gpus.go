@@ -193,16 +193,18 @@ func (s gpuStrip) summaryLine() string {
 			xids = append(xids, fmt.Sprintf("XID %d on %s", g.XID, s.name(g)))
 		}
 	}
-	segs := []string{
-		th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus)),
-		"util " + fmtPct(analysis.Num(util.mean())) + " avg " + fmtPct(analysis.Num(util.max)) + " max",
-		"mem " + fmtPct(analysis.Num(used.sum/total.sum)),
-		fmtWatts(watts.sum, limit.sum),
-		"max " + fmtCelsius(maxTemp),
-	}
+	// A fault first: a line cut at the edge of a narrow terminal must not
+	// lose it.
+	segs := []string{th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus))}
 	for _, x := range xids {
 		segs = append(segs, th.alert.Render(x))
 	}
+	segs = append(segs,
+		"util "+fmtPct(analysis.Num(util.mean()))+" avg "+fmtPct(analysis.Num(util.max))+" max",
+		"mem "+fmtPct(analysis.Num(used.sum/total.sum)),
+		fmtWatts(watts.sum, limit.sum),
+		"max "+fmtCelsius(maxTemp),
+	)
 	if src := s.sourcesText(); src != "" {
 		segs = append(segs, src)
 	}

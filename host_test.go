@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
@@ -169,5 +170,78 @@ func TestDCGMExportersOfSim(t *testing.T) {
 	}
 	if !strings.Contains(down, "127.0.0.1:1") || !strings.Contains(down, "refused") {
 		t.Errorf("the exporter that is down: note %q, want it named with the refusal; sources %+v", down, report.Sources)
+	}
+}
+
+// TestNvidiaSMIBadCases: nvidia-smi missing, failing, hanging or printing
+// [N/A] is a note in the report (or nulls), never a failure of vtop nor a
+// late report: the replica beside it is judged as ever.
+func TestNvidiaSMIBadCases(t *testing.T) {
+	target := serveScenario(t, sim.Healthy)
+	vtopBinary(t) // built while go is on PATH
+	tests := []struct {
+		name     string
+		fake     *testutil.FakeSMI // nil: no nvidia-smi on PATH
+		wantNote string            // "" : no note, the GPUs read
+	}{
+		{"missing", nil, "nvidia-smi not found on PATH: no GPU figures from this host"},
+		{"driver/library mismatch", &testutil.FakeSMI{Mode: testutil.SMIMismatch}, "Driver/library version mismatch"},
+		{"no driver", &testutil.FakeSMI{Mode: testutil.SMINoDriver}, "couldn't communicate with the NVIDIA driver"},
+		// nvidia-smi's first row may take 30 s (driver start-up): vtop
+		// reports on time meanwhile and says it is starting.
+		{"hangs", &testutil.FakeSMI{Mode: testutil.SMIHang}, "starting nvidia-smi"},
+		{"[N/A] and [Not Supported] fields", &testutil.FakeSMI{Mode: testutil.SMIReplay, Data: "gpu/testdata/smi-na.csv"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.fake == nil {
+				t.Setenv("PATH", t.TempDir())
+			} else {
+				testutil.InstallFakeNvidiaSMI(t, *tt.fake)
+			}
+			cmd := vtopCommand(t, "--once", "--json", "--window", "2s", target)
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			// The window and two scrapes, with room for a loaded machine:
+			// a hanging nvidia-smi must not hold the report back.
+			if err := runWithin(t, cmd, 20*time.Second); err != nil {
+				t.Fatalf("vtop: %v\nstderr %s", err, stderr.String())
+			}
+			var report struct {
+				Replicas []struct{ State string }
+				GPUs     []map[string]any `json:"gpus"`
+				Sources  []struct {
+					Name, Note string
+				} `json:"gpu_sources"`
+			}
+			if err := json.Unmarshal([]byte(stdout.String()), &report); err != nil {
+				t.Fatalf("%v\nstdout %s", err, stdout.String())
+			}
+			if len(report.Replicas) != 1 || report.Replicas[0].State != "healthy" {
+				t.Errorf("replicas %+v: the replica is judged as without GPUs", report.Replicas)
+			}
+			if len(report.Sources) != 1 || report.Sources[0].Name != "nvidia-smi" {
+				t.Fatalf("GPU sources %+v, want nvidia-smi alone", report.Sources)
+			}
+			note := report.Sources[0].Note
+			if tt.wantNote == "" {
+				if note != "" || len(report.GPUs) == 0 {
+					t.Fatalf("note %q, %d GPUs: want the GPUs read", note, len(report.GPUs))
+				}
+				// utilization.gpu and power.draw are [N/A] and [Not
+				// Supported] in the capture: null, never 0.
+				g := report.GPUs[0]
+				if g["utilization"] != nil || g["power_watts"] != nil || g["power_limit_watts"] != nil || g["memory_used_bytes"] != float64(32362<<20) {
+					t.Errorf("GPU %v: want null utilization and power, the memory read", g)
+				}
+				return
+			}
+			if !strings.Contains(note, tt.wantNote) {
+				t.Errorf("note %q, want it to say %q", note, tt.wantNote)
+			}
+			if len(report.GPUs) != 0 || report.GPUs == nil {
+				t.Errorf("gpus %v: want an empty list", report.GPUs)
+			}
+		})
 	}
 }

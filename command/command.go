@@ -106,10 +106,14 @@ small for the batch: cap max_num_seqs), STALE (answers but nothing moves), IDLE
 or DOWN, with the numbers that prove it and the first action to take.
 
 Examples:
-  vtop                              watch http://localhost:8000/metrics
+  vtop                              every inference server of this host (found
+                                    by its process and port), with its GPUs
+                                    (nvidia-smi, a dcgm-exporter on :9400)
+  vtop --scan                       the same, probing every listening port
   vtop gpu-a:8000 gpu-b:8000        watch a fleet
   vtop -f targets.txt               targets from a file, one per line
   vtop --demo                       a simulated fleet, no GPU needed
+  vtop gpu-a:8000 --dcgm gpu-a:9400   a replica and the GPUs of its host
   vtop --prometheus http://prom:9090 --selector '{job="vllm"}'
                                     the fleet as the fleet's Prometheus has it
   vtop --once --json gpu-a:8000     one report over one window, then exit

@@ -102,6 +102,9 @@ func (m Model) headerLines(w int) []string {
 	}
 	title = append(title, m.recordingBadge()...)
 	lines := packSegments(title, w, "  ")
+	if m.opts.Found != "" {
+		lines = append(lines, m.theme.dim.Render(m.opts.Found))
+	}
 	lines = append(lines, m.replayLines()...)
 	if !m.hasReport {
 		return lines

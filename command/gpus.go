@@ -155,8 +155,9 @@ func hostOf(target string) string {
 //     by pod (demoGPUs);
 //   - with --prometheus: the DCGM series of the same server (read by
 //     the source itself);
-//   - otherwise, on this host: nvidia-smi (a note when it is not on
-//     PATH) and a dcgm-exporter on localhost:9400 when one listens.
+//   - otherwise, when a target runs on this host (or discovery chose
+//     them): nvidia-smi (a note when it is not on PATH) and a
+//     dcgm-exporter on localhost:9400 when one listens.
 //
 // It returns nil with --no-gpus.
 func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host found, prom *promsource.Source, demo []demoExporter) (*gpuInput, error) {
@@ -215,6 +216,9 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 			in.known[d.target] = gpu.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
 		}
 	case prom != nil:
+	case !w.anyLocal(targets, in.localHost):
+		// Every target is on another host: this host's GPUs are none of
+		// theirs, and its missing nvidia-smi no news.
 	default:
 		smi := collect.StartSMI(ctx, collect.SMIOptions{Interval: interval, Host: in.localHost})
 		in.readers, in.names = append(in.readers, smi), append(in.names, gpu.SourceSMI)
@@ -230,6 +234,25 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		}
 	}
 	return in, nil
+}
+
+// anyLocal reports whether a target runs on this host (loopback, or this
+// host's name), or local discovery chose the targets: then this host's
+// GPUs may be theirs.
+func (w *Watch) anyLocal(targets []scrape.Target, localHost string) bool {
+	if w.found.Summary != "" {
+		return true
+	}
+	for _, t := range targets {
+		h := strings.ToLower(hostOf(t.URL))
+		if h == "localhost" || strings.EqualFold(h, localHost) {
+			return true
+		}
+		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
 }
 
 // demoExporter is one simulated replica's dcgm-exporter: its address and

@@ -22,6 +22,8 @@ type found struct {
 	// PIDs are the server processes by target name: their GPUs are the
 	// ones their process tree computes on.
 	PIDs map[string]int
+	// Servers is how many servers were found.
+	Servers int
 }
 
 // discoverTargets finds the inference servers of this host: their
@@ -32,7 +34,7 @@ type found struct {
 // looked for.
 func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, error) {
 	res := discover.Find(ctx, discover.Options{Scan: w.Scan})
-	f := found{Summary: res.Summary, PIDs: map[string]int{}}
+	f := found{Summary: res.Summary, PIDs: map[string]int{}, Servers: len(res.Servers)}
 	if len(res.Servers) == 0 {
 		return []scrape.Target{scrape.DefaultTarget()}, f, nil
 	}

@@ -148,7 +148,7 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 // resolve fills what depends on other flags: the Prometheus server from
 // the environment when nothing else is to be watched, and the interval.
 func (w *Watch) resolve(getenv func(string) string) {
-	if w.Prometheus == "" && !w.Demo && len(w.Targets) == 0 && w.File == "" {
+	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
 		w.Prometheus = getenv(prometheusEnv)
 	}
 	if w.Interval == 0 {
@@ -534,7 +534,7 @@ func (w *Watch) hint() string {
 	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
 		return ""
 	}
-	if w.found.Summary != "" && len(w.found.PIDs) > 0 {
+	if w.found.Servers > 0 {
 		return "" // discovery found servers: they are what is watched
 	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"

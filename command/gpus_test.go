@@ -1,0 +1,70 @@
+package command
+
+import (
+	"testing"
+
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+func TestHostOf(t *testing.T) {
+	tests := []struct{ target, want string }{
+		{"gpu-a:8000", "gpu-a"},
+		{"10.0.0.5:8000/prometheus/metrics", "10.0.0.5"},
+		{"[::1]:8000", "::1"},
+		{"http://gpu-b:9000/metrics", "gpu-b"},
+		{"vllm-7f9c", ""}, // a pod name: no host
+	}
+	for _, tt := range tests {
+		if got := hostOf(tt.target); got != tt.want {
+			t.Errorf("hostOf(%q) = %q, want %q", tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestAnyLocal: this host's GPUs are read only when a target may run on
+// them.
+func TestAnyLocal(t *testing.T) {
+	targets := func(names ...string) []scrape.Target {
+		var out []scrape.Target
+		for _, n := range names {
+			tg, err := scrape.ParseTarget(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tg)
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		found   found
+		targets []scrape.Target
+		want    bool
+	}{
+		{"remote targets", found{}, targets("gpu-a:8000", "gpu-b:8000"), false},
+		{"a loopback target", found{}, targets("gpu-a:8000", "127.0.0.1:8000"), true},
+		{"localhost", found{}, targets("localhost:8000"), true},
+		{"IPv6 loopback", found{}, targets("[::1]:8000"), true},
+		{"this host by name", found{}, targets("THIS-HOST:8000"), true},
+		{"discovery chose them", found{Summary: "no inference server found on this host"}, targets("localhost:8000"), true},
+	}
+	for _, tt := range tests {
+		w := &Watch{found: tt.found}
+		if got := w.anyLocal(tt.targets, "this-host"); got != tt.want {
+			t.Errorf("%s: anyLocal = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseGPUFaults(t *testing.T) {
+	specs, err := parseGPUFaults("demo-gpu-fault", []string{"xid@2", "throttle"}, 3)
+	if err != nil || len(specs) != 2 || specs[0] != (gpuFaultSpec{sim.GPUXID, 2}) || specs[1] != (gpuFaultSpec{sim.GPUThrottle, 0}) {
+		t.Errorf("specs %v, err %v", specs, err)
+	}
+	for _, bad := range []string{"melt", "xid@4", "xid@0", "throttle@x"} {
+		if _, err := parseGPUFaults("demo-gpu-fault", []string{bad}, 3); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

@@ -131,3 +131,17 @@ func TestGPUFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestFoundInHeader: what local discovery found, or looked for, is in the
+// header, wrapped rather than cut.
+func TestFoundInHeader(t *testing.T) {
+	opts := testOptions()
+	opts.Found = "no inference server found on this host (looked for processes of vLLM, SGLang, TensorRT-LLM, TGI or llama.cpp among 12 listening sockets)"
+	m := send(sized(New(opts), 80, 24), ReportMsg{Report: allStates(t0)})
+	frame := m.View()
+	checkFrame(t, frame, 80, 24)
+	flat := strings.Join(strings.Fields(frame), " ")
+	if !strings.Contains(flat, "TGI or llama.cpp among 12 listening sockets)") {
+		t.Errorf("the summary is not whole in the header:\n%s", frame)
+	}
+}

@@ -103,7 +103,12 @@ func (m Model) headerLines(w int) []string {
 	title = append(title, m.recordingBadge()...)
 	lines := packSegments(title, w, "  ")
 	if m.opts.Found != "" {
-		lines = append(lines, m.theme.dim.Render(m.opts.Found))
+		// Wrapped, at most two lines: what was looked for must be read
+		// whole when nothing was found.
+		found := wrapLines(m.opts.Found, w)
+		for _, l := range found[:min(len(found), 2)] {
+			lines = append(lines, m.theme.dim.Render(l))
+		}
 	}
 	lines = append(lines, m.replayLines()...)
 	if !m.hasReport {

@@ -47,10 +47,10 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 	if _, err := os.Stat("/proc/net/tcp"); err != nil {
 		t.Skip("no /proc on this system: vtop falls back to localhost:8000 there")
 	}
-	withGPU := testutil.StartEngine(t, testutil.EngineSim, "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}", true)
-	other := testutil.StartEngine(t, testutil.EngineSim, "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}", false)
-	refused := testutil.StartEngine(t, testutil.EngineRefuse, "vllm serve m --port {port}", false)
-	web := testutil.StartEngine(t, testutil.EngineWeb, "python3 -m http.server {port}", false)
+	withGPU := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}", Child: true})
+	other := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}"})
+	refused := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineRefuse, Argv: "vllm serve m --port {port}"})
+	web := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "python3 -m http.server {port}"})
 
 	apps := filepath.Join(t.TempDir(), "apps.csv")
 	if err := os.WriteFile(apps, fmt.Appendf(nil, "%d, %s, 28234\n", withGPU.Child, h200UUID), 0o600); err != nil {
@@ -82,7 +82,7 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 			t.Errorf("server %s: state %q (listed %v); replicas %v", name(e), s, ok, byTarget)
 		}
 	}
-	if s := byTarget[name(refused)]; s != "down" || !strings.Contains(errors[name(refused)], "403") {
+	if s := byTarget[name(refused)]; s != "down" || !strings.Contains(errors[name(refused)], "404") {
 		t.Errorf("the server refusing its page: state %q, error %q; want down with its HTTP status", s, errors[name(refused)])
 	}
 	if _, listed := byTarget[name(web)]; listed {

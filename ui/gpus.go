@@ -69,9 +69,9 @@ type gpuStrip struct {
 // show gives the strip the report's GPUs.
 func (s *gpuStrip) show(r analysis.Report) { s.gpus, s.sources = r.GPUs, r.GPUSources }
 
-// height is how many lines the strip takes in a body h lines high, w
-// wide: none without a GPU source, one in a short body, else a title and
-// a row of cells per few GPUs, at most a quarter of the body.
+// setSize gives the strip the width and the body's height, and returns
+// how many lines it takes: none without a GPU source, one in a short body,
+// else a title and rows of cells.
 func (s *gpuStrip) setSize(w, bodyH int) int {
 	s.width = w
 	if len(s.sources) == 0 && len(s.gpus) == 0 {
@@ -82,8 +82,10 @@ func (s *gpuStrip) setSize(w, bodyH int) int {
 	if !s.full {
 		return 1
 	}
+	// The replicas are what the screen is for: the cells take at most
+	// an eighth of the body; the title says how many are not shown.
 	rows := ceilDiv(len(s.gpus), s.perRow())
-	s.maxRows = min(rows, max(bodyH/4-1, 1))
+	s.maxRows = min(rows, max(bodyH/8, 1))
 	return 1 + s.maxRows
 }
 
@@ -124,7 +126,7 @@ func (s gpuStrip) titleLine() string {
 	shown := min(len(s.gpus), s.perRow()*s.maxRows)
 	title := th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus))
 	if shown < len(s.gpus) {
-		title += th.warn.Render(fmt.Sprintf(" (%d shown: t table, enter detail)", shown))
+		title += th.warn.Render(fmt.Sprintf(" (%d shown: a taller terminal shows more)", shown))
 	}
 	return title + "  " + s.sourcesText()
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -143,5 +144,26 @@ func TestFoundInHeader(t *testing.T) {
 	flat := strings.Join(strings.Fields(frame), " ")
 	if !strings.Contains(flat, "TGI or llama.cpp among 12 listening sockets)") {
 		t.Errorf("the summary is not whole in the header:\n%s", frame)
+	}
+}
+
+// TestGPUStripBounded: a host of many GPUs takes at most an eighth of the
+// body; the title says how many are shown.
+func TestGPUStripBounded(t *testing.T) {
+	r := allStates(t0)
+	var gs []gpu.GPU
+	for i := range 40 {
+		gs = append(gs, h100("node", i, "", 0.5))
+	}
+	analysis.ApplyGPUs(&r, gs, []analysis.GPUSource{{Name: "nvidia-smi", GPUs: 40}})
+	m := send(newModel(120, 40), ReportMsg{Report: r})
+	frame := m.View()
+	checkFrame(t, frame, 120, 40)
+	cells := strings.Count(frame, "1980MHz")
+	if cells == 0 || cells > 4 {
+		t.Errorf("%d GPU cells at 120×40 (34 lines of body, one cell a row): want 1 to 4\n%s", cells, frame)
+	}
+	if !strings.Contains(frame, "GPUs 40 ("+strconv.Itoa(cells)+" shown: a taller terminal shows more)  from nvidia-smi") {
+		t.Errorf("the title does not say %d of 40 are shown:\n%s", cells, frame)
 	}
 }

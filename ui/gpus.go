@@ -89,9 +89,22 @@ func (s *gpuStrip) setSize(w, bodyH int) int {
 	return 1 + s.maxRows
 }
 
-// cellWidth is the width of one GPU's cell.
+// cellWidth is the width of one GPU's cell: the figures, and the replica
+// a GPU is joined to when any is.
 func (s *gpuStrip) cellWidth() int {
-	return s.nameWidth() + 68
+	return s.nameWidth() + 68 + s.replicaWidth()
+}
+
+// replicaWidth is the room for "→ replica", at most 26 columns; 0 when no
+// GPU is joined.
+func (s *gpuStrip) replicaWidth() int {
+	w := 0
+	for _, g := range s.gpus {
+		if g.Replica != "" {
+			w = max(w, ansi.StringWidth(g.Replica)+3)
+		}
+	}
+	return min(w, 26)
 }
 
 // perRow is how many cells fit side by side.
@@ -226,8 +239,13 @@ func (s gpuStrip) cell(g gpu.GPU) string {
 		padLeft(fmtCelsius(g.TemperatureCelsius), 5),
 		padLeft(fmtMHz(g.SMClockHz), 7),
 	}
+	xid := "      "
 	if g.XID > 0 {
-		parts = append(parts, th.alert.Render("XID "+strconv.Itoa(g.XID)))
+		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
+	}
+	parts = append(parts, xid)
+	if g.Replica != "" {
+		parts = append(parts, th.dim.Render("→ "+g.Replica))
 	}
 	return strings.Join(parts, " ")
 }

@@ -22,8 +22,10 @@ type found struct {
 	// PIDs are the server processes by target name: their GPUs are the
 	// ones their process tree computes on.
 	PIDs map[string]int
-	// Servers is how many servers were found.
-	Servers int
+	// Servers is how many servers were found; Fallback says there was no
+	// /proc to find them by (vLLM's default port is watched).
+	Servers  int
+	Fallback bool
 }
 
 // discoverTargets finds the inference servers of this host: their
@@ -34,7 +36,10 @@ type found struct {
 // looked for.
 func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, error) {
 	res := discover.Find(ctx, discover.Options{Scan: w.Scan})
-	f := found{Summary: res.Summary, PIDs: map[string]int{}, Servers: len(res.Servers)}
+	f := found{Summary: res.Summary, PIDs: map[string]int{}, Fallback: res.Fallback}
+	if !res.Fallback {
+		f.Servers = len(res.Servers)
+	}
 	if len(res.Servers) == 0 {
 		return []scrape.Target{scrape.DefaultTarget()}, f, nil
 	}

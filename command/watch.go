@@ -537,6 +537,9 @@ func (w *Watch) hint() string {
 	if w.found.Servers > 0 {
 		return "" // discovery found servers: they are what is watched
 	}
+	if w.found.Summary != "" && !w.found.Fallback && !w.Scan {
+		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, or vtop --demo"
+	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"
 }
 

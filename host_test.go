@@ -110,6 +110,23 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 	if h200["mig"] != nil || h200["pod"] != nil || h200["xid"] != nil {
 		t.Errorf("GPU %v: mig, pod and xid must be null on a whole GPU outside Kubernetes without an XID", h200)
 	}
+
+	// The same servers given by hand: the process listening on each port
+	// is looked up, and the GPU joined by process as before, not to both
+	// replicas of this host nor to neither.
+	stdout, stderr, _ = runVtop(t, "--once", "--json", "--window", "2s", name(other), name(withGPU))
+	var byHand struct {
+		GPUs []struct {
+			UUID    string  `json:"uuid"`
+			Replica *string `json:"replica"`
+		} `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &byHand); err != nil {
+		t.Fatalf("%v\nstdout %s\nstderr %s", err, stdout, stderr)
+	}
+	if len(byHand.GPUs) != 1 || byHand.GPUs[0].Replica == nil || *byHand.GPUs[0].Replica != name(withGPU) {
+		t.Errorf("targets given by hand: GPUs %+v, want the H200 joined to %s", byHand.GPUs, name(withGPU))
+	}
 }
 
 // TestDCGMExportersOfSim: `vtop sim --dcgm` serves a dcgm-exporter page

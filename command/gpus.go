@@ -29,7 +29,7 @@ type gpuFlags struct {
 	NoGPUs bool     `name:"no-gpus" help:"Read no GPU figures: neither nvidia-smi, nor a dcgm-exporter, nor the DCGM series of --prometheus."`
 }
 
-// checkGPUFlags reads every --dcgm address without starting anything.
+// check reads every --dcgm address without starting anything.
 func (f gpuFlags) check() error {
 	if f.NoGPUs && len(f.DCGM) > 0 {
 		return usagef("--dcgm and --no-gpus exclude each other")
@@ -175,10 +175,11 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 	name, _ := os.Hostname()
 	in := &gpuInput{known: map[string]gpu.Replica{}, localHost: safetext.Sanitize(name), prom: prom,
 		podTargets: prom != nil, parentsTTL: 5 * time.Second}
+	pids := localPIDs(targets, host.PIDs, in.localHost)
 	for _, t := range targets {
-		in.known[t.Name] = gpu.Replica{Target: t.Name, Host: hostOf(t.URL), PID: host.PIDs[t.Name]}
+		in.known[t.Name] = gpu.Replica{Target: t.Name, Host: hostOf(t.URL), PID: pids[t.Name]}
 	}
-	if len(host.PIDs) > 0 {
+	if len(pids) > 0 {
 		in.proc = os.DirFS("/proc")
 	}
 	interval := min(w.Interval, 5*time.Second)
@@ -244,15 +245,54 @@ func (w *Watch) anyLocal(targets []scrape.Target, localHost string) bool {
 		return true
 	}
 	for _, t := range targets {
-		h := strings.ToLower(hostOf(t.URL))
-		if h == "localhost" || strings.EqualFold(h, localHost) {
-			return true
-		}
-		if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		if isLocal(hostOf(t.URL), localHost) {
 			return true
 		}
 	}
 	return false
+}
+
+// localPIDs are the server processes of the targets on this host: the
+// ones discovery found, and for targets given by hand on this host, the
+// process listening on their port. Their GPUs are then the ones their
+// process tree computes on, not every GPU of the host.
+func localPIDs(targets []scrape.Target, found map[string]int, localHost string) map[string]int {
+	pids := map[string]int{}
+	byPort := map[int][]string{}
+	var ports []int
+	for _, t := range targets {
+		if pid := found[t.Name]; pid > 0 {
+			pids[t.Name] = pid
+			continue
+		}
+		u, err := url.Parse(t.URL)
+		if err != nil || !isLocal(u.Hostname(), localHost) {
+			continue
+		}
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			continue
+		}
+		byPort[port] = append(byPort[port], t.Name)
+		ports = append(ports, port)
+	}
+	for port, pid := range discover.Listeners(os.DirFS("/proc"), ports) {
+		for _, name := range byPort[port] {
+			pids[name] = pid
+		}
+	}
+	return pids
+}
+
+// isLocal reports whether host names this host: loopback, localhost or
+// its name.
+func isLocal(host, localHost string) bool {
+	h := strings.ToLower(strings.Trim(host, "[]"))
+	if h == "localhost" || strings.EqualFold(h, localHost) {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // demoExporter is one simulated replica's dcgm-exporter: its address and

@@ -197,3 +197,21 @@ func TestFallbackWithoutProc(t *testing.T) {
 		t.Errorf("targets %v %v", ts, err)
 	}
 }
+
+// TestListeners: the process listening on a port given by hand is found,
+// as the process join of its GPUs needs; a port nothing listens on is
+// left out, and so is everything without /proc.
+func TestListeners(t *testing.T) {
+	needProc(t)
+	h := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve m --port {port}"})
+	free := testutil.ClosedPort(t)
+	_, freePort, _ := strings.Cut(free, ":")
+	closed, _ := strconv.Atoi(freePort)
+	got := Listeners(os.DirFS("/proc"), []int{h.Port, closed})
+	if got[h.Port] != h.PID || len(got) != 1 {
+		t.Errorf("listeners %v, want port %d → pid %d only", got, h.Port, h.PID)
+	}
+	if got := Listeners(fstest.MapFS{}, []int{h.Port}); len(got) != 0 {
+		t.Errorf("without /proc: %v", got)
+	}
+}

@@ -86,6 +86,9 @@ func gpuColumn(title string, drop int, get func(*analysis.ReplicaReport) analysi
 		}
 		return get(r)
 	})
+	// The GPUs' figures are current even for a replica that is down: not
+	// drawn faint as its last good scrape's are.
+	c.cell = func(_ cellCtx, r *analysis.ReplicaReport) string { return fmtPct(c.num(r)) }
 	c.onlyGPU = true
 	return c
 }

@@ -121,6 +121,30 @@ func (in *gpuInput) processTree() map[int]int {
 	return in.parents
 }
 
+// settle waits until every reader has read once, or limit has passed, or
+// ctx ends: a report made at once (--once on a Prometheus source) then
+// has the GPUs of every exporter that answers, and a hanging source
+// delays it by limit at most.
+func (in *gpuInput) settle(ctx context.Context, limit time.Duration) {
+	if in == nil {
+		return
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for _, r := range in.readers {
+		if r.Snapshot().OK {
+			continue
+		}
+		select {
+		case <-r.Updates():
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // stop ends every reader and waits for it.
 func (in *gpuInput) stop() {
 	if in == nil {

@@ -428,6 +428,11 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 	if err != nil {
 		return err
 	}
+	if wait == 0 {
+		// The report came at once: give the GPU readers started beside
+		// the source (--dcgm exporters) their first read.
+		w.gpuIn.settle(ctx, 3*time.Second)
+	}
 	monitor.AddGPUs(&report, w.gpuInput())
 	w.sayFound(env)
 	return printReport(env.Stdout, report, w.JSON)

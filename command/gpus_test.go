@@ -1,8 +1,11 @@
 package command
 
 import (
+	"context"
 	"testing"
+	"time"
 
+	"github.com/vtop-dev/vtop/gpu/collect"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -91,4 +94,41 @@ func TestHint(t *testing.T) {
 			t.Errorf("%s: hint %q, want %q", tt.name, got, tt.want)
 		}
 	}
+}
+
+// slowReader is a GPU reader whose first read comes after a delay, or
+// never (delay 0).
+type slowReader struct {
+	updates chan struct{}
+}
+
+func newSlowReader(delay time.Duration) *slowReader {
+	r := &slowReader{updates: make(chan struct{}, 1)}
+	if delay > 0 {
+		time.AfterFunc(delay, func() { r.updates <- struct{}{} })
+	}
+	return r
+}
+
+func (r *slowReader) Snapshot() collect.Snapshot { return collect.Snapshot{Note: "reading"} }
+func (r *slowReader) Updates() <-chan struct{}   { return r.updates }
+func (r *slowReader) Stop()                      {}
+
+// TestSettle: a report made at once waits for the readers' first read,
+// and a reader that never reads delays it by the limit only.
+func TestSettle(t *testing.T) {
+	in := &gpuInput{readers: []collect.Reader{newSlowReader(20 * time.Millisecond), newSlowReader(40 * time.Millisecond)}}
+	start := time.Now()
+	in.settle(context.Background(), 10*time.Second)
+	if d := time.Since(start); d < 40*time.Millisecond || d > 5*time.Second {
+		t.Errorf("settled after %s, want once both had read (40ms)", d)
+	}
+	in = &gpuInput{readers: []collect.Reader{newSlowReader(0)}}
+	start = time.Now()
+	in.settle(context.Background(), 100*time.Millisecond)
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Errorf("settled after %s with a reader that never reads, want the 100ms limit", d)
+	}
+	var none *gpuInput
+	none.settle(context.Background(), time.Hour) // no GPUs read: returns at once
 }

@@ -61,6 +61,7 @@ type gpuStrip struct {
 	theme   *Theme
 	width   int
 	full    bool // a cell per GPU; otherwise one line
+	compact bool // cells without clock, power limit and replica, two or more a row
 	maxRows int  // rows of cells in full mode
 	gpus    []gpu.GPU
 	sources []analysis.GPUSource
@@ -82,6 +83,13 @@ func (s *gpuStrip) setSize(w, bodyH int) int {
 	if !s.full {
 		return 1
 	}
+	// Two compact cells a row rather than one whole one: twice the GPUs
+	// in the same lines (120 columns).
+	s.compact = false
+	if len(s.gpus) > 1 && s.perRow() == 1 {
+		s.compact = true // perRow measures compact cells now
+		s.compact = s.perRow() > 1
+	}
 	// The replicas are what the screen is for: the cells take at most
 	// an eighth of the body; the title says how many are not shown.
 	rows := ceilDiv(len(s.gpus), s.perRow())
@@ -92,6 +100,9 @@ func (s *gpuStrip) setSize(w, bodyH int) int {
 // cellWidth is the width of one GPU's cell: the figures, and the replica
 // a GPU is joined to when any is.
 func (s *gpuStrip) cellWidth() int {
+	if s.compact {
+		return s.nameWidth() + 47
+	}
 	return s.nameWidth() + 68 + s.replicaWidth()
 }
 
@@ -227,10 +238,25 @@ func (s gpuStrip) summaryLine() string {
 }
 
 // cell is one GPU: name, utilisation and memory bars, power, temperature,
-// SM clock and XID.
+// SM clock, XID and the replica it is joined to; compact, the bar of
+// utilisation, the memory share, power, temperature and XID.
 func (s gpuStrip) cell(g gpu.GPU) string {
 	th := s.theme
 	name := fitWidth(s.name(g), s.nameWidth())
+	xid := "      "
+	if g.XID > 0 {
+		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
+	}
+	if s.compact {
+		return strings.Join([]string{
+			th.title.Render(name),
+			"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
+			"mem " + padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4),
+			padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5),
+			padLeft(fmtCelsius(g.TemperatureCelsius), 5),
+			xid,
+		}, " ")
+	}
 	parts := []string{
 		th.title.Render(name),
 		"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
@@ -238,12 +264,8 @@ func (s gpuStrip) cell(g gpu.GPU) string {
 		padLeft(fmtWatts(g.PowerWatts, g.PowerLimitWatts), 9),
 		padLeft(fmtCelsius(g.TemperatureCelsius), 5),
 		padLeft(fmtMHz(g.SMClockHz), 7),
+		xid,
 	}
-	xid := "      "
-	if g.XID > 0 {
-		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
-	}
-	parts = append(parts, xid)
 	if g.Replica != "" {
 		parts = append(parts, th.dim.Render("→ "+g.Replica))
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,9 +160,11 @@ func TestGPUStripBounded(t *testing.T) {
 	m := send(newModel(120, 40), ReportMsg{Report: r})
 	frame := m.View()
 	checkFrame(t, frame, 120, 40)
-	cells := strings.Count(frame, "1980MHz")
-	if cells == 0 || cells > 4 {
-		t.Errorf("%d GPU cells at 120×40 (34 lines of body, one cell a row): want 1 to 4\n%s", cells, frame)
+	// 34 lines of body: 4 rows of cells at most, two compact cells a row
+	// at 120 columns.
+	cells := len(regexp.MustCompile(`GPU \d+ +util [█░]{8} +\d+% mem +\d+%  400W  61°C`).FindAllString(frame, -1))
+	if cells != 8 {
+		t.Errorf("%d GPU cells at 120×40, want 8 (4 rows of 2)\n%s", cells, frame)
 	}
 	if !strings.Contains(frame, "GPUs 40 ("+strconv.Itoa(cells)+" shown: a taller terminal shows more)  from nvidia-smi") {
 		t.Errorf("the title does not say %d of 40 are shown:\n%s", cells, frame)

@@ -137,3 +137,25 @@ func (r *Report) ReplicaGPUs(target string) []gpu.GPU {
 	}
 	return out
 }
+
+// AddFaultEvents adds an event for each replica whose GPU fault badge is
+// new since prev: a GPU falling off the bus is news in the event log as a
+// change of state is.
+func AddFaultEvents(r, prev *Report) {
+	before := make(map[string]string, len(prev.Replicas))
+	for i := range prev.Replicas {
+		before[prev.Replicas[i].Target] = prev.Replicas[i].Fault
+	}
+	for i := range r.Replicas {
+		rep := &r.Replicas[i]
+		old, seen := before[rep.Target]
+		if rep.Fault == "" || !seen || old == rep.Fault {
+			continue
+		}
+		text := rep.Fault
+		if len(rep.Reasons) > 0 {
+			text = rep.Reasons[0]
+		}
+		r.Events = append(r.Events, Event{Time: r.Time, Target: rep.Target, State: rep.State, Text: "GPU fault: " + text})
+	}
+}

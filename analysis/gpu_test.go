@@ -143,3 +143,24 @@ func TestReportGPUsJSON(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// TestAddFaultEvents: a fault badge that is new is an event; one already
+// shown, or on a replica seen for the first time, is not.
+func TestAddFaultEvents(t *testing.T) {
+	prev := Report{Replicas: []ReplicaReport{{Target: "a"}, {Target: "b", Fault: "XID 79"}, {Target: "c", Fault: "XID 13"}}}
+	r := Report{Replicas: []ReplicaReport{
+		{Target: "a", Fault: "XID 79", Reasons: []string{"GPU 0: XID 79 (GPU has fallen off the bus)"}},
+		{Target: "b", Fault: "XID 79"},
+		{Target: "c", Fault: "XID 48", Reasons: []string{"GPU 1: XID 48 (double-bit ECC error)"}},
+		{Target: "d", Fault: "XID 79"},
+	}}
+	AddFaultEvents(&r, &prev)
+	var got []string
+	for _, e := range r.Events {
+		got = append(got, e.Target+": "+e.Text)
+	}
+	want := []string{"a: GPU fault: GPU 0: XID 79 (GPU has fallen off the bus)", "c: GPU fault: GPU 1: XID 48 (double-bit ECC error)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

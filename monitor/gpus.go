@@ -24,7 +24,10 @@ func (m *Monitor) SetGPUs(in GPUInput) { m.gpus = in }
 
 // AddGPUs puts what in reads into r (nothing when in is nil): for a report
 // made outside a Monitor, such as Once's.
-func AddGPUs(r *analysis.Report, in GPUInput) {
+func AddGPUs(r *analysis.Report, in GPUInput) { addGPUs(r, nil, in) }
+
+// addGPUs is AddGPUs with the previous report, whose faults are not news.
+func addGPUs(r, prev *analysis.Report, in GPUInput) {
 	if in == nil {
 		return
 	}
@@ -34,4 +37,7 @@ func AddGPUs(r *analysis.Report, in GPUInput) {
 	}
 	gs, sources := in.GPUs(targets)
 	analysis.ApplyGPUs(r, gs, sources)
+	if prev != nil {
+		analysis.AddFaultEvents(r, prev)
+	}
 }

@@ -106,7 +106,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		now := m.source.Now()
 		r := analysis.Analyze(now, readings, cfg, prev)
 		r.Source = sourceStatus(m.source)
-		AddGPUs(&r, m.gpus)
+		addGPUs(&r, prev, m.gpus)
 		prev = &r
 		m.observe(now, cfg, readings, &r)
 		return m.output(r)

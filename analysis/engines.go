@@ -1,0 +1,124 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// LoRAReport is what vllm:lora_requests_info says of the adapters.
+type LoRAReport struct {
+	// MaxLoRAs is how many adapters fit at once (max_lora); n/a when the
+	// page does not say.
+	MaxLoRAs Num      `json:"max_loras"`
+	Running  []string `json:"running"`
+	Waiting  []string `json:"waiting"`
+}
+
+// engineKind is the engine of a page: the one the parser named, or vLLM
+// for a source that reads vLLM's families without naming the engine (a
+// Prometheus server queried by vLLM's names).
+func engineKind(s *catalogue.Sample) catalogue.EngineKind {
+	if s.EngineKind == catalogue.EngineUnknown && s.HasVLLM {
+		return catalogue.EngineVLLM
+	}
+	return s.EngineKind
+}
+
+// describeEngine fills what the newest good page says of the server: its
+// engine, router, role and LoRA adapters, and how its derived figures
+// were computed. It also completes the figures the engine lacks but that
+// its own figures determine (TGI's mean TTFT).
+func describeEngine(rep *ReplicaReport, s *catalogue.Sample) {
+	rep.EngineKind = engineKind(s)
+	rep.Router, rep.Role = s.Router, s.Role
+	rep.Backends = s.Backends
+	if s.LoRA.Present {
+		rep.LoRA = &LoRAReport{MaxLoRAs: Num(s.LoRA.MaxLoRAs), Running: nonNil(s.LoRA.Running), Waiting: nonNil(s.LoRA.Waiting)}
+	}
+	for f := catalogue.Figure(0); int(f) < int(catalogue.NumScalars)+int(catalogue.NumHistograms); f++ {
+		if !s.Derived.Has(f) {
+			continue
+		}
+		if how, ok := rep.EngineKind.DerivedBy(f); ok {
+			rep.addDerived(f.String(), how)
+		}
+	}
+	if rep.EngineKind == catalogue.EngineTGI && !rep.TTFT.Mean.Known() && rep.Queue.Mean.Known() && rep.Prefill.Mean.Known() {
+		// TGI times the queue and the prefill batch, not the first token:
+		// their means add up to the mean TTFT (means add, quantiles do
+		// not, so the quantiles stay n/a).
+		rep.TTFT.Mean = rep.Queue.Mean + rep.Prefill.Mean
+		how, _ := rep.EngineKind.DerivedBy(catalogue.HistogramFigure(catalogue.TTFT))
+		rep.addDerived("ttft_seconds", how)
+	}
+}
+
+// addDerived records how a figure was derived.
+func (rep *ReplicaReport) addDerived(figure, how string) {
+	if rep.Derived == nil {
+		rep.Derived = map[string]string{}
+	}
+	rep.Derived[figure] = how
+}
+
+// nonNil returns s, or an empty slice for nil (JSON [] rather than null:
+// the page said there are none).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// canJudge reports whether the engine's page gives the evidence of a
+// judgement. A router's page is judged on what its summed figures show:
+// a rule finds nothing in figures that are n/a.
+func (ev *evidence) canJudge(j catalogue.Judgement) bool {
+	return ev.Router || ev.Kind.CanJudge(j)
+}
+
+// judgedState is the state a judgement gives.
+var judgedState = [catalogue.NumJudgements]State{
+	catalogue.JudgePreempting: StatePreempting,
+	catalogue.JudgeFull:       StateFull,
+	catalogue.JudgeSlow:       StateSlow,
+	catalogue.JudgeStale:      StateStale,
+	catalogue.JudgeIdle:       StateIdle,
+}
+
+// engineNotes are the reasons that say what an engine's page does not
+// show: each state that cannot be judged from it, and what is missing from
+// the evidence of the state it was judged to be in.
+func engineNotes(state State, ev *evidence) []string {
+	if ev.Router || ev.Kind == catalogue.EngineUnknown || ev.Kind >= catalogue.NumEngineKinds {
+		return nil
+	}
+	c := &catalogue.Capabilities[ev.Kind]
+	var notes []string
+	for j := range catalogue.NumJudgements {
+		if why := c.Cannot[j]; why != "" {
+			notes = append(notes, cannotText(j, why))
+		}
+		if why := c.Partial[j]; why != "" && judgedState[j] == state {
+			notes = append(notes, fmt.Sprintf("%s judged on partial evidence: %s", j, why))
+		}
+	}
+	return notes
+}
+
+// cannotText says that judgement j cannot be made, and why.
+func cannotText(j catalogue.Judgement, why string) string {
+	if strings.Contains(why, "cannot be judged") {
+		return why
+	}
+	return fmt.Sprintf("%s: %s cannot be judged", why, j)
+}
+
+// routerNote is the reason a router's page is given: what it is, and that
+// its figures are not added to the fleet's.
+func routerNote(rep *ReplicaReport) string {
+	return fmt.Sprintf("%s router in front of %s: its figures are theirs, summed, and are not added to the fleet totals",
+		rep.Router, plural(float64(len(rep.Backends)), "backend"))
+}

@@ -42,7 +42,7 @@ func describeEngine(rep *ReplicaReport, s *catalogue.Sample) {
 			continue
 		}
 		if how, ok := rep.EngineKind.DerivedBy(f); ok {
-			rep.addDerived(f.String(), how)
+			rep.addDerived(figureKey(f), how)
 		}
 	}
 	if rep.EngineKind == catalogue.EngineTGI && !rep.TTFT.Mean.Known() && rep.Queue.Mean.Known() && rep.Prefill.Mean.Known() {
@@ -121,4 +121,62 @@ func cannotText(j catalogue.Judgement, why string) string {
 func routerNote(rep *ReplicaReport) string {
 	return fmt.Sprintf("%s router in front of %s: its figures are theirs, summed, and are not added to the fleet totals",
 		rep.Router, plural(float64(len(rep.Backends)), "backend"))
+}
+
+// finishedTotal takes the finished requests from the engine's own count of
+// every finished request when the page has one. The engines that count
+// only some reasons apart (SGLang its aborts, TGI its failures) would
+// otherwise have their finish rate read off that one reason; vLLM's count
+// is the sum of its reasons, so nothing changes for it.
+func (w *window) finishedTotal(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
+	total := Num(w.rate(scalar(catalogue.FinishedRequests)))
+	if !total.Known() {
+		return
+	}
+	f.RequestsPerSecond = total
+	ev.Finished = w.increase(scalar(catalogue.FinishedRequests))
+	f.SuccessRate = ratio(f.FinishedPerSecond.Stop, total)
+	f.LengthShare = ratio(f.FinishedPerSecond.Length, total)
+	f.AbortShare = ratio(f.FinishedPerSecond.Abort, total)
+}
+
+// waitingMetric is the family an autoscaler scales the engine on: its
+// count of waiting requests.
+func waitingMetric(k catalogue.EngineKind) string {
+	for i := range catalogue.Reads {
+		if r := &catalogue.Reads[i]; r.Engine == k && r.Kind == catalogue.ReadScalar && r.Scalar == catalogue.Waiting && !r.Legacy {
+			return r.Name
+		}
+	}
+	return "vllm:num_requests_waiting"
+}
+
+// figureKeys are the JSON names of the report figures a catalogue figure
+// feeds, where they differ from the figure's own name.
+var figureKeys = map[catalogue.Figure]string{
+	catalogue.ScalarFigure(catalogue.PromptTokens):             "prompt_tokens_per_second",
+	catalogue.ScalarFigure(catalogue.GenerationTokens):         "generation_tokens_per_second",
+	catalogue.ScalarFigure(catalogue.Preemptions):              "preemptions_per_second",
+	catalogue.ScalarFigure(catalogue.PrefixCacheQueries):       "prefix_cache_hit_rate",
+	catalogue.ScalarFigure(catalogue.PrefixCacheHits):          "prefix_cache_hit_rate",
+	catalogue.ScalarFigure(catalogue.FinishedRequests):         "requests_per_second",
+	catalogue.HistogramFigure(catalogue.TTFT):                  "ttft_seconds",
+	catalogue.HistogramFigure(catalogue.ITL):                   "itl_seconds",
+	catalogue.HistogramFigure(catalogue.E2E):                   "e2e_seconds",
+	catalogue.HistogramFigure(catalogue.QueueTime):             "queue_seconds",
+	catalogue.HistogramFigure(catalogue.PrefillTime):           "prefill_seconds",
+	catalogue.HistogramFigure(catalogue.DecodeTime):            "decode_seconds",
+	catalogue.HistogramFigure(catalogue.PromptLength):          "mean_prompt_tokens",
+	catalogue.HistogramFigure(catalogue.GenerationLength):      "mean_generation_tokens",
+	catalogue.HistogramFigure(catalogue.PreemptionsPerRequest): "preemptions_per_request",
+	catalogue.HistogramFigure(catalogue.NIXLTransferTime):      "nixl_transfer_seconds",
+	catalogue.HistogramFigure(catalogue.NIXLTransferBytes):     "nixl_bytes_per_second",
+}
+
+// figureKey is the JSON name of the report figure f feeds.
+func figureKey(f catalogue.Figure) string {
+	if k, ok := figureKeys[f]; ok {
+		return k
+	}
+	return f.String()
 }

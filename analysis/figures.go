@@ -72,6 +72,7 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 	}
 
 	w.finishFigures(&f, &ev, finished)
+	w.finishedTotal(&f, &ev, scalar)
 	f.PromptTokensPerSecond = Num(w.rate(scalar(catalogue.PromptTokens)))
 	f.GenerationTokensPerSecond = Num(w.rate(scalar(catalogue.GenerationTokens)))
 	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)

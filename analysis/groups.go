@@ -49,6 +49,11 @@ func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
 	members := map[groupKey][]int{}
 	for i := range reps {
 		k := groupKey{reps[i].Model, reps[i].Role}
+		if k.role == catalogue.RoleUnified {
+			// A unified server does both phases, as one that does not
+			// say its role.
+			k.role = catalogue.RoleUnknown
+		}
 		if _, ok := members[k]; !ok {
 			keys = append(keys, k)
 		}

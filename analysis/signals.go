@@ -57,6 +57,10 @@ type Signals struct {
 	SpecDecodeAcceptanceByPosition []Num `json:"spec_decode_acceptance_by_position,omitempty"`
 }
 
+// NASignals returns Signals in which every figure is n/a: what a report
+// built without vLLM's newest families carries.
+func NASignals() Signals { return naSignals() }
+
 // naSignals returns Signals in which everything is unknown.
 func naSignals() Signals {
 	q := naQuantiles()
@@ -254,8 +258,8 @@ func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict,
 	target := cfg.TargetQueueTime.Seconds()
 	demand := f.ArrivalsPerSecond + f.AdmissionRejectionsPerSecond
 	return verdict{State: StateFull, Reasons: []string{rejectionText(f, ev)},
-		Action: fmt.Sprintf("add replicas: the server turns work away; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s asked × %s s)",
-			amount(demand.Float()*target), amount(demand.Float()), amount(target))}, true
+		Action: fmt.Sprintf("add replicas: the server turns work away; scale on %s with target %s per replica (Little's law: %s req/s asked × %s s)",
+			waitingMetric(ev.Kind), amount(demand.Float()*target), amount(demand.Float()), amount(target))}, true
 }
 
 // preemptionsPerRequestText is PREEMPTING's evidence from

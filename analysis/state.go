@@ -226,8 +226,8 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
 	}
 	target := cfg.TargetQueueTime.Seconds()
-	action := fmt.Sprintf("add replicas; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s × %s s)",
-		amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
+	action := fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
+		waitingMetric(ev.Kind), amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
 	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
 }
 
@@ -246,7 +246,7 @@ func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	var reasons, actions []string
 	if ttftOver {
-		r, a := ttftCause(f, cfg)
+		r, a := ttftCause(f, ev.Kind, cfg)
 		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	if itlOver {
@@ -318,7 +318,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 // ttftCause splits mean TTFT into its queue and prefill phases (means are
 // exact, from _sum and _count; quantiles do not add up) and names the phase
 // that dominates: waiting for a batch slot, or prefill.
-func ttftCause(f *Figures, cfg Config) ([]string, string) {
+func ttftCause(f *Figures, kind catalogue.EngineKind, cfg Config) ([]string, string) {
 	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
 	if !queue.Known() && !prefill.Known() {
@@ -331,8 +331,8 @@ func ttftCause(f *Figures, cfg Config) ([]string, string) {
 		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
 	switch {
 	case queue >= dominantShare:
-		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on vllm:num_requests_waiting",
-			count(f.Running.Float()), count(f.Waiting.Float()))
+		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on %s",
+			count(f.Running.Float()), count(f.Waiting.Float()), waitingMetric(kind))
 	case prefill >= dominantShare:
 		return reasons, prefillAction(f)
 	case queue.Known() && prefill.Known():

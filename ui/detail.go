@@ -75,6 +75,8 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
 	sections = append(sections, "")
 	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
+	sections = append(sections, "")
+	sections = append(sections, engineFigures(th, r)...)
 	if len(r.Engines) > 1 {
 		sections = append(sections, "")
 		sections = append(sections, engineTable(th, r)...)
@@ -87,7 +89,7 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 // nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
+	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
 	if r.Restarted {
 		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format("15:04:05")))
 	}

@@ -18,7 +18,7 @@ type verdict struct {
 
 // noEngineReason is the evidence for a page that answers without the
 // metrics of any inference engine vtop reads.
-const noEngineReason = "no inference-engine metrics on this page (wrong port or path, or vLLM's --disable-log-stats?)"
+const noEngineReason = "no inference-engine metrics on this page that vtop reads (vLLM, SGLang, trtllm-serve, TGI, llama.cpp, Dynamo): wrong port or path, or vLLM's --disable-log-stats?"
 
 // Thresholds of the state rules.
 const (

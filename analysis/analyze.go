@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -89,6 +90,11 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 			if ev.Router {
 				c.Reasons = append(c.Reasons, routerNote(&rep))
+			}
+			if ev.NIXLFailed > 0 {
+				// Failing transfers lose work whatever the state: they
+				// are flagged on the pane as a scrape problem is.
+				rep.Warnings = append(slices.Clip(rep.Warnings), nixlFailureText(&rep.Figures, &ev))
 			}
 		}
 	}

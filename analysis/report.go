@@ -294,7 +294,8 @@ type ReplicaReport struct {
 	restartCause string    // how the restart shows, for its event
 	// LastGood is the time of the newest good scrape (zero if none).
 	LastGood time.Time `json:"last_good_scrape,omitzero"`
-	// Warnings are scrape problems that did not fail the scrape.
+	// Warnings are scrape problems that did not fail the scrape, and
+	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`
 
 	// Pending and PendingCount carry the hysteresis between evaluations: a

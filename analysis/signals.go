@@ -272,3 +272,14 @@ func preemptionsPerRequestText(f *Figures) string {
 	return fmt.Sprintf("preemptions per finished request: p50 %s, p99 %s, mean %s",
 		amount(q.P50.Float()), amount(q.P99.Float()), amount(q.Mean.Float()))
 }
+
+// deferredAction is the action when requests wait but none for capacity:
+// more replicas would not shorten a wait for a KV transfer or a LoRA slot.
+func deferredAction(f *Figures) string {
+	if f.NIXLTransfer.P99.Known() {
+		return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the NIXL link to the prefill servers (p99 transfer %s) and max_loras",
+			count(f.WaitingDeferred.Float()), f.NIXLTransfer.P99Bucket.Seconds(f.NIXLTransfer.P99))
+	}
+	return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the KV connector and max_loras",
+		count(f.WaitingDeferred.Float()))
+}

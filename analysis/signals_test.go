@@ -108,6 +108,9 @@ func TestSignalStates(t *testing.T) {
 			if r.NIXLFailedPerSecond != 2 {
 				t.Errorf("NIXL failures/s %v, want 2", r.NIXLFailedPerSecond)
 			}
+			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "failed NIXL KV transfers") }) {
+				t.Errorf("warnings %q lack the failed transfers", r.Warnings)
+			}
 		}},
 		{"low speculative acceptance is named", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()

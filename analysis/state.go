@@ -330,6 +330,8 @@ func ttftCause(f *Figures, kind catalogue.EngineKind, cfg Config) ([]string, str
 		seconds(f.TTFT.Mean.Float()), seconds(f.Queue.Mean.Float()), percent(queue.Float()),
 		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
 	switch {
+	case queue >= dominantShare && f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0):
+		return reasons, deferredAction(f)
 	case queue >= dominantShare:
 		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on %s",
 			count(f.Running.Float()), count(f.Waiting.Float()), waitingMetric(kind))

@@ -152,3 +152,20 @@ func TestRoutersNotCounted(t *testing.T) {
 		t.Errorf("router alone: running %v, routers %d", alone.Fleet.Running, alone.Fleet.Routers)
 	}
 }
+
+// TestFleetSuccessCountsStops: the fleet's success rate is read off the
+// replicas that count their stops; an engine without finish reasons does
+// not pass its requests for failures.
+func TestFleetSuccessCountsStops(t *testing.T) {
+	s := newServer()
+	s.running = 10
+	vllm, now := run(s, 10, time.Second, finishing(2, chat))
+	s = newServer()
+	s.running = 10
+	tgi, _ := run(s, 10, time.Second, finishing(3, chat))
+	tgi = asEngine(tgi, catalogue.EngineTGI)
+	rep := Analyze(now, []catalogue.Readings{{Target: "vllm", Samples: vllm}, {Target: "tgi", Samples: tgi}}, DefaultConfig(), nil)
+	if rep.Fleet.SuccessRate != 1 || !sameFloat(rep.Fleet.RequestsPerSecond.Float(), 5) {
+		t.Errorf("fleet success %v, requests/s %v; want 1 (vLLM's stops) and 5", rep.Fleet.SuccessRate, rep.Fleet.RequestsPerSecond)
+	}
+}

@@ -53,8 +53,12 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 		generation.add(r.GenerationTokensPerSecond)
 		running.add(r.Running)
 		waiting.add(r.Waiting)
-		stop.add(r.FinishedPerSecond.Stop)
-		finished.add(r.RequestsPerSecond)
+		if r.FinishedPerSecond.Stop.Known() {
+			// Only replicas that count their stops: an engine without
+			// finish reasons would pass its requests for failures.
+			stop.add(r.FinishedPerSecond.Stop)
+			finished.add(r.RequestsPerSecond)
+		}
 		if r.TTFT.P99.Known() && (!ff.WorstTTFTP99.Known() || r.TTFT.P99 > ff.WorstTTFTP99) {
 			ff.WorstTTFTP99 = r.TTFT.P99
 		}

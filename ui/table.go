@@ -49,8 +49,8 @@ const (
 // drawn to pick the sort key.
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
-	{title: "model", minW: 10, drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
-	{title: "engine", drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
+	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "engine", drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
 	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),

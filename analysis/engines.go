@@ -127,10 +127,12 @@ func routerNote(rep *ReplicaReport) string {
 // every finished request when the page has one. The engines that count
 // only some reasons apart (SGLang its aborts, TGI its failures) would
 // otherwise have their finish rate read off that one reason; vLLM's count
-// is the sum of its reasons, so nothing changes for it.
+// is the sum of its reasons, so nothing changes for it. A total below the
+// sum of the reasons is a page at odds with itself: the reasons, counted
+// one by one, are kept, so that no share exceeds the whole.
 func (w *window) finishedTotal(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
 	total := Num(w.rate(scalar(catalogue.FinishedRequests)))
-	if !total.Known() {
+	if !total.Known() || total < f.RequestsPerSecond {
 		return
 	}
 	f.RequestsPerSecond = total

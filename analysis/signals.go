@@ -270,7 +270,27 @@ func preemptionsPerRequestText(f *Figures) string {
 		return ""
 	}
 	return fmt.Sprintf("preemptions per finished request: p50 %s, p99 %s, mean %s",
-		amount(q.P50.Float()), amount(q.P99.Float()), amount(q.Mean.Float()))
+		q.P50Bucket.Count(q.P50), q.P99Bucket.Count(q.P99), amount(q.Mean.Float()))
+}
+
+// Count writes the quantile v of a histogram of whole numbers (such as
+// preemptions per request) that fell in b as the bucket proves it, since
+// an interpolated 0.5 preemptions is no request's count: "≤1" in the first
+// bucket, the bound itself in a bucket one wide, "6–10" in a wider one,
+// ">20" beyond the last bound; "n/a" when unknown.
+func (b QuantileBucket) Count(v Num) string {
+	lower, upper := b.Lower.Float(), b.Upper.Float()
+	switch {
+	case !b.known() || !v.Known():
+		return "n/a"
+	case math.IsInf(upper, 1):
+		return ">" + count(lower)
+	case lower <= 0:
+		return "≤" + count(upper)
+	case upper-lower <= 1:
+		return count(upper)
+	}
+	return count(math.Floor(lower)+1) + "–" + count(upper)
 }
 
 // deferredAction is the action when requests wait but none for capacity:

@@ -219,7 +219,9 @@ func TestPreemptionSignals(t *testing.T) {
 	if r.State != StatePreempting {
 		t.Fatalf("state %v; reasons %q", r.State, r.Reasons)
 	}
-	if !hasReason(r, "preemptions per finished request: p50 ") || !hasReason(r, "mean 0.4") {
+	// Per second 3 requests were never preempted and 2 once: both in the
+	// first bucket, (0, 1], which is all the histogram proves.
+	if !hasReason(r, "preemptions per finished request: p50 ≤1, p99 ≤1, mean 0.4") {
 		t.Errorf("reasons %q lack preemptions per request", r.Reasons)
 	}
 	if !r.RecomputedMeasured || r.RecomputedTokensPerSecond != 1000 || !hasReason(r, "recomputing 1,000 prompt tokens/s (vllm:prompt_tokens_recomputed)") {
@@ -302,5 +304,25 @@ func TestRejectionsInAdvice(t *testing.T) {
 	}
 	if !slices.ContainsFunc(a.Summary, func(s string) bool { return strings.Contains(s, "the fleet is refusing work: 4 req/s") }) {
 		t.Errorf("summary %q", a.Summary)
+	}
+}
+
+// TestCountBucket writes a quantile of whole numbers as its bucket proves
+// it, never as an interpolated fraction.
+func TestCountBucket(t *testing.T) {
+	for _, tt := range []struct {
+		lower, upper float64
+		v            Num
+		want         string
+	}{
+		{0, 1, 0.5, "≤1"},
+		{1, 2, 1.5, "2"},
+		{5, 10, 7.5, "6–10"},
+		{20, math.Inf(1), 20, ">20"},
+		{math.NaN(), math.NaN(), NA, "n/a"},
+	} {
+		if got := (QuantileBucket{Lower: Num(tt.lower), Upper: Num(tt.upper)}).Count(tt.v); got != tt.want {
+			t.Errorf("(%v, %v] quantile %v: %q, want %q", tt.lower, tt.upper, tt.v, got, tt.want)
+		}
 	}
 }

@@ -78,8 +78,8 @@ func signalLines(r *analysis.ReplicaReport) []string {
 		fmtCount(r.WaitingCapacity), fmtCount(r.WaitingDeferred))
 	add(r.SleepLevel.Known(), "sleep level %s (0 awake, 1 weights offloaded, 2 discarded)", fmtCount(r.SleepLevel))
 	add(r.AdmissionRejectionsPerSecond.Known(), "admissions refused %s/s", fmtRate(r.AdmissionRejectionsPerSecond))
-	add(r.PreemptionsPerRequest.P50.Known(), "preemptions per request p50 %s p99 %s",
-		r.PreemptionsPerRequest.P50.Amount(), r.PreemptionsPerRequest.P99.Amount())
+	q := r.PreemptionsPerRequest
+	add(q.P50.Known(), "preemptions per request p50 %s p99 %s", q.P50Bucket.Count(q.P50), q.P99Bucket.Count(q.P99))
 	recomputed := "estimated"
 	if r.RecomputedMeasured {
 		recomputed = "counted"

@@ -136,3 +136,26 @@ func TestHeaderGroupLines(t *testing.T) {
 		t.Errorf("one group, yet group lines:\n%s", head)
 	}
 }
+
+// A sleeping replica has its own badge, its reason and its action on the
+// pane, ranks below a FULL one and above an idle one, and is counted in
+// the header.
+func TestSleepingPane(t *testing.T) {
+	sleeping := replica("gpu-s:8000", analysis.StateSleeping)
+	sleeping.Figures = naFigures()
+	sleeping.Running, sleeping.Waiting, sleeping.SleepLevel = 0, 0, 1
+	sleeping.Reasons = []string{"engine asleep at level 1 (weights offloaded to CPU memory): it serves nothing until woken"}
+	sleeping.Action = "wake it (POST /wake_up), or it is meant to sleep"
+	reps := []analysis.ReplicaReport{replica("gpu-i:8000", analysis.StateIdle), sleeping, replica("gpu-f:8000", analysis.StateFull)}
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, reps...)})
+	frame := ansi.Strip(m.View())
+	for _, want := range []string{"SLEEPING 1", "gpu-s:8000", "engine asleep at level 1", "→ wake it (POST"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("frame lacks %q:\n%s", want, frame)
+		}
+	}
+	full, asleep, idle := strings.Index(frame, "gpu-f:8000"), strings.Index(frame, "gpu-s:8000 "), strings.Index(frame, "gpu-i:8000")
+	if !(full < asleep && asleep < idle) {
+		t.Errorf("panes not worst first (FULL %d, SLEEPING %d, IDLE %d):\n%s", full, asleep, idle, frame)
+	}
+}

@@ -182,3 +182,19 @@ func figureKey(f catalogue.Figure) string {
 	}
 	return f.String()
 }
+
+// staleWindowShare is how much of the window an engine that counts only
+// when requests end must have watched without a counter moving before it
+// is STALE: one scrape interval short of the whole, as the window is
+// seldom filled to the millisecond.
+const staleWindowShare = 0.9
+
+// longEnoughForStale reports whether the window is long enough to call
+// the engine's still counters stale: any span for an engine that counts
+// as it works, most of the window for one that counts when requests end.
+func (ev *evidence) longEnoughForStale(cfg Config) bool {
+	if ev.Kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[ev.Kind].CountsAtEnd {
+		return true
+	}
+	return ev.SpanSeconds >= staleWindowShare*cfg.Window.Seconds()
+}

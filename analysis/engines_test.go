@@ -169,3 +169,33 @@ func TestFleetSuccessCountsStops(t *testing.T) {
 		t.Errorf("fleet success %v, requests/s %v; want 1 (vLLM's stops) and 5", rep.Fleet.SuccessRate, rep.Fleet.RequestsPerSecond)
 	}
 }
+
+// TestStaleWhenCountsAtEnd: TGI counts when a request ends, so a few
+// seconds in which long requests run and nothing moves are not STALE; a
+// whole window of it is.
+func TestStaleWhenCountsAtEnd(t *testing.T) {
+	still := func(seconds int) ([]catalogue.Sample, time.Time) {
+		s := newServer()
+		s.running = 18
+		s.finish(5, chat) // counters exist, then stand still
+		return run(s, seconds, time.Second)
+	}
+	for _, tt := range []struct {
+		engine  catalogue.EngineKind
+		seconds int
+		want    State
+	}{
+		{catalogue.EngineTGI, 3, StateHealthy},
+		{catalogue.EngineTGI, 30, StateStale},
+		{catalogue.EngineVLLM, 3, StateStale},
+	} {
+		samples, now := still(tt.seconds)
+		samples = asEngine(samples, tt.engine)
+		for i := range samples {
+			samples[i].Total.Scalars[catalogue.FinishedRequests] = 5 // asEngine counts on; these stand still
+		}
+		if r := analyzeOne(samples, now, DefaultConfig()); r.State != tt.want {
+			t.Errorf("%v still for %ds: %v, want %v; reasons %q", tt.engine, tt.seconds, r.State, tt.want, r.Reasons)
+		}
+	}
+}

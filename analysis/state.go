@@ -391,8 +391,8 @@ const staleAction = "check PROMETHEUS_MULTIPROC_DIR (one shared, emptied directo
 // staleVerdict: the server answers, reports running requests, but no
 // counter moved over the window; or every engine value is zero while the
 // HTTP request counter rose (an empty multiprocess directory).
-func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, _ Config) (verdict, bool) {
-	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved {
+func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (verdict, bool) {
+	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && ev.longEnoughForStale(cfg) {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
 			"running %s but no counter moved over %s (%d scrapes)", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples)}}, true
 	}

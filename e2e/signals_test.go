@@ -1,12 +1,18 @@
 package e2e
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -118,5 +124,62 @@ func TestEnginesFleetClassification(t *testing.T) {
 				t.Errorf("running %v, error %q: the engine's own gauges, read", rr.Running, rr.Error)
 			}
 		})
+	}
+}
+
+// TestRouterBesideItsReplicasOverHTTP serves a real endpoint-picker page
+// (an llm-d / Gateway API Inference Extension capture) beside two
+// simulated vLLM replicas: the router is read as a router with its two
+// backends, not DOWN, and the fleet's totals are the replicas' alone.
+func TestRouterBesideItsReplicasOverHTTP(t *testing.T) {
+	capture, err := os.ReadFile(filepath.Join("..", "page", "testdata", "real", "repo-yalmashad_Inference-gwapi-282f0d73-gie_epp-chart_v1.0.1-EXCERPT.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	for _, line := range strings.SplitAfter(string(capture), "\n") {
+		if strings.TrimSpace(line) != "..." { // the excerpt's elisions are no exposition lines
+			body = append(body, line...)
+		}
+	}
+	router := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(router.Close)
+
+	r := newFleetRun(t, sim.Options{Replicas: 2, Scenario: sim.Healthy, Seed: 1})
+	r.fleet.Advance(warmUp)
+	reports := r.steps(5)
+	target, err := scrape.ParseTarget(router.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingester := page.NewIngester()
+	var samples []catalogue.Sample
+	for _, rep := range reports {
+		got, contentType, err := r.client.Fetch(t.Context(), target, healthyTimeout, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ingester.Ingest(got, contentType)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Time = rep.Time
+		samples = append(samples, s)
+	}
+	inputs := append(slices.Clone(r.inputs), catalogue.Readings{Target: target.Name, Samples: samples})
+	rep := analysis.Analyze(reports[len(reports)-1].Time, inputs, r.cfg, nil)
+	rr := rep.Replicas[2]
+	if rr.State == analysis.StateDown || rr.Router != catalogue.RouterEndpointPicker || len(rr.Backends) != 2 {
+		t.Fatalf("router: %v, %q, backends %v; reasons %q", rr.State, rr.Router, rr.Backends, rr.Reasons)
+	}
+	if !slices.ContainsFunc(rr.Reasons, func(s string) bool { return strings.Contains(s, "endpoint-picker router in front of 2 backends") }) {
+		t.Errorf("router reasons %q", rr.Reasons)
+	}
+	want := rep.Replicas[0].Running + rep.Replicas[1].Running
+	if rep.Fleet.Routers != 1 || rep.Fleet.Running != want {
+		t.Errorf("fleet: routers %d, running %v; want 1 and the replicas' %v", rep.Fleet.Routers, rep.Fleet.Running, want)
 	}
 }

@@ -28,7 +28,7 @@ var version = "dev"
 type cli struct {
 	Watch   command.Watch    `cmd:"" default:"withargs" help:"Watch vLLM replicas live (the default command: vtop [flags] [target…])."`
 	Analyze command.Analyze  `cmd:"" help:"Report on two saved /metrics pages taken N seconds apart (curl …/metrics > before.txt)."`
-	Sim     command.Sim      `cmd:"" help:"Serve simulated vLLM replicas on loopback, one URL per line, until interrupted."`
+	Sim     command.Sim      `cmd:"" help:"Serve simulated inference servers (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) on loopback, one URL per line, until interrupted."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	// Recordings: keep the evidence, replay it, export it, compare two.

@@ -1,6 +1,7 @@
 // Package bench holds vtop's performance harnesses: fleet.sh (vtop against
 // Prometheus on the same simulated fleet), a benchmark of one monitor round
-// over a fleet served by another process (for CPU profiles), and the
-// latency checks of the dashboard. They are run by hand; BENCHMARKS.md at
+// over a fleet served by another process (for CPU profiles), the latency
+// checks of the dashboard, and ingest.sh (the page parser of an older
+// commit against the work tree's, on the same pages). They are run by hand; BENCHMARKS.md at
 // the top of the repository says how and records the figures.
 package bench

@@ -45,9 +45,9 @@ type Watch struct {
 	JSONL    bool          `name:"jsonl" help:"No screen: print the report as one JSON line per interval until interrupted or --duration."`
 	Duration time.Duration `help:"With --jsonl: stop after this long."`
 
-	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
+	Demo         bool   `help:"Watch a simulated fleet of inference servers served on loopback (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp): no GPU needed."`
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
-	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
+	DemoScenario string `default:"engines" enum:"healthy,full,slow,preempting,spike,mixed,idle,engines,disaggregated" placeholder:"S" help:"With --demo: the scenario (${enum}; default engines: the mixed states, each replica served by the next engine in turn; mixed: the same states, all vLLM)."`
 
 	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
 

@@ -82,6 +82,8 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
 	sections = append(sections, "")
 	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
+	sections = append(sections, "")
+	sections = append(sections, engineFigures(th, r)...)
 	if len(r.Engines) > 1 {
 		sections = append(sections, "")
 		sections = append(sections, engineTable(th, r)...)
@@ -94,7 +96,7 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 // nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
+	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
 	if r.Fault != "" {
 		title = append(title, th.alert.Render(r.Fault))
 	}

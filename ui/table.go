@@ -42,7 +42,8 @@ type cellCtx struct {
 const (
 	colTarget = 0
 	colModel  = 1
-	colState  = 2
+	colEngine = 2
+	colState  = 3
 )
 
 // tableColumns are the table's columns; s and S step through the ones
@@ -50,18 +51,19 @@ const (
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
 	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "engine", drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
 	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
 	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
-	numColumn("gen tok/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
+	numColumn("gen tok/s", 5, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
 	quantileColumn("TTFT p99", 0, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.TTFT }),
-	quantileColumn("ITL p99", 5, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
-	numColumn("preempt/s", 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
-	numColumn("success", 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
-	gpuColumn("GPU%", 3, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
-	gpuColumn("GMEM%", 1, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
+	quantileColumn("ITL p99", 6, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
+	numColumn("preempt/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
+	numColumn("success", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	gpuColumn("GPU%", 4, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
+	gpuColumn("GMEM%", 2, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
 }
 
@@ -164,6 +166,8 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		d = cmp.Compare(a.State, b.State)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
+	case col == colEngine:
+		d = strings.Compare(engineName(a), engineName(b))
 	default:
 		d = strings.Compare(a.Target, b.Target)
 	}

@@ -118,6 +118,7 @@ func (m Model) headerLines(w int) []string {
 		lines = append(lines, src)
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
+	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
 		if len(imb) > 1 {

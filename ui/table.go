@@ -239,6 +239,13 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 	left := w - used()
 	for _, i := range keep {
 		widths[i] = need(i)
+		if left < 0 && tableColumns[i].onlyDown {
+			// Nothing else can go: the error column takes what is left
+			// rather than pushing the row past the edge, where every row
+			// would end in a cut.
+			widths[i] = max(widths[i]+left, minErrorW)
+			left = 0
+		}
 		if tableColumns[i].minW > 0 && left > 0 {
 			more := min(natural[i]-widths[i], left)
 			widths[i] += more
@@ -247,6 +254,13 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 	}
 	return keep, widths
 }
+
+// minErrorW is the narrowest the error column gets: enough for an age
+// and the end of a reason ("2m ago: …refused").
+const minErrorW = 12
+
+// minErrorEnd is the least of an error's end worth showing beside its age.
+const minErrorEnd = 10
 
 // commonEnds is the length of the prefix and of the suffix every target
 // shares: what does not tell the rows apart, and may be elided first.
@@ -482,9 +496,15 @@ func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 		case c.onlyDown && ansi.StringWidth(text) > t.widths[i]:
 			// An error says what went wrong at its end ("connection
 			// refused"): keep the age and the end.
+			// When the column is too narrow for both, the end wins: the
+			// age is in the detail view.
 			age, msg, _ := strings.Cut(text, ": ")
-			keep := max(t.widths[i]-ansi.StringWidth(age)-2, 1)
-			text = age + ": " + ansi.TruncateLeft(msg, ansi.StringWidth(msg)-keep+1, "…")
+			prefix := age + ": "
+			if t.widths[i]-ansi.StringWidth(prefix) < minErrorEnd {
+				prefix = ""
+			}
+			keep := max(t.widths[i]-ansi.StringWidth(prefix), 1)
+			text = prefix + ansi.TruncateLeft(msg, ansi.StringWidth(msg)-keep+1, "…")
 		}
 		b.WriteString(cellText(text, t.widths[i], c.right) + " ")
 	}

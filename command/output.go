@@ -178,8 +178,12 @@ func engineText(rep analysis.ReplicaReport) string {
 
 // writeFleet writes the totals and the scaling advice of the fleet.
 func writeFleet(w io.Writer, fl analysis.FleetFigures) {
-	fmt.Fprintf(w, "\nfleet: %d replicas, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
-		fl.Replicas, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
+	noun := "replicas"
+	if fl.Replicas == 1 {
+		noun = "replica"
+	}
+	fmt.Fprintf(w, "\nfleet: %d %s, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
+		fl.Replicas, noun, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
 		fl.Waiting.Count(), fl.WorstTTFTP99.Seconds())
 	if fl.Worst != "" {
 		fmt.Fprintf(w, " · worst %s", fl.Worst)

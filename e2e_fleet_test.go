@@ -61,11 +61,11 @@ func TestFleetFirstScreenInTmux(t *testing.T) {
 }
 
 // fleetStates are the state words, worst first, as the header counts them.
-var fleetStates = []string{"DOWN", "PREEMPTING", "FULL", "SLOW", "STALE", "IDLE", "HEALTHY"}
+var fleetStates = []string{"DOWN", "PREEMPTING", "FULL", "SLOW", "STALE", "SLEEPING", "IDLE", "HEALTHY"}
 
 var (
-	headerCount = regexp.MustCompile(`\b(DOWN|PREEMPTING|FULL|SLOW|STALE|IDLE|HEALTHY) (\d+)\b`)
-	paneBadge   = regexp.MustCompile(`(DOWN|PREEMPTING|FULL|SLOW|STALE|IDLE|HEALTHY)[│┃]`)
+	headerCount = regexp.MustCompile(`\b(DOWN|PREEMPTING|FULL|SLOW|STALE|SLEEPING|IDLE|HEALTHY) (\d+)\b`)
+	paneBadge   = regexp.MustCompile(`(DOWN|PREEMPTING|FULL|SLOW|STALE|SLEEPING|IDLE|HEALTHY)[│┃]`)
 )
 
 // headerLines are the lines above the first pane or table.

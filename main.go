@@ -28,7 +28,7 @@ var version = "dev"
 type cli struct {
 	Watch   command.Watch    `cmd:"" default:"withargs" help:"Watch vLLM replicas live (the default command: vtop [flags] [target…])."`
 	Analyze command.Analyze  `cmd:"" help:"Report on two saved /metrics pages taken N seconds apart (curl …/metrics > before.txt)."`
-	Sim     command.Sim      `cmd:"" help:"Serve simulated vLLM replicas on loopback, one URL per line, until interrupted."`
+	Sim     command.Sim      `cmd:"" help:"Serve simulated inference servers (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) on loopback, one URL per line, until interrupted."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 
 	// Recordings: keep the evidence, replay it, export it, compare two.
@@ -49,7 +49,7 @@ func run(args []string) int {
 	parser, err := kong.New(&c,
 		kong.Name("vtop"),
 		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds},
+		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds, "gpufaults": command.GPUFaultKinds},
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 	if err != nil {

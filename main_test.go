@@ -389,7 +389,7 @@ func TestOnceExitCodes(t *testing.T) {
 		wantOut  []string // in stdout
 	}{
 		{"idle replica", []string{"--once", "--window", "2s", idle}, command.ExitHealthy,
-			[]string{"IDLE", "fleet: 1 replicas, 1 up"}},
+			[]string{"IDLE", "fleet: 1 replica, 1 up"}},
 		{"full replica is degraded", []string{"--once", "--window", "2s", full}, command.ExitDegraded,
 			[]string{"FULL", "add replicas"}},
 		{"full beside idle: the worst decides", []string{"--once", "--json", "--window", "2s", idle, full}, command.ExitDegraded,

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -24,6 +25,7 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 		r.Replicas = append(r.Replicas, analyzeReplica(now, t, cfg, befores[i]))
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg)
+	fleetGroups(&r.Fleet, r.Replicas, cfg)
 	if prev != nil {
 		r.Events = events(now, r.Replicas, befores, cfg)
 	}
@@ -82,8 +84,18 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
 		ev.WasSlow = prev != nil && prev.State == StateSlow
+		describeEngine(&rep, newestGood)
+		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		if c.State != StateDown {
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+			if ev.Router {
+				c.Reasons = append(c.Reasons, routerNote(&rep))
+			}
+			if ev.NIXLFailed > 0 {
+				// Failing transfers lose work whatever the state: they
+				// are flagged on the pane as a scrape problem is.
+				rep.Warnings = append(slices.Clip(rep.Warnings), nixlFailureText(&rep.Figures, &ev))
+			}
 		}
 	}
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis)
@@ -226,8 +238,7 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 
 // naFigures returns Figures in which everything is unknown.
 func naFigures() Figures {
-	na := QuantileBucket{Lower: NA, Upper: NA}
-	q := Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}
+	q := naQuantiles()
 	return Figures{
 		Running: NA, Waiting: NA, KVCacheUsage: NA,
 		RequestsPerSecond: NA,
@@ -241,6 +252,7 @@ func naFigures() Figures {
 		KVCapacityTokens: NA, MaxSeqsKVHolds: NA,
 		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q,
 		Goodput: NA,
+		Signals: naSignals(),
 	}
 }
 
@@ -249,6 +261,7 @@ func naFigures() Figures {
 func gaugesOnly(f Figures) Figures {
 	g := naFigures()
 	g.Running, g.Waiting, g.KVCacheUsage, g.KVCapacityTokens = f.Running, f.Waiting, f.KVCacheUsage, f.KVCapacityTokens
+	g.WaitingCapacity, g.WaitingDeferred, g.SleepLevel = f.WaitingCapacity, f.WaitingDeferred, f.SleepLevel
 	return g
 }
 

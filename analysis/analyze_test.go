@@ -134,12 +134,12 @@ func TestStates(t *testing.T) {
 				samples[i] = catalogue.Sample{Time: samples[i].Time, Err: "dial tcp 10.0.0.7:8000: connect: connection refused"}
 			}
 			return samples, now.Add(5 * time.Second)
-		}, StateDown, "scrape failing since 14:00:28 (3 failed in a row): dial tcp", "check the vLLM process / pod behind gpu-a:8000"},
-		{"down: no vLLM metrics", func() ([]catalogue.Sample, time.Time) {
+		}, StateDown, "scrape failing since 14:00:28 (3 failed in a row): dial tcp", "check the inference server process / pod behind gpu-a:8000"},
+		{"down: no inference-engine metrics", func() ([]catalogue.Sample, time.Time) {
 			samples, now := steadyChat()
 			samples[30] = catalogue.Sample{Time: samples[30].Time, Total: catalogue.NewSeries(), KVCapacityTokens: math.NaN()}
 			return samples, now
-		}, StateDown, noVLLMReason, "--disable-log-stats"},
+		}, StateDown, noEngineReason, "--disable-log-stats"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,18 @@ type evidence struct {
 	CountersMoved bool    // some engine counter increased in the window
 	AllZero       bool    // every engine value is zero in every sample
 	ResetMs       int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
+
+	// The evidence of vLLM's newest families; NaN (or no readings) when the
+	// page lacks them.
+	WaitingCapacity gaugeStats // requests waiting for scheduler capacity
+	Rejections      float64    // increase of admission rejections
+	NIXLFailed      float64    // increase of failed NIXL KV transfers
+	SleepLevel      float64    // the newest sleep level
+
+	// Kind is the engine whose page it is; Router is set for a router's
+	// page, judged on whatever its summed figures show.
+	Kind   catalogue.EngineKind
+	Router bool
 }
 
 // engineCounters are the scalars whose movement tells a live engine.
@@ -60,6 +72,7 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 	}
 
 	w.finishFigures(&f, &ev, finished)
+	w.finishedTotal(&f, &ev, scalar)
 	f.PromptTokensPerSecond = Num(w.rate(scalar(catalogue.PromptTokens)))
 	f.GenerationTokensPerSecond = Num(w.rate(scalar(catalogue.GenerationTokens)))
 	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)
@@ -86,6 +99,7 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 		f.RecomputedTokensPerSecond = 0
 	}
 
+	w.signalFigures(&f, &ev, series, scalar)
 	w.counterMovement(&ev, series, scalar, finished)
 	return f, ev
 }
@@ -142,20 +156,7 @@ func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(catalogue.Scal
 
 // latencyFigures fills the quantiles, the request shape and the goodput.
 func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Config) {
-	quantiles := func(h catalogue.Histogram) (Quantiles, histogramWindow) {
-		hw := w.histogram(series, h)
-		return Quantiles{
-			Mean: ratio(Num(hw.Sum), Num(hw.Count)),
-			P50:  Num(preparedQuantile(0.5, hw.Buckets)),
-			P90:  Num(preparedQuantile(0.9, hw.Buckets)),
-			P99:  Num(preparedQuantile(0.99, hw.Buckets)),
-
-			Observations: Num(hw.Count),
-			P50Bucket:    quantileBucket(0.5, hw.Buckets),
-			P90Bucket:    quantileBucket(0.9, hw.Buckets),
-			P99Bucket:    quantileBucket(0.99, hw.Buckets),
-		}, hw
-	}
+	quantiles := func(h catalogue.Histogram) (Quantiles, histogramWindow) { return w.quantiles(series, h) }
 	var ttft, e2e histogramWindow
 	f.TTFT, ttft = quantiles(catalogue.TTFT)
 	ttftShare := shareWithin(cfg.SLOTTFT.Seconds(), ttft.Buckets)

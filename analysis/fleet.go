@@ -28,6 +28,7 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 	var stop, finished sum
 	var rps, prompt, generation, running, waiting sum
 	worst := -1
+	separate := hasOwnReplicas(reps)
 	for i := range reps {
 		r := &reps[i]
 		ff.States[r.State.String()]++
@@ -42,14 +43,22 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 			continue
 		}
 		ff.Up++
+		if separate && frontsOthers(r) {
+			ff.Routers++
+			continue
+		}
 		up = append(up, r)
 		rps.add(r.RequestsPerSecond)
 		prompt.add(r.PromptTokensPerSecond)
 		generation.add(r.GenerationTokensPerSecond)
 		running.add(r.Running)
 		waiting.add(r.Waiting)
-		stop.add(r.FinishedPerSecond.Stop)
-		finished.add(r.RequestsPerSecond)
+		if r.FinishedPerSecond.Stop.Known() {
+			// Only replicas that count their stops: an engine without
+			// finish reasons would pass its requests for failures.
+			stop.add(r.FinishedPerSecond.Stop)
+			finished.add(r.RequestsPerSecond)
+		}
 		if r.TTFT.P99.Known() && (!ff.WorstTTFTP99.Known() || r.TTFT.P99 > ff.WorstTTFTP99) {
 			ff.WorstTTFTP99 = r.TTFT.P99
 		}
@@ -174,7 +183,7 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 		Replicas: len(up), TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA,
-		RecommendedReplicas: NA, BacklogClearSeconds: NA,
+		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
 		Summary: []string{},
 	}
 	if len(up) == 0 {
@@ -182,10 +191,11 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 		a.Summary = append(a.Summary, a.Recommendation)
 		return a
 	}
-	var arrivals, waiting, growth, fullRate sum
+	var arrivals, waiting, growth, fullRate, rejections sum
 	fullCount := 0
 	for _, r := range up {
 		arrivals.add(r.ArrivalsPerSecond)
+		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		growth.add(r.WaitingGrowth)
 		// A capacity is a sustained rate: a replica FULL on its first two
@@ -197,6 +207,11 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 	}
 	replicas := Num(len(up))
 	a.ArrivalsPerSecond = arrivals.value()
+	if a.RejectionsPerSecond = rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
+		// A refused request was asked for: it is demand the fleet must
+		// serve, not traffic that went away.
+		a.ArrivalsPerSecond += a.RejectionsPerSecond
+	}
 	a.WaitingTargetPerReplica = a.ArrivalsPerSecond / replicas * a.TargetQueueSeconds
 	a.MeanWaitingPerReplica = waiting.value() / replicas
 	if a.WaitingTargetPerReplica > 0 && a.MeanWaitingPerReplica.Known() {
@@ -214,6 +229,10 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 		a.recommendByQueue(waiting.value(), growth.value())
 	}
 	a.Summary = append([]string{a.Recommendation}, adviceSummary(&a)...)
+	if a.RejectionsPerSecond > 0 {
+		a.Summary = append(a.Summary, fmt.Sprintf("the fleet is refusing work: %s of admissions rejected (HTTP 503), counted in the arrivals as demand",
+			perSecond(a.RejectionsPerSecond.Float())))
+	}
 	return a
 }
 

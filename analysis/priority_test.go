@@ -103,7 +103,7 @@ func TestStatePriority(t *testing.T) {
 func TestSlowOutranksStale(t *testing.T) {
 	running := gaugeStats{First: 12, Last: 12, Min: 12, Max: 12, Mean: 12, N: staleMinSamples}
 	idleQueue := gaugeStats{N: staleMinSamples}
-	ev := evidence{Samples: staleMinSamples, SpanSeconds: 2, Running: running, Waiting: idleQueue,
+	ev := evidence{Kind: catalogue.EngineVLLM, Samples: staleMinSamples, SpanSeconds: 2, Running: running, Waiting: idleQueue,
 		KVCacheUsage: idleQueue, Finished: 0, Preemptions: 0, CountersKnown: true}
 	for _, tt := range []struct {
 		name    string

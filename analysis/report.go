@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/gpu"
 )
 
 // Num is a figure that may be unknown. NaN means "n/a": the server does not
@@ -61,10 +64,14 @@ type State uint8
 // The states, from best to worst. StateWarming is a replica that cannot be
 // judged yet: it ranks above the states that prove a replica fine, so that
 // it is not read as one of them, and below every state that proves a
-// problem, which needs the engineer first.
+// problem, which needs the engineer first. StateSleeping is an engine put
+// to sleep (vLLM's /sleep): it answers, so it is not down, and it could
+// not serve if asked, so it is not idle; it ranks above idle because it
+// may be asleep by mistake.
 const (
 	StateHealthy State = iota
 	StateIdle
+	StateSleeping
 	StateWarming
 	StateStale
 	StateSlow
@@ -73,7 +80,7 @@ const (
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "warming", "stale", "slow", "full", "preempting", "down"}
+var stateNames = [...]string{"healthy", "idle", "sleeping", "warming", "stale", "slow", "full", "preempting", "down"}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {
@@ -244,6 +251,9 @@ type Figures struct {
 	// SLO, read off the buckets (a lower bound when an SLO falls inside a
 	// bucket).
 	Goodput Num `json:"goodput"`
+
+	// Signals are the figures of vLLM's newest families.
+	Signals
 }
 
 // EngineReport is one data-parallel engine of a replica.
@@ -285,7 +295,8 @@ type ReplicaReport struct {
 	restartCause string    // how the restart shows, for its event
 	// LastGood is the time of the newest good scrape (zero if none).
 	LastGood time.Time `json:"last_good_scrape,omitzero"`
-	// Warnings are scrape problems that did not fail the scrape.
+	// Warnings are scrape problems that did not fail the scrape, and
+	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`
 
 	// Pending and PendingCount carry the hysteresis between evaluations: a
@@ -295,6 +306,33 @@ type ReplicaReport struct {
 
 	// Point is this evaluation reduced for the history (sparklines, charts).
 	Point Point `json:"-"`
+
+	// Fault is the badge of a hardware fault on a GPU joined to the
+	// replica ("XID 79"); "" when none (ApplyGPUs).
+	Fault string `json:"gpu_fault,omitempty"`
+	// GPUCount is how many GPUs the evidence joins to the replica;
+	// GPUUtilization is their mean busy share and GPUMemoryUsage their
+	// framebuffer used ÷ total, both meaningful only when GPUCount > 0
+	// (the report's gpus list has every figure for JSON readers).
+	GPUCount       int `json:"gpu_count,omitempty"`
+	GPUUtilization Num `json:"-"`
+	GPUMemoryUsage Num `json:"-"`
+	// EngineKind is the inference engine whose page this is ("unknown"
+	// before the first good scrape, or for a router's page of no engine).
+	EngineKind catalogue.EngineKind `json:"engine_kind"`
+	// Router names a router whose page describes Backends rather than one
+	// replica; its figures are theirs, summed, and never added to the
+	// fleet's totals beside them.
+	Router   catalogue.RouterKind `json:"router,omitempty"`
+	Backends []string             `json:"backends,omitempty"`
+	// Role is the prefill/decode role the page states, if any.
+	Role catalogue.Role `json:"role,omitempty"`
+	// Derived says, per figure (its JSON name), how a figure the engine
+	// does not export as such was computed from what it does export.
+	Derived map[string]string `json:"derived,omitempty"`
+	// LoRA lists the adapters of running and waiting requests; nil when
+	// the page does not say.
+	LoRA *LoRAReport `json:"lora,omitempty"`
 }
 
 // Advice is the fleet's scaling advice: ONE replica count to act on
@@ -325,6 +363,10 @@ type Advice struct {
 	BacklogClearSeconds Num `json:"backlog_clear_seconds"`
 
 	Summary []string `json:"summary"` // the recommendation, then the sentences with the numbers
+
+	// RejectionsPerSecond are the admissions the replicas refused (HTTP
+	// 503); they are demand, so ArrivalsPerSecond includes them.
+	RejectionsPerSecond Num `json:"rejections_per_second"`
 }
 
 // Imbalance names a replica far from the fleet median.
@@ -353,6 +395,14 @@ type FleetFigures struct {
 	Worst                     string         `json:"worst"` // target of the worst replica
 	Imbalance                 []Imbalance    `json:"imbalance"`
 	Advice                    Advice         `json:"advice"`
+
+	// Routers counts the router and frontend pages left out of the
+	// totals: their figures are those of replicas counted already.
+	Routers int `json:"routers"`
+	// Groups are the replicas by model and role, each with its own totals,
+	// worst replica and advice: arrivals of one model say nothing about
+	// another's queue. Nil inside a group.
+	Groups []FleetGroup `json:"groups,omitempty"`
 }
 
 // Report is the whole analysis of one evaluation: every replica and the
@@ -370,6 +420,12 @@ type Report struct {
 	// own error says everything. The monitor fills it: the analysis only
 	// carries it.
 	Source *SourceStatus `json:"source,omitempty"`
+	// GPUs are the GPUs (or MIG instances) under the fleet, each with the
+	// replica the evidence joins it to; empty when no GPU source answers,
+	// nil when none was asked (ApplyGPUs).
+	GPUs []gpu.GPU `json:"gpus"`
+	// GPUSources are the sources of the GPU figures and their notes.
+	GPUSources []GPUSource `json:"gpu_sources,omitempty"`
 }
 
 // SourceStatus is the health of the source of a report, apart from its

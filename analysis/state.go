@@ -16,8 +16,9 @@ type verdict struct {
 	Action  string
 }
 
-// noVLLMReason is the evidence for a page that answers without vLLM metrics.
-const noVLLMReason = "no vLLM metrics on this page (wrong port, or --disable-log-stats?)"
+// noEngineReason is the evidence for a page that answers without the
+// metrics of any inference engine vtop reads.
+const noEngineReason = "no inference-engine metrics on this page that vtop reads (vLLM, SGLang, trtllm-serve, TGI, llama.cpp, Dynamo): wrong port or path, or vLLM's --disable-log-stats?"
 
 // Thresholds of the state rules.
 const (
@@ -45,18 +46,18 @@ const (
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
-// failed, or the newest page has no vLLM metrics. samples are all the
+// failed, or the newest page has no inference-engine metrics. samples are all the
 // target's samples up to now, oldest first, and must not be empty.
 func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verdict, bool) {
 	newest := &samples[len(samples)-1]
 	if newest.OK() {
-		if newest.HasVLLM {
+		if newest.HasEngineMetrics() {
 			return verdict{}, false
 		}
 		return verdict{
 			State:   StateDown,
-			Reasons: []string{noVLLMReason},
-			Action:  "point vtop at the vLLM API server port (default 8000) and check that --disable-log-stats is not set",
+			Reasons: []string{noEngineReason},
+			Action:  "point vtop at the inference server's metrics (vLLM: port 8000, without --disable-log-stats; trtllm-serve: " + catalogue.TRTLLMPath + ")",
 		}, true
 	}
 	first := len(samples) - 1
@@ -77,21 +78,50 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 	return verdict{
 		State:   StateDown,
 		Reasons: reasons,
-		Action:  fmt.Sprintf("check the vLLM process / pod behind %s: %s", target, errText),
+		Action:  fmt.Sprintf("check the inference server process / pod behind %s: %s", target, errText),
 	}, true
 }
 
 // classify picks the candidate state of an up replica from its figures, in
-// priority order: warming (one reading proves nothing else), preempting,
-// full, slow, stale, idle, healthy.
+// priority order: sleeping (the engine says so), warming (one reading
+// proves nothing else), preempting, full, slow, stale, idle, healthy. A
+// state the engine's page cannot show is not judged, and the reasons say
+// so (see engineNotes).
 func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
+	v := classifyRules(f, ev, httpIncrease, cfg)
+	v.Reasons = append(v.Reasons, signalNotes(f, ev)...)
+	v.Reasons = append(v.Reasons, engineNotes(v.State, ev)...)
+	return v
+}
+
+// stateRule is one rule of classify and the judgement it makes.
+type stateRule struct {
+	judgement catalogue.Judgement
+	judge     func(*Figures, *evidence, float64, Config) (verdict, bool)
+}
+
+// stateRules are classify's rules in priority order.
+var stateRules = []stateRule{
+	{catalogue.JudgePreempting, preemptingVerdict},
+	{catalogue.JudgeFull, fullVerdict},
+	{catalogue.JudgeFull, rejectingVerdict},
+	{catalogue.JudgeSlow, slowVerdict},
+	{catalogue.JudgeStale, staleVerdict},
+	{catalogue.JudgeIdle, idleVerdict},
+}
+
+func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
+	if v, ok := sleepingVerdict(f, ev); ok {
+		return v
+	}
 	if ev.Samples < 2 {
 		return warmingUpVerdict(f, ev)
 	}
-	for _, rule := range []func(*Figures, *evidence, float64, Config) (verdict, bool){
-		preemptingVerdict, fullVerdict, slowVerdict, staleVerdict, idleVerdict,
-	} {
-		if v, ok := rule(f, ev, httpIncrease, cfg); ok {
+	for _, rule := range stateRules {
+		if !ev.canJudge(rule.judgement) {
+			continue
+		}
+		if v, ok := rule.judge(f, ev, httpIncrease, cfg); ok {
 			return v
 		}
 	}
@@ -120,7 +150,14 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 	}
 	reasons := []string{fmt.Sprintf("%s over %s (%s/s), KV cache at %s",
 		plural(ev.Preemptions, "preemption"), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
-	if f.RecomputedTokensPerSecond.Known() {
+	if perRequest := preemptionsPerRequestText(f); perRequest != "" {
+		reasons = append(reasons, perRequest)
+	}
+	switch {
+	case f.RecomputedMeasured:
+		reasons = append(reasons, fmt.Sprintf("recomputing %s prompt tokens/s (vllm:prompt_tokens_recomputed)",
+			count(f.RecomputedTokensPerSecond.Float())))
+	case f.RecomputedTokensPerSecond.Known():
 		reasons = append(reasons, fmt.Sprintf("recomputing about %s tokens/s (preemptions/s × (mean prompt + half the mean output))",
 			count(f.RecomputedTokensPerSecond.Float())))
 	}
@@ -138,7 +175,7 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 // fullVerdict: requests wait, the queue is not draining and the batch is
 // flat at its cap.
 func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
-	run, wait := ev.Running, ev.Waiting
+	run, wait := ev.Running, ev.queueStats()
 	// A queue that persists through every reading, not requests that wait
 	// a step for the scheduler: a healthy server shows those too.
 	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < 2 {
@@ -162,8 +199,15 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	if ev.KVCacheUsage.Last >= kvBoundUsage {
 		bound = "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
 	}
-	reasons := []string{fmt.Sprintf("waiting %s → %s over %s while running stays at %s (%s)",
-		count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	waitingWord := "waiting"
+	if ev.WaitingCapacity.N > 0 {
+		waitingWord = "waiting for capacity"
+	}
+	reasons := []string{fmt.Sprintf("%s %s → %s over %s while running stays at %s (%s)",
+		waitingWord, count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	if ev.Rejections > 0 {
+		reasons = append(reasons, rejectionText(f, ev))
+	}
 	if f.WaitingGrowth < 0 && wait.Last < wait.First {
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(float64(-f.WaitingGrowth)), seconds(wait.Last/float64(-f.WaitingGrowth))))
@@ -182,8 +226,8 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
 	}
 	target := cfg.TargetQueueTime.Seconds()
-	action := fmt.Sprintf("add replicas; scale on vllm:num_requests_waiting with target %s per replica (Little's law: %s req/s × %s s)",
-		amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
+	action := fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
+		waitingMetric(ev.Kind), amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
 	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
 }
 
@@ -202,7 +246,7 @@ func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	}
 	var reasons, actions []string
 	if ttftOver {
-		r, a := ttftCause(f, cfg)
+		r, a := ttftCause(f, ev.Kind, cfg)
 		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	if itlOver {
@@ -274,7 +318,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 // ttftCause splits mean TTFT into its queue and prefill phases (means are
 // exact, from _sum and _count; quantiles do not add up) and names the phase
 // that dominates: waiting for a batch slot, or prefill.
-func ttftCause(f *Figures, cfg Config) ([]string, string) {
+func ttftCause(f *Figures, kind catalogue.EngineKind, cfg Config) ([]string, string) {
 	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
 	if !queue.Known() && !prefill.Known() {
@@ -286,9 +330,11 @@ func ttftCause(f *Figures, cfg Config) ([]string, string) {
 		seconds(f.TTFT.Mean.Float()), seconds(f.Queue.Mean.Float()), percent(queue.Float()),
 		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
 	switch {
+	case queue >= dominantShare && f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0):
+		return reasons, deferredAction(f)
 	case queue >= dominantShare:
-		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on vllm:num_requests_waiting",
-			count(f.Running.Float()), count(f.Waiting.Float()))
+		return reasons, fmt.Sprintf("requests wait for a batch slot (running %s, waiting %s): add replicas, and scale on %s",
+			count(f.Running.Float()), count(f.Waiting.Float()), waitingMetric(kind))
 	case prefill >= dominantShare:
 		return reasons, prefillAction(f)
 	case queue.Known() && prefill.Known():
@@ -345,8 +391,8 @@ const staleAction = "check PROMETHEUS_MULTIPROC_DIR (one shared, emptied directo
 // staleVerdict: the server answers, reports running requests, but no
 // counter moved over the window; or every engine value is zero while the
 // HTTP request counter rose (an empty multiprocess directory).
-func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, _ Config) (verdict, bool) {
-	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved {
+func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (verdict, bool) {
+	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && ev.longEnoughForStale(cfg) {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
 			"running %s but no counter moved over %s (%d scrapes)", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples)}}, true
 	}
@@ -383,10 +429,11 @@ const holdNote = "pending: "
 func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
 	// The first evaluations after a target appears only gather evidence:
 	// holding their provisional state back would delay the first real one.
-	// DOWN and WARMING are facts about the scrapes, not judgments of the
-	// figures: they show at once, and so does leaving them.
+	// DOWN and WARMING are facts about the scrapes, and SLEEPING one the
+	// engine states, not judgments of the figures: they show at once, and
+	// so does leaving them.
 	settling := prev != nil && prev.Samples < fullMinSamples
-	immediate := func(s State) bool { return s == StateDown || s == StateWarming }
+	immediate := func(s State) bool { return s == StateDown || s == StateWarming || s == StateSleeping }
 	if prev == nil || n <= 1 || settling || c.State == prev.State || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}

@@ -2,6 +2,8 @@
 // Prometheus and against the floor, bench/floor, on the same simulated
 // fleet), screen.sh (the dashboard's memory as its history fills), a
 // benchmark of one monitor round over a fleet served by another process
-// (for CPU profiles), and the latency checks of the dashboard. They are run by hand; BENCHMARKS.md at
+// (for CPU profiles), the latency checks of the dashboard, and ingest.sh
+// (the page parser of an older commit against the work tree's, on the same
+// pages). They are run by hand; BENCHMARKS.md at
 // the top of the repository says how and records the figures.
 package bench

@@ -66,6 +66,11 @@ type Capability struct {
 	// FrontsWorkers marks a frontend whose figures are those of workers
 	// that may be scraped too: never add the two.
 	FrontsWorkers bool
+	// CountsAtEnd marks an engine whose counters move only when a request
+	// ends (TGI counts requests and, through its length histograms,
+	// tokens then): while long requests run nothing moves, which is not a
+	// stale exporter until no request has ended for a whole window.
+	CountsAtEnd bool
 }
 
 // FigureNote explains one figure of an engine.
@@ -94,6 +99,7 @@ var Capabilities = [NumEngineKinds]Capability{
 			JudgeSlow: "no TTFT histogram: TTFT is a derived mean, no quantiles"},
 		Notes: []FigureNote{{HistogramFigure(TTFT),
 			"derived mean only: mean queue time + mean prefill batch time (tgi_request_queue_duration + tgi_batch_inference_duration{method=\"prefill\"}); no quantiles"}},
+		CountsAtEnd: true,
 	},
 	EngineLlamaCpp: {
 		Cannot: [NumJudgements]string{

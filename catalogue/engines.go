@@ -32,6 +32,13 @@ func (k EngineKind) String() string {
 // MarshalText spells the kind by name in JSON.
 func (k EngineKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// UnmarshalText reads a kind's name; a name vtop does not know reads as
+// EngineUnknown, so that a report written by a newer vtop still reads.
+func (k *EngineKind) UnmarshalText(b []byte) error {
+	*k, _ = ParseEngineKind(string(b))
+	return nil
+}
+
 // ParseEngineKind returns the kind of that name.
 func ParseEngineKind(name string) (EngineKind, bool) {
 	i := slices.Index(engineKindNames[:], name)
@@ -61,6 +68,13 @@ func (k RouterKind) String() string {
 
 // MarshalText spells the router by name in JSON.
 func (k RouterKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a router's name; an unknown name reads as
+// RouterNone.
+func (k *RouterKind) UnmarshalText(b []byte) error {
+	*k = RouterKind(max(slices.Index(routerKindNames[:], string(b)), 0))
+	return nil
+}
 
 // BackendLabel is the label that names a router's backends on its page.
 func (k RouterKind) BackendLabel() string {
@@ -97,6 +111,12 @@ func (r Role) String() string {
 
 // MarshalText spells the role by name in JSON.
 func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText reads a role's name; an unknown name reads as RoleUnknown.
+func (r *Role) UnmarshalText(b []byte) error {
+	*r = RoleOf(string(b))
+	return nil
+}
 
 // RoleOf maps a label value (SGLang's engine_type) to a role; values that
 // are no role (TensorRT-LLM's engine_type="trtllm") give RoleUnknown.

@@ -38,7 +38,7 @@ type Env struct {
 // Exit codes, documented in the README and in Description.
 const (
 	ExitHealthy  = 0  // every replica healthy or idle
-	ExitDegraded = 1  // a replica is slow, full, preempting or stale, or could not be judged
+	ExitDegraded = 1  // a replica is slow, full, preempting, stale or asleep, or could not be judged
 	ExitDown     = 2  // a replica is down
 	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
 	ExitData     = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
@@ -106,10 +106,14 @@ small for the batch: cap max_num_seqs), STALE (answers but nothing moves), IDLE
 or DOWN, with the numbers that prove it and the first action to take.
 
 Examples:
-  vtop                              watch http://localhost:8000/metrics
+  vtop                              every inference server of this host (found
+                                    by its process and port), with its GPUs
+                                    (nvidia-smi, a dcgm-exporter on :9400)
+  vtop --scan                       the same, probing every listening port
   vtop gpu-a:8000 gpu-b:8000        watch a fleet
   vtop -f targets.txt               targets from a file, one per line
   vtop --demo                       a simulated fleet, no GPU needed
+  vtop gpu-a:8000 --dcgm gpu-a:9400   a replica and the GPUs of its host
   vtop --prometheus http://prom:9090 --selector '{job="vllm"}'
                                     the fleet as the fleet's Prometheus has it
   vtop --once --json gpu-a:8000     one report over one window, then exit
@@ -120,7 +124,7 @@ Examples:
   vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting or stale, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
+is slow, full, preempting, stale or asleep, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
 flag, or no terminal for the dashboard); 65 analyze's two pages are not two
 readings of one server in order (swapped, a restart between them, two
 servers); 70 vtop itself failed (a report that cannot be written, a page that

@@ -59,6 +59,8 @@ func TestStatusOfReport(t *testing.T) {
 		// Not judged is not healthy: a script must not read it as fine.
 		{[]analysis.State{analysis.StateWarming}, ExitDegraded},
 		{[]analysis.State{analysis.StateHealthy, analysis.StateWarming}, ExitDegraded},
+		// A sleeping engine serves nothing until woken.
+		{[]analysis.State{analysis.StateHealthy, analysis.StateSleeping}, ExitDegraded},
 		{[]analysis.State{analysis.StateSlow, analysis.StateDown, analysis.StateFull}, ExitDown},
 	}
 	for _, tt := range tests {

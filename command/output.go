@@ -4,23 +4,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // status is how a one-shot report ends the process: nil when every replica
 // is healthy or idle, else a *StatusError with the code of the worst
 // replica (down before degraded). A replica still warming up could not be
-// judged: that is not "healthy" to a script, so it counts as degraded.
+// judged, and a sleeping one serves nothing: neither is "healthy" to a
+// script, so both count as degraded.
 func status(r analysis.Report) error {
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale, analysis.StateWarming:
+		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale, analysis.StateWarming, analysis.StateSleeping:
 			code = ExitDegraded
 		}
 	}
@@ -88,11 +92,11 @@ func writeText(out io.Writer, r analysis.Report) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
+	fmt.Fprintln(tw, "TARGET\tENGINE\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
 	for _, rep := range r.Replicas {
 		f := rep.Figures
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
-			rep.Target, strings.ToUpper(rep.State.String()),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
+			rep.Target, engineText(rep), strings.ToUpper(rep.State.String()),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
 			bounded(f.TTFT.P50, f.TTFT.P50Bucket), bounded(f.TTFT.P99, f.TTFT.P99Bucket),
@@ -128,9 +132,12 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 // plus Little's law figures a reader checks by hand.
 func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	f := rep.Figures
-	fmt.Fprintf(w, "\n%s  %s", rep.Target, strings.ToUpper(rep.State.String()))
+	fmt.Fprintf(w, "\n%s  %s  engine %s", rep.Target, strings.ToUpper(rep.State.String()), engineText(rep))
 	if rep.Model != "" {
 		fmt.Fprintf(w, "  model %s", rep.Model)
+	}
+	if rep.Role != catalogue.RoleUnknown {
+		fmt.Fprintf(w, "  role %s", rep.Role)
 	}
 	fmt.Fprintln(w)
 	if rep.Error != "" {
@@ -152,12 +159,31 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	for _, warning := range rep.Warnings {
 		fmt.Fprintf(w, "  ! %s\n", warning)
 	}
+	for _, figure := range slices.Sorted(maps.Keys(rep.Derived)) {
+		fmt.Fprintf(w, "  derived %s: %s\n", figure, rep.Derived[figure])
+	}
+}
+
+// engineText names the server of a replica: its engine, or the router
+// and its backends; "n/a" before it has answered.
+func engineText(rep analysis.ReplicaReport) string {
+	switch {
+	case rep.Router != catalogue.RouterNone:
+		return fmt.Sprintf("%s router (%d backends)", rep.Router, len(rep.Backends))
+	case rep.EngineKind == catalogue.EngineUnknown:
+		return "n/a"
+	}
+	return rep.EngineKind.String()
 }
 
 // writeFleet writes the totals and the scaling advice of the fleet.
 func writeFleet(w io.Writer, fl analysis.FleetFigures) {
-	fmt.Fprintf(w, "\nfleet: %d replicas, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
-		fl.Replicas, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
+	noun := "replicas"
+	if fl.Replicas == 1 {
+		noun = "replica"
+	}
+	fmt.Fprintf(w, "\nfleet: %d %s, %d up, %d down · %s req/s · %s gen tok/s · waiting %s · worst p99 TTFT %s",
+		fl.Replicas, noun, fl.Up, fl.Down, fl.RequestsPerSecond.Amount(), fl.GenerationTokensPerSecond.Count(),
 		fl.Waiting.Count(), fl.WorstTTFTP99.Seconds())
 	if fl.Worst != "" {
 		fmt.Fprintf(w, " · worst %s", fl.Worst)

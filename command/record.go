@@ -54,7 +54,8 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	targets, err := w.targets(ctx)
+	// A recording keeps the servers' pages; GPUs are not recorded.
+	targets, _, err := w.targets(ctx)
 	if err != nil {
 		return err
 	}
@@ -102,6 +103,7 @@ func (r *Record) asWatch() *Watch {
 	return &Watch{
 		Targets: r.Targets, File: r.File, clientFlags: r.clientFlags,
 		Demo: r.Demo, DemoFleet: r.DemoFleet, DemoScenario: r.DemoScenario,
+		gpuFlags: gpuFlags{NoGPUs: true},
 	}
 }
 

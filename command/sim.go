@@ -5,23 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// Sim serves simulated vLLM replicas for other tools (Prometheus, a
+// Sim serves simulated inference servers (vLLM by default) for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
 type Sim struct {
 	Replicas     int           `default:"4" help:"How many replicas to serve."`
-	Scenario     string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" help:"Traffic and hardware of the fleet (${enum})."`
+	Scenario     string        `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle,engines,disaggregated" help:"Traffic and hardware of the fleet (${enum}); engines serves replica i with the i-th engine in turn, disaggregated pairs prefill and decode replicas."`
+	Engine       string        `enum:"vllm,sglang,trtllm,tgi,llamacpp," default:"" help:"Serve every replica as this engine's page (vllm, sglang, trtllm at /prometheus/metrics, tgi, llamacpp); default: as the scenario says."`
 	Listen       string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
 	Seed         uint64        `default:"1" help:"Seed of the simulation."`
-	VLLMVersion  string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+	VLLMVersion  string        `name:"vllm-version" default:"v1" enum:"v1,v0,latest" help:"Metric names to export: v1 (current), v0 (the V0 engine's names) or latest (v1 plus waiting by reason, sleep state, admission rejections, prompt tokens by source, preemptions per request, NIXL and speculative decoding by position)."`
 	WarmUp       time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
 	DataParallel int           `name:"data-parallel" default:"0" help:"Data-parallel engines per vLLM replica (the engine label's values on each page, as vLLM's --data-parallel-size gives); 0 keeps the scenario's."`
 	Fault        []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
+	DCGM         bool          `name:"dcgm" help:"Also serve a dcgm-exporter page per replica (its GPUs' utilisation follows the batch, memory the KV cache, labelled with the pod vllm-N): after the replicas' URLs, one line 'dcgm URL' each, in the same order."`
+	GPUFault     []string      `placeholder:"KIND[@N]" help:"With --dcgm: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
 }
 
 // Run serves the fleet, prints one URL per replica once every replica
@@ -43,11 +47,19 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	gpuFaults, err := parseGPUFaults("gpu-fault", s.GPUFault, s.Replicas)
+	if err != nil {
+		return err
+	}
+	if len(gpuFaults) > 0 && !s.DCGM {
+		return usagef("--gpu-fault goes with --dcgm")
+	}
 	opts := sim.Options{
 		Replicas:    s.Replicas,
 		Scenario:    sim.Scenario(s.Scenario),
 		Seed:        s.Seed,
 		VLLMVersion: s.VLLMVersion,
+		Engine:      s.Engine,
 		Listen:      s.Listen,
 	}
 	if engines := s.DataParallel; engines > 0 {
@@ -68,7 +80,16 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 		_ = fleet.Close()
 		return err
 	}
-	for _, u := range urls {
+	lines := urls
+	if s.DCGM {
+		exporters, err := serveSimGPUs(ctx, fleet, gpuFaults, s.Replicas, hostOf(s.Listen))
+		if err != nil {
+			_ = fleet.Close()
+			return err
+		}
+		lines = append(slices.Clone(urls), exporters...)
+	}
+	for _, u := range lines {
 		if _, err := fmt.Fprintln(env.Stdout, u); err != nil {
 			_ = fleet.Close()
 			return fmt.Errorf("printing the URLs: %w", err)

@@ -26,7 +26,7 @@ var windowChoices = []time.Duration{10 * time.Second, 30 * time.Second, time.Min
 // Watch is the default command: watch targets live on the dashboard, once
 // (--once), or as a stream of JSON lines (--jsonl).
 type Watch struct {
-	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: http://localhost:8000/metrics."`
+	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: every inference server of this host, found by its process and listening port (see --scan); http://localhost:8000/metrics where there is no /proc."`
 	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two refreshes: default 5s)."`
@@ -45,11 +45,20 @@ type Watch struct {
 	JSONL    bool          `name:"jsonl" help:"No screen: print the report as one JSON line per interval until interrupted or --duration."`
 	Duration time.Duration `help:"With --jsonl: stop after this long."`
 
-	Demo         bool   `help:"Watch a simulated vLLM fleet served on loopback: no GPU needed."`
+	Demo         bool   `help:"Watch a simulated fleet of inference servers served on loopback (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp): no GPU needed."`
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas (default 6)."`
-	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum}; default mixed)."`
+	DemoScenario string `default:"engines" enum:"healthy,full,slow,preempting,spike,mixed,idle,engines,disaggregated" placeholder:"S" help:"With --demo: the scenario (${enum}; default engines: the mixed states, each replica served by the next engine in turn; mixed: the same states, all vLLM)."`
 
 	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
+
+	hostFlags
+	gpuFlags
+	DemoGPUFault []string `placeholder:"KIND[@N]" help:"With --demo: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
+
+	// found is what local discovery found; gpuIn reads the GPUs. Both are
+	// set by source.
+	found found
+	gpuIn *gpuInput
 }
 
 // prometheusFlags read the fleet from a Prometheus server instead of
@@ -139,7 +148,7 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 // resolve fills what depends on other flags: the Prometheus server from
 // the environment when nothing else is to be watched, and the interval.
 func (w *Watch) resolve(getenv func(string) string) {
-	if w.Prometheus == "" && !w.Demo && len(w.Targets) == 0 && w.File == "" {
+	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
 		w.Prometheus = getenv(prometheusEnv)
 	}
 	if w.Interval == 0 {
@@ -177,8 +186,20 @@ func (w *Watch) validate() error {
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
 	case len(w.DemoFault) > 0 && !w.Demo:
 		return usagef("--demo-fault goes with --demo")
+	case len(w.DemoGPUFault) > 0 && !w.Demo:
+		return usagef("--demo-gpu-fault goes with --demo")
+	case w.Scan && (w.Demo || w.Prometheus != "" || len(w.Targets) > 0 || w.File != ""):
+		return usagef("--scan finds the servers of this host: give no targets, --demo or --prometheus")
+	case len(w.DemoGPUFault) > 0 && w.NoGPUs:
+		return usagef("--demo-gpu-fault and --no-gpus exclude each other")
 	}
 	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
+		return err
+	}
+	if _, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet); err != nil {
+		return err
+	}
+	if err := w.gpuFlags.check(); err != nil {
 		return err
 	}
 	return w.analysisFlags.validate()
@@ -236,6 +257,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer w.gpuIn.stop()
 	switch {
 	case w.Once:
 		return w.runOnce(ctx, source, env)
@@ -281,6 +303,7 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		Window:    w.Window,
 		Timeout:   w.Timeout,
 		MaxSeries: w.MaxSeries,
+		GPUs:      !w.NoGPUs,
 		Access: promsource.Access{
 			BearerTokenFile: w.BearerTokenFile,
 			BasicAuthFile:   w.BasicAuthFile,
@@ -299,14 +322,25 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 // or vtop's own scrapes of the targets.
 func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus != "" {
-		return w.prometheusSource()
+		src, err := w.prometheusSource()
+		if err != nil {
+			return nil, err
+		}
+		prom, _ := src.(*promsource.Source)
+		if w.gpuIn, err = w.startGPUs(ctx, nil, found{}, prom, nil); err != nil {
+			return nil, err
+		}
+		return src, nil
 	}
 	clientOpts, err := w.options()
 	if err != nil {
 		return nil, err
 	}
-	targets, err := w.targets(ctx)
+	targets, demoGPUs, err := w.targets(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if w.gpuIn, err = w.startGPUs(ctx, targets, w.found, nil, demoGPUs); err != nil {
 		return nil, err
 	}
 	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
@@ -316,6 +350,7 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
 		w.abandon()
+		w.gpuIn.stop()
 		// Only the client's options can fail here: a CA file, a token
 		// file or a header given on the command line.
 		return nil, usagef("%v", err)
@@ -323,17 +358,27 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	return poller, nil
 }
 
-// targets resolves the targets: the demo fleet, the arguments and -f FILE,
-// or vLLM's default address.
-func (w *Watch) targets(ctx context.Context) ([]scrape.Target, error) {
+// targets resolves the targets: the demo fleet (and its GPUs' exporters),
+// the arguments and -f FILE, or the servers local discovery finds.
+func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, error) {
 	if w.Demo {
 		faults, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults)
+		gpuFaults, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
+		if err != nil {
+			return nil, nil, err
+		}
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults, gpuFaults, !w.NoGPUs)
 	}
-	return w.listedTargets()
+	if len(w.Targets) == 0 && w.File == "" {
+		targets, f, err := w.discoverTargets(ctx)
+		w.found = f
+		return targets, nil, err
+	}
+	targets, err := w.listedTargets()
+	return targets, nil, err
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's
@@ -383,6 +428,13 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 	if err != nil {
 		return err
 	}
+	if wait == 0 {
+		// The report came at once: give the GPU readers started beside
+		// the source (--dcgm exporters) their first read.
+		w.gpuIn.settle(ctx, 3*time.Second)
+	}
+	monitor.AddGPUs(&report, w.gpuInput())
+	w.sayFound(env)
 	return printReport(env.Stdout, report, w.JSON)
 }
 
@@ -403,7 +455,9 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 		}
 		return nil
 	})
+	mon.SetGPUs(w.gpuInput())
 	w.tap(mon)
+	w.sayFound(env)
 	return mon.Run(ctx)
 }
 
@@ -422,6 +476,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		program.Send(ui.ReportMsg{Report: r})
 		return nil
 	})
+	mon.SetGPUs(w.gpuInput())
 	w.tap(mon)
 	w.onStop(ctx, func(reason string) { program.Send(ui.RecordingMsg{Stopped: reason}) })
 	points := max(1, int(w.History/w.Interval))
@@ -442,6 +497,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Version:   env.Version,
 		Theme:     w.theme(env.Stdout),
 		Recording: w.Record,
+		Found:     w.found.Summary,
 	})
 	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
@@ -483,34 +539,51 @@ func (w *Watch) hint() string {
 	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
 		return ""
 	}
+	if w.found.Servers > 0 {
+		return "" // discovery found servers: they are what is watched
+	}
+	if w.found.Summary != "" && !w.found.Fallback && !w.Scan {
+		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, or vtop --demo"
+	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"
 }
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real
 // servers.
-func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec) ([]scrape.Target, error) {
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec, gpuFaults []gpuFaultSpec, withGPUs bool) ([]scrape.Target, []demoExporter, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
-		return nil, usagef("demo: %v", err)
+		return nil, nil, usagef("demo: %v", err)
 	}
 	// Open on a fleet that has run for a while, so that every state of the
 	// scenario has formed by the first frame.
 	fleet.Advance(demoWarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	if err := applyFaults(ctx, fleet, faults); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	targets := make([]scrape.Target, 0, len(urls))
 	for _, u := range urls {
 		t, err := scrape.ParseTarget(u)
 		if err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
+			return nil, nil, fmt.Errorf("demo: %w", err)
 		}
 		targets = append(targets, t)
 	}
-	return targets, nil
+	if !withGPUs {
+		return targets, nil, nil
+	}
+	gpus := sim.NewGPUs(fleet)
+	if err := applyGPUFaults(gpus, gpuFaults, replicas); err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	exporters, err := serveDemoGPUs(ctx, gpus, targets)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: GPUs: %w", err)
+	}
+	return targets, exporters, nil
 }

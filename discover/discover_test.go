@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // needProc skips where the system has no /proc socket tables.
@@ -46,36 +48,34 @@ func TestFindWithNoArguments(t *testing.T) {
 		problem        string
 	}
 	cases := []struct {
-		name string
-		kind string
-		argv string
-		env  []string
-		want *want // nil: must not be listed
+		name   string
+		engine testutil.EngineSpec
+		want   *want // nil: must not be listed
 	}{
-		{"vLLM on its own port", "sim", "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}", nil,
+		{"vLLM on its own port", testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve meta-llama/Llama-3.1-8B-Instruct --port {port}"},
 			&want{"vLLM", "127.0.0.1:{port}", true, ""}},
-		{"vLLM through python", "sim", "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}", nil,
+		{"vLLM through python", testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "python3 -m vllm.entrypoints.openai.api_server --model m --port={port}"},
 			&want{"vLLM", "127.0.0.1:{port}", true, ""}},
-		{"SGLang", "page", "python3 -m sglang.launch_server --model-path m --port {port} --enable-metrics",
-			[]string{envHelperPage + "=testdata/sglang-via-dynamo.txt"}, &want{"SGLang", "127.0.0.1:{port}", true, ""}},
-		{"TensorRT-LLM", "page", "/usr/bin/python3 /usr/local/bin/trtllm-serve model --port {port}",
-			[]string{envHelperPage + "=testdata/trtllm-serve-excerpt.txt", envHelperPath + "=/prometheus/metrics"},
+		{"SGLang", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "python3 -m sglang.launch_server --model-path m --port {port} --enable-metrics",
+			Page: "testdata/sglang-via-dynamo.txt"}, &want{"SGLang", "127.0.0.1:{port}", true, ""}},
+		{"TensorRT-LLM", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "/usr/bin/python3 /usr/local/bin/trtllm-serve model --port {port}",
+			Page: "testdata/trtllm-serve-excerpt.txt", Path: "/prometheus/metrics"},
 			&want{"TensorRT-LLM", "127.0.0.1:{port}/prometheus/metrics", true, ""}},
-		{"TGI", "page", "text-generation-router --port {port} --tokenizer-name m",
-			[]string{envHelperPage + "=testdata/tgi-excerpt.txt"}, &want{"TGI", "127.0.0.1:{port}", true, ""}},
-		{"llama.cpp", "page", "/opt/llama.cpp/llama-server -m model.gguf --port {port} --metrics",
-			[]string{envHelperPage + "=testdata/llamacpp.txt"}, &want{"llama.cpp", "127.0.0.1:{port}", true, ""}},
-		{"SGLang without its metrics", "refuse", "python3 -m sglang.launch_server --model-path m --port {port}", nil,
+		{"TGI", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "text-generation-router --port {port} --tokenizer-name m",
+			Page: "testdata/tgi-excerpt.txt"}, &want{"TGI", "127.0.0.1:{port}", true, ""}},
+		{"llama.cpp", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "/opt/llama.cpp/llama-server -m model.gguf --port {port} --metrics",
+			Page: "testdata/llamacpp.txt"}, &want{"llama.cpp", "127.0.0.1:{port}", true, ""}},
+		{"SGLang without its metrics", testutil.EngineSpec{Kind: testutil.EngineRefuse, Argv: "python3 -m sglang.launch_server --model-path m --port {port}"},
 			&want{"SGLang", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: 404 Not Found (SGLang serves metrics only when started with --enable-metrics)"}},
-		{"vLLM serving another page", "html", "vllm serve m --port {port}", nil,
+		{"vLLM serving another page", testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "vllm serve m --port {port}"},
 			&want{"vLLM", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: the page has no vLLM metrics"}},
-		{"a web server", "html", "python3 -m http.server {port}", nil, nil},
-		{"an exporter", "page", "dcgm-exporter --address :{port}",
-			[]string{envHelperPage + "=testdata/dcgm-excerpt.txt"}, nil},
+		{"a web server", testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "python3 -m http.server {port}"}, nil},
+		{"an exporter", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "dcgm-exporter --address :{port}",
+			Page: "testdata/dcgm-excerpt.txt"}, nil},
 	}
-	helpers := make([]helper, len(cases))
+	helpers := make([]testutil.Engine, len(cases))
 	for i, c := range cases {
-		helpers[i] = startHelper(t, c.kind, argv(c.argv), c.env...)
+		helpers[i] = testutil.StartEngine(t, c.engine)
 	}
 	r := find(t, Options{})
 	if r.Fallback {
@@ -83,14 +83,14 @@ func TestFindWithNoArguments(t *testing.T) {
 	}
 	for i, c := range cases {
 		h := helpers[i]
-		got, listed := byPort(r, h.port)
+		got, listed := byPort(r, h.Port)
 		if c.want == nil {
 			if listed {
 				t.Errorf("%s: listed as %+v", c.name, got)
 			}
 			continue
 		}
-		p := strconv.Itoa(h.port)
+		p := strconv.Itoa(h.Port)
 		w := *c.want
 		w.target = strings.ReplaceAll(w.target, "{port}", p)
 		w.problem = strings.ReplaceAll(w.problem, "{port}", p)
@@ -99,8 +99,8 @@ func TestFindWithNoArguments(t *testing.T) {
 			continue
 		}
 		if got.Engine != w.engine || got.Target != w.target || got.Up != w.up || got.Problem != w.problem ||
-			got.PID != h.pid || !got.Probed || !strings.Contains(got.Command, "--port") {
-			t.Errorf("%s: got %+v\nwant %+v, pid %d", c.name, got, w, h.pid)
+			got.PID != h.PID || !got.Probed || !strings.Contains(got.Command, "--port") {
+			t.Errorf("%s: got %+v\nwant %+v, pid %d", c.name, got, w, h.PID)
 		}
 	}
 	if !strings.Contains(r.Summary, "found on this host") {
@@ -115,8 +115,8 @@ func TestFindWithNoArguments(t *testing.T) {
 // skipped and counted; a scan still finds it, without a PID.
 func TestFindOtherUsersProcess(t *testing.T) {
 	needProc(t)
-	h := startHelper(t, "sim", argv("vllm serve m --port {port}"))
-	proc := onlyPorts{FS: denyFD{FS: os.DirFS("/proc"), pid: h.pid}, ports: []int{h.port}}
+	h := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve m --port {port}"})
+	proc := onlyPorts{FS: denyFD{FS: os.DirFS("/proc"), pid: h.PID}, ports: []int{h.Port}}
 	r := find(t, Options{Proc: proc})
 	if len(r.Servers) != 0 || r.Denied < 1 {
 		t.Errorf("denied process: %+v", r)
@@ -125,7 +125,7 @@ func TestFindOtherUsersProcess(t *testing.T) {
 		t.Errorf("summary %q", r.Summary)
 	}
 	r = find(t, Options{Proc: proc, Scan: true})
-	if s, ok := byPort(r, h.port); !ok || !s.Up || s.PID != 0 || s.Engine != "vLLM" {
+	if s, ok := byPort(r, h.Port); !ok || !s.Up || s.PID != 0 || s.Engine != "vLLM" {
 		t.Errorf("scan: %+v", r)
 	}
 }
@@ -134,14 +134,14 @@ func TestFindOtherUsersProcess(t *testing.T) {
 // metrics pages of an engine are listed.
 func TestScan(t *testing.T) {
 	needProc(t)
-	vllm := startHelper(t, "sim", argv("/srv/bin/custom-launcher --listen {port}"))
-	tgi := startHelper(t, "page", argv("router {port}"), envHelperPage+"=testdata/tgi-excerpt.txt")
-	web := startHelper(t, "html", argv("nginx"))
-	refuse := startHelper(t, "refuse", argv("vllm serve m --port {port}"))
-	proc := onlyPorts{FS: os.DirFS("/proc"), ports: []int{vllm.port, tgi.port, web.port, refuse.port}}
+	vllm := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "/srv/bin/custom-launcher --listen {port}"})
+	tgi := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "router {port}", Page: "testdata/tgi-excerpt.txt"})
+	web := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "nginx"})
+	refuse := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineRefuse, Argv: "vllm serve m --port {port}"})
+	proc := onlyPorts{FS: os.DirFS("/proc"), ports: []int{vllm.Port, tgi.Port, web.Port, refuse.Port}}
 
 	r := find(t, Options{Proc: proc})
-	if len(r.Servers) != 1 || r.Servers[0].Port != refuse.port || r.Servers[0].Up {
+	if len(r.Servers) != 1 || r.Servers[0].Port != refuse.Port || r.Servers[0].Up {
 		t.Errorf("by process: only the refusing vLLM has an engine's command line: %+v", r.Servers)
 	}
 	r = find(t, Options{Proc: proc, Scan: true, Concurrency: 2})
@@ -149,11 +149,11 @@ func TestScan(t *testing.T) {
 		t.Fatalf("scan found %+v", r.Servers)
 	}
 	for _, w := range []struct {
-		h      helper
+		h      testutil.Engine
 		engine string
 	}{{vllm, "vLLM"}, {tgi, "TGI"}} {
-		s, ok := byPort(r, w.h.port)
-		if !ok || s.Engine != w.engine || !s.Up || s.PID != w.h.pid {
+		s, ok := byPort(r, w.h.Port)
+		if !ok || s.Engine != w.engine || !s.Up || s.PID != w.h.PID {
 			t.Errorf("scan: %s = %+v", w.engine, s)
 		}
 	}
@@ -166,12 +166,12 @@ func TestScan(t *testing.T) {
 // is found under it, which the GPU join relies on.
 func TestParentsOfRealProcesses(t *testing.T) {
 	needProc(t)
-	h := startHelper(t, "sim", argv("vllm serve m --port {port}"), envHelperKids+"=1")
+	h := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve m --port {port}", Child: true})
 	var child int
 	// the child may not be forked or exec'd yet; each look is a full /proc walk
 	for i := 0; i < 1000 && child == 0; i++ {
 		for pid, pp := range Parents(os.DirFS("/proc")) {
-			if argv := cmdline(os.DirFS("/proc"), pid); pp == h.pid && len(argv) == 1 && argv[0] == "VLLM::EngineCore" {
+			if argv := cmdline(os.DirFS("/proc"), pid); pp == h.PID && len(argv) == 1 && argv[0] == "VLLM::EngineCore" {
 				child = pid
 			}
 		}
@@ -179,7 +179,7 @@ func TestParentsOfRealProcesses(t *testing.T) {
 	if child == 0 {
 		t.Fatal("no engine core under the server")
 	}
-	if p := Parents(os.DirFS("/proc"))[h.pid]; p != os.Getpid() {
+	if p := Parents(os.DirFS("/proc"))[h.PID]; p != os.Getpid() {
 		t.Errorf("server's parent %d, want the test %d", p, os.Getpid())
 	}
 }
@@ -195,5 +195,23 @@ func TestFallbackWithoutProc(t *testing.T) {
 	ts, err := r.Targets()
 	if err != nil || ts[0].URL != "http://localhost:8000/metrics" {
 		t.Errorf("targets %v %v", ts, err)
+	}
+}
+
+// TestListeners: the process listening on a port given by hand is found,
+// as the process join of its GPUs needs; a port nothing listens on is
+// left out, and so is everything without /proc.
+func TestListeners(t *testing.T) {
+	needProc(t)
+	h := testutil.StartEngine(t, testutil.EngineSpec{Kind: testutil.EngineSim, Argv: "vllm serve m --port {port}"})
+	free := testutil.ClosedPort(t)
+	_, freePort, _ := strings.Cut(free, ":")
+	closed, _ := strconv.Atoi(freePort)
+	got := Listeners(os.DirFS("/proc"), []int{h.Port, closed})
+	if got[h.Port] != h.PID || len(got) != 1 {
+		t.Errorf("listeners %v, want port %d → pid %d only", got, h.Port, h.PID)
+	}
+	if got := Listeners(fstest.MapFS{}, []int{h.Port}); len(got) != 0 {
+		t.Errorf("without /proc: %v", got)
 	}
 }

@@ -2,133 +2,31 @@ package discover
 
 import (
 	"bytes"
-	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
-// The test binary doubles as the servers discovery must find: re-executed
-// under an engine's command line (argv[0] "vllm", …), it serves on the
-// listening socket it inherits as fd 3 and exits when its stdin closes.
-const (
-	envHelper     = "VTOP_DISCOVER_HELPER" // what to serve: sim, page, refuse, html, child
-	envHelperPage = "VTOP_DISCOVER_PAGE"   // the page file of "page"
-	envHelperPath = "VTOP_DISCOVER_PATH"   // where "page" serves it (default /metrics)
-	envHelperKids = "VTOP_DISCOVER_CHILD"  // "1": start a child process first, as vLLM starts its engine core
-)
+// The test binary doubles as the servers discovery must find
+// (testutil.StartEngine): re-executed under an engine's command line, it
+// serves on a listening socket it alone holds.
 
 func TestMain(m *testing.M) {
-	if kind := os.Getenv(envHelper); kind != "" {
-		os.Exit(runHelper(kind))
-	}
-	os.Exit(m.Run())
-}
-
-func runHelper(kind string) int {
-	if kind == "child" {
-		_, _ = io.Copy(io.Discard, os.Stdin)
-		return 0
-	}
-	if os.Getenv(envHelperKids) == "1" {
-		exe, _ := os.Executable()
-		child := &exec.Cmd{Path: exe, Args: []string{"VLLM::EngineCore"}, Env: append(os.Environ(), envHelper+"=child"),
-			Stdin: os.Stdin} // ends with ours
-		if err := child.Start(); err != nil {
-			return 3
-		}
-	}
-	l, err := net.FileListener(os.NewFile(3, "listener"))
-	if err != nil {
-		return 2
-	}
-	go func() { _ = http.Serve(l, handler(kind)) }()
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	return 0
-}
-
-func handler(kind string) http.Handler {
-	switch kind {
-	case "sim":
+	testutil.MainIfEngine(func() http.Handler {
 		f, err := sim.NewFleet(sim.Options{Replicas: 1})
 		if err != nil {
 			panic(err)
 		}
 		return f.Replicas()[0].Handler()
-	case "page":
-		page, err := os.ReadFile(os.Getenv(envHelperPage))
-		if err != nil {
-			panic(err)
-		}
-		path := os.Getenv(envHelperPath)
-		if path == "" {
-			path = "/metrics"
-		}
-		mux := http.NewServeMux()
-		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(page) })
-		return mux
-	case "html":
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.WriteString(w, "<!DOCTYPE html><html><body>Directory listing</body></html>\n")
-		})
-	}
-	return http.NotFoundHandler() // "refuse"
-}
-
-// helper is one running server process.
-type helper struct {
-	pid, port int
-}
-
-// startHelper runs the test binary as a server under the command line
-// argv(port), listening on a loopback port it alone holds.
-func startHelper(t *testing.T, kind string, argv func(port int) []string, env ...string) helper {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := l.(*net.TCPListener).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := &exec.Cmd{Path: exe, Args: argv(port), ExtraFiles: []*os.File{f},
-		Env: append(os.Environ(), append(env, envHelper+"="+kind)...)}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// from here only the helper holds the socket
-	l.Close()
-	f.Close()
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = cmd.Wait()
 	})
-	return helper{pid: cmd.Process.Pid, port: port}
-}
-
-// argv builds a command line with the port in place of {port}.
-func argv(words string) func(int) []string {
-	return func(port int) []string {
-		return strings.Fields(strings.ReplaceAll(words, "{port}", strconv.Itoa(port)))
-	}
+	os.Exit(m.Run())
 }
 
 // onlyPorts is the system's /proc with the socket tables cut down to some

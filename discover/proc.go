@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -178,4 +179,39 @@ func parentOf(proc fs.FS, pid int) (int, bool) {
 	}
 	pp, err := strconv.Atoi(f[1])
 	return pp, err == nil
+}
+
+// Listeners maps each of ports to the process listening on it on this
+// host, for targets given by hand on loopback: their GPUs are then the
+// ones their process tree computes on, as for servers discovery finds. A
+// port whose process cannot be attributed (another user's) or that
+// nothing listens on is left out; so is every port without /proc.
+func Listeners(proc fs.FS, ports []int) map[int]int {
+	out := map[int]int{}
+	if len(ports) == 0 {
+		return out
+	}
+	socks, err := listeningSockets(proc)
+	if err != nil {
+		return out
+	}
+	wanted := map[uint64]bool{}
+	for _, s := range socks {
+		if slices.Contains(ports, s.port) {
+			wanted[s.inode] = true
+		}
+	}
+	if len(wanted) == 0 {
+		return out
+	}
+	own := socketOwners(proc, wanted)
+	for _, s := range socks {
+		if !wanted[s.inode] {
+			continue
+		}
+		if pid := holder(proc, own.byInode[s.inode]); pid != 0 {
+			out[s.port] = pid
+		}
+	}
+	return out
 }

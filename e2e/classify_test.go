@@ -85,7 +85,7 @@ func newFleetRun(t *testing.T, opts sim.Options) *fleetRun {
 		// A hanging handler only ends when the fault changes or the client
 		// leaves; clear faults first so Close does not wait on it.
 		t.Cleanup(func() { _ = rep.SetFault(sim.FaultNone) })
-		target, err := scrape.ParseTarget(srv.URL + "/metrics")
+		target, err := scrape.ParseTarget(srv.URL + rep.MetricsPath())
 		if err != nil {
 			t.Fatalf("ParseTarget(%q): %v", srv.URL, err)
 		}

@@ -30,6 +30,8 @@ type Monitor struct {
 	windowSet bool // SetWindow was called: it overrides a paced source's window
 
 	history *historyRequest // set by SetHistory; nil loads none
+
+	gpus GPUInput // set by SetGPUs; nil reads none
 }
 
 // New prepares a monitor of source; nothing runs until Run. The source is
@@ -104,6 +106,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		now := m.source.Now()
 		r := analysis.Analyze(now, readings, cfg, prev)
 		r.Source = sourceStatus(m.source)
+		addGPUs(&r, prev, m.gpus)
 		prev = &r
 		m.observe(now, cfg, readings, &r)
 		return m.output(r)

@@ -60,6 +60,9 @@ type Config struct {
 	Access Access
 	// Now is the clock evaluations are taken at (time.Now).
 	Now func() time.Time
+	// GPUs adds one query per refresh for the DCGM series of the same
+	// server, read with GPUs.
+	GPUs bool
 }
 
 // withDefaults fills the zero fields.
@@ -109,6 +112,8 @@ type Source struct {
 	stats    Stats
 
 	replicas map[string]*replica // owned by the refresh loop
+
+	dcgm dcgmState // the GPUs under the fleet (gpus.go)
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -281,7 +286,9 @@ func (s *Source) refresh(ctx context.Context) {
 	start := time.Now()
 	at := s.cfg.Now().Truncate(time.Millisecond) // Prometheus's resolution
 	width := s.rangeWidth()
+	gpusIn := s.startGPUs(ctx, at)
 	f, err := s.fetch(ctx, at, width)
+	gpusIn()
 	if ctx.Err() != nil {
 		return // stopping: a canceled query is no news
 	}

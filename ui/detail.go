@@ -28,6 +28,9 @@ type detailScreen struct {
 	theme    *Theme
 	loc      *time.Location
 	viewport viewport.Model
+	// gpuLines are the replica's GPUs, drawn by the root (gpuDetail)
+	// before render.
+	gpuLines []string
 }
 
 func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
@@ -67,6 +70,10 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 	}
 	var sections []string
 	sections = append(sections, d.summary(r, now, w)...)
+	if len(d.gpuLines) > 0 {
+		sections = append(sections, "")
+		sections = append(sections, d.gpuLines...)
+	}
 	sections = append(sections, "")
 	sections = append(sections, d.charts(pts, w)...)
 	sections = append(sections, "")
@@ -75,6 +82,8 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
 	sections = append(sections, "")
 	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
+	sections = append(sections, "")
+	sections = append(sections, engineFigures(th, r)...)
 	if len(r.Engines) > 1 {
 		sections = append(sections, "")
 		sections = append(sections, engineTable(th, r)...)
@@ -87,7 +96,10 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 // nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	title := []string{th.title.Render(r.Target), th.dim.Render(r.Model), th.badge(r.State)}
+	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
+	if r.Fault != "" {
+		title = append(title, th.alert.Render(r.Fault))
+	}
 	if r.Restarted {
 		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format("15:04:05")))
 	}

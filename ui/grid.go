@@ -348,7 +348,8 @@ func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) 
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
-// paneTitle is "▸ target model … BADGE", the badge kept at the right edge.
+// paneTitle is "▸ target engine model … BADGE", the badge kept at the
+// right edge; the engine is named when it is not vLLM.
 func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) string {
 	glyph := "  "
 	if selected {
@@ -359,8 +360,14 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 		// The warnings themselves are in the detail view.
 		right = th.warn.Render("WARN") + " " + right
 	}
+	if r.Fault != "" {
+		right = th.alert.Render(r.Fault) + " " + right
+	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
+	if e := paneEngine(r); e != "" {
+		left += " " + e
+	}
 	if r.Model != "" {
 		left += " " + th.dim.Render(r.Model)
 	}

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -50,6 +51,7 @@ func naFigures() analysis.Figures {
 		PrefixCacheHitRate: nan, SpecDecodeAcceptanceRate: nan, SpecDecodeAcceptedPerDraft: nan,
 		MeanPromptTokens: nan, MeanGenerationTokens: nan, KVCapacityTokens: nan, MaxSeqsKVHolds: nan,
 		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q, Goodput: nan,
+		Signals: analysis.NASignals(),
 	}
 }
 
@@ -86,7 +88,7 @@ func replica(target string, s analysis.State) analysis.ReplicaReport {
 	r := analysis.ReplicaReport{
 		Target: target, Model: "meta-llama/Llama-3.1-8B-Instruct", State: s,
 		Figures: busyFigures(), ProcessRSSBytes: 3.2 * (1 << 30), GCPerSecond: 0.4,
-		LastGood: t0,
+		LastGood: t0, EngineKind: catalogue.EngineVLLM,
 	}
 	switch s {
 	case analysis.StateIdle:

@@ -21,9 +21,10 @@ type column struct {
 	minW  int  // flexible: shrinks down to this; 0 for a fixed column
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	// onlyDown columns are drawn only when a row is DOWN.
-	onlyDown bool
-	cell     func(cellCtx, *analysis.ReplicaReport) string
+	// onlyDown columns are drawn only when a row is DOWN; onlyGPU ones
+	// only when a row has GPUs joined.
+	onlyDown, onlyGPU bool
+	cell              func(cellCtx, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
 	num func(*analysis.ReplicaReport) analysis.Num
 }
@@ -41,7 +42,8 @@ type cellCtx struct {
 const (
 	colTarget = 0
 	colModel  = 1
-	colState  = 2
+	colEngine = 2
+	colState  = 3
 )
 
 // tableColumns are the table's columns; s and S step through the ones
@@ -49,16 +51,19 @@ const (
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
 	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
+	{title: "engine", drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
 	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
 	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
 	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
-	numColumn("gen tok/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
+	numColumn("gen tok/s", 5, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
 	quantileColumn("TTFT p99", 0, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.TTFT }),
-	quantileColumn("ITL p99", 5, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
-	numColumn("preempt/s", 3, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
-	numColumn("success", 2, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	quantileColumn("ITL p99", 6, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
+	numColumn("preempt/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
+	numColumn("success", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	gpuColumn("GPU%", 4, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
+	gpuColumn("GMEM%", 2, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
 }
 
@@ -72,6 +77,22 @@ func numColumn(title string, drop int, format func(analysis.Num) string, get fun
 			}
 			return format(get(r))
 		}}
+}
+
+// gpuColumn is a percentage over the GPUs joined to a replica, drawn only
+// when some replica has GPUs; n/a for one without.
+func gpuColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Num) column {
+	c := numColumn(title, drop, fmtPct, func(r *analysis.ReplicaReport) analysis.Num {
+		if r.GPUCount == 0 {
+			return analysis.NA
+		}
+		return get(r)
+	})
+	// The GPUs' figures are current even for a replica that is down: not
+	// drawn faint as its last good scrape's are.
+	c.cell = func(_ cellCtx, r *analysis.ReplicaReport) string { return fmtPct(c.num(r)) }
+	c.onlyGPU = true
+	return c
 }
 
 // quantileColumn is a numeric column of a p99 latency, drawn as its
@@ -91,10 +112,14 @@ func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) an
 // stateCell is the state's badge, marked RESTARTED when the window holds
 // a restart: its rates count across it.
 func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
-	if r.Restarted {
-		return c.th.badge(r.State) + " " + c.th.warn.Render("RESTARTED")
+	badge := c.th.badge(r.State)
+	if r.Fault != "" {
+		badge += " " + c.th.alert.Render(r.Fault)
 	}
-	return c.th.badge(r.State)
+	if r.Restarted {
+		return badge + " " + c.th.warn.Render("RESTARTED")
+	}
+	return badge
 }
 
 // downCell dates the figures of a replica that is down and gives its
@@ -141,6 +166,8 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		d = cmp.Compare(a.State, b.State)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
+	case col == colEngine:
+		d = strings.Compare(engineName(a), engineName(b))
 	default:
 		d = strings.Compare(a.Target, b.Target)
 	}
@@ -158,9 +185,10 @@ const cursorW = 2
 // Columns drawn only for DOWN rows measure 0 when no row is DOWN.
 func naturalWidths(rows []*analysis.ReplicaReport, ctx cellCtx) []int {
 	anyDown := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.State == analysis.StateDown })
+	anyGPU := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.GPUCount > 0 })
 	widths := make([]int, len(tableColumns))
 	for i, c := range tableColumns {
-		if c.onlyDown && !anyDown {
+		if (c.onlyDown && !anyDown) || (c.onlyGPU && !anyGPU) {
 			continue
 		}
 		widths[i] = ansi.StringWidth(c.title) + 1
@@ -211,6 +239,13 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 	left := w - used()
 	for _, i := range keep {
 		widths[i] = need(i)
+		if left < 0 && tableColumns[i].onlyDown {
+			// Nothing else can go: the error column takes what is left
+			// rather than pushing the row past the edge, where every row
+			// would end in a cut.
+			widths[i] = max(widths[i]+left, minErrorW)
+			left = 0
+		}
 		if tableColumns[i].minW > 0 && left > 0 {
 			more := min(natural[i]-widths[i], left)
 			widths[i] += more
@@ -219,6 +254,13 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 	}
 	return keep, widths
 }
+
+// minErrorW is the narrowest the error column gets: enough for an age
+// and the end of a reason ("2m ago: …refused").
+const minErrorW = 12
+
+// minErrorEnd is the least of an error's end worth showing beside its age.
+const minErrorEnd = 10
 
 // commonEnds is the length of the prefix and of the suffix every target
 // shares: what does not tell the rows apart, and may be elided first.
@@ -454,9 +496,15 @@ func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 		case c.onlyDown && ansi.StringWidth(text) > t.widths[i]:
 			// An error says what went wrong at its end ("connection
 			// refused"): keep the age and the end.
+			// When the column is too narrow for both, the end wins: the
+			// age is in the detail view.
 			age, msg, _ := strings.Cut(text, ": ")
-			keep := max(t.widths[i]-ansi.StringWidth(age)-2, 1)
-			text = age + ": " + ansi.TruncateLeft(msg, ansi.StringWidth(msg)-keep+1, "…")
+			prefix := age + ": "
+			if t.widths[i]-ansi.StringWidth(prefix) < minErrorEnd {
+				prefix = ""
+			}
+			keep := max(t.widths[i]-ansi.StringWidth(prefix), 1)
+			text = prefix + ansi.TruncateLeft(msg, ansi.StringWidth(msg)-keep+1, "…")
 		}
 		b.WriteString(cellText(text, t.widths[i], c.right) + " ")
 	}

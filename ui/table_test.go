@@ -121,6 +121,40 @@ func TestTableColumnsFitTheirContent(t *testing.T) {
 	}
 }
 
+// At 80 columns with long targets and a DOWN row, the error column takes
+// the room left instead of pushing every row past the edge: no row is cut
+// (a cut row ends in "…", which on an up row reads as a hidden error), and
+// the DOWN row keeps the end of its reason.
+func TestTableErrorColumnFitsTheWidth(t *testing.T) {
+	var reps []analysis.ReplicaReport
+	for k := range 12 {
+		reps = append(reps, replica(fmt.Sprintf("127.0.0.1:%d", 40100+k), []analysis.State{analysis.StateFull, analysis.StatePreempting, analysis.StateHealthy}[k%3]))
+	}
+	reps = append(reps, replica("127.0.0.1:40117", analysis.StateDown))
+	_, lines := tableFrame(80, 24, reps)
+	frame := strings.Join(lines, "\n")
+	rows := 0
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "  127.") && !strings.HasPrefix(l, "▸ 127.") {
+			continue
+		}
+		rows++
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("row %d wide:\n%s", w, l)
+		}
+		if strings.Contains(l, "DOWN") {
+			if !strings.HasSuffix(strings.TrimRight(l, " "), "refused") {
+				t.Errorf("the DOWN row lost the end of its reason:\n%s", frame)
+			}
+		} else if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+			t.Errorf("an up row is cut at the edge:\n%s", frame)
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("%d rows drawn:\n%s", rows, frame)
+	}
+}
+
 // s and S step forwards and backwards through the columns drawn, and the
 // sorted column's header always shows its arrow.
 func TestSortKeysStepThroughVisibleColumns(t *testing.T) {

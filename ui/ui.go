@@ -84,6 +84,10 @@ type Options struct {
 	// Recording names the file a recording made beside the screen writes:
 	// the header says so, and why it stopped (RecordingMsg).
 	Recording string
+	// Found says what local discovery found and how ("3 vLLM servers
+	// found on this host"), or what it looked for; "" when the targets
+	// were given. Shown in the header.
+	Found string
 }
 
 // ReportMsg carries a new evaluation into the ui.
@@ -155,6 +159,10 @@ type Model struct {
 	help   helpScreen
 
 	play playback // a replay's controls and line, a recording's state
+
+	strip   gpuStrip   // the GPUs above the grid (gpus.go)
+	stripH  int        // lines the strip takes in the grid's body
+	gpuHist gpuHistory // each GPU's recent points, for the detail view
 }
 
 // New returns the model for a program; the first frame ("waiting for the
@@ -188,6 +196,8 @@ func New(opts Options) Model {
 		table:   newTableScreen(theme),
 		detail:  newDetailScreen(theme, opts.Location),
 		log:     newEventsScreen(theme, opts.Location, events),
+		strip:   gpuStrip{theme: theme},
+		gpuHist: gpuHistory{},
 	}
 	windows := opts.SetWindow != nil && len(opts.Windows) > 1
 	m.keys.ScrapeNow.SetEnabled(opts.ScrapeNow != nil)
@@ -288,6 +298,7 @@ func (m *Model) ingest(r analysis.Report) {
 		}
 	}
 	m.events.add(r.Events, r.Time)
+	m.gpuHist.record(r.GPUs, m.opts.History)
 	m.latest = r
 	m.hasReport = true
 	if !m.paused {
@@ -335,6 +346,7 @@ func (m *Model) refresh() {
 		}
 	}
 	slices.SortStableFunc(m.panes, bySeverity)
+	m.strip.show(m.shown)
 	m.grid.show(m.shown, m.panes, m.history, m.events)
 	m.table.show(m.panes, len(reps), m.filter.Value(), m.shown.Time)
 	m.followWorst()
@@ -352,7 +364,8 @@ func (m *Model) layout() {
 	m.footer.Width = m.width
 	m.header = m.headerLines(m.width)
 	w, h := m.width, max(m.height-len(m.header)-1, 0)
-	m.grid.setSize(w, h)
+	m.stripH = min(m.strip.setSize(w, h), h)
+	m.grid.setSize(w, h-m.stripH)
 	m.table.setSize(w, h)
 	m.detail.setSize(w, max(h, 1))
 	m.log.setSize(w, h)
@@ -368,6 +381,10 @@ func (m *Model) renderDetail() {
 	var pts []analysis.Point
 	if r != nil {
 		pts = pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
+	}
+	m.detail.gpuLines = nil
+	if r != nil {
+		m.detail.gpuLines = gpuDetail(m.theme, m.shown.ReplicaGPUs(r.Target), m.gpuHist, m.detail.viewport.Width)
 	}
 	m.detail.render(r, pts, m.shown.Time)
 }

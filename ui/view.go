@@ -44,7 +44,8 @@ func (m Model) body(h int) []string {
 	case m.screen == screenEvents:
 		return m.log.view()
 	default:
-		return m.grid.view()
+		strip := m.strip.view()
+		return append(strip[:min(len(strip), m.stripH)], m.grid.view()...)
 	}
 }
 
@@ -101,6 +102,14 @@ func (m Model) headerLines(w int) []string {
 	}
 	title = append(title, m.recordingBadge()...)
 	lines := packSegments(title, w, "  ")
+	if m.opts.Found != "" {
+		// Wrapped, at most two lines: what was looked for must be read
+		// whole when nothing was found.
+		found := wrapLines(m.opts.Found, w)
+		for _, l := range found[:min(len(found), 2)] {
+			lines = append(lines, m.theme.dim.Render(l))
+		}
+	}
 	lines = append(lines, m.replayLines()...)
 	if !m.hasReport {
 		return lines
@@ -109,6 +118,7 @@ func (m Model) headerLines(w int) []string {
 		lines = append(lines, src)
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
+	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
 		if len(imb) > 1 {

@@ -1,0 +1,200 @@
+package analysis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// LoRAReport is what vllm:lora_requests_info says of the adapters.
+type LoRAReport struct {
+	// MaxLoRAs is how many adapters fit at once (max_lora); n/a when the
+	// page does not say.
+	MaxLoRAs Num      `json:"max_loras"`
+	Running  []string `json:"running"`
+	Waiting  []string `json:"waiting"`
+}
+
+// engineKind is the engine of a page: the one the parser named, or vLLM
+// for a source that reads vLLM's families without naming the engine (a
+// Prometheus server queried by vLLM's names).
+func engineKind(s *catalogue.Sample) catalogue.EngineKind {
+	if s.EngineKind == catalogue.EngineUnknown && s.HasVLLM {
+		return catalogue.EngineVLLM
+	}
+	return s.EngineKind
+}
+
+// describeEngine fills what the newest good page says of the server: its
+// engine, router, role and LoRA adapters, and how its derived figures
+// were computed. It also completes the figures the engine lacks but that
+// its own figures determine (TGI's mean TTFT).
+func describeEngine(rep *ReplicaReport, s *catalogue.Sample) {
+	rep.EngineKind = engineKind(s)
+	rep.Router, rep.Role = s.Router, s.Role
+	rep.Backends = s.Backends
+	if s.LoRA.Present {
+		rep.LoRA = &LoRAReport{MaxLoRAs: Num(s.LoRA.MaxLoRAs), Running: nonNil(s.LoRA.Running), Waiting: nonNil(s.LoRA.Waiting)}
+	}
+	for f := catalogue.Figure(0); int(f) < int(catalogue.NumScalars)+int(catalogue.NumHistograms); f++ {
+		if !s.Derived.Has(f) {
+			continue
+		}
+		if how, ok := rep.EngineKind.DerivedBy(f); ok {
+			rep.addDerived(figureKey(f), how)
+		}
+	}
+	if rep.EngineKind == catalogue.EngineTGI && !rep.TTFT.Mean.Known() && rep.Queue.Mean.Known() && rep.Prefill.Mean.Known() {
+		// TGI times the queue and the prefill batch, not the first token:
+		// their means add up to the mean TTFT (means add, quantiles do
+		// not, so the quantiles stay n/a).
+		rep.TTFT.Mean = rep.Queue.Mean + rep.Prefill.Mean
+		how, _ := rep.EngineKind.DerivedBy(catalogue.HistogramFigure(catalogue.TTFT))
+		rep.addDerived("ttft_seconds", how)
+	}
+}
+
+// addDerived records how a figure was derived.
+func (rep *ReplicaReport) addDerived(figure, how string) {
+	if rep.Derived == nil {
+		rep.Derived = map[string]string{}
+	}
+	rep.Derived[figure] = how
+}
+
+// nonNil returns s, or an empty slice for nil (JSON [] rather than null:
+// the page said there are none).
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// canJudge reports whether the engine's page gives the evidence of a
+// judgement. A router's page is judged on what its summed figures show:
+// a rule finds nothing in figures that are n/a.
+func (ev *evidence) canJudge(j catalogue.Judgement) bool {
+	return ev.Router || ev.Kind.CanJudge(j)
+}
+
+// judgedState is the state a judgement gives.
+var judgedState = [catalogue.NumJudgements]State{
+	catalogue.JudgePreempting: StatePreempting,
+	catalogue.JudgeFull:       StateFull,
+	catalogue.JudgeSlow:       StateSlow,
+	catalogue.JudgeStale:      StateStale,
+	catalogue.JudgeIdle:       StateIdle,
+}
+
+// engineNotes are the reasons that say what an engine's page does not
+// show: each state that cannot be judged from it, and what is missing from
+// the evidence of the state it was judged to be in.
+func engineNotes(state State, ev *evidence) []string {
+	if ev.Router || ev.Kind == catalogue.EngineUnknown || ev.Kind >= catalogue.NumEngineKinds {
+		return nil
+	}
+	c := &catalogue.Capabilities[ev.Kind]
+	var notes []string
+	for j := range catalogue.NumJudgements {
+		if why := c.Cannot[j]; why != "" {
+			notes = append(notes, cannotText(j, why))
+		}
+		if why := c.Partial[j]; why != "" && judgedState[j] == state {
+			notes = append(notes, fmt.Sprintf("%s judged on partial evidence: %s", j, why))
+		}
+	}
+	return notes
+}
+
+// cannotText says that judgement j cannot be made, and why.
+func cannotText(j catalogue.Judgement, why string) string {
+	if strings.Contains(why, "cannot be judged") {
+		return why
+	}
+	return fmt.Sprintf("%s: %s cannot be judged", why, j)
+}
+
+// routerNote is the reason a router's page is given: what it is, and that
+// its figures are not added to the fleet's.
+func routerNote(rep *ReplicaReport) string {
+	return fmt.Sprintf("%s router in front of %s: its figures are theirs, summed, and are not added to the fleet totals",
+		rep.Router, plural(float64(len(rep.Backends)), "backend"))
+}
+
+// finishedTotal takes the finished requests from the engine's own count of
+// every finished request when the page has one. The engines that count
+// only some reasons apart (SGLang its aborts, TGI its failures) would
+// otherwise have their finish rate read off that one reason; vLLM's count
+// is the sum of its reasons, so nothing changes for it. A total below the
+// sum of the reasons is a page at odds with itself: the reasons, counted
+// one by one, are kept, so that no share exceeds the whole.
+func (w *window) finishedTotal(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
+	total := Num(w.rate(scalar(catalogue.FinishedRequests)))
+	if !total.Known() || total < f.RequestsPerSecond {
+		return
+	}
+	f.RequestsPerSecond = total
+	ev.Finished = w.increase(scalar(catalogue.FinishedRequests))
+	f.SuccessRate = ratio(f.FinishedPerSecond.Stop, total)
+	f.LengthShare = ratio(f.FinishedPerSecond.Length, total)
+	f.AbortShare = ratio(f.FinishedPerSecond.Abort, total)
+}
+
+// waitingMetric is the family an autoscaler scales the engine on: its
+// count of waiting requests.
+func waitingMetric(k catalogue.EngineKind) string {
+	for i := range catalogue.Reads {
+		if r := &catalogue.Reads[i]; r.Engine == k && r.Kind == catalogue.ReadScalar && r.Scalar == catalogue.Waiting && !r.Legacy {
+			return r.Name
+		}
+	}
+	return "vllm:num_requests_waiting"
+}
+
+// figureKeys are the JSON names of the report figures a catalogue figure
+// feeds, where they differ from the figure's own name.
+var figureKeys = map[catalogue.Figure]string{
+	catalogue.ScalarFigure(catalogue.PromptTokens):             "prompt_tokens_per_second",
+	catalogue.ScalarFigure(catalogue.GenerationTokens):         "generation_tokens_per_second",
+	catalogue.ScalarFigure(catalogue.Preemptions):              "preemptions_per_second",
+	catalogue.ScalarFigure(catalogue.PrefixCacheQueries):       "prefix_cache_hit_rate",
+	catalogue.ScalarFigure(catalogue.PrefixCacheHits):          "prefix_cache_hit_rate",
+	catalogue.ScalarFigure(catalogue.FinishedRequests):         "requests_per_second",
+	catalogue.HistogramFigure(catalogue.TTFT):                  "ttft_seconds",
+	catalogue.HistogramFigure(catalogue.ITL):                   "itl_seconds",
+	catalogue.HistogramFigure(catalogue.E2E):                   "e2e_seconds",
+	catalogue.HistogramFigure(catalogue.QueueTime):             "queue_seconds",
+	catalogue.HistogramFigure(catalogue.PrefillTime):           "prefill_seconds",
+	catalogue.HistogramFigure(catalogue.DecodeTime):            "decode_seconds",
+	catalogue.HistogramFigure(catalogue.PromptLength):          "mean_prompt_tokens",
+	catalogue.HistogramFigure(catalogue.GenerationLength):      "mean_generation_tokens",
+	catalogue.HistogramFigure(catalogue.PreemptionsPerRequest): "preemptions_per_request",
+	catalogue.HistogramFigure(catalogue.NIXLTransferTime):      "nixl_transfer_seconds",
+	catalogue.HistogramFigure(catalogue.NIXLTransferBytes):     "nixl_bytes_per_second",
+}
+
+// figureKey is the JSON name of the report figure f feeds.
+func figureKey(f catalogue.Figure) string {
+	if k, ok := figureKeys[f]; ok {
+		return k
+	}
+	return f.String()
+}
+
+// staleWindowShare is how much of the window an engine that counts only
+// when requests end must have watched without a counter moving before it
+// is STALE: one scrape interval short of the whole, as the window is
+// seldom filled to the millisecond.
+const staleWindowShare = 0.9
+
+// longEnoughForStale reports whether the window is long enough to call
+// the engine's still counters stale: any span for an engine that counts
+// as it works, most of the window for one that counts when requests end.
+func (ev *evidence) longEnoughForStale(cfg Config) bool {
+	if ev.Kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[ev.Kind].CountsAtEnd {
+		return true
+	}
+	return ev.SpanSeconds >= staleWindowShare*cfg.Window.Seconds()
+}

@@ -1,0 +1,161 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/vtop-dev/vtop/gpu"
+)
+
+// GPUSource is the state of one source of GPU figures: nvidia-smi on this
+// host, a dcgm-exporter, or the DCGM series of a Prometheus server.
+type GPUSource struct {
+	// Name is "nvidia-smi", the exporter's URL, or "Prometheus URL".
+	Name string `json:"name"`
+	// GPUs is how many GPUs (or MIG instances) it reports now.
+	GPUs int `json:"gpus"`
+	// Note says what is wrong with it (missing, failing, down), or what
+	// is tried while it starts; "" when all is well. Safe to draw.
+	Note string `json:"note,omitempty"`
+}
+
+// ApplyGPUs puts the GPUs under the fleet into a report: the list itself
+// (each GPU's Replica already set by gpu.Join, on evidence only), the
+// state of their sources, and, for each replica, the GPU evidence that
+// changes what to do (gpu.Evidence): a fault badge and the fault's action
+// after an XID error or failed memory, the batch cap rather than the GPU
+// while FULL with the GPU half idle, throttled clocks or heat while SLOW,
+// a full framebuffer while PREEMPTING. The state itself is the metrics'.
+//
+// gs is taken over by the report. It is pure: the monitor calls it after
+// Analyze with what its GPU collectors read.
+func ApplyGPUs(r *Report, gs []gpu.GPU, sources []GPUSource) {
+	if gs == nil {
+		gs = []gpu.GPU{}
+	}
+	gpu.Sort(gs)
+	r.GPUs, r.GPUSources = gs, sources
+	byReplica := map[string][]gpu.GPU{}
+	for _, g := range gs {
+		if g.Replica != "" {
+			byReplica[g.Replica] = append(byReplica[g.Replica], g)
+		}
+	}
+	for i := range r.Replicas {
+		rep := &r.Replicas[i]
+		if joined := byReplica[rep.Target]; len(joined) > 0 {
+			applyEvidence(rep, joined)
+		}
+	}
+}
+
+// applyEvidence adds one replica's GPU findings to its reasons; a fault
+// names the badge and, being the cause of everything else, takes the
+// first action; a finding that explains the state takes it too, since it
+// changes what to do (raise max_num_seqs rather than add replicas).
+func applyEvidence(rep *ReplicaReport, joined []gpu.GPU) {
+	rep.Reasons = slices.Clone(rep.Reasons) // never append into a slice the analysis may share
+	rep.GPUCount = len(joined)
+	var util, used, total float64
+	utilN := 0
+	for _, g := range joined {
+		if !math.IsNaN(g.Utilization) {
+			util += g.Utilization
+			utilN++
+		}
+		used += g.MemoryUsedBytes
+		total += g.MemoryTotalBytes
+	}
+	rep.GPUUtilization, rep.GPUMemoryUsage = NA, NA
+	if utilN > 0 {
+		rep.GPUUtilization = Num(util / float64(utilN))
+	}
+	if total > 0 && !math.IsNaN(used) {
+		rep.GPUMemoryUsage = Num(used / total)
+	}
+	s := gpu.Situation{
+		Full:       rep.State == StateFull,
+		Slow:       rep.State == StateSlow,
+		Preempting: rep.State == StatePreempting,
+		KVUsage:    rep.KVCacheUsage.Float(),
+	}
+	findings := gpu.Evidence(joined, s)
+	// Faults first: they are the first thing to act on.
+	slices.SortStableFunc(findings, func(a, b gpu.Finding) int {
+		return boolRank(b.Fault) - boolRank(a.Fault)
+	})
+	actionSet := false
+	var first []string // the reason of the action, which the pane shows
+	for _, f := range findings {
+		switch f.Kind {
+		case gpu.FindingXID, gpu.FindingRemappedRows:
+			if rep.Fault == "" {
+				rep.Fault = faultBadge(f, joined)
+			}
+		}
+		if !actionSet && f.Action != "" && (f.Fault || rep.State >= StateSlow) {
+			rep.Action = f.Action
+			actionSet = true
+			first = append(first, f.Reason)
+			continue
+		}
+		rep.Reasons = append(rep.Reasons, f.Reason)
+	}
+	if len(first) > 0 {
+		rep.Reasons = append(first, rep.Reasons...)
+	}
+}
+
+// faultBadge is the short text of a fault's badge: "XID 79", "ROWS".
+func faultBadge(f gpu.Finding, joined []gpu.GPU) string {
+	if f.Kind == gpu.FindingRemappedRows {
+		return "ROW REMAP"
+	}
+	for _, g := range joined {
+		if g.Name() == f.GPU && g.XID > 0 {
+			return "XID " + strconv.Itoa(g.XID)
+		}
+	}
+	return "XID"
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ReplicaGPUs returns the GPUs of r joined to target, in the strip's order.
+func (r *Report) ReplicaGPUs(target string) []gpu.GPU {
+	var out []gpu.GPU
+	for _, g := range r.GPUs {
+		if g.Replica == target {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// AddFaultEvents adds an event for each replica whose GPU fault badge is
+// new since prev: a GPU falling off the bus is news in the event log as a
+// change of state is.
+func AddFaultEvents(r, prev *Report) {
+	before := make(map[string]string, len(prev.Replicas))
+	for i := range prev.Replicas {
+		before[prev.Replicas[i].Target] = prev.Replicas[i].Fault
+	}
+	for i := range r.Replicas {
+		rep := &r.Replicas[i]
+		old, seen := before[rep.Target]
+		if rep.Fault == "" || !seen || old == rep.Fault {
+			continue
+		}
+		text := rep.Fault
+		if len(rep.Reasons) > 0 {
+			text = rep.Reasons[0]
+		}
+		r.Events = append(r.Events, Event{Time: r.Time, Target: rep.Target, State: rep.State, Text: "GPU fault: " + text})
+	}
+}

@@ -1,0 +1,162 @@
+package analysis
+
+import (
+	"fmt"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// FleetGroup is the replicas serving one model in one role: their totals,
+// worst replica and scaling advice, apart from the rest of the fleet.
+type FleetGroup struct {
+	// Model is the model served; "" when no replica of the group has
+	// said (none answered yet).
+	Model string `json:"model"`
+	// Role is the prefill/decode role of the group, when the pages say.
+	Role catalogue.Role `json:"role,omitempty"`
+	// Targets are the group's replicas, in the order of the report.
+	Targets []string `json:"targets"`
+	FleetFigures
+}
+
+// Name is how screens name the group: the model, and the role when the
+// pages state one.
+func (g *FleetGroup) Name() string {
+	name := g.Model
+	if name == "" {
+		name = "model unknown"
+	}
+	if g.Role != catalogue.RoleUnknown {
+		name += " (" + g.Role.String() + ")"
+	}
+	return name
+}
+
+// groupKey is what puts replicas in one group.
+type groupKey struct {
+	model string
+	role  catalogue.Role
+}
+
+// fleetGroups groups the replicas by model and role and gives each group
+// its own figures. A replica that has not said its model (it never
+// answered) joins the only group there is, or a group of its own when
+// there are several. With several groups the fleet's advice is the sum of
+// the groups': a queue of one model is no reason to add replicas of
+// another.
+func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
+	var keys []groupKey
+	members := map[groupKey][]int{}
+	for i := range reps {
+		k := groupKey{reps[i].Model, reps[i].Role}
+		if k.role == catalogue.RoleUnified {
+			// A unified server does both phases, as one that does not
+			// say its role.
+			k.role = catalogue.RoleUnknown
+		}
+		if _, ok := members[k]; !ok {
+			keys = append(keys, k)
+		}
+		members[k] = append(members[k], i)
+	}
+	if unknown, ok := members[groupKey{}]; ok && len(keys) == 2 {
+		// Only one real group: the silent replicas are its own.
+		other := keys[0]
+		if other == (groupKey{}) {
+			other = keys[1]
+		}
+		members[other] = append(members[other], unknown...)
+		delete(members, groupKey{})
+		keys = []groupKey{other}
+	}
+	if len(keys) <= 1 {
+		g := FleetGroup{FleetFigures: *ff, Targets: targetsOf(reps, nil)}
+		if len(keys) == 1 {
+			g.Model, g.Role = keys[0].model, keys[0].role
+		}
+		g.Groups = nil
+		ff.Groups = []FleetGroup{g}
+		return
+	}
+	ff.Groups = make([]FleetGroup, 0, len(keys))
+	for _, k := range keys {
+		idx := members[k]
+		subset := make([]ReplicaReport, len(idx))
+		for j, i := range idx {
+			subset[j] = reps[i]
+		}
+		ff.Groups = append(ff.Groups, FleetGroup{Model: k.model, Role: k.role, Targets: targetsOf(reps, idx),
+			FleetFigures: fleetFigures(subset, cfg)})
+	}
+	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
+}
+
+// targetsOf lists the targets of reps at idx, or of all of them when idx
+// is nil.
+func targetsOf(reps []ReplicaReport, idx []int) []string {
+	if idx == nil {
+		out := make([]string, len(reps))
+		for i := range reps {
+			out[i] = reps[i].Target
+		}
+		return out
+	}
+	out := make([]string, len(idx))
+	for j, i := range idx {
+		out[j] = reps[i].Target
+	}
+	return out
+}
+
+// groupedAdvice is the fleet's advice when it serves several groups: the
+// replicas each group's advice asks for, added up, and each group's
+// recommendation. The fleet-wide rules would weigh one model's arrivals
+// against another's queue, so their figures are left n/a.
+func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
+	a := Advice{
+		Replicas: fleet.Replicas, TargetQueueSeconds: fleet.TargetQueueSeconds,
+		ArrivalsPerSecond: fleet.ArrivalsPerSecond, RejectionsPerSecond: fleet.RejectionsPerSecond,
+		WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA, ReplicasByQueue: NA,
+		CapacityPerReplica: NA, ReplicasByCapacity: NA, RecommendedReplicas: NA, BacklogClearSeconds: NA,
+		Basis: "groups",
+	}
+	var total sum
+	known := true
+	parts := make([]string, 0, len(groups))
+	for i := range groups {
+		g := &groups[i]
+		if !g.Advice.RecommendedReplicas.Known() {
+			known = false
+		}
+		total.add(g.Advice.RecommendedReplicas)
+		parts = append(parts, g.Name()+": "+g.Advice.Recommendation)
+	}
+	if known {
+		a.RecommendedReplicas = total.value()
+		a.Recommendation = fmt.Sprintf("%s across %d groups, each sized by its own traffic", plural(a.RecommendedReplicas.Float(), "replica"), len(groups))
+	} else {
+		a.Recommendation = fmt.Sprintf("advice per group (%d models or roles): a queue of one says nothing about another", len(groups))
+	}
+	a.Summary = append([]string{a.Recommendation}, parts...)
+	return a
+}
+
+// frontsOthers reports whether a replica's page describes other replicas:
+// a router's, or a frontend whose figures are its workers'.
+func frontsOthers(r *ReplicaReport) bool {
+	return r.Router != catalogue.RouterNone ||
+		(r.EngineKind < catalogue.NumEngineKinds && catalogue.Capabilities[r.EngineKind].FrontsWorkers)
+}
+
+// hasOwnReplicas reports whether the fleet holds a replica that answers
+// with its own figures: then routers and frontends are left out of the
+// totals, which would otherwise count their backends twice. A fleet of
+// routers alone is totalled from them, the only figures there are.
+func hasOwnReplicas(reps []ReplicaReport) bool {
+	for i := range reps {
+		if reps[i].State != StateDown && !frontsOthers(&reps[i]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,305 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Signals are the figures read from vLLM's newest families: why requests
+// wait, whether the engine sleeps, admissions it refused, preemptions per
+// request, where prompt tokens came from, KV transfers between
+// disaggregated servers (NIXL), KV offload, the external prefix cache and
+// speculative decoding by draft position. Each is n/a when the page lacks
+// its family, never 0.
+type Signals struct {
+	// WaitingCapacity and WaitingDeferred split the waiting requests by
+	// reason: capacity waits for the scheduler (the queue that makes a
+	// replica FULL); deferred was skipped for the LoRA budget, a KV
+	// transfer or a blocked status.
+	WaitingCapacity Num `json:"waiting_capacity"`
+	WaitingDeferred Num `json:"waiting_deferred"`
+	// SleepLevel is vllm:engine_sleep_state: 0 awake, 1 weights offloaded,
+	// 2 weights and KV cache discarded.
+	SleepLevel Num `json:"sleep_level"`
+	// AdmissionRejectionsPerSecond are arrivals refused with HTTP 503
+	// (the queue at --max-num-queued-reqs).
+	AdmissionRejectionsPerSecond Num `json:"admission_rejections_per_second"`
+	// PreemptionsPerRequest is vllm:request_num_preemptions over the
+	// window: how often a finished request was preempted.
+	PreemptionsPerRequest Quantiles `json:"preemptions_per_request"`
+	// RecomputedMeasured is true when RecomputedTokensPerSecond is read
+	// from vllm:prompt_tokens_recomputed rather than estimated from
+	// preemptions and request lengths.
+	RecomputedMeasured bool `json:"recomputed_measured"`
+	// PromptCachedShare is the share of prompt tokens not computed here:
+	// local prefix-cache hits and KV received from elsewhere.
+	PromptCachedShare Num `json:"prompt_cached_share"`
+	// ExternalPrefixCacheHitRate is the hit rate of the KV connector's
+	// external prefix cache, in tokens.
+	ExternalPrefixCacheHitRate Num `json:"external_prefix_cache_hit_rate"`
+	// NIXLTransfer is the time of one KV transfer; NIXLBytesPerSecond
+	// the bytes moved; NIXLFailedPerSecond the transfers that failed.
+	NIXLTransfer        Quantiles `json:"nixl_transfer_seconds"`
+	NIXLBytesPerSecond  Num       `json:"nixl_bytes_per_second"`
+	NIXLFailedPerSecond Num       `json:"nixl_failed_transfers_per_second"`
+	// KVOffloadLoadBytesPerSecond and KVOffloadStoreBytesPerSecond are
+	// KV moved from offload storage to the GPU and back.
+	KVOffloadLoadBytesPerSecond  Num `json:"kv_offload_load_bytes_per_second"`
+	KVOffloadStoreBytesPerSecond Num `json:"kv_offload_store_bytes_per_second"`
+	// SpecDecodeMeanAcceptanceLength is 1 + accepted tokens per draft:
+	// the tokens one verification step yields.
+	SpecDecodeMeanAcceptanceLength Num `json:"spec_decode_mean_acceptance_length"`
+	// SpecDecodeAcceptanceByPosition is, per draft position, the share of
+	// drafts whose token at that position was accepted; nil when the page
+	// does not count by position.
+	SpecDecodeAcceptanceByPosition []Num `json:"spec_decode_acceptance_by_position,omitempty"`
+}
+
+// NASignals returns Signals in which every figure is n/a: what a report
+// built without vLLM's newest families carries.
+func NASignals() Signals { return naSignals() }
+
+// naSignals returns Signals in which everything is unknown.
+func naSignals() Signals {
+	q := naQuantiles()
+	return Signals{
+		WaitingCapacity: NA, WaitingDeferred: NA, SleepLevel: NA, AdmissionRejectionsPerSecond: NA,
+		PreemptionsPerRequest: q, PromptCachedShare: NA, ExternalPrefixCacheHitRate: NA,
+		NIXLTransfer: q, NIXLBytesPerSecond: NA, NIXLFailedPerSecond: NA,
+		KVOffloadLoadBytesPerSecond: NA, KVOffloadStoreBytesPerSecond: NA,
+		SpecDecodeMeanAcceptanceLength: NA,
+	}
+}
+
+// naQuantiles returns Quantiles in which everything is unknown.
+func naQuantiles() Quantiles {
+	na := QuantileBucket{Lower: NA, Upper: NA}
+	return Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}
+}
+
+// quantiles summarises histogram h over the window (histogram_quantile
+// semantics) and returns its window for further reading.
+func (w *window) quantiles(series []*catalogue.Series, h catalogue.Histogram) (Quantiles, histogramWindow) {
+	hw := w.histogram(series, h)
+	return Quantiles{
+		Mean: ratio(Num(hw.Sum), Num(hw.Count)),
+		P50:  Num(preparedQuantile(0.5, hw.Buckets)),
+		P90:  Num(preparedQuantile(0.9, hw.Buckets)),
+		P99:  Num(preparedQuantile(0.99, hw.Buckets)),
+
+		Observations: Num(hw.Count),
+		P50Bucket:    quantileBucket(0.5, hw.Buckets),
+		P90Bucket:    quantileBucket(0.9, hw.Buckets),
+		P99Bucket:    quantileBucket(0.99, hw.Buckets),
+	}, hw
+}
+
+// signalFigures fills f.Signals and the evidence they give; it runs after
+// the other figures, whose estimate of recomputed tokens it replaces when
+// the page counts them.
+func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt) {
+	s := naSignals()
+	if newest := newestSeries(series); newest != nil {
+		s.WaitingCapacity = Num(newest.Scalars[catalogue.WaitingCapacity])
+		s.WaitingDeferred = Num(newest.Scalars[catalogue.WaitingDeferred])
+		s.SleepLevel = Num(newest.Scalars[catalogue.SleepLevel])
+	}
+	ev.WaitingCapacity = w.gauge(scalar(catalogue.WaitingCapacity))
+	ev.SleepLevel = s.SleepLevel.Float()
+	s.AdmissionRejectionsPerSecond = Num(w.rate(scalar(catalogue.AdmissionRejections)))
+	ev.Rejections = w.increase(scalar(catalogue.AdmissionRejections))
+	s.PreemptionsPerRequest, _ = w.quantiles(series, catalogue.PreemptionsPerRequest)
+
+	if recomputed := Num(w.rate(scalar(catalogue.PromptTokensRecomputed))); recomputed.Known() {
+		f.RecomputedTokensPerSecond, s.RecomputedMeasured = recomputed, true
+	}
+	compute := Num(w.rate(scalar(catalogue.PromptTokensLocalCompute)))
+	hit := Num(w.rate(scalar(catalogue.PromptTokensLocalCacheHit)))
+	external := Num(w.rate(scalar(catalogue.PromptTokensExternal)))
+	if compute.Known() && hit.Known() {
+		notComputed := hit
+		if external.Known() {
+			notComputed += external
+		}
+		s.PromptCachedShare = ratio(notComputed, compute+notComputed)
+	} else {
+		s.PromptCachedShare = ratio(Num(w.rate(scalar(catalogue.PromptTokensCached))), f.PromptTokensPerSecond)
+	}
+	s.ExternalPrefixCacheHitRate = ratio(Num(w.increase(scalar(catalogue.ExternalPrefixHits))), Num(w.increase(scalar(catalogue.ExternalPrefixQueries))))
+
+	var bytes histogramWindow
+	s.NIXLTransfer, _ = w.quantiles(series, catalogue.NIXLTransferTime)
+	_, bytes = w.quantiles(series, catalogue.NIXLTransferBytes)
+	if w.seconds > 0 && !math.IsNaN(bytes.Sum) {
+		s.NIXLBytesPerSecond = Num(bytes.Sum / w.seconds)
+	}
+	s.NIXLFailedPerSecond = Num(w.rate(scalar(catalogue.NIXLFailedTransfers)))
+	ev.NIXLFailed = w.increase(scalar(catalogue.NIXLFailedTransfers))
+	s.KVOffloadLoadBytesPerSecond = Num(w.rate(scalar(catalogue.KVOffloadLoadBytes)))
+	s.KVOffloadStoreBytesPerSecond = Num(w.rate(scalar(catalogue.KVOffloadStoreBytes)))
+
+	if f.SpecDecodeAcceptedPerDraft.Known() {
+		s.SpecDecodeMeanAcceptanceLength = 1 + f.SpecDecodeAcceptedPerDraft
+	}
+	s.SpecDecodeAcceptanceByPosition = w.acceptanceByPosition(series, scalar)
+	f.Signals = s
+}
+
+// acceptanceByPosition is, per draft position, the accepted tokens at that
+// position ÷ the drafts over the window; nil when the page does not count
+// by position or there were no drafts.
+func (w *window) acceptanceByPosition(series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt) []Num {
+	positions := 0
+	for _, s := range series {
+		if s != nil {
+			positions = max(positions, len(s.SpecAcceptedPerPos))
+		}
+	}
+	drafts := Num(w.increase(scalar(catalogue.SpecDrafts)))
+	if positions == 0 || !(drafts > 0) {
+		return nil
+	}
+	out := make([]Num, positions)
+	for p := range positions {
+		accepted := w.increase(func(i int) float64 {
+			if series[i] == nil || p >= len(series[i].SpecAcceptedPerPos) {
+				return math.NaN()
+			}
+			return series[i].SpecAcceptedPerPos[p]
+		})
+		out[p] = ratio(Num(accepted), drafts)
+	}
+	return out
+}
+
+// lowAcceptance is the speculative-decoding acceptance rate below which
+// drafting costs more than it saves: each draft token costs a forward
+// pass of the draft model, and fewer than half of them survive.
+const lowAcceptance = 0.5
+
+// signalNotes are the reasons the newest signals add to whatever state a
+// replica is in: deferred waiting named as its own cause, failing KV
+// transfers, and speculative decoding that does not pay.
+func signalNotes(f *Figures, ev *evidence) []string {
+	var notes []string
+	if d := f.WaitingDeferred; d > 0 {
+		notes = append(notes, fmt.Sprintf("%s waiting %s deferred (LoRA budget, KV transfer or blocked), not waiting for capacity",
+			count(d.Float()), isAre(d.Float())))
+	}
+	if ev.NIXLFailed > 0 {
+		notes = append(notes, nixlFailureText(f, ev))
+	}
+	if a := f.SpecDecodeAcceptanceRate; a.Known() && a < lowAcceptance {
+		notes = append(notes, fmt.Sprintf("speculative decoding accepts %s of draft tokens (mean acceptance length %s), below %s: drafting costs more than it saves; lower num_speculative_tokens or turn it off",
+			percent(a.Float()), amount(f.SpecDecodeMeanAcceptanceLength.Float()), percent(lowAcceptance)))
+	}
+	return notes
+}
+
+// nixlFailureText says that KV transfers failed in the window.
+func nixlFailureText(f *Figures, ev *evidence) string {
+	return fmt.Sprintf("%s over %s (%s/s): their prompts are recomputed here or the requests fail; check the NIXL link to the prefill servers",
+		plural(ev.NIXLFailed, "failed NIXL KV transfer"), seconds(ev.SpanSeconds), amount(f.NIXLFailedPerSecond.Float()))
+}
+
+// isAre is the verb for a count.
+func isAre(n float64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// sleepingVerdict: the engine says it sleeps (vLLM's /sleep). It serves
+// nothing until woken, which is neither down (it answers) nor idle (it
+// could not serve if asked).
+func sleepingVerdict(f *Figures, ev *evidence) (verdict, bool) {
+	if !(ev.SleepLevel > 0) {
+		return verdict{}, false
+	}
+	what := "weights offloaded to CPU memory"
+	if ev.SleepLevel >= 2 {
+		what = "weights and KV cache discarded"
+	}
+	reasons := []string{fmt.Sprintf("engine asleep at level %s (%s): it serves nothing until woken", count(ev.SleepLevel), what)}
+	action := "wake it (POST /wake_up), or it is meant to sleep"
+	if f.Waiting > 0 {
+		reasons = append(reasons, fmt.Sprintf("%s waiting at a sleeping engine", count(f.Waiting.Float())))
+		action = fmt.Sprintf("wake it (POST /wake_up): %s requests wait", count(f.Waiting.Float()))
+	}
+	return verdict{State: StateSleeping, Reasons: reasons, Action: action}, true
+}
+
+// queueStats is the queue FULL is judged on: the requests waiting for
+// capacity when the page splits the waiting by reason (deferred requests
+// wait for something more replicas would not give), else every waiting
+// request.
+func (ev *evidence) queueStats() gaugeStats {
+	if ev.WaitingCapacity.N > 0 {
+		return ev.WaitingCapacity
+	}
+	return ev.Waiting
+}
+
+// rejectionText says that the server refused admissions in the window.
+func rejectionText(f *Figures, ev *evidence) string {
+	return fmt.Sprintf("refused %s over %s (%s/s, HTTP 503: the queue is at --max-num-queued-reqs)",
+		plural(ev.Rejections, "admission"), seconds(ev.SpanSeconds), amount(f.AdmissionRejectionsPerSecond.Float()))
+}
+
+// rejectingVerdict: the server refuses work while it runs requests. That
+// is FULL whatever the queue shows, since the queue is capped.
+func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
+		return verdict{}, false
+	}
+	target := cfg.TargetQueueTime.Seconds()
+	demand := f.ArrivalsPerSecond + f.AdmissionRejectionsPerSecond
+	return verdict{State: StateFull, Reasons: []string{rejectionText(f, ev)},
+		Action: fmt.Sprintf("add replicas: the server turns work away; scale on %s with target %s per replica (Little's law: %s req/s asked × %s s)",
+			waitingMetric(ev.Kind), amount(demand.Float()*target), amount(demand.Float()), amount(target))}, true
+}
+
+// preemptionsPerRequestText is PREEMPTING's evidence from
+// vllm:request_num_preemptions; "" when the page lacks it.
+func preemptionsPerRequestText(f *Figures) string {
+	q := f.PreemptionsPerRequest
+	if !q.P50.Known() {
+		return ""
+	}
+	return fmt.Sprintf("preemptions per finished request: p50 %s, p99 %s, mean %s",
+		q.P50Bucket.Count(q.P50), q.P99Bucket.Count(q.P99), amount(q.Mean.Float()))
+}
+
+// Count writes the quantile v of a histogram of whole numbers (such as
+// preemptions per request) that fell in b as the bucket proves it, since
+// an interpolated 0.5 preemptions is no request's count: "≤1" in the first
+// bucket, the bound itself in a bucket one wide, "6–10" in a wider one,
+// ">20" beyond the last bound; "n/a" when unknown.
+func (b QuantileBucket) Count(v Num) string {
+	lower, upper := b.Lower.Float(), b.Upper.Float()
+	switch {
+	case !b.known() || !v.Known():
+		return "n/a"
+	case math.IsInf(upper, 1):
+		return ">" + count(lower)
+	case lower <= 0:
+		return "≤" + count(upper)
+	case upper-lower <= 1:
+		return count(upper)
+	}
+	return count(math.Floor(lower)+1) + "–" + count(upper)
+}
+
+// deferredAction is the action when requests wait but none for capacity:
+// more replicas would not shorten a wait for a KV transfer or a LoRA slot.
+func deferredAction(f *Figures) string {
+	if f.NIXLTransfer.P99.Known() {
+		return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the NIXL link to the prefill servers (p99 transfer %s) and max_loras",
+			count(f.WaitingDeferred.Float()), f.NIXLTransfer.P99Bucket.Seconds(f.NIXLTransfer.P99))
+	}
+	return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the KV connector and max_loras",
+		count(f.WaitingDeferred.Float()))
+}

@@ -1,0 +1,431 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/discover"
+	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/collect"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/promsource"
+	"github.com/vtop-dev/vtop/safetext"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+// gpuFlags choose the sources of GPU figures.
+type gpuFlags struct {
+	DCGM   []string `name:"dcgm" placeholder:"HOST[:PORT]" help:"Read GPUs from this dcgm-exporter (port 9400 when absent; a URL as it is). Repeatable. Without it, localhost:9400 is read when something listens there."`
+	NoGPUs bool     `name:"no-gpus" help:"Read no GPU figures: neither nvidia-smi, nor a dcgm-exporter, nor the DCGM series of --prometheus."`
+}
+
+// check reads every --dcgm address without starting anything.
+func (f gpuFlags) check() error {
+	if f.NoGPUs && len(f.DCGM) > 0 {
+		return usagef("--dcgm and --no-gpus exclude each other")
+	}
+	for _, a := range f.DCGM {
+		if _, err := collect.ParseExporter(a); err != nil {
+			return usagef("--dcgm %q: %v", a, err)
+		}
+	}
+	return nil
+}
+
+// gpuInput reads the GPUs under the watched fleet for the monitor and
+// joins them to its replicas on evidence only (gpu.Join). Every reader
+// runs on its own; GPUs answers from their latest snapshots at once.
+type gpuInput struct {
+	readers []collect.Reader
+	names   []string // a reader's source name, by index
+	prom    *promsource.Source
+
+	// known is what vtop knows of each target: its host, its pod (the
+	// demo), its server process (local discovery).
+	known map[string]gpu.Replica
+	// podTargets says the targets are pod names where they are not
+	// host:port (a Prometheus source grouped by pod).
+	podTargets bool
+	localHost  string
+
+	// proc is the process table the process join walks; nil when no
+	// replica has a known process.
+	proc       fs.FS
+	parentsMu  sync.Mutex
+	parents    map[int]int
+	parentsAt  time.Time
+	parentsTTL time.Duration
+}
+
+// GPUs implements monitor.GPUInput.
+func (in *gpuInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
+	snaps := make([]collect.Snapshot, len(in.readers))
+	sources := make([]analysis.GPUSource, 0, len(in.readers)+1)
+	for i, r := range in.readers {
+		snaps[i] = r.Snapshot()
+		sources = append(sources, analysis.GPUSource{Name: in.names[i], GPUs: len(snaps[i].GPUs), Note: snaps[i].Note})
+	}
+	gs, _ := collect.Merge(snaps...)
+	if in.prom != nil {
+		pgs, note := in.prom.GPUs()
+		sources = append(sources, analysis.GPUSource{Name: "Prometheus " + in.prom.Name(), GPUs: len(pgs), Note: note})
+		gs = append(gs, pgs...)
+	}
+	replicas := make([]gpu.Replica, len(targets))
+	anyPID := false
+	for i, t := range targets {
+		replicas[i] = in.replica(t)
+		anyPID = anyPID || replicas[i].PID > 0
+	}
+	var parents map[int]int
+	if anyPID {
+		parents = in.processTree()
+	}
+	gpu.Join(gs, replicas, parents, in.localHost)
+	return gs, sources
+}
+
+// replica is what the join knows of target.
+func (in *gpuInput) replica(target string) gpu.Replica {
+	if r, ok := in.known[target]; ok {
+		return r
+	}
+	r := gpu.Replica{Target: target, Host: hostOf(target)}
+	if in.podTargets && r.Host == "" {
+		r.Pod = target
+	}
+	return r
+}
+
+// processTree is the parent of every process, read at most every
+// parentsTTL: vLLM's workers outlive many reports.
+func (in *gpuInput) processTree() map[int]int {
+	if in.proc == nil {
+		return nil
+	}
+	in.parentsMu.Lock()
+	defer in.parentsMu.Unlock()
+	if in.parents == nil || time.Since(in.parentsAt) > in.parentsTTL {
+		in.parents, in.parentsAt = discover.Parents(in.proc), time.Now()
+	}
+	return in.parents
+}
+
+// settle waits until every reader has read once, or limit has passed, or
+// ctx ends: a report made at once (--once on a Prometheus source) then
+// has the GPUs of every exporter that answers, and a hanging source
+// delays it by limit at most.
+func (in *gpuInput) settle(ctx context.Context, limit time.Duration) {
+	if in == nil {
+		return
+	}
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	for _, r := range in.readers {
+		if r.Snapshot().OK {
+			continue
+		}
+		select {
+		case <-r.Updates():
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// stop ends every reader and waits for it.
+func (in *gpuInput) stop() {
+	if in == nil {
+		return
+	}
+	for _, r := range in.readers {
+		r.Stop()
+	}
+}
+
+// hostOf is the host of a target named host:port[/path] or a URL; "" for
+// a name that is neither (a pod).
+func hostOf(target string) string {
+	s := target
+	if strings.Contains(s, "://") {
+		if u, err := url.Parse(s); err == nil {
+			return u.Hostname()
+		}
+		return ""
+	}
+	s, _, _ = strings.Cut(s, "/")
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// startGPUs starts the GPU sources the flags and the situation choose:
+//   - --dcgm exporters, always;
+//   - the demo: the simulated fleet's exporters, one per replica, joined
+//     by pod (demoGPUs);
+//   - with --prometheus: the DCGM series of the same server (read by
+//     the source itself);
+//   - otherwise, when a target runs on this host (or discovery chose
+//     them): nvidia-smi (a note when it is not on PATH) and a
+//     dcgm-exporter on localhost:9400 when one listens.
+//
+// It returns nil with --no-gpus.
+func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host found, prom *promsource.Source, demo []demoExporter) (*gpuInput, error) {
+	if w.NoGPUs {
+		return nil, nil
+	}
+	clientOpts, err := w.options()
+	if err != nil {
+		return nil, err
+	}
+	client, err := scrape.NewClient(clientOpts)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	name, _ := os.Hostname()
+	in := &gpuInput{known: map[string]gpu.Replica{}, localHost: safetext.Sanitize(name), prom: prom,
+		podTargets: prom != nil, parentsTTL: 5 * time.Second}
+	pids := localPIDs(targets, host.PIDs, in.localHost)
+	for _, t := range targets {
+		in.known[t.Name] = gpu.Replica{Target: t.Name, Host: hostOf(t.URL), PID: pids[t.Name]}
+	}
+	if len(pids) > 0 {
+		in.proc = os.DirFS("/proc")
+	}
+	interval := min(w.Interval, 5*time.Second)
+	exporter := func(t scrape.Target) error {
+		e, err := collect.StartExporter(ctx, t, collect.ExporterOptions{Client: client, Interval: interval})
+		if err != nil {
+			return err
+		}
+		in.readers, in.names = append(in.readers, e), append(in.names, "dcgm-exporter "+t.Name)
+		return nil
+	}
+	for _, a := range w.DCGM {
+		t, err := collect.ParseExporter(a)
+		if err != nil {
+			in.stop()
+			return nil, usagef("--dcgm %q: %v", a, err)
+		}
+		if err := exporter(t); err != nil {
+			in.stop()
+			return nil, err
+		}
+	}
+	switch {
+	case len(demo) > 0:
+		for _, d := range demo {
+			t, err := collect.ParseExporter(d.addr)
+			if err != nil {
+				in.stop()
+				return nil, err
+			}
+			if err := exporter(t); err != nil {
+				in.stop()
+				return nil, err
+			}
+			in.known[d.target] = gpu.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
+		}
+	case prom != nil:
+	case !w.anyLocal(targets, in.localHost):
+		// Every target is on another host: this host's GPUs are none of
+		// theirs, and its missing nvidia-smi no news.
+	default:
+		smi := collect.StartSMI(ctx, collect.SMIOptions{Interval: interval, Host: in.localHost})
+		in.readers, in.names = append(in.readers, smi), append(in.names, gpu.SourceSMI)
+		if len(w.DCGM) == 0 && collect.Listening(ctx, collect.LocalExporter) {
+			t, err := collect.ParseExporter(collect.LocalExporter)
+			if err == nil {
+				err = exporter(t)
+			}
+			if err != nil {
+				in.stop()
+				return nil, err
+			}
+		}
+	}
+	return in, nil
+}
+
+// anyLocal reports whether a target runs on this host (loopback, or this
+// host's name), or local discovery chose the targets: then this host's
+// GPUs may be theirs.
+func (w *Watch) anyLocal(targets []scrape.Target, localHost string) bool {
+	if w.found.Summary != "" {
+		return true
+	}
+	for _, t := range targets {
+		if isLocal(hostOf(t.URL), localHost) {
+			return true
+		}
+	}
+	return false
+}
+
+// localPIDs are the server processes of the targets on this host: the
+// ones discovery found, and for targets given by hand on this host, the
+// process listening on their port. Their GPUs are then the ones their
+// process tree computes on, not every GPU of the host.
+func localPIDs(targets []scrape.Target, found map[string]int, localHost string) map[string]int {
+	pids := map[string]int{}
+	byPort := map[int][]string{}
+	var ports []int
+	for _, t := range targets {
+		if pid := found[t.Name]; pid > 0 {
+			pids[t.Name] = pid
+			continue
+		}
+		u, err := url.Parse(t.URL)
+		if err != nil || !isLocal(u.Hostname(), localHost) {
+			continue
+		}
+		port, err := strconv.Atoi(u.Port())
+		if err != nil {
+			continue
+		}
+		byPort[port] = append(byPort[port], t.Name)
+		ports = append(ports, port)
+	}
+	for port, pid := range discover.Listeners(os.DirFS("/proc"), ports) {
+		for _, name := range byPort[port] {
+			pids[name] = pid
+		}
+	}
+	return pids
+}
+
+// isLocal reports whether host names this host: loopback, localhost or
+// its name.
+func isLocal(host, localHost string) bool {
+	h := strings.ToLower(strings.Trim(host, "[]"))
+	if h == "localhost" || strings.EqualFold(h, localHost) {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// demoExporter is one simulated replica's dcgm-exporter: its address and
+// the pod its GPUs are labelled with, which the demo knows is the one of
+// its replica at target.
+type demoExporter struct {
+	target, addr, pod, namespace string
+}
+
+// serveDemoGPUs serves a dcgm-exporter page per replica of the demo fleet,
+// consistent with its load, for the life of ctx.
+func serveDemoGPUs(ctx context.Context, gpus *sim.GPUs, targets []scrape.Target) ([]demoExporter, error) {
+	addrs, err := gpus.Serve(ctx, "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]demoExporter, 0, len(addrs))
+	for i, a := range addrs {
+		if i >= len(targets) {
+			break
+		}
+		out = append(out, demoExporter{target: targets[i].Name, addr: a, pod: sim.PodName(i), namespace: sim.PodNamespace()})
+	}
+	return out, nil
+}
+
+// GPUFaultKinds are the names --gpu-fault and --demo-gpu-fault take.
+const GPUFaultKinds = "throttle, xid"
+
+// gpuFaultSpec is one GPU fault on one replica (1-based) or, with
+// replica 0, on all.
+type gpuFaultSpec struct {
+	fault   sim.GPUFault
+	replica int
+}
+
+// parseGPUFaults reads KIND[@N] values of flag for a fleet of n replicas.
+func parseGPUFaults(flag string, values []string, n int) ([]gpuFaultSpec, error) {
+	specs := make([]gpuFaultSpec, 0, len(values))
+	for _, v := range values {
+		kind, at, hasAt := strings.Cut(v, "@")
+		f := sim.GPUFault(kind)
+		if f != sim.GPUThrottle && f != sim.GPUXID {
+			return nil, usagef("--%s %q: unknown GPU fault %q (want %s, optionally @N for the Nth replica)", flag, v, kind, GPUFaultKinds)
+		}
+		spec := gpuFaultSpec{fault: f}
+		if hasAt {
+			i, err := strconv.Atoi(at)
+			if err != nil || i < 1 || i > n {
+				return nil, usagef("--%s %q: replica %s: want 1 to %d", flag, v, at, n)
+			}
+			spec.replica = i
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// applyGPUFaults puts the simulated GPUs of a fleet of n replicas into
+// their faults.
+func applyGPUFaults(gpus *sim.GPUs, specs []gpuFaultSpec, n int) error {
+	for _, spec := range specs {
+		for i := range n {
+			if spec.replica != 0 && spec.replica != i+1 {
+				continue
+			}
+			if err := gpus.SetFault(i, spec.fault); err != nil {
+				return fmt.Errorf("replica %d: %w", i+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// gpuInput returns the monitor's GPU input: nil (no interface value) when
+// no GPU is read, so that the monitor reads none.
+func (w *Watch) gpuInput() monitor.GPUInput {
+	if w.gpuIn == nil {
+		return nil
+	}
+	return w.gpuIn
+}
+
+// sayFound writes what local discovery found on stderr, for the modes
+// without a screen, whose header would say it.
+func (w *Watch) sayFound(env *Env) {
+	if w.found.Summary != "" {
+		fmt.Fprintf(stderr(env), "vtop: %s\n", w.found.Summary)
+	}
+}
+
+// serveSimGPUs serves a dcgm-exporter page per replica of a simulated
+// fleet on host, for `vtop sim --dcgm`, and returns the lines that name
+// them: "dcgm http://ADDR/metrics", in replica order.
+func serveSimGPUs(ctx context.Context, fleet *sim.Fleet, faults []gpuFaultSpec, n int, host string) ([]string, error) {
+	gpus := sim.NewGPUs(fleet)
+	if err := applyGPUFaults(gpus, faults, n); err != nil {
+		return nil, err
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	addrs, err := gpus.Serve(ctx, host)
+	if err != nil {
+		return nil, fmt.Errorf("dcgm-exporter pages: %w", err)
+	}
+	lines := make([]string, len(addrs))
+	for i, a := range addrs {
+		lines[i] = "dcgm http://" + a + "/metrics"
+	}
+	return lines, nil
+}

@@ -1,0 +1,134 @@
+package command
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/gpu/collect"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+func TestHostOf(t *testing.T) {
+	tests := []struct{ target, want string }{
+		{"gpu-a:8000", "gpu-a"},
+		{"10.0.0.5:8000/prometheus/metrics", "10.0.0.5"},
+		{"[::1]:8000", "::1"},
+		{"http://gpu-b:9000/metrics", "gpu-b"},
+		{"vllm-7f9c", ""}, // a pod name: no host
+	}
+	for _, tt := range tests {
+		if got := hostOf(tt.target); got != tt.want {
+			t.Errorf("hostOf(%q) = %q, want %q", tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestAnyLocal: this host's GPUs are read only when a target may run on
+// them.
+func TestAnyLocal(t *testing.T) {
+	targets := func(names ...string) []scrape.Target {
+		var out []scrape.Target
+		for _, n := range names {
+			tg, err := scrape.ParseTarget(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, tg)
+		}
+		return out
+	}
+	tests := []struct {
+		name    string
+		found   found
+		targets []scrape.Target
+		want    bool
+	}{
+		{"remote targets", found{}, targets("gpu-a:8000", "gpu-b:8000"), false},
+		{"a loopback target", found{}, targets("gpu-a:8000", "127.0.0.1:8000"), true},
+		{"localhost", found{}, targets("localhost:8000"), true},
+		{"IPv6 loopback", found{}, targets("[::1]:8000"), true},
+		{"this host by name", found{}, targets("THIS-HOST:8000"), true},
+		{"discovery chose them", found{Summary: "no inference server found on this host"}, targets("localhost:8000"), true},
+	}
+	for _, tt := range tests {
+		w := &Watch{found: tt.found}
+		if got := w.anyLocal(tt.targets, "this-host"); got != tt.want {
+			t.Errorf("%s: anyLocal = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestParseGPUFaults(t *testing.T) {
+	specs, err := parseGPUFaults("demo-gpu-fault", []string{"xid@2", "throttle"}, 3)
+	if err != nil || len(specs) != 2 || specs[0] != (gpuFaultSpec{sim.GPUXID, 2}) || specs[1] != (gpuFaultSpec{sim.GPUThrottle, 0}) {
+		t.Errorf("specs %v, err %v", specs, err)
+	}
+	for _, bad := range []string{"melt", "xid@4", "xid@0", "throttle@x"} {
+		if _, err := parseGPUFaults("demo-gpu-fault", []string{bad}, 3); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// TestHint: what the screen suggests while nothing answers depends on how
+// the targets were chosen.
+func TestHint(t *testing.T) {
+	tests := []struct {
+		name string
+		w    Watch
+		want string
+	}{
+		{"targets given", Watch{Targets: []string{"gpu-a:8000"}}, ""},
+		{"servers found", Watch{found: found{Summary: "2 vLLM servers found on this host", Servers: 2}}, ""},
+		{"nothing found", Watch{found: found{Summary: "no inference server found on this host"}},
+			"nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, or vtop --demo"},
+		{"nothing found by a scan", Watch{hostFlags: hostFlags{Scan: true}, found: found{Summary: "no inference server found on this host"}},
+			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"},
+		{"no /proc", Watch{found: found{Summary: "no /proc on this system", Fallback: true}},
+			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"},
+	}
+	for _, tt := range tests {
+		if got := tt.w.hint(); got != tt.want {
+			t.Errorf("%s: hint %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// slowReader is a GPU reader whose first read comes after a delay, or
+// never (delay 0).
+type slowReader struct {
+	updates chan struct{}
+}
+
+func newSlowReader(delay time.Duration) *slowReader {
+	r := &slowReader{updates: make(chan struct{}, 1)}
+	if delay > 0 {
+		time.AfterFunc(delay, func() { r.updates <- struct{}{} })
+	}
+	return r
+}
+
+func (r *slowReader) Snapshot() collect.Snapshot { return collect.Snapshot{Note: "reading"} }
+func (r *slowReader) Updates() <-chan struct{}   { return r.updates }
+func (r *slowReader) Stop()                      {}
+
+// TestSettle: a report made at once waits for the readers' first read,
+// and a reader that never reads delays it by the limit only.
+func TestSettle(t *testing.T) {
+	in := &gpuInput{readers: []collect.Reader{newSlowReader(20 * time.Millisecond), newSlowReader(40 * time.Millisecond)}}
+	start := time.Now()
+	in.settle(context.Background(), 10*time.Second)
+	if d := time.Since(start); d < 40*time.Millisecond || d > 5*time.Second {
+		t.Errorf("settled after %s, want once both had read (40ms)", d)
+	}
+	in = &gpuInput{readers: []collect.Reader{newSlowReader(0)}}
+	start = time.Now()
+	in.settle(context.Background(), 100*time.Millisecond)
+	if d := time.Since(start); d < 100*time.Millisecond || d > 5*time.Second {
+		t.Errorf("settled after %s with a reader that never reads, want the 100ms limit", d)
+	}
+	var none *gpuInput
+	none.settle(context.Background(), time.Hour) // no GPUs read: returns at once
+}

@@ -1,0 +1,58 @@
+package command
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vtop-dev/vtop/discover"
+	"github.com/vtop-dev/vtop/scrape"
+)
+
+// hostFlags say how vtop finds the servers of this host when no target
+// is given.
+type hostFlags struct {
+	Scan bool `help:"With no target: probe the metrics page of every listening port of this host (a few at a time, short timeouts) instead of the ports of the engine processes (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) found by their command lines."`
+}
+
+// found is what discovery found, for the header and the GPU join.
+type found struct {
+	// Summary says what was found and how, or what was looked for; ""
+	// when targets were given.
+	Summary string
+	// PIDs are the server processes by target name: their GPUs are the
+	// ones their process tree computes on.
+	PIDs map[string]int
+	// Servers is how many servers were found; Fallback says there was no
+	// /proc to find them by (vLLM's default port is watched).
+	Servers  int
+	Fallback bool
+}
+
+// discoverTargets finds the inference servers of this host: their
+// processes and listening sockets (or, with --scan, every listening
+// port), each confirmed by its metrics page. Without /proc it falls back
+// to vLLM's default port; when nothing is found it watches that port too,
+// so that a server starting there is seen, and the summary says what was
+// looked for.
+func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, error) {
+	res := discover.Find(ctx, discover.Options{Scan: w.Scan})
+	f := found{Summary: res.Summary, PIDs: map[string]int{}, Fallback: res.Fallback}
+	if !res.Fallback {
+		f.Servers = len(res.Servers)
+	}
+	if len(res.Servers) == 0 {
+		return []scrape.Target{scrape.DefaultTarget()}, f, nil
+	}
+	targets := make([]scrape.Target, 0, len(res.Servers))
+	for _, s := range res.Servers {
+		t, err := scrape.ParseTarget(s.Target)
+		if err != nil {
+			return nil, f, fmt.Errorf("discovered server %s: %w", s.Target, err)
+		}
+		if s.PID > 0 {
+			f.PIDs[t.Name] = s.PID
+		}
+		targets = append(targets, t)
+	}
+	return targets, f, nil
+}

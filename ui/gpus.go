@@ -1,0 +1,440 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/ring"
+)
+
+// The GPU strip: the GPUs under the fleet above the grid, one cell per GPU
+// (utilisation and memory bars, power against its limit, temperature, SM
+// clock, XID), or one summary line when the body is short (80×24).
+
+// stripFullHeight is the body height from which the strip draws a cell
+// per GPU; below it the strip is one line.
+const stripFullHeight = 30
+
+// gpuBarWidth is the width of a utilisation or memory bar.
+const gpuBarWidth = 8
+
+// gpuPoint is one GPU at one report, for the detail view's sparklines.
+type gpuPoint struct {
+	util, mem, watts, temp float32
+}
+
+// gpuHistory keeps each GPU's recent points, by gpuID.
+type gpuHistory map[string]*ring.Ring[gpuPoint]
+
+// gpuID names a GPU across reports: its host and its key there.
+func gpuID(g gpu.GPU) string { return g.Host + "|" + g.Key() }
+
+// record pushes a report's GPUs and forgets the ones that left.
+func (h gpuHistory) record(gs []gpu.GPU, limit int) {
+	seen := make(map[string]bool, len(gs))
+	for _, g := range gs {
+		id := gpuID(g)
+		seen[id] = true
+		r := h[id]
+		if r == nil {
+			r = ring.New[gpuPoint](limit)
+			h[id] = r
+		}
+		r.Push(gpuPoint{util: float32(g.Utilization), mem: float32(g.MemoryShare()),
+			watts: float32(g.PowerWatts), temp: float32(g.TemperatureCelsius)})
+	}
+	for id := range h {
+		if !seen[id] {
+			delete(h, id)
+		}
+	}
+}
+
+// gpuStrip is the strip's child model: its width and the lines the root
+// gives it, and the report's GPUs and sources.
+type gpuStrip struct {
+	theme   *Theme
+	width   int
+	full    bool // a cell per GPU; otherwise one line
+	compact bool // cells without clock, power limit and replica, two or more a row
+	maxRows int  // rows of cells in full mode
+	gpus    []gpu.GPU
+	sources []analysis.GPUSource
+}
+
+// show gives the strip the report's GPUs.
+func (s *gpuStrip) show(r analysis.Report) { s.gpus, s.sources = r.GPUs, r.GPUSources }
+
+// setSize gives the strip the width and the body's height, and returns
+// how many lines it takes: none without a GPU source, one in a short body,
+// else a title and rows of cells.
+func (s *gpuStrip) setSize(w, bodyH int) int {
+	s.width = w
+	if len(s.sources) == 0 && len(s.gpus) == 0 {
+		s.full = false
+		return 0
+	}
+	s.full = bodyH >= stripFullHeight && len(s.gpus) > 0
+	if !s.full {
+		return 1
+	}
+	// Two compact cells a row rather than one whole one: twice the GPUs
+	// in the same lines (120 columns).
+	s.compact = false
+	if len(s.gpus) > 1 && s.perRow() == 1 {
+		s.compact = true // perRow measures compact cells now
+		s.compact = s.perRow() > 1
+	}
+	// The replicas are what the screen is for: the cells take at most
+	// an eighth of the body; the title says how many are not shown.
+	rows := ceilDiv(len(s.gpus), s.perRow())
+	s.maxRows = min(rows, max(bodyH/8, 1))
+	return 1 + s.maxRows
+}
+
+// cellWidth is the width of one GPU's cell: the figures, and the replica
+// a GPU is joined to when any is.
+func (s *gpuStrip) cellWidth() int {
+	if s.compact {
+		return s.nameWidth() + 47
+	}
+	return s.nameWidth() + 68 + s.replicaWidth()
+}
+
+// replicaWidth is the room for "→ replica", at most 26 columns; 0 when no
+// GPU is joined.
+func (s *gpuStrip) replicaWidth() int {
+	w := 0
+	for _, g := range s.gpus {
+		if g.Replica != "" {
+			w = max(w, ansi.StringWidth(g.Replica)+3)
+		}
+	}
+	return min(w, 26)
+}
+
+// perRow is how many cells fit side by side.
+func (s *gpuStrip) perRow() int { return max(1, (s.width+2)/(s.cellWidth()+2)) }
+
+// view draws the strip.
+func (s gpuStrip) view() []string {
+	if len(s.sources) == 0 && len(s.gpus) == 0 {
+		return nil
+	}
+	if !s.full {
+		return []string{s.summaryLine()}
+	}
+	lines := []string{s.titleLine()}
+	per := s.perRow()
+	shown := min(len(s.gpus), per*s.maxRows)
+	cw := s.cellWidth()
+	for start := 0; start < shown; start += per {
+		cells := make([]string, 0, per)
+		for _, g := range s.gpus[start:min(start+per, shown)] {
+			cells = append(cells, fitWidth(s.cell(g), cw))
+		}
+		lines = append(lines, strings.Join(cells, "  "))
+	}
+	return lines
+}
+
+// titleLine names the strip's sources, their notes, and what is not
+// shown.
+func (s gpuStrip) titleLine() string {
+	th := s.theme
+	shown := min(len(s.gpus), s.perRow()*s.maxRows)
+	title := th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus))
+	if shown < len(s.gpus) {
+		title += th.warn.Render(fmt.Sprintf(" (%d shown: a taller terminal shows more)", shown))
+	}
+	return title + "  " + s.sourcesText()
+}
+
+// sourcesText says where the GPUs come from and what is wrong with a
+// source: "from nvidia-smi", "dcgm-exporter ×6", a source's note.
+func (s gpuStrip) sourcesText() string {
+	th := s.theme
+	var good []string
+	counts := map[string]int{}
+	var notes []string
+	for _, src := range s.sources {
+		if src.Note != "" {
+			notes = append(notes, th.warn.Render(src.Note))
+			continue
+		}
+		kind := src.Name
+		if strings.HasPrefix(kind, "dcgm-exporter ") {
+			kind = "dcgm-exporter"
+		}
+		if counts[kind] == 0 {
+			good = append(good, kind)
+		}
+		counts[kind]++
+	}
+	parts := make([]string, 0, len(good)+len(notes))
+	for _, k := range good {
+		if counts[k] > 1 {
+			k += " ×" + strconv.Itoa(counts[k])
+		}
+		parts = append(parts, k)
+	}
+	text := ""
+	if len(parts) > 0 {
+		text = th.dim.Render("from " + strings.Join(parts, ", "))
+	}
+	if len(notes) > 0 {
+		if text != "" {
+			text += " "
+		}
+		text += strings.Join(notes, th.dim.Render(" · "))
+	}
+	return text
+}
+
+// summaryLine is the strip folded into one line: averages, totals, the
+// hottest GPU and any XID, then the sources.
+func (s gpuStrip) summaryLine() string {
+	th := s.theme
+	if len(s.gpus) == 0 {
+		return th.headerRow.Render("GPUs") + " none  " + s.sourcesText()
+	}
+	var util, used, total, watts, limit stats
+	maxTemp := math.NaN()
+	var xids []string
+	for _, g := range s.gpus {
+		util.add(g.Utilization)
+		used.add(g.MemoryUsedBytes)
+		total.add(g.MemoryTotalBytes)
+		watts.add(g.PowerWatts)
+		limit.add(g.PowerLimitWatts)
+		if !(g.TemperatureCelsius <= maxTemp) && !math.IsNaN(g.TemperatureCelsius) {
+			maxTemp = g.TemperatureCelsius
+		}
+		if g.XID > 0 {
+			xids = append(xids, fmt.Sprintf("XID %d on %s", g.XID, s.name(g)))
+		}
+	}
+	// A fault first: a line cut at the edge of a narrow terminal must not
+	// lose it.
+	segs := []string{th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus))}
+	for _, x := range xids {
+		segs = append(segs, th.alert.Render(x))
+	}
+	segs = append(segs,
+		"util "+fmtPct(analysis.Num(util.mean()))+" avg "+fmtPct(analysis.Num(util.max))+" max",
+		"mem "+fmtPct(analysis.Num(used.sum/total.sum)),
+		fmtWatts(watts.sum, limit.sum),
+		"max "+fmtCelsius(maxTemp),
+	)
+	if src := s.sourcesText(); src != "" {
+		segs = append(segs, src)
+	}
+	return strings.Join(segs, "  ")
+}
+
+// cell is one GPU: name, utilisation and memory bars, power, temperature,
+// SM clock, XID and the replica it is joined to; compact, the bar of
+// utilisation, the memory share, power, temperature and XID.
+func (s gpuStrip) cell(g gpu.GPU) string {
+	th := s.theme
+	name := fitWidth(s.name(g), s.nameWidth())
+	xid := "      "
+	if g.XID > 0 {
+		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
+	}
+	if s.compact {
+		return strings.Join([]string{
+			th.title.Render(name),
+			"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
+			"mem " + padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4),
+			padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5),
+			padLeft(fmtCelsius(g.TemperatureCelsius), 5),
+			xid,
+		}, " ")
+	}
+	parts := []string{
+		th.title.Render(name),
+		"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
+		"mem " + gpuBar(th, g.MemoryShare()) + " " + padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4),
+		padLeft(fmtWatts(g.PowerWatts, g.PowerLimitWatts), 9),
+		padLeft(fmtCelsius(g.TemperatureCelsius), 5),
+		padLeft(fmtMHz(g.SMClockHz), 7),
+		xid,
+	}
+	if g.Replica != "" {
+		parts = append(parts, th.dim.Render("→ "+g.Replica))
+	}
+	return strings.Join(parts, " ")
+}
+
+// name is how the strip names a GPU: "GPU 3", or "host/3" when the GPUs
+// span hosts; a MIG instance adds its profile.
+func (s gpuStrip) name(g gpu.GPU) string {
+	n := "GPU " + indexText(g.Index)
+	if s.manyHosts() {
+		n = shortHost(g.Host) + "/" + indexText(g.Index)
+	}
+	if g.MIG != "" {
+		n += " " + g.MIG
+	}
+	return n
+}
+
+// nameWidth is the widest name, at most 20 columns.
+func (s gpuStrip) nameWidth() int {
+	w := 5
+	for _, g := range s.gpus {
+		w = max(w, ansi.StringWidth(s.name(g)))
+	}
+	return min(w, 20)
+}
+
+// manyHosts reports whether the GPUs are on more than one host.
+func (s gpuStrip) manyHosts() bool {
+	for _, g := range s.gpus {
+		if g.Host != s.gpus[0].Host {
+			return true
+		}
+	}
+	return false
+}
+
+// shortHost is a host's first label.
+func shortHost(h string) string {
+	if net, _, ok := strings.Cut(h, "."); ok && net != "" {
+		if _, err := strconv.Atoi(net); err != nil { // not an IP address
+			return net
+		}
+	}
+	return h
+}
+
+func indexText(i int) string {
+	if i < 0 {
+		return "?"
+	}
+	return strconv.Itoa(i)
+}
+
+// gpuBar draws a 0–1 share as a bar of gpuBarWidth cells; "n/a" when
+// unknown. The glyphs carry the level without colour.
+func gpuBar(th *Theme, f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return th.dim.Render(fitWidth(na, gpuBarWidth))
+	}
+	n := int(math.Round(min(max(f, 0), 1) * gpuBarWidth))
+	return strings.Repeat("█", n) + th.dim.Render(strings.Repeat("░", gpuBarWidth-n))
+}
+
+// fmtWatts is "266/700W", "266W" without a limit, "1.5/2.8kW" above 10 kW.
+func fmtWatts(w, limit float64) string {
+	switch {
+	case math.IsNaN(w):
+		return na + " W"
+	case w >= 10000 || limit >= 10000:
+		if math.IsNaN(limit) {
+			return fmt.Sprintf("%.1fkW", w/1000)
+		}
+		return fmt.Sprintf("%.1f/%.1fkW", w/1000, limit/1000)
+	case math.IsNaN(limit):
+		return fmt.Sprintf("%.0fW", w)
+	}
+	return fmt.Sprintf("%.0f/%.0fW", w, limit)
+}
+
+// fmtCelsius is "74°C".
+func fmtCelsius(c float64) string {
+	if math.IsNaN(c) {
+		return na + "°C"
+	}
+	return fmt.Sprintf("%.0f°C", c)
+}
+
+// fmtMHz is a clock in Hz as "1980MHz".
+func fmtMHz(hz float64) string {
+	if math.IsNaN(hz) {
+		return na + "MHz"
+	}
+	return fmt.Sprintf("%.0fMHz", hz/1e6)
+}
+
+func padLeft(s string, w int) string {
+	if pad := w - ansi.StringWidth(s); pad > 0 {
+		return strings.Repeat(" ", pad) + s
+	}
+	return s
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// stats sums known values: NaN is left out, never read as 0.
+type stats struct {
+	sum, max float64
+	n        int
+}
+
+func (s *stats) add(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return
+	}
+	if s.n == 0 || v > s.max {
+		s.max = v
+	}
+	s.sum += v
+	s.n++
+}
+
+func (s stats) mean() float64 {
+	if s.n == 0 {
+		return math.NaN()
+	}
+	return s.sum / float64(s.n)
+}
+
+// gpuDetail is the GPU section of a replica's detail view: one line per
+// joined GPU with its figures and sparklines of utilisation, memory and
+// power over the history.
+func gpuDetail(th *Theme, gs []gpu.GPU, hist gpuHistory, w int) []string {
+	if len(gs) == 0 {
+		return nil
+	}
+	lines := []string{th.headerRow.Render("GPUs") + th.dim.Render("  (joined by "+joinEvidence(gs[0])+")")}
+	strip := gpuStrip{theme: th, gpus: gs, width: w}
+	sparkW := max(min((w-strip.cellWidth()-24)/3, 30), 0)
+	for _, g := range gs {
+		line := strip.cell(g)
+		if g.Model != "" {
+			line = th.dim.Render(g.Model) + "  " + line
+		}
+		lines = append(lines, line)
+		if r := hist[gpuID(g)]; r != nil && sparkW >= 6 {
+			var util, mem, watts []float64
+			for i := 0; i < r.Len(); i++ {
+				p := r.At(i)
+				util, mem, watts = append(util, float64(p.util)), append(mem, float64(p.mem)), append(watts, float64(p.watts))
+			}
+			hi := g.PowerLimitWatts
+			if math.IsNaN(hi) {
+				hi = 0 // scale to the largest value shown
+			}
+			lines = append(lines, "  util "+sparkline(util, sparkW, 0, 1)+"  mem "+sparkline(mem, sparkW, 0, 1)+"  power "+sparkline(watts, sparkW, 0, hi))
+		}
+	}
+	return lines
+}
+
+// joinEvidence says how a GPU came to be joined to its replica.
+func joinEvidence(g gpu.GPU) string {
+	switch {
+	case g.Pod != "":
+		return "pod " + g.Pod
+	case len(g.PIDs) > 0:
+		return "process"
+	}
+	return "host " + g.Host
+}

@@ -112,11 +112,26 @@ func (s *gpuStrip) replicaWidth() int {
 	w := 0
 	for _, g := range s.gpus {
 		if g.Replica != "" {
-			w = max(w, ansi.StringWidth(g.Replica)+3)
+			w = max(w, ansi.StringWidth(replicaLabel(g.Replica))+3)
 		}
 	}
-	return min(w, 26)
+	return w
 }
+
+// replicaLabel names a joined replica in a GPU cell by its host and port:
+// a path (TensorRT-LLM's /prometheus/metrics) would push two cells a row
+// down to one and tells no replica apart.
+func replicaLabel(target string) string {
+	hostPort := target
+	if _, rest, ok := strings.Cut(hostPort, "://"); ok {
+		hostPort = rest
+	}
+	hostPort, _, _ = strings.Cut(hostPort, "/")
+	return ansi.Truncate(hostPort, maxReplicaLabel, "…")
+}
+
+// maxReplicaLabel is the most a joined replica's name takes in a cell.
+const maxReplicaLabel = 23
 
 // perRow is how many cells fit side by side.
 func (s *gpuStrip) perRow() int { return max(1, (s.width+2)/(s.cellWidth()+2)) }
@@ -267,7 +282,7 @@ func (s gpuStrip) cell(g gpu.GPU) string {
 		xid,
 	}
 	if g.Replica != "" {
-		parts = append(parts, th.dim.Render("→ "+g.Replica))
+		parts = append(parts, th.dim.Render("→ "+replicaLabel(g.Replica)))
 	}
 	return strings.Join(parts, " ")
 }

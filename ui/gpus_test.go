@@ -170,3 +170,29 @@ func TestGPUStripBounded(t *testing.T) {
 		t.Errorf("the title does not say %d of 40 are shown:\n%s", cells, frame)
 	}
 }
+
+// A GPU cell names its replica by host and port: a TensorRT-LLM target's
+// /prometheus/metrics path must not widen the cells so far that 200
+// columns fall back to compact cells without clock and power limit.
+func TestGPUCellNamesReplicaByHostPort(t *testing.T) {
+	for _, tt := range []struct{ target, want string }{
+		{"127.0.0.1:34681/prometheus/metrics", "127.0.0.1:34681"},
+		{"https://gpu-a.example:8000/metrics", "gpu-a.example:8000"},
+		{"gpu-c:8000", "gpu-c:8000"},
+		{"vllm-llama-8b-7f9c6d8b5-x2k4p.inference.svc:8000", "vllm-llama-8b-7f9c6d8b…"},
+	} {
+		if got := replicaLabel(tt.target); got != tt.want {
+			t.Errorf("replicaLabel(%q) = %q, want %q", tt.target, got, tt.want)
+		}
+	}
+	r := withGPUs()
+	for i := range r.GPUs {
+		r.GPUs[i].Replica = "127.0.0.1:3468" + strconv.Itoa(i) + "/prometheus/metrics"
+	}
+	tall := send(newModel(200, 60), ReportMsg{Report: r}).View()
+	for _, want := range []string{"400/700W  61°C 1980MHz", "→ 127.0.0.1:34680"} {
+		if !strings.Contains(tall, want) {
+			t.Errorf("200×60: no %q in\n%s", want, tall)
+		}
+	}
+}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -237,21 +237,82 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 }
 
-// A refresh costs the same few requests whatever the fleet's size.
+// A refresh costs the same few requests whatever the fleet's size: the
+// raw samples and up, and with each full read (the first, after a
+// failure, when the window changes, once a minute) the count before them.
+// Between full reads the raw samples are asked only since the refresh
+// before, with a margin.
 func TestConstantRequestsPerRefresh(t *testing.T) {
-	var n atomic.Int64
+	var mu sync.Mutex
+	var queries []string
 	fake := &fakeProm{count: 2}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1); fake.ServeHTTP(w, r) }))
-	defer srv.Close()
-	s := testSource(t, Config{URL: srv.URL})
-	for i := range 3 {
-		before := n.Load()
-		refreshOnce(t, s)
-		if got := n.Load() - before; got != 3 {
-			t.Errorf("refresh %d: %d requests, want 3 (count, raw, up)", i, got)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err == nil {
+			mu.Lock()
+			queries = append(queries, r.Form.Get("query"))
+			mu.Unlock()
 		}
+		fake.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	clock := t0
+	s := testSource(t, Config{URL: srv.URL, Window: 30 * time.Second, Now: func() time.Time { return clock }})
+	const full, counted = "[30000ms]", "count("
+	steps := []struct {
+		after     time.Duration
+		mode      string
+		window    time.Duration // set before the refresh when not zero
+		requests  int
+		count     bool
+		rawRange  string
+		fullReads int
+	}{
+		{0, "", 0, 3, true, full, 1},                                // the first reads the whole window
+		{5 * time.Second, "", 0, 2, false, "[7000ms]", 1},           // 5 s since, and the 2 s margin
+		{50 * time.Second, "", 0, 3, true, full, 2},                 // 50 s since: more than the window
+		{5 * time.Second, "", 0, 2, false, "[7000ms]", 2},           // 5 s since the full read
+		{25 * time.Second, "", 0, 2, false, "[27000ms]", 2},         // 30 s since
+		{25 * time.Second, "", 0, 2, false, "[27000ms]", 2},         // 55 s since
+		{5 * time.Second, "", 0, 3, true, full, 3},                  // a minute: count and read whole again
+		{5 * time.Second, "503", 0, 0, false, "", 3},                // the queries fail
+		{5 * time.Second, "", 0, 3, true, full, 4},                  // after a failure: count, read whole
+		{1 * time.Second, "", 0, 2, false, "[3000ms]", 4},           // 1 s since
+		{1 * time.Second, "", time.Minute, 3, true, "[60000ms]", 5}, // the window changed
 	}
-	if st := s.Stats(); st.Requests != 9 || st.Refreshes != 3 {
-		t.Errorf("stats %+v", st)
+	for i, st := range steps {
+		clock = clock.Add(st.after)
+		fake.set(st.mode)
+		if st.window > 0 {
+			s.SetWindow(st.window)
+		}
+		mu.Lock()
+		queries = nil
+		mu.Unlock()
+		refreshOnce(t, s)
+		mu.Lock()
+		got := slices.Clone(queries)
+		mu.Unlock()
+		if st.mode != "" {
+			// a failing server may be asked the count only
+			continue
+		}
+		if len(got) != st.requests {
+			t.Errorf("step %d: %d requests %q, want %d", i, len(got), got, st.requests)
+		}
+		hasCount, rawRange := false, ""
+		for _, q := range got {
+			switch {
+			case strings.HasPrefix(q, counted):
+				hasCount = true
+			case strings.HasPrefix(q, "{__name__"):
+				rawRange = q[strings.LastIndex(q, "["):]
+			}
+		}
+		if hasCount != st.count || rawRange != st.rawRange {
+			t.Errorf("step %d: count %v, raw range %s; want %v, %s", i, hasCount, rawRange, st.count, st.rawRange)
+		}
+		if n := s.Stats().FullReads; n != st.fullReads {
+			t.Errorf("step %d: %d full reads, want %d", i, n, st.fullReads)
+		}
 	}
 }

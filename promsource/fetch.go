@@ -23,27 +23,23 @@ type fetched struct {
 }
 
 // fetch asks the constant set of queries of one refresh, all evaluated
-// at the same time: the series count first (so that a huge selector is
-// refused before its samples are sent), then the raw samples and up side
-// by side.
-func (s *Source) fetch(ctx context.Context, at time.Time, width time.Duration) (fetched, error) {
+// at the same time: the series count first when due (so that a huge
+// selector is refused before its samples are sent), then the raw samples
+// over rawRange and up over the window side by side.
+func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, count bool) (fetched, error) {
 	var f fetched
-	n, warns, err := s.count(ctx, at)
-	if err != nil {
-		return f, err
-	}
-	f.warnings = append(f.warnings, warns...)
-	switch {
-	case n == 0:
-		return f, s.fail(s.diagnose(ctx, at))
-	case n > s.cfg.MaxSeries:
-		return f, s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
+	if count {
+		if err := s.checkCount(ctx, at, &f); err != nil {
+			return f, err
+		}
 	}
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
+	var warns []string
+	var err error
 	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
-	f.raw, warns, err = s.matrix(ctx, s.q.raw(width), at)
+	f.raw, warns, err = s.matrix(ctx, s.q.raw(rawRange), at)
 	wg.Wait()
 	if err == nil {
 		err = upErr
@@ -54,6 +50,25 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width time.Duration) (
 		f.samples += len(ss.Values)
 	}
 	return f, err
+}
+
+// checkCount refuses a selector that matches no vLLM series or more
+// series than the cap. Counting touches every series the refresh reads,
+// as the read itself does, so it is done only with the full reads (see
+// resync), not every refresh.
+func (s *Source) checkCount(ctx context.Context, at time.Time, f *fetched) error {
+	n, warns, err := s.count(ctx, at)
+	if err != nil {
+		return err
+	}
+	f.warnings = append(f.warnings, warns...)
+	switch {
+	case n == 0:
+		return s.fail(s.diagnose(ctx, at))
+	case n > s.cfg.MaxSeries:
+		return s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
+	}
+	return nil
 }
 
 // query runs one instant query at the evaluation time.

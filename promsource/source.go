@@ -109,6 +109,7 @@ type Source struct {
 	stats    Stats
 
 	replicas map[string]*replica // owned by the refresh loop
+	raw      rawWindow           // owned by the refresh loop
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -119,8 +120,11 @@ type Stats struct {
 	Requests int64
 	// LastRefresh is the wall time of the newest refresh.
 	LastRefresh time.Duration
-	// Series and Samples are what the newest refresh read.
+	// Series and Samples are what the newest refresh read: the whole
+	// window, or only what was new since the refresh before.
 	Series, Samples int
+	// FullReads counts the refreshes that read the whole window.
+	FullReads int
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -279,15 +283,20 @@ func (s *Source) end() {
 // replicas' readings.
 func (s *Source) refresh(ctx context.Context) {
 	start := time.Now()
-	at := s.cfg.Now().Truncate(time.Millisecond) // Prometheus's resolution
 	width := s.rangeWidth()
-	f, err := s.fetch(ctx, at, width)
+	at := s.raw.avoidEdge(s.cfg.Now().Truncate(time.Millisecond), width) // ms: Prometheus's resolution
+	rawRange, full := s.raw.rangeFor(at, width)
+	f, err := s.fetch(ctx, at, width, rawRange, full)
 	if ctx.Err() != nil {
-		return // stopping: a canceled query is no news
+		s.raw.reset() // an increment may have been cut short: read whole next time
+		return        // stopping: a canceled query is no news
 	}
 	if err != nil {
+		s.raw.reset()
 		s.failAll(at, err.Error())
 	} else {
+		s.raw.merge(f.raw, at, width, full)
+		f.raw = s.raw.matrix()
 		s.apply(at, width, f)
 	}
 	readings := s.snapshot()
@@ -306,6 +315,9 @@ func (s *Source) refresh(ctx context.Context) {
 	s.status.Problem, s.status.Since, s.status.LastGood = "", time.Time{}, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
+	if full {
+		s.stats.FullReads++
+	}
 }
 
 // sourceError is a failure of the server as a whole.

@@ -1,0 +1,170 @@
+package promsource
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// pts are points at t0 plus the given seconds, valued by their time.
+func pts(secs ...float64) []model.SamplePair {
+	out := make([]model.SamplePair, len(secs))
+	for i, s := range secs {
+		t := t0.Add(time.Duration(s * float64(time.Second)))
+		out[i] = model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(s)}
+	}
+	return out
+}
+
+// secsOf is the inverse of pts.
+func secsOf(ps []model.SamplePair) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = float64(p.Value)
+	}
+	return out
+}
+
+func stream(name string, ps []model.SamplePair) *model.SampleStream {
+	return &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(name), "instance": "a:8000"}, Values: ps}
+}
+
+// An increment adds what is new, keeps what is held, drops what left the
+// window, and ends up with exactly the samples a read of the whole window
+// would have returned.
+func TestRawWindowMerge(t *testing.T) {
+	const width = 10 * time.Second
+	tests := []struct {
+		name string
+		held map[string][]float64 // the full read at t0
+		at   float64              // the increment's evaluation, seconds after t0
+		add  map[string][]float64
+		want map[string][]float64
+		full bool
+	}{
+		{
+			name: "new samples appended, overlap deduplicated, old ones dropped",
+			held: map[string][]float64{"x": {-9, -8, -6, -4, -2, 0}},
+			at:   3, add: map[string][]float64{"x": {-2, 0, 1, 3}},
+			want: map[string][]float64{"x": {-6, -4, -2, 0, 1, 3}},
+		},
+		{
+			name: "a sample that arrived late, between two held ones, goes in its place",
+			held: map[string][]float64{"x": {-4, -2, 0}},
+			at:   2, add: map[string][]float64{"x": {-1, 2}},
+			want: map[string][]float64{"x": {-4, -2, -1, 0, 2}},
+		},
+		{
+			name: "the left edge is in (the window is closed)",
+			held: map[string][]float64{"x": {-9.5, -9, -7, -5}},
+			at:   1, add: map[string][]float64{"x": {1}},
+			want: map[string][]float64{"x": {-9, -7, -5, 1}},
+		},
+		{
+			name: "a new series starts with its increment; a series whose samples all left the window is gone",
+			held: map[string][]float64{"x": {-9, -8}, "y": {-1, 0}},
+			at:   5, add: map[string][]float64{"y": {4}, "z": {3, 4}},
+			want: map[string][]float64{"y": {-1, 0, 4}, "z": {3, 4}},
+		},
+		{
+			name: "a full read replaces everything",
+			held: map[string][]float64{"x": {-3, -1}, "y": {-2}},
+			at:   1, add: map[string][]float64{"x": {-8, 1}}, full: true,
+			want: map[string][]float64{"x": {-8, 1}},
+		},
+	}
+	for _, tt := range tests {
+		var w rawWindow
+		w.merge(matrixOf(tt.held), t0, width, true)
+		at := t0.Add(time.Duration(tt.at * float64(time.Second)))
+		w.merge(matrixOf(tt.add), at, width, tt.full)
+		got := map[string][]float64{}
+		for _, s := range w.matrix() {
+			got[string(s.Metric["__name__"])] = secsOf(s.Values)
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: series %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for name, want := range tt.want {
+			if !slices.Equal(got[name], want) {
+				t.Errorf("%s: %s holds %v, want %v", tt.name, name, got[name], want)
+			}
+		}
+	}
+}
+
+func matrixOf(series map[string][]float64) model.Matrix {
+	var m model.Matrix
+	for name, secs := range series {
+		m = append(m, stream(name, pts(secs...)))
+	}
+	return m
+}
+
+// The raw query reads the whole window when it must and otherwise only
+// since the last evaluation, with a margin of two scrape intervals (at
+// least minMargin).
+func TestRawWindowRange(t *testing.T) {
+	const width = 30 * time.Second
+	tests := []struct {
+		name      string
+		scrape    float64 // seconds between the held samples; 0: nothing held
+		after     time.Duration
+		width     time.Duration
+		wantRange time.Duration
+		wantFull  bool
+	}{
+		{"nothing held", 0, 5 * time.Second, width, width, true},
+		{"1 s scrapes, 5 s later", 1, 5 * time.Second, width, 7 * time.Second, false},
+		{"5 s scrapes, 5 s later", 5, 5 * time.Second, width, 15 * time.Second, false},
+		{"15 s scrapes: the margin reaches the window", 15, 5 * time.Second, width, width, true},
+		{"a wider window", 1, 5 * time.Second, time.Minute, time.Minute, true},
+		{"a minute after the full read", 1, resync, width, width, true},
+		{"the clock went back", 1, -time.Second, width, width, true},
+	}
+	for _, tt := range tests {
+		var w rawWindow
+		if tt.scrape > 0 {
+			var secs []float64
+			for s := -25.0; s <= 0; s += tt.scrape {
+				secs = append(secs, s)
+			}
+			w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
+		}
+		r, full := w.rangeFor(t0.Add(tt.after), tt.width)
+		if r != tt.wantRange || full != tt.wantFull {
+			t.Errorf("%s: range %s full %v, want %s %v", tt.name, r, full, tt.wantRange, tt.wantFull)
+		}
+	}
+}
+
+// An evaluation time whose window would start exactly on a held sample is
+// moved back a millisecond at a time, so that Prometheus's closed (before
+// 3.0) and left-open (3.0 on) windows select the same samples.
+func TestAvoidEdge(t *testing.T) {
+	const width = 10 * time.Second
+	var w rawWindow
+	if got := w.avoidEdge(t0, width); !got.Equal(t0) {
+		t.Errorf("nothing held: %v, want %v", got, t0)
+	}
+	// Samples at -10 s and 1 ms after it: t0 and t0+1ms both put one on
+	// the edge.
+	held := pts(-10, -9.999, -5, 0)
+	w.merge(model.Matrix{stream("x", held)}, t0, time.Minute, true)
+	tests := []struct {
+		at, want time.Time
+	}{
+		{t0.Add(time.Millisecond), t0.Add(-time.Millisecond)},
+		{t0, t0.Add(-time.Millisecond)},
+		{t0.Add(2 * time.Millisecond), t0.Add(2 * time.Millisecond)},
+		{t0.Add(5 * time.Second), t0.Add(5*time.Second - time.Millisecond)},
+	}
+	for _, tt := range tests {
+		if got := w.avoidEdge(tt.at, width); !got.Equal(tt.want) {
+			t.Errorf("at %v: %v, want %v", tt.at.Sub(t0), got.Sub(t0), tt.want.Sub(t0))
+		}
+	}
+}

@@ -485,6 +485,7 @@ func TestRejections(t *testing.T) {
 		{"analyze with a zero SLO", []string{"analyze", page, page, "--seconds", "60", "--slo-ttft", "0s"}, "--slo-ttft 0s"},
 		{"sim of no replicas", []string{"sim", "--replicas", "0"}, "--replicas 0: want 1 to 2000"},
 		{"sim of too many replicas", []string{"sim", "--replicas", "2001"}, "--replicas 2001: want 1 to 2000"},
+		{"sim of no engines", []string{"sim", "--engines", "0"}, "--engines 0: want 1 to 16"},
 		{"sim warm-up too long", []string{"sim", "--warm-up", "2h"}, "--warm-up 2h0m0s: want 0 to 1h"},
 		{"sim listen without a port", []string{"sim", "--listen", "localhost"}, `--listen "localhost": want HOST:PORT`},
 		{"sim with an unknown fault", []string{"sim", "--fault", "fire@1"}, `--fault "fire@1": unknown fault "fire"`},
@@ -643,9 +644,10 @@ func waitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
 }
 
 // `vtop sim` prints one URL per line once every replica listens, and each
-// URL serves a vLLM page until the command is interrupted.
+// URL serves a vLLM page until the command is interrupted; with
+// --engines, one series per data-parallel engine.
 func TestSimCommandServesReplicas(t *testing.T) {
-	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s")
+	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s", "--engines", "2")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -673,6 +675,11 @@ func TestSimCommandServesReplicas(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK || !bytes.Contains(page, []byte("vllm:num_requests_running{")) {
 			t.Errorf("GET %s: %s, %d bytes without vllm:num_requests_running", url, resp.Status, len(page))
+		}
+		for _, engine := range []string{`engine="0"`, `engine="1"`} {
+			if !bytes.Contains(page, []byte("vllm:num_requests_running{"+engine)) {
+				t.Errorf("GET %s: no vllm:num_requests_running of %s", url, engine)
+			}
 		}
 	}
 }

@@ -19,6 +19,7 @@ type Sim struct {
 	Listen      string        `default:"127.0.0.1:0" help:"Address of the first replica; port 0 gives each replica a free port, port P gives replica i port P+i."`
 	Seed        uint64        `default:"1" help:"Seed of the simulation."`
 	VLLMVersion string        `name:"vllm-version" default:"v1" enum:"v1,v0" help:"Metric names to export: v1 (current) or v0 (the V0 engine's names)."`
+	Engines     int           `default:"1" help:"Data-parallel engines per replica: each page then carries one series per engine (engine label), as vLLM's does with --data-parallel-size."`
 	WarmUp      time.Duration `default:"2m" help:"Simulated time the fleet runs before it starts serving, so that queues and histograms have formed."`
 	Fault       []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
 }
@@ -28,6 +29,9 @@ type Sim struct {
 func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if s.Replicas < 1 || s.Replicas > 2000 {
 		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
+	}
+	if s.Engines < 1 || s.Engines > 16 {
+		return usagef("--engines %d: want 1 to 16", s.Engines)
 	}
 	if s.WarmUp < 0 || s.WarmUp > time.Hour {
 		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
@@ -45,6 +49,7 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 		Seed:        s.Seed,
 		VLLMVersion: s.VLLMVersion,
 		Listen:      s.Listen,
+		Configure:   func(_ int, c *sim.ReplicaConfig) { c.Engines = s.Engines },
 	})
 	if err != nil {
 		return usagef("%v", err)

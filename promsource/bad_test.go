@@ -137,7 +137,11 @@ func TestBadServers(t *testing.T) {
 			t.Errorf("%s: status problem %q, want one with %q", tt.name, st.Problem, tt.want)
 		}
 		if len(rep.Replicas) != 1 || rep.Replicas[0].State != analysis.StateDown || !strings.Contains(rep.Replicas[0].Error, tt.want) {
-			t.Errorf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+			t.Fatalf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+		}
+		// The server failed, not a replica: the action names the server.
+		if a := rep.Replicas[0].Action; !strings.HasPrefix(a, "check Prometheus "+s.Name()+",") || strings.Contains(a, "vLLM process") {
+			t.Errorf("%s: action %q: want the Prometheus server to check", tt.name, a)
 		}
 	}
 }

@@ -166,27 +166,29 @@ type replica struct {
 	placeholder bool
 }
 
-// fail records a failed reading.
-func (r *replica) fail(at time.Time, problem string) {
+// fail records a failed reading; errSource names the source when the
+// failure is the server's as a whole, not the replica's.
+func (r *replica) fail(at time.Time, problem, errSource string) {
 	if n := len(r.failures); n > 0 && !r.failures[n-1].Time.Before(at) {
 		return
 	}
 	if len(r.failures) >= maxFailures {
 		r.failures = slices.Delete(r.failures, 1, 2) // keep the first: it says since when
 	}
-	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem})
+	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem, ErrSource: errSource})
 }
 
 // failAll records a failure of the server on every replica (on a
 // placeholder named by the server when none is known): each keeps its
-// last data and turns DOWN with the server's problem.
+// last data and turns DOWN with the server's problem, marked as the
+// server's so that the action points at it rather than at the replica.
 func (s *Source) failAll(at time.Time, problem string) {
 	problem = safetext.Sanitize(problem)
 	if len(s.replicas) == 0 {
 		s.replicas[s.name] = &replica{name: s.name, placeholder: true}
 	}
 	for _, r := range s.replicas {
-		r.fail(at, problem)
+		r.fail(at, problem, "Prometheus "+s.name)
 	}
 }
 
@@ -282,7 +284,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 		return
 	}
 	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval) {
-		r.fail(at, "no samples since "+last.Format("15:04:05"))
+		r.fail(at, "no samples since "+last.Format("15:04:05"), "")
 	}
 }
 

@@ -293,6 +293,9 @@ func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom
 		if r.State != analysis.StateDown || !strings.Contains(r.Error, "connection refused") || r.LastGood.IsZero() || !r.Figures.Running.Known() {
 			t.Errorf("%s: %s, error %q, last good %v, running %v: want DOWN with the error and the last data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
 		}
+		if !strings.HasPrefix(r.Action, "check Prometheus "+prom.URL()+",") {
+			t.Errorf("%s: action %q: want the Prometheus server to check, not the replica", r.Target, r.Action)
+		}
 	}
 	prom.Start()
 	testutil.WaitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })

@@ -12,50 +12,77 @@ import (
 	"github.com/vtop-dev/vtop/testutil"
 )
 
-// The benchmark's rhythm: what a production Prometheus of a large fleet
-// does (a few seconds between scrapes), over the default 30 s window.
+// The benchmark's rhythm: Prometheus scrapes every second (as
+// bench/prometheus.sh does: 30 samples per series in the default 30 s
+// window, the costly case), and vtop refreshes every 5 s.
 const (
-	benchScrape = 5 * time.Second
-	benchWindow = 30 * time.Second
+	benchScrape   = time.Second
+	benchWindow   = 30 * time.Second
+	benchInterval = 5 * time.Second
 )
 
 // BenchmarkRefresh measures one refresh (the queries, the decoding and the
 // readings) and one analysis of a fleet of replicas with two engines each
 // behind one real Prometheus, and reports the requests per refresh and
-// what was read. Setting up takes a window of scraping per size:
+// what was read. read=whole reads the whole window every refresh (as the
+// first refresh does); read=increment is the steady state, each refresh
+// an interval after the one before (the wait is not timed). Setting up
+// takes a window of scraping per size:
 //
 //	go test ./promsource -run '^$' -bench Refresh -benchtime 5x
 func BenchmarkRefresh(b *testing.B) {
 	for _, n := range []int{50, 200} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
 			prom := benchFleet(b, n)
-			src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Timeout: time.Minute})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg := analysis.DefaultConfig()
-			cfg.Window = benchWindow
-			ctx := context.Background()
-			before := src.Stats()
-			var analyzeTime time.Duration
-			b.ResetTimer()
-			for b.Loop() {
-				src.refresh(ctx)
-				start := time.Now()
-				rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
-				analyzeTime += time.Since(start)
-				if len(rep.Replicas) != n || !src.Status().OK() {
-					b.Fatalf("%d replicas, status %+v", len(rep.Replicas), src.Status())
+			for _, whole := range []bool{true, false} {
+				name := "read=increment"
+				if whole {
+					name = "read=whole"
 				}
+				b.Run(name, func(b *testing.B) { benchRefresh(b, prom, n, whole) })
 			}
-			st := src.Stats()
-			refreshes := float64(st.Refreshes - before.Refreshes)
-			b.ReportMetric(float64(st.Requests-before.Requests)/refreshes, "requests/refresh")
-			b.ReportMetric(float64(st.Series), "series")
-			b.ReportMetric(float64(st.Samples), "samples")
-			b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
 		})
 	}
+}
+
+// benchRefresh runs refreshes of a new source of prom's fleet of n
+// replicas, each from an empty window when whole.
+func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
+	src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Interval: benchInterval, Timeout: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := analysis.DefaultConfig()
+	cfg.Window = benchWindow
+	ctx := context.Background()
+	src.refresh(ctx) // the first read is whole either way
+	before := src.Stats()
+	var analyzeTime time.Duration
+	var samples int
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		if whole {
+			src.raw.reset()
+		} else {
+			time.Sleep(benchInterval)
+		}
+		b.StartTimer()
+		src.refresh(ctx)
+		start := time.Now()
+		rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+		analyzeTime += time.Since(start)
+		if len(rep.Replicas) != n || !src.Status().OK() {
+			b.Fatalf("%d replicas, status %+v", len(rep.Replicas), src.Status())
+		}
+		samples += src.Stats().Samples
+	}
+	st := src.Stats()
+	refreshes := float64(st.Refreshes - before.Refreshes)
+	b.ReportMetric(float64(st.Requests-before.Requests)/refreshes, "requests/refresh")
+	b.ReportMetric(float64(st.FullReads-before.FullReads)/refreshes, "whole-reads/refresh")
+	b.ReportMetric(float64(samples)/refreshes, "samples-read/refresh")
+	b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
 }
 
 // benchFleet serves n replicas of two engines each and a Prometheus

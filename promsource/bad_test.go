@@ -41,11 +41,18 @@ func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	q := r.Form.Get("query")
+	if rest, ok := strings.CutPrefix(mode, "raw "); ok {
+		// A fault of the raw read only: the count and up answer well.
+		mode = ""
+		if strings.HasPrefix(q, "{__name__") {
+			mode = rest
+		}
+	}
 	if f.fault(w, r, mode) {
 		return
 	}
 	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
-	q := r.Form.Get("query")
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case strings.HasPrefix(q, "count by (job)"):
@@ -80,6 +87,15 @@ func (f *fakeProm) fault(w http.ResponseWriter, r *http.Request, mode string) bo
 	case "other json":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"dashboards":[{"id":1}]}`)
+	case "truncated":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000"},"values":[[1.5,"3"]`)
+	case "vector":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	case "bad value":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000"},"values":[[1.5,"many"]]}]}}`)
 	case "rejected":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -120,6 +136,17 @@ func TestBadServers(t *testing.T) {
 			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
 		{name: "huge fleet", count: 2_000_000, want: "the selector matches 2000000 series, more than the cap of 250000"},
 		{name: "answer over the cap", count: 2, cfg: Config{MaxBody: 300}, want: "larger than the cap"},
+		// The raw read is decoded as it arrives, apart from the other
+		// queries: its failures read alike.
+		{name: "raw read: 5xx", mode: "raw 503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
+		{name: "raw read: slow", mode: "raw slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 200ms"},
+		{name: "raw read: HTML", mode: "raw html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
+		{name: "raw read: another API's JSON", mode: "raw other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},
+		{name: "raw read: rejected", mode: "raw rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error`},
+		{name: "raw read: truncated", mode: "raw truncated", count: 2, want: "not a Prometheus query API: the answer ends early (truncated JSON)"},
+		{name: "raw read: not a matrix", mode: "raw vector", count: 2, want: "not a Prometheus query API: a range selector answered vector"},
+		{name: "raw read: a value that is no number", mode: "raw bad value", count: 2, want: "not a Prometheus query API: invalid JSON: decodePoint: value"},
+		{name: "raw read: over the cap", count: 2, cfg: Config{MaxBody: 250}, want: "larger than the cap"},
 	}
 	for _, tt := range tests {
 		fake := &fakeProm{mode: tt.mode, count: tt.count}

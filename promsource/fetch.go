@@ -39,7 +39,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	var warns []string
 	var err error
 	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
-	f.raw, warns, err = s.matrix(ctx, s.q.raw(rawRange), at)
+	f.raw, warns, err = s.streamMatrix(ctx, s.q.raw(rawRange), at)
 	wg.Wait()
 	if err == nil {
 		err = upErr

@@ -65,10 +65,18 @@ func runSource(t *testing.T, cfg Config) *Source {
 	return src
 }
 
-// report refreshes and evaluates the source's readings at its time.
+// report refreshes and evaluates the source's readings at its time. The
+// source also refreshes on its own: the time and the readings are taken
+// again until both come from the same refresh.
 func report(src *Source, cfg analysis.Config) analysis.Report {
 	<-src.Refresh()
-	return analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+	for {
+		at := src.Now()
+		readings := src.Readings(nil)
+		if src.Now().Equal(at) {
+			return analysis.Analyze(at, readings, cfg, nil)
+		}
+	}
 }
 
 // promFigure is one figure of a replica and the PromQL that computes it.

@@ -3,6 +3,7 @@ package promsource
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -91,7 +92,9 @@ func (c Config) withDefaults() Config {
 type Source struct {
 	cfg      Config
 	api      v1.API
-	name     string // the server as shown: URL without credentials
+	client   api.Client   // for the URLs of the queries vtop streams itself
+	httpc    *http.Client // through the same transport
+	name     string       // the server as shown: URL without credentials
 	q        queries
 	group    grouper
 	requests atomic.Int64
@@ -150,7 +153,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
-	s.api = v1.NewAPI(client)
+	s.api, s.client, s.httpc = v1.NewAPI(client), client, &http.Client{Transport: rt}
 	s.status.Source = "Prometheus " + s.name
 	return s, nil
 }

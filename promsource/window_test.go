@@ -1,7 +1,10 @@
 package promsource
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,6 +168,44 @@ func TestAvoidEdge(t *testing.T) {
 	for _, tt := range tests {
 		if got := w.avoidEdge(tt.at, width); !got.Equal(tt.want) {
 			t.Errorf("at %v: %v, want %v", tt.at.Sub(t0), got.Sub(t0), tt.want.Sub(t0))
+		}
+	}
+}
+
+// The raw read's own decoder gives what the query client gives for the
+// same answer: labels (escapes too), millisecond times, NaN and
+// infinities, warnings.
+func TestDecodeMatrixMatchesTheClient(t *testing.T) {
+	want := model.Matrix{
+		stream("vllm:num_requests_running", pts(-2.5, -1.001, 0)),
+		{Metric: model.Metric{"__name__": "vllm:e2e_request_latency_seconds_bucket", "le": "+Inf", "model_name": "a \"quoted\"\nmodel ünïcode"},
+			Values: []model.SamplePair{{Timestamp: 1733030000123, Value: model.SampleValue(math.NaN())}, {Timestamp: 1733030001000, Value: model.SampleValue(math.Inf(1))}, {Timestamp: 1733030002007, Value: -0.25}}},
+	}
+	result, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"status":"success","data":{"resultType":"matrix","result":` + string(result) + `},"warnings":["w1"],"infos":["i"]}`
+	got, warns, err := decodeMatrix(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client model.Matrix
+	if err := json.Unmarshal(result, &client); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(client) || !slices.Equal(warns, []string{"w1"}) {
+		t.Fatalf("%d series, warnings %q; want %d, [w1]", len(got), warns, len(client))
+	}
+	for i := range client {
+		if !got[i].Metric.Equal(client[i].Metric) || len(got[i].Values) != len(client[i].Values) {
+			t.Errorf("series %d: %v, want %v", i, got[i], client[i])
+			continue
+		}
+		for j, p := range client[i].Values {
+			if !p.Equal(&got[i].Values[j]) {
+				t.Errorf("series %d point %d: %v, want %v", i, j, got[i].Values[j], p)
+			}
 		}
 	}
 }

@@ -2,10 +2,17 @@ package promsource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/sim"
@@ -111,4 +118,116 @@ func benchFleetT(b testing.TB, n int) *testutil.Prometheus {
 	prom := testutil.StartPrometheus(b, benchScrape, targets)
 	prom.WaitForWindow(benchWindow + benchScrape)
 	return prom
+}
+
+// BenchmarkReadWindow measures vtop's own side of a refresh without a
+// server or a network in the timing: decoding a raw read of a fleet of two-engine
+// replicas (a whole 30 s window of 1 s scrapes of the simulator's pages,
+// served over loopback) by the query client and by the source's own
+// decoder, and building every replica's samples from the window.
+//
+//	go test ./promsource -run '^$' -bench ReadWindow -benchmem
+func BenchmarkReadWindow(b *testing.B) {
+	for _, n := range []int{50, 200} {
+		m := simulatedWindow(b, n, int(benchWindow/benchScrape))
+		body := matrixAnswer(b, m)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+		}))
+		b.Cleanup(srv.Close)
+		src, err := New(Config{URL: srv.URL, Timeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		at := time.UnixMilli(int64(m[0].Values[len(m[0].Values)-1].Timestamp))
+		decoders := []struct {
+			name   string
+			decode func() (model.Matrix, []string, error)
+		}{
+			{"client", func() (model.Matrix, []string, error) { return src.matrix(ctx, "raw", at) }},
+			{"stream", func() (model.Matrix, []string, error) { return src.streamMatrix(ctx, "raw", at) }},
+		}
+		for _, d := range decoders {
+			b.Run(fmt.Sprintf("replicas=%d/decode=%s", n, d.name), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					got, _, err := d.decode()
+					if err != nil || len(got) != len(m) {
+						b.Fatalf("%d series, %v; want %d", len(got), err, len(m))
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("replicas=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				src.replicas = map[string]*replica{}
+				src.apply(at, benchWindow, fetched{raw: m})
+				if len(src.replicas) != n {
+					b.Fatalf("%d replicas, want %d", len(src.replicas), n)
+				}
+			}
+		})
+	}
+}
+
+// simulatedWindow is the raw series vtop reads of n simulated two-engine
+// replicas over points scrapes a second apart, as Prometheus would hold
+// them (instance and job labels added).
+func simulatedWindow(b *testing.B, n, points int) model.Matrix {
+	b.Helper()
+	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
+		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = 2 }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fleet.Advance(time.Minute)
+	byKey := map[model.Fingerprint]*model.SampleStream{}
+	var order []model.Fingerprint
+	at := t0
+	for range points {
+		fleet.Advance(benchScrape)
+		at = at.Add(benchScrape)
+		for i, r := range fleet.Replicas() {
+			mfs, err := r.Gather()
+			if err != nil {
+				b.Fatal(err)
+			}
+			vec, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.TimeFromUnixNano(at.UnixNano())}, mfs...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, smp := range vec {
+				if _, ok := roleOf(string(smp.Metric[model.MetricNameLabel])); !ok {
+					continue
+				}
+				smp.Metric["instance"] = model.LabelValue(fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250))
+				smp.Metric["job"] = "vllm"
+				fp := smp.Metric.Fingerprint()
+				ss := byKey[fp]
+				if ss == nil {
+					ss = &model.SampleStream{Metric: smp.Metric}
+					byKey[fp] = ss
+					order = append(order, fp)
+				}
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: smp.Timestamp, Value: smp.Value})
+			}
+		}
+	}
+	m := make(model.Matrix, len(order))
+	for i, fp := range order {
+		m[i] = byKey[fp]
+	}
+	return m
+}
+
+// matrixAnswer is the query API's answer carrying m.
+func matrixAnswer(b *testing.B, m model.Matrix) []byte {
+	b.Helper()
+	result, err := json.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return slices.Concat([]byte(`{"status":"success","data":{"resultType":"matrix","result":`), result, []byte(`}}`))
 }

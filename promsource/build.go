@@ -3,6 +3,7 @@ package promsource
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -151,12 +152,16 @@ func newFleetBuild(g grouper) *fleetBuild {
 	return &fleetBuild{group: g, replicas: map[string]*replicaBuild{}}
 }
 
-// add folds the raw samples of the window in. Legacy names are dropped
-// for replicas that also carry the current name of the same figure, as
-// the page parser does. A first pass finds each replica's series, targets
-// and bucket bounds, so that the second folds every value into slices
-// laid out on the bounds rather than into maps.
-func (b *fleetBuild) add(m model.Matrix) {
+// The raw samples of the window go in in two passes: survey finds each
+// series' replica and role, each replica's targets, current names and
+// bucket bounds, so that fold can put every value into slices laid out on
+// the bounds rather than into maps. Legacy names are dropped for replicas
+// that also carry the current name of the same figure, as the page parser
+// does.
+
+// survey is the first pass: what each series is and feeds, each
+// replica's targets, current names and bucket bounds.
+func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 	series := make([]seriesInfo, len(m))
 	for i, s := range m {
 		ro, ok := roleOf(string(s.Metric[model.MetricNameLabel]))
@@ -188,8 +193,14 @@ func (b *fleetBuild) add(m model.Matrix) {
 	for _, r := range b.replicas {
 		r.layOut()
 	}
+	return series
+}
+
+// fold is the second pass: every value into its replica's scrapes,
+// only those after since[replica] for a replica listed there.
+func (b *fleetBuild) fold(m model.Matrix, infos []seriesInfo, since map[*replicaBuild]model.Time) {
 	for i, s := range m {
-		info := series[i]
+		info := infos[i]
 		if !info.ok {
 			continue
 		}
@@ -197,8 +208,32 @@ func (b *fleetBuild) add(m model.Matrix) {
 		if row.Legacy && info.replica.current[figureOf(row)] {
 			continue
 		}
-		info.replica.addSeries(s, info)
+		values := s.Values
+		if t, ok := since[info.replica]; ok {
+			j := len(values)
+			for j > 0 && values[j-1].Timestamp > t {
+				j--
+			}
+			values = values[j:]
+		}
+		info.replica.addSeries(s.Metric, values, info)
 	}
+}
+
+// sameShape reports whether the replica's series are laid out as in an
+// earlier build: same targets, same current names, same bucket bounds.
+// Its samples built then are then what a build now would make of the same
+// values.
+func (r *replicaBuild) sameShape(targets map[scrapeTarget]bool, current map[figureKey]bool, sorted map[histKey][]float64) bool {
+	if !maps.Equal(r.targets, targets) || !maps.Equal(r.current, current) || len(r.sorted) != len(sorted) {
+		return false
+	}
+	for k, b := range r.sorted {
+		if !slices.Equal(b, sorted[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // seriesInfo is what the first pass learnt of one series.
@@ -259,10 +294,13 @@ func (s *sampleBuild) engine(name string) *engineBuild {
 }
 
 // addSeries folds every sample of one series into the replica's scrapes.
-func (r *replicaBuild) addSeries(s *model.SampleStream, info seriesInfo) {
+func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair, info seriesInfo) {
+	if len(values) == 0 {
+		return
+	}
 	ro := info.role
 	row := catalogue.Reads[ro.read]
-	model := safetext.Sanitize(string(s.Metric[catalogue.LabelModel]))
+	modelName := safetext.Sanitize(string(metric[catalogue.LabelModel]))
 	at := -1
 	nb := 0
 	if row.Kind == catalogue.ReadHistogram {
@@ -272,22 +310,22 @@ func (r *replicaBuild) addSeries(s *model.SampleStream, info seriesInfo) {
 			at = r.index[k][info.le]
 		}
 	}
-	apply := fold(row, ro, s.Metric, info.engine, at, nb)
-	for _, p := range s.Values {
+	apply := foldValue(row, ro, metric, info.engine, at, nb)
+	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
 		if row.Kind == catalogue.ReadScalar || row.Kind == catalogue.ReadHistogram || row.Kind == catalogue.ReadFinished {
 			sb.sample.HasVLLM = true
 			if sb.sample.Model == "" {
-				sb.sample.Model = model
+				sb.sample.Model = modelName
 			}
 		}
 		apply(sb, float64(p.Value))
 	}
 }
 
-// fold returns what adds one value of a series to a scrape; a bucket is
-// at its place among the nb bounds of its histogram.
-func fold(row catalogue.Read, ro role, m model.Metric, engine string, at, nb int) func(*sampleBuild, float64) {
+// foldValue returns what adds one value of a series to a scrape; a bucket
+// is at its place among the nb bounds of its histogram.
+func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, nb int) func(*sampleBuild, float64) {
 	switch row.Kind {
 	case catalogue.ReadScalar:
 		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(row.Scalar, v) }

@@ -17,7 +17,11 @@ import (
 
 // fetched is what one refresh read.
 type fetched struct {
-	raw, up         model.Matrix
+	raw, up model.Matrix
+	// added is, for each series of raw, the time of the oldest sample
+	// this refresh added to what the source held (noneAdded if none);
+	// nil when raw is all new.
+	added           []model.Time
 	warnings        []string
 	series, samples int
 }
@@ -156,6 +160,12 @@ type replica struct {
 	// samples are the newest data read for it: the window of the last
 	// refresh that had any, oldest first.
 	samples []catalogue.Sample
+	// built are the samples built from its series in the window, and the
+	// shape they were built on: the next refresh builds only what is new
+	// when the shape holds.
+	built   []catalogue.Sample
+	current map[figureKey]bool
+	sorted  map[histKey][]float64
 	// newest is the time of its newest sample in Prometheus.
 	newest time.Time
 	// failures are the source's own failed readings since its data
@@ -196,20 +206,35 @@ func (s *Source) failAll(at time.Time, problem string) {
 // replicas missing from it turn DOWN, and are forgotten after Forget.
 func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	b := newFleetBuild(s.group)
-	b.add(f.raw)
+	infos := b.survey(f.raw)
+	since := s.builtSince(b, infos, f.added)
+	b.fold(f.raw, infos, since)
 	for key := range s.replicas {
 		if s.replicas[key].placeholder {
 			delete(s.replicas, key)
 		}
 	}
+	first := at.Add(-width)
 	for key, rb := range b.replicas {
 		r := s.replicas[key]
 		if r == nil {
 			r = &replica{name: rb.name}
 			s.replicas[key] = r
 		}
-		r.targets = rb.targets
-		r.samples = rb.samples()
+		fresh := rb.samples()
+		if _, ok := since[rb]; ok {
+			// The samples built before stay; those that left the
+			// window go. r.built is never published: r.samples is a copy.
+			i := 0
+			for i < len(r.built) && r.built[i].Time.Before(first) {
+				i++
+			}
+			r.built = append(r.built[i:], fresh...)
+		} else {
+			r.built = fresh
+		}
+		r.targets, r.current, r.sorted = rb.targets, rb.current, rb.sorted
+		r.samples = slices.Clone(r.built)
 		if n := len(r.samples); n > 0 && r.samples[n-1].Time.After(r.newest) {
 			r.newest, r.failures = r.samples[n-1].Time, nil
 		}
@@ -225,6 +250,32 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 			r.samples = slices.Insert(r.samples, 0, watchedBefore(at.Add(-width-time.Millisecond)))
 		}
 	}
+}
+
+// builtSince returns, for each replica whose samples built by the refresh
+// before can stay, the time of the newest of them: only values after it
+// need building. A replica is built whole after a full read, when its
+// shape changed (targets, names, bucket bounds), or when a value arrived
+// at or before that time (a scrape that landed late).
+func (s *Source) builtSince(b *fleetBuild, infos []seriesInfo, added []model.Time) map[*replicaBuild]model.Time {
+	if added == nil {
+		return nil
+	}
+	since := map[*replicaBuild]model.Time{}
+	for key, rb := range b.replicas {
+		r := s.replicas[key]
+		if r == nil || len(r.built) == 0 || !rb.sameShape(r.targets, r.current, r.sorted) {
+			continue
+		}
+		since[rb] = model.TimeFromUnixNano(r.built[len(r.built)-1].Time.UnixNano())
+		rb.sorted = r.sorted // the samples kept and the new share the bounds
+	}
+	for i, info := range infos {
+		if t, ok := since[info.replica]; ok && added[i] <= t {
+			delete(since, info.replica)
+		}
+	}
+	return since
 }
 
 // watchedBefore is a reading with no figures just before the window.

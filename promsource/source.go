@@ -299,7 +299,7 @@ func (s *Source) refresh(ctx context.Context) {
 		s.failAll(at, err.Error())
 	} else {
 		s.raw.merge(f.raw, at, width, full)
-		f.raw = s.raw.matrix()
+		f.raw, f.added = s.raw.matrix()
 		s.apply(at, width, f)
 	}
 	readings := s.snapshot()

@@ -3,6 +3,7 @@ package promsource
 import (
 	"cmp"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -36,6 +37,9 @@ type rawWindow struct {
 	at     time.Time     // evaluation time of the samples held; zero: none
 	width  time.Duration // the window they cover, ending at at
 	full   time.Time     // evaluation time of the newest full read
+	// added is, per series, the time of the oldest sample the newest
+	// merge added; nil after a full read (everything is new).
+	added map[model.Fingerprint]model.Time
 }
 
 // reset forgets everything: the next read is a full one.
@@ -115,18 +119,26 @@ func (w *rawWindow) holds(t model.Time) bool {
 // samples older than the window are dropped, and the series left with
 // none.
 func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, full bool) {
+	w.added = map[model.Fingerprint]model.Time{}
 	if full || w.series == nil {
 		w.series = make(map[model.Fingerprint]*model.SampleStream, len(m))
-		w.full = at
+		w.full, w.added = at, nil
 	}
 	for _, s := range m {
 		fp := s.Metric.Fingerprint()
 		held := w.series[fp]
 		if held == nil {
 			w.series[fp] = s
+			if w.added != nil && len(s.Values) > 0 {
+				w.added[fp] = s.Values[0].Timestamp
+			}
 			continue
 		}
-		held.Values = mergePoints(held.Values, s.Values)
+		var oldest model.Time
+		held.Values, oldest = mergePoints(held.Values, s.Values)
+		if w.added != nil && oldest != noneAdded {
+			w.added[fp] = oldest
+		}
 	}
 	// The window is closed, [at-width, at]; avoidEdge keeps samples off
 	// its left edge, so this is also the left-open rule.
@@ -147,34 +159,54 @@ func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, ful
 	w.at, w.width = at, width
 }
 
+// noneAdded is mergePoints' oldest when it added nothing.
+const noneAdded = model.Time(math.MaxInt64)
+
 // mergePoints adds to held (oldest first) the points of add it lacks,
-// keeping the order. Prometheus appends a series' samples in time order,
-// so new points normally go at the end.
-func mergePoints(held, add []model.SamplePair) []model.SamplePair {
+// keeping the order, and returns the time of the oldest it added.
+// Prometheus appends a series' samples in time order, so new points
+// normally go at the end.
+func mergePoints(held, add []model.SamplePair) ([]model.SamplePair, model.Time) {
+	oldest := noneAdded
 	for _, p := range add {
 		n := len(held)
 		if n == 0 || p.Timestamp > held[n-1].Timestamp {
 			held = append(held, p)
+			oldest = min(oldest, p.Timestamp)
 			continue
 		}
 		i, found := slices.BinarySearchFunc(held, p.Timestamp, byTime)
 		if !found {
 			held = slices.Insert(held, i, p)
+			oldest = min(oldest, p.Timestamp)
 		}
 	}
-	return held
+	return held, oldest
 }
 
 // byTime orders a point against a time, for binary searches.
 func byTime(p model.SamplePair, t model.Time) int { return cmp.Compare(p.Timestamp, t) }
 
 // matrix returns the series held, for the fleet's build, in one order
-// from refresh to refresh (sums over series then add up alike).
-func (w *rawWindow) matrix() model.Matrix {
+// from refresh to refresh (sums over series then add up alike), and for
+// each the time of the oldest sample the newest merge added to it
+// (noneAdded if none); nil after a full read.
+func (w *rawWindow) matrix() (model.Matrix, []model.Time) {
 	fps := slices.Sorted(maps.Keys(w.series))
 	m := make(model.Matrix, len(fps))
+	var added []model.Time
+	if w.added != nil {
+		added = make([]model.Time, len(fps))
+	}
 	for i, fp := range fps {
 		m[i] = w.series[fp]
+		if added != nil {
+			t, ok := w.added[fp]
+			if !ok {
+				t = noneAdded
+			}
+			added[i] = t
+		}
 	}
-	return m
+	return m, added
 }

@@ -2,6 +2,8 @@ package promsource
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -40,42 +42,48 @@ func stream(name string, ps []model.SamplePair) *model.SampleStream {
 func TestRawWindowMerge(t *testing.T) {
 	const width = 10 * time.Second
 	tests := []struct {
-		name string
-		held map[string][]float64 // the full read at t0
-		at   float64              // the increment's evaluation, seconds after t0
-		add  map[string][]float64
-		want map[string][]float64
-		full bool
+		name  string
+		held  map[string][]float64 // the full read at t0
+		at    float64              // the increment's evaluation, seconds after t0
+		add   map[string][]float64
+		want  map[string][]float64
+		full  bool
+		added map[string]float64 // the oldest sample added to each series, seconds after t0
 	}{
 		{
 			name: "new samples appended, overlap deduplicated, old ones dropped",
 			held: map[string][]float64{"x": {-9, -8, -6, -4, -2, 0}},
 			at:   3, add: map[string][]float64{"x": {-2, 0, 1, 3}},
-			want: map[string][]float64{"x": {-6, -4, -2, 0, 1, 3}},
+			want:  map[string][]float64{"x": {-6, -4, -2, 0, 1, 3}},
+			added: map[string]float64{"x": 1},
 		},
 		{
 			name: "a sample that arrived late, between two held ones, goes in its place",
 			held: map[string][]float64{"x": {-4, -2, 0}},
 			at:   2, add: map[string][]float64{"x": {-1, 2}},
-			want: map[string][]float64{"x": {-4, -2, -1, 0, 2}},
+			want:  map[string][]float64{"x": {-4, -2, -1, 0, 2}},
+			added: map[string]float64{"x": -1},
 		},
 		{
 			name: "the left edge is in (the window is closed)",
 			held: map[string][]float64{"x": {-9.5, -9, -7, -5}},
 			at:   1, add: map[string][]float64{"x": {1}},
-			want: map[string][]float64{"x": {-9, -7, -5, 1}},
+			want:  map[string][]float64{"x": {-9, -7, -5, 1}},
+			added: map[string]float64{"x": 1},
 		},
 		{
 			name: "a new series starts with its increment; a series whose samples all left the window is gone",
 			held: map[string][]float64{"x": {-9, -8}, "y": {-1, 0}},
 			at:   5, add: map[string][]float64{"y": {4}, "z": {3, 4}},
-			want: map[string][]float64{"y": {-1, 0, 4}, "z": {3, 4}},
+			want:  map[string][]float64{"y": {-1, 0, 4}, "z": {3, 4}},
+			added: map[string]float64{"y": 4, "z": 3},
 		},
 		{
 			name: "a full read replaces everything",
 			held: map[string][]float64{"x": {-3, -1}, "y": {-2}},
 			at:   1, add: map[string][]float64{"x": {-8, 1}}, full: true,
-			want: map[string][]float64{"x": {-8, 1}},
+			want:  map[string][]float64{"x": {-8, 1}},
+			added: map[string]float64{},
 		},
 	}
 	for _, tt := range tests {
@@ -84,8 +92,16 @@ func TestRawWindowMerge(t *testing.T) {
 		at := t0.Add(time.Duration(tt.at * float64(time.Second)))
 		w.merge(matrixOf(tt.add), at, width, tt.full)
 		got := map[string][]float64{}
-		for _, s := range w.matrix() {
+		m, added := w.matrix()
+		gotAdded := map[string]float64{}
+		for i, s := range m {
 			got[string(s.Metric["__name__"])] = secsOf(s.Values)
+			if added != nil && added[i] != noneAdded {
+				gotAdded[string(s.Metric["__name__"])] = float64(added[i]-model.TimeFromUnixNano(t0.UnixNano())) / 1000
+			}
+		}
+		if (added == nil) != tt.full || !maps.Equal(gotAdded, tt.added) {
+			t.Errorf("%s: added %v (nil %v), want %v", tt.name, gotAdded, added == nil, tt.added)
 		}
 		if len(got) != len(tt.want) {
 			t.Errorf("%s: series %v, want %v", tt.name, got, tt.want)
@@ -206,6 +222,105 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 			if !p.Equal(&got[i].Values[j]) {
 				t.Errorf("series %d point %d: %v, want %v", i, j, got[i].Values[j], p)
 			}
+		}
+	}
+}
+
+// Building only what an increment added gives the very samples a build of
+// the whole window gives: in the steady state, after a scrape that landed
+// late, and when a bucket bound appears.
+func TestIncrementalBuildEqualsWhole(t *testing.T) {
+	const width = 10 * time.Second
+	// fleetAt is two replicas' raw series with a sample every second from
+	// -20 s to last (seconds after t0); the newest of b's TTFT series is
+	// missing when lateB (as if they came from a second target of b whose
+	// scrape lands late), and a's TTFT gains a bucket at 0.3 from newBound
+	// on.
+	fleetAt := func(last, newBound float64, lateB bool) model.Matrix {
+		var m model.Matrix
+		for _, inst := range []string{"a:8000", "b:8000"} {
+			add := func(name string, extra map[string]string, value func(s float64) float64, from float64) {
+				var secs []float64
+				for s := -20.0; s <= last; s++ {
+					if lateB && inst == "b:8000" && strings.Contains(name, "time_to_first_token") && s == last {
+						continue
+					}
+					secs = append(secs, s)
+				}
+				labels := map[string]string{"__name__": name, "instance": inst, "job": "vllm", "model_name": "m"}
+				maps.Copy(labels, extra)
+				ss := &model.SampleStream{Metric: model.Metric{}}
+				for k, v := range labels {
+					ss.Metric[model.LabelName(k)] = model.LabelValue(v)
+				}
+				for _, p := range pts(secs...) {
+					s := float64(p.Value)
+					if s >= from {
+						ss.Values = append(ss.Values, model.SamplePair{Timestamp: p.Timestamp, Value: model.SampleValue(value(s))})
+					}
+				}
+				m = append(m, ss)
+			}
+			add("vllm:num_requests_running", nil, func(s float64) float64 { return 10 + s }, -20)
+			add("vllm:generation_tokens_total", nil, func(s float64) float64 { return 1000 + 50*(s+20) }, -20)
+			add("vllm:request_success_total", map[string]string{"finished_reason": "stop"}, func(s float64) float64 { return 3 * (s + 20) }, -20)
+			for _, le := range []string{"0.1", "1", "+Inf"} {
+				add("vllm:time_to_first_token_seconds_bucket", map[string]string{"le": le}, func(s float64) float64 { return 2 * (s + 20) }, -20)
+			}
+			if inst == "a:8000" {
+				add("vllm:time_to_first_token_seconds_bucket", map[string]string{"le": "0.3"}, func(s float64) float64 { return s + 20 }, newBound)
+			}
+			add("vllm:time_to_first_token_seconds_count", nil, func(s float64) float64 { return 2 * (s + 20) }, -20)
+			add("vllm:time_to_first_token_seconds_sum", nil, func(s float64) float64 { return 0.2 * (s + 20) }, -20)
+		}
+		return m
+	}
+	secs := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	steps := []struct {
+		name     string
+		at       float64
+		newBound float64
+		lateB    bool
+	}{
+		{"the first read", 0, 99, false},
+		{"an increment", 3, 99, true},
+		{"b's scrape at 3 s lands late", 5, 99, false},
+		{"an increment", 7, 99, false},
+		{"a's TTFT gains a bound", 9, 8, false},
+		{"an increment", 12, 8, false},
+	}
+	inc := testSource(t, Config{})
+	for i, st := range steps {
+		at := secs(st.at)
+		window := fleetAt(st.at, st.newBound, st.lateB)
+		// The increment: what the window holds since 3 s before the
+		// previous step (the margin), as Prometheus would answer.
+		read, full := window, i == 0
+		if !full {
+			read = nil
+			for _, ss := range window {
+				var recent []model.SamplePair
+				for _, p := range ss.Values {
+					if p.Timestamp.Time().After(secs(steps[i-1].at - 3)) {
+						recent = append(recent, p)
+					}
+				}
+				read = append(read, &model.SampleStream{Metric: ss.Metric, Values: recent})
+			}
+		}
+		inc.raw.merge(read, at, width, full)
+		f := fetched{}
+		f.raw, f.added = inc.raw.matrix()
+		inc.apply(at, width, f)
+
+		whole := testSource(t, Config{})
+		whole.raw.merge(window, at, width, true)
+		g := fetched{}
+		g.raw, g.added = whole.raw.matrix()
+		whole.apply(at, width, g)
+
+		if got, want := fmt.Sprintf("%+v", inc.snapshot()), fmt.Sprintf("%+v", whole.snapshot()); got != want {
+			t.Errorf("step %d (%s): the increment's build differs from the whole window's:\n%s\nwant\n%s", i, st.name, got, want)
 		}
 	}
 }

@@ -125,7 +125,8 @@ func TestBadServers(t *testing.T) {
 		want  string
 	}{
 		{name: "refused", url: "http://" + testutil.ClosedPort(t), count: 2, want: "connection refused"},
-		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 200ms"},
+		// The first read is whole: it may take wholeReadTimeouts timeouts.
+		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
 		{name: "5xx", mode: "503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
 		{name: "unauthorized", mode: "401", count: 2, want: "HTTP 401: not authorized"},
 		{name: "wrong path", mode: "404", count: 2, want: "no Prometheus query API at this URL"},
@@ -139,7 +140,7 @@ func TestBadServers(t *testing.T) {
 		// The raw read is decoded as it arrives, apart from the other
 		// queries: its failures read alike.
 		{name: "raw read: 5xx", mode: "raw 503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
-		{name: "raw read: slow", mode: "raw slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 200ms"},
+		{name: "raw read: slow", mode: "raw slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
 		{name: "raw read: HTML", mode: "raw html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
 		{name: "raw read: another API's JSON", mode: "raw other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},
 		{name: "raw read: rejected", mode: "raw rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error`},
@@ -344,6 +345,34 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 		}
 		if n := s.Stats().FullReads; n != st.fullReads {
 			t.Errorf("step %d: %d full reads, want %d", i, n, st.fullReads)
+		}
+	}
+}
+
+// An increment must answer within the timeout; a whole-window read (the
+// first, and the one after a failure) gets wholeReadTimeouts of them, so
+// that a busy server that answers it slowly is still read.
+func TestWholeReadsGetLongerTimeouts(t *testing.T) {
+	fake := &fakeProm{count: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	clock := t0
+	s := testSource(t, Config{URL: srv.URL, Timeout: 200 * time.Millisecond, Now: func() time.Time { return clock }})
+	steps := []struct {
+		mode, want string
+	}{
+		{"", ""},                               // whole: fine
+		{"slow", "no answer within 200ms"},     // an increment
+		{"slow", "no answer within 600ms"},     // whole again, after the failure
+		{"", ""},                               // whole, fine
+		{"raw slow", "no answer within 200ms"}, // an increment
+	}
+	for i, st := range steps {
+		clock = clock.Add(5 * time.Second)
+		fake.set(st.mode)
+		refreshOnce(t, s)
+		if p := s.Status().Problem; (st.want == "") != (p == "") || !strings.Contains(p, st.want) {
+			t.Errorf("step %d (%q): problem %q, want %q", i, st.mode, p, st.want)
 		}
 	}
 }

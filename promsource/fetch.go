@@ -75,13 +75,29 @@ func (s *Source) checkCount(ctx context.Context, at time.Time, f *fetched) error
 	return nil
 }
 
+// wholeReadTimeouts is how many timeouts a whole-window read may take. It
+// reads several times the samples of an increment (and counts the series
+// first), and it is what a refresh after a failure does: were it bound
+// as tightly as an increment, a busy server that cannot answer it in one
+// timeout would never be read again.
+const wholeReadTimeouts = 3
+
+// queryTimeout bounds each query of the refresh in progress.
+func (s *Source) queryTimeout() time.Duration {
+	if s.whole {
+		return wholeReadTimeouts * s.cfg.Timeout
+	}
+	return s.cfg.Timeout
+}
+
 // query runs one instant query at the evaluation time.
 func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Value, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	timeout := s.queryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, warns, _, err := s.api.Query(ctx, expr, at)
 	if err != nil {
-		return nil, nil, s.fail(problem(err, s.cfg.Timeout))
+		return nil, nil, s.fail(problem(err, timeout))
 	}
 	if v == nil {
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")

@@ -113,6 +113,7 @@ type Source struct {
 
 	replicas map[string]*replica // owned by the refresh loop
 	raw      rawWindow           // owned by the refresh loop
+	whole    bool                // owned by the refresh loop: this refresh reads the whole window
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -289,6 +290,7 @@ func (s *Source) refresh(ctx context.Context) {
 	width := s.rangeWidth()
 	at := s.raw.avoidEdge(s.cfg.Now().Truncate(time.Millisecond), width) // ms: Prometheus's resolution
 	rawRange, full := s.raw.rangeFor(at, width)
+	s.whole = full
 	f, err := s.fetch(ctx, at, width, rawRange, full)
 	if ctx.Err() != nil {
 		s.raw.reset() // an increment may have been cut short: read whole next time

@@ -34,7 +34,8 @@ const queryPath = "/api/v1/query"
 // the transport's otherwise), so that they read alike whichever query
 // failed.
 func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	timeout := s.queryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	m, warns, err := s.postQuery(ctx, expr, at)
 	switch {
@@ -43,7 +44,7 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	case errors.As(err, new(notMatrixError)):
 		return nil, nil, s.fail("not a Prometheus query API: " + err.Error())
 	case err != nil:
-		return nil, nil, s.fail(problem(err, s.cfg.Timeout))
+		return nil, nil, s.fail(problem(err, timeout))
 	}
 	return m, sanitizeAll(warns), nil
 }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # prometheus.sh N T [ENGINES] — vtop reading a simulated fleet of N
 # replicas (ENGINES data-parallel engines each, default 1) from a
-# Prometheus that scrapes it every second, against vtop scraping the same
-# replicas directly, both refreshing every 5 s for T seconds, on 127.0.0.1
-# only. See BENCHMARKS.md.
+# Prometheus that scrapes it every SCRAPE (default 1s), against vtop
+# scraping the same replicas directly, both refreshing every 5 s for T
+# seconds, on 127.0.0.1 only. See BENCHMARKS.md.
 #
 #   bench/prometheus.sh 50 60
 #   bench/prometheus.sh 200 60 2
+#   SCRAPE=5s bench/prometheus.sh 200 60 2       # a production rhythm
 #   BASELINE=main bench/prometheus.sh 200 60 2   # also vtop as of main
 #
 # The runs alternate (Prometheus source, direct scrapes, and the baseline's
@@ -21,8 +22,8 @@ set -euo pipefail
 
 usage() { echo "usage: $0 N T [ENGINES]   (N replicas, T seconds per run)" >&2; exit 64; }
 [[ $# -ge 2 && $# -le 3 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 10 ]] || usage
-N=$1 T=$2 ENGINES=${3:-1} INTERVAL=5s ROUNDS=${ROUNDS:-3}
-[[ $ENGINES =~ ^[0-9]+$ && $ENGINES -ge 1 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || usage
+N=$1 T=$2 ENGINES=${3:-1} INTERVAL=5s ROUNDS=${ROUNDS:-3} SCRAPE=${SCRAPE:-1s}
+[[ $ENGINES =~ ^[0-9]+$ && $ENGINES -ge 1 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $SCRAPE =~ ^[1-9][0-9]*s$ ]] || usage
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
@@ -57,14 +58,14 @@ done
 [[ $(wc -l <"$WORK/urls") -ge $N ]] || { echo "the simulator did not start" >&2; exit 1; }
 
 targets=$(sed -E 's#http://([^/]+)/metrics#"\1"#' "$WORK/urls" | paste -sd, -)
-printf 'global: {scrape_interval: 1s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n' "$targets" >"$WORK/prometheus.yml"
+printf 'global: {scrape_interval: %s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n' "$SCRAPE" "$targets" >"$WORK/prometheus.yml"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/data" \
 	--web.listen-address=127.0.0.1:$port >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
 URL=http://127.0.0.1:$port
-echo "Prometheus gathers a window (40 s)…" >&2
-sleep 40
+echo "Prometheus gathers a window (40 s and a scrape)…" >&2
+sleep $((40 + ${SCRAPE%s}))
 
 # queries counts the query API requests Prometheus has answered.
 queries() {
@@ -118,7 +119,7 @@ median() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { if (v[1] == "-") print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-printf 'N=%d replicas x %d engines, T=%ds per run, refresh every %s, %d rounds (medians)\n' "$N" "$ENGINES" "$T" "$INTERVAL" "$ROUNDS"
+printf 'N=%d replicas x %d engines, Prometheus scraping every %s, T=%ds per run, refresh every %s, %d rounds (medians)\n' "$N" "$ENGINES" "$SCRAPE" "$T" "$INTERVAL" "$ROUNDS"
 printf '%-28s %8s %12s %18s %14s\n' source "CPU %" "peak RSS MB" "queries/refresh" "--once s"
 for kind in "${kinds[@]}"; do
 	case $kind in

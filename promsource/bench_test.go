@@ -33,8 +33,9 @@ const (
 // behind one real Prometheus, and reports the requests per refresh and
 // what was read. read=whole reads the whole window every refresh (as the
 // first refresh does); read=increment is the steady state, each refresh
-// an interval after the one before (the wait is not timed). Setting up
-// takes a window of scraping per size:
+// starting an interval after the one before began, as the source's own
+// loop starts them (the wait is not timed). Setting up takes a window of
+// scraping per size:
 //
 //	go test ./promsource -run '^$' -bench Refresh -benchtime 5x
 func BenchmarkRefresh(b *testing.B) {
@@ -62,6 +63,7 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 	cfg := analysis.DefaultConfig()
 	cfg.Window = benchWindow
 	ctx := context.Background()
+	began := time.Now()
 	src.refresh(ctx) // the first read is whole either way
 	before := src.Stats()
 	var analyzeTime time.Duration
@@ -72,8 +74,9 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 		if whole {
 			src.raw.reset()
 		} else {
-			time.Sleep(benchInterval)
+			time.Sleep(time.Until(began.Add(benchInterval)))
 		}
+		began = time.Now()
 		b.StartTimer()
 		src.refresh(ctx)
 		start := time.Now()

@@ -171,7 +171,7 @@ func (s *Source) Now() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.now.IsZero() {
-		return s.cfg.Now()
+		return s.evaluationTime()
 	}
 	return s.now
 }
@@ -288,7 +288,7 @@ func (s *Source) end() {
 func (s *Source) refresh(ctx context.Context) {
 	start := time.Now()
 	width := s.rangeWidth()
-	at := s.raw.avoidEdge(s.cfg.Now().Truncate(time.Millisecond), width) // ms: Prometheus's resolution
+	at := s.raw.avoidEdge(s.evaluationTime(), width)
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
 	f, err := s.fetch(ctx, at, width, rawRange, full)
@@ -323,6 +323,20 @@ func (s *Source) refresh(ctx context.Context) {
 	if full {
 		s.stats.FullReads++
 	}
+}
+
+// settle is how far in the past the source evaluates. Prometheus stamps
+// a sample with the start of its scrape but answers it only once the
+// scrape is in: a query at the very present can miss a scrape in flight
+// that the same query a moment later would see. Evaluating a little in
+// the past lets scrapes shorter than this land first, so that the
+// figures are what PromQL gives at that instant whenever it is asked.
+const settle = time.Second
+
+// evaluationTime is the time of a refresh or of the history's newest
+// point: settle ago, to Prometheus's resolution of a millisecond.
+func (s *Source) evaluationTime() time.Time {
+	return s.cfg.Now().Add(-settle).Truncate(time.Millisecond)
 }
 
 // sourceError is a failure of the server as a whole.

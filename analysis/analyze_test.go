@@ -158,18 +158,39 @@ func TestStates(t *testing.T) {
 	}
 }
 
+// A DOWN replica shows the error, its last good scrape and its last
+// gauges; the action points at what failed: the replica's own server, or
+// the source vtop reads it through (a Prometheus server), which says
+// nothing of the replica.
 func TestDownReportsErrorAndLastGood(t *testing.T) {
-	samples, now := steadyChat()
-	samples[30] = catalogue.Sample{Time: samples[30].Time, Err: "HTTP 503 Service Unavailable"}
-	r := analyzeOne(samples, now.Add(2*time.Second), DefaultConfig())
-	if r.Error != "HTTP 503 Service Unavailable" {
-		t.Errorf("error = %q, want the scrape's error", r.Error)
+	tests := []struct {
+		name       string
+		failed     catalogue.Sample
+		wantAction string
+		notAction  string
+	}{
+		{"the replica failed", catalogue.Sample{Err: "HTTP 503 Service Unavailable"},
+			"check the inference server process / pod behind gpu-a:8000: HTTP 503 Service Unavailable", ""},
+		{"the source failed", catalogue.Sample{Err: "HTTP 503 Service Unavailable", ErrSource: "Prometheus http://prom:9090"},
+			"check Prometheus http://prom:9090, which vtop reads this replica through; the replica itself may be fine", "vLLM process"},
 	}
-	if want := "last good scrape at 14:00:29, 3s ago"; !strings.Contains(strings.Join(r.Reasons, "\n"), want) {
-		t.Errorf("reasons %q lack %q", r.Reasons, want)
-	}
-	if !r.Running.Known() {
-		t.Error("a down replica still shows its last known gauges")
+	for _, tt := range tests {
+		samples, now := steadyChat()
+		tt.failed.Time = samples[30].Time
+		samples[30] = tt.failed
+		r := analyzeOne(samples, now.Add(2*time.Second), DefaultConfig())
+		if r.State != StateDown || r.Error != "HTTP 503 Service Unavailable" {
+			t.Errorf("%s: %s, error = %q, want DOWN with the scrape's error", tt.name, r.State, r.Error)
+		}
+		if want := "last good scrape at 14:00:29, 3s ago"; !strings.Contains(strings.Join(r.Reasons, "\n"), want) {
+			t.Errorf("%s: reasons %q lack %q", tt.name, r.Reasons, want)
+		}
+		if !r.Running.Known() {
+			t.Errorf("%s: a down replica still shows its last known gauges", tt.name)
+		}
+		if r.Action != tt.wantAction || (tt.notAction != "" && strings.Contains(r.Action, tt.notAction)) {
+			t.Errorf("%s: action %q, want %q", tt.name, r.Action, tt.wantAction)
+		}
 	}
 }
 

@@ -75,11 +75,13 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 	} else {
 		reasons = append(reasons, "no successful scrape yet")
 	}
-	return verdict{
-		State:   StateDown,
-		Reasons: reasons,
-		Action:  fmt.Sprintf("check the inference server process / pod behind %s: %s", target, errText),
-	}, true
+	action := fmt.Sprintf("check the inference server process / pod behind %s: %s", target, errText)
+	if newest.ErrSource != "" {
+		// The source vtop reads through failed, not the replica: the
+		// replica may well be serving.
+		action = fmt.Sprintf("check %s, which vtop reads this replica through; the replica itself may be fine", newest.ErrSource)
+	}
+	return verdict{State: StateDown, Reasons: reasons, Action: action}, true
 }
 
 // classify picks the candidate state of an up replica from its figures, in

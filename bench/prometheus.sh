@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
-# prometheus.sh N T — vtop reading a simulated fleet of N replicas from a
-# Prometheus that scrapes it, against vtop scraping the same replicas
-# directly, both refreshing every 5 s for T seconds, on 127.0.0.1 only.
-# See BENCHMARKS.md.
+# prometheus.sh N T [ENGINES] — vtop reading a simulated fleet of N
+# replicas (ENGINES data-parallel engines each, default 1) from a
+# Prometheus that scrapes it every SCRAPE (default 1s), against vtop
+# scraping the same replicas directly, both refreshing every 5 s for T
+# seconds, on 127.0.0.1 only. See BENCHMARKS.md.
 #
 #   bench/prometheus.sh 50 60
-#   bench/prometheus.sh 200 60
+#   bench/prometheus.sh 200 60 2
+#   SCRAPE=5s bench/prometheus.sh 200 60 2       # a production rhythm
+#   BASELINE=main bench/prometheus.sh 200 60 2   # also vtop as of main
 #
-# Prints, for the Prometheus source: the queries one refresh asks (from
-# Prometheus's own request counters), the wall time of `vtop --once`
-# (start, one refresh, report), and vtop's CPU and peak RSS over T; for
-# direct scrapes the same CPU and RSS. Prometheus runs throughout, so its
-# own cost is not in either figure.
+# The runs alternate (Prometheus source, direct scrapes, and the baseline's
+# Prometheus source when BASELINE names a git revision) ROUNDS times
+# (default 3), so that load from elsewhere on the machine falls on all of
+# them alike; medians are printed. For each Prometheus run: the queries one
+# refresh asks (from Prometheus's own request counters) and the wall time
+# of `vtop --once` (start, one whole-window read, report). For every run:
+# vtop's CPU and peak RSS over T. Prometheus runs throughout, so its own
+# cost is in none of the figures.
 set -euo pipefail
 
-usage() { echo "usage: $0 N T   (N replicas, T seconds per run)" >&2; exit 64; }
-[[ $# -eq 2 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 10 ]] || usage
-N=$1 T=$2 INTERVAL=5s
+usage() { echo "usage: $0 N T [ENGINES]   (N replicas, T seconds per run)" >&2; exit 64; }
+[[ $# -ge 2 && $# -le 3 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 10 ]] || usage
+N=$1 T=$2 ENGINES=${3:-1} INTERVAL=5s ROUNDS=${ROUNDS:-3} SCRAPE=${SCRAPE:-1s}
+[[ $ENGINES =~ ^[0-9]+$ && $ENGINES -ge 1 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $SCRAPE =~ ^[1-9][0-9]*s$ ]] || usage
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
@@ -33,9 +40,16 @@ command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; e
 
 echo "building vtop…" >&2
 (cd "$ROOT" && go build -o "$WORK/vtop" .)
+kinds=(prom direct)
+if [[ -n ${BASELINE:-} ]]; then
+	echo "building vtop at $BASELINE…" >&2
+	mkdir "$WORK/base"
+	git -C "$ROOT" archive "$BASELINE" | tar -x -C "$WORK/base"
+	(cd "$WORK/base" && go build -o "$WORK/vtop-base" .)
+	kinds+=(base)
+fi
 
-scenario=mixed
-"$WORK/vtop" sim --replicas "$N" --scenario "$scenario" >"$WORK/urls" 2>"$WORK/sim.log" &
+"$WORK/vtop" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed >"$WORK/urls" 2>"$WORK/sim.log" &
 PIDS+=($!)
 for _ in $(seq 400); do
 	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break
@@ -44,14 +58,14 @@ done
 [[ $(wc -l <"$WORK/urls") -ge $N ]] || { echo "the simulator did not start" >&2; exit 1; }
 
 targets=$(sed -E 's#http://([^/]+)/metrics#"\1"#' "$WORK/urls" | paste -sd, -)
-printf 'global: {scrape_interval: 1s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n' "$targets" >"$WORK/prometheus.yml"
+printf 'global: {scrape_interval: %s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n' "$SCRAPE" "$targets" >"$WORK/prometheus.yml"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/data" \
 	--web.listen-address=127.0.0.1:$port >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
 URL=http://127.0.0.1:$port
-echo "Prometheus gathers a window (40 s)…" >&2
-sleep 40
+echo "Prometheus gathers a window (40 s and a scrape)…" >&2
+sleep $((40 + ${SCRAPE%s}))
 
 # queries counts the query API requests Prometheus has answered.
 queries() {
@@ -71,26 +85,47 @@ measure() {
 	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
 }
 
-start=$(date +%s.%N)
-"$WORK/vtop" --prometheus "$URL" --selector '{job="vllm"}' --once >/dev/null || true
-once=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
-
-q0=$(queries)
-"$WORK/vtop" --prometheus "$URL" --selector '{job="vllm"}' --interval $INTERVAL --jsonl >/dev/null 2>"$WORK/vtop-prom.log" &
-pid=$!
-PIDS+=("$pid")
-read -r pcpu prss < <(measure "$pid")
-q1=$(queries)
-
-"$WORK/vtop" -f "$WORK/urls" --interval $INTERVAL --jsonl >/dev/null 2>"$WORK/vtop-direct.log" &
-pid=$!
-PIDS+=("$pid")
-read -r dcpu drss < <(measure "$pid")
-
+# run KIND: one measured run; appends "cpu% rss_mb queries/refresh once_s" to $WORK/KIND.
 refreshes=$(awk -v t="$T" 'BEGIN { print int(t / 5) + 1 }')
-printf 'N=%d T=%ds interval %s\n' "$N" "$T" "$INTERVAL"
-printf '%-22s %8s %8s %12s\n' source "CPU s" "CPU %" "peak RSS MB"
-awk -v c="$pcpu" -v k="$prss" -v t="$T" 'BEGIN { printf "%-22s %8.2f %8.2f %12.1f\n", "vtop --prometheus", c, 100 * c / t, k / 1024 }'
-awk -v c="$dcpu" -v k="$drss" -v t="$T" 'BEGIN { printf "%-22s %8.2f %8.2f %12.1f\n", "vtop, direct scrapes", c, 100 * c / t, k / 1024 }'
-awk -v q="$((q1 - q0))" -v r="$refreshes" 'BEGIN { printf "queries per refresh: %.1f (%d queries, ~%d refreshes)\n", q / r, q, r }'
-echo "vtop --prometheus --once wall time (start, one refresh, report): ${once}s"
+run() {
+	local kind=$1 bin=$WORK/vtop args once=- qpr=- q0 q1 pid cpu rss start
+	[[ $kind == base ]] && bin=$WORK/vtop-base
+	if [[ $kind == direct ]]; then
+		args=(-f "$WORK/urls")
+	else
+		args=(--prometheus "$URL" --selector '{job="vllm"}')
+		start=$(date +%s.%N)
+		"$bin" "${args[@]}" --once >/dev/null || true
+		once=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+	fi
+	q0=$(queries)
+	"$bin" "${args[@]}" --interval $INTERVAL --jsonl >/dev/null 2>>"$WORK/vtop-$kind.log" &
+	pid=$!
+	PIDS+=("$pid")
+	read -r cpu rss < <(measure "$pid")
+	q1=$(queries)
+	[[ $kind == direct ]] || qpr=$(awk -v q="$((q1 - q0))" -v r="$refreshes" 'BEGIN { printf "%.1f", q / r }')
+	awk -v c="$cpu" -v k="$rss" -v t="$T" -v q="$qpr" -v o="$once" \
+		'BEGIN { printf "%.2f %.1f %s %s\n", 100 * c / t, k / 1024, q, o }' >>"$WORK/res-$kind"
+	echo "round $round $kind: $(tail -1 "$WORK/res-$kind")" >&2
+}
+
+for round in $(seq "$ROUNDS"); do
+	for kind in "${kinds[@]}"; do run "$kind"; done
+done
+
+# median FILE COLUMN
+median() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { if (v[1] == "-") print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+printf 'N=%d replicas x %d engines, Prometheus scraping every %s, T=%ds per run, refresh every %s, %d rounds (medians)\n' "$N" "$ENGINES" "$SCRAPE" "$T" "$INTERVAL" "$ROUNDS"
+printf '%-28s %8s %12s %18s %14s\n' source "CPU %" "peak RSS MB" "queries/refresh" "--once s"
+for kind in "${kinds[@]}"; do
+	case $kind in
+	prom) name="vtop --prometheus" ;;
+	direct) name="vtop, direct scrapes" ;;
+	base) name="vtop --prometheus @$BASELINE" ;;
+	esac
+	printf '%-28s %8s %12s %18s %14s\n' "$name" "$(median "$WORK/res-$kind" 1)" "$(median "$WORK/res-$kind" 2)" "$(median "$WORK/res-$kind" 3)" "$(median "$WORK/res-$kind" 4)"
+done

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,11 +41,18 @@ func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	q := r.Form.Get("query")
+	if rest, ok := strings.CutPrefix(mode, "raw "); ok {
+		// A fault of the raw read only: the count and up answer well.
+		mode = ""
+		if strings.HasPrefix(q, "{__name__") {
+			mode = rest
+		}
+	}
 	if f.fault(w, r, mode) {
 		return
 	}
 	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
-	q := r.Form.Get("query")
 	w.Header().Set("Content-Type", "application/json")
 	switch {
 	case strings.HasPrefix(q, "count by (job)"):
@@ -80,6 +87,15 @@ func (f *fakeProm) fault(w http.ResponseWriter, r *http.Request, mode string) bo
 	case "other json":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"dashboards":[{"id":1}]}`)
+	case "truncated":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000"},"values":[[1.5,"3"]`)
+	case "vector":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+	case "bad value":
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running","instance":"a:8000"},"values":[[1.5,"many"]]}]}}`)
 	case "rejected":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
@@ -109,7 +125,8 @@ func TestBadServers(t *testing.T) {
 		want  string
 	}{
 		{name: "refused", url: "http://" + testutil.ClosedPort(t), count: 2, want: "connection refused"},
-		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 200ms"},
+		// The first read is whole: it may take wholeReadTimeouts timeouts.
+		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
 		{name: "5xx", mode: "503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
 		{name: "unauthorized", mode: "401", count: 2, want: "HTTP 401: not authorized"},
 		{name: "wrong path", mode: "404", count: 2, want: "no Prometheus query API at this URL"},
@@ -120,6 +137,17 @@ func TestBadServers(t *testing.T) {
 			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
 		{name: "huge fleet", count: 2_000_000, want: "the selector matches 2000000 series, more than the cap of 250000"},
 		{name: "answer over the cap", count: 2, cfg: Config{MaxBody: 300}, want: "larger than the cap"},
+		// The raw read is decoded as it arrives, apart from the other
+		// queries: its failures read alike.
+		{name: "raw read: 5xx", mode: "raw 503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
+		{name: "raw read: slow", mode: "raw slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
+		{name: "raw read: HTML", mode: "raw html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
+		{name: "raw read: another API's JSON", mode: "raw other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},
+		{name: "raw read: rejected", mode: "raw rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error`},
+		{name: "raw read: truncated", mode: "raw truncated", count: 2, want: "not a Prometheus query API: the answer ends early (truncated JSON)"},
+		{name: "raw read: not a matrix", mode: "raw vector", count: 2, want: "not a Prometheus query API: a range selector answered vector"},
+		{name: "raw read: a value that is no number", mode: "raw bad value", count: 2, want: "not a Prometheus query API: invalid JSON: decodePoint: value"},
+		{name: "raw read: over the cap", count: 2, cfg: Config{MaxBody: 250}, want: "larger than the cap"},
 	}
 	for _, tt := range tests {
 		fake := &fakeProm{mode: tt.mode, count: tt.count}
@@ -137,7 +165,11 @@ func TestBadServers(t *testing.T) {
 			t.Errorf("%s: status problem %q, want one with %q", tt.name, st.Problem, tt.want)
 		}
 		if len(rep.Replicas) != 1 || rep.Replicas[0].State != analysis.StateDown || !strings.Contains(rep.Replicas[0].Error, tt.want) {
-			t.Errorf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+			t.Fatalf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+		}
+		// The server failed, not a replica: the action names the server.
+		if a := rep.Replicas[0].Action; !strings.HasPrefix(a, "check Prometheus "+s.Name()+",") || strings.Contains(a, "vLLM process") {
+			t.Errorf("%s: action %q: want the Prometheus server to check", tt.name, a)
 		}
 	}
 }
@@ -237,21 +269,110 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 }
 
-// A refresh costs the same few requests whatever the fleet's size.
+// A refresh costs the same few requests whatever the fleet's size: the
+// raw samples and up, and with each full read (the first, after a
+// failure, when the window changes, once a minute) the count before them.
+// Between full reads the raw samples are asked only since the refresh
+// before, with a margin.
 func TestConstantRequestsPerRefresh(t *testing.T) {
-	var n atomic.Int64
+	var mu sync.Mutex
+	var queries []string
 	fake := &fakeProm{count: 2}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1); fake.ServeHTTP(w, r) }))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err == nil {
+			mu.Lock()
+			queries = append(queries, r.Form.Get("query"))
+			mu.Unlock()
+		}
+		fake.ServeHTTP(w, r)
+	}))
 	defer srv.Close()
-	s := testSource(t, Config{URL: srv.URL})
-	for i := range 3 {
-		before := n.Load()
+	clock := t0
+	s := testSource(t, Config{URL: srv.URL, Window: 30 * time.Second, Now: func() time.Time { return clock }})
+	const full, counted = "[30000ms]", "count("
+	steps := []struct {
+		after     time.Duration
+		mode      string
+		window    time.Duration // set before the refresh when not zero
+		requests  int
+		count     bool
+		rawRange  string
+		fullReads int
+	}{
+		{0, "", 0, 3, true, full, 1},                                // the first reads the whole window
+		{5 * time.Second, "", 0, 2, false, "[7000ms]", 1},           // 5 s since, and the 2 s margin
+		{50 * time.Second, "", 0, 3, true, full, 2},                 // 50 s since: more than the window
+		{5 * time.Second, "", 0, 2, false, "[7000ms]", 2},           // 5 s since the full read
+		{25 * time.Second, "", 0, 2, false, "[27000ms]", 2},         // 30 s since
+		{25 * time.Second, "", 0, 2, false, "[27000ms]", 2},         // 55 s since
+		{5 * time.Second, "", 0, 3, true, full, 3},                  // a minute: count and read whole again
+		{5 * time.Second, "503", 0, 0, false, "", 3},                // the queries fail
+		{5 * time.Second, "", 0, 3, true, full, 4},                  // after a failure: count, read whole
+		{1 * time.Second, "", 0, 2, false, "[3000ms]", 4},           // 1 s since
+		{1 * time.Second, "", time.Minute, 3, true, "[60000ms]", 5}, // the window changed
+	}
+	for i, st := range steps {
+		clock = clock.Add(st.after)
+		fake.set(st.mode)
+		if st.window > 0 {
+			s.SetWindow(st.window)
+		}
+		mu.Lock()
+		queries = nil
+		mu.Unlock()
 		refreshOnce(t, s)
-		if got := n.Load() - before; got != 3 {
-			t.Errorf("refresh %d: %d requests, want 3 (count, raw, up)", i, got)
+		mu.Lock()
+		got := slices.Clone(queries)
+		mu.Unlock()
+		if st.mode != "" {
+			// a failing server may be asked the count only
+			continue
+		}
+		if len(got) != st.requests {
+			t.Errorf("step %d: %d requests %q, want %d", i, len(got), got, st.requests)
+		}
+		hasCount, rawRange := false, ""
+		for _, q := range got {
+			switch {
+			case strings.HasPrefix(q, counted):
+				hasCount = true
+			case strings.HasPrefix(q, "{__name__"):
+				rawRange = q[strings.LastIndex(q, "["):]
+			}
+		}
+		if hasCount != st.count || rawRange != st.rawRange {
+			t.Errorf("step %d: count %v, raw range %s; want %v, %s", i, hasCount, rawRange, st.count, st.rawRange)
+		}
+		if n := s.Stats().FullReads; n != st.fullReads {
+			t.Errorf("step %d: %d full reads, want %d", i, n, st.fullReads)
 		}
 	}
-	if st := s.Stats(); st.Requests != 9 || st.Refreshes != 3 {
-		t.Errorf("stats %+v", st)
+}
+
+// An increment must answer within the timeout; a whole-window read (the
+// first, and the one after a failure) gets wholeReadTimeouts of them, so
+// that a busy server that answers it slowly is still read.
+func TestWholeReadsGetLongerTimeouts(t *testing.T) {
+	fake := &fakeProm{count: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	clock := t0
+	s := testSource(t, Config{URL: srv.URL, Timeout: 200 * time.Millisecond, Now: func() time.Time { return clock }})
+	steps := []struct {
+		mode, want string
+	}{
+		{"", ""},                               // whole: fine
+		{"slow", "no answer within 200ms"},     // an increment
+		{"slow", "no answer within 600ms"},     // whole again, after the failure
+		{"", ""},                               // whole, fine
+		{"raw slow", "no answer within 200ms"}, // an increment
+	}
+	for i, st := range steps {
+		clock = clock.Add(5 * time.Second)
+		fake.set(st.mode)
+		refreshOnce(t, s)
+		if p := s.Status().Problem; (st.want == "") != (p == "") || !strings.Contains(p, st.want) {
+			t.Errorf("step %d (%q): problem %q, want %q", i, st.mode, p, st.want)
+		}
 	}
 }

@@ -2,60 +2,97 @@ package promsource
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
-// The benchmark's rhythm: what a production Prometheus of a large fleet
-// does (a few seconds between scrapes), over the default 30 s window.
+// The benchmark's rhythm: Prometheus scrapes every second (as
+// bench/prometheus.sh does: 30 samples per series in the default 30 s
+// window, the costly case), and vtop refreshes every 5 s.
 const (
-	benchScrape = 5 * time.Second
-	benchWindow = 30 * time.Second
+	benchScrape   = time.Second
+	benchWindow   = 30 * time.Second
+	benchInterval = 5 * time.Second
 )
 
 // BenchmarkRefresh measures one refresh (the queries, the decoding and the
 // readings) and one analysis of a fleet of replicas with two engines each
 // behind one real Prometheus, and reports the requests per refresh and
-// what was read. Setting up takes a window of scraping per size:
+// what was read. read=whole reads the whole window every refresh (as the
+// first refresh does); read=increment is the steady state, each refresh
+// starting an interval after the one before began, as the source's own
+// loop starts them (the wait is not timed). Setting up takes a window of
+// scraping per size:
 //
 //	go test ./promsource -run '^$' -bench Refresh -benchtime 5x
 func BenchmarkRefresh(b *testing.B) {
 	for _, n := range []int{50, 200} {
 		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
 			prom := benchFleet(b, n)
-			src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Timeout: time.Minute})
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg := analysis.DefaultConfig()
-			cfg.Window = benchWindow
-			ctx := context.Background()
-			before := src.Stats()
-			var analyzeTime time.Duration
-			b.ResetTimer()
-			for b.Loop() {
-				src.refresh(ctx)
-				start := time.Now()
-				rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
-				analyzeTime += time.Since(start)
-				if len(rep.Replicas) != n || !src.Status().OK() {
-					b.Fatalf("%d replicas, status %+v", len(rep.Replicas), src.Status())
+			for _, whole := range []bool{true, false} {
+				name := "read=increment"
+				if whole {
+					name = "read=whole"
 				}
+				b.Run(name, func(b *testing.B) { benchRefresh(b, prom, n, whole) })
 			}
-			st := src.Stats()
-			refreshes := float64(st.Refreshes - before.Refreshes)
-			b.ReportMetric(float64(st.Requests-before.Requests)/refreshes, "requests/refresh")
-			b.ReportMetric(float64(st.Series), "series")
-			b.ReportMetric(float64(st.Samples), "samples")
-			b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
 		})
 	}
+}
+
+// benchRefresh runs refreshes of a new source of prom's fleet of n
+// replicas, each from an empty window when whole.
+func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
+	src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Interval: benchInterval, Timeout: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := analysis.DefaultConfig()
+	cfg.Window = benchWindow
+	ctx := context.Background()
+	began := time.Now()
+	src.refresh(ctx) // the first read is whole either way
+	before := src.Stats()
+	var analyzeTime time.Duration
+	var samples int
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		if whole {
+			src.raw.reset()
+		} else {
+			time.Sleep(time.Until(began.Add(benchInterval)))
+		}
+		began = time.Now()
+		b.StartTimer()
+		src.refresh(ctx)
+		start := time.Now()
+		rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+		analyzeTime += time.Since(start)
+		if len(rep.Replicas) != n || !src.Status().OK() {
+			b.Fatalf("%d replicas, status %+v", len(rep.Replicas), src.Status())
+		}
+		samples += src.Stats().Samples
+	}
+	st := src.Stats()
+	refreshes := float64(st.Refreshes - before.Refreshes)
+	b.ReportMetric(float64(st.Requests-before.Requests)/refreshes, "requests/refresh")
+	b.ReportMetric(float64(st.FullReads-before.FullReads)/refreshes, "whole-reads/refresh")
+	b.ReportMetric(float64(samples)/refreshes, "samples-read/refresh")
+	b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
 }
 
 // benchFleet serves n replicas of two engines each and a Prometheus
@@ -84,4 +121,116 @@ func benchFleetT(b testing.TB, n int) *testutil.Prometheus {
 	prom := testutil.StartPrometheus(b, benchScrape, targets)
 	prom.WaitForWindow(benchWindow + benchScrape)
 	return prom
+}
+
+// BenchmarkReadWindow measures vtop's own side of a refresh without a
+// server or a network in the timing: decoding a raw read of a fleet of two-engine
+// replicas (a whole 30 s window of 1 s scrapes of the simulator's pages,
+// served over loopback) by the query client and by the source's own
+// decoder, and building every replica's samples from the window.
+//
+//	go test ./promsource -run '^$' -bench ReadWindow -benchmem
+func BenchmarkReadWindow(b *testing.B) {
+	for _, n := range []int{50, 200} {
+		m := simulatedWindow(b, n, int(benchWindow/benchScrape))
+		body := matrixAnswer(b, m)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(body)
+		}))
+		b.Cleanup(srv.Close)
+		src, err := New(Config{URL: srv.URL, Timeout: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		at := time.UnixMilli(int64(m[0].Values[len(m[0].Values)-1].Timestamp))
+		decoders := []struct {
+			name   string
+			decode func() (model.Matrix, []string, error)
+		}{
+			{"client", func() (model.Matrix, []string, error) { return src.matrix(ctx, "raw", at) }},
+			{"stream", func() (model.Matrix, []string, error) { return src.streamMatrix(ctx, "raw", at) }},
+		}
+		for _, d := range decoders {
+			b.Run(fmt.Sprintf("replicas=%d/decode=%s", n, d.name), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					got, _, err := d.decode()
+					if err != nil || len(got) != len(m) {
+						b.Fatalf("%d series, %v; want %d", len(got), err, len(m))
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("replicas=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				src.replicas = map[string]*replica{}
+				src.apply(at, benchWindow, fetched{raw: m})
+				if len(src.replicas) != n {
+					b.Fatalf("%d replicas, want %d", len(src.replicas), n)
+				}
+			}
+		})
+	}
+}
+
+// simulatedWindow is the raw series vtop reads of n simulated two-engine
+// replicas over points scrapes a second apart, as Prometheus would hold
+// them (instance and job labels added).
+func simulatedWindow(b *testing.B, n, points int) model.Matrix {
+	b.Helper()
+	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
+		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = 2 }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	fleet.Advance(time.Minute)
+	byKey := map[model.Fingerprint]*model.SampleStream{}
+	var order []model.Fingerprint
+	at := t0
+	for range points {
+		fleet.Advance(benchScrape)
+		at = at.Add(benchScrape)
+		for i, r := range fleet.Replicas() {
+			mfs, err := r.Gather()
+			if err != nil {
+				b.Fatal(err)
+			}
+			vec, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{Timestamp: model.TimeFromUnixNano(at.UnixNano())}, mfs...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, smp := range vec {
+				if _, ok := roleOf(string(smp.Metric[model.MetricNameLabel])); !ok {
+					continue
+				}
+				smp.Metric["instance"] = model.LabelValue(fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250))
+				smp.Metric["job"] = "vllm"
+				fp := smp.Metric.Fingerprint()
+				ss := byKey[fp]
+				if ss == nil {
+					ss = &model.SampleStream{Metric: smp.Metric}
+					byKey[fp] = ss
+					order = append(order, fp)
+				}
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: smp.Timestamp, Value: smp.Value})
+			}
+		}
+	}
+	m := make(model.Matrix, len(order))
+	for i, fp := range order {
+		m[i] = byKey[fp]
+	}
+	return m
+}
+
+// matrixAnswer is the query API's answer carrying m.
+func matrixAnswer(b *testing.B, m model.Matrix) []byte {
+	b.Helper()
+	result, err := json.Marshal(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return slices.Concat([]byte(`{"status":"success","data":{"resultType":"matrix","result":`), result, []byte(`}}`))
 }

@@ -3,6 +3,7 @@ package promsource
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -92,7 +93,29 @@ type replicaBuild struct {
 	current  map[figureKey]bool // figures with a series under the current name
 	times    map[int64]*sampleBuild
 	bounds   map[histKey]map[float64]bool // the union of bucket bounds seen
+	sorted   map[histKey][]float64        // bounds, sorted: one slice per histogram
+	index    map[histKey]map[float64]int  // a bound's place in sorted
 	warnings []string
+}
+
+// layOut sorts the bounds of every histogram of every engine once, so
+// that all scrapes of the replica share one slice (the analysis treats
+// equal slices as one series of buckets), and indexes them.
+func (r *replicaBuild) layOut() {
+	r.sorted = make(map[histKey][]float64, len(r.bounds))
+	r.index = make(map[histKey]map[float64]int, len(r.bounds))
+	for k, set := range r.bounds {
+		b := make([]float64, 0, len(set))
+		for le := range set {
+			b = append(b, le)
+		}
+		slices.Sort(b)
+		idx := make(map[float64]int, len(b))
+		for i, le := range b {
+			idx[le] = i
+		}
+		r.sorted[k], r.index[k] = b, idx
+	}
 }
 
 // histKey is one histogram of one engine.
@@ -116,9 +139,11 @@ type engineBuild struct {
 	hist   [catalogue.NumHistograms]histBuild
 }
 
-// histBuild is one histogram in one scrape: counts by bound.
+// histBuild is one histogram in one scrape: counts in the order of the
+// replica's bounds for it.
 type histBuild struct {
-	counts     map[float64]float64
+	counts     []float64
+	seen       []bool // counts[i] has a value
 	sum, count float64
 	present    bool
 }
@@ -127,34 +152,97 @@ func newFleetBuild(g grouper) *fleetBuild {
 	return &fleetBuild{group: g, replicas: map[string]*replicaBuild{}}
 }
 
-// add folds the raw samples of the window in. Legacy names are dropped
-// for replicas that also carry the current name of the same figure, as
-// the page parser does.
-func (b *fleetBuild) add(m model.Matrix) {
-	roles := make([]role, len(m))
-	ok := make([]bool, len(m))
+// The raw samples of the window go in in two passes: survey finds each
+// series' replica and role, each replica's targets, current names and
+// bucket bounds, so that fold can put every value into slices laid out on
+// the bounds rather than into maps. Legacy names are dropped for replicas
+// that also carry the current name of the same figure, as the page parser
+// does.
+
+// survey is the first pass: what each series is and feeds, each
+// replica's targets, current names and bucket bounds.
+func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
+	series := make([]seriesInfo, len(m))
 	for i, s := range m {
-		roles[i], ok[i] = roleOf(string(s.Metric[model.MetricNameLabel]))
-		if !ok[i] {
+		ro, ok := roleOf(string(s.Metric[model.MetricNameLabel]))
+		if !ok {
 			continue
 		}
 		r := b.replica(b.group.key(s.Metric))
+		info := seriesInfo{role: ro, ok: true, replica: r, le: math.NaN(),
+			engine: safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))}
 		r.targets[targetOf(s.Metric)] = true
-		if row := catalogue.Reads[roles[i].read]; !row.Legacy {
+		row := catalogue.Reads[ro.read]
+		if !row.Legacy {
 			r.current[figureOf(row)] = true
 		}
+		if ro.suffix == "_bucket" {
+			le, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)
+			if err != nil {
+				continue // a bucket without a bound: Prometheus skips it too
+			}
+			info.le = le
+			k := histKey{info.engine, row.Histogram}
+			if r.bounds[k] == nil {
+				r.bounds[k] = map[float64]bool{}
+			}
+			r.bounds[k][le] = true
+		}
+		series[i] = info
 	}
+	for _, r := range b.replicas {
+		r.layOut()
+	}
+	return series
+}
+
+// fold is the second pass: every value into its replica's scrapes,
+// only those after since[replica] for a replica listed there.
+func (b *fleetBuild) fold(m model.Matrix, infos []seriesInfo, since map[*replicaBuild]model.Time) {
 	for i, s := range m {
-		if !ok[i] {
+		info := infos[i]
+		if !info.ok {
 			continue
 		}
-		r := b.replicas[b.group.key(s.Metric)]
-		row := catalogue.Reads[roles[i].read]
-		if row.Legacy && r.current[figureOf(row)] {
+		row := catalogue.Reads[info.role.read]
+		if row.Legacy && info.replica.current[figureOf(row)] {
 			continue
 		}
-		r.addSeries(s, roles[i])
+		values := s.Values
+		if t, ok := since[info.replica]; ok {
+			j := len(values)
+			for j > 0 && values[j-1].Timestamp > t {
+				j--
+			}
+			values = values[j:]
+		}
+		info.replica.addSeries(s.Metric, values, info)
 	}
+}
+
+// sameShape reports whether the replica's series are laid out as in an
+// earlier build: same targets, same current names, same bucket bounds.
+// Its samples built then are then what a build now would make of the same
+// values.
+func (r *replicaBuild) sameShape(targets map[scrapeTarget]bool, current map[figureKey]bool, sorted map[histKey][]float64) bool {
+	if !maps.Equal(r.targets, targets) || !maps.Equal(r.current, current) || len(r.sorted) != len(sorted) {
+		return false
+	}
+	for k, b := range r.sorted {
+		if !slices.Equal(b, sorted[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// seriesInfo is what the first pass learnt of one series.
+type seriesInfo struct {
+	ok      bool
+	role    role
+	replica *replicaBuild
+	engine  string
+	le      float64 // a bucket's bound; NaN for other series
 }
 
 func targetOf(m model.Metric) scrapeTarget {
@@ -206,38 +294,38 @@ func (s *sampleBuild) engine(name string) *engineBuild {
 }
 
 // addSeries folds every sample of one series into the replica's scrapes.
-func (r *replicaBuild) addSeries(s *model.SampleStream, ro role) {
-	row := catalogue.Reads[ro.read]
-	engine := safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))
-	model := safetext.Sanitize(string(s.Metric[catalogue.LabelModel]))
-	le := math.NaN()
-	if ro.suffix == "_bucket" {
-		v, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)
-		if err != nil {
-			return // a bucket without a bound: Prometheus skips it too
-		}
-		le = v
-		k := histKey{engine, row.Histogram}
-		if r.bounds[k] == nil {
-			r.bounds[k] = map[float64]bool{}
-		}
-		r.bounds[k][le] = true
+func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair, info seriesInfo) {
+	if len(values) == 0 {
+		return
 	}
-	apply := fold(row, ro, s.Metric, engine, le)
-	for _, p := range s.Values {
+	ro := info.role
+	row := catalogue.Reads[ro.read]
+	modelName := safetext.Sanitize(string(metric[catalogue.LabelModel]))
+	at := -1
+	nb := 0
+	if row.Kind == catalogue.ReadHistogram {
+		k := histKey{info.engine, row.Histogram}
+		nb = len(r.sorted[k])
+		if ro.suffix == "_bucket" {
+			at = r.index[k][info.le]
+		}
+	}
+	apply := foldValue(row, ro, metric, info.engine, at, nb)
+	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
 		if row.Kind == catalogue.ReadScalar || row.Kind == catalogue.ReadHistogram || row.Kind == catalogue.ReadFinished {
 			sb.sample.HasVLLM = true
 			if sb.sample.Model == "" {
-				sb.sample.Model = model
+				sb.sample.Model = modelName
 			}
 		}
 		apply(sb, float64(p.Value))
 	}
 }
 
-// fold returns what adds one value of a series to a scrape.
-func fold(row catalogue.Read, ro role, m model.Metric, engine string, le float64) func(*sampleBuild, float64) {
+// foldValue returns what adds one value of a series to a scrape; a bucket
+// is at its place among the nb bounds of its histogram.
+func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, nb int) func(*sampleBuild, float64) {
 	switch row.Kind {
 	case catalogue.ReadScalar:
 		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(row.Scalar, v) }
@@ -251,7 +339,7 @@ func fold(row catalogue.Read, ro role, m model.Metric, engine string, le float64
 			e.series.Finished[reason] = nanAdd(e.series.Finished[reason], v)
 		}
 	case catalogue.ReadHistogram:
-		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, le, v) }
+		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, at, nb, v) }
 	case catalogue.ReadCacheConfig:
 		blocks, err1 := strconv.ParseFloat(string(m["num_gpu_blocks"]), 64)
 		size, err2 := strconv.ParseFloat(string(m["block_size"]), 64)
@@ -295,18 +383,19 @@ func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
 	e.series.Scalars[k] = nanAdd(e.series.Scalars[k], v)
 }
 
-// addHistogram adds one value of a histogram's bucket, sum or count.
-func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, le, v float64) {
+// addHistogram adds one value of a histogram's bucket (the at-th of nb
+// bounds), sum or count.
+func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, at, nb int, v float64) {
 	hb := &e.hist[h]
 	if !hb.present {
-		*hb = histBuild{counts: map[float64]float64{}, sum: math.NaN(), count: math.NaN(), present: true}
+		*hb = histBuild{counts: make([]float64, nb), seen: make([]bool, nb), sum: math.NaN(), count: math.NaN(), present: true}
 	}
 	switch suffix {
 	case "_bucket":
-		if c, ok := hb.counts[le]; ok {
-			v += c
+		if hb.seen[at] {
+			v += hb.counts[at]
 		}
-		hb.counts[le] = v
+		hb.counts[at], hb.seen[at] = v, true
 	case "_sum":
 		hb.sum = nanAdd(hb.sum, v)
 	case "_count":
@@ -325,7 +414,6 @@ func nanAdd(acc, v float64) float64 {
 // samples returns the replica's scrapes, oldest first, each with its
 // engines summed into Total as the page parser sums them.
 func (r *replicaBuild) samples() []catalogue.Sample {
-	bounds := r.internBounds()
 	times := make([]int64, 0, len(r.times))
 	for ms := range r.times {
 		times = append(times, ms)
@@ -333,29 +421,13 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 	slices.Sort(times)
 	out := make([]catalogue.Sample, 0, len(times))
 	for _, ms := range times {
-		out = append(out, r.times[ms].finish(bounds))
+		out = append(out, r.times[ms].finish(r.sorted))
 	}
 	if len(r.targets) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
 	}
 	for i := range out {
 		out[i].Warnings = r.warnings
-	}
-	return out
-}
-
-// internBounds sorts the bounds of every histogram of every engine once,
-// so that all scrapes of the replica share one slice (the analysis treats
-// equal slices as one series of buckets).
-func (r *replicaBuild) internBounds() map[histKey][]float64 {
-	out := make(map[histKey][]float64, len(r.bounds))
-	for k, set := range r.bounds {
-		b := make([]float64, 0, len(set))
-		for le := range set {
-			b = append(b, le)
-		}
-		slices.Sort(b)
-		out[k] = b
 	}
 	return out
 }
@@ -403,13 +475,11 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 		if !hb.present || b == nil {
 			continue
 		}
-		counts := make([]float64, len(b))
-		for i, le := range b {
-			c, ok := hb.counts[le]
+		counts := hb.counts
+		for i, ok := range hb.seen {
 			if !ok {
-				c = math.NaN()
+				counts[i] = math.NaN()
 			}
-			counts[i] = c
 		}
 		s.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: hb.sum, Count: hb.count}
 	}

@@ -3,12 +3,16 @@
 // Thanos, Mimir, VictoriaMetrics) instead of scraping every replica.
 //
 // Each refresh asks a constant number of queries whatever the size of the
-// fleet, all at one evaluation time T: how many series the selector
-// matches (a cap keeps a huge fleet from exhausting memory), the raw
-// samples of every family vtop reads over the analysis window
-// ({__name__=~"…"}[W], exactly the samples PromQL's rate() sees at T), and
-// `up` over the same window. The raw samples become one catalogue.Sample
-// per replica per scrape timestamp, so the analysis computes rate() and
+// fleet, all at one evaluation time T (a second in the past, so that
+// scrapes in flight have landed): the raw samples of every family vtop
+// reads ({__name__=~"…"}[R]) and `up` over the analysis window W. The
+// source keeps the window's raw samples between refreshes, so R is only
+// the time since the previous evaluation plus a margin; the whole window
+// (R = W, exactly the samples PromQL's rate() sees at T) is read at start,
+// after a failure, when the window changes and once a minute, after
+// counting the series the selector matches (a cap keeps a huge fleet from
+// exhausting memory). The raw samples become one catalogue.Sample per
+// replica per scrape timestamp, so the analysis computes rate() and
 // histogram_quantile() from the very samples Prometheus would, and the
 // first report already has full-window rates.
 //

@@ -17,33 +17,33 @@ import (
 
 // fetched is what one refresh read.
 type fetched struct {
-	raw, up         model.Matrix
+	raw, up model.Matrix
+	// added is, for each series of raw, the time of the oldest sample
+	// this refresh added to what the source held (noneAdded if none);
+	// nil when raw is all new.
+	added           []model.Time
 	warnings        []string
 	series, samples int
 }
 
 // fetch asks the constant set of queries of one refresh, all evaluated
-// at the same time: the series count first (so that a huge selector is
-// refused before its samples are sent), then the raw samples and up side
-// by side.
-func (s *Source) fetch(ctx context.Context, at time.Time, width time.Duration) (fetched, error) {
+// at the same time: the series count first when due (so that a huge
+// selector is refused before its samples are sent), then the raw samples
+// over rawRange and up over the window side by side.
+func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, count bool) (fetched, error) {
 	var f fetched
-	n, warns, err := s.count(ctx, at)
-	if err != nil {
-		return f, err
-	}
-	f.warnings = append(f.warnings, warns...)
-	switch {
-	case n == 0:
-		return f, s.fail(s.diagnose(ctx, at))
-	case n > s.cfg.MaxSeries:
-		return f, s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
+	if count {
+		if err := s.checkCount(ctx, at, &f); err != nil {
+			return f, err
+		}
 	}
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
+	var warns []string
+	var err error
 	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
-	f.raw, warns, err = s.matrix(ctx, s.q.raw(width), at)
+	f.raw, warns, err = s.streamMatrix(ctx, s.q.raw(rawRange), at)
 	wg.Wait()
 	if err == nil {
 		err = upErr
@@ -56,13 +56,48 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width time.Duration) (
 	return f, err
 }
 
+// checkCount refuses a selector that matches no vLLM series or more
+// series than the cap. Counting touches every series the refresh reads,
+// as the read itself does, so it is done only with the full reads (see
+// resync), not every refresh.
+func (s *Source) checkCount(ctx context.Context, at time.Time, f *fetched) error {
+	n, warns, err := s.count(ctx, at)
+	if err != nil {
+		return err
+	}
+	f.warnings = append(f.warnings, warns...)
+	switch {
+	case n == 0:
+		return s.fail(s.diagnose(ctx, at))
+	case n > s.cfg.MaxSeries:
+		return s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
+	}
+	return nil
+}
+
+// wholeReadTimeouts is how many timeouts a whole-window read may take. It
+// reads several times the samples of an increment (and counts the series
+// first), and it is what a refresh after a failure does: were it bound
+// as tightly as an increment, a busy server that cannot answer it in one
+// timeout would never be read again.
+const wholeReadTimeouts = 3
+
+// queryTimeout bounds each query of the refresh in progress.
+func (s *Source) queryTimeout() time.Duration {
+	if s.whole {
+		return wholeReadTimeouts * s.cfg.Timeout
+	}
+	return s.cfg.Timeout
+}
+
 // query runs one instant query at the evaluation time.
 func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Value, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	timeout := s.queryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, warns, _, err := s.api.Query(ctx, expr, at)
 	if err != nil {
-		return nil, nil, s.fail(problem(err, s.cfg.Timeout))
+		return nil, nil, s.fail(problem(err, timeout))
 	}
 	if v == nil {
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
@@ -141,6 +176,12 @@ type replica struct {
 	// samples are the newest data read for it: the window of the last
 	// refresh that had any, oldest first.
 	samples []catalogue.Sample
+	// built are the samples built from its series in the window, and the
+	// shape they were built on: the next refresh builds only what is new
+	// when the shape holds.
+	built   []catalogue.Sample
+	current map[figureKey]bool
+	sorted  map[histKey][]float64
 	// newest is the time of its newest sample in Prometheus.
 	newest time.Time
 	// failures are the source's own failed readings since its data
@@ -151,27 +192,29 @@ type replica struct {
 	placeholder bool
 }
 
-// fail records a failed reading.
-func (r *replica) fail(at time.Time, problem string) {
+// fail records a failed reading; errSource names the source when the
+// failure is the server's as a whole, not the replica's.
+func (r *replica) fail(at time.Time, problem, errSource string) {
 	if n := len(r.failures); n > 0 && !r.failures[n-1].Time.Before(at) {
 		return
 	}
 	if len(r.failures) >= maxFailures {
 		r.failures = slices.Delete(r.failures, 1, 2) // keep the first: it says since when
 	}
-	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem})
+	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem, ErrSource: errSource})
 }
 
 // failAll records a failure of the server on every replica (on a
 // placeholder named by the server when none is known): each keeps its
-// last data and turns DOWN with the server's problem.
+// last data and turns DOWN with the server's problem, marked as the
+// server's so that the action points at it rather than at the replica.
 func (s *Source) failAll(at time.Time, problem string) {
 	problem = safetext.Sanitize(problem)
 	if len(s.replicas) == 0 {
 		s.replicas[s.name] = &replica{name: s.name, placeholder: true}
 	}
 	for _, r := range s.replicas {
-		r.fail(at, problem)
+		r.fail(at, problem, "Prometheus "+s.name)
 	}
 }
 
@@ -179,20 +222,35 @@ func (s *Source) failAll(at time.Time, problem string) {
 // replicas missing from it turn DOWN, and are forgotten after Forget.
 func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	b := newFleetBuild(s.group)
-	b.add(f.raw)
+	infos := b.survey(f.raw)
+	since := s.builtSince(b, infos, f.added)
+	b.fold(f.raw, infos, since)
 	for key := range s.replicas {
 		if s.replicas[key].placeholder {
 			delete(s.replicas, key)
 		}
 	}
+	first := at.Add(-width)
 	for key, rb := range b.replicas {
 		r := s.replicas[key]
 		if r == nil {
 			r = &replica{name: rb.name}
 			s.replicas[key] = r
 		}
-		r.targets = rb.targets
-		r.samples = rb.samples()
+		fresh := rb.samples()
+		if _, ok := since[rb]; ok {
+			// The samples built before stay; those that left the
+			// window go. r.built is never published: r.samples is a copy.
+			i := 0
+			for i < len(r.built) && r.built[i].Time.Before(first) {
+				i++
+			}
+			r.built = append(r.built[i:], fresh...)
+		} else {
+			r.built = fresh
+		}
+		r.targets, r.current, r.sorted = rb.targets, rb.current, rb.sorted
+		r.samples = slices.Clone(r.built)
 		if n := len(r.samples); n > 0 && r.samples[n-1].Time.After(r.newest) {
 			r.newest, r.failures = r.samples[n-1].Time, nil
 		}
@@ -208,6 +266,32 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 			r.samples = slices.Insert(r.samples, 0, watchedBefore(at.Add(-width-time.Millisecond)))
 		}
 	}
+}
+
+// builtSince returns, for each replica whose samples built by the refresh
+// before can stay, the time of the newest of them: only values after it
+// need building. A replica is built whole after a full read, when its
+// shape changed (targets, names, bucket bounds), or when a value arrived
+// at or before that time (a scrape that landed late).
+func (s *Source) builtSince(b *fleetBuild, infos []seriesInfo, added []model.Time) map[*replicaBuild]model.Time {
+	if added == nil {
+		return nil
+	}
+	since := map[*replicaBuild]model.Time{}
+	for key, rb := range b.replicas {
+		r := s.replicas[key]
+		if r == nil || len(r.built) == 0 || !rb.sameShape(r.targets, r.current, r.sorted) {
+			continue
+		}
+		since[rb] = model.TimeFromUnixNano(r.built[len(r.built)-1].Time.UnixNano())
+		rb.sorted = r.sorted // the samples kept and the new share the bounds
+	}
+	for i, info := range infos {
+		if t, ok := since[info.replica]; ok && added[i] <= t {
+			delete(since, info.replica)
+		}
+	}
+	return since
 }
 
 // watchedBefore is a reading with no figures just before the window.
@@ -267,7 +351,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 		return
 	}
 	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval) {
-		r.fail(at, "no samples since "+last.Format("15:04:05"))
+		r.fail(at, "no samples since "+last.Format("15:04:05"), "")
 	}
 }
 

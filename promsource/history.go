@@ -34,7 +34,7 @@ const (
 // and the figures are joined with "or". Rates and quantiles are over the
 // analysis window, as the live figures are.
 func (s *Source) History(ctx context.Context, span time.Duration, points int) ([]catalogue.TargetHistory, error) {
-	end := s.cfg.Now().Truncate(time.Millisecond)
+	end := s.evaluationTime()
 	step := historyStep(span, points, s.cfg.Interval)
 	r := v1.Range{Start: end.Add(-span + step), End: end, Step: step}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)

@@ -65,10 +65,18 @@ func runSource(t *testing.T, cfg Config) *Source {
 	return src
 }
 
-// report refreshes and evaluates the source's readings at its time.
+// report refreshes and evaluates the source's readings at its time. The
+// source also refreshes on its own: the time and the readings are taken
+// again until both come from the same refresh.
 func report(src *Source, cfg analysis.Config) analysis.Report {
 	<-src.Refresh()
-	return analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
+	for {
+		at := src.Now()
+		readings := src.Readings(nil)
+		if src.Now().Equal(at) {
+			return analysis.Analyze(at, readings, cfg, nil)
+		}
+	}
 }
 
 // promFigure is one figure of a replica and the PromQL that computes it.
@@ -130,12 +138,18 @@ func TestAgainstPrometheus(t *testing.T) {
 
 	t.Run("figures equal PromQL at the report's time", func(t *testing.T) {
 		src := runSource(t, cfg)
-		for round := range 3 {
+		for round := range 6 {
 			rep := report(src, acfg)
 			checkExact(t, prom, &rep, instances, round)
+			time.Sleep(itInterval * 7 / 10) // let the source refresh on its own too
 		}
 		if st := src.Status(); !st.OK() {
 			t.Errorf("status: %+v", st)
+		}
+		// The rounds after the first read only what was new: the
+		// comparison covers the increments, not only full reads.
+		if st := src.Stats(); st.FullReads != 1 || st.Refreshes < 6 {
+			t.Errorf("%d refreshes, %d of them full: want one full read and increments after it", st.Refreshes, st.FullReads)
 		}
 	})
 
@@ -287,6 +301,9 @@ func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom
 		if r.State != analysis.StateDown || !strings.Contains(r.Error, "connection refused") || r.LastGood.IsZero() || !r.Figures.Running.Known() {
 			t.Errorf("%s: %s, error %q, last good %v, running %v: want DOWN with the error and the last data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
 		}
+		if !strings.HasPrefix(r.Action, "check Prometheus "+prom.URL()+",") {
+			t.Errorf("%s: action %q: want the Prometheus server to check, not the replica", r.Target, r.Action)
+		}
 	}
 	prom.Start()
 	testutil.WaitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })
@@ -325,7 +342,7 @@ func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []st
 		t.Fatalf("history of %d replicas, want %d", len(hist), len(instances))
 	}
 	at := hist[0].Points[len(hist[0].Points)-1].Time
-	f, err := src.fetch(t.Context(), at, itWindow)
+	f, err := src.fetch(t.Context(), at, itWindow, itWindow, true)
 	if err != nil {
 		t.Fatal(err)
 	}

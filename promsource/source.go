@@ -3,6 +3,7 @@ package promsource
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -94,7 +95,9 @@ func (c Config) withDefaults() Config {
 type Source struct {
 	cfg      Config
 	api      v1.API
-	name     string // the server as shown: URL without credentials
+	client   api.Client   // for the URLs of the queries vtop streams itself
+	httpc    *http.Client // through the same transport
+	name     string       // the server as shown: URL without credentials
 	q        queries
 	group    grouper
 	requests atomic.Int64
@@ -113,7 +116,9 @@ type Source struct {
 
 	replicas map[string]*replica // owned by the refresh loop
 
-	dcgm dcgmState // the GPUs under the fleet (gpus.go)
+	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
+	raw   rawWindow // owned by the refresh loop
+	whole bool      // owned by the refresh loop: this refresh reads the whole window
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -124,8 +129,11 @@ type Stats struct {
 	Requests int64
 	// LastRefresh is the wall time of the newest refresh.
 	LastRefresh time.Duration
-	// Series and Samples are what the newest refresh read.
+	// Series and Samples are what the newest refresh read: the whole
+	// window, or only what was new since the refresh before.
 	Series, Samples int
+	// FullReads counts the refreshes that read the whole window.
+	FullReads int
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -151,7 +159,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
-	s.api = v1.NewAPI(client)
+	s.api, s.client, s.httpc = v1.NewAPI(client), client, &http.Client{Transport: rt}
 	s.status.Source = "Prometheus " + s.name
 	return s, nil
 }
@@ -168,7 +176,7 @@ func (s *Source) Now() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.now.IsZero() {
-		return s.cfg.Now()
+		return s.evaluationTime()
 	}
 	return s.now
 }
@@ -284,17 +292,23 @@ func (s *Source) end() {
 // replicas' readings.
 func (s *Source) refresh(ctx context.Context) {
 	start := time.Now()
-	at := s.cfg.Now().Truncate(time.Millisecond) // Prometheus's resolution
 	width := s.rangeWidth()
+	at := s.raw.avoidEdge(s.evaluationTime(), width)
+	rawRange, full := s.raw.rangeFor(at, width)
+	s.whole = full
 	gpusIn := s.startGPUs(ctx, at)
-	f, err := s.fetch(ctx, at, width)
+	f, err := s.fetch(ctx, at, width, rawRange, full)
 	gpusIn()
 	if ctx.Err() != nil {
-		return // stopping: a canceled query is no news
+		s.raw.reset() // an increment may have been cut short: read whole next time
+		return        // stopping: a canceled query is no news
 	}
 	if err != nil {
+		s.raw.reset()
 		s.failAll(at, err.Error())
 	} else {
+		s.raw.merge(f.raw, at, width, full)
+		f.raw, f.added = s.raw.matrix()
 		s.apply(at, width, f)
 	}
 	readings := s.snapshot()
@@ -313,6 +327,23 @@ func (s *Source) refresh(ctx context.Context) {
 	s.status.Problem, s.status.Since, s.status.LastGood = "", time.Time{}, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
+	if full {
+		s.stats.FullReads++
+	}
+}
+
+// settle is how far in the past the source evaluates. Prometheus stamps
+// a sample with the start of its scrape but answers it only once the
+// scrape is in: a query at the very present can miss a scrape in flight
+// that the same query a moment later would see. Evaluating a little in
+// the past lets scrapes shorter than this land first, so that the
+// figures are what PromQL gives at that instant whenever it is asked.
+const settle = time.Second
+
+// evaluationTime is the time of a refresh or of the history's newest
+// point: settle ago, to Prometheus's resolution of a millisecond.
+func (s *Source) evaluationTime() time.Time {
+	return s.cfg.Now().Add(-settle).Truncate(time.Millisecond)
 }
 
 // sourceError is a failure of the server as a whole.

@@ -1,0 +1,305 @@
+package promsource
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	jsoniter "github.com/json-iterator/go"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// queryPath is the instant-query endpoint, under the server's URL.
+const queryPath = "/api/v1/query"
+
+// streamMatrix runs an instant query whose answer is a range vector, as
+// matrix does, but decodes the answer as it arrives instead of reading it
+// whole first. The raw read is by far the largest answer of a refresh:
+// the query client holds the whole body, then decodes it three times
+// over (its envelope, its data, its result), which cost vtop more CPU and
+// memory than the samples it held. Label values are interned, so the
+// many series of one replica share one copy of each.
+//
+// Errors are the query client's (a *v1.Error for an HTTP or API error,
+// the transport's otherwise), so that they read alike whichever query
+// failed.
+func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+	timeout := s.queryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	m, warns, err := s.postQuery(ctx, expr, at)
+	switch {
+	case errors.Is(err, errNoResult):
+		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
+	case errors.As(err, new(notMatrixError)):
+		return nil, nil, s.fail("not a Prometheus query API: " + err.Error())
+	case err != nil:
+		return nil, nil, s.fail(problem(err, timeout))
+	}
+	return m, sanitizeAll(warns), nil
+}
+
+// postQuery sends the query as a form, falling back to GET where POST is
+// refused (as the query client does), and decodes the answer.
+func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
+	u := s.client.URL(queryPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := s.httpc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusForbidden, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		drain(resp)
+		u.RawQuery = form.Encode()
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp, err = s.httpc.Do(req); err != nil {
+			return nil, nil, err
+		}
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, statusError(resp)
+	}
+	return decodeMatrix(resp.Body)
+}
+
+// drain reads what is left of a body (capped by the transport) and closes
+// it, so that the connection can be used again.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+}
+
+// formatTime is the query API's time: seconds with a fraction.
+func formatTime(t time.Time) string {
+	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
+}
+
+// statusError is the error of an answer with an error status, as the
+// query client makes it: the API's own error where the body carries one
+// (Prometheus answers 400 and 422 so), else the status.
+func statusError(resp *http.Response) error {
+	body, readErr := io.ReadAll(resp.Body)
+	if readErr != nil {
+		return readErr
+	}
+	code := resp.StatusCode
+	if code == http.StatusBadRequest || code == http.StatusUnprocessableEntity {
+		var e struct {
+			Status    string       `json:"status"`
+			ErrorType v1.ErrorType `json:"errorType"`
+			Error     string       `json:"error"`
+		}
+		if jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(body, &e) == nil && e.Status == "error" {
+			if e.ErrorType == "" {
+				e.ErrorType = v1.ErrClient
+			}
+			if e.Error == "" {
+				e.Error = fmt.Sprintf("client error: %d", code)
+			}
+			return &v1.Error{Type: e.ErrorType, Msg: e.Error}
+		}
+	}
+	switch code / 100 {
+	case 4:
+		return &v1.Error{Type: v1.ErrClient, Msg: fmt.Sprintf("client error: %d", code), Detail: string(body)}
+	case 5:
+		return &v1.Error{Type: v1.ErrServer, Msg: fmt.Sprintf("server error: %d", code), Detail: string(body)}
+	}
+	return &v1.Error{Type: v1.ErrBadResponse, Msg: fmt.Sprintf("bad response code %d", code), Detail: string(body)}
+}
+
+// errNoResult is a JSON answer without a query result: not the query API.
+var errNoResult = errors.New("no query result")
+
+// decodeMatrix decodes a query answer whose result must be a matrix,
+// returning its series and warnings; an error answer is a *v1.Error, a
+// failed read the transport's error.
+func decodeMatrix(body io.Reader) (model.Matrix, []string, error) {
+	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
+	if first, err := r.firstByte(); err == nil && first == '<' {
+		// The query client's words for it, which problem() knows: a UI
+		// or a login page at the URL.
+		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid character '<' looking for beginning of value"}
+	}
+	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
+	var status, errType, errMsg, resultType string
+	var warnings []string
+	var m model.Matrix
+	gotResult := false
+	in := interner{}
+	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
+		switch field {
+		case "status":
+			status = it.ReadString()
+		case "errorType":
+			errType = it.ReadString()
+		case "error":
+			errMsg = it.ReadString()
+		case "warnings":
+			for it.ReadArray() {
+				warnings = append(warnings, it.ReadString())
+			}
+		case "data":
+			if it.WhatIsNext() != jsoniter.ObjectValue {
+				it.Skip()
+				continue
+			}
+			for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
+				switch f {
+				case "resultType":
+					resultType = it.ReadString()
+				case "result":
+					gotResult = true
+					if resultType != "" && resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
+						it.Skip()
+						continue
+					}
+					m = decodeSeries(it, &in, m)
+				default:
+					it.Skip()
+				}
+			}
+		default:
+			it.Skip()
+		}
+	}
+	switch {
+	case r.err != nil && r.err != io.EOF:
+		return nil, nil, r.err // the transport's: a timeout, the body cap
+	case it.Error == io.EOF || (it.Error != nil && r.err == io.EOF):
+		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "the answer ends early (truncated JSON)"}
+	case it.Error != nil:
+		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid JSON: " + it.Error.Error()}
+	}
+	switch {
+	case status == "error":
+		return nil, warnings, &v1.Error{Type: v1.ErrorType(errType), Msg: errMsg}
+	case !gotResult:
+		return nil, warnings, errNoResult
+	case resultType != "matrix":
+		return nil, warnings, notMatrixError(safetext.Sanitize(resultType))
+	}
+	return m, warnings, nil
+}
+
+// notMatrixError is an answer of another type than a range selector's.
+type notMatrixError string
+
+func (e notMatrixError) Error() string {
+	return "a range selector answered " + string(e) + ", not a matrix"
+}
+
+// decodeSeries appends the series of a matrix result to m.
+func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix) model.Matrix {
+	for it.ReadArray() {
+		ss := &model.SampleStream{}
+		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
+			switch f {
+			case "metric":
+				ss.Metric = model.Metric{}
+				for name := it.ReadObject(); name != "" && it.Error == nil; name = it.ReadObject() {
+					ss.Metric[model.LabelName(in.get(name))] = model.LabelValue(in.get(it.ReadString()))
+				}
+			case "values":
+				for it.ReadArray() {
+					ss.Values = append(ss.Values, decodePoint(it))
+				}
+			default: // native histograms: vtop reads classic buckets only
+				it.Skip()
+			}
+		}
+		if it.Error != nil {
+			return m
+		}
+		m = append(m, ss)
+	}
+	return m
+}
+
+// decodePoint decodes [time, "value"]; a malformed point sets the
+// iterator's error.
+func decodePoint(it *jsoniter.Iterator) model.SamplePair {
+	var p model.SamplePair
+	if !it.ReadArray() {
+		it.ReportError("decodePoint", "empty point")
+		return p
+	}
+	if err := p.Timestamp.UnmarshalJSON([]byte(it.ReadNumber())); err != nil {
+		it.ReportError("decodePoint", "time: "+err.Error())
+		return p
+	}
+	if !it.ReadArray() {
+		it.ReportError("decodePoint", "point without a value")
+		return p
+	}
+	v, err := strconv.ParseFloat(it.ReadString(), 64)
+	if err != nil {
+		it.ReportError("decodePoint", "value: "+err.Error())
+		return p
+	}
+	p.Value = model.SampleValue(v)
+	for it.ReadArray() {
+		it.Skip()
+	}
+	return p
+}
+
+// recordingReader keeps the error of the reader below, which the JSON
+// iterator does not tell apart from its own.
+type recordingReader struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// firstByte peeks at the first byte past white space.
+func (r *recordingReader) firstByte() (byte, error) {
+	for {
+		b, err := r.r.ReadByte()
+		if err != nil {
+			r.err = err
+			return 0, err
+		}
+		if b != ' ' && b != '\t' && b != '\n' && b != '\r' {
+			return b, r.r.UnreadByte()
+		}
+	}
+}
+
+// interner keeps one copy of each label name and value of an answer.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
+}

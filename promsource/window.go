@@ -1,0 +1,212 @@
+package promsource
+
+import (
+	"cmp"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// resync is how often the source reads the whole window again, and counts
+// the series, even when nothing failed. Between two, each refresh reads
+// only what is new; the full read bounds how long anything an increment
+// could miss (a sample ingested later than the margin allows, a
+// backfill) stays missed, and the count bounds how long a fleet that grew
+// past the cap goes unnoticed (the body cap bounds each answer meanwhile).
+const resync = time.Minute
+
+// minMargin is the least overlap of an increment with what the source
+// already holds; see rawWindow.rangeFor.
+const minMargin = 2 * time.Second
+
+// rawWindow holds the raw samples of every series read, over the window
+// that ends at the newest good evaluation, between refreshes. A refresh
+// then asks Prometheus only for the samples since the previous evaluation
+// (plus a margin) and merges them in: the samples held are the very ones a
+// range selector over the whole window gives, so every rate and quantile
+// computed from them is still PromQL's, at a fraction of the bytes,
+// Prometheus time and decoding.
+//
+// The window is read whole at the first refresh, after any failure, when
+// the width changes, and once every resync.
+type rawWindow struct {
+	series map[model.Fingerprint]*model.SampleStream
+	at     time.Time     // evaluation time of the samples held; zero: none
+	width  time.Duration // the window they cover, ending at at
+	full   time.Time     // evaluation time of the newest full read
+	// added is, per series, the time of the oldest sample the newest
+	// merge added; nil after a full read (everything is new).
+	added map[model.Fingerprint]model.Time
+}
+
+// reset forgets everything: the next read is a full one.
+func (w *rawWindow) reset() { *w = rawWindow{} }
+
+// rangeFor returns the range of the raw query of a refresh at at over
+// width, and whether it is the whole window.
+//
+// An increment starts a margin before the previous evaluation: Prometheus
+// stamps a sample with the start of its scrape but can only answer it once
+// the scrape is in, so a sample stamped before the previous evaluation may
+// have arrived after it. A scrape lasts at most its interval (its timeout
+// is no longer), so two scrape intervals (and at least minMargin) cover
+// that and a clock difference of up to one interval between vtop and the
+// server. Samples already held are told apart by their timestamps.
+func (w *rawWindow) rangeFor(at time.Time, width time.Duration) (time.Duration, bool) {
+	if w.at.IsZero() || w.width != width || !at.After(w.at) || at.Sub(w.full) >= resync {
+		return width, true
+	}
+	r := at.Sub(w.at) + max(2*w.scrapeGap(), minMargin)
+	if r >= width {
+		return width, true
+	}
+	return r, false
+}
+
+// scrapeGap estimates the server's scrape interval: the median of the
+// newest gap of the series held (a few hundred suffice).
+func (w *rawWindow) scrapeGap() time.Duration {
+	var gaps []model.Time
+	for _, s := range w.series {
+		if n := len(s.Values); n >= 2 {
+			gaps = append(gaps, s.Values[n-1].Timestamp-s.Values[n-2].Timestamp)
+			if len(gaps) == 255 {
+				break
+			}
+		}
+	}
+	if len(gaps) == 0 {
+		return 0
+	}
+	slices.Sort(gaps)
+	return time.Duration(gaps[len(gaps)/2]) * time.Millisecond
+}
+
+// avoidEdge moves an evaluation time back by milliseconds while a sample
+// held sits exactly on the left edge of its window. Prometheus before 3.0
+// selects [t-w, t] and from 3.0 (t-w, t]: the two rules differ only for a
+// sample on the edge, which a full read leaves to the server but an
+// increment would decide here. Off the edge, both give the same samples.
+func (w *rawWindow) avoidEdge(at time.Time, width time.Duration) time.Time {
+	if w.at.IsZero() {
+		return at
+	}
+	for range 1000 { // scrapes are more than a millisecond apart: ends at once
+		edge := model.TimeFromUnixNano(at.Add(-width).UnixNano())
+		if !w.holds(edge) {
+			return at
+		}
+		at = at.Add(-time.Millisecond)
+	}
+	return at
+}
+
+// holds reports whether any series held has a sample at t.
+func (w *rawWindow) holds(t model.Time) bool {
+	for _, s := range w.series {
+		if _, ok := slices.BinarySearchFunc(s.Values, t, byTime); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// merge folds a read into the window that ends at at: a full read
+// replaces what is held, an increment adds the samples not held yet. The
+// samples older than the window are dropped, and the series left with
+// none.
+func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, full bool) {
+	w.added = map[model.Fingerprint]model.Time{}
+	if full || w.series == nil {
+		w.series = make(map[model.Fingerprint]*model.SampleStream, len(m))
+		w.full, w.added = at, nil
+	}
+	for _, s := range m {
+		fp := s.Metric.Fingerprint()
+		held := w.series[fp]
+		if held == nil {
+			w.series[fp] = s
+			if w.added != nil && len(s.Values) > 0 {
+				w.added[fp] = s.Values[0].Timestamp
+			}
+			continue
+		}
+		var oldest model.Time
+		held.Values, oldest = mergePoints(held.Values, s.Values)
+		if w.added != nil && oldest != noneAdded {
+			w.added[fp] = oldest
+		}
+	}
+	// The window is closed, [at-width, at]; avoidEdge keeps samples off
+	// its left edge, so this is also the left-open rule.
+	first := model.TimeFromUnixNano(at.Add(-width).UnixNano())
+	for fp, s := range w.series {
+		i := 0
+		for i < len(s.Values) && s.Values[i].Timestamp < first {
+			i++
+		}
+		if i == len(s.Values) {
+			delete(w.series, fp)
+			continue
+		}
+		if i > 0 {
+			s.Values = slices.Delete(s.Values, 0, i)
+		}
+	}
+	w.at, w.width = at, width
+}
+
+// noneAdded is mergePoints' oldest when it added nothing.
+const noneAdded = model.Time(math.MaxInt64)
+
+// mergePoints adds to held (oldest first) the points of add it lacks,
+// keeping the order, and returns the time of the oldest it added.
+// Prometheus appends a series' samples in time order, so new points
+// normally go at the end.
+func mergePoints(held, add []model.SamplePair) ([]model.SamplePair, model.Time) {
+	oldest := noneAdded
+	for _, p := range add {
+		n := len(held)
+		if n == 0 || p.Timestamp > held[n-1].Timestamp {
+			held = append(held, p)
+			oldest = min(oldest, p.Timestamp)
+			continue
+		}
+		i, found := slices.BinarySearchFunc(held, p.Timestamp, byTime)
+		if !found {
+			held = slices.Insert(held, i, p)
+			oldest = min(oldest, p.Timestamp)
+		}
+	}
+	return held, oldest
+}
+
+// byTime orders a point against a time, for binary searches.
+func byTime(p model.SamplePair, t model.Time) int { return cmp.Compare(p.Timestamp, t) }
+
+// matrix returns the series held, for the fleet's build, in one order
+// from refresh to refresh (sums over series then add up alike), and for
+// each the time of the oldest sample the newest merge added to it
+// (noneAdded if none); nil after a full read.
+func (w *rawWindow) matrix() (model.Matrix, []model.Time) {
+	fps := slices.Sorted(maps.Keys(w.series))
+	m := make(model.Matrix, len(fps))
+	var added []model.Time
+	if w.added != nil {
+		added = make([]model.Time, len(fps))
+	}
+	for i, fp := range fps {
+		m[i] = w.series[fp]
+		if added != nil {
+			t, ok := w.added[fp]
+			if !ok {
+				t = noneAdded
+			}
+			added[i] = t
+		}
+	}
+	return m, added
+}

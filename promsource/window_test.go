@@ -1,0 +1,326 @@
+package promsource
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+)
+
+// pts are points at t0 plus the given seconds, valued by their time.
+func pts(secs ...float64) []model.SamplePair {
+	out := make([]model.SamplePair, len(secs))
+	for i, s := range secs {
+		t := t0.Add(time.Duration(s * float64(time.Second)))
+		out[i] = model.SamplePair{Timestamp: model.TimeFromUnixNano(t.UnixNano()), Value: model.SampleValue(s)}
+	}
+	return out
+}
+
+// secsOf is the inverse of pts.
+func secsOf(ps []model.SamplePair) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = float64(p.Value)
+	}
+	return out
+}
+
+func stream(name string, ps []model.SamplePair) *model.SampleStream {
+	return &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(name), "instance": "a:8000"}, Values: ps}
+}
+
+// An increment adds what is new, keeps what is held, drops what left the
+// window, and ends up with exactly the samples a read of the whole window
+// would have returned.
+func TestRawWindowMerge(t *testing.T) {
+	const width = 10 * time.Second
+	tests := []struct {
+		name  string
+		held  map[string][]float64 // the full read at t0
+		at    float64              // the increment's evaluation, seconds after t0
+		add   map[string][]float64
+		want  map[string][]float64
+		full  bool
+		added map[string]float64 // the oldest sample added to each series, seconds after t0
+	}{
+		{
+			name: "new samples appended, overlap deduplicated, old ones dropped",
+			held: map[string][]float64{"x": {-9, -8, -6, -4, -2, 0}},
+			at:   3, add: map[string][]float64{"x": {-2, 0, 1, 3}},
+			want:  map[string][]float64{"x": {-6, -4, -2, 0, 1, 3}},
+			added: map[string]float64{"x": 1},
+		},
+		{
+			name: "a sample that arrived late, between two held ones, goes in its place",
+			held: map[string][]float64{"x": {-4, -2, 0}},
+			at:   2, add: map[string][]float64{"x": {-1, 2}},
+			want:  map[string][]float64{"x": {-4, -2, -1, 0, 2}},
+			added: map[string]float64{"x": -1},
+		},
+		{
+			name: "the left edge is in (the window is closed)",
+			held: map[string][]float64{"x": {-9.5, -9, -7, -5}},
+			at:   1, add: map[string][]float64{"x": {1}},
+			want:  map[string][]float64{"x": {-9, -7, -5, 1}},
+			added: map[string]float64{"x": 1},
+		},
+		{
+			name: "a new series starts with its increment; a series whose samples all left the window is gone",
+			held: map[string][]float64{"x": {-9, -8}, "y": {-1, 0}},
+			at:   5, add: map[string][]float64{"y": {4}, "z": {3, 4}},
+			want:  map[string][]float64{"y": {-1, 0, 4}, "z": {3, 4}},
+			added: map[string]float64{"y": 4, "z": 3},
+		},
+		{
+			name: "a full read replaces everything",
+			held: map[string][]float64{"x": {-3, -1}, "y": {-2}},
+			at:   1, add: map[string][]float64{"x": {-8, 1}}, full: true,
+			want:  map[string][]float64{"x": {-8, 1}},
+			added: map[string]float64{},
+		},
+	}
+	for _, tt := range tests {
+		var w rawWindow
+		w.merge(matrixOf(tt.held), t0, width, true)
+		at := t0.Add(time.Duration(tt.at * float64(time.Second)))
+		w.merge(matrixOf(tt.add), at, width, tt.full)
+		got := map[string][]float64{}
+		m, added := w.matrix()
+		gotAdded := map[string]float64{}
+		for i, s := range m {
+			got[string(s.Metric["__name__"])] = secsOf(s.Values)
+			if added != nil && added[i] != noneAdded {
+				gotAdded[string(s.Metric["__name__"])] = float64(added[i]-model.TimeFromUnixNano(t0.UnixNano())) / 1000
+			}
+		}
+		if (added == nil) != tt.full || !maps.Equal(gotAdded, tt.added) {
+			t.Errorf("%s: added %v (nil %v), want %v", tt.name, gotAdded, added == nil, tt.added)
+		}
+		if len(got) != len(tt.want) {
+			t.Errorf("%s: series %v, want %v", tt.name, got, tt.want)
+			continue
+		}
+		for name, want := range tt.want {
+			if !slices.Equal(got[name], want) {
+				t.Errorf("%s: %s holds %v, want %v", tt.name, name, got[name], want)
+			}
+		}
+	}
+}
+
+func matrixOf(series map[string][]float64) model.Matrix {
+	var m model.Matrix
+	for name, secs := range series {
+		m = append(m, stream(name, pts(secs...)))
+	}
+	return m
+}
+
+// The raw query reads the whole window when it must and otherwise only
+// since the last evaluation, with a margin of two scrape intervals (at
+// least minMargin).
+func TestRawWindowRange(t *testing.T) {
+	const width = 30 * time.Second
+	tests := []struct {
+		name      string
+		scrape    float64 // seconds between the held samples; 0: nothing held
+		after     time.Duration
+		width     time.Duration
+		wantRange time.Duration
+		wantFull  bool
+	}{
+		{"nothing held", 0, 5 * time.Second, width, width, true},
+		{"1 s scrapes, 5 s later", 1, 5 * time.Second, width, 7 * time.Second, false},
+		{"5 s scrapes, 5 s later", 5, 5 * time.Second, width, 15 * time.Second, false},
+		{"15 s scrapes: the margin reaches the window", 15, 5 * time.Second, width, width, true},
+		{"a wider window", 1, 5 * time.Second, time.Minute, time.Minute, true},
+		{"a minute after the full read", 1, resync, width, width, true},
+		{"the clock went back", 1, -time.Second, width, width, true},
+	}
+	for _, tt := range tests {
+		var w rawWindow
+		if tt.scrape > 0 {
+			var secs []float64
+			for s := -25.0; s <= 0; s += tt.scrape {
+				secs = append(secs, s)
+			}
+			w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
+		}
+		r, full := w.rangeFor(t0.Add(tt.after), tt.width)
+		if r != tt.wantRange || full != tt.wantFull {
+			t.Errorf("%s: range %s full %v, want %s %v", tt.name, r, full, tt.wantRange, tt.wantFull)
+		}
+	}
+}
+
+// An evaluation time whose window would start exactly on a held sample is
+// moved back a millisecond at a time, so that Prometheus's closed (before
+// 3.0) and left-open (3.0 on) windows select the same samples.
+func TestAvoidEdge(t *testing.T) {
+	const width = 10 * time.Second
+	var w rawWindow
+	if got := w.avoidEdge(t0, width); !got.Equal(t0) {
+		t.Errorf("nothing held: %v, want %v", got, t0)
+	}
+	// Samples at -10 s and 1 ms after it: t0 and t0+1ms both put one on
+	// the edge.
+	held := pts(-10, -9.999, -5, 0)
+	w.merge(model.Matrix{stream("x", held)}, t0, time.Minute, true)
+	tests := []struct {
+		at, want time.Time
+	}{
+		{t0.Add(time.Millisecond), t0.Add(-time.Millisecond)},
+		{t0, t0.Add(-time.Millisecond)},
+		{t0.Add(2 * time.Millisecond), t0.Add(2 * time.Millisecond)},
+		{t0.Add(5 * time.Second), t0.Add(5*time.Second - time.Millisecond)},
+	}
+	for _, tt := range tests {
+		if got := w.avoidEdge(tt.at, width); !got.Equal(tt.want) {
+			t.Errorf("at %v: %v, want %v", tt.at.Sub(t0), got.Sub(t0), tt.want.Sub(t0))
+		}
+	}
+}
+
+// The raw read's own decoder gives what the query client gives for the
+// same answer: labels (escapes too), millisecond times, NaN and
+// infinities, warnings.
+func TestDecodeMatrixMatchesTheClient(t *testing.T) {
+	want := model.Matrix{
+		stream("vllm:num_requests_running", pts(-2.5, -1.001, 0)),
+		{Metric: model.Metric{"__name__": "vllm:e2e_request_latency_seconds_bucket", "le": "+Inf", "model_name": "a \"quoted\"\nmodel ünïcode"},
+			Values: []model.SamplePair{{Timestamp: 1733030000123, Value: model.SampleValue(math.NaN())}, {Timestamp: 1733030001000, Value: model.SampleValue(math.Inf(1))}, {Timestamp: 1733030002007, Value: -0.25}}},
+	}
+	result, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"status":"success","data":{"resultType":"matrix","result":` + string(result) + `},"warnings":["w1"],"infos":["i"]}`
+	got, warns, err := decodeMatrix(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var client model.Matrix
+	if err := json.Unmarshal(result, &client); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(client) || !slices.Equal(warns, []string{"w1"}) {
+		t.Fatalf("%d series, warnings %q; want %d, [w1]", len(got), warns, len(client))
+	}
+	for i := range client {
+		if !got[i].Metric.Equal(client[i].Metric) || len(got[i].Values) != len(client[i].Values) {
+			t.Errorf("series %d: %v, want %v", i, got[i], client[i])
+			continue
+		}
+		for j, p := range client[i].Values {
+			if !p.Equal(&got[i].Values[j]) {
+				t.Errorf("series %d point %d: %v, want %v", i, j, got[i].Values[j], p)
+			}
+		}
+	}
+}
+
+// Building only what an increment added gives the very samples a build of
+// the whole window gives: in the steady state, after a scrape that landed
+// late, and when a bucket bound appears.
+func TestIncrementalBuildEqualsWhole(t *testing.T) {
+	const width = 10 * time.Second
+	// fleetAt is two replicas' raw series with a sample every second from
+	// -20 s to last (seconds after t0); the newest of b's TTFT series is
+	// missing when lateB (as if they came from a second target of b whose
+	// scrape lands late), and a's TTFT gains a bucket at 0.3 from newBound
+	// on.
+	fleetAt := func(last, newBound float64, lateB bool) model.Matrix {
+		var m model.Matrix
+		for _, inst := range []string{"a:8000", "b:8000"} {
+			add := func(name string, extra map[string]string, value func(s float64) float64, from float64) {
+				var secs []float64
+				for s := -20.0; s <= last; s++ {
+					if lateB && inst == "b:8000" && strings.Contains(name, "time_to_first_token") && s == last {
+						continue
+					}
+					secs = append(secs, s)
+				}
+				labels := map[string]string{"__name__": name, "instance": inst, "job": "vllm", "model_name": "m"}
+				maps.Copy(labels, extra)
+				ss := &model.SampleStream{Metric: model.Metric{}}
+				for k, v := range labels {
+					ss.Metric[model.LabelName(k)] = model.LabelValue(v)
+				}
+				for _, p := range pts(secs...) {
+					s := float64(p.Value)
+					if s >= from {
+						ss.Values = append(ss.Values, model.SamplePair{Timestamp: p.Timestamp, Value: model.SampleValue(value(s))})
+					}
+				}
+				m = append(m, ss)
+			}
+			add("vllm:num_requests_running", nil, func(s float64) float64 { return 10 + s }, -20)
+			add("vllm:generation_tokens_total", nil, func(s float64) float64 { return 1000 + 50*(s+20) }, -20)
+			add("vllm:request_success_total", map[string]string{"finished_reason": "stop"}, func(s float64) float64 { return 3 * (s + 20) }, -20)
+			for _, le := range []string{"0.1", "1", "+Inf"} {
+				add("vllm:time_to_first_token_seconds_bucket", map[string]string{"le": le}, func(s float64) float64 { return 2 * (s + 20) }, -20)
+			}
+			if inst == "a:8000" {
+				add("vllm:time_to_first_token_seconds_bucket", map[string]string{"le": "0.3"}, func(s float64) float64 { return s + 20 }, newBound)
+			}
+			add("vllm:time_to_first_token_seconds_count", nil, func(s float64) float64 { return 2 * (s + 20) }, -20)
+			add("vllm:time_to_first_token_seconds_sum", nil, func(s float64) float64 { return 0.2 * (s + 20) }, -20)
+		}
+		return m
+	}
+	secs := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	steps := []struct {
+		name     string
+		at       float64
+		newBound float64
+		lateB    bool
+	}{
+		{"the first read", 0, 99, false},
+		{"an increment", 3, 99, true},
+		{"b's scrape at 3 s lands late", 5, 99, false},
+		{"an increment", 7, 99, false},
+		{"a's TTFT gains a bound", 9, 8, false},
+		{"an increment", 12, 8, false},
+	}
+	inc := testSource(t, Config{})
+	for i, st := range steps {
+		at := secs(st.at)
+		window := fleetAt(st.at, st.newBound, st.lateB)
+		// The increment: what the window holds since 3 s before the
+		// previous step (the margin), as Prometheus would answer.
+		read, full := window, i == 0
+		if !full {
+			read = nil
+			for _, ss := range window {
+				var recent []model.SamplePair
+				for _, p := range ss.Values {
+					if p.Timestamp.Time().After(secs(steps[i-1].at - 3)) {
+						recent = append(recent, p)
+					}
+				}
+				read = append(read, &model.SampleStream{Metric: ss.Metric, Values: recent})
+			}
+		}
+		inc.raw.merge(read, at, width, full)
+		f := fetched{}
+		f.raw, f.added = inc.raw.matrix()
+		inc.apply(at, width, f)
+
+		whole := testSource(t, Config{})
+		whole.raw.merge(window, at, width, true)
+		g := fetched{}
+		g.raw, g.added = whole.raw.matrix()
+		whole.apply(at, width, g)
+
+		if got, want := fmt.Sprintf("%+v", inc.snapshot()), fmt.Sprintf("%+v", whole.snapshot()); got != want {
+			t.Errorf("step %d (%s): the increment's build differs from the whole window's:\n%s\nwant\n%s", i, st.name, got, want)
+		}
+	}
+}

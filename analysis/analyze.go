@@ -86,6 +86,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 		ev.WasSlow = prev != nil && prev.State == StateSlow
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
+		ev.NoLatency = !hasLatency(newestGood)
 		if c.State != StateDown {
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 			if ev.Router {

@@ -98,7 +98,11 @@ func engineNotes(state State, ev *evidence) []string {
 	c := &catalogue.Capabilities[ev.Kind]
 	var notes []string
 	for j := range catalogue.NumJudgements {
-		if why := c.Cannot[j]; why != "" {
+		why := c.Cannot[j]
+		if why == "" && j == catalogue.JudgeSlow && ev.NoLatency {
+			why = "this page exports no latency histograms"
+		}
+		if why != "" {
 			notes = append(notes, cannotText(j, why))
 		}
 		if why := c.Partial[j]; why != "" && judgedState[j] == state {
@@ -197,4 +201,15 @@ func (ev *evidence) longEnoughForStale(cfg Config) bool {
 		return true
 	}
 	return ev.SpanSeconds >= staleWindowShare*cfg.Window.Seconds()
+}
+
+// hasLatency reports whether a page has any of the latency histograms SLOW
+// is judged on.
+func hasLatency(s *catalogue.Sample) bool {
+	for _, h := range []catalogue.Histogram{catalogue.TTFT, catalogue.ITL, catalogue.E2E} {
+		if s.Total.Histograms[h].Present() {
+			return true
+		}
+	}
+	return false
 }

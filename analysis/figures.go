@@ -33,6 +33,10 @@ type evidence struct {
 	// page, judged on whatever its summed figures show.
 	Kind   catalogue.EngineKind
 	Router bool
+	// NoLatency is set when the page has none of the latency histograms
+	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
+	// TensorRT-LLM backend is TensorRT-LLM without them.
+	NoLatency bool
 }
 
 // engineCounters are the scalars whose movement tells a live engine.

@@ -11,6 +11,7 @@ import (
 func TestReadsAreOnAPage(t *testing.T) {
 	pages := EnginePages
 	pages[EngineUnknown] = slices.Concat(Frontend, EndpointPicker)
+	pages[EngineTRTLLM] = slices.Concat(TRTLLM, TritonTRTLLM)
 	// Families vtop reads that the lists do not spell out: the info gauge
 	// of the cache config (its labels change from release to release), the
 	// Python GC counter, and trtllm-serve's unprefixed spellings, seen only

@@ -112,6 +112,15 @@ var TRTLLM = []Family{
 	{Name: "trtllm_request_queue_time_seconds", Type: TypeHistogram, Labels: trtllmLabels, Buckets: RequestLatencyBuckets},
 }
 
+// TritonTRTLLM are the gauges of Triton's TensorRT-LLM backend
+// (engines-and-gpus §2 and the backend's documented sample): one family per
+// kind of figure, the figure chosen by a type label. A page of its own,
+// never beside trtllm-serve's families.
+var TritonTRTLLM = []Family{
+	{Name: "nv_trt_llm_request_metrics", Type: TypeGauge, Labels: []string{LabelDynamoModel, LabelRequestType, "version"}},
+	{Name: "nv_trt_llm_kv_cache_block_metrics", Type: TypeGauge, Labels: []string{LabelKVBlockType, LabelDynamoModel, "version"}},
+}
+
 // TRTLLMPath is where trtllm-serve serves its page.
 const TRTLLMPath = "/prometheus/metrics"
 

@@ -217,6 +217,13 @@ var trtllmReads = engineRows(EngineTRTLLM, []Read{
 	{Name: "time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Legacy: true, Derived: true},
 	{Name: "e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E, Legacy: true},
 	{Name: "request_queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime, Legacy: true},
+	// Triton's TensorRT-LLM backend (engines-and-gpus §2, as llm-d reads
+	// it): gauges split by a type label; running is the requests scheduled
+	// in the batch, and the backend exports no latency histograms.
+	{Name: "nv_trt_llm_request_metrics", Kind: ReadSplitScalar, Label: LabelRequestType,
+		Split: []Split{{Value: "scheduled", Scalar: Running}, {Value: "waiting", Scalar: Waiting}}},
+	{Name: "nv_trt_llm_kv_cache_block_metrics", Kind: ReadSplitScalar, Label: LabelKVBlockType,
+		Split: []Split{{Value: "fraction", Scalar: KVCacheUsage}}},
 })
 
 // tgiReads: vllm-metrics §11 (TGI's docs/source/reference/metrics.md) and
@@ -331,15 +338,17 @@ const (
 	LabelModel          = "model_name"
 	LabelEngine         = "engine"
 	LabelFinishedReason = "finished_reason"
-	LabelReason         = "reason"           // vllm:num_requests_waiting_by_reason
-	LabelSource         = "source"           // vllm:prompt_tokens_by_source_total
-	LabelSleepState     = "sleep_state"      // vllm:engine_sleep_state
-	LabelPosition       = "position"         // vllm:spec_decode_num_accepted_tokens_per_pos_total
-	LabelEngineType     = "engine_type"      // SGLang's role, TensorRT-LLM's backend
-	LabelMethod         = "method"           // TGI's prefill/decode split
-	LabelDynamoModel    = "model"            // Dynamo's model label
-	LabelServer         = "server"           // the production-stack router's backend
-	LabelPod            = "model_server_pod" // the endpoint picker's backend
+	LabelReason         = "reason"              // vllm:num_requests_waiting_by_reason
+	LabelSource         = "source"              // vllm:prompt_tokens_by_source_total
+	LabelSleepState     = "sleep_state"         // vllm:engine_sleep_state
+	LabelPosition       = "position"            // vllm:spec_decode_num_accepted_tokens_per_pos_total
+	LabelEngineType     = "engine_type"         // SGLang's role, TensorRT-LLM's backend
+	LabelMethod         = "method"              // TGI's prefill/decode split
+	LabelRequestType    = "request_type"        // Triton TensorRT-LLM backend's request gauges
+	LabelKVBlockType    = "kv_cache_block_type" // Triton TensorRT-LLM backend's KV cache gauges
+	LabelDynamoModel    = "model"               // Dynamo's model label
+	LabelServer         = "server"              // the production-stack router's backend
+	LabelPod            = "model_server_pod"    // the endpoint picker's backend
 )
 
 // LookupFamily returns the row of Reads for an exposed family name (as a

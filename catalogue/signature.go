@@ -41,6 +41,8 @@ var EngineSignatures = []EngineSignature{
 		// native trtllm-serve exports unprefixed names tagged engine_type
 		{Family: "e2e_request_latency_seconds", Label: "engine_type"},
 		{Family: "time_to_first_token_seconds", Label: "engine_type"},
+		// Triton's TensorRT-LLM backend, on Triton's metrics port
+		{Family: "nv_trt_llm_request_metrics"},
 	}},
 	{Engine: "TGI", Paths: []string{"/metrics"}, DefaultPort: 3000, Marks: []FamilyMark{
 		{Family: "tgi_queue_size"}, {Family: "tgi_batch_current_size"}, {Family: "tgi_request_count"},

@@ -245,8 +245,14 @@ func TestIngestRealCaptures(t *testing.T) {
 			figures: []want{{"e2e sum, unprefixed", histSum(catalogue.E2E), 3.4878239994868636}},
 		},
 		{
-			file: "docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", kind: catalogue.EngineUnknown, kvCap: nan,
-			figures: []want{{"running n/a: Triton is not read", scalar(catalogue.Running), nan}},
+			file: "docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", kind: catalogue.EngineTRTLLM, kvCap: nan,
+			figures: []want{
+				{"running: requests scheduled", scalar(catalogue.Running), 1},
+				{"waiting", scalar(catalogue.Waiting), 1},
+				{"kv usage: the block fraction", scalar(catalogue.KVCacheUsage), 0.4875},
+				{"no finished counter", scalar(catalogue.FinishedRequests), nan},
+				{"no ttft", histCount(catalogue.TTFT), nan},
+			},
 		},
 		{
 			file: "docs-dynamo-ce30a764-dynamo_frontend-unstated.txt", kind: catalogue.EngineDynamo,

@@ -88,7 +88,8 @@ func (in *gpuInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
 		anyPID = anyPID || replicas[i].PID > 0
 	}
 	var parents map[int]int
-	if anyPID {
+	if anyPID && len(gs) > 0 {
+		// Only a GPU to join is worth walking the process table for.
 		parents = in.processTree()
 	}
 	gpu.Join(gs, replicas, parents, in.localHost)

@@ -2,9 +2,12 @@ package command
 
 import (
 	"context"
+	"io/fs"
 	"testing"
+	"testing/fstest"
 	"time"
 
+	"github.com/vtop-dev/vtop/gpu"
 	"github.com/vtop-dev/vtop/gpu/collect"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
@@ -132,3 +135,45 @@ func TestSettle(t *testing.T) {
 	var none *gpuInput
 	none.settle(context.Background(), time.Hour) // no GPUs read: returns at once
 }
+
+// openCounter is a process table that counts how often it is read.
+type openCounter struct {
+	files fstest.MapFS
+	opens int
+}
+
+// Open is the only method, so every read goes through it.
+func (c *openCounter) Open(name string) (fs.File, error) {
+	c.opens++
+	return c.files.Open(name)
+}
+
+// The process table is walked to join GPUs to server processes: with no
+// GPU to join it is not read at all (a walk of every process each few
+// seconds was most of vtop's cost on a small fleet), and with one it is.
+func TestProcessTreeOnlyForGPUs(t *testing.T) {
+	proc := &openCounter{files: fstest.MapFS{
+		"42/stat": {Data: []byte("42 (vllm) S 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0")},
+		"43/stat": {Data: []byte("43 (EngineCore) S 42 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0")},
+	}}
+	in := &gpuInput{proc: proc, parentsTTL: time.Hour,
+		known: map[string]gpu.Replica{"127.0.0.1:8000": {Target: "127.0.0.1:8000", Host: "127.0.0.1", PID: 42}}}
+	in.GPUs([]string{"127.0.0.1:8000"})
+	if proc.opens != 0 {
+		t.Fatalf("no GPU to join, yet the process table was read %d times", proc.opens)
+	}
+	in.readers = append(in.readers, fixedReader{collect.Snapshot{GPUs: []gpu.GPU{gpu.Unknown()}}})
+	in.names = append(in.names, "test")
+	in.GPUs([]string{"127.0.0.1:8000"})
+	if proc.opens == 0 {
+		t.Fatal("a GPU to join, and the process table was not read")
+	}
+}
+
+// fixedReader is a GPU reader whose snapshot never changes.
+type fixedReader struct{ snap collect.Snapshot }
+
+func (r fixedReader) Snapshot() collect.Snapshot { return r.snap }
+
+func (fixedReader) Updates() <-chan struct{} { return nil }
+func (fixedReader) Stop()                    {}

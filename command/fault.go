@@ -47,15 +47,24 @@ func parseFault(v string, n int) (faultSpec, error) {
 	if err != nil || f == sim.FaultNone {
 		return faultSpec{}, fmt.Errorf("unknown fault %q (want %s, optionally @N for the Nth replica)", kind, FaultKinds)
 	}
-	spec := faultSpec{fault: f}
-	if hasAt {
-		i, err := strconv.Atoi(at)
-		if err != nil || i < 1 || i > n {
-			return faultSpec{}, fmt.Errorf("replica %s: want 1 to %d", at, n)
-		}
-		spec.replica = i
+	replica, err := replicaAt(at, hasAt, n)
+	if err != nil {
+		return faultSpec{}, err
 	}
-	return spec, nil
+	return faultSpec{fault: f, replica: replica}, nil
+}
+
+// replicaAt reads the N of a fault's KIND@N for a fleet of n replicas: the
+// Nth (1-based), or 0 (all) when there is no @N.
+func replicaAt(at string, hasAt bool, n int) (int, error) {
+	if !hasAt {
+		return 0, nil
+	}
+	i, err := strconv.Atoi(at)
+	if err != nil || i < 1 || i > n {
+		return 0, fmt.Errorf("replica %s: want 1 to %d", at, n)
+	}
+	return i, nil
 }
 
 // applyFaults puts a started fleet's replicas into their faults for the

@@ -363,15 +363,11 @@ func parseGPUFaults(flag string, values []string, n int) ([]gpuFaultSpec, error)
 		if f != sim.GPUThrottle && f != sim.GPUXID {
 			return nil, usagef("--%s %q: unknown GPU fault %q (want %s, optionally @N for the Nth replica)", flag, v, kind, GPUFaultKinds)
 		}
-		spec := gpuFaultSpec{fault: f}
-		if hasAt {
-			i, err := strconv.Atoi(at)
-			if err != nil || i < 1 || i > n {
-				return nil, usagef("--%s %q: replica %s: want 1 to %d", flag, v, at, n)
-			}
-			spec.replica = i
+		replica, err := replicaAt(at, hasAt, n)
+		if err != nil {
+			return nil, usagef("--%s %q: %v", flag, v, err)
 		}
-		specs = append(specs, spec)
+		specs = append(specs, gpuFaultSpec{fault: f, replica: replica})
 	}
 	return specs, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,19 +13,14 @@ import (
 
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
 // TestMain lets the test binary play the processes the root tests need:
 // nvidia-smi, and inference servers under engines' command lines.
 func TestMain(m *testing.M) {
 	testutil.MainIfFakeNvidiaSMI()
-	testutil.MainIfEngine(func() http.Handler {
-		f, err := sim.NewFleet(sim.Options{Replicas: 1})
-		if err != nil {
-			panic(err)
-		}
-		return f.Replicas()[0].Handler()
-	})
+	testutil.MainIfEngine(simrec.OneReplica)
 	os.Exit(m.Run())
 }
 

@@ -3,15 +3,14 @@ package discover
 import (
 	"bytes"
 	"io/fs"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
 // The test binary doubles as the servers discovery must find
@@ -19,13 +18,7 @@ import (
 // serves on a listening socket it alone holds.
 
 func TestMain(m *testing.M) {
-	testutil.MainIfEngine(func() http.Handler {
-		f, err := sim.NewFleet(sim.Options{Replicas: 1})
-		if err != nil {
-			panic(err)
-		}
-		return f.Replicas()[0].Handler()
-	})
+	testutil.MainIfEngine(simrec.OneReplica)
 	os.Exit(m.Run())
 }
 

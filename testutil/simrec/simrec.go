@@ -5,6 +5,7 @@ package simrec
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -55,4 +56,15 @@ func Record(t testing.TB, o sim.Options, steps int, every time.Duration) string 
 		t.Fatal(err)
 	}
 	return path
+}
+
+// OneReplica is the handler of a one-replica simulated fleet: what the test
+// binary serves when it plays an inference server's process
+// (testutil.MainIfEngine).
+func OneReplica() http.Handler {
+	f, err := sim.NewFleet(sim.Options{Replicas: 1})
+	if err != nil {
+		panic(err)
+	}
+	return f.Replicas()[0].Handler()
 }

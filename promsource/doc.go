@@ -9,9 +9,9 @@
 // source keeps the window's raw samples between refreshes, so R is only
 // the time since the previous evaluation plus a margin; the whole window
 // (R = W, exactly the samples PromQL's rate() sees at T) is read at start,
-// after a failure, when the window changes and once a minute, after
-// counting the series the selector matches (a cap keeps a huge fleet from
-// exhausting memory). The raw samples become one catalogue.Sample per
+// after a failure, when the window changes and once a minute. A cap on the
+// series of one answer, checked as it is decoded, keeps a huge fleet from
+// exhausting memory without a query to count them first. The raw samples become one catalogue.Sample per
 // replica per scrape timestamp, so the analysis computes rate() and
 // histogram_quantile() from the very samples Prometheus would, and the
 // first report already has full-window rates.

@@ -27,16 +27,13 @@ type fetched struct {
 }
 
 // fetch asks the constant set of queries of one refresh, all evaluated
-// at the same time: the series count first when due (so that a huge
-// selector is refused before its samples are sent), then the raw samples
-// over rawRange and up over the window side by side.
-func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, count bool) (fetched, error) {
+// at the same time: the raw samples over rawRange and up over the window,
+// side by side. The series cap is checked as the raw samples arrive (see
+// decodeMatrix), so no query counts the series first: counting touches
+// every series as the read does, and cost Prometheus as much again. Only
+// a whole read that finds no series asks more, to say why.
+func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool) (fetched, error) {
 	var f fetched
-	if count {
-		if err := s.checkCount(ctx, at, &f); err != nil {
-			return f, err
-		}
-	}
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
@@ -49,6 +46,9 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		err = upErr
 	}
 	f.warnings = append(append(f.warnings, warns...), upWarns...)
+	if err == nil && whole && len(f.raw) == 0 {
+		err = s.explainEmpty(ctx, at)
+	}
 	f.series = len(f.raw)
 	for _, ss := range f.raw {
 		f.samples += len(ss.Values)
@@ -56,21 +56,17 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	return f, err
 }
 
-// checkCount refuses a selector that matches no vLLM series or more
-// series than the cap. Counting touches every series the refresh reads,
-// as the read itself does, so it is done only with the full reads (see
-// resync), not every refresh.
-func (s *Source) checkCount(ctx context.Context, at time.Time, f *fetched) error {
-	n, warns, err := s.count(ctx, at)
-	if err != nil {
-		return err
-	}
-	f.warnings = append(f.warnings, warns...)
+// explainEmpty is the error of a whole read that found no series: none if
+// the selector matches vLLM series that are only older than the window
+// (their replicas then show as stopped), else which jobs do have vLLM
+// series.
+func (s *Source) explainEmpty(ctx context.Context, at time.Time) error {
+	n, _, err := s.count(ctx, at)
 	switch {
+	case err != nil:
+		return err
 	case n == 0:
 		return s.fail(s.diagnose(ctx, at))
-	case n > s.cfg.MaxSeries:
-		return s.fail(fmt.Sprintf("the selector matches %d series, more than the cap of %d; narrow it (e.g. by namespace or job)", n, s.cfg.MaxSeries))
 	}
 	return nil
 }

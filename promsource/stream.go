@@ -39,6 +39,8 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	defer cancel()
 	m, warns, err := s.postQuery(ctx, expr, at)
 	switch {
+	case errors.Is(err, errTooManySeries):
+		return nil, nil, s.fail(fmt.Sprintf("the selector matches more than %d series, the cap; narrow it (e.g. by namespace or job) or raise --max-series", s.cfg.MaxSeries))
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
@@ -75,11 +77,19 @@ func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (mode
 			return nil, nil, err
 		}
 	}
-	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
+		defer drain(resp)
 		return nil, nil, statusError(resp)
 	}
-	return decodeMatrix(resp.Body)
+	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries)
+	if errors.Is(err, errTooManySeries) {
+		// The rest of an answer over the cap is not worth reading to keep
+		// the connection: close it.
+		_ = resp.Body.Close()
+		return nil, nil, err
+	}
+	drain(resp)
+	return m, warns, err
 }
 
 // drain reads what is left of a body (capped by the transport) and closes
@@ -131,10 +141,15 @@ func statusError(resp *http.Response) error {
 // errNoResult is a JSON answer without a query result: not the query API.
 var errNoResult = errors.New("no query result")
 
+// errTooManySeries is an answer with more series than the source may hold.
+var errTooManySeries = errors.New("too many series")
+
 // decodeMatrix decodes a query answer whose result must be a matrix,
 // returning its series and warnings; an error answer is a *v1.Error, a
-// failed read the transport's error.
-func decodeMatrix(body io.Reader) (model.Matrix, []string, error) {
+// failed read the transport's error. An answer of more than maxSeries
+// series stops at the first one over: the cap is checked as the answer
+// arrives, so no count has to be asked first, and vtop never holds more.
+func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
 		// The query client's words for it, which problem() knows: a UI
@@ -174,7 +189,9 @@ func decodeMatrix(body io.Reader) (model.Matrix, []string, error) {
 						it.Skip()
 						continue
 					}
-					m = decodeSeries(it, &in, m)
+					if m = decodeSeries(it, &in, m, maxSeries); len(m) > maxSeries {
+						return nil, nil, errTooManySeries
+					}
 				default:
 					it.Skip()
 				}
@@ -209,9 +226,10 @@ func (e notMatrixError) Error() string {
 	return "a range selector answered " + string(e) + ", not a matrix"
 }
 
-// decodeSeries appends the series of a matrix result to m.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix) model.Matrix {
-	for it.ReadArray() {
+// decodeSeries appends the series of a matrix result to m, stopping
+// once m holds more than maxSeries.
+func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int) model.Matrix {
+	for len(m) <= maxSeries && it.ReadArray() {
 		ss := &model.SampleStream{}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
 			switch f {

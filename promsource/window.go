@@ -10,12 +10,10 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// resync is how often the source reads the whole window again, and counts
-// the series, even when nothing failed. Between two, each refresh reads
-// only what is new; the full read bounds how long anything an increment
-// could miss (a sample ingested later than the margin allows, a
-// backfill) stays missed, and the count bounds how long a fleet that grew
-// past the cap goes unnoticed (the body cap bounds each answer meanwhile).
+// resync is how often the source reads the whole window again even when
+// nothing failed. Between two, each refresh reads only what is new; the
+// full read bounds how long anything an increment could miss (a sample
+// ingested later than the margin allows, a backfill) stays missed.
 const resync = time.Minute
 
 // minMargin is the least overlap of an increment with what the source

@@ -2,6 +2,7 @@ package promsource
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -202,7 +203,7 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"status":"success","data":{"resultType":"matrix","result":` + string(result) + `},"warnings":["w1"],"infos":["i"]}`
-	got, warns, err := decodeMatrix(strings.NewReader(body))
+	got, warns, err := decodeMatrix(strings.NewReader(body), DefaultMaxSeries)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +223,37 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 			if !p.Equal(&got[i].Values[j]) {
 				t.Errorf("series %d point %d: %v, want %v", i, j, got[i].Values[j], p)
 			}
+		}
+	}
+}
+
+// The series cap is checked as the answer arrives: an answer with more
+// series than the cap is refused, whatever follows the series over it.
+func TestDecodeMatrixCapsSeries(t *testing.T) {
+	three, err := json.Marshal(model.Matrix{stream("a", pts(0)), stream("b", pts(0)), stream("c", pts(0))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		result    string
+		maxSeries int
+		want      int // series; -1: refused
+	}{
+		{"under the cap", string(three), 4, 3},
+		{"at the cap", string(three), 3, 3},
+		{"over the cap", string(three), 2, -1},
+		// The decoder stops at the third series: what follows is not read.
+		{"over the cap, then garbage", strings.TrimSuffix(string(three), "]") + `,{"metric":`, 2, -1},
+	}
+	for _, tt := range tests {
+		body := `{"status":"success","data":{"resultType":"matrix","result":` + tt.result + `}}`
+		got, _, err := decodeMatrix(strings.NewReader(body), tt.maxSeries)
+		switch {
+		case tt.want < 0 && !errors.Is(err, errTooManySeries):
+			t.Errorf("%s: %d series, error %v; want errTooManySeries", tt.name, len(got), err)
+		case tt.want >= 0 && (err != nil || len(got) != tt.want):
+			t.Errorf("%s: %d series, error %v; want %d", tt.name, len(got), err, tt.want)
 		}
 	}
 }

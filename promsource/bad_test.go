@@ -274,11 +274,11 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 }
 
-// A refresh costs the same few requests whatever the fleet's size: the
-// raw samples and up, and with each full read (the first, after a
-// failure, when the window changes, once a minute) the count before them.
-// Between full reads the raw samples are asked only since the refresh
-// before, with a margin.
+// A refresh costs the same two requests whatever the fleet's size: the
+// raw samples and up. A full read (the first, after a failure, when the
+// window changes, once a minute) asks the whole window and counts
+// nothing: the cap is checked as the answer arrives. Between full reads
+// the raw samples are asked only since the refresh before, with a margin.
 func TestConstantRequestsPerRefresh(t *testing.T) {
 	var mu sync.Mutex
 	var queries []string

@@ -160,3 +160,41 @@ func TestPointsMapsEveryFigure(t *testing.T) {
 		}
 	}
 }
+
+// evaluatedSource is a historySource whose readings belong to an
+// evaluation time that Now has already moved past, as when a refresh
+// lands between two calls.
+type evaluatedSource struct {
+	historySource
+	at time.Time
+}
+
+func (s *evaluatedSource) ReadingsAt(dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {
+	return s.Readings(dst), s.at
+}
+
+func (s *evaluatedSource) Now() time.Time { return s.at.Add(5 * time.Second) }
+
+// A report of an Evaluated source is evaluated at the time its readings
+// belong to, not at the source's clock read apart from them: once and
+// live.
+func TestReportAtTheReadingsTime(t *testing.T) {
+	at := time.Unix(1e9, 0)
+	src := &evaluatedSource{at: at}
+	r, err := Once(context.Background(), src, analysis.Config{Window: 30 * time.Second}, 0)
+	if err != nil || !r.Time.Equal(at) {
+		t.Errorf("once: report at %v (error %v), want %v", r.Time, err, at)
+	}
+	live := make(chan analysis.Report, 1)
+	m := New(src, analysis.Config{Window: 30 * time.Second}, func(r analysis.Report) error {
+		select {
+		case live <- r:
+		default:
+		}
+		return errors.New("one report is enough")
+	})
+	_ = m.Run(context.Background())
+	if r := <-live; !r.Time.Equal(at) {
+		t.Errorf("live: report at %v, want %v", r.Time, at)
+	}
+}

@@ -102,8 +102,8 @@ func (m *Monitor) Run(ctx context.Context) error {
 		m.mu.Lock()
 		cfg := m.cfg
 		m.mu.Unlock()
-		readings = m.source.Readings(readings)
-		now := m.source.Now()
+		var now time.Time
+		readings, now = readingsNow(m.source, readings)
 		r := analysis.Analyze(now, readings, cfg, prev)
 		r.Source = sourceStatus(m.source)
 		addGPUs(&r, prev, m.gpus)
@@ -162,9 +162,9 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
-	now := source.Now()
+	readings, now := readingsNow(source, nil)
 	cfg.Window = max(cfg.Window, now.Sub(start))
-	r := analysis.Analyze(now, source.Readings(nil), cfg, nil)
+	r := analysis.Analyze(now, readings, cfg, nil)
 	r.Source = sourceStatus(source)
 	return r, nil
 }
@@ -177,7 +177,8 @@ func onceFromStore(ctx context.Context, source Source, cfg analysis.Config) (ana
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
-	r := analysis.Analyze(source.Now(), source.Readings(nil), cfg, nil)
+	readings, now := readingsNow(source, nil)
+	r := analysis.Analyze(now, readings, cfg, nil)
 	r.Source = sourceStatus(source)
 	return r, nil
 }

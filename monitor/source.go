@@ -31,3 +31,22 @@ type Source interface {
 	// Now is the source's clock: the time a report is evaluated at.
 	Now() time.Time
 }
+
+// Evaluated is a Source whose readings all belong to one evaluation time
+// that moves only when they change (a Prometheus server's refresh).
+// ReadingsAt returns both at once: asked one after the other, a refresh
+// landing in between would pair one refresh's readings with the next
+// one's time, a window that ends past the newest samples.
+type Evaluated interface {
+	ReadingsAt(dst []catalogue.Readings) ([]catalogue.Readings, time.Time)
+}
+
+// readingsNow returns the source's readings and the time to evaluate them
+// at.
+func readingsNow(source Source, dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {
+	if e, ok := source.(Evaluated); ok {
+		return e.ReadingsAt(dst)
+	}
+	readings := source.Readings(dst)
+	return readings, source.Now()
+}

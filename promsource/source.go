@@ -48,9 +48,9 @@ type Config struct {
 	Window time.Duration
 	// Timeout bounds each query (DefaultTimeout).
 	Timeout time.Duration
-	// MaxSeries caps the series one refresh reads (DefaultMaxSeries): a
-	// selector matching more is refused with a message, before the
-	// samples are asked for.
+	// MaxSeries caps the series one refresh reads (DefaultMaxSeries): an
+	// answer with more is refused with a message as soon as its first
+	// series over the cap arrives.
 	MaxSeries int
 	// MaxBody caps one answer's size in bytes (DefaultMaxBody).
 	MaxBody int64
@@ -90,8 +90,8 @@ func (c Config) withDefaults() Config {
 }
 
 // Source reads a fleet from a Prometheus server. It is a monitor.Source,
-// and also a monitor.Windowed, monitor.Historian and
-// monitor.StatusReporter.
+// and also a monitor.Windowed, monitor.Historian,
+// monitor.StatusReporter and monitor.Evaluated.
 type Source struct {
 	cfg      Config
 	api      v1.API
@@ -175,6 +175,11 @@ func (s *Source) Interval() time.Duration { return s.cfg.Interval }
 func (s *Source) Now() time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
+// nowLocked is Now with s.mu held.
+func (s *Source) nowLocked() time.Time {
 	if s.now.IsZero() {
 		return s.evaluationTime()
 	}
@@ -214,6 +219,14 @@ func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append(dst[:0], s.readings...)
+}
+
+// ReadingsAt is Readings with the evaluation time they belong to, under
+// one lock (monitor.Evaluated).
+func (s *Source) ReadingsAt(dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(dst[:0], s.readings...), s.nowLocked()
 }
 
 // Status is the server's own health: the header's source line.

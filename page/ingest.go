@@ -272,13 +272,20 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			}
 			continue
 		}
-		name := SampleName(line)
-		if bytes.HasPrefix(name, vllmPrefix) {
-			hasVLLM = true
-		}
 		// The lines of a family come together: most names are the
-		// previous line's, and a comparison costs less than the look-up.
-		if !bytes.Equal(name, lastName) || lastName == nil {
+		// previous line's, and comparing the line's start with it (one
+		// memory comparison) costs less than finding the name's end byte
+		// by byte and looking it up. The previous name holds no '{' or
+		// blank, so a line that starts with it and a delimiter has it for
+		// name.
+		var name []byte
+		if lastName != nil && sameName(line, lastName) {
+			name = line[:len(lastName)]
+		} else {
+			name = SampleName(line)
+			if bytes.HasPrefix(name, vllmPrefix) {
+				hasVLLM = true
+			}
 			lastIdx, lastOK = catalogue.LookupSample(name)
 			lastName = append(in.lastName[:0], name...)
 			in.lastName = lastName
@@ -432,6 +439,19 @@ func SampleName(line []byte) []byte {
 		}
 	}
 	return line
+}
+
+// sameName reports whether name is SampleName(line), for a name that
+// SampleName returned.
+func sameName(line, name []byte) bool {
+	if !bytes.HasPrefix(line, name) {
+		return false
+	}
+	if len(line) == len(name) {
+		return true
+	}
+	c := line[len(name)]
+	return c == '{' || c == ' ' || c == '\t'
 }
 
 // stripExemplar cuts an OpenMetrics exemplar (" # {...} v [ts]") off a

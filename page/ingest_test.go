@@ -303,3 +303,22 @@ func TestIngestErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSameName: sameName says a line has the previous line's name exactly
+// when SampleName would return that name.
+func TestSameName(t *testing.T) {
+	lines := []string{
+		"vllm:num_requests_running 3", "vllm:num_requests_running{engine=\"0\"} 3",
+		"vllm:num_requests_running\t3", "vllm:num_requests_running", "vllm:num_requests_running_total 3",
+		"vllm:num_requests_runnin 3", "vllm:num_requests_running{", "{a=\"b\"} 1", "x 1", "",
+	}
+	for _, prev := range lines {
+		name := SampleName([]byte(prev))
+		for _, line := range lines {
+			want := string(SampleName([]byte(line))) == string(name)
+			if got := sameName([]byte(line), name); got != want {
+				t.Errorf("sameName(%q, %q) = %v, want %v", line, name, got, want)
+			}
+		}
+	}
+}

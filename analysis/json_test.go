@@ -1,0 +1,178 @@
+package analysis
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+// previousNumJSON is how a figure was written before Num.appendJSON: the
+// figure rounded to jsonDigits digits by a format and a parse, then
+// written shortest. The JSON of every figure must stay this, byte for byte.
+func previousNumJSON(n Num) string {
+	if !n.Known() {
+		return "null"
+	}
+	rounded, err := strconv.ParseFloat(strconv.FormatFloat(float64(n), 'g', jsonDigits, 64), 64)
+	if err != nil {
+		panic(err)
+	}
+	return strconv.FormatFloat(rounded, 'g', -1, 64)
+}
+
+// numJSONCases are the figures at the edges of the formatting: where
+// e-notation starts (exponents -5 and 6), where rounding to jsonDigits
+// digits carries into a new exponent, zeros and their sign, the subnormals
+// and the largest floats.
+var numJSONCases = []float64{
+	0, math.Copysign(0, -1), 1, -1, 0.5, 11.100000000000001, 100, 123456, 999999, 999999.5,
+	999999.9999994, 999999.9999995, 999999.99999999, 1e6, 1234567, -1234567, 1e20, 1e21, 1e22, 123456789012345678,
+	0.0001, 0.00012345678901234, 0.000099999999999994, 0.000099999999999995, 0.00001, 1e-5, -1e-5,
+	9.99999999999e-5, 9.999999999995e-5, 0.1, 0.1 + 0.2, 1.0 / 3, 2.0 / 3, -2.0 / 3, 430_000, 1.7e9,
+	math.Pi * 1e5, math.Pi * 1e6, math.E * 1e-4, math.E * 1e-5,
+	5e-324, -5e-324, 2.2250738585072014e-308, 2.2250738585072009e-308, 1e-290, 1.0000000000001e-290, 9.99999999999e-291, 1e-300,
+	math.MaxFloat64, -math.MaxFloat64, 1.79769313486e308, 1.7976931348623e308, 0.27, 0.027, 8.5,
+	math.NaN(), math.Inf(1), math.Inf(-1),
+}
+
+// TestNumJSON: every figure is written as it was before, at the edges of
+// the formatting and over random floats of every magnitude.
+func TestNumJSON(t *testing.T) {
+	cases := append([]float64(nil), numJSONCases...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200_000 {
+		cases = append(cases, math.Float64frombits(rng.Uint64()))
+		// Short decimals, the usual figures, with their neighbours.
+		x := float64(rng.IntN(2_000_000)) * math.Pow10(rng.IntN(40)-20)
+		cases = append(cases, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)))
+	}
+	for _, f := range cases {
+		n := Num(f)
+		want := previousNumJSON(n)
+		got, err := n.MarshalJSON()
+		if err != nil || string(got) != want {
+			t.Fatalf("Num(%v).MarshalJSON() = %q, %v; want %q", f, got, err, want)
+		}
+	}
+}
+
+// FuzzNumJSON: any float is written as before.
+func FuzzNumJSON(f *testing.F) {
+	for _, x := range numJSONCases {
+		f.Add(math.Float64bits(x))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		n := Num(math.Float64frombits(bits))
+		want := previousNumJSON(n)
+		if got := string(n.appendJSON(nil)); got != want {
+			t.Fatalf("Num(%v) written %q, want %q", float64(n), got, want)
+		}
+	})
+}
+
+// quantilesFields is Quantiles without its MarshalJSON: encoding/json
+// writes it from the struct tags, as it wrote Quantiles before.
+type quantilesFields Quantiles
+
+// TestQuantilesJSON: the hand-written Quantiles are what encoding/json
+// writes from the struct's tags, for quantiles known, n/a and with
+// infinite bounds.
+func TestQuantilesJSON(t *testing.T) {
+	na := QuantileBucket{Lower: NA, Upper: NA}
+	tests := []struct {
+		name string
+		q    Quantiles
+	}{
+		{"n/a", Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}},
+		{"zero", Quantiles{}},
+		{"known", Quantiles{Mean: 0.52, P50: 0.48, P90: 0.91, P99: 2.4, Observations: 1234.5,
+			P50Bucket: QuantileBucket{0.25, 0.5}, P90Bucket: QuantileBucket{0.5, 1}, P99Bucket: QuantileBucket{2, 5}}},
+		{"infinite bounds", Quantiles{Mean: 1e-7, P50: 3e6, P90: 80, P99: 80, Observations: 1.0 / 3,
+			P50Bucket: QuantileBucket{Num(math.Inf(-1)), 0.1}, P90Bucket: QuantileBucket{80, Num(math.Inf(1))}, P99Bucket: QuantileBucket{80, Num(math.Inf(1))}}},
+		{"half known", Quantiles{Mean: Num(math.Inf(1)), P50: NA, P90: 1, P99: Num(math.Copysign(0, -1)), Observations: 0,
+			P50Bucket: QuantileBucket{NA, 1}, P90Bucket: QuantileBucket{0, NA}, P99Bucket: QuantileBucket{Num(math.Inf(-1)), Num(math.Inf(1))}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(quantilesFields(tt.q))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(tt.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("Quantiles written\n%s\nwant\n%s", got, want)
+			}
+			var back Quantiles
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("reading it back: %v", err)
+			}
+		})
+	}
+}
+
+// TestReportJSONGolden: whole reports — busy, warming, down, with n/a
+// figures and infinite bounds — are written byte for byte as the golden
+// file holds them (written by the encoding before the hand-written one).
+func TestReportJSONGolden(t *testing.T) {
+	cfg := DefaultConfig()
+	busy := newServer()
+	busy.running, busy.waiting, busy.kv = 200, 20, 0.8
+	busySamples, now := run(busy, 30, time.Second, finishing(10, chat))
+	late := chat
+	late.ttft, late.e2e = 200, 1e4 // beyond the last bucket: +Inf upper bounds
+	slow := newServer()
+	slow.running = 3
+	slowSamples, _ := run(slow, 30, time.Second, finishing(0.3, late))
+	downSamples, _ := downAndEverything(true)
+	warm := newServer()
+	warmSamples, _ := run(warm, 1, time.Second)
+	targets := []catalogue.Readings{
+		{Target: "busy:8000", Samples: busySamples},
+		{Target: "slow:8000", Samples: slowSamples},
+		{Target: "down:8000", Samples: downSamples},
+		{Target: "warming:8000", Samples: warmSamples},
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	r := Analyze(now, targets, cfg, nil)
+	for _, rep := range []Report{r, Analyze(now, targets[:1], cfg, nil), Analyze(now, nil, cfg, nil)} {
+		if err := enc.Encode(rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indented := json.NewEncoder(&out)
+	indented.SetIndent("", "  ")
+	if err := indented.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "reports.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("reports written differently from %s (go test -run TestReportJSONGolden -update rewrites it)", path)
+	}
+	if !bytes.Contains(want, []byte(`null]`)) || !bytes.Contains(want, []byte(`"p50":null`)) {
+		t.Errorf("%s lacks an infinite bound or an n/a quantile: the reports do not cover them", path)
+	}
+}

@@ -114,7 +114,8 @@ func (h *pointHistory) Push(p analysis.Point) {
 }
 
 // index returns loc's index in locs, adding it when new. Past 255 zones
-// (never: one clock stamps a replica's points) the last one is reused.
+// (never in practice: one clock stamps a replica's points) the last index
+// is reused for the newest zone.
 func (h *pointHistory) index(loc *time.Location) uint8 {
 	if i := slices.Index(h.locs, loc); i >= 0 {
 		return uint8(i)
@@ -130,7 +131,8 @@ func (h *pointHistory) index(loc *time.Location) uint8 {
 // layout returns the index of bounds in layouts, adding them when new.
 // The analysis shares one bounds slice between reports while the server's
 // buckets stay the same, so the pointer usually answers. Past 254 layouts
-// the oldest is replaced (a server changing its buckets every second).
+// (a server changing its buckets every few seconds) the last index is
+// reused, and the older points that carry it show the newest bounds.
 func (h *pointHistory) layout(bounds []float64) uint8 {
 	for i, l := range h.layouts {
 		if len(l) == len(bounds) && (len(l) == 0 || &l[0] == &bounds[0] || slices.Equal(l, bounds)) {

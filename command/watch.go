@@ -466,6 +466,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	keepMemoryLimit(ctx)
 	windows := windowChoices
 	if !slices.Contains(windows, w.Window) {
 		windows = append(slices.Clone(windows), w.Window)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vtop-dev/vtop/ring"
-
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -68,7 +66,7 @@ type gridScreen struct {
 
 	report   analysis.Report
 	panes    []*analysis.ReplicaReport
-	history  map[string]*ring.Ring[analysis.Point]
+	history  map[string]*pointHistory
 	events   *eventLog
 	selected string
 	// top is the first pane of the page shown. Only the user's keys move
@@ -97,7 +95,7 @@ func (g *gridScreen) alignTop() {
 
 // show gives the grid what to draw: the report shown, its panes in order
 // and the history and events behind them.
-func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*ring.Ring[analysis.Point], events *eventLog) {
+func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*pointHistory, events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
 	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
 	g.alignTop()

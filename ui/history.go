@@ -3,8 +3,6 @@ package ui
 import (
 	"time"
 
-	"github.com/vtop-dev/vtop/ring"
-
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -12,18 +10,20 @@ import (
 // taken at or before until, oldest first. Points after until exist while
 // the display is paused: they are kept but not drawn. A nil history has no
 // points.
-func pointsUntil(h *ring.Ring[analysis.Point], n int, until time.Time) []analysis.Point {
+func pointsUntil(h *pointHistory, n int, until time.Time) []analysis.Point {
 	if h == nil {
 		return nil
 	}
 	end := h.Len()
-	for end > 0 && h.At(end-1).Time.After(until) {
+	for end > 0 && h.timeAt(end-1).After(until) {
 		end--
 	}
 	start := max(0, end-n)
 	out := make([]analysis.Point, 0, end-start)
+	// One block holds the prompt-length columns of all the points.
+	column := make([]float32, 0, (end-start)*h.stride)
 	for i := start; i < end; i++ {
-		out = append(out, h.At(i))
+		out = h.appendPoint(out, i, &column)
 	}
 	return out
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/ring"
-
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
@@ -78,7 +76,7 @@ func TestSparkline(t *testing.T) {
 }
 
 func TestPointsUntil(t *testing.T) {
-	h := ring.New[analysis.Point](3)
+	h := newPointHistory(3)
 	for i := 0; i < 5; i++ {
 		h.Push(analysis.Point{Time: t0.Add(time.Duration(i) * time.Second), Running: float32(i)})
 	}
@@ -91,7 +89,7 @@ func TestPointsUntil(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		h     *ring.Ring[analysis.Point]
+		h     *pointHistory
 		n     int
 		until time.Time
 		want  []float32

@@ -5,9 +5,6 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/ring"
 )
 
 // Player drives the replay of a recording: the same dashboard then shows
@@ -205,7 +202,7 @@ func (m *Model) rewind(at time.Time) {
 		}
 	}
 	for target, h := range m.history {
-		kept := ring.New[analysis.Point](h.Cap())
+		kept := newPointHistory(h.Cap())
 		for i := 0; i < h.Len() && !forward; i++ {
 			if p := h.At(i); p.Time.Before(at) {
 				kept.Push(p)

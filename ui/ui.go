@@ -22,8 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vtop-dev/vtop/ring"
-
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
@@ -132,7 +130,7 @@ type Model struct {
 
 	// history and events are shared by every copy of the model: a copy
 	// made before a report sees that report's points too.
-	history map[string]*ring.Ring[analysis.Point]
+	history map[string]*pointHistory
 	events  *eventLog
 	window  time.Duration
 
@@ -187,7 +185,7 @@ func New(opts Options) Model {
 		footer:  help.New(),
 		width:   80,
 		height:  24,
-		history: map[string]*ring.Ring[analysis.Point]{},
+		history: map[string]*pointHistory{},
 		events:  events,
 		window:  opts.Window,
 		follow:  true,
@@ -281,7 +279,7 @@ func (m *Model) ingest(r analysis.Report) {
 		seen[rep.Target] = true
 		h := m.history[rep.Target]
 		if h == nil {
-			h = ring.New[analysis.Point](m.opts.History)
+			h = newPointHistory(m.opts.History)
 			m.history[rep.Target] = h
 		}
 		p := rep.Point
@@ -315,7 +313,7 @@ func (m *Model) preload(history map[string][]analysis.Point) {
 		if old != nil && old.Len() > 0 {
 			first = old.At(0).Time
 		}
-		h := ring.New[analysis.Point](m.opts.History)
+		h := newPointHistory(m.opts.History)
 		for _, p := range pts {
 			if first.IsZero() || p.Time.Before(first) {
 				h.Push(p)

@@ -1,0 +1,37 @@
+package command
+
+import "testing"
+
+func TestLimitFrom(t *testing.T) {
+	const mb = 1 << 20
+	tests := []struct {
+		name                                         string
+		live, total, released, objects, unused, free uint64
+		want                                         int64
+	}{
+		{
+			// 20 MB live of 30 MB of objects, 8 MB outside the heap: the
+			// rest, the live heap and half of it again.
+			name: "fifty replicas", live: 20 * mb, total: 48 * mb, released: 4 * mb, objects: 30 * mb, unused: 2 * mb, free: 4 * mb,
+			want: (8 + 20 + 10) * mb,
+		},
+		{
+			// 2 MB live: half of it would collect at nearly every frame.
+			name: "small fleet keeps the least room", live: 2 * mb, total: 12 * mb, released: 0, objects: 3 * mb, unused: 1 * mb, free: 2 * mb,
+			want: (6 + 2 + 4) * mb,
+		},
+		{
+			// The metrics are read one by one, not at one instant: the
+			// heap's classes may exceed the total by a little.
+			name: "heap classes above total", live: 10 * mb, total: 20 * mb, released: 5 * mb, objects: 12 * mb, unused: 1 * mb, free: 3 * mb,
+			want: (0 + 10 + 5) * mb,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := limitFrom(tt.live, tt.total, tt.released, tt.objects, tt.unused, tt.free); got != tt.want {
+				t.Errorf("limitFrom = %.1f MB, want %.1f MB", float64(got)/mb, float64(tt.want)/mb)
+			}
+		})
+	}
+}

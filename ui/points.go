@@ -1,0 +1,198 @@
+package ui
+
+import (
+	"slices"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// pointHistory is one replica's screen history: its newest points up to a
+// capacity, oldest first, kept without pointers. An analysis.Point is
+// 144 bytes with three pointers (the time's location and two slices) and
+// its prompt-length column a separate allocation; fifty replicas of fifteen
+// minutes made that the largest part of the dashboard's live heap, and all
+// of it had to be scanned by every collection. Here a point is 80 bytes of
+// plain values and its column a stride of one flat array, so the history
+// is about two thirds of the size and the collector skips it. Points come
+// back out exactly as they went in (the time without its monotonic
+// reading, which nothing on the screen compares).
+type pointHistory struct {
+	buf   []storedPoint
+	start int // slot of the oldest point
+	n     int
+
+	locs    []*time.Location // the points' time zones, in practice one
+	layouts [][]float64      // the prompt-length bounds met, in practice one
+	// deltas holds each slot's prompt-length column at slot×stride; a
+	// column of another length (the server changed) goes to wide.
+	deltas []float32
+	stride int
+	wide   map[int][]float32
+}
+
+// storedPoint is an analysis.Point without pointers: the time as seconds
+// and nanoseconds with an index into locs, the bounds as an index into
+// layouts (0: none), the column in the history's arrays.
+type storedPoint struct {
+	sec     int64
+	figures [16]float32
+	nsec    int32
+	state   analysis.State
+	loc     uint8
+	layout  uint8
+	columns uint8 // noColumn, inline (in deltas) or wideColumn
+}
+
+// How a stored point's prompt-length column is kept.
+const (
+	noColumn     = iota // nil
+	inlineColumn        // deltas[slot*stride:][:stride]
+	wideColumn          // wide[slot]
+)
+
+// newPointHistory returns an empty history of at most capacity points (at
+// least one).
+func newPointHistory(capacity int) *pointHistory {
+	return &pointHistory{buf: make([]storedPoint, max(capacity, 1))}
+}
+
+// Len returns how many points the history holds.
+func (h *pointHistory) Len() int { return h.n }
+
+// Cap returns the capacity.
+func (h *pointHistory) Cap() int { return len(h.buf) }
+
+// Latest returns the newest point.
+func (h *pointHistory) Latest() (analysis.Point, bool) {
+	if h.n == 0 {
+		return analysis.Point{}, false
+	}
+	return h.At(h.n - 1), true
+}
+
+// Push adds a point, dropping the oldest when full.
+func (h *pointHistory) Push(p analysis.Point) {
+	slot := (h.start + h.n) % len(h.buf)
+	if h.n < len(h.buf) {
+		h.n++
+	} else {
+		h.start = (h.start + 1) % len(h.buf)
+	}
+	delete(h.wide, slot)
+	sp := storedPoint{
+		sec: p.Time.Unix(), nsec: int32(p.Time.Nanosecond()), state: p.State,
+		figures: [16]float32{
+			p.Running, p.Waiting, p.KVCacheUsage, p.RequestsPerSecond,
+			p.PromptTokensPerSecond, p.GenerationTokensPerSecond, p.PreemptionsPerSecond,
+			p.TTFTP50, p.TTFTP90, p.TTFTP99, p.ITLP50, p.ITLP90, p.ITLP99,
+			p.E2EP50, p.E2EP90, p.E2EP99,
+		},
+	}
+	sp.loc = h.index(p.Time.Location())
+	if p.PromptLengthBounds != nil {
+		sp.layout = h.layout(p.PromptLengthBounds) + 1
+	}
+	switch d := p.PromptLengthDeltas; {
+	case d == nil:
+		sp.columns = noColumn
+	case h.stride == 0 && len(d) > 0 || len(d) == h.stride && h.stride > 0:
+		if h.stride == 0 {
+			h.stride = len(d)
+			h.deltas = make([]float32, len(h.buf)*h.stride)
+		}
+		copy(h.deltas[slot*h.stride:(slot+1)*h.stride], d)
+		sp.columns = inlineColumn
+	default:
+		if h.wide == nil {
+			h.wide = map[int][]float32{}
+		}
+		h.wide[slot] = slices.Clone(d)
+		sp.columns = wideColumn
+	}
+	h.buf[slot] = sp
+}
+
+// index returns loc's index in locs, adding it when new. Past 255 zones
+// (never in practice: one clock stamps a replica's points) the last index
+// is reused for the newest zone.
+func (h *pointHistory) index(loc *time.Location) uint8 {
+	if i := slices.Index(h.locs, loc); i >= 0 {
+		return uint8(i)
+	}
+	if len(h.locs) == 255 {
+		h.locs[254] = loc
+		return 254
+	}
+	h.locs = append(h.locs, loc)
+	return uint8(len(h.locs) - 1)
+}
+
+// layout returns the index of bounds in layouts, adding them when new.
+// The analysis shares one bounds slice between reports while the server's
+// buckets stay the same, so the pointer usually answers. Past 254 layouts
+// (a server changing its buckets every few seconds) the last index is
+// reused, and the older points that carry it show the newest bounds.
+func (h *pointHistory) layout(bounds []float64) uint8 {
+	for i, l := range h.layouts {
+		if len(l) == len(bounds) && (len(l) == 0 || &l[0] == &bounds[0] || slices.Equal(l, bounds)) {
+			return uint8(i)
+		}
+	}
+	if len(h.layouts) == 254 {
+		h.layouts[253] = bounds
+		return 253
+	}
+	h.layouts = append(h.layouts, bounds)
+	return uint8(len(h.layouts) - 1)
+}
+
+// At returns the i-th point, oldest first (0 ≤ i < Len), with a copy of
+// its prompt-length column.
+func (h *pointHistory) At(i int) analysis.Point {
+	return h.appendPoint(nil, i, nil)[0]
+}
+
+// appendPoint appends the i-th point to dst, its column taken from the
+// end of column's capacity (allocated when short), and returns dst.
+func (h *pointHistory) appendPoint(dst []analysis.Point, i int, column *[]float32) []analysis.Point {
+	slot := (h.start + i) % len(h.buf)
+	sp := &h.buf[slot]
+	f := &sp.figures
+	p := analysis.Point{
+		Time:    time.Unix(sp.sec, int64(sp.nsec)).In(h.locs[sp.loc]),
+		State:   sp.state,
+		Running: f[0], Waiting: f[1], KVCacheUsage: f[2], RequestsPerSecond: f[3],
+		PromptTokensPerSecond: f[4], GenerationTokensPerSecond: f[5], PreemptionsPerSecond: f[6],
+		TTFTP50: f[7], TTFTP90: f[8], TTFTP99: f[9], ITLP50: f[10], ITLP90: f[11], ITLP99: f[12],
+		E2EP50: f[13], E2EP90: f[14], E2EP99: f[15],
+	}
+	if sp.layout > 0 {
+		p.PromptLengthBounds = h.layouts[sp.layout-1]
+	}
+	var d []float32
+	switch sp.columns {
+	case inlineColumn:
+		d = h.deltas[slot*h.stride : (slot+1)*h.stride]
+	case wideColumn:
+		d = h.wide[slot]
+	}
+	if sp.columns != noColumn {
+		var c []float32
+		if column != nil && cap(*column)-len(*column) >= len(d) {
+			c = (*column)[len(*column) : len(*column)+len(d) : len(*column)+len(d)]
+			*column = (*column)[:len(*column)+len(d)]
+		} else {
+			c = make([]float32, len(d))
+		}
+		copy(c, d)
+		p.PromptLengthDeltas = c
+	}
+	return append(dst, p)
+}
+
+// timeAt returns the time of the i-th point, oldest first.
+func (h *pointHistory) timeAt(i int) time.Time {
+	sp := &h.buf[(h.start+i)%len(h.buf)]
+	return time.Unix(sp.sec, int64(sp.nsec)).In(h.locs[sp.loc])
+}

@@ -117,15 +117,7 @@ func (h *pointHistory) Push(p analysis.Point) {
 // (never in practice: one clock stamps a replica's points) the last index
 // is reused for the newest zone.
 func (h *pointHistory) index(loc *time.Location) uint8 {
-	if i := slices.Index(h.locs, loc); i >= 0 {
-		return uint8(i)
-	}
-	if len(h.locs) == 255 {
-		h.locs[254] = loc
-		return 254
-	}
-	h.locs = append(h.locs, loc)
-	return uint8(len(h.locs) - 1)
+	return indexIn(&h.locs, loc, func(a, b *time.Location) bool { return a == b }, 255)
 }
 
 // layout returns the index of bounds in layouts, adding them when new.
@@ -134,17 +126,31 @@ func (h *pointHistory) index(loc *time.Location) uint8 {
 // (a server changing its buckets every few seconds) the last index is
 // reused, and the older points that carry it show the newest bounds.
 func (h *pointHistory) layout(bounds []float64) uint8 {
-	for i, l := range h.layouts {
-		if len(l) == len(bounds) && (len(l) == 0 || &l[0] == &bounds[0] || slices.Equal(l, bounds)) {
+	return indexIn(&h.layouts, bounds, sameLayout, 254)
+}
+
+// sameLayout reports whether two bucket layouts are equal, by pointer
+// first.
+func sameLayout(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
+}
+
+// indexIn returns the index of the first element of *list that same
+// finds like v, appending v when none does. Once the list holds limit
+// elements, the last one is replaced by v instead (the callers say why
+// that is acceptable).
+func indexIn[T any](list *[]T, v T, same func(a, b T) bool, limit int) uint8 {
+	for i, x := range *list {
+		if same(x, v) {
 			return uint8(i)
 		}
 	}
-	if len(h.layouts) == 254 {
-		h.layouts[253] = bounds
-		return 253
+	if len(*list) == limit {
+		(*list)[limit-1] = v
+		return uint8(limit - 1)
 	}
-	h.layouts = append(h.layouts, bounds)
-	return uint8(len(h.layouts) - 1)
+	*list = append(*list, v)
+	return uint8(len(*list) - 1)
 }
 
 // At returns the i-th point, oldest first (0 ≤ i < Len), with a copy of

@@ -35,7 +35,13 @@ func (r *Ring[T]) Push(v T) {
 }
 
 // At returns the i-th value, oldest first (0 ≤ i < Len).
-func (r *Ring[T]) At(i int) T { return r.buf[(r.start+i)%len(r.buf)] }
+func (r *Ring[T]) At(i int) T { return r.buf[r.Slot(i)] }
+
+// Slot returns where the i-th value, oldest first, is stored: an index
+// below Cap that stays that value's until it is dropped (or Grow moves
+// every value), so that an owner can keep more of each value in arrays of
+// its own beside the ring. Slot(Len()) is where the next Push goes.
+func (r *Ring[T]) Slot(i int) int { return (r.start + i) % len(r.buf) }
 
 // AppendTo appends the values, oldest first, to dst[:0] and returns it.
 // Pass the previous result back to avoid allocating.

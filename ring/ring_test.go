@@ -66,3 +66,27 @@ func TestAppendToReusesDst(t *testing.T) {
 		t.Errorf("allocs %v len %d first %d", allocs, len(dst), dst[0])
 	}
 }
+
+// Slot names where each value is stored: distinct slots below Cap, the
+// same for a value until it is dropped, and Slot(Len()) where the next
+// Push lands, before and after the ring is full.
+func TestSlot(t *testing.T) {
+	r := New[int](3)
+	where := map[int]int{} // value → its slot when pushed
+	for v := range 8 {
+		next := r.Slot(r.Len())
+		r.Push(v)
+		where[v] = next
+		seen := map[int]bool{}
+		for i := range r.Len() {
+			s := r.Slot(i)
+			if s < 0 || s >= r.Cap() || seen[s] {
+				t.Fatalf("after %d: slot %d of value %d out of range or repeated", v, s, r.At(i))
+			}
+			seen[s] = true
+			if where[r.At(i)] != s {
+				t.Errorf("after %d: value %d in slot %d, pushed into %d", v, r.At(i), s, where[r.At(i)])
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/ring"
 )
 
 // pointHistory is one replica's screen history: its newest points up to a
@@ -18,14 +19,13 @@ import (
 // back out exactly as they went in (the time without its monotonic
 // reading, which nothing on the screen compares).
 type pointHistory struct {
-	buf   []storedPoint
-	start int // slot of the oldest point
-	n     int
+	points *ring.Ring[storedPoint]
 
 	locs    []*time.Location // the points' time zones, in practice one
 	layouts [][]float64      // the prompt-length bounds met, in practice one
-	// deltas holds each slot's prompt-length column at slot×stride; a
-	// column of another length (the server changed) goes to wide.
+	// deltas holds the prompt-length column of the point in each of the
+	// ring's slots (ring.Slot) at slot×stride; a column of another length
+	// (the server changed) goes to wide.
 	deltas []float32
 	stride int
 	wide   map[int][]float32
@@ -54,31 +54,26 @@ const (
 // newPointHistory returns an empty history of at most capacity points (at
 // least one).
 func newPointHistory(capacity int) *pointHistory {
-	return &pointHistory{buf: make([]storedPoint, max(capacity, 1))}
+	return &pointHistory{points: ring.New[storedPoint](capacity)}
 }
 
 // Len returns how many points the history holds.
-func (h *pointHistory) Len() int { return h.n }
+func (h *pointHistory) Len() int { return h.points.Len() }
 
 // Cap returns the capacity.
-func (h *pointHistory) Cap() int { return len(h.buf) }
+func (h *pointHistory) Cap() int { return h.points.Cap() }
 
 // Latest returns the newest point.
 func (h *pointHistory) Latest() (analysis.Point, bool) {
-	if h.n == 0 {
+	if h.Len() == 0 {
 		return analysis.Point{}, false
 	}
-	return h.At(h.n - 1), true
+	return h.At(h.Len() - 1), true
 }
 
 // Push adds a point, dropping the oldest when full.
 func (h *pointHistory) Push(p analysis.Point) {
-	slot := (h.start + h.n) % len(h.buf)
-	if h.n < len(h.buf) {
-		h.n++
-	} else {
-		h.start = (h.start + 1) % len(h.buf)
-	}
+	slot := h.points.Slot(h.Len()) // the point's, and its column's
 	delete(h.wide, slot)
 	sp := storedPoint{
 		sec: p.Time.Unix(), nsec: int32(p.Time.Nanosecond()), state: p.State,
@@ -99,7 +94,7 @@ func (h *pointHistory) Push(p analysis.Point) {
 	case h.stride == 0 && len(d) > 0 || len(d) == h.stride && h.stride > 0:
 		if h.stride == 0 {
 			h.stride = len(d)
-			h.deltas = make([]float32, len(h.buf)*h.stride)
+			h.deltas = make([]float32, h.Cap()*h.stride)
 		}
 		copy(h.deltas[slot*h.stride:(slot+1)*h.stride], d)
 		sp.columns = inlineColumn
@@ -110,7 +105,7 @@ func (h *pointHistory) Push(p analysis.Point) {
 		h.wide[slot] = slices.Clone(d)
 		sp.columns = wideColumn
 	}
-	h.buf[slot] = sp
+	h.points.Push(sp)
 }
 
 // index returns loc's index in locs, adding it when new. Past 255 zones
@@ -162,8 +157,7 @@ func (h *pointHistory) At(i int) analysis.Point {
 // appendPoint appends the i-th point to dst, its column taken from the
 // end of column's capacity (allocated when short), and returns dst.
 func (h *pointHistory) appendPoint(dst []analysis.Point, i int, column *[]float32) []analysis.Point {
-	slot := (h.start + i) % len(h.buf)
-	sp := &h.buf[slot]
+	slot, sp := h.points.Slot(i), h.points.At(i)
 	f := &sp.figures
 	p := analysis.Point{
 		Time:    time.Unix(sp.sec, int64(sp.nsec)).In(h.locs[sp.loc]),
@@ -199,6 +193,6 @@ func (h *pointHistory) appendPoint(dst []analysis.Point, i int, column *[]float3
 
 // timeAt returns the time of the i-th point, oldest first.
 func (h *pointHistory) timeAt(i int) time.Time {
-	sp := &h.buf[(h.start+i)%len(h.buf)]
+	sp := h.points.At(i)
 	return time.Unix(sp.sec, int64(sp.nsec)).In(h.locs[sp.loc])
 }

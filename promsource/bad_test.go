@@ -274,11 +274,13 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 }
 
-// A refresh costs the same two requests whatever the fleet's size: the
-// raw samples and up. A full read (the first, after a failure, when the
-// window changes, once a minute) asks the whole window and counts
-// nothing: the cap is checked as the answer arrives. Between full reads
-// the raw samples are asked only since the refresh before, with a margin.
+// A refresh costs the same few requests whatever the fleet's size. A
+// whole read (the first, after a failure, when the window changes) asks
+// the raw samples of the window and up, and counts nothing: the cap is
+// checked as the answer arrives. Every refresh after it is an increment,
+// however long they go on: the raw samples since the refresh before, with
+// a margin; up; and one part of the series over the whole window, the
+// next part each time.
 func TestConstantRequestsPerRefresh(t *testing.T) {
 	var mu sync.Mutex
 	var queries []string
@@ -294,6 +296,8 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 	defer srv.Close()
 	clock := t0
 	s := testSource(t, Config{URL: srv.URL, Window: 30 * time.Second, Now: func() time.Time { return clock }})
+	rawSel := s.q.raw(0)
+	rawSel = rawSel[:strings.LastIndex(rawSel, "[")]
 	const full, counted = "[30000ms]", "count("
 	steps := []struct {
 		after     time.Duration
@@ -301,19 +305,21 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 		window    time.Duration // set before the refresh when not zero
 		requests  int
 		rawRange  string
+		part      int // the part re-read over the window; -1 for none
 		fullReads int
 	}{
-		{0, "", 0, 2, full, 1},                                // the first reads the whole window
-		{5 * time.Second, "", 0, 2, "[7000ms]", 1},            // 5 s since, and the 2 s margin
-		{50 * time.Second, "", 0, 2, full, 2},                 // 50 s since: more than the window
-		{5 * time.Second, "", 0, 2, "[7000ms]", 2},            // 5 s since the full read
-		{25 * time.Second, "", 0, 2, "[27000ms]", 2},          // 30 s since
-		{25 * time.Second, "", 0, 2, "[27000ms]", 2},          // 55 s since
-		{5 * time.Second, "", 0, 2, full, 3},                  // a minute: read whole again
-		{5 * time.Second, "503", 0, 0, "", 3},                 // the queries fail
-		{5 * time.Second, "", 0, 2, full, 4},                  // after a failure: read whole
-		{1 * time.Second, "", 0, 2, "[3000ms]", 4},            // 1 s since
-		{1 * time.Second, "", time.Minute, 2, "[60000ms]", 5}, // the window changed
+		{0, "", 0, 2, full, -1, 1},                                // the first reads the whole window
+		{5 * time.Second, "", 0, 3, "[7000ms]", 0, 1},             // 5 s since, and the 2 s margin
+		{50 * time.Second, "", 0, 2, full, -1, 2},                 // 50 s since: more than the window
+		{5 * time.Second, "", 0, 3, "[7000ms]", 0, 2},             // 5 s since the full read
+		{25 * time.Second, "", 0, 3, "[27000ms]", 1, 2},           // 30 s since
+		{25 * time.Second, "", 0, 3, "[27000ms]", 2, 2},           // 55 s since
+		{5 * time.Second, "", 0, 3, "[7000ms]", 3, 2},             // a minute: still an increment
+		{5 * time.Second, "", 0, 3, "[7000ms]", 4, 2},             // and the next part
+		{5 * time.Second, "503", 0, 0, "", -1, 2},                 // the queries fail
+		{5 * time.Second, "", 0, 2, full, -1, 3},                  // after a failure: read whole
+		{1 * time.Second, "", 0, 3, "[3000ms]", 0, 3},             // 1 s since; the parts start again
+		{1 * time.Second, "", time.Minute, 2, "[60000ms]", -1, 4}, // the window changed
 	}
 	for i, st := range steps {
 		clock = clock.Add(st.after)
@@ -335,17 +341,26 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 		if len(got) != st.requests {
 			t.Errorf("step %d: %d requests %q, want %d", i, len(got), got, st.requests)
 		}
-		hasCount, rawRange := false, ""
+		hasCount, rawRange, part := false, "", -1
 		for _, q := range got {
 			switch {
 			case strings.HasPrefix(q, counted):
 				hasCount = true
+			case strings.HasPrefix(q, rawSel+"["):
+				rawRange = q[len(rawSel):]
 			case strings.HasPrefix(q, "{__name__"):
-				rawRange = q[strings.LastIndex(q, "["):]
+				for p := range s.q.parts {
+					if q == s.q.rawPart(p, 30*time.Second) {
+						part = p
+					}
+				}
+				if part < 0 {
+					t.Errorf("step %d: %q is neither the raw read nor a part of it over the window", i, q)
+				}
 			}
 		}
-		if hasCount || rawRange != st.rawRange {
-			t.Errorf("step %d: counted %v, raw range %s; want no count, %s", i, hasCount, rawRange, st.rawRange)
+		if hasCount || rawRange != st.rawRange || part != st.part {
+			t.Errorf("step %d: counted %v, raw range %s, part %d re-read; want no count, %s, part %d", i, hasCount, rawRange, part, st.rawRange, st.part)
 		}
 		if n := s.Stats().FullReads; n != st.fullReads {
 			t.Errorf("step %d: %d full reads, want %d", i, n, st.fullReads)

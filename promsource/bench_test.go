@@ -20,8 +20,9 @@ import (
 )
 
 // The benchmark's rhythm: Prometheus scrapes every second (as
-// bench/prometheus.sh does: 30 samples per series in the default 30 s
-// window, the costly case), and vtop refreshes every 5 s.
+// bench/prometheus.sh does by default: 30 samples per series in the
+// default 30 s window, the costly case) or every 5 s, and vtop refreshes
+// every 5 s.
 const (
 	benchScrape   = time.Second
 	benchWindow   = 30 * time.Second
@@ -30,26 +31,30 @@ const (
 
 // BenchmarkRefresh measures one refresh (the queries, the decoding and the
 // readings) and one analysis of a fleet of replicas with two engines each
-// behind one real Prometheus, and reports the requests per refresh and
-// what was read. read=whole reads the whole window every refresh (as the
-// first refresh does); read=increment is the steady state, each refresh
+// behind one real Prometheus scraping every second or every 5 s, and
+// reports the requests per refresh, what was read and the slowest
+// refresh. read=whole reads the whole window every refresh (as the first
+// refresh does); read=increment is the steady state, each refresh
 // starting an interval after the one before began, as the source's own
-// loop starts them (the wait is not timed). Setting up takes a window of
+// loop starts them (the wait is not timed). 13 increments cover a minute
+// of refreshes, every part of the recheck. Setting up takes a window of
 // scraping per size:
 //
-//	go test ./promsource -run '^$' -bench Refresh -benchtime 5x
+//	go test ./promsource -run '^$' -bench 'Refresh/scrape=1s/replicas=200/read=increment' -benchtime 13x
 func BenchmarkRefresh(b *testing.B) {
-	for _, n := range []int{50, 200} {
-		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
-			prom := benchFleet(b, n)
-			for _, whole := range []bool{true, false} {
-				name := "read=increment"
-				if whole {
-					name = "read=whole"
+	for _, scrape := range []time.Duration{benchScrape, 5 * time.Second} {
+		for _, n := range []int{50, 200} {
+			b.Run(fmt.Sprintf("scrape=%s/replicas=%d", scrape, n), func(b *testing.B) {
+				prom := benchFleet(b, n, scrape)
+				for _, whole := range []bool{true, false} {
+					name := "read=increment"
+					if whole {
+						name = "read=whole"
+					}
+					b.Run(name, func(b *testing.B) { benchRefresh(b, prom, n, whole) })
 				}
-				b.Run(name, func(b *testing.B) { benchRefresh(b, prom, n, whole) })
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -66,7 +71,7 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 	began := time.Now()
 	src.refresh(ctx) // the first read is whole either way
 	before := src.Stats()
-	var analyzeTime time.Duration
+	var analyzeTime, slowest time.Duration
 	var samples int
 	b.ResetTimer()
 	for b.Loop() {
@@ -79,6 +84,7 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 		began = time.Now()
 		b.StartTimer()
 		src.refresh(ctx)
+		slowest = max(slowest, time.Since(began))
 		start := time.Now()
 		rep := analysis.Analyze(src.Now(), src.Readings(nil), cfg, nil)
 		analyzeTime += time.Since(start)
@@ -93,14 +99,12 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 	b.ReportMetric(float64(st.FullReads-before.FullReads)/refreshes, "whole-reads/refresh")
 	b.ReportMetric(float64(samples)/refreshes, "samples-read/refresh")
 	b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
+	b.ReportMetric(slowest.Seconds(), "slowest-refresh-s")
 }
 
 // benchFleet serves n replicas of two engines each and a Prometheus
-// scraping them, and waits until it holds a full window.
-func benchFleet(b *testing.B, n int) *testutil.Prometheus { return benchFleetT(b, n) }
-
-// benchFleetT is benchFleet for any test.
-func benchFleetT(b testing.TB, n int) *testutil.Prometheus {
+// scraping them every scrape, and waits until it holds a full window.
+func benchFleet(b *testing.B, n int, scrape time.Duration) *testutil.Prometheus {
 	b.Helper()
 	testutil.PrometheusTool(b, "prometheus")
 	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
@@ -118,8 +122,8 @@ func benchFleetT(b testing.TB, n int) *testutil.Prometheus {
 		}
 		targets[i] = pu.Host
 	}
-	prom := testutil.StartPrometheus(b, benchScrape, targets)
-	prom.WaitForWindow(benchWindow + benchScrape)
+	prom := testutil.StartPrometheus(b, scrape, targets)
+	prom.WaitForWindow(benchWindow + scrape)
 	return prom
 }
 

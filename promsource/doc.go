@@ -9,7 +9,10 @@
 // source keeps the window's raw samples between refreshes, so R is only
 // the time since the previous evaluation plus a margin; the whole window
 // (R = W, exactly the samples PromQL's rate() sees at T) is read at start,
-// after a failure, when the window changes and once a minute. A cap on the
+// after a failure and when the window changes. With each increment, one
+// part of the series (a few families) is read over the whole window again,
+// the next part each time, so that a sample that arrived too late for an
+// increment is in within a minute, without a refresh that reads it all. A cap on the
 // series of one answer, checked as it is decoded, keeps a huge fleet from
 // exhausting memory without a query to count them first. The raw samples become one catalogue.Sample per
 // replica per scrape timestamp, so the analysis computes rate() and

@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -27,25 +28,28 @@ type fetched struct {
 }
 
 // fetch asks the constant set of queries of one refresh, all evaluated
-// at the same time: the raw samples over rawRange and up over the window,
-// side by side. The series cap is checked as the raw samples arrive (see
-// decodeMatrix), so no query counts the series first: counting touches
-// every series as the read does, and cost Prometheus as much again. Only
-// a whole read that finds no series asks more, to say why.
-func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool) (fetched, error) {
+// at the same time and side by side: the raw samples over rawRange, up
+// over the window and, with an increment, the recheck's part of the
+// series over the whole window (recheck, "" for none). The series cap is
+// checked as the raw samples arrive (see decodeMatrix), so no query counts
+// the series first: counting touches every series as the read does, and
+// cost Prometheus as much again. Only a whole read that finds no series
+// asks more, to say why.
+func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool, recheck string) (fetched, error) {
 	var f fetched
 	var wg sync.WaitGroup
-	var upErr error
-	var upWarns []string
-	var warns []string
-	var err error
+	var upErr, recheckErr error
+	var upWarns, recheckWarns []string
+	var again model.Matrix
 	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
-	f.raw, warns, err = s.streamMatrix(ctx, s.q.raw(rawRange), at)
-	wg.Wait()
-	if err == nil {
-		err = upErr
+	if recheck != "" {
+		wg.Go(func() { again, recheckWarns, recheckErr = s.streamMatrix(ctx, recheck, at) })
 	}
-	f.warnings = append(append(f.warnings, warns...), upWarns...)
+	raw, warns, err := s.streamMatrix(ctx, s.q.raw(rawRange), at)
+	wg.Wait()
+	err = cmp.Or(err, recheckErr, upErr)
+	f.raw = append(raw, again...)
+	f.warnings = slices.Concat(warns, recheckWarns, upWarns)
 	if err == nil && whole && len(f.raw) == 0 {
 		err = s.explainEmpty(ctx, at)
 	}

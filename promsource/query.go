@@ -1,9 +1,11 @@
 package promsource
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,38 +27,103 @@ func prefixGroup() string {
 	return "(?:" + strings.Join(alts, "|") + ")?"
 }
 
+// sampleName is one sample name vtop reads, as a quoted regex.
+type sampleName struct {
+	re string
+	// vllm is a vLLM name without its prefix, read under every spelling
+	// of it; the others (process, API server, other engines) are as they are.
+	vllm bool
+	// bucket is a histogram's _bucket series: one series per bound, some
+	// twenty times the series of any other name.
+	bucket bool
+}
+
 // sampleNames returns the sample names of the alias table's families
-// (histograms as their _bucket, _sum and _count series), the vLLM ones
-// without their prefix and the others (process, API server) as they are.
-func sampleNames() (vllm, other []string) {
+// (histograms as their _bucket, _sum and _count series), in its order,
+// each once: a name of another engine that a vLLM name already matches
+// under the empty prefix (NIM's unprefixed names) is left out.
+func sampleNames() []sampleName {
+	var out []sampleName
+	seen := map[sampleName]bool{}
+	bare := slices.Contains(catalogue.Prefixes, "")
 	for _, r := range catalogue.Reads {
 		names := []string{r.Name}
 		if r.Kind == catalogue.ReadHistogram {
 			names = []string{r.Name + "_bucket", r.Name + "_sum", r.Name + "_count"}
 		}
 		for _, n := range names {
-			if rest, ok := strings.CutPrefix(n, vllmOwn); ok {
-				vllm = append(vllm, regexp.QuoteMeta(rest))
-			} else {
-				other = append(other, regexp.QuoteMeta(n))
+			rest, vllm := strings.CutPrefix(n, vllmOwn)
+			sn := sampleName{re: regexp.QuoteMeta(rest), vllm: vllm, bucket: strings.HasSuffix(n, "_bucket")}
+			if seen[sn] || (!vllm && bare && seen[sampleName{re: sn.re, vllm: true, bucket: sn.bucket}]) {
+				continue
 			}
+			seen[sn] = true
+			out = append(out, sn)
 		}
 	}
-	return vllm, other
+	return out
+}
+
+// nameRegex matches the names given, the vLLM ones under every prefix.
+func nameRegex(names []sampleName) string {
+	var vllm, alts []string
+	for _, n := range names {
+		if n.vllm {
+			vllm = append(vllm, n.re)
+		} else {
+			alts = append(alts, n.re)
+		}
+	}
+	if len(vllm) > 0 {
+		alts = slices.Insert(alts, 0, prefixGroup()+"(?:"+strings.Join(vllm, "|")+")")
+	}
+	return strings.Join(alts, "|")
 }
 
 // vllmNameRegex matches the names of the vLLM series vtop reads, under
 // every prefix: the series that make a replica.
 func vllmNameRegex() string {
-	vllm, _ := sampleNames()
-	return prefixGroup() + "(?:" + strings.Join(vllm, "|") + ")"
+	var vllm []sampleName
+	for _, n := range sampleNames() {
+		if n.vllm {
+			vllm = append(vllm, n)
+		}
+	}
+	return nameRegex(vllm)
 }
 
 // readNameRegex matches every series vtop reads: the vLLM ones and the
 // process and API-server families that come with them.
-func readNameRegex() string {
-	_, other := sampleNames()
-	return vllmNameRegex() + "|" + strings.Join(other, "|")
+func readNameRegex() string { return nameRegex(sampleNames()) }
+
+// partRegexes splits the names of readNameRegex into n parts of about as
+// many series each, for the recheck (see rawWindow): every name is in
+// exactly one part. A _bucket name weighs as the twenty-odd series of a
+// histogram's bounds, and the heaviest names go first, each to the
+// lightest part, so that no part holds most of a fleet's series.
+func partRegexes(n int) []string {
+	names := sampleNames()
+	weight := func(s sampleName) int {
+		if s.bucket {
+			return 20
+		}
+		return 1
+	}
+	slices.SortStableFunc(names, func(a, b sampleName) int { return cmp.Compare(weight(b), weight(a)) })
+	parts := make([][]sampleName, n)
+	load := make([]int, n)
+	for _, s := range names {
+		i := slices.Index(load, slices.Min(load))
+		parts[i] = append(parts[i], s)
+		load[i] += weight(s)
+	}
+	out := make([]string, 0, n)
+	for _, p := range parts {
+		if len(p) > 0 {
+			out = append(out, nameRegex(p))
+		}
+	}
+	return out
 }
 
 // anyVLLMRegex matches anything that looks like vLLM's, for telling the
@@ -89,7 +156,8 @@ func parseSelector(sel string) (string, error) {
 
 // queries are the PromQL expressions of one source, built once.
 type queries struct {
-	matchers string // the selector's matchers, "" for none
+	matchers string   // the selector's matchers, "" for none
+	parts    []string // partRegexes: the names of the raw read, in parts
 }
 
 // selector is {__name__=~re, matchers}.
@@ -115,6 +183,12 @@ func rangeSel(w time.Duration) string {
 // raw is every series vtop reads over the window: its raw samples.
 func (q queries) raw(w time.Duration) string {
 	return q.selector(readNameRegex()) + rangeSel(w)
+}
+
+// rawPart is the raw samples over the window of the series whose names
+// are in part i of the recheck.
+func (q queries) rawPart(i int, w time.Duration) string {
+	return q.selector(q.parts[i]) + rangeSel(w)
 }
 
 // count is how many series raw would return (those with a sample in the

@@ -130,7 +130,9 @@ type Stats struct {
 	// LastRefresh is the wall time of the newest refresh.
 	LastRefresh time.Duration
 	// Series and Samples are what the newest refresh read: the whole
-	// window, or only what was new since the refresh before.
+	// window, or what was new since the refresh before and the part of
+	// the series re-read over the window with it (a series in both is
+	// counted twice).
 	Series, Samples int
 	// FullReads counts the refreshes that read the whole window.
 	FullReads int
@@ -148,7 +150,8 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: queries{matchers: matchers},
+	q := queries{matchers: matchers, parts: partRegexes(recheckParts(cfg.Interval))}
+	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: q,
 		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
 		window: cfg.Window, replicas: map[string]*replica{}}
 	rt, err := newTransport(cfg.Access, cfg.MaxBody, &s.requests)
@@ -309,8 +312,12 @@ func (s *Source) refresh(ctx context.Context) {
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
+	recheck := ""
+	if !full {
+		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
+	}
 	gpusIn := s.startGPUs(ctx, at)
-	f, err := s.fetch(ctx, at, width, rawRange, full)
+	f, err := s.fetch(ctx, at, width, rawRange, full, recheck)
 	gpusIn()
 	if ctx.Err() != nil {
 		s.raw.reset() // an increment may have been cut short: read whole next time

@@ -10,11 +10,23 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// resync is how often the source reads the whole window again even when
-// nothing failed. Between two, each refresh reads only what is new; the
-// full read bounds how long anything an increment could miss (a sample
-// ingested later than the margin allows, a backfill) stays missed.
-const resync = time.Minute
+// recheckEvery is how long a sample an increment missed (one ingested
+// later than the margin allows, a backfill) may stay missed: within it,
+// every series is read over the whole window again, a part of them with
+// each refresh, alongside the increment.
+const recheckEvery = time.Minute
+
+// maxRecheckParts bounds how finely the series are split for the recheck:
+// a part of the names holds at least one histogram's buckets, and a finer
+// split only adds queries of next to nothing.
+const maxRecheckParts = 12
+
+// recheckParts is how many parts the series are re-read in when refreshes
+// are interval apart: all of them within recheckEvery, and in at least two
+// parts, so that no refresh re-reads everything.
+func recheckParts(interval time.Duration) int {
+	return min(max(int(recheckEvery/interval), 2), maxRecheckParts)
+}
 
 // minMargin is the least overlap of an increment with what the source
 // already holds; see rawWindow.rangeFor.
@@ -28,13 +40,20 @@ const minMargin = 2 * time.Second
 // computed from them is still PromQL's, at a fraction of the bytes,
 // Prometheus time and decoding.
 //
-// The window is read whole at the first refresh, after any failure, when
-// the width changes, and once every resync.
+// The window is read whole at the first refresh, after any failure and
+// when the width changes. Between those, each increment also re-reads one
+// part of the series over the whole window (the recheck), in turn, which
+// bounds how long anything an increment could miss stays missed. A whole
+// read of a large fleet takes several times an increment, so re-reading it
+// all at once every minute made one refresh a minute overrun its interval;
+// a part with each refresh costs a little, evenly.
 type rawWindow struct {
 	series map[model.Fingerprint]*model.SampleStream
 	at     time.Time     // evaluation time of the samples held; zero: none
 	width  time.Duration // the window they cover, ending at at
-	full   time.Time     // evaluation time of the newest full read
+	// recheck counts the increments since the newest whole read: the
+	// next one re-reads part recheck modulo the parts.
+	recheck int
 	// added is, per series, the time of the oldest sample the newest
 	// merge added; nil after a full read (everything is new).
 	added map[model.Fingerprint]model.Time
@@ -54,7 +73,7 @@ func (w *rawWindow) reset() { *w = rawWindow{} }
 // that and a clock difference of up to one interval between vtop and the
 // server. Samples already held are told apart by their timestamps.
 func (w *rawWindow) rangeFor(at time.Time, width time.Duration) (time.Duration, bool) {
-	if w.at.IsZero() || w.width != width || !at.After(w.at) || at.Sub(w.full) >= resync {
+	if w.at.IsZero() || w.width != width || !at.After(w.at) {
 		return width, true
 	}
 	r := at.Sub(w.at) + max(2*w.scrapeGap(), minMargin)
@@ -62,6 +81,14 @@ func (w *rawWindow) rangeFor(at time.Time, width time.Duration) (time.Duration, 
 		return width, true
 	}
 	return r, false
+}
+
+// nextRecheck returns the part of n that this increment re-reads over the
+// whole window: each in turn from the newest whole read.
+func (w *rawWindow) nextRecheck(n int) int {
+	i := w.recheck % n
+	w.recheck++
+	return i
 }
 
 // scrapeGap estimates the server's scrape interval: the median of the
@@ -113,14 +140,15 @@ func (w *rawWindow) holds(t model.Time) bool {
 }
 
 // merge folds a read into the window that ends at at: a full read
-// replaces what is held, an increment adds the samples not held yet. The
-// samples older than the window are dropped, and the series left with
-// none.
+// replaces what is held, an increment adds the samples not held yet. A
+// series may come more than once in m (the increment, and again in the
+// recheck's part). The samples older than the window are dropped, and the
+// series left with none.
 func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, full bool) {
 	w.added = map[model.Fingerprint]model.Time{}
 	if full || w.series == nil {
 		w.series = make(map[model.Fingerprint]*model.SampleStream, len(m))
-		w.full, w.added = at, nil
+		w.added, w.recheck = nil, 0
 	}
 	for _, s := range m {
 		fp := s.Metric.Fingerprint()
@@ -135,7 +163,9 @@ func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, ful
 		var oldest model.Time
 		held.Values, oldest = mergePoints(held.Values, s.Values)
 		if w.added != nil && oldest != noneAdded {
-			w.added[fp] = oldest
+			if t, ok := w.added[fp]; !ok || oldest < t {
+				w.added[fp] = oldest
+			}
 		}
 	}
 	// The window is closed, [at-width, at]; avoidEdge keeps samples off

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // pts are points at t0 plus the given seconds, valued by their time.
@@ -47,6 +50,7 @@ func TestRawWindowMerge(t *testing.T) {
 		held  map[string][]float64 // the full read at t0
 		at    float64              // the increment's evaluation, seconds after t0
 		add   map[string][]float64
+		again map[string][]float64 // the recheck's part, read with add
 		want  map[string][]float64
 		full  bool
 		added map[string]float64 // the oldest sample added to each series, seconds after t0
@@ -80,6 +84,14 @@ func TestRawWindowMerge(t *testing.T) {
 			added: map[string]float64{"y": 4, "z": 3},
 		},
 		{
+			name: "the recheck brings a sample the increment's margin missed, and the earlier samples of a series the increment called new",
+			held: map[string][]float64{"x": {-8, -6, -2, 0}},
+			at:   2, add: map[string][]float64{"x": {0, 2}, "z": {1, 2}},
+			again: map[string][]float64{"x": {-8, -6, -4, -2, 0, 2}, "z": {-3, 1, 2}},
+			want:  map[string][]float64{"x": {-8, -6, -4, -2, 0, 2}, "z": {-3, 1, 2}},
+			added: map[string]float64{"x": -4, "z": -3},
+		},
+		{
 			name: "a full read replaces everything",
 			held: map[string][]float64{"x": {-3, -1}, "y": {-2}},
 			at:   1, add: map[string][]float64{"x": {-8, 1}}, full: true,
@@ -91,7 +103,7 @@ func TestRawWindowMerge(t *testing.T) {
 		var w rawWindow
 		w.merge(matrixOf(tt.held), t0, width, true)
 		at := t0.Add(time.Duration(tt.at * float64(time.Second)))
-		w.merge(matrixOf(tt.add), at, width, tt.full)
+		w.merge(append(matrixOf(tt.add), matrixOf(tt.again)...), at, width, tt.full)
 		got := map[string][]float64{}
 		m, added := w.matrix()
 		gotAdded := map[string]float64{}
@@ -142,7 +154,6 @@ func TestRawWindowRange(t *testing.T) {
 		{"5 s scrapes, 5 s later", 5, 5 * time.Second, width, 15 * time.Second, false},
 		{"15 s scrapes: the margin reaches the window", 15, 5 * time.Second, width, width, true},
 		{"a wider window", 1, 5 * time.Second, time.Minute, time.Minute, true},
-		{"a minute after the full read", 1, resync, width, width, true},
 		{"the clock went back", 1, -time.Second, width, width, true},
 	}
 	for _, tt := range tests {
@@ -157,6 +168,106 @@ func TestRawWindowRange(t *testing.T) {
 		r, full := w.rangeFor(t0.Add(tt.after), tt.width)
 		if r != tt.wantRange || full != tt.wantFull {
 			t.Errorf("%s: range %s full %v, want %s %v", tt.name, r, full, tt.wantRange, tt.wantFull)
+		}
+	}
+}
+
+// Once the window is held, refreshes stay increments however long they go
+// on, each re-reading the next part of the series over the whole window:
+// every part within recheckEvery, from the first again after a whole read.
+func TestRecheckInTurn(t *testing.T) {
+	for _, tt := range []struct {
+		interval time.Duration
+		parts    int
+	}{
+		{time.Second, maxRecheckParts}, {5 * time.Second, 12}, {10 * time.Second, 6},
+		{25 * time.Second, 2}, {30 * time.Second, 2}, {time.Minute, 2}, {5 * time.Minute, 2},
+	} {
+		if got := recheckParts(tt.interval); got != tt.parts {
+			t.Errorf("refreshes %s apart: %d parts, want %d", tt.interval, got, tt.parts)
+		}
+	}
+	const width, interval = 30 * time.Second, 5 * time.Second
+	parts := recheckParts(interval)
+	var w rawWindow
+	var secs []float64
+	for s := -29.0; s <= 0; s++ {
+		secs = append(secs, s)
+	}
+	w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
+	at := t0
+	for i := range 2*parts + 1 {
+		at = at.Add(interval)
+		r, full := w.rangeFor(at, width)
+		if full || r != 7*time.Second {
+			t.Fatalf("refresh %d, %s after the whole read: range %s, whole %v; want an increment of 7s", i+1, at.Sub(t0), r, full)
+		}
+		if got := w.nextRecheck(parts); got != i%parts {
+			t.Errorf("refresh %d re-reads part %d, want %d", i+1, got, i%parts)
+		}
+		end := at.Sub(t0).Seconds()
+		w.merge(model.Matrix{stream("x", pts(end-4, end-3, end-2, end-1, end))}, at, width, false)
+	}
+	w.merge(model.Matrix{stream("x", pts(secs...))}, at, width, true)
+	if got := w.nextRecheck(parts); got != 0 {
+		t.Errorf("after a whole read the recheck resumes at part %d, want 0", got)
+	}
+}
+
+// The recheck's parts hold every name vtop reads, each in exactly one
+// part, and about as many series each.
+func TestPartRegexes(t *testing.T) {
+	all := regexp.MustCompile("^(?:" + readNameRegex() + ")$")
+	for _, n := range []int{2, 5, maxRecheckParts} {
+		parts := partRegexes(n)
+		if len(parts) != n {
+			t.Fatalf("%d parts asked, %d made", n, len(parts))
+		}
+		res := make([]*regexp.Regexp, n)
+		for i, p := range parts {
+			res[i] = regexp.MustCompile("^(?:" + p + ")$")
+		}
+		load := make([]int, n)
+		weighed := map[string]bool{}
+		for _, r := range catalogue.Reads {
+			names := []string{r.Name}
+			if r.Kind == catalogue.ReadHistogram {
+				names = []string{r.Name + "_bucket", r.Name + "_sum", r.Name + "_count"}
+			}
+			for _, name := range names {
+				spellings := []string{name}
+				if rest, ok := strings.CutPrefix(name, vllmOwn); ok {
+					spellings = nil
+					for _, p := range catalogue.Prefixes {
+						spellings = append(spellings, p+rest)
+					}
+				}
+				for _, sp := range spellings {
+					var in []int
+					for i, re := range res {
+						if re.MatchString(sp) {
+							in = append(in, i)
+						}
+					}
+					if len(in) != 1 || !all.MatchString(sp) {
+						t.Errorf("%d parts: %s is in parts %v (read: %v), want exactly one", n, sp, in, all.MatchString(sp))
+						continue
+					}
+					// a vLLM name without its prefix is another engine's name
+					if key := strings.TrimPrefix(name, vllmOwn); sp == name && !weighed[key] {
+						weighed[key] = true
+						load[in[0]] += map[bool]int{true: 20, false: 1}[strings.HasSuffix(name, "_bucket")]
+					}
+				}
+			}
+		}
+		for i, re := range res {
+			if re.MatchString("vllm:not_a_family_bucket") || re.MatchString("up") {
+				t.Errorf("%d parts: part %d matches a name vtop does not read", n, i)
+			}
+		}
+		if lo, hi := slices.Min(load), slices.Max(load); hi > lo+20 {
+			t.Errorf("%d parts: loads %v, want them within one histogram of each other", n, load)
 		}
 	}
 }

@@ -341,7 +341,9 @@ func outside(samples []catalogue.Sample, t time.Time) []catalogue.Sample {
 
 // markStopped turns a replica DOWN when nothing of it arrived for a few
 // of its scrape intervals, neither its series nor a failed scrape: its
-// target is gone from Prometheus, or Prometheus stopped scraping it.
+// target is gone from Prometheus, or Prometheus stopped scraping it. A
+// store that answers every sample late (remote write) gives a replica
+// that much longer: its lateness is the server's, not the replica's.
 func (s *Source) markStopped(at time.Time, r *replica) {
 	last := r.newest
 	if n := len(r.samples); n > 0 && r.samples[n-1].Time.After(last) {
@@ -350,7 +352,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 	if last.IsZero() {
 		return
 	}
-	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval) {
+	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval)+s.raw.late {
 		r.fail(at, "no samples since "+last.Format("15:04:05"), "")
 	}
 }

@@ -54,6 +54,9 @@ type rawWindow struct {
 	// recheck counts the increments since the newest whole read: the
 	// next one re-reads part recheck modulo the parts.
 	recheck int
+	// gap and late are the server's scrape interval and how much later
+	// than a scrape interval it answers samples (see measure).
+	gap, late time.Duration
 	// added is, per series, the time of the oldest sample the newest
 	// merge added; nil after a full read (everything is new).
 	added map[model.Fingerprint]model.Time
@@ -65,22 +68,66 @@ func (w *rawWindow) reset() { *w = rawWindow{} }
 // rangeFor returns the range of the raw query of a refresh at at over
 // width, and whether it is the whole window.
 //
-// An increment starts a margin before the previous evaluation: Prometheus
+// An increment starts a margin before the newest samples held: Prometheus
 // stamps a sample with the start of its scrape but can only answer it once
 // the scrape is in, so a sample stamped before the previous evaluation may
 // have arrived after it. A scrape lasts at most its interval (its timeout
 // is no longer), so two scrape intervals (and at least minMargin) cover
 // that and a clock difference of up to one interval between vtop and the
-// server. Samples already held are told apart by their timestamps.
+// server. A store fed by remote write (Mimir, Thanos Receive,
+// VictoriaMetrics) answers samples seconds after their time: what the
+// newest samples held trail the previous evaluation by, beyond the one
+// scrape interval any server's do, is added, so that an increment still
+// reaches back to where the samples held end.
+// Samples already held are told apart by their timestamps.
 func (w *rawWindow) rangeFor(at time.Time, width time.Duration) (time.Duration, bool) {
 	if w.at.IsZero() || w.width != width || !at.After(w.at) {
 		return width, true
 	}
-	r := at.Sub(w.at) + max(2*w.scrapeGap(), minMargin)
+	r := at.Sub(w.at) + w.late + max(2*w.gap, minMargin)
 	if r >= width {
 		return width, true
 	}
 	return r, false
+}
+
+// measure estimates, after a merge at at, the server's scrape interval
+// and how late it answers samples: the medians of the newest gap and of
+// how far the newest sample trails at, beyond one scrape interval (which
+// any server's do), over the series that gained samples (all of them
+// after a full read; a few hundred suffice). Series that gained none say
+// nothing of the server: a replica that stopped would read as lateness.
+// When none gained any, the estimates stay as they were.
+func (w *rawWindow) measure(at time.Time, full bool) {
+	var gaps, lags []model.Time
+	t := model.TimeFromUnixNano(at.UnixNano())
+	for fp, s := range w.series {
+		n := len(s.Values)
+		if _, ok := w.added[fp]; n == 0 || (!full && !ok) {
+			continue
+		}
+		lags = append(lags, max(t-s.Values[n-1].Timestamp, 0))
+		if n >= 2 {
+			gaps = append(gaps, s.Values[n-1].Timestamp-s.Values[n-2].Timestamp)
+		}
+		if len(lags) == 255 {
+			break
+		}
+	}
+	if len(lags) == 0 {
+		return
+	}
+	w.gap = medianMillis(gaps)
+	w.late = max(medianMillis(lags)-w.gap, 0)
+}
+
+// medianMillis is the median of durations in milliseconds; 0 for none.
+func medianMillis(ts []model.Time) time.Duration {
+	if len(ts) == 0 {
+		return 0
+	}
+	slices.Sort(ts)
+	return time.Duration(ts[len(ts)/2]) * time.Millisecond
 }
 
 // nextRecheck returns the part of n that this increment re-reads over the
@@ -89,25 +136,6 @@ func (w *rawWindow) nextRecheck(n int) int {
 	i := w.recheck % n
 	w.recheck++
 	return i
-}
-
-// scrapeGap estimates the server's scrape interval: the median of the
-// newest gap of the series held (a few hundred suffice).
-func (w *rawWindow) scrapeGap() time.Duration {
-	var gaps []model.Time
-	for _, s := range w.series {
-		if n := len(s.Values); n >= 2 {
-			gaps = append(gaps, s.Values[n-1].Timestamp-s.Values[n-2].Timestamp)
-			if len(gaps) == 255 {
-				break
-			}
-		}
-	}
-	if len(gaps) == 0 {
-		return 0
-	}
-	slices.Sort(gaps)
-	return time.Duration(gaps[len(gaps)/2]) * time.Millisecond
 }
 
 // avoidEdge moves an evaluation time back by milliseconds while a sample
@@ -185,6 +213,7 @@ func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, ful
 		}
 	}
 	w.at, w.width = at, width
+	w.measure(at, w.added == nil)
 }
 
 // noneAdded is mergePoints' oldest when it added nothing.

@@ -6,14 +6,19 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
@@ -138,29 +143,32 @@ func matrixOf(series map[string][]float64) model.Matrix {
 
 // The raw query reads the whole window when it must and otherwise only
 // since the last evaluation, with a margin of two scrape intervals (at
-// least minMargin).
+// least minMargin), and further back by what the newest samples trail the
+// evaluation beyond one scrape interval.
 func TestRawWindowRange(t *testing.T) {
 	const width = 30 * time.Second
 	tests := []struct {
 		name      string
 		scrape    float64 // seconds between the held samples; 0: nothing held
+		lag       float64 // seconds the newest held sample trails the evaluation
 		after     time.Duration
 		width     time.Duration
 		wantRange time.Duration
 		wantFull  bool
 	}{
-		{"nothing held", 0, 5 * time.Second, width, width, true},
-		{"1 s scrapes, 5 s later", 1, 5 * time.Second, width, 7 * time.Second, false},
-		{"5 s scrapes, 5 s later", 5, 5 * time.Second, width, 15 * time.Second, false},
-		{"15 s scrapes: the margin reaches the window", 15, 5 * time.Second, width, width, true},
-		{"a wider window", 1, 5 * time.Second, time.Minute, time.Minute, true},
-		{"the clock went back", 1, -time.Second, width, width, true},
+		{"nothing held", 0, 0, 5 * time.Second, width, width, true},
+		{"1 s scrapes, 5 s later", 1, 0, 5 * time.Second, width, 7 * time.Second, false},
+		{"5 s scrapes, 5 s later", 5, 0, 5 * time.Second, width, 15 * time.Second, false},
+		{"15 s scrapes: the margin reaches the window", 15, 0, 5 * time.Second, width, width, true},
+		{"1 s scrapes answered 8 s late (remote write): the lag beyond a scrape is added", 1, 8, 5 * time.Second, width, 14 * time.Second, false},
+		{"a wider window", 1, 0, 5 * time.Second, time.Minute, time.Minute, true},
+		{"the clock went back", 1, 0, -time.Second, width, width, true},
 	}
 	for _, tt := range tests {
 		var w rawWindow
 		if tt.scrape > 0 {
 			var secs []float64
-			for s := -25.0; s <= 0; s += tt.scrape {
+			for s := -25.0; s <= -tt.lag; s += tt.scrape {
 				secs = append(secs, s)
 			}
 			w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
@@ -465,5 +473,88 @@ func TestIncrementalBuildEqualsWhole(t *testing.T) {
 		if got, want := fmt.Sprintf("%+v", inc.snapshot()), fmt.Sprintf("%+v", whole.snapshot()); got != want {
 			t.Errorf("step %d (%s): the increment's build differs from the whole window's:\n%s\nwant\n%s", i, st.name, got, want)
 		}
+	}
+}
+
+// laggingStore answers range selectors of every query as a store fed by
+// remote write would: a counter scraped every second, each sample
+// answered only lag after its time, and none after stop (Unix seconds;
+// 0: it goes on).
+type laggingStore struct {
+	lag  time.Duration
+	stop atomic.Int64
+}
+
+func (l *laggingStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	q := r.Form.Get("query")
+	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+	ms, _ := strconv.ParseFloat(q[strings.LastIndex(q, "[")+1:strings.LastIndex(q, "ms]")], 64)
+	name, newest := "vllm:generation_tokens_total", at-l.lag.Seconds()
+	if strings.HasPrefix(q, "up") {
+		name = "up"
+	}
+	if stop := float64(l.stop.Load()); stop > 0 {
+		newest = min(newest, stop)
+	}
+	var values []string
+	for ts := math.Floor(at-ms/1000) + 1; ts <= newest; ts++ {
+		values = append(values, fmt.Sprintf(`[%.3f,"%g"]`, ts, ts-1e9))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":%q,"instance":"a:8000","job":"vllm"},"values":[%s]}]}}`,
+		name, strings.Join(values, ","))
+}
+
+// A store that answers samples 8 s after their time (more than the
+// margin of two 1 s scrapes): every increment still reaches back to where
+// the samples held end, so the window holds exactly what a whole read
+// gives, and the replica stays up with its rate. When its samples stop,
+// the replica is DOWN as soon as the lateness, measured while samples
+// still came, and its own staleness allow.
+func TestIncrementsReachBackOverALaggingStore(t *testing.T) {
+	const lag, width, interval = 8 * time.Second, 30 * time.Second, 5 * time.Second
+	store := &laggingStore{lag: lag}
+	srv := httptest.NewServer(store)
+	defer srv.Close()
+	clock := t0.Add(time.Hour)
+	s := testSource(t, Config{URL: srv.URL, Window: width, Interval: interval, Now: func() time.Time { return clock }})
+	for i := range 12 {
+		rep := refreshOnce(t, s)
+		if i > 0 && s.Stats().FullReads != 1 {
+			t.Fatalf("refresh %d read the window whole", i+1)
+		}
+		var held []model.SamplePair
+		for _, ss := range s.raw.series {
+			held = ss.Values
+		}
+		at := s.Now()
+		want := int(at.Add(-lag).Sub(at.Add(-width)).Seconds()) // what a whole read gives
+		if len(held) < want-1 || len(held) > want+1 {
+			t.Errorf("refresh %d: %d samples held, a whole read gives %d", i+1, len(held), want)
+		}
+		if len(rep.Replicas) != 1 {
+			t.Fatalf("refresh %d: %d replicas, want 1", i+1, len(rep.Replicas))
+		}
+		if r := rep.Replicas[0]; r.State == analysis.StateDown || !r.Figures.GenerationTokensPerSecond.Known() {
+			t.Errorf("refresh %d: %s (%q), generation %v; want the replica up with its token rate", i+1, r.State, r.Error, r.Figures.GenerationTokensPerSecond)
+		}
+		clock = clock.Add(interval)
+	}
+	stopped := s.Now().Add(-lag).Unix()
+	store.stop.Store(stopped)
+	// Stale after 3 scrapes and a refresh (8 s) plus the lateness (7 s)
+	// since the last sample: the refreshes after come 14 s and 19 s
+	// after it, so the second is DOWN.
+	for i := range 4 {
+		rep := refreshOnce(t, s)
+		down := rep.Replicas[0].State == analysis.StateDown
+		if down != (i >= 1) {
+			t.Errorf("refresh %d after the samples stopped (%s after the last): DOWN %v (%q)", i+1, s.Now().Sub(time.Unix(stopped, 0)), down, rep.Replicas[0].Error)
+		}
+		clock = clock.Add(interval)
 	}
 }

@@ -139,6 +139,9 @@ func TestBadServers(t *testing.T) {
 			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
 		// The fake's one replica has two series: one over a cap of one.
 		{name: "huge fleet", count: 2, cfg: Config{MaxSeries: 1}, want: "the selector matches more than 1 series, the cap; narrow it"},
+		// The fake answers each half of the raw read with those two: four
+		// in all, over a cap of three though each answer is under it.
+		{name: "huge fleet, over the cap in both halves together", count: 2, cfg: Config{MaxSeries: 3}, want: "the selector matches more than 3 series, the cap"},
 		{name: "answer over the cap", count: 2, cfg: Config{MaxBody: 300}, want: "larger than the cap"},
 		// The raw read is decoded as it arrives, apart from the other
 		// queries: its failures read alike.
@@ -276,11 +279,11 @@ func TestNewRefusesBadOptions(t *testing.T) {
 
 // A refresh costs the same few requests whatever the fleet's size. A
 // whole read (the first, after a failure, when the window changes) asks
-// the raw samples of the window and up, and counts nothing: the cap is
-// checked as the answer arrives. Every refresh after it is an increment,
-// however long they go on: the raw samples since the refresh before, with
-// a margin; up; and one part of the series over the whole window, the
-// next part each time.
+// the raw samples of the window, in two halves, and up, and counts
+// nothing: the cap is checked as the answers arrive. Every refresh after
+// it is an increment, however long they go on: the raw samples since the
+// refresh before, with a margin, in the same halves; up; and one part of
+// the series over the whole window, the next part each time.
 func TestConstantRequestsPerRefresh(t *testing.T) {
 	var mu sync.Mutex
 	var queries []string
@@ -296,8 +299,6 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 	defer srv.Close()
 	clock := t0
 	s := testSource(t, Config{URL: srv.URL, Window: 30 * time.Second, Now: func() time.Time { return clock }})
-	rawSel := s.q.raw(0)
-	rawSel = rawSel[:strings.LastIndex(rawSel, "[")]
 	const full, counted = "[30000ms]", "count("
 	steps := []struct {
 		after     time.Duration
@@ -308,18 +309,18 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 		part      int // the part re-read over the window; -1 for none
 		fullReads int
 	}{
-		{0, "", 0, 2, full, -1, 1},                                // the first reads the whole window
-		{5 * time.Second, "", 0, 3, "[7000ms]", 0, 1},             // 5 s since, and the 2 s margin
-		{50 * time.Second, "", 0, 2, full, -1, 2},                 // 50 s since: more than the window
-		{5 * time.Second, "", 0, 3, "[7000ms]", 0, 2},             // 5 s since the full read
-		{25 * time.Second, "", 0, 3, "[27000ms]", 1, 2},           // 30 s since
-		{25 * time.Second, "", 0, 3, "[27000ms]", 2, 2},           // 55 s since
-		{5 * time.Second, "", 0, 3, "[7000ms]", 3, 2},             // a minute: still an increment
-		{5 * time.Second, "", 0, 3, "[7000ms]", 4, 2},             // and the next part
+		{0, "", 0, 3, full, -1, 1},                                // the first reads the whole window
+		{5 * time.Second, "", 0, 4, "[7000ms]", 0, 1},             // 5 s since, and the 2 s margin
+		{50 * time.Second, "", 0, 3, full, -1, 2},                 // 50 s since: more than the window
+		{5 * time.Second, "", 0, 4, "[7000ms]", 0, 2},             // 5 s since the full read
+		{25 * time.Second, "", 0, 4, "[27000ms]", 1, 2},           // 30 s since
+		{25 * time.Second, "", 0, 4, "[27000ms]", 2, 2},           // 55 s since
+		{5 * time.Second, "", 0, 4, "[7000ms]", 3, 2},             // a minute: still an increment
+		{5 * time.Second, "", 0, 4, "[7000ms]", 4, 2},             // and the next part
 		{5 * time.Second, "503", 0, 0, "", -1, 2},                 // the queries fail
-		{5 * time.Second, "", 0, 2, full, -1, 3},                  // after a failure: read whole
-		{1 * time.Second, "", 0, 3, "[3000ms]", 0, 3},             // 1 s since; the parts start again
-		{1 * time.Second, "", time.Minute, 2, "[60000ms]", -1, 4}, // the window changed
+		{5 * time.Second, "", 0, 3, full, -1, 3},                  // after a failure: read whole
+		{1 * time.Second, "", 0, 4, "[3000ms]", 0, 3},             // 1 s since; the parts start again
+		{1 * time.Second, "", time.Minute, 3, "[60000ms]", -1, 4}, // the window changed
 	}
 	for i, st := range steps {
 		clock = clock.Add(st.after)
@@ -341,13 +342,19 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 		if len(got) != st.requests {
 			t.Errorf("step %d: %d requests %q, want %d", i, len(got), got, st.requests)
 		}
-		hasCount, rawRange, part := false, "", -1
+		hasCount, part := false, -1
+		rawRanges := map[int]string{}
+	queries:
 		for _, q := range got {
+			for h := range s.q.halves {
+				if sel := s.q.selector(s.q.halves[h]); strings.HasPrefix(q, sel+"[") {
+					rawRanges[h] = q[len(sel):]
+					continue queries
+				}
+			}
 			switch {
 			case strings.HasPrefix(q, counted):
 				hasCount = true
-			case strings.HasPrefix(q, rawSel+"["):
-				rawRange = q[len(rawSel):]
 			case strings.HasPrefix(q, "{__name__"):
 				for p := range s.q.parts {
 					if q == s.q.rawPart(p, 30*time.Second) {
@@ -359,8 +366,8 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 				}
 			}
 		}
-		if hasCount || rawRange != st.rawRange || part != st.part {
-			t.Errorf("step %d: counted %v, raw range %s, part %d re-read; want no count, %s, part %d", i, hasCount, rawRange, part, st.rawRange, st.part)
+		if hasCount || len(rawRanges) != rawSplit || rawRanges[0] != st.rawRange || rawRanges[1] != st.rawRange || part != st.part {
+			t.Errorf("step %d: counted %v, raw ranges %v, part %d re-read; want no count, %d halves over %s, part %d", i, hasCount, rawRanges, part, rawSplit, st.rawRange, st.part)
 		}
 		if n := s.Stats().FullReads; n != st.fullReads {
 			t.Errorf("step %d: %d full reads, want %d", i, n, st.fullReads)

@@ -5,7 +5,9 @@
 // Each refresh asks a constant number of queries whatever the size of the
 // fleet, all at one evaluation time T (a second in the past, so that
 // scrapes in flight have landed): the raw samples of every family vtop
-// reads ({__name__=~"…"}[R]) and `up` over the analysis window W. The
+// reads ({__name__=~"…"}[R], asked in two halves side by side, since
+// Prometheus answers one query on one core) and `up` over the analysis
+// window W. The
 // source keeps the window's raw samples between refreshes, so R is only
 // the time since the previous evaluation plus a margin; the whole window
 // (R = W, exactly the samples PromQL's rate() sees at T) is read at start,

@@ -28,28 +28,41 @@ type fetched struct {
 }
 
 // fetch asks the constant set of queries of one refresh, all evaluated
-// at the same time and side by side: the raw samples over rawRange, up
-// over the window and, with an increment, the recheck's part of the
-// series over the whole window (recheck, "" for none). The series cap is
-// checked as the raw samples arrive (see decodeMatrix), so no query counts
-// the series first: counting touches every series as the read does, and
-// cost Prometheus as much again. Only a whole read that finds no series
-// asks more, to say why.
+// at the same time and side by side: the raw samples over rawRange (in
+// rawSplit halves), up over the window and, with an increment, the
+// recheck's part of the series over the whole window (recheck, "" for
+// none). The series cap is checked as the raw samples arrive (see
+// decodeMatrix) and over the halves together, so no query counts the
+// series first: counting touches every series as the read does, and cost
+// Prometheus as much again. Only a whole read that finds no series asks
+// more, to say why.
 func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool, recheck string) (fetched, error) {
 	var f fetched
 	var wg sync.WaitGroup
-	var upErr, recheckErr error
-	var upWarns, recheckWarns []string
-	var again model.Matrix
+	var upErr error
+	var upWarns []string
 	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
-	if recheck != "" {
-		wg.Go(func() { again, recheckWarns, recheckErr = s.streamMatrix(ctx, recheck, at) })
+	exprs := make([]string, 0, rawSplit+1)
+	for i := range s.q.halves {
+		exprs = append(exprs, s.q.raw(i, rawRange))
 	}
-	raw, warns, err := s.streamMatrix(ctx, s.q.raw(rawRange), at)
+	if recheck != "" {
+		exprs = append(exprs, recheck)
+	}
+	answers := make([]model.Matrix, len(exprs))
+	warns := make([][]string, len(exprs))
+	errs := make([]error, len(exprs))
+	for i, expr := range exprs[1:] {
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.streamMatrix(ctx, expr, at) })
+	}
+	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, exprs[0], at)
 	wg.Wait()
-	err = cmp.Or(err, recheckErr, upErr)
-	f.raw = append(raw, again...)
-	f.warnings = slices.Concat(warns, recheckWarns, upWarns)
+	err := cmp.Or(append(errs, upErr)...)
+	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
+		err = s.tooManySeries()
+	}
+	f.raw = slices.Concat(answers...)
+	f.warnings = slices.Concat(append(warns, upWarns)...)
 	if err == nil && whole && len(f.raw) == 0 {
 		err = s.explainEmpty(ctx, at)
 	}
@@ -58,6 +71,15 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.samples += len(ss.Values)
 	}
 	return f, err
+}
+
+// seriesIn counts the series of the answers.
+func seriesIn(answers []model.Matrix) int {
+	n := 0
+	for _, m := range answers {
+		n += len(m)
+	}
+	return n
 }
 
 // explainEmpty is the error of a whole read that found no series: none if

@@ -154,10 +154,23 @@ func parseSelector(sel string) (string, error) {
 	return strings.Trim(strings.TrimSpace(inner), ","), nil
 }
 
+// rawSplit is how many queries the raw read is asked in, side by side:
+// Prometheus evaluates and encodes one query on one core, and the raw
+// read is most of a refresh's time, so two halves answer in about half
+// the time where the server has a core to spare, at the same total cost.
+const rawSplit = 2
+
 // queries are the PromQL expressions of one source, built once.
 type queries struct {
 	matchers string   // the selector's matchers, "" for none
-	parts    []string // partRegexes: the names of the raw read, in parts
+	halves   []string // partRegexes(rawSplit): the names of the raw read
+	parts    []string // partRegexes: the names of the raw read, in the recheck's parts
+}
+
+// newQueries builds the queries of a source with the selector's matchers
+// whose refreshes are interval apart.
+func newQueries(matchers string, interval time.Duration) queries {
+	return queries{matchers: matchers, halves: partRegexes(rawSplit), parts: partRegexes(recheckParts(interval))}
 }
 
 // selector is {__name__=~re, matchers}.
@@ -180,9 +193,10 @@ func rangeSel(w time.Duration) string {
 	return "[" + strconv.FormatInt(w.Milliseconds(), 10) + "ms]"
 }
 
-// raw is every series vtop reads over the window: its raw samples.
-func (q queries) raw(w time.Duration) string {
-	return q.selector(readNameRegex()) + rangeSel(w)
+// raw is the raw samples over w of the series in half i of the names
+// vtop reads: the raw read is all halves.
+func (q queries) raw(i int, w time.Duration) string {
+	return q.selector(q.halves[i]) + rangeSel(w)
 }
 
 // rawPart is the raw samples over the window of the series whose names

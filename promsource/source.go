@@ -150,8 +150,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := queries{matchers: matchers, parts: partRegexes(recheckParts(cfg.Interval))}
-	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: q,
+	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval),
 		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
 		window: cfg.Window, replicas: map[string]*replica{}}
 	rt, err := newTransport(cfg.Access, cfg.MaxBody, &s.requests)

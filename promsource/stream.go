@@ -40,7 +40,7 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	m, warns, err := s.postQuery(ctx, expr, at)
 	switch {
 	case errors.Is(err, errTooManySeries):
-		return nil, nil, s.fail(fmt.Sprintf("the selector matches more than %d series, the cap; narrow it (e.g. by namespace or job) or raise --max-series", s.cfg.MaxSeries))
+		return nil, nil, s.tooManySeries()
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
@@ -49,6 +49,11 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 		return nil, nil, s.fail(problem(err, timeout))
 	}
 	return m, sanitizeAll(warns), nil
+}
+
+// tooManySeries is the error of a read over the series cap.
+func (s *Source) tooManySeries() error {
+	return s.fail(fmt.Sprintf("the selector matches more than %d series, the cap; narrow it (e.g. by namespace or job) or raise --max-series", s.cfg.MaxSeries))
 }
 
 // postQuery sends the query as a form, falling back to GET where POST is

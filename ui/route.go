@@ -126,11 +126,14 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 }
 
 // openDetail shows the selected replica's detail view, remembering the
-// screen to go back to.
+// screen to go back to. Opening a replica is choosing it, as a move is:
+// the view must not turn to another replica that turns worse while the
+// user reads this one.
 func (m *Model) openDetail() {
 	if m.screen == screenDetail || m.selectedReport() == nil {
 		return
 	}
+	m.follow = false
 	m.detailBack = m.screen
 	m.screen = screenDetail
 	m.detail.gotoTop()

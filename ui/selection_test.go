@@ -129,6 +129,27 @@ func TestMovedSelectionFollowsTheReplicaAndSaysSo(t *testing.T) {
 	}
 }
 
+// Opening a replica's detail view is choosing it: while it is open the
+// view stays on that replica when another turns worse (or the replica
+// itself recovers), and back on the grid the selection is still it.
+func TestDetailStaysOnTheReplicaOpened(t *testing.T) {
+	first := spikeFleet(50, t0, map[int]analysis.State{30: analysis.StateDown})
+	m := press(send(newModel(120, 40), ReportMsg{Report: first}), "enter")
+	if d := ansi.Strip(m.View()); !strings.Contains(d, "10.0.0.1:18030") {
+		t.Fatalf("enter did not open the worst replica:\n%s", d)
+	}
+	// It comes back up, and another replica turns PREEMPTING.
+	next := spikeFleet(50, t0.Add(5*time.Second), map[int]analysis.State{44: analysis.StatePreempting})
+	m = send(m, ReportMsg{Report: next})
+	// The header names the new worst; the detail's title is the replica's.
+	if d := ansi.Strip(m.View()); !regexp.MustCompile(`(?m)^\s*10\.0\.0\.1:18030\s`).MatchString(d) {
+		t.Errorf("the detail view left the replica opened for the new worst:\n%s", d)
+	}
+	if m = press(m, "esc"); m.selected != "10.0.0.1:18030" {
+		t.Errorf("back on the grid the selection is %s, want the replica opened", m.selected)
+	}
+}
+
 // The hint under the grid names keys that do what it says: PgDn shows the
 // next page of panes.
 func TestMoreHintIsTruthful(t *testing.T) {

@@ -133,12 +133,18 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 		if line[0] == '#' {
 			ok = p.typeLine(line)
 		} else {
-			ok = p.sampleLine(line)
+			ok, _ = p.sampleLine(line, nil, 0)
 		}
 		if !ok {
 			return nil, false
 		}
 	}
+	return p.finish(), true
+}
+
+// finish completes the families of a page whose every line was read, and
+// returns them.
+func (p *fastParser) finish() map[string]*dto.MetricFamily {
 	for name, mf := range p.fams {
 		if len(mf.Metric) == 0 {
 			delete(p.fams, name)
@@ -147,7 +153,7 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 	for _, h := range p.made {
 		normalizeHistogram(h)
 	}
-	return p.fams, true
+	return p.fams
 }
 
 // reset forgets the previous page, keeping its storage.
@@ -244,14 +250,18 @@ func hasSuffix(name []byte, s string, n int) bool {
 	return len(name) > n && string(name[len(name)-n:]) == s
 }
 
-// sampleLine reads name{labels} value.
-func (p *fastParser) sampleLine(line []byte) bool {
+// sampleLine reads name{labels} value. The labels of mask are taken off
+// the line as the label stripper would take them (ls says whether it may;
+// see takeLabels): the families are then those of the stripped line, and
+// refused is the stripper's refusal, if any. mask is 0 for a line of the
+// filter's output, which is already stripped.
+func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
 	n := 0
 	for n < len(line) && metricNameByte(line[n], n == 0) {
 		n++
 	}
 	if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
-		return false // a quoted name, a name inside the braces, or garbage
+		return false, 0 // a quoted name, a name inside the braces, or garbage
 	}
 	var mf *dto.MetricFamily
 	var suf suffix
@@ -268,25 +278,24 @@ func (p *fastParser) sampleLine(line []byte) bool {
 	switch mf.GetType() {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
 	default:
-		return false
+		return false, 0
 	}
 	rest := skipBlanks(line[n:])
 	bucket := math.NaN()
 	p.lineLabels = p.lineLabels[:0]
 	if len(rest) > 0 && rest[0] == '{' {
-		var ok bool
-		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
-			return false
+		if rest, bucket, refused, ok = p.labels(rest[1:], isHist, ls, mask); !ok || refused != 0 {
+			return ok, refused
 		}
 		rest = skipBlanks(rest)
 	}
 	end := bytes.IndexAny(rest, " \t")
 	if end >= 0 {
-		return false // a timestamp, or blanks after the value: left to expfmt
+		return false, 0 // a timestamp, or blanks after the value: left to expfmt
 	}
 	value, ok := parseValue(rest)
 	if !ok {
-		return false
+		return false, 0
 	}
 	if !isHist {
 		m := p.newMetric()
@@ -304,57 +313,65 @@ func (p *fastParser) sampleLine(line []byte) bool {
 			m.Untyped = &box.untyped
 		}
 		mf.Metric = append(mf.Metric, m)
-		return true
+		return true, 0
 	}
-	return p.histogramLine(mf, suf, bucket, value)
+	return p.histogramLine(mf, suf, bucket, value), 0
 }
 
 // labels reads the label set after '{' into p.lineLabels and returns what
 // follows the '}'. On a histogram family le is not a label: its value is
-// the bucket's bound (the last le wins, as in expfmt).
-func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64, ok bool) {
+// the bucket's bound (the last le wins, as in expfmt). The labels of mask
+// are left out of p.lineLabels when ls takes them off the line (see
+// sampleLine); otherwise refused says which it would not take.
+func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8) (rest []byte, bucket float64, refused uint8, ok bool) {
 	bucket = math.NaN()
+	var taken stripValues
 	for {
 		b = skipBlanks(b)
 		if len(b) > 0 && b[0] == '}' {
-			return b[1:], bucket, true
+			b = b[1:]
+			break
 		}
 		n := 0
 		for n < len(b) && isLabelNameByte(b[n], n == 0) {
 			n++
 		}
 		if n == 0 || n < len(b) && b[n] == '"' {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		name := b[:n]
 		b = skipBlanks(b[n:])
 		if len(b) == 0 || b[0] != '=' {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		b = skipBlanks(b[1:])
 		if len(b) == 0 || b[0] != '"' {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		b = b[1:]
 		q := bytes.IndexByte(b, '"')
 		if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 || !utf8.Valid(b[:q]) {
-			return nil, 0, false // cut, escaped or invalid: expfmt's to judge
+			return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
 		}
 		value := b[:q]
 		b = skipBlanks(b[q+1:])
 		if string(name) == "__name__" {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
-		if isHist && string(name) == "le" {
+		if bit := strippableBit(name) & mask; bit != 0 {
+			if !taken.add(bit, value) {
+				return nil, 0, 0, false // duplicate label: expfmt's error
+			}
+		} else if isHist && string(name) == "le" {
 			v, ok := parseValue(value)
 			if !ok {
-				return nil, 0, false
+				return nil, 0, 0, false
 			}
 			bucket = v
 		} else {
 			for _, lp := range p.lineLabels {
 				if *lp.Name == string(name) {
-					return nil, 0, false // duplicate label: expfmt's error
+					return nil, 0, 0, false // duplicate label: expfmt's error
 				}
 			}
 			box := p.pairs.next()
@@ -362,15 +379,20 @@ func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64,
 			box.lp.Name, box.lp.Value = &box.name, &box.value
 			p.lineLabels = append(p.lineLabels, &box.lp)
 		}
-		switch {
-		case len(b) > 0 && b[0] == ',':
+		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
-		case len(b) > 0 && b[0] == '}':
-			return b[1:], bucket, true
-		default:
-			return nil, 0, false
+			continue
 		}
+		if len(b) == 0 || b[0] != '}' {
+			return nil, 0, 0, false
+		}
+		b = b[1:]
+		break
 	}
+	if mask != 0 {
+		refused = ls.takeLabels(mask, &taken)
+	}
+	return b, bucket, refused, true
 }
 
 // labelPair interns the name and value of the i-th label of a line,

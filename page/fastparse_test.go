@@ -184,16 +184,22 @@ func TestIngestFastAndPlain(t *testing.T) {
 	for _, c := range fastCases {
 		pages["case "+c.name] = c.page
 	}
+	in := NewIngester()
 	for _, name := range slices.Sorted(maps.Keys(pages)) {
-		if fast, plain := ingestFastAndPlain(pages[name], ""); fast != plain {
-			t.Errorf("%s: fast path and expfmt differ:\n%s\n%s", name, fast, plain)
+		if diff := ingestFastAndPlain(pages[name], ""); diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		if _, diff := sameDirectFamilies(in, []byte(pages[name]), ""); diff != "" {
+			t.Errorf("%s: %s", name, diff)
 		}
 	}
 }
 
-// ingestFastAndPlain reads page with every fast path on and with none
-// (expfmt on the page as it is), and returns both readings as text.
-func ingestFastAndPlain(page, contentType string) (fast, plain string) {
+// ingestFastAndPlain reads page with every fast path on, with the fast
+// path reading the filter's copy instead of the page's lines, and with
+// none (expfmt on the page as it is). It returns how the readings differ,
+// or "".
+func ingestFastAndPlain(page, contentType string) (diff string) {
 	show := func(in *Ingester) string {
 		s, err := in.Ingest([]byte(page), contentType)
 		if err != nil {
@@ -201,9 +207,93 @@ func ingestFastAndPlain(page, contentType string) (fast, plain string) {
 		}
 		return fmt.Sprintf("%#v", s)
 	}
-	plainIn := NewIngester()
+	copyIn, plainIn := NewIngester(), NewIngester()
+	copyIn.noDirect = true
 	plainIn.noFast, plainIn.stripper.allowed = true, 0
-	return show(NewIngester()), show(plainIn)
+	direct, copied, plain := show(NewIngester()), show(copyIn), show(plainIn)
+	if direct != plain {
+		return fmt.Sprintf("fast path and expfmt differ:\n%s\n%s", direct, plain)
+	}
+	if copied != plain {
+		return fmt.Sprintf("fast path on the filter's copy and expfmt differ:\n%s\n%s", copied, plain)
+	}
+	return ""
+}
+
+// sameDirectFamilies holds a direct pass (see Ingester.read) to expfmt's
+// families: when the fast path follows the page line by line, the filter
+// must accept the page too, and expfmt must read the filter's copy into the
+// same families, with the same labels stripped. in is reused, as a target's
+// Ingester is from page to page.
+func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted bool, diff string) {
+	om, err := pageFormat(page, contentType)
+	if err != nil || checkWhole(page, om) != nil {
+		return false, ""
+	}
+	in.s = getScratch()
+	defer func() {
+		putScratch(in.s)
+		in.s = nil
+	}()
+	in.direct = in.s.fast
+	_, _, err = in.filter(page, om)
+	in.direct = nil
+	if err != nil {
+		return false, "" // left to the long way, or refused by the filter itself
+	}
+	fast := in.s.fast.finish()
+	stripped := in.stripper.labels
+	if _, _, err := in.filter(page, om); err != nil {
+		return true, fmt.Sprintf("the filter refuses what the direct pass accepted (%v)", err)
+	}
+	for l := range strippable {
+		got, want := stripped[l], in.stripper.labels[l]
+		if got.stripped != want.stripped || got.stripped && got.str != want.str {
+			return true, fmt.Sprintf("%s: direct pass stripped %v (%q), filter %v (%q)", strippable[l], got.stripped, got.str, want.stripped, want.str)
+		}
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	want, err := parser.TextToMetricFamilies(bytes.NewReader(in.s.filtered))
+	if err != nil {
+		return true, fmt.Sprintf("the direct pass accepted what expfmt refuses (%v)", err)
+	}
+	if len(fast) != len(want) {
+		return true, fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(fast), len(want), familyNames(fast), familyNames(want))
+	}
+	for name, mf := range want {
+		if !proto.Equal(mf, fast[name]) {
+			return true, fmt.Sprintf("family %q:\ndirect %v\nexpfmt %v", name, fast[name], mf)
+		}
+	}
+	return true, ""
+}
+
+// TestDirectOnRealPages: on every captured page and on client_golang's
+// pages a direct pass reads what expfmt reads from the filter's copy, and
+// it does follow them (else every live page would be read twice).
+func TestDirectOnRealPages(t *testing.T) {
+	pages := map[string][]byte{}
+	paths, _ := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[filepath.Base(p)] = cleanReal(filepath.Base(p), b)
+	}
+	for _, e := range []int{1, 2, 8} {
+		pages[fmt.Sprintf("client_golang %d engines", e)] = testutil.VLLMPage(t, e)
+	}
+	in := NewIngester()
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		accepted, diff := sameDirectFamilies(in, pages[name], "")
+		if diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		if !accepted {
+			t.Errorf("%s: the direct pass fell back", name)
+		}
+	}
 }
 
 // FuzzFastParse: on any bytes, the fast path either leaves the page to
@@ -226,7 +316,8 @@ func FuzzFastParse(f *testing.F) {
 }
 
 // FuzzIngestFastPath: on any page, Ingest with its fast paths gives the
-// Sample (or the error) that expfmt alone gives.
+// Sample (or the error) that expfmt alone gives, and a direct pass the
+// families expfmt reads from the filter's copy.
 func FuzzIngestFastPath(f *testing.F) {
 	for _, c := range fastCases {
 		f.Add(c.page, "")
@@ -234,12 +325,16 @@ func FuzzIngestFastPath(f *testing.F) {
 	f.Add(newestPage, "")
 	f.Add(omPage, "application/openmetrics-text; version=1.0.0")
 	f.Add(string(testutil.VLLMPage(f, 2)), "")
+	in := NewIngester() // for the families, shared as a target's is
 	f.Fuzz(func(t *testing.T, page, contentType string) {
 		if strings.Count(page, "\n") > 2000 {
 			return // the parser's limits are not what this compares
 		}
-		if fast, plain := ingestFastAndPlain(page, contentType); fast != plain {
-			t.Errorf("fast:\n%s\nexpfmt:\n%s", fast, plain)
+		if diff := ingestFastAndPlain(page, contentType); diff != "" {
+			t.Error(diff)
+		}
+		if _, diff := sameDirectFamilies(in, []byte(page), contentType); diff != "" {
+			t.Error(diff)
 		}
 	})
 }

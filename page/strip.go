@@ -118,40 +118,93 @@ func (ls *labelStripper) strip(dst, line []byte, nameLen int, mask uint8) (out [
 		return dst, false, mask
 	}
 	var drop [len(strippable)]int
-	for l, name := range strippable {
-		bit := uint8(1) << l
+	var taken stripValues
+	for l := range strippable {
 		drop[l] = -1
-		if mask&bit == 0 {
-			continue
-		}
-		found := -1
-		for i, sp := range spans {
-			if string(line[sp.start:sp.nameEnd]) != name {
-				continue
-			}
-			if found >= 0 {
+	}
+	for i, sp := range spans {
+		if bit := strippableBit(line[sp.start:sp.nameEnd]) & mask; bit != 0 {
+			if !taken.add(bit, line[sp.valStart:sp.valEnd]) {
 				return dst, false, mask // a duplicate label: the parser's error to report
 			}
-			found = i
+			drop[bitIndex(bit)] = i
 		}
-		if found < 0 || !ls.sameValue(l, line[spans[found].valStart:spans[found].valEnd]) {
-			refused |= bit
-			continue
-		}
-		drop[l] = found
 	}
-	if refused != 0 {
+	if refused = ls.takeLabels(mask, &taken); refused != 0 {
 		return dst, false, refused
 	}
 	if drop[0] < 0 && drop[1] < 0 {
 		return dst, false, 0
 	}
+	return rebuild(dst, line, nameLen, spans, close, drop), true, 0
+}
+
+// strippableBit returns the bit of a strippable label's name, or 0.
+func strippableBit(name []byte) uint8 {
+	// A length first: most labels are neither.
+	switch len(name) {
+	case len(strippable[0]):
+		if string(name) == strippable[0] {
+			return stripModel
+		}
+	case len(strippable[1]):
+		if string(name) == strippable[1] {
+			return stripEngine
+		}
+	}
+	return 0
+}
+
+// bitIndex returns the index in strippable of a label's bit.
+func bitIndex(bit uint8) int {
+	if bit == stripModel {
+		return 0
+	}
+	return 1
+}
+
+// stripValues holds the values of the strippable labels found on one line.
+type stripValues struct {
+	found  uint8
+	values [len(strippable)][]byte
+}
+
+// add records the value of the label of bit, and reports false if the line
+// has that label already.
+func (sv *stripValues) add(bit uint8, value []byte) bool {
+	if sv.found&bit != 0 {
+		return false
+	}
+	sv.found |= bit
+	sv.values[bitIndex(bit)] = value
+	return true
+}
+
+// takeLabels decides, for the labels of mask on one line whose strippable
+// labels are in sv, whether they come off: each must be on the line once,
+// with the page's one value. It returns the labels it refuses; when it
+// refuses none, every label of mask is taken off the line. Both the
+// filter's rewrite (strip) and the fast path's direct reading (labels)
+// decide by it, so that they strip the same labels of the same lines.
+func (ls *labelStripper) takeLabels(mask uint8, sv *stripValues) (refused uint8) {
 	for l := range strippable {
-		if drop[l] >= 0 {
+		bit := uint8(1) << l
+		if mask&bit == 0 {
+			continue
+		}
+		if sv.found&bit == 0 || !ls.sameValue(l, sv.values[l]) {
+			refused |= bit
+		}
+	}
+	if refused != 0 {
+		return refused
+	}
+	for l := range strippable {
+		if mask&(1<<l) != 0 {
 			ls.labels[l].stripped = true
 		}
 	}
-	return rebuild(dst, line, nameLen, spans, close, drop), true, 0
+	return 0
 }
 
 // sameValue records the first value of label l on the page and reports

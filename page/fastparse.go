@@ -26,9 +26,9 @@ import (
 // concurrent use.
 type fastParser struct {
 	fams  map[string]*dto.MetricFamily
-	hists map[string]histSlot // histogram series by family and labels
-	gen   uint32              // the current page, for hists
-	made  []*histBox          // histograms of this page, to normalize
+	hists map[string]*histSlot // histogram series by family and labels
+	gen   uint32               // the current page, for hists
+	made  []*histBox           // histograms of this page, to normalize
 
 	names  interner // family and label names
 	values interner // label values
@@ -46,12 +46,13 @@ type fastParser struct {
 
 	// The lines of a family come together: the previous line's family,
 	// histogram series and label values answer most look-ups.
-	lastName   []byte
-	lastFamily *dto.MetricFamily
-	lastSuffix suffix
-	lastKey    []byte
-	lastSlot   histSlot
-	lastPairs  [][2]string // name and value of the previous line's labels, by position
+	lastName       []byte
+	lastFamily     *dto.MetricFamily
+	lastSuffix     suffix
+	lastKey        []byte
+	lastSlot       histSlot
+	lastSlotFamily *dto.MetricFamily // the family of lastSlot
+	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
 }
 
 // histSlot is a histogram series met on page gen.
@@ -107,7 +108,7 @@ const maxHistSlots = 4096
 func newFastParser() *fastParser {
 	return &fastParser{
 		fams:   make(map[string]*dto.MetricFamily),
-		hists:  make(map[string]histSlot),
+		hists:  make(map[string]*histSlot),
 		names:  newInterner(1024),
 		values: newInterner(8192),
 	}
@@ -165,7 +166,7 @@ func (p *fastParser) reset() {
 		p.gen = 1
 	}
 	p.made = p.made[:0]
-	p.lastFamily, p.lastSlot = nil, histSlot{}
+	p.lastFamily, p.lastSlot, p.lastSlotFamily = nil, histSlot{}, nil
 	p.families.reset()
 	p.metrics.reset()
 	p.pairs.reset()
@@ -256,18 +257,19 @@ func hasSuffix(name []byte, s string, n int) bool {
 // refused is the stripper's refusal, if any. mask is 0 for a line of the
 // filter's output, which is already stripped.
 func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
-	n := 0
-	for n < len(line) && metricNameByte(line[n], n == 0) {
-		n++
-	}
-	if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
-		return false, 0 // a quoted name, a name inside the braces, or garbage
-	}
 	var mf *dto.MetricFamily
 	var suf suffix
-	if p.lastFamily != nil && string(p.lastName) == string(line[:n]) {
-		mf, suf = p.lastFamily, p.lastSuffix
+	var n int
+	if p.lastFamily != nil && sameName(line, p.lastName) {
+		// The previous line's name, found valid, ends where this one's does.
+		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
 	} else {
+		for n < len(line) && metricNameByte(line[n], n == 0) {
+			n++
+		}
+		if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
+			return false, 0 // a quoted name, a name inside the braces, or garbage
+		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
 	}
@@ -289,10 +291,8 @@ func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok 
 		}
 		rest = skipBlanks(rest)
 	}
-	end := bytes.IndexAny(rest, " \t")
-	if end >= 0 {
-		return false, 0 // a timestamp, or blanks after the value: left to expfmt
-	}
+	// A timestamp, or blanks after the value, are left to expfmt: a value
+	// with a blank in it is no number to parseValue.
 	value, ok := parseValue(rest)
 	if !ok {
 		return false, 0
@@ -326,20 +326,40 @@ func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok 
 func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8) (rest []byte, bucket float64, refused uint8, ok bool) {
 	bucket = math.NaN()
 	var taken stripValues
-	for {
+	var scratch lastPair
+	for j := 0; ; j++ {
 		b = skipBlanks(b)
 		if len(b) > 0 && b[0] == '}' {
 			b = b[1:]
 			break
 		}
-		n := 0
-		for n < len(b) && isLabelNameByte(b[n], n == 0) {
-			n++
+		// The lines of a family come together and carry their labels in
+		// one order, mostly with the same names and values: the previous
+		// line's j-th pair, already found valid, is tried first, so that
+		// most pairs cost two comparisons instead of a scan for their end,
+		// for an escape and for invalid UTF-8, and no interning.
+		last := &scratch
+		if j < len(p.lastPairs) {
+			last = &p.lastPairs[j]
+		} else if j < maxCachedLabels {
+			p.lastPairs = append(p.lastPairs, lastPair{})
+			last = &p.lastPairs[j]
 		}
-		if n == 0 || n < len(b) && b[n] == '"' {
-			return nil, 0, 0, false
+		n := len(last.name)
+		if !(n > 0 && len(b) > n && string(b[:n]) == last.name && !isLabelNameByte(b[n], false)) {
+			n = 0
+			for n < len(b) && isLabelNameByte(b[n], n == 0) {
+				n++
+			}
+			if n == 0 || n < len(b) && b[n] == '"' {
+				return nil, 0, 0, false
+			}
+			if string(b[:n]) == "__name__" {
+				return nil, 0, 0, false
+			}
+			last.name, last.bit = p.names.intern(b[:n]), strippableBit(b[:n])
 		}
-		name := b[:n]
+		nameStr := last.name
 		b = skipBlanks(b[n:])
 		if len(b) == 0 || b[0] != '=' {
 			return nil, 0, 0, false
@@ -349,35 +369,55 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 			return nil, 0, 0, false
 		}
 		b = b[1:]
-		q := bytes.IndexByte(b, '"')
-		if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 || !utf8.Valid(b[:q]) {
-			return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
-		}
-		value := b[:q]
-		b = skipBlanks(b[q+1:])
-		if string(name) == "__name__" {
-			return nil, 0, 0, false
-		}
-		if bit := strippableBit(name) & mask; bit != 0 {
-			if !taken.add(bit, value) {
-				return nil, 0, 0, false // duplicate label: expfmt's error
+		if bit := last.bit & mask; bit != 0 {
+			// A stripped label: its value is the page's one value, known
+			// valid, on every line but the first.
+			q := -1
+			same := false
+			if st := &ls.labels[bitIndex(bit)]; st.seen {
+				q = len(st.str)
+				same = len(b) > q && b[q] == '"' && string(b[:q]) == st.str
 			}
-		} else if isHist && string(name) == "le" {
-			v, ok := parseValue(value)
-			if !ok {
-				return nil, 0, 0, false
-			}
-			bucket = v
-		} else {
-			for _, lp := range p.lineLabels {
-				if *lp.Name == string(name) {
-					return nil, 0, 0, false // duplicate label: expfmt's error
+			if !same {
+				if q = valueEnd(b); q < 0 {
+					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
 				}
 			}
-			box := p.pairs.next()
-			box.name, box.value = p.labelPair(len(p.lineLabels), name, value)
-			box.lp.Name, box.lp.Value = &box.name, &box.value
-			p.lineLabels = append(p.lineLabels, &box.lp)
+			if !taken.add(bit, b[:q], same) {
+				return nil, 0, 0, false // duplicate label: expfmt's error
+			}
+			b = skipBlanks(b[q+1:])
+		} else {
+			q := len(last.value)
+			sameValue := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
+			if !sameValue {
+				if q = valueEnd(b); q < 0 {
+					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
+				}
+			}
+			value := b[:q]
+			b = skipBlanks(b[q+1:])
+			if isHist && nameStr == "le" {
+				// Bounds differ from line to line: not worth interning.
+				v, ok := parseValue(value)
+				if !ok {
+					return nil, 0, 0, false
+				}
+				bucket = v
+			} else {
+				for _, lp := range p.lineLabels {
+					if *lp.Name == nameStr {
+						return nil, 0, 0, false // duplicate label: expfmt's error
+					}
+				}
+				if !sameValue {
+					last.value = p.values.intern(value)
+				}
+				box := p.pairs.next()
+				box.name, box.value = nameStr, last.value
+				box.lp.Name, box.lp.Value = &box.name, &box.value
+				p.lineLabels = append(p.lineLabels, &box.lp)
+			}
 		}
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
@@ -395,26 +435,37 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 	return b, bucket, refused, true
 }
 
-// labelPair interns the name and value of the i-th label of a line,
-// trying first the i-th label of the previous line.
-func (p *fastParser) labelPair(i int, name, value []byte) (string, string) {
-	if i >= len(p.lastPairs) {
-		if i >= maxCachedLabels {
-			return p.names.intern(name), p.values.intern(value)
+// valueEnd returns the index of the quote that closes the label value b
+// starts with, or -1 when the value is cut, holds an escape or is not
+// valid UTF-8. One pass over the bytes: most values that are not the
+// previous line's are short (bucket bounds, engine numbers), where three
+// calls would cost more than the scan.
+func valueEnd(b []byte) int {
+	ascii := true
+	for i, c := range b {
+		switch {
+		case c == '"':
+			if !ascii && !utf8.Valid(b[:i]) {
+				return -1
+			}
+			return i
+		case c == '\\':
+			return -1
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
-		p.lastPairs = append(p.lastPairs, [2]string{})
 	}
-	last := &p.lastPairs[i]
-	if last[0] != string(name) {
-		last[0] = p.names.intern(name)
-	}
-	if last[1] != string(value) {
-		last[1] = p.values.intern(value)
-	}
-	return last[0], last[1]
+	return -1
 }
 
-// maxCachedLabels is how many labels of a line labelPair remembers.
+// lastPair is a label name and value read at one position of a line, both
+// found valid, and the name's bit if it is strippable.
+type lastPair struct {
+	name, value string
+	bit         uint8
+}
+
+// maxCachedLabels is how many label positions of a line labels remembers.
 const maxCachedLabels = 16
 
 // newMetric returns a cleared metric carrying the line's labels.
@@ -428,22 +479,34 @@ func (p *fastParser) newMetric() *dto.Metric {
 // histogramLine folds one line of a histogram family into its series, found
 // by its labels in any order (expfmt's signature of the label set).
 func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
-	key := p.seriesKey(mf.GetName())
-	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
+	// Most lines continue the previous line's series with its labels in
+	// the same order: comparing them with that series' labels costs less
+	// than writing the key. (The same labels in the same order have the
+	// same key; the series' labels are those its key was written from.)
+	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label)
 	if !found {
-		slot, found = p.hists[string(key)]
+		key := p.seriesKey(mf.GetName())
+		slot, found = p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
+		if !found {
+			// The slots are pointers so that a series met on an earlier
+			// page is renewed in place: assigning to the map would copy
+			// the key into a new string on every page.
+			sp := p.hists[string(key)]
+			switch {
+			case sp == nil:
+				sp = new(histSlot)
+				*sp = p.newSeries(mf)
+				p.hists[string(key)] = sp
+				slot = *sp
+			case sp.gen != p.gen:
+				*sp = p.newSeries(mf)
+				slot = *sp
+			default:
+				slot = *sp
+			}
+		}
+		p.lastSlot, p.lastSlotFamily, p.lastKey = slot, mf, append(p.lastKey[:0], key...)
 	}
-	if !found || slot.gen != p.gen {
-		slot = histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
-		box := slot.box
-		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
-		box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
-		slot.metric.Histogram = &box.h
-		p.made = append(p.made, box)
-		mf.Metric = append(mf.Metric, slot.metric)
-		p.hists[string(key)] = slot // a known key costs no new string
-	}
-	p.lastSlot, p.lastKey = slot, append(p.lastKey[:0], key...)
 	box := slot.box
 	h := &box.h
 	switch {
@@ -478,6 +541,31 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		}
 		h.Bucket = append(h.Bucket, &bb.b)
 		box.buckets = append(box.buckets, bb)
+	}
+	return true
+}
+
+// newSeries starts a histogram series of mf with the line's labels.
+func (p *fastParser) newSeries(mf *dto.MetricFamily) histSlot {
+	slot := histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
+	box := slot.box
+	box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
+	box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
+	slot.metric.Histogram = &box.h
+	p.made = append(p.made, box)
+	mf.Metric = append(mf.Metric, slot.metric)
+	return slot
+}
+
+// sameLabels reports whether two label lists are equal, in order.
+func sameLabels(a, b []*dto.LabelPair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if *a[i].Name != *b[i].Name || *a[i].Value != *b[i].Value {
+			return false
+		}
 	}
 	return true
 }
@@ -535,17 +623,30 @@ func normalizeHistogram(box *histBox) {
 // parseValue is expfmt's parseFloat: Go's syntax without hexadecimal
 // mantissas or underscores.
 func parseValue(v []byte) (float64, bool) {
-	if len(v) > 0 && len(v) <= 15 {
-		// Most values are counts: up to 15 digits a float holds the
-		// integer exactly, so this is the number ParseFloat would give.
-		n := uint64(0)
-		for _, c := range v {
-			if c < '0' || c > '9' {
+	if len(v) > 0 && len(v) <= 16 {
+		// Most values are counts, and most bucket bounds short decimals:
+		// up to 15 digits a float holds the digits as an integer exactly,
+		// and so a power of ten up to 1e15; one division of the two is
+		// rounded once, to the number ParseFloat gives (its own fast path).
+		n, digits, point := uint64(0), 0, -1
+		for i, c := range v {
+			switch {
+			case c >= '0' && c <= '9':
+				n = n*10 + uint64(c-'0')
+				digits++
+			case c == '.' && point < 0:
+				point = i
+			default:
 				goto general
 			}
-			n = n*10 + uint64(c-'0')
 		}
-		return float64(n), true
+		if digits == 0 || digits > 15 {
+			goto general
+		}
+		if point < 0 {
+			return float64(n), true
+		}
+		return float64(n) / pow10[len(v)-point-1], true
 	}
 general:
 	if len(v) == 0 || bytes.ContainsAny(v, "pP_") {
@@ -554,6 +655,10 @@ general:
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
 }
+
+// pow10 holds the powers of ten a float64 holds exactly that parseValue
+// divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // metricNameByte reports whether c may appear in a plain metric name.
 func metricNameByte(c byte, first bool) bool {

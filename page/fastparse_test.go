@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,6 +73,12 @@ var fastCases = []struct {
 	{"empty family of a TYPE only", "# TYPE h histogram\n# TYPE g gauge\ng 1\n", true},
 	{"duplicate series", "a{x=\"1\"} 1\na{x=\"1\"} 2\n", true},
 	{"UTF-8 value", "a{x=\"µs ✓\"} 1\n", true},
+	{"names and values extending the previous line's", "a{x=\"1\",y=\"ab\"} 1\na{xy=\"1\",y=\"abc\"} 2\na{x=\"12\",y=\"a\"} 3\nab{x=\"1\"} 4\na 5\n", true},
+	{"a histogram's labels in another order, then fewer", "# TYPE h histogram\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"1\"} 1\nh_bucket{b=\"2\",a=\"1\",le=\"+Inf\"} 2\nh_bucket{a=\"1\",le=\"+Inf\"} 3\n" +
+		"h_count{a=\"1\",b=\"2\"} 2\nh_count{a=\"1\"} 3\nh_sum{a=\"1\",b=\"2\",c=\"3\"} 4\n", true},
+	{"a value the previous line's with a quote after", "a{x=\"1\"} 1\na{x=\"1\"\"} 2\n", false},
+	{"decimals", "a 0.5\nb 1.\nc .25\nd 123456789012.345\ne 0.1\nf 1234567890123456\ng 1.5e3\n", true},
 	{"timestamp", "a 1 1000\n", false},
 	{"blank after the value", "a 1 \n", false},
 	{"escape", "a{x=\"\\\"\"} 1\n", false},
@@ -362,4 +371,36 @@ func TestScratchBounds(t *testing.T) {
 		t.Errorf("%d lines take %d chunks, within the %d the free list keeps", maxKeptLines, n, maxScratchChunks)
 	}
 	t.Logf("8 engines: %d chunks; %d gauges: %d chunks", eight.chunks(), maxKeptLines, huge.chunks())
+}
+
+// TestParseValue holds parseValue's short decimals to ParseFloat, bit for
+// bit, over the edges of its fast path and random decimals of up to 16
+// digits, a point anywhere among them.
+func TestParseValue(t *testing.T) {
+	cases := []string{"0", "1", "1.", ".5", ".", "..", "1..2", "0.1", "0.3", "2.5", "1e3", "+Inf", "-Inf", "NaN", "-0",
+		"-1.5", "+1.5", "999999999999999", "9999999999999999", "0.000000000000001", "123456789012.345",
+		"1234567890123456", "0.9999999999999999", "00000000000000.1", "1_0", "0x10", ""}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		digits := 1 + rng.IntN(16)
+		b := make([]byte, 0, digits+1)
+		for range digits {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if rng.IntN(8) > 0 {
+			at := rng.IntN(digits + 1)
+			b = slices.Insert(b, at, '.')
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		got, ok := parseValue([]byte(c))
+		want, err := strconv.ParseFloat(c, 64)
+		if strings.ContainsAny(c, "xX_") {
+			err = strconv.ErrSyntax // expfmt refuses hexadecimal and underscores
+		}
+		if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("parseValue(%q) = %v, %v; ParseFloat %v, %v", c, got, ok, want, err)
+		}
+	}
 }

@@ -124,7 +124,7 @@ func (ls *labelStripper) strip(dst, line []byte, nameLen int, mask uint8) (out [
 	}
 	for i, sp := range spans {
 		if bit := strippableBit(line[sp.start:sp.nameEnd]) & mask; bit != 0 {
-			if !taken.add(bit, line[sp.valStart:sp.valEnd]) {
+			if !taken.add(bit, line[sp.valStart:sp.valEnd], false) {
 				return dst, false, mask // a duplicate label: the parser's error to report
 			}
 			drop[bitIndex(bit)] = i
@@ -166,16 +166,21 @@ func bitIndex(bit uint8) int {
 // stripValues holds the values of the strippable labels found on one line.
 type stripValues struct {
 	found  uint8
+	same   uint8 // the labels whose value is known to be the page's one value
 	values [len(strippable)][]byte
 }
 
-// add records the value of the label of bit, and reports false if the line
-// has that label already.
-func (sv *stripValues) add(bit uint8, value []byte) bool {
+// add records the value of the label of bit (same: the caller compared it
+// with the page's one value already), and reports false if the line has
+// that label already.
+func (sv *stripValues) add(bit uint8, value []byte, same bool) bool {
 	if sv.found&bit != 0 {
 		return false
 	}
 	sv.found |= bit
+	if same {
+		sv.same |= bit
+	}
 	sv.values[bitIndex(bit)] = value
 	return true
 }
@@ -192,7 +197,7 @@ func (ls *labelStripper) takeLabels(mask uint8, sv *stripValues) (refused uint8)
 		if mask&bit == 0 {
 			continue
 		}
-		if sv.found&bit == 0 || !ls.sameValue(l, sv.values[l]) {
+		if sv.found&bit == 0 || sv.same&bit == 0 && !ls.sameValue(l, sv.values[l]) {
 			refused |= bit
 		}
 	}

@@ -53,6 +53,7 @@ type fastParser struct {
 	lastSlot       histSlot
 	lastSlotFamily *dto.MetricFamily // the family of lastSlot
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
+	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
 }
 
 // histSlot is a histogram series met on page gen.
@@ -167,6 +168,7 @@ func (p *fastParser) reset() {
 	}
 	p.made = p.made[:0]
 	p.lastFamily, p.lastSlot, p.lastSlotFamily = nil, histSlot{}, nil
+	p.prefix.text = nil // its stripped values were the previous page's
 	p.families.reset()
 	p.metrics.reset()
 	p.pairs.reset()
@@ -327,7 +329,23 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 	bucket = math.NaN()
 	var taken stripValues
 	var scratch lastPair
-	for j := 0; ; j++ {
+	start, j := b, 0
+	// Where the label set may be cut for the next line's prefix: after the
+	// ',' of the pair before the last.
+	cut := labelPrefix{bucket: math.NaN()}
+	if pf := &p.prefix; pf.text != nil && pf.isHist == isHist && pf.mask == mask &&
+		len(b) > len(pf.text) && string(b[:len(pf.text)]) == string(pf.text) {
+		// The bucket lines of a series differ in their last label only:
+		// the previous line's label set up to it, read and accepted, is
+		// what the same bytes read to again (its stripped values are the
+		// page's, as it was accepted).
+		b = b[len(pf.text):]
+		p.lineLabels = append(p.lineLabels, pf.labels...)
+		taken.found, taken.same = pf.found, pf.found
+		bucket, j = pf.bucket, pf.pairs
+		cut = *pf
+	}
+	for ; ; j++ {
 		b = skipBlanks(b)
 		if len(b) > 0 && b[0] == '}' {
 			b = b[1:]
@@ -421,6 +439,8 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 		}
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
+			cut.text, cut.pairs, cut.found, cut.bucket = start[:len(start)-len(b)], j+1, taken.found, bucket
+			cut.labels = p.lineLabels // its length is what counts until saved below
 			continue
 		}
 		if len(b) == 0 || b[0] != '}' {
@@ -430,9 +450,38 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 		break
 	}
 	if mask != 0 {
-		refused = ls.takeLabels(mask, &taken)
+		if refused = ls.takeLabels(mask, &taken); refused != 0 {
+			return b, bucket, refused, true
+		}
 	}
-	return b, bucket, refused, true
+	p.savePrefix(&cut, isHist, mask)
+	return b, bucket, 0, true
+}
+
+// labelPrefix is an accepted line's label set up to its last pair: the
+// text after '{' through the ',' before that pair, and what it read to.
+type labelPrefix struct {
+	text   []byte // nil: no prefix
+	isHist bool
+	mask   uint8
+	pairs  int
+	labels []*dto.LabelPair
+	found  uint8 // the stripped labels among the pairs
+	bucket float64
+}
+
+// savePrefix keeps cut, taken from the line just read, for the next line.
+// Its labels are the first of p.lineLabels (cut.labels is only the slice
+// they were appended to when it was cut).
+func (p *fastParser) savePrefix(cut *labelPrefix, isHist bool, mask uint8) {
+	pf := &p.prefix
+	if cut.text == nil {
+		pf.text = nil
+		return
+	}
+	n := len(cut.labels)
+	pf.text, pf.isHist, pf.mask, pf.pairs, pf.found, pf.bucket = cut.text, isHist, mask, cut.pairs, cut.found, cut.bucket
+	pf.labels = append(pf.labels[:0], p.lineLabels[:n]...)
 }
 
 // valueEnd returns the index of the quote that closes the label value b

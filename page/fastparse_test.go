@@ -77,6 +77,14 @@ var fastCases = []struct {
 	{"a histogram's labels in another order, then fewer", "# TYPE h histogram\n" +
 		"h_bucket{a=\"1\",b=\"2\",le=\"1\"} 1\nh_bucket{b=\"2\",a=\"1\",le=\"+Inf\"} 2\nh_bucket{a=\"1\",le=\"+Inf\"} 3\n" +
 		"h_count{a=\"1\",b=\"2\"} 2\nh_count{a=\"1\"} 3\nh_sum{a=\"1\",b=\"2\",c=\"3\"} 4\n", true},
+	{"lines sharing all labels but the last", "# TYPE h histogram\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"1\"} 1\nh_bucket{a=\"1\",b=\"2\",le=\"2\"} 2\nh_bucket{a=\"1\",b=\"3\",le=\"1\"} 3\n" +
+		"h_bucket{a=\"1\",b=\"2\",} 4\nh_bucket{a=\"1\",b=\"2\",le=\"3\",} 5\ng{a=\"1\",b=\"2\",le=\"1\"} 6\ng{a=\"1\",b=\"2\",le=\"2\"} 7\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"4\"} 8\n", true},
+	{"le before the last label, on a gauge and a histogram", "# TYPE h histogram\n" +
+		"g{le=\"1\",a=\"1\"} 1\nh_bucket{le=\"1\",a=\"2\"} 2\nh_bucket{le=\"+Inf\",a=\"2\"} 3\ng{le=\"+Inf\",a=\"3\"} 4\n", true},
+	{"a duplicate after the previous line's prefix", "a{x=\"1\",y=\"2\"} 1\na{x=\"1\",x=\"2\"} 2\n", false},
+	{"lines sharing a prefix, then a histogram", "g{a=\"1\",le=\"1\"} 1\n# TYPE h histogram\nh_bucket{a=\"1\",le=\"1\"} 2\nh_bucket{a=\"1\",le=\"2\"} 3\ng{a=\"1\",le=\"2\"} 4\n", true},
 	{"a value the previous line's with a quote after", "a{x=\"1\"} 1\na{x=\"1\"\"} 2\n", false},
 	{"decimals", "a 0.5\nb 1.\nc .25\nd 123456789012.345\ne 0.1\nf 1234567890123456\ng 1.5e3\n", true},
 	{"timestamp", "a 1 1000\n", false},

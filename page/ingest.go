@@ -120,6 +120,7 @@ func putScratch(s *scratch) {
 	if cap(s.filtered) > maxScratchBytes || s.fast.chunks() > maxScratchChunks {
 		return
 	}
+	s.fast.prefix.text = nil // it points into the page, which may go now
 	select {
 	case freeScratch <- s:
 	default:

@@ -333,6 +333,7 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 	// Where the label set may be cut for the next line's prefix: after the
 	// ',' of the pair before the last.
 	cut := labelPrefix{bucket: math.NaN()}
+	hit := false
 	if pf := &p.prefix; pf.text != nil && pf.isHist == isHist && pf.mask == mask &&
 		len(b) > len(pf.text) && string(b[:len(pf.text)]) == string(pf.text) {
 		// The bucket lines of a series differ in their last label only:
@@ -340,10 +341,11 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 		// what the same bytes read to again (its stripped values are the
 		// page's, as it was accepted).
 		b = b[len(pf.text):]
-		p.lineLabels = append(p.lineLabels, pf.labels...)
+		// Its labels are still the first of the previous line's.
+		p.lineLabels = p.lineLabels[:pf.labels]
 		taken.found, taken.same = pf.found, pf.found
 		bucket, j = pf.bucket, pf.pairs
-		cut = *pf
+		cut, hit = *pf, true
 	}
 	for ; ; j++ {
 		b = skipBlanks(b)
@@ -431,16 +433,13 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 				if !sameValue {
 					last.value = p.values.intern(value)
 				}
-				box := p.pairs.next()
-				box.name, box.value = nameStr, last.value
-				box.lp.Name, box.lp.Value = &box.name, &box.value
-				p.lineLabels = append(p.lineLabels, &box.lp)
+				p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
 			}
 		}
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
 			cut.text, cut.pairs, cut.found, cut.bucket = start[:len(start)-len(b)], j+1, taken.found, bucket
-			cut.labels = p.lineLabels // its length is what counts until saved below
+			cut.labels = len(p.lineLabels)
 			continue
 		}
 		if len(b) == 0 || b[0] != '}' {
@@ -454,7 +453,13 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 			return b, bucket, refused, true
 		}
 	}
-	p.savePrefix(&cut, isHist, mask)
+	if hit && cut.pairs == p.prefix.pairs {
+		return b, bucket, 0, true // the prefix holds (and writing it would cost write barriers)
+	}
+	if cut.text != nil {
+		cut.isHist, cut.mask = isHist, mask
+	}
+	p.prefix = cut
 	return b, bucket, 0, true
 }
 
@@ -465,23 +470,9 @@ type labelPrefix struct {
 	isHist bool
 	mask   uint8
 	pairs  int
-	labels []*dto.LabelPair
+	labels int   // how many of p.lineLabels it gave: they stay there until the next line's labels are read
 	found  uint8 // the stripped labels among the pairs
 	bucket float64
-}
-
-// savePrefix keeps cut, taken from the line just read, for the next line.
-// Its labels are the first of p.lineLabels (cut.labels is only the slice
-// they were appended to when it was cut).
-func (p *fastParser) savePrefix(cut *labelPrefix, isHist bool, mask uint8) {
-	pf := &p.prefix
-	if cut.text == nil {
-		pf.text = nil
-		return
-	}
-	n := len(cut.labels)
-	pf.text, pf.isHist, pf.mask, pf.pairs, pf.found, pf.bucket = cut.text, isHist, mask, cut.pairs, cut.found, cut.bucket
-	pf.labels = append(pf.labels[:0], p.lineLabels[:n]...)
 }
 
 // valueEnd returns the index of the quote that closes the label value b
@@ -505,6 +496,23 @@ func valueEnd(b []byte) int {
 		}
 	}
 	return -1
+}
+
+// pair returns a label pair from the slab. A slot mostly holds the same
+// pair from page to page: it is only written where it differs, since every
+// pointer written while the collector runs costs a write barrier.
+func (p *fastParser) pair(name, value string) *dto.LabelPair {
+	box := p.pairs.next()
+	if box.lp.Name == nil {
+		box.lp.Name, box.lp.Value = &box.name, &box.value
+	}
+	if box.name != name {
+		box.name = name
+	}
+	if box.value != value {
+		box.value = value
+	}
+	return &box.lp
 }
 
 // lastPair is a label name and value read at one position of a line, both

@@ -259,15 +259,14 @@ func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted
 		return false, "" // left to the long way, or refused by the filter itself
 	}
 	fast := in.s.fast.finish()
-	stripped := in.stripper.labels
+	stripped := in.stripper.stripped
+	values := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
 	if _, _, err := in.filter(page, om); err != nil {
 		return true, fmt.Sprintf("the filter refuses what the direct pass accepted (%v)", err)
 	}
-	for l := range strippable {
-		got, want := stripped[l], in.stripper.labels[l]
-		if got.stripped != want.stripped || got.stripped && got.str != want.str {
-			return true, fmt.Sprintf("%s: direct pass stripped %v (%q), filter %v (%q)", strippable[l], got.stripped, got.str, want.stripped, want.str)
-		}
+	wantValues := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
+	if stripped != in.stripper.stripped || values != wantValues {
+		return true, fmt.Sprintf("direct pass stripped %b %q, filter %b %q", stripped, values, in.stripper.stripped, wantValues)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	want, err := parser.TextToMetricFamilies(bytes.NewReader(in.s.filtered))

@@ -299,6 +299,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	var lastName []byte // nil until the first sample line
 	var lastIdx int
 	var lastOK bool
+	var lastValid bool // lastName passed sampleShape's check of a name
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -333,12 +334,14 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			lastIdx, lastOK = catalogue.LookupSample(name)
 			lastName = append(in.lastName[:0], name...)
 			in.lastName = lastName
+			lastValid = false
 		}
 		idx, ok := lastIdx, lastOK
 		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), om); problem != "" {
+			if problem := sampleShape(line, len(name), lastValid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
 			}
+			lastValid = true
 			if ok {
 				dropped++
 			}

@@ -32,9 +32,10 @@ var strippable = [...]string{"model_name", "engine"}
 // labelStripper takes the strippable labels off the lines of one page and
 // remembers their values for the builder. It belongs to one Ingester.
 type labelStripper struct {
-	labels  [len(strippable)]labelStrip // labels taken off this page's lines
-	allowed uint8                       // the labels it may try (tests turn it off)
-	spans   []labelSpan
+	labels   [len(strippable)]labelStrip // labels taken off this page's lines
+	allowed  uint8                       // the labels it may try (tests turn it off)
+	stripped uint8                       // the labels at least one line lost
+	spans    []labelSpan
 }
 
 // newLabelStripper returns a stripper that may strip every strippable label.
@@ -44,15 +45,16 @@ func newLabelStripper() labelStripper { return labelStripper{allowed: stripAll} 
 // page with the same model costs no new string).
 func (ls *labelStripper) reset() {
 	for l := range ls.labels {
-		ls.labels[l].seen, ls.labels[l].stripped = false, false
+		ls.labels[l].seen = false
 	}
+	ls.stripped = 0
 }
 
 // value returns the value of a label taken off every line of the page, or
 // "" when that label was not stripped.
 func (ls *labelStripper) value(bit uint8) string {
 	for l := range strippable {
-		if bit == 1<<l && ls.labels[l].stripped {
+		if bit == 1<<l && ls.stripped&bit != 0 {
 			return ls.labels[l].str
 		}
 	}
@@ -61,10 +63,9 @@ func (ls *labelStripper) value(bit uint8) string {
 
 // labelStrip is one strippable label's state during a filter pass.
 type labelStrip struct {
-	value    []byte // the page's one value (raw: it has no escapes)
-	str      string // value as a string, kept across pages while it holds
-	seen     bool   // value is set
-	stripped bool   // at least one line lost the label
+	value []byte // the page's one value (raw: it has no escapes)
+	str   string // value as a string, kept across pages while it holds
+	seen  bool   // value is set
 }
 
 // labelSpan is one name="value" pair of a line: [start, end) is the whole
@@ -192,6 +193,11 @@ func (sv *stripValues) add(bit uint8, value []byte, same bool) bool {
 // filter's rewrite (strip) and the fast path's direct reading (labels)
 // decide by it, so that they strip the same labels of the same lines.
 func (ls *labelStripper) takeLabels(mask uint8, sv *stripValues) (refused uint8) {
+	if sv.same == mask {
+		// Every label was found with the page's value (most lines).
+		ls.stripped |= mask
+		return 0
+	}
 	for l := range strippable {
 		bit := uint8(1) << l
 		if mask&bit == 0 {
@@ -204,11 +210,7 @@ func (ls *labelStripper) takeLabels(mask uint8, sv *stripValues) (refused uint8)
 	if refused != 0 {
 		return refused
 	}
-	for l := range strippable {
-		if mask&(1<<l) != 0 {
-			ls.labels[l].stripped = true
-		}
-	}
+	ls.stripped |= mask
 	return 0
 }
 

@@ -500,12 +500,15 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 // NextField returns the next space-separated field of b and what follows:
 // how the parser splits a comment line (# TYPE name type).
 func NextField(b []byte) (field, rest []byte) {
-	b = bytes.TrimLeft(b, " \t")
-	i := bytes.IndexAny(b, " \t")
-	if i < 0 {
-		return b, nil
+	// Byte loops: the fields are short, and every comment line of a page
+	// is split so (bytes.IndexAny was most of the cost of a HELP line).
+	b = skipBlanks(b)
+	for i, c := range b {
+		if c == ' ' || c == '\t' {
+			return b[:i], b[i:]
+		}
 	}
-	return b[:i], b[i:]
+	return b, nil
 }
 
 // SampleName returns the metric name at the start of a sample line, as

@@ -25,6 +25,9 @@ type window struct {
 	ts      []int64
 	vs      []float64
 	buckets []Bucket
+
+	withBounds   []*catalogue.Buckets // a histogram's readings with the bounds it is read by
+	withBoundsMs []int64              // and their times
 }
 
 // newWindow selects the good samples of samples (oldest first) with
@@ -180,19 +183,33 @@ func (w *window) histogram(series []*catalogue.Series, h catalogue.Histogram) hi
 	hw.Sum = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Sum }))
 	hw.Count = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Count }))
 
+	// The samples with these bounds are found once, not once per bucket:
+	// a histogram has tens of buckets, read over every sample of the
+	// window.
+	if cap(w.withBounds) < len(series) {
+		w.withBounds, w.withBoundsMs = make([]*catalogue.Buckets, 0, len(series)), make([]int64, 0, len(series))
+	}
+	w.withBounds, w.withBoundsMs = w.withBounds[:0], w.withBoundsMs[:0]
+	for i, s := range series {
+		if s == nil {
+			continue
+		}
+		if b := &s.Histograms[h]; sameBounds(b.Bounds, bounds) && len(b.Counts) == len(bounds) {
+			w.withBounds = append(w.withBounds, b)
+			w.withBoundsMs = append(w.withBoundsMs, w.samples[i].Time.UnixMilli())
+		}
+	}
 	w.buckets = w.buckets[:0]
 	for j, upper := range bounds {
-		inc := w.increase(func(i int) float64 {
-			if series[i] == nil {
-				return math.NaN()
+		// What increase does, over those samples: a NaN count is absent.
+		w.ts, w.vs = w.ts[:0], w.vs[:0]
+		for k, b := range w.withBounds {
+			if v := b.Counts[j]; !math.IsNaN(v) {
+				w.ts = append(w.ts, w.withBoundsMs[k])
+				w.vs = append(w.vs, v)
 			}
-			b := &series[i].Histograms[h]
-			if !sameBounds(b.Bounds, bounds) || len(b.Counts) != len(bounds) {
-				return math.NaN()
-			}
-			return b.Counts[j]
-		})
-		if !math.IsNaN(inc) {
+		}
+		if inc, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false); ok && !math.IsNaN(inc) {
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
 		}
 	}

@@ -26,9 +26,9 @@ import (
 // concurrent use.
 type fastParser struct {
 	fams  map[string]*dto.MetricFamily
-	hists map[string]histSlot // histogram series by family and labels
-	gen   uint32              // the current page, for hists
-	made  []*histBox          // histograms of this page, to normalize
+	hists map[string]*histSlot // histogram series by family and labels
+	gen   uint32               // the current page, for hists
+	made  []*histBox           // histograms of this page, to normalize
 
 	names  interner // family and label names
 	values interner // label values
@@ -46,12 +46,14 @@ type fastParser struct {
 
 	// The lines of a family come together: the previous line's family,
 	// histogram series and label values answer most look-ups.
-	lastName   []byte
-	lastFamily *dto.MetricFamily
-	lastSuffix suffix
-	lastKey    []byte
-	lastSlot   histSlot
-	lastPairs  [][2]string // name and value of the previous line's labels, by position
+	lastName       []byte
+	lastFamily     *dto.MetricFamily
+	lastSuffix     suffix
+	lastKey        []byte
+	lastSlot       histSlot
+	lastSlotFamily *dto.MetricFamily // the family of lastSlot
+	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
+	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
 }
 
 // histSlot is a histogram series met on page gen.
@@ -107,7 +109,7 @@ const maxHistSlots = 4096
 func newFastParser() *fastParser {
 	return &fastParser{
 		fams:   make(map[string]*dto.MetricFamily),
-		hists:  make(map[string]histSlot),
+		hists:  make(map[string]*histSlot),
 		names:  newInterner(1024),
 		values: newInterner(8192),
 	}
@@ -133,12 +135,18 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 		if line[0] == '#' {
 			ok = p.typeLine(line)
 		} else {
-			ok = p.sampleLine(line)
+			ok, _ = p.sampleLine(line, nil, 0)
 		}
 		if !ok {
 			return nil, false
 		}
 	}
+	return p.finish(), true
+}
+
+// finish completes the families of a page whose every line was read, and
+// returns them.
+func (p *fastParser) finish() map[string]*dto.MetricFamily {
 	for name, mf := range p.fams {
 		if len(mf.Metric) == 0 {
 			delete(p.fams, name)
@@ -147,7 +155,7 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 	for _, h := range p.made {
 		normalizeHistogram(h)
 	}
-	return p.fams, true
+	return p.fams
 }
 
 // reset forgets the previous page, keeping its storage.
@@ -159,7 +167,8 @@ func (p *fastParser) reset() {
 		p.gen = 1
 	}
 	p.made = p.made[:0]
-	p.lastFamily, p.lastSlot = nil, histSlot{}
+	p.lastFamily, p.lastSlot, p.lastSlotFamily = nil, histSlot{}, nil
+	p.prefix.text = nil // its stripped values were the previous page's
 	p.families.reset()
 	p.metrics.reset()
 	p.pairs.reset()
@@ -244,20 +253,25 @@ func hasSuffix(name []byte, s string, n int) bool {
 	return len(name) > n && string(name[len(name)-n:]) == s
 }
 
-// sampleLine reads name{labels} value.
-func (p *fastParser) sampleLine(line []byte) bool {
-	n := 0
-	for n < len(line) && metricNameByte(line[n], n == 0) {
-		n++
-	}
-	if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
-		return false // a quoted name, a name inside the braces, or garbage
-	}
+// sampleLine reads name{labels} value. The labels of mask are taken off
+// the line as the label stripper would take them (ls says whether it may;
+// see takeLabels): the families are then those of the stripped line, and
+// refused is the stripper's refusal, if any. mask is 0 for a line of the
+// filter's output, which is already stripped.
+func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
 	var mf *dto.MetricFamily
 	var suf suffix
-	if p.lastFamily != nil && string(p.lastName) == string(line[:n]) {
-		mf, suf = p.lastFamily, p.lastSuffix
+	var n int
+	if p.lastFamily != nil && sameName(line, p.lastName) {
+		// The previous line's name, found valid, ends where this one's does.
+		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
 	} else {
+		for n < len(line) && metricNameByte(line[n], n == 0) {
+			n++
+		}
+		if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
+			return false, 0 // a quoted name, a name inside the braces, or garbage
+		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
 	}
@@ -268,25 +282,22 @@ func (p *fastParser) sampleLine(line []byte) bool {
 	switch mf.GetType() {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
 	default:
-		return false
+		return false, 0
 	}
 	rest := skipBlanks(line[n:])
 	bucket := math.NaN()
 	p.lineLabels = p.lineLabels[:0]
 	if len(rest) > 0 && rest[0] == '{' {
-		var ok bool
-		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
-			return false
+		if rest, bucket, refused, ok = p.labels(rest[1:], isHist, ls, mask); !ok || refused != 0 {
+			return ok, refused
 		}
 		rest = skipBlanks(rest)
 	}
-	end := bytes.IndexAny(rest, " \t")
-	if end >= 0 {
-		return false // a timestamp, or blanks after the value: left to expfmt
-	}
+	// A timestamp, or blanks after the value, are left to expfmt: a value
+	// with a blank in it is no number to parseValue.
 	value, ok := parseValue(rest)
 	if !ok {
-		return false
+		return false, 0
 	}
 	if !isHist {
 		m := p.newMetric()
@@ -304,95 +315,214 @@ func (p *fastParser) sampleLine(line []byte) bool {
 			m.Untyped = &box.untyped
 		}
 		mf.Metric = append(mf.Metric, m)
-		return true
+		return true, 0
 	}
-	return p.histogramLine(mf, suf, bucket, value)
+	return p.histogramLine(mf, suf, bucket, value), 0
 }
 
 // labels reads the label set after '{' into p.lineLabels and returns what
 // follows the '}'. On a histogram family le is not a label: its value is
-// the bucket's bound (the last le wins, as in expfmt).
-func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64, ok bool) {
+// the bucket's bound (the last le wins, as in expfmt). The labels of mask
+// are left out of p.lineLabels when ls takes them off the line (see
+// sampleLine); otherwise refused says which it would not take.
+func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8) (rest []byte, bucket float64, refused uint8, ok bool) {
 	bucket = math.NaN()
-	for {
+	var taken stripValues
+	var scratch lastPair
+	start, j := b, 0
+	// Where the label set may be cut for the next line's prefix: after the
+	// ',' of the pair before the last.
+	cut := labelPrefix{bucket: math.NaN()}
+	hit := false
+	if pf := &p.prefix; pf.text != nil && pf.isHist == isHist && pf.mask == mask &&
+		len(b) > len(pf.text) && string(b[:len(pf.text)]) == string(pf.text) {
+		// The bucket lines of a series differ in their last label only:
+		// the previous line's label set up to it, read and accepted, is
+		// what the same bytes read to again (its stripped values are the
+		// page's, as it was accepted).
+		b = b[len(pf.text):]
+		// Its labels are still the first of the previous line's.
+		p.lineLabels = p.lineLabels[:pf.labels]
+		taken.found, taken.same = pf.found, pf.found
+		bucket, j = pf.bucket, pf.pairs
+		cut, hit = *pf, true
+	}
+	for ; ; j++ {
 		b = skipBlanks(b)
 		if len(b) > 0 && b[0] == '}' {
-			return b[1:], bucket, true
+			b = b[1:]
+			break
 		}
-		n := 0
-		for n < len(b) && isLabelNameByte(b[n], n == 0) {
-			n++
+		// The lines of a family come together and carry their labels in
+		// one order, mostly with the same names and values: the previous
+		// line's j-th pair, already found valid, is tried first, so that
+		// most pairs cost two comparisons instead of a scan for their end,
+		// for an escape and for invalid UTF-8, and no interning.
+		last := &scratch
+		if j < len(p.lastPairs) {
+			last = &p.lastPairs[j]
+		} else if j < maxCachedLabels {
+			p.lastPairs = append(p.lastPairs, lastPair{})
+			last = &p.lastPairs[j]
 		}
-		if n == 0 || n < len(b) && b[n] == '"' {
-			return nil, 0, false
+		n := len(last.name)
+		if !(n > 0 && len(b) > n && string(b[:n]) == last.name && !isLabelNameByte(b[n], false)) {
+			n = 0
+			for n < len(b) && isLabelNameByte(b[n], n == 0) {
+				n++
+			}
+			if n == 0 || n < len(b) && b[n] == '"' {
+				return nil, 0, 0, false
+			}
+			if string(b[:n]) == "__name__" {
+				return nil, 0, 0, false
+			}
+			last.name, last.bit = p.names.intern(b[:n]), strippableBit(b[:n])
 		}
-		name := b[:n]
+		nameStr := last.name
 		b = skipBlanks(b[n:])
 		if len(b) == 0 || b[0] != '=' {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		b = skipBlanks(b[1:])
 		if len(b) == 0 || b[0] != '"' {
-			return nil, 0, false
+			return nil, 0, 0, false
 		}
 		b = b[1:]
-		q := bytes.IndexByte(b, '"')
-		if q < 0 || bytes.IndexByte(b[:q], '\\') >= 0 || !utf8.Valid(b[:q]) {
-			return nil, 0, false // cut, escaped or invalid: expfmt's to judge
-		}
-		value := b[:q]
-		b = skipBlanks(b[q+1:])
-		if string(name) == "__name__" {
-			return nil, 0, false
-		}
-		if isHist && string(name) == "le" {
-			v, ok := parseValue(value)
-			if !ok {
-				return nil, 0, false
+		if bit := last.bit & mask; bit != 0 {
+			// A stripped label: its value is the page's one value, known
+			// valid, on every line but the first.
+			q := -1
+			same := false
+			if st := &ls.labels[bitIndex(bit)]; st.seen {
+				q = len(st.str)
+				same = len(b) > q && b[q] == '"' && string(b[:q]) == st.str
 			}
-			bucket = v
-		} else {
-			for _, lp := range p.lineLabels {
-				if *lp.Name == string(name) {
-					return nil, 0, false // duplicate label: expfmt's error
+			if !same {
+				if q = valueEnd(b); q < 0 {
+					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
 				}
 			}
-			box := p.pairs.next()
-			box.name, box.value = p.labelPair(len(p.lineLabels), name, value)
-			box.lp.Name, box.lp.Value = &box.name, &box.value
-			p.lineLabels = append(p.lineLabels, &box.lp)
+			if !taken.add(bit, b[:q], same) {
+				return nil, 0, 0, false // duplicate label: expfmt's error
+			}
+			b = skipBlanks(b[q+1:])
+		} else {
+			q := len(last.value)
+			sameValue := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
+			if !sameValue {
+				if q = valueEnd(b); q < 0 {
+					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
+				}
+			}
+			value := b[:q]
+			b = skipBlanks(b[q+1:])
+			if isHist && nameStr == "le" {
+				// Bounds differ from line to line: not worth interning.
+				v, ok := parseValue(value)
+				if !ok {
+					return nil, 0, 0, false
+				}
+				bucket = v
+			} else {
+				for _, lp := range p.lineLabels {
+					if *lp.Name == nameStr {
+						return nil, 0, 0, false // duplicate label: expfmt's error
+					}
+				}
+				if !sameValue {
+					last.value = p.values.intern(value)
+				}
+				p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
+			}
 		}
-		switch {
-		case len(b) > 0 && b[0] == ',':
+		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
-		case len(b) > 0 && b[0] == '}':
-			return b[1:], bucket, true
-		default:
-			return nil, 0, false
+			cut.text, cut.pairs, cut.found, cut.bucket = start[:len(start)-len(b)], j+1, taken.found, bucket
+			cut.labels = len(p.lineLabels)
+			continue
+		}
+		if len(b) == 0 || b[0] != '}' {
+			return nil, 0, 0, false
+		}
+		b = b[1:]
+		break
+	}
+	if mask != 0 {
+		if refused = ls.takeLabels(mask, &taken); refused != 0 {
+			return b, bucket, refused, true
 		}
 	}
+	if hit && cut.pairs == p.prefix.pairs {
+		return b, bucket, 0, true // the prefix holds (and writing it would cost write barriers)
+	}
+	if cut.text != nil {
+		cut.isHist, cut.mask = isHist, mask
+	}
+	p.prefix = cut
+	return b, bucket, 0, true
 }
 
-// labelPair interns the name and value of the i-th label of a line,
-// trying first the i-th label of the previous line.
-func (p *fastParser) labelPair(i int, name, value []byte) (string, string) {
-	if i >= len(p.lastPairs) {
-		if i >= maxCachedLabels {
-			return p.names.intern(name), p.values.intern(value)
+// labelPrefix is an accepted line's label set up to its last pair: the
+// text after '{' through the ',' before that pair, and what it read to.
+type labelPrefix struct {
+	text   []byte // nil: no prefix
+	isHist bool
+	mask   uint8
+	pairs  int
+	labels int   // how many of p.lineLabels it gave: they stay there until the next line's labels are read
+	found  uint8 // the stripped labels among the pairs
+	bucket float64
+}
+
+// valueEnd returns the index of the quote that closes the label value b
+// starts with, or -1 when the value is cut, holds an escape or is not
+// valid UTF-8. One pass over the bytes: most values that are not the
+// previous line's are short (bucket bounds, engine numbers), where three
+// calls would cost more than the scan.
+func valueEnd(b []byte) int {
+	ascii := true
+	for i, c := range b {
+		switch {
+		case c == '"':
+			if !ascii && !utf8.Valid(b[:i]) {
+				return -1
+			}
+			return i
+		case c == '\\':
+			return -1
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
-		p.lastPairs = append(p.lastPairs, [2]string{})
 	}
-	last := &p.lastPairs[i]
-	if last[0] != string(name) {
-		last[0] = p.names.intern(name)
-	}
-	if last[1] != string(value) {
-		last[1] = p.values.intern(value)
-	}
-	return last[0], last[1]
+	return -1
 }
 
-// maxCachedLabels is how many labels of a line labelPair remembers.
+// pair returns a label pair from the slab. A slot mostly holds the same
+// pair from page to page: it is only written where it differs, since every
+// pointer written while the collector runs costs a write barrier.
+func (p *fastParser) pair(name, value string) *dto.LabelPair {
+	box := p.pairs.next()
+	if box.lp.Name == nil {
+		box.lp.Name, box.lp.Value = &box.name, &box.value
+	}
+	if box.name != name {
+		box.name = name
+	}
+	if box.value != value {
+		box.value = value
+	}
+	return &box.lp
+}
+
+// lastPair is a label name and value read at one position of a line, both
+// found valid, and the name's bit if it is strippable.
+type lastPair struct {
+	name, value string
+	bit         uint8
+}
+
+// maxCachedLabels is how many label positions of a line labels remembers.
 const maxCachedLabels = 16
 
 // newMetric returns a cleared metric carrying the line's labels.
@@ -406,22 +536,34 @@ func (p *fastParser) newMetric() *dto.Metric {
 // histogramLine folds one line of a histogram family into its series, found
 // by its labels in any order (expfmt's signature of the label set).
 func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
-	key := p.seriesKey(mf.GetName())
-	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
+	// Most lines continue the previous line's series with its labels in
+	// the same order: comparing them with that series' labels costs less
+	// than writing the key. (The same labels in the same order have the
+	// same key; the series' labels are those its key was written from.)
+	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label)
 	if !found {
-		slot, found = p.hists[string(key)]
+		key := p.seriesKey(mf.GetName())
+		slot, found = p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
+		if !found {
+			// The slots are pointers so that a series met on an earlier
+			// page is renewed in place: assigning to the map would copy
+			// the key into a new string on every page.
+			sp := p.hists[string(key)]
+			switch {
+			case sp == nil:
+				sp = new(histSlot)
+				*sp = p.newSeries(mf)
+				p.hists[string(key)] = sp
+				slot = *sp
+			case sp.gen != p.gen:
+				*sp = p.newSeries(mf)
+				slot = *sp
+			default:
+				slot = *sp
+			}
+		}
+		p.lastSlot, p.lastSlotFamily, p.lastKey = slot, mf, append(p.lastKey[:0], key...)
 	}
-	if !found || slot.gen != p.gen {
-		slot = histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
-		box := slot.box
-		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
-		box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
-		slot.metric.Histogram = &box.h
-		p.made = append(p.made, box)
-		mf.Metric = append(mf.Metric, slot.metric)
-		p.hists[string(key)] = slot // a known key costs no new string
-	}
-	p.lastSlot, p.lastKey = slot, append(p.lastKey[:0], key...)
 	box := slot.box
 	h := &box.h
 	switch {
@@ -456,6 +598,31 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		}
 		h.Bucket = append(h.Bucket, &bb.b)
 		box.buckets = append(box.buckets, bb)
+	}
+	return true
+}
+
+// newSeries starts a histogram series of mf with the line's labels.
+func (p *fastParser) newSeries(mf *dto.MetricFamily) histSlot {
+	slot := histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
+	box := slot.box
+	box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
+	box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
+	slot.metric.Histogram = &box.h
+	p.made = append(p.made, box)
+	mf.Metric = append(mf.Metric, slot.metric)
+	return slot
+}
+
+// sameLabels reports whether two label lists are equal, in order.
+func sameLabels(a, b []*dto.LabelPair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if *a[i].Name != *b[i].Name || *a[i].Value != *b[i].Value {
+			return false
+		}
 	}
 	return true
 }
@@ -513,17 +680,30 @@ func normalizeHistogram(box *histBox) {
 // parseValue is expfmt's parseFloat: Go's syntax without hexadecimal
 // mantissas or underscores.
 func parseValue(v []byte) (float64, bool) {
-	if len(v) > 0 && len(v) <= 15 {
-		// Most values are counts: up to 15 digits a float holds the
-		// integer exactly, so this is the number ParseFloat would give.
-		n := uint64(0)
-		for _, c := range v {
-			if c < '0' || c > '9' {
+	if len(v) > 0 && len(v) <= 16 {
+		// Most values are counts, and most bucket bounds short decimals:
+		// up to 15 digits a float holds the digits as an integer exactly,
+		// and so a power of ten up to 1e15; one division of the two is
+		// rounded once, to the number ParseFloat gives (its own fast path).
+		n, digits, point := uint64(0), 0, -1
+		for i, c := range v {
+			switch {
+			case c >= '0' && c <= '9':
+				n = n*10 + uint64(c-'0')
+				digits++
+			case c == '.' && point < 0:
+				point = i
+			default:
 				goto general
 			}
-			n = n*10 + uint64(c-'0')
 		}
-		return float64(n), true
+		if digits == 0 || digits > 15 {
+			goto general
+		}
+		if point < 0 {
+			return float64(n), true
+		}
+		return float64(n) / pow10[len(v)-point-1], true
 	}
 general:
 	if len(v) == 0 || bytes.ContainsAny(v, "pP_") {
@@ -532,6 +712,10 @@ general:
 	f, err := strconv.ParseFloat(string(v), 64)
 	return f, err == nil
 }
+
+// pow10 holds the powers of ten a float64 holds exactly that parseValue
+// divides by.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // metricNameByte reports whether c may appear in a plain metric name.
 func metricNameByte(c byte, first bool) bool {

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -70,6 +73,20 @@ var fastCases = []struct {
 	{"empty family of a TYPE only", "# TYPE h histogram\n# TYPE g gauge\ng 1\n", true},
 	{"duplicate series", "a{x=\"1\"} 1\na{x=\"1\"} 2\n", true},
 	{"UTF-8 value", "a{x=\"µs ✓\"} 1\n", true},
+	{"names and values extending the previous line's", "a{x=\"1\",y=\"ab\"} 1\na{xy=\"1\",y=\"abc\"} 2\na{x=\"12\",y=\"a\"} 3\nab{x=\"1\"} 4\na 5\n", true},
+	{"a histogram's labels in another order, then fewer", "# TYPE h histogram\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"1\"} 1\nh_bucket{b=\"2\",a=\"1\",le=\"+Inf\"} 2\nh_bucket{a=\"1\",le=\"+Inf\"} 3\n" +
+		"h_count{a=\"1\",b=\"2\"} 2\nh_count{a=\"1\"} 3\nh_sum{a=\"1\",b=\"2\",c=\"3\"} 4\n", true},
+	{"lines sharing all labels but the last", "# TYPE h histogram\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"1\"} 1\nh_bucket{a=\"1\",b=\"2\",le=\"2\"} 2\nh_bucket{a=\"1\",b=\"3\",le=\"1\"} 3\n" +
+		"h_bucket{a=\"1\",b=\"2\",} 4\nh_bucket{a=\"1\",b=\"2\",le=\"3\",} 5\ng{a=\"1\",b=\"2\",le=\"1\"} 6\ng{a=\"1\",b=\"2\",le=\"2\"} 7\n" +
+		"h_bucket{a=\"1\",b=\"2\",le=\"4\"} 8\n", true},
+	{"le before the last label, on a gauge and a histogram", "# TYPE h histogram\n" +
+		"g{le=\"1\",a=\"1\"} 1\nh_bucket{le=\"1\",a=\"2\"} 2\nh_bucket{le=\"+Inf\",a=\"2\"} 3\ng{le=\"+Inf\",a=\"3\"} 4\n", true},
+	{"a duplicate after the previous line's prefix", "a{x=\"1\",y=\"2\"} 1\na{x=\"1\",x=\"2\"} 2\n", false},
+	{"lines sharing a prefix, then a histogram", "g{a=\"1\",le=\"1\"} 1\n# TYPE h histogram\nh_bucket{a=\"1\",le=\"1\"} 2\nh_bucket{a=\"1\",le=\"2\"} 3\ng{a=\"1\",le=\"2\"} 4\n", true},
+	{"a value the previous line's with a quote after", "a{x=\"1\"} 1\na{x=\"1\"\"} 2\n", false},
+	{"decimals", "a 0.5\nb 1.\nc .25\nd 123456789012.345\ne 0.1\nf 1234567890123456\ng 1.5e3\n", true},
 	{"timestamp", "a 1 1000\n", false},
 	{"blank after the value", "a 1 \n", false},
 	{"escape", "a{x=\"\\\"\"} 1\n", false},
@@ -184,16 +201,22 @@ func TestIngestFastAndPlain(t *testing.T) {
 	for _, c := range fastCases {
 		pages["case "+c.name] = c.page
 	}
+	in := NewIngester()
 	for _, name := range slices.Sorted(maps.Keys(pages)) {
-		if fast, plain := ingestFastAndPlain(pages[name], ""); fast != plain {
-			t.Errorf("%s: fast path and expfmt differ:\n%s\n%s", name, fast, plain)
+		if diff := ingestFastAndPlain(pages[name], ""); diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		if _, diff := sameDirectFamilies(in, []byte(pages[name]), ""); diff != "" {
+			t.Errorf("%s: %s", name, diff)
 		}
 	}
 }
 
-// ingestFastAndPlain reads page with every fast path on and with none
-// (expfmt on the page as it is), and returns both readings as text.
-func ingestFastAndPlain(page, contentType string) (fast, plain string) {
+// ingestFastAndPlain reads page with every fast path on, with the fast
+// path reading the filter's copy instead of the page's lines, and with
+// none (expfmt on the page as it is). It returns how the readings differ,
+// or "".
+func ingestFastAndPlain(page, contentType string) (diff string) {
 	show := func(in *Ingester) string {
 		s, err := in.Ingest([]byte(page), contentType)
 		if err != nil {
@@ -201,9 +224,92 @@ func ingestFastAndPlain(page, contentType string) (fast, plain string) {
 		}
 		return fmt.Sprintf("%#v", s)
 	}
-	plainIn := NewIngester()
+	copyIn, plainIn := NewIngester(), NewIngester()
+	copyIn.noDirect = true
 	plainIn.noFast, plainIn.stripper.allowed = true, 0
-	return show(NewIngester()), show(plainIn)
+	direct, copied, plain := show(NewIngester()), show(copyIn), show(plainIn)
+	if direct != plain {
+		return fmt.Sprintf("fast path and expfmt differ:\n%s\n%s", direct, plain)
+	}
+	if copied != plain {
+		return fmt.Sprintf("fast path on the filter's copy and expfmt differ:\n%s\n%s", copied, plain)
+	}
+	return ""
+}
+
+// sameDirectFamilies holds a direct pass (see Ingester.read) to expfmt's
+// families: when the fast path follows the page line by line, the filter
+// must accept the page too, and expfmt must read the filter's copy into the
+// same families, with the same labels stripped. in is reused, as a target's
+// Ingester is from page to page.
+func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted bool, diff string) {
+	om, err := pageFormat(page, contentType)
+	if err != nil || checkWhole(page, om) != nil {
+		return false, ""
+	}
+	in.s = getScratch()
+	defer func() {
+		putScratch(in.s)
+		in.s = nil
+	}()
+	in.direct = in.s.fast
+	_, _, err = in.filter(page, om)
+	in.direct = nil
+	if err != nil {
+		return false, "" // left to the long way, or refused by the filter itself
+	}
+	fast := in.s.fast.finish()
+	stripped := in.stripper.stripped
+	values := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
+	if _, _, err := in.filter(page, om); err != nil {
+		return true, fmt.Sprintf("the filter refuses what the direct pass accepted (%v)", err)
+	}
+	wantValues := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
+	if stripped != in.stripper.stripped || values != wantValues {
+		return true, fmt.Sprintf("direct pass stripped %b %q, filter %b %q", stripped, values, in.stripper.stripped, wantValues)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	want, err := parser.TextToMetricFamilies(bytes.NewReader(in.s.filtered))
+	if err != nil {
+		return true, fmt.Sprintf("the direct pass accepted what expfmt refuses (%v)", err)
+	}
+	if len(fast) != len(want) {
+		return true, fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(fast), len(want), familyNames(fast), familyNames(want))
+	}
+	for name, mf := range want {
+		if !proto.Equal(mf, fast[name]) {
+			return true, fmt.Sprintf("family %q:\ndirect %v\nexpfmt %v", name, fast[name], mf)
+		}
+	}
+	return true, ""
+}
+
+// TestDirectOnRealPages: on every captured page and on client_golang's
+// pages a direct pass reads what expfmt reads from the filter's copy, and
+// it does follow them (else every live page would be read twice).
+func TestDirectOnRealPages(t *testing.T) {
+	pages := map[string][]byte{}
+	paths, _ := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages[filepath.Base(p)] = cleanReal(filepath.Base(p), b)
+	}
+	for _, e := range []int{1, 2, 8} {
+		pages[fmt.Sprintf("client_golang %d engines", e)] = testutil.VLLMPage(t, e)
+	}
+	in := NewIngester()
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		accepted, diff := sameDirectFamilies(in, pages[name], "")
+		if diff != "" {
+			t.Errorf("%s: %s", name, diff)
+		}
+		if !accepted {
+			t.Errorf("%s: the direct pass fell back", name)
+		}
+	}
 }
 
 // FuzzFastParse: on any bytes, the fast path either leaves the page to
@@ -226,7 +332,8 @@ func FuzzFastParse(f *testing.F) {
 }
 
 // FuzzIngestFastPath: on any page, Ingest with its fast paths gives the
-// Sample (or the error) that expfmt alone gives.
+// Sample (or the error) that expfmt alone gives, and a direct pass the
+// families expfmt reads from the filter's copy.
 func FuzzIngestFastPath(f *testing.F) {
 	for _, c := range fastCases {
 		f.Add(c.page, "")
@@ -234,12 +341,16 @@ func FuzzIngestFastPath(f *testing.F) {
 	f.Add(newestPage, "")
 	f.Add(omPage, "application/openmetrics-text; version=1.0.0")
 	f.Add(string(testutil.VLLMPage(f, 2)), "")
+	in := NewIngester() // for the families, shared as a target's is
 	f.Fuzz(func(t *testing.T, page, contentType string) {
 		if strings.Count(page, "\n") > 2000 {
 			return // the parser's limits are not what this compares
 		}
-		if fast, plain := ingestFastAndPlain(page, contentType); fast != plain {
-			t.Errorf("fast:\n%s\nexpfmt:\n%s", fast, plain)
+		if diff := ingestFastAndPlain(page, contentType); diff != "" {
+			t.Error(diff)
+		}
+		if _, diff := sameDirectFamilies(in, []byte(page), contentType); diff != "" {
+			t.Error(diff)
 		}
 	})
 }
@@ -267,4 +378,36 @@ func TestScratchBounds(t *testing.T) {
 		t.Errorf("%d lines take %d chunks, within the %d the free list keeps", maxKeptLines, n, maxScratchChunks)
 	}
 	t.Logf("8 engines: %d chunks; %d gauges: %d chunks", eight.chunks(), maxKeptLines, huge.chunks())
+}
+
+// TestParseValue holds parseValue's short decimals to ParseFloat, bit for
+// bit, over the edges of its fast path and random decimals of up to 16
+// digits, a point anywhere among them.
+func TestParseValue(t *testing.T) {
+	cases := []string{"0", "1", "1.", ".5", ".", "..", "1..2", "0.1", "0.3", "2.5", "1e3", "+Inf", "-Inf", "NaN", "-0",
+		"-1.5", "+1.5", "999999999999999", "9999999999999999", "0.000000000000001", "123456789012.345",
+		"1234567890123456", "0.9999999999999999", "00000000000000.1", "1_0", "0x10", ""}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		digits := 1 + rng.IntN(16)
+		b := make([]byte, 0, digits+1)
+		for range digits {
+			b = append(b, byte('0'+rng.IntN(10)))
+		}
+		if rng.IntN(8) > 0 {
+			at := rng.IntN(digits + 1)
+			b = slices.Insert(b, at, '.')
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		got, ok := parseValue([]byte(c))
+		want, err := strconv.ParseFloat(c, 64)
+		if strings.ContainsAny(c, "xX_") {
+			err = strconv.ErrSyntax // expfmt refuses hexadecimal and underscores
+		}
+		if ok != (err == nil) || ok && math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Errorf("parseValue(%q) = %v, %v; ParseFloat %v, %v", c, got, ok, want, err)
+		}
+	}
 }

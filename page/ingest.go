@@ -49,10 +49,14 @@ var (
 type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
-	s        *scratch // the buffers of the page being read, while Ingest runs
-	noFast   bool     // expfmt only (tests compare the two)
-	lastName []byte   // filterPass's buffer for the previous sample's name
-	typed    []bool   // per family row: a # TYPE line has been written
+	s        *scratch    // the buffers of the page being read, while Ingest runs
+	noFast   bool        // expfmt only (tests compare the two)
+	noDirect bool        // the fast path reads the filter's copy of the page (tests compare the two)
+	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
+	gaveUp   bool        // the direct pass met a line the fast path does not follow
+	typeBuf  []byte      // a TYPE line, written for the direct pass
+	lastName []byte      // filterPass's buffer for the previous sample's name
+	typed    []bool      // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
@@ -116,6 +120,7 @@ func putScratch(s *scratch) {
 	if cap(s.filtered) > maxScratchBytes || s.fast.chunks() > maxScratchChunks {
 		return
 	}
+	s.fast.prefix.text = nil // it points into the page, which may go now
 	select {
 	case freeScratch <- s:
 	default:
@@ -149,13 +154,9 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 		putScratch(in.s)
 		in.s = nil
 	}()
-	hasVLLM, dropped, err := in.filter(body, om)
+	hasVLLM, dropped, fams, err := in.read(body, om)
 	if err != nil {
 		return catalogue.Sample{}, err
-	}
-	fams, err := in.parse()
-	if err != nil {
-		return catalogue.Sample{}, in.parseError(err)
 	}
 	b := builder{in: in, sample: catalogue.Sample{
 		HasVLLM:          hasVLLM,
@@ -171,6 +172,39 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	}
 	b.read(fams)
 	return b.finish(), nil
+}
+
+// errNotFast ends a direct pass: the fast path does not follow the page.
+var errNotFast = errors.New("left to expfmt")
+
+// read filters the page and parses what the filter keeps. The pre-filter
+// and the fast path would each scan every label of every line; in a direct
+// pass the filter hands each line it keeps to the fast path as it finds
+// it, and the fast path takes the stripped labels off while it reads them,
+// so each line is scanned once and no copy of the page is written. The
+// families are those the fast path reads from the filter's copy. When the
+// fast path does not follow a line, the page is read again the long way:
+// the filter's copy, then the fast path or expfmt on it, so every page it
+// leaves is read as before and every parse error is expfmt's.
+func (in *Ingester) read(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
+	if !in.noFast && !in.noDirect {
+		in.direct = in.s.fast
+		hasVLLM, dropped, err = in.filter(body, om)
+		in.direct = nil
+		if err == nil {
+			return hasVLLM, dropped, in.s.fast.finish(), nil
+		}
+		if err != errNotFast {
+			return false, 0, nil, err // the filter's own refusal, the same in both ways
+		}
+	}
+	if hasVLLM, dropped, err = in.filter(body, om); err != nil {
+		return false, 0, nil, err
+	}
+	if fams, err = in.parse(); err != nil {
+		return false, 0, nil, in.parseError(err)
+	}
+	return hasVLLM, dropped, fams, nil
 }
 
 // parse reads the filtered lines into families: by the fast path when it
@@ -248,16 +282,24 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int, err
 
 // filterPass is one pass of filter, stripping the labels of mask (see
 // stripLabels). It stops early and returns the labels that cannot be
-// stripped from this page, or the first malformed line it drops.
+// stripped from this page, or the first malformed line it drops. In a
+// direct pass (in.direct set) it hands the lines to the fast path instead
+// of copying them, and stops with errNotFast where the fast path gives up.
 func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8, err error) {
 	in.stripper.reset()
-	in.s.filtered = in.s.filtered[:0]
-	in.s.lineMap = in.s.lineMap[:0]
+	if in.direct != nil {
+		in.direct.reset()
+		in.gaveUp = false
+	} else {
+		in.s.filtered = in.s.filtered[:0]
+		in.s.lineMap = in.s.lineMap[:0]
+	}
 	clear(in.typed)
 	kept := 0
 	var lastName []byte // nil until the first sample line
 	var lastIdx int
 	var lastOK bool
+	var lastValid bool // lastName passed sampleShape's check of a name
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -269,6 +311,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if line[0] == '#' {
 			if in.typeLine(line, lineNo, om) {
 				hasVLLM = true
+			}
+			if in.gaveUp {
+				return hasVLLM, dropped, 0, errNotFast
 			}
 			continue
 		}
@@ -289,12 +334,14 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			lastIdx, lastOK = catalogue.LookupSample(name)
 			lastName = append(in.lastName[:0], name...)
 			in.lastName = lastName
+			lastValid = false
 		}
 		idx, ok := lastIdx, lastOK
 		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), om); problem != "" {
+			if problem := sampleShape(line, len(name), lastValid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
 			}
+			lastValid = true
 			if ok {
 				dropped++
 			}
@@ -305,11 +352,30 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
 			if catalogue.Reads[idx].Kind.IsHistogram() {
-				in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram")
+				if in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram"); in.gaveUp {
+					return hasVLLM, dropped, 0, errNotFast
+				}
 			}
 		}
 		if om {
 			line = stripExemplar(line, len(name))
+		}
+		if fp := in.direct; fp != nil {
+			if !hadNewline {
+				return hasVLLM, dropped, 0, errNotFast // a cut last line: expfmt's error
+			}
+			m := mask & rowStrip[idx]
+			if m != 0 && (len(name) >= len(line) || line[len(name)] != '{') {
+				return hasVLLM, dropped, m, nil // as strip refuses a line without its label set
+			}
+			ok, refused := fp.sampleLine(line, &in.stripper, m)
+			if refused != 0 {
+				return hasVLLM, dropped, refused, nil
+			}
+			if !ok {
+				return hasVLLM, dropped, 0, errNotFast
+			}
+			continue
 		}
 		if m := mask & rowStrip[idx]; m != 0 {
 			var rebuilt bool
@@ -383,6 +449,18 @@ func openMetricsType(name, typ string) (string, string) {
 // emitType appends a "# TYPE name typ" line, attributed to the page's
 // line lineNo.
 func (in *Ingester) emitType(lineNo int32, name, typ string) {
+	if in.direct != nil {
+		// The fast path reads the very line the filter would have written.
+		b := append(in.typeBuf[:0], "# TYPE "...)
+		b = append(b, name...)
+		b = append(b, ' ')
+		b = append(b, typ...)
+		in.typeBuf = b
+		if !in.direct.typeLine(b) {
+			in.gaveUp = true
+		}
+		return
+	}
 	in.s.filtered = append(in.s.filtered, "# TYPE "...)
 	in.s.filtered = append(in.s.filtered, name...)
 	in.s.filtered = append(in.s.filtered, ' ')
@@ -422,12 +500,15 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 // NextField returns the next space-separated field of b and what follows:
 // how the parser splits a comment line (# TYPE name type).
 func NextField(b []byte) (field, rest []byte) {
-	b = bytes.TrimLeft(b, " \t")
-	i := bytes.IndexAny(b, " \t")
-	if i < 0 {
-		return b, nil
+	// Byte loops: the fields are short, and every comment line of a page
+	// is split so (bytes.IndexAny was most of the cost of a HELP line).
+	b = skipBlanks(b)
+	for i, c := range b {
+		if c == ' ' || c == '\t' {
+			return b[:i], b[i:]
+		}
 	}
-	return b[:i], b[i:]
+	return b, nil
 }
 
 // SampleName returns the metric name at the start of a sample line, as

@@ -75,8 +75,9 @@ func lineError(lineNo int32, problem string, line []byte) error {
 // after them), and returns what is wrong, or "" when nothing is. It is
 // cheap: one pass over the line, no allocation. Label names are not
 // checked; Prometheus would refuse a few more lines than this does.
-func sampleShape(line []byte, nameLen int, om bool) string {
-	if !validName(line[:nameLen]) || (nameLen == 0 && line[0] != '{') {
+// nameValid says the name was found valid on a previous line.
+func sampleShape(line []byte, nameLen int, nameValid, om bool) string {
+	if !nameValid && !validName(line[:nameLen]) || (nameLen == 0 && line[0] != '{') {
 		return "metric name expected"
 	}
 	rest := line[nameLen:]

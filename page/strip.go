@@ -32,9 +32,10 @@ var strippable = [...]string{"model_name", "engine"}
 // labelStripper takes the strippable labels off the lines of one page and
 // remembers their values for the builder. It belongs to one Ingester.
 type labelStripper struct {
-	labels  [len(strippable)]labelStrip // labels taken off this page's lines
-	allowed uint8                       // the labels it may try (tests turn it off)
-	spans   []labelSpan
+	labels   [len(strippable)]labelStrip // labels taken off this page's lines
+	allowed  uint8                       // the labels it may try (tests turn it off)
+	stripped uint8                       // the labels at least one line lost
+	spans    []labelSpan
 }
 
 // newLabelStripper returns a stripper that may strip every strippable label.
@@ -44,15 +45,16 @@ func newLabelStripper() labelStripper { return labelStripper{allowed: stripAll} 
 // page with the same model costs no new string).
 func (ls *labelStripper) reset() {
 	for l := range ls.labels {
-		ls.labels[l].seen, ls.labels[l].stripped = false, false
+		ls.labels[l].seen = false
 	}
+	ls.stripped = 0
 }
 
 // value returns the value of a label taken off every line of the page, or
 // "" when that label was not stripped.
 func (ls *labelStripper) value(bit uint8) string {
 	for l := range strippable {
-		if bit == 1<<l && ls.labels[l].stripped {
+		if bit == 1<<l && ls.stripped&bit != 0 {
 			return ls.labels[l].str
 		}
 	}
@@ -61,10 +63,9 @@ func (ls *labelStripper) value(bit uint8) string {
 
 // labelStrip is one strippable label's state during a filter pass.
 type labelStrip struct {
-	value    []byte // the page's one value (raw: it has no escapes)
-	str      string // value as a string, kept across pages while it holds
-	seen     bool   // value is set
-	stripped bool   // at least one line lost the label
+	value []byte // the page's one value (raw: it has no escapes)
+	str   string // value as a string, kept across pages while it holds
+	seen  bool   // value is set
 }
 
 // labelSpan is one name="value" pair of a line: [start, end) is the whole
@@ -118,40 +119,99 @@ func (ls *labelStripper) strip(dst, line []byte, nameLen int, mask uint8) (out [
 		return dst, false, mask
 	}
 	var drop [len(strippable)]int
-	for l, name := range strippable {
-		bit := uint8(1) << l
+	var taken stripValues
+	for l := range strippable {
 		drop[l] = -1
-		if mask&bit == 0 {
-			continue
-		}
-		found := -1
-		for i, sp := range spans {
-			if string(line[sp.start:sp.nameEnd]) != name {
-				continue
-			}
-			if found >= 0 {
+	}
+	for i, sp := range spans {
+		if bit := strippableBit(line[sp.start:sp.nameEnd]) & mask; bit != 0 {
+			if !taken.add(bit, line[sp.valStart:sp.valEnd], false) {
 				return dst, false, mask // a duplicate label: the parser's error to report
 			}
-			found = i
+			drop[bitIndex(bit)] = i
 		}
-		if found < 0 || !ls.sameValue(l, line[spans[found].valStart:spans[found].valEnd]) {
-			refused |= bit
-			continue
-		}
-		drop[l] = found
 	}
-	if refused != 0 {
+	if refused = ls.takeLabels(mask, &taken); refused != 0 {
 		return dst, false, refused
 	}
 	if drop[0] < 0 && drop[1] < 0 {
 		return dst, false, 0
 	}
-	for l := range strippable {
-		if drop[l] >= 0 {
-			ls.labels[l].stripped = true
+	return rebuild(dst, line, nameLen, spans, close, drop), true, 0
+}
+
+// strippableBit returns the bit of a strippable label's name, or 0.
+func strippableBit(name []byte) uint8 {
+	// A length first: most labels are neither.
+	switch len(name) {
+	case len(strippable[0]):
+		if string(name) == strippable[0] {
+			return stripModel
+		}
+	case len(strippable[1]):
+		if string(name) == strippable[1] {
+			return stripEngine
 		}
 	}
-	return rebuild(dst, line, nameLen, spans, close, drop), true, 0
+	return 0
+}
+
+// bitIndex returns the index in strippable of a label's bit.
+func bitIndex(bit uint8) int {
+	if bit == stripModel {
+		return 0
+	}
+	return 1
+}
+
+// stripValues holds the values of the strippable labels found on one line.
+type stripValues struct {
+	found  uint8
+	same   uint8 // the labels whose value is known to be the page's one value
+	values [len(strippable)][]byte
+}
+
+// add records the value of the label of bit (same: the caller compared it
+// with the page's one value already), and reports false if the line has
+// that label already.
+func (sv *stripValues) add(bit uint8, value []byte, same bool) bool {
+	if sv.found&bit != 0 {
+		return false
+	}
+	sv.found |= bit
+	if same {
+		sv.same |= bit
+	}
+	sv.values[bitIndex(bit)] = value
+	return true
+}
+
+// takeLabels decides, for the labels of mask on one line whose strippable
+// labels are in sv, whether they come off: each must be on the line once,
+// with the page's one value. It returns the labels it refuses; when it
+// refuses none, every label of mask is taken off the line. Both the
+// filter's rewrite (strip) and the fast path's direct reading (labels)
+// decide by it, so that they strip the same labels of the same lines.
+func (ls *labelStripper) takeLabels(mask uint8, sv *stripValues) (refused uint8) {
+	if sv.same == mask {
+		// Every label was found with the page's value (most lines).
+		ls.stripped |= mask
+		return 0
+	}
+	for l := range strippable {
+		bit := uint8(1) << l
+		if mask&bit == 0 {
+			continue
+		}
+		if sv.found&bit == 0 || sv.same&bit == 0 && !ls.sameValue(l, sv.values[l]) {
+			refused |= bit
+		}
+	}
+	if refused != 0 {
+		return refused
+	}
+	ls.stripped |= mask
+	return 0
 }
 
 // sameValue records the first value of label l on the page and reports

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
-	"github.com/vtop-dev/vtop/ring"
 )
 
 // Defaults of Options.
@@ -32,8 +31,8 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples (at least two:
-	// a rate needs two readings). The default covers DefaultKeep at the
+	// History is the capacity of each target's window, in samples (at
+	// least two: a rate needs two readings). The default covers DefaultKeep at the
 	// interval; Keep grows it to the window a monitor asks for. Raw
 	// samples further back would be most of vtop's memory, and the screen
 	// keeps its own history of derived points.
@@ -47,7 +46,7 @@ type Options struct {
 	// here; scheduling still uses real timers.
 	Now func() time.Time
 	// OnPage, when set, sees every scrape the poller keeps, just before
-	// its sample enters the target's ring: a recorder keeps the evidence
+	// its sample enters the target's window: a recorder keeps the evidence
 	// this way. It runs on the target's goroutine (so calls for different
 	// targets are concurrent) and delays that target's sample while it
 	// runs. Page.Body is only valid during the call.
@@ -98,14 +97,14 @@ type targetState struct {
 	body     []byte         // reused response buffer, same owner
 	kick     chan struct{}
 
-	mu      sync.Mutex // guards ring and waiters
-	ring    *ring.Ring[catalogue.Sample]
+	mu      sync.Mutex // guards samples and waiters
+	samples *sampleWindow
 	waiters []func()
 }
 
-// Poller scrapes every target on its own schedule into its own ring. A slow
-// or dead target only ever costs its own goroutine (and one concurrency
-// slot for at most Timeout).
+// Poller scrapes every target on its own schedule into its own window. A
+// slow or dead target only ever costs its own goroutine (and one
+// concurrency slot for at most Timeout).
 type Poller struct {
 	opts    Options
 	client  *Client
@@ -133,7 +132,7 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 			target:   t,
 			ingester: page.NewIngester(),
 			kick:     make(chan struct{}, 1),
-			ring:     ring.New[catalogue.Sample](opts.History),
+			samples:  newSampleWindow(opts.History),
 		})
 	}
 	return p, nil
@@ -142,7 +141,7 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 // Interval returns the scrape interval in use.
 func (p *Poller) Interval() time.Duration { return p.opts.Interval }
 
-// Keep grows every ring to hold at least d of samples at the interval.
+// Keep grows every window to hold at least d of samples at the interval.
 func (p *Poller) Keep(d time.Duration) {
 	p.ensureHistory(int((d + p.opts.Interval - 1) / p.opts.Interval))
 }
@@ -150,11 +149,11 @@ func (p *Poller) Keep(d time.Duration) {
 // Now returns the time of the poller's clock, which stamps its samples.
 func (p *Poller) Now() time.Time { return p.opts.Now() }
 
-// ensureHistory grows every ring to hold at least n samples.
+// ensureHistory grows every window to hold at least n samples.
 func (p *Poller) ensureHistory(n int) {
 	for _, ts := range p.targets {
 		ts.mu.Lock()
-		ts.ring.Grow(n)
+		ts.samples.Grow(n)
 		ts.mu.Unlock()
 	}
 }
@@ -201,7 +200,7 @@ func (p *Poller) loop(ctx context.Context, ts *targetState) {
 	}
 }
 
-// scrape takes one sample of ts and pushes it into its ring.
+// scrape takes one sample of ts and pushes it into its window.
 func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	ts.mu.Lock()
 	waiters := ts.waiters
@@ -230,7 +229,7 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 		p.opts.OnPage(Page{Target: ts.target, Time: s.Time, Body: body, ContentType: contentType, Err: s.Err})
 	}
 	ts.mu.Lock()
-	ts.ring.Push(s)
+	ts.samples.Push(s)
 	ts.mu.Unlock()
 }
 
@@ -285,15 +284,18 @@ func (p *Poller) Refresh() <-chan struct{} {
 }
 
 // Readings appends each target's samples, oldest first, to dst[:0].
-// Passing the previous result back reuses its slices, so the caller must
-// be done with it. Safe for concurrent use with Run.
+// The samples are the poller's own, not a copy (they would be a second
+// copy of every window): they stay as they are while the poller scrapes
+// on, until the next call of Readings, which may move them. So a caller
+// must be done with the previous result before it calls again, and must
+// not modify the samples. Safe for concurrent use with Run.
 func (p *Poller) Readings(dst []catalogue.Readings) []catalogue.Readings {
 	n := len(p.targets)
 	dst = slices.Grow(dst[:0], n)[:n]
 	for i, ts := range p.targets {
 		ts.mu.Lock()
 		dst[i].Target = ts.target.Name
-		dst[i].Samples = ts.ring.AppendTo(dst[i].Samples)
+		dst[i].Samples = ts.samples.View()
 		ts.mu.Unlock()
 	}
 	return dst

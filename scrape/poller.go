@@ -94,7 +94,7 @@ func (o Options) withDefaults() Options {
 type targetState struct {
 	target   Target
 	ingester *page.Ingester // used by the target's goroutine only
-	body     []byte         // reused response buffer, same owner
+	pageSize int            // of the last page read, same owner
 	kick     chan struct{}
 
 	mu      sync.Mutex // guards samples and waiters
@@ -110,6 +110,7 @@ type Poller struct {
 	client  *Client
 	targets []*targetState
 	sem     chan struct{}
+	buffers pageBuffers
 }
 
 // NewPoller prepares a poller; nothing is scraped until Run. Duplicate
@@ -220,7 +221,9 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	case <-ctx.Done():
 		return
 	}
-	s, body, contentType := p.take(ctx, ts)
+	buf := p.buffers.get(ts.pageSize)
+	defer p.buffers.put(buf) // after OnPage: the body is in buf
+	s, body, contentType := p.take(ctx, ts, buf)
 	<-p.sem
 	if ctx.Err() != nil && !s.OK() {
 		return // shutting down: the failure is ours, not the target's
@@ -233,14 +236,15 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	ts.mu.Unlock()
 }
 
-// take fetches and ingests one page. It also returns the page (nil when
-// the fetch failed), valid until the target's next take.
-func (p *Poller) take(ctx context.Context, ts *targetState) (catalogue.Sample, []byte, string) {
+// take fetches and ingests one page, read into *buf (which it may grow).
+// It also returns the page (nil when the fetch failed), valid while buf
+// is not reused.
+func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte) (catalogue.Sample, []byte, string) {
 	now := p.opts.Now()
-	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, ts.body)
-	ts.body = body
-	if cap(ts.body) > 4<<20 {
-		ts.body = nil // one huge page must not pin its buffer for hours
+	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, *buf)
+	*buf = body
+	if err == nil {
+		ts.pageSize = len(body)
 	}
 	var s catalogue.Sample
 	if err == nil {

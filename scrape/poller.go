@@ -32,10 +32,10 @@ type Options struct {
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
 	// History is the capacity of each target's window, in samples (at
-	// least two: a rate needs two readings). The default covers DefaultKeep at the
-	// interval; Keep grows it to the window a monitor asks for. Raw
-	// samples further back would be most of vtop's memory, and the screen
-	// keeps its own history of derived points.
+	// least two: a rate needs two readings). The default covers
+	// DefaultKeep at the interval; Keep grows it to the window a monitor
+	// asks for. Raw samples further back would be most of vtop's memory,
+	// and the screen keeps its own history of derived points.
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int

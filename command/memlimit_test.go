@@ -11,12 +11,13 @@ func TestLimitFrom(t *testing.T) {
 	}{
 		{
 			// 20 MB live of 30 MB of objects, 8 MB outside the heap: the
-			// rest, the live heap and half of it again.
+			// rest, the live heap and five eighths of it again.
 			name: "fifty replicas", live: 20 * mb, total: 48 * mb, released: 4 * mb, objects: 30 * mb, unused: 2 * mb, free: 4 * mb,
-			want: (8 + 20 + 10) * mb,
+			want: (8 + 20 + 12.5) * mb,
 		},
 		{
-			// 2 MB live: half of it would collect at nearly every frame.
+			// 2 MB live: five eighths of it would collect at nearly every
+			// frame.
 			name: "small fleet keeps the least room", live: 2 * mb, total: 12 * mb, released: 0, objects: 3 * mb, unused: 1 * mb, free: 2 * mb,
 			want: (6 + 2 + 4) * mb,
 		},
@@ -24,7 +25,7 @@ func TestLimitFrom(t *testing.T) {
 			// The metrics are read one by one, not at one instant: the
 			// heap's classes may exceed the total by a little.
 			name: "heap classes above total", live: 10 * mb, total: 20 * mb, released: 5 * mb, objects: 12 * mb, unused: 1 * mb, free: 3 * mb,
-			want: (0 + 10 + 5) * mb,
+			want: (0 + 10 + 6.25) * mb,
 		},
 	}
 	for _, tt := range tests {

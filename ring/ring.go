@@ -1,7 +1,8 @@
 // Package ring is a fixed-capacity ring buffer: the newest values of one
-// series, so that memory stays flat however long vtop runs. The scraper
-// keeps each target's raw samples in one, the screen each replica's
-// points.
+// series, so that memory stays flat however long vtop runs. The screen
+// keeps each replica's points in one. (The scraper keeps each target's raw
+// samples in a window of its own, which it can lend to the analysis
+// without a copy.)
 package ring
 
 // Ring keeps the newest values up to a capacity. Not safe for concurrent

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
-	"github.com/vtop-dev/vtop/ring"
 )
 
 // Defaults of Options.
@@ -32,11 +31,11 @@ type Options struct {
 	// Timeout of one scrape (default 80% of Interval, at most 10s). It is
 	// kept below Interval so a slow target never stacks scrapes.
 	Timeout time.Duration
-	// History is the ring capacity per target, in samples (at least two:
-	// a rate needs two readings). The default covers DefaultKeep at the
-	// interval; Keep grows it to the window a monitor asks for. Raw
-	// samples further back would be most of vtop's memory, and the screen
-	// keeps its own history of derived points.
+	// History is the capacity of each target's window, in samples (at
+	// least two: a rate needs two readings). The default covers
+	// DefaultKeep at the interval; Keep grows it to the window a monitor
+	// asks for. Raw samples further back would be most of vtop's memory,
+	// and the screen keeps its own history of derived points.
 	History int
 	// MaxConcurrency bounds the scrapes in flight (default 64).
 	MaxConcurrency int
@@ -47,7 +46,7 @@ type Options struct {
 	// here; scheduling still uses real timers.
 	Now func() time.Time
 	// OnPage, when set, sees every scrape the poller keeps, just before
-	// its sample enters the target's ring: a recorder keeps the evidence
+	// its sample enters the target's window: a recorder keeps the evidence
 	// this way. It runs on the target's goroutine (so calls for different
 	// targets are concurrent) and delays that target's sample while it
 	// runs. Page.Body is only valid during the call.
@@ -95,22 +94,23 @@ func (o Options) withDefaults() Options {
 type targetState struct {
 	target   Target
 	ingester *page.Ingester // used by the target's goroutine only
-	body     []byte         // reused response buffer, same owner
+	pageSize int            // of the last page read, same owner
 	kick     chan struct{}
 
-	mu      sync.Mutex // guards ring and waiters
-	ring    *ring.Ring[catalogue.Sample]
+	mu      sync.Mutex // guards samples and waiters
+	samples *sampleWindow
 	waiters []func()
 }
 
-// Poller scrapes every target on its own schedule into its own ring. A slow
-// or dead target only ever costs its own goroutine (and one concurrency
-// slot for at most Timeout).
+// Poller scrapes every target on its own schedule into its own window. A
+// slow or dead target only ever costs its own goroutine (and one
+// concurrency slot for at most Timeout).
 type Poller struct {
 	opts    Options
 	client  *Client
 	targets []*targetState
 	sem     chan struct{}
+	buffers pageBuffers
 }
 
 // NewPoller prepares a poller; nothing is scraped until Run. Duplicate
@@ -133,7 +133,7 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 			target:   t,
 			ingester: page.NewIngester(),
 			kick:     make(chan struct{}, 1),
-			ring:     ring.New[catalogue.Sample](opts.History),
+			samples:  newSampleWindow(opts.History),
 		})
 	}
 	return p, nil
@@ -142,7 +142,7 @@ func NewPoller(targets []Target, opts Options) (*Poller, error) {
 // Interval returns the scrape interval in use.
 func (p *Poller) Interval() time.Duration { return p.opts.Interval }
 
-// Keep grows every ring to hold at least d of samples at the interval.
+// Keep grows every window to hold at least d of samples at the interval.
 func (p *Poller) Keep(d time.Duration) {
 	p.ensureHistory(int((d + p.opts.Interval - 1) / p.opts.Interval))
 }
@@ -150,11 +150,11 @@ func (p *Poller) Keep(d time.Duration) {
 // Now returns the time of the poller's clock, which stamps its samples.
 func (p *Poller) Now() time.Time { return p.opts.Now() }
 
-// ensureHistory grows every ring to hold at least n samples.
+// ensureHistory grows every window to hold at least n samples.
 func (p *Poller) ensureHistory(n int) {
 	for _, ts := range p.targets {
 		ts.mu.Lock()
-		ts.ring.Grow(n)
+		ts.samples.Grow(n)
 		ts.mu.Unlock()
 	}
 }
@@ -201,7 +201,7 @@ func (p *Poller) loop(ctx context.Context, ts *targetState) {
 	}
 }
 
-// scrape takes one sample of ts and pushes it into its ring.
+// scrape takes one sample of ts and pushes it into its window.
 func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	ts.mu.Lock()
 	waiters := ts.waiters
@@ -221,7 +221,9 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	case <-ctx.Done():
 		return
 	}
-	s, body, contentType := p.take(ctx, ts)
+	buf := p.buffers.get(ts.pageSize)
+	defer p.buffers.put(buf) // after OnPage: the body is in buf
+	s, body, contentType := p.take(ctx, ts, buf)
 	<-p.sem
 	if ctx.Err() != nil && !s.OK() {
 		return // shutting down: the failure is ours, not the target's
@@ -230,18 +232,19 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 		p.opts.OnPage(Page{Target: ts.target, Time: s.Time, Body: body, ContentType: contentType, Err: s.Err})
 	}
 	ts.mu.Lock()
-	ts.ring.Push(s)
+	ts.samples.Push(s)
 	ts.mu.Unlock()
 }
 
-// take fetches and ingests one page. It also returns the page (nil when
-// the fetch failed), valid until the target's next take.
-func (p *Poller) take(ctx context.Context, ts *targetState) (catalogue.Sample, []byte, string) {
+// take fetches and ingests one page, read into *buf (which it may grow).
+// It also returns the page (nil when the fetch failed), valid while buf
+// is not reused.
+func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte) (catalogue.Sample, []byte, string) {
 	now := p.opts.Now()
-	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, ts.body)
-	ts.body = body
-	if cap(ts.body) > 4<<20 {
-		ts.body = nil // one huge page must not pin its buffer for hours
+	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, *buf)
+	*buf = body
+	if err == nil {
+		ts.pageSize = len(body)
 	}
 	var s catalogue.Sample
 	if err == nil {
@@ -285,15 +288,18 @@ func (p *Poller) Refresh() <-chan struct{} {
 }
 
 // Readings appends each target's samples, oldest first, to dst[:0].
-// Passing the previous result back reuses its slices, so the caller must
-// be done with it. Safe for concurrent use with Run.
+// The samples are the poller's own, not a copy (they would be a second
+// copy of every window): they stay as they are while the poller scrapes
+// on, until the next call of Readings, which may move them. So a caller
+// must be done with the previous result before it calls again, and must
+// not modify the samples. Safe for concurrent use with Run.
 func (p *Poller) Readings(dst []catalogue.Readings) []catalogue.Readings {
 	n := len(p.targets)
 	dst = slices.Grow(dst[:0], n)[:n]
 	for i, ts := range p.targets {
 		ts.mu.Lock()
 		dst[i].Target = ts.target.Name
-		dst[i].Samples = ts.ring.AppendTo(dst[i].Samples)
+		dst[i].Samples = ts.samples.View()
 		ts.mu.Unlock()
 	}
 	return dst

@@ -121,7 +121,7 @@ func TestKeepGrowsTheRings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ring := p.targets[0].ring
+	ring := p.targets[0].samples
 	if got := ring.Cap(); got != 32 {
 		t.Errorf("default capacity %d, want DefaultKeep at 1s plus two", got)
 	}

@@ -1,7 +1,7 @@
 // Package scrape is the direct source of readings: targets, the HTTP client
 // (timeouts, gzip, body cap, auth, TLS), and the poller that scrapes every
 // target on its own schedule, turns each page into a sample with the page
-// parser and keeps it in the target's own ring. A Poller is a
+// parser and keeps it in the target's own window. A Poller is a
 // monitor.Source. It knows nothing of the analysis or the screen.
 package scrape
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -94,4 +95,42 @@ func samePoint(a, b analysis.Point) bool {
 		}
 	}
 	return true
+}
+
+// Columns of whole counts are kept as bytes until one value is not (a
+// fraction, 256 or more, a negative zero, NaN): from then on every column
+// held comes back as it was pushed, the earlier ones included.
+func TestPointHistoryColumnsWiden(t *testing.T) {
+	bounds := []float64{128, 512, 2048}
+	negZero := float32(math.Copysign(0, -1))
+	for _, odd := range []float32{0.5, 256, negZero, float32(nanF), -1} {
+		h := newPointHistory(4)
+		pushed := []analysis.Point{
+			fullPoint(1, t0, bounds, []float32{0, 1, 255}),
+			fullPoint(2, t0.Add(time.Second), bounds, []float32{3, 0, 0}),
+		}
+		for _, p := range pushed {
+			h.Push(p)
+		}
+		if h.deltas != nil {
+			t.Fatalf("whole counts widened to float32")
+		}
+		p := fullPoint(3, t0.Add(2*time.Second), bounds, []float32{2, odd, 1})
+		h.Push(p)
+		pushed = append(pushed, p)
+		if h.deltas == nil {
+			t.Errorf("%v kept as a count", odd)
+		}
+		for i, want := range pushed {
+			got := h.At(i)
+			same := len(got.PromptLengthDeltas) == len(want.PromptLengthDeltas)
+			for j := 0; same && j < len(want.PromptLengthDeltas); j++ {
+				same = math.Float32bits(got.PromptLengthDeltas[j]) == math.Float32bits(want.PromptLengthDeltas[j])
+			}
+			got.PromptLengthDeltas, want.PromptLengthDeltas = nil, nil
+			if !same || !samePoint(got, want) {
+				t.Errorf("with %v: At(%d) = %+v, want %+v", odd, i, h.At(i), pushed[i])
+			}
+		}
+	}
 }

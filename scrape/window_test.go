@@ -1,0 +1,106 @@
+package scrape
+
+import (
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// at is the sample taken i seconds in: its time tells which it is.
+func at(i int) catalogue.Sample {
+	return catalogue.Sample{Time: time.Unix(int64(i), 0), Backends: []string{"b"}}
+}
+
+// seconds lists which samples a slice holds.
+func seconds(ss []catalogue.Sample) []int64 {
+	out := make([]int64, len(ss))
+	for i, s := range ss {
+		out[i] = s.Time.Unix()
+	}
+	return out
+}
+
+// wantSeconds checks that ss holds the samples from first to last.
+func wantSeconds(t *testing.T, what string, ss []catalogue.Sample, first, last int) {
+	t.Helper()
+	got := seconds(ss)
+	ok := len(got) == last-first+1
+	for i := 0; ok && i < len(got); i++ {
+		ok = got[i] == int64(first+i)
+	}
+	if !ok {
+		t.Errorf("%s: samples %v, want %d to %d", what, got, first, last)
+	}
+}
+
+// A window keeps the newest samples up to its capacity, oldest first,
+// however its pushes and views interleave.
+func TestSampleWindowKeepsTheNewest(t *testing.T) {
+	for _, every := range []int{1, 2, 3, windowSlack, windowSlack + 1, 7, 1000} {
+		w := newSampleWindow(5)
+		for i := 1; i <= 40; i++ {
+			w.Push(at(i))
+			if w.Len() != min(i, 5) {
+				t.Fatalf("viewed every %d pushes: Len %d after %d pushes", every, w.Len(), i)
+			}
+			if i%every == 0 || i == 40 {
+				wantSeconds(t, "view", w.View(), max(1, i-4), i)
+			}
+		}
+		if w.Cap() != 5 {
+			t.Errorf("Cap %d", w.Cap())
+		}
+	}
+	if w := newSampleWindow(0); w.Cap() != 1 || len(w.View()) != 0 {
+		t.Errorf("capacity 0: Cap %d, %d samples", w.Cap(), len(w.View()))
+	}
+}
+
+// A view lent to the analysis stays as it was while the poller pushes on,
+// past the window's slack and its capacity, until the next view.
+func TestSampleWindowViewStaysUntilTheNext(t *testing.T) {
+	w := newSampleWindow(5)
+	for i := 1; i <= 7; i++ {
+		w.Push(at(i))
+	}
+	view := w.View()
+	wantSeconds(t, "first view", view, 3, 7)
+	for i := 8; i <= 30; i++ {
+		w.Push(at(i))
+		wantSeconds(t, "lent view", view, 3, 7)
+	}
+	wantSeconds(t, "next view", w.View(), 26, 30)
+	w.Grow(8)
+	wantSeconds(t, "after Grow", w.View(), 26, 30)
+	for i := 31; i <= 35; i++ {
+		w.Push(at(i))
+	}
+	wantSeconds(t, "grown", w.View(), 28, 35)
+	if w.Cap() != 8 {
+		t.Errorf("Cap %d after Grow(8)", w.Cap())
+	}
+	w.Grow(3)
+	if w.Cap() != 8 {
+		t.Errorf("Grow(3) shrank the window to %d", w.Cap())
+	}
+}
+
+// The samples a window drops do not stay behind in its buffer once a view
+// has moved the values: their histograms would stay alive with them.
+func TestSampleWindowClearsWhatItDrops(t *testing.T) {
+	w := newSampleWindow(3)
+	for i := 1; i <= 6; i++ {
+		w.Push(at(i))
+		w.View()
+	}
+	for i := 1; i <= 20; i++ {
+		w.Push(at(i))
+	}
+	view := w.View()
+	for i, s := range w.buf[len(view):] {
+		if s.Backends != nil || !s.Time.IsZero() {
+			t.Errorf("slot %d past the view holds sample %d", len(view)+i, s.Time.Unix())
+		}
+	}
+}

@@ -34,15 +34,21 @@ func sameFamilies(fp *fastParser, b []byte) (accepted bool, diff string) {
 	if err != nil {
 		return true, fmt.Sprintf("the fast path accepted what expfmt refuses (%v)", err)
 	}
-	if len(fast) != len(want) {
-		return true, fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(fast), len(want), familyNames(fast), familyNames(want))
+	return true, diffFamilies(fast, want, "fast  ")
+}
+
+// diffFamilies says how a reader's families differ from expfmt's (want),
+// "" when they are the same message for message; who names the reader.
+func diffFamilies(got, want map[string]*dto.MetricFamily, who string) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(got), len(want), familyNames(got), familyNames(want))
 	}
 	for name, mf := range want {
-		if !proto.Equal(mf, fast[name]) {
-			return true, fmt.Sprintf("family %q:\nfast   %v\nexpfmt %v", name, fast[name], mf)
+		if !proto.Equal(mf, got[name]) {
+			return fmt.Sprintf("family %q:\n%s %v\nexpfmt %v", name, who, got[name], mf)
 		}
 	}
-	return true, ""
+	return ""
 }
 
 func familyNames(fams map[string]*dto.MetricFamily) []string {
@@ -273,15 +279,7 @@ func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted
 	if err != nil {
 		return true, fmt.Sprintf("the direct pass accepted what expfmt refuses (%v)", err)
 	}
-	if len(fast) != len(want) {
-		return true, fmt.Sprintf("%d families, expfmt %d: %v vs %v", len(fast), len(want), familyNames(fast), familyNames(want))
-	}
-	for name, mf := range want {
-		if !proto.Equal(mf, fast[name]) {
-			return true, fmt.Sprintf("family %q:\ndirect %v\nexpfmt %v", name, fast[name], mf)
-		}
-	}
-	return true, ""
+	return true, diffFamilies(fast, want, "direct")
 }
 
 // TestDirectOnRealPages: on every captured page and on client_golang's

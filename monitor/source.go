@@ -17,8 +17,11 @@ type Source interface {
 	Run(ctx context.Context) error
 	// Readings appends every target's samples, oldest first, to dst[:0]
 	// and returns it; the targets keep their order from call to call.
-	// Passing the previous result back reuses its slices. Safe to call
-	// while Run runs.
+	// Passing the previous result back reuses its slices. The samples may
+	// be the source's own rather than a copy (the scraper lends each
+	// target's window): they stay as they are until the next call, so a
+	// caller must be done with one result before it asks for the next,
+	// and must never modify them. Safe to call while Run runs.
 	Readings(dst []catalogue.Readings) []catalogue.Readings
 	// Keep asks the source to hold at least d of readings per target from
 	// now on (the analysis window, plus what --once waits).

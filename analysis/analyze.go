@@ -120,7 +120,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	}
 	if len(series) == 0 {
 		series = []*catalogue.Series{&newestGood.Total}
-		w.samples = []*catalogue.Sample{newestGood}
+		w.onlySample(newestGood)
 	}
 	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
 	rep.Figures = f

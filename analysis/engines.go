@@ -134,13 +134,13 @@ func routerNote(rep *ReplicaReport) string {
 // is the sum of its reasons, so nothing changes for it. A total below the
 // sum of the reasons is a page at odds with itself: the reasons, counted
 // one by one, are kept, so that no share exceeds the whole.
-func (w *window) finishedTotal(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
-	total := Num(w.rate(scalar(catalogue.FinishedRequests)))
+func (w *window) finishedTotal(f *Figures, ev *evidence, runs *seriesRuns) {
+	total := Num(w.rateOf(&runs.scalars[catalogue.FinishedRequests]))
 	if !total.Known() || total < f.RequestsPerSecond {
 		return
 	}
 	f.RequestsPerSecond = total
-	ev.Finished = w.increase(scalar(catalogue.FinishedRequests))
+	ev.Finished = w.increaseOf(&runs.scalars[catalogue.FinishedRequests])
 	f.SuccessRate = ratio(f.FinishedPerSecond.Stop, total)
 	f.LengthShare = ratio(f.FinishedPerSecond.Length, total)
 	f.AbortShare = ratio(f.FinishedPerSecond.Abort, total)

@@ -44,52 +44,39 @@ var engineCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.Genera
 
 // figures computes the Figures of one replica or engine over the window.
 // series[i] is its Series in the i-th good sample (nil when absent there).
-// kvCapacity is the KV cache size in tokens (NaN when unknown).
+// kvCapacity is the KV cache size in tokens (NaN when unknown). Every
+// counter is read off the runs of one walk over the series (gatherRuns).
 func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Config) (Figures, evidence) {
 	var f Figures
 	ev := evidence{Samples: len(w.samples)}
 	if n := len(w.samples); n > 1 {
 		ev.SpanSeconds = w.samples[n-1].Time.Sub(w.samples[0].Time).Seconds()
 	}
-	scalar := func(k catalogue.Scalar) seriesAt {
-		return func(i int) float64 {
-			if series[i] == nil {
-				return math.NaN()
-			}
-			return series[i].Scalars[k]
-		}
-	}
-	finished := func(r catalogue.FinishReason) seriesAt {
-		return func(i int) float64 {
-			if series[i] == nil {
-				return math.NaN()
-			}
-			return series[i].Finished[r]
-		}
-	}
+	runs := w.gatherRuns(series)
+	scalar := func(k catalogue.Scalar) *counterRun { return &runs.scalars[k] }
 
-	ev.Running, ev.Waiting, ev.KVCacheUsage = w.gauge(scalar(catalogue.Running)), w.gauge(scalar(catalogue.Waiting)), w.gauge(scalar(catalogue.KVCacheUsage))
+	ev.Running, ev.Waiting, ev.KVCacheUsage = w.scalarGauge(series, catalogue.Running), w.scalarGauge(series, catalogue.Waiting), w.scalarGauge(series, catalogue.KVCacheUsage)
 	newest := newestSeries(series)
 	f.Running, f.Waiting, f.KVCacheUsage = NA, NA, NA
 	if newest != nil {
 		f.Running, f.Waiting, f.KVCacheUsage = Num(newest.Scalars[catalogue.Running]), Num(newest.Scalars[catalogue.Waiting]), Num(newest.Scalars[catalogue.KVCacheUsage])
 	}
 
-	w.finishFigures(&f, &ev, finished)
-	w.finishedTotal(&f, &ev, scalar)
-	f.PromptTokensPerSecond = Num(w.rate(scalar(catalogue.PromptTokens)))
-	f.GenerationTokensPerSecond = Num(w.rate(scalar(catalogue.GenerationTokens)))
+	w.finishFigures(&f, &ev, runs)
+	w.finishedTotal(&f, &ev, runs)
+	f.PromptTokensPerSecond = Num(w.rateOf(scalar(catalogue.PromptTokens)))
+	f.GenerationTokensPerSecond = Num(w.rateOf(scalar(catalogue.GenerationTokens)))
 	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)
-	f.PreemptionsPerSecond = Num(w.rate(scalar(catalogue.Preemptions)))
-	ev.Preemptions = w.increase(scalar(catalogue.Preemptions))
+	f.PreemptionsPerSecond = Num(w.rateOf(scalar(catalogue.Preemptions)))
+	ev.Preemptions = w.increaseOf(scalar(catalogue.Preemptions))
 
-	w.littlesLaw(&f, &ev, scalar)
-	f.PrefixCacheHitRate = ratio(Num(w.increase(scalar(catalogue.PrefixCacheHits))), Num(w.increase(scalar(catalogue.PrefixCacheQueries))))
-	accepted := Num(w.increase(scalar(catalogue.SpecAcceptedTokens)))
-	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increase(scalar(catalogue.SpecDraftTokens))))
-	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increase(scalar(catalogue.SpecDrafts))))
+	w.littlesLaw(&f, &ev, series)
+	f.PrefixCacheHitRate = ratio(Num(w.increaseOf(scalar(catalogue.PrefixCacheHits))), Num(w.increaseOf(scalar(catalogue.PrefixCacheQueries))))
+	accepted := Num(w.increaseOf(scalar(catalogue.SpecAcceptedTokens)))
+	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increaseOf(scalar(catalogue.SpecDraftTokens))))
+	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increaseOf(scalar(catalogue.SpecDrafts))))
 
-	w.latencyFigures(&f, series, cfg)
+	w.latencyFigures(&f, series, runs, cfg)
 	f.KVCapacityTokens = Num(kvCapacity)
 	f.MaxSeqsKVHolds = NA
 	if perRequest := f.MeanPromptTokens + f.MeanGenerationTokens; f.KVCapacityTokens.Known() && perRequest > 0 {
@@ -103,22 +90,22 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 		f.RecomputedTokensPerSecond = 0
 	}
 
-	w.signalFigures(&f, &ev, series, scalar)
-	w.counterMovement(&ev, series, scalar, finished)
+	w.signalFigures(&f, &ev, series, runs)
+	w.counterMovement(&ev, series, runs)
 	return f, ev
 }
 
 // finishFigures fills the finish-reason rates, their total and shares.
-func (w *window) finishFigures(f *Figures, ev *evidence, finished func(catalogue.FinishReason) seriesAt) {
+func (w *window) finishFigures(f *Figures, ev *evidence, runs *seriesRuns) {
 	var rates [catalogue.NumFinishReasons]Num
 	total, known := 0.0, false
 	ev.Finished = math.NaN()
 	for r := range catalogue.NumFinishReasons {
-		rates[r] = Num(w.rate(finished(r)))
+		rates[r] = Num(w.rateOf(&runs.finished[r]))
 		if rates[r].Known() {
 			total += float64(rates[r])
 			known = true
-			inc := w.increase(finished(r))
+			inc := w.increaseOf(&runs.finished[r])
 			if math.IsNaN(ev.Finished) {
 				ev.Finished = 0
 			}
@@ -138,13 +125,13 @@ func (w *window) finishFigures(f *Figures, ev *evidence, finished func(catalogue
 // littlesLaw fills time running, queue growth, arrivals and efficiency.
 // Arrivals are what finished plus what the batch and the queue grew by; they
 // cannot be negative, so noise that makes the sum negative reads 0.
-func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(catalogue.Scalar) seriesAt) {
+func (w *window) littlesLaw(f *Figures, ev *evidence, series []*catalogue.Series) {
 	f.TimeRunningSeconds = NA
 	if f.RequestsPerSecond > 0 {
 		f.TimeRunningSeconds = Num(ev.Running.Mean) / f.RequestsPerSecond
 	}
-	f.WaitingGrowth = Num(w.deriv(scalar(catalogue.Waiting)))
-	runningGrowth := Num(w.deriv(scalar(catalogue.Running)))
+	f.WaitingGrowth = Num(w.scalarDeriv(series, catalogue.Waiting))
+	runningGrowth := Num(w.scalarDeriv(series, catalogue.Running))
 	f.ArrivalsPerSecond = NA
 	if f.RequestsPerSecond.Known() {
 		growth := Num(0)
@@ -159,8 +146,8 @@ func (w *window) littlesLaw(f *Figures, ev *evidence, scalar func(catalogue.Scal
 }
 
 // latencyFigures fills the quantiles, the request shape and the goodput.
-func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Config) {
-	quantiles := func(h catalogue.Histogram) (Quantiles, histogramWindow) { return w.quantiles(series, h) }
+func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, runs *seriesRuns, cfg Config) {
+	quantiles := func(h catalogue.Histogram) (Quantiles, histogramWindow) { return w.quantiles(series, runs, h) }
 	var ttft, e2e histogramWindow
 	f.TTFT, ttft = quantiles(catalogue.TTFT)
 	ttftShare := shareWithin(cfg.SLOTTFT.Seconds(), ttft.Buckets)
@@ -175,39 +162,39 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, cfg Conf
 	f.Queue, _ = quantiles(catalogue.QueueTime)
 	f.Prefill, _ = quantiles(catalogue.PrefillTime)
 	f.Decode, _ = quantiles(catalogue.DecodeTime)
-	prompt := w.histogram(series, catalogue.PromptLength)
-	f.MeanPromptTokens = ratio(Num(prompt.Sum), Num(prompt.Count))
-	generation := w.histogram(series, catalogue.GenerationLength)
-	f.MeanGenerationTokens = ratio(Num(generation.Sum), Num(generation.Count))
+	f.MeanPromptTokens = w.histogramMean(runs, catalogue.PromptLength)
+	f.MeanGenerationTokens = w.histogramMean(runs, catalogue.GenerationLength)
+}
+
+// histogramMean is the mean observation of histogram h over the window:
+// the increase of its _sum over that of its _count (n/a where no page has
+// the histogram, since its runs then hold no reading). Its buckets are not
+// read.
+func (w *window) histogramMean(runs *seriesRuns, h catalogue.Histogram) Num {
+	return ratio(Num(w.increaseOf(&runs.histSum[h])), Num(w.increaseOf(&runs.histCount[h])))
 }
 
 // counterMovement records whether the engine counters are exported, moved,
 // dropped, or are all zero together with the gauges (an empty multiprocess
 // directory).
-func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt, finished func(catalogue.FinishReason) seriesAt) {
-	check := func(at seriesAt) {
-		inc := w.increase(at)
-		ev.ResetMs = max(ev.ResetMs, w.droppedAt(at))
-		if len(w.vs) > 0 {
+func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, runs *seriesRuns) {
+	check := func(r *counterRun) {
+		ev.ResetMs = max(ev.ResetMs, r.droppedMs)
+		if r.known() {
 			ev.CountersKnown = true
 		}
-		if inc > 0 {
+		if w.increaseOf(r) > 0 {
 			ev.CountersMoved = true
 		}
 	}
 	for _, k := range engineCounters {
-		check(scalar(k))
+		check(&runs.scalars[k])
 	}
 	for r := range catalogue.NumFinishReasons {
-		check(finished(r))
+		check(&runs.finished[r])
 	}
 	for h := range catalogue.NumHistograms {
-		check(func(i int) float64 {
-			if series[i] == nil {
-				return math.NaN()
-			}
-			return series[i].Histograms[h].Count
-		})
+		check(&runs.rawCount[h])
 	}
 	ev.AllZero = len(w.samples) > 0
 	for _, s := range series {

@@ -57,23 +57,30 @@ func prepareBuckets(b []Bucket) []Bucket {
 // interpolated linearly inside its bucket, from 0 for the lowest bucket
 // when its bound is positive.
 func preparedQuantile(q float64, b []Bucket) float64 {
+	v, _ := rankedQuantile(q, b)
+	return v
+}
+
+// rankedQuantile is preparedQuantile(q, b) and the index of the bucket it
+// was read from (rankIndex), -1 when it was not read from one.
+func rankedQuantile(q float64, b []Bucket) (float64, int) {
 	if !quantileInRange(q) {
-		return outOfRangeQuantile(q)
+		return outOfRangeQuantile(q), -1
 	}
 	if len(b) < 2 {
-		return math.NaN()
+		return math.NaN(), -1
 	}
 	observations := b[len(b)-1].Count
 	if observations == 0 {
-		return math.NaN()
+		return math.NaN(), -1
 	}
 	rank := q * observations
 	i := rankIndex(rank, b)
 	if i == len(b)-1 {
-		return b[len(b)-2].Upper
+		return b[len(b)-2].Upper, i
 	}
 	if i == 0 && b[0].Upper <= 0 {
-		return b[0].Upper
+		return b[0].Upper, i
 	}
 	var start float64
 	end, count := b[i].Upper, b[i].Count
@@ -82,7 +89,7 @@ func preparedQuantile(q float64, b []Bucket) float64 {
 		count -= b[i-1].Count
 		rank -= b[i-1].Count
 	}
-	return start + (end-start)*(rank/count)
+	return start + (end-start)*(rank/count), i
 }
 
 // rankIndex is the bucket histogram_quantile reads a rank from: Go's
@@ -92,24 +99,25 @@ func rankIndex(rank float64, b []Bucket) int {
 	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 }
 
-// quantileBucket is the bucket preparedQuantile(q, b) reads its answer
-// from, with the same rules: beyond the last finite bound the upper bound
-// is +Inf, the first bucket starts at 0 (or at -Inf when its bound is not
-// positive). Both bounds are n/a when the quantile is.
-func quantileBucket(q float64, b []Bucket) QuantileBucket {
-	if math.IsNaN(preparedQuantile(q, b)) || !quantileInRange(q) {
-		return QuantileBucket{Lower: NA, Upper: NA}
+// quantileWithBucket is preparedQuantile(q, b) and the bucket it reads
+// its answer from, found by one search for the rank, with the same rules:
+// beyond the last finite bound the upper bound is +Inf, the first bucket
+// starts at 0 (or at -Inf when its bound is not positive). Both bounds are
+// n/a when the quantile is.
+func quantileWithBucket(q float64, b []Bucket) (Num, QuantileBucket) {
+	v, i := rankedQuantile(q, b)
+	if math.IsNaN(v) || !quantileInRange(q) {
+		return Num(v), QuantileBucket{Lower: NA, Upper: NA}
 	}
-	i := rankIndex(q*b[len(b)-1].Count, b)
 	switch {
 	case i == len(b)-1:
-		return QuantileBucket{Lower: Num(b[len(b)-2].Upper), Upper: Num(math.Inf(1))}
+		return Num(v), QuantileBucket{Lower: Num(b[len(b)-2].Upper), Upper: Num(math.Inf(1))}
 	case i == 0 && b[0].Upper <= 0:
-		return QuantileBucket{Lower: Num(math.Inf(-1)), Upper: Num(b[0].Upper)}
+		return Num(v), QuantileBucket{Lower: Num(math.Inf(-1)), Upper: Num(b[0].Upper)}
 	case i == 0:
-		return QuantileBucket{Lower: 0, Upper: Num(b[0].Upper)}
+		return Num(v), QuantileBucket{Lower: 0, Upper: Num(b[0].Upper)}
 	}
-	return QuantileBucket{Lower: Num(b[i-1].Upper), Upper: Num(b[i].Upper)}
+	return Num(v), QuantileBucket{Lower: Num(b[i-1].Upper), Upper: Num(b[i].Upper)}
 }
 
 // shareWithin is the fraction of observations at or below limit, read off

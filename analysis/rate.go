@@ -21,25 +21,33 @@ func ExtrapolatedRate(ts []int64, vs []float64, rangeStartMs, rangeEndMs int64, 
 	if n < 2 || len(ts) != n {
 		return 0, false
 	}
-	sampledInterval := float64(ts[n-1]-ts[0]) / 1000
-	if sampledInterval <= 0 {
-		return 0, false
-	}
 	result := vs[n-1] - vs[0]
 	if isCounter {
 		result += resetCompensation(vs)
 	}
-	durationToStart := float64(ts[0]-rangeStartMs) / 1000
-	durationToEnd := float64(rangeEndMs-ts[n-1]) / 1000
+	return extrapolate(ts[0], ts[n-1], n, vs[0], result, rangeStartMs, rangeEndMs, isCounter, isRate)
+}
+
+// extrapolate is the rest of ExtrapolatedRate once the samples are read:
+// n samples from first (at firstMs) to the last (at lastMs), whose
+// difference, resets compensated for a counter, is result. Both of the
+// ways the analysis reads samples end here, so they extrapolate alike.
+func extrapolate(firstMs, lastMs int64, n int, first, result float64, rangeStartMs, rangeEndMs int64, isCounter, isRate bool) (float64, bool) {
+	sampledInterval := float64(lastMs-firstMs) / 1000
+	if sampledInterval <= 0 {
+		return 0, false
+	}
+	durationToStart := float64(firstMs-rangeStartMs) / 1000
+	durationToEnd := float64(rangeEndMs-lastMs) / 1000
 	avg := sampledInterval / float64(n-1)
 	threshold := avg * 1.1
 
 	if durationToStart >= threshold {
 		durationToStart = avg / 2
 	}
-	if isCounter && result > 0 && vs[0] >= 0 {
+	if isCounter && result > 0 && first >= 0 {
 		// A counter starts at zero: do not extrapolate back beyond that.
-		if durationToZero := sampledInterval * (vs[0] / result); durationToZero < durationToStart {
+		if durationToZero := sampledInterval * (first / result); durationToZero < durationToStart {
 			durationToStart = durationToZero
 		}
 	}

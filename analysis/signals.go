@@ -80,44 +80,40 @@ func naQuantiles() Quantiles {
 }
 
 // quantiles summarises histogram h over the window (histogram_quantile
-// semantics) and returns its window for further reading.
-func (w *window) quantiles(series []*catalogue.Series, h catalogue.Histogram) (Quantiles, histogramWindow) {
-	hw := w.histogram(series, h)
-	return Quantiles{
-		Mean: ratio(Num(hw.Sum), Num(hw.Count)),
-		P50:  Num(preparedQuantile(0.5, hw.Buckets)),
-		P90:  Num(preparedQuantile(0.9, hw.Buckets)),
-		P99:  Num(preparedQuantile(0.99, hw.Buckets)),
-
-		Observations: Num(hw.Count),
-		P50Bucket:    quantileBucket(0.5, hw.Buckets),
-		P90Bucket:    quantileBucket(0.9, hw.Buckets),
-		P99Bucket:    quantileBucket(0.99, hw.Buckets),
-	}, hw
+// semantics) and returns its window for further reading. runs are the
+// series' runs (gatherRuns).
+func (w *window) quantiles(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) (Quantiles, histogramWindow) {
+	hw := w.histogram(series, runs, h)
+	q := Quantiles{Mean: ratio(Num(hw.Sum), Num(hw.Count)), Observations: Num(hw.Count)}
+	q.P50, q.P50Bucket = quantileWithBucket(0.5, hw.Buckets)
+	q.P90, q.P90Bucket = quantileWithBucket(0.9, hw.Buckets)
+	q.P99, q.P99Bucket = quantileWithBucket(0.99, hw.Buckets)
+	return q, hw
 }
 
 // signalFigures fills f.Signals and the evidence they give; it runs after
 // the other figures, whose estimate of recomputed tokens it replaces when
 // the page counts them.
-func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt) {
+func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Series, runs *seriesRuns) {
+	scalar := func(k catalogue.Scalar) *counterRun { return &runs.scalars[k] }
 	s := naSignals()
 	if newest := newestSeries(series); newest != nil {
 		s.WaitingCapacity = Num(newest.Scalars[catalogue.WaitingCapacity])
 		s.WaitingDeferred = Num(newest.Scalars[catalogue.WaitingDeferred])
 		s.SleepLevel = Num(newest.Scalars[catalogue.SleepLevel])
 	}
-	ev.WaitingCapacity = w.gauge(scalar(catalogue.WaitingCapacity))
+	ev.WaitingCapacity = w.scalarGauge(series, catalogue.WaitingCapacity)
 	ev.SleepLevel = s.SleepLevel.Float()
-	s.AdmissionRejectionsPerSecond = Num(w.rate(scalar(catalogue.AdmissionRejections)))
-	ev.Rejections = w.increase(scalar(catalogue.AdmissionRejections))
-	s.PreemptionsPerRequest, _ = w.quantiles(series, catalogue.PreemptionsPerRequest)
+	s.AdmissionRejectionsPerSecond = Num(w.rateOf(scalar(catalogue.AdmissionRejections)))
+	ev.Rejections = w.increaseOf(scalar(catalogue.AdmissionRejections))
+	s.PreemptionsPerRequest, _ = w.quantiles(series, runs, catalogue.PreemptionsPerRequest)
 
-	if recomputed := Num(w.rate(scalar(catalogue.PromptTokensRecomputed))); recomputed.Known() {
+	if recomputed := Num(w.rateOf(scalar(catalogue.PromptTokensRecomputed))); recomputed.Known() {
 		f.RecomputedTokensPerSecond, s.RecomputedMeasured = recomputed, true
 	}
-	compute := Num(w.rate(scalar(catalogue.PromptTokensLocalCompute)))
-	hit := Num(w.rate(scalar(catalogue.PromptTokensLocalCacheHit)))
-	external := Num(w.rate(scalar(catalogue.PromptTokensExternal)))
+	compute := Num(w.rateOf(scalar(catalogue.PromptTokensLocalCompute)))
+	hit := Num(w.rateOf(scalar(catalogue.PromptTokensLocalCacheHit)))
+	external := Num(w.rateOf(scalar(catalogue.PromptTokensExternal)))
 	if compute.Known() && hit.Known() {
 		notComputed := hit
 		if external.Known() {
@@ -125,51 +121,50 @@ func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Ser
 		}
 		s.PromptCachedShare = ratio(notComputed, compute+notComputed)
 	} else {
-		s.PromptCachedShare = ratio(Num(w.rate(scalar(catalogue.PromptTokensCached))), f.PromptTokensPerSecond)
+		s.PromptCachedShare = ratio(Num(w.rateOf(scalar(catalogue.PromptTokensCached))), f.PromptTokensPerSecond)
 	}
-	s.ExternalPrefixCacheHitRate = ratio(Num(w.increase(scalar(catalogue.ExternalPrefixHits))), Num(w.increase(scalar(catalogue.ExternalPrefixQueries))))
+	s.ExternalPrefixCacheHitRate = ratio(Num(w.increaseOf(scalar(catalogue.ExternalPrefixHits))), Num(w.increaseOf(scalar(catalogue.ExternalPrefixQueries))))
 
-	var bytes histogramWindow
-	s.NIXLTransfer, _ = w.quantiles(series, catalogue.NIXLTransferTime)
-	_, bytes = w.quantiles(series, catalogue.NIXLTransferBytes)
-	if w.seconds > 0 && !math.IsNaN(bytes.Sum) {
-		s.NIXLBytesPerSecond = Num(bytes.Sum / w.seconds)
+	s.NIXLTransfer, _ = w.quantiles(series, runs, catalogue.NIXLTransferTime)
+	// Only the bytes' _sum is read: no quantile of them is shown.
+	if bytes := w.increaseOf(&runs.histSum[catalogue.NIXLTransferBytes]); w.seconds > 0 && !math.IsNaN(bytes) {
+		s.NIXLBytesPerSecond = Num(bytes / w.seconds)
 	}
-	s.NIXLFailedPerSecond = Num(w.rate(scalar(catalogue.NIXLFailedTransfers)))
-	ev.NIXLFailed = w.increase(scalar(catalogue.NIXLFailedTransfers))
-	s.KVOffloadLoadBytesPerSecond = Num(w.rate(scalar(catalogue.KVOffloadLoadBytes)))
-	s.KVOffloadStoreBytesPerSecond = Num(w.rate(scalar(catalogue.KVOffloadStoreBytes)))
+	s.NIXLFailedPerSecond = Num(w.rateOf(scalar(catalogue.NIXLFailedTransfers)))
+	ev.NIXLFailed = w.increaseOf(scalar(catalogue.NIXLFailedTransfers))
+	s.KVOffloadLoadBytesPerSecond = Num(w.rateOf(scalar(catalogue.KVOffloadLoadBytes)))
+	s.KVOffloadStoreBytesPerSecond = Num(w.rateOf(scalar(catalogue.KVOffloadStoreBytes)))
 
 	if f.SpecDecodeAcceptedPerDraft.Known() {
 		s.SpecDecodeMeanAcceptanceLength = 1 + f.SpecDecodeAcceptedPerDraft
 	}
-	s.SpecDecodeAcceptanceByPosition = w.acceptanceByPosition(series, scalar)
+	s.SpecDecodeAcceptanceByPosition = w.acceptanceByPosition(series, runs)
 	f.Signals = s
 }
 
 // acceptanceByPosition is, per draft position, the accepted tokens at that
 // position ÷ the drafts over the window; nil when the page does not count
 // by position or there were no drafts.
-func (w *window) acceptanceByPosition(series []*catalogue.Series, scalar func(catalogue.Scalar) seriesAt) []Num {
+func (w *window) acceptanceByPosition(series []*catalogue.Series, runs *seriesRuns) []Num {
 	positions := 0
 	for _, s := range series {
 		if s != nil {
 			positions = max(positions, len(s.SpecAcceptedPerPos))
 		}
 	}
-	drafts := Num(w.increase(scalar(catalogue.SpecDrafts)))
+	drafts := Num(w.increaseOf(&runs.scalars[catalogue.SpecDrafts]))
 	if positions == 0 || !(drafts > 0) {
 		return nil
 	}
 	out := make([]Num, positions)
 	for p := range positions {
-		accepted := w.increase(func(i int) float64 {
-			if series[i] == nil || p >= len(series[i].SpecAcceptedPerPos) {
-				return math.NaN()
+		var accepted counterRun
+		for i, s := range series {
+			if s != nil && p < len(s.SpecAcceptedPerPos) {
+				accepted.add(w.ms[i], s.SpecAcceptedPerPos[p])
 			}
-			return series[i].SpecAcceptedPerPos[p]
-		})
-		out[p] = ratio(Num(accepted), drafts)
+		}
+		out[p] = ratio(Num(w.increaseOf(&accepted)), drafts)
 	}
 	return out
 }

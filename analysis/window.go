@@ -19,6 +19,7 @@ import (
 // promises.
 type window struct {
 	samples        []*catalogue.Sample // good samples in the window, oldest first
+	ms             []int64             // their times in Unix ms, read once for every metric
 	startMs, endMs int64
 	seconds        float64
 
@@ -26,8 +27,8 @@ type window struct {
 	vs      []float64
 	buckets []Bucket
 
-	withBounds   []*catalogue.Buckets // a histogram's readings with the bounds it is read by
-	withBoundsMs []int64              // and their times
+	bucketRuns []counterRun // the run of each bucket of a histogram
+	runs       seriesRuns   // the counters of the series being read
 }
 
 // newWindow selects the good samples of samples (oldest first) with
@@ -38,15 +39,23 @@ func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) 
 		startMs: now.Add(-length).UnixMilli(),
 		seconds: length.Seconds(),
 	}
+	w.samples, w.ms = make([]*catalogue.Sample, 0, len(samples)), make([]int64, 0, len(samples))
 	for i := range samples {
 		s := &samples[i]
 		t := s.Time.UnixMilli()
 		if s.OK() && t >= w.startMs && t <= w.endMs {
 			w.samples = append(w.samples, s)
+			w.ms = append(w.ms, t)
 		}
 	}
 	w.startAtFirstGood(samples)
 	return w
+}
+
+// onlySample makes s the window's one sample: the newest good one, older
+// than the window, whose gauges are still shown.
+func (w *window) onlySample(s *catalogue.Sample) {
+	w.samples, w.ms = []*catalogue.Sample{s}, []int64{s.Time.UnixMilli()}
 }
 
 // startAtFirstGood shortens a window that reaches back before the first
@@ -76,13 +85,28 @@ type seriesAt func(i int) float64
 // page", which for Prometheus is a missing sample, not a NaN value.
 func (w *window) collect(at seriesAt) {
 	w.ts, w.vs = w.ts[:0], w.vs[:0]
-	for i, s := range w.samples {
+	for i := range w.samples {
 		v := at(i)
 		if math.IsNaN(v) {
 			continue
 		}
-		w.ts = append(w.ts, s.Time.UnixMilli())
+		w.ts = append(w.ts, w.ms[i])
 		w.vs = append(w.vs, v)
+	}
+}
+
+// collectScalar is collect of scalar k of the series, read directly.
+// series[i] is the series in the i-th sample (nil when absent there).
+func (w *window) collectScalar(series []*catalogue.Series, k catalogue.Scalar) {
+	w.ts, w.vs = w.ts[:0], w.vs[:0]
+	for i, s := range series {
+		if s == nil {
+			continue
+		}
+		if v := s.Scalars[k]; !math.IsNaN(v) {
+			w.ts = append(w.ts, w.ms[i])
+			w.vs = append(w.vs, v)
+		}
 	}
 }
 
@@ -106,26 +130,15 @@ func (w *window) increase(at seriesAt) float64 {
 	return r
 }
 
-// deriv is deriv() of a gauge over the window; NaN when unknown.
-func (w *window) deriv(at seriesAt) float64 {
-	w.collect(at)
+// scalarDeriv is deriv() of gauge k of the series over the window; NaN
+// when unknown.
+func (w *window) scalarDeriv(series []*catalogue.Series, k catalogue.Scalar) float64 {
+	w.collectScalar(series, k)
 	r, ok := Deriv(w.ts, w.vs)
 	if !ok {
 		return math.NaN()
 	}
 	return r
-}
-
-// droppedAt returns the Unix ms of the newest reading in the window that
-// is below the known reading before it (a counter reset), 0 when none is.
-func (w *window) droppedAt(at seriesAt) int64 {
-	w.collect(at)
-	for i := len(w.vs) - 1; i > 0; i-- {
-		if w.vs[i] < w.vs[i-1] {
-			return w.ts[i]
-		}
-	}
-	return 0
 }
 
 // gaugeStats summarises a gauge over the window. Every field is NaN when the
@@ -135,9 +148,14 @@ type gaugeStats struct {
 	N                           int
 }
 
-// gauge summarises a gauge's known readings over the window.
-func (w *window) gauge(at seriesAt) gaugeStats {
-	w.collect(at)
+// scalarGauge summarises gauge k of the series over the window.
+func (w *window) scalarGauge(series []*catalogue.Series, k catalogue.Scalar) gaugeStats {
+	w.collectScalar(series, k)
+	return w.collectedGauge()
+}
+
+// collectedGauge summarises the readings collected last.
+func (w *window) collectedGauge() gaugeStats {
 	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
 	if g.N == 0 {
 		return g
@@ -164,52 +182,42 @@ type histogramWindow struct {
 // the newest sample that has it. Samples with other bounds (the server
 // restarted with another max_model_len) are another series and are left
 // out; a bucket with fewer than two readings disappears, as in Prometheus.
+// runs are the series' runs (gatherRuns), which hold _sum and _count.
 // The returned buckets live in the window's scratch space and are valid
 // until the next call.
-func (w *window) histogram(series []*catalogue.Series, h catalogue.Histogram) histogramWindow {
+func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) histogramWindow {
 	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
 	bounds := newestBounds(series, h)
 	if bounds == nil {
 		return hw
 	}
-	at := func(pick func(b *catalogue.Buckets) float64) seriesAt {
-		return func(i int) float64 {
-			if series[i] == nil || !series[i].Histograms[h].Present() {
-				return math.NaN()
-			}
-			return pick(&series[i].Histograms[h])
-		}
-	}
-	hw.Sum = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Sum }))
-	hw.Count = w.increase(at(func(b *catalogue.Buckets) float64 { return b.Count }))
+	hw.Sum = w.increaseOf(&runs.histSum[h])
+	hw.Count = w.increaseOf(&runs.histCount[h])
 
-	// The samples with these bounds are found once, not once per bucket:
-	// a histogram has tens of buckets, read over every sample of the
-	// window.
-	if cap(w.withBounds) < len(series) {
-		w.withBounds, w.withBoundsMs = make([]*catalogue.Buckets, 0, len(series)), make([]int64, 0, len(series))
+	// Every bucket's run is gathered in one walk over the samples with
+	// these bounds, each sample's counts read in order: a histogram has
+	// tens of buckets, read over every sample of the window.
+	if cap(w.bucketRuns) < len(bounds) {
+		w.bucketRuns = make([]counterRun, len(bounds))
 	}
-	w.withBounds, w.withBoundsMs = w.withBounds[:0], w.withBoundsMs[:0]
+	bucketRuns := w.bucketRuns[:len(bounds)]
+	clear(bucketRuns)
 	for i, s := range series {
 		if s == nil {
 			continue
 		}
-		if b := &s.Histograms[h]; sameBounds(b.Bounds, bounds) && len(b.Counts) == len(bounds) {
-			w.withBounds = append(w.withBounds, b)
-			w.withBoundsMs = append(w.withBoundsMs, w.samples[i].Time.UnixMilli())
+		b := &s.Histograms[h]
+		if !sameBounds(b.Bounds, bounds) || len(b.Counts) != len(bounds) {
+			continue
+		}
+		ms := w.ms[i]
+		for j, v := range b.Counts {
+			bucketRuns[j].add(ms, v)
 		}
 	}
 	w.buckets = w.buckets[:0]
 	for j, upper := range bounds {
-		// What increase does, over those samples: a NaN count is absent.
-		w.ts, w.vs = w.ts[:0], w.vs[:0]
-		for k, b := range w.withBounds {
-			if v := b.Counts[j]; !math.IsNaN(v) {
-				w.ts = append(w.ts, w.withBoundsMs[k])
-				w.vs = append(w.vs, v)
-			}
-		}
-		if inc, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false); ok && !math.IsNaN(inc) {
+		if inc := w.increaseOf(&bucketRuns[j]); !math.IsNaN(inc) {
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
 		}
 	}

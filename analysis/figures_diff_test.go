@@ -1,0 +1,145 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// TestFiguresMatchReference holds the figures read off one walk over the
+// series (gatherRuns, the bucket runs, quantileWithBucket) to the figures
+// as they were computed before, one collect per figure
+// (reference_test.go), bit for bit: every figure and every piece of
+// evidence, over random windows with missing readings, NaNs, counter
+// resets, absent series, histograms that change bounds or lose counts,
+// and windows of one sample.
+func TestFiguresMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	cfg := DefaultConfig()
+	for n := range 3000 {
+		samples, now := randomSamples(rng)
+		if n%3 == 0 {
+			cfg.SLOE2E = 10 * time.Second
+		} else {
+			cfg.SLOE2E = 0
+		}
+		length := time.Duration(2+rng.IntN(20)) * time.Second
+		fast, slow := newWindow(samples, now, length), newWindow(samples, now, length)
+		if len(fast.samples) == 0 {
+			continue
+		}
+		series := make([]*catalogue.Series, len(fast.samples))
+		for i, s := range fast.samples {
+			if rng.IntN(8) != 0 {
+				series[i] = &s.Total
+			}
+		}
+		gotF, gotEv := fast.figures(series, 1000, cfg)
+		wantF, wantEv := slow.refFigures(series, 1000, cfg)
+		if got, want := fmt.Sprintf("%+v", gotF), fmt.Sprintf("%+v", wantF); got != want {
+			t.Fatalf("case %d: figures differ\n got %s\nwant %s", n, got, want)
+		}
+		if got, want := fmt.Sprintf("%+v", gotEv), fmt.Sprintf("%+v", wantEv); got != want {
+			t.Fatalf("case %d: evidence differs\n got %s\nwant %s", n, got, want)
+		}
+	}
+}
+
+// randomSamples is a window's worth of random pages, some failed, and the
+// time of the last.
+func randomSamples(rng *rand.Rand) ([]catalogue.Sample, time.Time) {
+	n := 1 + rng.IntN(14)
+	boundSets := [][]float64{
+		{0.1, 0.5, 1, 2.5, inf},
+		append([]float64(nil), 0.1, 0.5, 1, 2.5, inf), // equal, not the same slice
+		{-1, 0, 1, 10, inf},
+		{1, 2, 4},                      // no +Inf bucket
+		{0.5, 0.5, 1, inf},             // a bound twice
+		{0.1, 0.2, 0.4, 0.8, 1.6, inf}, // another length
+	}
+	var counters walk
+	counters.rng = rng
+	state := make(map[string]float64)
+	absent := make(map[string]bool)
+	value := func(key string, counter bool) float64 {
+		if _, seen := state[key]; !seen {
+			absent[key] = rng.IntN(4) == 0
+			state[key] = float64(rng.IntN(5))
+		}
+		if absent[key] || rng.IntN(12) == 0 {
+			return math.NaN()
+		}
+		state[key] = counters.next(state[key], counter)
+		return state[key]
+	}
+	histBounds := make(map[int][]float64)
+	samples := make([]catalogue.Sample, n)
+	t := t0
+	for i := range samples {
+		t = t.Add(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
+		s := &samples[i]
+		s.Time = t
+		if rng.IntN(10) == 0 {
+			s.Err = "connection refused"
+			continue
+		}
+		s.Total = catalogue.NewSeries()
+		for k := range s.Total.Scalars {
+			s.Total.Scalars[k] = value(fmt.Sprint("s", k), catalogue.Scalar(k).IsCounter())
+		}
+		for r := range s.Total.Finished {
+			s.Total.Finished[r] = value(fmt.Sprint("f", r), true)
+		}
+		for h := range s.Total.Histograms {
+			b, ok := histBounds[h]
+			if !ok || rng.IntN(10) == 0 {
+				b = boundSets[rng.IntN(len(boundSets))]
+				if rng.IntN(5) == 0 {
+					b = nil
+				}
+				histBounds[h] = b
+			}
+			counts := make([]float64, len(b))
+			for j := range counts {
+				counts[j] = value(fmt.Sprint("h", h, "b", j), true)
+			}
+			if len(counts) > 0 && rng.IntN(15) == 0 {
+				counts = counts[:len(counts)-1]
+			}
+			s.Total.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts,
+				Sum: value(fmt.Sprint("h", h, "sum"), true), Count: value(fmt.Sprint("h", h, "count"), true)}
+		}
+		if rng.IntN(3) == 0 {
+			pos := make([]float64, rng.IntN(4))
+			for p := range pos {
+				pos[p] = value(fmt.Sprint("pos", p), true)
+			}
+			s.Total.SpecAcceptedPerPos = pos
+		}
+	}
+	return samples, t.Add(time.Duration(rng.IntN(3000)) * time.Millisecond)
+}
+
+// walk moves random readings: counters mostly up, now and then reset,
+// gauges anywhere, with repeats and whole numbers so that equal readings
+// and ties occur.
+type walk struct{ rng *rand.Rand }
+
+// next is the reading after v.
+func (w walk) next(v float64, counter bool) float64 {
+	switch r := w.rng.IntN(20); {
+	case !counter:
+		return float64(w.rng.IntN(50)) / 4
+	case r == 0:
+		return float64(w.rng.IntN(3)) // a reset
+	case r < 5:
+		return v // no change
+	case r == 5:
+		return v + w.rng.Float64()
+	}
+	return v + float64(w.rng.IntN(30))
+}

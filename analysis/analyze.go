@@ -21,8 +21,9 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	}
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
 	befores := previousReports(prev, targets)
+	var w window
 	for i, t := range targets {
-		r.Replicas = append(r.Replicas, analyzeReplica(now, t, cfg, befores[i]))
+		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i]))
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg)
 	fleetGroups(&r.Fleet, r.Replicas, cfg)
@@ -50,8 +51,8 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 	return befores
 }
 
-// analyzeReplica evaluates one target.
-func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport) ReplicaReport {
+// analyzeReplica evaluates one target in w, whose scratch space it reuses.
+func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport) ReplicaReport {
 	samples := upTo(t.Samples, now)
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
 	if len(samples) == 0 {
@@ -61,7 +62,7 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 		rep.Point = point(now, &rep, nil)
 		return rep
 	}
-	w := newWindow(samples, now, cfg.Window)
+	w.reset(samples, now, cfg.Window)
 	newestGood := lastGood(samples)
 	if newestGood != nil {
 		rep.LastGood = newestGood.Time
@@ -114,13 +115,12 @@ func analyzeReplica(now time.Time, t catalogue.Readings, cfg Config, prev *Repli
 // when the window holds a restart. Gauges come from the
 // newest good sample even when it is older than the window.
 func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample, cfg Config) (ev evidence, note string) {
-	series := make([]*catalogue.Series, len(w.samples))
+	if len(w.samples) == 0 {
+		w.onlySample(newestGood)
+	}
+	series := w.seriesScratch()
 	for i, s := range w.samples {
 		series[i] = &s.Total
-	}
-	if len(series) == 0 {
-		series = []*catalogue.Series{&newestGood.Total}
-		w.onlySample(newestGood)
 	}
 	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
 	rep.Figures = f
@@ -145,18 +145,58 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 // engines of older samples by name.
 func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnlyFigures bool) []EngineReport {
 	out := make([]EngineReport, 0, len(engines))
-	series := make([]*catalogue.Series, len(w.samples))
-	for _, e := range engines {
+	w.markEnginesInOrder(engines)
+	for e := range engines {
+		series := w.seriesScratch()
 		for i, s := range w.samples {
-			series[i] = engineSeries(s, e.Name)
+			if w.inOrder[i] {
+				series[i] = &s.Engines[e].Series
+			} else {
+				series[i] = engineSeries(s, engines[e].Name)
+			}
 		}
 		f, _ := w.figures(series, math.NaN(), cfg)
 		if gaugesOnlyFigures {
 			f = gaugesOnly(f)
 		}
-		out = append(out, EngineReport{Engine: e.Name, Figures: f})
+		out = append(out, EngineReport{Engine: engines[e].Name, Figures: f})
 	}
 	return out
+}
+
+// markEnginesInOrder marks the samples whose engines are named as engines
+// are, in the same order, with no name twice: there the engine of a name is
+// the one at its index, which is what engineSeries would find (the first
+// of that name). A page's engines seldom change between scrapes, so the
+// names are compared once per sample rather than searched for per engine.
+func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
+	if cap(w.inOrder) < len(w.samples) {
+		w.inOrder = make([]bool, 0, len(w.samples))
+	}
+	w.inOrder = w.inOrder[:0]
+	distinct := true
+	for e := range engines {
+		for _, before := range engines[:e] {
+			distinct = distinct && before.Name != engines[e].Name
+		}
+	}
+	for _, s := range w.samples {
+		w.inOrder = append(w.inOrder, distinct && sameEngineNames(s.Engines, engines))
+	}
+}
+
+// sameEngineNames reports whether a and b name the same engines in the
+// same order.
+func sameEngineNames(a, b []catalogue.Engine) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name {
+			return false
+		}
+	}
+	return true
 }
 
 // engineSeries returns the series of the named engine in s, nil if absent.

@@ -143,3 +143,46 @@ func (w walk) next(v float64, counter bool) float64 {
 	}
 	return v + float64(w.rng.IntN(30))
 }
+
+// TestEngineReportsMatchSearchByName holds the engines found by index in
+// samples whose engines are the newest page's, in order, to the engines
+// found by name in every sample (engineSeries), over pages whose engines
+// are renamed, reordered, missing, added or named twice.
+func TestEngineReportsMatchSearchByName(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	names := []string{"0", "1", "2", "3"}
+	cfg := DefaultConfig()
+	for n := range 500 {
+		samples, now := randomSamples(rng)
+		for i := range samples {
+			k := rng.IntN(5)
+			for e := range k {
+				name := names[e]
+				if rng.IntN(6) == 0 {
+					name = names[rng.IntN(len(names))]
+				}
+				series := samples[i].Total
+				series.Scalars[catalogue.Running] = float64(e + i)
+				samples[i].Engines = append(samples[i].Engines, catalogue.Engine{Name: name, Series: series})
+			}
+		}
+		w := newWindow(samples, now, 10*time.Second)
+		if len(w.samples) == 0 {
+			continue
+		}
+		engines := w.samples[len(w.samples)-1].Engines
+		got := w.engineReports(engines, cfg, false)
+		var want []EngineReport
+		for _, e := range engines {
+			series := make([]*catalogue.Series, len(w.samples))
+			for i, s := range w.samples {
+				series[i] = engineSeries(s, e.Name)
+			}
+			f, _ := w.figures(series, math.NaN(), cfg)
+			want = append(want, EngineReport{Engine: e.Name, Figures: f})
+		}
+		if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
+			t.Fatalf("case %d: engine reports differ\n got %s\nwant %s", n, g, w)
+		}
+	}
+}

@@ -27,19 +27,28 @@ type window struct {
 	vs      []float64
 	buckets []Bucket
 
-	bucketRuns []counterRun // the run of each bucket of a histogram
-	runs       seriesRuns   // the counters of the series being read
+	series     []*catalogue.Series // the series being read, one per sample
+	bucketRuns []counterRun        // the run of each bucket of a histogram
+	runs       seriesRuns          // the counters of the series being read
+	inOrder    []bool              // whether a sample's engines are the newest page's, in its order
 }
 
 // newWindow selects the good samples of samples (oldest first) with
 // now-length <= Time <= now.
 func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) *window {
-	w := &window{
-		endMs:   now.UnixMilli(),
-		startMs: now.Add(-length).UnixMilli(),
-		seconds: length.Seconds(),
+	w := &window{}
+	w.reset(samples, now, length)
+	return w
+}
+
+// reset makes w the window of samples that newWindow would return, keeping
+// its scratch space: one window serves every replica of an evaluation.
+func (w *window) reset(samples []catalogue.Sample, now time.Time, length time.Duration) {
+	w.endMs, w.startMs, w.seconds = now.UnixMilli(), now.Add(-length).UnixMilli(), length.Seconds()
+	if cap(w.samples) < len(samples) {
+		w.samples, w.ms = make([]*catalogue.Sample, 0, len(samples)), make([]int64, 0, len(samples))
 	}
-	w.samples, w.ms = make([]*catalogue.Sample, 0, len(samples)), make([]int64, 0, len(samples))
+	w.samples, w.ms = w.samples[:0], w.ms[:0]
 	for i := range samples {
 		s := &samples[i]
 		t := s.Time.UnixMilli()
@@ -49,13 +58,23 @@ func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) 
 		}
 	}
 	w.startAtFirstGood(samples)
-	return w
+}
+
+// seriesScratch returns the window's slice of one series per sample, all
+// nil, valid until the next call.
+func (w *window) seriesScratch() []*catalogue.Series {
+	if cap(w.series) < len(w.samples) {
+		w.series = make([]*catalogue.Series, len(w.samples))
+	}
+	w.series = w.series[:len(w.samples)]
+	clear(w.series)
+	return w.series
 }
 
 // onlySample makes s the window's one sample: the newest good one, older
 // than the window, whose gauges are still shown.
 func (w *window) onlySample(s *catalogue.Sample) {
-	w.samples, w.ms = []*catalogue.Sample{s}, []int64{s.Time.UnixMilli()}
+	w.samples, w.ms = append(w.samples[:0], s), append(w.ms[:0], s.Time.UnixMilli())
 }
 
 // startAtFirstGood shortens a window that reaches back before the first

@@ -9,7 +9,8 @@ import (
 
 // window holds the good samples of one target inside the analysis window
 // and the scratch space the figures are computed in, reused from one metric
-// to the next so that an evaluation allocates little.
+// to the next, and from one target to the next (reset), so that an
+// evaluation allocates little.
 //
 // The window is CLOSED, [now-window, now]: a sample exactly at now-window is
 // in. This is Prometheus's rule before 3.0 (3.x leaves the start open). It is

@@ -177,6 +177,11 @@ func (c *jsonCompiler) compile(t reflect.Type) (jsonAppender, error) {
 			return nil, errors.New("json: " + t.String() + " has a pointer-receiver MarshalText")
 		}
 	}
+	if t.Kind() == reflect.Interface && (t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType)) {
+		// encoding/json calls the interface's method, not what the value
+		// in it would write on its own.
+		return nil, errors.New("json: " + t.String() + " is an interface with a marshaling method")
+	}
 	if t.Kind() == reflect.Pointer && knownJSONAppender(t.Elem()) != nil {
 		// A pointer to a figure calls the figure's own method.
 		return c.pointerAppender(t)

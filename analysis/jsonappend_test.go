@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"math"
@@ -238,7 +239,9 @@ func TestAppendJSONFilledReports(t *testing.T) {
 	f := &jsonFiller{t: t, next: rng.Uint64, texts: jsonTexts}
 	written, failed := 0, 0
 	for range 400 {
-		if sameAsEncodingJSON(t, filledReport(f)) {
+		r := filledReport(f)
+		sameAsEncodingJSON(t, &r) // as writeJSON passes it: every value addressable
+		if sameAsEncodingJSON(t, r) {
 			written++
 		} else {
 			failed++
@@ -263,7 +266,8 @@ func FuzzReportJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, choices []byte, text string) {
 		in := &fuzzBytes{b: choices}
 		filler := &jsonFiller{t: t, next: func() uint64 { return uint64(in.next()) }, texts: append([]string{text}, jsonTexts...)}
-		sameAsEncodingJSON(t, filledReport(filler))
+		r := filledReport(filler)
+		sameAsEncodingJSON(t, &r)
 	})
 }
 
@@ -495,6 +499,8 @@ func TestAppendJSONLeavesToEncodingJSON(t *testing.T) {
 			N int `json:",string"`
 		}{},
 		struct{ F func() }{},
+		struct{ T encoding.TextMarshaler }{jsonText{"x"}},
+		struct{ M json.Marshaler }{},
 	} {
 		if out, err := appendJSON(nil, v); err == nil {
 			t.Errorf("%T written %s, want it left to encoding/json", v, out)

@@ -29,8 +29,8 @@ import (
 // through json.Marshal, and a type whose encoding depends on being
 // addressable, or that encoding/json rejects, is not compiled at all, so
 // that the caller writes the value with encoding/json instead.
-// TestAppendJSONMatchesEncodingJSON and FuzzReportJSON hold it to
-// encoding/json.
+// TestAppendJSONGolden, TestAppendJSONFilledReports, TestAppendJSONEdges
+// and FuzzReportJSON hold it to encoding/json.
 
 // AppendJSON appends the report as json.Marshal writes it, or returns an
 // error when this writer cannot be sure to: encoding/json would fail
@@ -41,8 +41,8 @@ func (r *Report) AppendJSON(dst []byte) ([]byte, error) {
 	return appendJSON(dst, r)
 }
 
-// appendJSON appends v as json.Marshal(v) writes it, or fails; on failure
-// dst's contents past its length are garbage.
+// appendJSON appends v as json.Marshal(v) writes it, or fails and returns
+// dst (whose spare capacity it may have written over).
 func appendJSON(dst []byte, v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {

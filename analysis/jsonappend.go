@@ -454,6 +454,7 @@ type jsonField struct {
 	omitZero  bool
 	isZero    func(reflect.Value) bool // the type's IsZero, for omitzero
 	plan      *jsonPlan
+	num       bool // a figure, written without the call through plan
 }
 
 func (c *jsonCompiler) structAppender(t reflect.Type) (jsonAppender, error) {
@@ -463,9 +464,11 @@ func (c *jsonCompiler) structAppender(t reflect.Type) (jsonAppender, error) {
 	}
 	for i := range fields {
 		f := &fields[i]
-		if f.plan, err = c.plan(fieldType(t, f.index)); err != nil {
+		ft := fieldType(t, f.index)
+		if f.plan, err = c.plan(ft); err != nil {
 			return nil, err
 		}
+		f.num = ft == numType
 	}
 	return func(s *jsonState, b []byte, v reflect.Value) []byte {
 		b = append(b, '{')
@@ -490,6 +493,10 @@ func (c *jsonCompiler) structAppender(t reflect.Type) (jsonAppender, error) {
 				b = append(b, ',')
 			}
 			first = false
+			if f.num {
+				b = Num(fv.Float()).appendJSON(append(b, f.key...))
+				continue
+			}
 			b = f.plan.append(s, append(b, f.key...), fv)
 		}
 		return append(b, '}')

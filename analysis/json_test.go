@@ -124,10 +124,10 @@ func TestQuantilesJSON(t *testing.T) {
 	}
 }
 
-// TestReportJSONGolden: whole reports — busy, warming, down, with n/a
-// figures and infinite bounds — are written byte for byte as the golden
-// file holds them (written by the encoding before the hand-written one).
-func TestReportJSONGolden(t *testing.T) {
+// goldenReports are the reports of the golden file: busy, warming, down,
+// with n/a figures and infinite bounds, as three lines and last the
+// first of them again, indented.
+func goldenReports() (lines []Report, indented Report) {
 	cfg := DefaultConfig()
 	busy := newServer()
 	busy.running, busy.waiting, busy.kv = 200, 20, 0.8
@@ -146,33 +146,43 @@ func TestReportJSONGolden(t *testing.T) {
 		{Target: "down:8000", Samples: downSamples},
 		{Target: "warming:8000", Samples: warmSamples},
 	}
+	r := Analyze(now, targets, cfg, nil)
+	return []Report{r, Analyze(now, targets[:1], cfg, nil), Analyze(now, nil, cfg, nil)}, r
+}
+
+// goldenPath is the golden file of the reports' JSON.
+var goldenPath = filepath.Join("testdata", "reports.golden.jsonl")
+
+// TestReportJSONGolden: whole reports — busy, warming, down, with n/a
+// figures and infinite bounds — are written byte for byte as the golden
+// file holds them (written by the encoding before the hand-written one).
+func TestReportJSONGolden(t *testing.T) {
+	lines, indentedReport := goldenReports()
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
-	r := Analyze(now, targets, cfg, nil)
-	for _, rep := range []Report{r, Analyze(now, targets[:1], cfg, nil), Analyze(now, nil, cfg, nil)} {
+	for _, rep := range lines {
 		if err := enc.Encode(rep); err != nil {
 			t.Fatal(err)
 		}
 	}
 	indented := json.NewEncoder(&out)
 	indented.SetIndent("", "  ")
-	if err := indented.Encode(r); err != nil {
+	if err := indented.Encode(indentedReport); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "reports.golden.jsonl")
 	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(goldenPath, out.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(path)
+	want, err := os.ReadFile(goldenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(out.Bytes(), want) {
-		t.Errorf("reports written differently from %s (go test -run TestReportJSONGolden -update rewrites it)", path)
+		t.Errorf("reports written differently from %s (go test -run TestReportJSONGolden -update rewrites it)", goldenPath)
 	}
 	if !bytes.Contains(want, []byte(`null]`)) || !bytes.Contains(want, []byte(`"p50":null`)) {
-		t.Errorf("%s lacks an infinite bound or an n/a quantile: the reports do not cover them", path)
+		t.Errorf("%s lacks an infinite bound or an n/a quantile: the reports do not cover them", goldenPath)
 	}
 }

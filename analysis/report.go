@@ -57,6 +57,12 @@ func (n Num) appendJSON(dst []byte) []byte {
 		}
 		return strconv.AppendFloat(dst, rounded, 'g', -1, 64)
 	}
+	if f == math.Trunc(f) && math.Abs(f) < 1e6 {
+		// A whole figure below e-notation (a gauge, a count, a bucket's
+		// bound; a third of a report's figures): its few digits are
+		// exact, and its text is the integer's.
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
 	if f < 0 {
 		dst = append(dst, '-')
 		f = -f

@@ -1,0 +1,52 @@
+package command
+
+import (
+	"bytes"
+	"math"
+	"testing"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// writeJSON writes what encoding/json's Encoder writes, one line or
+// indented, through the report's own writer or, for a report that writer
+// leaves to encoding/json, through the Encoder; a report encoding/json
+// rejects fails alike.
+func TestWriteJSONAsEncoder(t *testing.T) {
+	odd := reportOf(analysis.StateFull, analysis.StateDown, analysis.StateWarming)
+	odd.Replicas[0].Reasons = []string{`"quoted" <b>&</b>`, "bad \xff utf-8, \u2028 line end"}
+	odd.Replicas[1].Derived = map[string]string{"z": "last", "a": "first"}
+	odd.Replicas[2].Figures.TTFT.P99 = analysis.NA
+	odd.Fleet.States = map[string]int{"full": 1, "down": 1}
+
+	// Groups nested deeper than the fast writer goes: encoding/json's.
+	deep := reportOf(analysis.StateHealthy)
+	groups := []analysis.FleetGroup{{Model: "innermost"}}
+	for range 600 {
+		groups = []analysis.FleetGroup{{Model: "m", FleetFigures: analysis.FleetFigures{Groups: groups}}}
+	}
+	deep.Fleet.Groups = groups
+	if _, err := deep.AppendJSON(nil); err == nil {
+		t.Fatal("the deep report was written by the fast writer: it no longer tests the Encoder's path")
+	}
+
+	rejected := reportOf(analysis.StateHealthy)
+	rejected.WindowSeconds = math.Inf(1)
+
+	for name, r := range map[string]analysis.Report{"odd": odd, "empty": {}, "deep": deep, "rejected": rejected} {
+		for _, indent := range []bool{false, true} {
+			var got, want bytes.Buffer
+			err := writeJSON(&got, r, indent)
+			wantErr := encodeJSON(&want, r, indent)
+			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+				t.Errorf("%s, indented %v: error %v, want %v", name, indent, err, wantErr)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s, indented %v: written\n%s\nwant\n%s", name, indent, got.Bytes(), want.Bytes())
+			}
+			if name != "rejected" && (want.Len() == 0 || want.Bytes()[want.Len()-1] != '\n') {
+				t.Errorf("%s, indented %v: the Encoder wrote %q, not a line", name, indent, want.Bytes())
+			}
+		}
+	}
+}

@@ -54,7 +54,19 @@ type fastParser struct {
 	lastSlotFamily *dto.MetricFamily // the family of lastSlot
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
+	leOrdinal      int               // the bucket line's place in its series, as labels counts it
+	leBounds       []leBound         // per place, the last bound read there (see bound)
 }
+
+// leBound is a bucket bound's text as a label value and the number it
+// reads to.
+type leBound struct {
+	text  string
+	bound float64
+}
+
+// maxLeBounds is how many places of a series bound remembers.
+const maxLeBounds = 64
 
 // histSlot is a histogram series met on page gen.
 type histSlot struct {
@@ -407,6 +419,20 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 				return nil, 0, 0, false // duplicate label: expfmt's error
 			}
 			b = skipBlanks(b[q+1:])
+		} else if isHist && nameStr == "le" {
+			// Bounds differ from line to line: not worth interning,
+			// but each series of a family repeats them in order.
+			ordinal := 0
+			if hit {
+				ordinal = p.leOrdinal + 1
+			}
+			q, v, ok := p.bound(b, ordinal)
+			if !ok {
+				return nil, 0, 0, false
+			}
+			p.leOrdinal = ordinal
+			bucket = v
+			b = skipBlanks(b[q+1:])
 		} else {
 			q := len(last.value)
 			sameValue := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
@@ -417,24 +443,15 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 			}
 			value := b[:q]
 			b = skipBlanks(b[q+1:])
-			if isHist && nameStr == "le" {
-				// Bounds differ from line to line: not worth interning.
-				v, ok := parseValue(value)
-				if !ok {
-					return nil, 0, 0, false
+			for _, lp := range p.lineLabels {
+				if *lp.Name == nameStr {
+					return nil, 0, 0, false // duplicate label: expfmt's error
 				}
-				bucket = v
-			} else {
-				for _, lp := range p.lineLabels {
-					if *lp.Name == nameStr {
-						return nil, 0, 0, false // duplicate label: expfmt's error
-					}
-				}
-				if !sameValue {
-					last.value = p.values.intern(value)
-				}
-				p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
 			}
+			if !sameValue {
+				last.value = p.values.intern(value)
+			}
+			p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
 		}
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
@@ -461,6 +478,35 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 	}
 	p.prefix = cut
 	return b, bucket, 0, true
+}
+
+// bound reads the le value b starts with (after its opening quote): the
+// index of its closing quote and the bound. The series of a family repeat
+// their bounds in one order, so the value the line at this place of its
+// series read last time is tried first: a hit costs one comparison
+// instead of the scan for the quote and the parse. The text is kept with
+// the bound parsed from it, so a hit reads what the parse would.
+func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
+	if ordinal < len(p.leBounds) {
+		lb := &p.leBounds[ordinal]
+		if q = len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
+			return q, lb.bound, true
+		}
+	}
+	if q = valueEnd(b); q < 0 {
+		return 0, 0, false // cut, escaped or invalid: expfmt's to judge
+	}
+	if v, ok = parseValue(b[:q]); !ok {
+		return 0, 0, false
+	}
+	if ordinal >= maxLeBounds {
+		return q, v, true
+	}
+	for len(p.leBounds) <= ordinal {
+		p.leBounds = append(p.leBounds, leBound{})
+	}
+	p.leBounds[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
+	return q, v, true
 }
 
 // labelPrefix is an accepted line's label set up to its last pair: the

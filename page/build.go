@@ -17,6 +17,7 @@ import (
 // series without the label).
 type engineAcc struct {
 	name   string
+	raw    string // the label value it was first found by
 	series catalogue.Series
 	kvSum  float64 // KV cache usage is averaged, not summed
 	kvN    int
@@ -52,6 +53,14 @@ func (b *builder) engine(raw string) *engineAcc {
 		}
 		return b.unlabeled
 	}
+	// The values of a page's engine label are its interned strings, so
+	// comparing them mostly stops at their pointers: cheaper than the
+	// look-up of the sanitized name.
+	for _, e := range b.engines {
+		if e.raw == raw {
+			return e
+		}
+	}
 	name := b.in.internEngine(raw)
 	for _, e := range b.engines {
 		if e.name == name {
@@ -63,6 +72,7 @@ func (b *builder) engine(raw string) *engineAcc {
 		return nil
 	}
 	e := newEngineAcc(name)
+	e.raw = raw
 	b.engines = append(b.engines, e)
 	return e
 }

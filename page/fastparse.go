@@ -147,7 +147,7 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 		if line[0] == '#' {
 			ok = p.typeLine(line)
 		} else {
-			ok, _ = p.sampleLine(line, nil, 0)
+			ok, _ = p.sampleLine(line, false, nil, 0)
 		}
 		if !ok {
 			return nil, false
@@ -269,12 +269,13 @@ func hasSuffix(name []byte, s string, n int) bool {
 // the line as the label stripper would take them (ls says whether it may;
 // see takeLabels): the families are then those of the stripped line, and
 // refused is the stripper's refusal, if any. mask is 0 for a line of the
-// filter's output, which is already stripped.
-func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
+// filter's output, which is already stripped. repeated says the caller
+// knows the line's name to be that of the previous line it read.
+func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
 	var mf *dto.MetricFamily
 	var suf suffix
 	var n int
-	if p.lastFamily != nil && sameName(line, p.lastName) {
+	if p.lastFamily != nil && (repeated || sameName(line, p.lastName)) {
 		// The previous line's name, found valid, ends where this one's does.
 		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
 	} else {

@@ -300,6 +300,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	var lastIdx int
 	var lastOK bool
 	var lastValid bool // lastName passed sampleShape's check of a name
+	var lastRead bool  // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -324,7 +325,8 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		// blank, so a line that starts with it and a delimiter has it for
 		// name.
 		var name []byte
-		if lastName != nil && sameName(line, lastName) {
+		repeated := lastName != nil && sameName(line, lastName)
+		if repeated {
 			name = line[:len(lastName)]
 		} else {
 			name = SampleName(line)
@@ -337,6 +339,11 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			lastValid = false
 		}
 		idx, ok := lastIdx, lastOK
+		// The fast path's previous name is this one when it read the
+		// previous line (and so found the name valid and ending where
+		// SampleName ends it).
+		repeated = repeated && lastRead
+		lastRead = false
 		if !ok || kept >= maxKeptLines {
 			if problem := sampleShape(line, len(name), lastValid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
@@ -352,7 +359,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
 			if catalogue.Reads[idx].Kind.IsHistogram() {
-				if in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram"); in.gaveUp {
+				if in.emitType(lineNo, rowNames[idx], "histogram"); in.gaveUp {
 					return hasVLLM, dropped, 0, errNotFast
 				}
 			}
@@ -368,13 +375,14 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			if m != 0 && (len(name) >= len(line) || line[len(name)] != '{') {
 				return hasVLLM, dropped, m, nil // as strip refuses a line without its label set
 			}
-			ok, refused := fp.sampleLine(line, &in.stripper, m)
+			ok, refused := fp.sampleLine(line, repeated, &in.stripper, m)
 			if refused != 0 {
 				return hasVLLM, dropped, refused, nil
 			}
 			if !ok {
 				return hasVLLM, dropped, 0, errNotFast
 			}
+			lastRead = true
 			continue
 		}
 		if m := mask & rowStrip[idx]; m != 0 {
@@ -396,6 +404,15 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 
 var vllmPrefix = []byte("vllm:")
 
+// rowNames are the family names of the alias table's rows, as bytes.
+var rowNames = func() [][]byte {
+	out := make([][]byte, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		out[i] = []byte(catalogue.Reads[i].Name)
+	}
+	return out
+}()
+
 // typeLine handles a comment line: a # TYPE of a wanted family is copied
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
@@ -404,24 +421,37 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
 		return false
 	}
+	if string(keyword) != "TYPE" {
+		// Only the prefix of a HELP line's name matters, and it holds no
+		// blank: the name's end need not be found.
+		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix)
+	}
 	nameB, rest := NextField(rest)
 	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
-	if string(keyword) != "TYPE" {
+	typB, _ := NextField(rest)
+	if om {
+		name, typ := openMetricsType(string(nameB), string(typB))
+		in.typeOf([]byte(name), typ, lineNo)
 		return isVLLM
 	}
-	typB, _ := NextField(rest)
-	name, typ := string(nameB), string(typB)
-	if om {
-		name, typ = openMetricsType(name, typ)
-	}
+	in.typeOf(nameB, string(typB), lineNo)
+	return isVLLM
+}
+
+// typeOf copies the TYPE of a family in text format's terms, when vtop
+// reads the family and has not typed it yet on this page.
+func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
 	switch typ {
 	case "counter", "gauge", "histogram", "summary", "untyped":
 	default:
 		typ = "untyped"
 	}
-	idx, ok := catalogue.LookupFamily(name)
-	if !ok || in.typed[idx] {
-		return isVLLM
+	// LookupSample also finds a histogram by the name of its buckets, sum
+	// or count; the row's own name tells those apart. (A name held as a
+	// string longer than a stack buffer would cost an allocation.)
+	idx, ok := catalogue.LookupSample(name)
+	if !ok || catalogue.Reads[idx].Name != string(name) || in.typed[idx] {
+		return
 	}
 	in.typed[idx] = true
 	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
@@ -429,7 +459,6 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 		// so their TYPE lines would only cost the parser a family header.
 		in.emitType(lineNo, name, typ)
 	}
-	return isVLLM
 }
 
 // openMetricsType maps an OpenMetrics family to the text format's name and
@@ -448,7 +477,7 @@ func openMetricsType(name, typ string) (string, string) {
 
 // emitType appends a "# TYPE name typ" line, attributed to the page's
 // line lineNo.
-func (in *Ingester) emitType(lineNo int32, name, typ string) {
+func (in *Ingester) emitType(lineNo int32, name []byte, typ string) {
 	if in.direct != nil {
 		// The fast path reads the very line the filter would have written.
 		b := append(in.typeBuf[:0], "# TYPE "...)
@@ -671,6 +700,8 @@ func nanAdd(acc, v float64) float64 {
 	return acc + v
 }
 
+func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
+
 // sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
 // bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
 func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
@@ -682,7 +713,10 @@ func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
 		}
 		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
 	}
-	slices.SortStableFunc(pairs, func(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) })
+	// A page lists its buckets in order: checking costs less than the sort.
+	if !slices.IsSortedFunc(pairs, byBound) {
+		slices.SortStableFunc(pairs, byBound)
+	}
 	out := pairs[:0]
 	for _, p := range pairs {
 		if n := len(out); n > 0 && out[n-1].bound == p.bound {

@@ -404,6 +404,18 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 
 var vllmPrefix = []byte("vllm:")
 
+// familyRows is catalogue.LookupFamily's index, for names held as bytes.
+var familyRows = func() map[string]int {
+	m := make(map[string]int, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		name := catalogue.Reads[i].Name
+		if row, ok := catalogue.LookupFamily(name); ok {
+			m[name] = row
+		}
+	}
+	return m
+}()
+
 // rowNames are the family names of the alias table's rows, as bytes.
 var rowNames = func() [][]byte {
 	out := make([][]byte, len(catalogue.Reads))
@@ -446,11 +458,10 @@ func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
 	default:
 		typ = "untyped"
 	}
-	// LookupSample also finds a histogram by the name of its buckets, sum
-	// or count; the row's own name tells those apart. (A name held as a
-	// string longer than a stack buffer would cost an allocation.)
-	idx, ok := catalogue.LookupSample(name)
-	if !ok || catalogue.Reads[idx].Name != string(name) || in.typed[idx] {
+	// Indexed by the bytes themselves: a name converted to a string
+	// longer than a stack buffer would cost an allocation.
+	idx, ok := familyRows[string(name)]
+	if !ok || in.typed[idx] {
 		return
 	}
 	in.typed[idx] = true

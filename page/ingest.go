@@ -49,14 +49,15 @@ var (
 type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
-	s        *scratch    // the buffers of the page being read, while Ingest runs
-	noFast   bool        // expfmt only (tests compare the two)
-	noDirect bool        // the fast path reads the filter's copy of the page (tests compare the two)
-	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
-	gaveUp   bool        // the direct pass met a line the fast path does not follow
-	typeBuf  []byte      // a TYPE line, written for the direct pass
-	lastName []byte      // filterPass's buffer for the previous sample's name
-	typed    []bool      // per family row: a # TYPE line has been written
+	s        *scratch                // the buffers of the page being read, while Ingest runs
+	noFast   bool                    // expfmt only (tests compare the two)
+	noDirect bool                    // the fast path reads the filter's copy of the page (tests compare the two)
+	direct   *fastParser             // during a direct pass (see read): the fast path the filter hands its lines to
+	gaveUp   bool                    // the direct pass met a line the fast path does not follow
+	typeBuf  []byte                  // a TYPE line, written for the direct pass
+	recent   [recentNames]recentName // filterPass's last names, the previous sample's among them
+	nextSlot int                     // the slot of recent a new name takes
+	typed    []bool                  // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
@@ -296,11 +297,8 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	}
 	clear(in.typed)
 	kept := 0
-	var lastName []byte // nil until the first sample line
-	var lastIdx int
-	var lastOK bool
-	var lastValid bool // lastName passed sampleShape's check of a name
-	var lastRead bool  // the direct pass's fast path read the previous sample line
+	var last *recentName // the previous sample's name; nil until the first sample line
+	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -325,30 +323,27 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		// blank, so a line that starts with it and a delimiter has it for
 		// name.
 		var name []byte
-		repeated := lastName != nil && sameName(line, lastName)
+		repeated := last != nil && sameName(line, last.name)
 		if repeated {
-			name = line[:len(lastName)]
+			name = line[:len(last.name)]
 		} else {
 			name = SampleName(line)
 			if bytes.HasPrefix(name, vllmPrefix) {
 				hasVLLM = true
 			}
-			lastIdx, lastOK = catalogue.LookupSample(name)
-			lastName = append(in.lastName[:0], name...)
-			in.lastName = lastName
-			lastValid = false
+			last = in.lookupName(name)
 		}
-		idx, ok := lastIdx, lastOK
+		idx, ok := last.row, last.read
 		// The fast path's previous name is this one when it read the
 		// previous line (and so found the name valid and ending where
 		// SampleName ends it).
 		repeated = repeated && lastRead
 		lastRead = false
 		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), lastValid, om); problem != "" {
+			if problem := sampleShape(line, len(name), last.valid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
 			}
-			lastValid = true
+			last.valid = true
 			if ok {
 				dropped++
 			}
@@ -403,6 +398,37 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 }
 
 var vllmPrefix = []byte("vllm:")
+
+// recentNames is how many names filterPass remembers: a histogram's
+// series come as its _bucket, _sum and _count lines, engine after engine.
+const recentNames = 4
+
+// recentName is a sample name met lately and what it is: all of it
+// follows from the name's bytes, so it holds from page to page.
+type recentName struct {
+	name  []byte
+	row   int  // the alias table's row, when read
+	read  bool // vtop reads the name (catalogue.LookupSample)
+	valid bool // the name passed sampleShape's check
+}
+
+// lookupName returns the entry of a sample name that differs from the
+// previous line's: a recent one when the name is, else a new one in the
+// place of the oldest. Comparing a few names costs less than the
+// look-ups of LookupSample (up to four of the map).
+func (in *Ingester) lookupName(name []byte) *recentName {
+	for i := range in.recent {
+		if r := &in.recent[i]; r.name != nil && bytes.Equal(r.name, name) {
+			return r
+		}
+	}
+	r := &in.recent[in.nextSlot]
+	in.nextSlot = (in.nextSlot + 1) % recentNames
+	r.row, r.read = catalogue.LookupSample(name)
+	r.name = append(r.name[:0], name...)
+	r.valid = false
+	return r
+}
 
 // familyRows is catalogue.LookupFamily's index, for names held as bytes.
 var familyRows = func() map[string]int {

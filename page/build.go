@@ -17,7 +17,6 @@ import (
 // series without the label).
 type engineAcc struct {
 	name   string
-	raw    string // the label value it was first found by
 	series catalogue.Series
 	kvSum  float64 // KV cache usage is averaged, not summed
 	kvN    int
@@ -28,6 +27,7 @@ type builder struct {
 	in        *Ingester
 	sample    catalogue.Sample
 	engines   []*engineAcc
+	raws      [MaxEngines]string // per engine, the label value it was first found by
 	unlabeled *engineAcc
 	series    int
 	capped    bool
@@ -56,8 +56,8 @@ func (b *builder) engine(raw string) *engineAcc {
 	// The values of a page's engine label are its interned strings, so
 	// comparing them mostly stops at their pointers: cheaper than the
 	// look-up of the sanitized name.
-	for _, e := range b.engines {
-		if e.raw == raw {
+	for i, e := range b.engines {
+		if b.raws[i] == raw {
 			return e
 		}
 	}
@@ -72,7 +72,7 @@ func (b *builder) engine(raw string) *engineAcc {
 		return nil
 	}
 	e := newEngineAcc(name)
-	e.raw = raw
+	b.raws[len(b.engines)] = raw
 	b.engines = append(b.engines, e)
 	return e
 }

@@ -75,14 +75,15 @@ func lineError(lineNo int32, problem string, line []byte) error {
 // after them), and returns what is wrong, or "" when nothing is. It is
 // cheap: one pass over the line, no allocation. Label names are not
 // checked; Prometheus would refuse a few more lines than this does.
-// nameValid says the name was found valid on a previous line.
-func sampleShape(line []byte, nameLen int, nameValid, om bool) string {
+// nameValid says the name was found valid on a previous line; known is
+// the opening of a label set found whole before (see labelSetEndKnown).
+func sampleShape(line []byte, nameLen int, nameValid, om bool, known *[]byte) string {
 	if !nameValid && !validName(line[:nameLen]) || (nameLen == 0 && line[0] != '{') {
 		return "metric name expected"
 	}
 	rest := line[nameLen:]
 	if len(rest) > 0 && rest[0] == '{' {
-		end := labelSetEnd(rest)
+		end := labelSetEndKnown(rest, known)
 		if end < 0 {
 			return "label set not closed"
 		}
@@ -171,6 +172,55 @@ func labelSetEnd(b []byte) int {
 }
 
 var quote = []byte{'"'}
+
+// labelSetEndKnown is labelSetEnd for the label sets of a page's dropped
+// lines, which mostly open as the previous one did: their series differ
+// in the last pair ({engine="0",model_name="m",le="0.1"}). *known is the
+// opening of a set found whole, through the ',' before its last pair,
+// when that opening holds no '\\' and pairs its quotes: a set that opens
+// with the same bytes is then outside a quote after them and not closed
+// before (the first set closed after them), so only its last pair is left
+// to scan. A set that does not open so sets *known from its own opening.
+func labelSetEndKnown(b []byte, known *[]byte) int {
+	if k := *known; len(k) > 0 && len(b) > len(k) && string(b[:len(k)]) == string(k) {
+		return labelSetEndFrom(b, len(k))
+	}
+	end := labelSetEnd(b)
+	if end > 0 {
+		*known = setOpening(b[:end])
+	}
+	return end
+}
+
+// setOpening returns a whole label set up to its last ',', when that
+// opening holds no '\\' and pairs its quotes; else nil.
+func setOpening(set []byte) []byte {
+	cut := bytes.LastIndexByte(set, ',')
+	if cut < 0 {
+		return nil
+	}
+	open := set[:cut+1]
+	if bytes.IndexByte(open, '\\') >= 0 || bytes.Count(open, quote)%2 != 0 {
+		return nil
+	}
+	return open
+}
+
+// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote.
+func labelSetEndFrom(b []byte, i int) int {
+	inQuote := false
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == '}':
+			return i + 1
+		}
+	}
+	return -1
+}
 
 // validFloat reports whether v is a number as Prometheus and expfmt read
 // one: Go's float syntax without hexadecimal mantissas or underscores, and

@@ -174,3 +174,38 @@ func TestEveryRefusalSaysWhatAndWhere(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLabelSetEndKnown: after any label set, the scan that starts after
+// the opening it remembers ends any other set where the whole scan does.
+func FuzzLabelSetEndKnown(f *testing.F) {
+	f.Add(`{engine="0",model_name="m",le="0.1"} 1`, `{engine="0",model_name="m",le="0.5"} 2`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1\"}"} 1`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1} 1`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",} 1`)
+	f.Add(`{a="x}",b="1"} 1`, `{a="x}",b="2"} 1`)
+	f.Add(`{a="x\"",b="1"} 1`, `{a="x\"",b="2"} 1`)
+	f.Add(`{a="x,y"} 1`, `{a="x,z} 1`)    // the last ',' inside a quote
+	f.Add(`{a="x\",y"} 1`, `{a="x\",} 1`) // an escaped quote before it
+	f.Fuzz(func(t *testing.T, first, second string) {
+		if len(first) == 0 || first[0] != '{' || len(second) == 0 || second[0] != '{' {
+			return
+		}
+		var known []byte
+		if got, want := labelSetEndKnown([]byte(first), &known), labelSetEnd([]byte(first)); got != want {
+			t.Fatalf("%q alone: %d, want %d", first, got, want)
+		}
+		if got, want := labelSetEndKnown([]byte(second), &known), labelSetEnd([]byte(second)); got != want {
+			t.Errorf("%q after %q (opening %q): %d, want %d", second, first, known, got, want)
+		}
+	})
+}
+
+// The shape check of a dropped line that opens as the previous one did
+// still finds its label set not closed.
+func TestIngestRefusesSetNotClosedAfterAKnownOpening(t *testing.T) {
+	page := wholeHead +
+		"vllm:iteration_tokens_total_bucket{engine=\"0\",model_name=\"m\",le=\"1\"} 1\n" +
+		"vllm:iteration_tokens_total_bucket{engine=\"0\",model_name=\"m\",le=\"2\" 1\n"
+	_, err := NewIngester().Ingest([]byte(page), "")
+	checkRefusal(t, err, "parse error at line 4: label set not closed")
+}

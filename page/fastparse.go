@@ -629,24 +629,47 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		box.sum = value
 		h.SampleSum = &box.sum
 	case !math.IsNaN(bucket):
+		// A slot mostly holds the same bucket of the same series from
+		// page to page: its pointers are only written where they differ
+		// (see pair).
 		bb := p.buckets.next()
-		bb.b.CumulativeCount, bb.b.CumulativeCountFloat, bb.b.Exemplar = nil, nil, nil
 		bb.bound = bucket
-		bb.b.UpperBound = &bb.bound
+		setPointer(&bb.b.UpperBound, &bb.bound)
+		setPointer(&bb.b.Exemplar, nil)
 		if u := uint64(value); value == float64(u) {
 			bb.count = u
-			bb.b.CumulativeCount = &bb.count
+			setPointer(&bb.b.CumulativeCount, &bb.count)
+			setPointer(&bb.b.CumulativeCountFloat, nil)
 		} else {
 			if value < 0 {
 				return false
 			}
 			bb.countF = value
-			bb.b.CumulativeCountFloat = &bb.countF
+			setPointer(&bb.b.CumulativeCount, nil)
+			setPointer(&bb.b.CumulativeCountFloat, &bb.countF)
 		}
-		h.Bucket = append(h.Bucket, &bb.b)
-		box.buckets = append(box.buckets, bb)
+		// Lengthened in place when the slot past the end holds the
+		// pointer already: a self-reslice writes no pointer.
+		if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
+			h.Bucket = h.Bucket[:n+1]
+		} else {
+			h.Bucket = append(h.Bucket, &bb.b)
+		}
+		if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
+			box.buckets = box.buckets[:n+1]
+		} else {
+			box.buckets = append(box.buckets, bb)
+		}
 	}
 	return true
+}
+
+// setPointer sets *dst to p unless it holds p: a pointer written while
+// the collector runs costs a write barrier.
+func setPointer[T any](dst **T, p *T) {
+	if *dst != p {
+		*dst = p
+	}
 }
 
 // newSeries starts a histogram series of mf with the line's labels.

@@ -328,11 +328,11 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		if repeated {
 			name = line[:len(last.name)]
 		} else {
-			name = SampleName(line)
+			last = in.lookupName(line)
+			name = line[:len(last.name)]
 			if bytes.HasPrefix(name, vllmPrefix) {
 				hasVLLM = true
 			}
-			last = in.lookupName(name)
 		}
 		idx, ok := last.row, last.read
 		// The fast path's previous name is this one when it read the
@@ -413,16 +413,19 @@ type recentName struct {
 	valid bool // the name passed sampleShape's check
 }
 
-// lookupName returns the entry of a sample name that differs from the
-// previous line's: a recent one when the name is, else a new one in the
-// place of the oldest. Comparing a few names costs less than the
-// look-ups of LookupSample (up to four of the map).
-func (in *Ingester) lookupName(name []byte) *recentName {
+// lookupName returns the entry of the name of a sample line whose name
+// differs from the previous line's: a recent one when the line starts
+// with it, else a new one in the place of the oldest. Comparing a few
+// names costs less than finding the name's end and the look-ups of
+// LookupSample (up to four of the map).
+func (in *Ingester) lookupName(line []byte) *recentName {
 	for i := range in.recent {
-		if r := &in.recent[i]; r.name != nil && bytes.Equal(r.name, name) {
+		// The names are SampleName's, as sameName needs.
+		if r := &in.recent[i]; r.name != nil && sameName(line, r.name) {
 			return r
 		}
 	}
+	name := SampleName(line)
 	r := &in.recent[in.nextSlot]
 	in.nextSlot = (in.nextSlot + 1) % recentNames
 	r.row, r.read = catalogue.LookupSample(name)

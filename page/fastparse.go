@@ -55,8 +55,12 @@ type fastParser struct {
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
 	leOrdinal      int               // the bucket line's place in its series, as labels counts it
-	leBounds       []leBound         // per place, the last bound read there (see bound)
+	leBounds       *[]leBound        // the last family's bounds by place (see bound)
+	boundsOf       map[*dto.MetricFamily]*[]leBound
 }
+
+// maxBoundFamilies caps the families whose bounds are remembered.
+const maxBoundFamilies = 1024
 
 // leBound is a bucket bound's text as a label value and the number it
 // reads to.
@@ -120,10 +124,11 @@ const maxHistSlots = 4096
 
 func newFastParser() *fastParser {
 	return &fastParser{
-		fams:   make(map[string]*dto.MetricFamily),
-		hists:  make(map[string]*histSlot),
-		names:  newInterner(1024),
-		values: newInterner(8192),
+		fams:     make(map[string]*dto.MetricFamily),
+		hists:    make(map[string]*histSlot),
+		boundsOf: make(map[*dto.MetricFamily]*[]leBound),
+		names:    newInterner(1024),
+		values:   newInterner(8192),
 	}
 }
 
@@ -287,6 +292,7 @@ func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, m
 		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
+		p.leBounds = p.familyBounds(mf)
 	}
 	if mf.Type == nil {
 		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
@@ -483,13 +489,14 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 
 // bound reads the le value b starts with (after its opening quote): the
 // index of its closing quote and the bound. The series of a family repeat
-// their bounds in one order, so the value the line at this place of its
-// series read last time is tried first: a hit costs one comparison
-// instead of the scan for the quote and the parse. The text is kept with
-// the bound parsed from it, so a hit reads what the parse would.
+// their bounds in one order, page after page, so the value read last at
+// this place of a series of the family is tried first: a hit costs one
+// comparison instead of the scan for the quote and the parse. The text is
+// kept with the bound parsed from it, so a hit reads what the parse would.
 func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
-	if ordinal < len(p.leBounds) {
-		lb := &p.leBounds[ordinal]
+	memo := p.leBounds
+	if memo != nil && ordinal < len(*memo) {
+		lb := &(*memo)[ordinal]
 		if q = len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
 			return q, lb.bound, true
 		}
@@ -500,14 +507,33 @@ func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
 	if v, ok = parseValue(b[:q]); !ok {
 		return 0, 0, false
 	}
-	if ordinal >= maxLeBounds {
+	if memo == nil || ordinal >= maxLeBounds {
 		return q, v, true
 	}
-	for len(p.leBounds) <= ordinal {
-		p.leBounds = append(p.leBounds, leBound{})
+	for len(*memo) <= ordinal {
+		*memo = append(*memo, leBound{})
 	}
-	p.leBounds[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
+	(*memo)[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
 	return q, v, true
+}
+
+// familyBounds returns where the bounds of a histogram family's series are
+// remembered by place. Its key is the family's slot, which a page much
+// like the last one gives the same family: a family in another slot only
+// misses.
+func (p *fastParser) familyBounds(mf *dto.MetricFamily) *[]leBound {
+	if mf.GetType() != dto.MetricType_HISTOGRAM {
+		return nil
+	}
+	memo := p.boundsOf[mf]
+	if memo == nil {
+		if len(p.boundsOf) >= maxBoundFamilies {
+			clear(p.boundsOf)
+		}
+		memo = new([]leBound)
+		p.boundsOf[mf] = memo
+	}
+	return memo
 }
 
 // labelPrefix is an accepted line's label set up to its last pair: the

@@ -176,14 +176,18 @@ var quote = []byte{'"'}
 // labelSetEndKnown is labelSetEnd for the label sets of a page's dropped
 // lines, which mostly open as the previous one did: their series differ
 // in the last pair ({engine="0",model_name="m",le="0.1"}). *known is the
-// opening of a set found whole, through the ',' before its last pair,
-// when that opening holds no '\\' and pairs its quotes: a set that opens
-// with the same bytes is then outside a quote after them and not closed
-// before (the first set closed after them), so only its last pair is left
-// to scan. A set that does not open so sets *known from its own opening.
+// opening of a set found whole, through a ',' its scan passed outside a
+// quote: a set that opens with the same bytes is outside a quote after
+// them and not closed before (the first set closed after them), so only
+// the rest is left to scan, and the last ',' of that rest makes a longer
+// opening. A set that does not open so sets *known from its own opening.
 func labelSetEndKnown(b []byte, known *[]byte) int {
 	if k := *known; len(k) > 0 && len(b) > len(k) && string(b[:len(k)]) == string(k) {
-		return labelSetEndFrom(b, len(k))
+		end, comma := labelSetEndFrom(b, len(k))
+		if end > 0 && comma >= 0 {
+			*known = b[:comma+1] // a longer opening: the next set's scan is shorter
+		}
+		return end
 	}
 	end := labelSetEnd(b)
 	if end > 0 {
@@ -192,8 +196,9 @@ func labelSetEndKnown(b []byte, known *[]byte) int {
 	return end
 }
 
-// setOpening returns a whole label set up to its last ',', when that
-// opening holds no '\\' and pairs its quotes; else nil.
+// setOpening returns a whole label set up to its last ',', when that ','
+// is outside a quote: the opening holds no '\\' and pairs its quotes.
+// Else nil.
 func setOpening(set []byte) []byte {
 	cut := bytes.LastIndexByte(set, ',')
 	if cut < 0 {
@@ -206,9 +211,11 @@ func setOpening(set []byte) []byte {
 	return open
 }
 
-// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote.
-func labelSetEndFrom(b []byte, i int) int {
+// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote. comma
+// is the last ',' it passed outside a quote, or -1.
+func labelSetEndFrom(b []byte, i int) (end, comma int) {
 	inQuote := false
+	comma = -1
 	for ; i < len(b); i++ {
 		switch c := b[i]; {
 		case inQuote && c == '\\':
@@ -216,10 +223,12 @@ func labelSetEndFrom(b []byte, i int) int {
 		case c == '"':
 			inQuote = !inQuote
 		case !inQuote && c == '}':
-			return i + 1
+			return i + 1, comma
+		case !inQuote && c == ',':
+			comma = i
 		}
 	}
-	return -1
+	return -1, -1
 }
 
 // validFloat reports whether v is a number as Prometheus and expfmt read

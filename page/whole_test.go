@@ -175,27 +175,32 @@ func TestEveryRefusalSaysWhatAndWhere(t *testing.T) {
 	}
 }
 
-// FuzzLabelSetEndKnown: after any label set, the scan that starts after
-// the opening it remembers ends any other set where the whole scan does.
+// FuzzLabelSetEndKnown: after any label sets, the scan that starts after
+// the opening they left ends any other set where the whole scan does.
 func FuzzLabelSetEndKnown(f *testing.F) {
-	f.Add(`{engine="0",model_name="m",le="0.1"} 1`, `{engine="0",model_name="m",le="0.5"} 2`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1\"}"} 1`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1} 1`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",} 1`)
-	f.Add(`{a="x}",b="1"} 1`, `{a="x}",b="2"} 1`)
-	f.Add(`{a="x\"",b="1"} 1`, `{a="x\"",b="2"} 1`)
-	f.Add(`{a="x,y"} 1`, `{a="x,z} 1`)    // the last ',' inside a quote
-	f.Add(`{a="x\",y"} 1`, `{a="x\",} 1`) // an escaped quote before it
-	f.Fuzz(func(t *testing.T, first, second string) {
-		if len(first) == 0 || first[0] != '{' || len(second) == 0 || second[0] != '{' {
-			return
+	f.Add(`{engine="0",model_name="m",le="0.1"} 1`, `{engine="0",model_name="m",le="0.5"} 2`, `{engine="0",model_name="m",le="0.5"} 2`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1\"}"} 1`, `{a="x",b="1\"}"} 1`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1} 1`, `{a="x",b="1} 1`)
+	f.Add(`{a="x",b="1"} 1`, `{a="x",} 1`, `{a="x",} 1`)
+	f.Add(`{a="x}",b="1"} 1`, `{a="x}",b="2"} 1`, `{a="x}",b="2"} 1`)
+	f.Add(`{a="x\"",b="1"} 1`, `{a="x\"",b="2"} 1`, `{a="x\"",b="2"} 1`)
+	f.Add(`{a="x,y"} 1`, `{a="x,z} 1`, `{a="x,z} 1`)                 // the last ',' inside a quote
+	f.Add(`{a="x\",y"} 1`, `{a="x\",} 1`, `{a="x\",} 1`)             // an escaped quote before it
+	f.Add(`{a="1",b="2"} 1`, `{a="1",b="x,y"} 1`, `{a="1",b="x,} 1`) // a ',' inside a quote is no opening
+	f.Fuzz(func(t *testing.T, first, second, third string) {
+		for _, set := range []string{first, second, third} {
+			if len(set) == 0 || set[0] != '{' {
+				return
+			}
 		}
 		var known []byte
-		if got, want := labelSetEndKnown([]byte(first), &known), labelSetEnd([]byte(first)); got != want {
-			t.Fatalf("%q alone: %d, want %d", first, got, want)
-		}
-		if got, want := labelSetEndKnown([]byte(second), &known), labelSetEnd([]byte(second)); got != want {
-			t.Errorf("%q after %q (opening %q): %d, want %d", second, first, known, got, want)
+		// Each set after the other, twice: the second round starts from
+		// the opening the first left.
+		for i, set := range []string{first, second, third, first, second, third} {
+			before := string(known)
+			if got, want := labelSetEndKnown([]byte(set), &known), labelSetEnd([]byte(set)); got != want {
+				t.Fatalf("set %d %q after opening %q: %d, want %d", i, set, before, got, want)
+			}
 		}
 	})
 }

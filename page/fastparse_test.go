@@ -363,6 +363,9 @@ func FuzzIngestAcrossScrapes(f *testing.F) {
 	f.Add(two, changedPage(two), "")
 	f.Add(newestPage, two, "")
 	f.Add(omPage, omPage, "application/openmetrics-text; version=1.0.0")
+	// The names of the last page, where the next page's names start with them.
+	f.Add("vllm:num_requests_running 1\n", "vllm:num_requests_running-x 1\n", "")
+	f.Add("vllm:num_requests_running 1\n", "vllm:num_requests_runningx 1\nvllm:num_requests_running 2\n", "")
 	for _, c := range fastCases {
 		f.Add(two, c.page, "")
 	}

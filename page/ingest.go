@@ -49,15 +49,14 @@ var (
 type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
-	s        *scratch                // the buffers of the page being read, while Ingest runs
-	noFast   bool                    // expfmt only (tests compare the two)
-	noDirect bool                    // the fast path reads the filter's copy of the page (tests compare the two)
-	direct   *fastParser             // during a direct pass (see read): the fast path the filter hands its lines to
-	gaveUp   bool                    // the direct pass met a line the fast path does not follow
-	typeBuf  []byte                  // a TYPE line, written for the direct pass
-	recent   [recentNames]recentName // filterPass's last names, the previous sample's among them
-	nextSlot int                     // the slot of recent a new name takes
-	typed    []bool                  // per family row: a # TYPE line has been written
+	s        *scratch    // the buffers of the page being read, while Ingest runs
+	noFast   bool        // expfmt only (tests compare the two)
+	noDirect bool        // the fast path reads the filter's copy of the page (tests compare the two)
+	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
+	gaveUp   bool        // the direct pass met a line the fast path does not follow
+	typeBuf  []byte      // a TYPE line, written for the direct pass
+	names    nameTable   // the sample names of this target's pages (filterPass)
+	typed    []bool      // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
@@ -297,7 +296,8 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	}
 	clear(in.typed)
 	kept := 0
-	var last *recentName // the previous sample's name; nil until the first sample line
+	in.names.cur = 0
+	var last *sampleName // the previous sample's name; nil until the first sample line
 	var knownSet []byte  // sampleShape's memory of a label set of this page (see labelSetEndKnown)
 	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
@@ -400,13 +400,30 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 
 var vllmPrefix = []byte("vllm:")
 
-// recentNames is how many names filterPass remembers: a histogram's
-// series come as its _bucket, _sum and _count lines, engine after engine.
-const recentNames = 4
+// nameTable holds the sample names a target's pages carry and the order
+// in which the last page changed from one to the next. A page lists its
+// families in the order the previous scrape did, so the name a line
+// changes to is mostly the one the same change of the last page went to:
+// one comparison instead of finding the name's end and the look-ups of
+// LookupSample (up to four of the map). Everything an entry holds follows
+// from its bytes, so no entry can be stale; a page of other names only
+// costs the look-ups again.
+type nameTable struct {
+	names []sampleName
+	index map[string]int32 // names by their bytes
+	seq   []int32          // the last page's changes of name: indices into names
+	cur   int              // the change this page is at
+}
 
-// recentName is a sample name met lately and what it is: all of it
-// follows from the name's bytes, so it holds from page to page.
-type recentName struct {
+// Bounds of a nameTable: a page that invents new names on every scrape
+// makes it start over, not grow.
+const (
+	maxTableNames = 4096
+	maxNameSeq    = 16384
+)
+
+// sampleName is a sample name and what it is.
+type sampleName struct {
 	name  []byte
 	row   int  // the alias table's row, when read
 	read  bool // vtop reads the name (catalogue.LookupSample)
@@ -414,24 +431,38 @@ type recentName struct {
 }
 
 // lookupName returns the entry of the name of a sample line whose name
-// differs from the previous line's: a recent one when the line starts
-// with it, else a new one in the place of the oldest. Comparing a few
-// names costs less than finding the name's end and the look-ups of
-// LookupSample (up to four of the map).
-func (in *Ingester) lookupName(line []byte) *recentName {
-	for i := range in.recent {
-		// The names are SampleName's, as sameName needs.
-		if r := &in.recent[i]; r.name != nil && sameName(line, r.name) {
+// differs from the previous line's.
+func (in *Ingester) lookupName(line []byte) *sampleName {
+	t := &in.names
+	if t.cur < len(t.seq) {
+		// The table's names are SampleName's, as sameName needs.
+		if r := &t.names[t.seq[t.cur]]; sameName(line, r.name) {
+			t.cur++
 			return r
 		}
 	}
 	name := SampleName(line)
-	r := &in.recent[in.nextSlot]
-	in.nextSlot = (in.nextSlot + 1) % recentNames
-	r.row, r.read = catalogue.LookupSample(name)
-	r.name = append(r.name[:0], name...)
-	r.valid = false
-	return r
+	i, ok := t.index[string(name)]
+	if !ok {
+		if len(t.names) >= maxTableNames || t.index == nil {
+			// New storage: an entry already handed out stays as it was.
+			t.names, t.index, t.seq = nil, make(map[string]int32), t.seq[:0]
+			t.cur = 0
+		}
+		i = int32(len(t.names))
+		r := sampleName{name: slices.Clone(name)}
+		r.row, r.read = catalogue.LookupSample(name)
+		t.names = append(t.names, r)
+		t.index[string(r.name)] = i
+	}
+	switch {
+	case t.cur < len(t.seq):
+		t.seq[t.cur] = i
+	case len(t.seq) < maxNameSeq:
+		t.seq = append(t.seq, i)
+	}
+	t.cur++
+	return &t.names[i]
 }
 
 // familyRows is catalogue.LookupFamily's index, for names held as bytes.

@@ -146,73 +146,30 @@ func validName(name []byte) bool {
 	return true
 }
 
-// labelSetEnd returns the index just past the '}' that closes the label set
-// at the start of b, skipping quoted values with their escapes, or -1.
-func labelSetEnd(b []byte) int {
-	// Fast path, the common case: the first '}' closes the set when no
-	// escape precedes it and the quotes before it pair up. IndexByte and
-	// Count run in assembly, several times faster than the loop below.
-	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
-		if bytes.Count(b[:j], quote)%2 == 0 {
-			return j + 1
-		}
-	}
-	inQuote := false
-	for i := 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '}':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-var quote = []byte{'"'}
-
-// labelSetEndKnown is labelSetEnd for the label sets of a page's dropped
-// lines, which mostly open as the previous one did: their series differ
-// in the last pair ({engine="0",model_name="m",le="0.1"}). *known is the
-// opening of a set found whole, through a ',' its scan passed outside a
-// quote: a set that opens with the same bytes is outside a quote after
-// them and not closed before (the first set closed after them), so only
-// the rest is left to scan, and the last ',' of that rest makes a longer
-// opening. A set that does not open so sets *known from its own opening.
+// labelSetEndKnown returns the index just past the '}' that closes the
+// label set at the start of b, skipping quoted values with their escapes,
+// or -1. The label sets of a page's dropped lines mostly open as the
+// previous one did: their series differ in the last pair ({engine="0",model_name="m",le="0.1"}). *known is the
+// opening of a set found whole, through the last ',' its scan passed
+// outside a quote: a set that opens with the same bytes is outside a
+// quote after them and not closed before (the first set closed after
+// them), so only the rest is left to scan. Each set found whole leaves its
+// own opening for the next.
 func labelSetEndKnown(b []byte, known *[]byte) int {
+	from := 1 // after the '{': labelSetEnd's own scan
 	if k := *known; len(k) > 0 && len(b) > len(k) && string(b[:len(k)]) == string(k) {
-		end, comma := labelSetEndFrom(b, len(k))
-		if end > 0 && comma >= 0 {
-			*known = b[:comma+1] // a longer opening: the next set's scan is shorter
-		}
-		return end
+		from = len(k)
 	}
-	end := labelSetEnd(b)
-	if end > 0 {
-		*known = setOpening(b[:end])
+	end, comma := labelSetEndFrom(b, from)
+	if end > 0 && comma >= 0 {
+		*known = b[:comma+1]
 	}
 	return end
 }
 
-// setOpening returns a whole label set up to its last ',', when that ','
-// is outside a quote: the opening holds no '\\' and pairs its quotes.
-// Else nil.
-func setOpening(set []byte) []byte {
-	cut := bytes.LastIndexByte(set, ',')
-	if cut < 0 {
-		return nil
-	}
-	open := set[:cut+1]
-	if bytes.IndexByte(open, '\\') >= 0 || bytes.Count(open, quote)%2 != 0 {
-		return nil
-	}
-	return open
-}
-
-// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote. comma
-// is the last ',' it passed outside a quote, or -1.
+// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote (the
+// byte loop, which finds comma on the way: the last ',' it passed outside
+// a quote, or -1).
 func labelSetEndFrom(b []byte, i int) (end, comma int) {
 	inQuote := false
 	comma = -1

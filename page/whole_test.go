@@ -242,5 +242,3 @@ func labelSetEnd(b []byte) int {
 	}
 	return -1
 }
-
-var quote = []byte{'"'}

@@ -298,7 +298,6 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	kept := 0
 	in.names.cur = 0
 	var last *sampleName // the previous sample's name; nil until the first sample line
-	var knownSet []byte  // sampleShape's memory of a label set of this page (see labelSetEndKnown)
 	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
@@ -341,7 +340,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		repeated = repeated && lastRead
 		lastRead = false
 		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), last.valid, om, &knownSet); problem != "" {
+			if problem := sampleShape(line, len(name), last.valid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
 			}
 			last.valid = true

@@ -75,15 +75,14 @@ func lineError(lineNo int32, problem string, line []byte) error {
 // after them), and returns what is wrong, or "" when nothing is. It is
 // cheap: one pass over the line, no allocation. Label names are not
 // checked; Prometheus would refuse a few more lines than this does.
-// nameValid says the name was found valid on a previous line; known is
-// the opening of a label set found whole before (see labelSetEndKnown).
-func sampleShape(line []byte, nameLen int, nameValid, om bool, known *[]byte) string {
+// nameValid says the name was found valid on a previous line.
+func sampleShape(line []byte, nameLen int, nameValid, om bool) string {
 	if !nameValid && !validName(line[:nameLen]) || (nameLen == 0 && line[0] != '{') {
 		return "metric name expected"
 	}
 	rest := line[nameLen:]
 	if len(rest) > 0 && rest[0] == '{' {
-		end := labelSetEndKnown(rest, known)
+		end := labelSetEnd(rest)
 		if end < 0 {
 			return "label set not closed"
 		}
@@ -146,59 +145,32 @@ func validName(name []byte) bool {
 	return true
 }
 
-// labelSetEndKnown returns the index just past the '}' that closes the
-// label set at the start of b, skipping quoted values with their escapes,
-// or -1. The label sets of a page's dropped lines mostly open as the
-// previous one did: their series differ in the last pair ({engine="0",model_name="m",le="0.1"}). *known is the
-// opening of a set found whole, through the last ',' its scan passed
-// outside a quote: a set that opens with the same bytes is outside a
-// quote after them and not closed before (the first set closed after
-// them), so only the rest is left to scan. Each set found whole leaves its
-// own opening for the next.
-func labelSetEndKnown(b []byte, known *[]byte) int {
-	from := 1 // after the '{'
-	if k := *known; len(k) > 0 && len(b) > len(k) && string(b[:len(k)]) == string(k) {
-		from = len(k)
-	} else if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 && bytes.Count(b[:j], quote)%2 == 0 {
-		// The common case of a set met first: the first '}' closes it
-		// when no escape precedes it and the quotes before it pair up.
-		// IndexByte and Count run in assembly, several times faster than
-		// the loop below on the whole set. Its last ',' is outside a
-		// quote when the quotes after it pair up too.
-		if c := bytes.LastIndexByte(b[:j], ','); c >= 0 && bytes.Count(b[c:j], quote)%2 == 0 {
-			*known = b[:c+1]
+// labelSetEnd returns the index just past the '}' that closes the label set
+// at the start of b, skipping quoted values with their escapes, or -1.
+func labelSetEnd(b []byte) int {
+	// Fast path, the common case: the first '}' closes the set when no
+	// escape precedes it and the quotes before it pair up. IndexByte and
+	// Count run in assembly, several times faster than the loop below.
+	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
+		if bytes.Count(b[:j], quote)%2 == 0 {
+			return j + 1
 		}
-		return j + 1
 	}
-	end, comma := labelSetEndFrom(b, from)
-	if end > 0 && comma >= 0 {
-		*known = b[:comma+1]
-	}
-	return end
-}
-
-var quote = []byte{'"'}
-
-// labelSetEndFrom is labelSetEnd's scan from b[i], outside a quote (the
-// byte loop, which finds comma on the way: the last ',' it passed outside
-// a quote, or -1).
-func labelSetEndFrom(b []byte, i int) (end, comma int) {
 	inQuote := false
-	comma = -1
-	for ; i < len(b); i++ {
+	for i := 1; i < len(b); i++ {
 		switch c := b[i]; {
 		case inQuote && c == '\\':
 			i++
 		case c == '"':
 			inQuote = !inQuote
 		case !inQuote && c == '}':
-			return i + 1, comma
-		case !inQuote && c == ',':
-			comma = i
+			return i + 1
 		}
 	}
-	return -1, -1
+	return -1
 }
+
+var quote = []byte{'"'}
 
 // validFloat reports whether v is a number as Prometheus and expfmt read
 // one: Go's float syntax without hexadecimal mantissas or underscores, and

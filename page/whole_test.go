@@ -1,7 +1,6 @@
 package page
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -174,71 +173,4 @@ func TestEveryRefusalSaysWhatAndWhere(t *testing.T) {
 			}
 		})
 	}
-}
-
-// FuzzLabelSetEndKnown: after any label sets, the scan that starts after
-// the opening they left ends any other set where the whole scan does.
-func FuzzLabelSetEndKnown(f *testing.F) {
-	f.Add(`{engine="0",model_name="m",le="0.1"} 1`, `{engine="0",model_name="m",le="0.5"} 2`, `{engine="0",model_name="m",le="0.5"} 2`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1\"}"} 1`, `{a="x",b="1\"}"} 1`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",b="1} 1`, `{a="x",b="1} 1`)
-	f.Add(`{a="x",b="1"} 1`, `{a="x",} 1`, `{a="x",} 1`)
-	f.Add(`{a="x}",b="1"} 1`, `{a="x}",b="2"} 1`, `{a="x}",b="2"} 1`)
-	f.Add(`{a="x\"",b="1"} 1`, `{a="x\"",b="2"} 1`, `{a="x\"",b="2"} 1`)
-	f.Add(`{a="x,y"} 1`, `{a="x,z} 1`, `{a="x,z} 1`)                 // the last ',' inside a quote
-	f.Add(`{a="x\",y"} 1`, `{a="x\",} 1`, `{a="x\",} 1`)             // an escaped quote before it
-	f.Add(`{a="1",b="2"} 1`, `{a="1",b="x,y"} 1`, `{a="1",b="x,} 1`) // a ',' inside a quote is no opening
-	f.Fuzz(func(t *testing.T, first, second, third string) {
-		for _, set := range []string{first, second, third} {
-			if len(set) == 0 || set[0] != '{' {
-				return
-			}
-		}
-		var known []byte
-		// Each set after the other, twice: the second round starts from
-		// the opening the first left.
-		for i, set := range []string{first, second, third, first, second, third} {
-			before := string(known)
-			if got, want := labelSetEndKnown([]byte(set), &known), labelSetEnd([]byte(set)); got != want {
-				t.Fatalf("set %d %q after opening %q: %d, want %d", i, set, before, got, want)
-			}
-		}
-	})
-}
-
-// The shape check of a dropped line that opens as the previous one did
-// still finds its label set not closed.
-func TestIngestRefusesSetNotClosedAfterAKnownOpening(t *testing.T) {
-	page := wholeHead +
-		"vllm:iteration_tokens_total_bucket{engine=\"0\",model_name=\"m\",le=\"1\"} 1\n" +
-		"vllm:iteration_tokens_total_bucket{engine=\"0\",model_name=\"m\",le=\"2\" 1\n"
-	_, err := NewIngester().Ingest([]byte(page), "")
-	checkRefusal(t, err, "parse error at line 4: label set not closed")
-}
-
-// labelSetEnd returns the index just past the '}' that closes the label
-// set at the start of b, skipping quoted values with their escapes, or -1:
-// the filter's scan before it remembered openings, the reference
-// FuzzLabelSetEndKnown holds labelSetEndKnown to.
-func labelSetEnd(b []byte) int {
-	// Fast path, the common case: the first '}' closes the set when no
-	// escape precedes it and the quotes before it pair up. IndexByte and
-	// Count run in assembly, several times faster than the loop below.
-	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
-		if bytes.Count(b[:j], quote)%2 == 0 {
-			return j + 1
-		}
-	}
-	inQuote := false
-	for i := 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '}':
-			return i + 1
-		}
-	}
-	return -1
 }

@@ -354,7 +354,7 @@ func FuzzIngestFastPath(f *testing.F) {
 }
 
 // FuzzIngestAcrossScrapes: what an Ingester and the parsers' storage keep
-// from one page to the next (recent names, bucket bounds by place, label
+// from one page to the next (its sample names, bucket bounds by place, label
 // prefixes, interned strings) never changes a reading: a page read after
 // another, by the same Ingester, gives the Sample (or the error) that
 // expfmt alone gives, with nothing kept.

@@ -27,6 +27,7 @@ type builder struct {
 	in        *Ingester
 	sample    catalogue.Sample
 	engines   []*engineAcc
+	raws      [MaxEngines]string // per engine, the label value it was first found by
 	unlabeled *engineAcc
 	series    int
 	capped    bool
@@ -52,6 +53,14 @@ func (b *builder) engine(raw string) *engineAcc {
 		}
 		return b.unlabeled
 	}
+	// The values of a page's engine label are its interned strings, so
+	// comparing them mostly stops at their pointers: cheaper than the
+	// look-up of the sanitized name.
+	for i, e := range b.engines {
+		if b.raws[i] == raw {
+			return e
+		}
+	}
 	name := b.in.internEngine(raw)
 	for _, e := range b.engines {
 		if e.name == name {
@@ -63,6 +72,7 @@ func (b *builder) engine(raw string) *engineAcc {
 		return nil
 	}
 	e := newEngineAcc(name)
+	b.raws[len(b.engines)] = raw
 	b.engines = append(b.engines, e)
 	return e
 }

@@ -54,7 +54,23 @@ type fastParser struct {
 	lastSlotFamily *dto.MetricFamily // the family of lastSlot
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
+	leOrdinal      int               // the bucket line's place in its series, as labels counts it
+	leBounds       *[]leBound        // the last family's bounds by place (see bound)
+	boundsOf       map[*dto.MetricFamily]*[]leBound
 }
+
+// maxBoundFamilies caps the families whose bounds are remembered.
+const maxBoundFamilies = 1024
+
+// leBound is a bucket bound's text as a label value and the number it
+// reads to.
+type leBound struct {
+	text  string
+	bound float64
+}
+
+// maxLeBounds is how many places of a series bound remembers.
+const maxLeBounds = 64
 
 // histSlot is a histogram series met on page gen.
 type histSlot struct {
@@ -108,10 +124,11 @@ const maxHistSlots = 4096
 
 func newFastParser() *fastParser {
 	return &fastParser{
-		fams:   make(map[string]*dto.MetricFamily),
-		hists:  make(map[string]*histSlot),
-		names:  newInterner(1024),
-		values: newInterner(8192),
+		fams:     make(map[string]*dto.MetricFamily),
+		hists:    make(map[string]*histSlot),
+		boundsOf: make(map[*dto.MetricFamily]*[]leBound),
+		names:    newInterner(1024),
+		values:   newInterner(8192),
 	}
 }
 
@@ -135,7 +152,7 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 		if line[0] == '#' {
 			ok = p.typeLine(line)
 		} else {
-			ok, _ = p.sampleLine(line, nil, 0)
+			ok, _ = p.sampleLine(line, false, nil, 0)
 		}
 		if !ok {
 			return nil, false
@@ -257,12 +274,13 @@ func hasSuffix(name []byte, s string, n int) bool {
 // the line as the label stripper would take them (ls says whether it may;
 // see takeLabels): the families are then those of the stripped line, and
 // refused is the stripper's refusal, if any. mask is 0 for a line of the
-// filter's output, which is already stripped.
-func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
+// filter's output, which is already stripped. repeated says the caller
+// knows the line's name to be that of the previous line it read.
+func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
 	var mf *dto.MetricFamily
 	var suf suffix
 	var n int
-	if p.lastFamily != nil && sameName(line, p.lastName) {
+	if p.lastFamily != nil && (repeated || sameName(line, p.lastName)) {
 		// The previous line's name, found valid, ends where this one's does.
 		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
 	} else {
@@ -274,6 +292,7 @@ func (p *fastParser) sampleLine(line []byte, ls *labelStripper, mask uint8) (ok 
 		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
+		p.leBounds = p.familyBounds(mf)
 	}
 	if mf.Type == nil {
 		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
@@ -407,6 +426,20 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 				return nil, 0, 0, false // duplicate label: expfmt's error
 			}
 			b = skipBlanks(b[q+1:])
+		} else if isHist && nameStr == "le" {
+			// Bounds differ from line to line: not worth interning,
+			// but each series of a family repeats them in order.
+			ordinal := 0
+			if hit {
+				ordinal = p.leOrdinal + 1
+			}
+			q, v, ok := p.bound(b, ordinal)
+			if !ok {
+				return nil, 0, 0, false
+			}
+			p.leOrdinal = ordinal
+			bucket = v
+			b = skipBlanks(b[q+1:])
 		} else {
 			q := len(last.value)
 			sameValue := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
@@ -417,24 +450,15 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 			}
 			value := b[:q]
 			b = skipBlanks(b[q+1:])
-			if isHist && nameStr == "le" {
-				// Bounds differ from line to line: not worth interning.
-				v, ok := parseValue(value)
-				if !ok {
-					return nil, 0, 0, false
+			for _, lp := range p.lineLabels {
+				if *lp.Name == nameStr {
+					return nil, 0, 0, false // duplicate label: expfmt's error
 				}
-				bucket = v
-			} else {
-				for _, lp := range p.lineLabels {
-					if *lp.Name == nameStr {
-						return nil, 0, 0, false // duplicate label: expfmt's error
-					}
-				}
-				if !sameValue {
-					last.value = p.values.intern(value)
-				}
-				p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
 			}
+			if !sameValue {
+				last.value = p.values.intern(value)
+			}
+			p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
 		}
 		if len(b) > 0 && b[0] == ',' {
 			b = b[1:]
@@ -461,6 +485,55 @@ func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8
 	}
 	p.prefix = cut
 	return b, bucket, 0, true
+}
+
+// bound reads the le value b starts with (after its opening quote): the
+// index of its closing quote and the bound. The series of a family repeat
+// their bounds in one order, page after page, so the value read last at
+// this place of a series of the family is tried first: a hit costs one
+// comparison instead of the scan for the quote and the parse. The text is
+// kept with the bound parsed from it, so a hit reads what the parse would.
+func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
+	memo := p.leBounds
+	if memo != nil && ordinal < len(*memo) {
+		lb := &(*memo)[ordinal]
+		if q = len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
+			return q, lb.bound, true
+		}
+	}
+	if q = valueEnd(b); q < 0 {
+		return 0, 0, false // cut, escaped or invalid: expfmt's to judge
+	}
+	if v, ok = parseValue(b[:q]); !ok {
+		return 0, 0, false
+	}
+	if memo == nil || ordinal >= maxLeBounds {
+		return q, v, true
+	}
+	for len(*memo) <= ordinal {
+		*memo = append(*memo, leBound{})
+	}
+	(*memo)[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
+	return q, v, true
+}
+
+// familyBounds returns where the bounds of a histogram family's series are
+// remembered by place. Its key is the family's slot, which a page much
+// like the last one gives the same family: a family in another slot only
+// misses.
+func (p *fastParser) familyBounds(mf *dto.MetricFamily) *[]leBound {
+	if mf.GetType() != dto.MetricType_HISTOGRAM {
+		return nil
+	}
+	memo := p.boundsOf[mf]
+	if memo == nil {
+		if len(p.boundsOf) >= maxBoundFamilies {
+			clear(p.boundsOf)
+		}
+		memo = new([]leBound)
+		p.boundsOf[mf] = memo
+	}
+	return memo
 }
 
 // labelPrefix is an accepted line's label set up to its last pair: the
@@ -582,24 +655,47 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		box.sum = value
 		h.SampleSum = &box.sum
 	case !math.IsNaN(bucket):
+		// A slot mostly holds the same bucket of the same series from
+		// page to page: its pointers are only written where they differ
+		// (see pair).
 		bb := p.buckets.next()
-		bb.b.CumulativeCount, bb.b.CumulativeCountFloat, bb.b.Exemplar = nil, nil, nil
 		bb.bound = bucket
-		bb.b.UpperBound = &bb.bound
+		setPointer(&bb.b.UpperBound, &bb.bound)
+		setPointer(&bb.b.Exemplar, nil)
 		if u := uint64(value); value == float64(u) {
 			bb.count = u
-			bb.b.CumulativeCount = &bb.count
+			setPointer(&bb.b.CumulativeCount, &bb.count)
+			setPointer(&bb.b.CumulativeCountFloat, nil)
 		} else {
 			if value < 0 {
 				return false
 			}
 			bb.countF = value
-			bb.b.CumulativeCountFloat = &bb.countF
+			setPointer(&bb.b.CumulativeCount, nil)
+			setPointer(&bb.b.CumulativeCountFloat, &bb.countF)
 		}
-		h.Bucket = append(h.Bucket, &bb.b)
-		box.buckets = append(box.buckets, bb)
+		// Lengthened in place when the slot past the end holds the
+		// pointer already: a self-reslice writes no pointer.
+		if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
+			h.Bucket = h.Bucket[:n+1]
+		} else {
+			h.Bucket = append(h.Bucket, &bb.b)
+		}
+		if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
+			box.buckets = box.buckets[:n+1]
+		} else {
+			box.buckets = append(box.buckets, bb)
+		}
 	}
 	return true
+}
+
+// setPointer sets *dst to p unless it holds p: a pointer written while
+// the collector runs costs a write barrier.
+func setPointer[T any](dst **T, p *T) {
+	if *dst != p {
+		*dst = p
+	}
 }
 
 // newSeries starts a histogram series of mf with the line's labels.

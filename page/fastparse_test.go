@@ -353,6 +353,54 @@ func FuzzIngestFastPath(f *testing.F) {
 	})
 }
 
+// FuzzIngestAcrossScrapes: what an Ingester and the parsers' storage keep
+// from one page to the next (its sample names, bucket bounds by place, label
+// prefixes, interned strings) never changes a reading: a page read after
+// another, by the same Ingester, gives the Sample (or the error) that
+// expfmt alone gives, with nothing kept.
+func FuzzIngestAcrossScrapes(f *testing.F) {
+	two := string(testutil.VLLMPage(f, 2))
+	f.Add(two, changedPage(two), "")
+	f.Add(newestPage, two, "")
+	f.Add(omPage, omPage, "application/openmetrics-text; version=1.0.0")
+	// The names of the last page, where the next page's names start with them.
+	f.Add("vllm:num_requests_running 1\n", "vllm:num_requests_running-x 1\n", "")
+	f.Add("vllm:num_requests_running 1\n", "vllm:num_requests_runningx 1\nvllm:num_requests_running 2\n", "")
+	for _, c := range fastCases {
+		f.Add(two, c.page, "")
+	}
+	show := func(in *Ingester, page, contentType string) string {
+		s, err := in.Ingest([]byte(page), contentType)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("%#v", s)
+	}
+	f.Fuzz(func(t *testing.T, first, second, contentType string) {
+		if strings.Count(first, "\n")+strings.Count(second, "\n") > 4000 {
+			return // the parser's limits are not what this compares
+		}
+		in, plain := NewIngester(), NewIngester()
+		plain.noFast, plain.stripper.allowed = true, 0
+		show(in, first, contentType)
+		if after, want := show(in, second, contentType), show(plain, second, contentType); after != want {
+			t.Errorf("read after another page:\n%s\nexpfmt:\n%s", after, want)
+		}
+	})
+}
+
+// changedPage is a page as its next scrape gives it: every digit of a
+// value or a bound but the first of each line moved on.
+func changedPage(page string) string {
+	b := []byte(page)
+	for i := 1; i < len(b); i++ {
+		if c := b[i]; c >= '0' && c < '9' && b[i-1] != '\n' && b[i-1] != '_' {
+			b[i]++
+		}
+	}
+	return string(b)
+}
+
 // The free list keeps the storage a page of eight engines needs and lets go
 // of what a page of the parser's line limit needed.
 func TestScratchBounds(t *testing.T) {

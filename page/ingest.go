@@ -55,7 +55,7 @@ type Ingester struct {
 	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
 	gaveUp   bool        // the direct pass met a line the fast path does not follow
 	typeBuf  []byte      // a TYPE line, written for the direct pass
-	lastName []byte      // filterPass's buffer for the previous sample's name
+	names    nameTable   // the sample names of this target's pages (filterPass)
 	typed    []bool      // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
@@ -296,10 +296,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	}
 	clear(in.typed)
 	kept := 0
-	var lastName []byte // nil until the first sample line
-	var lastIdx int
-	var lastOK bool
-	var lastValid bool // lastName passed sampleShape's check of a name
+	in.names.cur = 0
+	var last *sampleName // the previous sample's name; nil until the first sample line
+	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		line, rest, hadNewline := cutLine(body)
 		body = rest
@@ -324,24 +323,27 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		// blank, so a line that starts with it and a delimiter has it for
 		// name.
 		var name []byte
-		if lastName != nil && sameName(line, lastName) {
-			name = line[:len(lastName)]
+		repeated := last != nil && sameName(line, last.name)
+		if repeated {
+			name = line[:len(last.name)]
 		} else {
-			name = SampleName(line)
+			last = in.lookupName(line)
+			name = line[:len(last.name)]
 			if bytes.HasPrefix(name, vllmPrefix) {
 				hasVLLM = true
 			}
-			lastIdx, lastOK = catalogue.LookupSample(name)
-			lastName = append(in.lastName[:0], name...)
-			in.lastName = lastName
-			lastValid = false
 		}
-		idx, ok := lastIdx, lastOK
+		idx, ok := last.row, last.read
+		// The fast path's previous name is this one when it read the
+		// previous line (and so found the name valid and ending where
+		// SampleName ends it).
+		repeated = repeated && lastRead
+		lastRead = false
 		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), lastValid, om); problem != "" {
+			if problem := sampleShape(line, len(name), last.valid, om); problem != "" {
 				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
 			}
-			lastValid = true
+			last.valid = true
 			if ok {
 				dropped++
 			}
@@ -352,7 +354,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
 			if catalogue.Reads[idx].Kind.IsHistogram() {
-				if in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram"); in.gaveUp {
+				if in.emitType(lineNo, rowNames[idx], "histogram"); in.gaveUp {
 					return hasVLLM, dropped, 0, errNotFast
 				}
 			}
@@ -368,13 +370,14 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			if m != 0 && (len(name) >= len(line) || line[len(name)] != '{') {
 				return hasVLLM, dropped, m, nil // as strip refuses a line without its label set
 			}
-			ok, refused := fp.sampleLine(line, &in.stripper, m)
+			ok, refused := fp.sampleLine(line, repeated, &in.stripper, m)
 			if refused != 0 {
 				return hasVLLM, dropped, refused, nil
 			}
 			if !ok {
 				return hasVLLM, dropped, 0, errNotFast
 			}
+			lastRead = true
 			continue
 		}
 		if m := mask & rowStrip[idx]; m != 0 {
@@ -396,6 +399,92 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 
 var vllmPrefix = []byte("vllm:")
 
+// nameTable holds the sample names a target's pages carry and the order
+// in which the last page changed from one to the next. A page lists its
+// families in the order the previous scrape did, so the name a line
+// changes to is mostly the one the same change of the last page went to:
+// one comparison instead of finding the name's end and the look-ups of
+// LookupSample (up to four of the map). Everything an entry holds follows
+// from its bytes, so no entry can be stale; a page of other names only
+// costs the look-ups again.
+type nameTable struct {
+	names []sampleName
+	index map[string]int32 // names by their bytes
+	seq   []int32          // the last page's changes of name: indices into names
+	cur   int              // the change this page is at
+}
+
+// Bounds of a nameTable: a page that invents new names on every scrape
+// makes it start over, not grow.
+const (
+	maxTableNames = 4096
+	maxNameSeq    = 16384
+)
+
+// sampleName is a sample name and what it is.
+type sampleName struct {
+	name  []byte
+	row   int  // the alias table's row, when read
+	read  bool // vtop reads the name (catalogue.LookupSample)
+	valid bool // the name passed sampleShape's check
+}
+
+// lookupName returns the entry of the name of a sample line whose name
+// differs from the previous line's.
+func (in *Ingester) lookupName(line []byte) *sampleName {
+	t := &in.names
+	if t.cur < len(t.seq) {
+		// The table's names are SampleName's, as sameName needs.
+		if r := &t.names[t.seq[t.cur]]; sameName(line, r.name) {
+			t.cur++
+			return r
+		}
+	}
+	name := SampleName(line)
+	i, ok := t.index[string(name)]
+	if !ok {
+		if len(t.names) >= maxTableNames || t.index == nil {
+			// New storage: an entry already handed out stays as it was.
+			t.names, t.index, t.seq = nil, make(map[string]int32), t.seq[:0]
+			t.cur = 0
+		}
+		i = int32(len(t.names))
+		r := sampleName{name: slices.Clone(name)}
+		r.row, r.read = catalogue.LookupSample(name)
+		t.names = append(t.names, r)
+		t.index[string(r.name)] = i
+	}
+	switch {
+	case t.cur < len(t.seq):
+		t.seq[t.cur] = i
+	case len(t.seq) < maxNameSeq:
+		t.seq = append(t.seq, i)
+	}
+	t.cur++
+	return &t.names[i]
+}
+
+// familyRows is catalogue.LookupFamily's index, for names held as bytes.
+var familyRows = func() map[string]int {
+	m := make(map[string]int, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		name := catalogue.Reads[i].Name
+		if row, ok := catalogue.LookupFamily(name); ok {
+			m[name] = row
+		}
+	}
+	return m
+}()
+
+// rowNames are the family names of the alias table's rows, as bytes.
+var rowNames = func() [][]byte {
+	out := make([][]byte, len(catalogue.Reads))
+	for i := range catalogue.Reads {
+		out[i] = []byte(catalogue.Reads[i].Name)
+	}
+	return out
+}()
+
 // typeLine handles a comment line: a # TYPE of a wanted family is copied
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
@@ -404,24 +493,36 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
 		return false
 	}
+	if string(keyword) != "TYPE" {
+		// Only the prefix of a HELP line's name matters, and it holds no
+		// blank: the name's end need not be found.
+		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix)
+	}
 	nameB, rest := NextField(rest)
 	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
-	if string(keyword) != "TYPE" {
+	typB, _ := NextField(rest)
+	if om {
+		name, typ := openMetricsType(string(nameB), string(typB))
+		in.typeOf([]byte(name), typ, lineNo)
 		return isVLLM
 	}
-	typB, _ := NextField(rest)
-	name, typ := string(nameB), string(typB)
-	if om {
-		name, typ = openMetricsType(name, typ)
-	}
+	in.typeOf(nameB, string(typB), lineNo)
+	return isVLLM
+}
+
+// typeOf copies the TYPE of a family in text format's terms, when vtop
+// reads the family and has not typed it yet on this page.
+func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
 	switch typ {
 	case "counter", "gauge", "histogram", "summary", "untyped":
 	default:
 		typ = "untyped"
 	}
-	idx, ok := catalogue.LookupFamily(name)
+	// Indexed by the bytes themselves: a name converted to a string
+	// longer than a stack buffer would cost an allocation.
+	idx, ok := familyRows[string(name)]
 	if !ok || in.typed[idx] {
-		return isVLLM
+		return
 	}
 	in.typed[idx] = true
 	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
@@ -429,7 +530,6 @@ func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
 		// so their TYPE lines would only cost the parser a family header.
 		in.emitType(lineNo, name, typ)
 	}
-	return isVLLM
 }
 
 // openMetricsType maps an OpenMetrics family to the text format's name and
@@ -448,7 +548,7 @@ func openMetricsType(name, typ string) (string, string) {
 
 // emitType appends a "# TYPE name typ" line, attributed to the page's
 // line lineNo.
-func (in *Ingester) emitType(lineNo int32, name, typ string) {
+func (in *Ingester) emitType(lineNo int32, name []byte, typ string) {
 	if in.direct != nil {
 		// The fast path reads the very line the filter would have written.
 		b := append(in.typeBuf[:0], "# TYPE "...)
@@ -671,6 +771,8 @@ func nanAdd(acc, v float64) float64 {
 	return acc + v
 }
 
+func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
+
 // sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
 // bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
 func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
@@ -682,7 +784,10 @@ func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
 		}
 		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
 	}
-	slices.SortStableFunc(pairs, func(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) })
+	// A page lists its buckets in order: checking costs less than the sort.
+	if !slices.IsSortedFunc(pairs, byBound) {
+		slices.SortStableFunc(pairs, byBound)
+	}
 	out := pairs[:0]
 	for _, p := range pairs {
 		if n := len(out); n > 0 && out[n-1].bound == p.bound {

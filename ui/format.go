@@ -34,11 +34,13 @@ func fmtRate(n analysis.Num) string {
 	switch a := math.Abs(v); {
 	case a == 0:
 		return "0"
-	case a < 1:
+	// The bounds are where the rounding carries into the next digit, so
+	// that 0.996 reads 1.0, not 1.00, and 999.7 reads 1.0k, not 1000.
+	case a < 0.995:
 		return fmt.Sprintf("%.2f", v)
-	case a < 100:
+	case a < 99.95:
 		return fmt.Sprintf("%.1f", v)
-	case a < 1000:
+	case a < 999.5:
 		return fmt.Sprintf("%.0f", v)
 	default:
 		return siSuffix(v)
@@ -49,10 +51,10 @@ func fmtRate(n analysis.Num) string {
 func siSuffix(v float64) string {
 	a := math.Abs(v)
 	unit, div := "k", 1e3
-	if a >= 1e6 {
+	if a >= 999.5e3 { // what would round to 1000k
 		unit, div = "M", 1e6
 	}
-	if a/div < 10 {
+	if a/div < 9.95 { // what would round to 10.0
 		return fmt.Sprintf("%.1f%s", v/div, unit)
 	}
 	return fmt.Sprintf("%.0f%s", v/div, unit)

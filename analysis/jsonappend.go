@@ -719,13 +719,7 @@ func (c *jsonCompiler) mapAppender(t reflect.Type) (jsonAppender, error) {
 		key   string
 		value reflect.Value
 	}
-	return func(s *jsonState, b []byte, v reflect.Value) []byte {
-		if v.IsNil() {
-			return append(b, "null"...)
-		}
-		if !s.enter() {
-			return b
-		}
+	return nested(func(s *jsonState, b []byte, v reflect.Value) []byte {
 		entries := make([]entry, 0, v.Len())
 		for it := v.MapRange(); it.Next(); {
 			entries = append(entries, entry{it.Key().String(), it.Value()})
@@ -739,9 +733,8 @@ func (c *jsonCompiler) mapAppender(t reflect.Type) (jsonAppender, error) {
 			b = append(appendJSONString(b, e.key), ':')
 			b = elem.append(s, b, e.value)
 		}
-		s.depth--
 		return append(b, '}')
-	}, nil
+	}), nil
 }
 
 func (c *jsonCompiler) sliceAppender(t reflect.Type) (jsonAppender, error) {
@@ -755,6 +748,12 @@ func (c *jsonCompiler) sliceAppender(t reflect.Type) (jsonAppender, error) {
 	if err != nil {
 		return nil, err
 	}
+	return nested(array), nil
+}
+
+// nested wraps inner for a kind that can be nil (a slice, a map, a
+// pointer): null when nil, else inner one level deeper.
+func nested(inner jsonAppender) jsonAppender {
 	return func(s *jsonState, b []byte, v reflect.Value) []byte {
 		if v.IsNil() {
 			return append(b, "null"...)
@@ -762,10 +761,10 @@ func (c *jsonCompiler) sliceAppender(t reflect.Type) (jsonAppender, error) {
 		if !s.enter() {
 			return b
 		}
-		b = array(s, b, v)
+		b = inner(s, b, v)
 		s.depth--
 		return b
-	}, nil
+	}
 }
 
 // appendBase64 writes a []byte as encoding/json does: base64 in a string.
@@ -800,15 +799,9 @@ func (c *jsonCompiler) pointerAppender(t reflect.Type) (jsonAppender, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(s *jsonState, b []byte, v reflect.Value) []byte {
-		if v.IsNil() {
-			return append(b, "null"...)
-		}
-		if !s.enter() {
-			return b
-		}
-		b = elem.append(s, b, v.Elem())
-		s.depth--
-		return b
-	}, nil
+	// elem.append is read at each call: a recursive type's plan is
+	// completed after this closure is made.
+	return nested(func(s *jsonState, b []byte, v reflect.Value) []byte {
+		return elem.append(s, b, v.Elem())
+	}), nil
 }

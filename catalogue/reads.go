@@ -352,9 +352,10 @@ const (
 )
 
 // LookupFamily returns the row of Reads for an exposed family name (as a
-// # TYPE line names it), and whether vtop reads it.
-func LookupFamily(name string) (int, bool) {
-	i, ok := readIndex[name]
+// # TYPE line names it), and whether vtop reads it. The name is the page's
+// bytes, as LookupSample's: the look-up does not allocate.
+func LookupFamily(name []byte) (int, bool) {
+	i, ok := readIndex[string(name)]
 	return i, ok
 }
 

@@ -354,7 +354,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			// Untyped is the parser's default: only a histogram needs saying.
 			in.typed[idx] = true
 			if catalogue.Reads[idx].Kind.IsHistogram() {
-				if in.emitType(lineNo, rowNames[idx], "histogram"); in.gaveUp {
+				if in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram"); in.gaveUp {
 					return hasVLLM, dropped, 0, errNotFast
 				}
 			}
@@ -464,27 +464,6 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 	return &t.names[i]
 }
 
-// familyRows is catalogue.LookupFamily's index, for names held as bytes.
-var familyRows = func() map[string]int {
-	m := make(map[string]int, len(catalogue.Reads))
-	for i := range catalogue.Reads {
-		name := catalogue.Reads[i].Name
-		if row, ok := catalogue.LookupFamily(name); ok {
-			m[name] = row
-		}
-	}
-	return m
-}()
-
-// rowNames are the family names of the alias table's rows, as bytes.
-var rowNames = func() [][]byte {
-	out := make([][]byte, len(catalogue.Reads))
-	for i := range catalogue.Reads {
-		out[i] = []byte(catalogue.Reads[i].Name)
-	}
-	return out
-}()
-
 // typeLine handles a comment line: a # TYPE of a wanted family is copied
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
@@ -518,9 +497,7 @@ func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
 	default:
 		typ = "untyped"
 	}
-	// Indexed by the bytes themselves: a name converted to a string
-	// longer than a stack buffer would cost an allocation.
-	idx, ok := familyRows[string(name)]
+	idx, ok := catalogue.LookupFamily(name)
 	if !ok || in.typed[idx] {
 		return
 	}
@@ -528,7 +505,7 @@ func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
 	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
 		// The builder reads a gauge, a counter and an untyped value alike,
 		// so their TYPE lines would only cost the parser a family header.
-		in.emitType(lineNo, name, typ)
+		in.emitType(lineNo, catalogue.Reads[idx].Name, typ) // the row's name is the line's
 	}
 }
 
@@ -548,7 +525,7 @@ func openMetricsType(name, typ string) (string, string) {
 
 // emitType appends a "# TYPE name typ" line, attributed to the page's
 // line lineNo.
-func (in *Ingester) emitType(lineNo int32, name []byte, typ string) {
+func (in *Ingester) emitType(lineNo int32, name, typ string) {
 	if in.direct != nil {
 		// The fast path reads the very line the filter would have written.
 		b := append(in.typeBuf[:0], "# TYPE "...)

@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
@@ -74,16 +75,16 @@ func keepComment(line []byte) (name []byte, keep bool) {
 	if string(keyword) != "TYPE" {
 		return name, false
 	}
-	if _, ok := catalogue.LookupFamily(string(name)); ok {
+	if _, ok := catalogue.LookupFamily(name); ok {
 		return name, true
 	}
 	// OpenMetrics names counters and infos without their sample suffix.
 	typ, _ := page.NextField(rest)
 	switch string(typ) {
 	case "counter":
-		_, keep = catalogue.LookupFamily(string(name) + "_total")
+		_, keep = catalogue.LookupFamily(append(slices.Clip(name), "_total"...))
 	case "info":
-		_, keep = catalogue.LookupFamily(string(name) + "_info")
+		_, keep = catalogue.LookupFamily(append(slices.Clip(name), "_info"...))
 	}
 	return name, keep
 }

@@ -49,7 +49,6 @@ type fastParser struct {
 	lastName       []byte
 	lastFamily     *dto.MetricFamily
 	lastSuffix     suffix
-	lastKey        []byte
 	lastSlot       histSlot
 	lastSlotFamily *dto.MetricFamily // the family of lastSlot
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
@@ -616,26 +615,20 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label)
 	if !found {
 		key := p.seriesKey(mf.GetName())
-		slot, found = p.lastSlot, p.lastSlot.gen == p.gen && string(key) == string(p.lastKey)
-		if !found {
-			// The slots are pointers so that a series met on an earlier
-			// page is renewed in place: assigning to the map would copy
-			// the key into a new string on every page.
-			sp := p.hists[string(key)]
-			switch {
-			case sp == nil:
-				sp = new(histSlot)
-				*sp = p.newSeries(mf)
-				p.hists[string(key)] = sp
-				slot = *sp
-			case sp.gen != p.gen:
-				*sp = p.newSeries(mf)
-				slot = *sp
-			default:
-				slot = *sp
-			}
+		// The slots are pointers so that a series met on an earlier page
+		// is renewed in place: assigning to the map would copy the key
+		// into a new string on every page. A new slot's gen (0) is never
+		// the page's.
+		sp := p.hists[string(key)]
+		if sp == nil {
+			sp = new(histSlot)
+			p.hists[string(key)] = sp
 		}
-		p.lastSlot, p.lastSlotFamily, p.lastKey = slot, mf, append(p.lastKey[:0], key...)
+		if sp.gen != p.gen {
+			*sp = p.newSeries(mf)
+		}
+		slot = *sp
+		p.lastSlot, p.lastSlotFamily = slot, mf
 	}
 	box := slot.box
 	h := &box.h

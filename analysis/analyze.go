@@ -211,12 +211,24 @@ func engineSeries(s *catalogue.Sample, name string) *catalogue.Series {
 
 // sampleRate is rate() of a process-level counter of the samples.
 func (w *window) sampleRate(value func(*catalogue.Sample) float64) float64 {
-	return w.rate(func(i int) float64 { return value(w.samples[i]) })
+	r := w.sampleRun(value)
+	return w.rateOf(&r)
 }
 
 // sampleIncrease is increase() of a process-level counter of the samples.
 func (w *window) sampleIncrease(value func(*catalogue.Sample) float64) float64 {
-	return w.increase(func(i int) float64 { return value(w.samples[i]) })
+	r := w.sampleRun(value)
+	return w.increaseOf(&r)
+}
+
+// sampleRun is the run of a process-level counter over the samples, read
+// as every counter of a series is (gatherRuns).
+func (w *window) sampleRun(value func(*catalogue.Sample) float64) counterRun {
+	var r counterRun
+	for i, s := range w.samples {
+		r.add(w.ms[i], value(s))
+	}
+	return r
 }
 
 // restart returns the first scrape of the newest process in the window and

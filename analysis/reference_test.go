@@ -7,7 +7,7 @@ package analysis
 
 import (
 	"math"
-	"sort"
+	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -15,19 +15,7 @@ import (
 // refGauge summarises a gauge's known readings over the window.
 func (w *window) refGauge(at seriesAt) gaugeStats {
 	w.collect(at)
-	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
-	if g.N == 0 {
-		return g
-	}
-	g.First, g.Last = w.vs[0], w.vs[g.N-1]
-	g.Min, g.Max = w.vs[0], w.vs[0]
-	var sum float64
-	for _, v := range w.vs {
-		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
-		sum += v
-	}
-	g.Mean = sum / float64(g.N)
-	return g
+	return w.collectedGauge()
 }
 
 // refDeriv is deriv() of a gauge over the window; NaN when unknown.
@@ -38,11 +26,6 @@ func (w *window) refDeriv(at seriesAt) float64 {
 		return math.NaN()
 	}
 	return r
-}
-
-// refRankIndex is rankIndex as it was.
-func refRankIndex(rank float64, b []Bucket) int {
-	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 }
 
 // refFigures computes the Figures of one replica or engine over the window.
@@ -421,7 +404,7 @@ func refPreparedQuantile(q float64, b []Bucket) float64 {
 		return math.NaN()
 	}
 	rank := q * observations
-	i := refRankIndex(rank, b)
+	i := rankIndex(rank, b)
 	if i == len(b)-1 {
 		return b[len(b)-2].Upper
 	}
@@ -446,7 +429,7 @@ func refQuantileBucket(q float64, b []Bucket) QuantileBucket {
 	if math.IsNaN(refPreparedQuantile(q, b)) || !quantileInRange(q) {
 		return QuantileBucket{Lower: NA, Upper: NA}
 	}
-	i := refRankIndex(q*b[len(b)-1].Count, b)
+	i := rankIndex(q*b[len(b)-1].Count, b)
 	switch {
 	case i == len(b)-1:
 		return QuantileBucket{Lower: Num(b[len(b)-2].Upper), Upper: Num(math.Inf(1))}
@@ -456,4 +439,54 @@ func refQuantileBucket(q float64, b []Bucket) QuantileBucket {
 		return QuantileBucket{Lower: 0, Upper: Num(b[0].Upper)}
 	}
 	return QuantileBucket{Lower: Num(b[i-1].Upper), Upper: Num(b[i].Upper)}
+}
+
+// The reference's way of reading a metric: a closure per figure, its
+// readings copied out before ExtrapolatedRate reads them.
+
+// newWindow selects the good samples of samples (oldest first) with
+// now-length <= Time <= now.
+func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) *window {
+	w := &window{}
+	w.reset(samples, now, length)
+	return w
+}
+
+// seriesAt returns the value of one metric at the i-th sample of the window,
+// NaN when absent.
+type seriesAt func(i int) float64
+
+// collect fills the scratch slices with the known values of at, skipping
+// samples where the metric is absent: in a Sample NaN means "not on the
+// page", which for Prometheus is a missing sample, not a NaN value.
+func (w *window) collect(at seriesAt) {
+	w.ts, w.vs = w.ts[:0], w.vs[:0]
+	for i := range w.samples {
+		v := at(i)
+		if math.IsNaN(v) {
+			continue
+		}
+		w.ts = append(w.ts, w.ms[i])
+		w.vs = append(w.vs, v)
+	}
+}
+
+// rate is rate() of a counter over the window; NaN when unknown.
+func (w *window) rate(at seriesAt) float64 {
+	w.collect(at)
+	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, true)
+	if !ok {
+		return math.NaN()
+	}
+	return r
+}
+
+// increase is increase() of a counter over the window; NaN when unknown.
+func (w *window) increase(at seriesAt) float64 {
+	w.collect(at)
+	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false)
+	if !ok {
+		return math.NaN()
+	}
+	return r
 }

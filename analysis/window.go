@@ -34,16 +34,9 @@ type window struct {
 	inOrder    []bool              // whether a sample's engines are the newest page's, in its order
 }
 
-// newWindow selects the good samples of samples (oldest first) with
-// now-length <= Time <= now.
-func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) *window {
-	w := &window{}
-	w.reset(samples, now, length)
-	return w
-}
-
-// reset makes w the window of samples that newWindow would return, keeping
-// its scratch space: one window serves every replica of an evaluation.
+// reset makes w the window of the good samples of samples (oldest first)
+// with now-length <= Time <= now, keeping its scratch space: one window
+// serves every replica of an evaluation.
 func (w *window) reset(samples []catalogue.Sample, now time.Time, length time.Duration) {
 	w.endMs, w.startMs, w.seconds = now.UnixMilli(), now.Add(-length).UnixMilli(), length.Seconds()
 	if cap(w.samples) < len(samples) {
@@ -96,26 +89,9 @@ func (w *window) startAtFirstGood(samples []catalogue.Sample) {
 	}
 }
 
-// seriesAt returns the value of one metric at the i-th sample of the window,
-// NaN when absent.
-type seriesAt func(i int) float64
-
-// collect fills the scratch slices with the known values of at, skipping
-// samples where the metric is absent: in a Sample NaN means "not on the
-// page", which for Prometheus is a missing sample, not a NaN value.
-func (w *window) collect(at seriesAt) {
-	w.ts, w.vs = w.ts[:0], w.vs[:0]
-	for i := range w.samples {
-		v := at(i)
-		if math.IsNaN(v) {
-			continue
-		}
-		w.ts = append(w.ts, w.ms[i])
-		w.vs = append(w.vs, v)
-	}
-}
-
-// collectScalar is collect of scalar k of the series, read directly.
+// collectScalar fills the scratch slices with the known values of scalar k
+// of the series: in a Sample NaN means "not on the page", which for
+// Prometheus is a missing sample, not a NaN value.
 // series[i] is the series in the i-th sample (nil when absent there).
 func (w *window) collectScalar(series []*catalogue.Series, k catalogue.Scalar) {
 	w.ts, w.vs = w.ts[:0], w.vs[:0]
@@ -128,26 +104,6 @@ func (w *window) collectScalar(series []*catalogue.Series, k catalogue.Scalar) {
 			w.vs = append(w.vs, v)
 		}
 	}
-}
-
-// rate is rate() of a counter over the window; NaN when unknown.
-func (w *window) rate(at seriesAt) float64 {
-	w.collect(at)
-	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, true)
-	if !ok {
-		return math.NaN()
-	}
-	return r
-}
-
-// increase is increase() of a counter over the window; NaN when unknown.
-func (w *window) increase(at seriesAt) float64 {
-	w.collect(at)
-	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false)
-	if !ok {
-		return math.NaN()
-	}
-	return r
 }
 
 // scalarDeriv is deriv() of gauge k of the series over the window; NaN

@@ -472,19 +472,15 @@ func (w *window) collect(at seriesAt) {
 }
 
 // rate is rate() of a counter over the window; NaN when unknown.
-func (w *window) rate(at seriesAt) float64 {
-	w.collect(at)
-	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, true)
-	if !ok {
-		return math.NaN()
-	}
-	return r
-}
+func (w *window) rate(at seriesAt) float64 { return w.extrapolated(at, true) }
 
 // increase is increase() of a counter over the window; NaN when unknown.
-func (w *window) increase(at seriesAt) float64 {
+func (w *window) increase(at seriesAt) float64 { return w.extrapolated(at, false) }
+
+// extrapolated is ExtrapolatedRate of the counter at over the window.
+func (w *window) extrapolated(at seriesAt, isRate bool) float64 {
 	w.collect(at)
-	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, false)
+	r, ok := ExtrapolatedRate(w.ts, w.vs, w.startMs, w.endMs, true, isRate)
 	if !ok {
 		return math.NaN()
 	}

@@ -152,7 +152,7 @@ func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnl
 			if w.inOrder[i] {
 				series[i] = &s.Engines[e].Series
 			} else {
-				series[i] = engineSeries(s, engines[e].Name)
+				series[i] = s.EngineSeries(engines[e].Name)
 			}
 		}
 		f, _ := w.figures(series, math.NaN(), cfg)
@@ -166,7 +166,7 @@ func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnl
 
 // markEnginesInOrder marks the samples whose engines are named as engines
 // are, in the same order, with no name twice: there the engine of a name is
-// the one at its index, which is what engineSeries would find (the first
+// the one at its index, which is what EngineSeries would find (the first
 // of that name). A page's engines seldom change between scrapes, so the
 // names are compared once per sample rather than searched for per engine.
 func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
@@ -197,16 +197,6 @@ func sameEngineNames(a, b []catalogue.Engine) bool {
 		}
 	}
 	return true
-}
-
-// engineSeries returns the series of the named engine in s, nil if absent.
-func engineSeries(s *catalogue.Sample, name string) *catalogue.Series {
-	for i := range s.Engines {
-		if s.Engines[i].Name == name {
-			return &s.Engines[i].Series
-		}
-	}
-	return nil
 }
 
 // sampleRate is rate() of a process-level counter of the samples.
@@ -352,7 +342,7 @@ func (w *window) promptLengthColumn() ([]float64, []float32) {
 		return nil, nil
 	}
 	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
-	if !a.Present() || !b.Present() || !sameBounds(a.Bounds, b.Bounds) ||
+	if !a.Present() || !b.Present() || !catalogue.SameBounds(a.Bounds, b.Bounds) ||
 		len(a.Counts) != len(a.Bounds) || len(b.Counts) != len(b.Bounds) {
 		return nil, nil
 	}

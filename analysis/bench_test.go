@@ -10,7 +10,8 @@ import (
 
 // BenchmarkAnalyzeReplica is one evaluation of one replica over 31 samples
 // of a realistic V1 page: every core counter, prefix-cache counters, and all
-// 8 histograms with vLLM's real bucket lists.
+// 8 histograms with vLLM's real bucket lists, marked rising sample to sample
+// as the scraper marks them.
 func BenchmarkAnalyzeReplica(b *testing.B) {
 	benchmarkAnalyzeReplica(b, 0)
 }
@@ -34,6 +35,7 @@ func benchmarkAnalyzeReplica(b *testing.B, engines int) {
 	samples, now := run(s, 30, time.Second, finishing(10, chat), finishing(2, request{reason: catalogue.FinishLength,
 		prompt: 4000, gen: 1000, ttft: 1.2, itl: 0.04, e2e: 40, queue: 0.7, prefill: 0.5, decode: 39}),
 		func(s *server, _ int) { s.prefixQueries += 9000; s.prefixHits += 3000 })
+	markRising(samples) // as the scraper stores them
 	targets := []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}
 	cfg := DefaultConfig()
 	prev := Analyze(now, targets, cfg, nil)

@@ -351,7 +351,7 @@ func (w *window) refHistogram(series []*catalogue.Series, h catalogue.Histogram)
 		if s == nil {
 			continue
 		}
-		if b := &s.Histograms[h]; sameBounds(b.Bounds, bounds) && len(b.Counts) == len(bounds) {
+		if b := &s.Histograms[h]; catalogue.SameBounds(b.Bounds, bounds) && len(b.Counts) == len(bounds) {
 			withBounds = append(withBounds, b)
 			withBoundsMs = append(withBoundsMs, w.samples[i].Time.UnixMilli())
 		}

@@ -170,26 +170,14 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	hw.Sum = w.increaseOf(&runs.histSum[h])
 	hw.Count = w.increaseOf(&runs.histCount[h])
 
-	// Every bucket's run is gathered in one walk over the samples with
-	// these bounds, each sample's counts read in order: a histogram has
-	// tens of buckets, read over every sample of the window.
 	if cap(w.bucketRuns) < len(bounds) {
 		w.bucketRuns = make([]counterRun, len(bounds))
 	}
 	bucketRuns := w.bucketRuns[:len(bounds)]
-	clear(bucketRuns)
-	for i, s := range series {
-		if s == nil {
-			continue
-		}
-		b := &s.Histograms[h]
-		if !sameBounds(b.Bounds, bounds) || len(b.Counts) != len(bounds) {
-			continue
-		}
-		ms := w.ms[i]
-		for j, v := range b.Counts {
-			bucketRuns[j].add(ms, v)
-		}
+	if w.risesThroughout(series, h) {
+		w.risingRuns(bucketRuns, series, h)
+	} else {
+		w.walkRuns(bucketRuns, series, h, bounds)
 	}
 	w.buckets = w.buckets[:0]
 	for j, upper := range bounds {
@@ -201,6 +189,53 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	return hw
 }
 
+// risesThroughout reports whether histogram h rose from every sample of
+// the window to the next (catalogue's MarkRising): then each series has
+// it, with the newest bounds, a count per bound, no NaN and no drop.
+func (w *window) risesThroughout(series []*catalogue.Series, h catalogue.Histogram) bool {
+	if len(series) < 2 || series[0] == nil {
+		return false
+	}
+	for _, s := range series[1:] {
+		if s == nil || !s.Rising.Has(h) {
+			return false
+		}
+	}
+	return true
+}
+
+// risingRuns fills the run of each bucket of a histogram that rises
+// throughout the window: every sample has a reading and none drops, so a
+// run is its first and last readings, which is what walkRuns would find
+// reading them all.
+func (w *window) risingRuns(bucketRuns []counterRun, series []*catalogue.Series, h catalogue.Histogram) {
+	n := len(series)
+	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
+	for j := range bucketRuns {
+		bucketRuns[j] = counterRun{n: n, firstMs: w.ms[0], lastMs: w.ms[n-1], first: first[j], last: last[j]}
+	}
+}
+
+// walkRuns gathers every bucket's run in one walk over the samples with
+// these bounds, each sample's counts read in order: a histogram has tens
+// of buckets, read over every sample of the window.
+func (w *window) walkRuns(bucketRuns []counterRun, series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
+	clear(bucketRuns)
+	for i, s := range series {
+		if s == nil {
+			continue
+		}
+		b := &s.Histograms[h]
+		if !catalogue.SameBounds(b.Bounds, bounds) || len(b.Counts) != len(bounds) {
+			continue
+		}
+		ms := w.ms[i]
+		for j, v := range b.Counts {
+			bucketRuns[j].add(ms, v)
+		}
+	}
+}
+
 // newestBounds returns the bounds of histogram h in the newest series that
 // has it; nil when none does.
 func newestBounds(series []*catalogue.Series, h catalogue.Histogram) []float64 {
@@ -210,21 +245,4 @@ func newestBounds(series []*catalogue.Series, h catalogue.Histogram) []float64 {
 		}
 	}
 	return nil
-}
-
-// sameBounds reports whether two bound lists are equal. The page parser
-// interns bounds, so the identity check almost always decides.
-func sameBounds(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if len(a) == 0 || &a[0] == &b[0] {
-		return true
-	}
-	for i := range a {
-		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
-			return false
-		}
-	}
-	return true
 }

@@ -161,7 +161,27 @@ type Series struct {
 	// when the page has none. Acceptance at position i is its rate ÷ the
 	// rate of SpecDrafts.
 	SpecAcceptedPerPos []float64
+	// Rising holds the histograms that no bucket of is known to have reset
+	// since the target's previous good sample: MarkRising found every
+	// count at least that sample's, with the same bounds and no NaN in
+	// either. Empty means unknown, never "reset": the analysis then reads
+	// every sample of its window, as it does for a source that leaves it
+	// unset.
+	Rising HistogramSet
 }
+
+// HistogramSet is a set of histograms.
+type HistogramSet uint16
+
+// A HistogramSet has a bit for every histogram: this fails to compile
+// once there are more histograms than bits.
+var _ [16 - NumHistograms]struct{}
+
+// Add puts h in the set.
+func (s *HistogramSet) Add(h Histogram) { *s |= 1 << h }
+
+// Has reports whether h is in the set.
+func (s HistogramSet) Has(h Histogram) bool { return s&(1<<h) != 0 }
 
 // NewSeries returns a Series in which every metric is absent.
 func NewSeries() Series {

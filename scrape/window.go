@@ -38,10 +38,12 @@ func (w *sampleWindow) Len() int { return w.end - w.start }
 // Cap returns the capacity.
 func (w *sampleWindow) Cap() int { return w.capacity }
 
-// Push adds a sample, dropping the oldest when full. The slot of the
+// Push adds a sample, dropping the oldest when full, its histograms
+// marked against the newest good sample (MarkRising). The slot of the
 // sample dropped is cleared when the values next move: a View may still
 // be reading it.
 func (w *sampleWindow) Push(s catalogue.Sample) {
+	s.MarkRising(w.lastGood())
 	if w.end == len(w.buf) {
 		w.move(len(w.buf))
 	}
@@ -50,6 +52,16 @@ func (w *sampleWindow) Push(s catalogue.Sample) {
 	if w.end-w.start > w.capacity {
 		w.start++
 	}
+}
+
+// lastGood returns the newest good sample, nil when there is none.
+func (w *sampleWindow) lastGood() *catalogue.Sample {
+	for i := w.end - 1; i >= w.start; i-- {
+		if w.buf[i].OK() {
+			return &w.buf[i]
+		}
+	}
+	return nil
 }
 
 // View returns the samples, oldest first, in the window's own buffer:

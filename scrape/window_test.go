@@ -104,3 +104,47 @@ func TestSampleWindowClearsWhatItDrops(t *testing.T) {
 		}
 	}
 }
+
+// A sample is marked rising against the newest good sample before it,
+// failed ones skipped, even when that sample is the oldest still kept.
+func TestSampleWindowMarksAgainstTheLastGood(t *testing.T) {
+	bounds := []float64{1, 2}
+	withCounts := func(i int, counts ...float64) catalogue.Sample {
+		s := at(i)
+		s.Total = catalogue.NewSeries()
+		s.Total.Histograms[catalogue.TTFT] = catalogue.Buckets{Bounds: bounds, Counts: counts}
+		return s
+	}
+	failed := func(i int) catalogue.Sample {
+		s := at(i)
+		s.Err = "connection refused"
+		return s
+	}
+	cases := []struct {
+		name   string
+		pushes []catalogue.Sample
+		rising bool
+	}{
+		{"first sample", []catalogue.Sample{withCounts(1, 1, 2)}, false},
+		{"after a good one", []catalogue.Sample{withCounts(1, 1, 2), withCounts(2, 1, 3)}, true},
+		{"after a drop", []catalogue.Sample{withCounts(1, 1, 2), withCounts(2, 0, 3)}, false},
+		{"failures in between", []catalogue.Sample{withCounts(1, 1, 2), failed(2), failed(3), withCounts(4, 2, 2)}, true},
+		// The failures hide no reading that dropped: the mark is against
+		// the good sample before them, whose counts (5) are above sample 3's.
+		{"a drop across failures", []catalogue.Sample{withCounts(1, 5, 5), failed(2), withCounts(3, 1, 1)}, false},
+		{"only failures before", []catalogue.Sample{failed(1), failed(2), withCounts(3, 1, 1)}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newSampleWindow(3)
+			for _, s := range c.pushes {
+				w.Push(s)
+			}
+			view := w.View()
+			got := view[len(view)-1].Total.Rising.Has(catalogue.TTFT)
+			if got != c.rising {
+				t.Errorf("newest sample rising = %v, want %v", got, c.rising)
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package catalogue
+
+import "math"
+
+// MarkRising sets the Rising histograms of every series of s, a sample a
+// source is about to store, against prev, the same target's previous good
+// sample (nil when there is none). A series of an engine is set against
+// the first engine of its name in prev, the one the analysis pairs it with.
+//
+// A bucket's increase over a window needs every reading of it, because a
+// drop anywhere is a reset (Prometheus's rule). Marked once as a sample
+// arrives, a window whose every pair of neighbours rises needs only its
+// first and last readings: the analysis reads each bucket once per sample
+// stored instead of once per sample per evaluation.
+func (s *Sample) MarkRising(prev *Sample) {
+	if !s.OK() {
+		return
+	}
+	if prev == nil || !prev.OK() {
+		s.Total.Rising = 0
+		for i := range s.Engines {
+			s.Engines[i].Rising = 0
+		}
+		return
+	}
+	s.Total.Rising = risingFrom(&prev.Total, &s.Total)
+	for i := range s.Engines {
+		s.Engines[i].Rising = 0
+		if before := prev.EngineSeries(s.Engines[i].Name); before != nil {
+			s.Engines[i].Rising = risingFrom(before, &s.Engines[i].Series)
+		}
+	}
+}
+
+// EngineSeries returns the series of the first engine of that name in s,
+// nil if none.
+func (s *Sample) EngineSeries(name string) *Series {
+	for i := range s.Engines {
+		if s.Engines[i].Name == name {
+			return &s.Engines[i].Series
+		}
+	}
+	return nil
+}
+
+// risingFrom returns the histograms of cur whose every count is at least
+// the same bucket's in prev, both present with equal bounds.
+func risingFrom(prev, cur *Series) HistogramSet {
+	var set HistogramSet
+	for h := range NumHistograms {
+		if rises(&prev.Histograms[h], &cur.Histograms[h]) {
+			set.Add(h)
+		}
+	}
+	return set
+}
+
+// rises reports whether no bucket of cur is below prev's, both histograms
+// present with equal bounds, a count per bound and no count NaN.
+func rises(prev, cur *Buckets) bool {
+	if !prev.Present() || !cur.Present() || !SameBounds(prev.Bounds, cur.Bounds) ||
+		len(prev.Counts) != len(prev.Bounds) || len(cur.Counts) != len(cur.Bounds) {
+		return false
+	}
+	for j, c := range cur.Counts {
+		p := prev.Counts[j]
+		if math.IsNaN(c) || math.IsNaN(p) || c < p {
+			return false
+		}
+	}
+	return true
+}
+
+// SameBounds reports whether two bound lists are equal, a NaN equal to a
+// NaN: one histogram series, as against another's. The page parser
+// interns bounds, so the identity check almost always decides.
+func SameBounds(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] && !(math.IsNaN(a[i]) && math.IsNaN(b[i])) {
+			return false
+		}
+	}
+	return true
+}

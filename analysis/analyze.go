@@ -342,8 +342,7 @@ func (w *window) promptLengthColumn() ([]float64, []float32) {
 		return nil, nil
 	}
 	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
-	if !a.Present() || !b.Present() || !catalogue.SameBounds(a.Bounds, b.Bounds) ||
-		len(a.Counts) != len(a.Bounds) || len(b.Counts) != len(b.Bounds) {
+	if !catalogue.Comparable(a, b) {
 		return nil, nil
 	}
 	deltas := make([]float32, len(b.Bounds))

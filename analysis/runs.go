@@ -20,6 +20,13 @@ type counterRun struct {
 	droppedMs       int64   // Unix ms of the newest drop; 0 for none
 }
 
+// risingRun is the run of n readings, from first at firstMs to last at
+// lastMs, known to have no NaN and no drop: what add would gather from
+// them, without reading those in between.
+func risingRun(n int, firstMs, lastMs int64, first, last float64) counterRun {
+	return counterRun{n: n, firstMs: firstMs, lastMs: lastMs, first: first, last: last}
+}
+
 // add takes the next reading, at ms; a NaN is a missing sample, skipped
 // as collect skips it.
 func (r *counterRun) add(ms int64, v float64) {

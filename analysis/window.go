@@ -212,7 +212,7 @@ func (w *window) risingRuns(bucketRuns []counterRun, series []*catalogue.Series,
 	n := len(series)
 	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
 	for j := range bucketRuns {
-		bucketRuns[j] = counterRun{n: n, firstMs: w.ms[0], lastMs: w.ms[n-1], first: first[j], last: last[j]}
+		bucketRuns[j] = risingRun(n, w.ms[0], w.ms[n-1], first[j], last[j])
 	}
 }
 

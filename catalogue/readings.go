@@ -161,12 +161,11 @@ type Series struct {
 	// when the page has none. Acceptance at position i is its rate ÷ the
 	// rate of SpecDrafts.
 	SpecAcceptedPerPos []float64
-	// Rising holds the histograms that no bucket of is known to have reset
-	// since the target's previous good sample: MarkRising found every
-	// count at least that sample's, with the same bounds and no NaN in
-	// either. Empty means unknown, never "reset": the analysis then reads
-	// every sample of its window, as it does for a source that leaves it
-	// unset.
+	// Rising holds the histograms known not to have reset since the
+	// target's previous good sample: MarkRising found every count at
+	// least that sample's, with the same bounds and no NaN in either.
+	// Absence means unknown, never "reset": the analysis then reads every
+	// sample of its window, as it does for a source that leaves it unset.
 	Rising HistogramSet
 }
 

@@ -55,11 +55,10 @@ func risingFrom(prev, cur *Series) HistogramSet {
 	return set
 }
 
-// rises reports whether no bucket of cur is below prev's, both histograms
-// present with equal bounds, a count per bound and no count NaN.
+// rises reports whether no bucket of cur is below prev's, the two
+// comparable and no count NaN.
 func rises(prev, cur *Buckets) bool {
-	if !prev.Present() || !cur.Present() || !SameBounds(prev.Bounds, cur.Bounds) ||
-		len(prev.Counts) != len(prev.Bounds) || len(cur.Counts) != len(cur.Bounds) {
+	if !Comparable(prev, cur) {
 		return false
 	}
 	for j, c := range cur.Counts {
@@ -69,6 +68,13 @@ func rises(prev, cur *Buckets) bool {
 		}
 	}
 	return true
+}
+
+// Comparable reports whether two readings of a histogram can be compared
+// bucket by bucket: both present, with equal bounds and a count per bound.
+func Comparable(a, b *Buckets) bool {
+	return a.Present() && b.Present() && SameBounds(a.Bounds, b.Bounds) &&
+		len(a.Counts) == len(a.Bounds) && len(b.Counts) == len(b.Bounds)
 }
 
 // SameBounds reports whether two bound lists are equal, a NaN equal to a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -50,7 +52,9 @@ func vtopBinary(t *testing.T) string {
 		if coverDir != "" {
 			args = append(args, "-cover", "-coverpkg=github.com/vtop-dev/vtop/...")
 		}
-		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		build := exec.Command("go", append(args, ".")...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
+		out, err := build.CombinedOutput()
 		if err != nil {
 			binErr = errors.New(string(out))
 		}
@@ -845,5 +849,32 @@ func TestDashboardWithoutTerminal(t *testing.T) {
 				t.Errorf("stdout %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+// TestBinaryIsStatic holds the README to its word: built as it says, the
+// binary needs no C library, so it can be copied onto any Linux host of
+// its architecture. A dependency that needs cgo fails the build; one that
+// links the C library anyway shows as an interpreter or a needed library.
+func TestBinaryIsStatic(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the check reads an ELF binary")
+	}
+	f, err := elf.Open(vtopBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Error("the binary asks for a dynamic loader (PT_INTERP)")
+		}
+	}
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(libs) > 0 {
+		t.Errorf("the binary needs shared libraries: %v", libs)
 	}
 }

@@ -57,8 +57,9 @@ trap 'exit 130' INT TERM
 
 command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
 
+# Both are built as the README builds vtop: static, with no C library mapped.
 echo "building vtop and the floor…" >&2
-(cd "$ROOT" && go build -o "$WORK/vtop" . && go build -o "$WORK/floor" ./bench/floor)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" . && CGO_ENABLED=0 go build -o "$WORK/floor" ./bench/floor)
 
 # The simulated fleet: one URL per line on stdout once it is serving.
 "$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$ENGINES" >"$WORK/urls" 2>"$WORK/sim.log" &

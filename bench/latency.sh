@@ -22,7 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -C "$ROOT" -o "$WORK/vtop" .
+CGO_ENABLED=0 go build -C "$ROOT" -o "$WORK/vtop" .
 "$WORK/vtop" sim --replicas "$N" --scenario mixed > "$WORK/targets" &
 SIM_PID=$!
 for _ in $(seq 100); do [ "$(wc -l < "$WORK/targets")" -ge "$N" ] && break; sleep 0.05; done

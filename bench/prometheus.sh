@@ -39,13 +39,13 @@ trap 'exit 130' INT TERM
 command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
 
 echo "building vtop…" >&2
-(cd "$ROOT" && go build -o "$WORK/vtop" .)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
 kinds=(prom direct)
 if [[ -n ${BASELINE:-} ]]; then
 	echo "building vtop at $BASELINE…" >&2
 	mkdir "$WORK/base"
 	git -C "$ROOT" archive "$BASELINE" | tar -x -C "$WORK/base"
-	(cd "$WORK/base" && go build -o "$WORK/vtop-base" .)
+	(cd "$WORK/base" && CGO_ENABLED=0 go build -o "$WORK/vtop-base" .)
 	kinds+=(base)
 fi
 

@@ -35,7 +35,7 @@ trap 'exit 130' INT TERM
 command -v tmux >/dev/null || { echo "tmux not found in PATH" >&2; exit 1; }
 
 echo "building vtop…" >&2
-(cd "$ROOT" && go build -o "$WORK/vtop" .)
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
 "$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$E" >"$WORK/targets" 2>"$WORK/sim.log" &
 SIM=$!
 for _ in $(seq 200); do

@@ -295,6 +295,42 @@ func TestCounterResets(t *testing.T) {
 			t.Errorf("requests/s = %v, want 6", got)
 		}
 	})
+	t.Run("histograms that leave the page are no reset", func(t *testing.T) {
+		s := newServer()
+		s.running = 48
+		s.finish(1_000_000, chat)
+		samples, now := run(s, 30, time.Second, finishing(6, chat), func(s *server, i int) {
+			s.noHistograms = i >= 15 // the exporter stops writing them
+		})
+		r := analyzeOne(samples, now, cfg)
+		if r.Restarted {
+			t.Errorf("restart reported (%v): a histogram that is gone did not drop to zero", r.RestartedAt)
+		}
+		if got := r.RequestsPerSecond.Float(); !sameFloat(got, 6) {
+			t.Errorf("requests/s = %v, want 6", got)
+		}
+	})
+}
+
+// TestGaugesAloneAreNotStale: a page with work running and no counters at
+// all (no finish reasons, tokens, preemptions or histograms) has no counter
+// that could stand still, so it is not STALE.
+func TestGaugesAloneAreNotStale(t *testing.T) {
+	s := newServer()
+	s.running = 18
+	s.noHistograms = true
+	s.prompt, s.gen, s.preemptions, s.httpRequests = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	for reason := range s.finished {
+		s.finished[reason] = math.NaN()
+	}
+	samples, now := run(s, 30, time.Second)
+	r := analyzeOne(samples, now, DefaultConfig())
+	if r.State == StateStale {
+		t.Errorf("state %v with no counter exported; reasons %q", r.State, r.Reasons)
+	}
+	if r.RequestsPerSecond.Known() {
+		t.Errorf("requests/s = %v, want n/a", r.RequestsPerSecond)
+	}
 }
 
 func TestNotExportedIsNA(t *testing.T) {

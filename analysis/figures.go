@@ -194,7 +194,9 @@ func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, runs 
 		check(&runs.finished[r])
 	}
 	for h := range catalogue.NumHistograms {
-		check(&runs.rawCount[h])
+		// Only pages that have the histogram: an absent one is no count
+		// of zero, so neither a counter that is known nor one that dropped.
+		check(&runs.histCount[h])
 	}
 	ev.AllZero = len(w.samples) > 0
 	for _, s := range series {

@@ -189,8 +189,8 @@ func (w *window) refCounterMovement(ev *evidence, series []*catalogue.Series, sc
 	}
 	for h := range catalogue.NumHistograms {
 		check(func(i int) float64 {
-			if series[i] == nil {
-				return math.NaN()
+			if series[i] == nil || !series[i].Histograms[h].Present() {
+				return math.NaN() // an absent histogram has no count, not a count of 0
 			}
 			return series[i].Histograms[h].Count
 		})

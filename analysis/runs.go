@@ -73,9 +73,6 @@ type seriesRuns struct {
 	// histSum and histCount are _sum and _count of each histogram where
 	// the page has the histogram.
 	histSum, histCount [catalogue.NumHistograms]counterRun
-	// rawCount is each histogram's Count as the series holds it, present
-	// or not: what the counter-movement evidence has always read.
-	rawCount [catalogue.NumHistograms]counterRun
 }
 
 // gatherRuns walks the series once and returns their runs, held in the
@@ -97,7 +94,6 @@ func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 		}
 		for h := range s.Histograms {
 			b := &s.Histograms[h]
-			r.rawCount[h].add(ms, b.Count)
 			if b.Present() {
 				r.histSum[h].add(ms, b.Sum)
 				r.histCount[h].add(ms, b.Count)

@@ -65,12 +65,19 @@ func trimZeros(s string) string {
 	return s
 }
 
-// percent formats a 0–1 fraction as a whole percentage ("95%").
+// percent formats a 0–1 fraction as a percentage: whole from 10% ("95%"),
+// with one decimal below it ("1.6%", "8%"), where a whole number would
+// turn a KV cache at 1.6% into 2%. The screen writes every percentage
+// with it, so a pane's figures and its reasons agree.
 func percent(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "n/a"
 	}
+	// The precision is chosen on the rounded value, so 9.96% is "10%".
 	// Adding 0 turns the -0 that a small negative rounds to into 0.
+	if tenths := math.Round(x*1000) / 10; math.Abs(tenths) < 10 {
+		return strings.TrimSuffix(strconv.FormatFloat(tenths+0, 'f', 1, 64), ".0") + "%"
+	}
 	return strconv.FormatFloat(math.Round(x*100)+0, 'f', 0, 64) + "%"
 }
 

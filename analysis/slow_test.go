@@ -38,13 +38,13 @@ func TestSlowCauseFollowsEvidence(t *testing.T) {
 		notAction  []string
 	}{
 		{"queue time dominates TTFT: waiting for a slot", 254, []step{finishing(10, waited), blinkingQueue(28)},
-			false, "mean TTFT 23.5s: queue 23.3s (99%), prefill 200ms (1%)",
+			false, "mean TTFT 23.5s: queue 23.3s (99%), prefill 200ms (0.9%)",
 			"requests wait for a batch slot", []string{"without a queue", "prefix caching", "prefill time"}},
 		{"prefill dominates TTFT: long prompts", 8, []step{finishing(1, longPrompt)},
-			false, "mean TTFT 2.4s: queue 50ms (2%), prefill 2.3s (96%)",
+			false, "mean TTFT 2.4s: queue 50ms (2.1%), prefill 2.3s (96%)",
 			"long prompts (mean 6,000 tokens)", []string{"wait for a batch slot"}},
 		{"neither phase dominates TTFT", 8, []step{finishing(1, neither)},
-			false, "queue 200ms (8%), prefill 300ms (13%)",
+			false, "queue 200ms (8.3%), prefill 300ms (13%)",
 			"outside queue and prefill", []string{"wait for a batch slot", "long prompts"}},
 		{"TTFT without phase histograms cannot be split", 8, []step{finishing(1, longPrompt)},
 			true, "queue and prefill times n/a",

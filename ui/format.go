@@ -112,11 +112,7 @@ func fmtPct(n analysis.Num) string {
 	if !n.Known() {
 		return na
 	}
-	v := n.Float() * 100
-	if math.Abs(v) >= 10 || v == 0 {
-		return fmt.Sprintf("%.0f%%", v)
-	}
-	return fmt.Sprintf("%.1f%%", v)
+	return n.Percent() // the reasons' own words, so that a pane agrees with itself
 }
 
 // fmtBytes draws a size in bytes with a binary unit.

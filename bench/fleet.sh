@@ -6,7 +6,7 @@
 # BENCHMARKS.md.
 #
 #   bench/fleet.sh 10 30        # one run of each tool
-#   bench/fleet.sh 100 30 3     # three runs each, medians reported
+#   bench/fleet.sh 100 30 3     # three runs each, medians reported (and each run)
 #   bench/fleet.sh --engines 8 25 30 3   # pages of 8 data-parallel engines
 #   TUI=1 bench/fleet.sh 50 30  # also vtop drawing its dashboard in a
 #                               # detached tmux at 160x50 (TUI_SIZE=WxH),
@@ -172,3 +172,8 @@ for tool in "${TOOLS[@]}"; do
 		'BEGIN { printf "%s/prometheus: CPU %.2fx, peak RSS %.2fx; %s/floor: CPU %.2fx\n", t, (pc > 0 ? c / pc : 0), k / pk, t, (fc > 0 ? c / fc : 0) }'
 done
 awk -v c="${CPU[floor]}" -v pc="${CPU[prometheus]}" 'BEGIN { printf "floor/prometheus: CPU %.2fx\n", (pc > 0 ? c / pc : 0) }'
+# Every run, so the spread behind each median shows: at small N a run is a
+# few dozen clock ticks, and one tick moves a ratio.
+for tool in "${TOOLS[@]}"; do
+	awk -v t="$tool" '{ printf "%s%.2f s/%.1f MB", (NR > 1 ? ", " : t " runs: "), $1, $2 / 1024 } END { print "" }' "$WORK/$tool.results"
+done

@@ -74,10 +74,10 @@ func percent(x float64) string {
 		return "n/a"
 	}
 	// The precision is chosen on the rounded value, so 9.96% is "10%".
-	// Adding 0 turns the -0 that a small negative rounds to into 0.
 	if tenths := math.Round(x*1000) / 10; math.Abs(tenths) < 10 {
-		return strings.TrimSuffix(strconv.FormatFloat(tenths+0, 'f', 1, 64), ".0") + "%"
+		return trimZeros(strconv.FormatFloat(tenths, 'f', 1, 64)) + "%"
 	}
+	// Adding 0 turns the -0 that a small negative rounds to into 0.
 	return strconv.FormatFloat(math.Round(x*100)+0, 'f', 0, 64) + "%"
 }
 

@@ -107,13 +107,9 @@ func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	return prefix + strings.Replace(fmtSeconds(x), ".0s", "s", 1)
 }
 
-// fmtPct draws a 0–1 fraction as a percentage.
-func fmtPct(n analysis.Num) string {
-	if !n.Known() {
-		return na
-	}
-	return n.Percent() // the reasons' own words, so that a pane agrees with itself
-}
+// fmtPct draws a 0–1 fraction as a percentage ("n/a" when unknown), in the
+// reasons' own words, so that a pane agrees with itself.
+func fmtPct(n analysis.Num) string { return n.Percent() }
 
 // fmtBytes draws a size in bytes with a binary unit.
 func fmtBytes(n analysis.Num) string {

@@ -1,6 +1,9 @@
 package scrape
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // Whatever buffers were given back, get returns an empty one with room
 // for more than the size asked: a page as large as the target's last one
@@ -19,6 +22,66 @@ func TestPageBuffersRoomForTheLastPage(t *testing.T) {
 				*buf = append(*buf, make([]byte, size/3+1)...) // a page that grew
 			}
 			b.put(buf)
+		}
+	}
+}
+
+// A body is read into a buffer of a power-of-two capacity, the class the
+// pool files it under and hands out again for a page of that size, and a
+// body whose length is announced is read with one allocation. An
+// announcement is a hint only: a server that announces more than it sends,
+// or more than the pool keeps, costs no more than its real body.
+func TestReadCappedGrowsToPoolClasses(t *testing.T) {
+	const limit = 16 << 20
+	cases := []struct {
+		name     string
+		body     int
+		size     int64 // Content-Length, -1 when not sent
+		maxCap   int   // the largest capacity the read may end with
+		oneAlloc bool
+	}{
+		{"announced", 294_000, 294_000, 1 << 19, true},
+		{"announced, a power of two", 1 << 16, 1 << 16, 1 << 17, true},
+		{"not announced", 294_000, -1, 1 << 19, false},
+		{"empty", 0, 0, 1, true},
+		{"announced more than sent", 10_000, 3 << 20, 1 << 22, true},
+		{"announced past the pool", 10_000, maxPooledBuffer, 1 << 14, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body := bytes.Repeat([]byte("x"), tc.body)
+			got, err := readCapped(bytes.NewReader(body), nil, limit, tc.size)
+			if err != nil || !bytes.Equal(got, body) {
+				t.Fatalf("read %d bytes, err %v; want the %d of the body", len(got), err, len(body))
+			}
+			if c := cap(got); c&(c-1) != 0 || c > tc.maxCap {
+				t.Errorf("capacity %d, want a power of two up to %d", c, tc.maxCap)
+			}
+			if honest := tc.size < 0 || tc.size == int64(tc.body); honest && tc.body > 0 {
+				var b pageBuffers
+				b.put(&got)
+				if again := b.get(tc.body); cap(*again) != cap(got) {
+					t.Errorf("the pool does not hand the buffer out again for a page of %d bytes", tc.body)
+				}
+			}
+			r := bytes.NewReader(body)
+			allocs := testing.AllocsPerRun(5, func() {
+				r.Reset(body)
+				readCapped(r, nil, limit, tc.size)
+			})
+			if tc.oneAlloc && allocs > 1 {
+				t.Errorf("%v allocations, want one", allocs)
+			}
+		})
+	}
+}
+
+// A body past the limit fails, announced or not.
+func TestReadCappedLimit(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 5000)
+	for _, size := range []int64{-1, 5000, 100} {
+		if _, err := readCapped(bytes.NewReader(body), nil, 4096, size); err != errTooLarge {
+			t.Errorf("Content-Length %d: err %v, want errTooLarge", size, err)
 		}
 	}
 }

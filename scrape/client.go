@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net"
 	"net/http"
 	"net/url"
@@ -179,7 +180,7 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	if resp.StatusCode != http.StatusOK {
 		return fail(statusProblem(resp))
 	}
-	body, err := readCapped(resp.Body, buf[:0], c.maxBody)
+	body, err := readCapped(resp.Body, buf[:0], c.maxBody, resp.ContentLength)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
 			return fail("body larger than " + formatSize(c.maxBody))
@@ -192,11 +193,18 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 var errTooLarge = errors.New("body too large")
 
 // readCapped appends r to buf, stopping with errTooLarge past limit bytes.
-func readCapped(r io.Reader, buf []byte, limit int64) ([]byte, error) {
-	lr := io.LimitReader(r, limit+1)
+// size is the length the server announced (Content-Length), or -1: the
+// buffer is made that large at once, up to the largest one the pool keeps,
+// so that a server announcing more than it sends cannot make every scrape
+// allocate the limit.
+func readCapped(r io.Reader, buf []byte, limit, size int64) ([]byte, error) {
+	if size >= 0 && size < maxPooledBuffer && size <= limit {
+		buf = growBuffer(buf, int(size)+1) // +1: the read that sees the end needs room
+	}
+	lr := io.LimitedReader{R: r, N: limit + 1}
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = growBuffer(buf, 1)
 		}
 		n, err := lr.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -210,6 +218,22 @@ func readCapped(r io.Reader, buf []byte, limit int64) ([]byte, error) {
 			return buf[:0], err
 		}
 	}
+}
+
+// growBuffer returns buf with room for n more bytes. The new capacity is a
+// power of two, as the pool's buffers are: a target's first page, whose
+// size is not known yet, is read in a few doublings, where append grows a
+// large slice by a quarter at a time (a 290 KB page took 16 copies, 1.2 MB
+// moved, in the first second of every run), and the buffer it ends in is
+// one the pool hands out again for a page of that size.
+func growBuffer(buf []byte, n int) []byte {
+	need := len(buf) + n
+	if need <= cap(buf) {
+		return buf
+	}
+	grown := make([]byte, len(buf), 1<<bits.Len(uint(need-1)))
+	copy(grown, buf)
+	return grown
 }
 
 // httpToHTTPSAnswers are what servers answer a plain HTTP request sent to

@@ -56,6 +56,12 @@ type fastParser struct {
 	leOrdinal      int               // the bucket line's place in its series, as labels counts it
 	leBounds       *[]leBound        // the last family's bounds by place (see bound)
 	boundsOf       map[*dto.MetricFamily]*[]leBound
+
+	// While record is set, each sample line read leaves where its value
+	// went, so that a page of the same shape can be read as values only
+	// (memo.go).
+	record bool
+	sinks  []valueSink
 }
 
 // maxBoundFamilies caps the families whose bounds are remembered.
@@ -183,6 +189,7 @@ func (p *fastParser) reset() {
 		p.gen = 1
 	}
 	p.made = p.made[:0]
+	p.sinks = p.sinks[:0]
 	p.lastFamily, p.lastSlot, p.lastSlotFamily = nil, histSlot{}, nil
 	p.prefix.text = nil // its stripped values were the previous page's
 	p.families.reset()
@@ -333,6 +340,9 @@ func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, m
 			m.Untyped = &box.untyped
 		}
 		mf.Metric = append(mf.Metric, m)
+		if p.record {
+			p.sinks = append(p.sinks, valueSink{scalar: box})
+		}
 		return true, 0
 	}
 	return p.histogramLine(mf, suf, bucket, value), 0
@@ -631,22 +641,15 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		p.lastSlot, p.lastSlotFamily = slot, mf
 	}
 	box := slot.box
-	h := &box.h
 	switch {
 	case suf == countSuffix:
-		if u := uint64(value); value == float64(u) {
-			box.count = u
-			h.SampleCount = &box.count
-		} else {
-			if value < 0 {
-				return false
-			}
-			box.countF = value
-			h.SampleCountFloat = &box.countF
+		if !box.storeCount(value) {
+			return false
 		}
+		p.sink(valueSink{hist: box, of: sinkCount})
 	case suf == sumSuffix:
-		box.sum = value
-		h.SampleSum = &box.sum
+		box.storeSum(value)
+		p.sink(valueSink{hist: box, of: sinkSum})
 	case !math.IsNaN(bucket):
 		// A slot mostly holds the same bucket of the same series from
 		// page to page: its pointers are only written where they differ
@@ -655,18 +658,10 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		bb.bound = bucket
 		setPointer(&bb.b.UpperBound, &bb.bound)
 		setPointer(&bb.b.Exemplar, nil)
-		if u := uint64(value); value == float64(u) {
-			bb.count = u
-			setPointer(&bb.b.CumulativeCount, &bb.count)
-			setPointer(&bb.b.CumulativeCountFloat, nil)
-		} else {
-			if value < 0 {
-				return false
-			}
-			bb.countF = value
-			setPointer(&bb.b.CumulativeCount, nil)
-			setPointer(&bb.b.CumulativeCountFloat, &bb.countF)
+		if !bb.store(value) {
+			return false
 		}
+		h := &box.h
 		// Lengthened in place when the slot past the end holds the
 		// pointer already: a self-reslice writes no pointer.
 		if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
@@ -679,7 +674,58 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		} else {
 			box.buckets = append(box.buckets, bb)
 		}
+		p.sink(valueSink{bucket: bb})
+	default:
+		p.sink(valueSink{}) // a line of the family that holds no value of it
 	}
+	return true
+}
+
+// sink notes where a line's value went, when recording.
+func (p *fastParser) sink(v valueSink) {
+	if p.record {
+		p.sinks = append(p.sinks, v)
+	}
+}
+
+// storeCount sets the histogram's count as expfmt does: an integer as
+// such, a fraction as a float; false for a negative fraction, which the
+// fast path leaves to expfmt.
+func (box *histBox) storeCount(value float64) bool {
+	h := &box.h
+	if u := uint64(value); value == float64(u) {
+		box.count = u
+		h.SampleCount = &box.count
+		return true
+	}
+	if value < 0 {
+		return false
+	}
+	box.countF = value
+	h.SampleCountFloat = &box.countF
+	return true
+}
+
+// storeSum sets the histogram's sum.
+func (box *histBox) storeSum(value float64) {
+	box.sum = value
+	box.h.SampleSum = &box.sum
+}
+
+// store sets the bucket's cumulative count as storeCount sets a count.
+func (bb *bucketBox) store(value float64) bool {
+	if u := uint64(value); value == float64(u) {
+		bb.count = u
+		setPointer(&bb.b.CumulativeCount, &bb.count)
+		setPointer(&bb.b.CumulativeCountFloat, nil)
+		return true
+	}
+	if value < 0 {
+		return false
+	}
+	bb.countF = value
+	setPointer(&bb.b.CumulativeCount, nil)
+	setPointer(&bb.b.CumulativeCountFloat, &bb.countF)
 	return true
 }
 

@@ -49,9 +49,13 @@ var (
 type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
-	s        *scratch    // the buffers of the page being read, while Ingest runs
-	noFast   bool        // expfmt only (tests compare the two)
-	noDirect bool        // the fast path reads the filter's copy of the page (tests compare the two)
+	s        *scratch // the buffers of the page being read, while Ingest runs
+	noFast   bool     // expfmt only (tests compare the two)
+	noDirect bool     // the fast path reads the filter's copy of the page (tests compare the two)
+	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
+	memoMin  int      // the fewest lines of vLLM series a page must have for its memo to be kept
+	replayed bool     // the last page was read as values only (tests)
+
 	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
 	gaveUp   bool        // the direct pass met a line the fast path does not follow
 	typeBuf  []byte      // a TYPE line, written for the direct pass
@@ -59,6 +63,10 @@ type Ingester struct {
 	typed    []bool      // per family row: a # TYPE line has been written
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
+
+	recording  bool // the direct pass records the page's shape
+	recorded   bool // the direct pass that read the page recorded its shape
+	directRead bool // the direct pass read the page
 
 	bounds    map[string][]float64
 	rowBounds [][]float64 // per row of the alias table, the layout it read last
@@ -79,6 +87,7 @@ func NewIngester() *Ingester {
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
 		engines:   make(map[string]string),
+		memoMin:   memoMinLines,
 	}
 }
 
@@ -149,12 +158,8 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err := checkWhole(body, om); err != nil {
 		return catalogue.Sample{}, err
 	}
-	in.s = getScratch()
-	defer func() {
-		putScratch(in.s)
-		in.s = nil
-	}()
-	hasVLLM, dropped, fams, err := in.read(body, om)
+	hasVLLM, dropped, fams, err := in.readPage(body, om)
+	defer in.keepOrRelease()
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
@@ -192,6 +197,7 @@ func (in *Ingester) read(body []byte, om bool) (hasVLLM bool, dropped int, fams 
 		hasVLLM, dropped, err = in.filter(body, om)
 		in.direct = nil
 		if err == nil {
+			in.directRead = true
 			return hasVLLM, dropped, in.s.fast.finish(), nil
 		}
 		if err != errNotFast {
@@ -287,8 +293,12 @@ func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int, err
 // of copying them, and stops with errNotFast where the fast path gives up.
 func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8, err error) {
 	in.stripper.reset()
+	rec := in.direct != nil && in.recording
+	in.recorded = false
+	in.memo.lines, in.memo.kept = in.memo.lines[:0], 0
 	if in.direct != nil {
 		in.direct.reset()
+		in.direct.record = rec
 		in.gaveUp = false
 	} else {
 		in.s.filtered = in.s.filtered[:0]
@@ -300,15 +310,16 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	var last *sampleName // the previous sample's name; nil until the first sample line
 	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
-		line, rest, hadNewline := cutLine(body)
+		raw, rest, hadNewline := cutLine(body)
 		body = rest
 		// expfmt skips leading blanks; so must the filter, or an indented
 		// sample would be dropped, or an indented comment taken for garbage.
-		if line = skipBlanks(line); len(line) == 0 {
-			continue
-		}
-		if line[0] == '#' {
-			if in.typeLine(line, lineNo, om) {
+		line := skipBlanks(raw)
+		if len(line) == 0 || line[0] == '#' {
+			if rec {
+				in.memo.note(raw, len(raw), lineWhole)
+			}
+			if len(line) > 0 && in.typeLine(line, lineNo, om) {
 				hasVLLM = true
 			}
 			if in.gaveUp {
@@ -347,6 +358,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			if ok {
 				dropped++
 			}
+			if rec {
+				rec = in.memo.noteSample(raw, len(raw)-len(line)+len(name), lineDropped)
+			}
 			continue
 		}
 		kept++
@@ -377,6 +391,9 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 			if !ok {
 				return hasVLLM, dropped, 0, errNotFast
 			}
+			if rec {
+				rec = in.memo.noteSample(raw, len(raw)-len(line)+len(name), lineKept)
+			}
 			lastRead = true
 			continue
 		}
@@ -394,6 +411,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		}
 		in.emitBytes(line, lineNo, hadNewline)
 	}
+	in.recorded = rec
 	return hasVLLM, dropped, 0, nil
 }
 

@@ -1,0 +1,223 @@
+package page
+
+import (
+	"hash/maphash"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// A server writes its page the same way on every scrape: the same lines in
+// the same order, with the same names and labels, only the values moving
+// (on two pages of an eight-engine replica a second apart, all 2,722 lines
+// kept their name and labels in place). Such a page need not be filtered
+// and parsed again: its values can be written into the families the last
+// page was read into, and those families built into a Sample as before.
+//
+// The memo of a page is, for each of its lines, a hash of the bytes before
+// its value (the whole line for a comment or a blank line) and what the
+// line was: dropped, or read into the families, and then where its value
+// went. A page is read as values only when each of its lines has the hash
+// of the line at its place on the last page and a value the fast path
+// reads, and a dropped line a value the filter would let pass; anything
+// else, and the page is read in full, exactly as without the memo. The
+// hash is seeded at random per process, so no server can aim at a
+// collision; two different prefixes agree by chance once in 2^64 lines.
+//
+// The memo keeps the scratch set of the families, which costs a target
+// the storage a page otherwise borrows from the free list while it is
+// read. That pays only for a large page, so only a page of at least
+// memoMinLines lines of vLLM series keeps one.
+
+// memoMinLines is the fewest lines read into families (buckets count) for
+// which a page keeps its memo: about three engines of vLLM. A one-engine
+// page (some 330 such lines) is read in full in about 40 µs, while its
+// memo would hold some 160 KB of slab chunks for every target.
+const memoMinLines = 1024
+
+var memoSeed = maphash.MakeSeed()
+
+// pageMemo is what a target's last page left for reading the next one.
+type pageMemo struct {
+	s       *scratch // the families the page was read into (its fast path's), and the sinks of its values
+	lines   []memoLine
+	kept    int // lines of lineKept
+	hasVLLM bool
+	dropped int
+}
+
+// memoLine is one line of the memo's page.
+type memoLine struct {
+	hash   uint64 // of the line's first prefix bytes
+	prefix int32  // the bytes before the value; the whole line when it has none
+	kind   lineKind
+}
+
+// lineKind is what the filter did with a line.
+type lineKind uint8
+
+const (
+	lineWhole   lineKind = iota // a comment or a blank line: nothing but its bytes
+	lineDropped                 // a sample line the filter checked and dropped
+	lineKept                    // a sample line read into the families
+)
+
+// valueSink is where the fast path wrote the value of one line read into
+// the families: a scalar, a bucket, or a histogram's count or sum. A line
+// of a histogram family that holds none of these has an empty sink.
+type valueSink struct {
+	scalar *scalarBox
+	bucket *bucketBox
+	hist   *histBox
+	of     sinkKind
+}
+
+// sinkKind says which value of a histogram a sink is.
+type sinkKind uint8
+
+const (
+	sinkSum sinkKind = iota
+	sinkCount
+)
+
+// store writes a value where the fast path wrote the line's, as it wrote
+// it. It returns false where the fast path would have given up.
+func (v valueSink) store(x float64) bool {
+	switch {
+	case v.scalar != nil:
+		v.scalar.v = x
+	case v.bucket != nil:
+		return v.bucket.store(x)
+	case v.hist != nil && v.of == sinkCount:
+		return v.hist.storeCount(x)
+	case v.hist != nil:
+		v.hist.storeSum(x)
+	}
+	return true
+}
+
+// note records a line whose first prefix bytes must come again.
+func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
+	if kind == lineKept {
+		m.kept++
+	}
+}
+
+// noteSample records a sample line whose name ends at nameEnd. It returns
+// false, and the page keeps no memo, when the value's place cannot be
+// found (never on a line the filter accepted).
+func (m *pageMemo) noteSample(raw []byte, nameEnd int, kind lineKind) bool {
+	at, ok := valueAt(raw, nameEnd)
+	if ok {
+		m.note(raw, at, kind)
+	}
+	return ok
+}
+
+// valueAt returns where the value of a sample line starts: after its name,
+// its label set and the blanks around them, as the fast path reads them.
+func valueAt(line []byte, nameEnd int) (int, bool) {
+	i := nameEnd + blanksAt(line[nameEnd:])
+	if i < len(line) && line[i] == '{' {
+		end := labelSetEnd(line[i:])
+		if end < 0 {
+			return 0, false
+		}
+		i += end
+	}
+	return i + blanksAt(line[i:]), true
+}
+
+// blanksAt counts the blanks that start b.
+func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
+
+// readPage reads the page into families, as values only when the last
+// page left a memo it matches, else in full (recording the page's memo
+// when it is of the text format). keepOrRelease must follow, once the
+// families are built.
+func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
+	in.replayed, in.recorded, in.directRead = false, false, false
+	if in.s = in.memo.s; in.s != nil {
+		in.memo.s = nil
+		if !om && in.replay(body) {
+			in.replayed = true
+			return in.memo.hasVLLM, in.memo.dropped, in.s.fast.fams, nil
+		}
+	} else {
+		in.s = getScratch()
+	}
+	in.recording = !om
+	hasVLLM, dropped, fams, err = in.read(body, om)
+	in.recording = false
+	in.memo.hasVLLM, in.memo.dropped = hasVLLM, dropped
+	return hasVLLM, dropped, fams, err
+}
+
+// keepOrRelease ends an Ingest: the scratch set stays with the Ingester
+// as the memo of the page when the page was read as values only, or read
+// by the direct pass with its memo recorded, large enough and within the
+// free list's bounds; else it goes back to the free list.
+func (in *Ingester) keepOrRelease() {
+	s := in.s
+	in.s = nil
+	full := in.directRead && in.recorded && in.memo.kept == len(s.fast.sinks) &&
+		in.memo.kept >= in.memoMin && s.fast.chunks() <= maxScratchChunks
+	if in.replayed || full {
+		s.fast.prefix.text = nil // it points into the page, which goes now
+		in.memo.s = s
+		return
+	}
+	in.memo.lines = in.memo.lines[:0]
+	putScratch(s)
+}
+
+// replay reads a page of the memo's shape as values only, into the
+// memo's families. It returns false, having perhaps written some values,
+// when the page differs from the memo's in anything but its values, or
+// holds a value the full reading would not take the same way: the page is
+// then read in full, which starts the families over.
+func (in *Ingester) replay(body []byte) bool {
+	fp := in.s.fast
+	for _, box := range fp.made {
+		// As a new series starts: the lines set what they hold.
+		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
+	}
+	lines, sinks := in.memo.lines, fp.sinks
+	for len(body) > 0 {
+		raw, rest, _ := cutLine(body)
+		body = rest
+		if len(lines) == 0 {
+			return false
+		}
+		ml := lines[0]
+		lines = lines[1:]
+		if len(raw) < int(ml.prefix) || maphash.Bytes(memoSeed, raw[:ml.prefix]) != ml.hash {
+			return false
+		}
+		tail := raw[ml.prefix:]
+		switch ml.kind {
+		case lineWhole:
+			if len(tail) > 0 {
+				return false
+			}
+		case lineDropped:
+			value, after := nextToken(tail)
+			if len(value) == 0 || !validFloat(value) || tailShape(after, false) != "" {
+				return false
+			}
+		case lineKept:
+			v, ok := parseValue(tail)
+			if !ok || !sinks[0].store(v) {
+				return false
+			}
+			sinks = sinks[1:]
+		}
+	}
+	if len(lines) > 0 {
+		return false
+	}
+	for _, box := range fp.made {
+		normalizeHistogram(box)
+	}
+	return true
+}

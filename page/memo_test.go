@@ -1,0 +1,200 @@
+package page
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// nextValues is a page as its next scrape gives it when only its values
+// moved: the value of every sample line becomes the one pick gives for
+// that line (the line's number and its old value), the rest is as it was.
+func nextValues(page string, pick func(line int, old string) string) string {
+	lines := strings.SplitAfter(page, "\n")
+	for i, l := range lines {
+		body := strings.TrimRight(l, "\n")
+		if t := strings.TrimLeft(body, " \t"); t == "" || t[0] == '#' {
+			continue
+		}
+		at := strings.LastIndexAny(body, " \t") + 1
+		if at == 0 {
+			continue
+		}
+		lines[i] = body[:at] + pick(i, body[at:]) + l[len(body):]
+	}
+	return strings.Join(lines, "")
+}
+
+// moved is the value a counter or a gauge shows a second later.
+func moved(_ int, old string) string {
+	switch old {
+	case "+Inf", "-Inf", "NaN":
+		return old
+	}
+	return old + "1" // 12 → 121, 0.5 → 0.51, 1e3 → 1e31
+}
+
+// readBoth reads the pages in turn with an Ingester whose memo is kept
+// for any page and with one that reads by expfmt alone, and fails where
+// the two samples (or errors) of a page differ. It returns whether each
+// page was read as values only.
+func readBoth(t *testing.T, contentType string, pages ...string) []bool {
+	t.Helper()
+	in, plain := NewIngester(), NewIngester()
+	in.memoMin = 0
+	plain.noFast, plain.stripper.allowed = true, 0
+	var replayed []bool
+	for i, p := range pages {
+		got, want := show(in, p, contentType), show(plain, p, contentType)
+		if got != want {
+			t.Fatalf("page %d read as values only %v:\n%s\nexpfmt:\n%s", i, in.replayed, got, want)
+		}
+		replayed = append(replayed, in.replayed)
+	}
+	return replayed
+}
+
+func show(in *Ingester, page, contentType string) string {
+	s, err := in.Ingest([]byte(page), contentType)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return fmt.Sprintf("%#v", s)
+}
+
+// A page of the last page's shape is read as values only, into the same
+// sample as the full reading gives; anything that changes more than the
+// values, or a value the full reading would take differently, is read in
+// full.
+func TestSameShapePages(t *testing.T) {
+	eight := string(testutil.VLLMPage(t, 8))
+	tests := []struct {
+		name   string
+		next   string
+		replay bool
+	}{
+		{"values moved", nextValues(eight, moved), true},
+		{"the same page", eight, true},
+		{"no value moved but one", nextValues(eight, func(i int, old string) string {
+			if i == 200 {
+				return "7"
+			}
+			return old
+		}), true},
+		{"fractional counts", nextValues(eight, func(_ int, old string) string {
+			if strings.ContainsAny(old, ".eIN") {
+				return old
+			}
+			return old + ".25"
+		}), true},
+		{"special values", nextValues(eight, func(i int, _ string) string {
+			return []string{"NaN", "+Inf", "-0", "1e-3", "0.1"}[i%5]
+		}), true},
+		{"minus infinity", nextValues(eight, func(int, string) string { return "-Inf" }), false},
+		{"a negative fractional bucket", nextValues(eight, func(_ int, old string) string { return "-" + old + ".5" }), false},
+		{"a timestamp", nextValues(eight, func(_ int, old string) string { return old + " 1700000000000" }), false},
+		{"a value that is no number", nextValues(eight, func(i int, old string) string {
+			if i == 500 {
+				return "1_000"
+			}
+			return old
+		}), false},
+		{"a value missing", nextValues(eight, func(i int, old string) string {
+			if i == 900 {
+				return ""
+			}
+			return old
+		}), false},
+		{"a label changed", strings.Replace(eight, `engine="3"`, `engine="9"`, 1), false},
+		{"a line more", eight + "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n", false},
+		{"a line less", eight[:strings.LastIndex(eight[:len(eight)-1], "\n")+1], false},
+		{"a comment changed", strings.Replace(eight, "# HELP", "# HELP ", 1), false},
+		{"a blank line", "\n" + eight, false},
+		{"a line cut", eight[:len(eight)-1], false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// The third page is held to expfmt after the memo of
+			// whichever page came before it.
+			got := readBoth(t, "text/plain; version=0.0.4", eight, tc.next, nextValues(eight, moved))
+			if got[0] || got[1] != tc.replay {
+				t.Errorf("read as values only: first page %v, next page %v; want false, %v", got[0], got[1], tc.replay)
+			}
+		})
+	}
+}
+
+// Every real capture, its values moved, is read as values only into what
+// expfmt gives, and an OpenMetrics page never is.
+func TestSameShapeRealPages(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	for _, path := range paths {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := string(cleanReal(filepath.Base(path), b))
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			got := readBoth(t, "text/plain; version=0.0.4", page, nextValues(page, moved))
+			if first := show(NewIngester(), page, ""); !strings.HasPrefix(first, "error") && !got[1] {
+				t.Errorf("a page of the same shape was read in full")
+			}
+		})
+	}
+	om := readBoth(t, "application/openmetrics-text; version=1.0.0", omPage, nextValues(omPage, moved))
+	if om[1] {
+		t.Error("an OpenMetrics page was read as values only")
+	}
+}
+
+// A page keeps its memo only when it is large enough for the memo to pay:
+// eight engines do, one does not.
+func TestMemoOnlyForLargePages(t *testing.T) {
+	for _, tc := range []struct {
+		engines int
+		kept    bool
+	}{{1, false}, {2, false}, {8, true}} {
+		in := NewIngester()
+		page := testutil.VLLMPage(t, tc.engines)
+		for range 2 {
+			if _, err := in.Ingest(page, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if kept := in.memo.s != nil; kept != tc.kept || in.replayed != tc.kept {
+			t.Errorf("%d engines: memo kept %v, second page read as values only %v; want %v", tc.engines, kept, in.replayed, tc.kept)
+		}
+	}
+}
+
+// FuzzIngestSameShape reads a page and then the page with other values
+// (from the fuzzer's list of values, numbers or not) as expfmt reads it.
+func FuzzIngestSameShape(f *testing.F) {
+	f.Add(string(testutil.VLLMPage(f, 2)), []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+	f.Add(newestPage, []byte{1, 1, 2, 3, 5, 8, 13})
+	f.Add(omPage, []byte{3})
+	for _, c := range fastCases {
+		f.Add(c.page, []byte{7, 0, 9})
+	}
+	values := []string{"0", "1", "2.5", "-1", "NaN", "+Inf", "-Inf", "1e3", "0.1", "7", "1.5e-3", "x", "1_0",
+		"", "3 1700000000", "-0.5", "18446744073709551616", "4.2 ", "0x1p3", "-0"}
+	f.Fuzz(func(t *testing.T, page string, picks []byte) {
+		if strings.Count(page, "\n") > 4000 {
+			return // the parser's limits are not what this compares
+		}
+		next := nextValues(page, func(i int, old string) string {
+			if len(picks) == 0 {
+				return old
+			}
+			return values[int(picks[i%len(picks)])%len(values)]
+		})
+		readBoth(t, "", page, next, page)
+	})
+}

@@ -48,9 +48,17 @@ func (n Num) appendJSON(dst []byte) []byte {
 	if !n.Known() {
 		return append(dst, "null"...)
 	}
-	if f == 0 || math.Abs(f) < minExactNormal {
-		// Zero (and its sign), and values so small that their binary
-		// digits are fewer than jsonDigits decimal ones: the long way.
+	if f == 0 {
+		// A fifth of a report's figures (a reason never seen, a queue that
+		// is empty): the long way below writes them so.
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	}
+	if math.Abs(f) < minExactNormal {
+		// Values so small that their binary digits are fewer than
+		// jsonDigits decimal ones: the long way.
 		rounded, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', jsonDigits, 64), 64)
 		if err != nil {
 			return append(dst, "null"...) // unreachable: the text is strconv's own

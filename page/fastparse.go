@@ -108,6 +108,7 @@ type (
 		count   uint64
 		countF  float64
 		buckets []*bucketBox // the boxes of h.Bucket, in its order
+		at      int32        // the box's place in its slab
 	}
 	bucketBox struct {
 		b      dto.Bucket
@@ -340,9 +341,7 @@ func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, m
 			m.Untyped = &box.untyped
 		}
 		mf.Metric = append(mf.Metric, m)
-		if p.record {
-			p.sinks = append(p.sinks, valueSink{scalar: box})
-		}
+		p.sink(sinkScalar, p.scalars.n-1)
 		return true, 0
 	}
 	return p.histogramLine(mf, suf, bucket, value), 0
@@ -646,15 +645,16 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		if !box.storeCount(value) {
 			return false
 		}
-		p.sink(valueSink{hist: box, of: sinkCount})
+		p.sink(sinkCount, int(box.at))
 	case suf == sumSuffix:
 		box.storeSum(value)
-		p.sink(valueSink{hist: box, of: sinkSum})
+		p.sink(sinkSum, int(box.at))
 	case !math.IsNaN(bucket):
 		// A slot mostly holds the same bucket of the same series from
 		// page to page: its pointers are only written where they differ
 		// (see pair).
 		bb := p.buckets.next()
+		at := p.buckets.n - 1
 		bb.bound = bucket
 		setPointer(&bb.b.UpperBound, &bb.bound)
 		setPointer(&bb.b.Exemplar, nil)
@@ -674,17 +674,17 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		} else {
 			box.buckets = append(box.buckets, bb)
 		}
-		p.sink(valueSink{bucket: bb})
+		p.sink(sinkBucket, at)
 	default:
-		p.sink(valueSink{}) // a line of the family that holds no value of it
+		p.sink(sinkNone, 0) // a line of the family that holds no value of it
 	}
 	return true
 }
 
 // sink notes where a line's value went, when recording.
-func (p *fastParser) sink(v valueSink) {
+func (p *fastParser) sink(kind valueSink, at int) {
 	if p.record {
-		p.sinks = append(p.sinks, v)
+		p.sinks = append(p.sinks, kind<<sinkShift|valueSink(at))
 	}
 }
 
@@ -741,6 +741,7 @@ func setPointer[T any](dst **T, p *T) {
 func (p *fastParser) newSeries(mf *dto.MetricFamily) histSlot {
 	slot := histSlot{metric: p.newMetric(), box: p.hist.next(), gen: p.gen}
 	box := slot.box
+	box.at = int32(p.hist.n - 1)
 	box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
 	box.h.Bucket, box.buckets = box.h.Bucket[:0], box.buckets[:0]
 	slot.metric.Histogram = &box.h
@@ -867,8 +868,11 @@ func plainMetricName(name []byte) bool {
 	return len(name) > 0
 }
 
-// slabChunk is how many values a slab allocates at once.
-const slabChunk = 256
+// slabChunk is how many values a slab allocates at once. A chunk holds
+// 6–22 KB; a target that keeps its memo keeps its chunks, and a quarter of
+// the old 256 values left a page of eight engines some 130 KB less idle
+// storage, at no cost to reading it.
+const slabChunk = 64
 
 // slab hands out values from chunks it keeps, so that the values of one
 // page are reused for the next: pointers to them stay valid until reset.
@@ -890,6 +894,9 @@ func (s *slab[T]) next() *T {
 
 // reset makes every value available again.
 func (s *slab[T]) reset() { s.n = 0 }
+
+// at returns the value next handed out as the i-th since the reset.
+func (s *slab[T]) at(i int) *T { return &s.chunks[i/slabChunk][i%slabChunk] }
 
 // chunks returns how many chunks the parser's slabs hold.
 func (p *fastParser) chunks() int {

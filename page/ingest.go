@@ -67,6 +67,7 @@ type Ingester struct {
 	recording  bool // the direct pass records the page's shape
 	recorded   bool // the direct pass that read the page recorded its shape
 	directRead bool // the direct pass read the page
+	lastKept   int  // lines the filter kept of the last page it read whole, -1 before the first
 
 	bounds    map[string][]float64
 	rowBounds [][]float64 // per row of the alias table, the layout it read last
@@ -88,6 +89,7 @@ func NewIngester() *Ingester {
 		rowBounds: make([][]float64, len(catalogue.Reads)),
 		engines:   make(map[string]string),
 		memoMin:   memoMinLines,
+		lastKept:  -1,
 	}
 }
 
@@ -109,7 +111,7 @@ const (
 	// maxScratchBytes is the largest filtered page whose set is kept, and
 	// maxScratchChunks the most slab chunks of its fast path, so one huge
 	// page does not pin its buffers for hours (a page of eight engines
-	// takes about 20 chunks).
+	// takes about 40 chunks).
 	maxScratchBytes  = 4 << 20
 	maxScratchChunks = 256
 )
@@ -411,7 +413,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 		}
 		in.emitBytes(line, lineNo, hadNewline)
 	}
-	in.recorded = rec
+	in.recorded, in.lastKept = rec, kept
 	return hasVLLM, dropped, 0, nil
 }
 

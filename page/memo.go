@@ -29,9 +29,10 @@ import (
 // memoMinLines lines of vLLM series keeps one.
 
 // memoMinLines is the fewest lines read into families (buckets count) for
-// which a page keeps its memo: about three engines of vLLM. A one-engine
-// page (some 330 such lines) is read in full in about 40 µs, while its
-// memo would hold some 160 KB of slab chunks for every target.
+// which a page keeps its memo: some three engines of vLLM. A one-engine
+// page (200–330 such lines) is read in full in about 55 µs, while its memo
+// would hold some 100 KB for every target; eight engines' memo holds some
+// 340 KB and saves 190 µs of every scrape (BENCHMARKS.md).
 const memoMinLines = 1024
 
 var memoSeed = maphash.MakeSeed()
@@ -62,35 +63,39 @@ const (
 )
 
 // valueSink is where the fast path wrote the value of one line read into
-// the families: a scalar, a bucket, or a histogram's count or sum. A line
-// of a histogram family that holds none of these has an empty sink.
-type valueSink struct {
-	scalar *scalarBox
-	bucket *bucketBox
-	hist   *histBox
-	of     sinkKind
-}
+// the families: a scalar, a bucket, or a histogram's count or sum, as the
+// kind in the top bits and the box's place in its slab below them (four
+// bytes a line, where pointers took 32). A line of a histogram family
+// that holds none of these has sinkNone.
+type valueSink uint32
 
-// sinkKind says which value of a histogram a sink is.
-type sinkKind uint8
-
+// The kinds of sink.
 const (
-	sinkSum sinkKind = iota
+	sinkNone valueSink = iota
+	sinkScalar
+	sinkBucket
 	sinkCount
+	sinkSum
+
+	sinkShift = 29 // a page holds at most maxKeptLines boxes of a kind
 )
+
+// A page's boxes of a kind must fit below the kind's bits.
+var _ [1<<sinkShift - maxKeptLines]struct{}
 
 // store writes a value where the fast path wrote the line's, as it wrote
 // it. It returns false where the fast path would have given up.
-func (v valueSink) store(x float64) bool {
-	switch {
-	case v.scalar != nil:
-		v.scalar.v = x
-	case v.bucket != nil:
-		return v.bucket.store(x)
-	case v.hist != nil && v.of == sinkCount:
-		return v.hist.storeCount(x)
-	case v.hist != nil:
-		v.hist.storeSum(x)
+func (p *fastParser) store(v valueSink, x float64) bool {
+	at := int(v & (1<<sinkShift - 1))
+	switch v >> sinkShift {
+	case sinkScalar:
+		p.scalars.at(at).v = x
+	case sinkBucket:
+		return p.buckets.at(at).store(x)
+	case sinkCount:
+		return p.hist.at(at).storeCount(x)
+	case sinkSum:
+		p.hist.at(at).storeSum(x)
 	}
 	return true
 }
@@ -146,7 +151,9 @@ func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, f
 	} else {
 		in.s = getScratch()
 	}
-	in.recording = !om
+	// Recording costs a full reading a fifth more: a target whose last
+	// page was too small to keep its memo does not record the next.
+	in.recording = !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
 	hasVLLM, dropped, fams, err = in.read(body, om)
 	in.recording = false
 	in.memo.hasVLLM, in.memo.dropped = hasVLLM, dropped
@@ -207,7 +214,7 @@ func (in *Ingester) replay(body []byte) bool {
 			}
 		case lineKept:
 			v, ok := parseValue(tail)
-			if !ok || !sinks[0].store(v) {
+			if !ok || !fp.store(sinks[0], v) {
 				return false
 			}
 			sinks = sinks[1:]

@@ -191,17 +191,23 @@ func (in *Ingester) replay(body []byte) bool {
 	}
 	lines, sinks := in.memo.lines, fp.sinks
 	for len(body) > 0 {
-		raw, rest, _ := cutLine(body)
-		body = rest
 		if len(lines) == 0 {
 			return false
 		}
 		ml := lines[0]
 		lines = lines[1:]
-		if len(raw) < int(ml.prefix) || maphash.Bytes(memoSeed, raw[:ml.prefix]) != ml.hash {
+		// The prefix is hashed before the line's end is looked for: it
+		// holds no newline (the last page's did not), so only the value
+		// is searched, not the whole line.
+		n := int(ml.prefix)
+		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
 			return false
 		}
-		tail := raw[ml.prefix:]
+		if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
+			return false // cutLine would have taken this '\r' off the line
+		}
+		tail, rest, _ := cutLine(body[n:])
+		body = rest
 		switch ml.kind {
 		case lineWhole:
 			if len(tail) > 0 {

@@ -198,3 +198,21 @@ func FuzzIngestSameShape(f *testing.F) {
 		readBoth(t, "", page, next, page)
 	})
 }
+
+// A carriage return is part of a line unless it ends it: a TYPE line that
+// ends in two, one of which the line keeps, is not the same line as one
+// that ends in one.
+func TestSameShapeCarriageReturns(t *testing.T) {
+	eight := string(testutil.VLLMPage(t, 8))
+	const typeLine = "# TYPE vllm:time_to_first_token_seconds histogram\n"
+	if !strings.Contains(eight, typeLine) {
+		t.Fatalf("the page has no line %q", typeLine)
+	}
+	ending := func(end string) string {
+		return strings.Replace(eight, typeLine, strings.TrimSuffix(typeLine, "\n")+end, 1)
+	}
+	got := readBoth(t, "", ending("\r\r\n"), ending("\r\n"), ending("\n"), ending("\r\r\n"))
+	if !got[2] {
+		t.Error("a line that lost the carriage return cutLine takes off was read in full")
+	}
+}

@@ -138,10 +138,7 @@ func TestFastParseMatchesExpfmt(t *testing.T) {
 // fast path meets in a live run.
 func filteredPages(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
-	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no captures: %v", err)
-	}
+	paths := captures(t)
 	add := func(name string, page []byte) {
 		in := NewIngester()
 		om, err := pageFormat(page, "")

@@ -17,6 +17,17 @@ const realDir = "testdata/real"
 // loadReal reads a capture the way its README says to: issue and pull-request
 // excerpts lose their (possibly cut) last line, and "[... trimmed ...]"
 // markers and "..." elisions, which are not exposition lines, go.
+// captures returns the paths of the captured pages, failing the test when
+// there are none.
+func captures(t testing.TB) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no captures: %v", err)
+	}
+	return paths
+}
+
 func loadReal(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(realDir, name))

@@ -2,7 +2,6 @@ package page
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +26,16 @@ func nextValues(page string, pick func(line int, old string) string) string {
 		lines[i] = body[:at] + pick(i, body[at:]) + l[len(body):]
 	}
 	return strings.Join(lines, "")
+}
+
+// onLine sets the value of line n only.
+func onLine(n int, value string) func(int, string) string {
+	return func(i int, old string) string {
+		if i == n {
+			return value
+		}
+		return old
+	}
 }
 
 // moved is the value a counter or a gauge shows a second later.
@@ -79,12 +88,7 @@ func TestSameShapePages(t *testing.T) {
 	}{
 		{"values moved", nextValues(eight, moved), true},
 		{"the same page", eight, true},
-		{"no value moved but one", nextValues(eight, func(i int, old string) string {
-			if i == 200 {
-				return "7"
-			}
-			return old
-		}), true},
+		{"no value moved but one", nextValues(eight, onLine(200, "7")), true},
 		{"fractional counts", nextValues(eight, func(_ int, old string) string {
 			if strings.ContainsAny(old, ".eIN") {
 				return old
@@ -97,18 +101,8 @@ func TestSameShapePages(t *testing.T) {
 		{"minus infinity", nextValues(eight, func(int, string) string { return "-Inf" }), false},
 		{"a negative fractional bucket", nextValues(eight, func(_ int, old string) string { return "-" + old + ".5" }), false},
 		{"a timestamp", nextValues(eight, func(_ int, old string) string { return old + " 1700000000000" }), false},
-		{"a value that is no number", nextValues(eight, func(i int, old string) string {
-			if i == 500 {
-				return "1_000"
-			}
-			return old
-		}), false},
-		{"a value missing", nextValues(eight, func(i int, old string) string {
-			if i == 900 {
-				return ""
-			}
-			return old
-		}), false},
+		{"a value that is no number", nextValues(eight, onLine(500, "1_000")), false},
+		{"a value missing", nextValues(eight, onLine(900, "")), false},
 		{"a label changed", strings.Replace(eight, `engine="3"`, `engine="9"`, 1), false},
 		{"a line more", eight + "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 1\n", false},
 		{"a line less", eight[:strings.LastIndex(eight[:len(eight)-1], "\n")+1], false},
@@ -131,16 +125,8 @@ func TestSameShapePages(t *testing.T) {
 // Every real capture, its values moved, is read as values only into what
 // expfmt gives, and an OpenMetrics page never is.
 func TestSameShapeRealPages(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no captures: %v", err)
-	}
-	for _, path := range paths {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		page := string(cleanReal(filepath.Base(path), b))
+	for _, path := range captures(t) {
+		page := string(loadReal(t, filepath.Base(path)))
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			got := readBoth(t, "text/plain; version=0.0.4", page, nextValues(page, moved))
 			if first := show(NewIngester(), page, ""); !strings.HasPrefix(first, "error") && !got[1] {

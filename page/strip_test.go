@@ -104,11 +104,7 @@ func TestStripLabelsChangesNothing(t *testing.T) {
 // TestStripLabelsOnRealPages runs the same comparison over every captured
 // page and a simulated-looking V1 page.
 func TestStripLabelsOnRealPages(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(realDir, "*.txt"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no captures: %v", err)
-	}
-	for _, p := range paths {
+	for _, p := range captures(t) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ type Ingester struct {
 	noFast   bool     // expfmt only (tests compare the two)
 	noDirect bool     // the fast path reads the filter's copy of the page (tests compare the two)
 	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
-	memoMin  int      // the fewest lines of vLLM series a page must have for its memo to be kept
+	memoMin  int      // the fewest lines read into families a page must have for its memo to be kept
 	replayed bool     // the last page was read as values only (tests)
 
 	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
@@ -118,6 +118,12 @@ const (
 
 var freeScratch = make(chan *scratch, maxFreeScratch)
 
+// keepable reports whether a set is within the bounds of what is kept
+// between pages, by the free list or by a memo.
+func (s *scratch) keepable() bool {
+	return cap(s.filtered) <= maxScratchBytes && s.fast.chunks() <= maxScratchChunks
+}
+
 func getScratch() *scratch {
 	select {
 	case s := <-freeScratch:
@@ -128,7 +134,7 @@ func getScratch() *scratch {
 }
 
 func putScratch(s *scratch) {
-	if cap(s.filtered) > maxScratchBytes || s.fast.chunks() > maxScratchChunks {
+	if !s.keepable() {
 		return
 	}
 	s.fast.prefix.text = nil // it points into the page, which may go now

@@ -26,7 +26,7 @@ import (
 // The memo keeps the scratch set of the families, which costs a target
 // the storage a page otherwise borrows from the free list while it is
 // read. That pays only for a large page, so only a page of at least
-// memoMinLines lines of vLLM series keeps one.
+// memoMinLines lines read into families keeps one.
 
 // memoMinLines is the fewest lines read into families (buckets count) for
 // which a page keeps its memo: some three engines of vLLM. A one-engine
@@ -168,7 +168,7 @@ func (in *Ingester) keepOrRelease() {
 	s := in.s
 	in.s = nil
 	full := in.directRead && in.recorded && in.memo.kept == len(s.fast.sinks) &&
-		in.memo.kept >= in.memoMin && s.fast.chunks() <= maxScratchChunks
+		in.memo.kept >= in.memoMin && s.keepable()
 	if in.replayed || full {
 		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s

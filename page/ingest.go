@@ -64,10 +64,9 @@ type Ingester struct {
 	pairs    []bucketPair
 	stripper labelStripper // takes model_name and engine off the lines (strip.go)
 
-	recording  bool // the direct pass records the page's shape
-	recorded   bool // the direct pass that read the page recorded its shape
-	directRead bool // the direct pass read the page
-	lastKept   int  // lines the filter kept of the last page it read whole, -1 before the first
+	recording bool // the direct pass records the page's shape
+	recorded  bool // the direct pass that read the page recorded its shape
+	lastKept  int  // lines the filter kept of the last page it read whole, -1 before the first
 
 	bounds    map[string][]float64
 	rowBounds [][]float64 // per row of the alias table, the layout it read last
@@ -205,7 +204,6 @@ func (in *Ingester) read(body []byte, om bool) (hasVLLM bool, dropped int, fams 
 		hasVLLM, dropped, err = in.filter(body, om)
 		in.direct = nil
 		if err == nil {
-			in.directRead = true
 			return hasVLLM, dropped, in.s.fast.finish(), nil
 		}
 		if err != errNotFast {
@@ -303,7 +301,7 @@ func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, 
 	in.stripper.reset()
 	rec := in.direct != nil && in.recording
 	in.recorded = false
-	in.memo.lines, in.memo.kept = in.memo.lines[:0], 0
+	in.memo.lines = in.memo.lines[:0]
 	if in.direct != nil {
 		in.direct.reset()
 		in.direct.record = rec

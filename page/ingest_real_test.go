@@ -14,9 +14,6 @@ import (
 // realDir holds verbatim captures of real /metrics pages.
 const realDir = "testdata/real"
 
-// loadReal reads a capture the way its README says to: issue and pull-request
-// excerpts lose their (possibly cut) last line, and "[... trimmed ...]"
-// markers and "..." elisions, which are not exposition lines, go.
 // captures returns the paths of the captured pages, failing the test when
 // there are none.
 func captures(t testing.TB) []string {
@@ -28,6 +25,9 @@ func captures(t testing.TB) []string {
 	return paths
 }
 
+// loadReal reads a capture the way its README says to: issue and pull-request
+// excerpts lose their (possibly cut) last line, and "[... trimmed ...]"
+// markers and "..." elisions, which are not exposition lines, go.
 func loadReal(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(realDir, name))

@@ -41,7 +41,6 @@ var memoSeed = maphash.MakeSeed()
 type pageMemo struct {
 	s       *scratch // the families the page was read into (its fast path's), and the sinks of its values
 	lines   []memoLine
-	kept    int // lines of lineKept
 	hasVLLM bool
 	dropped int
 }
@@ -103,9 +102,6 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 // note records a line whose first prefix bytes must come again.
 func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
 	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
-	if kind == lineKept {
-		m.kept++
-	}
 }
 
 // noteSample records a sample line whose name ends at nameEnd. It returns
@@ -141,7 +137,7 @@ func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
 // when it is of the text format). keepOrRelease must follow, once the
 // families are built.
 func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
-	in.replayed, in.recorded, in.directRead = false, false, false
+	in.replayed, in.recorded = false, false
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
@@ -162,13 +158,15 @@ func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, f
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
 // as the memo of the page when the page was read as values only, or read
-// by the direct pass with its memo recorded, large enough and within the
-// free list's bounds; else it goes back to the free list.
+// by the direct pass with its memo recorded (the pass that records is the
+// direct one, and only a pass that read the whole page says it recorded),
+// large enough and within the free list's bounds; else it goes back to
+// the free list. Every line the filter kept left one sink; replay relies
+// on it, so a memo whose count differs is not kept.
 func (in *Ingester) keepOrRelease() {
 	s := in.s
 	in.s = nil
-	full := in.directRead && in.recorded && in.memo.kept == len(s.fast.sinks) &&
-		in.memo.kept >= in.memoMin && s.keepable()
+	full := in.recorded && in.lastKept == len(s.fast.sinks) && in.lastKept >= in.memoMin && s.keepable()
 	if in.replayed || full {
 		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s

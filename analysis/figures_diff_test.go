@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 func TestFiguresMatchReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	cfg := DefaultConfig()
-	rising := 0 // histograms read off their first and last readings
+	rising := 0         // histograms read off their first and last readings
+	risingCounters := 0 // scalars, finish counts and totals read so
 	for n := range 3000 {
 		// A third of the windows are steady, their histograms rising
 		// throughout as most real ones do, so that the short cut for
@@ -51,6 +53,8 @@ func TestFiguresMatchReference(t *testing.T) {
 				rising++
 			}
 		}
+		scalars, finished, totals := risingThroughout(series)
+		risingCounters += bits.OnesCount32(uint32(scalars)) + bits.OnesCount8(uint8(finished)) + bits.OnesCount16(uint16(totals))
 		gotF, gotEv := fast.figures(series, 1000, cfg)
 		wantF, wantEv := slow.refFigures(series, 1000, cfg)
 		if got, want := fmt.Sprintf("%+v", gotF), fmt.Sprintf("%+v", wantF); got != want {
@@ -63,7 +67,10 @@ func TestFiguresMatchReference(t *testing.T) {
 	if rising < 1000 {
 		t.Errorf("only %d histograms rose throughout their window: the short cut is hardly tested", rising)
 	}
-	t.Logf("%d histograms rose throughout their window", rising)
+	if risingCounters < 5000 {
+		t.Errorf("only %d scalars, finish counts and totals rose throughout their window: the short cut is hardly tested", risingCounters)
+	}
+	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window", rising, risingCounters)
 }
 
 // markRising marks every sample against the good one before it, as the

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -77,28 +78,91 @@ type seriesRuns struct {
 
 // gatherRuns walks the series once and returns their runs, held in the
 // window's scratch space until the next call. series[i] is the series in
-// the i-th sample of the window (nil when absent there).
+// the i-th sample of the window (nil when absent there). A metric marked
+// rising throughout (risingThroughout) is not walked: its run is its
+// first and last readings.
 func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 	r := &w.runs
 	*r = seriesRuns{}
+	scalars, finished, totals := risingThroughout(series)
+	if scalars|catalogue.ScalarSet(finished)|catalogue.ScalarSet(totals) != 0 {
+		w.risingScalarRuns(r, series, scalars, finished, totals)
+	}
+	walkScalars := allScalars &^ scalars
+	walkFinished := allFinished &^ finished
+	walkTotals := allHistograms &^ totals
+	if walkScalars|catalogue.ScalarSet(walkFinished)|catalogue.ScalarSet(walkTotals) == 0 {
+		return r
+	}
 	for i, s := range series {
 		if s == nil {
 			continue
 		}
 		ms := w.ms[i]
-		for k, v := range s.Scalars {
-			r.scalars[k].add(ms, v)
+		for set := walkScalars; set != 0; set &= set - 1 {
+			k := bits.TrailingZeros32(uint32(set))
+			r.scalars[k].add(ms, s.Scalars[k])
 		}
-		for k, v := range s.Finished {
-			r.finished[k].add(ms, v)
+		for set := walkFinished; set != 0; set &= set - 1 {
+			k := bits.TrailingZeros8(uint8(set))
+			r.finished[k].add(ms, s.Finished[k])
 		}
-		for h := range s.Histograms {
-			b := &s.Histograms[h]
-			if b.Present() {
+		for set := walkTotals; set != 0; set &= set - 1 {
+			h := bits.TrailingZeros16(uint16(set))
+			if b := &s.Histograms[h]; b.Present() {
 				r.histSum[h].add(ms, b.Sum)
 				r.histCount[h].add(ms, b.Count)
 			}
 		}
 	}
 	return r
+}
+
+// Every scalar, finish reason and histogram, as sets.
+const (
+	allScalars    = catalogue.ScalarSet(1)<<catalogue.NumScalars - 1
+	allFinished   = catalogue.FinishSet(1)<<catalogue.NumFinishReasons - 1
+	allHistograms = catalogue.HistogramSet(1)<<catalogue.NumHistograms - 1
+)
+
+// risingThroughout returns the scalars, finish counts and histogram totals
+// marked rising from every sample of the window to the next (catalogue's
+// MarkRising): then each series has them, none is NaN and none drops.
+func risingThroughout(series []*catalogue.Series) (catalogue.ScalarSet, catalogue.FinishSet, catalogue.HistogramSet) {
+	if len(series) < 2 || series[0] == nil {
+		return 0, 0, 0
+	}
+	scalars, finished, totals := allScalars, allFinished, allHistograms
+	for _, s := range series[1:] {
+		if s == nil {
+			return 0, 0, 0
+		}
+		scalars &= s.RisingScalars
+		finished &= s.RisingFinished
+		totals &= s.RisingTotals
+	}
+	return scalars, finished, totals
+}
+
+// risingScalarRuns fills the runs of the metrics that rise throughout the
+// window: every sample has a reading and none drops, so a run is its
+// first and last readings, which is what add would gather from them all.
+func (w *window) risingScalarRuns(r *seriesRuns, series []*catalogue.Series, scalars catalogue.ScalarSet, finished catalogue.FinishSet, totals catalogue.HistogramSet) {
+	n := len(series)
+	first, last := series[0], series[n-1]
+	run := func(a, b float64) counterRun { return risingRun(n, w.ms[0], w.ms[n-1], a, b) }
+	for set := scalars; set != 0; set &= set - 1 {
+		k := bits.TrailingZeros32(uint32(set))
+		r.scalars[k] = run(first.Scalars[k], last.Scalars[k])
+	}
+	for set := finished; set != 0; set &= set - 1 {
+		k := bits.TrailingZeros8(uint8(set))
+		r.finished[k] = run(first.Finished[k], last.Finished[k])
+	}
+	for set := totals; set != 0; set &= set - 1 {
+		h := bits.TrailingZeros16(uint16(set))
+		fh, lh := &first.Histograms[h], &last.Histograms[h]
+		r.histSum[h] = run(fh.Sum, lh.Sum)
+		r.histCount[h] = run(fh.Count, lh.Count)
+	}
 }

@@ -167,7 +167,32 @@ type Series struct {
 	// Absence means unknown, never "reset": the analysis then reads every
 	// sample of its window, as it does for a source that leaves it unset.
 	Rising HistogramSet
+	// RisingScalars, RisingFinished and RisingTotals are Rising's rule for
+	// the scalars, the finish counts and each histogram's _sum and _count
+	// together: both readings known and this one not below the other. A
+	// run over a window marked throughout is its first and last readings.
+	RisingScalars  ScalarSet
+	RisingFinished FinishSet
+	RisingTotals   HistogramSet
 }
+
+// ScalarSet is a set of scalars.
+type ScalarSet uint32
+
+// A ScalarSet has a bit for every scalar.
+var _ [32 - NumScalars]struct{}
+
+// Has reports whether k is in the set.
+func (s ScalarSet) Has(k Scalar) bool { return s&(1<<k) != 0 }
+
+// FinishSet is a set of finish reasons.
+type FinishSet uint8
+
+// A FinishSet has a bit for every finish reason.
+var _ [8 - NumFinishReasons]struct{}
+
+// Has reports whether r is in the set.
+func (s FinishSet) Has(r FinishReason) bool { return s&(1<<r) != 0 }
 
 // HistogramSet is a set of histograms.
 type HistogramSet uint16

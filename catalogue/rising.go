@@ -2,7 +2,8 @@ package catalogue
 
 import "math"
 
-// MarkRising sets the Rising histograms of every series of s, a sample a
+// MarkRising sets the Rising histograms (and the RisingScalars,
+// RisingFinished and RisingTotals) of every series of s, a sample a
 // source is about to store, against prev, the same target's previous good
 // sample (nil when there is none). A series of an engine is set against
 // the first engine of its name in prev, the one the analysis pairs it with.
@@ -17,19 +18,52 @@ func (s *Sample) MarkRising(prev *Sample) {
 		return
 	}
 	if prev == nil || !prev.OK() {
-		s.Total.Rising = 0
+		s.Total.clearMarks()
 		for i := range s.Engines {
-			s.Engines[i].Rising = 0
+			s.Engines[i].clearMarks()
 		}
 		return
 	}
-	s.Total.Rising = risingFrom(&prev.Total, &s.Total)
+	s.Total.markFrom(&prev.Total)
 	for i := range s.Engines {
-		s.Engines[i].Rising = 0
+		s.Engines[i].clearMarks()
 		if before := prev.EngineSeries(s.Engines[i].Name); before != nil {
-			s.Engines[i].Rising = risingFrom(before, &s.Engines[i].Series)
+			s.Engines[i].markFrom(before)
 		}
 	}
+}
+
+// clearMarks marks nothing rising: there is no reading to rise from.
+func (s *Series) clearMarks() {
+	s.Rising, s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0, 0
+}
+
+// markFrom marks what rose in s since prev.
+func (s *Series) markFrom(prev *Series) {
+	s.Rising = risingFrom(prev, s)
+	s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0
+	for k, v := range s.Scalars {
+		if risesFrom(prev.Scalars[k], v) {
+			s.RisingScalars |= 1 << k
+		}
+	}
+	for r, v := range s.Finished {
+		if risesFrom(prev.Finished[r], v) {
+			s.RisingFinished |= 1 << r
+		}
+	}
+	for h := range NumHistograms {
+		b, p := &s.Histograms[h], &prev.Histograms[h]
+		if b.Present() && p.Present() && risesFrom(p.Sum, b.Sum) && risesFrom(p.Count, b.Count) {
+			s.RisingTotals.Add(h)
+		}
+	}
+}
+
+// risesFrom reports whether a reading cur, after prev, neither is missing
+// nor drops.
+func risesFrom(prev, cur float64) bool {
+	return cur >= prev // false when either is NaN
 }
 
 // EngineSeries returns the series of the first engine of that name in s,

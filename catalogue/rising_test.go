@@ -111,3 +111,56 @@ func TestMarkRisingLeavesAFailedSample(t *testing.T) {
 		t.Errorf("failed sample's marks changed to %b", cur.Total.Rising)
 	}
 }
+
+// TestMarkRisingCounters holds the scalars, finish counts and histogram
+// totals marked as rising to their rule: both readings known, and this
+// one not below the other.
+func TestMarkRisingCounters(t *testing.T) {
+	nan := math.NaN()
+	bounds := []float64{1, math.Inf(1)}
+	cases := []struct {
+		name      string
+		prev, cur float64
+		rising    bool
+	}{
+		{"rises", 3, 5, true},
+		{"does not move", 3, 3, true},
+		{"drops", 3, 2, false},
+		{"NaN now", 3, nan, false},
+		{"NaN before", nan, 3, false},
+		{"both NaN", nan, nan, false},
+		{"+Inf twice", math.Inf(1), math.Inf(1), true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			series := func(v float64) Series {
+				s := NewSeries()
+				s.Scalars[GenerationTokens] = v
+				s.Finished[FinishStop] = v
+				s.Histograms[E2E] = Buckets{Bounds: bounds, Counts: []float64{0, 0}, Sum: v, Count: 1}
+				s.Histograms[TTFT] = Buckets{Bounds: bounds, Counts: []float64{0, 0}, Sum: 1, Count: v}
+				return s
+			}
+			prev, cur := Sample{Total: series(c.prev)}, Sample{Total: series(c.cur)}
+			cur.MarkRising(&prev)
+			got := cur.Total
+			if got.RisingScalars.Has(GenerationTokens) != c.rising || got.RisingFinished.Has(FinishStop) != c.rising {
+				t.Errorf("scalar rising %v, finish count rising %v; want %v", got.RisingScalars.Has(GenerationTokens), got.RisingFinished.Has(FinishStop), c.rising)
+			}
+			if got.RisingTotals.Has(E2E) != c.rising || got.RisingTotals.Has(TTFT) != c.rising {
+				t.Errorf("totals rising with the sum moving %v, with the count moving %v; want %v", got.RisingTotals.Has(E2E), got.RisingTotals.Has(TTFT), c.rising)
+			}
+			if got.RisingScalars.Has(Running) || got.RisingTotals.Has(ITL) {
+				t.Errorf("a scalar or histogram absent from both is marked rising")
+			}
+		})
+	}
+	t.Run("a failure before clears the marks", func(t *testing.T) {
+		cur := Sample{Total: NewSeries()}
+		cur.Total.RisingScalars, cur.Total.RisingFinished, cur.Total.RisingTotals = 1, 1, 1
+		cur.MarkRising(&Sample{Err: "timeout"})
+		if cur.Total.RisingScalars != 0 || cur.Total.RisingFinished != 0 || cur.Total.RisingTotals != 0 {
+			t.Errorf("marks kept after a failed sample: %b %b %b", cur.Total.RisingScalars, cur.Total.RisingFinished, cur.Total.RisingTotals)
+		}
+	})
+}

@@ -74,6 +74,8 @@ type seriesRuns struct {
 	// histSum and histCount are _sum and _count of each histogram where
 	// the page has the histogram.
 	histSum, histCount [catalogue.NumHistograms]counterRun
+	// rising is what rose throughout the window, read off its ends.
+	rising risingSets
 }
 
 // gatherRuns walks the series once and returns their runs, held in the
@@ -83,17 +85,11 @@ type seriesRuns struct {
 // first and last readings.
 func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 	r := &w.runs
-	*r = seriesRuns{}
-	scalars, finished, totals := risingThroughout(series)
-	if scalars|catalogue.ScalarSet(finished)|catalogue.ScalarSet(totals) != 0 {
-		w.risingScalarRuns(r, series, scalars, finished, totals)
-	}
-	walkScalars := allScalars &^ scalars
-	walkFinished := allFinished &^ finished
-	walkTotals := allHistograms &^ totals
-	if walkScalars|catalogue.ScalarSet(walkFinished)|catalogue.ScalarSet(walkTotals) == 0 {
-		return r
-	}
+	*r = seriesRuns{rising: risingThroughout(series)}
+	w.risingMetricRuns(r, series)
+	walkScalars := allScalars &^ r.rising.scalars
+	walkFinished := allFinished &^ r.rising.finished
+	walkTotals := allHistograms &^ r.rising.totals
 	for i, s := range series {
 		if s == nil {
 			continue
@@ -125,41 +121,55 @@ const (
 	allHistograms = catalogue.HistogramSet(1)<<catalogue.NumHistograms - 1
 )
 
-// risingThroughout returns the scalars, finish counts and histogram totals
-// marked rising from every sample of the window to the next (catalogue's
-// MarkRising): then each series has them, none is NaN and none drops.
-func risingThroughout(series []*catalogue.Series) (catalogue.ScalarSet, catalogue.FinishSet, catalogue.HistogramSet) {
-	if len(series) < 2 || series[0] == nil {
-		return 0, 0, 0
-	}
-	scalars, finished, totals := allScalars, allFinished, allHistograms
-	for _, s := range series[1:] {
-		if s == nil {
-			return 0, 0, 0
-		}
-		scalars &= s.RisingScalars
-		finished &= s.RisingFinished
-		totals &= s.RisingTotals
-	}
-	return scalars, finished, totals
+// risingSets are what rose from every sample of a window to the next
+// (catalogue's MarkRising): the buckets of histograms, scalars, finish
+// counts and histogram totals. What is in them every series has, with no
+// NaN and no drop.
+type risingSets struct {
+	buckets, totals catalogue.HistogramSet
+	scalars         catalogue.ScalarSet
+	finished        catalogue.FinishSet
 }
 
-// risingScalarRuns fills the runs of the metrics that rise throughout the
-// window: every sample has a reading and none drops, so a run is its
-// first and last readings, which is what add would gather from them all.
-func (w *window) risingScalarRuns(r *seriesRuns, series []*catalogue.Series, scalars catalogue.ScalarSet, finished catalogue.FinishSet, totals catalogue.HistogramSet) {
+// risingThroughout returns what rose throughout the series: nothing when
+// there are fewer than two or one is absent.
+func risingThroughout(series []*catalogue.Series) risingSets {
+	if len(series) < 2 || series[0] == nil {
+		return risingSets{}
+	}
+	all := risingSets{buckets: allHistograms, totals: allHistograms, scalars: allScalars, finished: allFinished}
+	for _, s := range series[1:] {
+		if s == nil {
+			return risingSets{}
+		}
+		all.buckets &= s.Rising
+		all.totals &= s.RisingTotals
+		all.scalars &= s.RisingScalars
+		all.finished &= s.RisingFinished
+	}
+	return all
+}
+
+// risingMetricRuns fills the runs of the scalars, finish counts and
+// histogram totals that rise throughout the window: every sample has a
+// reading and none drops, so a run is its first and last readings, which
+// is what add would gather from them all.
+func (w *window) risingMetricRuns(r *seriesRuns, series []*catalogue.Series) {
 	n := len(series)
+	if n < 2 {
+		return // nothing rises throughout fewer than two readings
+	}
 	first, last := series[0], series[n-1]
 	run := func(a, b float64) counterRun { return risingRun(n, w.ms[0], w.ms[n-1], a, b) }
-	for set := scalars; set != 0; set &= set - 1 {
+	for set := r.rising.scalars; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros32(uint32(set))
 		r.scalars[k] = run(first.Scalars[k], last.Scalars[k])
 	}
-	for set := finished; set != 0; set &= set - 1 {
+	for set := r.rising.finished; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros8(uint8(set))
 		r.finished[k] = run(first.Finished[k], last.Finished[k])
 	}
-	for set := totals; set != 0; set &= set - 1 {
+	for set := r.rising.totals; set != 0; set &= set - 1 {
 		h := bits.TrailingZeros16(uint16(set))
 		fh, lh := &first.Histograms[h], &last.Histograms[h]
 		r.histSum[h] = run(fh.Sum, lh.Sum)

@@ -174,7 +174,7 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 		w.bucketRuns = make([]counterRun, len(bounds))
 	}
 	bucketRuns := w.bucketRuns[:len(bounds)]
-	if w.risesThroughout(series, h) {
+	if runs.rising.buckets.Has(h) {
 		w.risingRuns(bucketRuns, series, h)
 	} else {
 		w.walkRuns(bucketRuns, series, h, bounds)
@@ -187,21 +187,6 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	}
 	hw.Buckets = prepareBuckets(w.buckets)
 	return hw
-}
-
-// risesThroughout reports whether histogram h rose from every sample of
-// the window to the next (catalogue's MarkRising): then each series has
-// it, with the newest bounds, a count per bound, no NaN and no drop.
-func (w *window) risesThroughout(series []*catalogue.Series, h catalogue.Histogram) bool {
-	if len(series) < 2 || series[0] == nil {
-		return false
-	}
-	for _, s := range series[1:] {
-		if s == nil || !s.Rising.Has(h) {
-			return false
-		}
-	}
-	return true
 }
 
 // risingRuns fills the run of each bucket of a histogram that rises

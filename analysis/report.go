@@ -75,25 +75,14 @@ func (n Num) appendJSON(dst []byte) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
-	// d.ddddddddddde±XX: the jsonDigits digits of the rounding and their
-	// exponent. Those digits, without their trailing zeros, are the
-	// shortest text of the rounded value: a decimal of at most 15
-	// significant digits reads back to itself through a normal float64.
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], f, 'e', jsonDigits-1, 64)
-	var digits [jsonDigits]byte
-	digits[0] = e[0]
-	copy(digits[1:], e[2:jsonDigits+1])
+	// The jsonDigits digits of the rounding and their exponent. Those
+	// digits, without their trailing zeros, are the shortest text of the
+	// rounded value: a decimal of at most 15 significant digits reads back
+	// to itself through a normal float64.
+	digits, exp := figureDigits(f)
 	nd := jsonDigits
 	for nd > 1 && digits[nd-1] == '0' {
 		nd--
-	}
-	exp := 0
-	for _, c := range e[jsonDigits+3:] {
-		exp = exp*10 + int(c-'0')
-	}
-	if e[jsonDigits+2] == '-' {
-		exp = -exp
 	}
 	if exp < -4 || exp >= 6 {
 		dst = append(dst, digits[0])
@@ -128,6 +117,30 @@ func (n Num) appendJSON(dst []byte) []byte {
 		return dst
 	}
 	return append(append(append(dst, digits[:whole]...), '.'), digits[whole:nd]...)
+}
+
+// figureDigits returns the jsonDigits digits of f (positive, normal)
+// rounded, and the decimal exponent of the first: from integers where
+// roundedDigits takes f, else from strconv's d.ddddddddddde±XX.
+func figureDigits(f float64) (digits [jsonDigits]byte, exp int) {
+	if d, exp, ok := roundedDigits(f); ok {
+		for i := jsonDigits - 1; i >= 0; i-- {
+			digits[i] = byte('0' + d%10)
+			d /= 10
+		}
+		return digits, exp
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], f, 'e', jsonDigits-1, 64)
+	digits[0] = e[0]
+	copy(digits[1:], e[2:jsonDigits+1])
+	for _, c := range e[jsonDigits+3:] {
+		exp = exp*10 + int(c-'0')
+	}
+	if e[jsonDigits+2] == '-' {
+		exp = -exp
+	}
+	return digits, exp
 }
 
 // minExactNormal is well above the subnormal floats, whose few binary

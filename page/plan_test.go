@@ -1,6 +1,8 @@
 package page
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,7 +12,8 @@ import (
 // A plan holds only while the page keeps its labels: pages read as values
 // only, then a page whose labels changed, then values only again, each
 // make the sample a fresh Ingester makes of the page, and the plan is
-// followed on the pages after the first read as values only.
+// followed on the pages after the first read as values only, unless the
+// page warned of its labels.
 func TestPlanFollowsLabels(t *testing.T) {
 	eight := string(testutil.VLLMPage(t, 8))
 	router := lines(
@@ -26,19 +29,21 @@ func TestPlanFollowsLabels(t *testing.T) {
 	running := strings.Index(eight, "vllm:num_requests_running{")
 	negative := nextValues(eight, onLine(strings.Count(eight[:running], "\n"), "-5"))
 	tests := []struct {
-		name  string
-		pages []string
+		name     string
+		pages    []string
+		followed int // pages that follow a plan, at least
 	}{
-		{"an engine renamed", twice(eight, strings.ReplaceAll(eight, `engine="3"`, `engine="30"`))},
-		{"two engines swapped", twice(eight, swap(eight, `engine="1"`, `engine="2"`))},
-		{"the model renamed", twice(eight, strings.ReplaceAll(eight, model, `model_name="other"`))},
-		{"a finish reason vtop does not know", twice(eight, strings.Replace(eight, `finished_reason="abort"`, `finished_reason="newer"`, 1))},
-		{"a bucket bound moved", twice(eight, strings.Replace(eight, `le="0.3"}`, `le="0.35"}`, 1))},
-		{"buckets out of order", twice(eight, swap(eight, `le="0.3"}`, `le="0.5"}`))},
-		{"a series fewer", twice(eight, eight[:running]+eight[strings.Index(eight[running:], "\n")+running+1:])},
-		{"a router's backend renamed", twice(router, strings.ReplaceAll(router, "10.0.0.2", "10.0.0.3"))},
-		{"a series without an engine", twice(unlabeled, strings.Replace(unlabeled, `{model_name="m"}`, `{engine="2",model_name="m"}`, 1))},
-		{"a value that warns", []string{eight, negative, eight, negative, nextValues(eight, moved), negative, nextValues(eight, movedMore)}},
+		{"an engine renamed", twice(eight, strings.ReplaceAll(eight, `engine="3"`, `engine="30"`)), 2},
+		{"two engines swapped", twice(eight, swap(eight, `engine="1"`, `engine="2"`)), 2},
+		{"the model renamed", twice(eight, strings.ReplaceAll(eight, model, `model_name="other"`)), 2},
+		{"a finish reason vtop does not know", twice(eight, strings.Replace(eight, `finished_reason="abort"`, `finished_reason="newer"`, 1)), 2},
+		{"a bucket bound moved", twice(eight, strings.Replace(eight, `le="0.3"}`, `le="0.35"}`, 1)), 2},
+		{"buckets out of order", twice(eight, swap(eight, `le="0.3"}`, `le="0.5"}`)), 2},
+		{"a series fewer", twice(eight, eight[:running]+eight[strings.Index(eight[running:], "\n")+running+1:]), 2},
+		{"a router's backend renamed", twice(router, strings.ReplaceAll(router, "10.0.0.2", "10.0.0.3")), 2},
+		{"a series without an engine", twice(unlabeled, strings.Replace(unlabeled, `{model_name="m"}`, `{engine="2",model_name="m"}`, 1)), 2},
+		{"more engines than a page may carry", twice(eight, manyEngines()), 1},
+		{"a value that warns", []string{eight, negative, eight, negative, nextValues(eight, moved), negative, nextValues(eight, movedMore)}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,8 +60,8 @@ func TestPlanFollowsLabels(t *testing.T) {
 					followed++
 				}
 			}
-			if followed < 2 {
-				t.Errorf("%d pages followed a plan; want one of each shape at least", followed)
+			if followed < tc.followed {
+				t.Errorf("%d pages followed a plan; want %d at least", followed, tc.followed)
 			}
 		})
 	}
@@ -72,12 +77,22 @@ func twice(first, second string) []string {
 	return pages
 }
 
-// movedMore is a value a second after moved's.
+// movedMore is a value a second after moved's, different on every line
+// (so that a value folded into another line's place shows).
 func movedMore(i int, old string) string {
 	if strings.ContainsAny(old, "eIN") {
 		return old // the exponent must not grow out of range
 	}
-	return moved(i, old) + "2"
+	return moved(i, old) + strconv.Itoa(i%7)
+}
+
+// manyEngines is a page of more engines than a page may carry.
+func manyEngines() string {
+	var b strings.Builder
+	for e := range MaxEngines + 2 {
+		fmt.Fprintf(&b, "vllm:num_requests_running{engine=\"%d\",model_name=\"m\"} %d\n", e, e)
+	}
+	return b.String()
 }
 
 // swap exchanges two strings everywhere in s.

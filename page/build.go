@@ -34,6 +34,9 @@ type builder struct {
 	kinds     [catalogue.NumEngineKinds]int // families read, per engine
 	backends  []string                      // a router's backends, raw
 	loraAt    float64                       // value of the lora_requests_info series kept
+	rec       *buildPlan                    // the plan being recorded (plan.go), if any
+	counts    []float64                     // the sample's slab of bucket counts (carve)
+	carved    int                           // counts carved for the sample so far
 }
 
 // warn adds a warning once.
@@ -49,7 +52,8 @@ func (b *builder) warn(w string) {
 func (b *builder) engine(raw string) *engineAcc {
 	if raw == "" {
 		if b.unlabeled == nil {
-			b.unlabeled = newEngineAcc("")
+			b.unlabeled = &engineAcc{}
+			*b.unlabeled = newEngineAcc("")
 		}
 		return b.unlabeled
 	}
@@ -71,14 +75,15 @@ func (b *builder) engine(raw string) *engineAcc {
 		b.warn(fmt.Sprintf("more than %d engines on the page; the rest were ignored", MaxEngines))
 		return nil
 	}
-	e := newEngineAcc(name)
+	e := &engineAcc{}
+	*e = newEngineAcc(name)
 	b.raws[len(b.engines)] = raw
 	b.engines = append(b.engines, e)
 	return e
 }
 
-func newEngineAcc(name string) *engineAcc {
-	return &engineAcc{name: name, series: catalogue.NewSeries(), kvSum: math.NaN()}
+func newEngineAcc(name string) engineAcc {
+	return engineAcc{name: name, series: catalogue.NewSeries(), kvSum: math.NaN()}
 }
 
 // read walks the alias table in order and folds every wanted family in.
@@ -158,7 +163,7 @@ func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
 func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
 	if !readsByLabel(f.Kind) {
-		b.readPageWide(f, t, m)
+		b.foldIn(fold{m: m, t: t, row: int32(row), op: foldPageWide}, nil)
 		return
 	}
 	b.notePage(row, f, m)
@@ -166,21 +171,66 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	if acc == nil {
 		return
 	}
+	if fd, ok := b.resolve(row, f, t, m); ok {
+		b.foldIn(fd, acc)
+	}
+}
+
+// resolve finds out from a series' labels where its value goes; false
+// when nowhere.
+func (b *builder) resolve(row int, f *catalogue.Read, t dto.MetricType, m *dto.Metric) (fold, bool) {
+	fd := fold{m: m, t: t, row: int32(row)}
 	switch f.Kind {
 	case catalogue.ReadScalar, catalogue.ReadSplitScalar:
-		b.readScalar(f, acc, t, m)
+		sc, ok := b.splitScalar(f, m)
+		fd.op, fd.which = foldScalar, uint8(sc)
+		return fd, ok
 	case catalogue.ReadFinished:
-		b.readFinished(f, acc, t, m)
+		reason, ok := catalogue.FinishReasonOf(labelValue(m, catalogue.LabelFinishedReason))
+		fd.op, fd.which = foldFinished, uint8(reason)
+		return fd, ok // a reason newer than vtop: ignored rather than misfiled
 	case catalogue.ReadFinishedAs:
-		if v, ok := scalarValue(t, m); ok {
-			acc.series.Finished[f.Finish] = nanAdd(acc.series.Finished[f.Finish], v)
-		}
+		fd.op, fd.which = foldFinished, uint8(f.Finish)
+		return fd, true
 	case catalogue.ReadHistogram, catalogue.ReadSplitHistogram:
-		b.readHistogram(row, f, acc, m)
+		which, ok := splitHistogram(f, m)
+		fd.op, fd.which = foldHistogram, uint8(which)
+		return fd, ok && m.GetHistogram() != nil
 	case catalogue.ReadSleep:
-		b.readSleep(acc, t, m)
+		fd.op = foldSleep
+		return fd, true
 	case catalogue.ReadSpecPerPos:
-		b.readSpecPerPos(acc, t, m)
+		fd.op = foldSpecPerPos
+		return fd, true
+	}
+	return fd, false
+}
+
+// foldIn folds a resolved series in, and notes it in the plan being
+// recorded, if any.
+func (b *builder) foldIn(fd fold, acc *engineAcc) {
+	b.apply(&fd, acc)
+	b.record(fd, acc)
+}
+
+// apply folds the value of a resolved series into acc.
+func (b *builder) apply(fd *fold, acc *engineAcc) {
+	f := &catalogue.Reads[fd.row]
+	switch fd.op {
+	case foldPageWide:
+		b.readPageWide(f, fd.t, fd.m)
+	case foldScalar:
+		b.readScalar(f, catalogue.Scalar(fd.which), acc, fd.t, fd.m)
+	case foldFinished:
+		if v, ok := scalarValue(fd.t, fd.m); ok {
+			acc.series.Finished[fd.which] = nanAdd(acc.series.Finished[fd.which], v)
+		}
+	case foldHistogram:
+		b.readHistogram(fd, f, acc)
+	case foldSleep:
+		b.readSleep(acc, fd.t, fd.m)
+	case foldSpecPerPos:
+		b.readSpecPerPos(acc, fd.t, fd.m)
 	}
 }
 
@@ -261,11 +311,7 @@ func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metri
 	}
 }
 
-func (b *builder) readScalar(f *catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	sc, ok := b.splitScalar(f, m)
-	if !ok {
-		return
-	}
+func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	v, ok := scalarValue(t, m)
 	if !ok {
 		return
@@ -300,50 +346,50 @@ func (b *builder) splitScalar(f *catalogue.Read, m *dto.Metric) (catalogue.Scala
 	return 0, false
 }
 
-func (b *builder) readFinished(f *catalogue.Read, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	reason, ok := catalogue.FinishReasonOf(labelValue(m, catalogue.LabelFinishedReason))
-	if !ok {
-		return // a reason newer than vtop: ignored rather than misfiled
+// splitHistogram is splitScalar's counterpart for histograms.
+func splitHistogram(f *catalogue.Read, m *dto.Metric) (catalogue.Histogram, bool) {
+	if f.Split == nil {
+		return f.Histogram, true
 	}
-	if v, ok := scalarValue(t, m); ok {
-		acc.series.Finished[reason] = nanAdd(acc.series.Finished[reason], v)
+	v := labelValue(m, f.Label)
+	i := slices.IndexFunc(f.Split, func(sp catalogue.Split) bool { return sp.Value == v })
+	if i < 0 {
+		return 0, false
 	}
+	return f.Split[i].Histogram, true
 }
 
-func (b *builder) readHistogram(row int, f *catalogue.Read, acc *engineAcc, m *dto.Metric) {
-	h := m.GetHistogram()
-	if h == nil {
-		return
-	}
-	which := f.Histogram
-	if f.Split != nil {
-		v := labelValue(m, f.Label)
-		i := slices.IndexFunc(f.Split, func(sp catalogue.Split) bool { return sp.Value == v })
-		if i < 0 {
-			return
-		}
-		which = f.Split[i].Histogram
-	}
+func (b *builder) readHistogram(fd *fold, f *catalogue.Read, acc *engineAcc) {
+	which := catalogue.Histogram(fd.which)
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
-	if !mergeBuckets(&acc.series.Histograms[which], b.buckets(row, h), false) {
+	dst := &acc.series.Histograms[which]
+	if !mergeBuckets(dst, b.buckets(fd, fd.m.GetHistogram(), dst)) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
 
-// buckets copies a parsed histogram of a row of the alias table into the
-// sample's form, its bounds interned.
-func (b *builder) buckets(row int, h *dto.Histogram) catalogue.Buckets {
-	pairs := b.in.sortedPairs(h)
-	src := catalogue.Buckets{
-		Bounds: b.in.internBounds(row, pairs),
-		Counts: make([]float64, len(pairs)),
-		Sum:    math.NaN(),
-		Count:  math.NaN(),
-	}
-	for i, p := range pairs {
-		src.Counts[i] = p.count
+// buckets copies the parsed histogram of a resolved series into the
+// sample's form, its bounds interned, to be merged into dst.
+func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) catalogue.Buckets {
+	src := catalogue.Buckets{Bounds: fd.bounds, Sum: math.NaN(), Count: math.NaN()}
+	if src.Bounds != nil {
+		// The plan found the page's buckets in order, one per bound.
+		src.Counts = b.countsFor(dst, len(h.Bucket))
+		for i, bk := range h.Bucket {
+			src.Counts[i] = bucketCount(bk)
+		}
+	} else {
+		pairs := b.in.sortedPairs(h)
+		src.Bounds = b.in.internBounds(int(fd.row), pairs)
+		src.Counts = b.countsFor(dst, len(pairs))
+		for i, p := range pairs {
+			src.Counts[i] = p.count
+		}
+		if b.rec != nil && len(pairs) == len(h.Bucket) && bucketsInOrder(h) {
+			fd.bounds = src.Bounds
+		}
 	}
 	if h.SampleSum != nil {
 		src.Sum = h.GetSampleSum()
@@ -357,18 +403,76 @@ func (b *builder) buckets(row int, h *dto.Histogram) catalogue.Buckets {
 	return src
 }
 
-// mergeBuckets adds src into dst. When dst is absent it takes src, copying
-// the counts if copyCounts (src is shared elsewhere). It returns false when
-// the bounds differ: summing such buckets would be wrong.
-func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets, copyCounts bool) bool {
+// bucketCount is a bucket's cumulative count, as a float.
+func bucketCount(bk *dto.Bucket) float64 {
+	if bk.CumulativeCountFloat != nil {
+		return bk.GetCumulativeCountFloat()
+	}
+	return float64(bk.GetCumulativeCount())
+}
+
+// bucketsInOrder reports whether sortedPairs leaves h's buckets in their
+// order on the page.
+func bucketsInOrder(h *dto.Histogram) bool {
+	return slices.IsSortedFunc(h.Bucket, func(x, y *dto.Bucket) int {
+		return cmp.Compare(x.GetUpperBound(), y.GetUpperBound())
+	})
+}
+
+// countsFor returns room for the n counts of a histogram to be merged
+// into dst: a slice of the sample's own when dst takes it, else the
+// Ingester's scratch, which mergeBuckets only reads.
+func (b *builder) countsFor(dst *catalogue.Buckets, n int) []float64 {
+	if dst.Present() {
+		if cap(b.in.countScratch) < n {
+			b.in.countScratch = make([]float64, n)
+		}
+		return b.in.countScratch[:n]
+	}
+	return b.carve(n)
+}
+
+// carve returns n counts of the sample's slab. The counts of one sample
+// are allocated together, sized by the last sample's, and never shared
+// with another sample (which the analysis keeps long after).
+func (b *builder) carve(n int) []float64 {
+	if n == 0 {
+		return []float64{}
+	}
+	if cap(b.counts)-len(b.counts) < n {
+		b.counts = make([]float64, 0, max(n, b.in.countsHint-b.carved, minCountSlab))
+	}
+	at := len(b.counts)
+	b.counts = b.counts[:at+n]
+	b.carved += n
+	return b.counts[at : at+n : at+n]
+}
+
+// minCountSlab is the fewest counts a slab is allocated for: a page of
+// one engine needs some hundreds.
+const minCountSlab = 256
+
+// mergeCopy is mergeBuckets for a src shared elsewhere: when dst is
+// absent it takes a copy of src's counts.
+func (b *builder) mergeCopy(dst *catalogue.Buckets, src catalogue.Buckets) bool {
+	if src.Present() && !dst.Present() {
+		*dst = src
+		dst.Counts = b.carve(len(src.Counts))
+		copy(dst.Counts, src.Counts)
+		return true
+	}
+	return mergeBuckets(dst, src)
+}
+
+// mergeBuckets adds src into dst; when dst is absent it takes src. It
+// returns false when the bounds differ: summing such buckets would be
+// wrong.
+func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets) bool {
 	if !src.Present() {
 		return true
 	}
 	if !dst.Present() {
 		*dst = src
-		if copyCounts {
-			dst.Counts = slices.Clone(src.Counts)
-		}
 		return true
 	}
 	if !slices.Equal(dst.Bounds, src.Bounds) {
@@ -385,6 +489,7 @@ func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets, copyCounts bool
 // finish derives what the engine's page lacks, sums the engines into
 // Total and lists them when there are two or more named ones.
 func (b *builder) finish() catalogue.Sample {
+	defer func() { b.in.countsHint = b.carved }()
 	slices.SortFunc(b.engines, func(x, y *engineAcc) int {
 		return cmp.Or(cmp.Compare(len(x.name), len(y.name)), cmp.Compare(x.name, y.name))
 	})
@@ -453,7 +558,7 @@ func (b *builder) total(all []*engineAcc) catalogue.Series {
 			}
 		}
 		for h := range catalogue.NumHistograms {
-			if !mergeBuckets(&t.Histograms[h], e.series.Histograms[h], true) {
+			if !b.mergeCopy(&t.Histograms[h], e.series.Histograms[h]) {
 				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
 			}
 		}

@@ -74,6 +74,9 @@ type Ingester struct {
 	model     string // last model name, raw and sanitized
 	modelOK   string
 	engines   map[string]string
+
+	countsHint   int       // bucket counts the last sample carved (build.go)
+	countScratch []float64 // the counts of a histogram merged into another's
 }
 
 type bucketPair struct{ bound, count float64 }
@@ -182,7 +185,7 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, dropped))
 	}
-	b.read(fams)
+	b.build(fams)
 	return b.finish(), nil
 }
 

@@ -43,6 +43,7 @@ type pageMemo struct {
 	lines   []memoLine
 	hasVLLM bool
 	dropped int
+	plan    *buildPlan // how the builder read the families, once a page was read into them as values only (plan.go)
 }
 
 // memoLine is one line of the memo's page.
@@ -138,10 +139,12 @@ func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
 // families are built.
 func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
 	in.replayed, in.recorded = false, false
+	plan := in.memo.plan
+	in.memo.plan = nil // a page read in full makes new families
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
-			in.replayed = true
+			in.replayed, in.memo.plan = true, plan
 			return in.memo.hasVLLM, in.memo.dropped, in.s.fast.fams, nil
 		}
 	} else {
@@ -204,7 +207,7 @@ func (in *Ingester) replay(body []byte) bool {
 		if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
 			return false // cutLine would have taken this '\r' off the line
 		}
-		tail, rest, _ := cutLine(body[n:])
+		tail, rest := cutValueLine(body[n:])
 		body = rest
 		switch ml.kind {
 		case lineWhole:
@@ -232,3 +235,23 @@ func (in *Ingester) replay(body []byte) bool {
 	}
 	return true
 }
+
+// cutValueLine is cutLine for what follows a line's prefix: mostly a short
+// value, whose newline a plain scan finds sooner than a call of IndexByte.
+func cutValueLine(b []byte) (line, rest []byte) {
+	for i := range min(len(b), shortValue) {
+		if b[i] == '\n' {
+			line = b[:i]
+			if i > 0 && line[i-1] == '\r' {
+				line = line[:i-1]
+			}
+			return line, b[i+1:]
+		}
+	}
+	line, rest, _ = cutLine(b)
+	return line, rest
+}
+
+// shortValue is how far cutValueLine scans before it leaves the line to
+// cutLine: past most values ("1.2345678e+09").
+const shortValue = 24

@@ -44,6 +44,18 @@ func (r *counterRun) add(ms int64, v float64) {
 	r.n++
 }
 
+// difference is the run's last reading less its first, with what its
+// drops hid added back: what increase() extrapolates.
+func (r *counterRun) difference() float64 { return r.last - r.first + r.resets }
+
+// risingDifference is the difference of a run from first to last with no
+// drop: what difference gives for it, resets of zero added so that -0
+// less +0 reads +0 as there.
+func risingDifference(first, last float64) float64 {
+	const noResets = 0.0
+	return last - first + noResets
+}
+
 // known reports whether the metric has a reading in the window.
 func (r *counterRun) known() bool { return r.n > 0 }
 
@@ -59,7 +71,7 @@ func (w *window) extrapolateRun(r *counterRun, isRate bool) float64 {
 	if r.n < 2 {
 		return math.NaN()
 	}
-	v, ok := extrapolate(r.firstMs, r.lastMs, r.n, r.first, r.last-r.first+r.resets, w.startMs, w.endMs, true, isRate)
+	v, ok := extrapolate(r.firstMs, r.lastMs, r.n, r.first, r.difference(), w.startMs, w.endMs, true, isRate)
 	if !ok {
 		return math.NaN()
 	}

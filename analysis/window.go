@@ -170,34 +170,45 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	hw.Sum = w.increaseOf(&runs.histSum[h])
 	hw.Count = w.increaseOf(&runs.histCount[h])
 
-	if cap(w.bucketRuns) < len(bounds) {
-		w.bucketRuns = make([]counterRun, len(bounds))
-	}
-	bucketRuns := w.bucketRuns[:len(bounds)]
-	if runs.rising.buckets.Has(h) {
-		w.risingRuns(bucketRuns, series, h)
-	} else {
-		w.walkRuns(bucketRuns, series, h, bounds)
-	}
 	w.buckets = w.buckets[:0]
-	for j, upper := range bounds {
-		if inc := w.increaseOf(&bucketRuns[j]); !math.IsNaN(inc) {
-			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
-		}
+	if runs.rising.buckets.Has(h) {
+		w.risingIncreases(series, h, bounds)
+	} else {
+		w.walkedIncreases(series, h, bounds)
 	}
 	hw.Buckets = prepareBuckets(w.buckets)
 	return hw
 }
 
-// risingRuns fills the run of each bucket of a histogram that rises
-// throughout the window: every sample has a reading and none drops, so a
-// run is its first and last readings, which is what walkRuns would find
-// reading them all.
-func (w *window) risingRuns(bucketRuns []counterRun, series []*catalogue.Series, h catalogue.Histogram) {
+// risingIncreases appends to w.buckets the increase of each bucket of a
+// histogram that rises throughout the window: every sample has a reading
+// and none drops, so a bucket's run is its first and last readings, which
+// is what walkRuns would find reading them all. Every bucket is read at
+// the same times, so one span serves them all.
+func (w *window) risingIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	n := len(series)
 	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
-	for j := range bucketRuns {
-		bucketRuns[j] = risingRun(n, w.ms[0], w.ms[n-1], first[j], last[j])
+	sp := newSpan(w.ms[0], w.ms[n-1], n, w.startMs, w.endMs)
+	for j, upper := range bounds {
+		if inc, ok := sp.extrapolate(first[j], risingDifference(first[j], last[j]), true, false); ok && !math.IsNaN(inc) {
+			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
+		}
+	}
+}
+
+// walkedIncreases appends to w.buckets the increase of each bucket of a
+// histogram, every sample of the window read (walkRuns); a bucket with
+// fewer than two readings has none.
+func (w *window) walkedIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
+	if cap(w.bucketRuns) < len(bounds) {
+		w.bucketRuns = make([]counterRun, len(bounds))
+	}
+	bucketRuns := w.bucketRuns[:len(bounds)]
+	w.walkRuns(bucketRuns, series, h, bounds)
+	for j, upper := range bounds {
+		if inc := w.increaseOf(&bucketRuns[j]); !math.IsNaN(inc) {
+			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
+		}
 	}
 }
 

@@ -1,0 +1,68 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// TestRisingIncreasesMatchWalk holds the increases of a histogram that
+// rose throughout its window, read off its first and last readings with
+// one shared span, to those of the walk over every reading, bit for bit:
+// in the corners random windows seldom reach (a count of -0, +Inf counts,
+// the zero-point clamp, a window whose readings span no time).
+func TestRisingIncreasesMatchWalk(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	bounds := []float64{0.1, 1, inf}
+	tests := []struct {
+		name   string
+		offset []time.Duration // of each reading from the first
+		counts [][]float64     // each reading's counts
+		length time.Duration
+	}{
+		{"plain rise", []time.Duration{0, time.Second, 2 * time.Second}, [][]float64{{1, 2, 3}, {2, 4, 6}, {3, 6, 9}}, 10 * time.Second},
+		{"from zero, clamped", []time.Duration{0, time.Second}, [][]float64{{0, 0, 1}, {5, 5, 9}}, 30 * time.Second},
+		{"no change", []time.Duration{0, time.Second}, [][]float64{{4, 4, 4}, {4, 4, 4}}, 5 * time.Second},
+		{"-0 after +0", []time.Duration{0, time.Second}, [][]float64{{0, 0, 0}, {negZero, negZero, 1}}, 5 * time.Second},
+		{"+Inf counts", []time.Duration{0, time.Second}, [][]float64{{1, inf, inf}, {2, inf, inf}}, 5 * time.Second},
+		{"edges exactly on the window", []time.Duration{0, 2 * time.Second}, [][]float64{{1, 1, 1}, {3, 5, 7}}, 2 * time.Second},
+		{"readings at one time", []time.Duration{0, 0}, [][]float64{{1, 1, 1}, {2, 2, 2}}, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := make([]catalogue.Sample, len(tt.counts))
+			for i := range samples {
+				samples[i].Time = t0.Add(tt.offset[i])
+				samples[i].Total = catalogue.NewSeries()
+				samples[i].Total.Histograms[catalogue.TTFT] = catalogue.Buckets{Bounds: bounds, Counts: tt.counts[i], Sum: 1, Count: 1}
+			}
+			now := samples[len(samples)-1].Time
+			w := newWindow(samples, now, tt.length)
+			series := make([]*catalogue.Series, len(w.samples))
+			for i, s := range w.samples {
+				series[i] = &s.Total
+			}
+			w.buckets = w.buckets[:0]
+			w.risingIncreases(series, catalogue.TTFT, bounds)
+			got := bucketBits(w.buckets)
+			w.buckets = w.buckets[:0]
+			w.walkedIncreases(series, catalogue.TTFT, bounds)
+			if want := bucketBits(w.buckets); got != want {
+				t.Errorf("rising increases %s, the walk's %s", got, want)
+			}
+		})
+	}
+}
+
+// bucketBits spells buckets with the bits of their counts, so that -0 and
+// +0, or two NaNs, are told apart as a bit-for-bit comparison must.
+func bucketBits(b []Bucket) string {
+	s := ""
+	for _, x := range b {
+		s += fmt.Sprintf("%v:%#x ", x.Upper, math.Float64bits(x.Count))
+	}
+	return s
+}

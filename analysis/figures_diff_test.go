@@ -23,6 +23,7 @@ func TestFiguresMatchReference(t *testing.T) {
 	cfg := DefaultConfig()
 	rising := 0         // histograms read off their first and last readings
 	risingCounters := 0 // scalars, finish counts and totals read so
+	everySample := 0    // counters in every sample, extrapolated over the window's own span
 	for n := range 3000 {
 		// A third of the windows are steady, their histograms rising
 		// throughout as most real ones do, so that the short cut for
@@ -53,6 +54,7 @@ func TestFiguresMatchReference(t *testing.T) {
 		risingCounters += bits.OnesCount32(uint32(r.scalars)) + bits.OnesCount8(uint8(r.finished)) + bits.OnesCount16(uint16(r.totals))
 		gotF, gotEv := fast.figures(series, 1000, cfg)
 		wantF, wantEv := slow.refFigures(series, 1000, cfg)
+		everySample += runsInEverySample(fast)
 		if got, want := fmt.Sprintf("%+v", gotF), fmt.Sprintf("%+v", wantF); got != want {
 			t.Fatalf("case %d: figures differ\n got %s\nwant %s", n, got, want)
 		}
@@ -66,7 +68,30 @@ func TestFiguresMatchReference(t *testing.T) {
 	if risingCounters < 5000 {
 		t.Errorf("only %d scalars, finish counts and totals rose throughout their window: the short cut is hardly tested", risingCounters)
 	}
-	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window", rising, risingCounters)
+	if everySample < 5000 {
+		t.Errorf("only %d counters were read in every sample of their window: the window's span is hardly tested", everySample)
+	}
+	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window; %d counters were read in every sample",
+		rising, risingCounters, everySample)
+}
+
+// runsInEverySample counts the runs of the window's last gatherRuns that
+// read every sample of a window of at least two: those extrapolated over
+// the window's own span (spanOf).
+func runsInEverySample(w *window) int {
+	n := 0
+	count := func(runs []counterRun) {
+		for _, r := range runs {
+			if r.n >= 2 && r.n == len(w.ms) {
+				n++
+			}
+		}
+	}
+	count(w.runs.scalars[:])
+	count(w.runs.finished[:])
+	count(w.runs.histSum[:])
+	count(w.runs.histCount[:])
+	return n
 }
 
 // markRising marks every sample against the good one before it, as the

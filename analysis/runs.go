@@ -71,7 +71,8 @@ func (w *window) extrapolateRun(r *counterRun, isRate bool) float64 {
 	if r.n < 2 {
 		return math.NaN()
 	}
-	v, ok := extrapolate(r.firstMs, r.lastMs, r.n, r.first, r.difference(), w.startMs, w.endMs, true, isRate)
+	sp := w.spanOf(r.n, r.firstMs, r.lastMs)
+	v, ok := sp.extrapolate(r.first, r.difference(), true, isRate)
 	if !ok {
 		return math.NaN()
 	}

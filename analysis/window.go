@@ -32,6 +32,10 @@ type window struct {
 	bucketRuns []counterRun        // the run of each bucket of a histogram
 	runs       seriesRuns          // the counters of the series being read
 	inOrder    []bool              // whether a sample's engines are the newest page's, in its order
+
+	// everySample is the extrapolation span of a counter read in every
+	// sample, as most are: worked out once per window, not per counter.
+	everySample span
 }
 
 // reset makes w the window of the good samples of samples (oldest first)
@@ -52,6 +56,25 @@ func (w *window) reset(samples []catalogue.Sample, now time.Time, length time.Du
 		}
 	}
 	w.startAtFirstGood(samples)
+	w.everySample = w.newSpanOver(w.ms)
+}
+
+// newSpanOver is the span of readings at the times ms over the window.
+func (w *window) newSpanOver(ms []int64) span {
+	if len(ms) < 2 {
+		return span{}
+	}
+	return newSpan(ms[0], ms[len(ms)-1], len(ms), w.startMs, w.endMs)
+}
+
+// spanOf is the span of n readings from firstMs to lastMs in the window:
+// n readings from as many samples of the window are all of them, whose
+// span is worked out already.
+func (w *window) spanOf(n int, firstMs, lastMs int64) span {
+	if n == len(w.ms) {
+		return w.everySample
+	}
+	return newSpan(firstMs, lastMs, n, w.startMs, w.endMs)
 }
 
 // seriesScratch returns the window's slice of one series per sample, all
@@ -69,6 +92,7 @@ func (w *window) seriesScratch() []*catalogue.Series {
 // than the window, whose gauges are still shown.
 func (w *window) onlySample(s *catalogue.Sample) {
 	w.samples, w.ms = append(w.samples[:0], s), append(w.ms[:0], s.Time.UnixMilli())
+	w.everySample = w.newSpanOver(w.ms)
 }
 
 // startAtFirstGood shortens a window that reaches back before the first
@@ -188,7 +212,7 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 func (w *window) risingIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	n := len(series)
 	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
-	sp := newSpan(w.ms[0], w.ms[n-1], n, w.startMs, w.endMs)
+	sp := w.spanOf(n, w.ms[0], w.ms[n-1])
 	for j, upper := range bounds {
 		if inc, ok := sp.extrapolate(first[j], risingDifference(first[j], last[j]), true, false); ok && !math.IsNaN(inc) {
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})

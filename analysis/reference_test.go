@@ -15,7 +15,24 @@ import (
 // refGauge summarises a gauge's known readings over the window.
 func (w *window) refGauge(at seriesAt) gaugeStats {
 	w.collect(at)
-	return w.collectedGauge()
+	return w.refCollectedGauge()
+}
+
+// refCollectedGauge summarises the readings collected last.
+func (w *window) refCollectedGauge() gaugeStats {
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
+	if g.N == 0 {
+		return g
+	}
+	g.First, g.Last = w.vs[0], w.vs[g.N-1]
+	g.Min, g.Max = w.vs[0], w.vs[0]
+	var sum float64
+	for _, v := range w.vs {
+		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
+		sum += v
+	}
+	g.Mean = sum / float64(g.N)
+	return g
 }
 
 // refDeriv is deriv() of a gauge over the window; NaN when unknown.

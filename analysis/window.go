@@ -154,7 +154,9 @@ func (w *window) scalarGauge(series []*catalogue.Series, k catalogue.Scalar) gau
 	return w.collectedGauge()
 }
 
-// collectedGauge summarises the readings collected last.
+// collectedGauge summarises the readings collected last. The built-in min
+// and max treat -0 and the infinities as math.Min and math.Max do, without
+// a call per reading; the readings hold no NaN.
 func (w *window) collectedGauge() gaugeStats {
 	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
 	if g.N == 0 {
@@ -164,7 +166,7 @@ func (w *window) collectedGauge() gaugeStats {
 	g.Min, g.Max = w.vs[0], w.vs[0]
 	var sum float64
 	for _, v := range w.vs {
-		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
+		g.Min, g.Max = min(g.Min, v), max(g.Max, v)
 		sum += v
 	}
 	g.Mean = sum / float64(g.N)

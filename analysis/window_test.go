@@ -66,3 +66,37 @@ func bucketBits(b []Bucket) string {
 	}
 	return s
 }
+
+// TestCollectedGaugeMatchesReference holds a gauge's summary to the one
+// math.Min and math.Max give, bit for bit, where they differ from a plain
+// comparison: -0 against +0, and the infinities.
+func TestCollectedGaugeMatchesReference(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	tests := []struct {
+		name     string
+		readings []float64
+	}{
+		{"none", nil},
+		{"one", []float64{3}},
+		{"+0 then -0", []float64{0, negZero}},
+		{"-0 then +0", []float64{negZero, 0}},
+		{"-0 only", []float64{negZero, negZero}},
+		{"infinities", []float64{1, inf, math.Inf(-1), 2}},
+		{"ordinary", []float64{4, 1.5, 9, 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &window{vs: tt.readings}
+			got, want := w.collectedGauge(), w.refCollectedGauge()
+			if g, w := gaugeBits(got), gaugeBits(want); g != w {
+				t.Errorf("summary %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+// gaugeBits spells a gauge summary with the bits of its figures.
+func gaugeBits(g gaugeStats) string {
+	return fmt.Sprintf("%#x %#x %#x %#x %#x %d", math.Float64bits(g.First), math.Float64bits(g.Last),
+		math.Float64bits(g.Min), math.Float64bits(g.Max), math.Float64bits(g.Mean), g.N)
+}

@@ -141,6 +141,21 @@ func (w *window) scalarDeriv(series []*catalogue.Series, k catalogue.Scalar) flo
 	return r
 }
 
+// gaugeDeriv is scalarDeriv of gauge k, whose summary over the window is
+// g. A gauge that never moved has no slope: deriv() gives 0 for readings
+// all equal (NaN when they are infinite) whatever their times, so its
+// least squares are not worked out. An empty queue, or an idle engine's
+// batch, stays put window after window.
+func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g gaugeStats) float64 {
+	if g.N >= 2 && g.Min == g.Max {
+		if math.IsInf(g.Min, 0) {
+			return math.NaN()
+		}
+		return 0
+	}
+	return w.scalarDeriv(series, k)
+}
+
 // gaugeStats summarises a gauge over the window. Every field is NaN when the
 // gauge is absent from every sample.
 type gaugeStats struct {

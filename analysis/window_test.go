@@ -100,3 +100,45 @@ func gaugeBits(g gaugeStats) string {
 	return fmt.Sprintf("%#x %#x %#x %#x %#x %d", math.Float64bits(g.First), math.Float64bits(g.Last),
 		math.Float64bits(g.Min), math.Float64bits(g.Max), math.Float64bits(g.Mean), g.N)
 }
+
+// TestGaugeDerivMatchesLeastSquares holds the slope of a gauge read off
+// its summary to deriv()'s least squares, bit for bit, for gauges that
+// never moved and for some that did.
+func TestGaugeDerivMatchesLeastSquares(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	nan := math.NaN()
+	tests := []struct {
+		name     string
+		readings []float64 // NaN: not on that page
+	}{
+		{"empty queue", []float64{0, 0, 0}},
+		{"-0 and +0", []float64{negZero, 0, negZero}},
+		{"one reading", []float64{nan, 7, nan}},
+		{"none", []float64{nan, nan}},
+		{"still, with gaps", []float64{5, nan, 5, 5}},
+		{"stuck at +Inf", []float64{inf, inf}},
+		{"stuck at -Inf", []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}},
+		{"moving", []float64{1, 3, 2, 8}},
+		{"to +Inf", []float64{1, inf}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := make([]catalogue.Sample, len(tt.readings))
+			for i, v := range tt.readings {
+				samples[i].Time = t0.Add(time.Duration(i) * 1500 * time.Millisecond)
+				samples[i].Total = catalogue.NewSeries()
+				samples[i].Total.Scalars[catalogue.Waiting] = v
+			}
+			w := newWindow(samples, samples[len(samples)-1].Time, time.Minute)
+			series := make([]*catalogue.Series, len(w.samples))
+			for i, s := range w.samples {
+				series[i] = &s.Total
+			}
+			g := w.scalarGauge(series, catalogue.Waiting)
+			got, want := w.gaugeDeriv(series, catalogue.Waiting, g), w.scalarDeriv(series, catalogue.Waiting)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("slope %v, least squares give %v", got, want)
+			}
+		})
+	}
+}

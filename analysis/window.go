@@ -177,13 +177,13 @@ func (w *window) collectedGauge() gaugeStats {
 	if g.N == 0 {
 		return g
 	}
-	g.First, g.Last = w.vs[0], w.vs[g.N-1]
-	g.Min, g.Max = w.vs[0], w.vs[0]
-	var sum float64
+	// Kept apart from g until the end, so that they stay in registers.
+	lo, hi, sum := w.vs[0], w.vs[0], 0.0
 	for _, v := range w.vs {
-		g.Min, g.Max = min(g.Min, v), max(g.Max, v)
+		lo, hi = min(lo, v), max(hi, v)
 		sum += v
 	}
+	g.First, g.Last, g.Min, g.Max = w.vs[0], w.vs[g.N-1], lo, hi
 	g.Mean = sum / float64(g.N)
 	return g
 }

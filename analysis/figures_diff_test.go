@@ -25,6 +25,7 @@ func TestFiguresMatchReference(t *testing.T) {
 	risingCounters := 0 // scalars, finish counts and totals read so
 	everySample := 0    // counters in every sample, extrapolated over the window's own span
 	stillGauges := 0    // queues and batches that never moved, whose slope is not worked out
+	absent := 0         // metrics no series of the window has, not looked for
 	for n := range 3000 {
 		// A third of the windows are steady, their histograms rising
 		// throughout as most real ones do, so that the short cut for
@@ -53,6 +54,8 @@ func TestFiguresMatchReference(t *testing.T) {
 		r := risingThroughout(series)
 		rising += bits.OnesCount16(uint16(r.buckets))
 		risingCounters += bits.OnesCount32(uint32(r.scalars)) + bits.OnesCount8(uint8(r.finished)) + bits.OnesCount16(uint16(r.totals))
+		a := absentThroughout(series)
+		absent += bits.OnesCount32(uint32(a.scalars)) + bits.OnesCount8(uint8(a.finished)) + bits.OnesCount16(uint16(a.histograms))
 		gotF, gotEv := fast.figures(series, 1000, cfg)
 		wantF, wantEv := slow.refFigures(series, 1000, cfg)
 		everySample += runsInEverySample(fast)
@@ -80,8 +83,11 @@ func TestFiguresMatchReference(t *testing.T) {
 	if stillGauges < 300 {
 		t.Errorf("only %d queues and batches never moved: the slope of a still gauge is hardly tested", stillGauges)
 	}
-	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window; %d counters were read in every sample; %d gauges never moved",
-		rising, risingCounters, everySample, stillGauges)
+	if absent < 5000 {
+		t.Errorf("only %d metrics were absent throughout their window: skipping them is hardly tested", absent)
+	}
+	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window; %d counters were read in every sample; %d gauges never moved; %d metrics were absent throughout",
+		rising, risingCounters, everySample, stillGauges, absent)
 }
 
 // runsInEverySample counts the runs of the window's last gatherRuns that

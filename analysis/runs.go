@@ -89,6 +89,9 @@ type seriesRuns struct {
 	histSum, histCount [catalogue.NumHistograms]counterRun
 	// rising is what rose throughout the window, read off its ends.
 	rising risingSets
+	// absent is what no series of the window has: its runs hold no
+	// reading, and no sample is read for it.
+	absent absentSets
 }
 
 // gatherRuns walks the series once and returns their runs, held in the
@@ -98,11 +101,11 @@ type seriesRuns struct {
 // first and last readings.
 func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 	r := &w.runs
-	*r = seriesRuns{rising: risingThroughout(series)}
+	*r = seriesRuns{rising: risingThroughout(series), absent: absentThroughout(series)}
 	w.risingMetricRuns(r, series)
-	walkScalars := allScalars &^ r.rising.scalars
-	walkFinished := allFinished &^ r.rising.finished
-	walkTotals := allHistograms &^ r.rising.totals
+	walkScalars := allScalars &^ r.rising.scalars &^ r.absent.scalars
+	walkFinished := allFinished &^ r.rising.finished &^ r.absent.finished
+	walkTotals := allHistograms &^ r.rising.totals &^ r.absent.histograms
 	for i, s := range series {
 		if s == nil {
 			continue
@@ -159,6 +162,28 @@ func risingThroughout(series []*catalogue.Series) risingSets {
 		all.totals &= s.RisingTotals
 		all.scalars &= s.RisingScalars
 		all.finished &= s.RisingFinished
+	}
+	return all
+}
+
+// absentSets are what every series of a window lacks, as the catalogue
+// marked them (AbsentScalars and the rest).
+type absentSets struct {
+	scalars    catalogue.ScalarSet
+	finished   catalogue.FinishSet
+	histograms catalogue.HistogramSet
+}
+
+// absentThroughout returns what no series has: a sample without the
+// series has none of it.
+func absentThroughout(series []*catalogue.Series) absentSets {
+	all := absentSets{scalars: allScalars, finished: allFinished, histograms: allHistograms}
+	for _, s := range series {
+		if s != nil {
+			all.scalars &= s.AbsentScalars
+			all.finished &= s.AbsentFinished
+			all.histograms &= s.AbsentHistograms
+		}
 	}
 	return all
 }

@@ -204,6 +204,9 @@ type histogramWindow struct {
 // until the next call.
 func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) histogramWindow {
 	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
+	if runs.absent.histograms.Has(h) {
+		return hw
+	}
 	bounds := newestBounds(series, h)
 	if bounds == nil {
 		return hw

@@ -142,15 +142,17 @@ func (w *window) scalarDeriv(series []*catalogue.Series, k catalogue.Scalar) flo
 }
 
 // gaugeDeriv is scalarDeriv of gauge k, whose summary over the window is
-// g. A gauge that never moved has no slope: deriv() gives 0 for readings
-// all equal (NaN when they are infinite) whatever their times, so its
-// least squares are not worked out. An empty queue, or an idle engine's
-// batch, stays put window after window.
+// g. Fewer than two readings have no slope, and a gauge that never moved
+// has none to work out: deriv() gives 0 for readings all equal (NaN when
+// they are infinite) whatever their times. An empty queue, or an idle
+// engine's batch, stays put window after window.
 func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g gaugeStats) float64 {
-	if g.N >= 2 && g.Min == g.Max {
-		if math.IsInf(g.Min, 0) {
-			return math.NaN()
-		}
+	switch {
+	case g.N < 2:
+		return math.NaN()
+	case g.Min == g.Max && math.IsInf(g.Min, 0):
+		return math.NaN()
+	case g.Min == g.Max:
 		return 0
 	}
 	return w.scalarDeriv(series, k)
@@ -163,28 +165,35 @@ type gaugeStats struct {
 	N                           int
 }
 
-// scalarGauge summarises gauge k of the series over the window.
+// scalarGauge summarises gauge k of the series over the window, read in
+// place: only a gauge that moved is collected again, for its slope
+// (gaugeDeriv). The built-in min and max treat -0 and the infinities as
+// math.Min and math.Max do, without a call per reading.
 func (w *window) scalarGauge(series []*catalogue.Series, k catalogue.Scalar) gaugeStats {
-	w.collectScalar(series, k)
-	return w.collectedGauge()
-}
-
-// collectedGauge summarises the readings collected last. The built-in min
-// and max treat -0 and the infinities as math.Min and math.Max do, without
-// a call per reading; the readings hold no NaN.
-func (w *window) collectedGauge() gaugeStats {
-	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
-	if g.N == 0 {
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN()}
+	// Kept apart from g until the end, so that they stay in registers.
+	var first, last, lo, hi, sum float64
+	n := 0
+	for _, s := range series {
+		if s == nil {
+			continue
+		}
+		v := s.Scalars[k]
+		if math.IsNaN(v) {
+			continue
+		}
+		if n == 0 {
+			first, lo, hi = v, v, v
+		}
+		lo, hi, last = min(lo, v), max(hi, v), v
+		sum += v
+		n++
+	}
+	if n == 0 {
 		return g
 	}
-	// Kept apart from g until the end, so that they stay in registers.
-	lo, hi, sum := w.vs[0], w.vs[0], 0.0
-	for _, v := range w.vs {
-		lo, hi = min(lo, v), max(hi, v)
-		sum += v
-	}
-	g.First, g.Last, g.Min, g.Max = w.vs[0], w.vs[g.N-1], lo, hi
-	g.Mean = sum / float64(g.N)
+	g.First, g.Last, g.Min, g.Max, g.N = first, last, lo, hi, n
+	g.Mean = sum / float64(n)
 	return g
 }
 

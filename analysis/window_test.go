@@ -67,10 +67,11 @@ func bucketBits(b []Bucket) string {
 	return s
 }
 
-// TestCollectedGaugeMatchesReference holds a gauge's summary to the one
-// math.Min and math.Max give, bit for bit, where they differ from a plain
-// comparison: -0 against +0, and the infinities.
-func TestCollectedGaugeMatchesReference(t *testing.T) {
+// TestScalarGaugeMatchesReference holds a gauge's summary to the one
+// math.Min and math.Max give over its collected readings, bit for bit,
+// where they differ from a plain comparison: -0 against +0, and the
+// infinities.
+func TestScalarGaugeMatchesReference(t *testing.T) {
 	negZero := math.Copysign(0, -1)
 	tests := []struct {
 		name     string
@@ -83,11 +84,25 @@ func TestCollectedGaugeMatchesReference(t *testing.T) {
 		{"-0 only", []float64{negZero, negZero}},
 		{"infinities", []float64{1, inf, math.Inf(-1), 2}},
 		{"ordinary", []float64{4, 1.5, 9, 2}},
+		{"gaps", []float64{math.NaN(), 3, math.NaN(), 1, math.NaN()}},
+		{"only gaps", []float64{math.NaN(), math.NaN()}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := &window{vs: tt.readings}
-			got, want := w.collectedGauge(), w.refCollectedGauge()
+			samples := make([]catalogue.Sample, len(tt.readings)+1) // the first without the gauge
+			series := make([]*catalogue.Series, len(samples))
+			for i := range samples {
+				samples[i].Time = t0.Add(time.Duration(i) * time.Second)
+				samples[i].Total = catalogue.NewSeries()
+				if i > 0 {
+					samples[i].Total.Scalars[catalogue.Running] = tt.readings[i-1]
+				}
+				series[i] = &samples[i].Total
+			}
+			w := newWindow(samples, samples[len(samples)-1].Time, time.Minute)
+			got := w.scalarGauge(series, catalogue.Running)
+			w.collectScalar(series, catalogue.Running)
+			want := w.refCollectedGauge()
 			if g, w := gaugeBits(got), gaugeBits(want); g != w {
 				t.Errorf("summary %s, want %s", g, w)
 			}

@@ -7,6 +7,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -387,8 +388,26 @@ func (w *window) refHistogram(series []*catalogue.Series, h catalogue.Histogram)
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
 		}
 	}
-	hw.Buckets = prepareBuckets(w.buckets)
+	hw.Buckets = refPrepareBuckets(w.buckets)
 	return hw
+}
+
+// refPrepareBuckets sorts, merges and fixes the buckets in place, as
+// histogram_quantile does before it looks for the rank, and returns the
+// fixed slice; nil when there is none or no +Inf bucket.
+func refPrepareBuckets(b []Bucket) []Bucket {
+	if len(b) == 0 {
+		return nil
+	}
+	if !slices.IsSortedFunc(b, compareUpper) {
+		slices.SortFunc(b, compareUpper)
+	}
+	if !math.IsInf(b[len(b)-1].Upper, 1) {
+		return nil
+	}
+	b = coalesceBuckets(b)
+	ensureMonotonicAndIgnoreSmallDeltas(b, smallDeltaTolerance)
+	return b
 }
 
 // refDroppedAt returns the Unix ms of the newest reading in the window that

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -223,7 +224,7 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	hw.Sum = w.increaseOf(&runs.histSum[h])
 	hw.Count = w.increaseOf(&runs.histCount[h])
 
-	w.buckets = w.buckets[:0]
+	w.buckets = slices.Grow(w.buckets[:0], len(bounds)) // one bucket per bound at most
 	if runs.rising.buckets.Has(h) {
 		w.risingIncreases(series, h, bounds)
 	} else {

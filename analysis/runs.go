@@ -21,11 +21,12 @@ type counterRun struct {
 	droppedMs       int64   // Unix ms of the newest drop; 0 for none
 }
 
-// risingRun is the run of n readings, from first at firstMs to last at
-// lastMs, known to have no NaN and no drop: what add would gather from
-// them, without reading those in between.
-func risingRun(n int, firstMs, lastMs int64, first, last float64) counterRun {
-	return counterRun{n: n, firstMs: firstMs, lastMs: lastMs, first: first, last: last}
+// setRising makes r the run of n readings, from first at firstMs to last
+// at lastMs, known to have no NaN and no drop: what add would gather from
+// them, without reading those in between. Set field by field, the run is
+// written in place rather than built aside and copied.
+func (r *counterRun) setRising(n int, firstMs, lastMs int64, first, last float64) {
+	r.n, r.firstMs, r.lastMs, r.first, r.last, r.resets, r.droppedMs = n, firstMs, lastMs, first, last, 0, 0
 }
 
 // add takes the next reading, at ms; a NaN is a missing sample, skipped
@@ -198,19 +199,19 @@ func (w *window) risingMetricRuns(r *seriesRuns, series []*catalogue.Series) {
 		return // nothing rises throughout fewer than two readings
 	}
 	first, last := series[0], series[n-1]
-	run := func(a, b float64) counterRun { return risingRun(n, w.ms[0], w.ms[n-1], a, b) }
+	firstMs, lastMs := w.ms[0], w.ms[n-1]
 	for set := r.rising.scalars; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros32(uint32(set))
-		r.scalars[k] = run(first.Scalars[k], last.Scalars[k])
+		r.scalars[k].setRising(n, firstMs, lastMs, first.Scalars[k], last.Scalars[k])
 	}
 	for set := r.rising.finished; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros8(uint8(set))
-		r.finished[k] = run(first.Finished[k], last.Finished[k])
+		r.finished[k].setRising(n, firstMs, lastMs, first.Finished[k], last.Finished[k])
 	}
 	for set := r.rising.totals; set != 0; set &= set - 1 {
 		h := bits.TrailingZeros16(uint16(set))
 		fh, lh := &first.Histograms[h], &last.Histograms[h]
-		r.histSum[h] = run(fh.Sum, lh.Sum)
-		r.histCount[h] = run(fh.Count, lh.Count)
+		r.histSum[h].setRising(n, firstMs, lastMs, fh.Sum, lh.Sum)
+		r.histCount[h].setRising(n, firstMs, lastMs, fh.Count, lh.Count)
 	}
 }

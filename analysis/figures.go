@@ -130,8 +130,8 @@ func (w *window) littlesLaw(f *Figures, ev *evidence, series []*catalogue.Series
 	if f.RequestsPerSecond > 0 {
 		f.TimeRunningSeconds = Num(ev.Running.Mean) / f.RequestsPerSecond
 	}
-	f.WaitingGrowth = Num(w.scalarDeriv(series, catalogue.Waiting))
-	runningGrowth := Num(w.scalarDeriv(series, catalogue.Running))
+	f.WaitingGrowth = Num(w.gaugeDeriv(series, catalogue.Waiting, ev.Waiting))
+	runningGrowth := Num(w.gaugeDeriv(series, catalogue.Running, ev.Running))
 	f.ArrivalsPerSecond = NA
 	if f.RequestsPerSecond.Known() {
 		growth := Num(0)

@@ -23,6 +23,9 @@ func TestFiguresMatchReference(t *testing.T) {
 	cfg := DefaultConfig()
 	rising := 0         // histograms read off their first and last readings
 	risingCounters := 0 // scalars, finish counts and totals read so
+	everySample := 0    // counters in every sample, extrapolated over the window's own span
+	stillGauges := 0    // queues and batches that never moved, whose slope is not worked out
+	absent := 0         // metrics no series of the window has, not looked for
 	for n := range 3000 {
 		// A third of the windows are steady, their histograms rising
 		// throughout as most real ones do, so that the short cut for
@@ -51,8 +54,16 @@ func TestFiguresMatchReference(t *testing.T) {
 		r := risingThroughout(series)
 		rising += bits.OnesCount16(uint16(r.buckets))
 		risingCounters += bits.OnesCount32(uint32(r.scalars)) + bits.OnesCount8(uint8(r.finished)) + bits.OnesCount16(uint16(r.totals))
+		a := absentThroughout(series)
+		absent += bits.OnesCount32(uint32(a.scalars)) + bits.OnesCount8(uint8(a.finished)) + bits.OnesCount16(uint16(a.histograms))
 		gotF, gotEv := fast.figures(series, 1000, cfg)
 		wantF, wantEv := slow.refFigures(series, 1000, cfg)
+		everySample += runsInEverySample(fast)
+		for _, g := range []gaugeStats{gotEv.Running, gotEv.Waiting} {
+			if g.N >= 2 && g.Min == g.Max {
+				stillGauges++
+			}
+		}
 		if got, want := fmt.Sprintf("%+v", gotF), fmt.Sprintf("%+v", wantF); got != want {
 			t.Fatalf("case %d: figures differ\n got %s\nwant %s", n, got, want)
 		}
@@ -66,7 +77,36 @@ func TestFiguresMatchReference(t *testing.T) {
 	if risingCounters < 5000 {
 		t.Errorf("only %d scalars, finish counts and totals rose throughout their window: the short cut is hardly tested", risingCounters)
 	}
-	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window", rising, risingCounters)
+	if everySample < 5000 {
+		t.Errorf("only %d counters were read in every sample of their window: the window's span is hardly tested", everySample)
+	}
+	if stillGauges < 300 {
+		t.Errorf("only %d queues and batches never moved: the slope of a still gauge is hardly tested", stillGauges)
+	}
+	if absent < 5000 {
+		t.Errorf("only %d metrics were absent throughout their window: skipping them is hardly tested", absent)
+	}
+	t.Logf("%d histograms and %d scalars, finish counts and totals rose throughout their window; %d counters were read in every sample; %d gauges never moved; %d metrics were absent throughout",
+		rising, risingCounters, everySample, stillGauges, absent)
+}
+
+// runsInEverySample counts the runs of the window's last gatherRuns that
+// read every sample of a window of at least two: those extrapolated over
+// the window's own span (spanOf).
+func runsInEverySample(w *window) int {
+	n := 0
+	count := func(runs []counterRun) {
+		for _, r := range runs {
+			if r.n >= 2 && r.n == len(w.ms) {
+				n++
+			}
+		}
+	}
+	count(w.runs.scalars[:])
+	count(w.runs.finished[:])
+	count(w.runs.histSum[:])
+	count(w.runs.histCount[:])
+	return n
 }
 
 // markRising marks every sample against the good one before it, as the
@@ -97,15 +137,19 @@ func randomSamples(rng *rand.Rand, steady bool) ([]catalogue.Sample, time.Time) 
 	counters := walk{rng: rng}
 	state := make(map[string]float64)
 	absent := make(map[string]bool)
+	still := make(map[string]bool) // a steady window's gauges that never move, as an empty queue
 	value := func(key string, counter bool) float64 {
 		if _, seen := state[key]; !seen {
 			absent[key] = rng.IntN(4) == 0
 			state[key] = float64(rng.IntN(5))
+			still[key] = steady && !counter && rng.IntN(2) == 0
 		}
 		if absent[key] || rng.IntN(12) == 0 {
 			return math.NaN()
 		}
-		state[key] = counters.next(state[key], counter)
+		if !still[key] {
+			state[key] = counters.next(state[key], counter)
+		}
 		return state[key]
 	}
 	bucket := func(key string) float64 {

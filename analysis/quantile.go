@@ -39,15 +39,31 @@ func prepareBuckets(b []Bucket) []Bucket {
 	if len(b) == 0 {
 		return nil
 	}
-	if !slices.IsSortedFunc(b, compareUpper) {
+	// A page's bounds come in order, each once: then there is nothing to
+	// sort or merge, and one comparison per bucket says so.
+	ascending := strictlyAscending(b)
+	if !ascending && !slices.IsSortedFunc(b, compareUpper) {
 		slices.SortFunc(b, compareUpper)
 	}
 	if !math.IsInf(b[len(b)-1].Upper, 1) {
 		return nil
 	}
-	b = coalesceBuckets(b)
+	if !ascending {
+		b = coalesceBuckets(b)
+	}
 	ensureMonotonicAndIgnoreSmallDeltas(b, smallDeltaTolerance)
 	return b
+}
+
+// strictlyAscending reports whether every bucket's bound is above the one
+// before it (a NaN bound is not).
+func strictlyAscending(b []Bucket) bool {
+	for i := 1; i < len(b); i++ {
+		if !(b[i].Upper > b[i-1].Upper) {
+			return false
+		}
+	}
+	return true
 }
 
 // preparedQuantile is Prometheus's histogram_quantile() (promql/quantile.go,

@@ -33,30 +33,63 @@ func ExtrapolatedRate(ts []int64, vs []float64, rangeStartMs, rangeEndMs int64, 
 // difference, resets compensated for a counter, is result. Both of the
 // ways the analysis reads samples end here, so they extrapolate alike.
 func extrapolate(firstMs, lastMs int64, n int, first, result float64, rangeStartMs, rangeEndMs int64, isCounter, isRate bool) (float64, bool) {
+	s := newSpan(firstMs, lastMs, n, rangeStartMs, rangeEndMs)
+	return s.extrapolate(first, result, isCounter, isRate)
+}
+
+// span is what extrapolation reads of the times of a series' readings
+// alone, apart from their values: counters read at the same times (the
+// buckets of a histogram that rose throughout the window) share one, so
+// that its divisions are done once rather than once per bucket.
+type span struct {
+	sampled          float64 // seconds from the first reading to the last
+	toStart, toEnd   float64 // seconds extrapolated before and after, before the zero-point clamp
+	rangeSeconds     float64
+	unclampedFactor  float64 // (sampled + toStart + toEnd) / sampled
+	readingsSpanTime bool    // false for fewer than two readings or none apart: no value
+}
+
+// newSpan is the span of n readings from firstMs to lastMs in the range
+// [rangeStartMs, rangeEndMs]: extrapolated to the edges when the first or
+// last reading is closer to them than 1.1 average intervals, else by half
+// an interval.
+func newSpan(firstMs, lastMs int64, n int, rangeStartMs, rangeEndMs int64) span {
 	sampledInterval := float64(lastMs-firstMs) / 1000
 	if sampledInterval <= 0 {
-		return 0, false
+		return span{}
 	}
 	durationToStart := float64(firstMs-rangeStartMs) / 1000
 	durationToEnd := float64(rangeEndMs-lastMs) / 1000
 	avg := sampledInterval / float64(n-1)
 	threshold := avg * 1.1
-
 	if durationToStart >= threshold {
 		durationToStart = avg / 2
-	}
-	if isCounter && result > 0 && first >= 0 {
-		// A counter starts at zero: do not extrapolate back beyond that.
-		if durationToZero := sampledInterval * (first / result); durationToZero < durationToStart {
-			durationToStart = durationToZero
-		}
 	}
 	if durationToEnd >= threshold {
 		durationToEnd = avg / 2
 	}
-	factor := (sampledInterval + durationToStart + durationToEnd) / sampledInterval
+	return span{sampled: sampledInterval, toStart: durationToStart, toEnd: durationToEnd,
+		rangeSeconds:     float64(rangeEndMs-rangeStartMs) / 1000,
+		unclampedFactor:  (sampledInterval + durationToStart + durationToEnd) / sampledInterval,
+		readingsSpanTime: true}
+}
+
+// extrapolate is the extrapolated difference result of readings over the
+// span, the first of them first; a counter is never extrapolated below
+// zero (the zero-point clamp, applied after the half-interval rule).
+func (s *span) extrapolate(first, result float64, isCounter, isRate bool) (float64, bool) {
+	if !s.readingsSpanTime {
+		return 0, false
+	}
+	factor := s.unclampedFactor
+	if isCounter && result > 0 && first >= 0 {
+		// A counter starts at zero: do not extrapolate back beyond that.
+		if durationToZero := s.sampled * (first / result); durationToZero < s.toStart {
+			factor = (s.sampled + durationToZero + s.toEnd) / s.sampled
+		}
+	}
 	if isRate {
-		factor /= float64(rangeEndMs-rangeStartMs) / 1000
+		factor /= s.rangeSeconds
 	}
 	return result * factor, true
 }

@@ -7,6 +7,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -15,7 +16,24 @@ import (
 // refGauge summarises a gauge's known readings over the window.
 func (w *window) refGauge(at seriesAt) gaugeStats {
 	w.collect(at)
-	return w.collectedGauge()
+	return w.refCollectedGauge()
+}
+
+// refCollectedGauge summarises the readings collected last.
+func (w *window) refCollectedGauge() gaugeStats {
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
+	if g.N == 0 {
+		return g
+	}
+	g.First, g.Last = w.vs[0], w.vs[g.N-1]
+	g.Min, g.Max = w.vs[0], w.vs[0]
+	var sum float64
+	for _, v := range w.vs {
+		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
+		sum += v
+	}
+	g.Mean = sum / float64(g.N)
+	return g
 }
 
 // refDeriv is deriv() of a gauge over the window; NaN when unknown.
@@ -370,8 +388,26 @@ func (w *window) refHistogram(series []*catalogue.Series, h catalogue.Histogram)
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
 		}
 	}
-	hw.Buckets = prepareBuckets(w.buckets)
+	hw.Buckets = refPrepareBuckets(w.buckets)
 	return hw
+}
+
+// refPrepareBuckets sorts, merges and fixes the buckets in place, as
+// histogram_quantile does before it looks for the rank, and returns the
+// fixed slice; nil when there is none or no +Inf bucket.
+func refPrepareBuckets(b []Bucket) []Bucket {
+	if len(b) == 0 {
+		return nil
+	}
+	if !slices.IsSortedFunc(b, compareUpper) {
+		slices.SortFunc(b, compareUpper)
+	}
+	if !math.IsInf(b[len(b)-1].Upper, 1) {
+		return nil
+	}
+	b = coalesceBuckets(b)
+	ensureMonotonicAndIgnoreSmallDeltas(b, smallDeltaTolerance)
+	return b
 }
 
 // refDroppedAt returns the Unix ms of the newest reading in the window that

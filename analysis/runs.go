@@ -21,11 +21,12 @@ type counterRun struct {
 	droppedMs       int64   // Unix ms of the newest drop; 0 for none
 }
 
-// risingRun is the run of n readings, from first at firstMs to last at
-// lastMs, known to have no NaN and no drop: what add would gather from
-// them, without reading those in between.
-func risingRun(n int, firstMs, lastMs int64, first, last float64) counterRun {
-	return counterRun{n: n, firstMs: firstMs, lastMs: lastMs, first: first, last: last}
+// setRising makes r the run of n readings, from first at firstMs to last
+// at lastMs, known to have no NaN and no drop: what add would gather from
+// them, without reading those in between. Set field by field, the run is
+// written in place rather than built aside and copied.
+func (r *counterRun) setRising(n int, firstMs, lastMs int64, first, last float64) {
+	r.n, r.firstMs, r.lastMs, r.first, r.last, r.resets, r.droppedMs = n, firstMs, lastMs, first, last, 0, 0
 }
 
 // add takes the next reading, at ms; a NaN is a missing sample, skipped
@@ -44,6 +45,18 @@ func (r *counterRun) add(ms int64, v float64) {
 	r.n++
 }
 
+// difference is the run's last reading less its first, with what its
+// drops hid added back: what increase() extrapolates.
+func (r *counterRun) difference() float64 { return r.last - r.first + r.resets }
+
+// risingDifference is the difference of a run from first to last with no
+// drop: what difference gives for it, resets of zero added so that -0
+// less +0 reads +0 as there.
+func risingDifference(first, last float64) float64 {
+	const noResets = 0.0
+	return last - first + noResets
+}
+
 // known reports whether the metric has a reading in the window.
 func (r *counterRun) known() bool { return r.n > 0 }
 
@@ -59,7 +72,8 @@ func (w *window) extrapolateRun(r *counterRun, isRate bool) float64 {
 	if r.n < 2 {
 		return math.NaN()
 	}
-	v, ok := extrapolate(r.firstMs, r.lastMs, r.n, r.first, r.last-r.first+r.resets, w.startMs, w.endMs, true, isRate)
+	sp := w.spanOf(r.n, r.firstMs, r.lastMs)
+	v, ok := sp.extrapolate(r.first, r.difference(), true, isRate)
 	if !ok {
 		return math.NaN()
 	}
@@ -76,6 +90,9 @@ type seriesRuns struct {
 	histSum, histCount [catalogue.NumHistograms]counterRun
 	// rising is what rose throughout the window, read off its ends.
 	rising risingSets
+	// absent is what no series of the window has: its runs hold no
+	// reading, and no sample is read for it.
+	absent absentSets
 }
 
 // gatherRuns walks the series once and returns their runs, held in the
@@ -85,11 +102,11 @@ type seriesRuns struct {
 // first and last readings.
 func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 	r := &w.runs
-	*r = seriesRuns{rising: risingThroughout(series)}
+	*r = seriesRuns{rising: risingThroughout(series), absent: absentThroughout(series)}
 	w.risingMetricRuns(r, series)
-	walkScalars := allScalars &^ r.rising.scalars
-	walkFinished := allFinished &^ r.rising.finished
-	walkTotals := allHistograms &^ r.rising.totals
+	walkScalars := allScalars &^ r.rising.scalars &^ r.absent.scalars
+	walkFinished := allFinished &^ r.rising.finished &^ r.absent.finished
+	walkTotals := allHistograms &^ r.rising.totals &^ r.absent.histograms
 	for i, s := range series {
 		if s == nil {
 			continue
@@ -150,6 +167,28 @@ func risingThroughout(series []*catalogue.Series) risingSets {
 	return all
 }
 
+// absentSets are what every series of a window lacks, as the catalogue
+// marked them (AbsentScalars and the rest).
+type absentSets struct {
+	scalars    catalogue.ScalarSet
+	finished   catalogue.FinishSet
+	histograms catalogue.HistogramSet
+}
+
+// absentThroughout returns what no series has: a sample without the
+// series has none of it.
+func absentThroughout(series []*catalogue.Series) absentSets {
+	all := absentSets{scalars: allScalars, finished: allFinished, histograms: allHistograms}
+	for _, s := range series {
+		if s != nil {
+			all.scalars &= s.AbsentScalars
+			all.finished &= s.AbsentFinished
+			all.histograms &= s.AbsentHistograms
+		}
+	}
+	return all
+}
+
 // risingMetricRuns fills the runs of the scalars, finish counts and
 // histogram totals that rise throughout the window: every sample has a
 // reading and none drops, so a run is its first and last readings, which
@@ -160,19 +199,19 @@ func (w *window) risingMetricRuns(r *seriesRuns, series []*catalogue.Series) {
 		return // nothing rises throughout fewer than two readings
 	}
 	first, last := series[0], series[n-1]
-	run := func(a, b float64) counterRun { return risingRun(n, w.ms[0], w.ms[n-1], a, b) }
+	firstMs, lastMs := w.ms[0], w.ms[n-1]
 	for set := r.rising.scalars; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros32(uint32(set))
-		r.scalars[k] = run(first.Scalars[k], last.Scalars[k])
+		r.scalars[k].setRising(n, firstMs, lastMs, first.Scalars[k], last.Scalars[k])
 	}
 	for set := r.rising.finished; set != 0; set &= set - 1 {
 		k := bits.TrailingZeros8(uint8(set))
-		r.finished[k] = run(first.Finished[k], last.Finished[k])
+		r.finished[k].setRising(n, firstMs, lastMs, first.Finished[k], last.Finished[k])
 	}
 	for set := r.rising.totals; set != 0; set &= set - 1 {
 		h := bits.TrailingZeros16(uint16(set))
 		fh, lh := &first.Histograms[h], &last.Histograms[h]
-		r.histSum[h] = run(fh.Sum, lh.Sum)
-		r.histCount[h] = run(fh.Count, lh.Count)
+		r.histSum[h].setRising(n, firstMs, lastMs, fh.Sum, lh.Sum)
+		r.histCount[h].setRising(n, firstMs, lastMs, fh.Count, lh.Count)
 	}
 }

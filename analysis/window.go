@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
@@ -32,6 +33,10 @@ type window struct {
 	bucketRuns []counterRun        // the run of each bucket of a histogram
 	runs       seriesRuns          // the counters of the series being read
 	inOrder    []bool              // whether a sample's engines are the newest page's, in its order
+
+	// everySample is the extrapolation span of a counter read in every
+	// sample, as most are: worked out once per window, not per counter.
+	everySample span
 }
 
 // reset makes w the window of the good samples of samples (oldest first)
@@ -52,6 +57,25 @@ func (w *window) reset(samples []catalogue.Sample, now time.Time, length time.Du
 		}
 	}
 	w.startAtFirstGood(samples)
+	w.everySample = w.newSpanOver(w.ms)
+}
+
+// newSpanOver is the span of readings at the times ms over the window.
+func (w *window) newSpanOver(ms []int64) span {
+	if len(ms) < 2 {
+		return span{}
+	}
+	return newSpan(ms[0], ms[len(ms)-1], len(ms), w.startMs, w.endMs)
+}
+
+// spanOf is the span of n readings from firstMs to lastMs in the window:
+// n readings from as many samples of the window are all of them, whose
+// span is worked out already.
+func (w *window) spanOf(n int, firstMs, lastMs int64) span {
+	if n == len(w.ms) {
+		return w.everySample
+	}
+	return newSpan(firstMs, lastMs, n, w.startMs, w.endMs)
 }
 
 // seriesScratch returns the window's slice of one series per sample, all
@@ -69,6 +93,7 @@ func (w *window) seriesScratch() []*catalogue.Series {
 // than the window, whose gauges are still shown.
 func (w *window) onlySample(s *catalogue.Sample) {
 	w.samples, w.ms = append(w.samples[:0], s), append(w.ms[:0], s.Time.UnixMilli())
+	w.everySample = w.newSpanOver(w.ms)
 }
 
 // startAtFirstGood shortens a window that reaches back before the first
@@ -117,6 +142,23 @@ func (w *window) scalarDeriv(series []*catalogue.Series, k catalogue.Scalar) flo
 	return r
 }
 
+// gaugeDeriv is scalarDeriv of gauge k, whose summary over the window is
+// g. Fewer than two readings have no slope, and a gauge that never moved
+// has none to work out: deriv() gives 0 for readings all equal (NaN when
+// they are infinite) whatever their times. An empty queue, or an idle
+// engine's batch, stays put window after window.
+func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g gaugeStats) float64 {
+	switch {
+	case g.N < 2:
+		return math.NaN()
+	case g.Min == g.Max && math.IsInf(g.Min, 0):
+		return math.NaN()
+	case g.Min == g.Max:
+		return 0
+	}
+	return w.scalarDeriv(series, k)
+}
+
 // gaugeStats summarises a gauge over the window. Every field is NaN when the
 // gauge is absent from every sample.
 type gaugeStats struct {
@@ -124,26 +166,35 @@ type gaugeStats struct {
 	N                           int
 }
 
-// scalarGauge summarises gauge k of the series over the window.
+// scalarGauge summarises gauge k of the series over the window, read in
+// place: only a gauge that moved is collected again, for its slope
+// (gaugeDeriv). The built-in min and max treat -0 and the infinities as
+// math.Min and math.Max do, without a call per reading.
 func (w *window) scalarGauge(series []*catalogue.Series, k catalogue.Scalar) gaugeStats {
-	w.collectScalar(series, k)
-	return w.collectedGauge()
-}
-
-// collectedGauge summarises the readings collected last.
-func (w *window) collectedGauge() gaugeStats {
-	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN(), N: len(w.vs)}
-	if g.N == 0 {
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN()}
+	// Kept apart from g until the end, so that they stay in registers.
+	var first, last, lo, hi, sum float64
+	n := 0
+	for _, s := range series {
+		if s == nil {
+			continue
+		}
+		v := s.Scalars[k]
+		if math.IsNaN(v) {
+			continue
+		}
+		if n == 0 {
+			first, lo, hi = v, v, v
+		}
+		lo, hi, last = min(lo, v), max(hi, v), v
+		sum += v
+		n++
+	}
+	if n == 0 {
 		return g
 	}
-	g.First, g.Last = w.vs[0], w.vs[g.N-1]
-	g.Min, g.Max = w.vs[0], w.vs[0]
-	var sum float64
-	for _, v := range w.vs {
-		g.Min, g.Max = math.Min(g.Min, v), math.Max(g.Max, v)
-		sum += v
-	}
-	g.Mean = sum / float64(g.N)
+	g.First, g.Last, g.Min, g.Max, g.N = first, last, lo, hi, n
+	g.Mean = sum / float64(n)
 	return g
 }
 
@@ -163,6 +214,9 @@ type histogramWindow struct {
 // until the next call.
 func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) histogramWindow {
 	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
+	if runs.absent.histograms.Has(h) {
+		return hw
+	}
 	bounds := newestBounds(series, h)
 	if bounds == nil {
 		return hw
@@ -170,34 +224,45 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	hw.Sum = w.increaseOf(&runs.histSum[h])
 	hw.Count = w.increaseOf(&runs.histCount[h])
 
-	if cap(w.bucketRuns) < len(bounds) {
-		w.bucketRuns = make([]counterRun, len(bounds))
-	}
-	bucketRuns := w.bucketRuns[:len(bounds)]
+	w.buckets = slices.Grow(w.buckets[:0], len(bounds)) // one bucket per bound at most
 	if runs.rising.buckets.Has(h) {
-		w.risingRuns(bucketRuns, series, h)
+		w.risingIncreases(series, h, bounds)
 	} else {
-		w.walkRuns(bucketRuns, series, h, bounds)
-	}
-	w.buckets = w.buckets[:0]
-	for j, upper := range bounds {
-		if inc := w.increaseOf(&bucketRuns[j]); !math.IsNaN(inc) {
-			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
-		}
+		w.walkedIncreases(series, h, bounds)
 	}
 	hw.Buckets = prepareBuckets(w.buckets)
 	return hw
 }
 
-// risingRuns fills the run of each bucket of a histogram that rises
-// throughout the window: every sample has a reading and none drops, so a
-// run is its first and last readings, which is what walkRuns would find
-// reading them all.
-func (w *window) risingRuns(bucketRuns []counterRun, series []*catalogue.Series, h catalogue.Histogram) {
+// risingIncreases appends to w.buckets the increase of each bucket of a
+// histogram that rises throughout the window: every sample has a reading
+// and none drops, so a bucket's run is its first and last readings, which
+// is what walkRuns would find reading them all. Every bucket is read at
+// the same times, so one span serves them all.
+func (w *window) risingIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	n := len(series)
 	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
-	for j := range bucketRuns {
-		bucketRuns[j] = risingRun(n, w.ms[0], w.ms[n-1], first[j], last[j])
+	sp := w.spanOf(n, w.ms[0], w.ms[n-1])
+	for j, upper := range bounds {
+		if inc, ok := sp.extrapolate(first[j], risingDifference(first[j], last[j]), true, false); ok && !math.IsNaN(inc) {
+			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
+		}
+	}
+}
+
+// walkedIncreases appends to w.buckets the increase of each bucket of a
+// histogram, every sample of the window read (walkRuns); a bucket with
+// fewer than two readings has none.
+func (w *window) walkedIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
+	if cap(w.bucketRuns) < len(bounds) {
+		w.bucketRuns = make([]counterRun, len(bounds))
+	}
+	bucketRuns := w.bucketRuns[:len(bounds)]
+	w.walkRuns(bucketRuns, series, h, bounds)
+	for j, upper := range bounds {
+		if inc := w.increaseOf(&bucketRuns[j]); !math.IsNaN(inc) {
+			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
+		}
 	}
 }
 

@@ -174,6 +174,14 @@ type Series struct {
 	RisingScalars  ScalarSet
 	RisingFinished FinishSet
 	RisingTotals   HistogramSet
+	// AbsentScalars, AbsentFinished and AbsentHistograms are what the
+	// page lacks, marked with the rest (MarkRising): a NaN scalar or
+	// finish count, a histogram without bounds. Unmarked means unknown,
+	// never "present": the analysis then reads every sample for it. A
+	// metric absent throughout a window is not looked for in it.
+	AbsentScalars    ScalarSet
+	AbsentFinished   FinishSet
+	AbsentHistograms HistogramSet
 }
 
 // ScalarSet is a set of scalars.

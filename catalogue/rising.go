@@ -7,6 +7,8 @@ import "math"
 // source is about to store, against prev, the same target's previous good
 // sample (nil when there is none). A series of an engine is set against
 // the first engine of its name in prev, the one the analysis pairs it with.
+// It also marks what each series lacks (AbsentScalars and the rest), which
+// needs no prev.
 //
 // A bucket's increase over a window needs every reading of it, because a
 // drop anywhere is a reset (Prometheus's rule). Marked once as a sample
@@ -16,6 +18,10 @@ import "math"
 func (s *Sample) MarkRising(prev *Sample) {
 	if !s.OK() {
 		return
+	}
+	s.Total.markAbsent()
+	for i := range s.Engines {
+		s.Engines[i].markAbsent()
 	}
 	if prev == nil || !prev.OK() {
 		s.Total.clearMarks()
@@ -36,6 +42,26 @@ func (s *Sample) MarkRising(prev *Sample) {
 // clearMarks marks nothing rising: there is no reading to rise from.
 func (s *Series) clearMarks() {
 	s.Rising, s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0, 0
+}
+
+// markAbsent marks what s lacks.
+func (s *Series) markAbsent() {
+	s.AbsentScalars, s.AbsentFinished, s.AbsentHistograms = 0, 0, 0
+	for k, v := range s.Scalars {
+		if math.IsNaN(v) {
+			s.AbsentScalars |= 1 << k
+		}
+	}
+	for r, v := range s.Finished {
+		if math.IsNaN(v) {
+			s.AbsentFinished |= 1 << r
+		}
+	}
+	for h := range NumHistograms {
+		if !s.Histograms[h].Present() {
+			s.AbsentHistograms.Add(h)
+		}
+	}
 }
 
 // markFrom marks what rose in s since prev.

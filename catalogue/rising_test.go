@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -163,4 +164,46 @@ func TestMarkRisingCounters(t *testing.T) {
 			t.Errorf("marks kept after a failed sample: %b %b %b", cur.Total.RisingScalars, cur.Total.RisingFinished, cur.Total.RisingTotals)
 		}
 	})
+}
+
+// TestMarkAbsent holds what a series is marked to lack to what it lacks:
+// a NaN scalar or finish count and a histogram without bounds, and nothing
+// that has a reading, zero and -0 included; with or without a sample before,
+// and for every engine.
+func TestMarkAbsent(t *testing.T) {
+	bounds := []float64{1, math.Inf(1)}
+	cases := []struct {
+		name   string
+		value  float64
+		absent bool
+	}{
+		{"NaN", math.NaN(), true},
+		{"zero", 0, false},
+		{"-0", math.Copysign(0, -1), false},
+		{"a reading", 12, false},
+		{"+Inf", math.Inf(1), false},
+	}
+	for _, c := range cases {
+		for _, prev := range []*Sample{nil, {Total: NewSeries()}} {
+			t.Run(fmt.Sprintf("%s, a sample before %v", c.name, prev != nil), func(t *testing.T) {
+				s := NewSeries()
+				s.Scalars[Waiting] = c.value
+				s.Finished[FinishAbort] = c.value
+				if !c.absent {
+					s.Histograms[ITL] = Buckets{Bounds: bounds, Counts: []float64{c.value, c.value}, Sum: c.value, Count: c.value}
+				}
+				cur := Sample{Total: s, Engines: []Engine{{Name: "0", Series: s}}}
+				cur.MarkRising(prev)
+				for _, got := range []*Series{&cur.Total, &cur.Engines[0].Series} {
+					if got.AbsentScalars.Has(Waiting) != c.absent || got.AbsentFinished.Has(FinishAbort) != c.absent || got.AbsentHistograms.Has(ITL) != c.absent {
+						t.Errorf("scalar absent %v, finish count absent %v, histogram absent %v; want %v",
+							got.AbsentScalars.Has(Waiting), got.AbsentFinished.Has(FinishAbort), got.AbsentHistograms.Has(ITL), c.absent)
+					}
+					if !got.AbsentScalars.Has(Running) || !got.AbsentHistograms.Has(TTFT) {
+						t.Errorf("a scalar or histogram the page lacks is not marked absent")
+					}
+				}
+			})
+		}
+	}
 }

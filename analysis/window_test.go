@@ -1,0 +1,159 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// TestRisingIncreasesMatchWalk holds the increases of a histogram that
+// rose throughout its window, read off its first and last readings with
+// one shared span, to those of the walk over every reading, bit for bit:
+// in the corners random windows seldom reach (a count of -0, +Inf counts,
+// the zero-point clamp, a window whose readings span no time).
+func TestRisingIncreasesMatchWalk(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	bounds := []float64{0.1, 1, inf}
+	tests := []struct {
+		name   string
+		offset []time.Duration // of each reading from the first
+		counts [][]float64     // each reading's counts
+		length time.Duration
+	}{
+		{"plain rise", []time.Duration{0, time.Second, 2 * time.Second}, [][]float64{{1, 2, 3}, {2, 4, 6}, {3, 6, 9}}, 10 * time.Second},
+		{"from zero, clamped", []time.Duration{0, time.Second}, [][]float64{{0, 0, 1}, {5, 5, 9}}, 30 * time.Second},
+		{"no change", []time.Duration{0, time.Second}, [][]float64{{4, 4, 4}, {4, 4, 4}}, 5 * time.Second},
+		{"-0 after +0", []time.Duration{0, time.Second}, [][]float64{{0, 0, 0}, {negZero, negZero, 1}}, 5 * time.Second},
+		{"+Inf counts", []time.Duration{0, time.Second}, [][]float64{{1, inf, inf}, {2, inf, inf}}, 5 * time.Second},
+		{"edges exactly on the window", []time.Duration{0, 2 * time.Second}, [][]float64{{1, 1, 1}, {3, 5, 7}}, 2 * time.Second},
+		{"readings at one time", []time.Duration{0, 0}, [][]float64{{1, 1, 1}, {2, 2, 2}}, 5 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := make([]catalogue.Sample, len(tt.counts))
+			for i := range samples {
+				samples[i].Time = t0.Add(tt.offset[i])
+				samples[i].Total = catalogue.NewSeries()
+				samples[i].Total.Histograms[catalogue.TTFT] = catalogue.Buckets{Bounds: bounds, Counts: tt.counts[i], Sum: 1, Count: 1}
+			}
+			now := samples[len(samples)-1].Time
+			w := newWindow(samples, now, tt.length)
+			series := make([]*catalogue.Series, len(w.samples))
+			for i, s := range w.samples {
+				series[i] = &s.Total
+			}
+			w.buckets = w.buckets[:0]
+			w.risingIncreases(series, catalogue.TTFT, bounds)
+			got := bucketBits(w.buckets)
+			w.buckets = w.buckets[:0]
+			w.walkedIncreases(series, catalogue.TTFT, bounds)
+			if want := bucketBits(w.buckets); got != want {
+				t.Errorf("rising increases %s, the walk's %s", got, want)
+			}
+		})
+	}
+}
+
+// bucketBits spells buckets with the bits of their counts, so that -0 and
+// +0, or two NaNs, are told apart as a bit-for-bit comparison must.
+func bucketBits(b []Bucket) string {
+	s := ""
+	for _, x := range b {
+		s += fmt.Sprintf("%v:%#x ", x.Upper, math.Float64bits(x.Count))
+	}
+	return s
+}
+
+// TestScalarGaugeMatchesReference holds a gauge's summary to the one
+// math.Min and math.Max give over its collected readings, bit for bit,
+// where they differ from a plain comparison: -0 against +0, and the
+// infinities.
+func TestScalarGaugeMatchesReference(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	tests := []struct {
+		name     string
+		readings []float64
+	}{
+		{"none", nil},
+		{"one", []float64{3}},
+		{"+0 then -0", []float64{0, negZero}},
+		{"-0 then +0", []float64{negZero, 0}},
+		{"-0 only", []float64{negZero, negZero}},
+		{"infinities", []float64{1, inf, math.Inf(-1), 2}},
+		{"ordinary", []float64{4, 1.5, 9, 2}},
+		{"gaps", []float64{math.NaN(), 3, math.NaN(), 1, math.NaN()}},
+		{"only gaps", []float64{math.NaN(), math.NaN()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := make([]catalogue.Sample, len(tt.readings)+1) // the first without the gauge
+			series := make([]*catalogue.Series, len(samples))
+			for i := range samples {
+				samples[i].Time = t0.Add(time.Duration(i) * time.Second)
+				samples[i].Total = catalogue.NewSeries()
+				if i > 0 {
+					samples[i].Total.Scalars[catalogue.Running] = tt.readings[i-1]
+				}
+				series[i] = &samples[i].Total
+			}
+			w := newWindow(samples, samples[len(samples)-1].Time, time.Minute)
+			got := w.scalarGauge(series, catalogue.Running)
+			w.collectScalar(series, catalogue.Running)
+			want := w.refCollectedGauge()
+			if g, w := gaugeBits(got), gaugeBits(want); g != w {
+				t.Errorf("summary %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+// gaugeBits spells a gauge summary with the bits of its figures.
+func gaugeBits(g gaugeStats) string {
+	return fmt.Sprintf("%#x %#x %#x %#x %#x %d", math.Float64bits(g.First), math.Float64bits(g.Last),
+		math.Float64bits(g.Min), math.Float64bits(g.Max), math.Float64bits(g.Mean), g.N)
+}
+
+// TestGaugeDerivMatchesLeastSquares holds the slope of a gauge read off
+// its summary to deriv()'s least squares, bit for bit, for gauges that
+// never moved and for some that did.
+func TestGaugeDerivMatchesLeastSquares(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	nan := math.NaN()
+	tests := []struct {
+		name     string
+		readings []float64 // NaN: not on that page
+	}{
+		{"empty queue", []float64{0, 0, 0}},
+		{"-0 and +0", []float64{negZero, 0, negZero}},
+		{"one reading", []float64{nan, 7, nan}},
+		{"none", []float64{nan, nan}},
+		{"still, with gaps", []float64{5, nan, 5, 5}},
+		{"stuck at +Inf", []float64{inf, inf}},
+		{"stuck at -Inf", []float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}},
+		{"moving", []float64{1, 3, 2, 8}},
+		{"to +Inf", []float64{1, inf}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := make([]catalogue.Sample, len(tt.readings))
+			for i, v := range tt.readings {
+				samples[i].Time = t0.Add(time.Duration(i) * 1500 * time.Millisecond)
+				samples[i].Total = catalogue.NewSeries()
+				samples[i].Total.Scalars[catalogue.Waiting] = v
+			}
+			w := newWindow(samples, samples[len(samples)-1].Time, time.Minute)
+			series := make([]*catalogue.Series, len(w.samples))
+			for i, s := range w.samples {
+				series[i] = &s.Total
+			}
+			g := w.scalarGauge(series, catalogue.Waiting)
+			got, want := w.gaugeDeriv(series, catalogue.Waiting, g), w.scalarDeriv(series, catalogue.Waiting)
+			if math.Float64bits(got) != math.Float64bits(want) {
+				t.Errorf("slope %v, least squares give %v", got, want)
+			}
+		})
+	}
+}

@@ -141,7 +141,7 @@ func filteredPages(t testing.TB) map[string][]byte {
 	paths := captures(t)
 	add := func(name string, page []byte) {
 		in := NewIngester()
-		om, err := pageFormat(page, "")
+		om, err := in.pageFormat(page, "")
 		if err != nil || checkWhole(page, om) != nil {
 			return
 		}
@@ -246,7 +246,7 @@ func ingestFastAndPlain(page, contentType string) (diff string) {
 // same families, with the same labels stripped. in is reused, as a target's
 // Ingester is from page to page.
 func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted bool, diff string) {
-	om, err := pageFormat(page, contentType)
+	om, err := in.pageFormat(page, contentType)
 	if err != nil || checkWhole(page, om) != nil {
 		return false, ""
 	}

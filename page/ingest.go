@@ -75,6 +75,10 @@ type Ingester struct {
 	modelOK   string
 	engines   map[string]string
 
+	contentType     string // the last page's Content-Type,
+	media           string // its media type (mediaType)
+	contentTypeRead bool
+
 	countsHint   int       // bucket counts the last sample carved (build.go)
 	countScratch []float64 // the counts of a histogram merged into another's
 }
@@ -161,7 +165,7 @@ var emptyBounds = []float64{}
 // surprising reading of it. NaN and ±Inf values are kept as given; negative
 // gauges are dropped with a warning.
 func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, error) {
-	om, err := pageFormat(body, contentType)
+	om, err := in.pageFormat(body, contentType)
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
@@ -236,13 +240,12 @@ func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
 
 // pageFormat dispatches on the Content-Type and reports whether the body is
 // OpenMetrics, or why it cannot be read at all.
-func pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
+func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		return false, errEmptyBody
 	}
-	mediaType, _, _ := mime.ParseMediaType(contentType)
-	switch mediaType {
+	switch in.mediaType(contentType) {
 	case "text/html", "application/xhtml+xml":
 		return false, errHTML
 	case "application/json":
@@ -259,6 +262,17 @@ func pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
 		return false, errJSON // a metrics page never starts and ends so
 	}
 	return bytes.HasSuffix(trimmed, []byte("# EOF")), nil
+}
+
+// mediaType is the media type of a Content-Type header, remembered for
+// the last header: a server sends the same one on every scrape, and
+// parsing it allocates its parameters each time.
+func (in *Ingester) mediaType(contentType string) string {
+	if !in.contentTypeRead || contentType != in.contentType {
+		in.contentType, in.contentTypeRead = contentType, true
+		in.media, _, _ = mime.ParseMediaType(contentType)
+	}
+	return in.media
 }
 
 // parseError turns the parser's error into "parse error at line N: ...",

@@ -304,6 +304,38 @@ func TestIngestErrors(t *testing.T) {
 	}
 }
 
+// TestIngestContentTypeChanges: one target's Ingester remembers the media
+// type of the last Content-Type; a server that changes its header is read
+// by the new one, the empty header included.
+func TestIngestContentTypeChanges(t *testing.T) {
+	const page = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n"
+	const openMetrics = page + "# EOF\n"
+	in := NewIngester()
+	steps := []struct {
+		page, contentType, wantErr string
+	}{
+		{page, "", ""},
+		{page, "text/html; charset=utf-8", "HTML page"},
+		{page, "text/html; charset=utf-8", "HTML page"},
+		{openMetrics, "application/openmetrics-text; version=1.0.0", ""},
+		{page, "application/json", "JSON"},
+		{page, "text/plain; version=0.0.4", ""},
+		{page, "", ""},
+		{page, "application/vnd.google.protobuf", "protobuf"},
+	}
+	for i, st := range steps {
+		s, err := in.Ingest([]byte(st.page), st.contentType)
+		switch {
+		case st.wantErr == "" && err != nil:
+			t.Fatalf("step %d (%q): %v", i, st.contentType, err)
+		case st.wantErr != "" && (err == nil || !strings.Contains(err.Error(), st.wantErr)):
+			t.Fatalf("step %d (%q): error %v, want %q", i, st.contentType, err, st.wantErr)
+		case st.wantErr == "" && s.Total.Scalars[catalogue.Running] != 1:
+			t.Fatalf("step %d (%q): running %v, want 1", i, st.contentType, s.Total.Scalars[catalogue.Running])
+		}
+	}
+}
+
 // TestSameName: sameName says a line has the previous line's name exactly
 // when SampleName would return that name.
 func TestSameName(t *testing.T) {

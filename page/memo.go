@@ -1,6 +1,7 @@
 package page
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 
 	dto "github.com/prometheus/client_model/go"
@@ -43,6 +44,7 @@ type pageMemo struct {
 	lines   []memoLine
 	hasVLLM bool
 	dropped int
+	same    int        // kept lines the last page read as values only found unchanged (tests)
 	plan    *buildPlan // how the builder read the families, once a page was read into them as values only (plan.go)
 }
 
@@ -50,7 +52,7 @@ type pageMemo struct {
 type memoLine struct {
 	hash   uint64 // of the line's first prefix bytes
 	prefix int32  // the bytes before the value; the whole line when it has none
-	kind   lineKind
+	tail   lineTail
 }
 
 // lineKind is what the filter did with a line.
@@ -61,6 +63,53 @@ const (
 	lineDropped                 // a sample line the filter checked and dropped
 	lineKept                    // a sample line read into the families
 )
+
+// lineTail is what follows a line's prefix: the line's kind and, for a
+// sample line whose value is short, the value's bytes and length. Half the
+// lines of a page repeat their value from the last scrape, nearly all of
+// them in a few bytes (a count, a 0): one comparison of a word tells such a
+// line needs neither the search for its end, nor a parse, nor a store. It
+// fits where the memo line had padding, so the memo is no larger.
+type lineTail uint32
+
+// A lineTail holds the kind in its low bits, the value's length above
+// them, and the value's bytes from its second byte on.
+const (
+	tailKindMask  = 1<<2 - 1
+	tailLenShift  = 2
+	tailLenMask   = 1<<2 - 1
+	tailByteShift = 8
+	maxTailValue  = 3 // bytes of a value kept; with the newline, one 32-bit word
+)
+
+// makeTail is the tail of a line of the kind whose value (empty for a
+// comment) is value. A value too long to keep, or ending in a carriage
+// return that cutLine would take for part of the line's end, is not kept.
+func makeTail(kind lineKind, value []byte) lineTail {
+	t := lineTail(kind)
+	if len(value) == 0 || len(value) > maxTailValue || value[len(value)-1] == '\r' {
+		return t
+	}
+	var w lineTail
+	for i, c := range value {
+		w |= lineTail(c) << (8 * i)
+	}
+	return t | lineTail(len(value))<<tailLenShift | w<<tailByteShift
+}
+
+func (t lineTail) kind() lineKind { return lineKind(t & tailKindMask) }
+
+// sameValue reports whether b, what follows the line's prefix, is the
+// kept value and a newline, and if so the length of the two.
+func (t lineTail) sameValue(b []byte) (int, bool) {
+	n := int(t >> tailLenShift & tailLenMask)
+	if n == 0 || len(b) < 4 {
+		return 0, false
+	}
+	want := uint32(t>>tailByteShift) | '\n'<<(8*n)
+	mask := ^uint32(0) >> (8 * (maxTailValue - n))
+	return n + 1, binary.LittleEndian.Uint32(b)&mask == want
+}
 
 // valueSink is where the fast path wrote the value of one line read into
 // the families: a scalar, a bucket, or a histogram's count or sum, as the
@@ -91,9 +140,17 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 	case sinkScalar:
 		p.scalars.at(at).v = x
 	case sinkBucket:
-		return p.buckets.at(at).store(x)
+		bb := p.buckets.at(at)
+		if !bb.store(x) {
+			return false
+		}
+		p.fractions = p.fractions || bb.b.CumulativeCountFloat != nil
 	case sinkCount:
-		return p.hist.at(at).storeCount(x)
+		box := p.hist.at(at)
+		if !box.storeCount(x) {
+			return false
+		}
+		p.fractions = p.fractions || box.h.SampleCountFloat != nil
 	case sinkSum:
 		p.hist.at(at).storeSum(x)
 	}
@@ -102,7 +159,11 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 
 // note records a line whose first prefix bytes must come again.
 func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
-	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
+	value := raw[prefix:]
+	if kind == lineDropped && !droppedValue(value) {
+		value = nil // replay checks it again
+	}
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), tail: makeTail(kind, value)})
 }
 
 // noteSample records a sample line whose name ends at nameEnd. It returns
@@ -190,12 +251,20 @@ func (in *Ingester) replay(body []byte) bool {
 		// As a new series starts: the lines set what they hold.
 		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
 	}
+	// A line whose value is the last page's leaves its box as the last
+	// page's store left it: a scalar's always; a bucket's unless
+	// normalizeHistogram turned it into a float since, which it did only
+	// on a page with fractions. A count or a sum may share its box with
+	// another line of the series, and is always stored again.
+	skipBuckets := !fp.fractions
+	fp.fractions = false // every fraction of the page is now stored again
 	lines, sinks := in.memo.lines, fp.sinks
+	same := 0
 	for len(body) > 0 {
 		if len(lines) == 0 {
 			return false
 		}
-		ml := lines[0]
+		ml := &lines[0]
 		lines = lines[1:]
 		// The prefix is hashed before the line's end is looked for: it
 		// holds no newline (the last page's did not), so only the value
@@ -204,36 +273,60 @@ func (in *Ingester) replay(body []byte) bool {
 		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
 			return false
 		}
+		kind := ml.tail.kind()
+		if next, ok := ml.tail.sameValue(body[n:]); ok {
+			if kind == lineKept {
+				if k := sinks[0] >> sinkShift; k != sinkScalar && (k != sinkBucket || !skipBuckets) {
+					goto read
+				}
+				sinks = sinks[1:]
+				same++
+			}
+			body = body[n+next:]
+			continue
+		}
+	read:
 		if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
 			return false // cutLine would have taken this '\r' off the line
 		}
 		tail, rest := cutValueLine(body[n:])
 		body = rest
-		switch ml.kind {
+		switch kind {
 		case lineWhole:
 			if len(tail) > 0 {
 				return false
 			}
 		case lineDropped:
-			value, after := nextToken(tail)
-			if len(value) == 0 || !validFloat(value) || tailShape(after, false) != "" {
+			if !droppedValue(tail) {
 				return false
 			}
+			ml.tail = makeTail(kind, tail)
 		case lineKept:
 			v, ok := parseValue(tail)
 			if !ok || !fp.store(sinks[0], v) {
 				return false
 			}
 			sinks = sinks[1:]
+			ml.tail = makeTail(kind, tail)
 		}
 	}
 	if len(lines) > 0 {
 		return false
 	}
-	for _, box := range fp.made {
-		normalizeHistogram(box)
+	if fp.fractions {
+		for _, box := range fp.made {
+			normalizeHistogram(box)
+		}
 	}
+	in.memo.same = same
 	return true
+}
+
+// droppedValue reports whether what follows a dropped line's prefix is a
+// value the filter lets pass, so that the line may be dropped again.
+func droppedValue(tail []byte) bool {
+	value, after := nextToken(tail)
+	return len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
 }
 
 // cutValueLine is cutLine for what follows a line's prefix: mostly a short

@@ -274,40 +274,20 @@ func (in *Ingester) replay(body []byte) bool {
 			return false
 		}
 		kind := ml.tail.kind()
-		if next, ok := ml.tail.sameValue(body[n:]); ok {
+		var sink valueSink
+		if kind == lineKept {
+			sink, sinks = sinks[0], sinks[1:]
+		}
+		if next, ok := ml.tail.sameValue(body[n:]); ok && (kind != lineKept || sink.holds(skipBuckets)) {
 			if kind == lineKept {
-				if k := sinks[0] >> sinkShift; k != sinkScalar && (k != sinkBucket || !skipBuckets) {
-					goto read
-				}
-				sinks = sinks[1:]
 				same++
 			}
 			body = body[n+next:]
 			continue
 		}
-	read:
-		if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
-			return false // cutLine would have taken this '\r' off the line
-		}
-		tail, rest := cutValueLine(body[n:])
-		body = rest
-		switch kind {
-		case lineWhole:
-			if len(tail) > 0 {
-				return false
-			}
-		case lineDropped:
-			if !droppedValue(tail) {
-				return false
-			}
-			ml.tail = makeTail(kind, tail)
-		case lineKept:
-			v, ok := parseValue(tail)
-			if !ok || !fp.store(sinks[0], v) {
-				return false
-			}
-			sinks = sinks[1:]
-			ml.tail = makeTail(kind, tail)
+		var ok bool
+		if body, ok = fp.replayValue(ml, body, n, sink); !ok {
+			return false
 		}
 	}
 	if len(lines) > 0 {
@@ -321,6 +301,76 @@ func (in *Ingester) replay(body []byte) bool {
 	in.memo.same = same
 	return true
 }
+
+// holds reports whether the sink's box holds the value its line stored
+// on the last page as a store of it now would leave it: a scalar's box
+// does; a bucket's unless normalizeHistogram may have made it a float
+// (buckets is false); a count's or a sum's box may be another line's too.
+func (v valueSink) holds(buckets bool) bool {
+	k := v >> sinkShift
+	return k == sinkScalar || k == sinkBucket && buckets
+}
+
+// replayValue reads what follows the prefix of n bytes that body starts
+// with, as the line of the memo reads it, and returns what follows the
+// line. The line's tail then holds its value for the next page.
+func (p *fastParser) replayValue(ml *memoLine, body []byte, n int, sink valueSink) ([]byte, bool) {
+	if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
+		return nil, false // cutLine would have taken this '\r' off the line
+	}
+	kind := ml.tail.kind()
+	if kind != lineWhole {
+		// Most values are counts: one pass finds the line's end, checks
+		// the value and reads it.
+		if v, end, ok := plainCount(body[n:]); ok {
+			if kind == lineKept && !p.store(sink, v) {
+				return nil, false
+			}
+			ml.tail = makeTail(kind, body[n:n+end])
+			return body[n+end+1:], true
+		}
+	}
+	tail, rest := cutValueLine(body[n:])
+	switch kind {
+	case lineWhole:
+		if len(tail) > 0 {
+			return nil, false
+		}
+	case lineDropped:
+		if !droppedValue(tail) {
+			return nil, false
+		}
+	case lineKept:
+		v, ok := parseValue(tail)
+		if !ok || !p.store(sink, v) {
+			return nil, false
+		}
+	}
+	ml.tail = makeTail(kind, tail)
+	return rest, true
+}
+
+// plainCount reads a count and the newline after it: at most
+// maxPlainDigits digits, which a float holds exactly (as parseValue reads
+// them, and as a dropped line's value passes the filter). end is the
+// newline's index.
+func plainCount(b []byte) (v float64, end int, ok bool) {
+	var u uint64
+	for i, c := range b {
+		switch {
+		case c-'0' < 10 && i < maxPlainDigits:
+			u = u*10 + uint64(c-'0')
+		case c == '\n' && i > 0:
+			return float64(u), i, true
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
+}
+
+// maxPlainDigits is the most digits plainCount reads.
+const maxPlainDigits = 15
 
 // droppedValue reports whether what follows a dropped line's prefix is a
 // value the filter lets pass, so that the line may be dropped again.

@@ -276,9 +276,12 @@ func TestUnchangedValues(t *testing.T) {
 		{"a scalar turns a fraction and back", []string{eight, set(scalar, "1.5"), eight, eight}},
 		{"a neighbour changes", []string{eight, set(bucket+1, "9"), set(bucket-1, "9"), eight}},
 		{"a value too long to keep, then short", []string{eight, set(bucket, "1000"), eight, set(bucket, "1000")}},
+		{"counts of fifteen digits and more", []string{eight, set(bucket, "999999999999999"),
+			set(bucket, "9999999999999999"), set(bucket, "18446744073709551617"), eight}},
 		{"a line's ending changes", []string{eight, ending(bucket, "\r\n"), eight, ending(bucket, "\r\n")}},
 		{"a dropped line's value changes", []string{eight + "other_total 1\n", eight + "other_total 1\n",
-			eight + "other_total 1 2\n", eight + "other_total 1 2\n", eight + "other_total 1x\n"}},
+			eight + "other_total 1 2\n", eight + "other_total 1 2\n", eight + "other_total 18446744073709551617\n",
+			eight + "other_total 1x\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			replayed, same := readBothCounting(t, "", tc.pages...)

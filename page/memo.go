@@ -15,9 +15,9 @@ import (
 // page was read into, and those families built into a Sample as before.
 //
 // The memo of a page is, for each of its lines, a hash of the bytes before
-// its value (the whole line for a comment or a blank line) and what the
-// line was: dropped, or read into the families, and then where its value
-// went. A page is read as values only when each of its lines has the hash
+// its value (the whole line for a comment or a blank line), what the line
+// was (dropped, or read into the families, and then where its value went)
+// and its value when short (see lineTail). A page is read as values only when each of its lines has the hash
 // of the line at its place on the last page and a value the fast path
 // reads, and a dropped line a value the filter would let pass; anything
 // else, and the page is read in full, exactly as without the memo. The

@@ -160,8 +160,8 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 // note records a line whose first prefix bytes must come again.
 func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
 	value := raw[prefix:]
-	if kind == lineDropped && !droppedValue(value) {
-		value = nil // replay checks it again
+	if len(value) > maxTailValue || kind == lineDropped && !droppedValue(value) {
+		value = nil // not kept, or replay checks it again
 	}
 	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), tail: makeTail(kind, value)})
 }

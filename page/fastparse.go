@@ -62,6 +62,11 @@ type fastParser struct {
 	// (memo.go).
 	record bool
 	sinks  []valueSink
+
+	// Some histogram count or bucket of the page was a fraction, so that
+	// normalizeHistogram may have turned integer counts into floats
+	// (replay relies on it).
+	fractions bool
 }
 
 // maxBoundFamilies caps the families whose bounds are remembered.
@@ -175,8 +180,11 @@ func (p *fastParser) finish() map[string]*dto.MetricFamily {
 			delete(p.fams, name)
 		}
 	}
+	p.fractions = false
 	for _, h := range p.made {
-		normalizeHistogram(h)
+		if normalizeHistogram(h) {
+			p.fractions = true
+		}
 	}
 	return p.fams
 }
@@ -788,8 +796,8 @@ func (p *fastParser) seriesKey(family string) []byte {
 }
 
 // normalizeHistogram is expfmt's: when any count of a histogram is
-// fractional, every count is given as a float.
-func normalizeHistogram(box *histBox) {
+// fractional, every count is given as a float. It reports whether one was.
+func normalizeHistogram(box *histBox) bool {
 	h := &box.h
 	anyFloats := h.GetSampleCountFloat() != 0
 	for _, b := range h.Bucket {
@@ -799,7 +807,7 @@ func normalizeHistogram(box *histBox) {
 		anyFloats = b.GetCumulativeCountFloat() != 0
 	}
 	if !anyFloats {
-		return
+		return false
 	}
 	if h.GetSampleCountFloat() == 0 {
 		box.countF = float64(h.GetSampleCount())
@@ -811,6 +819,7 @@ func normalizeHistogram(box *histBox) {
 			bb.b.CumulativeCountFloat, bb.b.CumulativeCount = &bb.countF, nil
 		}
 	}
+	return true
 }
 
 // parseValue is expfmt's parseFloat: Go's syntax without hexadecimal

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -53,18 +55,45 @@ func moved(_ int, old string) string {
 // page was read as values only.
 func readBoth(t *testing.T, contentType string, pages ...string) []bool {
 	t.Helper()
+	replayed, _ := readBothCounting(t, contentType, pages...)
+	return replayed
+}
+
+// readBothCounting is readBoth that also counts, for each page read as
+// values only, the kept lines it found unchanged.
+func readBothCounting(t *testing.T, contentType string, pages ...string) (replayed []bool, same []int) {
+	t.Helper()
 	in, plain := NewIngester(), NewIngester()
 	in.memoMin = 0
 	plain.noFast, plain.stripper.allowed = true, 0
-	var replayed []bool
 	for i, p := range pages {
+		in.memo.same = 0
 		got, want := show(in, p, contentType), show(plain, p, contentType)
 		if got != want {
 			t.Fatalf("page %d read as values only %v:\n%s\nexpfmt:\n%s", i, in.replayed, got, want)
 		}
-		replayed = append(replayed, in.replayed)
+		if in.replayed {
+			if diff := diffFamilies(in.memo.s.fast.fams, freshFamilies(t, p, contentType), "values only"); diff != "" {
+				t.Fatalf("page %d read as values only into other families than a fresh reading: %s", i, diff)
+			}
+		}
+		replayed, same = append(replayed, in.replayed), append(same, in.memo.same)
 	}
-	return replayed
+	return replayed, same
+}
+
+// freshFamilies are the families a page is read into by an Ingester that
+// never saw another: those it keeps as the page's memo. The Sample does
+// not tell an integer count from the same count as a float, the families
+// do.
+func freshFamilies(t *testing.T, page, contentType string) map[string]*dto.MetricFamily {
+	t.Helper()
+	in := NewIngester()
+	in.memoMin = 0
+	if _, err := in.Ingest([]byte(page), contentType); err != nil || in.memo.s == nil {
+		t.Fatalf("a page read as values only after another kept no memo when read alone (%v)", err)
+	}
+	return in.memo.s.fast.fams
 }
 
 func show(in *Ingester, page, contentType string) string {
@@ -200,5 +229,66 @@ func TestSameShapeCarriageReturns(t *testing.T) {
 	got := readBoth(t, "", ending("\r\r\n"), ending("\r\n"), ending("\n"), ending("\r\r\n"))
 	if !got[2] {
 		t.Error("a line that lost the carriage return cutLine takes off was read in full")
+	}
+}
+
+// A line whose value is the one it had on the last page is not read again:
+// its box keeps the value the last page stored. Held against expfmt where
+// that is not the value a fresh reading would store: a count or a bucket
+// that normalizeHistogram turned into a float because a neighbour was a
+// fraction, a value that turned a fraction and back, a neighbour that
+// changed, a line whose ending changed.
+func TestUnchangedValues(t *testing.T) {
+	eight := string(testutil.VLLMPage(t, 8))
+	lineOf := func(prefix string) int {
+		for i, l := range strings.SplitAfter(eight, "\n") {
+			if strings.HasPrefix(l, prefix) {
+				return i
+			}
+		}
+		t.Fatalf("no line starts with %q", prefix)
+		return 0
+	}
+	const ttft = `vllm:time_to_first_token_seconds_`
+	bucket := lineOf(ttft + `bucket{engine="0",model_name="meta-llama/Llama-3.1-8B-Instruct",le="0.005"} 1`)
+	count := lineOf(ttft + `count{engine="0",`)
+	scalar := lineOf(`vllm:num_requests_running{engine="0",`)
+	set := func(line int, value string) string { return nextValues(eight, onLine(line, value)) }
+	ending := func(line int, end string) string {
+		lines := strings.SplitAfter(eight, "\n")
+		lines[line] = strings.TrimSuffix(lines[line], "\n") + end
+		return strings.Join(lines, "")
+	}
+	for _, tc := range []struct {
+		name  string
+		pages []string
+	}{
+		{"a bucket turns a fraction and back", []string{eight, set(bucket, "1.5"), eight, eight}},
+		{"every bucket of a series a fraction, then one back", []string{eight,
+			nextValues(eight, func(i int, old string) string {
+				if i >= bucket-1 && i < count-1 {
+					return old + ".5"
+				}
+				return old
+			}), set(bucket, "1.5"), eight}},
+		{"a count turns a fraction and back", []string{eight, set(count, "5.5"), eight, eight}},
+		{"a count turns an integer in other bytes", []string{eight, set(count, "5.0"), set(count, "5e0"), eight}},
+		{"a scalar turns a fraction and back", []string{eight, set(scalar, "1.5"), eight, eight}},
+		{"a neighbour changes", []string{eight, set(bucket+1, "9"), set(bucket-1, "9"), eight}},
+		{"a value too long to keep, then short", []string{eight, set(bucket, "1000"), eight, set(bucket, "1000")}},
+		{"counts of fifteen digits and more", []string{eight, set(bucket, "999999999999999"),
+			set(bucket, "9999999999999999"), set(bucket, "18446744073709551617"), eight}},
+		{"a line's ending changes", []string{eight, ending(bucket, "\r\n"), eight, ending(bucket, "\r\n")}},
+		{"a dropped line's value changes", []string{eight + "other_total 1\n", eight + "other_total 1\n",
+			eight + "other_total 1 2\n", eight + "other_total 1 2\n", eight + "other_total 18446744073709551617\n",
+			eight + "other_total 1x\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			replayed, same := readBothCounting(t, "", tc.pages...)
+			last := len(tc.pages) - 1
+			if !replayed[last-1] || same[last-1] == 0 {
+				t.Errorf("the page before the last was read as values only %v, with %d values unchanged", replayed[last-1], same[last-1])
+			}
+		})
 	}
 }

@@ -174,15 +174,24 @@ func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
 		w.inOrder = make([]bool, 0, len(w.samples))
 	}
 	w.inOrder = w.inOrder[:0]
-	distinct := true
-	for e := range engines {
-		for _, before := range engines[:e] {
-			distinct = distinct && before.Name != engines[e].Name
-		}
-	}
+	distinct := distinctEngineNames(engines)
 	for _, s := range w.samples {
 		w.inOrder = append(w.inOrder, distinct && sameEngineNames(s.Engines, engines))
 	}
+}
+
+// distinctEngineNames reports whether no two engines share a name. The
+// engines are indexed, not ranged over: a range copies each engine's whole
+// series to read its name.
+func distinctEngineNames(engines []catalogue.Engine) bool {
+	for e := range engines {
+		for before := range e {
+			if engines[before].Name == engines[e].Name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameEngineNames reports whether a and b name the same engines in the

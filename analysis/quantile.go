@@ -233,5 +233,7 @@ func almostEqual(a, b, epsilon float64) bool {
 	if a == 0 || b == 0 || absSum < minNormal {
 		return diff < epsilon*minNormal
 	}
-	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
+	// For the absSum that reaches here (from minNormal up, +Inf or NaN) the
+	// built-in min is math.Min, without the call.
+	return diff/min(absSum, math.MaxFloat64) < epsilon
 }

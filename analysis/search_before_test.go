@@ -12,6 +12,22 @@ func rankIndexBefore(rank float64, b []Bucket) int {
 	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 }
 
+// almostEqualBefore is almostEqual as it was, through math.Min.
+func almostEqualBefore(a, b, epsilon float64) bool {
+	if math.IsNaN(a) && math.IsNaN(b) {
+		return true
+	}
+	if a == b {
+		return true
+	}
+	absSum := math.Abs(a) + math.Abs(b)
+	diff := math.Abs(a - b)
+	if a == 0 || b == 0 || absSum < minNormal {
+		return diff < epsilon*minNormal
+	}
+	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
+}
+
 // countEdges are bucket counts and ranks at the edges: unknown, infinite,
 // signed zeros, the smallest and largest floats.
 var countEdges = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, 2, 2.5, 3,
@@ -39,6 +55,24 @@ func TestRankIndexAsBefore(t *testing.T) {
 		rank := pick()
 		if got, want := rankIndex(rank, b), rankIndexBefore(rank, b); got != want {
 			t.Fatalf("rank %v in %v: %d, before %d", rank, b, got, want)
+		}
+	}
+}
+
+// TestAlmostEqualAsBefore: the comparison answers as it did with
+// math.Min, over every pair of the edges and random neighbours.
+func TestAlmostEqualAsBefore(t *testing.T) {
+	values := append([]float64(nil), countEdges...)
+	for _, x := range countEdges {
+		values = append(values, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)), -x, x*(1+1e-12))
+	}
+	for _, eps := range []float64{1e-12, 1e-6, 0, math.Inf(1), math.NaN()} {
+		for _, a := range values {
+			for _, b := range values {
+				if got, want := almostEqual(a, b, eps), almostEqualBefore(a, b, eps); got != want {
+					t.Fatalf("almostEqual(%v, %v, %v) = %v, before %v", a, b, eps, got, want)
+				}
+			}
 		}
 	}
 }

@@ -169,7 +169,7 @@ func (n Num) Seconds() string { return seconds(float64(n)) }
 // prose is a sentence being written: its words and figures appended to one
 // buffer, the figures as count, amount, percent and seconds write them,
 // and made a string once. fmt.Sprintf made a string of every figure and
-// boxed every argument; the reasons and the advice took a fifth of the
+// boxed every argument; the reasons and the advice took a sixth of the
 // cost of an evaluation that way.
 type prose []byte
 

@@ -122,8 +122,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	for i, s := range w.samples {
 		series[i] = &s.Total
 	}
-	f, ev := w.figures(series, newestGood.KVCapacityTokens, cfg)
-	rep.Figures = f
+	ev = w.figures(&rep.Figures, series, newestGood.KVCapacityTokens, cfg)
 	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
 	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
 	rep.Restarted = !rep.RestartedAt.IsZero()
@@ -132,7 +131,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	}
 	if len(w.samples) < 2 {
 		// One reading: gauges only. Rates and quantiles need two.
-		rep.Figures = gaugesOnly(f)
+		rep.Figures = gaugesOnly(rep.Figures)
 		rep.GCPerSecond = NA
 	}
 	if len(newestGood.Engines) >= 2 {
@@ -144,7 +143,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 // engineReports computes each data-parallel engine's figures, matching the
 // engines of older samples by name.
 func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnlyFigures bool) []EngineReport {
-	out := make([]EngineReport, 0, len(engines))
+	out := make([]EngineReport, len(engines))
 	w.markEnginesInOrder(engines)
 	for e := range engines {
 		series := w.seriesScratch()
@@ -155,11 +154,12 @@ func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnl
 				series[i] = s.EngineSeries(engines[e].Name)
 			}
 		}
-		f, _ := w.figures(series, math.NaN(), cfg)
+		r := &out[e]
+		r.Engine = engines[e].Name
+		w.figures(&r.Figures, series, math.NaN(), cfg)
 		if gaugesOnlyFigures {
-			f = gaugesOnly(f)
+			r.Figures = gaugesOnly(r.Figures)
 		}
-		out = append(out, EngineReport{Engine: engines[e].Name, Figures: f})
 	}
 	return out
 }
@@ -174,15 +174,24 @@ func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
 		w.inOrder = make([]bool, 0, len(w.samples))
 	}
 	w.inOrder = w.inOrder[:0]
-	distinct := true
-	for e := range engines {
-		for _, before := range engines[:e] {
-			distinct = distinct && before.Name != engines[e].Name
-		}
-	}
+	distinct := distinctEngineNames(engines)
 	for _, s := range w.samples {
 		w.inOrder = append(w.inOrder, distinct && sameEngineNames(s.Engines, engines))
 	}
+}
+
+// distinctEngineNames reports whether no two engines share a name. The
+// engines are indexed, not ranged over: a range copies each engine's whole
+// series to read its name.
+func distinctEngineNames(engines []catalogue.Engine) bool {
+	for e := range engines {
+		for before := range e {
+			if engines[before].Name == engines[e].Name {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sameEngineNames reports whether a and b name the same engines in the

@@ -42,12 +42,14 @@ type evidence struct {
 // engineCounters are the scalars whose movement tells a live engine.
 var engineCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.Preemptions, catalogue.PrefixCacheQueries, catalogue.PrefixCacheHits, catalogue.SpecDrafts, catalogue.SpecDraftTokens, catalogue.SpecAcceptedTokens}
 
-// figures computes the Figures of one replica or engine over the window.
-// series[i] is its Series in the i-th good sample (nil when absent there).
-// kvCapacity is the KV cache size in tokens (NaN when unknown). Every
-// counter is read off the runs of one walk over the series (gatherRuns).
-func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Config) (Figures, evidence) {
-	var f Figures
+// figures computes into f the Figures of one replica or engine over the
+// window, and returns the evidence. series[i] is its Series in the i-th
+// good sample (nil when absent there). kvCapacity is the KV cache size in
+// tokens (NaN when unknown). Every counter is read off the runs of one
+// walk over the series (gatherRuns). f is filled where it lies, in the
+// report: returned, the kilobyte of a Figures was copied twice per engine.
+func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity float64, cfg Config) evidence {
+	*f = Figures{}
 	ev := evidence{Samples: len(w.samples)}
 	if n := len(w.samples); n > 1 {
 		ev.SpanSeconds = w.samples[n-1].Time.Sub(w.samples[0].Time).Seconds()
@@ -62,21 +64,21 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 		f.Running, f.Waiting, f.KVCacheUsage = Num(newest.Scalars[catalogue.Running]), Num(newest.Scalars[catalogue.Waiting]), Num(newest.Scalars[catalogue.KVCacheUsage])
 	}
 
-	w.finishFigures(&f, &ev, runs)
-	w.finishedTotal(&f, &ev, runs)
+	w.finishFigures(f, &ev, runs)
+	w.finishedTotal(f, &ev, runs)
 	f.PromptTokensPerSecond = Num(w.rateOf(scalar(catalogue.PromptTokens)))
 	f.GenerationTokensPerSecond = Num(w.rateOf(scalar(catalogue.GenerationTokens)))
 	f.IORatio = ratio(f.PromptTokensPerSecond, f.GenerationTokensPerSecond)
 	f.PreemptionsPerSecond = Num(w.rateOf(scalar(catalogue.Preemptions)))
 	ev.Preemptions = w.increaseOf(scalar(catalogue.Preemptions))
 
-	w.littlesLaw(&f, &ev, series)
+	w.littlesLaw(f, &ev, series)
 	f.PrefixCacheHitRate = ratio(Num(w.increaseOf(scalar(catalogue.PrefixCacheHits))), Num(w.increaseOf(scalar(catalogue.PrefixCacheQueries))))
 	accepted := Num(w.increaseOf(scalar(catalogue.SpecAcceptedTokens)))
 	f.SpecDecodeAcceptanceRate = ratio(accepted, Num(w.increaseOf(scalar(catalogue.SpecDraftTokens))))
 	f.SpecDecodeAcceptedPerDraft = ratio(accepted, Num(w.increaseOf(scalar(catalogue.SpecDrafts))))
 
-	w.latencyFigures(&f, series, runs, cfg)
+	w.latencyFigures(f, series, runs, cfg)
 	f.KVCapacityTokens = Num(kvCapacity)
 	f.MaxSeqsKVHolds = NA
 	if perRequest := f.MeanPromptTokens + f.MeanGenerationTokens; f.KVCapacityTokens.Known() && perRequest > 0 {
@@ -90,9 +92,9 @@ func (w *window) figures(series []*catalogue.Series, kvCapacity float64, cfg Con
 		f.RecomputedTokensPerSecond = 0
 	}
 
-	w.signalFigures(&f, &ev, series, runs)
+	w.signalFigures(f, &ev, series, runs)
 	w.counterMovement(&ev, series, runs)
-	return f, ev
+	return ev
 }
 
 // finishFigures fills the finish-reason rates, their total and shares.

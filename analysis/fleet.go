@@ -228,7 +228,7 @@ func advice(up []*ReplicaReport, cfg Config) Advice {
 	} else {
 		a.recommendByQueue(waiting.value(), growth.value())
 	}
-	a.Summary = append([]string{a.Recommendation}, adviceSummary(&a)...)
+	a.Summary = adviceSummary(&a, append(make([]string, 0, 5), a.Recommendation))
 	if a.RejectionsPerSecond > 0 {
 		a.Summary = append(a.Summary, fmt.Sprintf("the fleet is refusing work: %s of admissions rejected (HTTP 503), counted in the arrivals as demand",
 			perSecond(a.RejectionsPerSecond.Float())))
@@ -255,27 +255,41 @@ func (a *Advice) recommendByCapacity(backlog Num) {
 	if spare := rec*capacity - arrivals; backlog > 0 && spare > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / spare)
 	}
-	carry := fmt.Sprintf("%s arriving ÷ %s a full replica finishes", perSecond(arrivals), perSecond(capacity))
-	clears := ""
-	if a.BacklogClearSeconds.Known() {
-		clears = fmt.Sprintf("; %s clears the backlog of %s in about %s", count(rec), count(backlog.Float()),
-			duration(time.Duration(a.BacklogClearSeconds.Float()*float64(time.Second))))
-	}
-	queueNote := ""
-	if a.ReplicasByQueue.Known() && a.ReplicasByQueue.Float() > rec {
-		queueNote = fmt.Sprintf("; the queue rule's %s is an HPA target, not a count to act on: the queue is a backlog to drain, not a rate to provision for",
-			count(a.ReplicasByQueue.Float()))
-	}
+	a.Recommendation = a.capacityWords(rec, keep, backlog)
+}
+
+// capacityWords says the recommendation of the capacity rule: the count,
+// how it compares with the replicas up, the arithmetic behind it, how
+// soon it clears the backlog and what the queue rule's count is.
+func (a *Advice) capacityWords(rec float64, keep bool, backlog Num) string {
+	var p prose
 	switch {
 	case keep:
-		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s carry the %s arriving, but do not scale down while the backlog drains%s%s",
-			plural(rec, "replica"), count(a.ReplicasByCapacity.Float()), perSecond(arrivals), clears, queueNote)
+		p = sentence("keep ").plural(rec, "replica").text(" (capacity): ").count(a.ReplicasByCapacity.Float()).
+			text(" carry the ").perSecond(a.ArrivalsPerSecond.Float()).text(" arriving, but do not scale down while the backlog drains")
 	case rec == float64(a.Replicas):
-		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s%s%s", plural(rec, "replica"), carry, clears, queueNote)
+		p = a.carryWords(sentence("keep ").plural(rec, "replica").text(" (capacity): "))
 	default:
-		a.Recommendation = fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
-			plural(rec, "replica"), changeWords(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
+		p = sentence("act on ").plural(rec, "replica").text(" (capacity), ").text(changeWords(rec, a.Replicas)).
+			text(" the ").int(a.Replicas).text(" up: ")
+		p = a.carryWords(p)
 	}
+	if a.BacklogClearSeconds.Known() {
+		p = p.text("; ").count(rec).text(" clears the backlog of ").count(backlog.Float()).text(" in about ").
+			text(duration(time.Duration(a.BacklogClearSeconds.Float() * float64(time.Second))))
+	}
+	if a.ReplicasByQueue.Known() && a.ReplicasByQueue.Float() > rec {
+		p = p.text("; the queue rule's ").count(a.ReplicasByQueue.Float()).
+			text(" is an HPA target, not a count to act on: the queue is a backlog to drain, not a rate to provision for")
+	}
+	return p.String()
+}
+
+// carryWords appends the arithmetic of the capacity rule: the arrivals
+// over what a full replica finishes.
+func (a *Advice) carryWords(p prose) prose {
+	return p.perSecond(a.ArrivalsPerSecond.Float()).text(" arriving ÷ ").perSecond(a.CapacityPerReplica.Float()).
+		text(" a full replica finishes")
 }
 
 // recommendByQueue is the advice without a capacity figure (no replica
@@ -321,22 +335,24 @@ func changeWords(rec float64, up int) string {
 // perSecond writes a request rate: "12 req/s".
 func perSecond(x float64) string { return amount(x) + " req/s" }
 
-// adviceSummary states the figures behind the advice.
-func adviceSummary(a *Advice) []string {
-	var s []string
+// adviceSummary appends to s the sentences that state the figures behind
+// the advice.
+func adviceSummary(a *Advice, s []string) []string {
 	if a.ArrivalsPerSecond.Known() {
-		s = append(s, fmt.Sprintf("arrivals %s across %s; a %s queue allows %s waiting per replica (Little's law)",
-			perSecond(a.ArrivalsPerSecond.Float()), plural(float64(a.Replicas), "replica"), seconds(a.TargetQueueSeconds.Float()), amount(a.WaitingTargetPerReplica.Float())))
+		s = append(s, sentence("arrivals ").perSecond(a.ArrivalsPerSecond.Float()).text(" across ").
+			plural(float64(a.Replicas), "replica").text("; a ").seconds(a.TargetQueueSeconds.Float()).
+			text(" queue allows ").amount(a.WaitingTargetPerReplica.Float()).text(" waiting per replica (Little's law)").String())
 	}
 	if a.ReplicasByQueue.Known() {
-		s = append(s, fmt.Sprintf("mean waiting %s per replica → %s by the queue (HPA rule: ceil(%d × %s ÷ %s), an autoscaler's target)",
-			amount(a.MeanWaitingPerReplica.Float()), plural(a.ReplicasByQueue.Float(), "replica"), a.Replicas,
-			amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float())))
+		s = append(s, sentence("mean waiting ").amount(a.MeanWaitingPerReplica.Float()).text(" per replica → ").
+			plural(a.ReplicasByQueue.Float(), "replica").text(" by the queue (HPA rule: ceil(").int(a.Replicas).
+			text(" × ").amount(a.MeanWaitingPerReplica.Float()).text(" ÷ ").amount(a.WaitingTargetPerReplica.Float()).
+			text("), an autoscaler's target)").String())
 	}
 	if a.ReplicasByCapacity.Known() {
-		s = append(s, fmt.Sprintf("a full replica finishes %s → %s by capacity (ceil(%s ÷ %s))",
-			perSecond(a.CapacityPerReplica.Float()), plural(a.ReplicasByCapacity.Float(), "replica"),
-			amount(a.ArrivalsPerSecond.Float()), amount(a.CapacityPerReplica.Float())))
+		s = append(s, sentence("a full replica finishes ").perSecond(a.CapacityPerReplica.Float()).text(" → ").
+			plural(a.ReplicasByCapacity.Float(), "replica").text(" by capacity (ceil(").amount(a.ArrivalsPerSecond.Float()).
+			text(" ÷ ").amount(a.CapacityPerReplica.Float()).text("))").String())
 	}
 	return s
 }

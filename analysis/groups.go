@@ -45,38 +45,21 @@ type groupKey struct {
 // the groups': a queue of one model is no reason to add replicas of
 // another.
 func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
+	if k, ok := soleGroup(reps); ok {
+		// The common fleet of one model: no map of members to build.
+		g := FleetGroup{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps, nil)}
+		g.Groups = nil
+		ff.Groups = []FleetGroup{g}
+		return
+	}
 	var keys []groupKey
 	members := map[groupKey][]int{}
 	for i := range reps {
-		k := groupKey{reps[i].Model, reps[i].Role}
-		if k.role == catalogue.RoleUnified {
-			// A unified server does both phases, as one that does not
-			// say its role.
-			k.role = catalogue.RoleUnknown
-		}
+		k := keyOf(&reps[i])
 		if _, ok := members[k]; !ok {
 			keys = append(keys, k)
 		}
 		members[k] = append(members[k], i)
-	}
-	if unknown, ok := members[groupKey{}]; ok && len(keys) == 2 {
-		// Only one real group: the silent replicas are its own.
-		other := keys[0]
-		if other == (groupKey{}) {
-			other = keys[1]
-		}
-		members[other] = append(members[other], unknown...)
-		delete(members, groupKey{})
-		keys = []groupKey{other}
-	}
-	if len(keys) <= 1 {
-		g := FleetGroup{FleetFigures: *ff, Targets: targetsOf(reps, nil)}
-		if len(keys) == 1 {
-			g.Model, g.Role = keys[0].model, keys[0].role
-		}
-		g.Groups = nil
-		ff.Groups = []FleetGroup{g}
-		return
 	}
 	ff.Groups = make([]FleetGroup, 0, len(keys))
 	for _, k := range keys {
@@ -89,6 +72,33 @@ func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
 			FleetFigures: fleetFigures(subset, cfg)})
 	}
 	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
+}
+
+// keyOf is the group of a replica. A unified server does both phases, as
+// one that does not say its role.
+func keyOf(r *ReplicaReport) groupKey {
+	k := groupKey{r.Model, r.Role}
+	if k.role == catalogue.RoleUnified {
+		k.role = catalogue.RoleUnknown
+	}
+	return k
+}
+
+// soleGroup returns the one group of reps when there is at most one
+// besides the replicas that have not said their model, which join it (the
+// zero key when none has said), and false when there are several.
+func soleGroup(reps []ReplicaReport) (groupKey, bool) {
+	var sole groupKey
+	for i := range reps {
+		switch k := keyOf(&reps[i]); {
+		case k == groupKey{} || k == sole:
+		case sole == groupKey{}:
+			sole = k
+		default:
+			return groupKey{}, false
+		}
+	}
+	return sole, true
 }
 
 // targetsOf lists the targets of reps at idx, or of all of them when idx

@@ -3,7 +3,6 @@ package analysis
 import (
 	"math"
 	"slices"
-	"sort"
 )
 
 // Bucket is one classic histogram bucket: its upper bound (le) and its
@@ -110,9 +109,20 @@ func rankedQuantile(q float64, b []Bucket) (float64, int) {
 
 // rankIndex is the bucket histogram_quantile reads a rank from: Go's
 // binary search over all but the +Inf bucket, len(b)-1 when the rank is in
-// the +Inf bucket.
+// the +Inf bucket. It is sort.Search's own loop, probe for probe, so that
+// counts out of order (NaN) land where they always did; written out, the
+// search needs no closure called per probe.
 func rankIndex(rank float64, b []Bucket) int {
-	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
+	i, j := 0, len(b)-1
+	for i < j {
+		h := int(uint(i+j) >> 1)
+		if !(b[h].Count >= rank) {
+			i = h + 1
+		} else {
+			j = h
+		}
+	}
+	return i
 }
 
 // quantileWithBucket is preparedQuantile(q, b) and the bucket it reads
@@ -223,5 +233,7 @@ func almostEqual(a, b, epsilon float64) bool {
 	if a == 0 || b == 0 || absSum < minNormal {
 		return diff < epsilon*minNormal
 	}
-	return diff/math.Min(absSum, math.MaxFloat64) < epsilon
+	// For the absSum that reaches here (from minNormal up, +Inf or NaN) the
+	// built-in min is math.Min, without the call.
+	return diff/min(absSum, math.MaxFloat64) < epsilon
 }

@@ -197,6 +197,12 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	if draining || !flat {
 		return verdict{}, false
 	}
+	return verdict{State: StateFull, Reasons: fullReasons(f, ev, run, wait), Action: fullAction(f, ev, cfg)}, true
+}
+
+// fullReasons are the sentences that prove FULL: the queue that persists
+// at a flat batch, and what else the figures say of it.
+func fullReasons(f *Figures, ev *evidence, run, wait gaugeStats) []string {
 	bound := "max_num_seqs cap"
 	if ev.KVCacheUsage.Last >= kvBoundUsage {
 		bound = "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
@@ -205,32 +211,41 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 	if ev.WaitingCapacity.N > 0 {
 		waitingWord = "waiting for capacity"
 	}
-	reasons := []string{fmt.Sprintf("%s %s → %s over %s while running stays at %s (%s)",
-		waitingWord, count(wait.First), count(wait.Last), seconds(ev.SpanSeconds), count(run.Last), bound)}
+	// Room for the reasons that follow, which a FULL replica mostly has.
+	reasons := make([]string, 1, 4)
+	reasons[0] = sentence(waitingWord).text(" ").count(wait.First).text(" → ").count(wait.Last).
+		text(" over ").seconds(ev.SpanSeconds).text(" while running stays at ").count(run.Last).
+		text(" (").text(bound).text(")").String()
 	if ev.Rejections > 0 {
 		reasons = append(reasons, rejectionText(f, ev))
 	}
 	if f.WaitingGrowth < 0 && wait.Last < wait.First {
-		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
-			amount(float64(-f.WaitingGrowth)), seconds(wait.Last/float64(-f.WaitingGrowth))))
+		reasons = append(reasons, sentence("the queue shrinks by ").amount(float64(-f.WaitingGrowth)).
+			text("/s: empty in about ").seconds(wait.Last/float64(-f.WaitingGrowth)).text(" at that rate").String())
 	}
 	if ev.Samples < fullMinSamples {
 		// Said, because one more reading is the usual standard of proof.
-		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
-			ev.Samples, count(wait.First), count(wait.Last)))
+		reasons = append(reasons, sentence("judged on ").int(ev.Samples).text(" readings: a queue of ").count(wait.First).
+			text(" and ").count(wait.Last).text(" at the cap is full without waiting for a third").String())
 	}
 	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
-		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
-			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
+		reasons = append(reasons, sentence("queue time is ").percent(share.Float()).text(" of TTFT (mean ").
+			seconds(f.Queue.Mean.Float()).text(" of ").seconds(f.TTFT.Mean.Float()).text(")").String())
 	}
 	if f.Efficiency.Known() {
-		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
+		reasons = append(reasons, sentence("arrivals ").amount(f.ArrivalsPerSecond.Float()).text(" req/s against ").
+			amount(f.RequestsPerSecond.Float()).text(" finished/s (efficiency ").percent(f.Efficiency.Float()).text(")").String())
 	}
+	return reasons
+}
+
+// fullAction is FULL's first action: more replicas, and the autoscaling
+// target that would have added them.
+func fullAction(f *Figures, ev *evidence, cfg Config) string {
 	target := cfg.TargetQueueTime.Seconds()
-	action := fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
-		waitingMetric(ev.Kind), amount(f.ArrivalsPerSecond.Float()*target), amount(f.ArrivalsPerSecond.Float()), amount(target))
-	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
+	return sentence("add replicas; scale on ").text(waitingMetric(ev.Kind)).text(" with target ").
+		amount(f.ArrivalsPerSecond.Float() * target).text(" per replica (Little's law: ").
+		amount(f.ArrivalsPerSecond.Float()).text(" req/s × ").amount(target).text(" s)").String()
 }
 
 // dominantShare is the share of mean TTFT from which one phase, queue or

@@ -1,0 +1,242 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// The sentences of FULL and of the capacity advice as they were written
+// with fmt.Sprintf, from the words as they were (format_before_test.go):
+// the sentences appended into one buffer must read byte for byte as these.
+
+// fullVerdictBefore is fullVerdict as it was.
+func fullVerdictBefore(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	run, wait := ev.Running, ev.queueStats()
+	// A queue that persists through every reading, not requests that wait
+	// a step for the scheduler: a healthy server shows those too.
+	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < 2 {
+		return verdict{}, false
+	}
+	// Two readings suffice when the queue is long in both; a short one
+	// must persist for fullMinSamples before it is called full.
+	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
+		return verdict{}, false
+	}
+	// A queue at a flat batch that does not grow is still a capacity
+	// problem: every finished request is replaced from the queue, so every
+	// arrival waits, and only capacity shortens the wait. A shrinking queue
+	// is a spike being cleared only if it empties within a window.
+	draining := f.WaitingGrowth < 0 && wait.Last < wait.First && wait.Last/float64(-f.WaitingGrowth) <= cfg.Window.Seconds()
+	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
+	if draining || !flat {
+		return verdict{}, false
+	}
+	bound := "max_num_seqs cap"
+	if ev.KVCacheUsage.Last >= kvBoundUsage {
+		bound = "KV-bound, KV cache at " + percentBefore(ev.KVCacheUsage.Last)
+	}
+	waitingWord := "waiting"
+	if ev.WaitingCapacity.N > 0 {
+		waitingWord = "waiting for capacity"
+	}
+	reasons := []string{fmt.Sprintf("%s %s → %s over %s while running stays at %s (%s)",
+		waitingWord, countBefore(wait.First), countBefore(wait.Last), secondsBefore(ev.SpanSeconds), countBefore(run.Last), bound)}
+	if ev.Rejections > 0 {
+		reasons = append(reasons, rejectionText(f, ev))
+	}
+	if f.WaitingGrowth < 0 && wait.Last < wait.First {
+		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
+			amountBefore(float64(-f.WaitingGrowth)), secondsBefore(wait.Last/float64(-f.WaitingGrowth))))
+	}
+	if ev.Samples < fullMinSamples {
+		// Said, because one more reading is the usual standard of proof.
+		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
+			ev.Samples, countBefore(wait.First), countBefore(wait.Last)))
+	}
+	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
+		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
+			percentBefore(share.Float()), secondsBefore(f.Queue.Mean.Float()), secondsBefore(f.TTFT.Mean.Float())))
+	}
+	if f.Efficiency.Known() {
+		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
+			amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(f.RequestsPerSecond.Float()), percentBefore(f.Efficiency.Float())))
+	}
+	target := cfg.TargetQueueTime.Seconds()
+	action := fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
+		waitingMetric(ev.Kind), amountBefore(f.ArrivalsPerSecond.Float()*target), amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(target))
+	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
+}
+
+// recommendByCapacityBefore is recommendByCapacity as it was.
+func (a *Advice) recommendByCapacityBefore(backlog Num) {
+	capacity, arrivals := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
+	need := a.ReplicasByCapacity.Float()
+	if backlog > 0 && need*capacity-arrivals <= 0 {
+		need++ // with no spare capacity the backlog never clears
+	}
+	rec := need
+	keep := need < float64(a.Replicas) && a.MeanWaitingPerReplica > a.WaitingTargetPerReplica
+	if keep {
+		rec = float64(a.Replicas)
+	}
+	a.RecommendedReplicas, a.Basis = Num(rec), "capacity"
+	if spare := rec*capacity - arrivals; backlog > 0 && spare > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / spare)
+	}
+	carry := fmt.Sprintf("%s arriving ÷ %s a full replica finishes", perSecondBefore(arrivals), perSecondBefore(capacity))
+	clears := ""
+	if a.BacklogClearSeconds.Known() {
+		clears = fmt.Sprintf("; %s clears the backlog of %s in about %s", countBefore(rec), countBefore(backlog.Float()),
+			duration(time.Duration(a.BacklogClearSeconds.Float()*float64(time.Second))))
+	}
+	queueNote := ""
+	if a.ReplicasByQueue.Known() && a.ReplicasByQueue.Float() > rec {
+		queueNote = fmt.Sprintf("; the queue rule's %s is an HPA target, not a count to act on: the queue is a backlog to drain, not a rate to provision for",
+			countBefore(a.ReplicasByQueue.Float()))
+	}
+	switch {
+	case keep:
+		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s carry the %s arriving, but do not scale down while the backlog drains%s%s",
+			pluralBefore(rec, "replica"), countBefore(a.ReplicasByCapacity.Float()), perSecondBefore(arrivals), clears, queueNote)
+	case rec == float64(a.Replicas):
+		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s%s%s", pluralBefore(rec, "replica"), carry, clears, queueNote)
+	default:
+		a.Recommendation = fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
+			pluralBefore(rec, "replica"), changeWordsBefore(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
+	}
+}
+
+// adviceSummaryBefore is adviceSummary as it was.
+func adviceSummaryBefore(a *Advice) []string {
+	var s []string
+	if a.ArrivalsPerSecond.Known() {
+		s = append(s, fmt.Sprintf("arrivals %s across %s; a %s queue allows %s waiting per replica (Little's law)",
+			perSecondBefore(a.ArrivalsPerSecond.Float()), pluralBefore(float64(a.Replicas), "replica"), secondsBefore(a.TargetQueueSeconds.Float()), amountBefore(a.WaitingTargetPerReplica.Float())))
+	}
+	if a.ReplicasByQueue.Known() {
+		s = append(s, fmt.Sprintf("mean waiting %s per replica → %s by the queue (HPA rule: ceil(%d × %s ÷ %s), an autoscaler's target)",
+			amountBefore(a.MeanWaitingPerReplica.Float()), pluralBefore(a.ReplicasByQueue.Float(), "replica"), a.Replicas,
+			amountBefore(a.MeanWaitingPerReplica.Float()), amountBefore(a.WaitingTargetPerReplica.Float())))
+	}
+	if a.ReplicasByCapacity.Known() {
+		s = append(s, fmt.Sprintf("a full replica finishes %s → %s by capacity (ceil(%s ÷ %s))",
+			perSecondBefore(a.CapacityPerReplica.Float()), pluralBefore(a.ReplicasByCapacity.Float(), "replica"),
+			amountBefore(a.ArrivalsPerSecond.Float()), amountBefore(a.CapacityPerReplica.Float())))
+	}
+	return s
+}
+
+func pluralBefore(n float64, noun string) string {
+	if c := countBefore(n); c != "1" {
+		return c + " " + noun + "s"
+	}
+	return "1 " + noun
+}
+
+func perSecondBefore(x float64) string { return amountBefore(x) + " req/s" }
+
+func changeWordsBefore(rec float64, up int) string {
+	switch d := rec - float64(up); {
+	case d > 0:
+		return countBefore(d) + " more than"
+	case d < 0:
+		return countBefore(-d) + " fewer than"
+	}
+	return "as many as"
+}
+
+// proseValue picks a figure for a sentence: mostly an edge of the words
+// (format_before_test.go), otherwise a random value of any magnitude.
+func proseValue(rng *rand.Rand) float64 {
+	if rng.IntN(3) > 0 {
+		return wordEdges[rng.IntN(len(wordEdges))]
+	}
+	return math.Pow(10, rng.Float64()*16-8) * (rng.Float64() - 0.2)
+}
+
+// positiveValue picks a positive figure, an edge or random.
+func positiveValue(rng *rand.Rand) float64 {
+	for {
+		if x := proseValue(rng); x > 0 {
+			return x
+		}
+	}
+}
+
+// TestFullVerdictAsBefore: FULL's reasons and action read byte for byte as
+// the fmt.Sprintf of them did, over figures at the edges of their words.
+func TestFullVerdictAsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	windows := []time.Duration{30 * time.Second, time.Second, 999950 * time.Microsecond}
+	for range 50000 {
+		cfg := DefaultConfig()
+		cfg.Window = windows[rng.IntN(len(windows))]
+		cfg.TargetQueueTime = time.Duration(positiveValue(rng) * float64(time.Second))
+		running := positiveValue(rng)
+		ev := evidence{
+			Samples:     2 + rng.IntN(3),
+			SpanSeconds: proseValue(rng),
+			Running:     gaugeStats{First: running, Last: proseValue(rng), Min: running, Max: running, Mean: running, N: 3},
+			Waiting: gaugeStats{First: proseValue(rng), Last: proseValue(rng), Min: positiveValue(rng) + 10*float64(rng.IntN(2)),
+				N: 3},
+			KVCacheUsage: gaugeStats{Last: proseValue(rng)},
+			Rejections:   proseValue(rng),
+			Kind:         catalogue.EngineKind(rng.IntN(int(catalogue.NumEngineKinds))),
+		}
+		if rng.IntN(2) == 0 {
+			ev.WaitingCapacity = ev.Waiting
+		}
+		f := naFigures()
+		f.WaitingGrowth, f.Efficiency = Num(proseValue(rng)), Num(proseValue(rng))
+		f.ArrivalsPerSecond, f.RequestsPerSecond = Num(proseValue(rng)), Num(proseValue(rng))
+		f.Queue.Mean, f.TTFT.Mean = Num(proseValue(rng)), Num(proseValue(rng))
+		f.AdmissionRejectionsPerSecond = Num(proseValue(rng))
+		got, gotOK := fullVerdict(&f, &ev, 0, cfg)
+		want, wantOK := fullVerdictBefore(&f, &ev, 0, cfg)
+		if gotOK != wantOK || got.State != want.State || got.Action != want.Action || !slices.Equal(got.Reasons, want.Reasons) {
+			t.Fatalf("figures %+v, evidence %+v:\n%v %q %q\nbefore\n%v %q %q", f, ev, gotOK, got.Reasons, got.Action, wantOK, want.Reasons, want.Action)
+		}
+	}
+}
+
+// TestCapacityAdviceAsBefore: the capacity rule's recommendation and the
+// sentences of the advice read byte for byte as the fmt.Sprintf of them
+// did, over figures at the edges of their words.
+func TestCapacityAdviceAsBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	wholes := []float64{1, 2, 3, 8, 1e6, 1 << 53}
+	for range 50000 {
+		a := Advice{
+			Replicas:                []int{1, 2, 3, 8, 1000}[rng.IntN(5)],
+			ArrivalsPerSecond:       Num(proseValue(rng)),
+			TargetQueueSeconds:      Num(proseValue(rng)),
+			WaitingTargetPerReplica: Num(proseValue(rng)),
+			MeanWaitingPerReplica:   Num(proseValue(rng)),
+			ReplicasByQueue:         NA,
+			CapacityPerReplica:      Num(positiveValue(rng)),
+			ReplicasByCapacity:      Num(wholes[rng.IntN(len(wholes))]),
+			RecommendedReplicas:     NA,
+			BacklogClearSeconds:     NA,
+		}
+		if rng.IntN(2) == 0 {
+			a.ReplicasByQueue = Num(wholes[rng.IntN(len(wholes))])
+		}
+		backlog := Num(proseValue(rng))
+		got, want := a, a
+		got.recommendByCapacity(backlog)
+		want.recommendByCapacityBefore(backlog)
+		if got.Recommendation != want.Recommendation || got.Basis != want.Basis ||
+			math.Float64bits(got.BacklogClearSeconds.Float()) != math.Float64bits(want.BacklogClearSeconds.Float()) {
+			t.Fatalf("advice %+v, backlog %v:\n%q\nbefore\n%q", a, backlog, got.Recommendation, want.Recommendation)
+		}
+		if got, want := adviceSummary(&a, nil), adviceSummaryBefore(&a); !slices.Equal(got, want) {
+			t.Fatalf("advice %+v:\n%q\nbefore\n%q", a, got, want)
+		}
+	}
+}

@@ -333,7 +333,10 @@ func changeWords(rec float64, up int) string {
 }
 
 // perSecond writes a request rate: "12 req/s".
-func perSecond(x float64) string { return amount(x) + " req/s" }
+func perSecond(x float64) string {
+	var buf [32]byte
+	return prose(buf[:0]).perSecond(x).String()
+}
 
 // adviceSummary appends to s the sentences that state the figures behind
 // the advice.

@@ -198,7 +198,8 @@ func (p prose) seconds(x float64) prose { return appendSeconds(p, x) }
 // int appends n in decimal.
 func (p prose) int(n int) prose { return strconv.AppendInt(p, int64(n), 10) }
 
-// plural appends a count with its noun as plural writes them.
+// plural appends a count with its noun, "1 preemption", "22 preemptions":
+// the one way plural and the sentences write it.
 func (p prose) plural(n float64, noun string) prose {
 	start := len(p)
 	p = append(appendCount(p, n), ' ')

@@ -15,28 +15,8 @@ import (
 // with fmt.Sprintf, from the words as they were (format_before_test.go):
 // the sentences appended into one buffer must read byte for byte as these.
 
-// fullVerdictBefore is fullVerdict as it was.
-func fullVerdictBefore(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
-	run, wait := ev.Running, ev.queueStats()
-	// A queue that persists through every reading, not requests that wait
-	// a step for the scheduler: a healthy server shows those too.
-	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < 2 {
-		return verdict{}, false
-	}
-	// Two readings suffice when the queue is long in both; a short one
-	// must persist for fullMinSamples before it is called full.
-	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
-		return verdict{}, false
-	}
-	// A queue at a flat batch that does not grow is still a capacity
-	// problem: every finished request is replaced from the queue, so every
-	// arrival waits, and only capacity shortens the wait. A shrinking queue
-	// is a spike being cleared only if it empties within a window.
-	draining := f.WaitingGrowth < 0 && wait.Last < wait.First && wait.Last/float64(-f.WaitingGrowth) <= cfg.Window.Seconds()
-	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
-	if draining || !flat {
-		return verdict{}, false
-	}
+// fullReasonsBefore is fullVerdict's reasons as they were written.
+func fullReasonsBefore(f *Figures, ev *evidence, run, wait gaugeStats) []string {
 	bound := "max_num_seqs cap"
 	if ev.KVCacheUsage.Last >= kvBoundUsage {
 		bound = "KV-bound, KV cache at " + percentBefore(ev.KVCacheUsage.Last)
@@ -67,28 +47,20 @@ func fullVerdictBefore(f *Figures, ev *evidence, _ float64, cfg Config) (verdict
 		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
 			amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(f.RequestsPerSecond.Float()), percentBefore(f.Efficiency.Float())))
 	}
-	target := cfg.TargetQueueTime.Seconds()
-	action := fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
-		waitingMetric(ev.Kind), amountBefore(f.ArrivalsPerSecond.Float()*target), amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(target))
-	return verdict{State: StateFull, Reasons: reasons, Action: action}, true
+	return reasons
 }
 
-// recommendByCapacityBefore is recommendByCapacity as it was.
-func (a *Advice) recommendByCapacityBefore(backlog Num) {
-	capacity, arrivals := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
-	need := a.ReplicasByCapacity.Float()
-	if backlog > 0 && need*capacity-arrivals <= 0 {
-		need++ // with no spare capacity the backlog never clears
-	}
-	rec := need
-	keep := need < float64(a.Replicas) && a.MeanWaitingPerReplica > a.WaitingTargetPerReplica
-	if keep {
-		rec = float64(a.Replicas)
-	}
-	a.RecommendedReplicas, a.Basis = Num(rec), "capacity"
-	if spare := rec*capacity - arrivals; backlog > 0 && spare > 0 {
-		a.BacklogClearSeconds = Num(backlog.Float() / spare)
-	}
+// fullActionBefore is fullVerdict's action as it was written.
+func fullActionBefore(f *Figures, ev *evidence, cfg Config) string {
+	target := cfg.TargetQueueTime.Seconds()
+	return fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
+		waitingMetric(ev.Kind), amountBefore(f.ArrivalsPerSecond.Float()*target), amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(target))
+}
+
+// capacityWordsBefore is recommendByCapacity's recommendation as it was
+// written.
+func (a *Advice) capacityWordsBefore(rec float64, keep bool, backlog Num) string {
+	arrivals, capacity := a.ArrivalsPerSecond.Float(), a.CapacityPerReplica.Float()
 	carry := fmt.Sprintf("%s arriving ÷ %s a full replica finishes", perSecondBefore(arrivals), perSecondBefore(capacity))
 	clears := ""
 	if a.BacklogClearSeconds.Known() {
@@ -102,14 +74,13 @@ func (a *Advice) recommendByCapacityBefore(backlog Num) {
 	}
 	switch {
 	case keep:
-		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s carry the %s arriving, but do not scale down while the backlog drains%s%s",
+		return fmt.Sprintf("keep %s (capacity): %s carry the %s arriving, but do not scale down while the backlog drains%s%s",
 			pluralBefore(rec, "replica"), countBefore(a.ReplicasByCapacity.Float()), perSecondBefore(arrivals), clears, queueNote)
 	case rec == float64(a.Replicas):
-		a.Recommendation = fmt.Sprintf("keep %s (capacity): %s%s%s", pluralBefore(rec, "replica"), carry, clears, queueNote)
-	default:
-		a.Recommendation = fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
-			pluralBefore(rec, "replica"), changeWordsBefore(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
+		return fmt.Sprintf("keep %s (capacity): %s%s%s", pluralBefore(rec, "replica"), carry, clears, queueNote)
 	}
+	return fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
+		pluralBefore(rec, "replica"), changeWordsBefore(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
 }
 
 // adviceSummaryBefore is adviceSummary as it was.
@@ -197,10 +168,12 @@ func TestFullVerdictAsBefore(t *testing.T) {
 		f.ArrivalsPerSecond, f.RequestsPerSecond = Num(proseValue(rng)), Num(proseValue(rng))
 		f.Queue.Mean, f.TTFT.Mean = Num(proseValue(rng)), Num(proseValue(rng))
 		f.AdmissionRejectionsPerSecond = Num(proseValue(rng))
-		got, gotOK := fullVerdict(&f, &ev, 0, cfg)
-		want, wantOK := fullVerdictBefore(&f, &ev, 0, cfg)
-		if gotOK != wantOK || got.State != want.State || got.Action != want.Action || !slices.Equal(got.Reasons, want.Reasons) {
-			t.Fatalf("figures %+v, evidence %+v:\n%v %q %q\nbefore\n%v %q %q", f, ev, gotOK, got.Reasons, got.Action, wantOK, want.Reasons, want.Action)
+		run, wait := ev.Running, ev.queueStats()
+		if got, want := fullReasons(&f, &ev, run, wait), fullReasonsBefore(&f, &ev, run, wait); !slices.Equal(got, want) {
+			t.Fatalf("figures %+v, evidence %+v:\n%q\nbefore\n%q", f, ev, got, want)
+		}
+		if got, want := fullAction(&f, &ev, cfg), fullActionBefore(&f, &ev, cfg); got != want {
+			t.Fatalf("figures %+v, evidence %+v:\n%q\nbefore\n%q", f, ev, got, want)
 		}
 	}
 }
@@ -227,13 +200,12 @@ func TestCapacityAdviceAsBefore(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			a.ReplicasByQueue = Num(wholes[rng.IntN(len(wholes))])
 		}
-		backlog := Num(proseValue(rng))
-		got, want := a, a
-		got.recommendByCapacity(backlog)
-		want.recommendByCapacityBefore(backlog)
-		if got.Recommendation != want.Recommendation || got.Basis != want.Basis ||
-			math.Float64bits(got.BacklogClearSeconds.Float()) != math.Float64bits(want.BacklogClearSeconds.Float()) {
-			t.Fatalf("advice %+v, backlog %v:\n%q\nbefore\n%q", a, backlog, got.Recommendation, want.Recommendation)
+		if rng.IntN(2) == 0 {
+			a.BacklogClearSeconds = Num(positiveValue(rng))
+		}
+		rec, keep, backlog := wholes[rng.IntN(len(wholes))], rng.IntN(3) == 0, Num(proseValue(rng))
+		if got, want := a.capacityWords(rec, keep, backlog), a.capacityWordsBefore(rec, keep, backlog); got != want {
+			t.Fatalf("advice %+v, %v replicas, keep %v, backlog %v:\n%q\nbefore\n%q", a, rec, keep, backlog, got, want)
 		}
 		if got, want := adviceSummary(&a, nil), adviceSummaryBefore(&a); !slices.Equal(got, want) {
 			t.Fatalf("advice %+v:\n%q\nbefore\n%q", a, got, want)

@@ -487,8 +487,6 @@ func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }
 
 // plural writes a count with its noun, "1 preemption", "22 preemptions".
 func plural(n float64, noun string) string {
-	if c := count(n); c != "1" {
-		return c + " " + noun + "s"
-	}
-	return "1 " + noun
+	var buf [64]byte
+	return prose(buf[:0]).plural(n, noun).String()
 }

@@ -3,16 +3,17 @@ package analysis
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// fleetGroupsBefore is fleetGroups as it was, with a map of members for
-// every fleet.
-func fleetGroupsBefore(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
+// soleGroupBefore is how fleetGroups found a fleet of one group before
+// soleGroup: the groups' keys in order, the silent replicas joining the
+// one real group when there is exactly one.
+func soleGroupBefore(reps []ReplicaReport) (groupKey, bool) {
 	var keys []groupKey
-	members := map[groupKey][]int{}
 	for i := range reps {
 		k := groupKey{reps[i].Model, reps[i].Role}
 		if k.role == catalogue.RoleUnified {
@@ -20,45 +21,30 @@ func fleetGroupsBefore(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
 			// say its role.
 			k.role = catalogue.RoleUnknown
 		}
-		if _, ok := members[k]; !ok {
+		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
-		members[k] = append(members[k], i)
 	}
-	if unknown, ok := members[groupKey{}]; ok && len(keys) == 2 {
+	if len(keys) == 2 && (keys[0] == groupKey{} || keys[1] == groupKey{}) {
 		// Only one real group: the silent replicas are its own.
-		other := keys[0]
-		if other == (groupKey{}) {
-			other = keys[1]
+		if keys[0] == (groupKey{}) {
+			keys = keys[1:]
+		} else {
+			keys = keys[:1]
 		}
-		members[other] = append(members[other], unknown...)
-		delete(members, groupKey{})
-		keys = []groupKey{other}
 	}
-	if len(keys) <= 1 {
-		g := FleetGroup{FleetFigures: *ff, Targets: targetsOf(reps, nil)}
-		if len(keys) == 1 {
-			g.Model, g.Role = keys[0].model, keys[0].role
-		}
-		g.Groups = nil
-		ff.Groups = []FleetGroup{g}
-		return
+	switch len(keys) {
+	case 0:
+		return groupKey{}, true
+	case 1:
+		return keys[0], true
 	}
-	ff.Groups = make([]FleetGroup, 0, len(keys))
-	for _, k := range keys {
-		idx := members[k]
-		subset := make([]ReplicaReport, len(idx))
-		for j, i := range idx {
-			subset[j] = reps[i]
-		}
-		ff.Groups = append(ff.Groups, FleetGroup{Model: k.model, Role: k.role, Targets: targetsOf(reps, idx),
-			FleetFigures: fleetFigures(subset, cfg)})
-	}
-	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
+	return groupKey{}, false
 }
 
 // TestFleetGroupsAsBefore: fleets of one model, of several, and of
-// replicas that have not said theirs, are grouped as they were.
+// replicas that have not said theirs, are found of one group or not as
+// they were, and a fleet of one group is that group.
 func TestFleetGroupsAsBefore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	models := []string{"", "", "a", "b"}
@@ -73,11 +59,19 @@ func TestFleetGroupsAsBefore(t *testing.T) {
 				reps[i].Model = "a"
 			}
 		}
-		got, want := fleetFigures(reps, cfg), fleetFigures(reps, cfg)
-		fleetGroups(&got, reps, cfg)
-		fleetGroupsBefore(&want, reps, cfg)
-		if g, w := fmt.Sprintf("%+v", got), fmt.Sprintf("%+v", want); g != w {
-			t.Fatalf("replicas %+v:\n got %s\nwant %s", reps, g, w)
+		got, gotOK := soleGroup(reps)
+		want, wantOK := soleGroupBefore(reps)
+		if got != want || gotOK != wantOK {
+			t.Fatalf("replicas %+v: soleGroup %v %v, before %v %v", reps, got, gotOK, want, wantOK)
+		}
+		ff := fleetFigures(reps, cfg)
+		fleetGroups(&ff, reps, cfg)
+		if gotOK && (len(ff.Groups) != 1 || ff.Groups[0].Model != got.model || ff.Groups[0].Role != got.role ||
+			len(ff.Groups[0].Targets) != len(reps)) {
+			t.Fatalf("replicas %+v of one group %v: groups %+v", reps, got, ff.Groups)
+		}
+		if !gotOK && len(ff.Groups) < 2 {
+			t.Fatalf("replicas %+v of several groups: groups %+v", reps, ff.Groups)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"slices"
+	"sort"
 )
 
 // Bucket is one classic histogram bucket: its upper bound (le) and its
@@ -109,20 +110,9 @@ func rankedQuantile(q float64, b []Bucket) (float64, int) {
 
 // rankIndex is the bucket histogram_quantile reads a rank from: Go's
 // binary search over all but the +Inf bucket, len(b)-1 when the rank is in
-// the +Inf bucket. It is sort.Search's own loop, probe for probe, so that
-// counts out of order (NaN) land where they always did; written out, the
-// search needs no closure called per probe.
+// the +Inf bucket.
 func rankIndex(rank float64, b []Bucket) int {
-	i, j := 0, len(b)-1
-	for i < j {
-		h := int(uint(i+j) >> 1)
-		if !(b[h].Count >= rank) {
-			i = h + 1
-		} else {
-			j = h
-		}
-	}
-	return i
+	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 }
 
 // quantileWithBucket is preparedQuantile(q, b) and the bucket it reads

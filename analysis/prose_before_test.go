@@ -80,7 +80,7 @@ func (a *Advice) capacityWordsBefore(rec float64, keep bool, backlog Num) string
 		return fmt.Sprintf("keep %s (capacity): %s%s%s", pluralBefore(rec, "replica"), carry, clears, queueNote)
 	}
 	return fmt.Sprintf("act on %s (capacity), %s the %d up: %s%s%s",
-		pluralBefore(rec, "replica"), changeWordsBefore(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
+		pluralBefore(rec, "replica"), changeWords(rec, a.Replicas), a.Replicas, carry, clears, queueNote)
 }
 
 // adviceSummaryBefore is adviceSummary as it was.
@@ -111,16 +111,6 @@ func pluralBefore(n float64, noun string) string {
 }
 
 func perSecondBefore(x float64) string { return amountBefore(x) + " req/s" }
-
-func changeWordsBefore(rec float64, up int) string {
-	switch d := rec - float64(up); {
-	case d > 0:
-		return countBefore(d) + " more than"
-	case d < 0:
-		return countBefore(-d) + " fewer than"
-	}
-	return "as many as"
-}
 
 // proseValue picks a figure for a sentence: mostly an edge of the words
 // (format_before_test.go), otherwise a random value of any magnitude.

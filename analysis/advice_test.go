@@ -3,9 +3,6 @@ package analysis
 import (
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // TestOneScalingRecommendation: the fleet advice gives one replica count
@@ -49,54 +46,6 @@ func TestOneScalingRecommendation(t *testing.T) {
 			}
 			if len(a.Summary) == 0 || a.Summary[0] != a.Recommendation {
 				t.Errorf("the summary leads with the recommendation: %q", a.Summary)
-			}
-		})
-	}
-}
-
-// Without a full replica there is no capacity figure: a queue that drains
-// by itself keeps the fleet as it is, a queue that persists (here beside a
-// batch that is not flat, so not FULL) leaves the queue rule as the only
-// figure, said as such.
-func TestRecommendationWithoutCapacity(t *testing.T) {
-	replica := func(target string, running func(i int) float64, first, growth float64) catalogue.Readings {
-		s := newServer()
-		s.running, s.waiting, s.kv = running(0), first, 0.5
-		samples, _ := run(s, 30, time.Second, finishing(6, chat), queueing(first, growth),
-			func(s *server, i int) { s.running = running(i) })
-		return catalogue.Readings{Target: target, Samples: samples}
-	}
-	flat := func(int) float64 { return 48 }
-	swinging := func(i int) float64 { return float64(100 + 40*(i%2)) }
-	tests := []struct {
-		name         string
-		last         catalogue.Readings
-		wantReplicas float64
-		wantText     []string
-	}{
-		{"a queue draining by itself: keep", replica("c", flat, 400, -12),
-			3, []string{"keep 3 replicas (queue)", "drains by 12/s without help"}},
-		{"a queue that persists with no full replica: the queue rule, said as such", replica("c", swinging, 40, 0),
-			7, []string{"7 replicas (queue)", "no replica is full", "HPA rule", "overshoots a backlog"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			targets := []catalogue.Readings{replica("a", flat, 0, 0), replica("b", flat, 0, 0), tt.last}
-			now := t0.Add(30 * time.Second)
-			rep := Analyze(now, targets, DefaultConfig(), nil)
-			for _, r := range rep.Replicas {
-				if r.State == StateFull {
-					t.Fatalf("%s is full: %q", r.Target, r.Reasons)
-				}
-			}
-			a := rep.Fleet.Advice
-			if !sameFloat(a.RecommendedReplicas.Float(), tt.wantReplicas) || a.Basis != "queue" {
-				t.Errorf("recommended %v by %q, want %v by queue; %q", a.RecommendedReplicas, a.Basis, tt.wantReplicas, a.Recommendation)
-			}
-			for _, want := range tt.wantText {
-				if !strings.Contains(a.Recommendation, want) {
-					t.Errorf("recommendation %q lacks %q", a.Recommendation, want)
-				}
 			}
 		})
 	}

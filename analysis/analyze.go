@@ -54,7 +54,7 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 // analyzeReplica evaluates one target in w, whose scratch space it reuses.
 func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport) ReplicaReport {
 	samples := upTo(t.Samples, now)
-	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA}
+	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
@@ -85,6 +85,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
 		ev.WasSlow = prev != nil && prev.State == StateSlow
+		ev.WasFull = prev != nil && prev.State == StateFull
+		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
+		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)
@@ -100,7 +103,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 			}
 		}
 	}
-	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis)
+	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis, &rep.Figures)
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
 	if restart != "" {
 		rep.Reasons = append(rep.Reasons, restart)
@@ -108,6 +111,30 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	rep.Pending, rep.PendingCount = pending, pendingCount
 	rep.Point = point(now, &rep, w)
 	return rep
+}
+
+// batchCap is the most requests the replica has been seen running at once,
+// and since when vtop has watched for it: the previous evaluation's carried
+// forward with the window's highest running, or the window's alone after a
+// restart (the new process may run with another --max-num-seqs) or when
+// there is no previous one. n/a while no reading knows running.
+func batchCap(rep, prev *ReplicaReport, ev *evidence, w *window) (Num, time.Time) {
+	seen := ev.Running.Max
+	carried := prev != nil && prev.BatchCap.Known() && !(rep.Restarted && prev.BatchCapSince.Before(rep.RestartedAt))
+	if carried {
+		if math.IsNaN(seen) || seen <= prev.BatchCap.Float() {
+			return prev.BatchCap, prev.BatchCapSince
+		}
+		return Num(seen), prev.BatchCapSince
+	}
+	if math.IsNaN(seen) || len(w.samples) == 0 {
+		return NA, time.Time{}
+	}
+	since := w.samples[0].Time
+	if rep.Restarted {
+		since = rep.RestartedAt
+	}
+	return Num(seen), since
 }
 
 // replicaFigures fills the figures of the replica and of its engines and

@@ -102,7 +102,8 @@ func engineNotes(state State, ev *evidence) []string {
 		if why == "" && j == catalogue.JudgeSlow && ev.NoLatency {
 			why = "this page exports no latency histograms"
 		}
-		if why != "" {
+		if why != "" && !(state == StateUnjudged && j == catalogue.JudgeSlow) {
+			// UNJUDGED's first reason says SLOW cannot be judged.
 			notes = append(notes, cannotText(j, why))
 		}
 		if why := c.Partial[j]; why != "" && judgedState[j] == state {

@@ -56,9 +56,11 @@ func TestEnginesJudgedOnTheirEvidence(t *testing.T) {
 		{catalogue.EngineSGLang, StatePreempting, []string{"PREEMPTING judged on partial evidence: retractions are counted when a request finishes"}},
 		{catalogue.EngineTRTLLM, StateHealthy, []string{"TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"}},
 		{catalogue.EngineTGI, StateHealthy, []string{"TGI exports no preemption counter: PREEMPTING cannot be judged"}},
-		{catalogue.EngineLlamaCpp, StateHealthy, []string{
-			"llama.cpp exports no preemption counter: PREEMPTING cannot be judged",
-			"llama.cpp exports no latency histograms: SLOW cannot be judged"}},
+		// llama.cpp has no latency histograms: whether it is SLOW
+		// cannot be told, so it is not called HEALTHY.
+		{catalogue.EngineLlamaCpp, StateUnjudged, []string{
+			"llama.cpp exports no latency histograms: SLOW cannot be judged; no other problem shown",
+			"llama.cpp exports no preemption counter: PREEMPTING cannot be judged"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.engine.String(), func(t *testing.T) {
@@ -185,7 +187,8 @@ func TestStaleWhenCountsAtEnd(t *testing.T) {
 		seconds int
 		want    State
 	}{
-		{catalogue.EngineTGI, 3, StateHealthy},
+		// Three seconds are short of the least evidence of health.
+		{catalogue.EngineTGI, 3, StateWarming},
 		{catalogue.EngineTGI, 30, StateStale},
 		{catalogue.EngineVLLM, 3, StateStale},
 	} {

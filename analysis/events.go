@@ -47,7 +47,7 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 // after warming up and a fine one: not an event, or every replica of a
 // fleet would log one at start.
 func firstJudgmentFine(before, now State) bool {
-	return before == StateWarming && (now == StateHealthy || now == StateIdle)
+	return (before == StateWarming || before == StateUnjudged) && (now == StateHealthy || now == StateIdle)
 }
 
 // changingTo reports whether r is changing to one of the states, now (it

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -33,6 +34,17 @@ type evidence struct {
 	// page, judged on whatever its summed figures show.
 	Kind   catalogue.EngineKind
 	Router bool
+	// Trail is the trailing evidence: the newest readings, over which FULL
+	// and PREEMPTING are judged so that readings from before a spike do
+	// not hide it for a whole window (see trailing).
+	Trail trail
+	// WasFull is set when the previous evaluation showed the replica
+	// FULL: the queue it was full of must be gone before it leaves.
+	WasFull bool
+	// BatchCap is the most running seen (ReplicaReport.BatchCap) and
+	// BatchCapSince when vtop began to watch for it; 0 and zero unknown.
+	BatchCap      float64
+	BatchCapSince time.Time
 	// NoLatency is set when the page has none of the latency histograms
 	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
 	// TensorRT-LLM backend is TensorRT-LLM without them.
@@ -94,7 +106,87 @@ func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity floa
 
 	w.signalFigures(f, &ev, series, runs)
 	w.counterMovement(&ev, series, runs)
+	w.trailing(&ev, series)
 	return ev
+}
+
+// trail is the evidence of the newest readings of a window.
+type trail struct {
+	// Queue and Running summarise the readings of the last fullSpan
+	// (at least fullMinSamples of them when the window has them): the
+	// queue is the requests waiting for capacity where the page splits
+	// the waiting by reason, else all waiting requests.
+	Queue, Running gaugeStats
+	// Seconds is the time between the first and the last of them.
+	Seconds float64
+	// LastTwoQueue summarises the queue of the two newest readings.
+	LastTwoQueue gaugeStats
+	// Preemptions is the increase of the preemption counter over the
+	// readings of the last preemptingSpan (a drop is a restart, after
+	// which the counter's value is its increase); NaN when unknown.
+	Preemptions float64
+}
+
+// trailing fills ev.Trail from the newest readings of the series.
+func (w *window) trailing(ev *evidence, series []*catalogue.Series) {
+	queue := catalogue.Waiting
+	if ev.WaitingCapacity.N > 0 {
+		queue = catalogue.WaitingCapacity
+	}
+	n := len(series)
+	if n == 0 {
+		ev.Trail = trail{Preemptions: math.NaN()}
+		return
+	}
+	i := w.trailStart(fullSpan, fullMinSamples)
+	ev.Trail.Queue, ev.Trail.Running = w.scalarGauge(series[i:], queue), w.scalarGauge(series[i:], catalogue.Running)
+	ev.Trail.Seconds = w.samples[n-1].Time.Sub(w.samples[i].Time).Seconds()
+	ev.Trail.LastTwoQueue = w.scalarGauge(series[max(n-2, 0):], queue)
+	ev.Trail.Preemptions = counterIncrease(series[w.trailStart(preemptingSpan, 2):], catalogue.Preemptions)
+}
+
+// trailStart is the index of the first of the window's newest readings
+// that cover the last span, or of the last minReadings readings when
+// fewer cover it (a slow scrape interval).
+func (w *window) trailStart(span time.Duration, minReadings int) int {
+	n := len(w.ms)
+	if n == 0 {
+		return 0
+	}
+	cutoff := w.ms[n-1] - span.Milliseconds()
+	i := n - 1
+	for i > 0 && (w.ms[i-1] >= cutoff || n-i < minReadings) {
+		i--
+	}
+	return i
+}
+
+// counterIncrease is the plain increase of counter k over the series: the
+// sum of its rises, a drop counted as a reset (the new value is what it
+// rose by). No extrapolation: the trailing evidence asks whether the
+// counter moved, not at what rate. NaN when fewer than two readings know
+// it.
+func counterIncrease(series []*catalogue.Series, k catalogue.Scalar) float64 {
+	inc, last, known := 0.0, math.NaN(), 0
+	for _, s := range series {
+		if s == nil || math.IsNaN(s.Scalars[k]) {
+			continue
+		}
+		v := s.Scalars[k]
+		switch {
+		case known == 0:
+		case v >= last:
+			inc += v - last
+		default:
+			inc += v
+		}
+		last = v
+		known++
+	}
+	if known < 2 {
+		return math.NaN()
+	}
+	return inc
 }
 
 // finishFigures fills the finish-reason rates, their total and shares.

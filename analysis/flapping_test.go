@@ -64,9 +64,21 @@ func TestTooFewRequestsToJudge(t *testing.T) {
 		want       State
 		wantReason string
 	}{
-		{"start: 5 requests, one slow", []step{finishing(4, chat), finishing(1, late)}, 2, StateHealthy,
+		// Seconds into the window: too little to call anything healthy,
+		// and the one slow request is said.
+		{"start: 5 requests, one slow", []step{finishing(4, chat), finishing(1, late)}, 2, StateWarming,
 			"too few requests to judge p99 TTFT 2.43s against the 1s SLO: 5 in the window, fewer than 20"},
-		{"start: 15 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 4, StateHealthy, "too few requests to judge"},
+		{"start: 15 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 4, StateWarming, "too few requests to judge"},
+		// Past the least evidence, a handful of requests one of which
+		// missed the SLO proves neither SLOW nor HEALTHY.
+		{"low traffic, one of six slow", []step{func(s *server, i int) {
+			switch {
+			case i == 4:
+				s.finish(1, late)
+			case i%2 == 0:
+				s.finish(1, chat)
+			}
+		}}, 13, StateUnjudged, "too few requests to judge p99 TTFT"},
 		{"20 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 5, StateSlow, "p99 TTFT 2.43s over the 1s SLO"},
 		{"low traffic, every request slow", []step{func(s *server, i int) {
 			if i%3 == 0 {

@@ -7,55 +7,11 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// The sentences of FULL and of the capacity advice as they were written
+// The sentences of the capacity advice as they were written
 // with fmt.Sprintf, from the words as they were (format_before_test.go):
 // the sentences appended into one buffer must read byte for byte as these.
-
-// fullReasonsBefore is fullVerdict's reasons as they were written.
-func fullReasonsBefore(f *Figures, ev *evidence, run, wait gaugeStats) []string {
-	bound := "max_num_seqs cap"
-	if ev.KVCacheUsage.Last >= kvBoundUsage {
-		bound = "KV-bound, KV cache at " + percentBefore(ev.KVCacheUsage.Last)
-	}
-	waitingWord := "waiting"
-	if ev.WaitingCapacity.N > 0 {
-		waitingWord = "waiting for capacity"
-	}
-	reasons := []string{fmt.Sprintf("%s %s → %s over %s while running stays at %s (%s)",
-		waitingWord, countBefore(wait.First), countBefore(wait.Last), secondsBefore(ev.SpanSeconds), countBefore(run.Last), bound)}
-	if ev.Rejections > 0 {
-		reasons = append(reasons, rejectionText(f, ev))
-	}
-	if f.WaitingGrowth < 0 && wait.Last < wait.First {
-		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
-			amountBefore(float64(-f.WaitingGrowth)), secondsBefore(wait.Last/float64(-f.WaitingGrowth))))
-	}
-	if ev.Samples < fullMinSamples {
-		// Said, because one more reading is the usual standard of proof.
-		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
-			ev.Samples, countBefore(wait.First), countBefore(wait.Last)))
-	}
-	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
-		reasons = append(reasons, fmt.Sprintf("queue time is %s of TTFT (mean %s of %s)",
-			percentBefore(share.Float()), secondsBefore(f.Queue.Mean.Float()), secondsBefore(f.TTFT.Mean.Float())))
-	}
-	if f.Efficiency.Known() {
-		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(f.RequestsPerSecond.Float()), percentBefore(f.Efficiency.Float())))
-	}
-	return reasons
-}
-
-// fullActionBefore is fullVerdict's action as it was written.
-func fullActionBefore(f *Figures, ev *evidence, cfg Config) string {
-	target := cfg.TargetQueueTime.Seconds()
-	return fmt.Sprintf("add replicas; scale on %s with target %s per replica (Little's law: %s req/s × %s s)",
-		waitingMetric(ev.Kind), amountBefore(f.ArrivalsPerSecond.Float()*target), amountBefore(f.ArrivalsPerSecond.Float()), amountBefore(target))
-}
 
 // capacityWordsBefore is recommendByCapacity's recommendation as it was
 // written.
@@ -126,44 +82,6 @@ func positiveValue(rng *rand.Rand) float64 {
 	for {
 		if x := proseValue(rng); x > 0 {
 			return x
-		}
-	}
-}
-
-// TestFullVerdictAsBefore: FULL's reasons and action read byte for byte as
-// the fmt.Sprintf of them did, over figures at the edges of their words.
-func TestFullVerdictAsBefore(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	windows := []time.Duration{30 * time.Second, time.Second, 999950 * time.Microsecond}
-	for range 50000 {
-		cfg := DefaultConfig()
-		cfg.Window = windows[rng.IntN(len(windows))]
-		cfg.TargetQueueTime = time.Duration(positiveValue(rng) * float64(time.Second))
-		running := positiveValue(rng)
-		ev := evidence{
-			Samples:     2 + rng.IntN(3),
-			SpanSeconds: proseValue(rng),
-			Running:     gaugeStats{First: running, Last: proseValue(rng), Min: running, Max: running, Mean: running, N: 3},
-			Waiting: gaugeStats{First: proseValue(rng), Last: proseValue(rng), Min: positiveValue(rng) + 10*float64(rng.IntN(2)),
-				N: 3},
-			KVCacheUsage: gaugeStats{Last: proseValue(rng)},
-			Rejections:   proseValue(rng),
-			Kind:         catalogue.EngineKind(rng.IntN(int(catalogue.NumEngineKinds))),
-		}
-		if rng.IntN(2) == 0 {
-			ev.WaitingCapacity = ev.Waiting
-		}
-		f := naFigures()
-		f.WaitingGrowth, f.Efficiency = Num(proseValue(rng)), Num(proseValue(rng))
-		f.ArrivalsPerSecond, f.RequestsPerSecond = Num(proseValue(rng)), Num(proseValue(rng))
-		f.Queue.Mean, f.TTFT.Mean = Num(proseValue(rng)), Num(proseValue(rng))
-		f.AdmissionRejectionsPerSecond = Num(proseValue(rng))
-		run, wait := ev.Running, ev.queueStats()
-		if got, want := fullReasons(&f, &ev, run, wait), fullReasonsBefore(&f, &ev, run, wait); !slices.Equal(got, want) {
-			t.Fatalf("figures %+v, evidence %+v:\n%q\nbefore\n%q", f, ev, got, want)
-		}
-		if got, want := fullAction(&f, &ev, cfg), fullActionBefore(&f, &ev, cfg); got != want {
-			t.Fatalf("figures %+v, evidence %+v:\n%q\nbefore\n%q", f, ev, got, want)
 		}
 	}
 }

@@ -109,7 +109,65 @@ func (w *window) refFigures(series []*catalogue.Series, kvCapacity float64, cfg 
 
 	w.refSignalFigures(&f, &ev, series, scalar)
 	w.refCounterMovement(&ev, series, scalar, finished)
+	ev.Trail = w.refTrail(&ev, scalar)
 	return f, ev
+}
+
+// refTrail is the trailing evidence, read by time: the readings within
+// the span before the newest, or the newest minReadings when fewer are.
+func (w *window) refTrail(ev *evidence, scalar func(catalogue.Scalar) seriesAt) trail {
+	n := len(w.samples)
+	if n == 0 {
+		return trail{Preemptions: math.NaN()}
+	}
+	newest := w.samples[n-1].Time
+	from := func(span time.Duration, minReadings int) int {
+		first := n - 1
+		for i := n - 1; i >= 0; i-- {
+			if newest.Sub(w.samples[i].Time) <= span || n-i <= minReadings {
+				first = i
+			}
+		}
+		return first
+	}
+	since := func(at seriesAt, first int) seriesAt {
+		return func(i int) float64 {
+			if i < first {
+				return math.NaN()
+			}
+			return at(i)
+		}
+	}
+	queue := scalar(catalogue.Waiting)
+	if ev.WaitingCapacity.N > 0 {
+		queue = scalar(catalogue.WaitingCapacity)
+	}
+	first := from(fullSpan, fullMinSamples)
+	t := trail{Queue: w.refGauge(since(queue, first)), Running: w.refGauge(since(scalar(catalogue.Running), first)),
+		Seconds: newest.Sub(w.samples[first].Time).Seconds(), LastTwoQueue: w.refGauge(since(queue, max(n-2, 0)))}
+	// The plain increase: rises summed, a drop a reset.
+	t.Preemptions = math.NaN()
+	last, known := math.NaN(), 0
+	at := scalar(catalogue.Preemptions)
+	for i := from(preemptingSpan, 2); i < n; i++ {
+		v := at(i)
+		if math.IsNaN(v) {
+			continue
+		}
+		if known == 1 {
+			t.Preemptions = 0
+		}
+		if known >= 1 {
+			if v >= last {
+				t.Preemptions += v - last
+			} else {
+				t.Preemptions += v
+			}
+		}
+		last = v
+		known++
+	}
+	return t
 }
 
 // refFinishFigures fills the finish-reason rates, their total and shares.

@@ -187,10 +187,15 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // view sorts by it, and when several conditions hold the highest wins.
 type State uint8
 
-// The states, from best to worst. StateWarming is a replica that cannot be
-// judged yet: it ranks above the states that prove a replica fine, so that
-// it is not read as one of them, and below every state that proves a
-// problem, which needs the engineer first. StateSleeping is an engine put
+// The states, from best to worst (docs/verdicts.md writes down the evidence
+// of each). StateUnjudged is a replica whose page cannot show whether it is
+// SLOW (no latency histograms), or whose window holds too few requests to
+// read a p99 by while some of them missed the SLO: none of the problems it
+// can be judged on is there, but it is not proven healthy. StateWarming is
+// a replica that cannot be judged yet, its window short of the least
+// evidence a verdict of health needs. Both rank above the states that prove
+// a replica fine, so that they are not read as one of them, and below
+// every state that proves a problem, which needs the engineer first. StateSleeping is an engine put
 // to sleep (vLLM's /sleep): it answers, so it is not down, and it could
 // not serve if asked, so it is not idle; it ranks above idle because it
 // may be asleep by mistake.
@@ -198,6 +203,7 @@ const (
 	StateHealthy State = iota
 	StateIdle
 	StateSleeping
+	StateUnjudged
 	StateWarming
 	StateStale
 	StateSlow
@@ -206,7 +212,7 @@ const (
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "sleeping", "warming", "stale", "slow", "full", "preempting", "down"}
+var stateNames = [...]string{"healthy", "idle", "sleeping", "unjudged", "warming", "stale", "slow", "full", "preempting", "down"}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {
@@ -458,6 +464,14 @@ type ReplicaReport struct {
 	// Warnings are scrape problems that did not fail the scrape, and
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`
+
+	// BatchCap is the most requests the replica has been seen running at
+	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
+	// the cap a queue waits at is the highest running seen, carried from
+	// one evaluation to the next and started afresh by a restart. n/a
+	// before the first good scrape.
+	BatchCap      Num       `json:"batch_cap"`
+	BatchCapSince time.Time `json:"batch_cap_since,omitzero"`
 
 	// Pending and PendingCount carry the hysteresis between evaluations: a
 	// new state must hold on consecutive evaluations before it is shown.

@@ -176,18 +176,18 @@ func TestSignalStates(t *testing.T) {
 func TestSleepingShowsAtOnce(t *testing.T) {
 	s := newServer()
 	s.running, s.kv = 30, 0.2
-	samples, _ := run(s, 10, time.Second, finishing(3, chat))
+	samples, _ := run(s, 11, time.Second, finishing(3, chat))
 	cfg := DefaultConfig()
-	prev := Analyze(samples[9].Time, []catalogue.Readings{{Target: "a", Samples: samples[:10]}}, cfg, nil)
+	prev := Analyze(samples[10].Time, []catalogue.Readings{{Target: "a", Samples: samples[:11]}}, cfg, nil)
 	if prev.Replicas[0].State != StateHealthy {
 		t.Fatalf("before sleeping: %v", prev.Replicas[0].State)
 	}
-	samples[10].Total.Scalars[catalogue.SleepLevel] = 1
-	next := Analyze(samples[10].Time, []catalogue.Readings{{Target: "a", Samples: samples}}, cfg, &prev)
+	samples[11].Total.Scalars[catalogue.SleepLevel] = 1
+	next := Analyze(samples[11].Time, []catalogue.Readings{{Target: "a", Samples: samples}}, cfg, &prev)
 	if got := next.Replicas[0].State; got != StateSleeping {
 		t.Errorf("after the engine went to sleep: %v, want sleeping at once; reasons %q", got, next.Replicas[0].Reasons)
 	}
-	one := analyzeOne(samples[10:], samples[10].Time, cfg)
+	one := analyzeOne(samples[11:], samples[11].Time, cfg)
 	if one.State != StateSleeping {
 		t.Errorf("one reading of a sleeping engine: %v, want sleeping (not warming)", one.State)
 	}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -20,29 +19,41 @@ type verdict struct {
 // metrics of any inference engine vtop reads.
 const noEngineReason = "no inference-engine metrics on this page that vtop reads (vLLM, SGLang, trtllm-serve, TGI, llama.cpp, Dynamo): wrong port or path, or vLLM's --disable-log-stats?"
 
-// Thresholds of the state rules.
+// Thresholds of the state rules. docs/verdicts.md writes the judgement
+// down; TestVerdictsDocument holds it to these numbers.
 const (
-	// flatRunningFraction and flatRunningAbsolute bound how much running
-	// may vary over the window and still be "flat" (at a cap): 10 % of its
-	// mean, or 2 requests, whichever is larger.
-	flatRunningFraction = 0.10
-	flatRunningAbsolute = 2
 	// kvBoundUsage is the KV cache usage from which a full batch is
 	// KV-bound rather than at the max_num_seqs cap, and the threshold of
 	// the KV event.
 	kvBoundUsage = 0.9
+	// atCapShare is how close to the batch cap (the most running seen)
+	// running must be to be said to sit at it.
+	atCapShare = 0.9
 	// longPromptTokens is the mean prompt length from which a slow TTFT is
 	// blamed on long prompts.
 	longPromptTokens = 2000
 	// staleMinSamples is how many good scrapes (two intervals) must show
 	// no counter movement before a replica is STALE.
 	staleMinSamples = 3
-	// fullMinSamples is how many good scrapes must show a persistent
-	// queue before a replica is FULL.
+	// fullMinSamples is how many readings must show a queue before a
+	// replica is FULL, and fullSpan the trailing time they are read over
+	// (at least fullMinSamples readings even when they span more): a queue
+	// in each of them is a queue that persists, not requests that wait a
+	// step for the scheduler.
 	fullMinSamples = 3
+	fullSpan       = 5 * time.Second
 	// obviousQueue is a queue long enough to call a replica full on two
 	// readings, so that a server full at start is not first called SLOW.
 	obviousQueue = 10
+	// preemptingSpan is the trailing time over which a preemption makes a
+	// replica PREEMPTING (at least two readings).
+	preemptingSpan = 15 * time.Second
+	// leastEvidence is the span of readings a verdict of health needs
+	// (shortened to the window when the window is shorter): a replica shown
+	// HEALTHY or IDLE on one second of data may be preempting or slow
+	// with nothing in that second to show it. States that prove a problem
+	// are shown as soon as their evidence is in.
+	leastEvidence = 10 * time.Second
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
@@ -127,7 +138,47 @@ func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) v
 			return v
 		}
 	}
-	return verdict{State: StateHealthy, Reasons: append([]string{healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}
+	if v, ok := unprovenVerdict(f, ev, cfg); ok {
+		return v
+	}
+	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
+}
+
+// leastSpan is the span of readings a verdict of health needs under cfg:
+// leastEvidence, or the whole window when it is shorter.
+func leastSpan(cfg Config) time.Duration { return min(leastEvidence, cfg.Window) }
+
+// enoughForHealth reports whether the window holds the least evidence a
+// verdict of health (or idleness) needs. The span is measured to the
+// millisecond: readings taken a second apart are not shortened by jitter.
+func (ev *evidence) enoughForHealth(cfg Config) bool {
+	return ev.SpanSeconds >= leastSpan(cfg).Seconds()-0.05
+}
+
+// unprovenVerdict is the state of a replica in which no problem was found
+// but health is not proven either: the window is short of the least
+// evidence (WARMING), the page cannot show whether it is SLOW, or the
+// window holds too few requests to read a p99 by while some missed the SLO
+// (UNJUDGED).
+func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
+	if !ev.enoughForHealth(cfg) {
+		return verdict{State: StateWarming, Reasons: append([]string{
+			sentence("judging: ").seconds(ev.SpanSeconds).text(" of readings of the ").seconds(leastSpan(cfg).Seconds()).
+				text(" a verdict of health needs; no problem shown so far").String(),
+			healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
+	}
+	if !ev.Router && (!ev.Kind.CanJudge(catalogue.JudgeSlow) || ev.NoLatency) {
+		why := "this page exports no latency histograms"
+		if c := ev.Kind; c < catalogue.NumEngineKinds && catalogue.Capabilities[c].Cannot[catalogue.JudgeSlow] != "" {
+			why = catalogue.Capabilities[c].Cannot[catalogue.JudgeSlow]
+		}
+		return verdict{State: StateUnjudged, Reasons: []string{
+			cannotText(catalogue.JudgeSlow, why) + "; no other problem shown", healthySummary(f)}}, true
+	}
+	if notes := tooFewNotes(f, ev, cfg); len(notes) > 0 {
+		return verdict{State: StateUnjudged, Reasons: append(notes, healthySummary(f))}, true
+	}
+	return verdict{}, false
 }
 
 // warmingUpVerdict is the state while the window holds one good scrape:
@@ -145,9 +196,11 @@ func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	return verdict{State: StateWarming, Reasons: reasons}
 }
 
-// preemptingVerdict: the preemption counter rose in the window.
+// preemptingVerdict: the preemption counter rose in the last
+// preemptingSpan. A preemption is proof: it is shown at once, and the
+// state ends a preemptingSpan after the last one.
 func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
-	if !(ev.Preemptions > 0) {
+	if !(ev.Trail.Preemptions > 0) {
 		return verdict{}, false
 	}
 	reasons := []string{fmt.Sprintf("%s over %s (%s/s), KV cache at %s",
@@ -174,59 +227,68 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 	return verdict{State: StatePreempting, Reasons: reasons, Action: action}, true
 }
 
-// fullVerdict: requests wait, the queue is not draining and the batch is
-// flat at its cap.
+// fullVerdict: requests wait at the batch, in every one of the newest
+// readings (see fullEvidence). The queue is what the batch cannot take, so
+// a queue that persists is a batch at its capacity whatever holds it
+// there (max_num_seqs, KV blocks, the token budget); the reasons say
+// which. A queue that shrinks is still FULL until it is gone: every
+// request that arrives meanwhile waits, and the reasons say when it
+// empties at that rate.
 func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
-	run, wait := ev.Running, ev.queueStats()
-	// A queue that persists through every reading, not requests that wait
-	// a step for the scheduler: a healthy server shows those too.
-	if !(wait.Min > 0) || !(run.Mean > 0) || ev.Samples < 2 {
+	if !fullEvidence(f, ev, cfg) {
 		return verdict{}, false
 	}
-	// Two readings suffice when the queue is long in both; a short one
-	// must persist for fullMinSamples before it is called full.
-	if ev.Samples < fullMinSamples && wait.Min < obviousQueue {
-		return verdict{}, false
-	}
-	// A queue at a flat batch that does not grow is still a capacity
-	// problem: every finished request is replaced from the queue, so every
-	// arrival waits, and only capacity shortens the wait. A shrinking queue
-	// is a spike being cleared only if it empties within a window.
-	draining := f.WaitingGrowth < 0 && wait.Last < wait.First && wait.Last/float64(-f.WaitingGrowth) <= cfg.Window.Seconds()
-	flat := run.Max-run.Min <= math.Max(flatRunningAbsolute, flatRunningFraction*run.Mean)
-	if draining || !flat {
-		return verdict{}, false
-	}
-	return verdict{State: StateFull, Reasons: fullReasons(f, ev, run, wait), Action: fullAction(f, ev, cfg)}, true
+	return verdict{State: StateFull, Reasons: fullReasons(f, ev), Action: fullAction(f, ev, cfg)}, true
 }
 
-// fullReasons are the sentences that prove FULL: the queue that persists
-// at a flat batch, and what else the figures say of it.
-func fullReasons(f *Figures, ev *evidence, run, wait gaugeStats) []string {
-	bound := "max_num_seqs cap"
-	if ev.KVCacheUsage.Last >= kvBoundUsage {
-		bound = "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
+// fullEvidence reports whether the newest readings prove a replica FULL:
+// a queue in each of the last fullMinSamples readings (over fullSpan) with
+// requests running; or a queue of obviousQueue or more in both readings
+// of a window of two; or a p99 TTFT over the SLO that is mostly queue time
+// while the two newest readings hold a queue. A replica already FULL stays
+// so until its two newest readings hold no queue.
+func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
+	t := &ev.Trail
+	if !(t.Running.Max > 0) || ev.Samples < 2 {
+		return false
 	}
+	switch {
+	case t.Queue.N >= fullMinSamples && t.Queue.Min > 0:
+		return true
+	case t.Queue.N == 2 && t.Queue.Min >= obviousQueue:
+		return true
+	case ev.WasFull && t.LastTwoQueue.Max > 0:
+		return true
+	}
+	queueShare := ratio(f.Queue.Mean, f.TTFT.Mean)
+	return t.LastTwoQueue.N == 2 && t.LastTwoQueue.Min > 0 && queueShare >= dominantShare &&
+		cfg.SLOTTFT > 0 && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
+}
+
+// fullReasons are the sentences that prove FULL: the queue over the newest
+// readings, what holds the batch, and what else the figures say of it.
+func fullReasons(f *Figures, ev *evidence) []string {
+	t := &ev.Trail
 	waitingWord := "waiting"
 	if ev.WaitingCapacity.N > 0 {
 		waitingWord = "waiting for capacity"
 	}
 	// Room for the reasons that follow, which a FULL replica mostly has.
-	reasons := make([]string, 1, 4)
-	reasons[0] = sentence(waitingWord).text(" ").count(wait.First).text(" → ").count(wait.Last).
-		text(" over ").seconds(ev.SpanSeconds).text(" while running stays at ").count(run.Last).
-		text(" (").text(bound).text(")").String()
+	reasons := make([]string, 1, 5)
+	p := sentence(waitingWord).text(" ").count(t.Queue.First).text(" → ").count(t.Queue.Last).
+		text(" over ").seconds(t.Seconds).text(", running ").count(t.Running.Last).text(" (")
+	reasons[0] = batchBound(p, ev).text(")").String()
 	if ev.Rejections > 0 {
 		reasons = append(reasons, rejectionText(f, ev))
 	}
-	if f.WaitingGrowth < 0 && wait.Last < wait.First {
+	if f.WaitingGrowth < 0 && t.Queue.Last > 0 {
 		reasons = append(reasons, sentence("the queue shrinks by ").amount(float64(-f.WaitingGrowth)).
-			text("/s: empty in about ").seconds(wait.Last/float64(-f.WaitingGrowth)).text(" at that rate").String())
+			text("/s: empty in about ").seconds(t.Queue.Last/float64(-f.WaitingGrowth)).text(" at that rate").String())
 	}
-	if ev.Samples < fullMinSamples {
+	if t.Queue.N < fullMinSamples {
 		// Said, because one more reading is the usual standard of proof.
-		reasons = append(reasons, sentence("judged on ").int(ev.Samples).text(" readings: a queue of ").count(wait.First).
-			text(" and ").count(wait.Last).text(" at the cap is full without waiting for a third").String())
+		reasons = append(reasons, sentence("judged on ").int(t.Queue.N).text(" readings: a queue of ").count(t.Queue.First).
+			text(" and ").count(t.Queue.Last).text(" at the cap is full without waiting for a third").String())
 	}
 	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
 		reasons = append(reasons, sentence("queue time is ").percent(share.Float()).text(" of TTFT (mean ").
@@ -237,6 +299,26 @@ func fullReasons(f *Figures, ev *evidence, run, wait gaugeStats) []string {
 			amount(f.RequestsPerSecond.Float()).text(" finished/s (efficiency ").percent(f.Efficiency.Float()).text(")").String())
 	}
 	return reasons
+}
+
+// batchBound says what holds the batch of a FULL replica: the KV cache
+// when it is nearly full, the batch cap when running sits at the most seen
+// (vLLM does not export max_num_seqs), else a limit below it.
+func batchBound(p prose, ev *evidence) prose {
+	run := ev.Trail.Running.Last
+	switch {
+	case ev.KVCacheUsage.Last >= kvBoundUsage:
+		return p.text("KV-bound, KV cache at ").percent(ev.KVCacheUsage.Last)
+	case !(ev.BatchCap > 0):
+		return p.text("batch cap unknown")
+	case run >= atCapShare*ev.BatchCap:
+		p = p.text("at the batch cap: the most seen running")
+		if !ev.BatchCapSince.IsZero() {
+			p = p.text(" since ").text(ev.BatchCapSince.Format("15:04:05"))
+		}
+		return p
+	}
+	return p.text("under the most seen running, ").count(ev.BatchCap).text(": the token budget or KV blocks hold it")
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling
@@ -421,8 +503,8 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 }
 
 // idleVerdict: nothing finished, ran or waited in the window.
-func idleVerdict(_ *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
-	if ev.Finished > 0 || ev.Running.Max > 0 || ev.Waiting.Max > 0 {
+func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	if ev.Finished > 0 || ev.Running.Max > 0 || ev.Waiting.Max > 0 || !ev.enoughForHealth(cfg) {
 		return verdict{}, false
 	}
 	return verdict{State: StateIdle, Reasons: []string{
@@ -440,18 +522,25 @@ func healthySummary(f *Figures) string {
 const holdNote = "pending: "
 
 // hysteresis decides the state shown given the candidate and the previous
-// evaluation of the same target. DOWN and WARMING show at once and so does
-// leaving them (a server that answers again is not down); any other new
-// state must be the candidate on cfg.Hysteresis consecutive evaluations.
-func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending State, pendingCount int) {
+// evaluation of the same target, as Prometheus's for: moves an alert from
+// pending to firing. A state that is a fact or a proof shows at once: DOWN,
+// WARMING, UNJUDGED and SLEEPING (facts of the scrapes and the page),
+// FULL (its evidence is a queue that persisted over fullMinSamples
+// readings) and PREEMPTING (a preemption happened); so does leaving
+// WARMING, UNJUDGED, DOWN and SLEEPING. Any other change must be the
+// candidate on n consecutive evaluations: SLOW, STALE, IDLE, and the
+// return to HEALTHY from a problem. While a change is held, the state shown
+// keeps its action, and its reasons are today's figures with the pending
+// note, never the held state's old numbers.
+func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdict, pending State, pendingCount int) {
 	// The first evaluations after a target appears only gather evidence:
 	// holding their provisional state back would delay the first real one.
-	// DOWN and WARMING are facts about the scrapes, and SLEEPING one the
-	// engine states, not judgments of the figures: they show at once, and
-	// so does leaving them.
 	settling := prev != nil && prev.Samples < fullMinSamples
-	immediate := func(s State) bool { return s == StateDown || s == StateWarming || s == StateSleeping }
-	if prev == nil || n <= 1 || settling || c.State == prev.State || immediate(c.State) || immediate(prev.State) {
+	immediate := func(s State) bool {
+		return s == StateDown || s == StateWarming || s == StateUnjudged || s == StateSleeping
+	}
+	proven := c.State == StateFull || c.State == StatePreempting
+	if prev == nil || n <= 1 || settling || c.State == prev.State || proven || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}
 	count := 1
@@ -461,16 +550,10 @@ func hysteresis(c verdict, prev *ReplicaReport, n int) (shown verdict, pending S
 	if count >= n {
 		return c, c.State, 0
 	}
-	held := verdict{State: prev.State, Action: prev.Action}
-	for _, r := range prev.Reasons {
-		// The pending note and the restart reason are this evaluation's
-		// to give, not the held state's.
-		if !strings.HasPrefix(r, holdNote) && !strings.HasPrefix(r, restartPrefix) {
-			held.Reasons = append(held.Reasons, r)
-		}
-	}
-	held.Reasons = append(held.Reasons, fmt.Sprintf("%s%s (%d of %d readings): %s",
-		holdNote, c.State, count, n, firstOr(c.Reasons, "")))
+	held := verdict{State: prev.State, Action: prev.Action, Reasons: []string{
+		healthySummary(f),
+		fmt.Sprintf("%s%s (%d of %d readings): %s", holdNote, c.State, count, n, firstOr(c.Reasons, "")),
+	}}
 	return held, c.State, count
 }
 

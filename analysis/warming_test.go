@@ -36,6 +36,29 @@ func TestWarmingState(t *testing.T) {
 			s.running, s.waiting, s.kv = 256, 951, 0.6
 			return run(s, 1, time.Second, finishing(12, chat), queueing(951, 3))
 		}, StateFull, "judged on 2 readings: a queue of 951 and 954 at the cap"},
+		// Rates are known from two readings, health is not: a second
+		// may hold no preemption and no slow request of a replica that
+		// has them.
+		{"two readings a second apart are not yet healthy", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.kv = 48, 0.3
+			return run(s, 1, time.Second, finishing(6, chat))
+		}, StateWarming, "judging: 1s of readings of the 10s a verdict of health needs"},
+		{"nine seconds are not yet healthy", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.kv = 48, 0.3
+			return run(s, 9, time.Second, finishing(6, chat))
+		}, StateWarming, "judging: 9s of readings"},
+		{"ten seconds are", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.kv = 48, 0.3
+			return run(s, 10, time.Second, finishing(6, chat))
+		}, StateHealthy, "running 48, waiting 0"},
+		{"a preemption is shown at once", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.kv = 48, 0.9
+			return run(s, 1, time.Second, finishing(6, chat), preempting(1))
+		}, StatePreempting, "1 preemption over 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

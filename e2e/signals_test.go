@@ -99,12 +99,12 @@ func TestEnginesFleetClassification(t *testing.T) {
 		reason string
 	}{
 		{catalogue.EngineVLLM, []analysis.State{analysis.StateHealthy}, "running "},
-		{catalogue.EngineSGLang, []analysis.State{analysis.StateFull}, "while running stays at"},
+		{catalogue.EngineSGLang, []analysis.State{analysis.StateFull}, "(at the batch cap: the most seen running since"},
 		// The slow replica's p99 TTFT hovers about the 1 s SLO on this
 		// page: SLOW, or HEALTHY while the hysteresis holds it.
 		{catalogue.EngineTRTLLM, []analysis.State{analysis.StateSlow, analysis.StateHealthy}, "TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"},
-		{catalogue.EngineTGI, []analysis.State{analysis.StateHealthy}, "TGI exports no preemption counter: PREEMPTING cannot be judged"},
-		{catalogue.EngineLlamaCpp, []analysis.State{analysis.StateHealthy}, "llama.cpp exports no latency histograms: SLOW cannot be judged"},
+		{catalogue.EngineTGI, []analysis.State{analysis.StateFull}, "TGI exports no preemption counter: PREEMPTING cannot be judged"},
+		{catalogue.EngineLlamaCpp, []analysis.State{analysis.StateUnjudged}, "llama.cpp exports no latency histograms: SLOW cannot be judged"},
 	}
 	r := newFleetRun(t, sim.Options{Replicas: len(tests), Scenario: sim.MixedEngines, Seed: 1})
 	r.fleet.Advance(warmUp)

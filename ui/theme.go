@@ -78,7 +78,7 @@ func PlainTheme() *Theme {
 
 // stateWords are the badges, in capitals so that they read as labels even
 // when colour is off.
-var stateWords = [...]string{"HEALTHY", "IDLE", "SLEEPING", "WARMING", "STALE", "SLOW", "FULL", "PREEMPTING", "DOWN"}
+var stateWords = [...]string{"HEALTHY", "IDLE", "SLEEPING", "UNJUDGED", "WARMING", "STALE", "SLOW", "FULL", "PREEMPTING", "DOWN"}
 
 // stateWord returns the badge text of a state.
 func stateWord(s analysis.State) string {
@@ -101,6 +101,7 @@ var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateHealthy:    {Light: "#007a33", Dark: "#3ddc84"},
 	analysis.StateIdle:       {Light: "#555555", Dark: "#8a8a8a"},
 	analysis.StateSleeping:   {Light: "#005f87", Dark: "#5fafd7"},
+	analysis.StateUnjudged:   {Light: "#555555", Dark: "#8a8a8a"},
 	analysis.StateWarming:    {Light: "#555555", Dark: "#8a8a8a"},
 	analysis.StateStale:      {Light: "#8a6d00", Dark: "#c9b458"},
 	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},

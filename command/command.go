@@ -124,7 +124,7 @@ Examples:
   vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting, stale or asleep, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
+is slow, full, preempting, stale or asleep, or could not be judged (warming up, or unjudged); 2 a replica is down; 64 usage error (a bad
 flag, or no terminal for the dashboard); 65 analyze's two pages are not two
 readings of one server in order (swapped, a restart between them, two
 servers); 70 vtop itself failed (a report that cannot be written, a page that

@@ -102,7 +102,7 @@ func TestStates(t *testing.T) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 256, 0.6, 41
 			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
-		}, StateFull, "waiting 86 → 95 over 5s, running 256 (at the batch cap: the most seen running since 14:00:00)",
+		}, StateFull, "waiting 86 → 95 over 5s, running 256 (at the most seen running since 14:00:00, the batch cap as far as the page shows)",
 			"scale on vllm:num_requests_waiting with target 13.8 per replica (Little's law: 13.8 req/s × 1 s)"},
 		{"full and KV-bound", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()

@@ -302,8 +302,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 }
 
 // batchBound says what holds the batch of a FULL replica: the KV cache
-// when it is nearly full, the batch cap when running sits at the most seen
-// (vLLM does not export max_num_seqs), else a limit below it.
+// when it is nearly full; else whether running is at the most seen (the
+// batch cap as far as the page shows: vLLM does not export max_num_seqs)
+// or under it, where a limit below the cap holds the batch.
 func batchBound(p prose, ev *evidence) prose {
 	run := ev.Trail.Running.Last
 	switch {
@@ -312,13 +313,13 @@ func batchBound(p prose, ev *evidence) prose {
 	case !(ev.BatchCap > 0):
 		return p.text("batch cap unknown")
 	case run >= atCapShare*ev.BatchCap:
-		p = p.text("at the batch cap: the most seen running")
+		p = p.text("at the most seen running")
 		if !ev.BatchCapSince.IsZero() {
 			p = p.text(" since ").text(ev.BatchCapSince.Format("15:04:05"))
 		}
-		return p
+		return p.text(", the batch cap as far as the page shows")
 	}
-	return p.text("under the most seen running, ").count(ev.BatchCap).text(": the token budget or KV blocks hold it")
+	return p.text("under the ").count(ev.BatchCap).text(" seen at most: the token budget or KV blocks hold it")
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling

@@ -102,8 +102,18 @@ func TestStates(t *testing.T) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 256, 0.6, 41
 			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
-		}, StateFull, "waiting 86 → 95 over 5s, running 256 (at the most seen running since 14:00:00, the batch cap as far as the page shows)",
+		}, StateFull, "waiting 86 → 95 over 5s, running 256 (the most seen)",
 			"scale on vllm:num_requests_waiting with target 13.8 per replica (Little's law: 13.8 req/s × 1 s)"},
+		{"full under the most seen running", func() ([]catalogue.Sample, time.Time) {
+			s := newServer()
+			s.running, s.kv, s.waiting = 256, 0.6, 41
+			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8), func(s *server, i int) {
+				if i >= 20 {
+					s.running = 200 // a limit below the cap holds the batch
+				}
+			})
+		}, StateFull, "batch cap 256: the most running seen since 14:00:00 (the page does not give max_num_seqs); under it, the token budget of a step or the KV blocks hold the batch",
+			"add replicas"},
 		{"full and KV-bound", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 180, 0.97, 10

@@ -274,12 +274,15 @@ func fullReasons(f *Figures, ev *evidence) []string {
 		waitingWord = "waiting for capacity"
 	}
 	// Room for the reasons that follow, which a FULL replica mostly has.
-	reasons := make([]string, 1, 5)
+	reasons := make([]string, 1, 6)
 	p := sentence(waitingWord).text(" ").count(t.Queue.First).text(" → ").count(t.Queue.Last).
 		text(" over ").seconds(t.Seconds).text(", running ").count(t.Running.Last).text(" (")
 	reasons[0] = batchBound(p, ev).text(")").String()
 	if ev.Rejections > 0 {
 		reasons = append(reasons, rejectionText(f, ev))
+	}
+	if capText := batchCapText(ev); capText != "" {
+		reasons = append(reasons, capText)
 	}
 	if f.WaitingGrowth < 0 && t.Queue.Last > 0 {
 		reasons = append(reasons, sentence("the queue shrinks by ").amount(float64(-f.WaitingGrowth)).
@@ -301,10 +304,10 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	return reasons
 }
 
-// batchBound says what holds the batch of a FULL replica: the KV cache
-// when it is nearly full; else whether running is at the most seen (the
-// batch cap as far as the page shows: vLLM does not export max_num_seqs)
-// or under it, where a limit below the cap holds the batch.
+// batchBound says, short, what holds the batch of a FULL replica: the KV
+// cache when it is nearly full; else whether running is at the most seen
+// (the batch cap as far as the page shows: vLLM does not export
+// max_num_seqs) or under it, where a limit below the cap holds the batch.
 func batchBound(p prose, ev *evidence) prose {
 	run := ev.Trail.Running.Last
 	switch {
@@ -313,13 +316,26 @@ func batchBound(p prose, ev *evidence) prose {
 	case !(ev.BatchCap > 0):
 		return p.text("batch cap unknown")
 	case run >= atCapShare*ev.BatchCap:
-		p = p.text("at the most seen running")
-		if !ev.BatchCapSince.IsZero() {
-			p = p.text(" since ").text(ev.BatchCapSince.Format("15:04:05"))
-		}
-		return p.text(", the batch cap as far as the page shows")
+		return p.text("the most seen")
 	}
-	return p.text("under the ").count(ev.BatchCap).text(" seen at most: the token budget or KV blocks hold it")
+	return p.text("under the ").count(ev.BatchCap).text(" seen at most")
+}
+
+// batchCapText is the reason that says where the batch cap comes from, and
+// what holds a batch under it.
+func batchCapText(ev *evidence) string {
+	if !(ev.BatchCap > 0) {
+		return ""
+	}
+	p := sentence("batch cap ").count(ev.BatchCap).text(": the most running seen")
+	if !ev.BatchCapSince.IsZero() {
+		p = p.text(" since ").text(ev.BatchCapSince.Format("15:04:05"))
+	}
+	p = p.text(" (the page does not give max_num_seqs)")
+	if ev.Trail.Running.Last < atCapShare*ev.BatchCap && !(ev.KVCacheUsage.Last >= kvBoundUsage) {
+		p = p.text("; under it, the token budget of a step or the KV blocks hold the batch")
+	}
+	return p.String()
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling

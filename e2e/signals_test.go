@@ -99,7 +99,7 @@ func TestEnginesFleetClassification(t *testing.T) {
 		reason string
 	}{
 		{catalogue.EngineVLLM, []analysis.State{analysis.StateHealthy}, "running "},
-		{catalogue.EngineSGLang, []analysis.State{analysis.StateFull}, "(at the most seen running since"},
+		{catalogue.EngineSGLang, []analysis.State{analysis.StateFull}, "(the most seen)"},
 		// The slow replica's p99 TTFT hovers about the 1 s SLO on this
 		// page: SLOW, or HEALTHY while the hysteresis holds it.
 		{catalogue.EngineTRTLLM, []analysis.State{analysis.StateSlow, analysis.StateHealthy}, "TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"},

@@ -123,7 +123,9 @@ type Replica struct {
 	Exporter *Exporter
 	// Starts are the times the process started (0 and each restart).
 	Starts []float64
-	up     bool
+	// Finished counts the requests finished so far, over every process.
+	Finished int
+	up       bool
 }
 
 // NewReplica returns a replica of cfg with its own seeded source of
@@ -325,6 +327,7 @@ func (r *Replica) advance(q *request, t0, t1, step float64) (end float64, done b
 		r.Exporter.Tokens(tokens, gaps, step)
 	}
 	if done {
+		r.Finished++
 		r.Exporter.Finished(finished{
 			e2e: end - q.arrival, queue: q.firstAdmitted - q.arrival, prefill: q.firstPrefillTo - q.firstAdmitted,
 			decode: end - q.firstToken, inference: end - q.firstAdmitted, prompt: q.prompt, output: q.output,

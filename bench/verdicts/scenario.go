@@ -73,8 +73,8 @@ func Scenarios() []Scenario {
 	return []Scenario{
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
-		{Name: "preempting", Steady: true, Seconds: 240, Replicas: []Config{steady(shortKV(b, 2500), 0.8)}},
-		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 1)}},
+		{Name: "preempting", Steady: true, Seconds: 240, Replicas: []Config{steady(shortKV(b, 2000), 0.8)}},
+		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 2)}},
 		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
 		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
@@ -83,7 +83,7 @@ func Scenarios() []Scenario {
 		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
 		{Name: "mixed fleet", Steady: true, Seconds: 240, Replicas: []Config{
 			steady(b, 0.6), steady(b, 0.6), steady(b, 1.3),
-			perSecond(longPrompts(b, 14000), 1), steady(shortKV(b, 2500), 0.8), perSecond(b, 0),
+			perSecond(longPrompts(b, 14000), 2), steady(shortKV(b, 2000), 0.8), perSecond(b, 0),
 		}},
 	}
 }

@@ -29,7 +29,7 @@ const (
 	DrainingWithin = 10.0
 	// SlowRecent is the span whose first tokens give the p99 TTFT; when
 	// it holds fewer than SlowMinRequests, the newest SlowMinRequests
-	// within SlowLongest are used; with fewer still, SLOW is not proven.
+	// within SlowLongest are used; with fewer still, their median.
 	SlowRecent      = 10.0
 	SlowLongest     = 30.0
 	SlowMinRequests = 20
@@ -53,8 +53,9 @@ const (
 //   - SLOW: the p99 (nearest rank) of the TTFT of the requests whose
 //     first token came in (t−SlowRecent, t] — or of the newest
 //     SlowMinRequests in (t−SlowLongest, t] when the recent span has
-//     fewer — exceeds SLO. Fewer than SlowMinRequests in SlowLongest
-//     prove nothing. (ITL is under its SLO in every scenario.)
+//     fewer — exceeds SLO. With fewer than SlowMinRequests in
+//     SlowLongest, their median must exceed it: most of them missed.
+//     (ITL is under its SLO in every scenario.)
 //   - IDLE: the process was up through (t−IdleFor, t] and no request
 //     arrived, ran or waited in it.
 //   - HEALTHY: none of these.
@@ -76,7 +77,7 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 	if r.full(k, int(math.Round(FullAfter/dt)), t) {
 		return analysis.StateFull
 	}
-	if p99, ok := r.recentTTFTP99(t); ok && p99 > SLO {
+	if r.slow(t) {
 		return analysis.StateSlow
 	}
 	idle := k-from(IdleFor)+1 == int(math.Round(IdleFor/dt))
@@ -105,9 +106,9 @@ func (r *Replica) full(k, n int, t float64) bool {
 	return drain <= 0 || float64(r.Steps[k].Waiting)/drain > DrainingWithin
 }
 
-// recentTTFTP99 is the p99 TTFT SLOW is judged by at t, and whether there
-// were enough requests to judge it.
-func (r *Replica) recentTTFTP99(t float64) (float64, bool) {
+// slow is SLOW's rule at t: the p99 TTFT of the recent requests over the
+// SLO, or, with fewer than SlowMinRequests in SlowLongest, their median.
+func (r *Replica) slow(t float64) bool {
 	ft := r.FirstTokens
 	end := len(ft)
 	for end > 0 && ft[end-1].At > t {
@@ -117,16 +118,23 @@ func (r *Replica) recentTTFTP99(t float64) (float64, bool) {
 	for start > 0 && ft[start-1].At > t-SlowRecent {
 		start--
 	}
+	q := 0.99
 	if end-start < SlowMinRequests {
-		start = end - SlowMinRequests
-		if start < 0 || ft[start].At <= t-SlowLongest {
-			return 0, false
+		start = end
+		for start > 0 && end-start < SlowMinRequests && ft[start-1].At > t-SlowLongest {
+			start--
 		}
+		if end-start < SlowMinRequests {
+			q = 0.5
+		}
+	}
+	if start == end {
+		return false
 	}
 	ttfts := make([]float64, 0, end-start)
 	for _, s := range ft[start:end] {
 		ttfts = append(ttfts, s.TTFT)
 	}
 	slices.Sort(ttfts)
-	return ttfts[int(math.Ceil(0.99*float64(len(ttfts))))-1], true
+	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO
 }

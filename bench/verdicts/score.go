@@ -42,6 +42,8 @@ type Tally struct {
 	// included) shown SLOW while truly FULL; SlowPromptWhileFull those
 	// of them whose action blames the prompts or the prefill.
 	SlowWhileFull, SlowPromptWhileFull int
+	// SlowFullBlame counts the SlowWhileFull seconds by Blame.
+	SlowFullBlame map[string]int
 	// Flaps are shown changes the truth did not make: to a state the
 	// truth was not in at any second of the last Grace seconds.
 	Flaps int
@@ -64,7 +66,7 @@ type Tally struct {
 
 // NewTally returns an empty tally.
 func NewTally() *Tally {
-	return &Tally{Confusion: map[[2]analysis.State]int{}, Delays: map[analysis.State][]int{}, Missed: map[analysis.State]int{}}
+	return &Tally{Confusion: map[[2]analysis.State]int{}, SlowFullBlame: map[string]int{}, Delays: map[analysis.State][]int{}, Missed: map[analysis.State]int{}}
 }
 
 // Add scores a run into the tally.
@@ -80,11 +82,30 @@ func wrongHealthy(s analysis.State) bool {
 	return s == analysis.StateFull || s == analysis.StateSlow || s == analysis.StatePreempting
 }
 
-// PromptAdvice reports whether an action blames the prompts or their
-// prefill, the advice of a SLOW replica whose TTFT is prefill.
-func PromptAdvice(action string) bool {
-	return strings.Contains(action, "prompt") || strings.Contains(action, "prefill")
+// The causes a SLOW replica's action may name, as Blame sorts them.
+const (
+	BlamePrompts = "prompts or prefill (shorten prompts, prefix caching, chunked prefill)"
+	BlameOutside = "outside queue and prefill (API server, network)"
+	BlameQueue   = "waiting for a batch slot (add replicas)"
+	BlameOther   = "other"
+)
+
+// Blame sorts the first action of a SLOW replica by the cause it names.
+func Blame(action string) string {
+	switch {
+	case strings.Contains(action, "long prompts") || strings.Contains(action, "prefill is slow"):
+		return BlamePrompts
+	case strings.Contains(action, "outside queue and prefill"):
+		return BlameOutside
+	case strings.Contains(action, "batch slot"):
+		return BlameQueue
+	}
+	return BlameOther
 }
+
+// PromptAdvice reports whether an action blames the prompts or their
+// prefill: the advice of a SLOW replica whose TTFT is prefill.
+func PromptAdvice(action string) bool { return Blame(action) == BlamePrompts }
 
 func (t *Tally) addTimeline(tl Timeline) {
 	n := len(tl.Truth)
@@ -101,6 +122,7 @@ func (t *Tally) addTimeline(tl Timeline) {
 		t.ReplicaSeconds++
 		if truth == analysis.StateFull && shown == analysis.StateSlow {
 			t.SlowWhileFull++
+			t.SlowFullBlame[Blame(tl.Action[i])]++
 			if PromptAdvice(tl.Action[i]) {
 				t.SlowPromptWhileFull++
 			}
@@ -361,6 +383,11 @@ func (r *Result) Table() string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | |\n", s, len(d)+r.All.Missed[s], num(median(d)), maxDelay, r.All.Missed[s])
 	}
 	fmt.Fprintf(&b, "| (brief) | | | | | %d |\n", r.All.Brief)
+
+	b.WriteString("\n| shown SLOW while truly FULL, the action blames | seconds |\n| --- | --: |\n")
+	for _, blame := range []string{BlamePrompts, BlameOutside, BlameQueue, BlameOther} {
+		fmt.Fprintf(&b, "| %s | %d |\n", blame, r.All.SlowFullBlame[blame])
+	}
 
 	shownStates := []analysis.State{}
 	for k := range r.All.Confusion {

@@ -35,7 +35,12 @@ var scenarioTruth = map[string]analysis.State{
 // TestJudgementBenchmark runs every scenario with every seed and logs
 // the report (go test -v). It checks that the harness works; with
 // -verdicts.goals it also fails when vtop's verdicts miss the goals.
+// Under -short or the race detector it runs the first seed only.
 func TestJudgementBenchmark(t *testing.T) {
+	seeds := seeds
+	if raceEnabled || testing.Short() {
+		seeds = seeds[:1] // the harness is checked as well on one seed
+	}
 	res, runs, err := Benchmark(Scenarios(), seeds)
 	if err != nil {
 		t.Fatal(err)

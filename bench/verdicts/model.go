@@ -62,6 +62,22 @@ func (c *Config) ServiceSeconds() float64 {
 // it grow the queue.
 func (c *Config) Capacity() float64 { return float64(c.MaxNumSeqs) / c.ServiceSeconds() }
 
+// HeldSeqs is the batch the KV cache holds at the mean request's
+// footprint over its life (its prompt and half its output), at most
+// MaxNumSeqs: the cap a KV-short replica runs at.
+func (c *Config) HeldSeqs() int {
+	held := int(float64(c.KVBlocks*c.BlockSize) / (c.PromptTokens + c.OutputTokens/2))
+	return max(1, min(c.MaxNumSeqs, held))
+}
+
+// HeldCapacity is Capacity at the batch the KV cache holds: the rate a
+// KV-short replica can sustain. It is Capacity when the KV cache holds
+// the whole batch.
+func (c *Config) HeldCapacity() float64 {
+	n := c.HeldSeqs()
+	return float64(n) / (c.PromptTokens/c.PrefillTokensPerSecond + (c.OutputTokens-1)*c.Step(n))
+}
+
 // request is one request in the server.
 type request struct {
 	arrival        float64

@@ -77,7 +77,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		}
 		report := analysis.Analyze(now, readings, cfg, prev)
 		prev = &report
-		up, load, anyFull := 0, 0.0, false
+		up, load, queued := 0, 0.0, false
 		for i, r := range reps {
 			truth := r.Truth(float64(sec), StepSeconds)
 			rr := &report.Replicas[i]
@@ -91,26 +91,29 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 			tl.Waiting = append(tl.Waiting, last.Waiting)
 			if truth != analysis.StateDown {
 				up++
-				load += r.cfg.Arrivals(float64(sec)) / r.cfg.Capacity()
-				anyFull = anyFull || truth == analysis.StateFull
+				load += r.cfg.Arrivals(float64(sec)) / r.cfg.HeldCapacity()
+				queued = queued || truth == analysis.StateFull ||
+					truth == analysis.StatePreempting && r.QueuePersists(float64(sec), StepSeconds)
 			}
 		}
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
-		run.Right = append(run.Right, RightCount(up, load, anyFull))
+		run.Right = append(run.Right, RightCount(up, load, queued))
 	}
 	return run, nil
 }
 
 // RightCount is the replica count that carries the demand: the replicas
-// up, or, while any of them is truly FULL, the demand in replica
-// capacities (load: the sum over the replicas up of arrivals ÷ capacity
-// at the cap) rounded up — never fewer than are up while a queue
-// persists. NaN when no replica is up.
-func RightCount(up int, load float64, anyFull bool) float64 {
+// up, or, while a queue persists on any of them (truly FULL, or
+// PREEMPTING with a queue through FullAfter), the demand in replica
+// capacities rounded up — load is the sum over the replicas up of
+// arrivals ÷ capacity at the cap (HeldCapacity: at the batch the KV cache
+// holds) — and never fewer than are up while a queue persists. NaN when
+// no replica is up.
+func RightCount(up int, load float64, queued bool) float64 {
 	if up == 0 {
 		return math.NaN()
 	}
-	if !anyFull {
+	if !queued {
 		return float64(up)
 	}
 	return math.Max(float64(up), math.Ceil(load-1e-9))

@@ -48,8 +48,8 @@ const (
 //     up, requests waited, and the batch was at capacity (running at
 //     max_num_seqs, or the head of the queue refused for KV blocks); and
 //     the queue is not draining: arrivals now are at or above the
-//     capacity, or the queue at t would take more than DrainingWithin
-//     to empty at capacity − arrivals.
+//     capacity (HeldCapacity), or the queue at t would take more than
+//     DrainingWithin to empty at capacity − arrivals.
 //   - SLOW: the p99 (nearest rank) of the TTFT of the requests whose
 //     first token came in (t−SlowRecent, t] — or of the newest
 //     SlowMinRequests in (t−SlowLongest, t] when the recent span has
@@ -102,8 +102,23 @@ func (r *Replica) full(k, n int, t float64) bool {
 			return false
 		}
 	}
-	drain := r.cfg.Capacity() - r.cfg.Arrivals(t)
+	drain := r.cfg.HeldCapacity() - r.cfg.Arrivals(t)
 	return drain <= 0 || float64(r.Steps[k].Waiting)/drain > DrainingWithin
+}
+
+// QueuePersists reports whether requests waited at the end of every step
+// in (t−FullAfter, t], the process up throughout.
+func (r *Replica) QueuePersists(t, dt float64) bool {
+	k, n := int(math.Round(t/dt))-1, int(math.Round(FullAfter/dt))
+	if k+1 < n || k >= len(r.Steps) {
+		return false
+	}
+	for _, s := range r.Steps[k-n+1 : k+1] {
+		if !s.Up || s.Waiting == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // slow is SLOW's rule at t: the p99 TTFT of the recent requests over the

@@ -2,6 +2,7 @@ package verdicts
 
 import (
 	"flag"
+	"os"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 var (
 	goals = flag.Bool("verdicts.goals", false, "fail TestJudgementBenchmark when vtop's verdicts miss the goals of the judgement")
 	trace = flag.String("verdicts.trace", "", "log the seconds of this scenario at which vtop's state differs from the truth")
+	out   = flag.String("verdicts.out", "", "also write the report's tables (Markdown) to this file")
 )
 
 // seeds are the seeds every scenario runs with.
@@ -47,6 +49,11 @@ func TestJudgementBenchmark(t *testing.T) {
 	}
 	table := res.Table()
 	t.Log("\n" + table)
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, run := range runs {
 		if run.Scenario == *trace {
 			t.Log("\n" + Trace(run))

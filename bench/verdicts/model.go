@@ -283,12 +283,14 @@ func (r *Replica) refill(at float64, used *int, rec *StepRecord, freed []float64
 		}
 		*used += need
 		r.queue = r.queue[1:]
-		when := at
+		when, midStep := at, false
 		if len(freed) > 0 {
-			when, freed = freed[0], freed[1:]
+			when, freed, midStep = freed[0], freed[1:], true
 		}
 		r.admit(q, math.Max(when, q.arrival))
-		if freed != nil || when < at {
+		if midStep {
+			// Admitted to a slot freed during the step: it runs from
+			// then to the step's end.
 			if _, done := r.advance(q, q.admitted, rec.End, rec.Step); done {
 				r.running = r.running[:len(r.running)-1]
 				*used -= need

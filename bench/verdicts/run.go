@@ -19,9 +19,10 @@ var epoch = time.Unix(startEpoch, 0).UTC()
 // Timeline is one replica over one run: per second (index 0 is second 1)
 // the truth and what vtop showed.
 type Timeline struct {
+	// Target is the replica's name in the readings.
 	Target string
-	Truth  []analysis.State
-	Shown  []analysis.State
+	// Truth is the model's true state, Shown the state vtop reported.
+	Truth, Shown []analysis.State
 	// Action and Reason are vtop's first action and first reason.
 	Action, Reason []string
 	// Running and Waiting are the model's gauges at each second.
@@ -30,9 +31,12 @@ type Timeline struct {
 
 // Run is one scenario with one seed.
 type Run struct {
+	// Scenario names the scenario, Seed the seed it ran with; Steady is
+	// the scenario's.
 	Scenario string
 	Seed     uint64
 	Steady   bool
+	// Replicas are the replicas' timelines, in the scenario's order.
 	Replicas []Timeline
 	// Advice is the fleet advice's recommended replicas per second (NaN
 	// when n/a); Right is the count that carries the demand (NaN when no

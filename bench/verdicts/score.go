@@ -291,10 +291,13 @@ func median(xs []int) float64 {
 
 // Result is the benchmark: a tally per scenario and over all.
 type Result struct {
+	// Scenarios are the scenarios' names, in the order they ran.
 	Scenarios []string
-	Steady    map[string]bool
-	By        map[string]*Tally
-	All       *Tally
+	// Steady marks the steady scenarios, by name.
+	Steady map[string]bool
+	// By is the tally of each scenario's runs, by name; All of every run.
+	By  map[string]*Tally
+	All *Tally
 }
 
 // Benchmark runs every scenario with every seed and scores them.

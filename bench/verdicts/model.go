@@ -137,8 +137,6 @@ type Replica struct {
 	FirstTokens []Served
 	// Exporter is the page of the current process; replaced at a restart.
 	Exporter *Exporter
-	// Starts are the times the process started (0 and each restart).
-	Starts []float64
 	// Finished counts the requests finished so far, over every process.
 	Finished int
 	up       bool
@@ -149,15 +147,8 @@ type Replica struct {
 func NewReplica(cfg Config, seed uint64) *Replica {
 	r := &Replica{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), up: true}
 	r.Exporter = NewExporter(cfg, 0)
-	r.Starts = []float64{0}
 	return r
 }
-
-// Config returns the replica's configuration.
-func (r *Replica) Config() *Config { return &r.cfg }
-
-// Now is the replica's virtual time in seconds.
-func (r *Replica) Now() float64 { return r.now }
 
 // Up reports whether the process is running at time t: outside every
 // outage [At, At+For).
@@ -209,7 +200,6 @@ func (r *Replica) Advance(dt float64) {
 		// Back: a new process, its counters at 0.
 		r.up = true
 		r.Exporter = NewExporter(r.cfg, t0)
-		r.Starts = append(r.Starts, t0)
 	}
 	times := make([]float64, n)
 	for i := range times {

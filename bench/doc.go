@@ -4,6 +4,7 @@
 // benchmark of one monitor round over a fleet served by another process
 // (for CPU profiles), the latency checks of the dashboard, and ingest.sh
 // (the page parser of an older commit against the work tree's, on the same
-// pages). They are run by hand; BENCHMARKS.md at
+// pages). They are run by hand; bench/verdicts, the judgement benchmark,
+// runs inside go test. BENCHMARKS.md at
 // the top of the repository says how and records the figures.
 package bench

@@ -1,0 +1,185 @@
+package verdicts
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Model is the model_name the replicas of the benchmark serve.
+const Model = "meta-llama/Llama-3.1-8B-Instruct"
+
+// startEpoch is the Unix time of virtual time 0 (2026-01-01 00:00 UTC),
+// the base of process_start_time_seconds.
+const startEpoch = 1767225600
+
+// Exporter is one server process's /metrics: a prometheus.Registry with
+// vLLM's families (names, labels and buckets from the catalogue), fed by
+// the model's events. A restart is a new Exporter: its counters start at
+// 0.
+type Exporter struct {
+	reg                                *prometheus.Registry
+	running, waiting, kvUsage          prometheus.Gauge
+	waitingCapacity, waitingDeferred   prometheus.Gauge
+	promptTokens, generationTokens     prometheus.Counter
+	preemptions, stop                  prometheus.Counter
+	ttft, itl, e2e, queue, prefill     prometheus.Observer
+	decode, inference, promptLen, gens prometheus.Observer
+	buf                                bytes.Buffer
+}
+
+// finished is what the page records of a request when it finishes.
+type finished struct {
+	e2e, queue, prefill, decode, inference float64
+	prompt, output                         int
+}
+
+// NewExporter returns the page of a process of cfg started at virtual
+// time start.
+func NewExporter(cfg Config, start float64) *Exporter {
+	e := &Exporter{reg: prometheus.NewRegistry()}
+	engine := prometheus.Labels{catalogue.LabelEngine: "0", catalogue.LabelModel: Model}
+	gauge := func(name string) prometheus.Gauge {
+		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
+		e.reg.MustRegister(v)
+		return v.With(engine)
+	}
+	counter := func(name string, extra ...string) prometheus.Counter {
+		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
+		e.reg.MustRegister(v)
+		return v.With(withExtra(engine, extra...))
+	}
+	histogram := func(name string) prometheus.Observer {
+		f := family(name)
+		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: name + " (vLLM).", Buckets: f.Buckets}, f.Labels)
+		e.reg.MustRegister(v)
+		return v.With(engine)
+	}
+	e.running = gauge("vllm:num_requests_running")
+	e.waiting = gauge("vllm:num_requests_waiting")
+	e.kvUsage = gauge("vllm:kv_cache_usage_perc")
+	byReason := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:num_requests_waiting_by_reason", Help: "waiting by reason (vLLM)."},
+		family("vllm:num_requests_waiting_by_reason").Labels)
+	e.reg.MustRegister(byReason)
+	e.waitingCapacity = byReason.With(withExtra(engine, "reason", "capacity"))
+	e.waitingDeferred = byReason.With(withExtra(engine, "reason", "deferred"))
+	e.promptTokens = counter("vllm:prompt_tokens_total")
+	e.generationTokens = counter("vllm:generation_tokens_total")
+	e.preemptions = counter("vllm:num_preemptions_total")
+	// vLLM creates every finished_reason at 0; only "stop" moves here.
+	success := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "finished requests (vLLM)."},
+		family("vllm:request_success_total").Labels)
+	e.reg.MustRegister(success)
+	for _, reason := range catalogue.FinishReasonNames {
+		c := success.With(withExtra(engine, catalogue.LabelFinishedReason, reason))
+		if reason == "stop" {
+			e.stop = c
+		}
+	}
+	e.ttft = histogram("vllm:time_to_first_token_seconds")
+	e.itl = histogram("vllm:inter_token_latency_seconds")
+	e.e2e = histogram("vllm:e2e_request_latency_seconds")
+	e.queue = histogram("vllm:request_queue_time_seconds")
+	e.prefill = histogram("vllm:request_prefill_time_seconds")
+	e.decode = histogram("vllm:request_decode_time_seconds")
+	e.inference = histogram("vllm:request_inference_time_seconds")
+	e.promptLen = histogram("vllm:request_prompt_tokens")
+	e.gens = histogram("vllm:request_generation_tokens")
+
+	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
+		[]string{catalogue.LabelEngine, "block_size", "num_gpu_blocks", "enable_prefix_caching"})
+	e.reg.MustRegister(info)
+	info.With(prometheus.Labels{catalogue.LabelEngine: "0", "block_size": strconv.Itoa(cfg.BlockSize),
+		"num_gpu_blocks": strconv.Itoa(cfg.KVBlocks), "enable_prefix_caching": "False"}).Set(1)
+	startTime := prometheus.NewGauge(prometheus.GaugeOpts{Name: "process_start_time_seconds", Help: "Start time of the process since unix epoch in seconds."})
+	e.reg.MustRegister(startTime)
+	startTime.Set(startEpoch + start)
+	return e
+}
+
+// family is the catalogue's V1 family of that name; the benchmark lists
+// no metric of its own.
+func family(name string) catalogue.Family {
+	f, ok := catalogue.FindFamily(catalogue.VLLMV1, name)
+	if !ok {
+		panic("verdicts: the catalogue has no family " + name)
+	}
+	return f
+}
+
+// withExtra returns the engine's labels plus the pairs of extra.
+func withExtra(engine prometheus.Labels, extra ...string) prometheus.Labels {
+	ls := prometheus.Labels{}
+	for k, v := range engine {
+		ls[k] = v
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		ls[extra[i]] = extra[i+1]
+	}
+	return ls
+}
+
+// SetGauges sets the scheduler gauges: running, waiting (all of it for
+// capacity) and the KV cache usage, a 0–1 fraction.
+func (e *Exporter) SetGauges(running, waiting int, kvUsage float64) {
+	e.running.Set(float64(running))
+	e.waiting.Set(float64(waiting))
+	e.waitingCapacity.Set(float64(waiting))
+	e.waitingDeferred.Set(0)
+	e.kvUsage.Set(kvUsage)
+}
+
+// Admitted counts a request's prompt tokens at its first admission.
+func (e *Exporter) Admitted(prompt int) { e.promptTokens.Add(float64(prompt)) }
+
+// Preempted counts a preemption.
+func (e *Exporter) Preempted() { e.preemptions.Inc() }
+
+// FirstToken records a request's TTFT.
+func (e *Exporter) FirstToken(ttft float64) { e.ttft.Observe(ttft) }
+
+// Tokens counts generated tokens and records gaps inter-token latencies
+// of step seconds each.
+func (e *Exporter) Tokens(tokens, gaps int, step float64) {
+	e.generationTokens.Add(float64(tokens))
+	for range gaps {
+		e.itl.Observe(step)
+	}
+}
+
+// Finished records a finished request.
+func (e *Exporter) Finished(f finished) {
+	e.stop.Inc()
+	e.e2e.Observe(f.e2e)
+	e.queue.Observe(f.queue)
+	e.prefill.Observe(f.prefill)
+	e.decode.Observe(f.decode)
+	e.inference.Observe(f.inference)
+	e.promptLen.Observe(float64(f.prompt))
+	e.gens.Observe(float64(f.output))
+}
+
+// Page gathers the registry and writes it in the text format, as vLLM
+// serves /metrics. The bytes are the exporter's until the next call.
+func (e *Exporter) Page() ([]byte, error) {
+	mfs, err := e.reg.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	e.buf.Reset()
+	enc := expfmt.NewEncoder(&e.buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil, fmt.Errorf("encode: %w", err)
+		}
+	}
+	return e.buf.Bytes(), nil
+}
+
+// ContentType is the Content-Type vLLM serves /metrics with.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"

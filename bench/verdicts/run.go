@@ -1,0 +1,167 @@
+package verdicts
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
+)
+
+// StepSeconds is the model's step in virtual time.
+const StepSeconds = 0.1
+
+// epoch is virtual time 0 as the scrapes' clock reads it.
+var epoch = time.Unix(startEpoch, 0).UTC()
+
+// Timeline is one replica over one run: per second (index 0 is second 1)
+// the truth and what vtop showed.
+type Timeline struct {
+	// Target is the replica's name in the readings.
+	Target string
+	// Truth is the model's true state, Shown the state vtop reported.
+	Truth, Shown []analysis.State
+	// Action and Reason are vtop's first action and first reason.
+	Action, Reason []string
+	// Running and Waiting are the model's gauges at each second.
+	Running, Waiting []int
+}
+
+// Run is one scenario with one seed.
+type Run struct {
+	// Scenario names the scenario, Seed the seed it ran with; Steady is
+	// the scenario's.
+	Scenario string
+	Seed     uint64
+	Steady   bool
+	// Replicas are the replicas' timelines, in the scenario's order.
+	Replicas []Timeline
+	// Advice is the fleet advice's recommended replicas per second (NaN
+	// when n/a); Right is the count that carries the demand (NaN when no
+	// replica is up).
+	Advice, Right []float64
+}
+
+// RunScenario runs sc with seed: every virtual second it steps each
+// replica's model, scrapes its page through vtop's page parser and
+// evaluates the fleet with analysis.Analyze as the live monitor does
+// (the previous report carried, a window of samples kept).
+func RunScenario(sc Scenario, seed uint64) (Run, error) {
+	cfg := analysis.DefaultConfig()
+	keep := cfg.Window + 2*time.Second // what the monitor asks its source to keep
+	n := len(sc.Replicas)
+	reps := make([]*Replica, n)
+	ingesters := make([]*page.Ingester, n)
+	readings := make([]catalogue.Readings, n)
+	run := Run{Scenario: sc.Name, Seed: seed, Steady: sc.Steady, Replicas: make([]Timeline, n)}
+	for i, c := range sc.Replicas {
+		reps[i] = NewReplica(c, seed*1000+uint64(i))
+		ingesters[i] = page.NewIngester()
+		target := fmt.Sprintf("replica-%d:8000", i+1)
+		readings[i].Target = target
+		run.Replicas[i].Target = target
+	}
+	steps := int(math.Round(1 / StepSeconds))
+	var prev *analysis.Report
+	for sec := 1; sec <= sc.Seconds; sec++ {
+		now := epoch.Add(time.Duration(sec) * time.Second)
+		for i, r := range reps {
+			for range steps {
+				r.Advance(StepSeconds)
+			}
+			s, err := scrape(r, ingesters[i])
+			if err != nil {
+				return Run{}, fmt.Errorf("%s, seed %d, %s at %ds: %w", sc.Name, seed, readings[i].Target, sec, err)
+			}
+			s.Time = now
+			s.MarkRising(lastGood(readings[i].Samples))
+			readings[i].Samples = append(dropBefore(readings[i].Samples, now.Add(-keep)), s)
+		}
+		report := analysis.Analyze(now, readings, cfg, prev)
+		prev = &report
+		up, load, queued := 0, 0.0, false
+		for i, r := range reps {
+			truth := r.Truth(float64(sec), StepSeconds)
+			rr := &report.Replicas[i]
+			tl := &run.Replicas[i]
+			last := r.Steps[len(r.Steps)-1]
+			tl.Truth = append(tl.Truth, truth)
+			tl.Shown = append(tl.Shown, rr.State)
+			tl.Action = append(tl.Action, rr.Action)
+			tl.Reason = append(tl.Reason, firstReason(rr.Reasons))
+			tl.Running = append(tl.Running, last.Running)
+			tl.Waiting = append(tl.Waiting, last.Waiting)
+			if truth != analysis.StateDown {
+				up++
+				load += r.cfg.Arrivals(float64(sec)) / r.cfg.HeldCapacity()
+				queued = queued || truth == analysis.StateFull ||
+					truth == analysis.StatePreempting && r.QueuePersists(float64(sec), StepSeconds)
+			}
+		}
+		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
+		run.Right = append(run.Right, RightCount(up, load, queued))
+	}
+	return run, nil
+}
+
+// RightCount is the replica count that carries the demand: the replicas
+// up, or, while a queue persists on any of them (truly FULL, or
+// PREEMPTING with a queue through FullAfter), the demand in replica
+// capacities rounded up — load is the sum over the replicas up of
+// arrivals ÷ capacity at the cap (HeldCapacity: at the batch the KV cache
+// holds) — and never fewer than are up while a queue persists. NaN when
+// no replica is up.
+func RightCount(up int, load float64, queued bool) float64 {
+	if up == 0 {
+		return math.NaN()
+	}
+	if !queued {
+		return float64(up)
+	}
+	return math.Max(float64(up), math.Ceil(load-1e-9))
+}
+
+// scrape reads the replica's page as the scraper would: a failed sample
+// while the process is away, else the page through vtop's parser.
+func scrape(r *Replica, in *page.Ingester) (catalogue.Sample, error) {
+	if !r.Steps[len(r.Steps)-1].Up {
+		return catalogue.Sample{Err: "connection refused"}, nil
+	}
+	body, err := r.Exporter.Page()
+	if err != nil {
+		return catalogue.Sample{}, err
+	}
+	return in.Ingest(body, ContentType)
+}
+
+// lastGood is the newest good sample, nil when there is none.
+func lastGood(samples []catalogue.Sample) *catalogue.Sample {
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].OK() {
+			return &samples[i]
+		}
+	}
+	return nil
+}
+
+// dropBefore drops the samples older than t.
+func dropBefore(samples []catalogue.Sample, t time.Time) []catalogue.Sample {
+	i := 0
+	for i < len(samples) && samples[i].Time.Before(t) {
+		i++
+	}
+	if i == 0 {
+		return samples
+	}
+	return append(samples[:0:0], samples[i:]...)
+}
+
+// firstReason is the first reason, or "".
+func firstReason(reasons []string) string {
+	if len(reasons) == 0 {
+		return ""
+	}
+	return reasons[0]
+}

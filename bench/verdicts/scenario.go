@@ -1,0 +1,89 @@
+package verdicts
+
+// Scenario is a fleet of modelled replicas over some virtual seconds.
+type Scenario struct {
+	// Name names the scenario in the report.
+	Name string
+	// Steady marks a scenario whose configuration does not change over
+	// time: vtop's verdict should not change either (the flaps goal).
+	Steady bool
+	// Seconds is how long it runs.
+	Seconds int
+	// Replicas are the replicas' configurations.
+	Replicas []Config
+}
+
+// base is one replica ≈ Llama 3.1 8B on one H100 as commonly served:
+// max_num_seqs 64, 27,000 KV blocks of 16 tokens (432 k tokens), prefill
+// at 10 k tokens/s, a decode step of 8 ms + 0.4 ms per running request,
+// chat-like requests of about 1,000 prompt and 200 output tokens (±25 %).
+// Its capacity at the cap is about 9.4 requests/s.
+func base() Config {
+	return Config{
+		MaxNumSeqs: 64, KVBlocks: 27000, BlockSize: 16,
+		PrefillTokensPerSecond: 10000, StepBase: 0.008, StepPerSeq: 0.0004,
+		PromptTokens: 1000, OutputTokens: 200, Spread: 0.25,
+	}
+}
+
+// steady returns c with a constant arrival rate of share × its capacity.
+func steady(c Config, share float64) Config {
+	rate := share * c.Capacity()
+	c.Arrivals = func(float64) float64 { return rate }
+	return c
+}
+
+// perSecond returns c with a constant arrival rate in requests/s.
+func perSecond(c Config, rate float64) Config {
+	c.Arrivals = func(float64) float64 { return rate }
+	return c
+}
+
+// longPrompts returns c with prompts of mean tokens.
+func longPrompts(c Config, tokens float64) Config {
+	c.PromptTokens = tokens
+	return c
+}
+
+// shortKV returns c with a KV cache of blocks, smaller than the batch
+// its arrivals make.
+func shortKV(c Config, blocks int) Config {
+	c.KVBlocks = blocks
+	return c
+}
+
+// Scenarios are the benchmark's scenarios; every one runs with each seed.
+func Scenarios() []Scenario {
+	b := base()
+	spike := func() Config {
+		c := b
+		rate := 0.5 * c.Capacity()
+		c.Arrivals = func(t float64) float64 {
+			if t >= 60 && t < 120 {
+				return 3 * rate
+			}
+			return rate
+		}
+		return c
+	}
+	fill := b
+	fill.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * fill.Capacity() }
+	restart := steady(b, 0.6)
+	restart.Outages = []Outage{{At: 120, For: 12}}
+	return []Scenario{
+		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
+		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
+		{Name: "preempting", Steady: true, Seconds: 240, Replicas: []Config{steady(shortKV(b, 2000), 0.8)}},
+		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 2)}},
+		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
+		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
+		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
+		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
+		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},
+		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
+		{Name: "mixed fleet", Steady: true, Seconds: 240, Replicas: []Config{
+			steady(b, 0.6), steady(b, 0.6), steady(b, 1.3),
+			perSecond(longPrompts(b, 14000), 2), steady(shortKV(b, 2000), 0.8), perSecond(b, 0),
+		}},
+	}
+}

@@ -1,0 +1,155 @@
+package verdicts
+
+import (
+	"math"
+	"slices"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// The truth's parameters. They are the benchmark's definitions, written
+// down in BENCHMARKS.md; they are chosen from what an engineer would call
+// each state, not from vtop's thresholds.
+const (
+	// SLO is the TTFT objective, vtop's default: a p99 over it is SLOW.
+	SLO = 1.0
+	// ITLSLO is the inter-token objective, vtop's default. The
+	// scenarios keep the decode step under it (TestModel checks), so
+	// SLOW is judged on TTFT.
+	ITLSLO = 0.1
+	// PreemptingFor is how long a replica is PREEMPTING after its latest
+	// preemption (seconds).
+	PreemptingFor = 10.0
+	// FullAfter is how long the queue must have persisted at the cap
+	// before a replica is FULL (seconds).
+	FullAfter = 3.0
+	// DrainingWithin: a queue that empties within this many seconds at
+	// the net drain rate (capacity − arrivals) is a backlog clearing, not
+	// a FULL replica.
+	DrainingWithin = 10.0
+	// SlowRecent is the span whose first tokens give the p99 TTFT; when
+	// it holds fewer than SlowMinRequests, the newest SlowMinRequests
+	// within SlowLongest are used; with fewer still, their median.
+	SlowRecent      = 10.0
+	SlowLongest     = 30.0
+	SlowMinRequests = 20
+	// IdleFor is how long no request may have arrived, run or waited
+	// before a replica is IDLE (seconds).
+	IdleFor = 5.0
+)
+
+// Truth is the true state of the replica at second t (seconds since the
+// start, a whole number of steps), judged from the model's own records,
+// never from vtop's output. In priority order:
+//
+//   - DOWN: the scrape at t fails (the process is away).
+//   - PREEMPTING: a preemption happened in (t−PreemptingFor, t].
+//   - FULL: at the end of every step in (t−FullAfter, t] the process was
+//     up, requests waited, and the batch was at capacity (running at
+//     max_num_seqs, or the head of the queue refused for KV blocks); and
+//     the queue is not draining: arrivals now are at or above the
+//     capacity (HeldCapacity), or the queue at t would take more than
+//     DrainingWithin to empty at capacity − arrivals.
+//   - SLOW: the p99 (nearest rank) of the TTFT of the requests whose
+//     first token came in (t−SlowRecent, t] — or of the newest
+//     SlowMinRequests in (t−SlowLongest, t] when the recent span has
+//     fewer — exceeds SLO. With fewer than SlowMinRequests in
+//     SlowLongest, their median must exceed it: most of them missed.
+//     (ITL is under its SLO in every scenario.)
+//   - IDLE: the process was up through (t−IdleFor, t] and no request
+//     arrived, ran or waited in it.
+//   - HEALTHY: none of these.
+func (r *Replica) Truth(t float64, dt float64) analysis.State {
+	k := int(math.Round(t/dt)) - 1 // the step that ends at t
+	if k < 0 || k >= len(r.Steps) {
+		return analysis.StateWarming
+	}
+	steps := r.Steps
+	if !steps[k].Up {
+		return analysis.StateDown
+	}
+	from := func(span float64) int { return max(0, k-int(math.Round(span/dt))+1) }
+	for i := from(PreemptingFor); i <= k; i++ {
+		if steps[i].Preemptions > 0 {
+			return analysis.StatePreempting
+		}
+	}
+	if r.full(k, int(math.Round(FullAfter/dt)), t) {
+		return analysis.StateFull
+	}
+	if r.slow(t) {
+		return analysis.StateSlow
+	}
+	idle := k-from(IdleFor)+1 == int(math.Round(IdleFor/dt))
+	for i := from(IdleFor); i <= k && idle; i++ {
+		s := steps[i]
+		idle = s.Up && s.Running == 0 && s.Waiting == 0 && s.Arrivals == 0
+	}
+	if idle {
+		return analysis.StateIdle
+	}
+	return analysis.StateHealthy
+}
+
+// full is FULL's rule over the n steps that end with step k, at time t.
+func (r *Replica) full(k, n int, t float64) bool {
+	if k+1 < n {
+		return false
+	}
+	for i := k - n + 1; i <= k; i++ {
+		s := r.Steps[i]
+		if !s.Up || s.Waiting == 0 || !(s.Running >= r.cfg.MaxNumSeqs || s.Blocked) {
+			return false
+		}
+	}
+	drain := r.cfg.HeldCapacity() - r.cfg.Arrivals(t)
+	return drain <= 0 || float64(r.Steps[k].Waiting)/drain > DrainingWithin
+}
+
+// QueuePersists reports whether requests waited at the end of every step
+// in (t−FullAfter, t], the process up throughout.
+func (r *Replica) QueuePersists(t, dt float64) bool {
+	k, n := int(math.Round(t/dt))-1, int(math.Round(FullAfter/dt))
+	if k+1 < n || k >= len(r.Steps) {
+		return false
+	}
+	for _, s := range r.Steps[k-n+1 : k+1] {
+		if !s.Up || s.Waiting == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// slow is SLOW's rule at t: the p99 TTFT of the recent requests over the
+// SLO, or, with fewer than SlowMinRequests in SlowLongest, their median.
+func (r *Replica) slow(t float64) bool {
+	ft := r.FirstTokens
+	end := len(ft)
+	for end > 0 && ft[end-1].At > t {
+		end--
+	}
+	start := end
+	for start > 0 && ft[start-1].At > t-SlowRecent {
+		start--
+	}
+	q := 0.99
+	if end-start < SlowMinRequests {
+		start = end
+		for start > 0 && end-start < SlowMinRequests && ft[start-1].At > t-SlowLongest {
+			start--
+		}
+		if end-start < SlowMinRequests {
+			q = 0.5
+		}
+	}
+	if start == end {
+		return false
+	}
+	ttfts := make([]float64, 0, end-start)
+	for _, s := range ft[start:end] {
+		ttfts = append(ttfts, s.TTFT)
+	}
+	slices.Sort(ttfts)
+	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO
+}

@@ -243,8 +243,8 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 
 // fullEvidence reports whether the newest readings prove a replica FULL:
 // a queue in each of the last fullMinSamples readings (over fullSpan) with
-// requests running; or a queue of obviousQueue or more in both readings
-// of a window of two; or a p99 TTFT over the SLO that is mostly queue time
+// requests running; or a queue of obviousQueue or more in the two newest
+// readings; or a p99 TTFT over the SLO that is mostly queue time
 // while the two newest readings hold a queue. A replica already FULL stays
 // so until its two newest readings hold no queue.
 func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
@@ -255,7 +255,7 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	switch {
 	case t.Queue.N >= fullMinSamples && t.Queue.Min > 0:
 		return true
-	case t.Queue.N == 2 && t.Queue.Min >= obviousQueue:
+	case t.LastTwoQueue.N == 2 && t.LastTwoQueue.Min >= obviousQueue:
 		return true
 	case ev.WasFull && t.LastTwoQueue.Max > 0:
 		return true
@@ -356,13 +356,13 @@ const dominantShare = 0.5
 func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	ttftOver, ttftFew := overSLO(f.TTFT, cfg.SLOTTFT, ev.WasSlow, cfg)
 	itlOver, itlFew := overSLO(f.ITL, cfg.SLOITL, ev.WasSlow, cfg)
-	ttftOver, itlOver = ttftOver && !ttftFew, itlOver && !itlFew
+	ttftOver, itlOver = ttftOver && !ttftFew && !queueGone(f, ev, cfg), itlOver && !itlFew
 	if !ttftOver && !itlOver {
 		return verdict{}, false
 	}
 	var reasons, actions []string
 	if ttftOver {
-		r, a := ttftCause(f, ev.Kind, cfg)
+		r, a := ttftCause(f, ev, cfg)
 		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	if itlOver {
@@ -370,6 +370,23 @@ func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 		reasons, actions = append(reasons, r...), append(actions, a)
 	}
 	return verdict{State: StateSlow, Reasons: reasons, Action: strings.Join(actions, "; ")}, true
+}
+
+// queueGone reports whether the window's slow TTFT is a queue's that is
+// gone: the window held a queue, the two newest readings hold none, and
+// the time besides the wait is within the SLO (the prefill's p99 is, or,
+// where the page has no prefill histogram, most of the mean TTFT was the
+// queue's). The window's p99 still counts the requests that waited in it,
+// for as long as the window is, but the cause has passed, as FULL has: a
+// replica is not SLOW for a queue it no longer has (docs/verdicts.md).
+func queueGone(f *Figures, ev *evidence, cfg Config) bool {
+	if !(ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Max == 0 && ev.Waiting.Max > 0) {
+		return false
+	}
+	if f.Prefill.P99.Known() {
+		return f.Prefill.P99.Float() <= cfg.SLOTTFT.Seconds()
+	}
+	return ratio(f.Queue.Mean, f.TTFT.Mean) >= dominantShare
 }
 
 // overSLO reports whether the p99 of q is over its SLO, with hysteresis on
@@ -434,7 +451,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 // ttftCause splits mean TTFT into its queue and prefill phases (means are
 // exact, from _sum and _count; quantiles do not add up) and names the phase
 // that dominates: waiting for a batch slot, or prefill.
-func ttftCause(f *Figures, kind catalogue.EngineKind, cfg Config) ([]string, string) {
+func ttftCause(f *Figures, ev *evidence, cfg Config) ([]string, string) {
 	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
 	if !queue.Known() && !prefill.Known() {
@@ -445,7 +462,14 @@ func ttftCause(f *Figures, kind catalogue.EngineKind, cfg Config) ([]string, str
 	reasons = append(reasons, fmt.Sprintf("mean TTFT %s: queue %s (%s), prefill %s (%s)",
 		seconds(f.TTFT.Mean.Float()), seconds(f.Queue.Mean.Float()), percent(queue.Float()),
 		seconds(f.Prefill.Mean.Float()), percent(prefill.Float())))
+	kind := ev.Kind
 	switch {
+	case ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Min > 0 && !(f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0)):
+		// A queue stands now: the split lags it, since the queue and
+		// prefill times of a request are counted when it finishes, its
+		// first token when it comes.
+		return reasons, fmt.Sprintf("a queue stands (running %s, waiting %s): requests wait for a batch slot; add replicas, and scale on %s",
+			count(f.Running.Float()), count(f.Waiting.Float()), waitingMetric(kind))
 	case queue >= dominantShare && f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0):
 		return reasons, deferredAction(f)
 	case queue >= dominantShare:

@@ -121,6 +121,9 @@ type StepRecord struct {
 // Served is one request's first token: when, and its TTFT.
 type Served struct {
 	At, TTFT float64
+	// Admitted is the time from the admission that led to the first
+	// token to the token: the TTFT less the time spent waiting.
+	Admitted float64
 }
 
 // Replica steps one server of the model in virtual time and records its
@@ -316,7 +319,7 @@ func (r *Replica) advance(q *request, t0, t1, step float64) (end float64, done b
 		q.started, q.firstToken = true, q.prefillEnd
 		q.generated = 1
 		ttft := q.prefillEnd - q.arrival
-		r.FirstTokens = append(r.FirstTokens, Served{At: q.prefillEnd, TTFT: ttft})
+		r.FirstTokens = append(r.FirstTokens, Served{At: q.prefillEnd, TTFT: ttft, Admitted: q.prefillEnd - q.admitted})
 		r.Exporter.FirstToken(ttft)
 	}
 	q.generated += (t1 - from) / step

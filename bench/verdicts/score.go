@@ -12,8 +12,9 @@ import (
 // The scoring's parameters.
 const (
 	// LeastEvidence is how many seconds from a replica's start are not
-	// scored: vtop needs a few readings before it may judge.
-	LeastEvidence = 5
+	// scored: the least evidence vtop's written judgement asks before a
+	// verdict of health (docs/verdicts.md).
+	LeastEvidence = 10
 	// Grace is how many seconds after each truth transition are not
 	// scored as right or wrong; they give the time to the right verdict
 	// instead.

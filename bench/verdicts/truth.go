@@ -23,10 +23,6 @@ const (
 	// FullAfter is how long the queue must have persisted at the cap
 	// before a replica is FULL (seconds).
 	FullAfter = 3.0
-	// DrainingWithin: a queue that empties within this many seconds at
-	// the net drain rate (capacity − arrivals) is a backlog clearing, not
-	// a FULL replica.
-	DrainingWithin = 10.0
 	// SlowRecent is the span whose first tokens give the p99 TTFT; when
 	// it holds fewer than SlowMinRequests, the newest SlowMinRequests
 	// within SlowLongest are used; with fewer still, their median.
@@ -46,16 +42,19 @@ const (
 //   - PREEMPTING: a preemption happened in (t−PreemptingFor, t].
 //   - FULL: at the end of every step in (t−FullAfter, t] the process was
 //     up, requests waited, and the batch was at capacity (running at
-//     max_num_seqs, or the head of the queue refused for KV blocks); and
-//     the queue is not draining: arrivals now are at or above the
-//     capacity (HeldCapacity), or the queue at t would take more than
-//     DrainingWithin to empty at capacity − arrivals.
-//   - SLOW: the p99 (nearest rank) of the TTFT of the requests whose
-//     first token came in (t−SlowRecent, t] — or of the newest
-//     SlowMinRequests in (t−SlowLongest, t] when the recent span has
-//     fewer — exceeds SLO. With fewer than SlowMinRequests in
-//     SlowLongest, their median must exceed it: most of them missed.
-//     (ITL is under its SLO in every scenario.)
+//     max_num_seqs, or the head of the queue refused for KV blocks). A
+//     queue that shrinks is FULL until it is gone: a request that arrives
+//     meanwhile waits behind it.
+//   - SLOW: the p99 (nearest rank) of the time from admission to first
+//     token (the TTFT less the time spent waiting: prefill, and what
+//     shares the GPU with it) of the requests whose first token came in
+//     (t−SlowRecent, t] — or of the newest SlowMinRequests in
+//     (t−SlowLongest, t] when the recent span has fewer — exceeds SLO.
+//     With fewer than SlowMinRequests in SlowLongest, their median must
+//     exceed it: most of them missed. Time spent waiting is FULL's: a
+//     replica is SLOW for latency while not full (long prompts, prefill
+//     interference), not for a queue that has gone. (ITL is under its
+//     SLO in every scenario.)
 //   - IDLE: the process was up through (t−IdleFor, t] and no request
 //     arrived, ran or waited in it.
 //   - HEALTHY: none of these.
@@ -102,8 +101,7 @@ func (r *Replica) full(k, n int, t float64) bool {
 			return false
 		}
 	}
-	drain := r.cfg.HeldCapacity() - r.cfg.Arrivals(t)
-	return drain <= 0 || float64(r.Steps[k].Waiting)/drain > DrainingWithin
+	return true
 }
 
 // QueuePersists reports whether requests waited at the end of every step
@@ -121,8 +119,9 @@ func (r *Replica) QueuePersists(t, dt float64) bool {
 	return true
 }
 
-// slow is SLOW's rule at t: the p99 TTFT of the recent requests over the
-// SLO, or, with fewer than SlowMinRequests in SlowLongest, their median.
+// slow is SLOW's rule at t: the p99 of the recent requests' time from
+// admission to first token over the SLO, or, with fewer than
+// SlowMinRequests in SlowLongest, their median.
 func (r *Replica) slow(t float64) bool {
 	ft := r.FirstTokens
 	end := len(ft)
@@ -148,7 +147,7 @@ func (r *Replica) slow(t float64) bool {
 	}
 	ttfts := make([]float64, 0, end-start)
 	for _, s := range ft[start:end] {
-		ttfts = append(ttfts, s.TTFT)
+		ttfts = append(ttfts, s.Admitted)
 	}
 	slices.Sort(ttfts)
 	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO

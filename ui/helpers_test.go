@@ -129,6 +129,7 @@ func replica(target string, s analysis.State) analysis.ReplicaReport {
 		r.Model = ""
 		r.Error = `Get "http://` + target + `/metrics": dial tcp 10.0.0.7:8000: connect: connection refused`
 		r.LastGood = t0.Add(-2*time.Minute - 4*time.Second)
+		r.DownSince, r.FailedScrapes = t0.Add(-2*time.Minute-3*time.Second), 123
 		r.Reasons = []string{"scrape failing: connection refused"}
 		r.Action = "check the vLLM process / pod"
 		r.ProcessRSSBytes, r.GCPerSecond = nan, nan

@@ -123,13 +123,14 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 }
 
 // downCell dates the figures of a replica that is down and gives its
-// error: "3m04s ago: connection refused"; empty for one that answers.
+// error: "3m04s ago: connection refused", or "no successful scrape yet:
+// HTTP 500 Internal Server Error"; empty for one that answers.
 func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 	switch {
 	case r.State != analysis.StateDown:
 		return ""
 	case r.LastGood.IsZero():
-		return "never answered: " + r.Error
+		return noGoodScrape + ": " + r.Error
 	}
 	return fmtAge(c.now.Sub(r.LastGood)) + " ago: " + r.Error
 }

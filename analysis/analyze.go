@@ -65,6 +65,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
 		rep.Reasons = []string{"waiting for the first scrape"}
+		rep.Severity = SeverityOf(&rep, cfg)
 		rep.Point = point(now, &rep, nil)
 		return rep
 	}
@@ -125,6 +126,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.Reasons = append(rep.Reasons, restart)
 	}
 	rep.Pending, rep.PendingCount = pending, pendingCount
+	rep.Severity = SeverityOf(&rep, cfg)
 	if run.count > 0 {
 		// Nothing was read: the history has a gap here, not the figures
 		// last seen drawn as if current.

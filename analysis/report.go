@@ -427,6 +427,10 @@ type ReplicaReport struct {
 	Target string `json:"target"`
 	Model  string `json:"model"`
 	State  State  `json:"state"`
+	// Severity orders replicas worst first: 100 × the state's rank plus
+	// the evidence in doublings (waiting, p99 TTFT beyond the SLO,
+	// preemptions per minute); see SeverityOf for the whole rule.
+	Severity float64 `json:"severity"`
 	// Reasons are sentences with the numbers that prove the state.
 	Reasons []string `json:"reasons"`
 	// Action is the first thing to do; empty for healthy and idle.

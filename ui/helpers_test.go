@@ -154,6 +154,10 @@ func pointOf(r analysis.ReplicaReport, at time.Time) analysis.Point {
 
 // report assembles a report with fleet totals computed from the replicas.
 func report(at time.Time, reps ...analysis.ReplicaReport) analysis.Report {
+	for i := range reps {
+		// As Analyze scores them: the screens order by the score.
+		reps[i].Severity = analysis.SeverityOf(&reps[i], analysis.DefaultConfig())
+	}
 	fl := analysis.FleetFigures{Replicas: len(reps), States: map[string]int{}}
 	sum := func(get func(*analysis.ReplicaReport) analysis.Num) analysis.Num {
 		total, known := 0.0, false

@@ -137,7 +137,7 @@ func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
 // directions (they are not small, they are missing); ties fall back to
-// severity (state, queue, TTFT) and then the target, as in the grid.
+// severity and then the target, as in the grid.
 func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 	c := tableColumns[col]
 	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
@@ -164,7 +164,10 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		}
 		d = cmp.Compare(x.Float(), y.Float())
 	case col == colState:
-		d = cmp.Compare(a.State, b.State)
+		// The state column sorts by severity, the grid's order: the
+		// state's rank, then the evidence within and across the urgent
+		// states.
+		d = -bySeverity(a, b)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
 	case col == colEngine:

@@ -461,6 +461,14 @@ func (t tableScreen) view() []string {
 	cursor := indexOf(t.rows, t.selected)
 	start := min(t.top, max(len(t.rows)-1, 0))
 	end := min(start+t.visibleRows(), len(t.rows))
+	// The rows off the screen are counted first: short, they fit the
+	// narrowest title.
+	if start > 0 {
+		lines[0] += " · " + th.warn.Render(fmt.Sprintf("%d above", start))
+	}
+	if below := len(t.rows) - end; below > 0 {
+		lines[0] += " · " + th.warn.Render(fmt.Sprintf("%d below", below))
+	}
 	if cursor >= 0 && (cursor < start || cursor >= end) {
 		// A re-sort took the selection off the rows shown: say where.
 		r := t.rows[cursor]

@@ -404,9 +404,15 @@ func (m *Model) followWorst() {
 	if !m.follow && indexOf(m.panes, m.selected) >= 0 {
 		return
 	}
+	// The first of the screen's order: the table's, sorted by the column
+	// the user picked, while it is shown; the grid's (worst first) else.
+	order := m.panes
+	if m.screen == screenTable {
+		order = m.table.rows
+	}
 	m.selected = ""
-	if len(m.panes) > 0 {
-		m.selected = m.panes[0].Target
+	if len(order) > 0 {
+		m.selected = order[0].Target
 	}
 	if m.follow {
 		m.grid.top, m.table.top = 0, 0

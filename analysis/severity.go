@@ -20,8 +20,10 @@ import (
 //
 // The evidence counts doublings, so that no one figure drowns the others:
 // log2(1 + waiting) + log2(p99 TTFT ÷ the TTFT SLO) when over it +
-// log2(1 + preemptions per minute). A figure that is n/a adds nothing. A
-// DOWN replica's figures are its last seen, not current: they add nothing.
+// log2(1 + preemptions per minute). An engine that exports no TTFT
+// histogram has its queue's wait (waiting ÷ requests/s, Little's law) in
+// place of p99 TTFT. A figure that is n/a adds nothing. A DOWN replica's
+// figures are its last seen, not current: they add nothing.
 func SeverityOf(r *ReplicaReport, cfg Config) float64 {
 	rank := severityRank(r.State)
 	if r.State == StateDown {
@@ -31,13 +33,27 @@ func SeverityOf(r *ReplicaReport, cfg Config) float64 {
 	if r.Waiting > 0 {
 		evidence += math.Log2(1 + r.Waiting.Float())
 	}
-	if slo := cfg.SLOTTFT.Seconds(); slo > 0 && r.TTFT.P99.Float() > slo {
-		evidence += math.Log2(r.TTFT.P99.Float() / slo)
+	if slo := cfg.SLOTTFT.Seconds(); slo > 0 && ttftOrQueueWait(r) > slo {
+		evidence += math.Log2(ttftOrQueueWait(r) / slo)
 	}
 	if r.PreemptionsPerSecond > 0 {
 		evidence += math.Log2(1 + 60*r.PreemptionsPerSecond.Float())
 	}
 	return 100*rank + min(evidence, maxEvidence)
+}
+
+// ttftOrQueueWait is the p99 TTFT of r, or, when its engine exports no
+// TTFT histogram, how long its queue takes to drain at its finish rate
+// (Little's law: waiting ÷ requests/s), the wait a request arriving now
+// has before its first token; NaN when neither is known.
+func ttftOrQueueWait(r *ReplicaReport) float64 {
+	if r.TTFT.P99.Known() {
+		return r.TTFT.P99.Float()
+	}
+	if r.Waiting > 0 && r.RequestsPerSecond > 0 {
+		return r.Waiting.Float() / r.RequestsPerSecond.Float()
+	}
+	return math.NaN()
 }
 
 // maxEvidence caps the evidence of severity below the next rank.

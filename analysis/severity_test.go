@@ -16,6 +16,12 @@ func judged(target string, s State, waiting, ttftP99, preemptions float64) Repli
 	return r
 }
 
+// finishingAt gives r a finish rate.
+func finishingAt(r ReplicaReport, perSecond float64) ReplicaReport {
+	r.RequestsPerSecond = Num(perSecond)
+	return r
+}
+
 // Severity puts the replica that needs the engineer first: the state
 // still ranks (DOWN first, the states that prove nothing wrong last), but
 // among the urgent ones — PREEMPTING, FULL and SLOW — the evidence decides,
@@ -45,6 +51,8 @@ func TestSeverityOrdersWorstFirst(t *testing.T) {
 			judged("warming", StateWarming, 0, nan, nan), judged("healthy", StateHealthy, 40, 0.5, 0)},
 		{"a queue within HEALTHY ranks it above an empty one",
 			judged("queue", StateHealthy, 12, 0.5, 0), judged("empty", StateHealthy, 0, 0.5, 0)},
+		{"no TTFT histogram: the queue's wait at the finish rate stands in for p99 TTFT",
+			finishingAt(judged("tgi", StateFull, 1473, nan, 0), 6.6), judged("preempting", StatePreempting, 40, 39.8, 0.86)},
 		{"n/a figures count as no evidence, not as worse",
 			judged("known", StateFull, 10, 2, 0), judged("unknown", StateFull, nan, nan, nan)},
 		{"equal evidence: the worse state, then the target",
@@ -78,6 +86,8 @@ func TestSeverityScore(t *testing.T) {
 		{"slow, the evidence capped below the next rank", judged("a", StateSlow, 1e30, 1e30, 1e30), 599.99},
 		{"down", judged("a", StateDown, 50, 3, 1), 600},
 		{"stale", judged("a", StateStale, 0, math.NaN(), 0), 400},
+		{"full, no TTFT: 7 waiting at 0.5 req/s wait 14 s, 14× the SLO", finishingAt(judged("a", StateFull, 7, math.NaN(), 0), 0.5), 500 + 3 + math.Log2(14)},
+		{"full, no TTFT and no finish rate: the queue alone", judged("a", StateFull, 7, math.NaN(), 0), 503},
 	}
 	for _, tt := range tests {
 		if got := SeverityOf(&tt.r, cfg); got != tt.want {

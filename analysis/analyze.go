@@ -21,9 +21,13 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	}
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
 	befores := previousReports(prev, targets)
+	var prevTime time.Time
+	if prev != nil {
+		prevTime = prev.Time
+	}
 	var w window
 	for i, t := range targets {
-		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i]))
+		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime))
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg)
 	fleetGroups(&r.Fleet, r.Replicas, cfg)
@@ -52,17 +56,24 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 }
 
 // analyzeReplica evaluates one target in w, whose scratch space it reuses.
-func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport) ReplicaReport {
+// prev is the target's previous report, evaluated at prevTime (nil, and
+// the zero time, when there is none).
+func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time) ReplicaReport {
 	samples := upTo(t.Samples, now)
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
 		rep.Reasons = []string{"waiting for the first scrape"}
+		rep.Severity = SeverityOf(&rep, cfg)
 		rep.Point = point(now, &rep, nil)
 		return rep
 	}
 	w.reset(samples, now, cfg.Window)
+	rep.WarmingUp = len(w.samples) < 2
+	rep.Samples = len(w.samples)
+	run := failureRun(samples, prev, prevTime)
+	rep.DownSince, rep.FailedScrapes = run.since, run.count
 	newestGood := lastGood(samples)
 	if newestGood != nil {
 		rep.LastGood = newestGood.Time
@@ -70,18 +81,27 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
 		rep.Warnings = newestGood.Warnings
 	}
-	rep.WarmingUp = len(w.samples) < 2
-	rep.Samples = len(w.samples)
 
 	var c verdict
 	var restart string
-	if v, down := downVerdict(samples, t.Target, now); down {
+	if v, down := downVerdict(samples, run, t.Target, now); down {
 		c = v
 		if !samples[len(samples)-1].OK() {
 			rep.Error = samples[len(samples)-1].Err
 		}
 	}
-	if newestGood != nil {
+	switch last := lastGoodEvaluation(prev, run, newestGood); {
+	case last != nil:
+		lastSeenFigures(&rep, last)
+	case newestGood != nil && run.count > 0:
+		// Failing with no earlier evaluation to hold: the figures as the
+		// evaluation at the last good scrape would have had them, not
+		// those of the good scrapes a window ending now still holds.
+		w.reset(samples, newestGood.Time, cfg.Window)
+		w.replicaFigures(&rep, newestGood, cfg)
+		describeEngine(&rep, newestGood)
+		rep.Restarted, rep.RestartedAt, rep.restartCause = false, time.Time{}, ""
+	case newestGood != nil:
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
 		ev.WasSlow = prev != nil && prev.State == StateSlow
@@ -109,7 +129,14 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.Reasons = append(rep.Reasons, restart)
 	}
 	rep.Pending, rep.PendingCount = pending, pendingCount
-	rep.Point = point(now, &rep, w)
+	rep.Severity = SeverityOf(&rep, cfg)
+	if run.count > 0 {
+		// Nothing was read: the history has a gap here, not the figures
+		// last seen drawn as if current.
+		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+	} else {
+		rep.Point = point(now, &rep, w)
+	}
 	return rep
 }
 
@@ -135,6 +162,33 @@ func batchCap(rep, prev *ReplicaReport, ev *evidence, w *window) (Num, time.Time
 		since = rep.RestartedAt
 	}
 	return Num(seen), since
+}
+
+// lastGoodEvaluation is the previous report whose figures a failing
+// target keeps: the last evaluation that read a good scrape, or one that
+// kept that evaluation's figures. Nil when the newest scrape succeeded,
+// when there is no previous report with a good scrape, or when a good
+// scrape newer than the previous report's is in hand.
+func lastGoodEvaluation(prev *ReplicaReport, run failures, newestGood *catalogue.Sample) *ReplicaReport {
+	if run.count == 0 || prev == nil || prev.LastGood.IsZero() {
+		return nil
+	}
+	if newestGood != nil && newestGood.Time.After(prev.LastGood) {
+		return nil
+	}
+	return prev
+}
+
+// lastSeenFigures gives a failing replica the figures of the last good
+// evaluation, frozen: what it was doing when it was last seen, dated by
+// LastGood.
+func lastSeenFigures(rep *ReplicaReport, last *ReplicaReport) {
+	rep.Figures, rep.Engines = last.Figures, last.Engines
+	rep.LastGood, rep.Model = last.LastGood, last.Model
+	rep.ProcessRSSBytes, rep.GCPerSecond = last.ProcessRSSBytes, last.GCPerSecond
+	rep.EngineKind, rep.Router, rep.Backends, rep.Role = last.EngineKind, last.Router, last.Backends, last.Role
+	rep.Derived, rep.LoRA = last.Derived, last.LoRA
+	rep.BatchCap, rep.BatchCapSince = last.BatchCap, last.BatchCapSince
 }
 
 // replicaFigures fills the figures of the replica and of its engines and

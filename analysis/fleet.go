@@ -74,17 +74,10 @@ func fleetFigures(reps []ReplicaReport, cfg Config) FleetFigures {
 	return ff
 }
 
-// worse reports whether reps[i] is worse than reps[worst] (-1 for none):
-// a higher state, then a higher p99 TTFT.
+// worse reports whether r is worse than reps[worst] (-1 for none), in the
+// worst-first order of every screen (CompareSeverity).
 func worse(r *ReplicaReport, reps []ReplicaReport, worst int) bool {
-	if worst < 0 {
-		return true
-	}
-	w := &reps[worst]
-	if r.State != w.State {
-		return r.State > w.State
-	}
-	return r.TTFT.P99.Known() && (!w.TTFT.P99.Known() || r.TTFT.P99 > w.TTFT.P99)
+	return worst < 0 || CompareSeverity(r, &reps[worst]) < 0
 }
 
 // sum adds the known figures; unknown when none is known.

@@ -433,6 +433,10 @@ type ReplicaReport struct {
 	Target string `json:"target"`
 	Model  string `json:"model"`
 	State  State  `json:"state"`
+	// Severity orders replicas worst first: 100 × the state's rank plus
+	// the evidence in doublings (waiting, p99 TTFT beyond the SLO,
+	// preemptions per minute); see SeverityOf for the whole rule.
+	Severity float64 `json:"severity"`
 	// Reasons are sentences with the numbers that prove the state.
 	Reasons []string `json:"reasons"`
 	// Action is the first thing to do; empty for healthy and idle.
@@ -461,6 +465,13 @@ type ReplicaReport struct {
 	restartCause string    // how the restart shows, for its event
 	// LastGood is the time of the newest good scrape (zero if none).
 	LastGood time.Time `json:"last_good_scrape,omitzero"`
+	// DownSince is the first failed scrape of the run of failures the
+	// newest scrape ends, and FailedScrapes how many scrapes in a row have
+	// failed since: both carried from the previous report, so that an
+	// outage longer than the samples in hand keeps its start and its count
+	// rises. Zero while the newest scrape succeeds.
+	DownSince     time.Time `json:"down_since,omitzero"`
+	FailedScrapes int       `json:"failed_scrapes,omitempty"`
 	// Warnings are scrape problems that did not fail the scrape, and
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`

@@ -57,9 +57,10 @@ const (
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
-// failed, or the newest page has no inference-engine metrics. samples are all the
-// target's samples up to now, oldest first, and must not be empty.
-func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verdict, bool) {
+// failed, or the newest page has no inference-engine metrics. samples are
+// the target's samples in hand up to now, oldest first, and must not be
+// empty; run is the run of failures the newest sample ends (failureRun).
+func downVerdict(samples []catalogue.Sample, run failures, target string, now time.Time) (verdict, bool) {
 	newest := &samples[len(samples)-1]
 	if newest.OK() {
 		if newest.HasEngineMetrics() {
@@ -71,18 +72,12 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 			Action:  "point vtop at the inference server's metrics (vLLM: port 8000, without --disable-log-stats; trtllm-serve: " + catalogue.TRTLLMPath + ")",
 		}, true
 	}
-	first := len(samples) - 1
-	for first > 0 && !samples[first-1].OK() {
-		first--
-	}
-	failures := len(samples) - first
 	errText := newest.Err
 	reasons := []string{fmt.Sprintf("scrape failing since %s (%d failed in a row): %s",
-		samples[first].Time.Format("15:04:05"), failures, errText)}
-	if first > 0 {
-		lastGood := samples[first-1].Time
+		run.since.Format("15:04:05"), run.count, errText)}
+	if !run.lastGood.IsZero() {
 		reasons = append(reasons, fmt.Sprintf("last good scrape at %s, %s",
-			lastGood.Format("15:04:05"), sinceText(now, lastGood)))
+			run.lastGood.Format("15:04:05"), sinceText(now, run.lastGood)))
 	} else {
 		reasons = append(reasons, "no successful scrape yet")
 	}
@@ -93,6 +88,49 @@ func downVerdict(samples []catalogue.Sample, target string, now time.Time) (verd
 		action = fmt.Sprintf("check %s, which vtop reads this replica through; the replica itself may be fine", newest.ErrSource)
 	}
 	return verdict{State: StateDown, Reasons: reasons, Action: action}, true
+}
+
+// failures is the run of failed scrapes that ends with the newest sample.
+type failures struct {
+	since    time.Time // the first failed scrape of the run
+	count    int       // how many scrapes of the run failed
+	lastGood time.Time // the good scrape before the run; zero if none is known
+}
+
+// failureRun is the run of failed scrapes the newest sample ends; the zero
+// run when the newest succeeded. The samples in hand are a ring of the
+// newest: when every one of them failed, the run may have begun before
+// the oldest, and the previous report (evaluated at prevTime) carries its
+// start, its count and the good scrape before it.
+func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
+	n := len(samples)
+	if n == 0 || samples[n-1].OK() {
+		return failures{}
+	}
+	first := n - 1
+	for first > 0 && !samples[first-1].OK() {
+		first--
+	}
+	run := failures{since: samples[first].Time, count: n - first}
+	if first > 0 {
+		run.lastGood = samples[first-1].Time
+		return run
+	}
+	if prev == nil || prev.DownSince.IsZero() || !prev.DownSince.Before(run.since) {
+		// The run begins in hand: this is its start. (A previous report
+		// that was not failing, or whose run began where this one does.)
+		if prev != nil {
+			run.lastGood = prev.LastGood
+		}
+		return run
+	}
+	newer := 0
+	for i := range samples {
+		if samples[i].Time.After(prevTime) {
+			newer++
+		}
+	}
+	return failures{since: prev.DownSince, count: prev.FailedScrapes + newer, lastGood: prev.LastGood}
 }
 
 // classify picks the candidate state of an up replica from its figures, in
@@ -373,14 +411,15 @@ func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 }
 
 // queueGone reports whether the window's slow TTFT is a queue's that is
-// gone: the window held a queue, the two newest readings hold none, and
+// gone: the window held a queue, the two newest readings hold none (nor
+// does the newest hold any deferred request), and
 // the time besides the wait is within the SLO (the prefill's p99 is, or,
 // where the page has no prefill histogram, most of the mean TTFT was the
 // queue's). The window's p99 still counts the requests that waited in it,
 // for as long as the window is, but the cause has passed, as FULL has: a
 // replica is not SLOW for a queue it no longer has (docs/verdicts.md).
 func queueGone(f *Figures, ev *evidence, cfg Config) bool {
-	if !(ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Max == 0 && ev.Waiting.Max > 0) {
+	if !(ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Max == 0 && ev.queueStats().Max > 0 && f.Waiting == 0) {
 		return false
 	}
 	if f.Prefill.P99.Known() {

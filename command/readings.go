@@ -21,9 +21,17 @@ func compareReadings(before, after catalogue.Sample) error {
 		return err
 	}
 	rose, fell := counterMoves(before.Total, after.Total)
+	sameStart := !math.IsNaN(before.ProcessStartTime) && before.ProcessStartTime == after.ProcessStartTime
 	switch {
+	case fell > 0 && rose == 0 && sameStart:
+		// One process's counters never go down: the order is wrong.
+		return errors.New("every counter that moved went down with the same process start time on both pages: the files look swapped (BEFORE first, then AFTER)")
 	case fell > 0 && rose == 0:
-		return errors.New("every counter that moved went down: the files look swapped (BEFORE first, then AFTER)")
+		// A restart between the readings gives the same pages: the new
+		// process counts from 0. Neither page has a start time to tell.
+		return errors.New("every counter that moved went down: either the files are swapped (BEFORE first, then AFTER), " +
+			"or the server restarted between the readings and counted again from 0 (the pages have no process_start_time_seconds to tell which); " +
+			"either way they give no rates")
 	case fell > 0:
 		return fmt.Errorf("%d counters rose and %d fell: not two readings of one server process in order (a restart between them, or pages of two servers)", rose, fell)
 	}
@@ -37,7 +45,10 @@ func compareStarts(before, after float64) error {
 	case math.IsNaN(before) || math.IsNaN(after) || before == after:
 		return nil
 	case after < before:
-		return errors.New("the second page's server started before the first's: the files look swapped (BEFORE first, then AFTER)")
+		// Swapped or not, two processes: their counters give no rates.
+		return errors.New("the server restarted between the readings (process_start_time_seconds differs), " +
+			"and the second page's process started before the first's: the files look swapped too (BEFORE first, then AFTER); " +
+			"counters started again from 0, so two readings across the restart give no rates; take both after it")
 	}
 	return errors.New("the server restarted between the readings (its process start time changed): " +
 		"counters started again from 0, so two readings across the restart give no rates; take both after it")

@@ -88,7 +88,7 @@ func Compare(baseline, candidate *record.Recording, baseName, candName string, o
 		return Result{}, err
 	}
 	res := Result{Baseline: b, Candidate: c, Unfair: unfair(b.Load, c.Load)}
-	res.Verdict = verdict(b, c, len(res.Unfair) > 0)
+	res.Verdict = verdict(b, c)
 	return res, nil
 }
 

@@ -66,7 +66,8 @@ func TestCompare(t *testing.T) {
 		unfair    bool
 	}{
 		{"smaller KV cache preempts", simRecording(t, longChat(4096), 8*time.Minute), []string{"preemptions/s", "p99 TTFT ×", "worse under this load"}, false},
-		{"twice the load", simRecording(t, func(c *sim.ReplicaConfig) { c.NumGPUBlocks = 27000; c.Workload = sim.Steady(2.2, sim.LongChat) }, 8*time.Minute), nil, true},
+		{"twice the load", simRecording(t, func(c *sim.ReplicaConfig) { c.NumGPUBlocks = 27000; c.Workload = sim.Steady(2.2, sim.LongChat) }, 8*time.Minute),
+			[]string{"not comparable: its load differs, arrivals ", "req/s)"}, true},
 		{"the same run", bigKV, []string{"no difference beyond noise"}, false},
 	}
 	for _, c := range cases {
@@ -84,6 +85,9 @@ func TestCompare(t *testing.T) {
 				if !strings.Contains(res.Verdict, w) {
 					t.Errorf("verdict %q lacks %q", res.Verdict, w)
 				}
+			}
+			if c.unfair && (strings.Contains(res.Verdict, "better") || strings.Contains(res.Verdict, "worse")) {
+				t.Errorf("verdict %q judges the candidate across different loads", res.Verdict)
 			}
 			if (len(res.Unfair) > 0) != c.unfair {
 				t.Errorf("unfair %v, want %v", res.Unfair, c.unfair)
@@ -113,23 +117,51 @@ func TestCompareWindow(t *testing.T) {
 	}
 }
 
+// The verdict names the trade-off under one load. When the loads differ
+// beyond UnfairShare, latency and throughput moved with the load as much
+// as with the candidate: the verdict says the loads differ and judges
+// neither better nor worse (a candidate offered 3.3× the requests cannot
+// be "not better" for a p99 e2e 44 % higher).
 func TestVerdictSentence(t *testing.T) {
 	cases := []struct {
 		gains, losses []string
-		unfair        bool
+		loadDiffers   []string
 		want          string
 	}{
-		{[]string{"+4 % generation tok/s"}, []string{"p99 TTFT +35 %", "0.8 preemptions/s"}, false,
+		{[]string{"+4 % generation tok/s"}, []string{"p99 TTFT +35 %", "0.8 preemptions/s"}, nil,
 			"candidate: +4 % generation tok/s but p99 TTFT +35 % and 0.8 preemptions/s: not better under this load"},
-		{nil, []string{"p99 ITL +20 %"}, false, "candidate: p99 ITL +20 %: worse under this load"},
-		{[]string{"-30 % p99 TTFT"}, nil, true, "candidate: -30 % p99 TTFT: better under this load (but the loads differ: see the warning)"},
-		{nil, nil, false, "candidate: no difference beyond noise under this load"},
+		{nil, []string{"p99 ITL +20 %"}, nil, "candidate: p99 ITL +20 %: worse under this load"},
+		{[]string{"−30 % p99 TTFT"}, nil, nil, "candidate: −30 % p99 TTFT: better under this load"},
+		{nil, nil, nil, "candidate: no difference beyond noise under this load"},
+		{[]string{"×4.72 generation tok/s", "×3.28 requests/s", "−90 % p99 TTFT"}, []string{"p99 e2e +44 %"},
+			[]string{"arrivals ×3.3 (9.1 → 30 req/s)"},
+			"candidate: not comparable: its load differs, arrivals ×3.3 (9.1 → 30 req/s); latency and throughput move with the load, so no verdict: compare recordings of the same load"},
+		{[]string{"−30 % p99 TTFT"}, nil, []string{"arrivals -40 % (10 → 6 req/s)", "mean prompt +25 % (400 → 500 tokens)"},
+			"candidate: not comparable: its load differs, arrivals -40 % (10 → 6 req/s) and mean prompt +25 % (400 → 500 tokens); latency and throughput move with the load, so no verdict: compare recordings of the same load"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			if got := sentence(c.gains, c.losses, c.unfair); got != c.want {
+			if got := sentence(c.gains, c.losses, c.loadDiffers); got != c.want {
 				t.Errorf("got  %q\nwant %q", got, c.want)
 			}
 		})
+	}
+}
+
+// How the loads differ is said with both figures.
+func TestLoadDifferences(t *testing.T) {
+	cases := []struct {
+		b, c Load
+		want []string
+	}{
+		{Load{ArrivalsPerSecond: 9.1, MeanPromptTokens: 500}, Load{ArrivalsPerSecond: 29.9, MeanPromptTokens: 510}, []string{"arrivals ×3.29 (9.1 → 29.9 req/s)"}},
+		{Load{ArrivalsPerSecond: 10, MeanPromptTokens: 400}, Load{ArrivalsPerSecond: 6, MeanPromptTokens: 500}, []string{"arrivals -40 % (10 → 6 req/s)", "mean prompt +25 % (400 → 500 tokens)"}},
+		{Load{ArrivalsPerSecond: 10, MeanPromptTokens: 400}, Load{ArrivalsPerSecond: 10.5, MeanPromptTokens: 420}, nil},
+		{Load{ArrivalsPerSecond: analysis.NA, MeanPromptTokens: analysis.NA}, Load{ArrivalsPerSecond: 10, MeanPromptTokens: 420}, nil},
+	}
+	for i, c := range cases {
+		if got := loadDifferences(c.b, c.c); strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+			t.Errorf("%d: %q, want %q", i, got, c.want)
+		}
 	}
 }

@@ -28,6 +28,20 @@ func unfair(b, c Load) []string {
 	return out
 }
 
+// loadDifferences says how the candidate's load differs from the
+// baseline's beyond UnfairShare, each with both figures: "arrivals ×3.29
+// (9.1 → 29.9 req/s)"; nil when the loads match or cannot be compared.
+func loadDifferences(b, c Load) []string {
+	var out []string
+	if d, ok := rel(b.ArrivalsPerSecond, c.ArrivalsPerSecond); ok && math.Abs(d) > UnfairShare {
+		out = append(out, fmt.Sprintf("arrivals %s (%.3g → %.3g req/s)", pct(d), b.ArrivalsPerSecond, c.ArrivalsPerSecond))
+	}
+	if d, ok := rel(b.MeanPromptTokens, c.MeanPromptTokens); ok && math.Abs(d) > UnfairShare {
+		out = append(out, fmt.Sprintf("mean prompt %s (%.0f → %.0f tokens)", pct(d), b.MeanPromptTokens, c.MeanPromptTokens))
+	}
+	return out
+}
+
 // rel is the relative change from a to b.
 func rel(a, b analysis.Num) (float64, bool) {
 	if !a.Known() || !b.Known() || a == 0 {
@@ -45,8 +59,9 @@ func pct(d float64) string {
 }
 
 // verdict names the trade-off in one line: what the candidate gains, what
-// it costs, and whether it is better under this load.
-func verdict(b, c Side, unfairLoad bool) string {
+// it costs, and whether it is better under this load; or, when the loads
+// differ, that the two are not comparable.
+func verdict(b, c Side) string {
 	var gains, losses []string
 	note := func(what string, d float64, ok, higherBetter bool, moves float64) {
 		if !ok || math.Abs(d) < moves {
@@ -70,7 +85,7 @@ func verdict(b, c Side, unfairLoad bool) string {
 	note("p99 e2e", d, ok, false, latencyMoves)
 	losses = append(losses, qualityLosses(b, c)...)
 	gains = append(gains, qualityGains(b, c)...)
-	return sentence(gains, losses, unfairLoad)
+	return sentence(gains, losses, loadDifferences(b.Load, c.Load))
 }
 
 // qualityLosses are preemptions that appear or grow, and a lower success
@@ -108,11 +123,18 @@ func zeroNA(n analysis.Num) analysis.Num {
 	return n
 }
 
-// sentence joins gains and losses into the verdict line.
-func sentence(gains, losses []string, unfairLoad bool) string {
+// sentence joins gains and losses into the verdict line. When the loads
+// differ (loadDiffers says how), latency and throughput moved with the
+// load as much as with the candidate: a candidate offered three times the
+// requests has a higher p99 e2e without being worse for it. The line then
+// says the loads differ and judges neither way.
+func sentence(gains, losses, loadDiffers []string) string {
 	var b strings.Builder
 	b.WriteString("candidate: ")
 	switch {
+	case len(loadDiffers) > 0:
+		b.WriteString("not comparable: its load differs, " + and(loadDiffers) +
+			"; latency and throughput move with the load, so no verdict: compare recordings of the same load")
 	case len(gains) > 0 && len(losses) > 0:
 		b.WriteString(strings.Join(gains, ", ") + " but " + and(losses) + ": not better under this load")
 	case len(losses) > 0:
@@ -121,9 +143,6 @@ func sentence(gains, losses []string, unfairLoad bool) string {
 		b.WriteString(strings.Join(gains, ", ") + ": better under this load")
 	default:
 		b.WriteString("no difference beyond noise under this load")
-	}
-	if unfairLoad {
-		b.WriteString(" (but the loads differ: see the warning)")
 	}
 	return b.String()
 }

@@ -106,14 +106,17 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	switch {
 	case r.State == analysis.StateDown && r.LastGood.IsZero():
 		// Not warming up: nothing is coming until it answers.
-		title = append(title, th.warn.Render("never answered"))
+		title = append(title, th.warn.Render(noGoodScrape))
 	case r.WarmingUp && r.State != analysis.StateDown:
 		title = append(title, th.warn.Render("warming up"))
 	}
 	title = append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
 	lines := packSegments(title, w, "  ")
 	add := func(s string) { lines = append(lines, wrapLines(s, w)...) }
-	if r.Error != "" {
+	switch {
+	case r.State == analysis.StateDown && r.Error != "":
+		add(th.warn.Render(downFor(r, now, d.loc)+": ") + r.Error)
+	case r.Error != "":
 		add(th.warn.Render("error: ") + r.Error)
 	}
 	for _, reason := range r.Reasons {

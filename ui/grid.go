@@ -379,13 +379,14 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inner int) []string {
 	th := g.theme
 	if r.State == analysis.StateDown {
+		failing := th.warn.Render(downFor(r, g.report.Time, g.loc)+": ") + r.Error
 		if level == levelCompact {
-			return []string{th.warn.Render(downFor(r, g.report.Time)+": ") + r.Error}
+			return []string{failing}
 		}
 		if r.LastGood.IsZero() {
-			return []string{th.warn.Render("error: ") + r.Error, "never answered", ""}
+			return []string{failing, noGoodScrape, ""}
 		}
-		return []string{th.warn.Render("error: ") + r.Error,
+		return []string{failing,
 			th.dim.Render(lastSeen(r, g.report.Time, g.loc) + ":"),
 			th.dim.Render(compactFigures(r, inner))}
 	}
@@ -411,20 +412,29 @@ func compactFigures(r *analysis.ReplicaReport, inner int) string {
 	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + ttft}, []string{run, wait, kv, "p99 " + ttft})
 }
 
-// downFor says how long a replica has been down at now: "down" and the
-// age of its last good scrape, or "never answered".
-func downFor(r *analysis.ReplicaReport, now time.Time) string {
-	if r.LastGood.IsZero() {
-		return "never answered"
+// noGoodScrape is said of a DOWN replica with no good scrape: not "never
+// answered", since a server that answers with an error status did answer.
+const noGoodScrape = "no successful scrape yet"
+
+// downFor says how long a replica has been down at now: "down for 1m41s
+// since 14:47:07", from the first failed scrape of its run of failures;
+// the age of its last good scrape when the run's start is not known (a
+// page with no engine metrics); "error" when neither is.
+func downFor(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
+	switch {
+	case !r.DownSince.IsZero():
+		return "down for " + fmtAge(now.Sub(r.DownSince)) + " since " + r.DownSince.In(loc).Format("15:04:05")
+	case !r.LastGood.IsZero():
+		return "down " + fmtAge(now.Sub(r.LastGood))
 	}
-	return "down " + fmtAge(now.Sub(r.LastGood))
+	return "error"
 }
 
-// lastSeen dates the figures of a replica that is down: "last seen
-// 14:02:11 (3m04s ago)", or "never answered".
+// lastSeen dates the figures of a replica that is down, those of the last
+// good evaluation: "last seen 14:02:11 (3m04s ago)", or noGoodScrape.
 func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
-		return "never answered"
+		return noGoodScrape
 	}
 	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format("15:04:05"), fmtAge(now.Sub(r.LastGood)))
 }

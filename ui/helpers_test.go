@@ -129,6 +129,7 @@ func replica(target string, s analysis.State) analysis.ReplicaReport {
 		r.Model = ""
 		r.Error = `Get "http://` + target + `/metrics": dial tcp 10.0.0.7:8000: connect: connection refused`
 		r.LastGood = t0.Add(-2*time.Minute - 4*time.Second)
+		r.DownSince, r.FailedScrapes = t0.Add(-2*time.Minute-3*time.Second), 123
 		r.Reasons = []string{"scrape failing: connection refused"}
 		r.Action = "check the vLLM process / pod"
 		r.ProcessRSSBytes, r.GCPerSecond = nan, nan
@@ -153,6 +154,10 @@ func pointOf(r analysis.ReplicaReport, at time.Time) analysis.Point {
 
 // report assembles a report with fleet totals computed from the replicas.
 func report(at time.Time, reps ...analysis.ReplicaReport) analysis.Report {
+	for i := range reps {
+		// As Analyze scores them: the screens order by the score.
+		reps[i].Severity = analysis.SeverityOf(&reps[i], analysis.DefaultConfig())
+	}
 	fl := analysis.FleetFigures{Replicas: len(reps), States: map[string]int{}}
 	sum := func(get func(*analysis.ReplicaReport) analysis.Num) analysis.Num {
 		total, known := 0.0, false

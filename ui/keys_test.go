@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -287,4 +288,37 @@ func themeFor(p termenv.Profile) *Theme {
 	r.SetColorProfile(p)
 	r.SetHasDarkBackground(true)
 	return NewTheme(r)
+}
+
+// Worst first is by severity, not by state alone: at 80×24 the FULL
+// replicas with 1,900 waiting and a 159 s p99 TTFT come before PREEMPTING
+// ones with 30 waiting, in the grid, the table's default order and the
+// header's worst replica.
+func TestWorstFirstBySeverity(t *testing.T) {
+	var reps []analysis.ReplicaReport
+	for i := range 6 {
+		r := replica(fmt.Sprintf("pre-%d:8000", i), analysis.StatePreempting)
+		r.Waiting, r.PreemptionsPerSecond, r.TTFT.P99 = 30, 0.5, 2.1
+		reps = append(reps, r)
+	}
+	for i := range 13 {
+		r := replica(fmt.Sprintf("full-%02d:8000", i), analysis.StateFull)
+		r.Waiting, r.PreemptionsPerSecond, r.TTFT.P99 = analysis.Num(1900+i), 0, 159
+		reps = append(reps, r)
+	}
+	m := send(newModel(80, 24), ReportMsg{Report: report(t0, reps...)})
+	if got := m.panes[0].Target; got != "full-12:8000" {
+		t.Errorf("first pane %s, want full-12:8000 (the longest queue of the FULL ones)", got)
+	}
+	for i, p := range m.panes[:13] {
+		if p.State != analysis.StateFull {
+			t.Fatalf("pane %d is %s %s: a PREEMPTING replica with 30 waiting before a FULL one with 1,900", i+1, p.Target, p.State)
+		}
+	}
+	if tb := press(m, "t"); tb.table.rows[0].Target != "full-12:8000" || tb.table.rows[12].State != analysis.StateFull {
+		t.Errorf("the table's default order: %s first, row 13 %s", tb.table.rows[0].Target, tb.table.rows[12].State)
+	}
+	if head := ansi.Strip(strings.Join(m.header, "\n")); !strings.Contains(head, "worst full-12:8000") {
+		t.Errorf("the header's worst is not the grid's first:\n%s", head)
+	}
 }

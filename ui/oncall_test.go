@@ -104,18 +104,38 @@ func TestWindowCoverage(t *testing.T) {
 	}
 }
 
-// A target that never answered is not "warming up": it is down since
-// start, and every screen says it never answered.
-func TestNeverAnswered(t *testing.T) {
-	never := replica("gpu-x:8000", analysis.StateDown)
-	never.WarmingUp, never.LastGood = true, time.Time{}
-	m := send(newModel(120, 40), ReportMsg{Report: report(t0, never)})
-	for screen, text := range screens(m) {
-		if strings.Contains(text, "warming up") {
-			t.Errorf("%s says warming up for a target that never answered:\n%s", screen, text)
+// A target with no good scrape yet is not "warming up": it is down since
+// start, and every screen says there has been no successful scrape, not
+// that it never answered: a server that answers with an error status
+// (HTTP 500) did answer.
+func TestNoSuccessfulScrapeYet(t *testing.T) {
+	for _, err := range []string{"connection refused", "HTTP 500 Internal Server Error"} {
+		never := replica("gpu-x:8000", analysis.StateDown)
+		never.WarmingUp, never.LastGood, never.Error = true, time.Time{}, err
+		// Wide enough for the table's error column to hold the words
+		// before the error; a narrow one keeps the error's end.
+		m := send(newModel(200, 60), ReportMsg{Report: report(t0, never)})
+		for screen, text := range screens(m) {
+			if strings.Contains(text, "warming up") {
+				t.Errorf("%s: %s says warming up for a target with no good scrape:\n%s", err, screen, text)
+			}
+			if !strings.Contains(text, "no successful scrape yet") || strings.Contains(text, "never answered") {
+				t.Errorf("%s: %s does not say \"no successful scrape yet\" (or says \"never answered\"):\n%s", err, screen, text)
+			}
 		}
-		if !strings.Contains(text, "never answered") {
-			t.Errorf("%s does not say the target never answered:\n%s", screen, text)
+	}
+}
+
+// A DOWN replica says how long it has been down and since when, from the
+// start of its run of failures, on the grid and in the detail view.
+func TestDownForSince(t *testing.T) {
+	down := replica("gpu-g:8000", analysis.StateDown)
+	down.DownSince = t0.Add(-101 * time.Second)
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, down)})
+	got := screens(m)
+	for _, screen := range []string{"grid", "detail"} {
+		if !strings.Contains(got[screen], "down for 1m41s since 13:59:24") {
+			t.Errorf("%s lacks \"down for 1m41s since 13:59:24\":\n%s", screen, got[screen])
 		}
 	}
 }

@@ -252,10 +252,10 @@ func TestDownPaneShowsErrorAndAge(t *testing.T) {
 		want func(inner int) []string // lines of the DOWN pane, in order
 	}{
 		{"compact at 80x24", 80, 24, func(inner int) []string {
-			return []string{ansi.Truncate("down 2m04s: "+down.Error, inner, "…")}
+			return []string{ansi.Truncate("down for 2m03s since 13:59:02: "+down.Error, inner, "…")}
 		}},
 		{"full at 200x60", 200, 60, func(inner int) []string {
-			return []string{ansi.Truncate("error: "+down.Error, inner, "…"), "last seen 13:59:01 (2m04s ago):"}
+			return []string{ansi.Truncate("down for 2m03s since 13:59:02: "+down.Error, inner, "…"), "last seen 13:59:01 (2m04s ago):"}
 		}},
 	}
 	for _, tt := range tests {

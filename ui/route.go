@@ -76,6 +76,9 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 	if m.table.isSortKey(k) {
 		m.table.update(k)
+		// A sort is asked for its top rows: they are shown, and the
+		// followed selection is the first of them.
+		m.table.top = 0
 		m.followWorst()
 		return nil
 	}

@@ -12,9 +12,11 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// Inside a state the panes are ordered by severity: the longer queue
-// first, then the higher TTFT p99, and only then by name.
-func TestPanesBySeverityInsideAState(t *testing.T) {
+// The panes are ordered by severity (analysis.SeverityOf): the state's
+// rank first, but within and across PREEMPTING, FULL and SLOW the
+// evidence decides (the queue, the p99 TTFT beyond the SLO), and only
+// then the name.
+func TestPanesBySeverity(t *testing.T) {
 	full := func(name string, waiting, ttft float64) analysis.ReplicaReport {
 		r := replica(name, analysis.StateFull)
 		r.Waiting, r.TTFT.P99 = analysis.Num(waiting), analysis.Num(ttft)
@@ -25,6 +27,11 @@ func TestPanesBySeverityInsideAState(t *testing.T) {
 		r.Waiting, r.TTFT.P99 = 0, analysis.Num(ttft)
 		return r
 	}
+	stale := func(name string, waiting float64) analysis.ReplicaReport {
+		r := replica(name, analysis.StateStale)
+		r.Waiting = analysis.Num(waiting)
+		return r
+	}
 	tests := []struct {
 		name string
 		reps []analysis.ReplicaReport
@@ -33,9 +40,10 @@ func TestPanesBySeverityInsideAState(t *testing.T) {
 		{"longer queue first", []analysis.ReplicaReport{full("a", 10, 9), full("b", 900, 9), full("c", 50, 9)}, "b c a"},
 		{"then higher TTFT", []analysis.ReplicaReport{full("a", 10, 2), full("b", 10, 8), full("c", 10, 5)}, "b c a"},
 		{"queue before TTFT", []analysis.ReplicaReport{full("a", 5, 80), full("b", 500, 2)}, "b a"},
-		{"unknown queue last", []analysis.ReplicaReport{full("a", nan.Float(), 9), full("b", 1, 1)}, "b a"},
+		{"an unknown queue counts as none", []analysis.ReplicaReport{full("a", nan.Float(), 1), full("b", 1, 1)}, "b a"},
 		{"slow by TTFT", []analysis.ReplicaReport{slow("a", 1.2), slow("b", 7.5), slow("c", 2.5)}, "b c a"},
-		{"state still first", []analysis.ReplicaReport{slow("a", 99), full("b", 1, 1)}, "b a"},
+		{"evidence across the urgent states", []analysis.ReplicaReport{full("b", 1, 1), slow("a", 99)}, "a b"},
+		{"the state's rank still first", []analysis.ReplicaReport{stale("a", 900), slow("b", 1.2)}, "b a"},
 		{"ties by name", []analysis.ReplicaReport{full("b", 1, 1), full("a", 1, 1)}, "a b"},
 	}
 	for _, tt := range tests {

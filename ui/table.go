@@ -123,20 +123,21 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 }
 
 // downCell dates the figures of a replica that is down and gives its
-// error: "3m04s ago: connection refused"; empty for one that answers.
+// error: "3m04s ago: connection refused", or "no successful scrape yet:
+// HTTP 500 Internal Server Error"; empty for one that answers.
 func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 	switch {
 	case r.State != analysis.StateDown:
 		return ""
 	case r.LastGood.IsZero():
-		return "never answered: " + r.Error
+		return noGoodScrape + ": " + r.Error
 	}
 	return fmtAge(c.now.Sub(r.LastGood)) + " ago: " + r.Error
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
 // directions (they are not small, they are missing); ties fall back to
-// severity (state, queue, TTFT) and then the target, as in the grid.
+// severity and then the target, as in the grid.
 func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 	c := tableColumns[col]
 	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
@@ -163,7 +164,10 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		}
 		d = cmp.Compare(x.Float(), y.Float())
 	case col == colState:
-		d = cmp.Compare(a.State, b.State)
+		// The state column sorts by severity, the grid's order: the
+		// state's rank, then the evidence within and across the urgent
+		// states.
+		d = -bySeverity(a, b)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
 	case col == colEngine:
@@ -457,6 +461,14 @@ func (t tableScreen) view() []string {
 	cursor := indexOf(t.rows, t.selected)
 	start := min(t.top, max(len(t.rows)-1, 0))
 	end := min(start+t.visibleRows(), len(t.rows))
+	// The rows off the screen are counted first: short, they fit the
+	// narrowest title.
+	if start > 0 {
+		lines[0] += " · " + th.warn.Render(fmt.Sprintf("%d above", start))
+	}
+	if below := len(t.rows) - end; below > 0 {
+		lines[0] += " · " + th.warn.Render(fmt.Sprintf("%d below", below))
+	}
 	if cursor >= 0 && (cursor < start || cursor >= end) {
 		// A re-sort took the selection off the rows shown: say where.
 		r := t.rows[cursor]

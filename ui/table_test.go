@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
@@ -186,5 +187,73 @@ func TestSortKeysStepThroughVisibleColumns(t *testing.T) {
 				t.Error("I did not reverse the order")
 			}
 		})
+	}
+}
+
+// After s the table shows the sort's top rows, and the selection in view:
+// following the worst, the selection is the first row of the table's
+// order; a selection the user picked stays picked, and the title says
+// where it went. Rows off the screen are counted: "N above", "N below".
+func TestTableSortKeepsTopRowsInView(t *testing.T) {
+	reps := make([]analysis.ReplicaReport, 50)
+	for k := range reps {
+		reps[k] = replica(fmt.Sprintf("r%02d:8000", k), analysis.StateHealthy)
+		reps[k].Running = analysis.Num(k) // r49 runs the most
+	}
+	// The worst replica runs the least: sorted by run it is the last row.
+	reps[0] = replica("r00:8000", analysis.StateFull)
+	reps[0].Running, reps[0].Waiting = 0, 1900
+	tests := []struct {
+		name      string
+		keys      []string
+		wantFirst string // the first row drawn
+		wantSel   string
+		wantHint  []string
+	}{
+		{"default order: the worst first", nil, "r00:8000", "r00:8000", []string{"below"}},
+		{"s: the most running first, selected", []string{"s"}, "r49:8000", "r49:8000", []string{"below"}},
+		{"s, then a page down: rows above", []string{"s", "pgdown"}, "", "", []string{"above"}},
+		{"a picked selection stays picked; the top rows show", []string{"down", "down", "s"}, "r49:8000", "r02:8000", []string{"below"}},
+	}
+	for _, size := range [][2]int{{80, 24}, {220, 60}} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s at %dx%d", tt.name, size[0], size[1]), func(t *testing.T) {
+				m, lines := tableFrame(size[0], size[1], reps, tt.keys...)
+				frame := strings.Join(lines, "\n")
+				cells := targetCells(lines)
+				if tt.wantFirst != "" && (len(cells) == 0 || cells[0] != tt.wantFirst) {
+					t.Errorf("first row %v, want %s:\n%s", cells[:min(len(cells), 1)], tt.wantFirst, frame)
+				}
+				if tt.wantSel != "" && m.selected != tt.wantSel {
+					t.Errorf("selected %s, want %s", m.selected, tt.wantSel)
+				}
+				if !strings.Contains(frame, "▸ ") {
+					t.Errorf("the selection is not in view:\n%s", frame)
+				}
+				title := ""
+				for _, l := range lines {
+					if strings.Contains(l, "sorted by") {
+						title = l
+					}
+				}
+				if size[1] >= 60 {
+					// Every row fits: nothing to count.
+					if strings.Contains(title, "above") || strings.Contains(title, "below") {
+						t.Errorf("title %q counts rows off a screen they all fit", title)
+					}
+				} else {
+					for _, h := range tt.wantHint {
+						if !strings.Contains(title, h) {
+							t.Errorf("title %q lacks %q", title, h)
+						}
+					}
+				}
+				// A new report does not scroll the table away.
+				m2 := send(m, ReportMsg{Report: report(t0.Add(time.Second), reps...)})
+				if got := targetCells(strings.Split(ansi.Strip(m2.View()), "\n")); tt.wantFirst != "" && (len(got) == 0 || got[0] != tt.wantFirst) {
+					t.Errorf("after the next report the first row is %v, want %s", got[:min(len(got), 1)], tt.wantFirst)
+				}
+			})
+		}
 	}
 }

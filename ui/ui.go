@@ -17,7 +17,6 @@
 package ui
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -405,9 +404,15 @@ func (m *Model) followWorst() {
 	if !m.follow && indexOf(m.panes, m.selected) >= 0 {
 		return
 	}
+	// The first of the screen's order: the table's, sorted by the column
+	// the user picked, while it is shown; the grid's (worst first) else.
+	order := m.panes
+	if m.screen == screenTable {
+		order = m.table.rows
+	}
 	m.selected = ""
-	if len(m.panes) > 0 {
-		m.selected = m.panes[0].Target
+	if len(order) > 0 {
+		m.selected = order[0].Target
 	}
 	if m.follow {
 		m.grid.top, m.table.top = 0, 0
@@ -415,35 +420,13 @@ func (m *Model) followWorst() {
 	}
 }
 
-// bySeverity orders replicas worst first: by state, then inside a state by
-// the longer queue, then the higher TTFT p99 (unknown figures last), and
+// bySeverity orders replicas worst first, as the analysis scores them
+// (analysis.CompareSeverity): DOWN first, then among PREEMPTING, FULL and
+// SLOW the evidence (the queue, p99 TTFT beyond the SLO, preemptions)
+// rather than the state's name, then the states that prove nothing wrong;
 // by target only when those tie. A spike shows its worst replica first,
 // not the one whose name sorts first.
-func bySeverity(a, b *analysis.ReplicaReport) int {
-	if a.State != b.State {
-		return cmp.Compare(b.State, a.State)
-	}
-	if d := largerFirst(a.Waiting, b.Waiting); d != 0 {
-		return d
-	}
-	if d := largerFirst(a.TTFT.P99, b.TTFT.P99); d != 0 {
-		return d
-	}
-	return strings.Compare(a.Target, b.Target)
-}
-
-// largerFirst orders larger figures first and unknown ones last.
-func largerFirst(x, y analysis.Num) int {
-	switch {
-	case x.Known() && y.Known():
-		return cmp.Compare(y.Float(), x.Float())
-	case x.Known():
-		return -1
-	case y.Known():
-		return 1
-	}
-	return 0
-}
+func bySeverity(a, b *analysis.ReplicaReport) int { return analysis.CompareSeverity(a, b) }
 
 // indexOf is the position of a target in a list, or -1.
 func indexOf(list []*analysis.ReplicaReport, target string) int {

@@ -237,9 +237,8 @@ func (m Model) worstTTFT() string {
 }
 
 // worstReplica is the worst replica of the fleet, filter or not, in the
-// order of the grid (state, queue, TTFT p99), so that the header and the
-// first pane agree; nil without replicas. (The fleet's Worst ranks a
-// state by TTFT p99 alone and can name another replica of that state.)
+// order of the grid (bySeverity), so that the header and the first pane
+// agree; nil without replicas.
 func (m Model) worstReplica() *analysis.ReplicaReport {
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -108,12 +109,15 @@ func (s *sum) value() Num {
 }
 
 // imbalances names the replicas far from the fleet median in requests/s,
-// KV cache usage or waiting requests.
+// KV cache usage or waiting requests, the most extreme first: the largest
+// ratio to the median, then the largest gap in units of the metric's
+// minimum gap, so that a screen that names one names the worst.
 func imbalances(up []*ReplicaReport) []Imbalance {
 	if len(up) < imbalanceMinReplicas {
 		return nil
 	}
 	var out []Imbalance
+	var gaps []float64 // each one's distance from the median in minimum gaps
 	values := make([]float64, 0, len(up))
 	for _, m := range imbalanceMetrics {
 		values = values[:0]
@@ -132,13 +136,37 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 				continue
 			}
 			out = append(out, Imbalance{
-				Target: r.Target, Metric: m.name, Value: v, Median: Num(med),
+				Target: r.Target, Metric: m.name, Value: v, Median: Num(med), Ratio: Num(ratioToMedian(float64(v), med)),
 				Text: fmt.Sprintf("%s: %s %s against a fleet median of %s",
 					r.Target, m.label, m.format(float64(v)), m.format(med)),
 			})
+			gaps = append(gaps, math.Abs(float64(v)-med)/m.minGap)
 		}
 	}
-	return out
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := cmp.Compare(out[b].Ratio.Float(), out[a].Ratio.Float()); c != 0 {
+			return c
+		}
+		return cmp.Compare(gaps[b], gaps[a])
+	})
+	sorted := make([]Imbalance, len(out))
+	for i, j := range order {
+		sorted[i] = out[j]
+	}
+	return sorted
+}
+
+// ratioToMedian is how many times v is above or below the median: the
+// larger of v ÷ med and med ÷ v, +Inf when either is 0.
+func ratioToMedian(v, med float64) float64 {
+	if v <= 0 || med <= 0 {
+		return math.Inf(1)
+	}
+	return math.Max(v/med, med/v)
 }
 
 // imbalanceMetric is one figure compared across the fleet. A replica is far

@@ -149,3 +149,41 @@ func TestImbalanceRule(t *testing.T) {
 		}
 	}
 }
+
+// The imbalance list leads with the most extreme replica, the largest
+// ratio to the fleet median, whatever the order of the targets; a median
+// of zero makes any named value infinitely far.
+func TestImbalanceMostExtremeFirst(t *testing.T) {
+	up := func(rps ...float64) []*ReplicaReport {
+		out := make([]*ReplicaReport, len(rps))
+		for i, v := range rps {
+			r := &ReplicaReport{Target: "r" + string(rune('0'+i)), Figures: naFigures()}
+			r.RequestsPerSecond = Num(v)
+			out[i] = r
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		rps       []float64
+		wantFirst string
+		wantRatio float64
+	}{
+		{"the first in file order is the milder", []float64{6, 2, 2, 2, 12.6, 2}, "r4", 6.3},
+		{"the idle one is further than the busy one", []float64{10, 2, 2, 2, 0.2, 2, 2}, "r4", 10},
+		{"one replica only", []float64{2, 2, 2, 9}, "r3", 4.5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			imb := imbalances(up(tt.rps...))
+			if len(imb) == 0 || imb[0].Target != tt.wantFirst || !sameFloat(imb[0].Ratio.Float(), tt.wantRatio) {
+				t.Fatalf("imbalance %+v, want %s first at ×%v", imb, tt.wantFirst, tt.wantRatio)
+			}
+			for i := 1; i < len(imb); i++ {
+				if imb[i].Ratio > imb[i-1].Ratio {
+					t.Errorf("not most extreme first: %+v", imb)
+				}
+			}
+		})
+	}
+}

@@ -529,13 +529,19 @@ type Advice struct {
 	RejectionsPerSecond Num `json:"rejections_per_second"`
 }
 
-// Imbalance names a replica far from the fleet median.
+// Imbalance names a replica far from the fleet median. The fleet lists
+// them most extreme first (the largest Ratio); a replica far in several
+// metrics is listed once per metric.
 type Imbalance struct {
 	Target string `json:"target"`
 	Metric string `json:"metric"`
 	Value  Num    `json:"value"`
 	Median Num    `json:"median"`
-	Text   string `json:"text"`
+	// Ratio is how many times the value is above the median, or below it
+	// (the larger of value ÷ median and median ÷ value); +Inf, written as
+	// null, when the median or the value is 0.
+	Ratio Num    `json:"ratio"`
+	Text  string `json:"text"`
 }
 
 // FleetFigures are totals across replicas.

@@ -242,18 +242,22 @@ func checkOldFigures(t *testing.T, frame string, colour bool) {
 }
 
 // The header names the worst replica and, when the fleet has one, the
-// replica far from the fleet median.
+// replica far from the fleet median (the analysis lists the most extreme
+// first), with how many other replicas are far from it: replicas, not
+// replica × metric pairs.
 func TestHeaderNamesWorstAndImbalance(t *testing.T) {
 	rep := allStates(t0)
 	rep.Fleet.Worst = "gpu-c:8000" // the analysis may name another; the header follows the grid
 	rep.Fleet.Imbalance = []analysis.Imbalance{
 		{Target: "gpu-c:8000", Metric: "waiting", Text: "gpu-c:8000: waiting 95 against a fleet median of 0"},
 		{Target: "gpu-e:8000", Metric: "kv", Text: "gpu-e:8000: KV 99% against a fleet median of 41%"},
+		{Target: "gpu-c:8000", Metric: "kv", Text: "gpu-c:8000: KV 97% against a fleet median of 41%"},
+		{Target: "gpu-e:8000", Metric: "requests_per_second", Text: "gpu-e:8000: requests/s 9 against a fleet median of 2"},
 	}
 	for _, w := range []int{80, 120, 200} {
 		m := send(newModel(w, 40), ReportMsg{Report: rep})
 		head := ansi.Strip(strings.Join(m.header, "\n"))
-		for _, want := range []string{"worst gpu-g:8000 DOWN", "imbalance: gpu-c:8000: waiting 95 against a fleet median of 0", "+1 more"} {
+		for _, want := range []string{"worst gpu-g:8000 DOWN", "imbalance: gpu-c:8000: waiting 95 against a fleet median of 0", "(+1 more replica)"} {
 			if !strings.Contains(head, want) {
 				t.Errorf("at %d the header lacks %q:\n%s", w, want, head)
 			}

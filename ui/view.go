@@ -121,8 +121,8 @@ func (m Model) headerLines(w int) []string {
 	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
-		if len(imb) > 1 {
-			line += th.dim.Render(fmt.Sprintf(" (+%d more)", len(imb)-1))
+		if more := otherReplicas(imb); more > 0 {
+			line += th.dim.Render(fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica")))
 		}
 		lines = append(lines, line)
 	}
@@ -130,6 +130,16 @@ func (m Model) headerLines(w int) []string {
 		lines = append(lines, th.action.Render("advice: "+advice[0]))
 	}
 	return lines
+}
+
+// otherReplicas counts the replicas an imbalance list names besides its
+// first: a replica far from the median in several figures is one replica.
+func otherReplicas(imb []analysis.Imbalance) int {
+	seen := map[string]bool{imb[0].Target: true}
+	for _, im := range imb[1:] {
+		seen[im.Target] = true
+	}
+	return len(seen) - 1
 }
 
 // sourceLine names a source that reads the whole fleet (a Prometheus

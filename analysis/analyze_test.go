@@ -93,7 +93,7 @@ func TestStates(t *testing.T) {
 			s.running, s.kv, s.waiting = 256, 0.6, 41
 			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
 		}, StateFull, "waiting 41 → 95 over 30s while running stays at 256 (max_num_seqs cap)",
-			"scale on vllm:num_requests_waiting with target 13.8 per replica (Little's law: 13.8 req/s × 1 s)"},
+			"scale on vllm:num_requests_waiting with target 12 per replica (a 1s queue at the 12 successful req/s a full replica finishes)"},
 		{"full and KV-bound", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 180, 0.97, 10

@@ -49,16 +49,18 @@ func TestFleet(t *testing.T) {
 		t.Errorf("totals: %v req/s, running %v, waiting %v", ff.RequestsPerSecond, ff.Running, ff.Waiting)
 	}
 	a := ff.Advice
-	// Arrivals: 13 + 13 + 6 = 32 req/s; target per replica 32/3 × 1 s;
-	// mean waiting (90+120+0)/3 = 70 → ceil(3 × 70 ÷ 10.67) = 20.
+	// Arrivals: 13 + 13 + 6 = 32 req/s; a full replica finishes 12
+	// successfully, so 3 carry them, and 2 FULL ask for one more than the
+	// 3 up. The HPA target is 12 × 1 s; mean waiting (90+120+0)/3 = 70 →
+	// ceil(3 × 70 ÷ 12) = 18.
 	checks := []struct {
 		name      string
 		got, want float64
 	}{
 		{"arrivals", a.ArrivalsPerSecond.Float(), 32},
-		{"waiting target", a.WaitingTargetPerReplica.Float(), 32.0 / 3},
+		{"waiting target", a.WaitingTargetPerReplica.Float(), 12},
 		{"mean waiting", a.MeanWaitingPerReplica.Float(), 70},
-		{"replicas by queue", a.ReplicasByQueue.Float(), 20},
+		{"replicas by queue", a.ReplicasByQueue.Float(), 18},
 		{"capacity per replica", a.CapacityPerReplica.Float(), 12},
 		{"replicas by capacity", a.ReplicasByCapacity.Float(), 3},
 	}
@@ -67,11 +69,12 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !sameFloat(a.RecommendedReplicas.Float(), 3) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "keep 3 replicas (capacity)") {
+	if !sameFloat(a.RecommendedReplicas.Float(), 4) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "add 1: 32 req/s arriving") {
 		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
 	}
-	if a.Replicas != 3 || len(a.Summary) != 4 || !strings.Contains(a.Summary[2], "→ 20 replicas by the queue") {
-		t.Errorf("advice %d replicas, summary %q", a.Replicas, a.Summary)
+	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "it asks for 18 (ceil(3 × 70 ÷ 12))") ||
+		a.Summary[5] != "1 of 4 replicas down: not counted, neither their demand nor their capacity" {
+		t.Errorf("advice %d replicas (%d uncounted), summary %q", a.Replicas, a.Uncounted, a.Summary)
 	}
 	var named []string
 	for _, im := range ff.Imbalance {

@@ -155,19 +155,19 @@ func (a *Advice) addByCapacity(backlog Num) {
 	if spare := rec*capacity - demand; backlog > 0 && spare > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / spare)
 	}
-	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arriving, a full replica finishes ").
+	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arrive, a full replica finishes ").
 		amount(capacity).text(" successful req/s, ").int(a.Replicas).text(" up")
 	if a.Uncounted > 0 {
-		p = p.text(" (").int(a.Uncounted).text(" down, not counted)")
+		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
 	}
 	p = p.text(" → ").count(rec)
 	if a.ReplicasByCapacity.Float() < rec-1 || (a.ReplicasByCapacity.Float() <= up && backlog <= 0) {
 		// More than the demand asks for: say why.
-		p = p.text(" (").count(a.ReplicasByCapacity.Float()).text(" would carry the arrivals, but ").int(a.Full).
+		p = p.text(" (").count(a.ReplicasByCapacity.Float()).text(" would carry them, but ").int(a.Full).
 			text(" ").text(isAre(float64(a.Full))).text(" FULL)")
 	}
 	if a.BacklogClearSeconds.Known() {
-		p = p.text("; the backlog of ").count(backlog.Float()).text(" then clears in about ").
+		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").
 			text(roughDuration(a.BacklogClearSeconds.Float()))
 	}
 	a.Recommendation = p.String()

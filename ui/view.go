@@ -43,6 +43,8 @@ func (m Model) body(h int) []string {
 		return m.table.view()
 	case m.screen == screenEvents:
 		return m.log.view()
+	case m.screen == screenAdvice:
+		return m.advice.view()
 	default:
 		strip := m.strip.view()
 		return append(strip[:min(len(strip), m.stripH)], m.grid.view()...)
@@ -126,10 +128,7 @@ func (m Model) headerLines(w int) []string {
 		}
 		lines = append(lines, line)
 	}
-	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
-		lines = append(lines, th.action.Render("advice: "+advice[0]))
-	}
-	return lines
+	return append(lines, m.adviceLines(w)...)
 }
 
 // otherReplicas counts the replicas an imbalance list names besides its
@@ -286,8 +285,11 @@ func (m Model) footerKeys() []key.Binding {
 			k.Filter, k.Back, page, k.Pause, k.Events, window, k.ScrapeNow}
 	case m.screen == screenEvents:
 		return []key.Binding{k.Help, k.Quit, k.Back, k.Table, k.Pause}
+	case m.screen == screenAdvice:
+		v := m.advice.viewport.KeyMap
+		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause}
 	}
-	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
+	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Advice, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
 }
 
 // short is a binding with a shorter help for the footer; the help overlay

@@ -154,8 +154,9 @@ func TestImbalanceRule(t *testing.T) {
 }
 
 // The imbalance list leads with the most extreme replica, the largest
-// ratio to the fleet median, whatever the order of the targets; a median
-// of zero makes any named value infinitely far.
+// ratio to the fleet median (each side plus the metric's minimum gap, so
+// that a value near zero is not infinitely far), whatever the order of the
+// targets.
 func TestImbalanceMostExtremeFirst(t *testing.T) {
 	up := func(rps ...float64) []*ReplicaReport {
 		out := make([]*ReplicaReport, len(rps))
@@ -172,9 +173,9 @@ func TestImbalanceMostExtremeFirst(t *testing.T) {
 		wantFirst string
 		wantRatio float64
 	}{
-		{"the first in file order is the milder", []float64{6, 2, 2, 2, 12.6, 2}, "r4", 6.3},
-		{"the idle one is further than the busy one", []float64{10, 2, 2, 2, 0.2, 2, 2}, "r4", 10},
-		{"one replica only", []float64{2, 2, 2, 9}, "r3", 4.5},
+		{"the first in file order is the milder", []float64{6, 2, 2, 2, 12.6, 2}, "r4", 13.6 / 3},
+		{"a busy one is further than one near zero", []float64{0.2, 2, 2, 2, 10, 2, 2}, "r4", 11.0 / 3},
+		{"one replica only", []float64{2, 2, 2, 9}, "r3", 10.0 / 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,5 +189,16 @@ func TestImbalanceMostExtremeFirst(t *testing.T) {
 				}
 			}
 		})
+	}
+	// An empty queue beside a median of 6 is named, but after a queue of
+	// 1,072 beside the same median.
+	var queues []*ReplicaReport
+	for i, w := range []float64{0, 6, 6, 7, 1072, 6} {
+		r := &ReplicaReport{Target: "q" + string(rune('0'+i)), Figures: naFigures()}
+		r.Waiting = Num(w)
+		queues = append(queues, r)
+	}
+	if imb := imbalances(queues); len(imb) != 2 || imb[0].Target != "q4" || imb[1].Target != "q0" {
+		t.Errorf("imbalance %+v, want q4's queue first, then q0's empty one", imb)
 	}
 }

@@ -591,9 +591,10 @@ type Imbalance struct {
 	Metric string `json:"metric"`
 	Value  Num    `json:"value"`
 	Median Num    `json:"median"`
-	// Ratio is how many times the value is above the median, or below it
-	// (the larger of value ÷ median and median ÷ value); +Inf, written as
-	// null, when the median or the value is 0.
+	// Ratio is how far the value is from the median: the larger of the two
+	// over the smaller, each with the metric's minimum gap added, so that
+	// a value near zero does not outrank a large one (waiting 0 against a
+	// median of 6 is ×2.2, waiting 1,072 against 6 is ×98).
 	Ratio Num    `json:"ratio"`
 	Text  string `json:"text"`
 }

@@ -30,7 +30,7 @@ func (m Model) adviceLines(w int) []string {
 		lines = lines[:maxAdviceLines]
 		last := lines[maxAdviceLines-1]
 		room := max(w-ansi.StringWidth(adviceMore), 0)
-		lines[maxAdviceLines-1] = ansi.Truncate(strings.TrimRight(last, " "), room, "") + adviceMore
+		lines[maxAdviceLines-1] = strings.TrimRight(ansi.Truncate(last, room, ""), " ") + adviceMore
 	}
 	for i, l := range lines {
 		lines[i] = m.theme.action.Render(l)

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -45,8 +46,8 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
 		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
 	}
-	if len(counted) > 0 {
-		a.HPAMetric = waitingMetric(counted[0].EngineKind)
+	if metrics := waitingMetrics(counted); len(metrics) > 0 {
+		a.HPAMetric = strings.Join(metrics, " or ")
 	}
 	var window []HPARecommendation
 	if prev != nil {
@@ -115,6 +116,18 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
 	return a
+}
+
+// waitingMetrics are the waiting-requests families of the engines among
+// the replicas, each once, in the order first seen.
+func waitingMetrics(reps []*ReplicaReport) []string {
+	var out []string
+	for _, r := range reps {
+		if m := waitingMetric(r.EngineKind); !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // successfulPerSecond is what a replica finishes successfully: stops and

@@ -300,3 +300,16 @@ func TestHPAAcrossEvaluations(t *testing.T) {
 		t.Errorf("summary %q", second.Summary)
 	}
 }
+
+// A fleet of several engines has one waiting-requests family per engine:
+// the HPA line names each, once.
+func TestHPAMetricPerEngine(t *testing.T) {
+	reps := []*ReplicaReport{
+		{EngineKind: catalogue.EngineVLLM, Figures: naFigures()},
+		{EngineKind: catalogue.EngineSGLang, Figures: naFigures()},
+		{EngineKind: catalogue.EngineVLLM, Figures: naFigures()},
+	}
+	if got := advice(reps, 0, DefaultConfig(), t0, nil).HPAMetric; got != "vllm:num_requests_waiting or sglang:num_queue_reqs" {
+		t.Errorf("HPA metric %q", got)
+	}
+}

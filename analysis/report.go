@@ -541,9 +541,11 @@ type Advice struct {
 	// HPADesired is this evaluation's ceil(replicas × mean waiting ÷
 	// target), or the replicas up when HPAWithinTolerance (the ratio is
 	// within the HPA's 10 % tolerance).
-	HPADesired         Num    `json:"hpa_desired"`
-	HPAWithinTolerance bool   `json:"hpa_within_tolerance"`
-	HPAMetric          string `json:"hpa_metric"` // the engine's waiting-requests family
+	HPADesired         Num  `json:"hpa_desired"`
+	HPAWithinTolerance bool `json:"hpa_within_tolerance"`
+	// HPAMetric is the waiting-requests family an HPA would read, one per
+	// engine among the replicas, joined with " or " when they differ.
+	HPAMetric string `json:"hpa_metric"`
 	// HPAWindow are the desired counts of the scale-down window that may
 	// still be its highest, highest first; the next evaluation reads them
 	// from the previous report.

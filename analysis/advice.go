@@ -41,7 +41,7 @@ type HPARecommendation struct {
 func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
 	a := Advice{
 		Replicas: len(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
-		ArrivalsPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
+		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
 		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
 		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
@@ -59,19 +59,21 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
 		return a
 	}
-	var arrivals, rejections, waiting, growth, successful, aborted sum
+	var arrivals, rejections, waiting, growth, finished, successful, aborted sum
 	for _, r := range counted {
 		arrivals.add(r.ArrivalsPerSecond)
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		growth.add(r.WaitingGrowth)
+		ok, _ := successfulPerSecond(&r.Figures)
+		finished.add(ok)
 		if r.State != StateFull {
 			continue
 		}
 		a.Full++
 		// A capacity is a sustained rate: a replica FULL on its first two
 		// readings has not shown one yet.
-		if ok, _ := successfulPerSecond(&r.Figures); ok.Known() && r.Samples >= fullMinSamples {
+		if ok.Known() && r.Samples >= fullMinSamples {
 			successful.add(ok)
 			aborted.add(r.FinishedPerSecond.Abort)
 			a.CapacityReplicas++
@@ -84,6 +86,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.ArrivalsPerSecond += a.RejectionsPerSecond
 	}
 	a.QueueGrowthPerSecond = growth.value()
+	a.SuccessfulPerSecond = finished.value()
 	backlog := waiting.value()
 	a.MeanWaitingPerReplica = backlog / Num(len(counted))
 	if a.CapacityReplicas > 0 {
@@ -152,38 +155,63 @@ func (a *Advice) queueGrows(backlog Num) bool {
 }
 
 // addByCapacity is the count while replicas are FULL and a capacity is
-// measured: enough replicas for the demand, one more when they would leave
-// no spare to clear the backlog, and at least one more than are up, since
-// a FULL replica says the fleet is short where it stands.
+// measured. What the fleet as it stands lacks is the demand less what its
+// replicas finish successfully (their shortfall: the queue's growth, the
+// aborts and the refusals); each added replica finishes what a full one
+// does. That count is never below the one that carries the demand at that
+// rate spread evenly, one more when it would leave no spare to clear the
+// backlog, and at least one more than are up: a FULL replica says the
+// fleet is short where it stands.
 func (a *Advice) addByCapacity(backlog Num) {
 	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
-	up := float64(a.Replicas)
-	need := a.ReplicasByCapacity.Float()
-	if backlog > 0 && need*capacity-demand <= 0 {
-		need++ // with no spare capacity the backlog never clears
+	up, shortfall := float64(a.Replicas), a.shortfall()
+	rec := a.replicasFor(0)
+	spare := func(n float64) float64 { return math.Min(n*capacity-demand, (n-up)*capacity-shortfall) }
+	if backlog > 0 && spare(rec) <= 0 {
+		rec++ // with no spare capacity the backlog never clears
 	}
-	rec := math.Max(need, up+1)
+	rec = math.Max(rec, up+1)
 	a.Action, a.Basis = "add", "capacity"
 	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-up)
-	if spare := rec*capacity - demand; backlog > 0 && spare > 0 {
-		a.BacklogClearSeconds = Num(backlog.Float() / spare)
+	if s := spare(rec); backlog > 0 && s > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
-	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arrive, a full replica finishes ").
-		amount(capacity).text(" successful req/s, ").int(a.Replicas).text(" up")
+	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arrive, ")
+	if a.SuccessfulPerSecond.Known() {
+		p = p.amount(a.SuccessfulPerSecond.Float()).text(" succeed, ")
+	}
+	p = p.text("a full replica does ").amount(capacity).text(": ").int(a.Replicas).text(" up")
 	if a.Uncounted > 0 {
 		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
 	}
 	p = p.text(" → ").count(rec)
-	if a.ReplicasByCapacity.Float() < rec-1 || (a.ReplicasByCapacity.Float() <= up && backlog <= 0) {
-		// More than the demand asks for: say why.
-		p = p.text(" (").count(a.ReplicasByCapacity.Float()).text(" would carry them, but ").int(a.Full).
-			text(" ").text(isAre(float64(a.Full))).text(" FULL)")
+	if shortfall <= 0 && rec == up+1 {
+		p = p.text(" (none short now, but ").int(a.Full).text(" ").text(isAre(float64(a.Full))).text(" FULL)")
 	}
 	if a.BacklogClearSeconds.Known() {
 		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").
 			text(roughDuration(a.BacklogClearSeconds.Float()))
 	}
 	a.Recommendation = p.String()
+}
+
+// shortfall is the demand the counted replicas do not finish
+// successfully (negative when they finish more); without a measure of
+// what they finish, as if each finished a full replica's capacity.
+func (a *Advice) shortfall() float64 {
+	if a.SuccessfulPerSecond.Known() {
+		return (a.ArrivalsPerSecond - a.SuccessfulPerSecond).Float()
+	}
+	return (a.ArrivalsPerSecond - Num(a.Replicas)*a.CapacityPerReplica).Float()
+}
+
+// replicasFor is how many replicas finish the demand and extra req/s
+// more: the replicas up plus enough full ones for the shortfall and the
+// extra, and never fewer than carry the demand and extra spread evenly.
+func (a *Advice) replicasFor(extra float64) float64 {
+	capacity := a.CapacityPerReplica.Float()
+	even := math.Ceil((a.ArrivalsPerSecond.Float() + extra) / capacity)
+	return math.Max(even, float64(a.Replicas)+math.Max(0, math.Ceil((a.shortfall()+extra)/capacity)))
 }
 
 // addWithoutCount finishes an "add replicas" said without a count: the
@@ -236,7 +264,14 @@ func (a *Advice) demandSummary(s []string) []string {
 	if a.RejectionsPerSecond > 0 {
 		p = p.text(", plus ").perSecond(a.RejectionsPerSecond.Float()).text(" refused")
 	}
-	return append(s, p.text(")").String())
+	p = p.text(")")
+	if a.SuccessfulPerSecond.Known() {
+		p = p.text("; they finish ").perSecond(a.SuccessfulPerSecond.Float()).text(" successfully")
+		if short := a.ArrivalsPerSecond - a.SuccessfulPerSecond; short > 0 {
+			p = p.text(", ").perSecond(short.Float()).text(" short")
+		}
+	}
+	return append(s, p.String())
 }
 
 // capacitySummary appends the sentence of the capacity: what it is read
@@ -251,7 +286,7 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 		}
 		p = p.text(")")
 		if a.ReplicasByCapacity.Known() {
-			p = p.text("; the demand needs ").plural(a.ReplicasByCapacity.Float(), "replica").text(" (ceil(").
+			p = p.text("; the demand needs ").plural(a.ReplicasByCapacity.Float(), "replica").text(" if spread evenly (ceil(").
 				amount(a.ArrivalsPerSecond.Float()).text(" ÷ ").amount(a.CapacityPerReplica.Float()).text("))")
 		}
 		return append(s, p.String())
@@ -276,8 +311,7 @@ func (a *Advice) backlogSummary(s []string, backlog Num) []string {
 	}
 	aim := backlogDrainAim.Seconds()
 	if a.BacklogClearSeconds > Num(aim) {
-		faster := math.Ceil((a.ArrivalsPerSecond.Float() + backlog.Float()/aim) / a.CapacityPerReplica.Float())
-		p = p.text("; ").count(faster).text(" would clear it in about ").text(roughDuration(aim))
+		p = p.text("; ").count(a.replicasFor(backlog.Float() / aim)).text(" would clear it in about ").text(roughDuration(aim))
 	}
 	return append(s, p.String())
 }

@@ -69,7 +69,7 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !sameFloat(a.RecommendedReplicas.Float(), 4) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "add 1: 32 req/s arrive") {
+	if !sameFloat(a.RecommendedReplicas.Float(), 4) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "add 1: 32 req/s arrive, 30 succeed") {
 		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
 	}
 	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "it asks for 18 (ceil(3 × 70 ÷ 12))") ||

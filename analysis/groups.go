@@ -143,7 +143,7 @@ func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
 		Replicas: fleet.Replicas, Uncounted: fleet.Uncounted, Full: fleet.Full, CapacityReplicas: fleet.CapacityReplicas,
 		TargetQueueSeconds: fleet.TargetQueueSeconds, HPAMetric: fleet.HPAMetric,
 		ArrivalsPerSecond: fleet.ArrivalsPerSecond, RejectionsPerSecond: fleet.RejectionsPerSecond,
-		QueueGrowthPerSecond: fleet.QueueGrowthPerSecond, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
+		QueueGrowthPerSecond: fleet.QueueGrowthPerSecond, SuccessfulPerSecond: fleet.SuccessfulPerSecond, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA,
 		Add: NA, RecommendedReplicas: NA, BacklogClearSeconds: NA,
 		Basis: "groups", Action: "keep",

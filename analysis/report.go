@@ -521,6 +521,11 @@ type Advice struct {
 	// replicas (finished, aborts included, plus the growth of their batch
 	// and queue), plus the admissions they refused.
 	ArrivalsPerSecond Num `json:"arrivals_per_second"`
+	// SuccessfulPerSecond is what the counted replicas finish
+	// successfully (stop and length; every finished request where the
+	// page has no finish reasons): the demand less it is what the fleet as
+	// it stands falls short by.
+	SuccessfulPerSecond Num `json:"successful_per_second"`
 	// QueueGrowthPerSecond is how fast the counted replicas' queue grows
 	// (negative when it drains).
 	QueueGrowthPerSecond Num `json:"queue_growth_per_second"`

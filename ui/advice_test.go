@@ -15,12 +15,12 @@ import (
 func withAdvice(at time.Time) analysis.Report {
 	r := allStates(at)
 	a := &r.Fleet.Advice
-	a.Action, a.Add, a.RecommendedReplicas = "add", 13, 53
-	a.Recommendation = "add 13: 276 req/s arrive, a full replica finishes 5.3 successful req/s, 40 up (2 down uncounted) → 53; backlog 23,617 clears in about 80 min"
+	a.Action, a.Add, a.RecommendedReplicas = "add", 14, 54
+	a.Recommendation = "add 14: 276 req/s arrive, 206 succeed, a full replica does 5.3: 40 up (2 down uncounted) → 54; backlog 23,617 clears in about 80 min"
 	a.Summary = []string{a.Recommendation,
-		"demand 276 req/s: what arrives at the 40 replicas counted (finished, aborts included, plus the growth of batch and queue)",
-		"capacity 5.3 successful req/s per replica (stop and length, the mean of 13 FULL replicas at the cap; 2.1 req/s aborted, not counted); the demand needs 53 replicas (ceil(276 ÷ 5.3))",
-		"backlog 23,617 waiting: clears in about 80 min at 53 replicas; 68 would clear it in about 5 min",
+		"demand 276 req/s: what arrives at the 40 replicas counted (finished, aborts included, plus the growth of batch and queue); they finish 206 req/s successfully, 70 req/s short",
+		"capacity 5.3 successful req/s per replica (stop and length, the mean of 13 FULL replicas at the cap; 2.1 req/s aborted, not counted); the demand needs 53 replicas if spread evenly (ceil(276 ÷ 5.3))",
+		"backlog 23,617 waiting: clears in about 80 min at 54 replicas; 69 would clear it in about 5 min",
 		"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 5.3 per replica (a 1s queue at the 5.3 successful req/s a full replica finishes); at a mean of 590 waiting it asks for 4,453 (ceil(40 × 590 ÷ 5.3))",
 		"2 of 42 replicas down: not counted, neither their demand nor their capacity",
 	}

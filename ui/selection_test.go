@@ -263,6 +263,13 @@ func TestHeaderNamesWorstAndImbalance(t *testing.T) {
 			}
 		}
 	}
+	long := rep
+	long.Fleet.Imbalance = append([]analysis.Imbalance{{Target: "127.0.0.1:45247", Metric: "waiting",
+		Text: "127.0.0.1:45247: waiting 2,962 against a fleet median of 14"}}, rep.Fleet.Imbalance...)
+	head := ansi.Strip(strings.Join(send(newModel(80, 24), ReportMsg{Report: long}).header, "\n"))
+	if !strings.Contains(head, "imbalance: 127.0.0.1:45247: waiting 2,962 against a fleet median of 14 (+2 more)") {
+		t.Errorf("at 80 columns the count of other replicas is cut:\n%s", head)
+	}
 	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
 	if head := strings.Join(m.header, "\n"); strings.Contains(head, "imbalance") {
 		t.Errorf("an imbalance line without imbalance:\n%s", head)

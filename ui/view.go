@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -124,7 +125,13 @@ func (m Model) headerLines(w int) []string {
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
 		if more := otherReplicas(imb); more > 0 {
-			line += th.dim.Render(fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica")))
+			// The count said whole when the line would be cut: "(+49
+			// more)", not "(+49 mor…"; the advice view (a) lists them.
+			suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
+			if ansi.StringWidth(line+suffix) > w {
+				suffix = fmt.Sprintf(" (+%d more)", more)
+			}
+			line += th.dim.Render(suffix)
 		}
 		lines = append(lines, line)
 	}

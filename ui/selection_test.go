@@ -267,7 +267,7 @@ func TestHeaderNamesWorstAndImbalance(t *testing.T) {
 	long.Fleet.Imbalance = append([]analysis.Imbalance{{Target: "127.0.0.1:45247", Metric: "waiting",
 		Text: "127.0.0.1:45247: waiting 2,962 against a fleet median of 14"}}, rep.Fleet.Imbalance...)
 	head := ansi.Strip(strings.Join(send(newModel(80, 24), ReportMsg{Report: long}).header, "\n"))
-	if !strings.Contains(head, "imbalance: 127.0.0.1:45247: waiting 2,962 against a fleet median of 14 (+2 more)") {
+	if !strings.Contains(head, "imbalance (+2 more): 127.0.0.1:45247: waiting 2,962 against a fleet median of 14") {
 		t.Errorf("at 80 columns the count of other replicas is cut:\n%s", head)
 	}
 	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})

@@ -125,13 +125,15 @@ func (m Model) headerLines(w int) []string {
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
 		if more := otherReplicas(imb); more > 0 {
-			// The count said whole when the line would be cut: "(+49
-			// more)", not "(+49 mor…"; the advice view (a) lists them.
+			// The count is said whole when the line would be cut: ahead
+			// of the text, not "(+49 mor…" at its end; the advice view (a)
+			// lists them all.
 			suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
-			if ansi.StringWidth(line+suffix) > w {
-				suffix = fmt.Sprintf(" (+%d more)", more)
+			if ansi.StringWidth(line+suffix) <= w {
+				line += th.dim.Render(suffix)
+			} else {
+				line = th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
 			}
-			line += th.dim.Render(suffix)
 		}
 		lines = append(lines, line)
 	}

@@ -193,9 +193,3 @@ func median(values []float64) float64 {
 	}
 	return (values[n/2-1] + values[n/2]) / 2
 }
-
-// perSecond writes a request rate: "12 req/s".
-func perSecond(x float64) string {
-	var buf [32]byte
-	return prose(buf[:0]).perSecond(x).String()
-}

@@ -59,14 +59,17 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
 		return a
 	}
-	var arrivals, rejections, waiting, growth, finished, successful, aborted sum
+	// succeeded is what every counted replica finishes successfully;
+	// atCapacity and abortedAtCapacity what the FULL replicas a capacity is
+	// read from finish successfully and abort.
+	var arrivals, rejections, waiting, growth, succeeded, atCapacity, abortedAtCapacity sum
 	for _, r := range counted {
 		arrivals.add(r.ArrivalsPerSecond)
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		growth.add(r.WaitingGrowth)
-		ok, _ := successfulPerSecond(&r.Figures)
-		finished.add(ok)
+		ok := successfulPerSecond(&r.Figures)
+		succeeded.add(ok)
 		if r.State != StateFull {
 			continue
 		}
@@ -74,8 +77,8 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		// A capacity is a sustained rate: a replica FULL on its first two
 		// readings has not shown one yet.
 		if ok.Known() && r.Samples >= fullMinSamples {
-			successful.add(ok)
-			aborted.add(r.FinishedPerSecond.Abort)
+			atCapacity.add(ok)
+			abortedAtCapacity.add(r.FinishedPerSecond.Abort)
 			a.CapacityReplicas++
 		}
 	}
@@ -86,11 +89,11 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.ArrivalsPerSecond += a.RejectionsPerSecond
 	}
 	a.QueueGrowthPerSecond = growth.value()
-	a.SuccessfulPerSecond = finished.value()
+	a.SuccessfulPerSecond = succeeded.value()
 	backlog := waiting.value()
 	a.MeanWaitingPerReplica = backlog / Num(len(counted))
 	if a.CapacityReplicas > 0 {
-		a.CapacityPerReplica = successful.value() / Num(a.CapacityReplicas)
+		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
 		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
 			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))
 		}
@@ -114,7 +117,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	}
 	a.Summary = append(a.Summary, a.Recommendation)
 	a.Summary = a.demandSummary(a.Summary)
-	a.Summary = a.capacitySummary(a.Summary, aborted.value())
+	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
 	a.Summary = a.backlogSummary(a.Summary, backlog)
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
@@ -135,16 +138,16 @@ func waitingMetrics(reps []*ReplicaReport) []string {
 
 // successfulPerSecond is what a replica finishes successfully: stops and
 // lengths, not aborts or errors. Without finish reasons on the page every
-// finished request counts, and withReasons is false.
-func successfulPerSecond(f *Figures) (ok Num, withReasons bool) {
+// finished request counts: there is nothing to tell them apart by.
+func successfulPerSecond(f *Figures) Num {
 	if !f.FinishedPerSecond.Stop.Known() {
-		return f.RequestsPerSecond, false
+		return f.RequestsPerSecond
 	}
-	ok = f.FinishedPerSecond.Stop
+	ok := f.FinishedPerSecond.Stop
 	if f.FinishedPerSecond.Length.Known() {
 		ok += f.FinishedPerSecond.Length
 	}
-	return ok, true
+	return ok
 }
 
 // queueGrows reports whether the queue grows beyond the queue time the

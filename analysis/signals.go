@@ -250,7 +250,7 @@ func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict,
 	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
 		return verdict{}, false
 	}
-	capacity, _ := successfulPerSecond(f)
+	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
 	return verdict{State: StateFull, Reasons: []string{rejectionText(f, ev)},
 		Action: scaleOnWords(sentence("add replicas: the server turns work away; "), waitingMetric(ev.Kind),

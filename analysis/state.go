@@ -244,7 +244,7 @@ func fullReasons(f *Figures, ev *evidence, run, wait gaugeStats) []string {
 // successfully; the fleet then writes its own target in its place
 // (alignScaleTargets), so that every pane states the fleet's.
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
-	capacity, _ := successfulPerSecond(f)
+	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
 	return scaleOnWords(sentence("add replicas; "), waitingMetric(ev.Kind), waitingTarget(capacity, target), capacity, target).String()
 }

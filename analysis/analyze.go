@@ -11,7 +11,8 @@ import (
 
 // Analyze evaluates every target over the window that ends at now and
 // returns the report. prev is the previous evaluation (nil for the first, or
-// for one-shot reports); it carries hysteresis and the basis of events.
+// for one-shot reports); it carries hysteresis, the basis of events and
+// the autoscaler's recent recommendations.
 //
 // Samples after now are ignored. The window is closed, [now-cfg.Window,
 // now] (see window); a zero or negative cfg.Window means the default 30 s.
@@ -29,8 +30,13 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	for i, t := range targets {
 		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime))
 	}
-	r.Fleet = fleetFigures(r.Replicas, cfg)
-	fleetGroups(&r.Fleet, r.Replicas, cfg)
+	var prevFleet *FleetFigures
+	if prev != nil {
+		prevFleet = &prev.Fleet
+	}
+	r.Fleet = fleetFigures(r.Replicas, cfg, now, prevFleet)
+	fleetGroups(&r.Fleet, r.Replicas, cfg, now, prevFleet)
+	alignScaleTargets(r.Replicas, &r.Fleet)
 	if prev != nil {
 		r.Events = events(now, r.Replicas, befores, cfg)
 	}

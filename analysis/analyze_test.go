@@ -103,7 +103,7 @@ func TestStates(t *testing.T) {
 			s.running, s.kv, s.waiting = 256, 0.6, 41
 			return run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
 		}, StateFull, "waiting 86 → 95 over 5s, running 256 (the most seen)",
-			"scale on vllm:num_requests_waiting with target 13.8 per replica (Little's law: 13.8 req/s × 1 s)"},
+			"scale on vllm:num_requests_waiting with target 12 per replica (a 1s queue at the 12 successful req/s a full replica finishes)"},
 		{"full under the most seen running", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv, s.waiting = 256, 0.6, 41

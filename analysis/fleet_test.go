@@ -49,16 +49,18 @@ func TestFleet(t *testing.T) {
 		t.Errorf("totals: %v req/s, running %v, waiting %v", ff.RequestsPerSecond, ff.Running, ff.Waiting)
 	}
 	a := ff.Advice
-	// Arrivals: 13 + 13 + 6 = 32 req/s; target per replica 32/3 × 1 s;
-	// mean waiting (90+120+0)/3 = 70 → ceil(3 × 70 ÷ 10.67) = 20.
+	// Arrivals: 13 + 13 + 6 = 32 req/s; a full replica finishes 12
+	// successfully, so 3 carry them, and 2 FULL ask for one more than the
+	// 3 up. The HPA target is 12 × 1 s; mean waiting (90+120+0)/3 = 70 →
+	// ceil(3 × 70 ÷ 12) = 18.
 	checks := []struct {
 		name      string
 		got, want float64
 	}{
 		{"arrivals", a.ArrivalsPerSecond.Float(), 32},
-		{"waiting target", a.WaitingTargetPerReplica.Float(), 32.0 / 3},
+		{"waiting target", a.WaitingTargetPerReplica.Float(), 12},
 		{"mean waiting", a.MeanWaitingPerReplica.Float(), 70},
-		{"replicas by queue", a.ReplicasByQueue.Float(), 20},
+		{"replicas by queue", a.ReplicasByQueue.Float(), 18},
 		{"capacity per replica", a.CapacityPerReplica.Float(), 12},
 		{"replicas by capacity", a.ReplicasByCapacity.Float(), 3},
 	}
@@ -67,11 +69,12 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !sameFloat(a.RecommendedReplicas.Float(), 3) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "keep 3 replicas (capacity)") {
+	if !sameFloat(a.RecommendedReplicas.Float(), 4) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "add 1: 32 req/s arrive, 30 succeed") {
 		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
 	}
-	if a.Replicas != 3 || len(a.Summary) != 4 || !strings.Contains(a.Summary[2], "→ 20 replicas by the queue") {
-		t.Errorf("advice %d replicas, summary %q", a.Replicas, a.Summary)
+	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "it asks for 18 (ceil(3 × 70 ÷ 12))") ||
+		a.Summary[5] != "1 of 4 replicas down: not counted, neither their demand nor their capacity" {
+		t.Errorf("advice %d replicas (%d uncounted), summary %q", a.Replicas, a.Uncounted, a.Summary)
 	}
 	var named []string
 	for _, im := range ff.Imbalance {
@@ -147,5 +150,55 @@ func TestImbalanceRule(t *testing.T) {
 		if got := byName[tt.metric].farFromMedian(tt.v, tt.med); got != tt.wantFar {
 			t.Errorf("%s %v vs median %v (%s): far = %v, want %v", tt.metric, tt.v, tt.med, tt.describe, got, tt.wantFar)
 		}
+	}
+}
+
+// The imbalance list leads with the most extreme replica, the largest
+// ratio to the fleet median (each side plus the metric's minimum gap, so
+// that a value near zero is not infinitely far), whatever the order of the
+// targets.
+func TestImbalanceMostExtremeFirst(t *testing.T) {
+	up := func(rps ...float64) []*ReplicaReport {
+		out := make([]*ReplicaReport, len(rps))
+		for i, v := range rps {
+			r := &ReplicaReport{Target: "r" + string(rune('0'+i)), Figures: naFigures()}
+			r.RequestsPerSecond = Num(v)
+			out[i] = r
+		}
+		return out
+	}
+	tests := []struct {
+		name      string
+		rps       []float64
+		wantFirst string
+		wantRatio float64
+	}{
+		{"the first in file order is the milder", []float64{6, 2, 2, 2, 12.6, 2}, "r4", 13.6 / 3},
+		{"a busy one is further than one near zero", []float64{0.2, 2, 2, 2, 10, 2, 2}, "r4", 11.0 / 3},
+		{"one replica only", []float64{2, 2, 2, 9}, "r3", 10.0 / 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			imb := imbalances(up(tt.rps...))
+			if len(imb) == 0 || imb[0].Target != tt.wantFirst || !sameFloat(imb[0].Ratio.Float(), tt.wantRatio) {
+				t.Fatalf("imbalance %+v, want %s first at ×%v", imb, tt.wantFirst, tt.wantRatio)
+			}
+			for i := 1; i < len(imb); i++ {
+				if imb[i].Ratio > imb[i-1].Ratio {
+					t.Errorf("not most extreme first: %+v", imb)
+				}
+			}
+		})
+	}
+	// An empty queue beside a median of 6 is named, but after a queue of
+	// 1,072 beside the same median.
+	var queues []*ReplicaReport
+	for i, w := range []float64{0, 6, 6, 7, 1072, 6} {
+		r := &ReplicaReport{Target: "q" + string(rune('0'+i)), Figures: naFigures()}
+		r.Waiting = Num(w)
+		queues = append(queues, r)
+	}
+	if imb := imbalances(queues); len(imb) != 2 || imb[0].Target != "q4" || imb[1].Target != "q0" {
+		t.Errorf("imbalance %+v, want q4's queue first, then q0's empty one", imb)
 	}
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -43,8 +44,9 @@ type groupKey struct {
 // answered) joins the only group there is, or a group of its own when
 // there are several. With several groups the fleet's advice is the sum of
 // the groups': a queue of one model is no reason to add replicas of
-// another.
-func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
+// another. prev is the fleet's figures at the previous evaluation (nil for
+// none): each group finds its own past there.
+func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) {
 	if k, ok := soleGroup(reps); ok {
 		// The common fleet of one model: no map of members to build.
 		g := FleetGroup{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps, nil)}
@@ -69,9 +71,23 @@ func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config) {
 			subset[j] = reps[i]
 		}
 		ff.Groups = append(ff.Groups, FleetGroup{Model: k.model, Role: k.role, Targets: targetsOf(reps, idx),
-			FleetFigures: fleetFigures(subset, cfg)})
+			FleetFigures: fleetFigures(subset, cfg, now, previousGroup(prev, k))})
 	}
 	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
+}
+
+// previousGroup is the figures of group k at the previous evaluation; nil
+// when there was none.
+func previousGroup(prev *FleetFigures, k groupKey) *FleetFigures {
+	if prev == nil {
+		return nil
+	}
+	for i := range prev.Groups {
+		if g := &prev.Groups[i]; g.Model == k.model && g.Role == k.role {
+			return &g.FleetFigures
+		}
+	}
+	return nil
 }
 
 // keyOf is the group of a replica. A unified server does both phases, as
@@ -124,22 +140,37 @@ func targetsOf(reps []ReplicaReport, idx []int) []string {
 // against another's queue, so their figures are left n/a.
 func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
 	a := Advice{
-		Replicas: fleet.Replicas, TargetQueueSeconds: fleet.TargetQueueSeconds,
+		Replicas: fleet.Replicas, Uncounted: fleet.Uncounted, Full: fleet.Full, CapacityReplicas: fleet.CapacityReplicas,
+		TargetQueueSeconds: fleet.TargetQueueSeconds, HPAMetric: fleet.HPAMetric,
 		ArrivalsPerSecond: fleet.ArrivalsPerSecond, RejectionsPerSecond: fleet.RejectionsPerSecond,
-		WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA, ReplicasByQueue: NA,
-		CapacityPerReplica: NA, ReplicasByCapacity: NA, RecommendedReplicas: NA, BacklogClearSeconds: NA,
-		Basis: "groups",
+		QueueGrowthPerSecond: fleet.QueueGrowthPerSecond, SuccessfulPerSecond: fleet.SuccessfulPerSecond, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
+		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA,
+		Add: NA, RecommendedReplicas: NA, BacklogClearSeconds: NA,
+		Basis: "groups", Action: "keep",
 	}
-	var total sum
-	known := true
+	var total, added sum
+	known, addKnown := true, true
 	parts := make([]string, 0, len(groups))
 	for i := range groups {
 		g := &groups[i]
 		if !g.Advice.RecommendedReplicas.Known() {
 			known = false
 		}
+		switch g.Advice.Action {
+		case "add":
+			a.Action = "add"
+			addKnown = addKnown && g.Advice.Add.Known()
+			added.add(g.Advice.Add)
+		case "":
+			if a.Action == "keep" {
+				a.Action = ""
+			}
+		}
 		total.add(g.Advice.RecommendedReplicas)
 		parts = append(parts, g.Name()+": "+g.Advice.Recommendation)
+	}
+	if a.Action == "add" && addKnown {
+		a.Add = added.value()
 	}
 	if known {
 		a.RecommendedReplicas = total.value()

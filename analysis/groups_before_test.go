@@ -64,8 +64,8 @@ func TestFleetGroupsAsBefore(t *testing.T) {
 		if got != want || gotOK != wantOK {
 			t.Fatalf("replicas %+v: soleGroup %v %v, before %v %v", reps, got, gotOK, want, wantOK)
 		}
-		ff := fleetFigures(reps, cfg)
-		fleetGroups(&ff, reps, cfg)
+		ff := fleetFigures(reps, cfg, t0, nil)
+		fleetGroups(&ff, reps, cfg, t0, nil)
 		if gotOK && (len(ff.Groups) != 1 || ff.Groups[0].Model != got.model || ff.Groups[0].Role != got.role ||
 			len(ff.Groups[0].Targets) != len(reps)) {
 			t.Fatalf("replicas %+v of one group %v: groups %+v", reps, got, ff.Groups)

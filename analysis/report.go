@@ -520,47 +520,115 @@ type ReplicaReport struct {
 	LoRA *LoRAReport `json:"lora,omitempty"`
 }
 
-// Advice is the fleet's scaling advice: ONE replica count to act on
-// (RecommendedReplicas, by Basis, said in Recommendation), and the two
-// rules it weighs. The capacity rule sizes the fleet by what a FULL replica
-// sustains; the queue rule is the HPA rule on vllm:num_requests_waiting
-// with a Little's-law target, an autoscaler's target rather than a count to
-// act on when the queue is a backlog.
+// Advice is the fleet's scaling advice, from one model: ONE action
+// (Action, with the count RecommendedReplicas when it has one, by Basis,
+// said in Recommendation), the figures it rests on, and beside it the
+// autoscaler's line, a setting rather than a count to act on.
+//
+// Demand (ArrivalsPerSecond) is what arrives, not what finishes; capacity
+// is what a FULL replica finishes successfully at its cap; the backlog's
+// drain time follows. While any counted replica is FULL the action is
+// "add", never "keep". Replicas down are neither demand nor capacity:
+// Uncounted says how many.
 type Advice struct {
-	Replicas                int `json:"replicas"` // replicas up now
-	ArrivalsPerSecond       Num `json:"arrivals_per_second"`
-	TargetQueueSeconds      Num `json:"target_queue_seconds"`
+	// Replicas is how many replicas the advice counts: those up, routers
+	// and frontends left out (their figures are their backends').
+	Replicas int `json:"replicas"`
+	// Uncounted is how many replicas are down: the advice reads neither
+	// their demand nor their capacity, and says so.
+	Uncounted int `json:"uncounted"`
+	// Full is how many counted replicas are FULL; CapacityReplicas how
+	// many of those have been FULL long enough (fullMinSamples readings)
+	// to read a capacity from.
+	Full             int `json:"full"`
+	CapacityReplicas int `json:"capacity_replicas"`
+	// ArrivalsPerSecond is the demand: what arrives at the counted
+	// replicas (finished, aborts included, plus the growth of their batch
+	// and queue), plus the admissions they refused.
+	ArrivalsPerSecond Num `json:"arrivals_per_second"`
+	// SuccessfulPerSecond is what the counted replicas finish
+	// successfully (stop and length; every finished request where the
+	// page has no finish reasons): the demand less it is what the fleet as
+	// it stands falls short by.
+	SuccessfulPerSecond Num `json:"successful_per_second"`
+	// QueueGrowthPerSecond is how fast the counted replicas' queue grows
+	// (negative when it drains).
+	QueueGrowthPerSecond Num `json:"queue_growth_per_second"`
+	// TargetQueueSeconds is the acceptable queue time (Config).
+	TargetQueueSeconds Num `json:"target_queue_seconds"`
+	// WaitingTargetPerReplica is the autoscaling target on the waiting
+	// requests per replica: CapacityPerReplica × TargetQueueSeconds
+	// (Little's law); n/a without a capacity. FULL replicas' actions
+	// state the same target.
 	WaitingTargetPerReplica Num `json:"waiting_target_per_replica"`
-	MeanWaitingPerReplica   Num `json:"mean_waiting_per_replica"`
-	ReplicasByQueue         Num `json:"replicas_by_queue"`    // HPA rule
-	CapacityPerReplica      Num `json:"capacity_per_replica"` // finish rate a full replica sustains
-	ReplicasByCapacity      Num `json:"replicas_by_capacity"`
+	// MeanWaitingPerReplica is the metric's value as an HPA averages it.
+	MeanWaitingPerReplica Num `json:"mean_waiting_per_replica"`
+	// ReplicasByQueue is what a Kubernetes HPA on HPAMetric with that
+	// target would recommend: HPADesired after the scale-down
+	// stabilisation window (the highest desired count within it). An
+	// autoscaler's setting, not a count to act on.
+	ReplicasByQueue Num `json:"replicas_by_queue"`
+	// HPADesired is this evaluation's ceil(replicas × mean waiting ÷
+	// target), or the replicas up when HPAWithinTolerance (the ratio is
+	// within the HPA's 10 % tolerance).
+	HPADesired         Num  `json:"hpa_desired"`
+	HPAWithinTolerance bool `json:"hpa_within_tolerance"`
+	// HPAMetric is the waiting-requests family an HPA would read, one per
+	// engine among the replicas, joined with " or " when they differ.
+	HPAMetric string `json:"hpa_metric"`
+	// HPAWindow are the desired counts of the scale-down window that may
+	// still be its highest, highest first; the next evaluation reads them
+	// from the previous report.
+	HPAWindow []HPARecommendation `json:"hpa_window,omitempty"`
+	// CapacityPerReplica is what a FULL replica finishes successfully
+	// (stop and length, not aborts) per second, the mean over the
+	// CapacityReplicas; ReplicasByCapacity is ceil(demand ÷ it).
+	CapacityPerReplica Num `json:"capacity_per_replica"`
+	ReplicasByCapacity Num `json:"replicas_by_capacity"`
 
-	// RecommendedReplicas is the one count to act on; n/a when nothing is
-	// known. Basis is "capacity" or "queue", the rule it comes from ("" when
-	// none), and Recommendation says it with the reasoning.
+	// Action is "add", "keep" or "" (no advice yet, or no replica up).
+	// Add is how many replicas to add; n/a when the action is to add but
+	// no capacity is measured to count by, or when it is not to add.
+	Action string `json:"action"`
+	Add    Num    `json:"add"`
+	// RecommendedReplicas is the count the fleet should have (the replicas
+	// down included when the action is to keep and bring them back); n/a
+	// when there is no count. Basis is "capacity" (counted by a FULL
+	// replica's capacity), "queue" (judged by the states and the queue
+	// alone), "groups", or "" when none; Recommendation says the action
+	// with its inputs, in a sentence.
 	RecommendedReplicas Num    `json:"recommended_replicas"`
 	Basis               string `json:"basis"`
 	Recommendation      string `json:"recommendation"`
 	// BacklogClearSeconds is how long the recommended replicas take to
 	// clear the queue standing now at their spare capacity; n/a without a
-	// capacity figure, or when there is no backlog.
+	// count, or when there is no backlog.
 	BacklogClearSeconds Num `json:"backlog_clear_seconds"`
 
-	Summary []string `json:"summary"` // the recommendation, then the sentences with the numbers
+	// Summary is the recommendation, then the sentences with the numbers:
+	// demand, capacity, backlog, the autoscaler line, the replicas not
+	// counted, refusals.
+	Summary []string `json:"summary"`
 
 	// RejectionsPerSecond are the admissions the replicas refused (HTTP
 	// 503); they are demand, so ArrivalsPerSecond includes them.
 	RejectionsPerSecond Num `json:"rejections_per_second"`
 }
 
-// Imbalance names a replica far from the fleet median.
+// Imbalance names a replica far from the fleet median. The fleet lists
+// them most extreme first (the largest Ratio); a replica far in several
+// metrics is listed once per metric.
 type Imbalance struct {
 	Target string `json:"target"`
 	Metric string `json:"metric"`
 	Value  Num    `json:"value"`
 	Median Num    `json:"median"`
-	Text   string `json:"text"`
+	// Ratio is how far the value is from the median: the larger of the two
+	// over the smaller, each with the metric's minimum gap added, so that
+	// a value near zero does not outrank a large one (waiting 0 against a
+	// median of 6 is ×2.2, waiting 1,072 against 6 is ×98).
+	Ratio Num    `json:"ratio"`
+	Text  string `json:"text"`
 }
 
 // FleetFigures are totals across replicas.

@@ -105,7 +105,7 @@ func TestWorstIsBySeverity(t *testing.T) {
 	for i := range reps {
 		reps[i].Severity = SeverityOf(&reps[i], cfg)
 	}
-	if got := fleetFigures(reps, cfg).Worst; got != "full:8000" {
+	if got := fleetFigures(reps, cfg, t0, nil).Worst; got != "full:8000" {
 		t.Errorf("worst = %s, want full:8000", got)
 	}
 	samples, now := steadyChat()

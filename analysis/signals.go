@@ -250,11 +250,11 @@ func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict,
 	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
 		return verdict{}, false
 	}
+	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
-	demand := f.ArrivalsPerSecond + f.AdmissionRejectionsPerSecond
 	return verdict{State: StateFull, Reasons: []string{rejectionText(f, ev)},
-		Action: fmt.Sprintf("add replicas: the server turns work away; scale on %s with target %s per replica (Little's law: %s req/s asked × %s s)",
-			waitingMetric(ev.Kind), amount(demand.Float()*target), amount(demand.Float()), amount(target))}, true
+		Action: scaleOnWords(sentence("add replicas: the server turns work away; "), waitingMetric(ev.Kind),
+			waitingTarget(capacity, target), capacity, target).String()}, true
 }
 
 // preemptionsPerRequestText is PREEMPTING's evidence from

@@ -290,8 +290,8 @@ func TestSignalsAbsentAreNA(t *testing.T) {
 }
 
 // TestRejectionsInAdvice: refused admissions are demand the fleet must
-// serve: the advice counts them in the arrivals and says the fleet is
-// refusing work.
+// serve: the advice counts them in the arrivals and says how many were
+// refused.
 func TestRejectionsInAdvice(t *testing.T) {
 	s := newServer()
 	s.running, s.kv = 200, 0.5
@@ -302,7 +302,7 @@ func TestRejectionsInAdvice(t *testing.T) {
 	if a.RejectionsPerSecond != 4 || !sameFloat(a.ArrivalsPerSecond.Float(), 10) {
 		t.Errorf("rejections/s %v, arrivals %v; want 4 and 6 finished + 4 refused", a.RejectionsPerSecond, a.ArrivalsPerSecond)
 	}
-	if !slices.ContainsFunc(a.Summary, func(s string) bool { return strings.Contains(s, "the fleet is refusing work: 4 req/s") }) {
+	if !slices.ContainsFunc(a.Summary, func(s string) bool { return strings.Contains(s, "plus 4 req/s refused") }) {
 		t.Errorf("summary %q", a.Summary)
 	}
 }

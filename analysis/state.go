@@ -377,12 +377,13 @@ func batchCapText(ev *evidence) string {
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling
-// target that would have added them.
+// target that would have added them, from what this replica finishes
+// successfully; the fleet then writes its own target in its place
+// (alignScaleTargets), so that every pane states the fleet's.
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
+	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
-	return sentence("add replicas; scale on ").text(waitingMetric(ev.Kind)).text(" with target ").
-		amount(f.ArrivalsPerSecond.Float() * target).text(" per replica (Little's law: ").
-		amount(f.ArrivalsPerSecond.Float()).text(" req/s × ").amount(target).text(" s)").String()
+	return scaleOnWords(sentence("add replicas; "), waitingMetric(ev.Kind), waitingTarget(capacity, target), capacity, target).String()
 }
 
 // dominantShare is the share of mean TTFT from which one phase, queue or

@@ -106,10 +106,10 @@ func TestPrintReportWriteFails(t *testing.T) {
 // fleet's figures; a quantile its buckets only bound is written as the
 // bound.
 func TestTextReportRecommendationFirst(t *testing.T) {
-	const rec = "act on 12 (capacity), 6 more than the 6 up: each full replica sustains 11.8 req/s"
+	const rec = "add 6: 140 req/s arrive, 71 succeed, a full replica does 11.8: 6 up → 12"
 	r := reportOf(analysis.StateFull, analysis.StateHealthy)
 	r.Fleet.Advice.Recommendation = rec
-	r.Fleet.Advice.Summary = []string{rec, "arrivals 140 req/s across 6 replicas"}
+	r.Fleet.Advice.Summary = []string{rec, "demand 140 req/s: what arrives at the 6 replicas counted"}
 	r.Replicas[0].TTFT.P99 = 80
 	r.Replicas[0].TTFT.P99Bucket = analysis.QuantileBucket{Lower: 80, Upper: analysis.Num(math.Inf(1))}
 	var out bytes.Buffer
@@ -124,7 +124,7 @@ func TestTextReportRecommendationFirst(t *testing.T) {
 	if n := strings.Count(text, rec); n != 1 {
 		t.Errorf("the recommendation is written %d times, want once:\n%s", n, text)
 	}
-	for _, want := range []string{"  advice: arrivals 140 req/s across 6 replicas", "/>80s"} {
+	for _, want := range []string{"  advice: demand 140 req/s: what arrives at the 6 replicas counted", "/>80s"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}

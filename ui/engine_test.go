@@ -116,15 +116,15 @@ func TestHeaderGroupLines(t *testing.T) {
 	rep := report(t0, reps...)
 	rep.Fleet.Groups = []analysis.FleetGroup{
 		{Model: reps[0].Model, Targets: []string{reps[0].Target}, FleetFigures: analysis.FleetFigures{Replicas: 1, Up: 1, RequestsPerSecond: 6, Running: 48, Waiting: 0,
-			Advice: analysis.Advice{Recommendation: "keep 1 replica (queue)"}}},
+			Advice: analysis.Advice{Recommendation: "keep 1 replica: none is FULL and the queue is not growing"}}},
 		{Model: reps[1].Model, Targets: []string{reps[1].Target}, FleetFigures: analysis.FleetFigures{Replicas: 1, Up: 1, RequestsPerSecond: 11.8, Running: 256, Waiting: 95,
-			Advice: analysis.Advice{Recommendation: "act on 2 replicas (capacity)"}}},
+			Advice: analysis.Advice{Recommendation: "add 1: 16 req/s arrive, 11.8 succeed, a full replica does 11.8: 1 up → 2"}}},
 	}
 	m := send(newModel(200, 40), ReportMsg{Report: rep})
 	head := ansi.Strip(strings.Join(m.header, "\n"))
 	for _, want := range []string{
-		"▪ meta-llama/Llama-3.1-8B-Instruct  up 1/1  6.0 req/s  run 48  wait 0  worst gpu-a:8000 HEALTHY  → keep 1 replica (queue)",
-		"▪ Qwen/Qwen2.5-7B  up 1/1  11.8 req/s  run 256  wait 95  worst gpu-b:30000 FULL  → act on 2 replicas (capacity)",
+		"▪ meta-llama/Llama-3.1-8B-Instruct  up 1/1  6.0 req/s  run 48  wait 0  worst gpu-a:8000 HEALTHY  → keep 1 replica: none is FULL and the queue is not growing",
+		"▪ Qwen/Qwen2.5-7B  up 1/1  11.8 req/s  run 256  wait 95  worst gpu-b:30000 FULL  → add 1: 16 req/s arrive, 11.8 succeed, a full replica does 11.8: 1 up → 2",
 	} {
 		if !strings.Contains(head, want) {
 			t.Errorf("header lacks %q:\n%s", want, head)

@@ -56,6 +56,12 @@ var goldenScenarios = []struct {
 	{"events", func(w, h int) Model {
 		return press(send(newModel(w, h), ReportMsg{Report: allStates(t0)}), "e")
 	}},
+	{"advice", func(w, h int) Model {
+		return send(newModel(w, h), ReportMsg{Report: withAdvice(t0)})
+	}},
+	{"advice-view", func(w, h int) Model {
+		return press(send(newModel(w, h), ReportMsg{Report: withAdvice(t0)}), "a")
+	}},
 }
 
 func TestGoldenFrames(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 type globalKeys struct {
 	Quit, Help, Back                  key.Binding
 	Detail, Table, Events, Filter     key.Binding
+	Advice                            key.Binding
 	Pause, Shorter, Longer, ScrapeNow key.Binding
 }
 
@@ -25,6 +26,7 @@ func newGlobalKeys() globalKeys {
 		Detail:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "detail")),
 		Table:     key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "table")),
 		Events:    key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "events")),
+		Advice:    key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "advice")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Pause:     key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause")),
 		Shorter:   key.NewBinding(key.WithKeys("["), key.WithHelp("[", "shorter window")),

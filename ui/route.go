@@ -57,8 +57,11 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		m.toggleScreen(screenTable)
 	case key.Matches(k, m.keys.Events):
 		m.toggleScreen(screenEvents)
+	case key.Matches(k, m.keys.Advice):
+		m.toggleScreen(screenAdvice)
+		m.advice.viewport.GotoTop()
 	case key.Matches(k, m.keys.Filter):
-		if m.screen == screenDetail || m.screen == screenEvents {
+		if m.screen == screenDetail || m.screen == screenEvents || m.screen == screenAdvice {
 			m.screen = screenTable
 		}
 		m.filtering = true
@@ -86,6 +89,10 @@ func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 	case screenDetail:
 		var cmd tea.Cmd
 		m.detail, cmd = m.detail.update(k)
+		return cmd
+	case screenAdvice:
+		var cmd tea.Cmd
+		m.advice, cmd = m.advice.update(k)
 		return cmd
 	case screenTable:
 		sel, moved := m.table.update(k)

@@ -250,22 +250,33 @@ func checkOldFigures(t *testing.T, frame string, colour bool) {
 }
 
 // The header names the worst replica and, when the fleet has one, the
-// replica far from the fleet median.
+// replica far from the fleet median (the analysis lists the most extreme
+// first), with how many other replicas are far from it: replicas, not
+// replica × metric pairs.
 func TestHeaderNamesWorstAndImbalance(t *testing.T) {
 	rep := allStates(t0)
 	rep.Fleet.Worst = "gpu-c:8000" // the analysis may name another; the header follows the grid
 	rep.Fleet.Imbalance = []analysis.Imbalance{
 		{Target: "gpu-c:8000", Metric: "waiting", Text: "gpu-c:8000: waiting 95 against a fleet median of 0"},
 		{Target: "gpu-e:8000", Metric: "kv", Text: "gpu-e:8000: KV 99% against a fleet median of 41%"},
+		{Target: "gpu-c:8000", Metric: "kv", Text: "gpu-c:8000: KV 97% against a fleet median of 41%"},
+		{Target: "gpu-e:8000", Metric: "requests_per_second", Text: "gpu-e:8000: requests/s 9 against a fleet median of 2"},
 	}
 	for _, w := range []int{80, 120, 200} {
 		m := send(newModel(w, 40), ReportMsg{Report: rep})
 		head := ansi.Strip(strings.Join(m.header, "\n"))
-		for _, want := range []string{"worst gpu-g:8000 DOWN", "imbalance: gpu-c:8000: waiting 95 against a fleet median of 0", "+1 more"} {
+		for _, want := range []string{"worst gpu-g:8000 DOWN", "imbalance: gpu-c:8000: waiting 95 against a fleet median of 0", "(+1 more replica)"} {
 			if !strings.Contains(head, want) {
 				t.Errorf("at %d the header lacks %q:\n%s", w, want, head)
 			}
 		}
+	}
+	long := rep
+	long.Fleet.Imbalance = append([]analysis.Imbalance{{Target: "127.0.0.1:45247", Metric: "waiting",
+		Text: "127.0.0.1:45247: waiting 2,962 against a fleet median of 14"}}, rep.Fleet.Imbalance...)
+	head := ansi.Strip(strings.Join(send(newModel(80, 24), ReportMsg{Report: long}).header, "\n"))
+	if !strings.Contains(head, "imbalance (+2 more): 127.0.0.1:45247: waiting 2,962 against a fleet median of 14") {
+		t.Errorf("at 80 columns the count of other replicas is cut:\n%s", head)
 	}
 	m := send(newModel(120, 40), ReportMsg{Report: allStates(t0)})
 	if head := strings.Join(m.header, "\n"); strings.Contains(head, "imbalance") {

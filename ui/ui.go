@@ -108,6 +108,7 @@ const (
 	screenDetail
 	screenTable
 	screenEvents
+	screenAdvice
 )
 
 // Model is the root Bubble Tea model.
@@ -153,6 +154,7 @@ type Model struct {
 	table  tableScreen
 	detail detailScreen
 	log    eventsScreen
+	advice adviceScreen
 	help   helpScreen
 
 	play playback // a replay's controls and line, a recording's state
@@ -193,6 +195,7 @@ func New(opts Options) Model {
 		table:   newTableScreen(theme),
 		detail:  newDetailScreen(theme, opts.Location),
 		log:     newEventsScreen(theme, opts.Location, events),
+		advice:  newAdviceScreen(theme),
 		strip:   gpuStrip{theme: theme},
 		gpuHist: gpuHistory{},
 	}
@@ -232,7 +235,7 @@ func (m Model) helpColumns() [][]helpGroup {
 			{"filter and sort", []key.Binding{k.Filter, s.Sort, s.SortBack, s.Reverse}},
 		},
 		{
-			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Back, k.Help}},
+			{"screens", []key.Binding{k.Detail, k.Table, k.Events, k.Advice, k.Back, k.Help}},
 			{"display", []key.Binding{k.Pause, k.Shorter, k.Longer, k.ScrapeNow, k.Quit}},
 		},
 	}
@@ -352,6 +355,9 @@ func (m *Model) refresh() {
 	if m.screen == screenDetail {
 		m.renderDetail()
 	}
+	if m.screen == screenAdvice {
+		m.advice.render(m.shown.Fleet)
+	}
 }
 
 // layout computes the header once and pushes each screen the size of the
@@ -366,6 +372,7 @@ func (m *Model) layout() {
 	m.table.setSize(w, h)
 	m.detail.setSize(w, max(h, 1))
 	m.log.setSize(w, h)
+	m.advice.setSize(w, h)
 	m.help.setSize(w, h)
 	m.grid.selected, m.table.selected = m.selected, m.selected
 }

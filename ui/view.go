@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
 )
 
@@ -43,6 +44,8 @@ func (m Model) body(h int) []string {
 		return m.table.view()
 	case m.screen == screenEvents:
 		return m.log.view()
+	case m.screen == screenAdvice:
+		return m.advice.view()
 	default:
 		strip := m.strip.view()
 		return append(strip[:min(len(strip), m.stripH)], m.grid.view()...)
@@ -121,15 +124,30 @@ func (m Model) headerLines(w int) []string {
 	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
 		line := th.warn.Render("imbalance: ") + imb[0].Text
-		if len(imb) > 1 {
-			line += th.dim.Render(fmt.Sprintf(" (+%d more)", len(imb)-1))
+		if more := otherReplicas(imb); more > 0 {
+			// The count is said whole when the line would be cut: ahead
+			// of the text, not "(+49 mor…" at its end; the advice view (a)
+			// lists them all.
+			suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
+			if ansi.StringWidth(line+suffix) <= w {
+				line += th.dim.Render(suffix)
+			} else {
+				line = th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
+			}
 		}
 		lines = append(lines, line)
 	}
-	if advice := m.shown.Fleet.Advice.Summary; len(advice) > 0 && m.height >= 30 {
-		lines = append(lines, th.action.Render("advice: "+advice[0]))
+	return append(lines, m.adviceLines(w)...)
+}
+
+// otherReplicas counts the replicas an imbalance list names besides its
+// first: a replica far from the median in several figures is one replica.
+func otherReplicas(imb []analysis.Imbalance) int {
+	seen := map[string]bool{imb[0].Target: true}
+	for _, im := range imb[1:] {
+		seen[im.Target] = true
 	}
-	return lines
+	return len(seen) - 1
 }
 
 // sourceLine names a source that reads the whole fleet (a Prometheus
@@ -275,8 +293,11 @@ func (m Model) footerKeys() []key.Binding {
 			k.Filter, k.Back, page, k.Pause, k.Events, window, k.ScrapeNow}
 	case m.screen == screenEvents:
 		return []key.Binding{k.Help, k.Quit, k.Back, k.Table, k.Pause}
+	case m.screen == screenAdvice:
+		v := m.advice.viewport.KeyMap
+		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause}
 	}
-	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
+	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Advice, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
 }
 
 // short is a binding with a shorter help for the footer; the help overlay

@@ -1,0 +1,467 @@
+package analysis
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The Kubernetes HPA's defaults, which the autoscaler line computes with:
+// no change while the metric is within hpaTolerance of its target, and a
+// scale-down stabilisation window (the highest recommendation of the last
+// hpaScaleDownWindow is the one used; scaling up is immediate).
+const (
+	hpaTolerance       = 0.1
+	hpaScaleDownWindow = 300 * time.Second
+)
+
+// backlogDrainAim is the time in which the backlog sentence says how many
+// replicas would clear the queue, when the recommended count takes longer.
+const backlogDrainAim = 5 * time.Minute
+
+// HPARecommendation is one evaluation's desired replica count by the HPA
+// rule, kept while it may still be the highest of the scale-down window.
+type HPARecommendation struct {
+	Time    time.Time `json:"time"`
+	Desired float64   `json:"desired"`
+}
+
+// advice is the fleet's scaling advice, from one model. Demand is what
+// arrives at the counted replicas (finished, aborts included, plus the
+// growth of the batch and the queue, plus the admissions refused); a
+// replica's capacity is what a FULL replica finishes successfully (stop
+// and length, not aborts), read from the replicas FULL over at least
+// fullMinSamples readings; the backlog is what waits. While a replica is
+// FULL the advice adds replicas; without a measured capacity it says so
+// rather than give a count; otherwise it keeps the fleet. down replicas
+// are neither demand nor capacity and are said as not counted. The HPA
+// line, an autoscaler setting, is computed beside it; prev carries its
+// recent recommendations.
+func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
+	a := Advice{
+		Replicas: len(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
+		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
+		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
+		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
+		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
+	}
+	if metrics := waitingMetrics(counted); len(metrics) > 0 {
+		a.HPAMetric = strings.Join(metrics, " or ")
+	}
+	var window []HPARecommendation
+	if prev != nil {
+		window = prev.HPAWindow
+	}
+	a.HPAWindow = recentRecommendations(window, now)
+	if len(counted) == 0 {
+		a.Recommendation = "no replica is up: no advice"
+		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
+		return a
+	}
+	// succeeded is what every counted replica finishes successfully;
+	// atCapacity and abortedAtCapacity what the FULL replicas a capacity is
+	// read from finish successfully and abort.
+	var arrivals, rejections, waiting, growth, succeeded, atCapacity, abortedAtCapacity sum
+	for _, r := range counted {
+		arrivals.add(r.ArrivalsPerSecond)
+		rejections.add(r.AdmissionRejectionsPerSecond)
+		waiting.add(r.Waiting)
+		growth.add(r.WaitingGrowth)
+		ok := successfulPerSecond(&r.Figures)
+		succeeded.add(ok)
+		if r.State != StateFull {
+			continue
+		}
+		a.Full++
+		// A capacity is a sustained rate: a replica FULL on its first two
+		// readings has not shown one yet.
+		if ok.Known() && r.Samples >= fullMinSamples {
+			atCapacity.add(ok)
+			abortedAtCapacity.add(r.FinishedPerSecond.Abort)
+			a.CapacityReplicas++
+		}
+	}
+	a.ArrivalsPerSecond = arrivals.value()
+	if a.RejectionsPerSecond = rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
+		// A refused request was asked for: it is demand the fleet must
+		// serve, not traffic that went away.
+		a.ArrivalsPerSecond += a.RejectionsPerSecond
+	}
+	a.QueueGrowthPerSecond = growth.value()
+	a.SuccessfulPerSecond = succeeded.value()
+	backlog := waiting.value()
+	a.MeanWaitingPerReplica = backlog / Num(len(counted))
+	if a.CapacityReplicas > 0 {
+		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
+		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
+			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))
+		}
+	}
+	a.autoscaler(now)
+	switch {
+	case a.Full > 0 && a.ReplicasByCapacity.Known():
+		a.addByCapacity(backlog)
+	case a.Full > 0:
+		a.Action, a.Basis = "add", "queue"
+		a.Recommendation = a.addWithoutCount(sentence("add replicas: ").plural(float64(a.Full), "replica").text(" FULL")).String()
+	case !a.ArrivalsPerSecond.Known():
+		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
+	case a.queueGrows(backlog):
+		a.Action, a.Basis = "add", "queue"
+		p := sentence("add replicas: the queue grows by ").amount(a.QueueGrowthPerSecond.Float()).text("/s (").
+			count(backlog.Float()).text(" waiting) with no replica FULL yet")
+		a.Recommendation = a.addWithoutCount(p).String()
+	default:
+		a.keep(backlog)
+	}
+	a.Summary = append(a.Summary, a.Recommendation)
+	a.Summary = a.demandSummary(a.Summary)
+	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
+	a.Summary = a.backlogSummary(a.Summary, backlog)
+	a.Summary = append(a.Summary, a.autoscalerWords())
+	a.Summary = a.uncountedSummary(a.Summary)
+	return a
+}
+
+// waitingMetrics are the waiting-requests families of the engines among
+// the replicas, each once, in the order first seen.
+func waitingMetrics(reps []*ReplicaReport) []string {
+	var out []string
+	for _, r := range reps {
+		if m := waitingMetric(r.EngineKind); !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// successfulPerSecond is what a replica finishes successfully: stops and
+// lengths, not aborts or errors. Without finish reasons on the page every
+// finished request counts: there is nothing to tell them apart by.
+func successfulPerSecond(f *Figures) Num {
+	if !f.FinishedPerSecond.Stop.Known() {
+		return f.RequestsPerSecond
+	}
+	ok := f.FinishedPerSecond.Stop
+	if f.FinishedPerSecond.Length.Known() {
+		ok += f.FinishedPerSecond.Length
+	}
+	return ok
+}
+
+// queueGrows reports whether the queue grows beyond the queue time the
+// advice aims at: more waiting than TargetQueueSeconds of arrivals
+// (Little's law), and more each second.
+func (a *Advice) queueGrows(backlog Num) bool {
+	return a.QueueGrowthPerSecond > 0 && backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
+}
+
+// addByCapacity is the count while replicas are FULL and a capacity is
+// measured. What the fleet as it stands lacks is the demand less what its
+// replicas finish successfully (their shortfall: the queue's growth, the
+// aborts and the refusals); each added replica finishes what a full one
+// does. That count is never below the one that carries the demand at that
+// rate spread evenly, one more when it would leave no spare to clear the
+// backlog, and at least one more than are up: a FULL replica says the
+// fleet is short where it stands.
+func (a *Advice) addByCapacity(backlog Num) {
+	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
+	up, shortfall := float64(a.Replicas), a.shortfall()
+	rec := a.replicasFor(0)
+	spare := func(n float64) float64 { return math.Min(n*capacity-demand, (n-up)*capacity-shortfall) }
+	if backlog > 0 && spare(rec) <= 0 {
+		rec++ // with no spare capacity the backlog never clears
+	}
+	rec = math.Max(rec, up+1)
+	a.Action, a.Basis = "add", "capacity"
+	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-up)
+	if s := spare(rec); backlog > 0 && s > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / s)
+	}
+	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arrive, ")
+	if a.SuccessfulPerSecond.Known() {
+		p = p.amount(a.SuccessfulPerSecond.Float()).text(" succeed, ")
+	}
+	p = p.text("a full replica does ").amount(capacity).text(": ").int(a.Replicas).text(" up")
+	if a.Uncounted > 0 {
+		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
+	}
+	p = p.text(" → ").count(rec)
+	if shortfall <= 0 && rec == up+1 {
+		p = p.text(" (none short now, but ").int(a.Full).text(" ").text(isAre(float64(a.Full))).text(" FULL)")
+	}
+	if a.BacklogClearSeconds.Known() {
+		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").
+			text(roughDuration(a.BacklogClearSeconds.Float()))
+	}
+	a.Recommendation = p.String()
+}
+
+// shortfall is the demand the counted replicas do not finish
+// successfully (negative when they finish more); without a measure of
+// what they finish, as if each finished a full replica's capacity.
+func (a *Advice) shortfall() float64 {
+	if a.SuccessfulPerSecond.Known() {
+		return (a.ArrivalsPerSecond - a.SuccessfulPerSecond).Float()
+	}
+	return (a.ArrivalsPerSecond - Num(a.Replicas)*a.CapacityPerReplica).Float()
+}
+
+// replicasFor is how many replicas finish the demand and extra req/s
+// more: the replicas up plus enough full ones for the shortfall and the
+// extra, and never fewer than carry the demand and extra spread evenly.
+func (a *Advice) replicasFor(extra float64) float64 {
+	capacity := a.CapacityPerReplica.Float()
+	even := math.Ceil((a.ArrivalsPerSecond.Float() + extra) / capacity)
+	return math.Max(even, float64(a.Replicas)+math.Max(0, math.Ceil((a.shortfall()+extra)/capacity)))
+}
+
+// addWithoutCount finishes an "add replicas" said without a count: the
+// queue's growth, and when the count will come.
+func (a *Advice) addWithoutCount(p prose) prose {
+	if a.Full > 0 && a.QueueGrowthPerSecond > 0 {
+		p = p.text(", the queue grows by ").amount(a.QueueGrowthPerSecond.Float()).text("/s")
+	}
+	switch {
+	case a.CapacityReplicas > 0:
+		p = p.text("; no count: the FULL replicas finish nothing successfully")
+	default:
+		p = p.text("; a count once a replica has been FULL for ").int(fullMinSamples).text(" readings and shows its capacity")
+	}
+	if a.Uncounted > 0 {
+		p = p.text("; ").int(a.Uncounted).text(" down, not counted")
+	}
+	return p
+}
+
+// keep is the advice with no replica FULL and no queue growing. Fewer
+// replicas are never advised: without a FULL replica there is no measured
+// capacity to say how many would do. Replicas down are to be brought
+// back, not dropped from the count by their silence.
+func (a *Advice) keep(backlog Num) {
+	a.Action, a.Basis = "keep", "queue"
+	a.RecommendedReplicas = Num(a.Replicas + a.Uncounted)
+	var p prose
+	if a.Uncounted > 0 {
+		p = sentence("keep the ").int(a.Replicas).text(" up and bring back the ").int(a.Uncounted).text(" down: ")
+	} else {
+		p = sentence("keep ").plural(float64(a.Replicas), "replica").text(": ")
+	}
+	p = p.text("none is FULL and the queue ")
+	if backlog > 0 && a.QueueGrowthPerSecond < 0 {
+		p = p.text("of ").count(backlog.Float()).text(" drains by ").amount(-a.QueueGrowthPerSecond.Float()).text("/s")
+	} else {
+		p = p.text("is not growing")
+	}
+	a.Recommendation = p.String()
+}
+
+// demandSummary appends the sentence of the demand.
+func (a *Advice) demandSummary(s []string) []string {
+	if !a.ArrivalsPerSecond.Known() {
+		return s
+	}
+	p := sentence("demand ").perSecond(a.ArrivalsPerSecond.Float()).text(": what arrives at the ").
+		plural(float64(a.Replicas), "replica").text(" counted (finished, aborts included, plus the growth of batch and queue")
+	if a.RejectionsPerSecond > 0 {
+		p = p.text(", plus ").perSecond(a.RejectionsPerSecond.Float()).text(" refused")
+	}
+	p = p.text(")")
+	if a.SuccessfulPerSecond.Known() {
+		p = p.text("; they finish ").perSecond(a.SuccessfulPerSecond.Float()).text(" successfully")
+		if short := a.ArrivalsPerSecond - a.SuccessfulPerSecond; short > 0 {
+			p = p.text(", ").perSecond(short.Float()).text(" short")
+		}
+	}
+	return append(s, p.String())
+}
+
+// capacitySummary appends the sentence of the capacity: what it is read
+// from, and what it leaves out.
+func (a *Advice) capacitySummary(s []string, aborted Num) []string {
+	switch {
+	case a.CapacityPerReplica.Known():
+		p := sentence("capacity ").amount(a.CapacityPerReplica.Float()).text(" successful req/s per replica (stop and length, the mean of ").
+			plural(float64(a.CapacityReplicas), "FULL replica").text(" at the cap")
+		if aborted > 0 {
+			p = p.text("; ").perSecond(aborted.Float()).text(" aborted, not counted")
+		}
+		p = p.text(")")
+		if a.ReplicasByCapacity.Known() {
+			p = p.text("; the demand needs ").plural(a.ReplicasByCapacity.Float(), "replica").text(" if spread evenly (ceil(").
+				amount(a.ArrivalsPerSecond.Float()).text(" ÷ ").amount(a.CapacityPerReplica.Float()).text("))")
+		}
+		return append(s, p.String())
+	case a.Full > 0:
+		return append(s, sentence("capacity not measured yet: ").plural(float64(a.Full), "replica").
+			text(" FULL, none for ").int(fullMinSamples).text(" readings").String())
+	}
+	return append(s, "capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it")
+}
+
+// backlogSummary appends the sentence of the backlog when one stands and a
+// count was given: how soon it clears, and how many would clear it within
+// backlogDrainAim when that is sooner.
+func (a *Advice) backlogSummary(s []string, backlog Num) []string {
+	if !(backlog > 0) || !a.RecommendedReplicas.Known() || a.Action != "add" {
+		return s
+	}
+	p := sentence("backlog ").count(backlog.Float()).text(" waiting")
+	if a.BacklogClearSeconds.Known() {
+		p = p.text(": clears in about ").text(roughDuration(a.BacklogClearSeconds.Float())).text(" at ").
+			count(a.RecommendedReplicas.Float()).text(" replicas")
+	}
+	aim := backlogDrainAim.Seconds()
+	if a.BacklogClearSeconds > Num(aim) {
+		p = p.text("; ").count(a.replicasFor(backlog.Float() / aim)).text(" would clear it in about ").text(roughDuration(aim))
+	}
+	return append(s, p.String())
+}
+
+// uncountedSummary appends the sentence of the replicas down.
+func (a *Advice) uncountedSummary(s []string) []string {
+	if a.Uncounted == 0 {
+		return s
+	}
+	return append(s, sentence("").int(a.Uncounted).text(" of ").plural(float64(a.Replicas+a.Uncounted), "replica").
+		text(" down: not counted, neither their demand nor their capacity").String())
+}
+
+// autoscaler computes the HPA line: the target (waitingTarget), the
+// desired count of this evaluation (hpaDesired) and the recommendation
+// after the scale-down window (the highest desired count within it).
+func (a *Advice) autoscaler(now time.Time) {
+	a.WaitingTargetPerReplica = waitingTarget(a.CapacityPerReplica, a.TargetQueueSeconds.Float())
+	if !a.WaitingTargetPerReplica.Known() || !a.MeanWaitingPerReplica.Known() {
+		return
+	}
+	desired, within := hpaDesired(a.Replicas, a.MeanWaitingPerReplica.Float(), a.WaitingTargetPerReplica.Float())
+	a.HPADesired, a.HPAWithinTolerance = Num(desired), within
+	a.HPAWindow = stabilise(a.HPAWindow, now, desired)
+	a.ReplicasByQueue = Num(a.HPAWindow[0].Desired)
+}
+
+// autoscalerWords is the HPA line: an autoscaler setting, what it would
+// ask for now, and why.
+func (a *Advice) autoscalerWords() string {
+	p := scaleOnWords(sentence("autoscaler setting, not a count to act on: an HPA would "), a.HPAMetric,
+		a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
+	if !a.HPADesired.Known() {
+		return p.String()
+	}
+	p = p.text("; at a mean of ").amount(a.MeanWaitingPerReplica.Float()).text(" waiting it asks for ")
+	switch {
+	case a.HPAWithinTolerance:
+		p = p.text("no change (within its ").percent(hpaTolerance).text(" tolerance)")
+	case a.HPADesired == 1 && a.MeanWaitingPerReplica == 0:
+		p = p.text("1, its minimum")
+	default:
+		p = p.count(a.HPADesired.Float()).text(" (ceil(").int(a.Replicas).text(" × ").amount(a.MeanWaitingPerReplica.Float()).
+			text(" ÷ ").amount(a.WaitingTargetPerReplica.Float()).text("))")
+	}
+	if a.ReplicasByQueue > a.HPADesired {
+		p = p.text("; its ").text(roughDuration(hpaScaleDownWindow.Seconds())).text(" scale-down window holds ").
+			count(a.ReplicasByQueue.Float())
+	}
+	return p.String()
+}
+
+// waitingTarget is the autoscaling target on the waiting requests per
+// replica: the queue a replica at its cap serves in the target queue time
+// (Little's law, L = λW, with λ what a full replica finishes successfully).
+// Unknown without a capacity.
+func waitingTarget(capacity Num, queueSeconds float64) Num {
+	if !(capacity > 0) || !(queueSeconds > 0) {
+		return NA
+	}
+	return capacity * Num(queueSeconds)
+}
+
+// scaleOnWords appends "scale on METRIC with target T per replica (…)":
+// the one wording of the autoscaling target, on a FULL pane and in the
+// fleet's HPA line.
+func scaleOnWords(p prose, metric string, target, capacity Num, queueSeconds float64) prose {
+	p = p.text("scale on ").text(metric).text(" with target ")
+	if !target.Known() {
+		return p.text("a full replica's successful req/s × ").seconds(queueSeconds).text(", once one is measured")
+	}
+	return p.amount(target.Float()).text(" per replica (a ").seconds(queueSeconds).text(" queue at the ").
+		amount(capacity.Float()).text(" successful req/s a full replica finishes)")
+}
+
+// hpaDesired is the Kubernetes HPA's count for an AverageValue target:
+// ceil(current × value ÷ target), no change while value ÷ target is within
+// hpaTolerance of 1 (within is then true), and never below one replica.
+func hpaDesired(current int, value, target float64) (desired float64, within bool) {
+	ratio := value / target
+	if math.Abs(ratio-1) <= hpaTolerance {
+		return float64(current), true
+	}
+	return math.Max(1, math.Ceil(float64(current)*ratio)), false
+}
+
+// recentRecommendations keeps the recommendations inside the scale-down
+// window that ends at now (none from after now: a replay stepped back).
+func recentRecommendations(window []HPARecommendation, now time.Time) []HPARecommendation {
+	cutoff := now.Add(-hpaScaleDownWindow)
+	var kept []HPARecommendation
+	for _, r := range window {
+		if r.Time.After(cutoff) && !r.Time.After(now) {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// stabilise adds this evaluation's desired count to the recommendations
+// of the window and returns those that may still be its highest, highest
+// first: an older one no higher than a newer one never will be again. The
+// first is the recommendation, as the HPA's stabilisation takes it.
+func stabilise(window []HPARecommendation, now time.Time, desired float64) []HPARecommendation {
+	kept := make([]HPARecommendation, 0, len(window)+1)
+	for _, r := range window {
+		if r.Desired > desired {
+			kept = append(kept, r)
+		}
+	}
+	return append(kept, HPARecommendation{Time: now, Desired: desired})
+}
+
+// alignScaleTargets writes each group's autoscaler target into the
+// actions of its FULL replicas, in place of the target a replica computed
+// from its own figures: the panes and the fleet's HPA line state one
+// target, the one an HPA for the group would be set to.
+func alignScaleTargets(reps []ReplicaReport, ff *FleetFigures) {
+	index := make(map[string]*ReplicaReport, len(reps))
+	for i := range reps {
+		index[reps[i].Target] = &reps[i]
+	}
+	for i := range ff.Groups {
+		a := &ff.Groups[i].Advice
+		for _, t := range ff.Groups[i].Targets {
+			r := index[t]
+			if r == nil || r.State != StateFull {
+				continue
+			}
+			head, _, ok := strings.Cut(r.Action, "scale on ")
+			if !ok {
+				continue
+			}
+			r.Action = scaleOnWords(sentence(head), waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
+				a.CapacityPerReplica, a.TargetQueueSeconds.Float()).String()
+		}
+	}
+}
+
+// roughDuration writes a duration in seconds as a person would round it:
+// "40 s", "6 min", "2.5 h".
+func roughDuration(secs float64) string {
+	switch {
+	case secs < 90:
+		return count(math.Max(1, math.Round(secs))) + " s"
+	case secs < 90*60:
+		return count(math.Round(secs/60)) + " min"
+	}
+	return amount(math.Round(secs/360)/10) + " h"
+}

@@ -1,0 +1,120 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// maxAdviceLines is how many header lines the advice's action takes at
+// most; the advice view (key a) has the rest.
+const maxAdviceLines = 2
+
+// adviceMore ends the header's advice when it is cut: where the rest is.
+const adviceMore = " … a: all"
+
+// adviceLines are the fleet's advice in the header: its action sentence
+// wrapped to the width, on at most maxAdviceLines lines, cut with a
+// pointer to the advice view when longer. Nothing without a report or
+// without an advice.
+func (m Model) adviceLines(w int) []string {
+	rec := m.shown.Fleet.Advice.Recommendation
+	if rec == "" {
+		return nil
+	}
+	lines := wrapLines("advice: "+rec, w)
+	if len(lines) > maxAdviceLines {
+		lines = lines[:maxAdviceLines]
+		last := lines[maxAdviceLines-1]
+		room := max(w-ansi.StringWidth(adviceMore), 0)
+		lines[maxAdviceLines-1] = strings.TrimRight(ansi.Truncate(last, room, ""), " ") + adviceMore
+	}
+	for i, l := range lines {
+		lines[i] = m.theme.action.Render(l)
+	}
+	return lines
+}
+
+// adviceScreen is the whole fleet advice, every sentence of it, with each
+// group's and every replica far from the median, in a scrolling viewport:
+// the header has room for the action alone.
+type adviceScreen struct {
+	theme    *Theme
+	viewport viewport.Model
+}
+
+func newAdviceScreen(theme *Theme) adviceScreen {
+	vp := viewport.New(80, 20)
+	vp.Style = theme.renderer.NewStyle()
+	vp.KeyMap = scrollKeys()
+	return adviceScreen{theme: theme, viewport: vp}
+}
+
+// setSize gives the advice view the body of the frame.
+func (s *adviceScreen) setSize(w, h int) {
+	s.viewport.Width, s.viewport.Height = w, h
+}
+
+// update scrolls.
+func (s adviceScreen) update(k tea.KeyMsg) (adviceScreen, tea.Cmd) {
+	var cmd tea.Cmd
+	s.viewport, cmd = s.viewport.Update(k)
+	return s, cmd
+}
+
+// view is the visible part of the advice, one string per line.
+func (s adviceScreen) view() []string { return strings.Split(s.viewport.View(), "\n") }
+
+// render lays the advice of f out at the viewport's width: the fleet's
+// sentences, then each group's when there are several, then the
+// imbalance, each sentence wrapped whole.
+func (s *adviceScreen) render(f analysis.FleetFigures) {
+	th, w := s.theme, max(s.viewport.Width, 1)
+	var lines []string
+	section := func(title string) {
+		if len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, th.headerRow.Render(title))
+	}
+	sentences := func(ss []string, first bool) {
+		for i, sentence := range ss {
+			wrapped := wrapLines(sentence, max(w-2, 1))
+			for j, l := range wrapped {
+				prefix := "  "
+				if j == 0 {
+					prefix = "• "
+				}
+				if i == 0 && first {
+					l = th.action.Render(l)
+				}
+				lines = append(lines, prefix+l)
+			}
+		}
+	}
+	section("fleet advice")
+	if len(f.Advice.Summary) == 0 {
+		lines = append(lines, th.dim.Render("no advice yet"))
+	}
+	sentences(f.Advice.Summary, true)
+	if len(f.Groups) > 1 {
+		for i := range f.Groups {
+			g := &f.Groups[i]
+			section(g.Name())
+			sentences(g.Advice.Summary, true)
+		}
+	}
+	if len(f.Imbalance) > 0 {
+		section("imbalance, most extreme first")
+		texts := make([]string, len(f.Imbalance))
+		for i, im := range f.Imbalance {
+			texts[i] = im.Text
+		}
+		sentences(texts, false)
+	}
+	lines = append(lines, "", th.dim.Render("a or esc closes the advice; ↑/↓ scroll"))
+	s.viewport.SetContent(strings.Join(fitLines(lines, w), "\n"))
+}

@@ -30,11 +30,15 @@ type HPARecommendation struct {
 // advice is the fleet's scaling advice, from one model. Demand is what
 // arrives at the counted replicas (finished, aborts included, plus the
 // growth of the batch and the queue, plus the admissions refused); a
-// replica's capacity is what a FULL replica finishes successfully (stop
-// and length, not aborts), read from the replicas FULL over at least
-// fullMinSamples readings; the backlog is what waits. While a replica is
-// FULL the advice adds replicas; without a measured capacity it says so
-// rather than give a count; otherwise it keeps the fleet. down replicas
+// replica's capacity is what a replica at its capacity finishes
+// successfully (stop and length, not aborts), read from the replicas FULL
+// (or PREEMPTING with a standing queue) over at least fullMinSamples
+// readings; the backlog is what waits. The count is what carries the
+// demand spread evenly, with room to clear the backlog. While a replica is
+// FULL the advice adds replicas, or, when the fleet up carries the demand,
+// says to spread the load or that the backlog clears; it never says keep
+// beside a FULL pane. Without a measured capacity it says so rather than
+// give a count; with no replica FULL it keeps the fleet. down replicas
 // are neither demand nor capacity and are said as not counted. The HPA
 // line, an autoscaler setting, is computed beside it; prev carries its
 // recent recommendations.
@@ -70,7 +74,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		growth.add(r.WaitingGrowth)
 		ok := successfulPerSecond(&r.Figures)
 		succeeded.add(ok)
-		if r.State != StateFull {
+		if !(r.State == StateFull || r.State == StatePreempting && r.AtCapacity) {
 			continue
 		}
 		a.Full++
@@ -157,24 +161,32 @@ func (a *Advice) queueGrows(backlog Num) bool {
 	return a.QueueGrowthPerSecond > 0 && backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
 }
 
-// addByCapacity is the count while replicas are FULL and a capacity is
-// measured. What the fleet as it stands lacks is the demand less what its
-// replicas finish successfully (their shortfall: the queue's growth, the
-// aborts and the refusals); each added replica finishes what a full one
-// does. That count is never below the one that carries the demand at that
-// rate spread evenly, one more when it would leave no spare to clear the
-// backlog, and at least one more than are up: a FULL replica says the
-// fleet is short where it stands.
+// addByCapacity is the advice while replicas are FULL and a capacity is
+// measured: the count that carries the demand spread evenly (each replica
+// finishing what a full one does), one more when it would leave no spare
+// to clear the backlog. Above the replicas up it is the number to add;
+// at or below, the fleet up has room: FULL replicas beside it want the
+// load spread (their queues grow while others have room), or their
+// backlog clears without more (it shrinks).
 func (a *Advice) addByCapacity(backlog Num) {
 	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
-	up, shortfall := float64(a.Replicas), a.shortfall()
+	up := float64(a.Replicas)
 	rec := a.replicasFor(0)
-	spare := func(n float64) float64 { return math.Min(n*capacity-demand, (n-up)*capacity-shortfall) }
+	spare := func(n float64) float64 { return n*capacity - demand }
 	if backlog > 0 && spare(rec) <= 0 {
 		rec++ // with no spare capacity the backlog never clears
 	}
-	rec = math.Max(rec, up+1)
-	a.Action, a.Basis = "add", "capacity"
+	a.Basis = "capacity"
+	if rec <= up && a.QueueGrowthPerSecond > 0 && a.Full >= a.Replicas {
+		// Every replica is FULL and the queue grows: the evenly spread
+		// count is the noise of a fleet at its capacity, not room.
+		rec = up + 1
+	}
+	if rec <= up {
+		a.roomAtFull(backlog, capacity, demand)
+		return
+	}
+	a.Action = "add"
 	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-up)
 	if s := spare(rec); backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
@@ -188,12 +200,41 @@ func (a *Advice) addByCapacity(backlog Num) {
 		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
 	}
 	p = p.text(" → ").count(rec)
-	if shortfall <= 0 && rec == up+1 {
-		p = p.text(" (none short now, but ").int(a.Full).text(" ").text(isAre(float64(a.Full))).text(" FULL)")
-	}
 	if a.BacklogClearSeconds.Known() {
 		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").
 			text(roughDuration(a.BacklogClearSeconds.Float()))
+	}
+	a.Recommendation = p.String()
+}
+
+// roomAtFull is the advice when replicas are FULL but the replicas up
+// carry the demand spread evenly: the load is to be spread while the
+// queue grows; a backlog that shrinks clears without more replicas.
+func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
+	up := float64(a.Replicas)
+	a.RecommendedReplicas = Num(up)
+	if s := up*capacity - demand; backlog > 0 && s > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / s)
+	}
+	carry := func(p prose) prose {
+		p = p.int(a.Replicas).text(" up")
+		if a.Uncounted > 0 {
+			p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
+		}
+		return p.text(" carry the ").perSecond(demand).text(" arriving at ").amount(capacity).text(" a full replica does")
+	}
+	var p prose
+	if a.QueueGrowthPerSecond > 0 {
+		a.Action = "rebalance"
+		p = carry(sentence("spread the load: ")).text(", but ").int(a.Full).text(" ").text(isAre(float64(a.Full))).
+			text(" FULL with the queue growing by ").amount(a.QueueGrowthPerSecond.Float()).text("/s while others have room")
+	} else {
+		a.Action = "drain"
+		p = carry(sentence("no replica to add: ")).text("; ").int(a.Full).text(" FULL ").text(isAre(float64(a.Full))).
+			text(" clearing a backlog")
+	}
+	if a.BacklogClearSeconds.Known() {
+		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").text(roughDuration(a.BacklogClearSeconds.Float()))
 	}
 	a.Recommendation = p.String()
 }
@@ -208,13 +249,10 @@ func (a *Advice) shortfall() float64 {
 	return (a.ArrivalsPerSecond - Num(a.Replicas)*a.CapacityPerReplica).Float()
 }
 
-// replicasFor is how many replicas finish the demand and extra req/s
-// more: the replicas up plus enough full ones for the shortfall and the
-// extra, and never fewer than carry the demand and extra spread evenly.
+// replicasFor is how many replicas carry the demand and extra req/s more
+// spread evenly, each finishing what a full one does.
 func (a *Advice) replicasFor(extra float64) float64 {
-	capacity := a.CapacityPerReplica.Float()
-	even := math.Ceil((a.ArrivalsPerSecond.Float() + extra) / capacity)
-	return math.Max(even, float64(a.Replicas)+math.Max(0, math.Ceil((a.shortfall()+extra)/capacity)))
+	return math.Max(1, math.Ceil((a.ArrivalsPerSecond.Float()+extra)/a.CapacityPerReplica.Float()))
 }
 
 // addWithoutCount finishes an "add replicas" said without a count: the
@@ -304,7 +342,7 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 // count was given: how soon it clears, and how many would clear it within
 // backlogDrainAim when that is sooner.
 func (a *Advice) backlogSummary(s []string, backlog Num) []string {
-	if !(backlog > 0) || !a.RecommendedReplicas.Known() || a.Action != "add" {
+	if !(backlog > 0) || !a.RecommendedReplicas.Known() || a.Action == "keep" {
 		return s
 	}
 	p := sentence("backlog ").count(backlog.Float()).text(" waiting")

@@ -92,17 +92,17 @@ func TestAdviceOneAction(t *testing.T) {
 			[]string{"keep", "queue rule"},
 			[]string{"demand 52 req/s", "capacity 12 successful req/s per replica", "the demand needs 5 replicas if spread evenly (ceil(52 ÷ 12))",
 				"backlog 3,924 waiting: clears in about 8 min at 5 replicas; 6 would clear it in about 5 min"}},
-		{"FULL replicas whose backlog drains: still add, never keep",
-			repeat(member{stop: 12, running: 256, waiting: 951, growth: -4.5}, 4), "add", 1, 5,
-			[]string{"add 1: 30 req/s arrive", "4 up → 5 (none short now, but 4 are FULL)", "clears in about 2 min"},
+		{"FULL replicas whose backlog drains: nothing to add, and never keep",
+			repeat(member{stop: 12, running: 256, waiting: 951, growth: -4.5}, 4), "drain", math.NaN(), 4,
+			[]string{"no replica to add: 4 up carry the 30 req/s arriving at 12 a full replica does; 4 FULL are clearing a backlog; backlog 3,264 clears in about 3 min"},
 			[]string{"keep"}, nil},
 		{"aborts are not capacity",
 			repeat(member{stop: 6, abort: 6, running: 256, waiting: 951, growth: 1}, 4), "add", 5, 9,
 			[]string{"add 5: 52 req/s arrive, 24 succeed, a full replica does 6: 4 up → 9"},
 			nil, []string{"capacity 6 successful req/s per replica", "24 req/s aborted, not counted"}},
-		{"uneven load: the shortfall counts, not the demand spread evenly",
-			[]member{{stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember, {stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember}, "add", 2, 6,
-			[]string{"add 2: 56 req/s arrive, 36 succeed, a full replica does 12: 4 up → 6"},
+		{"uneven load: the demand spread evenly, as a router spreads it",
+			[]member{{stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember, {stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember}, "add", 1, 5,
+			[]string{"add 1: 56 req/s arrive, 36 succeed, a full replica does 12: 4 up → 5"},
 			nil, []string{"the demand needs 5 replicas if spread evenly (ceil(56 ÷ 12))"}},
 		{"DOWN replicas are neither demand nor capacity",
 			[]member{fullMember, {down: true}, fullMember, {down: true}}, "add", 1, 3,
@@ -124,9 +124,13 @@ func TestAdviceOneAction(t *testing.T) {
 			[]string{"(queue)", "HPA"}, nil},
 		// A FULL replica whose queue drains is still FULL: never keep
 		// beside it.
-		{"a queue drains under a swinging batch: FULL, so add",
-			[]member{healthyMember, healthyMember, {stop: 6, running: 100, swinging: true, waiting: 400, growth: -12}}, "add", 1, 4,
-			[]string{"add 1: 12 req/s arrive, 18 succeed, a full replica does 6: 3 up → 4 (none short now, but 1 is FULL)"}, nil, nil},
+		{"a queue drains under a swinging batch: FULL, its backlog clears",
+			[]member{healthyMember, healthyMember, {stop: 6, running: 100, swinging: true, waiting: 400, growth: -12}}, "drain", math.NaN(), 3,
+			[]string{"no replica to add: 3 up carry the 12 req/s arriving at 6 a full replica does; 1 FULL is clearing a backlog"}, []string{"keep"}, nil},
+		{"one FULL with its queue growing beside replicas with room: spread the load",
+			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 40, growth: 0.5}}, "rebalance", math.NaN(), 3,
+			[]string{"spread the load: 3 up carry the 22.5 req/s arriving at 10 a full replica does, but 1 is FULL with the queue growing by 0.5/s while others have room"},
+			[]string{"keep"}, nil},
 		{"a replica FULL on two readings: add, no count until it shows a capacity",
 			[]member{healthyMember, {stop: 12, running: 256, waiting: 60, growth: 1, scrapes: 1}}, "add", math.NaN(), math.NaN(),
 			[]string{"add replicas: 1 replica FULL, the queue grows by 1/s; a count once a replica has been FULL for 3 readings"},
@@ -165,9 +169,10 @@ func TestAdviceOneAction(t *testing.T) {
 	}
 }
 
-// While any counted replica is FULL the advice adds replicas, one at
-// least when it gives a count, whatever the other figures: it never says
-// keep or fewer beside a FULL pane.
+// While any counted replica is FULL the advice adds replicas (one at
+// least when it gives a count), spreads the load or lets a backlog clear,
+// whatever the other figures: it never says keep or fewer beside a FULL
+// pane.
 func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 1))
 	states := []State{StateHealthy, StateFull, StateSlow, StatePreempting, StateIdle, StateWarming}
@@ -191,7 +196,8 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 		if !full {
 			continue
 		}
-		if a.Action != "add" || strings.HasPrefix(a.Recommendation, "keep") || (a.Add.Known() && a.Add < 1) {
+		acts := a.Action == "add" || a.Action == "rebalance" || a.Action == "drain"
+		if !acts || strings.HasPrefix(a.Recommendation, "keep") || (a.Add.Known() && a.Add < 1) || a.RecommendedReplicas < Num(len(counted)) {
 			t.Fatalf("FULL among %d replicas, advice %s %v: %q", len(counted), a.Action, a.Add, a.Recommendation)
 		}
 	}

@@ -118,6 +118,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)
 		if c.State != StateDown {
+			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
 			if ev.Router {
 				c.Reasons = append(c.Reasons, routerNote(&rep))

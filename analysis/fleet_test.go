@@ -69,7 +69,10 @@ func TestFleet(t *testing.T) {
 			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
 		}
 	}
-	if !sameFloat(a.RecommendedReplicas.Float(), 4) || a.Basis != "capacity" || !strings.HasPrefix(a.Summary[0], "add 1: 32 req/s arrive, 30 succeed") {
+	// 3 up carry 32 req/s at 12 each: two FULL beside one with room want
+	// the load spread, not a fourth replica.
+	if !sameFloat(a.RecommendedReplicas.Float(), 3) || a.Basis != "capacity" || a.Action != "rebalance" ||
+		!strings.HasPrefix(a.Summary[0], "spread the load: 3 up (1 down uncounted) carry the 32 req/s arriving at 12 a full replica does, but 2 are FULL") {
 		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
 	}
 	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "it asks for 18 (ceil(3 × 70 ÷ 12))") ||

@@ -476,6 +476,11 @@ type ReplicaReport struct {
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`
 
+	// AtCapacity is set when FULL's evidence holds (a queue that persisted
+	// over the newest readings) whatever state is shown: a PREEMPTING
+	// replica with a standing queue is at its capacity too, and the fleet
+	// advice reads what it finishes as one.
+	AtCapacity bool `json:"at_capacity"`
 	// BatchCap is the most requests the replica has been seen running at
 	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
 	// the cap a queue waits at is the highest running seen, carried from
@@ -586,9 +591,12 @@ type Advice struct {
 	CapacityPerReplica Num `json:"capacity_per_replica"`
 	ReplicasByCapacity Num `json:"replicas_by_capacity"`
 
-	// Action is "add", "keep" or "" (no advice yet, or no replica up).
-	// Add is how many replicas to add; n/a when the action is to add but
-	// no capacity is measured to count by, or when it is not to add.
+	// Action is "add", "keep", "rebalance" (replicas are FULL while the
+	// fleet up carries the demand: spread the load), "drain" (replicas are
+	// FULL with a backlog the fleet up clears without more), or "" (no
+	// advice yet, or no replica up). Add is how many replicas to add; n/a
+	// when the action is to add but no capacity is measured to count by,
+	// or when it is not to add.
 	Action string `json:"action"`
 	Add    Num    `json:"add"`
 	// RecommendedReplicas is the count the fleet should have (the replicas

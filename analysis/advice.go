@@ -74,10 +74,13 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		growth.add(r.WaitingGrowth)
 		ok := successfulPerSecond(&r.Figures)
 		succeeded.add(ok)
+		if r.State == StateFull {
+			a.Full++
+		}
 		if !(r.State == StateFull || r.State == StatePreempting && r.AtCapacity) {
 			continue
 		}
-		a.Full++
+		a.AtCapacity++
 		// A capacity is a sustained rate: a replica FULL on its first two
 		// readings has not shown one yet.
 		if ok.Known() && r.Samples >= fullMinSamples {
@@ -104,11 +107,11 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	}
 	a.autoscaler(now)
 	switch {
-	case a.Full > 0 && a.ReplicasByCapacity.Known():
+	case a.AtCapacity > 0 && a.ReplicasByCapacity.Known():
 		a.addByCapacity(backlog)
-	case a.Full > 0:
+	case a.AtCapacity > 0:
 		a.Action, a.Basis = "add", "queue"
-		a.Recommendation = a.addWithoutCount(sentence("add replicas: ").plural(float64(a.Full), "replica").text(" FULL")).String()
+		a.Recommendation = a.addWithoutCount(sentence("add replicas: ").plural(float64(a.AtCapacity), "replica").text(" ").text(a.fullWord())).String()
 	case !a.ArrivalsPerSecond.Known():
 		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
 	case a.queueGrows(backlog):
@@ -126,6 +129,16 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
 	return a
+}
+
+// fullWord names the replicas at capacity as the panes do: FULL when
+// every one of them is shown FULL, "at capacity" when some are PREEMPTING
+// with a standing queue.
+func (a *Advice) fullWord() string {
+	if a.Full == a.AtCapacity {
+		return "FULL"
+	}
+	return "at capacity"
 }
 
 // waitingMetrics are the waiting-requests families of the engines among
@@ -164,7 +177,9 @@ func (a *Advice) queueGrows(backlog Num) bool {
 // addByCapacity is the advice while replicas are FULL and a capacity is
 // measured: the count that carries the demand spread evenly (each replica
 // finishing what a full one does), one more when it would leave no spare
-// to clear the backlog. Above the replicas up it is the number to add;
+// to clear the backlog, and enough to clear it within backlogDrainAim
+// when the replicas up would not. Above the replicas up it is the number
+// to add;
 // at or below, the fleet up has room: FULL replicas beside it want the
 // load spread (their queues grow while others have room), or their
 // backlog clears without more (it shrinks).
@@ -177,10 +192,16 @@ func (a *Advice) addByCapacity(backlog Num) {
 		rec++ // with no spare capacity the backlog never clears
 	}
 	a.Basis = "capacity"
-	if rec <= up && a.QueueGrowthPerSecond > 0 && a.Full >= a.Replicas {
+	if rec <= up && a.QueueGrowthPerSecond > 0 && a.AtCapacity >= a.Replicas {
 		// Every replica is FULL and the queue grows: the evenly spread
 		// count is the noise of a fleet at its capacity, not room.
 		rec = up + 1
+	}
+	if aim := backlogDrainAim.Seconds(); rec <= up && backlog > 0 && !(spare(up) > 0 && backlog.Float()/spare(up) <= aim) {
+		// The fleet up carries the demand but its spare would take
+		// longer than the aim to clear the backlog (a fleet at about its
+		// capacity, whose queue's slope is noise): enough to clear it.
+		rec = math.Max(up+1, a.replicasFor(backlog.Float()/aim))
 	}
 	if rec <= up {
 		a.roomAtFull(backlog, capacity, demand)
@@ -226,11 +247,11 @@ func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
 	var p prose
 	if a.QueueGrowthPerSecond > 0 {
 		a.Action = "rebalance"
-		p = carry(sentence("spread the load: ")).text(", but ").int(a.Full).text(" ").text(isAre(float64(a.Full))).
-			text(" FULL with the queue growing by ").amount(a.QueueGrowthPerSecond.Float()).text("/s while others have room")
+		p = carry(sentence("spread the load: ")).text(", but ").int(a.AtCapacity).text(" ").text(isAre(float64(a.AtCapacity))).
+			text(" ").text(a.fullWord()).text(" with the queue growing by ").amount(a.QueueGrowthPerSecond.Float()).text("/s while others have room")
 	} else {
 		a.Action = "drain"
-		p = carry(sentence("no replica to add: ")).text("; ").int(a.Full).text(" FULL ").text(isAre(float64(a.Full))).
+		p = carry(sentence("no replica to add: ")).text("; ").int(a.AtCapacity).text(" ").text(a.fullWord()).text(" ").text(isAre(float64(a.AtCapacity))).
 			text(" clearing a backlog")
 	}
 	if a.BacklogClearSeconds.Known() {
@@ -258,7 +279,7 @@ func (a *Advice) replicasFor(extra float64) float64 {
 // addWithoutCount finishes an "add replicas" said without a count: the
 // queue's growth, and when the count will come.
 func (a *Advice) addWithoutCount(p prose) prose {
-	if a.Full > 0 && a.QueueGrowthPerSecond > 0 {
+	if a.AtCapacity > 0 && a.QueueGrowthPerSecond > 0 {
 		p = p.text(", the queue grows by ").amount(a.QueueGrowthPerSecond.Float()).text("/s")
 	}
 	switch {
@@ -331,8 +352,8 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 				amount(a.ArrivalsPerSecond.Float()).text(" ÷ ").amount(a.CapacityPerReplica.Float()).text("))")
 		}
 		return append(s, p.String())
-	case a.Full > 0:
-		return append(s, sentence("capacity not measured yet: ").plural(float64(a.Full), "replica").
+	case a.AtCapacity > 0:
+		return append(s, sentence("capacity not measured yet: ").plural(float64(a.AtCapacity), "replica").
 			text(" FULL, none for ").int(fullMinSamples).text(" readings").String())
 	}
 	return append(s, "capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it")

@@ -533,8 +533,8 @@ type ReplicaReport struct {
 // Demand (ArrivalsPerSecond) is what arrives, not what finishes; capacity
 // is what a FULL replica finishes successfully at its cap; the backlog's
 // drain time follows. While any counted replica is FULL the action is
-// "add", never "keep". Replicas down are neither demand nor capacity:
-// Uncounted says how many.
+// "add", "rebalance" or "drain", never "keep". Replicas down are neither
+// demand nor capacity: Uncounted says how many.
 type Advice struct {
 	// Replicas is how many replicas the advice counts: those up, routers
 	// and frontends left out (their figures are their backends').
@@ -542,10 +542,12 @@ type Advice struct {
 	// Uncounted is how many replicas are down: the advice reads neither
 	// their demand nor their capacity, and says so.
 	Uncounted int `json:"uncounted"`
-	// Full is how many counted replicas are FULL; CapacityReplicas how
-	// many of those have been FULL long enough (fullMinSamples readings)
-	// to read a capacity from.
+	// Full is how many counted replicas are FULL; AtCapacity how many are
+	// at their capacity, FULL or PREEMPTING with a standing queue;
+	// CapacityReplicas how many of those have been so long enough
+	// (fullMinSamples readings) to read a capacity from.
 	Full             int `json:"full"`
+	AtCapacity       int `json:"at_capacity"`
 	CapacityReplicas int `json:"capacity_replicas"`
 	// ArrivalsPerSecond is the demand: what arrives at the counted
 	// replicas (finished, aborts included, plus the growth of their batch

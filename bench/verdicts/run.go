@@ -42,6 +42,8 @@ type Run struct {
 	// when n/a); Right is the count that carries the demand (NaN when no
 	// replica is up).
 	Advice, Right []float64
+	// AdviceText is the advice's sentence per second, for the trace.
+	AdviceText []string
 }
 
 // RunScenario runs sc with seed: every virtual second it steps each
@@ -101,6 +103,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 			}
 		}
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
+		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
 		run.Right = append(run.Right, RightCount(up, load, queued))
 	}
 	return run, nil

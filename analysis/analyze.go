@@ -69,6 +69,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.Model = newestGood.Model
 		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
 		rep.Warnings = newestGood.Warnings
+		rep.Instances = newestGood.Instances
 	}
 	rep.WarmingUp = len(w.samples) < 2
 	rep.Samples = len(w.samples)

@@ -442,6 +442,11 @@ type ReplicaReport struct {
 
 	// Samples is how many good scrapes the window holds.
 	Samples int `json:"samples"`
+	// Instances is how many scrape targets the replica's figures sum when
+	// there are several (a group of a Prometheus source, such as
+	// --group-by job): its rates and gauges are their totals. 0 for a
+	// replica of one target.
+	Instances int `json:"instances,omitempty"`
 	// WarmingUp is true while the window holds fewer than two good samples:
 	// gauges are shown, rates and quantiles are not yet known.
 	WarmingUp bool `json:"warming_up"`

@@ -22,7 +22,11 @@
 // first report already has full-window rates.
 //
 // A replica is one value of the grouping label (pod where the series have
-// it, else instance). Replicas come and go with their series: one whose
+// it, else instance). When it holds several scrape targets (the instances
+// of a group such as --group-by job), each is built on its own and they
+// are combined after: rates are the sum of each instance's rate(), gauges
+// the sum of their newest values (KV usage their mean), a restart is one
+// instance's, and the replica says how many instances it holds. Replicas come and go with their series: one whose
 // scrapes fail (up is 0) or whose series stopped arriving is DOWN with the
 // reason, keeping its last data, and is forgotten a while later. When the
 // server itself fails, every replica keeps its last data and turns DOWN

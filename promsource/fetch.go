@@ -212,6 +212,9 @@ type replica struct {
 	// placeholder marks the entry that stands for the server when no
 	// replica is known yet.
 	placeholder bool
+	// watched is set when samples begin with the reading just before the
+	// window (watchedBefore).
+	watched bool
 }
 
 // fail records a failed reading; errSource names the source when the
@@ -284,10 +287,12 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 			continue
 		}
 		s.markStopped(at, r)
-		if b.replicas[key] != nil {
+		r.watched = b.replicas[key] != nil
+		if r.watched {
 			r.samples = slices.Insert(r.samples, 0, watchedBefore(at.Add(-width-time.Millisecond)))
 		}
 	}
+	s.appliedAt, s.appliedWidth = at, width
 }
 
 // builtSince returns, for each replica whose samples built by the refresh
@@ -395,15 +400,46 @@ func staleAfter(samples []catalogue.Sample, interval time.Duration) time.Duratio
 	return 3*scrape + interval
 }
 
-// snapshot returns every replica's readings, by name.
+// snapshot returns every replica's readings, by name: the instances of
+// a replica combined (see combine).
 func (s *Source) snapshot() []catalogue.Readings {
-	out := make([]catalogue.Readings, 0, len(s.replicas))
+	byName := map[string][]*replica{}
 	for _, r := range s.replicas {
-		samples := r.samples
-		if len(r.failures) > 0 {
-			samples = slices.Concat(samples, r.failures)
+		byName[r.name] = append(byName[r.name], r)
+	}
+	out := make([]catalogue.Readings, 0, len(byName))
+	for name, rs := range byName {
+		if len(rs) == 1 {
+			r := rs[0]
+			samples := r.samples
+			if len(r.failures) > 0 {
+				samples = slices.Concat(samples, r.failures)
+			}
+			out = append(out, catalogue.Readings{Target: name, Samples: samples})
+			continue
 		}
-		out = append(out, catalogue.Readings{Target: r.name, Samples: samples})
+		slices.SortFunc(rs, func(a, b *replica) int { return strings.Compare(instanceName(a.targets), instanceName(b.targets)) })
+		names := make([]string, len(rs))
+		parts := make([][]catalogue.Sample, len(rs))
+		var watched *catalogue.Sample
+		for i, r := range rs {
+			names[i] = instanceName(r.targets)
+			parts[i] = r.samples
+			if r.watched && len(r.samples) > 0 {
+				if watched == nil {
+					watched = &r.samples[0]
+				}
+				parts[i] = r.samples[1:]
+			}
+			if len(r.failures) > 0 {
+				parts[i] = slices.Concat(parts[i], r.failures)
+			}
+		}
+		start := time.Time{}
+		if !s.appliedAt.IsZero() {
+			start = s.appliedAt.Add(-s.appliedWidth)
+		}
+		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched)})
 	}
 	slices.SortFunc(out, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
 	return out

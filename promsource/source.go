@@ -114,7 +114,12 @@ type Source struct {
 	status   catalogue.SourceStatus
 	stats    Stats
 
-	replicas map[string]*replica // owned by the refresh loop
+	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
+	// appliedAt and appliedWidth are the window of the newest good
+	// refresh, which groups of instances are combined over; owned by the
+	// refresh loop.
+	appliedAt    time.Time
+	appliedWidth time.Duration
 
 	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
 	raw   rawWindow // owned by the refresh loop

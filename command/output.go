@@ -125,7 +125,7 @@ func writeText(out io.Writer, r analysis.Report) error {
 	for _, rep := range r.Replicas {
 		f := rep.Figures
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
-			rep.Target, engineText(rep), strings.ToUpper(rep.State.String()),
+			targetText(rep), engineText(rep), strings.ToUpper(rep.State.String()),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
 			bounded(f.TTFT.P50, f.TTFT.P50Bucket), bounded(f.TTFT.P99, f.TTFT.P99Bucket),
@@ -236,4 +236,13 @@ func bounded(v analysis.Num, b analysis.QuantileBucket) string {
 		return v.Seconds()
 	}
 	return b.Seconds(v)
+}
+
+// targetText is the replica's target, with how many instances it sums
+// when it stands for several (a group read through Prometheus).
+func targetText(rep analysis.ReplicaReport) string {
+	if rep.Instances > 1 {
+		return fmt.Sprintf("%s ×%d", rep.Target, rep.Instances)
+	}
+	return rep.Target
 }

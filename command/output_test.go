@@ -3,6 +3,7 @@ package command
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/vtop-dev/vtop/analysis"
@@ -48,5 +49,19 @@ func TestWriteJSONAsEncoder(t *testing.T) {
 				t.Errorf("%s, indented %v: the Encoder wrote %q, not a line", name, indent, want.Bytes())
 			}
 		}
+	}
+}
+
+// A replica that sums several instances says how many in the text
+// report's target column; one of a single instance does not.
+func TestTextReportCountsInstances(t *testing.T) {
+	r := reportOf(analysis.StateHealthy, analysis.StateHealthy)
+	r.Replicas[0].Target, r.Replicas[0].Instances = "vllm", 8
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if text := out.String(); !strings.Contains(text, "vllm ×8 ") || strings.Contains(text, "gpu-1:8000 ×") {
+		t.Errorf("text report:\n%s\nwant the group's target as \"vllm ×8\" and the single one plain", text)
 	}
 }

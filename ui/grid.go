@@ -363,6 +363,9 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
+	if n := instancesText(r); n != "" {
+		left += " " + th.warn.Render(n)
+	}
 	if e := paneEngine(r); e != "" {
 		left += " " + e
 	}
@@ -517,4 +520,14 @@ func paneReason(th *Theme, r *analysis.ReplicaReport) string {
 	default:
 		return th.dim.Render("no problem found")
 	}
+}
+
+// instancesText is "8 instances" for a replica that sums several scrape
+// targets (a group read through Prometheus), "" for one: a pane that
+// stands for many must say so.
+func instancesText(r *analysis.ReplicaReport) string {
+	if r.Instances < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%d instances", r.Instances)
 }

@@ -243,3 +243,32 @@ func TestSparklinesOutrankLongEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A pane that stands for a group of instances (a Prometheus source's
+// --group-by) says how many it holds, in the grid, the table and the
+// detail view; a replica of one instance says nothing of it.
+func TestGroupsSayHowManyInstances(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	group := replica("vllm", analysis.StateFull) // worst first: enter opens it
+	group.Instances = 8
+	single := replica("gpu-a:8000", analysis.StateHealthy)
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"grid", nil, "vllm 8 instances"},
+		{"table", []string{"t"}, "vllm ×8"},
+		{"detail", []string{"enter"}, "vllm  8 instances"},
+	}
+	for _, tt := range tests {
+		m := press(send(newModel(120, 40), ReportMsg{Report: report(at, group, single)}), tt.keys...)
+		frame := ansi.Strip(m.View())
+		if !strings.Contains(frame, tt.want) {
+			t.Errorf("%s: no %q in\n%s", tt.name, tt.want, frame)
+		}
+		if strings.Contains(frame, "1 instance") || strings.Contains(frame, "gpu-a:8000 ×") {
+			t.Errorf("%s: a replica of one instance counts it:\n%s", tt.name, frame)
+		}
+	}
+}

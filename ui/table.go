@@ -49,7 +49,12 @@ const (
 // tableColumns are the table's columns; s and S step through the ones
 // drawn to pick the sort key.
 var tableColumns = []column{
-	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string {
+		if r.Instances > 1 {
+			return fmt.Sprintf("%s ×%d", r.Target, r.Instances)
+		}
+		return r.Target
+	}},
 	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
 	{title: "engine", drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
 	{title: "state", cell: stateCell},

@@ -5,7 +5,8 @@
 // command's Run with a context and an Env.
 //
 // A command ends with an error that says how the process exits: nil (0), a
-// *StatusError for a report that is not all healthy (1 or 2), a
+// *StatusError for a report that is not all healthy (1, 2, or 3 when
+// nothing current could be judged), a
 // *UsageError (64), a *DataError or a *record.Error (65, or 64 for a
 // file that is not a recording), anything else (70); ExitCode maps it.
 package command
@@ -37,12 +38,17 @@ type Env struct {
 
 // Exit codes, documented in the README and in Description.
 const (
-	ExitHealthy  = 0  // every replica healthy or idle
-	ExitDegraded = 1  // a replica is slow, full, preempting, stale or asleep, or could not be judged
-	ExitDown     = 2  // a replica is down
-	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
-	ExitData     = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
-	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
+	ExitHealthy  = 0 // every replica healthy or idle
+	ExitDegraded = 1 // a replica is slow, full, preempting, stale or asleep, or could not be judged
+	ExitDown     = 2 // a replica is down
+	// ExitNoData: nothing current to judge. The source that reads the
+	// fleet failed (Prometheus unreachable, a selector that matches
+	// nothing; the verdicts shown are from before the failure), or no
+	// inference server was found to watch.
+	ExitNoData  = 3
+	ExitUsage   = 64 // bad flags or arguments (EX_USAGE)
+	ExitData    = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
+	ExitFailure = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
 // StatusError ends a one-shot command whose report shows a degraded or down
@@ -124,7 +130,9 @@ Examples:
   vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting, stale or asleep, or could not be judged (warming up); 2 a replica is down; 64 usage error (a bad
+is slow, full, preempting, stale or asleep, or could not be judged (warming up); 2 a replica is down;
+3 the source failed (Prometheus unreachable, a selector that matches nothing:
+the verdicts shown are from before) or no inference server was found; 64 usage error (a bad
 flag, or no terminal for the dashboard); 65 analyze's two pages are not two
 readings of one server in order (swapped, a restart between them, two
 servers); 70 vtop itself failed (a report that cannot be written, a page that

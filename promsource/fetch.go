@@ -209,38 +209,21 @@ type replica struct {
 	// failures are the source's own failed readings since its data
 	// stopped: the server failed, or its series stopped arriving.
 	failures []catalogue.Sample
-	// placeholder marks the entry that stands for the server when no
-	// replica is known yet.
-	placeholder bool
 	// watched is set when samples begin with the reading just before the
 	// window (watchedBefore).
 	watched bool
 }
 
-// fail records a failed reading; errSource names the source when the
-// failure is the server's as a whole, not the replica's.
-func (r *replica) fail(at time.Time, problem, errSource string) {
+// fail records a failed reading of the replica itself: its series
+// stopped arriving.
+func (r *replica) fail(at time.Time, problem string) {
 	if n := len(r.failures); n > 0 && !r.failures[n-1].Time.Before(at) {
 		return
 	}
 	if len(r.failures) >= maxFailures {
 		r.failures = slices.Delete(r.failures, 1, 2) // keep the first: it says since when
 	}
-	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem, ErrSource: errSource})
-}
-
-// failAll records a failure of the server on every replica (on a
-// placeholder named by the server when none is known): each keeps its
-// last data and turns DOWN with the server's problem, marked as the
-// server's so that the action points at it rather than at the replica.
-func (s *Source) failAll(at time.Time, problem string) {
-	problem = safetext.Sanitize(problem)
-	if len(s.replicas) == 0 {
-		s.replicas[s.name] = &replica{name: s.name, placeholder: true}
-	}
-	for _, r := range s.replicas {
-		r.fail(at, problem, "Prometheus "+s.name)
-	}
+	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem})
 }
 
 // apply folds a good refresh in: replicas in the data get it; known
@@ -250,11 +233,6 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	infos := b.survey(f.raw)
 	since := s.builtSince(b, infos, f.added)
 	b.fold(f.raw, infos, since)
-	for key := range s.replicas {
-		if s.replicas[key].placeholder {
-			delete(s.replicas, key)
-		}
-	}
 	first := at.Add(-width)
 	for key, rb := range b.replicas {
 		r := s.replicas[key]
@@ -380,7 +358,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 		return
 	}
 	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval)+s.raw.late {
-		r.fail(at, "no samples since "+last.Format("15:04:05"), "")
+		r.fail(at, "no samples since "+last.Format("15:04:05"))
 	}
 }
 

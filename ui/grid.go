@@ -361,6 +361,10 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 	if r.Fault != "" {
 		right = th.alert.Render(r.Fault) + " " + right
 	}
+	if r.SourceStale {
+		// The verdict of the last data the source gave; the header says why.
+		right = th.warn.Render("stale") + " " + right
+	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
 	if n := instancesText(r); n != "" {

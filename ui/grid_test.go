@@ -272,3 +272,44 @@ func TestGroupsSayHowManyInstances(t *testing.T) {
 		}
 	}
 }
+
+// While the source fails, the header says so once, with the data's age,
+// and names the server once; every pane keeps its verdict, marked stale,
+// in the grid and the table. When the source works, nothing is marked.
+func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const name = "Prometheus http://prom.example:9090"
+	failing := &analysis.SourceStatus{Name: name, Problem: "connection refused", Since: at.Add(10 * time.Second),
+		LastGood: at, Checked: at.Add(42 * time.Second), DataAgeSeconds: 42}
+	tests := []struct {
+		name      string
+		src       *analysis.SourceStatus
+		keys      []string
+		want      []string
+		wantStale bool
+	}{
+		{"grid", failing, nil, []string{name + ": connection refused; data 42s old", "failing since 12:00:10"}, true},
+		{"table", failing, []string{"t"}, []string{name + ": connection refused; data 42s old"}, true},
+		{"working", &analysis.SourceStatus{Name: name, LastGood: at, Checked: at}, nil, []string{"source " + name}, false},
+	}
+	for _, tt := range tests {
+		r := report(at, replica("gpu-a:8000", analysis.StateHealthy), replica("gpu-b:8000", analysis.StateFull))
+		r.SetSource(tt.src)
+		m := press(send(newModel(160, 40), ReportMsg{Report: r}), tt.keys...)
+		frame := ansi.Strip(m.View())
+		for _, w := range tt.want {
+			if !strings.Contains(frame, w) {
+				t.Errorf("%s: no %q in\n%s", tt.name, w, frame)
+			}
+		}
+		if n := strings.Count(frame, "prom.example"); n != 1 {
+			t.Errorf("%s: the server is named %d times, want once:\n%s", tt.name, n, frame)
+		}
+		if got := strings.Count(frame, "stale"); (got >= 2) != tt.wantStale || (!tt.wantStale && got > 0) {
+			t.Errorf("%s: %d panes or rows marked stale, want both %v:\n%s", tt.name, got, tt.wantStale, frame)
+		}
+		if strings.Contains(frame, "DOWN") {
+			t.Errorf("%s: a replica is DOWN for the source's failure:\n%s", tt.name, frame)
+		}
+	}
+}

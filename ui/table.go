@@ -121,6 +121,9 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	if r.Fault != "" {
 		badge += " " + c.th.alert.Render(r.Fault)
 	}
+	if r.SourceStale {
+		badge += " " + c.th.warn.Render("stale")
+	}
 	if r.Restarted {
 		return badge + " " + c.th.warn.Render("RESTARTED")
 	}

@@ -114,9 +114,7 @@ func (m Model) headerLines(w int) []string {
 	if !m.hasReport {
 		return lines
 	}
-	if src := m.sourceLine(); src != "" {
-		lines = append(lines, src)
-	}
+	lines = append(lines, m.sourceLines(w)...)
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
@@ -132,25 +130,33 @@ func (m Model) headerLines(w int) []string {
 	return lines
 }
 
-// sourceLine names a source that reads the whole fleet (a Prometheus
-// server) and, when it fails, says so with the age of the data still
-// drawn: the replicas keep their last figures, which must not pass for
-// live ones.
-func (m Model) sourceLine() string {
+// sourceLines name a source that reads the whole fleet (a Prometheus
+// server) and, when it fails, say so once with the age of the data still
+// drawn: the replicas keep their last verdicts, marked stale, which must
+// not pass for live ones. The age comes right after the problem, and the
+// lines wrap rather than cut it off.
+func (m Model) sourceLines(w int) []string {
 	src := m.shown.Source
 	if src == nil {
-		return ""
+		return nil
 	}
 	th := m.theme
-	if src.Problem == "" {
-		return "source " + src.Name
+	if !src.Failing() {
+		return []string{"source " + src.Name}
 	}
-	line := th.alert.Render(src.Name+": "+src.Problem) + " since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	age := "no data yet"
 	if !src.LastGood.IsZero() {
-		line += th.dim.Render(fmt.Sprintf("; figures from %s (%s old)",
-			src.LastGood.In(m.opts.Location).Format("15:04:05"), fmtDuration(m.shown.Time.Sub(src.LastGood).Round(time.Second))))
+		age = "data " + fmtDuration(time.Duration(src.DataAgeSeconds*float64(time.Second)).Round(time.Second)) + " old"
 	}
-	return line
+	when := "failing since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	if !src.LastGood.IsZero() {
+		when += ", verdicts as of " + src.LastGood.In(m.opts.Location).Format("15:04:05")
+	}
+	lines := wrapLines(src.Name+": "+src.Problem+"; "+age+" ("+when+")", w)
+	for i, l := range lines {
+		lines[i] = th.alert.Render(l)
+	}
+	return lines[:min(len(lines), 3)]
 }
 
 // coverage is " (1m40s so far)" while the readings reach back less than

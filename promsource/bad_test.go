@@ -49,12 +49,16 @@ func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			mode = rest
 		}
 	}
-	if f.fault(w, r, mode) {
+	if mode != "no vllm anywhere" && f.fault(w, r, mode) {
 		return
 	}
 	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
 	w.Header().Set("Content-Type", "application/json")
 	switch {
+	case strings.HasPrefix(q, "count by (job) (up)"):
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"prometheus"},"value":[%.3f,"1"]},{"metric":{"job":"node"},"value":[%.3f,"3"]}]}}`, at, at)
+	case strings.HasPrefix(q, "count by (job)") && mode == "no vllm anywhere":
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	case strings.HasPrefix(q, "count by (job)"):
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"vllm-prod"},"value":[%.3f,"40"]},{"metric":{"job":"kserve"},"value":[%.3f,"8"]}]}}`, at, at)
 	case strings.HasPrefix(q, "count("):
@@ -139,6 +143,8 @@ func TestBadServers(t *testing.T) {
 		{name: "query rejected", mode: "rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error: unexpected "=" in label matching`},
 		{name: "no vLLM series", count: 0, cfg: Config{Selector: `{job="vllm"}`},
 			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
+		{name: "no vLLM series anywhere", mode: "no vllm anywhere", count: 0, cfg: Config{Selector: `{job="nope"}`},
+			want: `the selector {job="nope"} matches no vLLM series, and the server has none under any job; the jobs it scrapes: job="node", job="prometheus"`},
 		// The fake's one replica has two series: one over a cap of one.
 		{name: "huge fleet", count: 2, cfg: Config{MaxSeries: 1}, want: "the selector matches more than 1 series, the cap; narrow it"},
 		// The fake answers each half of the raw read with those two: four

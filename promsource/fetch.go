@@ -157,29 +157,46 @@ func (s *Source) count(ctx context.Context, at time.Time) (int, []string, error)
 }
 
 // diagnose explains a selector that matches no vLLM series: which jobs do
-// have vLLM-looking series, if any.
+// have vLLM-looking series, or, when none has, which jobs the server
+// scrapes at all (a selector naming a job that is not there, a server
+// that scrapes no inference server).
 func (s *Source) diagnose(ctx context.Context, at time.Time) string {
 	what := "no vLLM series"
 	if s.q.matchers != "" {
 		what = "the selector {" + safetext.Sanitize(s.q.matchers) + "} matches no vLLM series"
 	}
-	v, _, err := s.query(ctx, jobs(), at)
+	names, ok := s.jobNames(ctx, jobs(), at)
+	switch {
+	case !ok:
+		return what
+	case len(names) > 0:
+		return what + "; vLLM series exist under " + strings.Join(names, ", ")
+	}
+	what += ", and the server has none under any job"
+	scraped, ok := s.jobNames(ctx, scrapedJobs(), at)
+	if !ok || len(scraped) == 0 {
+		return what + " (and scrapes no job)"
+	}
+	return what + "; the jobs it scrapes: " + strings.Join(scraped, ", ")
+}
+
+// jobNames runs a query by job and lists its jobs as job="…", sorted, at
+// most ten; false when the query failed.
+func (s *Source) jobNames(ctx context.Context, expr string, at time.Time) ([]string, bool) {
+	v, _, err := s.query(ctx, expr, at)
 	vec, ok := v.(model.Vector)
 	if err != nil || !ok {
-		return what
+		return nil, false
 	}
 	var names []string
 	for _, smp := range vec {
 		names = append(names, fmt.Sprintf("job=%q", safetext.Sanitize(string(smp.Metric[labelJob]))))
 	}
 	slices.Sort(names)
-	switch {
-	case len(names) == 0:
-		return what + "; the server has none under any job"
-	case len(names) > 10:
+	if len(names) > 10 {
 		names = append(names[:10], "…")
 	}
-	return what + "; vLLM series exist under " + strings.Join(names, ", ")
+	return names, true
 }
 
 // sanitizeAll cleans texts from the server.

@@ -77,20 +77,32 @@ func (e *DataError) Error() string { return e.msg }
 
 func dataf(format string, args ...any) error { return &DataError{fmt.Sprintf(format, args...)} }
 
+// NoDataError ends a command that found nothing to judge (no inference
+// server on this host and no target given); it says what was looked for
+// and how else to point vtop.
+type NoDataError struct{ msg string }
+
+// Error is what was looked for and the ways out.
+func (e *NoDataError) Error() string { return e.msg }
+
 // ExitCode is the process exit code of what a command's Run returned: 0 for
 // nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
 // for a *DataError, the code of a *record.Error (a file that is not a
-// recording, or one that cannot be used) and ExitFailure for anything else.
+// recording, or one that cannot be used), ExitNoData for a *NoDataError and
+// ExitFailure for anything else.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError
 	var data *DataError
 	var recording *record.Error
+	var noData *NoDataError
 	switch {
 	case err == nil:
 		return ExitHealthy
 	case errors.As(err, &status):
 		return status.Code
+	case errors.As(err, &noData):
+		return ExitNoData
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &data):

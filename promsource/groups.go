@@ -277,10 +277,13 @@ func extension(gap, avg float64) float64 {
 	return min(avg/2, gap)
 }
 
-// counterAt is the instance's counter f at ms: interpolated between its
-// samples, extended beyond them as rate() extrapolates, never below zero
-// when it starts at zero or above.
-func (tr *instanceTrack) counterAt(vs []float64, ms int64) float64 {
+// counterAt is the instance's counter at ms, for a window from
+// startMs to endMs: interpolated between its samples; before the first
+// and after the last, extended with its average slope, as far as rate()
+// extrapolates that series toward the window's edge and no further (and
+// never below zero when it starts at zero or above), flat beyond. The
+// value never drops as ms grows.
+func (tr *instanceTrack) counterAt(vs []float64, ms, startMs, endMs int64) float64 {
 	n := len(tr.ms)
 	if n == 1 {
 		return vs[0]
@@ -288,13 +291,14 @@ func (tr *instanceTrack) counterAt(vs []float64, ms int64) float64 {
 	slope := (vs[n-1] - vs[0]) / float64(tr.ms[n-1]-tr.ms[0])
 	switch {
 	case ms <= tr.ms[0]:
-		v := vs[0] - slope*extension(float64(tr.ms[0]-ms), tr.avg)
-		if vs[0] >= 0 && v < 0 {
-			v = 0
+		first := vs[0] - slope*extension(float64(max(tr.ms[0]-startMs, 0)), tr.avg)
+		if vs[0] >= 0 && first < 0 {
+			first = 0
 		}
-		return v
+		return max(first, vs[0]-slope*float64(tr.ms[0]-ms))
 	case ms >= tr.ms[n-1]:
-		return vs[n-1] + slope*extension(float64(ms-tr.ms[n-1]), tr.avg)
+		last := vs[n-1] + slope*extension(float64(max(endMs-tr.ms[n-1], 0)), tr.avg)
+		return min(last, vs[n-1]+slope*float64(ms-tr.ms[n-1]))
 	}
 	i, found := slices.BinarySearch(tr.ms, ms)
 	if found {
@@ -350,7 +354,7 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 	if alive > 0 && !windowStart.IsZero() {
 		// The edges of the window: the combined counters' increase
 		// between them is the sum of the instances' rate() increases.
-		grid = append(grid, windowStart.UnixMilli()+1, at.UnixMilli())
+		grid = append(grid, windowStart.UnixMilli(), at.UnixMilli())
 	}
 	slices.Sort(grid)
 	grid = slices.Compact(grid)
@@ -365,8 +369,15 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 	if watched != nil {
 		out = append(out, *watched)
 	}
+	var startMs, endMs int64 // the window; without one, the samples' span
+	if len(grid) > 0 {
+		startMs, endMs = grid[0], grid[len(grid)-1]
+	}
+	if !windowStart.IsZero() {
+		startMs, endMs = windowStart.UnixMilli(), at.UnixMilli()
+	}
 	for _, ms := range grid {
-		out = append(out, combineAt(tracks, ms, bounds, counted, warnings))
+		out = append(out, combineAt(tracks, ms, startMs, endMs, bounds, counted, warnings))
 	}
 	if alive == 0 {
 		// Every instance fails: the group is DOWN, with their failures.
@@ -402,7 +413,7 @@ func unionBounds(tracks []*instanceTrack) [catalogue.NumHistograms][]float64 {
 }
 
 // combineAt is the group's sample at ms.
-func combineAt(tracks []*instanceTrack, ms int64, bounds [catalogue.NumHistograms][]float64, counted int, warnings []string) catalogue.Sample {
+func combineAt(tracks []*instanceTrack, ms, startMs, endMs int64, bounds [catalogue.NumHistograms][]float64, counted int, warnings []string) catalogue.Sample {
 	s := catalogue.Sample{Time: time.UnixMilli(ms), HasVLLM: counted > 0, Total: catalogue.NewSeries(),
 		KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(), ProcessRSSBytes: math.NaN(),
 		GCCollections: math.NaN(), HTTPRequests: math.NaN(), Warnings: warnings}
@@ -425,7 +436,7 @@ func combineAt(tracks []*instanceTrack, ms int64, bounds [catalogue.NumHistogram
 			continue
 		}
 		for f, vs := range tr.counters {
-			put(&s, f, tr.counterAt(vs, ms))
+			put(&s, f, tr.counterAt(vs, ms, startMs, endMs))
 		}
 		newest := tr.latest(ms)
 		if newest == nil {

@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -147,5 +148,29 @@ func TestGroupWithAFailingInstance(t *testing.T) {
 		if tt.wantWarn != "" && !strings.Contains(strings.Join(r.Warnings, "\n"), tt.wantWarn) {
 			t.Errorf("%s: warnings %q, want one naming %s", tt.name, r.Warnings, tt.wantWarn)
 		}
+	}
+}
+
+// After a gap at the start of the window (Prometheus itself restarted),
+// the instances' first samples are further from the window's edge than
+// rate() extrapolates: the group's counters still never go down (no
+// restart is read into the gap) and its rate is still the sum of the
+// instances' rate().
+func TestGroupAfterAGapAtTheWindowStart(t *testing.T) {
+	var raw model.Matrix
+	want := 0.0
+	for i, per := range []float64{5, 0.3, 2} {
+		var pts [][2]float64
+		for k := range 7 {
+			s := 7.3 - 0.4*float64(i) - float64(k)
+			pts = append(pts, [2]float64{s, 100*float64(i) + per*float64(k)})
+		}
+		raw = append(raw, series(lbl("vllm:num_preemptions_total", "instance", fmt.Sprintf("10.0.0.%d:8000", i+1)), pts...))
+		want += promRate(pts)
+	}
+	rep := analyze(t, testSource(t, Config{GroupBy: "job"}), raw, nil)
+	r := rep.Replicas[0]
+	if got := float64(r.Figures.PreemptionsPerSecond); math.Abs(got-want) > 1e-9*want || r.Restarted {
+		t.Errorf("%v preemptions/s, restarted %v (%q); the sum of the instances' rate() is %v", got, r.Restarted, r.Reasons, want)
 	}
 }

@@ -274,7 +274,7 @@ func fitSegments(w int, variants ...[]string) string {
 // when there is room for it.
 func (g gridScreen) view() []string {
 	if len(g.panes) == 0 {
-		return []string{"", center("no replica matches the filter (esc clears it)", g.width)}
+		return []string{"", center(noRowsText(len(g.report.Replicas), g.report.Source), g.width)}
 	}
 	l := g.layout
 	sel := indexOf(g.panes, g.selected)
@@ -534,4 +534,17 @@ func instancesText(r *analysis.ReplicaReport) string {
 		return ""
 	}
 	return fmt.Sprintf("%d instances", r.Instances)
+}
+
+// noRowsText says why no replica is drawn when the report holds total
+// before the filter: none matches the filter, or there is none at all (a
+// source that has given none yet, a replica yet to answer).
+func noRowsText(total int, src *analysis.SourceStatus) string {
+	switch {
+	case total > 0:
+		return "no replica matches the filter (esc clears it)"
+	case src.Failing():
+		return "no replica to show: the source has given none (see above)"
+	}
+	return "no replica to show yet"
 }

@@ -313,3 +313,19 @@ func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
 		}
 	}
 }
+
+// A source that has given no replica yet (a selector that matches
+// nothing, a server that never answered) is not a filter that hides them
+// all: the screen says there is nothing to show, and why, in the grid and
+// the table.
+func TestNoReplicaIsNoFilter(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := report(at)
+	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: `the selector {job="nope"} matches no vLLM series`, Since: at, Checked: at})
+	for _, keys := range [][]string{nil, {"t"}} {
+		frame := ansi.Strip(press(send(newModel(120, 30), ReportMsg{Report: r}), keys...).View())
+		if strings.Contains(frame, "filter (esc") || !strings.Contains(frame, "no replica to show: the source has given none (see above)") {
+			t.Errorf("keys %v: want no replica to show, not a filter:\n%s", keys, frame)
+		}
+	}
+}

@@ -345,6 +345,7 @@ type tableScreen struct {
 	rows     []*analysis.ReplicaReport // the panes, in the sort order
 	total    int                       // replicas before the filter
 	now      time.Time                 // the time of the report shown
+	source   *analysis.SourceStatus    // the report's source, for a table with no rows
 	filter   string
 	sortCol  int
 	sortDesc bool
@@ -460,7 +461,7 @@ func (t tableScreen) view() []string {
 	}
 	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
 	if len(t.rows) == 0 {
-		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
+		return append(lines, th.dim.Render("  "+noRowsText(t.total, t.source)))
 	}
 	cursor := indexOf(t.rows, t.selected)
 	start := min(t.top, max(len(t.rows)-1, 0))

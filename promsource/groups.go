@@ -19,8 +19,9 @@ import (
 // others; their counters start at different values and reset apart, so
 // the sum went up and down and every drop read as a restart.
 //
-// The combined samples are taken on the union of the instances' scrape
-// times, plus the edges of the window. At each time every instance adds:
+// The combined samples are taken once per scrape interval (the
+// instances' median) back from the end of the window, and at its start.
+// At each time every instance adds:
 //   - a counter: its value with its own resets compensated (Prometheus's
 //     reset rule), interpolated between its scrapes, and outside them
 //     extended with its average slope exactly as far as PromQL's rate()
@@ -49,12 +50,12 @@ type instanceTrack struct {
 	failure *catalogue.Sample
 	avg     float64 // average interval between its good samples, in ms
 	restart string  // when and how it restarted in the window; "" for none
-	// counters holds, for each counter field present, its values at the
-	// good samples with resets compensated and gaps filled.
-	counters map[field][]float64
+	// counters are its counter series, each with its values at the good
+	// samples, resets compensated and gaps filled.
+	counters []counter
 }
 
-// fieldKind is what part of a sample a field is.
+// fieldKind is what part of a sample a counter is.
 type fieldKind uint8
 
 const (
@@ -66,103 +67,27 @@ const (
 	fSpecPos
 	fGC
 	fHTTP
-	fRSS
-	fKVCapacity
 )
 
-// field is one value of a sample: a scalar, a finish reason, one bucket
-// (by its bound), the _sum or _count of a histogram, a speculative
-// position, or a process figure.
-type field struct {
+// slot is where a counter adds in the group's sample: a scalar, a finish
+// reason, a bucket (the b-th of the group's bounds of histogram i), the
+// _sum or _count of histogram i, a speculative position, or a process
+// counter.
+type slot struct {
 	kind fieldKind
-	i    int
-	le   float64
+	i, b int
 }
 
-// isCounter reports whether the field is a counter.
-func (f field) isCounter() bool {
-	switch f.kind {
-	case fScalar:
-		return catalogue.Scalar(f.i).IsCounter()
-	case fRSS, fKVCapacity:
-		return false
-	}
-	return true
-}
-
-// get reads the field of a sample; NaN when absent.
-func (f field) get(s *catalogue.Sample) float64 {
-	t := &s.Total
-	switch f.kind {
-	case fScalar:
-		return t.Scalars[f.i]
-	case fFinished:
-		return t.Finished[f.i]
-	case fBucket:
-		b := t.Histograms[f.i]
-		if i, ok := slices.BinarySearch(b.Bounds, f.le); ok && i < len(b.Counts) {
-			return b.Counts[i]
-		}
-		return math.NaN()
-	case fSum:
-		return t.Histograms[f.i].Sum
-	case fCount:
-		return t.Histograms[f.i].Count
-	case fSpecPos:
-		if f.i < len(t.SpecAcceptedPerPos) {
-			return t.SpecAcceptedPerPos[f.i]
-		}
-		return math.NaN()
-	case fGC:
-		return s.GCCollections
-	case fHTTP:
-		return s.HTTPRequests
-	case fRSS:
-		return s.ProcessRSSBytes
-	case fKVCapacity:
-		return s.KVCapacityTokens
-	}
-	return math.NaN()
-}
-
-// fieldsOf lists the fields a sample has a value for.
-func fieldsOf(s *catalogue.Sample, into map[field]bool) {
-	t := &s.Total
-	add := func(f field, v float64) {
-		if !math.IsNaN(v) {
-			into[f] = true
-		}
-	}
-	for i, v := range t.Scalars {
-		add(field{kind: fScalar, i: i}, v)
-	}
-	for i, v := range t.Finished {
-		add(field{kind: fFinished, i: i}, v)
-	}
-	for h, b := range t.Histograms {
-		for i, le := range b.Bounds {
-			if i < len(b.Counts) {
-				add(field{kind: fBucket, i: h, le: le}, b.Counts[i])
-			}
-		}
-		if b.Present() {
-			add(field{kind: fSum, i: h}, b.Sum)
-			add(field{kind: fCount, i: h}, b.Count)
-		}
-	}
-	for i, v := range t.SpecAcceptedPerPos {
-		add(field{kind: fSpecPos, i: i}, v)
-	}
-	add(field{kind: fGC}, s.GCCollections)
-	add(field{kind: fHTTP}, s.HTTPRequests)
-	add(field{kind: fRSS}, s.ProcessRSSBytes)
-	add(field{kind: fKVCapacity}, s.KVCapacityTokens)
+// counter is one counter series of an instance.
+type counter struct {
+	slot slot
+	vs   []float64
 }
 
 // newTrack reads one instance's samples (oldest first; failures among
-// them) for combining.
-func newTrack(name string, samples []catalogue.Sample) *instanceTrack {
-	tr := &instanceTrack{name: name, counters: map[field][]float64{}}
+// them) for combining; bounds are the group's bounds of each histogram.
+func newTrack(name string, samples []catalogue.Sample, bounds *[catalogue.NumHistograms][]float64) *instanceTrack {
+	tr := &instanceTrack{name: name}
 	for i := range samples {
 		s := &samples[i]
 		if !s.OK() {
@@ -181,36 +106,152 @@ func newTrack(name string, samples []catalogue.Sample) *instanceTrack {
 	if n := len(tr.ms); n >= 2 {
 		tr.avg = float64(tr.ms[n-1]-tr.ms[0]) / float64(n-1)
 	}
-	present := map[field]bool{}
-	for i := range tr.good {
-		fieldsOf(&tr.good[i], present)
-	}
+	tr.readCounters(bounds)
 	var resetAt int64
-	for f := range present {
-		if !f.isCounter() {
-			continue
-		}
-		vs := make([]float64, len(tr.good))
-		for i := range tr.good {
-			vs[i] = f.get(&tr.good[i])
-		}
-		at := adjustCounter(vs, tr.ms)
-		if at > 0 && (resetAt == 0 || at < resetAt) {
+	for _, c := range tr.counters {
+		if at := adjustCounter(c.vs, tr.ms); at > 0 && (resetAt == 0 || at < resetAt) {
 			resetAt = at
 		}
-		tr.counters[f] = vs
 	}
 	tr.restart = restartOf(tr.good, resetAt)
 	return tr
+}
+
+// readCounters lists the instance's counter series, each that has a value
+// in at least one good sample.
+func (tr *instanceTrack) readCounters(bounds *[catalogue.NumHistograms][]float64) {
+	n := len(tr.good)
+	read := func(sl slot, get func(*catalogue.Sample) float64) {
+		var vs []float64
+		for j := range tr.good {
+			v := get(&tr.good[j])
+			if vs == nil {
+				if math.IsNaN(v) {
+					continue
+				}
+				vs = nanSlice(n)
+			}
+			vs[j] = v
+		}
+		if vs != nil {
+			tr.counters = append(tr.counters, counter{sl, vs})
+		}
+	}
+	for k := range catalogue.NumScalars {
+		if k.IsCounter() {
+			read(slot{kind: fScalar, i: int(k)}, func(s *catalogue.Sample) float64 { return s.Total.Scalars[k] })
+		}
+	}
+	for r := range catalogue.NumFinishReasons {
+		read(slot{kind: fFinished, i: int(r)}, func(s *catalogue.Sample) float64 { return s.Total.Finished[r] })
+	}
+	for h := range catalogue.NumHistograms {
+		tr.readHistogram(h, bounds[h])
+	}
+	most := 0
+	for j := range tr.good {
+		most = max(most, len(tr.good[j].Total.SpecAcceptedPerPos))
+	}
+	for p := range most {
+		read(slot{kind: fSpecPos, i: p}, func(s *catalogue.Sample) float64 {
+			if p < len(s.Total.SpecAcceptedPerPos) {
+				return s.Total.SpecAcceptedPerPos[p]
+			}
+			return math.NaN()
+		})
+	}
+	read(slot{kind: fGC}, func(s *catalogue.Sample) float64 { return s.GCCollections })
+	read(slot{kind: fHTTP}, func(s *catalogue.Sample) float64 { return s.HTTPRequests })
+}
+
+// readHistogram lists the counters of one histogram: a bucket per bound
+// the instance has, on the group's bounds, and the _sum and _count.
+func (tr *instanceTrack) readHistogram(h catalogue.Histogram, group []float64) {
+	n := len(tr.good)
+	var buckets [][]float64 // by the group's bound
+	sum, count := nanSlice(n), nanSlice(n)
+	present := false
+	var lastBounds []float64
+	var lastIdx []int
+	for j := range tr.good {
+		b := tr.good[j].Total.Histograms[h]
+		if !b.Present() {
+			continue
+		}
+		present = true
+		if !sameSlice(b.Bounds, lastBounds) {
+			// Samples of one instance share their bounds: map them once.
+			lastBounds, lastIdx = b.Bounds, make([]int, len(b.Bounds))
+			for k, le := range b.Bounds {
+				lastIdx[k], _ = slices.BinarySearch(group, le)
+			}
+		}
+		if buckets == nil {
+			buckets = make([][]float64, len(group))
+		}
+		for k, gi := range lastIdx {
+			if k >= len(b.Counts) {
+				break
+			}
+			if buckets[gi] == nil {
+				buckets[gi] = nanSlice(n)
+			}
+			buckets[gi][j] = b.Counts[k]
+		}
+		sum[j], count[j] = b.Sum, b.Count
+	}
+	if !present {
+		return
+	}
+	for gi, vs := range buckets {
+		if vs != nil {
+			tr.counters = append(tr.counters, counter{slot{kind: fBucket, i: int(h), b: gi}, vs})
+		}
+	}
+	tr.counters = append(tr.counters, counter{slot{kind: fSum, i: int(h)}, sum}, counter{slot{kind: fCount, i: int(h)}, count})
+}
+
+// sameSlice reports whether a and b are the same slice (the build shares
+// one per histogram among an instance's samples).
+func sameSlice(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// nanSlice is n NaNs.
+func nanSlice(n int) []float64 {
+	vs := make([]float64, n)
+	for i := range vs {
+		vs[i] = math.NaN()
+	}
+	return vs
 }
 
 // hasFigures reports whether a good sample carries any value: the
 // reading just before the window that tells the analysis Prometheus
 // watched the whole window carries none.
 func hasFigures(s *catalogue.Sample) bool {
-	present := map[field]bool{}
-	fieldsOf(s, present)
-	return len(present) > 0 || !math.IsNaN(s.ProcessStartTime)
+	t := &s.Total
+	for _, v := range t.Scalars {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	for _, v := range t.Finished {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	for _, b := range t.Histograms {
+		if b.Present() {
+			return true
+		}
+	}
+	for _, v := range []float64{s.GCCollections, s.HTTPRequests, s.ProcessRSSBytes, s.KVCapacityTokens, s.ProcessStartTime} {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	return len(t.SpecAcceptedPerPos) > 0
 }
 
 // adjustCounter compensates the resets of a counter's values in place
@@ -277,35 +318,70 @@ func extension(gap, avg float64) float64 {
 	return min(avg/2, gap)
 }
 
-// counterAt is the instance's counter at ms, for a window from
-// startMs to endMs: interpolated between its samples; before the first
-// and after the last, extended with its average slope, as far as rate()
-// extrapolates that series toward the window's edge and no further (and
-// never below zero when it starts at zero or above), flat beyond. The
-// value never drops as ms grows.
-func (tr *instanceTrack) counterAt(vs []float64, ms, startMs, endMs int64) float64 {
+// place is where a time falls among an instance's samples, for reading
+// all its counters there.
+type place struct {
+	mode uint8 // one of the place modes below
+	i    int
+	frac float64 // between samples i-1 and i: how far toward i
+	d    float64 // before or after the samples: how far extended, in ms
+}
+
+// The modes of a place.
+const (
+	placeOnly    uint8 = iota // a single sample: its value
+	placeExact                // at sample i
+	placeBetween              // between samples i-1 and i
+	placeBefore               // before the first sample
+	placeAfter                // after the last sample
+)
+
+// placeAt is where ms falls for a window from startMs to endMs. Before
+// the first sample and after the last, the counters are extended with
+// their average slope as far as rate() extrapolates that series toward
+// the window's edge and no further, flat beyond: they never drop as ms
+// grows.
+func (tr *instanceTrack) placeAt(ms, startMs, endMs int64) place {
 	n := len(tr.ms)
-	if n == 1 {
-		return vs[0]
-	}
-	slope := (vs[n-1] - vs[0]) / float64(tr.ms[n-1]-tr.ms[0])
 	switch {
+	case n == 1:
+		return place{mode: placeOnly}
 	case ms <= tr.ms[0]:
-		first := vs[0] - slope*extension(float64(max(tr.ms[0]-startMs, 0)), tr.avg)
-		if vs[0] >= 0 && first < 0 {
-			first = 0
-		}
-		return max(first, vs[0]-slope*float64(tr.ms[0]-ms))
+		edge := extension(float64(max(tr.ms[0]-startMs, 0)), tr.avg)
+		return place{mode: placeBefore, d: min(float64(tr.ms[0]-ms), edge)}
 	case ms >= tr.ms[n-1]:
-		last := vs[n-1] + slope*extension(float64(max(endMs-tr.ms[n-1], 0)), tr.avg)
-		return min(last, vs[n-1]+slope*float64(ms-tr.ms[n-1]))
+		edge := extension(float64(max(endMs-tr.ms[n-1], 0)), tr.avg)
+		return place{mode: placeAfter, d: min(float64(ms-tr.ms[n-1]), edge)}
 	}
 	i, found := slices.BinarySearch(tr.ms, ms)
 	if found {
-		return vs[i]
+		return place{mode: placeExact, i: i}
 	}
-	a, b := tr.ms[i-1], tr.ms[i]
-	return vs[i-1] + (vs[i]-vs[i-1])*float64(ms-a)/float64(b-a)
+	return place{mode: placeBetween, i: i, frac: float64(ms-tr.ms[i-1]) / float64(tr.ms[i]-tr.ms[i-1])}
+}
+
+// value is a counter's value at the place: interpolated between samples,
+// extended beyond them (never below zero when it starts at zero or
+// above).
+func (p place) value(tr *instanceTrack, vs []float64) float64 {
+	switch p.mode {
+	case placeOnly:
+		return vs[0]
+	case placeExact:
+		return vs[p.i]
+	case placeBetween:
+		return vs[p.i-1] + (vs[p.i]-vs[p.i-1])*p.frac
+	}
+	n := len(vs)
+	slope := (vs[n-1] - vs[0]) / float64(tr.ms[n-1]-tr.ms[0])
+	if p.mode == placeAfter {
+		return vs[n-1] + slope*p.d
+	}
+	v := vs[0] - slope*p.d
+	if vs[0] >= 0 && v < 0 {
+		v = 0
+	}
+	return v
 }
 
 // latest returns the instance's newest good sample at or before ms, nil
@@ -327,9 +403,10 @@ func (tr *instanceTrack) latest(ms int64) *catalogue.Sample {
 // window the source read; watched is the reading just before the window
 // to put first, if any.
 func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Time, watched *catalogue.Sample) []catalogue.Sample {
+	bounds := unionBounds(parts)
 	tracks := make([]*instanceTrack, 0, len(parts))
 	for i, p := range parts {
-		if tr := newTrack(names[i], p); len(tr.good) > 0 || tr.failure != nil {
+		if tr := newTrack(names[i], p, &bounds); len(tr.good) > 0 || tr.failure != nil {
 			tracks = append(tracks, tr)
 		}
 	}
@@ -351,10 +428,13 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 			warnings = append(warnings, fmt.Sprintf("instance %s restarted at %s; the group's rates count across it", tr.name, tr.restart))
 		}
 	}
-	if alive > 0 && !windowStart.IsZero() {
-		// The edges of the window: the combined counters' increase
-		// between them is the sum of the instances' rate() increases.
-		grid = append(grid, windowStart.UnixMilli(), at.UnixMilli())
+	if step := scrapeStep(tracks); alive > 0 && !windowStart.IsZero() && step > 0 {
+		// One reading per scrape interval back from the window's end, and
+		// its edges: the combined counters' increase between them is the
+		// sum of the instances' rate() increases. The union of the
+		// instances' scrape times would make a group of N instances cost
+		// N² per refresh.
+		grid = regularGrid(windowStart.UnixMilli(), at.UnixMilli(), step)
 	}
 	slices.Sort(grid)
 	grid = slices.Compact(grid)
@@ -364,7 +444,6 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 			grid = grid[:len(grid)-1]
 		}
 	}
-	bounds := unionBounds(tracks)
 	out := make([]catalogue.Sample, 0, len(grid)+len(tracks)+1)
 	if watched != nil {
 		out = append(out, *watched)
@@ -394,14 +473,48 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 	return out
 }
 
+// scrapeStep is the instances' median scrape interval in ms, 0 when
+// none has two samples.
+func scrapeStep(tracks []*instanceTrack) int64 {
+	var avgs []float64
+	for _, tr := range tracks {
+		if tr.avg > 0 {
+			avgs = append(avgs, tr.avg)
+		}
+	}
+	if len(avgs) == 0 {
+		return 0
+	}
+	slices.Sort(avgs)
+	return max(int64(math.Round(avgs[len(avgs)/2])), 1)
+}
+
+// regularGrid is endMs, endMs − step, … down to after startMs, and
+// startMs, oldest first.
+func regularGrid(startMs, endMs, step int64) []int64 {
+	grid := []int64{startMs}
+	first := endMs - (endMs-startMs-1)/step*step
+	for ms := first; ms <= endMs; ms += step {
+		grid = append(grid, ms)
+	}
+	return grid
+}
+
 // unionBounds is, per histogram, the union of the instances' bounds.
-func unionBounds(tracks []*instanceTrack) [catalogue.NumHistograms][]float64 {
+// The samples of one instance share their bounds: each slice is read once.
+func unionBounds(parts [][]catalogue.Sample) [catalogue.NumHistograms][]float64 {
 	var out [catalogue.NumHistograms][]float64
 	for h := range out {
 		var all []float64
-		for _, tr := range tracks {
-			for i := range tr.good {
-				all = append(all, tr.good[i].Total.Histograms[h].Bounds...)
+		var last []float64
+		for _, p := range parts {
+			for i := range p {
+				b := p[i].Total.Histograms[h].Bounds
+				if len(b) == 0 || sameSlice(b, last) {
+					continue
+				}
+				last = b
+				all = append(all, b...)
 			}
 		}
 		if len(all) > 0 {
@@ -435,8 +548,9 @@ func combineAt(tracks []*instanceTrack, ms, startMs, endMs int64, bounds [catalo
 		if len(tr.good) == 0 {
 			continue
 		}
-		for f, vs := range tr.counters {
-			put(&s, f, tr.counterAt(vs, ms, startMs, endMs))
+		p := tr.placeAt(ms, startMs, endMs)
+		for _, c := range tr.counters {
+			put(&s, c.slot, p.value(tr, c.vs))
 		}
 		newest := tr.latest(ms)
 		if newest == nil {
@@ -475,28 +589,26 @@ func nanTo(x, v float64) float64 {
 	return x
 }
 
-// put adds v to the counter field f of the group's sample.
-func put(s *catalogue.Sample, f field, v float64) {
+// put adds v to a counter of the group's sample.
+func put(s *catalogue.Sample, sl slot, v float64) {
 	t := &s.Total
-	switch f.kind {
+	switch sl.kind {
 	case fScalar:
-		t.Scalars[f.i] = addKnown(t.Scalars[f.i], v)
+		t.Scalars[sl.i] = addKnown(t.Scalars[sl.i], v)
 	case fFinished:
-		t.Finished[f.i] = addKnown(t.Finished[f.i], v)
+		t.Finished[sl.i] = addKnown(t.Finished[sl.i], v)
 	case fBucket:
-		b := &t.Histograms[f.i]
-		if i, ok := slices.BinarySearch(b.Bounds, f.le); ok {
-			b.Counts[i] = addKnown(b.Counts[i], v)
-		}
+		c := t.Histograms[sl.i].Counts
+		c[sl.b] = addKnown(c[sl.b], v)
 	case fSum:
-		t.Histograms[f.i].Sum = addKnown(t.Histograms[f.i].Sum, v)
+		t.Histograms[sl.i].Sum = addKnown(t.Histograms[sl.i].Sum, v)
 	case fCount:
-		t.Histograms[f.i].Count = addKnown(t.Histograms[f.i].Count, v)
+		t.Histograms[sl.i].Count = addKnown(t.Histograms[sl.i].Count, v)
 	case fSpecPos:
-		for len(t.SpecAcceptedPerPos) <= f.i {
+		for len(t.SpecAcceptedPerPos) <= sl.i {
 			t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
 		}
-		t.SpecAcceptedPerPos[f.i] = addKnown(t.SpecAcceptedPerPos[f.i], v)
+		t.SpecAcceptedPerPos[sl.i] = addKnown(t.SpecAcceptedPerPos[sl.i], v)
 	case fGC:
 		s.GCCollections = addKnown(s.GCCollections, v)
 	case fHTTP:

@@ -224,7 +224,8 @@ type replica struct {
 	// newest is the time of its newest sample in Prometheus.
 	newest time.Time
 	// failures are the source's own failed readings since its data
-	// stopped: the server failed, or its series stopped arriving.
+	// stopped: its series stopped arriving. (A failure of the server is
+	// not the replica's: it keeps its readings as they were.)
 	failures []catalogue.Sample
 	// watched is set when samples begin with the reading just before the
 	// window (watchedBefore).

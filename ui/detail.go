@@ -101,6 +101,10 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	if n := instancesText(r); n != "" {
 		title = slices.Insert(title, 1, th.warn.Render(n))
 	}
+	if r.SourceStale {
+		// The verdict of the source's last data: the header says why.
+		title = append(title, th.warn.Render("stale"))
+	}
 	if r.Fault != "" {
 		title = append(title, th.alert.Render(r.Fault))
 	}

@@ -258,6 +258,7 @@ func TestGroupsSayHowManyInstances(t *testing.T) {
 		want string
 	}{
 		{"grid", nil, "vllm 8 instances"},
+		{"header", nil, "up 2/2 (9 instances)"},
 		{"table", []string{"t"}, "vllm ×8"},
 		{"detail", []string{"enter"}, "vllm  8 instances"},
 	}

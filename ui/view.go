@@ -207,6 +207,11 @@ func (m Model) fleetSegments() []string {
 	}
 	down := counts[analysis.StateDown]
 	segs := []string{fmt.Sprintf("up %d/%d", n-down, n)}
+	if instances := instanceCount(m.shown.Replicas); instances > n {
+		// Groups of instances (--group-by): the replicas are fewer than
+		// the servers behind them.
+		segs[0] += fmt.Sprintf(" (%d instances)", instances)
+	}
 	segs = append(segs,
 		fmtRate(f.RequestsPerSecond)+" req/s",
 		"prompt "+fmtRate(f.PromptTokensPerSecond)+" tok/s",
@@ -300,4 +305,14 @@ func inlineHelp(bindings ...key.Binding) string {
 		parts[i] = b.Help().Key + " " + b.Help().Desc
 	}
 	return strings.Join(parts, " · ")
+}
+
+// instanceCount is how many scrape targets the replicas stand for: a
+// group's instances, one for any other replica.
+func instanceCount(reps []analysis.ReplicaReport) int {
+	n := 0
+	for i := range reps {
+		n += max(reps[i].Instances, 1)
+	}
+	return n
 }

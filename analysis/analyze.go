@@ -86,6 +86,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.Model = newestGood.Model
 		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
 		rep.Warnings = newestGood.Warnings
+		rep.Instances = newestGood.Instances
 	}
 
 	var c verdict

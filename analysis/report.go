@@ -452,6 +452,16 @@ type ReplicaReport struct {
 
 	// Samples is how many good scrapes the window holds.
 	Samples int `json:"samples"`
+	// SourceStale is set while the source that reads this replica (a
+	// Prometheus server) fails: the state and figures are those of its
+	// last good data, Report.Source says why and how old. The replica
+	// itself may be fine.
+	SourceStale bool `json:"source_stale,omitempty"`
+	// Instances is how many scrape targets the replica's figures sum when
+	// there are several (a group of a Prometheus source, such as
+	// --group-by job): its rates and gauges are their totals. 0 for a
+	// replica of one target.
+	Instances int `json:"instances,omitempty"`
 	// WarmingUp is true while the window holds fewer than two good samples:
 	// gauges are shown, rates and quantiles are not yet known.
 	WarmingUp bool `json:"warming_up"`
@@ -703,6 +713,27 @@ type SourceStatus struct {
 	Since time.Time `json:"since,omitzero"`
 	// LastGood is the evaluation time of the newest good data.
 	LastGood time.Time `json:"last_good,omitzero"`
+	// Checked is the time of the newest attempt to read the source.
+	Checked time.Time `json:"checked,omitzero"`
+	// DataAgeSeconds is how old the figures are while the source fails:
+	// from LastGood to Checked. 0 when it works, or has never answered.
+	DataAgeSeconds float64 `json:"data_age_seconds,omitempty"`
 	// Warnings are problems that did not fail the refresh.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Failing reports whether the source's last refresh failed: the report's
+// verdicts are then those of its last good data, DataAgeSeconds old.
+func (s *SourceStatus) Failing() bool { return s != nil && s.Problem != "" }
+
+// SetSource gives the report the health of its source. While the source
+// fails, every replica keeps the verdict of the last good data and is
+// marked SourceStale: the source failed, not the replicas, so none is
+// DOWN for it, and none passes for live either.
+func (r *Report) SetSource(st *SourceStatus) {
+	r.Source = st
+	stale := st.Failing()
+	for i := range r.Replicas {
+		r.Replicas[i].SourceStale = stale
+	}
 }

@@ -55,6 +55,9 @@ type SourceStatus struct {
 	Since time.Time
 	// LastGood is the evaluation time of the newest data (zero if none).
 	LastGood time.Time
+	// Checked is the time of the newest attempt, good or not: while the
+	// source fails, its data are Checked − LastGood old.
+	Checked time.Time
 	// Warnings are problems that did not fail the refresh.
 	Warnings []string
 }

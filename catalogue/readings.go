@@ -292,6 +292,10 @@ type Sample struct {
 	// absent. It tells "the engine metrics are all zero under load" apart
 	// from "there is no load".
 	HTTPRequests float64
+	// Instances is how many scrape targets a source summed into this
+	// sample when there were several (a Prometheus source grouping
+	// replicas by a label such as job); 0 for a sample of one target.
+	Instances int
 	// Warnings are problems that did not fail the scrape, such as a
 	// cardinality cap that dropped series. Already stripped of control
 	// characters.

@@ -5,7 +5,8 @@
 // command's Run with a context and an Env.
 //
 // A command ends with an error that says how the process exits: nil (0), a
-// *StatusError for a report that is not all healthy (1 or 2), a
+// *StatusError for a report that is not all healthy (1, 2, or 3 when
+// nothing current could be judged), a
 // *UsageError (64), a *DataError or a *record.Error (65, or 64 for a
 // file that is not a recording), anything else (70); ExitCode maps it.
 package command
@@ -37,12 +38,17 @@ type Env struct {
 
 // Exit codes, documented in the README and in Description.
 const (
-	ExitHealthy  = 0  // every replica healthy or idle
-	ExitDegraded = 1  // a replica is slow, full, preempting, stale or asleep, or could not be judged
-	ExitDown     = 2  // a replica is down
-	ExitUsage    = 64 // bad flags or arguments (EX_USAGE)
-	ExitData     = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
-	ExitFailure  = 70 // vtop itself failed (EX_SOFTWARE)
+	ExitHealthy  = 0 // every replica healthy or idle
+	ExitDegraded = 1 // a replica is slow, full, preempting, stale or asleep, or could not be judged
+	ExitDown     = 2 // a replica is down
+	// ExitNoData: nothing current to judge. The source that reads the
+	// fleet failed (Prometheus unreachable, a selector that matches
+	// nothing; the verdicts shown are from before the failure), or no
+	// inference server was found to watch.
+	ExitNoData  = 3
+	ExitUsage   = 64 // bad flags or arguments (EX_USAGE)
+	ExitData    = 65 // input that is not what it claims to be: pages, recordings (EX_DATAERR)
+	ExitFailure = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
 // StatusError ends a one-shot command whose report shows a degraded or down
@@ -71,20 +77,32 @@ func (e *DataError) Error() string { return e.msg }
 
 func dataf(format string, args ...any) error { return &DataError{fmt.Sprintf(format, args...)} }
 
+// NoDataError ends a command that found nothing to judge (no inference
+// server on this host and no target given); it says what was looked for
+// and how else to point vtop.
+type NoDataError struct{ msg string }
+
+// Error is what was looked for and the ways out.
+func (e *NoDataError) Error() string { return e.msg }
+
 // ExitCode is the process exit code of what a command's Run returned: 0 for
 // nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
 // for a *DataError, the code of a *record.Error (a file that is not a
-// recording, or one that cannot be used) and ExitFailure for anything else.
+// recording, or one that cannot be used), ExitNoData for a *NoDataError and
+// ExitFailure for anything else.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError
 	var data *DataError
 	var recording *record.Error
+	var noData *NoDataError
 	switch {
 	case err == nil:
 		return ExitHealthy
 	case errors.As(err, &status):
 		return status.Code
+	case errors.As(err, &noData):
+		return ExitNoData
 	case errors.As(err, &usage):
 		return ExitUsage
 	case errors.As(err, &data):
@@ -124,7 +142,9 @@ Examples:
   vtop diff before.vtrec after.vtrec        two recordings compared
 
 Exit codes of --once and analyze: 0 every replica healthy or idle; 1 a replica
-is slow, full, preempting, stale or asleep, or could not be judged (warming up, or unjudged); 2 a replica is down; 64 usage error (a bad
+is slow, full, preempting, stale or asleep, or could not be judged (warming up, or unjudged); 2 a replica is down;
+3 the source failed (Prometheus unreachable, a selector that matches nothing:
+the verdicts shown are from before) or no inference server was found; 64 usage error (a bad
 flag, or no terminal for the dashboard); 65 analyze's two pages are not two
 readings of one server in order (swapped, a restart between them, two
 servers); 70 vtop itself failed (a report that cannot be written, a page that

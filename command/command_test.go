@@ -70,6 +70,36 @@ func TestStatusOfReport(t *testing.T) {
 	}
 }
 
+// A source that fails as a whole (Prometheus unreachable, a selector
+// matching nothing) exits with its own code whatever the replicas' last
+// verdicts say: they are not current. A source that works leaves the
+// code to the replicas.
+func TestStatusOfAFailingSource(t *testing.T) {
+	tests := []struct {
+		name   string
+		states []analysis.State
+		src    *analysis.SourceStatus
+		want   int
+	}{
+		{"working", []analysis.State{analysis.StateHealthy}, &analysis.SourceStatus{Name: "Prometheus http://p:9090"}, ExitHealthy},
+		{"failing, last verdicts healthy", []analysis.State{analysis.StateHealthy},
+			&analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
+		{"failing, last verdicts down", []analysis.State{analysis.StateDown},
+			&analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
+		{"never answered", nil, &analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: `the selector {job="nope"} matches no vLLM series`}, ExitNoData},
+	}
+	for _, tt := range tests {
+		r := reportOf(tt.states...)
+		r.SetSource(tt.src)
+		if got := ExitCode(status(r)); got != tt.want {
+			t.Errorf("%s: exit code %d, want %d", tt.name, got, tt.want)
+		}
+	}
+	if !strings.Contains(Description, "3 the source failed") {
+		t.Errorf("--help does not document exit code 3:\n%s", Description)
+	}
+}
+
 // failingWriter accepts n bytes, then fails every write.
 type failingWriter struct {
 	n   int

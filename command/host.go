@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/vtop-dev/vtop/discover"
 	"github.com/vtop-dev/vtop/scrape"
@@ -30,18 +31,23 @@ type found struct {
 
 // discoverTargets finds the inference servers of this host: their
 // processes and listening sockets (or, with --scan, every listening
-// port), each confirmed by its metrics page. Without /proc it falls back
-// to vLLM's default port; when nothing is found it watches that port too,
-// so that a server starting there is seen, and the summary says what was
-// looked for.
+// port), each confirmed by its metrics page, else whatever answers at
+// vLLM's default port. Without /proc it falls back to that port, unprobed.
+// When nothing is found there is nothing to judge: a *NoDataError says
+// what was looked for and how else to point vtop (a replica DOWN at a
+// port nothing serves said neither).
 func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, error) {
-	res := discover.Find(ctx, discover.Options{Scan: w.Scan})
+	find := w.find
+	if find == nil {
+		find = discover.Find
+	}
+	res := find(ctx, discover.Options{Scan: w.Scan})
 	f := found{Summary: res.Summary, PIDs: map[string]int{}, Fallback: res.Fallback}
 	if !res.Fallback {
 		f.Servers = len(res.Servers)
 	}
 	if len(res.Servers) == 0 {
-		return []scrape.Target{scrape.DefaultTarget()}, f, nil
+		return nil, f, nothingFound(res.Summary, w.Scan)
 	}
 	targets := make([]scrape.Target, 0, len(res.Servers))
 	for _, s := range res.Servers {
@@ -55,4 +61,17 @@ func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, er
 		targets = append(targets, t)
 	}
 	return targets, f, nil
+}
+
+// nothingFound is the error of a host where discovery found no server:
+// what was looked for, then every other way to point vtop.
+func nothingFound(summary string, scanned bool) error {
+	ways := []string{"vtop HOST:PORT (a server elsewhere, or one still starting: it is watched until it answers)",
+		"vtop -f targets.txt (targets, one per line)"}
+	if !scanned {
+		ways = append(ways, "vtop --scan (probe every listening port of this host)")
+	}
+	ways = append(ways, "vtop --prometheus URL (the fleet as its Prometheus has it)", "vtop --demo (a simulated fleet)")
+	return &NoDataError{msg: summary + ", and nothing answers at " + scrape.DefaultTarget().Name +
+		" (vLLM's default port). Point vtop at a server:\n  " + strings.Join(ways, "\n  ")}
 }

@@ -21,6 +21,10 @@ import (
 // judged, and a sleeping one serves nothing: neither is "healthy" to a
 // script, so both count as degraded.
 func status(r analysis.Report) error {
+	if r.Source.Failing() {
+		// The verdicts are from before the failure, if any: not current.
+		return &StatusError{Code: ExitNoData}
+	}
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
@@ -52,19 +56,25 @@ func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 	return status(r)
 }
 
-// writeSource names a source that reads the whole fleet, and its problem:
-// figures kept from before a failure must not pass for fresh ones.
+// writeSource names a source that reads the whole fleet, and its problem
+// once, with the age of the data: verdicts kept from before a failure
+// must not pass for fresh ones.
 func writeSource(w io.Writer, src *analysis.SourceStatus) {
 	if src == nil {
 		return
 	}
-	fmt.Fprintf(w, "source %s\n", src.Name)
-	if src.Problem != "" {
-		fmt.Fprintf(w, "  ! %s since %s", src.Problem, src.Since.Format("15:04:05"))
+	if !src.Failing() {
+		fmt.Fprintf(w, "source %s\n", src.Name)
+	} else {
+		age := "no data yet"
 		if !src.LastGood.IsZero() {
-			fmt.Fprintf(w, "; figures from %s", src.LastGood.Format("15:04:05"))
+			age = fmt.Sprintf("data %s old", analysis.Num(src.DataAgeSeconds).Seconds())
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "! %s: %s; %s (failing since %s", src.Name, src.Problem, age, src.Since.Format("15:04:05"))
+		if !src.LastGood.IsZero() {
+			fmt.Fprintf(w, ", verdicts as of %s", src.LastGood.Format("15:04:05"))
+		}
+		fmt.Fprintln(w, ")")
 	}
 	for _, warning := range src.Warnings {
 		fmt.Fprintf(w, "  ! %s\n", warning)
@@ -125,7 +135,7 @@ func writeText(out io.Writer, r analysis.Report) error {
 	for _, rep := range r.Replicas {
 		f := rep.Figures
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
-			rep.Target, engineText(rep), strings.ToUpper(rep.State.String()),
+			targetText(rep), engineText(rep), stateText(rep),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
 			bounded(f.TTFT.P50, f.TTFT.P50Bucket), bounded(f.TTFT.P99, f.TTFT.P99Bucket),
@@ -236,4 +246,22 @@ func bounded(v analysis.Num, b analysis.QuantileBucket) string {
 		return v.Seconds()
 	}
 	return b.Seconds(v)
+}
+
+// targetText is the replica's target, with how many instances it sums
+// when it stands for several (a group read through Prometheus).
+func targetText(rep analysis.ReplicaReport) string {
+	if rep.Instances > 1 {
+		return fmt.Sprintf("%s ×%d", rep.Target, rep.Instances)
+	}
+	return rep.Target
+}
+
+// stateText is the replica's state, marked when it is the verdict of the
+// last data a failing source gave.
+func stateText(rep analysis.ReplicaReport) string {
+	if rep.SourceStale {
+		return strings.ToUpper(rep.State.String()) + " (stale)"
+	}
+	return strings.ToUpper(rep.State.String())
 }

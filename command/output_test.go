@@ -3,7 +3,9 @@ package command
 import (
 	"bytes"
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -48,5 +50,41 @@ func TestWriteJSONAsEncoder(t *testing.T) {
 				t.Errorf("%s, indented %v: the Encoder wrote %q, not a line", name, indent, want.Bytes())
 			}
 		}
+	}
+}
+
+// A replica that sums several instances says how many in the text
+// report's target column; one of a single instance does not.
+func TestTextReportCountsInstances(t *testing.T) {
+	r := reportOf(analysis.StateHealthy, analysis.StateHealthy)
+	r.Replicas[0].Target, r.Replicas[0].Instances = "vllm", 8
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	if text := out.String(); !strings.Contains(text, "vllm ×8 ") || strings.Contains(text, "gpu-1:8000 ×") {
+		t.Errorf("text report:\n%s\nwant the group's target as \"vllm ×8\" and the single one plain", text)
+	}
+}
+
+// The text report names a failing source once, with its problem and the
+// data's age, and marks every replica's verdict as from before.
+func TestTextReportOfAFailingSource(t *testing.T) {
+	r := reportOf(analysis.StateHealthy, analysis.StateFull)
+	at := r.Time
+	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: "connection refused",
+		Since: at.Add(10 * time.Second), LastGood: at, Checked: at.Add(42 * time.Second), DataAgeSeconds: 42})
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"Prometheus http://prom.example:9090: connection refused; data 42s old (failing since 12:00:10", "HEALTHY (stale)", "FULL (stale)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "prom.example"); n != 1 {
+		t.Errorf("the server is named %d times, want once:\n%s", n, text)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/discover"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
@@ -26,7 +27,7 @@ var windowChoices = []time.Duration{10 * time.Second, 30 * time.Second, time.Min
 // Watch is the default command: watch targets live on the dashboard, once
 // (--once), or as a stream of JSON lines (--jsonl).
 type Watch struct {
-	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: every inference server of this host, found by its process and listening port (see --scan); http://localhost:8000/metrics where there is no /proc."`
+	Targets []string `arg:"" optional:"" name:"target" help:"host:port or http(s)://host:port[/path] (default path /metrics). None: every inference server of this host, found by its process and listening port (see --scan), else whatever answers at localhost:8000 (none: exit 3 with the ways to point vtop); http://localhost:8000/metrics where there is no /proc."`
 	File    string   `short:"f" type:"existingfile" placeholder:"FILE" help:"Read targets from FILE, one per line (# comments)."`
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two refreshes: default 5s)."`
@@ -59,6 +60,9 @@ type Watch struct {
 	// set by source.
 	found found
 	gpuIn *gpuInput
+	// find is local discovery (discover.Find when nil; tests give their
+	// own).
+	find func(context.Context, discover.Options) discover.Result
 }
 
 // prometheusFlags read the fleet from a Prometheus server instead of
@@ -544,9 +548,9 @@ func (w *Watch) hint() string {
 		return "" // discovery found servers: they are what is watched
 	}
 	if w.found.Summary != "" && !w.found.Fallback && !w.Scan {
-		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, or vtop --demo"
+		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 	}
-	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, or vtop --demo"
+	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 }
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and

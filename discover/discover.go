@@ -38,6 +38,10 @@ type Options struct {
 	Timeout time.Duration
 	// Concurrency bounds the probes in flight (default 8).
 	Concurrency int
+	// Default is the address probed when nothing else is found (default
+	// vLLM's, localhost:8000): a server in a container shows on the host
+	// as its proxy's socket, not as an engine's process.
+	Default string
 }
 
 func (o *Options) defaults() {
@@ -52,6 +56,9 @@ func (o *Options) defaults() {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 8
+	}
+	if o.Default == "" {
+		o.Default = scrape.DefaultTarget().Name
 	}
 }
 
@@ -122,7 +129,16 @@ func Find(ctx context.Context, o Options) Result {
 		cands = processCandidates(o.Proc, socks, own)
 	}
 	servers := probeAll(ctx, o, cands)
-	return Result{Servers: servers, Denied: own.denied, Summary: summary(servers, o.Scan, len(socks), own.denied)}
+	res := Result{Servers: servers, Denied: own.denied, Summary: summary(servers, o.Scan, len(socks), own.denied)}
+	if len(servers) == 0 {
+		// Nothing found by process or scan: a server may still answer at
+		// the default address (in a container, behind a proxy process).
+		if s := probe(ctx, o, candidate{engines: catalogue.EngineSignatures, addrs: []string{o.Default}}); s != nil && s.Up {
+			res.Servers = []Server{*s}
+			res.Summary = fmt.Sprintf("no inference server process found on this host; %s answers at %s", s.Engine, s.Target)
+		}
+	}
+	return res
 }
 
 func fallback() Result {

@@ -215,3 +215,35 @@ func TestListeners(t *testing.T) {
 		t.Errorf("without /proc: %v", got)
 	}
 }
+
+// TestDefaultPortWhenNothingIsFound: when no engine process is found (a
+// server in a container shows only its proxy), vLLM's default port is
+// probed: a server answering there is found; when nothing answers, no
+// server is listed, so the caller can say so rather than watch a port
+// that nothing serves.
+func TestDefaultPortWhenNothingIsFound(t *testing.T) {
+	page, err := os.ReadFile("testdata/vllm-v0.29.0-trimmed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answering := strings.TrimSuffix(strings.TrimPrefix(testutil.StartServer(t, testutil.ServePage(string(page), "text/plain")), "http://"), "/metrics")
+	noSockets := fstest.MapFS{"net/tcp": {Data: []byte("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n")}}
+	tests := []struct {
+		name        string
+		def         string
+		wantServers int
+		wantSummary string
+	}{
+		{"a server answers at the default port", answering, 1, "vLLM answers at " + answering},
+		{"nothing answers", testutil.ClosedPort(t), 0, "no inference server found on this host"},
+	}
+	for _, tt := range tests {
+		r := Find(context.Background(), Options{Proc: noSockets, Default: tt.def})
+		if len(r.Servers) != tt.wantServers || r.Fallback || !strings.Contains(r.Summary, tt.wantSummary) {
+			t.Errorf("%s: servers %+v, summary %q; want %d, %q", tt.name, r.Servers, r.Summary, tt.wantServers, tt.wantSummary)
+		}
+		if tt.wantServers == 1 && (r.Servers[0].Target != tt.def || !r.Servers[0].Up || r.Servers[0].Engine != "vLLM") {
+			t.Errorf("%s: server %+v, want vLLM up at %s", tt.name, r.Servers[0], tt.def)
+		}
+	}
+}

@@ -43,7 +43,12 @@ func sourceStatus(src Source) *analysis.SourceStatus {
 		return nil
 	}
 	st := sr.Status()
-	return &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood, Warnings: st.Warnings}
+	out := &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood,
+		Checked: st.Checked, Warnings: st.Warnings}
+	if out.Failing() && !st.LastGood.IsZero() && st.Checked.After(st.LastGood) {
+		out.DataAgeSeconds = st.Checked.Sub(st.LastGood).Seconds()
+	}
+	return out
 }
 
 // HistoryOutput receives a source's history once, at start: each target's

@@ -105,7 +105,7 @@ func (m *Monitor) Run(ctx context.Context) error {
 		var now time.Time
 		readings, now = readingsNow(m.source, readings)
 		r := analysis.Analyze(now, readings, cfg, prev)
-		r.Source = sourceStatus(m.source)
+		r.SetSource(sourceStatus(m.source))
 		addGPUs(&r, prev, m.gpus)
 		prev = &r
 		m.observe(now, cfg, readings, &r)
@@ -165,7 +165,7 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	readings, now := readingsNow(source, nil)
 	cfg.Window = max(cfg.Window, now.Sub(start))
 	r := analysis.Analyze(now, readings, cfg, nil)
-	r.Source = sourceStatus(source)
+	r.SetSource(sourceStatus(source))
 	return r, nil
 }
 
@@ -179,7 +179,7 @@ func onceFromStore(ctx context.Context, source Source, cfg analysis.Config) (ana
 	}
 	readings, now := readingsNow(source, nil)
 	r := analysis.Analyze(now, readings, cfg, nil)
-	r.Source = sourceStatus(source)
+	r.SetSource(sourceStatus(source))
 	return r, nil
 }
 

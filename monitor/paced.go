@@ -76,7 +76,7 @@ func (m *Monitor) runPaced(ctx context.Context, src Paced) error {
 			prev = step.Prev
 		}
 		r := analysis.Analyze(step.Now, step.Readings, cfg, prev)
-		r.Source = sourceStatus(m.source)
+		r.SetSource(sourceStatus(m.source))
 		prev = &r
 		m.observe(step.Now, cfg, step.Readings, &r)
 		if err := m.output(r); err != nil {

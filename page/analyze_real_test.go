@@ -29,7 +29,9 @@ func TestRealCapturesAreJudged(t *testing.T) {
 		{"docs-dynamo-a7b23c00-vllm_via_dynamo-unstated.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, 0, ""},
 		{"docs-dynamo-ce30a764-dynamo_frontend-unstated.txt", catalogue.EngineDynamo, catalogue.RouterNone, analysis.StateIdle, 0, "the Dynamo frontend sees no preemptions; read its workers: PREEMPTING cannot be judged"},
 		{"docs-dynamo-ce30a764-trtllm_via_dynamo-unstated.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, "TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"},
-		{"docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateHealthy, 1, "this page exports no latency histograms: SLOW cannot be judged"},
+		// Triton's TensorRT-LLM backend has no latency histograms: not
+		// proven healthy.
+		{"docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateUnjudged, 1, "this page exports no latency histograms: SLOW cannot be judged"},
 		{"fixture-aginies_llmtui-7494e9ae-llamacpp-unstated.txt", catalogue.EngineLlamaCpp, catalogue.RouterNone, analysis.StateIdle, 0, "llama.cpp exports no latency histograms: SLOW cannot be judged"},
 		{"fixture-datadog_integrations-core-9e390cde-tgi-unstated-EXCERPT.txt", catalogue.EngineTGI, catalogue.RouterNone, analysis.StateIdle, 0, "TGI exports no preemption counter: PREEMPTING cannot be judged"},
 		{"gh-file-book-ch03-vllm-v0.29.0-cpu-trimmed.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, ""},
@@ -37,11 +39,12 @@ func TestRealCapturesAreJudged(t *testing.T) {
 		{"issue-aibrix-2004-trtllm_serve-unstated_2026-03-EXCERPT.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, "TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"},
 		{"issue-production-stack-318-vllm_router-unstated_2025-03-EXCERPT.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, 0, ""},
 		{"issue-production-stack-617-vllm-v0.10.0.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, ""},
-		{"issue-sglang-13485-sglang-v0.5.1-EXCERPT.txt", catalogue.EngineSGLang, catalogue.RouterNone, analysis.StateHealthy, 1, ""},
+		// An excerpt without the latency histograms.
+		{"issue-sglang-13485-sglang-v0.5.1-EXCERPT.txt", catalogue.EngineSGLang, catalogue.RouterNone, analysis.StateUnjudged, 1, "this page exports no latency histograms: SLOW cannot be judged"},
 		{"issue-vllm-pr1890-v0.2.x-aioprometheus.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, ""},
 		{"pr-vllm-22227-vllm-unstated_2025-08-dp2-EXCERPT.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, ""},
 		{"repo-yalmashad_Inference-gwapi-282f0d73-gie_epp-chart_v1.0.1-EXCERPT.txt", catalogue.EngineUnknown, catalogue.RouterEndpointPicker, analysis.StateIdle, 0, "endpoint-picker router in front of 2 backends"},
-		{"sglang-docs-production_metrics-md.txt", catalogue.EngineSGLang, catalogue.RouterNone, analysis.StateFull, 162, "waiting 2,826 → 2,826 over 10s while running stays at 162"},
+		{"sglang-docs-production_metrics-md.txt", catalogue.EngineSGLang, catalogue.RouterNone, analysis.StateFull, 162, "waiting 2,826 → 2,826 over 10s, running 162 (the most seen)"},
 	}
 	t0 := time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)
 	for _, tt := range tests {

@@ -49,12 +49,16 @@ func (f *fakeProm) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			mode = rest
 		}
 	}
-	if f.fault(w, r, mode) {
+	if mode != "no vllm anywhere" && f.fault(w, r, mode) {
 		return
 	}
 	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
 	w.Header().Set("Content-Type", "application/json")
 	switch {
+	case strings.HasPrefix(q, "count by (job) (up)"):
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"prometheus"},"value":[%.3f,"1"]},{"metric":{"job":"node"},"value":[%.3f,"3"]}]}}`, at, at)
+	case strings.HasPrefix(q, "count by (job)") && mode == "no vllm anywhere":
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
 	case strings.HasPrefix(q, "count by (job)"):
 		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"job":"vllm-prod"},"value":[%.3f,"40"]},{"metric":{"job":"kserve"},"value":[%.3f,"8"]}]}}`, at, at)
 	case strings.HasPrefix(q, "count("):
@@ -115,8 +119,10 @@ func refreshOnce(t *testing.T, s *Source) analysis.Report {
 	return analysis.Analyze(s.Now(), s.Readings(nil), analysis.DefaultConfig(), nil)
 }
 
-// Each way a server can fail gives a clear message, in the source's
-// status and as the DOWN error of what is on screen.
+// Each way a server can fail gives a clear message, once, in the
+// source's status (which names the server apart, so the message does not
+// repeat it); a server that never answered gives no replicas, not one
+// named after the server.
 func TestBadServers(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -137,6 +143,8 @@ func TestBadServers(t *testing.T) {
 		{name: "query rejected", mode: "rejected", count: 2, want: `Prometheus rejected the query: 1:27: parse error: unexpected "=" in label matching`},
 		{name: "no vLLM series", count: 0, cfg: Config{Selector: `{job="vllm"}`},
 			want: `the selector {job="vllm"} matches no vLLM series; vLLM series exist under job="kserve", job="vllm-prod"`},
+		{name: "no vLLM series anywhere", mode: "no vllm anywhere", count: 0, cfg: Config{Selector: `{job="nope"}`},
+			want: `the selector {job="nope"} matches no vLLM series, and the server has none under any job; the jobs it scrapes: job="node", job="prometheus"`},
 		// The fake's one replica has two series: one over a cap of one.
 		{name: "huge fleet", count: 2, cfg: Config{MaxSeries: 1}, want: "the selector matches more than 1 series, the cap; narrow it"},
 		// The fake answers each half of the raw read with those two: four
@@ -170,33 +178,37 @@ func TestBadServers(t *testing.T) {
 		if st.OK() || !strings.Contains(st.Problem, tt.want) || !safetext.IsSafe(st.Problem) {
 			t.Errorf("%s: status problem %q, want one with %q", tt.name, st.Problem, tt.want)
 		}
-		if len(rep.Replicas) != 1 || rep.Replicas[0].State != analysis.StateDown || !strings.Contains(rep.Replicas[0].Error, tt.want) {
-			t.Fatalf("%s: report %+v: want one DOWN entry with the problem", tt.name, rep.Replicas)
+		if st.Source != "Prometheus "+s.Name() || strings.Contains(st.Problem, s.Name()) {
+			t.Errorf("%s: source %q, problem %q: want the server named once, by the source", tt.name, st.Source, st.Problem)
 		}
-		// The server failed, not a replica: the action names the server.
-		if a := rep.Replicas[0].Action; !strings.HasPrefix(a, "check Prometheus "+s.Name()+",") || strings.Contains(a, "vLLM process") {
-			t.Errorf("%s: action %q: want the Prometheus server to check", tt.name, a)
+		if len(rep.Replicas) != 0 {
+			t.Errorf("%s: replicas %+v: a server that never answered has none to show", tt.name, rep.Replicas)
+		}
+		if st.LastGood.IsZero() != true || st.Checked.IsZero() {
+			t.Errorf("%s: last good %v, checked %v: want no good data, and the time of the attempt", tt.name, st.LastGood, st.Checked)
 		}
 	}
 }
 
-// A failing server keeps every replica's last data with its age; when the
-// cause goes, the same source is back without a restart.
+// A failing server keeps every replica's last data and verdict, at the
+// time they were read (not DOWN: the replicas may be fine); the status
+// says how old they are; when the cause goes, the same source is back
+// without a restart.
 func TestKeepsLastDataAndRecovers(t *testing.T) {
 	fake := &fakeProm{count: 2}
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	s := testSource(t, Config{URL: srv.URL})
 	steps := []struct {
-		mode      string
-		wantState analysis.State
-		wantOK    bool
+		mode   string
+		wantOK bool
 	}{
-		{"", analysis.StateIdle, true},
-		{"503", analysis.StateDown, false},
-		{"slow", analysis.StateDown, false},
-		{"", analysis.StateIdle, true},
+		{"", true},
+		{"503", false},
+		{"slow", false},
+		{"", true},
 	}
+	var first analysis.State
 	s.cfg.Timeout = 200 * time.Millisecond
 	for i, st := range steps {
 		fake.set(st.mode)
@@ -205,8 +217,14 @@ func TestKeepsLastDataAndRecovers(t *testing.T) {
 			t.Fatalf("step %d: replicas %+v", i, rep.Replicas)
 		}
 		r := rep.Replicas[0]
-		if (r.State == analysis.StateDown) != (st.wantState == analysis.StateDown) || s.Status().OK() != st.wantOK {
+		if i == 0 {
+			first = r.State
+		}
+		if r.State == analysis.StateDown || (!st.wantOK && r.State != first) || s.Status().OK() != st.wantOK {
 			t.Errorf("step %d (%q): %s, status %+v", i, st.mode, r.State, s.Status())
+		}
+		if status := s.Status(); !st.wantOK && (!s.Now().Equal(status.LastGood) || status.Checked.Before(status.LastGood)) {
+			t.Errorf("step %d (%q): readings of %v, status %+v: want the last good readings, at their time, and a later attempt", i, st.mode, s.Now(), status)
 		}
 		if r.Figures.Running != 4 || r.LastGood.IsZero() {
 			t.Errorf("step %d (%q): running %v, last good %v: the last data must stay", i, st.mode, r.Figures.Running, r.LastGood)

@@ -34,9 +34,18 @@ type grouper struct {
 	by string // the grouping label; "" is pod where present, else instance
 }
 
-// key returns the grouping value of a series: the label asked for, else
-// instance.
+// key returns what the series is read under: its replica's name and its
+// scrape target. The targets of one replica (the instances of a group
+// such as --group-by job, a pod's sidecar) are built apart and summed
+// only once each has its own samples (see combine): their scrapes fall
+// at different times and their counters start and reset apart.
 func (g grouper) key(m model.Metric) string {
+	return g.name(m) + "\x00" + string(m[labelJob]) + "\x00" + string(m[labelInstance])
+}
+
+// name returns the grouping value of a series, the replica it is part
+// of: the label asked for, else instance.
+func (g grouper) name(m model.Metric) string {
 	by := g.by
 	if by == "" {
 		by = labelPod
@@ -168,7 +177,7 @@ func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 		if !ok {
 			continue
 		}
-		r := b.replica(b.group.key(s.Metric))
+		r := b.replica(b.group.key(s.Metric), b.group.name(s.Metric))
 		info := seriesInfo{role: ro, ok: true, replica: r, le: math.NaN(),
 			engine: safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))}
 		r.targets[targetOf(s.Metric)] = true
@@ -249,12 +258,13 @@ func targetOf(m model.Metric) scrapeTarget {
 	return scrapeTarget{job: string(m[labelJob]), instance: string(m[labelInstance])}
 }
 
-// replica returns the build of a replica, made on first use.
-func (b *fleetBuild) replica(key string) *replicaBuild {
+// replica returns the build of the instance of a replica under key, made
+// on first use.
+func (b *fleetBuild) replica(key, name string) *replicaBuild {
 	r := b.replicas[key]
 	if r == nil {
 		r = &replicaBuild{
-			name:    safetext.Sanitize(key),
+			name:    safetext.Sanitize(name),
 			targets: map[scrapeTarget]bool{},
 			current: map[figureKey]bool{},
 			times:   map[int64]*sampleBuild{},

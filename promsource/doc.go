@@ -22,11 +22,19 @@
 // first report already has full-window rates.
 //
 // A replica is one value of the grouping label (pod where the series have
-// it, else instance). Replicas come and go with their series: one whose
+// it, else instance). When it holds several scrape targets (the instances
+// of a group such as --group-by job), each is built on its own and they
+// are combined after: rates are the sum of each instance's rate(), gauges
+// the sum of their newest values (KV usage their mean), a restart is one
+// instance's, and the replica says how many instances it holds. Replicas come and go with their series: one whose
 // scrapes fail (up is 0) or whose series stopped arriving is DOWN with the
 // reason, keeping its last data, and is forgotten a while later. When the
-// server itself fails, every replica keeps its last data and turns DOWN
-// with the server's problem; Status says the same for the header.
+// server itself fails, the replicas are not DOWN: the readings stay those
+// of the last good refresh, at its time, so every replica keeps its last
+// verdict, and Status says what failed, since when and how old the data
+// are (the monitor marks the replicas stale from it). A server that has
+// never answered has no replicas to show; a selector that matches
+// nothing is a failure that names it and the jobs the server has.
 //
 // Every string the source delivers (replica, model and engine names,
 // errors) is made safe to draw where it enters.

@@ -157,29 +157,46 @@ func (s *Source) count(ctx context.Context, at time.Time) (int, []string, error)
 }
 
 // diagnose explains a selector that matches no vLLM series: which jobs do
-// have vLLM-looking series, if any.
+// have vLLM-looking series, or, when none has, which jobs the server
+// scrapes at all (a selector naming a job that is not there, a server
+// that scrapes no inference server).
 func (s *Source) diagnose(ctx context.Context, at time.Time) string {
 	what := "no vLLM series"
 	if s.q.matchers != "" {
 		what = "the selector {" + safetext.Sanitize(s.q.matchers) + "} matches no vLLM series"
 	}
-	v, _, err := s.query(ctx, jobs(), at)
+	names, ok := s.jobNames(ctx, jobs(), at)
+	switch {
+	case !ok:
+		return what
+	case len(names) > 0:
+		return what + "; vLLM series exist under " + strings.Join(names, ", ")
+	}
+	what += ", and the server has none under any job"
+	scraped, ok := s.jobNames(ctx, scrapedJobs(), at)
+	if !ok || len(scraped) == 0 {
+		return what + " (and scrapes no job)"
+	}
+	return what + "; the jobs it scrapes: " + strings.Join(scraped, ", ")
+}
+
+// jobNames runs a query by job and lists its jobs as job="…", sorted, at
+// most ten; false when the query failed.
+func (s *Source) jobNames(ctx context.Context, expr string, at time.Time) ([]string, bool) {
+	v, _, err := s.query(ctx, expr, at)
 	vec, ok := v.(model.Vector)
 	if err != nil || !ok {
-		return what
+		return nil, false
 	}
 	var names []string
 	for _, smp := range vec {
 		names = append(names, fmt.Sprintf("job=%q", safetext.Sanitize(string(smp.Metric[labelJob]))))
 	}
 	slices.Sort(names)
-	switch {
-	case len(names) == 0:
-		return what + "; the server has none under any job"
-	case len(names) > 10:
+	if len(names) > 10 {
 		names = append(names[:10], "…")
 	}
-	return what + "; vLLM series exist under " + strings.Join(names, ", ")
+	return names, true
 }
 
 // sanitizeAll cleans texts from the server.
@@ -207,37 +224,24 @@ type replica struct {
 	// newest is the time of its newest sample in Prometheus.
 	newest time.Time
 	// failures are the source's own failed readings since its data
-	// stopped: the server failed, or its series stopped arriving.
+	// stopped: its series stopped arriving. (A failure of the server is
+	// not the replica's: it keeps its readings as they were.)
 	failures []catalogue.Sample
-	// placeholder marks the entry that stands for the server when no
-	// replica is known yet.
-	placeholder bool
+	// watched is set when samples begin with the reading just before the
+	// window (watchedBefore).
+	watched bool
 }
 
-// fail records a failed reading; errSource names the source when the
-// failure is the server's as a whole, not the replica's.
-func (r *replica) fail(at time.Time, problem, errSource string) {
+// fail records a failed reading of the replica itself: its series
+// stopped arriving.
+func (r *replica) fail(at time.Time, problem string) {
 	if n := len(r.failures); n > 0 && !r.failures[n-1].Time.Before(at) {
 		return
 	}
 	if len(r.failures) >= maxFailures {
 		r.failures = slices.Delete(r.failures, 1, 2) // keep the first: it says since when
 	}
-	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem, ErrSource: errSource})
-}
-
-// failAll records a failure of the server on every replica (on a
-// placeholder named by the server when none is known): each keeps its
-// last data and turns DOWN with the server's problem, marked as the
-// server's so that the action points at it rather than at the replica.
-func (s *Source) failAll(at time.Time, problem string) {
-	problem = safetext.Sanitize(problem)
-	if len(s.replicas) == 0 {
-		s.replicas[s.name] = &replica{name: s.name, placeholder: true}
-	}
-	for _, r := range s.replicas {
-		r.fail(at, problem, "Prometheus "+s.name)
-	}
+	r.failures = append(r.failures, catalogue.Sample{Time: at, Err: problem})
 }
 
 // apply folds a good refresh in: replicas in the data get it; known
@@ -247,11 +251,6 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	infos := b.survey(f.raw)
 	since := s.builtSince(b, infos, f.added)
 	b.fold(f.raw, infos, since)
-	for key := range s.replicas {
-		if s.replicas[key].placeholder {
-			delete(s.replicas, key)
-		}
-	}
 	first := at.Add(-width)
 	for key, rb := range b.replicas {
 		r := s.replicas[key]
@@ -284,10 +283,12 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 			continue
 		}
 		s.markStopped(at, r)
-		if b.replicas[key] != nil {
+		r.watched = b.replicas[key] != nil
+		if r.watched {
 			r.samples = slices.Insert(r.samples, 0, watchedBefore(at.Add(-width-time.Millisecond)))
 		}
 	}
+	s.appliedAt, s.appliedWidth = at, width
 }
 
 // builtSince returns, for each replica whose samples built by the refresh
@@ -375,7 +376,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 		return
 	}
 	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval)+s.raw.late {
-		r.fail(at, "no samples since "+last.Format("15:04:05"), "")
+		r.fail(at, "no samples since "+last.Format("15:04:05"))
 	}
 }
 
@@ -395,15 +396,46 @@ func staleAfter(samples []catalogue.Sample, interval time.Duration) time.Duratio
 	return 3*scrape + interval
 }
 
-// snapshot returns every replica's readings, by name.
+// snapshot returns every replica's readings, by name: the instances of
+// a replica combined (see combine).
 func (s *Source) snapshot() []catalogue.Readings {
-	out := make([]catalogue.Readings, 0, len(s.replicas))
+	byName := map[string][]*replica{}
 	for _, r := range s.replicas {
-		samples := r.samples
-		if len(r.failures) > 0 {
-			samples = slices.Concat(samples, r.failures)
+		byName[r.name] = append(byName[r.name], r)
+	}
+	out := make([]catalogue.Readings, 0, len(byName))
+	for name, rs := range byName {
+		if len(rs) == 1 {
+			r := rs[0]
+			samples := r.samples
+			if len(r.failures) > 0 {
+				samples = slices.Concat(samples, r.failures)
+			}
+			out = append(out, catalogue.Readings{Target: name, Samples: samples})
+			continue
 		}
-		out = append(out, catalogue.Readings{Target: r.name, Samples: samples})
+		slices.SortFunc(rs, func(a, b *replica) int { return strings.Compare(instanceName(a.targets), instanceName(b.targets)) })
+		names := make([]string, len(rs))
+		parts := make([][]catalogue.Sample, len(rs))
+		var watched *catalogue.Sample
+		for i, r := range rs {
+			names[i] = instanceName(r.targets)
+			parts[i] = r.samples
+			if r.watched && len(r.samples) > 0 {
+				if watched == nil {
+					watched = &r.samples[0]
+				}
+				parts[i] = r.samples[1:]
+			}
+			if len(r.failures) > 0 {
+				parts[i] = slices.Concat(parts[i], r.failures)
+			}
+		}
+		start := time.Time{}
+		if !s.appliedAt.IsZero() {
+			start = s.appliedAt.Add(-s.appliedWidth)
+		}
+		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched)})
 	}
 	slices.SortFunc(out, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
 	return out

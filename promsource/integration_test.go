@@ -169,6 +169,10 @@ func TestAgainstPrometheus(t *testing.T) {
 		}
 	})
 
+	t.Run("a group of instances sums as PromQL does", func(t *testing.T) {
+		checkGroup(t, cfg, acfg, prom, instances)
+	})
+
 	t.Run("history ends where the live figures are", func(t *testing.T) {
 		checkHistory(t, cfg, acfg, instances)
 	})
@@ -294,16 +298,19 @@ func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom
 		return !src.Status().OK()
 	})
 	st := src.Status()
-	if !strings.Contains(st.Problem, "connection refused") || !strings.Contains(st.Problem, strings.TrimPrefix(prom.URL(), "http://")) {
-		t.Errorf("status problem %q: want the server and connection refused", st.Problem)
+	if !strings.Contains(st.Problem, "connection refused") || strings.Contains(st.Problem, "Prometheus") ||
+		st.Source != "Prometheus "+prom.URL() || st.LastGood.IsZero() || !st.Checked.After(st.LastGood) {
+		t.Errorf("status %+v: want the server named once, connection refused, and the data's age", st)
 	}
+	// The server failed, not the replicas: they keep their last data and
+	// verdict (the monitor marks them stale), none DOWN for it.
 	for _, r := range rep.Replicas {
-		if r.State != analysis.StateDown || !strings.Contains(r.Error, "connection refused") || r.LastGood.IsZero() || !r.Figures.Running.Known() {
-			t.Errorf("%s: %s, error %q, last good %v, running %v: want DOWN with the error and the last data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
+		if r.State == analysis.StateDown || r.LastGood.IsZero() || !r.Figures.Running.Known() || !r.Figures.RequestsPerSecond.Known() {
+			t.Errorf("%s: %s, error %q, last good %v, running %v: want its last verdict and data", r.Target, r.State, r.Error, r.LastGood, r.Figures.Running)
 		}
-		if !strings.HasPrefix(r.Action, "check Prometheus "+prom.URL()+",") {
-			t.Errorf("%s: action %q: want the Prometheus server to check, not the replica", r.Target, r.Action)
-		}
+	}
+	if len(rep.Replicas) != len(instances) {
+		t.Errorf("%d replicas while Prometheus is down, want the %d known", len(rep.Replicas), len(instances))
 	}
 	prom.Start()
 	testutil.WaitFor(t, 60*time.Second, "figures back", func() bool { return allUp(report(src, acfg), len(instances)) })
@@ -397,4 +404,54 @@ func pointValues(p analysis.Point) []float64 {
 		out[i] = float64(v)
 	}
 	return out
+}
+
+// checkGroup reads the fleet as one group (--group-by job) and compares
+// its figures with PromQL's sum over the instances: the rates equal
+// sum(rate(x[w])) and the gauges sum(x), and the group says how many
+// instances it holds.
+func checkGroup(t *testing.T, cfg Config, acfg analysis.Config, prom *testutil.Prometheus, instances []string) {
+	cfg.GroupBy = "job"
+	src := runSource(t, cfg)
+	w := fmt.Sprintf("[%dms]", itWindow.Milliseconds())
+	figures := []promFigure{
+		{"requests/s", "sum by (job) (rate(vllm:request_success_total" + w + "))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.RequestsPerSecond }},
+		{"generation tokens/s", "sum by (job) (rate(vllm:generation_tokens_total" + w + "))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.GenerationTokensPerSecond }},
+		{"prompt tokens/s", "sum by (job) (rate(vllm:prompt_tokens_total" + w + "))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.PromptTokensPerSecond }},
+		{"running", "sum by (job) (vllm:num_requests_running)",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.Running }},
+		{"waiting", "sum by (job) (vllm:num_requests_waiting)",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.Waiting }},
+		{"p99 TTFT", "histogram_quantile(0.99, sum by (job, le) (rate(vllm:time_to_first_token_seconds_bucket" + w + ")))",
+			func(r *analysis.ReplicaReport) analysis.Num { return r.Figures.TTFT.P99 }},
+	}
+	for round := range 4 {
+		rep := report(src, acfg)
+		if len(rep.Replicas) != 1 || rep.Replicas[0].Target != "vllm" {
+			t.Fatalf("round %d: replicas %d, want the one group vllm", round, len(rep.Replicas))
+		}
+		r := &rep.Replicas[0]
+		if r.Instances != len(instances) {
+			t.Errorf("round %d: the group holds %d instances, says %d", round, len(instances), r.Instances)
+		}
+		if r.Restarted || r.State == analysis.StateDown {
+			t.Errorf("round %d: group %s, restarted %v (%q)", round, r.State, r.Restarted, r.Reasons)
+		}
+		for _, f := range figures {
+			v := prom.Vector(f.expr, rep.Time)
+			if len(v) != 1 {
+				t.Fatalf("round %d: %s: PromQL answered %d series", round, f.name, len(v))
+			}
+			want, got := float64(v[0].Value), float64(f.get(r))
+			// The rates are PromQL's to rounding; a quantile of summed
+			// buckets is PromQL's as well.
+			if !f.get(r).Known() || math.Abs(got-want) > 1e-6*math.Max(math.Abs(want), 1) {
+				t.Errorf("round %d: group %s = %v, PromQL's sum says %v", round, f.name, got, want)
+			}
+		}
+		time.Sleep(itInterval * 7 / 10)
+	}
 }

@@ -223,3 +223,6 @@ func (q queries) up(w time.Duration) string {
 func jobs() string {
 	return fmt.Sprintf("count by (job) ({__name__=~%s})", strconv.Quote(anyVLLMRegex()))
 }
+
+// scrapedJobs lists the jobs the server scrapes, whatever their series.
+func scrapedJobs() string { return "count by (job) (up)" }

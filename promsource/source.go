@@ -2,6 +2,7 @@ package promsource
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Defaults used when Config leaves a field at zero.
@@ -114,7 +116,12 @@ type Source struct {
 	status   catalogue.SourceStatus
 	stats    Stats
 
-	replicas map[string]*replica // owned by the refresh loop
+	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
+	// appliedAt and appliedWidth are the window of the newest good
+	// refresh, which groups of instances are combined over; owned by the
+	// refresh loop.
+	appliedAt    time.Time
+	appliedWidth time.Duration
 
 	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
 	raw   rawWindow // owned by the refresh loop
@@ -323,27 +330,31 @@ func (s *Source) refresh(ctx context.Context) {
 		return        // stopping: a canceled query is no news
 	}
 	if err != nil {
+		// The server failed, not the replicas: they keep their last
+		// readings at the time they were read, so that their last
+		// verdicts stand (marked stale by the monitor from the status)
+		// instead of turning DOWN with the server's problem.
 		s.raw.reset()
-		s.failAll(at, err.Error())
-	} else {
-		s.raw.merge(f.raw, at, width, full)
-		f.raw, f.added = s.raw.matrix()
-		s.apply(at, width, f)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.stats.Refreshes++
+		s.stats.LastRefresh = time.Since(start)
+		if s.status.Problem == "" {
+			s.status.Since = at
+		}
+		s.status.Problem, s.status.Checked = problemOf(err), at
+		return
 	}
+	s.raw.merge(f.raw, at, width, full)
+	f.raw, f.added = s.raw.matrix()
+	s.apply(at, width, f)
 	readings := s.snapshot()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.now, s.readings = at, readings
 	s.stats.Refreshes++
 	s.stats.LastRefresh = time.Since(start)
-	if err != nil {
-		if s.status.Problem == "" {
-			s.status.Since = at
-		}
-		s.status.Problem = err.Error()
-		return
-	}
-	s.status.Problem, s.status.Since, s.status.LastGood = "", time.Time{}, at
+	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
 	if full {
@@ -375,4 +386,15 @@ func (e *sourceError) Error() string { return "Prometheus " + e.source + ": " + 
 // fail wraps a problem of the server.
 func (s *Source) fail(problem string) error {
 	return &sourceError{source: s.name, problem: problem}
+}
+
+// problemOf is the problem of a failed refresh without the server's name,
+// which the status names apart: said together, the header read
+// "Prometheus http://…: Prometheus http://…: connection refused".
+func problemOf(err error) string {
+	var se *sourceError
+	if errors.As(err, &se) {
+		return safetext.Sanitize(se.problem)
+	}
+	return safetext.Sanitize(err.Error())
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,6 +98,13 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
 	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
+	if n := instancesText(r); n != "" {
+		title = slices.Insert(title, 1, th.warn.Render(n))
+	}
+	if r.SourceStale {
+		// The verdict of the source's last data: the header says why.
+		title = append(title, th.warn.Render("stale"))
+	}
 	if r.Fault != "" {
 		title = append(title, th.alert.Render(r.Fault))
 	}

@@ -274,7 +274,7 @@ func fitSegments(w int, variants ...[]string) string {
 // when there is room for it.
 func (g gridScreen) view() []string {
 	if len(g.panes) == 0 {
-		return []string{"", center("no replica matches the filter (esc clears it)", g.width)}
+		return []string{"", center(noRowsText(len(g.report.Replicas), g.report.Source), g.width)}
 	}
 	l := g.layout
 	sel := indexOf(g.panes, g.selected)
@@ -361,8 +361,15 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 	if r.Fault != "" {
 		right = th.alert.Render(r.Fault) + " " + right
 	}
+	if r.SourceStale {
+		// The verdict of the last data the source gave; the header says why.
+		right = th.warn.Render("stale") + " " + right
+	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
+	if n := instancesText(r); n != "" {
+		left += " " + th.warn.Render(n)
+	}
 	if e := paneEngine(r); e != "" {
 		left += " " + e
 	}
@@ -527,4 +534,27 @@ func paneReason(th *Theme, r *analysis.ReplicaReport) string {
 	default:
 		return th.dim.Render("no problem found")
 	}
+}
+
+// instancesText is "8 instances" for a replica that sums several scrape
+// targets (a group read through Prometheus), "" for one: a pane that
+// stands for many must say so.
+func instancesText(r *analysis.ReplicaReport) string {
+	if r.Instances < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%d instances", r.Instances)
+}
+
+// noRowsText says why no replica is drawn when the report holds total
+// before the filter: none matches the filter, or there is none at all (a
+// source that has given none yet, a replica yet to answer).
+func noRowsText(total int, src *analysis.SourceStatus) string {
+	switch {
+	case total > 0:
+		return "no replica matches the filter (esc clears it)"
+	case src.Failing():
+		return "no replica to show: the source has given none (see above)"
+	}
+	return "no replica to show yet"
 }

@@ -243,3 +243,91 @@ func TestSparklinesOutrankLongEvidence(t *testing.T) {
 		}
 	}
 }
+
+// A pane that stands for a group of instances (a Prometheus source's
+// --group-by) says how many it holds, in the grid, the table and the
+// detail view; a replica of one instance says nothing of it.
+func TestGroupsSayHowManyInstances(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	group := replica("vllm", analysis.StateFull) // worst first: enter opens it
+	group.Instances = 8
+	single := replica("gpu-a:8000", analysis.StateHealthy)
+	tests := []struct {
+		name string
+		keys []string
+		want string
+	}{
+		{"grid", nil, "vllm 8 instances"},
+		{"header", nil, "up 2/2 (9 instances)"},
+		{"table", []string{"t"}, "vllm ×8"},
+		{"detail", []string{"enter"}, "vllm  8 instances"},
+	}
+	for _, tt := range tests {
+		m := press(send(newModel(120, 40), ReportMsg{Report: report(at, group, single)}), tt.keys...)
+		frame := ansi.Strip(m.View())
+		if !strings.Contains(frame, tt.want) {
+			t.Errorf("%s: no %q in\n%s", tt.name, tt.want, frame)
+		}
+		if strings.Contains(frame, "1 instance") || strings.Contains(frame, "gpu-a:8000 ×") {
+			t.Errorf("%s: a replica of one instance counts it:\n%s", tt.name, frame)
+		}
+	}
+}
+
+// While the source fails, the header says so once, with the data's age,
+// and names the server once; every pane keeps its verdict, marked stale,
+// in the grid and the table. When the source works, nothing is marked.
+func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const name = "Prometheus http://prom.example:9090"
+	failing := &analysis.SourceStatus{Name: name, Problem: "connection refused", Since: at.Add(10 * time.Second),
+		LastGood: at, Checked: at.Add(42 * time.Second), DataAgeSeconds: 42}
+	tests := []struct {
+		name      string
+		src       *analysis.SourceStatus
+		keys      []string
+		want      []string
+		wantStale bool
+	}{
+		{"grid", failing, nil, []string{name + ": connection refused; data 42s old", "failing since 12:00:10"}, true},
+		{"table", failing, []string{"t"}, []string{name + ": connection refused; data 42s old"}, true},
+		{"detail", failing, []string{"enter"}, []string{name + ": connection refused; data 42s old", "FULL  stale"}, false},
+		{"working", &analysis.SourceStatus{Name: name, LastGood: at, Checked: at}, nil, []string{"source " + name}, false},
+	}
+	for _, tt := range tests {
+		r := report(at, replica("gpu-a:8000", analysis.StateHealthy), replica("gpu-b:8000", analysis.StateFull))
+		r.SetSource(tt.src)
+		m := press(send(newModel(160, 40), ReportMsg{Report: r}), tt.keys...)
+		frame := ansi.Strip(m.View())
+		for _, w := range tt.want {
+			if !strings.Contains(frame, w) {
+				t.Errorf("%s: no %q in\n%s", tt.name, w, frame)
+			}
+		}
+		if n := strings.Count(frame, "prom.example"); n != 1 {
+			t.Errorf("%s: the server is named %d times, want once:\n%s", tt.name, n, frame)
+		}
+		if got := strings.Count(frame, "stale"); tt.name != "detail" && ((got >= 2) != tt.wantStale || (!tt.wantStale && got > 0)) {
+			t.Errorf("%s: %d panes or rows marked stale, want both %v:\n%s", tt.name, got, tt.wantStale, frame)
+		}
+		if strings.Contains(frame, "DOWN") {
+			t.Errorf("%s: a replica is DOWN for the source's failure:\n%s", tt.name, frame)
+		}
+	}
+}
+
+// A source that has given no replica yet (a selector that matches
+// nothing, a server that never answered) is not a filter that hides them
+// all: the screen says there is nothing to show, and why, in the grid and
+// the table.
+func TestNoReplicaIsNoFilter(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	r := report(at)
+	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: `the selector {job="nope"} matches no vLLM series`, Since: at, Checked: at})
+	for _, keys := range [][]string{nil, {"t"}} {
+		frame := ansi.Strip(press(send(newModel(120, 30), ReportMsg{Report: r}), keys...).View())
+		if strings.Contains(frame, "filter (esc") || !strings.Contains(frame, "no replica to show: the source has given none (see above)") {
+			t.Errorf("keys %v: want no replica to show, not a filter:\n%s", keys, frame)
+		}
+	}
+}

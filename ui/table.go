@@ -49,7 +49,12 @@ const (
 // tableColumns are the table's columns; s and S step through the ones
 // drawn to pick the sort key.
 var tableColumns = []column{
-	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Target }},
+	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string {
+		if r.Instances > 1 {
+			return fmt.Sprintf("%s ×%d", r.Target, r.Instances)
+		}
+		return r.Target
+	}},
 	{title: "model", minW: 10, drop: 1, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return r.Model }},
 	{title: "engine", drop: 2, cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return engineName(r) }},
 	{title: "state", cell: stateCell},
@@ -115,6 +120,9 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	badge := c.th.badge(r.State)
 	if r.Fault != "" {
 		badge += " " + c.th.alert.Render(r.Fault)
+	}
+	if r.SourceStale {
+		badge += " " + c.th.warn.Render("stale")
 	}
 	if r.Restarted {
 		return badge + " " + c.th.warn.Render("RESTARTED")
@@ -341,6 +349,7 @@ type tableScreen struct {
 	rows     []*analysis.ReplicaReport // the panes, in the sort order
 	total    int                       // replicas before the filter
 	now      time.Time                 // the time of the report shown
+	source   *analysis.SourceStatus    // the report's source, for a table with no rows
 	filter   string
 	sortCol  int
 	sortDesc bool
@@ -456,7 +465,7 @@ func (t tableScreen) view() []string {
 	}
 	lines := []string{th.title.Render(title), th.headerRow.Render(strings.TrimRight(head.String(), " "))}
 	if len(t.rows) == 0 {
-		return append(lines, th.dim.Render("  no replica matches the filter (esc clears it)"))
+		return append(lines, th.dim.Render("  "+noRowsText(t.total, t.source)))
 	}
 	cursor := indexOf(t.rows, t.selected)
 	start := min(t.top, max(len(t.rows)-1, 0))

@@ -349,6 +349,7 @@ func (m *Model) refresh() {
 	m.strip.show(m.shown)
 	m.grid.show(m.shown, m.panes, m.history, m.events)
 	m.table.show(m.panes, len(reps), m.filter.Value(), m.shown.Time)
+	m.table.source = m.shown.Source
 	m.followWorst()
 	m.log.show(m.shown.Time)
 	m.layout()

@@ -117,9 +117,7 @@ func (m Model) headerLines(w int) []string {
 	if !m.hasReport {
 		return lines
 	}
-	if src := m.sourceLine(); src != "" {
-		lines = append(lines, src)
-	}
+	lines = append(lines, m.sourceLines(w)...)
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
@@ -150,25 +148,33 @@ func otherReplicas(imb []analysis.Imbalance) int {
 	return len(seen) - 1
 }
 
-// sourceLine names a source that reads the whole fleet (a Prometheus
-// server) and, when it fails, says so with the age of the data still
-// drawn: the replicas keep their last figures, which must not pass for
-// live ones.
-func (m Model) sourceLine() string {
+// sourceLines name a source that reads the whole fleet (a Prometheus
+// server) and, when it fails, say so once with the age of the data still
+// drawn: the replicas keep their last verdicts, marked stale, which must
+// not pass for live ones. The age comes right after the problem, and the
+// lines wrap rather than cut it off.
+func (m Model) sourceLines(w int) []string {
 	src := m.shown.Source
 	if src == nil {
-		return ""
+		return nil
 	}
 	th := m.theme
-	if src.Problem == "" {
-		return "source " + src.Name
+	if !src.Failing() {
+		return []string{"source " + src.Name}
 	}
-	line := th.alert.Render(src.Name+": "+src.Problem) + " since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	age := "no data yet"
 	if !src.LastGood.IsZero() {
-		line += th.dim.Render(fmt.Sprintf("; figures from %s (%s old)",
-			src.LastGood.In(m.opts.Location).Format("15:04:05"), fmtDuration(m.shown.Time.Sub(src.LastGood).Round(time.Second))))
+		age = "data " + fmtDuration(time.Duration(src.DataAgeSeconds*float64(time.Second)).Round(time.Second)) + " old"
 	}
-	return line
+	when := "failing since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	if !src.LastGood.IsZero() {
+		when += ", verdicts as of " + src.LastGood.In(m.opts.Location).Format("15:04:05")
+	}
+	lines := wrapLines(src.Name+": "+src.Problem+"; "+age+" ("+when+")", w)
+	for i, l := range lines {
+		lines[i] = th.alert.Render(l)
+	}
+	return lines[:min(len(lines), 3)]
 }
 
 // coverage is " (1m40s so far)" while the readings reach back less than
@@ -219,6 +225,11 @@ func (m Model) fleetSegments() []string {
 	}
 	down := counts[analysis.StateDown]
 	segs := []string{fmt.Sprintf("up %d/%d", n-down, n)}
+	if instances := instanceCount(m.shown.Replicas); instances > n {
+		// Groups of instances (--group-by): the replicas are fewer than
+		// the servers behind them.
+		segs[0] += fmt.Sprintf(" (%d instances)", instances)
+	}
 	segs = append(segs,
 		fmtRate(f.RequestsPerSecond)+" req/s",
 		"prompt "+fmtRate(f.PromptTokensPerSecond)+" tok/s",
@@ -314,4 +325,14 @@ func inlineHelp(bindings ...key.Binding) string {
 		parts[i] = b.Help().Key + " " + b.Help().Desc
 	}
 	return strings.Join(parts, " · ")
+}
+
+// instanceCount is how many scrape targets the replicas stand for: a
+// group's instances, one for any other replica.
+func instanceCount(reps []analysis.ReplicaReport) int {
+	n := 0
+	for i := range reps {
+		n += max(reps[i].Instances, 1)
+	}
+	return n
 }

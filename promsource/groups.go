@@ -1,0 +1,627 @@
+package promsource
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// A replica may be several scrape targets: the instances of a group
+// (--group-by job), or a pod's server and its sidecar. Their series are
+// built apart, one instance each, and combined here into one series of
+// samples the analysis reads as it reads any replica's. Summing the raw
+// values of unlike things went wrong every way: the instances are
+// scraped at different times, so one timestamp held some of them and not
+// others; their counters start at different values and reset apart, so
+// the sum went up and down and every drop read as a restart.
+//
+// The combined samples are taken once per scrape interval (the
+// instances' median) back from the end of the window, and at its start.
+// At each time every instance adds:
+//   - a counter: its value with its own resets compensated (Prometheus's
+//     reset rule), interpolated between its scrapes, and outside them
+//     extended with its average slope exactly as far as PromQL's rate()
+//     extrapolates that series (to the window's edge when it is closer
+//     than 1.1 average intervals, else half an interval; never below
+//     zero). The combined counter never drops, and its increase from one
+//     edge of the window to the other is the sum of the instances'
+//     rate() increases: the group's rate is sum(rate(x[w])).
+//   - a gauge: its newest value at or before that time (as an instant
+//     query's sum() reads it), nothing before its first scrape or after
+//     a failed one. Gauges add up (running, waiting) except those that
+//     do not: KV cache usage is averaged, the sleep level is the deepest.
+//
+// A restart of one instance is told as that instance's, in a warning;
+// the group's process start time is unknown, so the group never reads as
+// restarted. An instance that fails while others answer is a warning;
+// the group is DOWN only when every instance fails.
+
+// instanceTrack is one instance of a group: its good samples and what
+// reading its counters at any time needs.
+type instanceTrack struct {
+	name    string
+	good    []catalogue.Sample
+	ms      []int64 // the good samples' times
+	failed  int64   // time of a failure newer than its newest good sample; 0 for none
+	failure *catalogue.Sample
+	avg     float64 // average interval between its good samples, in ms
+	restart string  // when and how it restarted in the window; "" for none
+	// counters are its counter series, each with its values at the good
+	// samples, resets compensated and gaps filled.
+	counters []counter
+}
+
+// fieldKind is what part of a sample a counter is.
+type fieldKind uint8
+
+const (
+	fScalar fieldKind = iota
+	fFinished
+	fBucket
+	fSum
+	fCount
+	fSpecPos
+	fGC
+	fHTTP
+)
+
+// slot is where a counter adds in the group's sample: a scalar, a finish
+// reason, a bucket (the b-th of the group's bounds of histogram i), the
+// _sum or _count of histogram i, a speculative position, or a process
+// counter.
+type slot struct {
+	kind fieldKind
+	i, b int
+}
+
+// counter is one counter series of an instance.
+type counter struct {
+	slot slot
+	vs   []float64
+}
+
+// newTrack reads one instance's samples (oldest first; failures among
+// them) for combining; bounds are the group's bounds of each histogram.
+func newTrack(name string, samples []catalogue.Sample, bounds *[catalogue.NumHistograms][]float64) *instanceTrack {
+	tr := &instanceTrack{name: name}
+	for i := range samples {
+		s := &samples[i]
+		if !s.OK() {
+			if len(tr.good) == 0 || s.Time.After(tr.good[len(tr.good)-1].Time) {
+				tr.failed, tr.failure = s.Time.UnixMilli(), s
+			}
+			continue
+		}
+		if !hasFigures(s) {
+			continue // the reading before the window (watchedBefore)
+		}
+		tr.good = append(tr.good, *s)
+		tr.ms = append(tr.ms, s.Time.UnixMilli())
+		tr.failed, tr.failure = 0, nil
+	}
+	if n := len(tr.ms); n >= 2 {
+		tr.avg = float64(tr.ms[n-1]-tr.ms[0]) / float64(n-1)
+	}
+	tr.readCounters(bounds)
+	var resetAt int64
+	for _, c := range tr.counters {
+		if at := adjustCounter(c.vs, tr.ms); at > 0 && (resetAt == 0 || at < resetAt) {
+			resetAt = at
+		}
+	}
+	tr.restart = restartOf(tr.good, resetAt)
+	return tr
+}
+
+// readCounters lists the instance's counter series, each that has a value
+// in at least one good sample.
+func (tr *instanceTrack) readCounters(bounds *[catalogue.NumHistograms][]float64) {
+	n := len(tr.good)
+	read := func(sl slot, get func(*catalogue.Sample) float64) {
+		var vs []float64
+		for j := range tr.good {
+			v := get(&tr.good[j])
+			if vs == nil {
+				if math.IsNaN(v) {
+					continue
+				}
+				vs = nanSlice(n)
+			}
+			vs[j] = v
+		}
+		if vs != nil {
+			tr.counters = append(tr.counters, counter{sl, vs})
+		}
+	}
+	for k := range catalogue.NumScalars {
+		if k.IsCounter() {
+			read(slot{kind: fScalar, i: int(k)}, func(s *catalogue.Sample) float64 { return s.Total.Scalars[k] })
+		}
+	}
+	for r := range catalogue.NumFinishReasons {
+		read(slot{kind: fFinished, i: int(r)}, func(s *catalogue.Sample) float64 { return s.Total.Finished[r] })
+	}
+	for h := range catalogue.NumHistograms {
+		tr.readHistogram(h, bounds[h])
+	}
+	most := 0
+	for j := range tr.good {
+		most = max(most, len(tr.good[j].Total.SpecAcceptedPerPos))
+	}
+	for p := range most {
+		read(slot{kind: fSpecPos, i: p}, func(s *catalogue.Sample) float64 {
+			if p < len(s.Total.SpecAcceptedPerPos) {
+				return s.Total.SpecAcceptedPerPos[p]
+			}
+			return math.NaN()
+		})
+	}
+	read(slot{kind: fGC}, func(s *catalogue.Sample) float64 { return s.GCCollections })
+	read(slot{kind: fHTTP}, func(s *catalogue.Sample) float64 { return s.HTTPRequests })
+}
+
+// readHistogram lists the counters of one histogram: a bucket per bound
+// the instance has, on the group's bounds, and the _sum and _count.
+func (tr *instanceTrack) readHistogram(h catalogue.Histogram, group []float64) {
+	n := len(tr.good)
+	var buckets [][]float64 // by the group's bound
+	sum, count := nanSlice(n), nanSlice(n)
+	present := false
+	var lastBounds []float64
+	var lastIdx []int
+	for j := range tr.good {
+		b := tr.good[j].Total.Histograms[h]
+		if !b.Present() {
+			continue
+		}
+		present = true
+		if !sameSlice(b.Bounds, lastBounds) {
+			// Samples of one instance share their bounds: map them once.
+			lastBounds, lastIdx = b.Bounds, make([]int, len(b.Bounds))
+			for k, le := range b.Bounds {
+				lastIdx[k], _ = slices.BinarySearch(group, le)
+			}
+		}
+		if buckets == nil {
+			buckets = make([][]float64, len(group))
+		}
+		for k, gi := range lastIdx {
+			if k >= len(b.Counts) {
+				break
+			}
+			if buckets[gi] == nil {
+				buckets[gi] = nanSlice(n)
+			}
+			buckets[gi][j] = b.Counts[k]
+		}
+		sum[j], count[j] = b.Sum, b.Count
+	}
+	if !present {
+		return
+	}
+	for gi, vs := range buckets {
+		if vs != nil {
+			tr.counters = append(tr.counters, counter{slot{kind: fBucket, i: int(h), b: gi}, vs})
+		}
+	}
+	tr.counters = append(tr.counters, counter{slot{kind: fSum, i: int(h)}, sum}, counter{slot{kind: fCount, i: int(h)}, count})
+}
+
+// sameSlice reports whether a and b are the same slice (the build shares
+// one per histogram among an instance's samples).
+func sameSlice(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// nanSlice is n NaNs.
+func nanSlice(n int) []float64 {
+	vs := make([]float64, n)
+	for i := range vs {
+		vs[i] = math.NaN()
+	}
+	return vs
+}
+
+// hasFigures reports whether a good sample carries any value: the
+// reading just before the window that tells the analysis Prometheus
+// watched the whole window carries none.
+func hasFigures(s *catalogue.Sample) bool {
+	t := &s.Total
+	for _, v := range t.Scalars {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	for _, v := range t.Finished {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	for _, b := range t.Histograms {
+		if b.Present() {
+			return true
+		}
+	}
+	for _, v := range []float64{s.GCCollections, s.HTTPRequests, s.ProcessRSSBytes, s.KVCapacityTokens, s.ProcessStartTime} {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	return len(t.SpecAcceptedPerPos) > 0
+}
+
+// adjustCounter compensates the resets of a counter's values in place
+// (each drop adds the value just before it, Prometheus's rule), fills
+// the values it lacks from their neighbours, and returns the time of the
+// first reset (0 for none).
+func adjustCounter(vs []float64, ms []int64) int64 {
+	first := slices.IndexFunc(vs, func(v float64) bool { return !math.IsNaN(v) })
+	if first < 0 {
+		return 0
+	}
+	for i := range first {
+		vs[i] = vs[first]
+	}
+	var offset float64
+	var resetAt int64
+	prev := vs[first]
+	for i := first + 1; i < len(vs); i++ {
+		raw := vs[i]
+		if math.IsNaN(raw) {
+			vs[i] = prev + offset
+			continue
+		}
+		if raw < prev {
+			offset += prev
+			if resetAt == 0 {
+				resetAt = ms[i]
+			}
+		}
+		prev = raw
+		vs[i] = raw + offset
+	}
+	return resetAt
+}
+
+// restartOf says when and how an instance restarted in its window: its
+// process start time changing, else a counter going down at resetAt.
+func restartOf(good []catalogue.Sample, resetAt int64) string {
+	last := math.NaN()
+	for i := range good {
+		v := good[i].ProcessStartTime
+		if math.IsNaN(v) {
+			continue
+		}
+		if !math.IsNaN(last) && v != last {
+			return good[i].Time.Format("15:04:05") + " (process_start_time_seconds changed)"
+		}
+		last = v
+	}
+	if resetAt > 0 {
+		return time.UnixMilli(resetAt).Format("15:04:05") + " (a counter went down)"
+	}
+	return ""
+}
+
+// extension is how far PromQL's rate() extrapolates a series whose
+// samples are avg apart beyond its first or last sample, toward an edge
+// gap away: all the way when the edge is closer than 1.1 intervals, else
+// half an interval.
+func extension(gap, avg float64) float64 {
+	if gap < 1.1*avg {
+		return gap
+	}
+	return min(avg/2, gap)
+}
+
+// place is where a time falls among an instance's samples, for reading
+// all its counters there.
+type place struct {
+	mode uint8 // one of the place modes below
+	i    int
+	frac float64 // between samples i-1 and i: how far toward i
+	d    float64 // before or after the samples: how far extended, in ms
+}
+
+// The modes of a place.
+const (
+	placeOnly    uint8 = iota // a single sample: its value
+	placeExact                // at sample i
+	placeBetween              // between samples i-1 and i
+	placeBefore               // before the first sample
+	placeAfter                // after the last sample
+)
+
+// placeAt is where ms falls for a window from startMs to endMs. Before
+// the first sample and after the last, the counters are extended with
+// their average slope as far as rate() extrapolates that series toward
+// the window's edge and no further, flat beyond: they never drop as ms
+// grows.
+func (tr *instanceTrack) placeAt(ms, startMs, endMs int64) place {
+	n := len(tr.ms)
+	switch {
+	case n == 1:
+		return place{mode: placeOnly}
+	case ms <= tr.ms[0]:
+		edge := extension(float64(max(tr.ms[0]-startMs, 0)), tr.avg)
+		return place{mode: placeBefore, d: min(float64(tr.ms[0]-ms), edge)}
+	case ms >= tr.ms[n-1]:
+		edge := extension(float64(max(endMs-tr.ms[n-1], 0)), tr.avg)
+		return place{mode: placeAfter, d: min(float64(ms-tr.ms[n-1]), edge)}
+	}
+	i, found := slices.BinarySearch(tr.ms, ms)
+	if found {
+		return place{mode: placeExact, i: i}
+	}
+	return place{mode: placeBetween, i: i, frac: float64(ms-tr.ms[i-1]) / float64(tr.ms[i]-tr.ms[i-1])}
+}
+
+// value is a counter's value at the place: interpolated between samples,
+// extended beyond them (never below zero when it starts at zero or
+// above).
+func (p place) value(tr *instanceTrack, vs []float64) float64 {
+	switch p.mode {
+	case placeOnly:
+		return vs[0]
+	case placeExact:
+		return vs[p.i]
+	case placeBetween:
+		return vs[p.i-1] + (vs[p.i]-vs[p.i-1])*p.frac
+	}
+	n := len(vs)
+	slope := (vs[n-1] - vs[0]) / float64(tr.ms[n-1]-tr.ms[0])
+	if p.mode == placeAfter {
+		return vs[n-1] + slope*p.d
+	}
+	v := vs[0] - slope*p.d
+	if vs[0] >= 0 && v < 0 {
+		v = 0
+	}
+	return v
+}
+
+// latest returns the instance's newest good sample at or before ms, nil
+// before its first one or after a failure newer than it.
+func (tr *instanceTrack) latest(ms int64) *catalogue.Sample {
+	i, found := slices.BinarySearch(tr.ms, ms)
+	if found {
+		i++
+	}
+	if i == 0 || (tr.failed != 0 && tr.failed <= ms) {
+		return nil
+	}
+	return &tr.good[i-1]
+}
+
+// combine turns the samples of a replica's instances (named, each oldest
+// first) into the replica's samples: one instance's are its own; several
+// are combined as the comment above says. windowStart and at are the
+// window the source read; watched is the reading just before the window
+// to put first, if any.
+func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Time, watched *catalogue.Sample) []catalogue.Sample {
+	bounds := unionBounds(parts)
+	tracks := make([]*instanceTrack, 0, len(parts))
+	for i, p := range parts {
+		if tr := newTrack(names[i], p, &bounds); len(tr.good) > 0 || tr.failure != nil {
+			tracks = append(tracks, tr)
+		}
+	}
+	var grid []int64
+	alive, counted := 0, 0
+	var warnings []string
+	for _, tr := range tracks {
+		grid = append(grid, tr.ms...)
+		if slices.ContainsFunc(tr.good, func(s catalogue.Sample) bool { return s.HasVLLM }) {
+			counted++ // a sidecar's process figures are no instance of the server
+		}
+		switch {
+		case tr.failure != nil:
+			warnings = append(warnings, fmt.Sprintf("instance %s: %s", tr.name, tr.failure.Err))
+		case len(tr.good) > 0:
+			alive++
+		}
+		if tr.restart != "" {
+			warnings = append(warnings, fmt.Sprintf("instance %s restarted at %s; the group's rates count across it", tr.name, tr.restart))
+		}
+	}
+	if step := scrapeStep(tracks); alive > 0 && !windowStart.IsZero() && step > 0 {
+		// One reading per scrape interval back from the window's end, and
+		// its edges: the combined counters' increase between them is the
+		// sum of the instances' rate() increases. The union of the
+		// instances' scrape times would make a group of N instances cost
+		// N² per refresh.
+		grid = regularGrid(windowStart.UnixMilli(), at.UnixMilli(), step)
+	}
+	slices.Sort(grid)
+	grid = slices.Compact(grid)
+	if alive > 0 {
+		last := at.UnixMilli()
+		for len(grid) > 0 && grid[len(grid)-1] > last {
+			grid = grid[:len(grid)-1]
+		}
+	}
+	out := make([]catalogue.Sample, 0, len(grid)+len(tracks)+1)
+	if watched != nil {
+		out = append(out, *watched)
+	}
+	var startMs, endMs int64 // the window; without one, the samples' span
+	if len(grid) > 0 {
+		startMs, endMs = grid[0], grid[len(grid)-1]
+	}
+	if !windowStart.IsZero() {
+		startMs, endMs = windowStart.UnixMilli(), at.UnixMilli()
+	}
+	for _, ms := range grid {
+		out = append(out, combineAt(tracks, ms, startMs, endMs, bounds, counted, warnings))
+	}
+	if alive == 0 {
+		// Every instance fails: the group is DOWN, with their failures.
+		var failed []catalogue.Sample
+		for _, tr := range tracks {
+			if tr.failure != nil {
+				f := *tr.failure
+				f.Err = fmt.Sprintf("instance %s: %s", tr.name, f.Err)
+				failed = append(failed, f)
+			}
+		}
+		out = mergeFailures(out, failed)
+	}
+	return out
+}
+
+// scrapeStep is the instances' median scrape interval in ms, 0 when
+// none has two samples.
+func scrapeStep(tracks []*instanceTrack) int64 {
+	var avgs []float64
+	for _, tr := range tracks {
+		if tr.avg > 0 {
+			avgs = append(avgs, tr.avg)
+		}
+	}
+	if len(avgs) == 0 {
+		return 0
+	}
+	slices.Sort(avgs)
+	return max(int64(math.Round(avgs[len(avgs)/2])), 1)
+}
+
+// regularGrid is endMs, endMs − step, … down to after startMs, and
+// startMs, oldest first.
+func regularGrid(startMs, endMs, step int64) []int64 {
+	grid := []int64{startMs}
+	first := endMs - (endMs-startMs-1)/step*step
+	for ms := first; ms <= endMs; ms += step {
+		grid = append(grid, ms)
+	}
+	return grid
+}
+
+// unionBounds is, per histogram, the union of the instances' bounds.
+// The samples of one instance share their bounds: each slice is read once.
+func unionBounds(parts [][]catalogue.Sample) [catalogue.NumHistograms][]float64 {
+	var out [catalogue.NumHistograms][]float64
+	for h := range out {
+		var all []float64
+		var last []float64
+		for _, p := range parts {
+			for i := range p {
+				b := p[i].Total.Histograms[h].Bounds
+				if len(b) == 0 || sameSlice(b, last) {
+					continue
+				}
+				last = b
+				all = append(all, b...)
+			}
+		}
+		if len(all) > 0 {
+			slices.Sort(all)
+			out[h] = slices.Compact(all)
+		}
+	}
+	return out
+}
+
+// combineAt is the group's sample at ms.
+func combineAt(tracks []*instanceTrack, ms, startMs, endMs int64, bounds [catalogue.NumHistograms][]float64, counted int, warnings []string) catalogue.Sample {
+	s := catalogue.Sample{Time: time.UnixMilli(ms), HasVLLM: counted > 0, Total: catalogue.NewSeries(),
+		KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(), ProcessRSSBytes: math.NaN(),
+		GCCollections: math.NaN(), HTTPRequests: math.NaN(), Warnings: warnings}
+	if counted > 1 {
+		s.Instances = counted
+	}
+	for h, b := range bounds {
+		if b != nil {
+			counts := make([]float64, len(b))
+			for i := range counts {
+				counts[i] = math.NaN()
+			}
+			s.Total.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: math.NaN(), Count: math.NaN()}
+		}
+	}
+	kvSum, kvN := 0.0, 0
+	var described bool
+	for _, tr := range tracks {
+		if len(tr.good) == 0 {
+			continue
+		}
+		p := tr.placeAt(ms, startMs, endMs)
+		for _, c := range tr.counters {
+			put(&s, c.slot, p.value(tr, c.vs))
+		}
+		newest := tr.latest(ms)
+		if newest == nil {
+			continue
+		}
+		if !described && newest.HasVLLM {
+			described = true
+			s.Model, s.EngineKind, s.Router, s.Role, s.Derived = newest.Model, newest.EngineKind, newest.Router, newest.Role, newest.Derived
+		}
+		for k, v := range newest.Total.Scalars {
+			switch {
+			case catalogue.Scalar(k).IsCounter() || math.IsNaN(v):
+			case catalogue.Scalar(k) == catalogue.KVCacheUsage:
+				kvSum += v
+				kvN++
+			case catalogue.Scalar(k) == catalogue.SleepLevel:
+				s.Total.Scalars[k] = math.Max(nanTo(s.Total.Scalars[k], v), v)
+			default:
+				s.Total.Scalars[k] = addKnown(s.Total.Scalars[k], v)
+			}
+		}
+		s.ProcessRSSBytes = addKnown(s.ProcessRSSBytes, newest.ProcessRSSBytes)
+		s.KVCapacityTokens = addKnown(s.KVCapacityTokens, newest.KVCapacityTokens)
+	}
+	if kvN > 0 {
+		s.Total.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
+	}
+	return s
+}
+
+// nanTo is v when x is NaN, else x.
+func nanTo(x, v float64) float64 {
+	if math.IsNaN(x) {
+		return v
+	}
+	return x
+}
+
+// put adds v to a counter of the group's sample.
+func put(s *catalogue.Sample, sl slot, v float64) {
+	t := &s.Total
+	switch sl.kind {
+	case fScalar:
+		t.Scalars[sl.i] = addKnown(t.Scalars[sl.i], v)
+	case fFinished:
+		t.Finished[sl.i] = addKnown(t.Finished[sl.i], v)
+	case fBucket:
+		c := t.Histograms[sl.i].Counts
+		c[sl.b] = addKnown(c[sl.b], v)
+	case fSum:
+		t.Histograms[sl.i].Sum = addKnown(t.Histograms[sl.i].Sum, v)
+	case fCount:
+		t.Histograms[sl.i].Count = addKnown(t.Histograms[sl.i].Count, v)
+	case fSpecPos:
+		for len(t.SpecAcceptedPerPos) <= sl.i {
+			t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
+		}
+		t.SpecAcceptedPerPos[sl.i] = addKnown(t.SpecAcceptedPerPos[sl.i], v)
+	case fGC:
+		s.GCCollections = addKnown(s.GCCollections, v)
+	case fHTTP:
+		s.HTTPRequests = addKnown(s.HTTPRequests, v)
+	}
+}
+
+// instanceName is how a warning names an instance of a group.
+func instanceName(targets map[scrapeTarget]bool) string {
+	var names []string
+	for t := range targets {
+		names = append(names, t.instance)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}

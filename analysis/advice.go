@@ -44,7 +44,7 @@ type HPARecommendation struct {
 // recent recommendations.
 func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
 	a := Advice{
-		Replicas: len(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
+		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
 		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
@@ -74,19 +74,20 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		growth.add(r.WaitingGrowth)
 		ok := successfulPerSecond(&r.Figures)
 		succeeded.add(ok)
+		n := max(1, r.Instances) // a group counts its instances
 		if r.State == StateFull {
-			a.Full++
+			a.Full += n
 		}
 		if !(r.State == StateFull || r.State == StatePreempting && r.AtCapacity) {
 			continue
 		}
-		a.AtCapacity++
+		a.AtCapacity += n
 		// A capacity is a sustained rate: a replica FULL on its first two
 		// readings has not shown one yet.
 		if ok.Known() && r.Samples >= fullMinSamples {
 			atCapacity.add(ok)
 			abortedAtCapacity.add(r.FinishedPerSecond.Abort)
-			a.CapacityReplicas++
+			a.CapacityReplicas += n
 		}
 	}
 	a.ArrivalsPerSecond = arrivals.value()
@@ -98,7 +99,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	a.QueueGrowthPerSecond = growth.value()
 	a.SuccessfulPerSecond = succeeded.value()
 	backlog := waiting.value()
-	a.MeanWaitingPerReplica = backlog / Num(len(counted))
+	a.MeanWaitingPerReplica = backlog / Num(a.Replicas)
 	if a.CapacityReplicas > 0 {
 		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
 		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
@@ -139,6 +140,16 @@ func (a *Advice) fullWord() string {
 		return "FULL"
 	}
 	return "at capacity"
+}
+
+// instances is how many serving processes the replicas are: a replica
+// that sums several scrape targets (--group-by) counts each of them.
+func instances(reps []*ReplicaReport) int {
+	n := 0
+	for _, r := range reps {
+		n += max(1, r.Instances)
+	}
+	return n
 }
 
 // waitingMetrics are the waiting-requests families of the engines among

@@ -203,6 +203,21 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 	}
 }
 
+// TestAdviceCountsInstances: a replica that sums several scrape targets
+// (--group-by) is as many replicas as it has instances, in the count up,
+// the capacity per replica and the replicas to add (ten carry 100 req/s
+// at 10 each, with nothing spare for the backlog: eleven).
+func TestAdviceCountsInstances(t *testing.T) {
+	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures()}
+	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
+	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80
+	a := advice([]*ReplicaReport{group}, 0, DefaultConfig(), t0, nil)
+	if a.Replicas != 8 || !sameFloat(a.CapacityPerReplica.Float(), 10) || a.Action != "add" || !sameFloat(a.RecommendedReplicas.Float(), 11) {
+		t.Errorf("a group of 8 at 80 successful req/s with 100 arriving: %d up, capacity %v, %s → %v; %q",
+			a.Replicas, a.CapacityPerReplica, a.Action, a.RecommendedReplicas, a.Recommendation)
+	}
+}
+
 // The HPA's arithmetic: desired = ceil(current × value ÷ target), no
 // change within 10 % of the target, never below one replica.
 func TestHPADesired(t *testing.T) {

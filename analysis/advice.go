@@ -63,10 +63,15 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
 		return a
 	}
-	// succeeded is what every counted replica finishes successfully;
-	// atCapacity and abortedAtCapacity what the FULL replicas a capacity is
-	// read from finish successfully and abort.
-	var arrivals, rejections, waiting, growth, succeeded, atCapacity, abortedAtCapacity sum
+	// succeeded is what every counted replica finishes successfully; full
+	// and preempting what the replicas at capacity a capacity may be read
+	// from finish successfully and abort.
+	var arrivals, rejections, waiting, growth, succeeded sum
+	type capacityFrom struct {
+		ok, aborted sum
+		n           int
+	}
+	var full, preempting capacityFrom
 	for _, r := range counted {
 		arrivals.add(r.ArrivalsPerSecond)
 		rejections.add(r.AdmissionRejectionsPerSecond)
@@ -85,11 +90,24 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		// A capacity is a sustained rate: a replica FULL on its first two
 		// readings has not shown one yet.
 		if ok.Known() && r.Samples >= fullMinSamples {
-			atCapacity.add(ok)
-			abortedAtCapacity.add(r.FinishedPerSecond.Abort)
-			a.CapacityReplicas += n
+			m := &full
+			if r.State != StateFull {
+				m = &preempting
+			}
+			m.ok.add(ok)
+			m.aborted.add(r.FinishedPerSecond.Abort)
+			m.n += n
 		}
 	}
+	// A FULL replica shows what a replica carries; a PREEMPTING one what
+	// its short KV cache lets it carry, which is a capacity only when no
+	// FULL replica shows one.
+	measured := full
+	if measured.n == 0 {
+		measured = preempting
+	}
+	atCapacity, abortedAtCapacity := measured.ok, measured.aborted
+	a.CapacityReplicas = measured.n
 	a.ArrivalsPerSecond = arrivals.value()
 	if a.RejectionsPerSecond = rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
 		// A refused request was asked for: it is demand the fleet must
@@ -232,11 +250,21 @@ func (a *Advice) addByCapacity(backlog Num) {
 		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
 	}
 	p = p.text(" → ").count(rec)
-	if a.BacklogClearSeconds.Known() {
-		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").
-			text(roughDuration(a.BacklogClearSeconds.Float()))
+	a.Recommendation = a.backlogWords(p, backlog).String()
+}
+
+// backlogWords appends how soon the backlog clears at the count advised,
+// or, when that is beyond backlogDrainAim, how many would clear it within
+// it: a drain of hours, read off a small spare, is noise more than a time.
+func (a *Advice) backlogWords(p prose, backlog Num) prose {
+	if !a.BacklogClearSeconds.Known() {
+		return p
 	}
-	a.Recommendation = p.String()
+	p = p.text("; backlog ").count(backlog.Float())
+	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
+		return p.text(": ").count(a.replicasFor(backlog.Float()/aim)).text(" would clear it in about ").text(roughDuration(aim))
+	}
+	return p.text(" clears in about ").text(roughDuration(a.BacklogClearSeconds.Float()))
 }
 
 // roomAtFull is the advice when replicas are FULL but the replicas up
@@ -265,10 +293,7 @@ func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
 		p = carry(sentence("no replica to add: ")).text("; ").int(a.AtCapacity).text(" ").text(a.fullWord()).text(" ").text(isAre(float64(a.AtCapacity))).
 			text(" clearing a backlog")
 	}
-	if a.BacklogClearSeconds.Known() {
-		p = p.text("; backlog ").count(backlog.Float()).text(" clears in about ").text(roughDuration(a.BacklogClearSeconds.Float()))
-	}
-	a.Recommendation = p.String()
+	a.Recommendation = a.backlogWords(p, backlog).String()
 }
 
 // shortfall is the demand the counted replicas do not finish

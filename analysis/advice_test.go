@@ -88,7 +88,7 @@ func TestAdviceOneAction(t *testing.T) {
 	}{
 		{"FULL replicas: add what the demand needs over the successful capacity",
 			repeat(fullMember, 4), "add", 1, 5,
-			[]string{"add 1: 52 req/s arrive, 48 succeed, a full replica does 12: 4 up → 5; backlog 3,924 clears in about 8 min"},
+			[]string{"add 1: 52 req/s arrive, 48 succeed, a full replica does 12: 4 up → 5; backlog 3,924: 6 would clear it in about 5 min"},
 			[]string{"keep", "queue rule"},
 			[]string{"demand 52 req/s", "capacity 12 successful req/s per replica", "the demand needs 5 replicas if spread evenly (ceil(52 ÷ 12))",
 				"backlog 3,924 waiting: clears in about 8 min at 5 replicas; 6 would clear it in about 5 min"}},
@@ -200,6 +200,26 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 		if !acts || strings.HasPrefix(a.Recommendation, "keep") || (a.Add.Known() && a.Add < 1) || a.RecommendedReplicas < Num(len(counted)) {
 			t.Fatalf("FULL among %d replicas, advice %s %v: %q", len(counted), a.Action, a.Add, a.Recommendation)
 		}
+	}
+}
+
+// TestAdviceCapacityFromFull: a PREEMPTING replica with a standing queue
+// is at its capacity, but what its short KV cache lets it finish is no
+// replica's capacity while a FULL one shows one.
+func TestAdviceCapacityFromFull(t *testing.T) {
+	rep := func(state State, stop float64) *ReplicaReport {
+		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures()}
+		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
+		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
+		return r
+	}
+	a := advice([]*ReplicaReport{rep(StateFull, 6), rep(StatePreempting, 1)}, 0, DefaultConfig(), t0, nil)
+	if !sameFloat(a.CapacityPerReplica.Float(), 6) || a.CapacityReplicas != 1 || a.AtCapacity != 2 {
+		t.Errorf("capacity %v from %d of %d at capacity, want 6 from the FULL one", a.CapacityPerReplica, a.CapacityReplicas, a.AtCapacity)
+	}
+	a = advice([]*ReplicaReport{rep(StatePreempting, 1)}, 0, DefaultConfig(), t0, nil)
+	if !sameFloat(a.CapacityPerReplica.Float(), 1) || !strings.Contains(a.Recommendation, "1 up → 3") {
+		t.Errorf("a lone PREEMPTING replica at capacity: capacity %v, %q", a.CapacityPerReplica, a.Recommendation)
 	}
 }
 

@@ -215,8 +215,12 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
 	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
 	rep.Restarted = !rep.RestartedAt.IsZero()
+	ev.EvidenceSeconds = ev.SpanSeconds
 	if rep.Restarted {
 		note = restartNote(rep.RestartedAt, rep.restartCause, cfg.Window)
+		// The new process has shown only what came since it started:
+		// the old one's readings prove nothing of it.
+		ev.EvidenceSeconds, ev.RestartedAt = newestGood.Time.Sub(rep.RestartedAt).Seconds(), rep.RestartedAt
 	}
 	if len(w.samples) < 2 {
 		// One reading: gauges only. Rates and quantiles need two.

@@ -12,6 +12,11 @@ import (
 type evidence struct {
 	Samples       int     // good samples in the window
 	SpanSeconds   float64 // time between the oldest and newest of them
+	// EvidenceSeconds is the span of the readings of the newest process:
+	// SpanSeconds, or the time since RestartedAt when the window holds a
+	// restart (zero time when not). Health is judged on it.
+	EvidenceSeconds float64
+	RestartedAt     time.Time
 	Running       gaugeStats
 	Waiting       gaugeStats
 	KVCacheUsage  gaugeStats

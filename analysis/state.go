@@ -190,7 +190,7 @@ func leastSpan(cfg Config) time.Duration { return min(leastEvidence, cfg.Window)
 // verdict of health (or idleness) needs. The span is measured to the
 // millisecond: readings taken a second apart are not shortened by jitter.
 func (ev *evidence) enoughForHealth(cfg Config) bool {
-	return ev.SpanSeconds >= leastSpan(cfg).Seconds()-0.05
+	return ev.EvidenceSeconds >= leastSpan(cfg).Seconds()-0.05
 }
 
 // unprovenVerdict is the state of a replica in which no problem was found
@@ -200,10 +200,12 @@ func (ev *evidence) enoughForHealth(cfg Config) bool {
 // (UNJUDGED).
 func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !ev.enoughForHealth(cfg) {
-		return verdict{State: StateWarming, Reasons: append([]string{
-			sentence("judging: ").seconds(ev.SpanSeconds).text(" of readings of the ").seconds(leastSpan(cfg).Seconds()).
-				text(" a verdict of health needs; no problem shown so far").String(),
-			healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
+		p := sentence("judging: ").seconds(ev.EvidenceSeconds).text(" of readings")
+		if !ev.RestartedAt.IsZero() {
+			p = p.text(" since the restart at ").text(ev.RestartedAt.Format("15:04:05"))
+		}
+		p = p.text(" of the ").seconds(leastSpan(cfg).Seconds()).text(" a verdict of health needs; no problem shown so far")
+		return verdict{State: StateWarming, Reasons: append([]string{p.String(), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
 	}
 	if !ev.Router && (!ev.Kind.CanJudge(catalogue.JudgeSlow) || ev.NoLatency) {
 		why := "this page exports no latency histograms"

@@ -133,3 +133,32 @@ func TestLeavingWarmingEvents(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthAfterARestart: a process that restarted is judged on its own
+// readings: the old process's seconds in the window are no evidence of
+// its health, so it is WARMING until it has shown the least evidence
+// itself.
+func TestHealthAfterARestart(t *testing.T) {
+	for _, tt := range []struct {
+		restartAt int
+		want      State
+		reason    string
+	}{
+		{27, StateWarming, "judging: 3s of readings since the restart at 14:00:27 of the 10s a verdict of health needs"},
+		{20, StateHealthy, "running 48, waiting 0"},
+	} {
+		s := newServer()
+		s.running, s.kv = 48, 0.3
+		samples, now := run(s, 30, time.Second, finishing(6, chat), func(s *server, i int) {
+			if i == tt.restartAt {
+				fresh := newServer()
+				fresh.running, fresh.kv, fresh.startTime = 48, 0.3, s.startTime+900
+				*s = *fresh
+			}
+		})
+		r := analyzeOne(samples, now, DefaultConfig())
+		if r.State != tt.want || !strings.HasPrefix(r.Reasons[0], tt.reason) {
+			t.Errorf("restarted at %ds: %v %q, want %v %q", tt.restartAt, r.State, r.Reasons, tt.want, tt.reason)
+		}
+	}
+}

@@ -262,7 +262,7 @@ func (a *Advice) backlogWords(p prose, backlog Num) prose {
 	}
 	p = p.text("; backlog ").count(backlog.Float())
 	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
-		return p.text(": ").count(a.replicasFor(backlog.Float()/aim)).text(" would clear it in about ").text(roughDuration(aim))
+		return p.text(": ").count(a.replicasFor(backlog.Float() / aim)).text(" would clear it in about ").text(roughDuration(aim))
 	}
 	return p.text(" clears in about ").text(roughDuration(a.BacklogClearSeconds.Float()))
 }
@@ -294,16 +294,6 @@ func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
 			text(" clearing a backlog")
 	}
 	a.Recommendation = a.backlogWords(p, backlog).String()
-}
-
-// shortfall is the demand the counted replicas do not finish
-// successfully (negative when they finish more); without a measure of
-// what they finish, as if each finished a full replica's capacity.
-func (a *Advice) shortfall() float64 {
-	if a.SuccessfulPerSecond.Known() {
-		return (a.ArrivalsPerSecond - a.SuccessfulPerSecond).Float()
-	}
-	return (a.ArrivalsPerSecond - Num(a.Replicas)*a.CapacityPerReplica).Float()
 }
 
 // replicasFor is how many replicas carry the demand and extra req/s more

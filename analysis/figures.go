@@ -10,23 +10,23 @@ import (
 // evidence is what the state rules read besides the Figures: the shape of
 // the gauges over the window and which counters moved.
 type evidence struct {
-	Samples       int     // good samples in the window
-	SpanSeconds   float64 // time between the oldest and newest of them
+	Samples     int     // good samples in the window
+	SpanSeconds float64 // time between the oldest and newest of them
 	// EvidenceSeconds is the span of the readings of the newest process:
 	// SpanSeconds, or the time since RestartedAt when the window holds a
 	// restart (zero time when not). Health is judged on it.
 	EvidenceSeconds float64
 	RestartedAt     time.Time
-	Running       gaugeStats
-	Waiting       gaugeStats
-	KVCacheUsage  gaugeStats
-	Finished      float64 // increase of finished requests (NaN when unknown)
-	WasSlow       bool    // the replica was shown SLOW by the previous evaluation
-	Preemptions   float64 // increase of preemptions (NaN when unknown)
-	CountersKnown bool    // some engine counter has a value in the window
-	CountersMoved bool    // some engine counter increased in the window
-	AllZero       bool    // every engine value is zero in every sample
-	ResetMs       int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
+	Running         gaugeStats
+	Waiting         gaugeStats
+	KVCacheUsage    gaugeStats
+	Finished        float64 // increase of finished requests (NaN when unknown)
+	WasSlow         bool    // the replica was shown SLOW by the previous evaluation
+	Preemptions     float64 // increase of preemptions (NaN when unknown)
+	CountersKnown   bool    // some engine counter has a value in the window
+	CountersMoved   bool    // some engine counter increased in the window
+	AllZero         bool    // every engine value is zero in every sample
+	ResetMs         int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
 
 	// The evidence of vLLM's newest families; NaN (or no readings) when the
 	// page lacks them.

@@ -16,14 +16,32 @@ const (
 	preemptionsRise = 0.01 // preemptions/s
 )
 
+// loadGap is one figure of the load that differs beyond UnfairShare, with
+// its two names (the sentence that refuses a verdict, the list of
+// differences) and how its values are written.
+type loadGap struct {
+	long, short, unit, verb string
+	d, b, c                 float64
+}
+
+// loadGaps are the figures of the load that differ beyond UnfairShare:
+// the arrival rate and the mean prompt length.
+func loadGaps(b, c Load) []loadGap {
+	var out []loadGap
+	if d, ok := rel(b.ArrivalsPerSecond, c.ArrivalsPerSecond); ok && math.Abs(d) > UnfairShare {
+		out = append(out, loadGap{"arrival rate", "arrivals", "req/s", "%.3g", d, float64(b.ArrivalsPerSecond), float64(c.ArrivalsPerSecond)})
+	}
+	if d, ok := rel(b.MeanPromptTokens, c.MeanPromptTokens); ok && math.Abs(d) > UnfairShare {
+		out = append(out, loadGap{"mean prompt length", "mean prompt", "tokens", "%.0f", d, float64(b.MeanPromptTokens), float64(c.MeanPromptTokens)})
+	}
+	return out
+}
+
 // unfair says why two loads are too far apart to compare.
 func unfair(b, c Load) []string {
 	var out []string
-	if d, ok := rel(b.ArrivalsPerSecond, c.ArrivalsPerSecond); ok && math.Abs(d) > UnfairShare {
-		out = append(out, fmt.Sprintf("arrival rate differs by %s (%.3g vs %.3g req/s): the comparison is not fair", pct(d), b.ArrivalsPerSecond, c.ArrivalsPerSecond))
-	}
-	if d, ok := rel(b.MeanPromptTokens, c.MeanPromptTokens); ok && math.Abs(d) > UnfairShare {
-		out = append(out, fmt.Sprintf("mean prompt length differs by %s (%.0f vs %.0f tokens): the comparison is not fair", pct(d), b.MeanPromptTokens, c.MeanPromptTokens))
+	for _, g := range loadGaps(b, c) {
+		out = append(out, fmt.Sprintf("%s differs by %s ("+g.verb+" vs "+g.verb+" %s): the comparison is not fair", g.long, pct(g.d), g.b, g.c, g.unit))
 	}
 	return out
 }
@@ -33,11 +51,8 @@ func unfair(b, c Load) []string {
 // (9.1 → 29.9 req/s)"; nil when the loads match or cannot be compared.
 func loadDifferences(b, c Load) []string {
 	var out []string
-	if d, ok := rel(b.ArrivalsPerSecond, c.ArrivalsPerSecond); ok && math.Abs(d) > UnfairShare {
-		out = append(out, fmt.Sprintf("arrivals %s (%.3g → %.3g req/s)", pct(d), b.ArrivalsPerSecond, c.ArrivalsPerSecond))
-	}
-	if d, ok := rel(b.MeanPromptTokens, c.MeanPromptTokens); ok && math.Abs(d) > UnfairShare {
-		out = append(out, fmt.Sprintf("mean prompt %s (%.0f → %.0f tokens)", pct(d), b.MeanPromptTokens, c.MeanPromptTokens))
+	for _, g := range loadGaps(b, c) {
+		out = append(out, fmt.Sprintf("%s %s ("+g.verb+" → "+g.verb+" %s)", g.short, pct(g.d), g.b, g.c, g.unit))
 	}
 	return out
 }

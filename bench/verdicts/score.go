@@ -225,21 +225,17 @@ func (t *Tally) Recall(s analysis.State) float64 {
 }
 
 // TruthSeconds are the scored seconds truly in state s.
-func (t *Tally) TruthSeconds(s analysis.State) int {
-	n := 0
-	for k, c := range t.Confusion {
-		if k[0] == s {
-			n += c
-		}
-	}
-	return n
-}
+func (t *Tally) TruthSeconds(s analysis.State) int { return t.confusionSum(0, s) }
 
 // ShownSeconds are the scored seconds shown as s.
-func (t *Tally) ShownSeconds(s analysis.State) int {
+func (t *Tally) ShownSeconds(s analysis.State) int { return t.confusionSum(1, s) }
+
+// confusionSum adds the confusion matrix's seconds whose side (0 the
+// truth, 1 the state shown) is s.
+func (t *Tally) confusionSum(side int, s analysis.State) int {
 	n := 0
 	for k, c := range t.Confusion {
-		if k[1] == s {
+		if k[side] == s {
 			n += c
 		}
 	}

@@ -233,13 +233,14 @@ func TestScore(t *testing.T) {
 	tally := NewTally()
 	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: advice, Right: right})
 
-	// Seconds 6–100 count (95); graces are seconds 31–40 and 71–80.
-	if tally.ReplicaSeconds != 95 || tally.Grace != 20 || tally.Scored != 75 {
-		t.Errorf("replica-s %d, grace %d, scored %d; want 95, 20, 75", tally.ReplicaSeconds, tally.Grace, tally.Scored)
+	// Seconds 11–100 count (90: the first LeastEvidence are not scored);
+	// graces are seconds 31–40 and 71–80.
+	if tally.ReplicaSeconds != 90 || tally.Grace != 20 || tally.Scored != 70 {
+		t.Errorf("replica-s %d, grace %d, scored %d; want 90, 20, 70", tally.ReplicaSeconds, tally.Grace, tally.Scored)
 	}
 	// Wrong scored seconds: 81–84 (full shown, healthy truth) and 95.
-	if tally.Right != 70 {
-		t.Errorf("right %d, want 70", tally.Right)
+	if tally.Right != 65 {
+		t.Errorf("right %d, want 65", tally.Right)
 	}
 	// Shown healthy while full: 31–34, all in the grace.
 	if tally.FalseHealthy != 0 || tally.FalseHealthyGrace != 4 {
@@ -261,8 +262,8 @@ func TestScore(t *testing.T) {
 	if tally.Flaps != 2 {
 		t.Errorf("flaps %d, want 2", tally.Flaps)
 	}
-	// Advice: seconds 6–100 scored, right in 6–50.
-	if tally.AdviceScored != 95 || tally.AdviceWithin != 45 {
-		t.Errorf("advice %d of %d within, want 45 of 95", tally.AdviceWithin, tally.AdviceScored)
+	// Advice: seconds 11–100 scored, right in 11–50.
+	if tally.AdviceScored != 90 || tally.AdviceWithin != 40 {
+		t.Errorf("advice %d of %d within, want 40 of 90", tally.AdviceWithin, tally.AdviceScored)
 	}
 }

@@ -60,12 +60,15 @@ func TestFleetFirstScreenInTmux(t *testing.T) {
 	}
 }
 
-// fleetStates are the state words, worst first, as the header counts them.
-var fleetStates = []string{"DOWN", "PREEMPTING", "FULL", "SLOW", "STALE", "SLEEPING", "IDLE", "HEALTHY"}
+// fleetRanks are the state words by their rank in the worst-first order
+// (analysis.SeverityOf): the urgent states share one, so that the
+// evidence orders them.
+var fleetRanks = [][]string{{"DOWN"}, {"PREEMPTING", "FULL", "SLOW"}, {"STALE"}, {"WARMING", "UNJUDGED"}, {"SLEEPING"}, {"IDLE"}, {"HEALTHY"}}
 
 var (
-	headerCount = regexp.MustCompile(`\b(DOWN|PREEMPTING|FULL|SLOW|STALE|SLEEPING|IDLE|HEALTHY) (\d+)\b`)
-	paneBadge   = regexp.MustCompile(`(DOWN|PREEMPTING|FULL|SLOW|STALE|SLEEPING|IDLE|HEALTHY)[│┃]`)
+	headerCount = regexp.MustCompile(`\b(DOWN|PREEMPTING|FULL|SLOW|STALE|WARMING|UNJUDGED|SLEEPING|IDLE|HEALTHY) (\d+)\b`)
+	headerWorst = regexp.MustCompile(`\bworst \S+ (DOWN|PREEMPTING|FULL|SLOW|STALE|WARMING|UNJUDGED|SLEEPING|IDLE|HEALTHY)\b`)
+	paneBadge   = regexp.MustCompile(`(DOWN|PREEMPTING|FULL|SLOW|STALE|WARMING|UNJUDGED|SLEEPING|IDLE|HEALTHY)[│┃]`)
 )
 
 // headerLines are the lines above the first pane or table.
@@ -98,28 +101,35 @@ func fleetCounted(screen string) int {
 	return total
 }
 
-// severity is a state's place, 0 for the worst.
+// severity is a state's rank, 0 for the worst.
 func severity(state string) int {
-	for i, s := range fleetStates {
-		if s == state {
-			return i
+	for i, rank := range fleetRanks {
+		for _, s := range rank {
+			if s == state {
+				return i
+			}
 		}
 	}
-	return len(fleetStates)
+	return len(fleetRanks)
 }
 
-// checkWorstFirst fails unless the panes drawn start with the worst state
-// the header counts and go on worst first.
+// checkWorstFirst fails unless the panes drawn start with the replica the
+// header names worst, the first pane's rank is the worst rank the header
+// counts, and the panes go on worst first.
 func checkWorstFirst(t *testing.T, screen string) {
 	t.Helper()
 	counts := headerCounts(screen)
-	worst := ""
-	for _, s := range fleetStates {
-		if counts[s] > 0 {
-			worst = s
-			break
+	worstRank := len(fleetRanks)
+	for s, n := range counts {
+		if n > 0 {
+			worstRank = min(worstRank, severity(s))
 		}
 	}
+	m := headerWorst.FindStringSubmatch(strings.Join(headerLines(screen), "\n"))
+	if m == nil {
+		t.Fatalf("the header names no worst replica:\n%s", screen)
+	}
+	worst := m[1]
 	var panes []string
 	for _, l := range strings.Split(screen, "\n")[len(headerLines(screen)):] {
 		for _, m := range paneBadge.FindAllStringSubmatch(l, -1) {
@@ -129,8 +139,8 @@ func checkWorstFirst(t *testing.T, screen string) {
 	if len(panes) == 0 {
 		t.Fatalf("no pane on the first screen:\n%s", screen)
 	}
-	if panes[0] != worst {
-		t.Errorf("the first pane is %s while the header counts %s %d:\n%s", panes[0], worst, counts[worst], screen)
+	if panes[0] != worst || severity(worst) != worstRank {
+		t.Errorf("the first pane is %s while the header names %s worst, of rank %d; the worst rank counted is %d:\n%s", panes[0], worst, severity(worst), worstRank, screen)
 	}
 	for i := 1; i < len(panes); i++ {
 		if severity(panes[i]) < severity(panes[i-1]) {

@@ -2,6 +2,15 @@ package catalogue
 
 import "slices"
 
+// SleepStates are the values of vllm:engine_sleep_state's sleep_state
+// label in the order of their level (awake 0, weights offloaded 1, all
+// discarded 2): the series that is 1 gives the engine's SleepLevel.
+var SleepStates = [...]string{"awake", "weights_offloaded", "discard_all"}
+
+// MaxSpecPositions caps the draft positions of speculative decoding read
+// by position: num_speculative_tokens is a handful in practice.
+const MaxSpecPositions = 64
+
 // ReadKind says what a family vtop reads feeds in a Sample.
 type ReadKind uint8
 

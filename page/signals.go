@@ -15,16 +15,11 @@ import (
 
 // Caps on what one page may make the sample hold, beyond MaxEngines.
 const (
-	// maxSpecPositions caps the draft positions read: num_speculative_tokens
-	// is a handful in practice.
-	maxSpecPositions = 64
+	// maxSpecPositions caps the draft positions read.
+	maxSpecPositions = catalogue.MaxSpecPositions
 	// maxLoRANames caps the adapter names kept of lora_requests_info.
 	maxLoRANames = 64
 )
-
-// sleepLevels are the values of the sleep_state label, in the order of
-// their level (vllm-metrics §2: awake, level 1, level 2).
-var sleepLevels = [...]string{"awake", "weights_offloaded", "discard_all"}
 
 // readSleep reads vllm:engine_sleep_state, one 0/1 series per state, into
 // the engine's SleepLevel: the level of the state that is 1.
@@ -33,7 +28,7 @@ func (b *builder) readSleep(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	if !ok || v != 1 {
 		return
 	}
-	level := slices.Index(sleepLevels[:], labelValue(m, catalogue.LabelSleepState))
+	level := slices.Index(catalogue.SleepStates[:], labelValue(m, catalogue.LabelSleepState))
 	if level < 0 {
 		return // a state newer than vtop
 	}

@@ -350,6 +350,23 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 		}
 	case catalogue.ReadHistogram:
 		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, at, nb, v) }
+	case catalogue.ReadSplitScalar:
+		return splitFold(row, m, engine)
+	case catalogue.ReadFinishedAs:
+		return func(s *sampleBuild, v float64) {
+			e := s.engine(engine)
+			e.series.Finished[row.Finish] = nanAdd(e.series.Finished[row.Finish], v)
+		}
+	case catalogue.ReadSleep:
+		return sleepFold(m, engine)
+	case catalogue.ReadSpecPerPos:
+		return specFold(m, engine)
+	case catalogue.ReadKVCapacity:
+		return func(s *sampleBuild, v float64) {
+			if v >= 0 {
+				s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, v)
+			}
+		}
 	case catalogue.ReadCacheConfig:
 		blocks, err1 := strconv.ParseFloat(string(m["num_gpu_blocks"]), 64)
 		size, err2 := strconv.ParseFloat(string(m["block_size"]), 64)
@@ -361,6 +378,50 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 		}
 	}
 	return processFold(row.Kind)
+}
+
+// splitFold adds a series of a family split by a label to the figure its
+// value of the label feeds; a value vtop does not know feeds nothing.
+func splitFold(row catalogue.Read, m model.Metric, engine string) func(*sampleBuild, float64) {
+	v := string(m[model.LabelName(row.Label)])
+	i := slices.IndexFunc(row.Split, func(sp catalogue.Split) bool { return sp.Value == v })
+	if i < 0 {
+		return func(*sampleBuild, float64) {}
+	}
+	k := row.Split[i].Scalar
+	return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(k, v) }
+}
+
+// sleepFold reads vllm:engine_sleep_state, one 0/1 series per state, into
+// the engine's SleepLevel: the deepest state that is 1, as the page
+// parser reads it.
+func sleepFold(m model.Metric, engine string) func(*sampleBuild, float64) {
+	level := slices.Index(catalogue.SleepStates[:], string(m[catalogue.LabelSleepState]))
+	if level < 0 {
+		return func(*sampleBuild, float64) {} // a state newer than vtop
+	}
+	return func(s *sampleBuild, v float64) {
+		cur := &s.engine(engine).series.Scalars[catalogue.SleepLevel]
+		if v == 1 && (math.IsNaN(*cur) || float64(level) > *cur) {
+			*cur = float64(level)
+		}
+	}
+}
+
+// specFold reads one draft position of
+// vllm:spec_decode_num_accepted_tokens_per_pos_total.
+func specFold(m model.Metric, engine string) func(*sampleBuild, float64) {
+	pos, err := strconv.Atoi(string(m[catalogue.LabelPosition]))
+	if err != nil || pos < 0 || pos >= catalogue.MaxSpecPositions {
+		return func(*sampleBuild, float64) {}
+	}
+	return func(s *sampleBuild, v float64) {
+		e := s.engine(engine)
+		for len(e.series.SpecAcceptedPerPos) <= pos {
+			e.series.SpecAcceptedPerPos = append(e.series.SpecAcceptedPerPos, math.NaN())
+		}
+		e.series.SpecAcceptedPerPos[pos] = nanAdd(e.series.SpecAcceptedPerPos[pos], v)
+	}
 }
 
 // processFold adds the process and API-server families.
@@ -479,6 +540,14 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 	if e.kvN > 0 {
 		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
 	}
+	if math.IsNaN(s.Scalars[catalogue.FinishedRequests]) {
+		// Counted by reason only: their sum, as the page parser derives it.
+		for _, v := range s.Finished {
+			if !math.IsNaN(v) {
+				s.Scalars[catalogue.FinishedRequests] = nanAdd(s.Scalars[catalogue.FinishedRequests], v)
+			}
+		}
+	}
 	for h := range catalogue.NumHistograms {
 		hb := &e.hist[h]
 		b := bounds[histKey{name, h}]
@@ -522,6 +591,14 @@ func total(engines []catalogue.Series) catalogue.Series {
 		}
 		for h := range e.Histograms {
 			t.Histograms[h] = sumBuckets(t.Histograms[h], e.Histograms[h])
+		}
+		for p, v := range e.SpecAcceptedPerPos {
+			for len(t.SpecAcceptedPerPos) <= p {
+				t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
+			}
+			if !math.IsNaN(v) {
+				t.SpecAcceptedPerPos[p] = nanAdd(t.SpecAcceptedPerPos[p], v)
+			}
 		}
 	}
 	if kvN > 0 {

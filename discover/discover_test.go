@@ -66,7 +66,7 @@ func TestFindWithNoArguments(t *testing.T) {
 		{"llama.cpp", testutil.EngineSpec{Kind: testutil.EnginePage, Argv: "/opt/llama.cpp/llama-server -m model.gguf --port {port} --metrics",
 			Page: "testdata/llamacpp.txt"}, &want{"llama.cpp", "127.0.0.1:{port}", true, ""}},
 		{"SGLang without its metrics", testutil.EngineSpec{Kind: testutil.EngineRefuse, Argv: "python3 -m sglang.launch_server --model-path m --port {port}"},
-			&want{"SGLang", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: 404 Not Found (SGLang serves metrics only when started with --enable-metrics)"}},
+			&want{"SGLang", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: HTTP 404 Not Found (SGLang serves metrics only when started with --enable-metrics)"}},
 		{"vLLM serving another page", testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "vllm serve m --port {port}"},
 			&want{"vLLM", "127.0.0.1:{port}", false, "GET http://127.0.0.1:{port}/metrics: the page has no vLLM metrics"}},
 		{"a web server", testutil.EngineSpec{Kind: testutil.EngineWeb, Argv: "python3 -m http.server {port}"}, nil},

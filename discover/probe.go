@@ -2,7 +2,6 @@ package discover
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,10 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/vtop-dev/vtop/catalogue"
-	"github.com/vtop-dev/vtop/safetext"
+	"github.com/vtop-dev/vtop/httperr"
 )
 
 // maxProbeBody caps the page read from a probe: real pages are well under.
@@ -89,7 +87,7 @@ func fetch(ctx context.Context, o Options, addr, path string, sigs []catalogue.E
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Sprintf("GET %s: %s", url, safetext.Sanitize(resp.Status))
+		return "", "GET " + url + ": " + httperr.Status(resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
 	if err != nil {
@@ -101,19 +99,10 @@ func fetch(ctx context.Context, o Options, addr, path string, sigs []catalogue.E
 	return "", fmt.Sprintf("GET %s: the page has no %s metrics", url, sigs[0].Engine)
 }
 
+// fetchProblem describes a failed GET of url in the words every source
+// uses (httperr).
 func fetchProblem(url string, err error, o Options) string {
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "GET " + url + ": connection refused"
-	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
-		return fmt.Sprintf("GET %s: no answer within %s", url, o.Timeout)
-	}
-	return "GET " + url + ": " + safetext.Sanitize(err.Error())
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return "GET " + url + ": " + httperr.Describe(err, o.Timeout)
 }
 
 // metricsHint names the option an engine needs to serve its metrics, when

@@ -391,8 +391,8 @@ func TestFailingScrapeIsolated(t *testing.T) {
 		{sim.FaultHTTP500, "HTTP 500"},
 		{sim.FaultTruncated, "connection closed by the server"},
 		{sim.FaultGarbage, "parse error at line"},
-		{sim.FaultHang, "timed out after " + scrapeTimeout.String()},
-		{sim.FaultSlow, "timed out after " + scrapeTimeout.String()},
+		{sim.FaultHang, "no answer within " + scrapeTimeout.String()},
+		{sim.FaultSlow, "no answer within " + scrapeTimeout.String()},
 		// Handler mode cannot refuse a connection; it drops it unanswered
 		// (TestDownRefusesConnections covers a closed listener).
 		{sim.FaultDown, "connection closed by the server"},

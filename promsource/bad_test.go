@@ -135,8 +135,8 @@ func TestBadServers(t *testing.T) {
 		{name: "refused", url: "http://" + testutil.ClosedPort(t), count: 2, want: "connection refused"},
 		// The first read is whole: it may take wholeReadTimeouts timeouts.
 		{name: "slow", mode: "slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
-		{name: "5xx", mode: "503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
-		{name: "unauthorized", mode: "401", count: 2, want: "HTTP 401: not authorized"},
+		{name: "5xx", mode: "503", count: 2, want: "HTTP 503 Service Unavailable: too many queries"},
+		{name: "unauthorized", mode: "401", count: 2, want: "HTTP 401 Unauthorized: not authorized"},
 		{name: "wrong path", mode: "404", count: 2, want: "no Prometheus query API at this URL"},
 		{name: "HTML", mode: "html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
 		{name: "another API's JSON", mode: "other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},
@@ -153,7 +153,7 @@ func TestBadServers(t *testing.T) {
 		{name: "answer over the cap", count: 2, cfg: Config{MaxBody: 300}, want: "larger than the cap"},
 		// The raw read is decoded as it arrives, apart from the other
 		// queries: its failures read alike.
-		{name: "raw read: 5xx", mode: "raw 503", count: 2, want: "HTTP 503: Service Unavailable: too many queries"},
+		{name: "raw read: 5xx", mode: "raw 503", count: 2, want: "HTTP 503 Service Unavailable: too many queries"},
 		{name: "raw read: slow", mode: "raw slow", count: 2, cfg: Config{Timeout: 200 * time.Millisecond}, want: "no answer within 600ms"},
 		{name: "raw read: HTML", mode: "raw html", count: 2, want: "not a Prometheus query API: the server answered HTML"},
 		{name: "raw read: another API's JSON", mode: "raw other json", count: 2, want: "not a Prometheus query API: the answer holds no query result"},

@@ -1,18 +1,16 @@
 package promsource
 
 import (
-	"context"
-	"crypto/x509"
 	"errors"
-	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -50,8 +48,11 @@ func apiProblem(e *v1.Error) string {
 // that have an obvious cause.
 func statusProblem(e *v1.Error) string {
 	_, codeText, _ := strings.Cut(e.Msg, ": ") // "server error: 503"
-	code, _ := strconv.Atoi(codeText)
+	code, err := strconv.Atoi(codeText)
 	p := "HTTP " + codeText
+	if err == nil {
+		p = httperr.Status(code)
+	}
 	switch code {
 	case 401, 403:
 		return p + ": not authorized (check the bearer token, basic auth or tenant header)"
@@ -59,7 +60,8 @@ func statusProblem(e *v1.Error) string {
 		return p + ": no Prometheus query API at this URL (check its path prefix)"
 	}
 	if d := detail(e.Detail); d != "" {
-		p += ": " + d
+		// Prometheus's bodies often begin with the status text again.
+		p += ": " + strings.TrimPrefix(d, http.StatusText(code)+": ")
 	}
 	return p
 }
@@ -83,39 +85,13 @@ func firstLine(s string) string {
 	return s
 }
 
-// transportProblem describes an error below HTTP.
+// transportProblem describes an error below HTTP, in the words every
+// source uses (httperr).
 func transportProblem(err error, timeout time.Duration) string {
-	var dnsErr *net.DNSError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	switch {
-	case errors.Is(err, errTooLarge):
+	if errors.Is(err, errTooLarge) {
 		return "the answer is larger than the cap; narrow the selector"
-	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
-		return "DNS lookup failed for " + dnsErr.Name
-	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "no answer within " + timeout.String()
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset by the server"
-	case errors.As(err, &unknownCA):
-		return "TLS: certificate signed by unknown authority"
-	case errors.As(err, &hostErr):
-		return "TLS: certificate is not valid for " + hostErr.Host
 	}
-	var uErr *url.Error
-	if errors.As(err, &uErr) {
-		err = uErr.Err // drop "Post \"http://…\":", which may carry credentials
-	}
-	return err.Error()
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return httperr.Describe(err, timeout)
 }
 
 // displayURL is the server's URL as shown: without user info or query.

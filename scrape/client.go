@@ -11,12 +11,11 @@ import (
 	"math/bits"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -247,10 +246,10 @@ var httpToHTTPSAnswers = [][]byte{
 // statusProblem describes a non-200 answer, with the first line of the
 // body when it is short text (often the actual reason).
 func statusProblem(resp *http.Response) string {
-	p := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	p := httperr.Status(resp.StatusCode)
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode == http.StatusBadRequest && resp.Request != nil && containsAny(head, httpToHTTPSAnswers) {
-		return "server speaks HTTPS: use " + withScheme(resp.Request.URL, "https")
+		return "server speaks HTTPS: use " + httperr.WithScheme(resp.Request.URL, "https")
 	}
 	head = bytes.TrimSpace(head)
 	if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -277,127 +276,16 @@ func containsAny(b []byte, phrases [][]byte) bool {
 }
 
 // describe turns a transport error into a short problem an on-call
-// engineer can act on. It never includes the request URL (which url.Error
-// would, with its query): advice names only the scheme and the host.
+// engineer can act on, in the words every source uses (httperr). A request
+// whose context ran out is a timeout whatever error the transport returned.
 func describe(ctx context.Context, err error, timeout time.Duration) string {
-	failed := failedURL(err)
-	var dnsErr *net.DNSError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var recordErr tls.RecordHeaderError
-	switch {
-	case errors.Is(err, errRedirectLoop):
+	if errors.Is(err, errRedirectLoop) {
 		return errRedirectLoop.Error()
-	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
-		return "DNS lookup failed for " + safetext.Sanitize(dnsErr.Name)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded), isTimeout(err):
-		return "timed out after " + timeout.String()
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset by the server"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		return "no route to host (host down, or a firewall rejects the connection)"
-	case errors.Is(err, syscall.ENETUNREACH):
-		return "network unreachable (no route from this machine: VPN down, or wrong address)"
-	case errors.Is(err, http.ErrSchemeMismatch):
-		return "server speaks plain HTTP, not HTTPS: use " + withScheme(failed, "http")
-	case errors.As(err, &recordErr):
-		return "TLS: the server does not speak TLS (is this an HTTPS port?)"
-	case errors.As(err, &unknownCA):
-		return "TLS: certificate signed by unknown authority (trust its CA with --ca-file)"
-	case errors.As(err, &hostErr):
-		return hostnameProblem(hostErr)
-	case errors.As(err, &invalid):
-		return invalidCertificateProblem(invalid)
-	case errors.Is(err, io.EOF) && failed != nil && failed.Scheme == "http":
-		// Also what plain HTTP to a TLS port looks like when the server does
-		// not answer it with a 400: a Python asyncio TLS server (what
-		// vLLM's uvicorn runs on with --ssl-keyfile) just closes.
-		return "connection closed by the server without an answer (if it serves HTTPS: use " + withScheme(failed, "https") + ")"
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "connection closed by the server"
 	}
-	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(err) {
-		err = u // drop url.Error's "Get \"http://…\":" prefix
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = errors.Join(err, context.DeadlineExceeded)
 	}
-	return safetext.Sanitize(err.Error())
-}
-
-// failedURL is the URL of the request that failed (the last redirect's,
-// when there were any); nil when err does not carry one.
-func failedURL(err error) *url.URL {
-	var ue *url.Error
-	if !errors.As(err, &ue) {
-		return nil
-	}
-	u, perr := url.Parse(ue.URL)
-	if perr != nil {
-		return nil
-	}
-	return u
-}
-
-// withScheme writes the address of u with the other scheme, keeping the
-// port the old scheme implied: https://gpu-a:8000, http://vllm.example.com:443.
-func withScheme(u *url.URL, scheme string) string {
-	if u == nil || u.Host == "" {
-		return scheme + "://"
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	return scheme + "://" + safetext.Sanitize(host)
-}
-
-// maxCertNames is how many of a certificate's names a problem lists.
-const maxCertNames = 3
-
-// hostnameProblem says which names the certificate holds and which one was
-// asked for: the fix is to connect by one of them.
-func hostnameProblem(e x509.HostnameError) string {
-	asked := safetext.Sanitize(e.Host)
-	var names []string
-	if e.Certificate != nil {
-		names = append(names, e.Certificate.DNSNames...)
-		for _, ip := range e.Certificate.IPAddresses {
-			names = append(names, ip.String())
-		}
-	}
-	if len(names) == 0 {
-		return "TLS: certificate names no host (its Common Name is not checked), so not " + asked
-	}
-	listed := strings.Join(names[:min(len(names), maxCertNames)], ", ")
-	if more := len(names) - maxCertNames; more > 0 {
-		listed += fmt.Sprintf(" and %d more", more)
-	}
-	return "TLS: certificate is for " + safetext.Sanitize(listed) + ", not " + asked + " (connect by a name it holds)"
-}
-
-// invalidCertificateProblem describes a certificate the verifier refused
-// for a reason other than its authority or its names.
-func invalidCertificateProblem(e x509.CertificateInvalidError) string {
-	if e.Reason == x509.Expired && e.Cert != nil {
-		// x509 gives one reason for expired and for not yet valid: the
-		// validity dates tell the two apart.
-		return fmt.Sprintf("TLS: certificate expired or not yet valid (valid from %s to %s)",
-			e.Cert.NotBefore.UTC().Format(time.DateOnly), e.Cert.NotAfter.UTC().Format(time.DateOnly))
-	}
-	return "TLS: invalid certificate (" + safetext.Sanitize(e.Error()) + ")"
-}
-
-// isTimeout reports whether err is a network timeout.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+	return httperr.Describe(err, timeout)
 }
 
 // formatSize writes a byte count the way a person reads it.

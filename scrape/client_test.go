@@ -139,7 +139,7 @@ func hardeningCases() []hardeningCase {
 					}
 				}), ClientOptions{}
 			},
-			wantErr: "timed out after 400ms",
+			wantErr: "no answer within 400ms",
 			timeout: 400 * time.Millisecond,
 		},
 		{
@@ -149,7 +149,7 @@ func hardeningCases() []hardeningCase {
 					<-r.Context().Done()
 				}), ClientOptions{}
 			},
-			wantErr: "timed out after 400ms",
+			wantErr: "no answer within 400ms",
 			timeout: 400 * time.Millisecond,
 		},
 		{
@@ -369,7 +369,7 @@ func TestDescribe(t *testing.T) {
 	}{
 		{&net.DNSError{Name: "gpu-x", Err: "no such host", IsNotFound: true}, "DNS lookup failed for gpu-x"},
 		{&net.DNSError{Name: "gpu-x\x1b[2J", Err: "no such host"}, "DNS lookup failed for gpu-x"},
-		{context.DeadlineExceeded, "timed out after 800ms"},
+		{context.DeadlineExceeded, "no answer within 800ms"},
 		{errors.New("weird \x07failure"), "weird failure"},
 		{context.Canceled, "canceled"},
 		{&url.Error{Op: "Get", URL: "https://gpu-a:8000/metrics", Err: io.EOF}, "connection closed by the server"},

@@ -65,7 +65,7 @@ func TestPollerHangingTargetDoesNotDelayOthers(t *testing.T) {
 			t.Errorf("sample not stamped by the injected clock: %v", s.Time)
 		}
 	}
-	if hang := snap[0].Samples; len(hang) == 0 || hang[0].Err != "timed out after "+timeout.String() {
+	if hang := snap[0].Samples; len(hang) == 0 || hang[0].Err != "no answer within "+timeout.String() {
 		t.Errorf("hanging target samples %v", hang)
 	}
 }

@@ -228,28 +228,6 @@ func TestDescribeCertificates(t *testing.T) {
 	}
 }
 
-// The advice to switch scheme keeps the port the old scheme implied.
-func TestWithScheme(t *testing.T) {
-	tests := []struct {
-		from, scheme, want string
-	}{
-		{"http://gpu-a:8000/metrics", "https", "https://gpu-a:8000"},
-		{"https://vllm.example.com/metrics", "http", "http://vllm.example.com:443"},
-		{"http://vllm.example.com/metrics?token=x", "https", "https://vllm.example.com:80"},
-		{"http://[::1]:8000/metrics", "https", "https://[::1]:8000"},
-		{"", "https", "https://"},
-	}
-	for _, tt := range tests {
-		var u *url.URL
-		if tt.from != "" {
-			u, _ = url.Parse(tt.from)
-		}
-		if got := withScheme(u, tt.scheme); got != tt.want {
-			t.Errorf("withScheme(%q, %q) = %q, want %q", tt.from, tt.scheme, got, tt.want)
-		}
-	}
-}
-
 // startRawServer accepts connections on loopback and hands each to serve,
 // one at a time, for failures an HTTP server does not make. It returns
 // the listening host:port.

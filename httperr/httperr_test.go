@@ -14,17 +14,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // closedPortError is the error of dialing a port nobody listens on.
 func closedPortError(t *testing.T) error {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := testutil.ClosedPort(t)
 	c, err := net.Dial("tcp", addr)
 	if err == nil {
 		c.Close()

@@ -197,37 +197,6 @@ func TestFetchProblemsForTheOperator(t *testing.T) {
 	}
 }
 
-// TestDescribeCertificates: what a real verifier rarely produces on
-// loopback, a certificate with many names, hostile names, or none.
-func TestDescribeCertificates(t *testing.T) {
-	tests := []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"many names are cut after three", x509.HostnameError{Host: "10.0.0.7", Certificate: &x509.Certificate{
-			DNSNames: []string{"a.example", "b.example", "c.example", "d.example"}, IPAddresses: []net.IP{net.IPv4(10, 0, 0, 8)}}},
-			"TLS: certificate is for a.example, b.example, c.example and 2 more, not 10.0.0.7 (connect by a name it holds)"},
-		{"names from the server are cleaned", x509.HostnameError{Host: "gpu-a", Certificate: &x509.Certificate{
-			DNSNames: []string{"evil\x1b[2J.example"}}},
-			"TLS: certificate is for evil.example, not gpu-a (connect by a name it holds)"},
-		{"only a Common Name", x509.HostnameError{Host: "gpu-a", Certificate: &x509.Certificate{Subject: pkix.Name{CommonName: "gpu-a"}}},
-			"TLS: certificate names no host (its Common Name is not checked), so not gpu-a"},
-		{"another reason", x509.CertificateInvalidError{Reason: x509.NotAuthorizedToSign, Cert: &x509.Certificate{}},
-			"TLS: invalid certificate (x509: certificate is not authorized to sign other certificates)"},
-	}
-	for _, tt := range tests {
-		err := &url.Error{Op: "Get", URL: "https://gpu-a:8000/metrics", Err: &tls.CertificateVerificationError{Err: tt.err}}
-		got := describe(context.Background(), err, time.Second)
-		if got != tt.want {
-			t.Errorf("%s:\n got  %q\n want %q", tt.name, got, tt.want)
-		}
-		if !safetext.IsSafe(got) {
-			t.Errorf("%s: not safe to draw: %q", tt.name, got)
-		}
-	}
-}
-
 // startRawServer accepts connections on loopback and hands each to serve,
 // one at a time, for failures an HTTP server does not make. It returns
 // the listening host:port.

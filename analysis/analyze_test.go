@@ -179,9 +179,9 @@ func TestStates(t *testing.T) {
 }
 
 // A DOWN replica shows the error, its last good scrape and its last
-// gauges; the action points at what failed: the replica's own server, or
-// the source vtop reads it through (a Prometheus server), which says
-// nothing of the replica.
+// gauges; the action points at the replica's own server. (A source that
+// fails as a whole, such as Prometheus, is the report's, not a replica's:
+// Report.SetSource.)
 func TestDownReportsErrorAndLastGood(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -191,8 +191,6 @@ func TestDownReportsErrorAndLastGood(t *testing.T) {
 	}{
 		{"the replica failed", catalogue.Sample{Err: "HTTP 503 Service Unavailable"},
 			"check the inference server process / pod behind gpu-a:8000: HTTP 503 Service Unavailable", ""},
-		{"the source failed", catalogue.Sample{Err: "HTTP 503 Service Unavailable", ErrSource: "Prometheus http://prom:9090"},
-			"check Prometheus http://prom:9090, which vtop reads this replica through; the replica itself may be fine", "vLLM process"},
 	}
 	for _, tt := range tests {
 		samples, now := steadyChat()

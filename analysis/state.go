@@ -82,11 +82,6 @@ func downVerdict(samples []catalogue.Sample, run failures, target string, now ti
 		reasons = append(reasons, "no successful scrape yet")
 	}
 	action := fmt.Sprintf("check the inference server process / pod behind %s: %s", target, errText)
-	if newest.ErrSource != "" {
-		// The source vtop reads through failed, not the replica: the
-		// replica may well be serving.
-		action = fmt.Sprintf("check %s, which vtop reads this replica through; the replica itself may be fine", newest.ErrSource)
-	}
 	return verdict{State: StateDown, Reasons: reasons, Action: action}, true
 }
 

@@ -241,11 +241,6 @@ type Sample struct {
 	// Err is why the scrape failed; empty on success. A failed sample carries
 	// no figures.
 	Err string
-	// ErrSource names the source that failed to read the target (such as
-	// "Prometheus http://prom:9090") when the failure is that source's as
-	// a whole and says nothing of the target itself; empty when the
-	// target's own reading failed. Safe to draw.
-	ErrSource string
 	// HasVLLM reports whether the page had any vllm: family at all.
 	HasVLLM bool
 	// EngineKind is the inference engine whose families the page carries

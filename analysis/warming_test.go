@@ -39,21 +39,9 @@ func TestWarmingState(t *testing.T) {
 		// Rates are known from two readings, health is not: a second
 		// may hold no preemption and no slow request of a replica that
 		// has them.
-		{"two readings a second apart are not yet healthy", func() ([]catalogue.Sample, time.Time) {
-			s := newServer()
-			s.running, s.kv = 48, 0.3
-			return run(s, 1, time.Second, finishing(6, chat))
-		}, StateWarming, "judging: 1s of readings of the 10s a verdict of health needs"},
-		{"nine seconds are not yet healthy", func() ([]catalogue.Sample, time.Time) {
-			s := newServer()
-			s.running, s.kv = 48, 0.3
-			return run(s, 9, time.Second, finishing(6, chat))
-		}, StateWarming, "judging: 9s of readings"},
-		{"ten seconds are", func() ([]catalogue.Sample, time.Time) {
-			s := newServer()
-			s.running, s.kv = 48, 0.3
-			return run(s, 10, time.Second, finishing(6, chat))
-		}, StateHealthy, "running 48, waiting 0"},
+		{"two readings a second apart are not yet healthy", steadyFor(1), StateWarming, "judging: 1s of readings of the 10s a verdict of health needs"},
+		{"nine seconds are not yet healthy", steadyFor(9), StateWarming, "judging: 9s of readings"},
+		{"ten seconds are", steadyFor(10), StateHealthy, "running 48, waiting 0"},
 		{"a preemption is shown at once", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running, s.kv = 48, 0.9
@@ -131,6 +119,15 @@ func TestLeavingWarmingEvents(t *testing.T) {
 		if changes != tt.wantEvents {
 			t.Errorf("%s: %d state events %v, want %d", tt.name, changes, second.Events, tt.wantEvents)
 		}
+	}
+}
+
+// steadyFor is steadyChat's replica over n seconds of readings.
+func steadyFor(n int) func() ([]catalogue.Sample, time.Time) {
+	return func() ([]catalogue.Sample, time.Time) {
+		s := newServer()
+		s.running, s.kv = 48, 0.3
+		return run(s, n, time.Second, finishing(6, chat))
 	}
 }
 

@@ -7,10 +7,10 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// Source is where readings come from: the direct scraper (package scrape)
-// today; Prometheus's HTTP API and recordings are sources of the same
-// shape. A source knows nothing of the analysis or the screen: it delivers
-// timestamped samples per target, and the monitor does the rest.
+// Source is where readings come from: the direct scraper (package scrape),
+// a Prometheus server's HTTP API (package promsource) or a recording
+// (package replay). A source knows nothing of the analysis or the screen: it
+// delivers timestamped samples per target, and the monitor does the rest.
 type Source interface {
 	// Run collects readings until ctx is done. It returns an error only
 	// when the source cannot run at all.

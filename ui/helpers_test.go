@@ -311,9 +311,10 @@ func checkFrame(t *testing.T, frame string, w, h int) {
 }
 
 // golden compares a frame with testdata/<name>.golden, or rewrites it under
-// -update.
+// -update; a frame the documents show is checked against docs/ too.
 func golden(t *testing.T, name, frame string) {
 	t.Helper()
+	docScreen(t, name, frame)
 	path := filepath.Join("testdata", name+".golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {

@@ -124,7 +124,7 @@ func (k EngineKind) CanJudge(j Judgement) bool {
 // Exports reports whether pages of kind k give figure f, read or derived.
 func (k EngineKind) Exports(f Figure) bool {
 	for i := range Reads {
-		if Reads[i].Engine == k && containsFigure(Reads[i].Figures(), f) {
+		if Reads[i].Engine == k && Reads[i].FigureSet().Has(f) {
 			return true
 		}
 	}
@@ -145,7 +145,7 @@ func (k EngineKind) DerivedBy(f Figure) (string, bool) {
 		}
 	}
 	for i := range Reads {
-		if r := &Reads[i]; r.Engine == k && r.Derived && containsFigure(r.Figures(), f) {
+		if r := &Reads[i]; r.Engine == k && r.Derived && r.FigureSet().Has(f) {
 			return r.Name + " stands in for it", true
 		}
 	}
@@ -157,13 +157,4 @@ func (k EngineKind) DerivedBy(f Figure) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-func containsFigure(fs []Figure, f Figure) bool {
-	for _, g := range fs {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }

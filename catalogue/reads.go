@@ -97,27 +97,6 @@ func (r *Read) Model() string {
 	return LabelModel
 }
 
-// Figures returns the figures the row feeds.
-func (r *Read) Figures() []Figure {
-	switch {
-	case r.Kind == ReadScalar:
-		return []Figure{ScalarFigure(r.Scalar)}
-	case r.Kind == ReadHistogram:
-		return []Figure{HistogramFigure(r.Histogram)}
-	case r.Kind == ReadSleep:
-		return []Figure{ScalarFigure(SleepLevel)}
-	}
-	var out []Figure
-	for _, sp := range r.Split {
-		if r.Kind == ReadSplitScalar {
-			out = append(out, ScalarFigure(sp.Scalar))
-		} else {
-			out = append(out, HistogramFigure(sp.Histogram))
-		}
-	}
-	return out
-}
-
 // Reads is THE alias table: every family vtop reads, under every name an
 // engine has exposed it, with the engine that exports it. Anything not
 // listed here is dropped before parsing. Sources: vllm-metrics §3 and §8,
@@ -293,13 +272,16 @@ func engineRows(k EngineKind, rows []Read) []Read {
 }
 
 // readIndex maps an exposed family name to its row in Reads.
-var readIndex = func() map[string]int {
-	m := make(map[string]int, len(Reads))
-	for i, f := range Reads {
+var readIndex = indexReads(Reads)
+
+// indexReads maps the names of rows to their places.
+func indexReads(rows []Read) map[string]int {
+	m := make(map[string]int, len(rows))
+	for i, f := range rows {
 		m[f.Name] = i
 	}
 	return m
-}()
+}
 
 // histogramSuffixes are the sample suffixes of a histogram family.
 var histogramSuffixes = [...]string{"_bucket", "_sum", "_count"}

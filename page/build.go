@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -92,7 +91,7 @@ func (b *builder) read(fams map[string]*dto.MetricFamily) {
 	for i := range catalogue.Reads {
 		f := &catalogue.Reads[i]
 		mf := fams[f.Name]
-		if mf == nil || (f.Legacy && shadowed(f, current)) {
+		if mf == nil || f.Shadowed(current) {
 			continue
 		}
 		if len(mf.GetMetric()) > 0 {
@@ -117,37 +116,12 @@ func (b *builder) read(fams map[string]*dto.MetricFamily) {
 func currentFigures(fams map[string]*dto.MetricFamily) catalogue.FigureSet {
 	var current catalogue.FigureSet
 	for i := range catalogue.Reads {
-		f := &catalogue.Reads[i]
-		if f.Legacy || fams[f.Name] == nil {
-			continue
-		}
-		for _, fig := range rowFigures[i] {
-			current.Add(fig)
+		if f := &catalogue.Reads[i]; !f.Legacy && fams[f.Name] != nil {
+			current |= f.FigureSet()
 		}
 	}
 	return current
 }
-
-// shadowed reports whether a legacy row's figures all have a current
-// family on the page: the old name is then not read.
-func shadowed(f *catalogue.Read, current catalogue.FigureSet) bool {
-	figs := f.Figures()
-	for _, fig := range figs {
-		if !current.Has(fig) {
-			return false
-		}
-	}
-	return len(figs) > 0 || f.Kind == catalogue.ReadFinished
-}
-
-// rowFigures are the figures of each row of the alias table, computed once.
-var rowFigures = func() [][]catalogue.Figure {
-	out := make([][]catalogue.Figure, len(catalogue.Reads))
-	for i := range catalogue.Reads {
-		out[i] = catalogue.Reads[i].Figures()
-	}
-	return out
-}()
 
 // label returns the value of a label read by engine and model: the one the
 // filter took off the page's lines (bit), or the series' own. A row whose
@@ -159,10 +133,11 @@ func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
 	return b.in.stripper.value(bit)
 }
 
-// readMetric folds one series of a wanted family into the sample.
+// readMetric folds one series of a wanted family into the sample, where
+// its row of the alias table says (catalogue.Read.Resolve).
 func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
-	if !readsByLabel(f.Kind) {
+	if !f.Kind.PerEngine() {
 		b.foldIn(fold{m: m, t: t, row: int32(row), op: foldPageWide}, nil)
 		return
 	}
@@ -171,39 +146,23 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	if acc == nil {
 		return
 	}
-	if fd, ok := b.resolve(row, f, t, m); ok {
-		b.foldIn(fd, acc)
+	to := f.Resolve(func(name string) string { return labelValue(m, name) })
+	if to.Warning != "" {
+		b.warn(to.Warning)
 	}
+	if !to.To.PerEngine() || (to.To == catalogue.ToHistogram && m.GetHistogram() == nil) {
+		return
+	}
+	b.foldIn(fold{m: m, t: t, row: int32(row), op: foldOps[to.To], which: uint8(to.Which)}, acc)
 }
 
-// resolve finds out from a series' labels where its value goes; false
-// when nowhere.
-func (b *builder) resolve(row int, f *catalogue.Read, t dto.MetricType, m *dto.Metric) (fold, bool) {
-	fd := fold{m: m, t: t, row: int32(row)}
-	switch f.Kind {
-	case catalogue.ReadScalar, catalogue.ReadSplitScalar:
-		sc, ok := b.splitScalar(f, m)
-		fd.op, fd.which = foldScalar, uint8(sc)
-		return fd, ok
-	case catalogue.ReadFinished:
-		reason, ok := catalogue.FinishReasonOf(labelValue(m, catalogue.LabelFinishedReason))
-		fd.op, fd.which = foldFinished, uint8(reason)
-		return fd, ok // a reason newer than vtop: ignored rather than misfiled
-	case catalogue.ReadFinishedAs:
-		fd.op, fd.which = foldFinished, uint8(f.Finish)
-		return fd, true
-	case catalogue.ReadHistogram, catalogue.ReadSplitHistogram:
-		which, ok := splitHistogram(f, m)
-		fd.op, fd.which = foldHistogram, uint8(which)
-		return fd, ok && m.GetHistogram() != nil
-	case catalogue.ReadSleep:
-		fd.op = foldSleep
-		return fd, true
-	case catalogue.ReadSpecPerPos:
-		fd.op = foldSpecPerPos
-		return fd, true
-	}
-	return fd, false
+// foldOps are the builder's folds of the per-engine targets.
+var foldOps = [...]foldOp{
+	catalogue.ToScalar:       foldScalar,
+	catalogue.ToFinished:     foldFinished,
+	catalogue.ToHistogram:    foldHistogram,
+	catalogue.ToSleep:        foldSleep,
+	catalogue.ToSpecPosition: foldSpecPerPos,
 }
 
 // foldIn folds a resolved series in, and notes it in the plan being
@@ -228,9 +187,9 @@ func (b *builder) apply(fd *fold, acc *engineAcc) {
 	case foldHistogram:
 		b.readHistogram(fd, f, acc)
 	case foldSleep:
-		b.readSleep(acc, fd.t, fd.m)
+		readSleep(acc, int(fd.which), fd.t, fd.m)
 	case foldSpecPerPos:
-		b.readSpecPerPos(acc, fd.t, fd.m)
+		readSpecPerPos(acc, int(fd.which), fd.t, fd.m)
 	}
 }
 
@@ -279,35 +238,34 @@ func (b *builder) addBackend(raw string) {
 // readPageWide folds a family that describes the whole server, not an
 // engine: its configuration and its process.
 func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metric) {
-	switch f.Kind {
-	case catalogue.ReadCacheConfig:
-		blocks, err1 := strconv.ParseFloat(labelValue(m, "num_gpu_blocks"), 64)
-		size, err2 := strconv.ParseFloat(labelValue(m, "block_size"), 64)
-		if err1 == nil && err2 == nil {
-			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, blocks*size)
-		}
-	case catalogue.ReadKVCapacity:
-		if v, ok := scalarValue(t, m); ok && v >= 0 {
-			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, v)
-		}
-	case catalogue.ReadLoRA:
+	to := f.Resolve(func(name string) string { return labelValue(m, name) })
+	if to.To == catalogue.ToLoRA {
 		b.readLoRA(t, m)
-	case catalogue.ReadProcessStart:
-		if v, ok := scalarValue(t, m); ok && (math.IsNaN(b.sample.ProcessStartTime) || v > b.sample.ProcessStartTime) {
-			b.sample.ProcessStartTime = v
+		return
+	}
+	v, ok := scalarValue(t, m)
+	if to.Labelled {
+		v, ok = to.Value, true
+	}
+	if !ok {
+		return
+	}
+	s := &b.sample
+	switch to.To {
+	case catalogue.ToKVCapacity:
+		if v >= 0 {
+			s.KVCapacityTokens = nanAdd(s.KVCapacityTokens, v)
 		}
-	case catalogue.ReadRSS:
-		if v, ok := scalarValue(t, m); ok {
-			b.sample.ProcessRSSBytes = nanAdd(b.sample.ProcessRSSBytes, v)
+	case catalogue.ToProcessStart:
+		if math.IsNaN(s.ProcessStartTime) || v > s.ProcessStartTime {
+			s.ProcessStartTime = v
 		}
-	case catalogue.ReadGC:
-		if v, ok := scalarValue(t, m); ok {
-			b.sample.GCCollections = nanAdd(b.sample.GCCollections, v)
-		}
-	case catalogue.ReadHTTP:
-		if v, ok := scalarValue(t, m); ok {
-			b.sample.HTTPRequests = nanAdd(b.sample.HTTPRequests, v)
-		}
+	case catalogue.ToRSS:
+		s.ProcessRSSBytes = nanAdd(s.ProcessRSSBytes, v)
+	case catalogue.ToGC:
+		s.GCCollections = nanAdd(s.GCCollections, v)
+	case catalogue.ToHTTP:
+		s.HTTPRequests = nanAdd(s.HTTPRequests, v)
 	}
 }
 
@@ -331,34 +289,7 @@ func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engine
 	acc.series.Scalars[sc] = nanAdd(acc.series.Scalars[sc], v)
 }
 
-// splitScalar returns the scalar a series of f feeds: f's own, or the one
-// its Label's value picks; false for a value the row does not read.
-func (b *builder) splitScalar(f *catalogue.Read, m *dto.Metric) (catalogue.Scalar, bool) {
-	if f.Split == nil {
-		return f.Scalar, true
-	}
-	v := labelValue(m, f.Label)
-	for _, sp := range f.Split {
-		if sp.Value == v {
-			return sp.Scalar, true
-		}
-	}
-	return 0, false
-}
-
-// splitHistogram is splitScalar's counterpart for histograms.
-func splitHistogram(f *catalogue.Read, m *dto.Metric) (catalogue.Histogram, bool) {
-	if f.Split == nil {
-		return f.Histogram, true
-	}
-	v := labelValue(m, f.Label)
-	i := slices.IndexFunc(f.Split, func(sp catalogue.Split) bool { return sp.Value == v })
-	if i < 0 {
-		return 0, false
-	}
-	return f.Split[i].Histogram, true
-}
-
+// readHistogram merges a histogram series into acc's.
 func (b *builder) readHistogram(fd *fold, f *catalogue.Read, acc *engineAcc) {
 	which := catalogue.Histogram(fd.which)
 	if f.Derived {
@@ -581,4 +512,14 @@ func addPositions(dst, src []float64) []float64 {
 		}
 	}
 	return dst
+}
+
+func init() {
+	// A test may add rows to the alias table (catalogue.UseReads): theirs
+	// have no label the filter strips.
+	catalogue.OnReads(func() {
+		if n := len(catalogue.Reads); n > len(rowStrip) {
+			rowStrip = append(rowStrip, make([]uint8, n-len(rowStrip))...)
+		}
+	})
 }

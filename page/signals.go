@@ -1,7 +1,6 @@
 package page
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -21,16 +20,13 @@ const (
 	maxLoRANames = 64
 )
 
-// readSleep reads vllm:engine_sleep_state, one 0/1 series per state, into
-// the engine's SleepLevel: the level of the state that is 1.
-func (b *builder) readSleep(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+// readSleep reads one series of vllm:engine_sleep_state, the state of
+// sleep level, into the engine's SleepLevel: the deepest level whose
+// state is 1.
+func readSleep(acc *engineAcc, level int, t dto.MetricType, m *dto.Metric) {
 	v, ok := scalarValue(t, m)
 	if !ok || v != 1 {
 		return
-	}
-	level := slices.Index(catalogue.SleepStates[:], labelValue(m, catalogue.LabelSleepState))
-	if level < 0 {
-		return // a state newer than vtop
 	}
 	cur := &acc.series.Scalars[catalogue.SleepLevel]
 	if math.IsNaN(*cur) || float64(level) > *cur {
@@ -38,17 +34,9 @@ func (b *builder) readSleep(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	}
 }
 
-// readSpecPerPos reads one position of
+// readSpecPerPos reads one draft position of
 // vllm:spec_decode_num_accepted_tokens_per_pos_total.
-func (b *builder) readSpecPerPos(acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	pos, err := strconv.Atoi(labelValue(m, catalogue.LabelPosition))
-	if err != nil || pos < 0 {
-		return
-	}
-	if pos >= maxSpecPositions {
-		b.warn(fmt.Sprintf("speculative decoding beyond %d draft positions ignored", maxSpecPositions))
-		return
-	}
+func readSpecPerPos(acc *engineAcc, pos int, t dto.MetricType, m *dto.Metric) {
 	v, ok := scalarValue(t, m)
 	if !ok {
 		return

@@ -1,0 +1,243 @@
+package catalogue
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Target names the place in a Sample that one series' value goes to.
+// Every source (a page, a Prometheus server, a recording) asks the row of
+// the alias table through Resolve, so a family declared in Reads is read
+// alike through all of them.
+type Target uint8
+
+// The places a series' value goes to. Those up to ToSpecPosition are an
+// engine's (Series, split by the engine label); the rest are the
+// Sample's, whatever the engine.
+const (
+	// ToNothing: the series feeds nothing (a label value vtop does not
+	// know, or a row that says nothing of where it goes).
+	ToNothing Target = iota
+	// ToScalar: Series.Scalars[Which], summed over series (KVCacheUsage
+	// averaged).
+	ToScalar
+	// ToFinished: Series.Finished[Which], summed over series.
+	ToFinished
+	// ToHistogram: Series.Histograms[Which], its _bucket, _sum and _count
+	// samples.
+	ToHistogram
+	// ToSleep: Series.Scalars[SleepLevel] is Which when the value is 1;
+	// the deepest such level.
+	ToSleep
+	// ToSpecPosition: Series.SpecAcceptedPerPos[Which], summed over
+	// series.
+	ToSpecPosition
+	// ToKVCapacity: Sample.KVCapacityTokens, summed over series; a
+	// negative value is not read.
+	ToKVCapacity
+	// ToProcessStart: Sample.ProcessStartTime, the latest.
+	ToProcessStart
+	// ToRSS: Sample.ProcessRSSBytes, summed over series.
+	ToRSS
+	// ToGC: Sample.GCCollections, summed over series.
+	ToGC
+	// ToHTTP: Sample.HTTPRequests, summed over series.
+	ToHTTP
+	// ToLoRA: Sample.LoRA, from the labels of the newest series.
+	ToLoRA
+)
+
+// PerEngine reports whether the value goes to an engine's Series (the
+// series is read by its engine and model labels) rather than to the
+// Sample as a whole.
+func (t Target) PerEngine() bool { return t >= ToScalar && t <= ToSpecPosition }
+
+// Fold is where one series' value goes: Resolve's answer.
+type Fold struct {
+	To Target
+	// Which is the scalar, finish reason, histogram, sleep level or draft
+	// position, as To says.
+	Which int
+	// Labelled marks a value taken from the series' labels, not its
+	// sample: Value is then the value to fold (the cache configuration's
+	// blocks × block size).
+	Labelled bool
+	Value    float64
+	// Warning says why a series that looks read is not (a draft position
+	// beyond MaxSpecPositions); "" otherwise.
+	Warning string
+}
+
+// Labels gives the value of a series' label by name, "" when absent.
+type Labels func(name string) string
+
+// warnSpecPositions is the warning of a draft position beyond the cap.
+var warnSpecPositions = fmt.Sprintf("speculative decoding beyond %d draft positions ignored", MaxSpecPositions)
+
+// Resolve says where the value of one series of the row goes, given the
+// series' labels: the one place every source learns it from. The labels
+// of the engine and the model, which split every per-engine family, are
+// the caller's to read (Model, NoEngineLabel).
+func (r *Read) Resolve(label Labels) Fold {
+	switch r.Kind {
+	case ReadScalar, ReadSplitScalar:
+		if sp, ok := r.split(label); ok {
+			return Fold{To: ToScalar, Which: int(sp.Scalar)}
+		}
+	case ReadHistogram, ReadSplitHistogram:
+		if sp, ok := r.split(label); ok {
+			return Fold{To: ToHistogram, Which: int(sp.Histogram)}
+		}
+	case ReadFinished:
+		if reason, ok := FinishReasonOf(label(LabelFinishedReason)); ok {
+			return Fold{To: ToFinished, Which: int(reason)}
+		} // a reason newer than vtop: ignored rather than misfiled
+	case ReadFinishedAs:
+		return Fold{To: ToFinished, Which: int(r.Finish)}
+	case ReadSleep:
+		if level := slices.Index(SleepStates[:], label(LabelSleepState)); level >= 0 {
+			return Fold{To: ToSleep, Which: level}
+		} // a state newer than vtop
+	case ReadSpecPerPos:
+		return specPosition(label(LabelPosition))
+	case ReadCacheConfig:
+		return cacheConfig(label)
+	default:
+		return Fold{To: sampleTargets[r.Kind]}
+	}
+	return Fold{}
+}
+
+// sampleTargets are the targets of the kinds that feed the Sample with
+// the series' value as it is.
+var sampleTargets = map[ReadKind]Target{
+	ReadKVCapacity:   ToKVCapacity,
+	ReadProcessStart: ToProcessStart,
+	ReadRSS:          ToRSS,
+	ReadGC:           ToGC,
+	ReadHTTP:         ToHTTP,
+	ReadLoRA:         ToLoRA,
+}
+
+// split returns the row's own figure, or the one its Label's value picks;
+// false for a value the row does not read.
+func (r *Read) split(label Labels) (Split, bool) {
+	if r.Split == nil {
+		return Split{Scalar: r.Scalar, Histogram: r.Histogram}, true
+	}
+	v := label(r.Label)
+	for _, sp := range r.Split {
+		if sp.Value == v {
+			return sp, true
+		}
+	}
+	return Split{}, false
+}
+
+// specPosition resolves a draft position label.
+func specPosition(v string) Fold {
+	pos, err := strconv.Atoi(v)
+	switch {
+	case err != nil || pos < 0:
+		return Fold{}
+	case pos >= MaxSpecPositions:
+		return Fold{Warning: warnSpecPositions}
+	}
+	return Fold{To: ToSpecPosition, Which: pos}
+}
+
+// cacheConfig resolves vllm:cache_config_info: the KV cache's capacity in
+// tokens is in its labels.
+func cacheConfig(label Labels) Fold {
+	blocks, err1 := strconv.ParseFloat(label("num_gpu_blocks"), 64)
+	size, err2 := strconv.ParseFloat(label("block_size"), 64)
+	if err1 != nil || err2 != nil {
+		return Fold{}
+	}
+	return Fold{To: ToKVCapacity, Labelled: true, Value: blocks * size}
+}
+
+// FigureSet is the set of figures the row feeds (Figures, as a set).
+func (r *Read) FigureSet() FigureSet {
+	var s FigureSet
+	switch {
+	case r.Kind == ReadScalar:
+		s.Add(ScalarFigure(r.Scalar))
+	case r.Kind == ReadHistogram:
+		s.Add(HistogramFigure(r.Histogram))
+	case r.Kind == ReadSleep:
+		s.Add(ScalarFigure(SleepLevel))
+	}
+	for _, sp := range r.Split {
+		if r.Kind == ReadSplitScalar {
+			s.Add(ScalarFigure(sp.Scalar))
+		} else {
+			s.Add(HistogramFigure(sp.Histogram))
+		}
+	}
+	return s
+}
+
+// Shadowed reports whether a legacy row is not read because the current
+// families of the same replica (current: the union of their FigureSets)
+// feed all its figures. A legacy count by finished reason is never read:
+// its figures are not in a FigureSet.
+func (r *Read) Shadowed(current FigureSet) bool {
+	if !r.Legacy {
+		return false
+	}
+	figs := r.FigureSet()
+	return (figs != 0 && figs&^current == 0) || r.Kind == ReadFinished
+}
+
+// SampleNames returns the names of the samples of the row's series as a
+// page or a Prometheus server spells them: the family's own, or a
+// histogram's _bucket, _sum and _count.
+func (r *Read) SampleNames() []string {
+	if !r.Kind.IsHistogram() {
+		return []string{r.Name}
+	}
+	names := make([]string, len(histogramSuffixes))
+	for i, suf := range histogramSuffixes {
+		names[i] = r.Name + suf
+	}
+	return names
+}
+
+// onReads are the functions UseReads calls after changing the table.
+var onReads []func()
+
+// OnReads registers f to run whenever UseReads changes the alias table:
+// a package that keeps something per row of it (indexed by row) grows it
+// there.
+func OnReads(f func()) { onReads = append(onReads, f) }
+
+// UseReads adds rows to the alias table, as a test family that no engine
+// exports, and returns the function that restores the table. Not safe to
+// call while anything reads the table: tests only, one at a time.
+func UseReads(rows ...Read) (restore func()) {
+	old := Reads
+	setReads(slices.Concat(old, rows))
+	return func() { setReads(old) }
+}
+
+// setReads replaces the alias table and what is derived from it.
+func setReads(rows []Read) {
+	Reads = rows
+	readIndex = indexReads(rows)
+	for _, f := range onReads {
+		f()
+	}
+}
+
+// PerEngine reports whether a family of the kind is read by engine (and
+// model): its series feed an engine's Series. The others describe the
+// server as a whole.
+func (k ReadKind) PerEngine() bool {
+	switch k {
+	case ReadCacheConfig, ReadProcessStart, ReadRSS, ReadGC, ReadHTTP, ReadLoRA, ReadKVCapacity:
+		return false
+	}
+	return true
+}

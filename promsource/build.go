@@ -73,20 +73,6 @@ func roleOf(name string) (role, bool) {
 	return role{read: i, suffix: canon[len(catalogue.Reads[i].Name):]}, true
 }
 
-// figureKey identifies what a legacy name stands for, to drop it when a
-// replica also has the current name.
-type figureKey struct {
-	kind catalogue.ReadKind
-	idx  uint8
-}
-
-func figureOf(r catalogue.Read) figureKey {
-	if r.Kind == catalogue.ReadHistogram {
-		return figureKey{r.Kind, uint8(r.Histogram)}
-	}
-	return figureKey{r.Kind, uint8(r.Scalar)}
-}
-
 // fleetBuild turns the raw samples of one refresh into samples per
 // replica.
 type fleetBuild struct {
@@ -99,7 +85,7 @@ type fleetBuild struct {
 type replicaBuild struct {
 	name     string
 	targets  map[scrapeTarget]bool
-	current  map[figureKey]bool // figures with a series under the current name
+	current  catalogue.FigureSet // figures with a series under the current name
 	times    map[int64]*sampleBuild
 	bounds   map[histKey]map[float64]bool // the union of bucket bounds seen
 	sorted   map[histKey][]float64        // bounds, sorted: one slice per histogram
@@ -181,17 +167,18 @@ func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 		info := seriesInfo{role: ro, ok: true, replica: r, le: math.NaN(),
 			engine: safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))}
 		r.targets[targetOf(s.Metric)] = true
-		row := catalogue.Reads[ro.read]
+		row := &catalogue.Reads[ro.read]
+		info.fold = row.Resolve(func(name string) string { return string(s.Metric[model.LabelName(name)]) })
 		if !row.Legacy {
-			r.current[figureOf(row)] = true
+			r.current |= row.FigureSet()
 		}
-		if ro.suffix == "_bucket" {
+		if ro.suffix == "_bucket" && info.fold.To == catalogue.ToHistogram {
 			le, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)
 			if err != nil {
 				continue // a bucket without a bound: Prometheus skips it too
 			}
 			info.le = le
-			k := histKey{info.engine, row.Histogram}
+			k := histKey{info.engine, catalogue.Histogram(info.fold.Which)}
 			if r.bounds[k] == nil {
 				r.bounds[k] = map[float64]bool{}
 			}
@@ -213,8 +200,7 @@ func (b *fleetBuild) fold(m model.Matrix, infos []seriesInfo, since map[*replica
 		if !info.ok {
 			continue
 		}
-		row := catalogue.Reads[info.role.read]
-		if row.Legacy && info.replica.current[figureOf(row)] {
+		if catalogue.Reads[info.role.read].Shadowed(info.replica.current) {
 			continue
 		}
 		values := s.Values
@@ -233,8 +219,8 @@ func (b *fleetBuild) fold(m model.Matrix, infos []seriesInfo, since map[*replica
 // earlier build: same targets, same current names, same bucket bounds.
 // Its samples built then are then what a build now would make of the same
 // values.
-func (r *replicaBuild) sameShape(targets map[scrapeTarget]bool, current map[figureKey]bool, sorted map[histKey][]float64) bool {
-	if !maps.Equal(r.targets, targets) || !maps.Equal(r.current, current) || len(r.sorted) != len(sorted) {
+func (r *replicaBuild) sameShape(targets map[scrapeTarget]bool, current catalogue.FigureSet, sorted map[histKey][]float64) bool {
+	if !maps.Equal(r.targets, targets) || r.current != current || len(r.sorted) != len(sorted) {
 		return false
 	}
 	for k, b := range r.sorted {
@@ -251,7 +237,8 @@ type seriesInfo struct {
 	role    role
 	replica *replicaBuild
 	engine  string
-	le      float64 // a bucket's bound; NaN for other series
+	le      float64        // a bucket's bound; NaN for other series
+	fold    catalogue.Fold // where its values go (catalogue.Read.Resolve)
 }
 
 func targetOf(m model.Metric) scrapeTarget {
@@ -266,7 +253,6 @@ func (b *fleetBuild) replica(key, name string) *replicaBuild {
 		r = &replicaBuild{
 			name:    safetext.Sanitize(name),
 			targets: map[scrapeTarget]bool{},
-			current: map[figureKey]bool{},
 			times:   map[int64]*sampleBuild{},
 			bounds:  map[histKey]map[float64]bool{},
 		}
@@ -308,22 +294,23 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 	if len(values) == 0 {
 		return
 	}
-	ro := info.role
-	row := catalogue.Reads[ro.read]
-	modelName := safetext.Sanitize(string(metric[catalogue.LabelModel]))
-	at := -1
-	nb := 0
-	if row.Kind == catalogue.ReadHistogram {
-		k := histKey{info.engine, row.Histogram}
+	row := &catalogue.Reads[info.role.read]
+	modelName := ""
+	if ml := row.Model(); ml != "" {
+		modelName = safetext.Sanitize(string(metric[model.LabelName(ml)]))
+	}
+	at, nb := -1, 0
+	if info.fold.To == catalogue.ToHistogram {
+		k := histKey{info.engine, catalogue.Histogram(info.fold.Which)}
 		nb = len(r.sorted[k])
-		if ro.suffix == "_bucket" {
+		if info.role.suffix == "_bucket" {
 			at = r.index[k][info.le]
 		}
 	}
-	apply := foldValue(row, ro, metric, info.engine, at, nb)
+	apply := foldValue(info, at, nb)
 	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
-		if row.Kind == catalogue.ReadScalar || row.Kind == catalogue.ReadHistogram || row.Kind == catalogue.ReadFinished {
+		if row.Kind.PerEngine() {
 			sb.sample.HasVLLM = true
 			if sb.sample.Model == "" {
 				sb.sample.Model = modelName
@@ -333,114 +320,77 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 	}
 }
 
-// foldValue returns what adds one value of a series to a scrape; a bucket
-// is at its place among the nb bounds of its histogram.
-func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, nb int) func(*sampleBuild, float64) {
-	switch row.Kind {
-	case catalogue.ReadScalar:
-		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(row.Scalar, v) }
-	case catalogue.ReadFinished:
-		reason, ok := catalogue.FinishReasonOf(string(m[catalogue.LabelFinishedReason]))
-		if !ok {
-			return func(*sampleBuild, float64) {} // a reason newer than vtop
-		}
+// foldValue returns what adds one value of a series to a scrape, where
+// the series' row of the alias table says; a bucket is at its place among
+// the nb bounds of its histogram.
+func foldValue(info seriesInfo, at, nb int) func(*sampleBuild, float64) {
+	to, engine := info.fold, info.engine
+	if to.To.PerEngine() {
+		return engineFold(to, engine, info.role.suffix, at, nb)
+	}
+	return sampleFold(to)
+}
+
+// engineFold adds a value to the engine's series.
+func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*sampleBuild, float64) {
+	switch to.To {
+	case catalogue.ToScalar:
+		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(catalogue.Scalar(to.Which), v) }
+	case catalogue.ToFinished:
 		return func(s *sampleBuild, v float64) {
-			e := s.engine(engine)
-			e.series.Finished[reason] = nanAdd(e.series.Finished[reason], v)
+			f := &s.engine(engine).series.Finished[to.Which]
+			*f = nanAdd(*f, v)
 		}
-	case catalogue.ReadHistogram:
-		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, at, nb, v) }
-	case catalogue.ReadSplitScalar:
-		return splitFold(row, m, engine)
-	case catalogue.ReadFinishedAs:
+	case catalogue.ToHistogram:
 		return func(s *sampleBuild, v float64) {
-			e := s.engine(engine)
-			e.series.Finished[row.Finish] = nanAdd(e.series.Finished[row.Finish], v)
+			s.engine(engine).addHistogram(catalogue.Histogram(to.Which), suffix, at, nb, v)
 		}
-	case catalogue.ReadSleep:
-		return sleepFold(m, engine)
-	case catalogue.ReadSpecPerPos:
-		return specFold(m, engine)
-	case catalogue.ReadKVCapacity:
+	case catalogue.ToSleep:
 		return func(s *sampleBuild, v float64) {
-			if v >= 0 {
-				s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, v)
+			cur := &s.engine(engine).series.Scalars[catalogue.SleepLevel]
+			if v == 1 && (math.IsNaN(*cur) || float64(to.Which) > *cur) {
+				*cur = float64(to.Which)
 			}
 		}
-	case catalogue.ReadCacheConfig:
-		blocks, err1 := strconv.ParseFloat(string(m["num_gpu_blocks"]), 64)
-		size, err2 := strconv.ParseFloat(string(m["block_size"]), 64)
-		if err1 != nil || err2 != nil {
-			return func(*sampleBuild, float64) {}
-		}
-		return func(s *sampleBuild, _ float64) {
-			s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, blocks*size)
-		}
 	}
-	return processFold(row.Kind)
-}
-
-// splitFold adds a series of a family split by a label to the figure its
-// value of the label feeds; a value vtop does not know feeds nothing.
-func splitFold(row catalogue.Read, m model.Metric, engine string) func(*sampleBuild, float64) {
-	v := string(m[model.LabelName(row.Label)])
-	i := slices.IndexFunc(row.Split, func(sp catalogue.Split) bool { return sp.Value == v })
-	if i < 0 {
-		return func(*sampleBuild, float64) {}
-	}
-	k := row.Split[i].Scalar
-	return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(k, v) }
-}
-
-// sleepFold reads vllm:engine_sleep_state, one 0/1 series per state, into
-// the engine's SleepLevel: the deepest state that is 1, as the page
-// parser reads it.
-func sleepFold(m model.Metric, engine string) func(*sampleBuild, float64) {
-	level := slices.Index(catalogue.SleepStates[:], string(m[catalogue.LabelSleepState]))
-	if level < 0 {
-		return func(*sampleBuild, float64) {} // a state newer than vtop
-	}
-	return func(s *sampleBuild, v float64) {
-		cur := &s.engine(engine).series.Scalars[catalogue.SleepLevel]
-		if v == 1 && (math.IsNaN(*cur) || float64(level) > *cur) {
-			*cur = float64(level)
-		}
-	}
-}
-
-// specFold reads one draft position of
-// vllm:spec_decode_num_accepted_tokens_per_pos_total.
-func specFold(m model.Metric, engine string) func(*sampleBuild, float64) {
-	pos, err := strconv.Atoi(string(m[catalogue.LabelPosition]))
-	if err != nil || pos < 0 || pos >= catalogue.MaxSpecPositions {
-		return func(*sampleBuild, float64) {}
-	}
-	return func(s *sampleBuild, v float64) {
+	return func(s *sampleBuild, v float64) { // catalogue.ToSpecPosition
 		e := s.engine(engine)
-		for len(e.series.SpecAcceptedPerPos) <= pos {
+		for len(e.series.SpecAcceptedPerPos) <= to.Which {
 			e.series.SpecAcceptedPerPos = append(e.series.SpecAcceptedPerPos, math.NaN())
 		}
-		e.series.SpecAcceptedPerPos[pos] = nanAdd(e.series.SpecAcceptedPerPos[pos], v)
+		e.series.SpecAcceptedPerPos[to.Which] = nanAdd(e.series.SpecAcceptedPerPos[to.Which], v)
 	}
 }
 
-// processFold adds the process and API-server families.
-func processFold(kind catalogue.ReadKind) func(*sampleBuild, float64) {
-	switch kind {
-	case catalogue.ReadProcessStart:
+// sampleFold adds a value to the figures of the server as a whole.
+func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
+	add := func(f func(*catalogue.Sample) *float64) func(*sampleBuild, float64) {
+		return func(s *sampleBuild, v float64) {
+			if to.Labelled {
+				v = to.Value
+			}
+			if p := f(&s.sample); v >= 0 || to.To != catalogue.ToKVCapacity {
+				*p = nanAdd(*p, v)
+			}
+		}
+	}
+	switch to.To {
+	case catalogue.ToKVCapacity:
+		return add(func(s *catalogue.Sample) *float64 { return &s.KVCapacityTokens })
+	case catalogue.ToRSS:
+		return add(func(s *catalogue.Sample) *float64 { return &s.ProcessRSSBytes })
+	case catalogue.ToGC:
+		return add(func(s *catalogue.Sample) *float64 { return &s.GCCollections })
+	case catalogue.ToHTTP:
+		return add(func(s *catalogue.Sample) *float64 { return &s.HTTPRequests })
+	case catalogue.ToProcessStart:
 		return func(s *sampleBuild, v float64) {
 			if math.IsNaN(s.sample.ProcessStartTime) || v > s.sample.ProcessStartTime {
 				s.sample.ProcessStartTime = v
 			}
 		}
-	case catalogue.ReadRSS:
-		return func(s *sampleBuild, v float64) { s.sample.ProcessRSSBytes = nanAdd(s.sample.ProcessRSSBytes, v) }
-	case catalogue.ReadGC:
-		return func(s *sampleBuild, v float64) { s.sample.GCCollections = nanAdd(s.sample.GCCollections, v) }
-	case catalogue.ReadHTTP:
-		return func(s *sampleBuild, v float64) { s.sample.HTTPRequests = nanAdd(s.sample.HTTPRequests, v) }
 	}
-	return func(*sampleBuild, float64) {}
+	return func(*sampleBuild, float64) {} // ToNothing; ToLoRA is the page's alone
 }
 
 // addScalar adds a gauge or counter; KV cache usage is averaged, not

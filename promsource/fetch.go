@@ -219,7 +219,7 @@ type replica struct {
 	// shape they were built on: the next refresh builds only what is new
 	// when the shape holds.
 	built   []catalogue.Sample
-	current map[figureKey]bool
+	current catalogue.FigureSet
 	sorted  map[histKey][]float64
 	// newest is the time of its newest sample in Prometheus.
 	newest time.Time

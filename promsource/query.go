@@ -47,11 +47,7 @@ func sampleNames() []sampleName {
 	seen := map[sampleName]bool{}
 	bare := slices.Contains(catalogue.Prefixes, "")
 	for _, r := range catalogue.Reads {
-		names := []string{r.Name}
-		if r.Kind == catalogue.ReadHistogram {
-			names = []string{r.Name + "_bucket", r.Name + "_sum", r.Name + "_count"}
-		}
-		for _, n := range names {
+		for _, n := range r.SampleNames() {
 			rest, vllm := strings.CutPrefix(n, vllmOwn)
 			sn := sampleName{re: regexp.QuoteMeta(rest), vllm: vllm, bucket: strings.HasSuffix(n, "_bucket")}
 			if seen[sn] || (!vllm && bare && seen[sampleName{re: sn.re, vllm: true, bucket: sn.bucket}]) {

@@ -238,11 +238,7 @@ func TestPartRegexes(t *testing.T) {
 		load := make([]int, n)
 		weighed := map[string]bool{}
 		for _, r := range catalogue.Reads {
-			names := []string{r.Name}
-			if r.Kind == catalogue.ReadHistogram {
-				names = []string{r.Name + "_bucket", r.Name + "_sum", r.Name + "_count"}
-			}
-			for _, name := range names {
+			for _, name := range r.SampleNames() {
 				spellings := []string{name}
 				if rest, ok := strings.CutPrefix(name, vllmOwn); ok {
 					spellings = nil

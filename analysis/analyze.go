@@ -413,16 +413,9 @@ func gaugesOnly(f Figures) Figures {
 // point reduces the evaluation to a history point. w may be nil.
 func point(now time.Time, rep *ReplicaReport, w *window) Point {
 	f := &rep.Figures
-	p := Point{
-		Time: now, State: rep.State,
-		Running: f32(f.Running), Waiting: f32(f.Waiting), KVCacheUsage: f32(f.KVCacheUsage),
-		RequestsPerSecond:         f32(f.RequestsPerSecond),
-		PromptTokensPerSecond:     f32(f.PromptTokensPerSecond),
-		GenerationTokensPerSecond: f32(f.GenerationTokensPerSecond),
-		PreemptionsPerSecond:      f32(f.PreemptionsPerSecond),
-		TTFTP50:                   f32(f.TTFT.P50), TTFTP90: f32(f.TTFT.P90), TTFTP99: f32(f.TTFT.P99),
-		ITLP50: f32(f.ITL.P50), ITLP90: f32(f.ITL.P90), ITLP99: f32(f.ITL.P99),
-		E2EP50: f32(f.E2E.P50), E2EP90: f32(f.E2E.P90), E2EP99: f32(f.E2E.P99),
+	p := Point{Time: now, State: rep.State}
+	for c := range catalogue.NumChartFigures {
+		*p.Chart(c) = f32(f.Chart(c))
 	}
 	if w != nil {
 		p.PromptLengthBounds, p.PromptLengthDeltas = w.promptLengthColumn()

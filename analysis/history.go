@@ -1,6 +1,10 @@
 package analysis
 
-import "time"
+import (
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
 
 // Point is one evaluation of one replica, kept for the sparklines and the
 // time-series charts of the detail view. It is small on purpose (float32,
@@ -26,6 +30,36 @@ type Point struct {
 	PromptLengthBounds []float64
 	PromptLengthDeltas []float32
 }
+
+// charted maps each charted figure (catalogue.Charts) to its place in a
+// Point and to the figure of a report it is: the one place they meet.
+var charted = [catalogue.NumChartFigures]struct {
+	point  func(*Point) *float32
+	figure func(*Figures) Num
+}{
+	catalogue.ChartRunning:                   {func(p *Point) *float32 { return &p.Running }, func(f *Figures) Num { return f.Running }},
+	catalogue.ChartWaiting:                   {func(p *Point) *float32 { return &p.Waiting }, func(f *Figures) Num { return f.Waiting }},
+	catalogue.ChartKVCacheUsage:              {func(p *Point) *float32 { return &p.KVCacheUsage }, func(f *Figures) Num { return f.KVCacheUsage }},
+	catalogue.ChartRequestsPerSecond:         {func(p *Point) *float32 { return &p.RequestsPerSecond }, func(f *Figures) Num { return f.RequestsPerSecond }},
+	catalogue.ChartPromptTokensPerSecond:     {func(p *Point) *float32 { return &p.PromptTokensPerSecond }, func(f *Figures) Num { return f.PromptTokensPerSecond }},
+	catalogue.ChartGenerationTokensPerSecond: {func(p *Point) *float32 { return &p.GenerationTokensPerSecond }, func(f *Figures) Num { return f.GenerationTokensPerSecond }},
+	catalogue.ChartPreemptionsPerSecond:      {func(p *Point) *float32 { return &p.PreemptionsPerSecond }, func(f *Figures) Num { return f.PreemptionsPerSecond }},
+	catalogue.ChartTTFTP50:                   {func(p *Point) *float32 { return &p.TTFTP50 }, func(f *Figures) Num { return f.TTFT.P50 }},
+	catalogue.ChartTTFTP90:                   {func(p *Point) *float32 { return &p.TTFTP90 }, func(f *Figures) Num { return f.TTFT.P90 }},
+	catalogue.ChartTTFTP99:                   {func(p *Point) *float32 { return &p.TTFTP99 }, func(f *Figures) Num { return f.TTFT.P99 }},
+	catalogue.ChartITLP50:                    {func(p *Point) *float32 { return &p.ITLP50 }, func(f *Figures) Num { return f.ITL.P50 }},
+	catalogue.ChartITLP90:                    {func(p *Point) *float32 { return &p.ITLP90 }, func(f *Figures) Num { return f.ITL.P90 }},
+	catalogue.ChartITLP99:                    {func(p *Point) *float32 { return &p.ITLP99 }, func(f *Figures) Num { return f.ITL.P99 }},
+	catalogue.ChartE2EP50:                    {func(p *Point) *float32 { return &p.E2EP50 }, func(f *Figures) Num { return f.E2E.P50 }},
+	catalogue.ChartE2EP90:                    {func(p *Point) *float32 { return &p.E2EP90 }, func(f *Figures) Num { return f.E2E.P90 }},
+	catalogue.ChartE2EP99:                    {func(p *Point) *float32 { return &p.E2EP99 }, func(f *Figures) Num { return f.E2E.P99 }},
+}
+
+// Chart returns the place of a charted figure in the point.
+func (p *Point) Chart(c catalogue.ChartFigure) *float32 { return charted[c].point(p) }
+
+// Chart returns the value of a charted figure.
+func (f *Figures) Chart(c catalogue.ChartFigure) Num { return charted[c].figure(f) }
 
 // Event is a state change or threshold crossing, kept in the event log after
 // the condition clears so that a transient spike stays visible.

@@ -30,6 +30,77 @@ const (
 	NumChartFigures // the number of figures; not a figure
 )
 
+// ChartOp is how a charted figure is computed from the figure it charts.
+type ChartOp uint8
+
+// The ways a charted figure is computed.
+const (
+	ChartGauge    ChartOp = iota // the scalar's value (summed over a replica's series, or averaged: Mean)
+	ChartRate                    // the counter's increase per second over the analysis window
+	ChartQuantile                // the histogram's quantile over the analysis window
+)
+
+// Chart declares one charted figure: the figure of a Series it is
+// computed from, and how. A source that computes the charts itself (a
+// Prometheus server) finds the families in Reads from it; the analysis
+// keeps them in its Points.
+type Chart struct {
+	Op        ChartOp
+	Scalar    Scalar    // the scalar of ChartGauge and ChartRate
+	Histogram Histogram // the histogram of ChartQuantile
+	Quantile  float64   // 0.5, 0.9, 0.99
+	Mean      bool      // a gauge averaged over series, not summed
+}
+
+// Charts are THE charted figures, by ChartFigure: the one list of them.
+var Charts = [NumChartFigures]Chart{
+	ChartRunning:                   {Op: ChartGauge, Scalar: Running},
+	ChartWaiting:                   {Op: ChartGauge, Scalar: Waiting},
+	ChartKVCacheUsage:              {Op: ChartGauge, Scalar: KVCacheUsage, Mean: true},
+	ChartRequestsPerSecond:         {Op: ChartRate, Scalar: FinishedRequests},
+	ChartPromptTokensPerSecond:     {Op: ChartRate, Scalar: PromptTokens},
+	ChartGenerationTokensPerSecond: {Op: ChartRate, Scalar: GenerationTokens},
+	ChartPreemptionsPerSecond:      {Op: ChartRate, Scalar: Preemptions},
+	ChartTTFTP50:                   {Op: ChartQuantile, Histogram: TTFT, Quantile: 0.5},
+	ChartTTFTP90:                   {Op: ChartQuantile, Histogram: TTFT, Quantile: 0.9},
+	ChartTTFTP99:                   {Op: ChartQuantile, Histogram: TTFT, Quantile: 0.99},
+	ChartITLP50:                    {Op: ChartQuantile, Histogram: ITL, Quantile: 0.5},
+	ChartITLP90:                    {Op: ChartQuantile, Histogram: ITL, Quantile: 0.9},
+	ChartITLP99:                    {Op: ChartQuantile, Histogram: ITL, Quantile: 0.99},
+	ChartE2EP50:                    {Op: ChartQuantile, Histogram: E2E, Quantile: 0.5},
+	ChartE2EP90:                    {Op: ChartQuantile, Histogram: E2E, Quantile: 0.9},
+	ChartE2EP99:                    {Op: ChartQuantile, Histogram: E2E, Quantile: 0.99},
+}
+
+// Figure is the figure of a Series the chart is computed from.
+func (c Chart) Figure() Figure {
+	if c.Op == ChartQuantile {
+		return HistogramFigure(c.Histogram)
+	}
+	return ScalarFigure(c.Scalar)
+}
+
+// Sources returns the rows of Reads whose series feed the chart's figure,
+// current names before legacy ones; a count by finished reason feeds the
+// finished requests, after the rows that count them whatever the reason
+// (as a page's reading derives them).
+func (c Chart) Sources() []*Read {
+	var current, legacy, byReason []*Read
+	fig := c.Figure()
+	for i := range Reads {
+		r := &Reads[i]
+		switch {
+		case r.FigureSet().Has(fig) && r.Legacy:
+			legacy = append(legacy, r)
+		case r.FigureSet().Has(fig):
+			current = append(current, r)
+		case r.Kind == ReadFinished && !r.Legacy && c.Scalar == FinishedRequests && c.Op == ChartRate:
+			byReason = append(byReason, r)
+		}
+	}
+	return append(append(current, legacy...), byReason...)
+}
+
 // HistoryPoint is the charted figures of one target at one time, each NaN
 // when unknown.
 type HistoryPoint struct {

@@ -101,19 +101,11 @@ func Points(history []catalogue.TargetHistory) map[string][]analysis.Point {
 
 // point is one HistoryPoint as an analysis.Point.
 func point(hp catalogue.HistoryPoint) analysis.Point {
-	v := func(f catalogue.ChartFigure) float32 { return float32(hp.Values[f]) }
-	return analysis.Point{
-		Time:    hp.Time,
-		State:   analysis.StateWarming,
-		Running: v(catalogue.ChartRunning), Waiting: v(catalogue.ChartWaiting), KVCacheUsage: v(catalogue.ChartKVCacheUsage),
-		RequestsPerSecond:         v(catalogue.ChartRequestsPerSecond),
-		PromptTokensPerSecond:     v(catalogue.ChartPromptTokensPerSecond),
-		GenerationTokensPerSecond: v(catalogue.ChartGenerationTokensPerSecond),
-		PreemptionsPerSecond:      v(catalogue.ChartPreemptionsPerSecond),
-		TTFTP50:                   v(catalogue.ChartTTFTP50), TTFTP90: v(catalogue.ChartTTFTP90), TTFTP99: v(catalogue.ChartTTFTP99),
-		ITLP50: v(catalogue.ChartITLP50), ITLP90: v(catalogue.ChartITLP90), ITLP99: v(catalogue.ChartITLP99),
-		E2EP50: v(catalogue.ChartE2EP50), E2EP90: v(catalogue.ChartE2EP90), E2EP99: v(catalogue.ChartE2EP99),
+	p := analysis.Point{Time: hp.Time, State: analysis.StateWarming}
+	for c := range catalogue.NumChartFigures {
+		*p.Chart(c) = float32(hp.Values[c])
 	}
+	return p
 }
 
 // tellWindow passes the window to a source that fetches it itself.

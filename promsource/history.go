@@ -84,9 +84,24 @@ func (s *Source) historyQuery(window time.Duration) string {
 	return strings.Join(parts, " or ")
 }
 
-// historyFigures are the charted figures as PromQL, by replica.
+// historyFigures are the charted figures as PromQL, by replica: each
+// catalogue.Charts figure over the families of the alias table that feed
+// it, one alternative per family joined with "or" (current names first),
+// so that a replica's figure comes from the first family it has.
 func (s *Source) historyFigures(window time.Duration) []historyFigure {
-	w := rangeSel(window)
+	figs := make([]historyFigure, 0, catalogue.NumChartFigures)
+	for fig, c := range catalogue.Charts {
+		var alts []string
+		for _, r := range c.Sources() {
+			alts = append(alts, s.chartExpr(c, r, window))
+		}
+		figs = append(figs, historyFigure{catalogue.ChartFigure(fig), "(" + strings.Join(alts, " or ") + ")"})
+	}
+	return figs
+}
+
+// chartExpr is the PromQL of a chart over one family, by replica.
+func (s *Source) chartExpr(c catalogue.Chart, r *catalogue.Read, window time.Duration) string {
 	by := s.cfg.GroupBy
 	if by == "" {
 		by = labelPod
@@ -97,47 +112,47 @@ func (s *Source) historyFigures(window time.Duration) []historyFigure {
 		return fmt.Sprintf(`label_replace(label_replace(%s, %q, "$1", %q, "(.*)"), %q, "$1", %q, "(.+)")`,
 			x, replicaLabel, labelInstance, replicaLabel, by)
 	}
-	sel := func(family, extra string) string {
-		rest := strings.TrimPrefix(family, vllmOwn)
-		return s.q.selectorWith(prefixGroup()+regexp.QuoteMeta(rest), extra)
-	}
-	gauge := func(agg, family string) string {
-		return fmt.Sprintf("%s by (%s) (%s)", agg, replicaLabel, named(sel(family, "")))
-	}
-	rate := func(family, extra string) string {
-		return fmt.Sprintf("sum by (%s) (%s)", replicaLabel, named("rate("+sel(family, extra)+w+")"))
-	}
-	quantile := func(q float64, families ...string) string {
-		var alts []string
-		for _, f := range families {
-			alts = append(alts, fmt.Sprintf("histogram_quantile(%s, sum by (%s, le) (%s))",
-				strconv.FormatFloat(q, 'g', -1, 64), replicaLabel, named("rate("+sel(f+"_bucket", "")+w+")")))
+	sel := s.chartSelector(c, r)
+	switch c.Op {
+	case catalogue.ChartGauge:
+		agg := "sum"
+		if c.Mean {
+			agg = "avg"
 		}
-		return strings.Join(alts, " or ")
+		return fmt.Sprintf("%s by (%s) (%s)", agg, replicaLabel, named(sel("")))
+	case catalogue.ChartRate:
+		return fmt.Sprintf("sum by (%s) (%s)", replicaLabel, named("rate("+sel("")+rangeSel(window)+")"))
 	}
-	reasons := fmt.Sprintf("%s=~%q", catalogue.LabelFinishedReason, strings.Join(catalogue.FinishReasonNames[:], "|"))
-	figs := []historyFigure{
-		{catalogue.ChartRunning, gauge("sum", "vllm:num_requests_running")},
-		{catalogue.ChartWaiting, gauge("sum", "vllm:num_requests_waiting")},
-		{catalogue.ChartKVCacheUsage, gauge("avg", "vllm:kv_cache_usage_perc") + " or " + gauge("avg", "vllm:gpu_cache_usage_perc")},
-		{catalogue.ChartRequestsPerSecond, rate("vllm:request_success_total", reasons)},
-		{catalogue.ChartPromptTokensPerSecond, rate("vllm:prompt_tokens_total", "")},
-		{catalogue.ChartGenerationTokensPerSecond, rate("vllm:generation_tokens_total", "")},
-		{catalogue.ChartPreemptionsPerSecond, rate("vllm:num_preemptions_total", "")},
-	}
-	for _, h := range []struct {
-		families []string
-		p50      catalogue.ChartFigure
-	}{
-		{[]string{"vllm:time_to_first_token_seconds"}, catalogue.ChartTTFTP50},
-		{[]string{"vllm:inter_token_latency_seconds", "vllm:time_per_output_token_seconds"}, catalogue.ChartITLP50},
-		{[]string{"vllm:e2e_request_latency_seconds"}, catalogue.ChartE2EP50},
-	} {
-		for i, q := range []float64{0.5, 0.9, 0.99} {
-			figs = append(figs, historyFigure{h.p50 + catalogue.ChartFigure(i), "(" + quantile(q, h.families...) + ")"})
+	return fmt.Sprintf("histogram_quantile(%s, sum by (%s, le) (%s))", strconv.FormatFloat(c.Quantile, 'g', -1, 64),
+		replicaLabel, named("rate("+sel("_bucket")+rangeSel(window)+")"))
+}
+
+// chartSelector returns the selector of the family's series that feed the
+// chart, given a sample suffix: vLLM's names under every prefix, the
+// series of a split family by their label's values, counts by finished
+// reason of the reasons vtop knows.
+func (s *Source) chartSelector(c catalogue.Chart, r *catalogue.Read) func(suffix string) string {
+	var extra string
+	var values []string
+	for _, sp := range r.Split {
+		if catalogue.ScalarFigure(sp.Scalar) == c.Figure() && r.Kind == catalogue.ReadSplitScalar ||
+			catalogue.HistogramFigure(sp.Histogram) == c.Figure() && r.Kind == catalogue.ReadSplitHistogram {
+			values = append(values, regexp.QuoteMeta(sp.Value))
 		}
 	}
-	return figs
+	switch {
+	case len(values) > 0:
+		extra = fmt.Sprintf("%s=~%q", r.Label, strings.Join(values, "|"))
+	case r.Kind == catalogue.ReadFinished:
+		extra = fmt.Sprintf("%s=~%q", catalogue.LabelFinishedReason, strings.Join(catalogue.FinishReasonNames[:], "|"))
+	}
+	return func(suffix string) string {
+		name := regexp.QuoteMeta(r.Name + suffix)
+		if rest, ok := strings.CutPrefix(r.Name, vllmOwn); ok {
+			name = prefixGroup() + regexp.QuoteMeta(rest+suffix)
+		}
+		return s.q.selectorWith(name, extra)
+	}
 }
 
 // historyOf turns the tagged range-query answer into each replica's

@@ -384,24 +384,18 @@ func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []st
 
 // livePoint is a replica's charted figures as a history point.
 func livePoint(r *analysis.ReplicaReport) catalogue.HistoryPoint {
-	f := &r.Figures
-	return catalogue.HistoryPoint{Values: [catalogue.NumChartFigures]float64{
-		float64(f.Running), float64(f.Waiting), float64(f.KVCacheUsage), float64(f.RequestsPerSecond),
-		float64(f.PromptTokensPerSecond), float64(f.GenerationTokensPerSecond), float64(f.PreemptionsPerSecond),
-		float64(f.TTFT.P50), float64(f.TTFT.P90), float64(f.TTFT.P99),
-		float64(f.ITL.P50), float64(f.ITL.P90), float64(f.ITL.P99),
-		float64(f.E2E.P50), float64(f.E2E.P90), float64(f.E2E.P99),
-	}}
+	var hp catalogue.HistoryPoint
+	for c := range catalogue.NumChartFigures {
+		hp.Values[c] = float64(r.Figures.Chart(c))
+	}
+	return hp
 }
 
 // pointValues lists a point's figures (narrowed to float32 by the point).
 func pointValues(p analysis.Point) []float64 {
-	vs := []float32{p.Running, p.Waiting, p.KVCacheUsage, p.RequestsPerSecond, p.PromptTokensPerSecond,
-		p.GenerationTokensPerSecond, p.PreemptionsPerSecond, p.TTFTP50, p.TTFTP90, p.TTFTP99,
-		p.ITLP50, p.ITLP90, p.ITLP99, p.E2EP50, p.E2EP90, p.E2EP99}
-	out := make([]float64, len(vs))
-	for i, v := range vs {
-		out[i] = float64(v)
+	out := make([]float64, catalogue.NumChartFigures)
+	for c := range catalogue.NumChartFigures {
+		out[c] = float64(*p.Chart(c))
 	}
 	return out
 }

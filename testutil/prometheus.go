@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,30 @@ func StartPrometheus(t testing.TB, scrape time.Duration, targets []string) *Prom
 	}
 	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: [%s]\n",
 		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), strings.Join(quoted, ", ")))
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// StartPrometheusURLs is StartPrometheus for the metrics URLs of targets
+// whose paths may differ (TensorRT-LLM's /prometheus/metrics): each is
+// scraped at its own path.
+func StartPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	p.scrape = scrape
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, "global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n",
+		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds())
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.targets = append(p.targets, u.Host)
+		fmt.Fprintf(&cfg, "      - targets: [%q]\n        labels: {__metrics_path__: %q}\n", u.Host, u.Path)
+	}
+	p.writeConfig(cfg.String())
 	p.Start()
 	t.Cleanup(p.Stop)
 	return p

@@ -241,3 +241,18 @@ func (k ReadKind) PerEngine() bool {
 	}
 	return true
 }
+
+// Figures is the figure of a Series the fold feeds, as a set: empty for
+// the figures of a Sample as a whole.
+func (f Fold) Figures() FigureSet {
+	var s FigureSet
+	switch f.To {
+	case ToScalar:
+		s.Add(ScalarFigure(Scalar(f.Which)))
+	case ToHistogram:
+		s.Add(HistogramFigure(Histogram(f.Which)))
+	case ToSleep:
+		s.Add(ScalarFigure(SleepLevel))
+	}
+	return s
+}

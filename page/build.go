@@ -424,7 +424,7 @@ func (b *builder) finish() catalogue.Sample {
 	slices.SortFunc(b.engines, func(x, y *engineAcc) int {
 		return cmp.Or(cmp.Compare(len(x.name), len(y.name)), cmp.Compare(x.name, y.name))
 	})
-	b.sample.EngineKind = b.engineKind()
+	b.sample.EngineKind = catalogue.DominantEngine(&b.kinds)
 	b.sample.Backends = b.routerBackends()
 	all := b.engines
 	if b.unlabeled != nil {
@@ -434,7 +434,7 @@ func (b *builder) finish() catalogue.Sample {
 		if e.kvN > 0 {
 			e.series.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
 		}
-		b.derive(&e.series, b.sample.EngineKind)
+		b.sample.Derived |= e.series.Derive(b.sample.EngineKind)
 	}
 	switch len(all) {
 	case 0:

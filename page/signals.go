@@ -84,68 +84,6 @@ func adapterNames(v string) []string {
 	return out
 }
 
-// derive computes the figures an engine's page lacks from the ones it has
-// (catalogue.Derivations), flagging them, then the finished requests of
-// any reason where the page counts them by reason only.
-func (b *builder) derive(s *catalogue.Series, kind catalogue.EngineKind) {
-	for _, d := range catalogue.Derivations {
-		if d.Engine == kind && applyDerivation(s, d) {
-			b.sample.Derived.Add(catalogue.ScalarFigure(d.Scalar))
-		}
-	}
-	if !math.IsNaN(s.Scalars[catalogue.FinishedRequests]) {
-		return
-	}
-	for _, v := range s.Finished {
-		if !math.IsNaN(v) {
-			s.Scalars[catalogue.FinishedRequests] = nanAdd(s.Scalars[catalogue.FinishedRequests], v)
-		}
-	}
-}
-
-// applyDerivation computes d into s and reports whether it did.
-func applyDerivation(s *catalogue.Series, d catalogue.Derivation) bool {
-	for _, r := range d.Requires {
-		if math.IsNaN(s.Scalars[r]) {
-			return false
-		}
-	}
-	dst := &s.Scalars[d.Scalar]
-	switch d.Op {
-	case catalogue.DeriveHistogramSum:
-		h := s.Histograms[d.Histogram]
-		if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
-			return false
-		}
-		*dst = h.Sum
-	case catalogue.DeriveCopy:
-		if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
-			return false
-		}
-		*dst = s.Scalars[d.From]
-	case catalogue.DeriveAddFinished:
-		if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
-			return false
-		}
-		*dst += s.Finished[d.Finish]
-	default:
-		return false
-	}
-	return true
-}
-
-// engineKind is the engine with the most families on the page; a tie goes
-// to the first kind. EngineUnknown when no engine's family was there.
-func (b *builder) engineKind() catalogue.EngineKind {
-	best := catalogue.EngineUnknown
-	for k := catalogue.EngineVLLM; k < catalogue.NumEngineKinds; k++ {
-		if b.kinds[k] > b.kinds[best] {
-			best = k
-		}
-	}
-	return best
-}
-
 // routerBackends returns a router page's backends, sorted and safe.
 func (b *builder) routerBackends() []string {
 	if len(b.backends) == 0 {

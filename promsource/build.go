@@ -123,6 +123,20 @@ type histKey struct {
 type sampleBuild struct {
 	sample  catalogue.Sample
 	engines map[string]*engineBuild
+	rows    []uint64                      // the rows of catalogue.Reads with a series, as bits
+	kinds   [catalogue.NumEngineKinds]int // the rows with a series, by engine
+}
+
+// note counts a row of the alias table with a series in the scrape, as
+// a page's reading counts its families.
+func (s *sampleBuild) note(row int) {
+	for len(s.rows) <= row/64 {
+		s.rows = append(s.rows, 0)
+	}
+	if bit := uint64(1) << (row % 64); s.rows[row/64]&bit == 0 {
+		s.rows[row/64] |= bit
+		s.kinds[catalogue.Reads[row].Engine]++
+	}
 }
 
 // engineBuild is one engine label value ("" for series without one) in
@@ -308,13 +322,24 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 		}
 	}
 	apply := foldValue(info, at, nb)
+	role := catalogue.RoleUnknown
+	if row.Engine != catalogue.EngineVLLM {
+		role = catalogue.RoleOf(string(metric[catalogue.LabelEngineType]))
+	}
 	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
+		sb.note(info.role.read)
+		sb.sample.HasVLLM = sb.sample.HasVLLM || strings.HasPrefix(row.Name, vllmOwn)
 		if row.Kind.PerEngine() {
-			sb.sample.HasVLLM = true
 			if sb.sample.Model == "" {
 				sb.sample.Model = modelName
 			}
+			if sb.sample.Role == catalogue.RoleUnknown {
+				sb.sample.Role = role
+			}
+		}
+		if row.Derived {
+			sb.sample.Derived |= info.fold.Figures()
 		}
 		apply(sb, float64(p.Value))
 	}
@@ -464,8 +489,10 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
 	series := make([]catalogue.Series, len(names))
 	named := 0
+	s.sample.EngineKind = catalogue.DominantEngine(&s.kinds)
 	for i, n := range names {
 		series[i] = s.engines[n].finish(n, bounds)
+		s.sample.Derived |= series[i].Derive(s.sample.EngineKind)
 		if n != "" {
 			named++
 		}
@@ -484,19 +511,12 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 }
 
 // finish returns the engine's series, histograms on the replica's bounds
-// (NaN where a bucket has no sample at this time).
+// (NaN where a bucket has no sample at this time), before the figures
+// derived from them (catalogue.Series.Derive).
 func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogue.Series {
 	s := e.series
 	if e.kvN > 0 {
 		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
-	}
-	if math.IsNaN(s.Scalars[catalogue.FinishedRequests]) {
-		// Counted by reason only: their sum, as the page parser derives it.
-		for _, v := range s.Finished {
-			if !math.IsNaN(v) {
-				s.Scalars[catalogue.FinishedRequests] = nanAdd(s.Scalars[catalogue.FinishedRequests], v)
-			}
-		}
 	}
 	for h := range catalogue.NumHistograms {
 		hb := &e.hist[h]

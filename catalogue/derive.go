@@ -1,0 +1,74 @@
+package catalogue
+
+import "math"
+
+// Derive computes into s the figures an engine of that kind does not
+// export from the ones it does (Derivations), then the finished requests
+// of any reason where the engine counts them by reason only. It returns
+// the figures Derivations computed: a Sample flags them in Derived. Every
+// source derives through it, so an engine reads alike whatever the source.
+func (s *Series) Derive(kind EngineKind) FigureSet {
+	var derived FigureSet
+	for _, d := range Derivations {
+		if d.Engine == kind && s.apply(d) {
+			derived.Add(ScalarFigure(d.Scalar))
+		}
+	}
+	if !math.IsNaN(s.Scalars[FinishedRequests]) {
+		return derived
+	}
+	for _, v := range s.Finished {
+		switch {
+		case math.IsNaN(v):
+		case math.IsNaN(s.Scalars[FinishedRequests]):
+			s.Scalars[FinishedRequests] = v
+		default:
+			s.Scalars[FinishedRequests] += v
+		}
+	}
+	return derived
+}
+
+// apply computes d into s and reports whether it did.
+func (s *Series) apply(d Derivation) bool {
+	for _, r := range d.Requires {
+		if math.IsNaN(s.Scalars[r]) {
+			return false
+		}
+	}
+	dst := &s.Scalars[d.Scalar]
+	switch d.Op {
+	case DeriveHistogramSum:
+		h := s.Histograms[d.Histogram]
+		if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
+			return false
+		}
+		*dst = h.Sum
+	case DeriveCopy:
+		if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
+			return false
+		}
+		*dst = s.Scalars[d.From]
+	case DeriveAddFinished:
+		if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
+			return false
+		}
+		*dst += s.Finished[d.Finish]
+	default:
+		return false
+	}
+	return true
+}
+
+// DominantEngine is the engine kind with the most families on a page
+// (families counts them by kind); a tie goes to the first kind,
+// EngineUnknown when no engine's family was there.
+func DominantEngine(families *[NumEngineKinds]int) EngineKind {
+	best := EngineUnknown
+	for k := EngineVLLM; k < NumEngineKinds; k++ {
+		if families[k] > families[best] {
+			best = k
+		}
+	}
+	return best
+}

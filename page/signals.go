@@ -61,15 +61,23 @@ func (b *builder) readLoRA(t dto.MetricType, m *dto.Metric) {
 		return
 	}
 	b.loraAt = v
-	maxLoRA, err := strconv.ParseFloat(labelValue(m, "max_lora"), 64)
+	b.sample.LoRA = LoRAOf(func(name string) string { return labelValue(m, name) })
+}
+
+// LoRAOf is what one series of vllm:lora_requests_info says of the
+// adapters, given its labels, names made safe to draw. Of several series,
+// the one of the highest value (the time of the last change) is the
+// state. Every source reads the family through it.
+func LoRAOf(label catalogue.Labels) catalogue.LoRA {
+	maxLoRA, err := strconv.ParseFloat(label("max_lora"), 64)
 	if err != nil {
 		maxLoRA = math.NaN()
 	}
-	b.sample.LoRA = catalogue.LoRA{
+	return catalogue.LoRA{
 		Present:  true,
 		MaxLoRAs: maxLoRA,
-		Running:  adapterNames(labelValue(m, "running_lora_adapters")),
-		Waiting:  adapterNames(labelValue(m, "waiting_lora_adapters")),
+		Running:  adapterNames(label("running_lora_adapters")),
+		Waiting:  adapterNames(label("waiting_lora_adapters")),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -123,6 +124,7 @@ type histKey struct {
 type sampleBuild struct {
 	sample  catalogue.Sample
 	engines map[string]*engineBuild
+	loraAt  float64                       // the value of the LoRA series kept
 	rows    []uint64                      // the rows of catalogue.Reads with a series, as bits
 	kinds   [catalogue.NumEngineKinds]int // the rows with a series, by engine
 }
@@ -322,6 +324,9 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 		}
 	}
 	apply := foldValue(info, at, nb)
+	if info.fold.To == catalogue.ToLoRA {
+		apply = loraFold(metric)
+	}
 	role := catalogue.RoleUnknown
 	if row.Engine != catalogue.EngineVLLM {
 		role = catalogue.RoleOf(string(metric[catalogue.LabelEngineType]))
@@ -387,6 +392,17 @@ func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*samp
 	}
 }
 
+// loraFold keeps what the series of vllm:lora_requests_info of the
+// highest value (the newest change) says, as the page parser does.
+func loraFold(m model.Metric) func(*sampleBuild, float64) {
+	lora := page.LoRAOf(func(name string) string { return string(m[model.LabelName(name)]) })
+	return func(s *sampleBuild, v float64) {
+		if !s.sample.LoRA.Present || v > s.loraAt {
+			s.sample.LoRA, s.loraAt = lora, v
+		}
+	}
+}
+
 // sampleFold adds a value to the figures of the server as a whole.
 func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
 	add := func(f func(*catalogue.Sample) *float64) func(*sampleBuild, float64) {
@@ -415,7 +431,7 @@ func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
 			}
 		}
 	}
-	return func(*sampleBuild, float64) {} // ToNothing; ToLoRA is the page's alone
+	return func(*sampleBuild, float64) {} // ToNothing
 }
 
 // addScalar adds a gauge or counter; KV cache usage is averaged, not

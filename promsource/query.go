@@ -125,7 +125,7 @@ func partRegexes(n int) []string {
 // anyVLLMRegex matches anything that looks like vLLM's, for telling the
 // user where vLLM series are when the selector finds none.
 func anyVLLMRegex() string {
-	return "(?:vllm:|kserve_vllm:|ray_vllm_).+|" + vllmNameRegex()
+	return strings.TrimSuffix(prefixGroup(), "?") + ".+|" + vllmNameRegex()
 }
 
 // errSelector is a selector vtop cannot use.

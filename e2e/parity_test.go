@@ -108,6 +108,7 @@ func throughPrometheus(t *testing.T, server string, urls []string) []catalogue.S
 	go func() { _ = src.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	<-src.Refresh()
+	checkHistory(t, src, urls)
 	byName := map[string]catalogue.Sample{}
 	for _, r := range src.Readings(nil) {
 		if n := len(r.Samples); n > 0 {
@@ -124,6 +125,48 @@ func throughPrometheus(t *testing.T, server string, urls []string) []catalogue.S
 		out[i] = s
 	}
 	return out
+}
+
+// checkHistory checks the history Prometheus gives of each target (by
+// instance) against the direct reading of its page, for the charted
+// gauges and rates: a page that does not change has its gauges' values
+// and rates of 0 (quantiles of no new requests are unknown). A chart of a
+// figure the page has (not derived from others) must be known.
+func checkHistory(t *testing.T, src *promsource.Source, urls []string) {
+	t.Helper()
+	hist, err := src.History(t.Context(), 5*time.Second, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]catalogue.HistoryPoint{}
+	for _, th := range hist {
+		byName[th.Target] = th.Points[len(th.Points)-1]
+	}
+	compared := 0
+	for _, raw := range urls {
+		u, _ := url.Parse(raw)
+		body, ct := get(t, raw)
+		s, err := page.NewIngester().Ingest(body, ct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, c := range catalogue.Charts {
+			v, have := s.Total.Scalars[c.Scalar], byName[u.Host].Values[f]
+			if c.Op == catalogue.ChartQuantile || math.IsNaN(v) || s.Derived.Has(c.Figure()) {
+				continue
+			}
+			if c.Op == catalogue.ChartRate {
+				v = 0
+			}
+			if !sameNum(v, have) {
+				t.Errorf("%s: history of %v (chart %d) %v, want %v", u.Host, c.Scalar, f, have, v)
+			}
+			compared++
+		}
+	}
+	if compared < 3*len(urls) {
+		t.Errorf("%d charted figures compared for %d targets: the history proves little", compared, len(urls))
+	}
 }
 
 // sameSample lists where got differs from want: a figure known on one

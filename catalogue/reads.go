@@ -101,6 +101,13 @@ func (r *Read) Model() string {
 // engine has exposed it, with the engine that exports it. Anything not
 // listed here is dropped before parsing. Sources: vllm-metrics §3 and §8,
 // engines-and-gpus §1–2 and the captured pages of each engine.
+//
+// A row is the whole declaration of a family: every source (a page, a
+// Prometheus server, a recording) reads it through Read.Resolve, queries
+// and records it by its SampleNames, and charts it when its figure is one
+// of Charts. Adding a family of an existing kind is adding its row; a new
+// kind is one case in Resolve (and, for a new place in a Sample, one
+// Target the sources fold).
 var Reads = slices.Concat(vllmReads, frontendReads, sglangReads, trtllmReads, tgiReads, llamacppReads, dynamoReads, eppReads)
 
 // vllmReads are vLLM's families, every generation's names.

@@ -175,7 +175,7 @@ func TestNewFamilyReadsEverywhere(t *testing.T) {
 		}
 	}
 	defer catalogue.UseReads(rows...)()
-	direct, prom, replayed := threeWays(t, urls)
+	direct, prom, replayed := threeWays(t, urls, nil)
 	for i, f := range newFamilies {
 		t.Run(f.row.Name, func(t *testing.T) {
 			for side, s := range map[string]*catalogue.Sample{"directly": &direct[i], "through Prometheus": &prom[i], "replayed": &replayed[i]} {

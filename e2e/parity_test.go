@@ -33,8 +33,9 @@ import (
 
 // threeWays reads each target (a metrics URL) directly, through a real
 // Prometheus scraping it at 1 s, and from a recording of it; each slice is
-// in the order of urls.
-func threeWays(t *testing.T, urls []string) (direct, prom, replayed []catalogue.Sample) {
+// in the order of urls. also, when set, is given the Prometheus source
+// while it runs.
+func threeWays(t *testing.T, urls []string, also func(*promsource.Source)) (direct, prom, replayed []catalogue.Sample) {
 	t.Helper()
 	server := testutil.StartPrometheusURLs(t, time.Second, urls)
 	targets := parseTargets(t, urls)
@@ -57,7 +58,7 @@ func threeWays(t *testing.T, urls []string) (direct, prom, replayed []catalogue.
 	}
 	replayed = replay(t, path, len(urls))
 	server.WaitForWindow(3 * time.Second)
-	return direct, throughPrometheus(t, server.URL(), urls), replayed
+	return direct, throughPrometheus(t, server.URL(), urls, also), replayed
 }
 
 // get fetches a page.
@@ -97,7 +98,7 @@ func replay(t *testing.T, path string, n int) []catalogue.Sample {
 
 // throughPrometheus reads the newest sample of each target from the
 // server, by its instance (host:port), as --prometheus does.
-func throughPrometheus(t *testing.T, server string, urls []string) []catalogue.Sample {
+func throughPrometheus(t *testing.T, server string, urls []string, also func(*promsource.Source)) []catalogue.Sample {
 	t.Helper()
 	src, err := promsource.New(promsource.Config{URL: server, Interval: time.Second, Window: 5 * time.Second})
 	if err != nil {
@@ -108,7 +109,9 @@ func throughPrometheus(t *testing.T, server string, urls []string) []catalogue.S
 	go func() { _ = src.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 	<-src.Refresh()
-	checkHistory(t, src, urls)
+	if also != nil {
+		also(src)
+	}
 	byName := map[string]catalogue.Sample{}
 	for _, r := range src.Readings(nil) {
 		if n := len(r.Samples); n > 0 {
@@ -272,7 +275,7 @@ func TestSourcesReadAlike(t *testing.T) {
 	}
 	fleet.Advance(2 * time.Minute)
 	urls := testutil.ServeFleet(t.Context(), t, fleet)
-	direct, prom, replayed := threeWays(t, urls)
+	direct, prom, replayed := threeWays(t, urls, func(src *promsource.Source) { checkHistory(t, src, urls) })
 	for i, u := range urls {
 		name := fmt.Sprintf("%s (%s)", u, engines[i%len(engines)])
 		for _, d := range sameSample(&direct[i], &prom[i]) {

@@ -256,3 +256,17 @@ func (f Fold) Figures() FigureSet {
 	}
 	return s
 }
+
+// Takes reports whether the fold reads a series' value v: a negative
+// gauge is not a reading (a counter's value is whatever the engine says,
+// its resets the analysis' to find; NaN is kept as given), and a capacity
+// is a number ≥ 0.
+func (f Fold) Takes(v float64) bool {
+	switch f.To {
+	case ToScalar:
+		return Scalar(f.Which).IsCounter() || !(v < 0)
+	case ToKVCapacity:
+		return v >= 0
+	}
+	return true
+}

@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -145,6 +146,28 @@ func TestChartSources(t *testing.T) {
 	for f, c := range Charts {
 		if len(c.Sources()) == 0 {
 			t.Errorf("chart %d has no family", f)
+		}
+	}
+}
+
+func TestTakes(t *testing.T) {
+	tests := []struct {
+		fold Fold
+		v    float64
+		want bool
+	}{
+		{Fold{To: ToScalar, Which: int(Running)}, -1, false},
+		{Fold{To: ToScalar, Which: int(Running)}, 0, true},
+		{Fold{To: ToScalar, Which: int(PromptTokens)}, -1, true},
+		{Fold{To: ToKVCapacity}, -5, false},
+		{Fold{To: ToKVCapacity}, 5, true},
+		{Fold{To: ToRSS}, -5, true},
+		{Fold{To: ToScalar, Which: int(Waiting)}, math.NaN(), true},
+		{Fold{To: ToKVCapacity}, math.NaN(), false},
+	}
+	for _, tt := range tests {
+		if got := tt.fold.Takes(tt.v); got != tt.want {
+			t.Errorf("%+v takes %v: %v, want %v", tt.fold, tt.v, got, tt.want)
 		}
 	}
 }

@@ -253,7 +253,7 @@ func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metri
 	s := &b.sample
 	switch to.To {
 	case catalogue.ToKVCapacity:
-		if v >= 0 {
+		if to.Takes(v) {
 			s.KVCapacityTokens = nanAdd(s.KVCapacityTokens, v)
 		}
 	case catalogue.ToProcessStart:
@@ -274,7 +274,7 @@ func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engine
 	if !ok {
 		return
 	}
-	if !sc.IsCounter() && v < 0 {
+	if !(catalogue.Fold{To: catalogue.ToScalar, Which: int(sc)}).Takes(v) {
 		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
 		return
 	}

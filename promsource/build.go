@@ -365,7 +365,11 @@ func foldValue(info seriesInfo, at, nb int) func(*sampleBuild, float64) {
 func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*sampleBuild, float64) {
 	switch to.To {
 	case catalogue.ToScalar:
-		return func(s *sampleBuild, v float64) { s.engine(engine).addScalar(catalogue.Scalar(to.Which), v) }
+		return func(s *sampleBuild, v float64) {
+			if to.Takes(v) {
+				s.engine(engine).addScalar(catalogue.Scalar(to.Which), v)
+			}
+		}
 	case catalogue.ToFinished:
 		return func(s *sampleBuild, v float64) {
 			f := &s.engine(engine).series.Finished[to.Which]
@@ -410,7 +414,7 @@ func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
 			if to.Labelled {
 				v = to.Value
 			}
-			if p := f(&s.sample); v >= 0 || to.To != catalogue.ToKVCapacity {
+			if p := f(&s.sample); to.Takes(v) {
 				*p = nanAdd(*p, v)
 			}
 		}

@@ -34,7 +34,6 @@ type builder struct {
 	kinds     [catalogue.NumEngineKinds]int // families read, per engine
 	backends  []string                      // a router's backends, raw
 	loraAt    float64                       // value of the lora_requests_info series kept
-	rec       *buildPlan                    // the plan being recorded (plan.go), if any
 	counts    []float64                     // the sample's slab of bucket counts (carve)
 	carved    int                           // counts carved for the sample so far
 }
@@ -163,7 +162,7 @@ func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
 func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
 	if !readsByLabel(f.Kind) {
-		b.foldIn(fold{m: m, t: t, row: int32(row), op: foldPageWide}, nil)
+		b.apply(&fold{m: m, t: t, row: int32(row), op: foldPageWide}, nil)
 		return
 	}
 	b.notePage(row, f, m)
@@ -172,9 +171,37 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 		return
 	}
 	if fd, ok := b.resolve(row, f, t, m); ok {
-		b.foldIn(fd, acc)
+		b.apply(&fd, acc)
 	}
 }
+
+// fold is one series of the page and where its value goes.
+type fold struct {
+	m     *dto.Metric
+	t     dto.MetricType
+	row   int32
+	op    foldOp
+	which uint8 // the scalar, finish reason or histogram op names
+}
+
+// foldOp is what a fold does with its series' value.
+type foldOp uint8
+
+const (
+	foldPageWide foldOp = iota // readPageWide
+	foldScalar
+	foldFinished
+	foldHistogram
+	foldSleep
+	foldSpecPerPos
+)
+
+// The figures a fold names must fit its which.
+var (
+	_ [255 - catalogue.NumScalars]struct{}
+	_ [255 - catalogue.NumFinishReasons]struct{}
+	_ [255 - catalogue.NumHistograms]struct{}
+)
 
 // resolve finds out from a series' labels where its value goes; false
 // when nowhere.
@@ -204,13 +231,6 @@ func (b *builder) resolve(row int, f *catalogue.Read, t dto.MetricType, m *dto.M
 		return fd, true
 	}
 	return fd, false
-}
-
-// foldIn folds a resolved series in, and notes it in the plan being
-// recorded, if any.
-func (b *builder) foldIn(fd fold, acc *engineAcc) {
-	b.apply(&fd, acc)
-	b.record(fd, acc)
 }
 
 // apply folds the value of a resolved series into acc.
@@ -373,23 +393,11 @@ func (b *builder) readHistogram(fd *fold, f *catalogue.Read, acc *engineAcc) {
 // buckets copies the parsed histogram of a resolved series into the
 // sample's form, its bounds interned, to be merged into dst.
 func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) catalogue.Buckets {
-	src := catalogue.Buckets{Bounds: fd.bounds, Sum: math.NaN(), Count: math.NaN()}
-	if src.Bounds != nil {
-		// The plan found the page's buckets in order, one per bound.
-		src.Counts = b.countsFor(dst, len(h.Bucket))
-		for i, bk := range h.Bucket {
-			src.Counts[i] = bucketCount(bk)
-		}
-	} else {
-		pairs := b.in.sortedPairs(h)
-		src.Bounds = b.in.internBounds(int(fd.row), pairs)
-		src.Counts = b.countsFor(dst, len(pairs))
-		for i, p := range pairs {
-			src.Counts[i] = p.count
-		}
-		if b.rec != nil && len(pairs) == len(h.Bucket) && bucketsInOrder(h) {
-			fd.bounds = src.Bounds
-		}
+	pairs := b.in.sortedPairs(h)
+	src := catalogue.Buckets{Bounds: b.in.internBounds(int(fd.row), pairs), Sum: math.NaN(), Count: math.NaN()}
+	src.Counts = b.countsFor(dst, len(pairs))
+	for i, p := range pairs {
+		src.Counts[i] = p.count
 	}
 	if h.SampleSum != nil {
 		src.Sum = h.GetSampleSum()
@@ -401,22 +409,6 @@ func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) ca
 		src.Count = float64(h.GetSampleCount())
 	}
 	return src
-}
-
-// bucketCount is a bucket's cumulative count, as a float.
-func bucketCount(bk *dto.Bucket) float64 {
-	if bk.CumulativeCountFloat != nil {
-		return bk.GetCumulativeCountFloat()
-	}
-	return float64(bk.GetCumulativeCount())
-}
-
-// bucketsInOrder reports whether sortedPairs leaves h's buckets in their
-// order on the page.
-func bucketsInOrder(h *dto.Histogram) bool {
-	return slices.IsSortedFunc(h.Bucket, func(x, y *dto.Bucket) int {
-		return cmp.Compare(x.GetUpperBound(), y.GetUpperBound())
-	})
 }
 
 // countsFor returns room for the n counts of a histogram to be merged

@@ -189,7 +189,7 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, dropped))
 	}
-	b.build(fams)
+	b.read(fams)
 	return b.finish(), nil
 }
 

@@ -44,8 +44,7 @@ type pageMemo struct {
 	lines   []memoLine
 	hasVLLM bool
 	dropped int
-	same    int        // kept lines the last page read as values only found unchanged (tests)
-	plan    *buildPlan // how the builder read the families, once a page was read into them as values only (plan.go)
+	same    int // kept lines the last page read as values only found unchanged (tests)
 }
 
 // memoLine is one line of the memo's page.
@@ -200,12 +199,10 @@ func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
 // families are built.
 func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
 	in.replayed, in.recorded = false, false
-	plan := in.memo.plan
-	in.memo.plan = nil // a page read in full makes new families
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
-			in.replayed, in.memo.plan = true, plan
+			in.replayed = true
 			return in.memo.hasVLLM, in.memo.dropped, in.s.fast.fams, nil
 		}
 	} else {

@@ -148,14 +148,15 @@ var rowFigures = func() [][]catalogue.Figure {
 	return out
 }()
 
-// label returns the value of a label read by engine and model: the one the
-// filter took off the page's lines (bit), or the series' own. A row whose
-// series never carry the label (rowStrip) gets only the series' own.
-func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
-	if v := labelValue(m, name); v != "" || rowStrip[row]&bit == 0 {
-		return v
+// readsByLabel reports whether a family is read by engine and model_name:
+// else it describes the whole server (readPageWide).
+func readsByLabel(kind catalogue.ReadKind) bool {
+	switch kind {
+	case catalogue.ReadScalar, catalogue.ReadFinished, catalogue.ReadFinishedAs, catalogue.ReadHistogram,
+		catalogue.ReadSleep, catalogue.ReadSpecPerPos, catalogue.ReadSplitScalar, catalogue.ReadSplitHistogram:
+		return true
 	}
-	return b.in.stripper.value(bit)
+	return false
 }
 
 // readMetric folds one series of a wanted family into the sample.
@@ -166,7 +167,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 		return
 	}
 	b.notePage(row, f, m)
-	acc := b.engine(b.label(row, m, catalogue.LabelEngine, stripEngine))
+	acc := b.engine(labelValue(m, catalogue.LabelEngine))
 	if acc == nil {
 		return
 	}
@@ -259,7 +260,7 @@ func (b *builder) apply(fd *fold, acc *engineAcc) {
 func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 	if b.sample.Model == "" {
 		if ml := f.Model(); ml != "" {
-			if raw := b.label(row, m, ml, stripModel); raw != "" {
+			if raw := labelValue(m, ml); raw != "" {
 				b.sample.Model = b.in.internModel(raw)
 			}
 		}

@@ -140,42 +140,57 @@ func valueAt(line []byte, nameEnd int) (int, bool) {
 // blanksAt counts the blanks that start b.
 func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
 
+// reading is what readPage made of a page.
+type reading struct {
+	hasVLLM bool // a line names a vllm: family
+	dropped int  // lines of wanted families over maxKeptLines
+	fams    map[string]*dto.MetricFamily
+	keep    bool // the scratch set stays as the page's memo (keepOrRelease)
+}
+
 // readPage reads the page into families, as values only when the last
 // page left a memo it matches, else in full (recording the page's memo
 // when it is of the text format). keepOrRelease must follow, once the
 // families are built.
-func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
-	in.replayed, in.recorded = false, false
+func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
+	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
 			in.replayed = true
-			return in.memo.hasVLLM, in.memo.dropped, in.s.fast.fams, nil
+			return reading{hasVLLM: in.memo.hasVLLM, dropped: in.memo.dropped, fams: in.s.fast.fams, keep: true}, nil
 		}
 	} else {
 		in.s = getScratch()
 	}
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
-	in.recording = !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
-	hasVLLM, dropped, fams, err = in.read(body, om)
-	in.recording = false
-	in.memo.hasVLLM, in.memo.dropped = hasVLLM, dropped
-	return hasVLLM, dropped, fams, err
+	record := !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
+	p, fams, err := in.read(body, om, record)
+	if err != nil {
+		return reading{}, err
+	}
+	in.lastKept = p.kept
+	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
+	return reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams, keep: in.memoFits(p)}, nil
+}
+
+// memoFits reports whether the page a pass read whole may be kept as its
+// memo: the pass recorded it (only a direct pass does, and only one that
+// read the whole page says so), it is large enough, within the free
+// list's bounds, and every line it kept left one sink, as replay relies on.
+func (in *Ingester) memoFits(p pass) bool {
+	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= in.memoMin && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
-// as the memo of the page when the page was read as values only, or read
-// by the direct pass with its memo recorded (the pass that records is the
-// direct one, and only a pass that read the whole page says it recorded),
-// large enough and within the free list's bounds; else it goes back to
-// the free list. Every line the filter kept left one sink; replay relies
-// on it, so a memo whose count differs is not kept.
-func (in *Ingester) keepOrRelease() {
+// as the memo of the page when keep is set (the page was read as values
+// only, or in full with a memo that fits); else it goes back to the free
+// list.
+func (in *Ingester) keepOrRelease(keep bool) {
 	s := in.s
 	in.s = nil
-	full := in.recorded && in.lastKept == len(s.fast.sinks) && in.lastKept >= in.memoMin && s.keepable()
-	if in.replayed || full {
+	if keep {
 		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s
 		return

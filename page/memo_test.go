@@ -57,7 +57,7 @@ func readBoth(t *testing.T, contentType string, pages ...string) (replayed []boo
 	t.Helper()
 	in, plain := NewIngester(), NewIngester()
 	in.memoMin = 0
-	plain.noFast, plain.stripper.allowed = true, 0
+	plain.ways = expfmtOnly
 	for i, p := range pages {
 		got, want := show(in, p, contentType), show(plain, p, contentType)
 		if got != want {

@@ -633,29 +633,7 @@ func (p *fastParser) newMetric() *dto.Metric {
 // histogramLine folds one line of a histogram family into its series, found
 // by its labels in any order (expfmt's signature of the label set).
 func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
-	// Most lines continue the previous line's series with its labels in
-	// the same order: comparing them with that series' labels costs less
-	// than writing the key. (The same labels in the same order have the
-	// same key; the series' labels are those its key was written from.)
-	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label)
-	if !found {
-		key := p.seriesKey(mf.GetName())
-		// The slots are pointers so that a series met on an earlier page
-		// is renewed in place: assigning to the map would copy the key
-		// into a new string on every page. A new slot's gen (0) is never
-		// the page's.
-		sp := p.hists[string(key)]
-		if sp == nil {
-			sp = new(histSlot)
-			p.hists[string(key)] = sp
-		}
-		if sp.gen != p.gen {
-			*sp = p.newSeries(mf)
-		}
-		slot = *sp
-		p.lastSlot, p.lastSlotFamily = slot, mf
-	}
-	box := slot.box
+	box := p.series(mf).box
 	switch {
 	case suf == countSuffix:
 		if !box.storeCount(value) {
@@ -666,34 +644,64 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		box.storeSum(value)
 		p.sink(sinkSum, int(box.at))
 	case !math.IsNaN(bucket):
-		// A slot mostly holds the same bucket of the same series from
-		// page to page: its pointers are only written where they differ
-		// (see pair).
-		bb := p.buckets.next()
-		at := p.buckets.n - 1
-		bb.bound = bucket
-		setPointer(&bb.b.UpperBound, &bb.bound)
-		setPointer(&bb.b.Exemplar, nil)
-		if !bb.store(value) {
-			return false
-		}
-		h := &box.h
-		// Lengthened in place when the slot past the end holds the
-		// pointer already: a self-reslice writes no pointer.
-		if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
-			h.Bucket = h.Bucket[:n+1]
-		} else {
-			h.Bucket = append(h.Bucket, &bb.b)
-		}
-		if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
-			box.buckets = box.buckets[:n+1]
-		} else {
-			box.buckets = append(box.buckets, bb)
-		}
-		p.sink(sinkBucket, at)
+		return p.bucketLine(box, bucket, value)
 	default:
 		p.sink(sinkNone, 0) // a line of the family that holds no value of it
 	}
+	return true
+}
+
+// series returns the histogram series of mf the line's labels name.
+func (p *fastParser) series(mf *dto.MetricFamily) histSlot {
+	// Most lines continue the previous line's series with its labels in
+	// the same order: comparing them with that series' labels costs less
+	// than writing the key. (The same labels in the same order have the
+	// same key; the series' labels are those its key was written from.)
+	if p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label) {
+		return p.lastSlot
+	}
+	key := p.seriesKey(mf.GetName())
+	// The slots are pointers so that a series met on an earlier page is
+	// renewed in place: assigning to the map would copy the key into a
+	// new string on every page. A new slot's gen (0) is never the page's.
+	sp := p.hists[string(key)]
+	if sp == nil {
+		sp = new(histSlot)
+		p.hists[string(key)] = sp
+	}
+	if sp.gen != p.gen {
+		*sp = p.newSeries(mf)
+	}
+	p.lastSlot, p.lastSlotFamily = *sp, mf
+	return *sp
+}
+
+// bucketLine adds a bucket to a histogram series. A slot mostly holds the
+// same bucket of the same series from page to page: its pointers are only
+// written where they differ (see pair).
+func (p *fastParser) bucketLine(box *histBox, bound, value float64) bool {
+	bb := p.buckets.next()
+	at := p.buckets.n - 1
+	bb.bound = bound
+	setPointer(&bb.b.UpperBound, &bb.bound)
+	setPointer(&bb.b.Exemplar, nil)
+	if !bb.store(value) {
+		return false
+	}
+	h := &box.h
+	// Lengthened in place when the slot past the end holds the pointer
+	// already: a self-reslice writes no pointer.
+	if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
+		h.Bucket = h.Bucket[:n+1]
+	} else {
+		h.Bucket = append(h.Bucket, &bb.b)
+	}
+	if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
+		box.buckets = box.buckets[:n+1]
+	} else {
+		box.buckets = append(box.buckets, bb)
+	}
+	p.sink(sinkBucket, at)
 	return true
 }
 

@@ -255,29 +255,24 @@ func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSi
 		// Most values are counts: one pass finds the line's end, checks
 		// the value and reads it.
 		if v, end, ok := plainCount(body[n:]); ok {
-			if kind == lineKept && !p.store(sink, v) {
-				return nil, false
-			}
-			return body[n+end+1:], true
+			return body[n+end+1:], kind != lineKept || p.store(sink, v)
 		}
 	}
 	tail, rest := cutValueLine(body[n:])
+	return rest, p.replayTail(kind, tail, sink)
+}
+
+// replayTail reads what follows a line's prefix, up to its end, as a line
+// of the kind reads it.
+func (p *fastParser) replayTail(kind lineKind, tail []byte, sink valueSink) bool {
 	switch kind {
 	case lineWhole:
-		if len(tail) > 0 {
-			return nil, false
-		}
+		return len(tail) == 0
 	case lineDropped:
-		if !droppedValue(tail) {
-			return nil, false
-		}
-	case lineKept:
-		v, ok := parseValue(tail)
-		if !ok || !p.store(sink, v) {
-			return nil, false
-		}
+		return droppedValue(tail)
 	}
-	return rest, true
+	v, ok := parseValue(tail)
+	return ok && p.store(sink, v)
 }
 
 // plainCount reads a count and the newline after it: at most

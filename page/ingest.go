@@ -468,7 +468,7 @@ const (
 type sampleName struct {
 	name  []byte
 	row   int  // the alias table's row, when read
-	read  bool // vtop reads the name (catalogue.LookupSample)
+	read  bool // vtop reads the name (keptSample)
 	valid bool // the name passed sampleShape's check
 }
 
@@ -493,7 +493,7 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 		}
 		i = int32(len(t.names))
 		r := sampleName{name: slices.Clone(name)}
-		r.row, r.read = catalogue.LookupSample(name)
+		r.row, r.read = keptSample(name)
 		t.names = append(t.names, r)
 		t.index[string(r.name)] = i
 	}
@@ -521,24 +521,14 @@ func (p *pass) typeLine(line []byte, lineNo int32) (isVLLM bool, err error) {
 		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix), nil
 	}
 	nameB, rest := NextField(rest)
-	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
 	typB, _ := NextField(rest)
-	if p.om {
-		name, typ := openMetricsType(string(nameB), string(typB))
-		return isVLLM, p.typeOf([]byte(name), typ, lineNo)
-	}
-	return isVLLM, p.typeOf(nameB, string(typB), lineNo)
+	return bytes.HasPrefix(nameB, vllmPrefix), p.typeOf(nameB, string(typB), lineNo)
 }
 
 // typeOf keeps the TYPE of a family in text format's terms, when vtop
-// reads the family and has not typed it yet on this page.
+// reads the family (keptType) and has not typed it yet on this page.
 func (p *pass) typeOf(name []byte, typ string, lineNo int32) error {
-	switch typ {
-	case "counter", "gauge", "histogram", "summary", "untyped":
-	default:
-		typ = "untyped"
-	}
-	idx, ok := catalogue.LookupFamily(name)
+	idx, typ, ok := keptType(name, typ, p.om)
 	if !ok || p.in.typed[idx] {
 		return nil
 	}
@@ -549,20 +539,6 @@ func (p *pass) typeOf(name []byte, typ string, lineNo int32) error {
 		return nil
 	}
 	return p.emitType(lineNo, catalogue.Reads[idx].Name, typ) // the row's name is the line's
-}
-
-// openMetricsType maps an OpenMetrics family to the text format's name and
-// type: counters and infos are named without their sample suffix there.
-func openMetricsType(name, typ string) (string, string) {
-	switch typ {
-	case "counter":
-		return name + "_total", typ
-	case "info":
-		return name + "_info", "gauge"
-	case "unknown", "stateset":
-		return name, "gauge"
-	}
-	return name, typ
 }
 
 // emitType keeps a "# TYPE name typ" line, attributed to the page's line

@@ -133,8 +133,8 @@ func positionOf(p int) func(*Sample) float64 {
 	}
 }
 
-// histogram is a TTFT histogram with 10 as the _sum of each bucket and the
-// last count as _count.
+// histogram is a TTFT histogram of those counts, its _sum 10 and its
+// _count the last count.
 func histogram(bounds []float64, counts ...float64) Sample {
 	return part(func(s *Sample) {
 		s.Total.Histograms[TTFT] = Buckets{Bounds: bounds, Counts: counts, Sum: 10, Count: counts[len(counts)-1]}

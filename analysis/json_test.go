@@ -186,3 +186,13 @@ func TestReportJSONGolden(t *testing.T) {
 		t.Errorf("%s lacks an infinite bound or an n/a quantile: the reports do not cover them", goldenPath)
 	}
 }
+
+// BenchmarkNumJSON writes a figure of the usual kind: a rate that is
+// neither whole nor zero.
+func BenchmarkNumJSON(b *testing.B) {
+	figures := []Num{6.99825043739, 0.00377791770066, 3001.99950012, 0.0335294117647, 8847.82179455, 3.456e6}
+	var buf []byte
+	for i := range b.N {
+		buf = figures[i%len(figures)].appendJSON(buf[:0])
+	}
+}

@@ -120,13 +120,9 @@ func (n Num) appendJSON(dst []byte) []byte {
 }
 
 // figureDigits returns the jsonDigits digits of f (positive, normal)
-// rounded, and the decimal exponent of the first: from integers where
-// roundedDigits takes f, else from strconv's d.ddddddddddde±XX.
+// rounded, and the decimal exponent of the first, from strconv's
+// d.ddddddddddde±XX.
 func figureDigits(f float64) (digits [jsonDigits]byte, exp int) {
-	if d, exp, ok := roundedDigits(f); ok {
-		putDigits(&digits, d)
-		return digits, exp
-	}
 	var buf [32]byte
 	e := strconv.AppendFloat(buf[:0], f, 'e', jsonDigits-1, 64)
 	digits[0] = e[0]
@@ -138,31 +134,6 @@ func figureDigits(f float64) (digits [jsonDigits]byte, exp int) {
 		exp = -exp
 	}
 	return digits, exp
-}
-
-// digitPairs are the two-digit decimals 00 to 99, written two at a time.
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
-	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
-	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
-
-// putDigits writes d (below 10^jsonDigits) as jsonDigits decimal digits,
-// in two halves of 32-bit arithmetic, two digits at a time: a digit at a
-// time was a third of the cost of writing a figure.
-func putDigits(digits *[jsonDigits]byte, d uint64) {
-	const half = jsonDigits / 2
-	putHalf(digits[:half], uint32(d/1e6))
-	putHalf(digits[half:], uint32(d%1e6))
-}
-
-// putHalf writes v (below 10^6) as six digits.
-func putHalf(b []byte, v uint32) {
-	_ = b[5]
-	for i := 4; i >= 0; i -= 2 {
-		p := v % 100 * 2
-		b[i], b[i+1] = digitPairs[p], digitPairs[p+1]
-		v /= 100
-	}
 }
 
 // minExactNormal is well above the subnormal floats, whose few binary

@@ -17,7 +17,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// previousNumJSON is how a figure was written before Num.appendJSON: the
+// previousNumJSON is how a figure was written before Num.AppendJSON: the
 // figure rounded to jsonDigits digits by a format and a parse, then
 // written shortest. The JSON of every figure must stay this, byte for byte.
 func previousNumJSON(n Num) string {
@@ -75,7 +75,7 @@ func FuzzNumJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, bits uint64) {
 		n := Num(math.Float64frombits(bits))
 		want := previousNumJSON(n)
-		if got := string(n.appendJSON(nil)); got != want {
+		if got := string(n.AppendJSON(nil)); got != want {
 			t.Fatalf("Num(%v) written %q, want %q", float64(n), got, want)
 		}
 	})
@@ -193,6 +193,6 @@ func BenchmarkNumJSON(b *testing.B) {
 	figures := []Num{6.99825043739, 0.00377791770066, 3001.99950012, 0.0335294117647, 8847.82179455, 3.456e6}
 	var buf []byte
 	for i := range b.N {
-		buf = figures[i%len(figures)].appendJSON(buf[:0])
+		buf = figures[i%len(figures)].AppendJSON(buf[:0])
 	}
 }

@@ -34,16 +34,16 @@ const jsonDigits = 12
 // or null when it is unknown.
 func (n Num) MarshalJSON() ([]byte, error) {
 	var buf [32]byte
-	return append([]byte(nil), n.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), n.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the figure as MarshalJSON writes it. Rounded to
+// AppendJSON appends the figure as MarshalJSON writes it. Rounded to
 // jsonDigits significant digits and then written shortest, as the figure
 // always was (strconv's 'g' of the rounded value: e-notation for an
 // exponent below -4 or from 6 up); written from one formatting instead of
 // a format, a parse and a format, which were nearly half of the cost of
 // writing a report.
-func (n Num) appendJSON(dst []byte) []byte {
+func (n Num) AppendJSON(dst []byte) []byte {
 	f := float64(n)
 	if !n.Known() {
 		return append(dst, "null"...)
@@ -235,19 +235,19 @@ type Quantiles struct {
 // and eleven scans. TestQuantilesJSON holds it to the tags.
 func (q Quantiles) MarshalJSON() ([]byte, error) {
 	var buf [384]byte
-	return append([]byte(nil), q.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), q.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the quantiles as MarshalJSON writes them.
-func (q Quantiles) appendJSON(dst []byte) []byte {
-	dst = q.Mean.appendJSON(append(dst, `{"mean":`...))
-	dst = q.P50.appendJSON(append(dst, `,"p50":`...))
-	dst = q.P90.appendJSON(append(dst, `,"p90":`...))
-	dst = q.P99.appendJSON(append(dst, `,"p99":`...))
-	dst = q.Observations.appendJSON(append(dst, `,"observations":`...))
-	dst = q.P50Bucket.appendJSON(append(dst, `,"p50_bucket":`...))
-	dst = q.P90Bucket.appendJSON(append(dst, `,"p90_bucket":`...))
-	dst = q.P99Bucket.appendJSON(append(dst, `,"p99_bucket":`...))
+// AppendJSON appends the quantiles as MarshalJSON writes them.
+func (q Quantiles) AppendJSON(dst []byte) []byte {
+	dst = q.Mean.AppendJSON(append(dst, `{"mean":`...))
+	dst = q.P50.AppendJSON(append(dst, `,"p50":`...))
+	dst = q.P90.AppendJSON(append(dst, `,"p90":`...))
+	dst = q.P99.AppendJSON(append(dst, `,"p99":`...))
+	dst = q.Observations.AppendJSON(append(dst, `,"observations":`...))
+	dst = q.P50Bucket.AppendJSON(append(dst, `,"p50_bucket":`...))
+	dst = q.P90Bucket.AppendJSON(append(dst, `,"p90_bucket":`...))
+	dst = q.P99Bucket.AppendJSON(append(dst, `,"p99_bucket":`...))
 	return append(dst, '}')
 }
 
@@ -295,16 +295,16 @@ func (b QuantileBucket) MarshalJSON() ([]byte, error) {
 	// Written by hand: a nested json.Marshal per quantile was half of
 	// the cost of a --jsonl line.
 	var buf [64]byte
-	return append([]byte(nil), b.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), b.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the bucket as MarshalJSON writes it.
-func (b QuantileBucket) appendJSON(dst []byte) []byte {
+// AppendJSON appends the bucket as MarshalJSON writes it.
+func (b QuantileBucket) AppendJSON(dst []byte) []byte {
 	if !b.known() {
 		return append(dst, "null"...)
 	}
-	dst = b.Lower.appendJSON(append(dst, '['))
-	return append(b.Upper.appendJSON(append(dst, ',')), ']')
+	dst = b.Lower.AppendJSON(append(dst, '['))
+	return append(b.Upper.AppendJSON(append(dst, ',')), ']')
 }
 
 // UnmarshalJSON reads [lower, upper]; a null upper bound is +Inf, a null

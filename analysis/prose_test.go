@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// TestSentences: each sentence of FULL and of the advice, whole, for the
-// figures that change its form: singular and plural, known and unknown,
-// replicas down, a backlog that clears soon or late.
-func TestSentences(t *testing.T) {
+// TestVerdictSentences: the sentences of the verdicts, whole, for the
+// figures that change their form: singular and plural, what holds the
+// batch, a restart, a queue that shrinks.
+func TestVerdictSentences(t *testing.T) {
 	cfg := DefaultConfig()
 	restart := time.Date(2026, 5, 4, 14, 3, 7, 0, time.UTC)
 	full := &evidence{Trail: trail{Queue: gaugeStats{First: 12, Last: 41, N: 5}, Running: gaugeStats{Last: 256}, Seconds: 4},
@@ -20,23 +20,6 @@ func TestSentences(t *testing.T) {
 	fullFigures.AdmissionRejectionsPerSecond = 1.0 / 30
 	shrinking := &Figures{Queue: Quantiles{Mean: NA}, TTFT: Quantiles{Mean: NA}, Efficiency: NA, WaitingGrowth: -0.5}
 	underCap := &evidence{Trail: trail{Running: gaugeStats{Last: 100}}, BatchCap: 256, BatchCapSince: restart, KVCacheUsage: gaugeStats{Last: 0.5}}
-
-	grown := Advice{Replicas: 4, ArrivalsPerSecond: 13.8, SuccessfulPerSecond: 12, QueueGrowthPerSecond: 1.8,
-		CapacityPerReplica: 3, AtCapacity: 4, Full: 4, CapacityReplicas: 4, ReplicasByCapacity: 5, BacklogClearSeconds: NA}
-	down := grown
-	down.Uncounted, down.SuccessfulPerSecond, down.RejectionsPerSecond = 2, NA, 0.5
-	slowDrain := grown
-	slowDrain.BacklogClearSeconds, slowDrain.RecommendedReplicas = 600, 6
-	soonDrain := grown
-	soonDrain.BacklogClearSeconds, soonDrain.RecommendedReplicas = 40, 6
-	oneAtCap := Advice{Replicas: 3, AtCapacity: 1, Full: 0, QueueGrowthPerSecond: -0.25, ArrivalsPerSecond: 4, CapacityPerReplica: NA}
-	noCapacity := Advice{Replicas: 1, AtCapacity: 1, Full: 1, CapacityReplicas: 1, QueueGrowthPerSecond: 2}
-	hpa := Advice{Replicas: 4, HPAMetric: "vllm:num_requests_waiting", WaitingTargetPerReplica: 6, CapacityPerReplica: 3,
-		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8}
-	hpaWithin := hpa
-	hpaWithin.HPADesired, hpaWithin.HPAWithinTolerance, hpaWithin.ReplicasByQueue = 4, true, 4
-	hpaUnmeasured := Advice{HPAMetric: "sglang:num_queue_reqs", WaitingTargetPerReplica: NA, TargetQueueSeconds: 2, HPADesired: NA}
-
 	tests := []struct {
 		name string
 		got  string
@@ -73,7 +56,32 @@ func TestSentences(t *testing.T) {
 			"add replicas; scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes)"},
 		{"FULL's action, no capacity", scaleOnWords("add replicas; ", "vllm:num_requests_waiting", NA, NA, 2),
 			"add replicas; scale on vllm:num_requests_waiting with target a full replica's successful req/s × 2s, once one is measured"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
 
+// TestAdviceSentences: the sentences of the fleet's advice, whole: known
+// and unknown figures, replicas down, a backlog that clears soon or late.
+func TestAdviceSentences(t *testing.T) {
+	grown := Advice{Replicas: 4, ArrivalsPerSecond: 13.8, SuccessfulPerSecond: 12, QueueGrowthPerSecond: 1.8,
+		CapacityPerReplica: 3, AtCapacity: 4, Full: 4, CapacityReplicas: 4, ReplicasByCapacity: 5, BacklogClearSeconds: NA}
+	down := grown
+	down.Uncounted, down.SuccessfulPerSecond, down.RejectionsPerSecond = 2, NA, 0.5
+	slowDrain := grown
+	slowDrain.BacklogClearSeconds, slowDrain.RecommendedReplicas = 600, 6
+	soonDrain := grown
+	soonDrain.BacklogClearSeconds, soonDrain.RecommendedReplicas = 40, 6
+	oneAtCap := Advice{Replicas: 3, AtCapacity: 1, Full: 0, QueueGrowthPerSecond: -0.25, ArrivalsPerSecond: 4, CapacityPerReplica: NA}
+	noCapacity := Advice{Replicas: 1, AtCapacity: 1, Full: 1, CapacityReplicas: 1, QueueGrowthPerSecond: 2}
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
 		{"add by capacity", grown.addWords(5, 13.8, 3, 0),
 			"add 1: 13.8 req/s arrive, 12 succeed, a full replica does 3: 4 up → 5"},
 		{"add by capacity, replicas down", down.addWords(5, 13.8, 3, 0),
@@ -109,6 +117,28 @@ func TestSentences(t *testing.T) {
 		{"backlog", slowDrain.backlogSummary(nil, 300)[0],
 			"backlog 300 waiting: clears in about 10 min at 6 replicas; 5 would clear it in about 5 min"},
 		{"replicas down", down.uncountedSummary(nil)[0], "2 of 6 replicas down: not counted, neither their demand nor their capacity"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s:\n got %q\nwant %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// TestHPASentence: the fleet's HPA line, whole: the setting, what the HPA
+// asks for now and why, within its tolerance, and before a capacity is
+// measured.
+func TestHPASentence(t *testing.T) {
+	hpa := Advice{Replicas: 4, HPAMetric: "vllm:num_requests_waiting", WaitingTargetPerReplica: 6, CapacityPerReplica: 3,
+		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8}
+	hpaWithin := hpa
+	hpaWithin.HPADesired, hpaWithin.HPAWithinTolerance, hpaWithin.ReplicasByQueue = 4, true, 4
+	hpaUnmeasured := Advice{HPAMetric: "sglang:num_queue_reqs", WaitingTargetPerReplica: NA, TargetQueueSeconds: 2, HPADesired: NA}
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
 		{"the HPA", hpa.autoscalerWords(),
 			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 10 waiting it asks for 7 (ceil(4 × 10 ÷ 6)); its 5 min scale-down window holds 8"},
 		{"the HPA within its tolerance", hpaWithin.autoscalerWords(),

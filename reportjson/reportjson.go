@@ -27,8 +27,9 @@ import (
 // The writer here is encoding/json's own walk, compiled once per type from
 // the same rules (field names from the tags, omitempty and omitzero,
 // embedded structs and their precedence, sorted map keys, the same string
-// escaping), that appends the figures of this package directly. What it
-// does not know it leaves to encoding/json: other Marshalers are called
+// escaping), that appends the analysis' figures directly (their
+// AppendJSON). What it does not know it leaves to encoding/json: other
+// Marshalers are called
 // through json.Marshal, and a type whose encoding depends on being
 // addressable, or that encoding/json rejects, is not compiled at all, so
 // that the caller writes the value with encoding/json instead.
@@ -235,9 +236,9 @@ var (
 )
 
 // knownJSONAppender is the appender of a type whose MarshalJSON this
-// package knows: the figures, written by the appendJSON their MarshalJSON
-// wraps (valid, compact JSON, so encoding/json's re-scan leaves it as it
-// is), and times. Nil for any other type.
+// package knows: the analysis' figures, written by the AppendJSON their
+// MarshalJSON wraps (valid, compact JSON, so encoding/json's re-scan
+// leaves it as it is), and times. Nil for any other type.
 func knownJSONAppender(t reflect.Type) jsonAppender {
 	switch t {
 	case numType:

@@ -29,10 +29,10 @@ import (
 // embedded structs and their precedence, sorted map keys, the same string
 // escaping), that appends the analysis' figures directly (their
 // AppendJSON). What it does not know it leaves to encoding/json: other
-// Marshalers are called
-// through json.Marshal, and a type whose encoding depends on being
-// addressable, or that encoding/json rejects, is not compiled at all, so
-// that the caller writes the value with encoding/json instead.
+// Marshalers are called through json.Marshal, and a type whose encoding
+// depends on being addressable, or that encoding/json rejects, is not
+// compiled at all, so that the caller writes the value with encoding/json
+// instead.
 // TestAppendJSONGolden, TestAppendJSONFilledReports, TestAppendJSONEdges
 // and FuzzReportJSON hold it to encoding/json.
 

@@ -244,7 +244,7 @@ func (b *builder) apply(fd *fold, acc *engineAcc) {
 		b.readScalar(f, catalogue.Scalar(fd.which), acc, fd.t, fd.m)
 	case foldFinished:
 		if v, ok := scalarValue(fd.t, fd.m); ok {
-			acc.series.Finished[fd.which] = nanAdd(acc.series.Finished[fd.which], v)
+			acc.series.Finished[fd.which] = catalogue.NanAdd(acc.series.Finished[fd.which], v)
 		}
 	case foldHistogram:
 		b.readHistogram(fd, f, acc)
@@ -305,11 +305,11 @@ func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metri
 		blocks, err1 := strconv.ParseFloat(labelValue(m, "num_gpu_blocks"), 64)
 		size, err2 := strconv.ParseFloat(labelValue(m, "block_size"), 64)
 		if err1 == nil && err2 == nil {
-			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, blocks*size)
+			b.sample.KVCapacityTokens = catalogue.NanAdd(b.sample.KVCapacityTokens, blocks*size)
 		}
 	case catalogue.ReadKVCapacity:
 		if v, ok := scalarValue(t, m); ok && v >= 0 {
-			b.sample.KVCapacityTokens = nanAdd(b.sample.KVCapacityTokens, v)
+			b.sample.KVCapacityTokens = catalogue.NanAdd(b.sample.KVCapacityTokens, v)
 		}
 	case catalogue.ReadLoRA:
 		b.readLoRA(t, m)
@@ -319,15 +319,15 @@ func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metri
 		}
 	case catalogue.ReadRSS:
 		if v, ok := scalarValue(t, m); ok {
-			b.sample.ProcessRSSBytes = nanAdd(b.sample.ProcessRSSBytes, v)
+			b.sample.ProcessRSSBytes = catalogue.NanAdd(b.sample.ProcessRSSBytes, v)
 		}
 	case catalogue.ReadGC:
 		if v, ok := scalarValue(t, m); ok {
-			b.sample.GCCollections = nanAdd(b.sample.GCCollections, v)
+			b.sample.GCCollections = catalogue.NanAdd(b.sample.GCCollections, v)
 		}
 	case catalogue.ReadHTTP:
 		if v, ok := scalarValue(t, m); ok {
-			b.sample.HTTPRequests = nanAdd(b.sample.HTTPRequests, v)
+			b.sample.HTTPRequests = catalogue.NanAdd(b.sample.HTTPRequests, v)
 		}
 	}
 }
@@ -345,11 +345,11 @@ func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engine
 		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
 	}
 	if sc == catalogue.KVCacheUsage {
-		acc.kvSum = nanAdd(acc.kvSum, v)
+		acc.kvSum = catalogue.NanAdd(acc.kvSum, v)
 		acc.kvN++
 		return
 	}
-	acc.series.Scalars[sc] = nanAdd(acc.series.Scalars[sc], v)
+	acc.series.Scalars[sc] = catalogue.NanAdd(acc.series.Scalars[sc], v)
 }
 
 // splitScalar returns the scalar a series of f feeds: f's own, or the one
@@ -386,7 +386,7 @@ func (b *builder) readHistogram(fd *fold, f *catalogue.Read, acc *engineAcc) {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
 	dst := &acc.series.Histograms[which]
-	if !mergeBuckets(dst, b.buckets(fd, fd.m.GetHistogram(), dst)) {
+	if !dst.Add(b.buckets(fd, fd.m.GetHistogram(), dst)) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
@@ -414,7 +414,7 @@ func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) ca
 
 // countsFor returns room for the n counts of a histogram to be merged
 // into dst: a slice of the sample's own when dst takes it, else the
-// Ingester's scratch, which mergeBuckets only reads.
+// Ingester's scratch, which Buckets.Add only reads.
 func (b *builder) countsFor(dst *catalogue.Buckets, n int) []float64 {
 	if dst.Present() {
 		if cap(b.in.countScratch) < n {
@@ -444,40 +444,6 @@ func (b *builder) carve(n int) []float64 {
 // minCountSlab is the fewest counts a slab is allocated for: a page of
 // one engine needs some hundreds.
 const minCountSlab = 256
-
-// mergeCopy is mergeBuckets for a src shared elsewhere: when dst is
-// absent it takes a copy of src's counts.
-func (b *builder) mergeCopy(dst *catalogue.Buckets, src catalogue.Buckets) bool {
-	if src.Present() && !dst.Present() {
-		*dst = src
-		dst.Counts = b.carve(len(src.Counts))
-		copy(dst.Counts, src.Counts)
-		return true
-	}
-	return mergeBuckets(dst, src)
-}
-
-// mergeBuckets adds src into dst; when dst is absent it takes src. It
-// returns false when the bounds differ: summing such buckets would be
-// wrong.
-func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets) bool {
-	if !src.Present() {
-		return true
-	}
-	if !dst.Present() {
-		*dst = src
-		return true
-	}
-	if !slices.Equal(dst.Bounds, src.Bounds) {
-		return false
-	}
-	for i, c := range src.Counts {
-		dst.Counts[i] += c
-	}
-	dst.Sum = nanAdd(dst.Sum, src.Sum)
-	dst.Count = nanAdd(dst.Count, src.Count)
-	return true
-}
 
 // finish derives what the engine's page lacks, sums the engines into
 // Total and lists them when there are two or more named ones.
@@ -515,63 +481,18 @@ func (b *builder) finish() catalogue.Sample {
 	return b.sample
 }
 
-// averaged and least are the gauges the total does not sum: KV usage is
-// the mean over engines, the sleep level the lightest sleep (a replica
-// with one engine awake is awake).
-var (
-	averaged = catalogue.KVCacheUsage
-	least    = catalogue.SleepLevel
-)
-
-// total aggregates engines: gauges and counters summed, KV usage averaged
-// over the engines that report it, the sleep level the least, buckets and
-// draft positions summed.
+// total sums the engines into the replica's series (catalogue.Merge); an
+// engine whose buckets of a histogram differ from the others' is left out
+// of that histogram's sum, and said.
 func (b *builder) total(all []*engineAcc) catalogue.Series {
-	t := catalogue.NewSeries()
-	kvSum, kvN := 0.0, 0
+	var m catalogue.Merge
 	for _, e := range all {
-		for s := range catalogue.NumScalars {
-			v := e.series.Scalars[s]
-			switch {
-			case math.IsNaN(v):
-			case s == averaged:
-				kvSum += v
-				kvN++
-			case s == least:
-				if math.IsNaN(t.Scalars[s]) || v < t.Scalars[s] {
-					t.Scalars[s] = v
-				}
-			default:
-				t.Scalars[s] = nanAdd(t.Scalars[s], v)
-			}
-		}
-		for r, v := range e.series.Finished {
-			if !math.IsNaN(v) {
-				t.Finished[r] = nanAdd(t.Finished[r], v)
-			}
-		}
+		refused := m.Add(&e.series)
 		for h := range catalogue.NumHistograms {
-			if !b.mergeCopy(&t.Histograms[h], e.series.Histograms[h]) {
+			if refused.Has(h) {
 				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
 			}
 		}
-		t.SpecAcceptedPerPos = addPositions(t.SpecAcceptedPerPos, e.series.SpecAcceptedPerPos)
 	}
-	if kvN > 0 {
-		t.Scalars[averaged] = kvSum / float64(kvN)
-	}
-	return t
-}
-
-// addPositions adds an engine's per-position counts into the total's.
-func addPositions(dst, src []float64) []float64 {
-	if len(src) > len(dst) {
-		dst = growNaN(dst, len(src))
-	}
-	for i, v := range src {
-		if !math.IsNaN(v) {
-			dst[i] = nanAdd(dst[i], v)
-		}
-	}
-	return dst
+	return m.Series()
 }

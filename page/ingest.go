@@ -9,6 +9,7 @@ import (
 	"mime"
 	"slices"
 	"strconv"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -184,15 +185,8 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	b := builder{in: in, sample: catalogue.Sample{
-		HasVLLM:          r.hasVLLM,
-		Total:            catalogue.NewSeries(),
-		KVCapacityTokens: math.NaN(),
-		ProcessStartTime: math.NaN(),
-		ProcessRSSBytes:  math.NaN(),
-		GCCollections:    math.NaN(),
-		HTTPRequests:     math.NaN(),
-	}}
+	b := builder{in: in, sample: catalogue.NewSample(time.Time{})}
+	b.sample.HasVLLM = r.hasVLLM
 	if r.dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
 	}
@@ -753,14 +747,6 @@ func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
 		return m.Untyped.GetValue(), true
 	}
 	return 0, false
-}
-
-// nanAdd adds v to an accumulator that starts absent (NaN).
-func nanAdd(acc, v float64) float64 {
-	if math.IsNaN(acc) {
-		return v
-	}
-	return acc + v
 }
 
 func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }

@@ -54,7 +54,7 @@ func (b *builder) readSpecPerPos(acc *engineAcc, t dto.MetricType, m *dto.Metric
 		return
 	}
 	acc.series.SpecAcceptedPerPos = growNaN(acc.series.SpecAcceptedPerPos, pos+1)
-	acc.series.SpecAcceptedPerPos[pos] = nanAdd(acc.series.SpecAcceptedPerPos[pos], v)
+	acc.series.SpecAcceptedPerPos[pos] = catalogue.NanAdd(acc.series.SpecAcceptedPerPos[pos], v)
 }
 
 // growNaN extends s to n entries, the new ones absent.
@@ -110,7 +110,7 @@ func (b *builder) derive(s *catalogue.Series, kind catalogue.EngineKind) {
 	}
 	for _, v := range s.Finished {
 		if !math.IsNaN(v) {
-			s.Scalars[catalogue.FinishedRequests] = nanAdd(s.Scalars[catalogue.FinishedRequests], v)
+			s.Scalars[catalogue.FinishedRequests] = catalogue.NanAdd(s.Scalars[catalogue.FinishedRequests], v)
 		}
 	}
 }

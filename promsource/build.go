@@ -279,15 +279,7 @@ func (b *fleetBuild) replica(key, name string) *replicaBuild {
 func (r *replicaBuild) at(ms int64) *sampleBuild {
 	s := r.times[ms]
 	if s == nil {
-		s = &sampleBuild{engines: map[string]*engineBuild{}}
-		s.sample = catalogue.Sample{
-			Time:             time.UnixMilli(ms),
-			KVCapacityTokens: math.NaN(),
-			ProcessStartTime: math.NaN(),
-			ProcessRSSBytes:  math.NaN(),
-			GCCollections:    math.NaN(),
-			HTTPRequests:     math.NaN(),
-		}
+		s = &sampleBuild{engines: map[string]*engineBuild{}, sample: catalogue.NewSample(time.UnixMilli(ms))}
 		r.times[ms] = s
 	}
 	return s
@@ -346,7 +338,7 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 		}
 		return func(s *sampleBuild, v float64) {
 			e := s.engine(engine)
-			e.series.Finished[reason] = nanAdd(e.series.Finished[reason], v)
+			e.series.Finished[reason] = catalogue.NanAdd(e.series.Finished[reason], v)
 		}
 	case catalogue.ReadHistogram:
 		return func(s *sampleBuild, v float64) { s.engine(engine).addHistogram(row.Histogram, ro.suffix, at, nb, v) }
@@ -355,7 +347,7 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 	case catalogue.ReadFinishedAs:
 		return func(s *sampleBuild, v float64) {
 			e := s.engine(engine)
-			e.series.Finished[row.Finish] = nanAdd(e.series.Finished[row.Finish], v)
+			e.series.Finished[row.Finish] = catalogue.NanAdd(e.series.Finished[row.Finish], v)
 		}
 	case catalogue.ReadSleep:
 		return sleepFold(m, engine)
@@ -364,7 +356,7 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 	case catalogue.ReadKVCapacity:
 		return func(s *sampleBuild, v float64) {
 			if v >= 0 {
-				s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, v)
+				s.sample.KVCapacityTokens = catalogue.NanAdd(s.sample.KVCapacityTokens, v)
 			}
 		}
 	case catalogue.ReadCacheConfig:
@@ -374,7 +366,7 @@ func foldValue(row catalogue.Read, ro role, m model.Metric, engine string, at, n
 			return func(*sampleBuild, float64) {}
 		}
 		return func(s *sampleBuild, _ float64) {
-			s.sample.KVCapacityTokens = nanAdd(s.sample.KVCapacityTokens, blocks*size)
+			s.sample.KVCapacityTokens = catalogue.NanAdd(s.sample.KVCapacityTokens, blocks*size)
 		}
 	}
 	return processFold(row.Kind)
@@ -420,7 +412,7 @@ func specFold(m model.Metric, engine string) func(*sampleBuild, float64) {
 		for len(e.series.SpecAcceptedPerPos) <= pos {
 			e.series.SpecAcceptedPerPos = append(e.series.SpecAcceptedPerPos, math.NaN())
 		}
-		e.series.SpecAcceptedPerPos[pos] = nanAdd(e.series.SpecAcceptedPerPos[pos], v)
+		e.series.SpecAcceptedPerPos[pos] = catalogue.NanAdd(e.series.SpecAcceptedPerPos[pos], v)
 	}
 }
 
@@ -434,11 +426,13 @@ func processFold(kind catalogue.ReadKind) func(*sampleBuild, float64) {
 			}
 		}
 	case catalogue.ReadRSS:
-		return func(s *sampleBuild, v float64) { s.sample.ProcessRSSBytes = nanAdd(s.sample.ProcessRSSBytes, v) }
+		return func(s *sampleBuild, v float64) {
+			s.sample.ProcessRSSBytes = catalogue.NanAdd(s.sample.ProcessRSSBytes, v)
+		}
 	case catalogue.ReadGC:
-		return func(s *sampleBuild, v float64) { s.sample.GCCollections = nanAdd(s.sample.GCCollections, v) }
+		return func(s *sampleBuild, v float64) { s.sample.GCCollections = catalogue.NanAdd(s.sample.GCCollections, v) }
 	case catalogue.ReadHTTP:
-		return func(s *sampleBuild, v float64) { s.sample.HTTPRequests = nanAdd(s.sample.HTTPRequests, v) }
+		return func(s *sampleBuild, v float64) { s.sample.HTTPRequests = catalogue.NanAdd(s.sample.HTTPRequests, v) }
 	}
 	return func(*sampleBuild, float64) {}
 }
@@ -447,11 +441,11 @@ func processFold(kind catalogue.ReadKind) func(*sampleBuild, float64) {
 // summed, over the series of one engine.
 func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
 	if k == catalogue.KVCacheUsage {
-		e.kvSum = nanAdd(e.kvSum, v)
+		e.kvSum = catalogue.NanAdd(e.kvSum, v)
 		e.kvN++
 		return
 	}
-	e.series.Scalars[k] = nanAdd(e.series.Scalars[k], v)
+	e.series.Scalars[k] = catalogue.NanAdd(e.series.Scalars[k], v)
 }
 
 // addHistogram adds one value of a histogram's bucket (the at-th of nb
@@ -468,18 +462,10 @@ func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, at, nb 
 		}
 		hb.counts[at], hb.seen[at] = v, true
 	case "_sum":
-		hb.sum = nanAdd(hb.sum, v)
+		hb.sum = catalogue.NanAdd(hb.sum, v)
 	case "_count":
-		hb.count = nanAdd(hb.count, v)
+		hb.count = catalogue.NanAdd(hb.count, v)
 	}
-}
-
-// nanAdd adds v to acc, where NaN means "nothing yet".
-func nanAdd(acc, v float64) float64 {
-	if math.IsNaN(acc) {
-		return v
-	}
-	return acc + v
 }
 
 // samples returns the replica's scrapes, oldest first, each with its
@@ -492,7 +478,13 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 	slices.Sort(times)
 	out := make([]catalogue.Sample, 0, len(times))
 	for _, ms := range times {
-		out = append(out, r.times[ms].finish(r.sorted))
+		s, warnings := r.times[ms].finish(r.sorted)
+		out = append(out, s)
+		for _, w := range warnings {
+			if !slices.Contains(r.warnings, w) {
+				r.warnings = append(r.warnings, w)
+			}
+		}
 	}
 	if len(r.targets) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
@@ -505,8 +497,8 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 
 // finish assembles the scrape: engines sorted as the page parser sorts
 // them, their sum in Total, and the engines listed when two or more are
-// named.
-func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
+// named; and what summing them has to say.
+func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []string) {
 	names := make([]string, 0, len(s.engines))
 	for n := range s.engines {
 		names = append(names, n)
@@ -521,7 +513,8 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 		}
 	}
 	out := s.sample
-	out.Total = total(series)
+	var warnings []string
+	out.Total, warnings = total(names, series)
 	if named >= 2 {
 		out.Engines = make([]catalogue.Engine, 0, named)
 		for i, n := range names {
@@ -530,7 +523,7 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 			}
 		}
 	}
-	return out
+	return out, warnings
 }
 
 // finish returns the engine's series, histograms on the replica's bounds
@@ -544,7 +537,7 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 		// Counted by reason only: their sum, as the page parser derives it.
 		for _, v := range s.Finished {
 			if !math.IsNaN(v) {
-				s.Scalars[catalogue.FinishedRequests] = nanAdd(s.Scalars[catalogue.FinishedRequests], v)
+				s.Scalars[catalogue.FinishedRequests] = catalogue.NanAdd(s.Scalars[catalogue.FinishedRequests], v)
 			}
 		}
 	}
@@ -565,84 +558,23 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 	return s
 }
 
-// total sums engines: gauges and counters summed, KV usage averaged over
-// the engines that report it, buckets summed bound by bound.
-func total(engines []catalogue.Series) catalogue.Series {
+// total sums the engines (catalogue.Merge), and says which were left out
+// of a histogram's sum for buckets unlike the others'.
+func total(names []string, engines []catalogue.Series) (catalogue.Series, []string) {
 	if len(engines) == 1 {
-		return engines[0]
+		return engines[0], nil
 	}
-	t := catalogue.NewSeries()
-	kvSum, kvN := 0.0, 0
-	for _, e := range engines {
-		for k, v := range e.Scalars {
-			switch {
-			case math.IsNaN(v):
-			case catalogue.Scalar(k) == catalogue.KVCacheUsage:
-				kvSum += v
-				kvN++
-			default:
-				t.Scalars[k] = nanAdd(t.Scalars[k], v)
-			}
-		}
-		for r, v := range e.Finished {
-			if !math.IsNaN(v) {
-				t.Finished[r] = nanAdd(t.Finished[r], v)
-			}
-		}
-		for h := range e.Histograms {
-			t.Histograms[h] = sumBuckets(t.Histograms[h], e.Histograms[h])
-		}
-		for p, v := range e.SpecAcceptedPerPos {
-			for len(t.SpecAcceptedPerPos) <= p {
-				t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
-			}
-			if !math.IsNaN(v) {
-				t.SpecAcceptedPerPos[p] = nanAdd(t.SpecAcceptedPerPos[p], v)
+	var m catalogue.Merge
+	var warnings []string
+	for i := range engines {
+		refused := m.Add(&engines[i])
+		for h := range catalogue.NumHistograms {
+			if refused.Has(h) {
+				warnings = append(warnings, fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), names[i]))
 			}
 		}
 	}
-	if kvN > 0 {
-		t.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
-	}
-	return t
-}
-
-// sumBuckets adds b into a on the union of their bounds.
-func sumBuckets(a, b catalogue.Buckets) catalogue.Buckets {
-	if !b.Present() {
-		return a
-	}
-	if !a.Present() {
-		return catalogue.Buckets{Bounds: b.Bounds, Counts: slices.Clone(b.Counts), Sum: b.Sum, Count: b.Count}
-	}
-	bounds := a.Bounds
-	if !slices.Equal(a.Bounds, b.Bounds) {
-		bounds = slices.Compact(slices.Sorted(slices.Values(slices.Concat(a.Bounds, b.Bounds))))
-	}
-	counts := make([]float64, len(bounds))
-	for i, le := range bounds {
-		counts[i] = addKnown(countAt(a, le), countAt(b, le))
-	}
-	return catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: addKnown(a.Sum, b.Sum), Count: addKnown(a.Count, b.Count)}
-}
-
-// addKnown adds what is known of a and b: NaN only when both are.
-func addKnown(a, b float64) float64 {
-	switch {
-	case math.IsNaN(a):
-		return b
-	case math.IsNaN(b):
-		return a
-	}
-	return a + b
-}
-
-// countAt is the count of the bucket with that bound, NaN when none.
-func countAt(b catalogue.Buckets, le float64) float64 {
-	if i, ok := slices.BinarySearch(b.Bounds, le); ok {
-		return b.Counts[i]
-	}
-	return math.NaN()
+	return m.Series(), warnings
 }
 
 // upFailures returns the scrapes Prometheus failed (up is 0) of the

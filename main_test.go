@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,93 +25,6 @@ import (
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
 )
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// coverDir, from $VTOP_COVERDIR, builds the binary with coverage counters
-// and has every run of it write them there: CI measures the command line's
-// coverage this way (go tool covdata percent -i DIR).
-var coverDir = os.Getenv("VTOP_COVERDIR")
-
-// vtopBinary builds the command once per test run.
-func vtopBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "vtop-bin")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "vtop")
-		args := []string{"build", "-o", binPath}
-		if coverDir != "" {
-			args = append(args, "-cover", "-coverpkg=github.com/vtop-dev/vtop/...")
-		}
-		build := exec.Command("go", append(args, ".")...)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0") // as the README builds it
-		out, err := build.CombinedOutput()
-		if err != nil {
-			binErr = errors.New(string(out))
-		}
-	})
-	if binErr != nil {
-		t.Fatalf("go build: %v", binErr)
-	}
-	return binPath
-}
-
-// coverEnv is the environment a run of the binary needs to write its
-// coverage counters: none unless $VTOP_COVERDIR is set.
-func coverEnv(t *testing.T) []string {
-	t.Helper()
-	if coverDir == "" {
-		return nil
-	}
-	dir, err := filepath.Abs(coverDir)
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err != nil {
-		t.Fatalf("VTOP_COVERDIR: %v", err)
-	}
-	return []string{"GOCOVERDIR=" + dir}
-}
-
-// vtopCommand prepares a run of the binary.
-func vtopCommand(t *testing.T, args ...string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(vtopBinary(t), args...)
-	cmd.Env = append(os.Environ(), coverEnv(t)...)
-	return cmd
-}
-
-// runVtop runs the binary and returns stdout, stderr and the exit code.
-func runVtop(t *testing.T, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := vtopCommand(t, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	code := exitStatus(t, cmd.Run(), args)
-	return stdout.String(), stderr.String(), code
-}
-
-// exitStatus is the exit code of a finished run whose Wait or Run returned
-// err.
-func exitStatus(t *testing.T, err error, args []string) int {
-	t.Helper()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("vtop %v: %v", args, err)
-	}
-	return 0
-}
 
 // reading is one saved page of the lesson's server.
 type reading struct {
@@ -185,7 +97,7 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 	writePage(t, before, reading{running: 48, finished: 12040, generationTokens: 3612000, ttftSum: 2516})
 	writePage(t, after, reading{running: 48, finished: 12400, generationTokens: 3720000, ttftSum: 2696})
 
-	stdout, stderr, code := runVtop(t, "analyze", before, after, "--seconds", "60", "--json")
+	stdout, stderr, code := testutil.RunVtop(t, "analyze", before, after, "--seconds", "60", "--json")
 	if code != command.ExitHealthy {
 		t.Fatalf("exit code %d, want %d (healthy); stderr: %s", code, command.ExitHealthy, stderr)
 	}
@@ -231,7 +143,7 @@ func TestAnalyzeWorkedExample(t *testing.T) {
 		t.Errorf("prefix_cache_hit_rate = %v for a page without prefix-cache counters, want null", *r.PrefixCacheHitRate)
 	}
 
-	text, _, _ := runVtop(t, "analyze", before, after, "--seconds", "60")
+	text, _, _ := testutil.RunVtop(t, "analyze", before, after, "--seconds", "60")
 	for _, want := range []string{"HEALTHY", "6 req/s", "1,800 gen tok/s", "time running 8s", "mean TTFT 500ms"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text)
@@ -321,7 +233,7 @@ func TestAnalyzeReadings(t *testing.T) {
 				}
 			}
 			args := append([]string{"analyze", before, after, "--json"}, tt.args...)
-			stdout, stderr, code := runVtop(t, args...)
+			stdout, stderr, code := testutil.RunVtop(t, args...)
 			if code != tt.wantCode {
 				t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
 			}
@@ -408,7 +320,7 @@ func TestOnceExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			stdout, stderr, code := runVtop(t, tt.args...)
+			stdout, stderr, code := testutil.RunVtop(t, tt.args...)
 			if code != tt.wantCode {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.wantCode, stdout, stderr)
 			}
@@ -503,7 +415,7 @@ func TestRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			stdout, stderr, code := runVtop(t, tt.args...)
+			stdout, stderr, code := testutil.RunVtop(t, tt.args...)
 			if code != command.ExitUsage {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, command.ExitUsage, stdout, stderr)
 			}
@@ -536,11 +448,11 @@ func TestJSONLDuration(t *testing.T) {
 	url := serveScenario(t, sim.Healthy)
 	const duration = 3 * time.Second
 	args := []string{"--jsonl", "--duration", duration.String(), "--interval", "500ms", "--window", "1s", url}
-	cmd := vtopCommand(t, args...)
+	cmd := testutil.VtopCommand(t, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	code := exitStatus(t, runWithin(t, cmd, duration+30*time.Second), args)
+	code := testutil.ExitStatus(t, testutil.RunWithin(t, cmd, duration+30*time.Second), args)
 	took := time.Since(start)
 	if code != command.ExitHealthy || stderr.Len() > 0 {
 		t.Fatalf("exit code %d, stderr %q; want 0 and nothing", code, stderr.String())
@@ -585,10 +497,10 @@ func TestJSONLWriteFails(t *testing.T) {
 			t.Skipf("no /dev/full on this system: %v", err)
 		}
 		defer full.Close()
-		cmd := vtopCommand(t, args...)
+		cmd := testutil.VtopCommand(t, args...)
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = full, &stderr
-		code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+		code := testutil.ExitStatus(t, testutil.RunWithin(t, cmd, 30*time.Second), args)
 		if code != command.ExitFailure {
 			t.Errorf("exit code %d, want %d; stderr: %s", code, command.ExitFailure, stderr.String())
 		}
@@ -598,7 +510,7 @@ func TestJSONLWriteFails(t *testing.T) {
 	})
 
 	t.Run("closed pipe", func(t *testing.T) {
-		cmd := vtopCommand(t, args...)
+		cmd := testutil.VtopCommand(t, args...)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -611,7 +523,7 @@ func TestJSONLWriteFails(t *testing.T) {
 			t.Fatalf("first line %q, %v; want a JSON report", first, err)
 		}
 		out.Close() // the reader leaves, as head does
-		err = waitWithin(t, cmd, 30*time.Second)
+		err = testutil.WaitWithin(t, cmd, 30*time.Second)
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
 			t.Fatalf("vtop exited 0 after its reader left (%v), want an error", err)
@@ -622,37 +534,11 @@ func TestJSONLWriteFails(t *testing.T) {
 	})
 }
 
-// runWithin runs cmd and fails the test if it has not ended after limit:
-// a run that should stop by itself must not hang the test.
-func runWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
-	t.Helper()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return waitWithin(t, cmd, limit)
-}
-
-// waitWithin waits for a started cmd, killing it after limit.
-func waitWithin(t *testing.T, cmd *exec.Cmd, limit time.Duration) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(limit):
-		_ = cmd.Process.Kill()
-		<-done
-		t.Fatalf("vtop %v still running after %v", cmd.Args[1:], limit)
-		return nil
-	}
-}
-
 // `vtop sim` prints one URL per line once every replica listens, and each
 // URL serves a vLLM page, of as many engines as --data-parallel says, until the
 // command is interrupted.
 func TestSimCommandServesReplicas(t *testing.T) {
-	cmd := vtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s", "--data-parallel", "3")
+	cmd := testutil.VtopCommand(t, "sim", "--replicas", "3", "--scenario", "healthy", "--warm-up", "30s", "--data-parallel", "3")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -715,7 +601,7 @@ func TestSimFaults(t *testing.T) {
 			for _, f := range tt.faults {
 				args = append(args, "--fault", f)
 			}
-			urls := startSim(t, args, 2)
+			urls := testutil.StartVtop(t, args, 2)
 			client := &http.Client{Timeout: 2 * time.Second}
 			for i, want := range tt.want {
 				status, body, err := get(client, urls[i])
@@ -728,37 +614,6 @@ func TestSimFaults(t *testing.T) {
 			}
 		})
 	}
-}
-
-// startSim runs `vtop ARGS` (a sim command) until the test ends and
-// returns the n URLs it prints.
-func startSim(t *testing.T, args []string, n int) []string {
-	t.Helper()
-	cmd := vtopCommand(t, args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-	})
-	lines := bufio.NewScanner(stdout)
-	var urls []string
-	for len(urls) < n && lines.Scan() {
-		urls = append(urls, lines.Text())
-	}
-	if len(urls) < n {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("vtop %v printed %d URLs, want %d; stderr: %s", args, len(urls), n, stderr.String())
-	}
-	return urls
 }
 
 // get fetches a URL: the status, the body read to its end, and the error
@@ -788,7 +643,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"--version"}, []string{"vtop dev"}, nil},
 	}
 	for _, tt := range tests {
-		stdout, stderr, code := runVtop(t, tt.args...)
+		stdout, stderr, code := testutil.RunVtop(t, tt.args...)
 		if code != command.ExitHealthy || stderr != "" {
 			t.Errorf("vtop %v: exit code %d, stderr %q; want 0 and nothing", tt.args, code, stderr)
 		}
@@ -823,7 +678,7 @@ func TestDashboardWithoutTerminal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := []string{"--demo", "--demo-fleet", "1"}
-			cmd := vtopCommand(t, args...)
+			cmd := testutil.VtopCommand(t, args...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: tt.setsid}
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -835,7 +690,7 @@ func TestDashboardWithoutTerminal(t *testing.T) {
 				defer f.Close()
 				cmd.Stdout = f
 			}
-			code := exitStatus(t, runWithin(t, cmd, 30*time.Second), args)
+			code := testutil.ExitStatus(t, testutil.RunWithin(t, cmd, 30*time.Second), args)
 			msg := stderr.String()
 			if code != command.ExitUsage {
 				t.Errorf("exit code %d, want %d; stderr %q", code, command.ExitUsage, msg)
@@ -860,7 +715,7 @@ func TestBinaryIsStatic(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the check reads an ELF binary")
 	}
-	f, err := elf.Open(vtopBinary(t))
+	f, err := elf.Open(testutil.VtopBinary(t))
 	if err != nil {
 		t.Fatal(err)
 	}

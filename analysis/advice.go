@@ -130,14 +130,12 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.addByCapacity(backlog)
 	case a.AtCapacity > 0:
 		a.Action, a.Basis = "add", "queue"
-		a.Recommendation = a.addWithoutCount(sentence("add replicas: ").plural(float64(a.AtCapacity), "replica").text(" ").text(a.fullWord())).String()
+		a.Recommendation = a.addWithoutCount("add replicas: " + plural(float64(a.AtCapacity), "replica") + " " + a.fullWord())
 	case !a.ArrivalsPerSecond.Known():
 		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
 	case a.queueGrows(backlog):
 		a.Action, a.Basis = "add", "queue"
-		p := sentence("add replicas: the queue grows by ").amount(a.QueueGrowthPerSecond.Float()).text("/s (").
-			count(backlog.Float()).text(" waiting) with no replica FULL yet")
-		a.Recommendation = a.addWithoutCount(p).String()
+		a.Recommendation = a.queueGrowsWords(backlog)
 	default:
 		a.keep(backlog)
 	}
@@ -241,30 +239,7 @@ func (a *Advice) addByCapacity(backlog Num) {
 	if s := spare(rec); backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
-	p := sentence("add ").count(rec - up).text(": ").perSecond(demand).text(" arrive, ")
-	if a.SuccessfulPerSecond.Known() {
-		p = p.amount(a.SuccessfulPerSecond.Float()).text(" succeed, ")
-	}
-	p = p.text("a full replica does ").amount(capacity).text(": ").int(a.Replicas).text(" up")
-	if a.Uncounted > 0 {
-		p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
-	}
-	p = p.text(" → ").count(rec)
-	a.Recommendation = a.backlogWords(p, backlog).String()
-}
-
-// backlogWords appends how soon the backlog clears at the count advised,
-// or, when that is beyond backlogDrainAim, how many would clear it within
-// it: a drain of hours, read off a small spare, is noise more than a time.
-func (a *Advice) backlogWords(p prose, backlog Num) prose {
-	if !a.BacklogClearSeconds.Known() {
-		return p
-	}
-	p = p.text("; backlog ").count(backlog.Float())
-	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
-		return p.text(": ").count(a.replicasFor(backlog.Float() / aim)).text(" would clear it in about ").text(roughDuration(aim))
-	}
-	return p.text(" clears in about ").text(roughDuration(a.BacklogClearSeconds.Float()))
+	a.Recommendation = a.addWords(rec, demand, capacity, backlog)
 }
 
 // roomAtFull is the advice when replicas are FULL but the replicas up
@@ -276,48 +251,17 @@ func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
 	if s := up*capacity - demand; backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
-	carry := func(p prose) prose {
-		p = p.int(a.Replicas).text(" up")
-		if a.Uncounted > 0 {
-			p = p.text(" (").int(a.Uncounted).text(" down uncounted)")
-		}
-		return p.text(" carry the ").perSecond(demand).text(" arriving at ").amount(capacity).text(" a full replica does")
-	}
-	var p prose
+	a.Action = "drain"
 	if a.QueueGrowthPerSecond > 0 {
 		a.Action = "rebalance"
-		p = carry(sentence("spread the load: ")).text(", but ").int(a.AtCapacity).text(" ").text(isAre(float64(a.AtCapacity))).
-			text(" ").text(a.fullWord()).text(" with the queue growing by ").amount(a.QueueGrowthPerSecond.Float()).text("/s while others have room")
-	} else {
-		a.Action = "drain"
-		p = carry(sentence("no replica to add: ")).text("; ").int(a.AtCapacity).text(" ").text(a.fullWord()).text(" ").text(isAre(float64(a.AtCapacity))).
-			text(" clearing a backlog")
 	}
-	a.Recommendation = a.backlogWords(p, backlog).String()
+	a.Recommendation = a.roomWords(demand, capacity, backlog)
 }
 
 // replicasFor is how many replicas carry the demand and extra req/s more
 // spread evenly, each finishing what a full one does.
 func (a *Advice) replicasFor(extra float64) float64 {
 	return math.Max(1, math.Ceil((a.ArrivalsPerSecond.Float()+extra)/a.CapacityPerReplica.Float()))
-}
-
-// addWithoutCount finishes an "add replicas" said without a count: the
-// queue's growth, and when the count will come.
-func (a *Advice) addWithoutCount(p prose) prose {
-	if a.AtCapacity > 0 && a.QueueGrowthPerSecond > 0 {
-		p = p.text(", the queue grows by ").amount(a.QueueGrowthPerSecond.Float()).text("/s")
-	}
-	switch {
-	case a.CapacityReplicas > 0:
-		p = p.text("; no count: the FULL replicas finish nothing successfully")
-	default:
-		p = p.text("; a count once a replica has been FULL for ").int(fullMinSamples).text(" readings and shows its capacity")
-	}
-	if a.Uncounted > 0 {
-		p = p.text("; ").int(a.Uncounted).text(" down, not counted")
-	}
-	return p
 }
 
 // keep is the advice with no replica FULL and no queue growing. Fewer
@@ -327,90 +271,7 @@ func (a *Advice) addWithoutCount(p prose) prose {
 func (a *Advice) keep(backlog Num) {
 	a.Action, a.Basis = "keep", "queue"
 	a.RecommendedReplicas = Num(a.Replicas + a.Uncounted)
-	var p prose
-	if a.Uncounted > 0 {
-		p = sentence("keep the ").int(a.Replicas).text(" up and bring back the ").int(a.Uncounted).text(" down: ")
-	} else {
-		p = sentence("keep ").plural(float64(a.Replicas), "replica").text(": ")
-	}
-	p = p.text("none is FULL and the queue ")
-	if backlog > 0 && a.QueueGrowthPerSecond < 0 {
-		p = p.text("of ").count(backlog.Float()).text(" drains by ").amount(-a.QueueGrowthPerSecond.Float()).text("/s")
-	} else {
-		p = p.text("is not growing")
-	}
-	a.Recommendation = p.String()
-}
-
-// demandSummary appends the sentence of the demand.
-func (a *Advice) demandSummary(s []string) []string {
-	if !a.ArrivalsPerSecond.Known() {
-		return s
-	}
-	p := sentence("demand ").perSecond(a.ArrivalsPerSecond.Float()).text(": what arrives at the ").
-		plural(float64(a.Replicas), "replica").text(" counted (finished, aborts included, plus the growth of batch and queue")
-	if a.RejectionsPerSecond > 0 {
-		p = p.text(", plus ").perSecond(a.RejectionsPerSecond.Float()).text(" refused")
-	}
-	p = p.text(")")
-	if a.SuccessfulPerSecond.Known() {
-		p = p.text("; they finish ").perSecond(a.SuccessfulPerSecond.Float()).text(" successfully")
-		if short := a.ArrivalsPerSecond - a.SuccessfulPerSecond; short > 0 {
-			p = p.text(", ").perSecond(short.Float()).text(" short")
-		}
-	}
-	return append(s, p.String())
-}
-
-// capacitySummary appends the sentence of the capacity: what it is read
-// from, and what it leaves out.
-func (a *Advice) capacitySummary(s []string, aborted Num) []string {
-	switch {
-	case a.CapacityPerReplica.Known():
-		p := sentence("capacity ").amount(a.CapacityPerReplica.Float()).text(" successful req/s per replica (stop and length, the mean of ").
-			plural(float64(a.CapacityReplicas), "FULL replica").text(" at the cap")
-		if aborted > 0 {
-			p = p.text("; ").perSecond(aborted.Float()).text(" aborted, not counted")
-		}
-		p = p.text(")")
-		if a.ReplicasByCapacity.Known() {
-			p = p.text("; the demand needs ").plural(a.ReplicasByCapacity.Float(), "replica").text(" if spread evenly (ceil(").
-				amount(a.ArrivalsPerSecond.Float()).text(" ÷ ").amount(a.CapacityPerReplica.Float()).text("))")
-		}
-		return append(s, p.String())
-	case a.AtCapacity > 0:
-		return append(s, sentence("capacity not measured yet: ").plural(float64(a.AtCapacity), "replica").
-			text(" FULL, none for ").int(fullMinSamples).text(" readings").String())
-	}
-	return append(s, "capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it")
-}
-
-// backlogSummary appends the sentence of the backlog when one stands and a
-// count was given: how soon it clears, and how many would clear it within
-// backlogDrainAim when that is sooner.
-func (a *Advice) backlogSummary(s []string, backlog Num) []string {
-	if !(backlog > 0) || !a.RecommendedReplicas.Known() || a.Action == "keep" {
-		return s
-	}
-	p := sentence("backlog ").count(backlog.Float()).text(" waiting")
-	if a.BacklogClearSeconds.Known() {
-		p = p.text(": clears in about ").text(roughDuration(a.BacklogClearSeconds.Float())).text(" at ").
-			count(a.RecommendedReplicas.Float()).text(" replicas")
-	}
-	aim := backlogDrainAim.Seconds()
-	if a.BacklogClearSeconds > Num(aim) {
-		p = p.text("; ").count(a.replicasFor(backlog.Float() / aim)).text(" would clear it in about ").text(roughDuration(aim))
-	}
-	return append(s, p.String())
-}
-
-// uncountedSummary appends the sentence of the replicas down.
-func (a *Advice) uncountedSummary(s []string) []string {
-	if a.Uncounted == 0 {
-		return s
-	}
-	return append(s, sentence("").int(a.Uncounted).text(" of ").plural(float64(a.Replicas+a.Uncounted), "replica").
-		text(" down: not counted, neither their demand nor their capacity").String())
+	a.Recommendation = a.keepWords(backlog)
 }
 
 // autoscaler computes the HPA line: the target (waitingTarget), the
@@ -427,31 +288,6 @@ func (a *Advice) autoscaler(now time.Time) {
 	a.ReplicasByQueue = Num(a.HPAWindow[0].Desired)
 }
 
-// autoscalerWords is the HPA line: an autoscaler setting, what it would
-// ask for now, and why.
-func (a *Advice) autoscalerWords() string {
-	p := scaleOnWords(sentence("autoscaler setting, not a count to act on: an HPA would "), a.HPAMetric,
-		a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
-	if !a.HPADesired.Known() {
-		return p.String()
-	}
-	p = p.text("; at a mean of ").amount(a.MeanWaitingPerReplica.Float()).text(" waiting it asks for ")
-	switch {
-	case a.HPAWithinTolerance:
-		p = p.text("no change (within its ").percent(hpaTolerance).text(" tolerance)")
-	case a.HPADesired == 1 && a.MeanWaitingPerReplica == 0:
-		p = p.text("1, its minimum")
-	default:
-		p = p.count(a.HPADesired.Float()).text(" (ceil(").int(a.Replicas).text(" × ").amount(a.MeanWaitingPerReplica.Float()).
-			text(" ÷ ").amount(a.WaitingTargetPerReplica.Float()).text("))")
-	}
-	if a.ReplicasByQueue > a.HPADesired {
-		p = p.text("; its ").text(roughDuration(hpaScaleDownWindow.Seconds())).text(" scale-down window holds ").
-			count(a.ReplicasByQueue.Float())
-	}
-	return p.String()
-}
-
 // waitingTarget is the autoscaling target on the waiting requests per
 // replica: the queue a replica at its cap serves in the target queue time
 // (Little's law, L = λW, with λ what a full replica finishes successfully).
@@ -461,18 +297,6 @@ func waitingTarget(capacity Num, queueSeconds float64) Num {
 		return NA
 	}
 	return capacity * Num(queueSeconds)
-}
-
-// scaleOnWords appends "scale on METRIC with target T per replica (…)":
-// the one wording of the autoscaling target, on a FULL pane and in the
-// fleet's HPA line.
-func scaleOnWords(p prose, metric string, target, capacity Num, queueSeconds float64) prose {
-	p = p.text("scale on ").text(metric).text(" with target ")
-	if !target.Known() {
-		return p.text("a full replica's successful req/s × ").seconds(queueSeconds).text(", once one is measured")
-	}
-	return p.amount(target.Float()).text(" per replica (a ").seconds(queueSeconds).text(" queue at the ").
-		amount(capacity.Float()).text(" successful req/s a full replica finishes)")
 }
 
 // hpaDesired is the Kubernetes HPA's count for an AverageValue target:
@@ -533,20 +357,8 @@ func alignScaleTargets(reps []ReplicaReport, ff *FleetFigures) {
 			if !ok {
 				continue
 			}
-			r.Action = scaleOnWords(sentence(head), waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
-				a.CapacityPerReplica, a.TargetQueueSeconds.Float()).String()
+			r.Action = scaleOnWords(head, waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
+				a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 		}
 	}
-}
-
-// roughDuration writes a duration in seconds as a person would round it:
-// "40 s", "6 min", "2.5 h".
-func roughDuration(secs float64) string {
-	switch {
-	case secs < 90:
-		return count(math.Max(1, math.Round(secs))) + " s"
-	case secs < 90*60:
-		return count(math.Round(secs/60)) + " min"
-	}
-	return amount(math.Round(secs/360)/10) + " h"
 }

@@ -5,25 +5,38 @@ import (
 	"testing"
 )
 
-// countEdges are bucket counts and ranks at the edges: unknown, infinite,
-// signed zeros, the smallest and largest floats.
-var countEdges = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, 2, 2.5, 3,
-	minNormal, minNormal / 2, 5e-324, math.MaxFloat64, -math.MaxFloat64, math.MaxFloat64 / 2, 1e-12, 1 + 1e-12}
-
-// TestAlmostEqualMinAsBefore: almostEqual's built-in min gives what
-// math.Min gave, bit for bit, for every sum it may meet: the edges, their
-// neighbours and their sums.
-func TestAlmostEqualMinAsBefore(t *testing.T) {
-	values := append([]float64(nil), countEdges...)
-	for _, x := range countEdges {
-		values = append(values, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)), -x, x*(1+1e-12))
+// TestAlmostEqual: almostEqual is Prometheus's almost.Equal: equal values
+// and two NaNs are equal; beside a zero or below the smallest normal the
+// difference must be under epsilon × the smallest normal; otherwise the
+// difference over the sum of magnitudes (at most the largest float) must
+// be under epsilon.
+func TestAlmostEqual(t *testing.T) {
+	const eps = 1e-12
+	nan, largest := math.NaN(), math.MaxFloat64
+	tests := []struct {
+		name string
+		a, b float64
+		want bool
+	}{
+		{"two NaNs", nan, nan, true},
+		{"NaN and a number", nan, 1, false},
+		{"equal", 2.5, 2.5, true},
+		{"+0 and -0", 0, math.Copysign(0, -1), true},
+		{"+Inf and +Inf", inf, inf, true},
+		{"+Inf and -Inf", inf, math.Inf(-1), false},
+		{"+Inf and a number", inf, 1, false},
+		{"within the relative tolerance", 1, 1 + 1e-13, true},
+		{"beyond the relative tolerance", 1, 1 + 1e-11, false},
+		{"zero and a small normal", 0, 1e-300, false},
+		{"zero and the smallest subnormal", 0, 5e-324, true},
+		{"two subnormals", 5e-324, 1e-323, true},
+		{"the largest float and its neighbour", largest, math.Nextafter(largest, 0), true},
+		{"the largest float and its half", largest, largest / 2, false},
 	}
-	for _, a := range values {
-		for _, b := range values {
-			absSum := math.Abs(a) + math.Abs(b)
-			got, want := min(absSum, math.MaxFloat64), math.Min(absSum, math.MaxFloat64)
-			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) {
-				t.Fatalf("min(%v, MaxFloat64) = %v, math.Min %v", absSum, got, want)
+	for _, tt := range tests {
+		for _, ab := range [][2]float64{{tt.a, tt.b}, {tt.b, tt.a}} {
+			if got := almostEqual(ab[0], ab[1], eps); got != tt.want {
+				t.Errorf("%s: almostEqual(%v, %v) = %v, want %v", tt.name, ab[0], ab[1], got, tt.want)
 			}
 		}
 	}

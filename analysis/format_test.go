@@ -46,6 +46,17 @@ func TestNumWords(t *testing.T) {
 		{"seconds: minutes stay seconds", Num.Seconds, 125, "125s"},
 		{"seconds: zero", Num.Seconds, 0, "0ms"},
 		{"seconds: unknown", Num.Seconds, NA, "n/a"},
+		{"count: beyond the exact integers", Num.Count, 1e20, "100,000,000,000,000,000,000"},
+		{"count: the last exact integers", Num.Count, 1<<53 + 2, "9,007,199,254,740,994"},
+		{"count: a half rounds away from zero", Num.Count, -1234567.5, "-1,234,568"},
+		{"count: the largest float", Num.Count, math.MaxFloat64, "179,769,313,486,231,570,814,527,423,731,704,356,798,070,567,525,844,996,598,917,476,803,157,260,780,028,538,760,589,558,632,766,878,171,540,458,953,514,382,464,234,321,326,889,464,182,768,467,546,703,537,516,986,049,910,576,551,282,076,245,490,090,389,328,944,075,868,508,455,133,942,304,583,236,903,222,948,165,808,559,332,123,348,274,797,826,204,144,723,168,738,177,180,919,299,881,250,404,026,184,124,858,368"},
+		{"amount: 999.5 rounds to a thousand", Num.Amount, 999.5, "1,000"},
+		{"amount: one decimal rounding to 100", Num.Amount, 99.96, "100"},
+		{"amount: the smallest float is 0", Num.Amount, 5e-324, "0"},
+		{"percent: rounding to 100%", Num.Percent, 0.99996, "100%"},
+		{"percent: infinite is unknown", Num.Percent, Num(math.Inf(-1)), "n/a"},
+		{"seconds: negative milliseconds", Num.Seconds, -0.25, "-250ms"},
+		{"seconds: thousands of seconds", Num.Seconds, 1234.5, "1,235s"},
 	}
 	for _, tt := range tests {
 		if got := tt.got(tt.in); got != tt.want {

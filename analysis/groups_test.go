@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,57 @@ func TestGroupsByModelAndRole(t *testing.T) {
 	}
 	if one.Fleet.Advice.Basis == "groups" {
 		t.Error("one group: the fleet's own advice")
+	}
+}
+
+// TestSoleGroup: a fleet is of one group when at most one model and role
+// is said, the replicas that said none joining it, a unified server
+// counted as one that does not say its role; and fleetGroups then makes
+// that one group of every replica, else one group per key.
+func TestSoleGroup(t *testing.T) {
+	type rep struct {
+		model string
+		role  catalogue.Role
+	}
+	silent := rep{}
+	a, b := rep{"a", catalogue.RoleUnknown}, rep{"b", catalogue.RoleUnknown}
+	aUnified, aPrefill := rep{"a", catalogue.RoleUnified}, rep{"a", catalogue.RolePrefill}
+	tests := []struct {
+		name   string
+		reps   []rep
+		want   groupKey
+		wantOK bool
+	}{
+		{"no replica", nil, groupKey{}, true},
+		{"none said its model", []rep{silent, silent}, groupKey{}, true},
+		{"one model", []rep{a, a}, groupKey{"a", catalogue.RoleUnknown}, true},
+		{"the silent join the one model", []rep{silent, a, silent}, groupKey{"a", catalogue.RoleUnknown}, true},
+		{"unified is no role", []rep{a, aUnified}, groupKey{"a", catalogue.RoleUnknown}, true},
+		{"a silent prefill group", []rep{aPrefill, silent}, groupKey{"a", catalogue.RolePrefill}, true},
+		{"two models", []rep{a, b}, groupKey{}, false},
+		{"two models and the silent", []rep{silent, a, silent, b}, groupKey{}, false},
+		{"one model, two roles", []rep{a, aPrefill}, groupKey{}, false},
+	}
+	cfg := DefaultConfig()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reps := make([]ReplicaReport, len(tt.reps))
+			for i, r := range tt.reps {
+				reps[i] = ReplicaReport{Target: fmt.Sprint("r", i), Model: r.model, Role: r.role, Figures: naFigures()}
+			}
+			got, ok := soleGroup(reps)
+			if got != tt.want || ok != tt.wantOK {
+				t.Fatalf("soleGroup = %v, %v; want %v, %v", got, ok, tt.want, tt.wantOK)
+			}
+			ff := fleetFigures(reps, cfg, t0, nil)
+			fleetGroups(&ff, reps, cfg, t0, nil)
+			switch {
+			case ok && (len(ff.Groups) != 1 || ff.Groups[0].Model != got.model || ff.Groups[0].Role != got.role ||
+				len(ff.Groups[0].Targets) != len(reps)):
+				t.Errorf("one group %v: groups %+v", got, ff.Groups)
+			case !ok && len(ff.Groups) < 2:
+				t.Errorf("several groups: groups %+v", ff.Groups)
+			}
+		})
 	}
 }

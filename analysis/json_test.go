@@ -17,10 +17,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// previousNumJSON is how a figure was written before Num.appendJSON: the
-// figure rounded to jsonDigits digits by a format and a parse, then
-// written shortest. The JSON of every figure must stay this, byte for byte.
-func previousNumJSON(n Num) string {
+// definedNumJSON is a figure's JSON by its definition: the figure rounded
+// to jsonDigits significant digits (a format and a parse), then written
+// shortest; null when unknown. Num.AppendJSON lays the digits of one
+// formatting out instead, and must write these bytes.
+func definedNumJSON(n Num) string {
 	if !n.Known() {
 		return "null"
 	}
@@ -46,8 +47,8 @@ var numJSONCases = []float64{
 	math.NaN(), math.Inf(1), math.Inf(-1),
 }
 
-// TestNumJSON: every figure is written as it was before, at the edges of
-// the formatting and over random floats of every magnitude.
+// TestNumJSON: every figure is written as its definition says, at the
+// edges of the formatting and over random floats of every magnitude.
 func TestNumJSON(t *testing.T) {
 	cases := append([]float64(nil), numJSONCases...)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -59,7 +60,7 @@ func TestNumJSON(t *testing.T) {
 	}
 	for _, f := range cases {
 		n := Num(f)
-		want := previousNumJSON(n)
+		want := definedNumJSON(n)
 		got, err := n.MarshalJSON()
 		if err != nil || string(got) != want {
 			t.Fatalf("Num(%v).MarshalJSON() = %q, %v; want %q", f, got, err, want)
@@ -67,22 +68,22 @@ func TestNumJSON(t *testing.T) {
 	}
 }
 
-// FuzzNumJSON: any float is written as before.
+// FuzzNumJSON: any float is written as its definition says.
 func FuzzNumJSON(f *testing.F) {
 	for _, x := range numJSONCases {
 		f.Add(math.Float64bits(x))
 	}
 	f.Fuzz(func(t *testing.T, bits uint64) {
 		n := Num(math.Float64frombits(bits))
-		want := previousNumJSON(n)
-		if got := string(n.appendJSON(nil)); got != want {
+		want := definedNumJSON(n)
+		if got := string(n.AppendJSON(nil)); got != want {
 			t.Fatalf("Num(%v) written %q, want %q", float64(n), got, want)
 		}
 	})
 }
 
 // quantilesFields is Quantiles without its MarshalJSON: encoding/json
-// writes it from the struct tags, as it wrote Quantiles before.
+// writes it from the struct tags, which define the JSON of Quantiles.
 type quantilesFields Quantiles
 
 // TestQuantilesJSON: the hand-written Quantiles are what encoding/json
@@ -184,5 +185,15 @@ func TestReportJSONGolden(t *testing.T) {
 	}
 	if !bytes.Contains(want, []byte(`null]`)) || !bytes.Contains(want, []byte(`"p50":null`)) {
 		t.Errorf("%s lacks an infinite bound or an n/a quantile: the reports do not cover them", goldenPath)
+	}
+}
+
+// BenchmarkNumJSON writes a figure of the usual kind: a rate that is
+// neither whole nor zero.
+func BenchmarkNumJSON(b *testing.B) {
+	figures := []Num{6.99825043739, 0.00377791770066, 3001.99950012, 0.0335294117647, 8847.82179455, 3.456e6}
+	var buf []byte
+	for i := range b.N {
+		buf = figures[i%len(figures)].AppendJSON(buf[:0])
 	}
 }

@@ -34,16 +34,16 @@ const jsonDigits = 12
 // or null when it is unknown.
 func (n Num) MarshalJSON() ([]byte, error) {
 	var buf [32]byte
-	return append([]byte(nil), n.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), n.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the figure as MarshalJSON writes it. Rounded to
+// AppendJSON appends the figure as MarshalJSON writes it. Rounded to
 // jsonDigits significant digits and then written shortest, as the figure
 // always was (strconv's 'g' of the rounded value: e-notation for an
 // exponent below -4 or from 6 up); written from one formatting instead of
 // a format, a parse and a format, which were nearly half of the cost of
 // writing a report.
-func (n Num) appendJSON(dst []byte) []byte {
+func (n Num) AppendJSON(dst []byte) []byte {
 	f := float64(n)
 	if !n.Known() {
 		return append(dst, "null"...)
@@ -120,13 +120,9 @@ func (n Num) appendJSON(dst []byte) []byte {
 }
 
 // figureDigits returns the jsonDigits digits of f (positive, normal)
-// rounded, and the decimal exponent of the first: from integers where
-// roundedDigits takes f, else from strconv's d.ddddddddddde±XX.
+// rounded, and the decimal exponent of the first, from strconv's
+// d.ddddddddddde±XX.
 func figureDigits(f float64) (digits [jsonDigits]byte, exp int) {
-	if d, exp, ok := roundedDigits(f); ok {
-		putDigits(&digits, d)
-		return digits, exp
-	}
 	var buf [32]byte
 	e := strconv.AppendFloat(buf[:0], f, 'e', jsonDigits-1, 64)
 	digits[0] = e[0]
@@ -138,31 +134,6 @@ func figureDigits(f float64) (digits [jsonDigits]byte, exp int) {
 		exp = -exp
 	}
 	return digits, exp
-}
-
-// digitPairs are the two-digit decimals 00 to 99, written two at a time.
-const digitPairs = "00010203040506070809" +
-	"10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
-	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" +
-	"70717273747576777879" + "80818283848586878889" + "90919293949596979899"
-
-// putDigits writes d (below 10^jsonDigits) as jsonDigits decimal digits,
-// in two halves of 32-bit arithmetic, two digits at a time: a digit at a
-// time was a third of the cost of writing a figure.
-func putDigits(digits *[jsonDigits]byte, d uint64) {
-	const half = jsonDigits / 2
-	putHalf(digits[:half], uint32(d/1e6))
-	putHalf(digits[half:], uint32(d%1e6))
-}
-
-// putHalf writes v (below 10^6) as six digits.
-func putHalf(b []byte, v uint32) {
-	_ = b[5]
-	for i := 4; i >= 0; i -= 2 {
-		p := v % 100 * 2
-		b[i], b[i+1] = digitPairs[p], digitPairs[p+1]
-		v /= 100
-	}
 }
 
 // minExactNormal is well above the subnormal floats, whose few binary
@@ -264,19 +235,19 @@ type Quantiles struct {
 // and eleven scans. TestQuantilesJSON holds it to the tags.
 func (q Quantiles) MarshalJSON() ([]byte, error) {
 	var buf [384]byte
-	return append([]byte(nil), q.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), q.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the quantiles as MarshalJSON writes them.
-func (q Quantiles) appendJSON(dst []byte) []byte {
-	dst = q.Mean.appendJSON(append(dst, `{"mean":`...))
-	dst = q.P50.appendJSON(append(dst, `,"p50":`...))
-	dst = q.P90.appendJSON(append(dst, `,"p90":`...))
-	dst = q.P99.appendJSON(append(dst, `,"p99":`...))
-	dst = q.Observations.appendJSON(append(dst, `,"observations":`...))
-	dst = q.P50Bucket.appendJSON(append(dst, `,"p50_bucket":`...))
-	dst = q.P90Bucket.appendJSON(append(dst, `,"p90_bucket":`...))
-	dst = q.P99Bucket.appendJSON(append(dst, `,"p99_bucket":`...))
+// AppendJSON appends the quantiles as MarshalJSON writes them.
+func (q Quantiles) AppendJSON(dst []byte) []byte {
+	dst = q.Mean.AppendJSON(append(dst, `{"mean":`...))
+	dst = q.P50.AppendJSON(append(dst, `,"p50":`...))
+	dst = q.P90.AppendJSON(append(dst, `,"p90":`...))
+	dst = q.P99.AppendJSON(append(dst, `,"p99":`...))
+	dst = q.Observations.AppendJSON(append(dst, `,"observations":`...))
+	dst = q.P50Bucket.AppendJSON(append(dst, `,"p50_bucket":`...))
+	dst = q.P90Bucket.AppendJSON(append(dst, `,"p90_bucket":`...))
+	dst = q.P99Bucket.AppendJSON(append(dst, `,"p99_bucket":`...))
 	return append(dst, '}')
 }
 
@@ -324,16 +295,16 @@ func (b QuantileBucket) MarshalJSON() ([]byte, error) {
 	// Written by hand: a nested json.Marshal per quantile was half of
 	// the cost of a --jsonl line.
 	var buf [64]byte
-	return append([]byte(nil), b.appendJSON(buf[:0])...), nil
+	return append([]byte(nil), b.AppendJSON(buf[:0])...), nil
 }
 
-// appendJSON appends the bucket as MarshalJSON writes it.
-func (b QuantileBucket) appendJSON(dst []byte) []byte {
+// AppendJSON appends the bucket as MarshalJSON writes it.
+func (b QuantileBucket) AppendJSON(dst []byte) []byte {
 	if !b.known() {
 		return append(dst, "null"...)
 	}
-	dst = b.Lower.appendJSON(append(dst, '['))
-	return append(b.Upper.appendJSON(append(dst, ',')), ']')
+	dst = b.Lower.AppendJSON(append(dst, '['))
+	return append(b.Upper.AppendJSON(append(dst, ',')), ']')
 }
 
 // UnmarshalJSON reads [lower, upper]; a null upper bound is +Inf, a null

@@ -199,14 +199,6 @@ func nixlFailureText(f *Figures, ev *evidence) string {
 		plural(ev.NIXLFailed, "failed NIXL KV transfer"), seconds(ev.SpanSeconds), amount(f.NIXLFailedPerSecond.Float()))
 }
 
-// isAre is the verb for a count.
-func isAre(n float64) string {
-	if n == 1 {
-		return "is"
-	}
-	return "are"
-}
-
 // sleepingVerdict: the engine says it sleeps (vLLM's /sleep). It serves
 // nothing until woken, which is neither down (it answers) nor idle (it
 // could not serve if asked).
@@ -238,12 +230,6 @@ func (ev *evidence) queueStats() gaugeStats {
 	return ev.Waiting
 }
 
-// rejectionText says that the server refused admissions in the window.
-func rejectionText(f *Figures, ev *evidence) string {
-	return fmt.Sprintf("refused %s over %s (%s/s, HTTP 503: the queue is at --max-num-queued-reqs)",
-		plural(ev.Rejections, "admission"), seconds(ev.SpanSeconds), amount(f.AdmissionRejectionsPerSecond.Float()))
-}
-
 // rejectingVerdict: the server refuses work while it runs requests. That
 // is FULL whatever the queue shows, since the queue is capped.
 func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
@@ -253,8 +239,8 @@ func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict,
 	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
 	return verdict{State: StateFull, Reasons: []string{rejectionText(f, ev)},
-		Action: scaleOnWords(sentence("add replicas: the server turns work away; "), waitingMetric(ev.Kind),
-			waitingTarget(capacity, target), capacity, target).String()}, true
+		Action: scaleOnWords("add replicas: the server turns work away; ", waitingMetric(ev.Kind),
+			waitingTarget(capacity, target), capacity, target)}, true
 }
 
 // preemptionsPerRequestText is PREEMPTING's evidence from

@@ -195,12 +195,7 @@ func (ev *evidence) enoughForHealth(cfg Config) bool {
 // (UNJUDGED).
 func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !ev.enoughForHealth(cfg) {
-		p := sentence("judging: ").seconds(ev.EvidenceSeconds).text(" of readings")
-		if !ev.RestartedAt.IsZero() {
-			p = p.text(" since the restart at ").text(ev.RestartedAt.Format("15:04:05"))
-		}
-		p = p.text(" of the ").seconds(leastSpan(cfg).Seconds()).text(" a verdict of health needs; no problem shown so far")
-		return verdict{State: StateWarming, Reasons: append([]string{p.String(), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
+		return verdict{State: StateWarming, Reasons: append([]string{warmingReason(ev, cfg), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
 	}
 	if !ev.Router && (!ev.Kind.CanJudge(catalogue.JudgeSlow) || ev.NoLatency) {
 		why := "this page exports no latency histograms"
@@ -300,79 +295,6 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 		cfg.SLOTTFT > 0 && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
 }
 
-// fullReasons are the sentences that prove FULL: the queue over the newest
-// readings, what holds the batch, and what else the figures say of it.
-func fullReasons(f *Figures, ev *evidence) []string {
-	t := &ev.Trail
-	waitingWord := "waiting"
-	if ev.WaitingCapacity.N > 0 {
-		waitingWord = "waiting for capacity"
-	}
-	// Room for the reasons that follow, which a FULL replica mostly has.
-	reasons := make([]string, 1, 6)
-	p := sentence(waitingWord).text(" ").count(t.Queue.First).text(" → ").count(t.Queue.Last).
-		text(" over ").seconds(t.Seconds).text(", running ").count(t.Running.Last).text(" (")
-	reasons[0] = batchBound(p, ev).text(")").String()
-	if ev.Rejections > 0 {
-		reasons = append(reasons, rejectionText(f, ev))
-	}
-	if capText := batchCapText(ev); capText != "" {
-		reasons = append(reasons, capText)
-	}
-	if f.WaitingGrowth < 0 && t.Queue.Last > 0 {
-		reasons = append(reasons, sentence("the queue shrinks by ").amount(float64(-f.WaitingGrowth)).
-			text("/s: empty in about ").seconds(t.Queue.Last/float64(-f.WaitingGrowth)).text(" at that rate").String())
-	}
-	if t.Queue.N < fullMinSamples {
-		// Said, because one more reading is the usual standard of proof.
-		reasons = append(reasons, sentence("judged on ").int(t.Queue.N).text(" readings: a queue of ").count(t.Queue.First).
-			text(" and ").count(t.Queue.Last).text(" at the cap is full without waiting for a third").String())
-	}
-	if share := ratio(f.Queue.Mean, f.TTFT.Mean); share.Known() {
-		reasons = append(reasons, sentence("queue time is ").percent(share.Float()).text(" of TTFT (mean ").
-			seconds(f.Queue.Mean.Float()).text(" of ").seconds(f.TTFT.Mean.Float()).text(")").String())
-	}
-	if f.Efficiency.Known() {
-		reasons = append(reasons, sentence("arrivals ").amount(f.ArrivalsPerSecond.Float()).text(" req/s against ").
-			amount(f.RequestsPerSecond.Float()).text(" finished/s (efficiency ").percent(f.Efficiency.Float()).text(")").String())
-	}
-	return reasons
-}
-
-// batchBound says, short, what holds the batch of a FULL replica: the KV
-// cache when it is nearly full; else whether running is at the most seen
-// (the batch cap as far as the page shows: vLLM does not export
-// max_num_seqs) or under it, where a limit below the cap holds the batch.
-func batchBound(p prose, ev *evidence) prose {
-	run := ev.Trail.Running.Last
-	switch {
-	case ev.KVCacheUsage.Last >= kvBoundUsage:
-		return p.text("KV-bound, KV cache at ").percent(ev.KVCacheUsage.Last)
-	case !(ev.BatchCap > 0):
-		return p.text("batch cap unknown")
-	case run >= atCapShare*ev.BatchCap:
-		return p.text("the most seen")
-	}
-	return p.text("under the ").count(ev.BatchCap).text(" seen at most")
-}
-
-// batchCapText is the reason that says where the batch cap comes from, and
-// what holds a batch under it.
-func batchCapText(ev *evidence) string {
-	if !(ev.BatchCap > 0) {
-		return ""
-	}
-	p := sentence("batch cap ").count(ev.BatchCap).text(": the most running seen")
-	if !ev.BatchCapSince.IsZero() {
-		p = p.text(" since ").text(ev.BatchCapSince.Format("15:04:05"))
-	}
-	p = p.text(" (the page does not give max_num_seqs)")
-	if ev.Trail.Running.Last < atCapShare*ev.BatchCap && !(ev.KVCacheUsage.Last >= kvBoundUsage) {
-		p = p.text("; under it, the token budget of a step or the KV blocks hold the batch")
-	}
-	return p.String()
-}
-
 // fullAction is FULL's first action: more replicas, and the autoscaling
 // target that would have added them, from what this replica finishes
 // successfully; the fleet then writes its own target in its place
@@ -380,7 +302,7 @@ func batchCapText(ev *evidence) string {
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
 	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
-	return scaleOnWords(sentence("add replicas; "), waitingMetric(ev.Kind), waitingTarget(capacity, target), capacity, target).String()
+	return scaleOnWords("add replicas; ", waitingMetric(ev.Kind), waitingTarget(capacity, target), capacity, target)
 }
 
 // dominantShare is the share of mean TTFT from which one phase, queue or
@@ -645,9 +567,3 @@ func firstOr(ss []string, def string) string {
 
 // sinceText formats how long ago t was, relative to now.
 func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }
-
-// plural writes a count with its noun, "1 preemption", "22 preemptions".
-func plural(n float64, noun string) string {
-	var buf [64]byte
-	return prose(buf[:0]).plural(n, noun).String()
-}

@@ -265,8 +265,8 @@ type Sample struct {
 	LoRA LoRA
 	// Model is the model_name label, stripped of control characters.
 	Model string
-	// Total is the replica as a whole: counts and buckets summed over
-	// engines, gauges summed (KVCacheUsage averaged).
+	// Total is the replica as a whole: its engines summed by Merge's
+	// rules.
 	Total Series
 	// Engines holds each engine's own series when there are two or more;
 	// nil for a single-engine server.

@@ -205,14 +205,6 @@ func (r *Read) SampleNames() []string {
 	return names
 }
 
-// onReads are the functions UseReads calls after changing the table.
-var onReads []func()
-
-// OnReads registers f to run whenever UseReads changes the alias table:
-// a package that keeps something per row of it (indexed by row) grows it
-// there.
-func OnReads(f func()) { onReads = append(onReads, f) }
-
 // UseReads adds rows to the alias table, as a test family that no engine
 // exports, and returns the function that restores the table. Not safe to
 // call while anything reads the table: tests only, one at a time.
@@ -226,9 +218,6 @@ func UseReads(rows ...Read) (restore func()) {
 func setReads(rows []Read) {
 	Reads = rows
 	readIndex = indexReads(rows)
-	for _, f := range onReads {
-		f()
-	}
 }
 
 // PerEngine reports whether a family of the kind is read by engine (and

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/reportjson"
 )
 
 // status is how a one-shot report ends the process: nil when every replica
@@ -82,14 +83,14 @@ func writeSource(w io.Writer, src *analysis.SourceStatus) {
 }
 
 // writeJSON writes the report as one JSON object (indented for --json, one
-// line for --jsonl), as encoding/json's Encoder writes it. The report's
-// own writer does it for a fraction of the cost, and --json indents its
+// line for --jsonl), as encoding/json's Encoder writes it. Package
+// reportjson does it for a fraction of the cost, and --json indents its
 // line as the Encoder does; a report that writer leaves to encoding/json
-// (see Report.AppendJSON) is written by the Encoder itself.
+// (see reportjson.Append) is written by the Encoder itself.
 func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 	buf := jsonBuffers.Get().(*[]byte)
 	defer jsonBuffers.Put(buf)
-	line, err := r.AppendJSON((*buf)[:0])
+	line, err := reportjson.Append((*buf)[:0], &r)
 	if err != nil {
 		return encodeJSON(w, r, indent)
 	}

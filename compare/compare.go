@@ -8,6 +8,7 @@ package compare
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
@@ -61,6 +62,8 @@ type Side struct {
 	Finished                  analysis.FinishRates `json:"finished_share"` // share of finished requests by reason
 	PreemptionsPerSecond      analysis.Num         `json:"preemptions_per_second"`
 	KVCacheUsage              analysis.Num         `json:"kv_cache_usage_mean"`
+	// Warnings are what summing the replicas left out.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Result is the comparison of a baseline and a candidate.
@@ -124,6 +127,13 @@ func side(rec *record.Recording, name string, opts Options) (Side, error) {
 		KVCacheUsage: mean(samples, catalogue.KVCacheUsage),
 	}
 	s.Load = load(samples, f)
+	for _, smp := range samples {
+		for _, w := range smp.Warnings {
+			if !slices.Contains(s.Warnings, w) {
+				s.Warnings = append(s.Warnings, w)
+			}
+		}
+	}
 	return s, nil
 }
 

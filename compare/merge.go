@@ -1,7 +1,7 @@
 package compare
 
 import (
-	"math"
+	"fmt"
 	"slices"
 	"time"
 
@@ -10,8 +10,8 @@ import (
 )
 
 // fleetSamples reads the part [from, to] of a recording and sums its
-// replicas into one sample per interval: counters, gauges and buckets add
-// up (KV usage is averaged), so the analysis of the sum is the fleet's.
+// replicas into one sample per interval (sum), so the analysis of the
+// sum is the fleet's.
 // A counter reset in one replica inside the part reads as a reset of the
 // sum, which overstates that part's rates: compare parts without restarts.
 func fleetSamples(rec *record.Recording, from, to time.Time) []catalogue.Sample {
@@ -25,7 +25,7 @@ func fleetSamples(rec *record.Recording, from, to time.Time) []catalogue.Sample 
 			}
 		}
 		if len(parts) == len(per) && len(parts) > 0 {
-			out = append(out, sum(at, parts))
+			out = append(out, sum(at, parts, rec.Targets()))
 		}
 	}
 	return out
@@ -63,62 +63,22 @@ func newestAt(ss []catalogue.Sample, at time.Time) *catalogue.Sample {
 	return &ss[i-1]
 }
 
-// sum adds samples up into one stamped at.
-func sum(at time.Time, parts []*catalogue.Sample) catalogue.Sample {
-	out := catalogue.Sample{Time: at, HasVLLM: true, Total: catalogue.NewSeries(), Model: parts[0].Model,
-		KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(), ProcessRSSBytes: math.NaN(), GCCollections: math.NaN(), HTTPRequests: math.NaN()}
-	kv, kvN := 0.0, 0
-	for _, p := range parts {
-		t := &out.Total
-		for i, v := range p.Total.Scalars {
-			if catalogue.Scalar(i) == catalogue.KVCacheUsage {
-				if !math.IsNaN(v) {
-					kv, kvN = kv+v, kvN+1
-				}
-				continue
+// sum adds the samples of the targets up into one stamped at, as every
+// whole is summed (catalogue.Merge). A replica whose buckets of a
+// histogram differ from the others' is left out of its sum, with a
+// warning.
+func sum(at time.Time, parts []*catalogue.Sample, targets []record.Target) catalogue.Sample {
+	var m catalogue.Merge
+	var warnings []string
+	for i, p := range parts {
+		refused := m.AddSample(p)
+		for h := range catalogue.NumHistograms {
+			if refused.Has(h) {
+				warnings = append(warnings, fmt.Sprintf("%s: buckets of %s unlike the other replicas'; left out of their sum", targets[i].Name, catalogue.HistogramName(h)))
 			}
-			t.Scalars[i] = nanAdd(t.Scalars[i], v)
 		}
-		for i, v := range p.Total.Finished {
-			t.Finished[i] = nanAdd(t.Finished[i], v)
-		}
-		for h := range p.Total.Histograms {
-			t.Histograms[h] = addBuckets(t.Histograms[h], p.Total.Histograms[h])
-		}
-		out.KVCapacityTokens = nanAdd(out.KVCapacityTokens, p.KVCapacityTokens)
 	}
-	if kvN > 0 {
-		out.Total.Scalars[catalogue.KVCacheUsage] = kv / float64(kvN)
-	}
+	out := m.Sample()
+	out.Time, out.HasVLLM, out.Warnings = at, true, warnings
 	return out
-}
-
-func nanAdd(acc, v float64) float64 {
-	if math.IsNaN(acc) {
-		return v
-	}
-	if math.IsNaN(v) {
-		return acc
-	}
-	return acc + v
-}
-
-// addBuckets adds b to acc when their bounds agree; otherwise the sum has
-// no such histogram.
-func addBuckets(acc, b catalogue.Buckets) catalogue.Buckets {
-	if !b.Present() {
-		return acc
-	}
-	if !acc.Present() {
-		return catalogue.Buckets{Bounds: b.Bounds, Counts: slices.Clone(b.Counts), Sum: b.Sum, Count: b.Count}
-	}
-	if !slices.Equal(acc.Bounds, b.Bounds) || len(acc.Counts) != len(b.Counts) {
-		return catalogue.Buckets{}
-	}
-	for i := range acc.Counts {
-		acc.Counts[i] += b.Counts[i]
-	}
-	acc.Sum += b.Sum
-	acc.Count += b.Count
-	return acc
 }

@@ -43,6 +43,11 @@ func (r Result) Text(w io.Writer) error {
 	for _, u := range r.Unfair {
 		fmt.Fprintf(w, "warning: %s\n", u)
 	}
+	for _, side := range []Side{b, c} {
+		for _, u := range side.Warnings {
+			fmt.Fprintf(w, "warning: %s: %s\n", side.Name, u)
+		}
+	}
 	_, err := fmt.Fprintln(w, r.Verdict)
 	return err
 }

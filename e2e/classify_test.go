@@ -1,7 +1,9 @@
 // Package e2e proves vtop's pipeline end to end, in tests only: a
 // simulated vLLM fleet served over real HTTP, the real scrape client or
-// poller, the page parser, the monitor and the analysis, together. The
-// soak test (build tag soak) runs the same pipeline for minutes.
+// poller, the page parser, the monitor and the analysis, together; and the
+// built binary, driven in a real terminal (tmux), against this host's
+// servers, through recordings and through a real Prometheus. The soak
+// test (build tag soak) runs the same pipeline for minutes.
 package e2e
 
 import (

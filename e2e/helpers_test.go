@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // parseTargets turns the URLs of a served fleet into scrape targets, in
@@ -30,4 +33,17 @@ func firstUnsafe(texts ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// serveScenario serves one simulated replica of the scenario on loopback
+// until the test ends, after a warm-up long enough for its state to form,
+// and returns its URL.
+func serveScenario(t *testing.T, scenario sim.Scenario) string {
+	t.Helper()
+	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: scenario, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.Advance(2 * time.Minute)
+	return testutil.ServeFleet(t.Context(), t, fleet)[0]
 }

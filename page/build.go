@@ -33,7 +33,6 @@ type builder struct {
 	kinds     [catalogue.NumEngineKinds]int // families read, per engine
 	backends  []string                      // a router's backends, raw
 	loraAt    float64                       // value of the lora_requests_info series kept
-	rec       *buildPlan                    // the plan being recorded (plan.go), if any
 	counts    []float64                     // the sample's slab of bucket counts (carve)
 	carved    int                           // counts carved for the sample so far
 }
@@ -123,73 +122,44 @@ func currentFigures(fams map[string]*dto.MetricFamily) catalogue.FigureSet {
 	return current
 }
 
-// label returns the value of a label read by engine and model: the one the
-// filter took off the page's lines (bit), or the series' own. A row whose
-// series never carry the label (rowStrip) gets only the series' own.
-func (b *builder) label(row int, m *dto.Metric, name string, bit uint8) string {
-	if v := labelValue(m, name); v != "" || rowStrip[row]&bit == 0 {
-		return v
-	}
-	return b.in.stripper.value(bit)
-}
-
 // readMetric folds one series of a wanted family into the sample, where
 // its row of the alias table says (catalogue.Read.Resolve).
 func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
+	to := f.Resolve(func(name string) string { return labelValue(m, name) })
 	if !f.Kind.PerEngine() {
-		b.foldIn(fold{m: m, t: t, row: int32(row), op: foldPageWide}, nil)
+		b.readPageWide(to, t, m)
 		return
 	}
 	b.notePage(row, f, m)
-	acc := b.engine(b.label(row, m, catalogue.LabelEngine, stripEngine))
+	acc := b.engine(labelValue(m, catalogue.LabelEngine))
 	if acc == nil {
 		return
 	}
-	to := f.Resolve(func(name string) string { return labelValue(m, name) })
 	if to.Warning != "" {
 		b.warn(to.Warning)
 	}
-	if !to.To.PerEngine() || (to.To == catalogue.ToHistogram && m.GetHistogram() == nil) {
-		return
-	}
-	b.foldIn(fold{m: m, t: t, row: int32(row), op: foldOps[to.To], which: uint8(to.Which)}, acc)
-}
-
-// foldOps are the builder's folds of the per-engine targets.
-var foldOps = [...]foldOp{
-	catalogue.ToScalar:       foldScalar,
-	catalogue.ToFinished:     foldFinished,
-	catalogue.ToHistogram:    foldHistogram,
-	catalogue.ToSleep:        foldSleep,
-	catalogue.ToSpecPosition: foldSpecPerPos,
-}
-
-// foldIn folds a resolved series in, and notes it in the plan being
-// recorded, if any.
-func (b *builder) foldIn(fd fold, acc *engineAcc) {
-	b.apply(&fd, acc)
-	b.record(fd, acc)
+	b.apply(row, to, acc, t, m)
 }
 
 // apply folds the value of a resolved series into acc.
-func (b *builder) apply(fd *fold, acc *engineAcc) {
-	f := &catalogue.Reads[fd.row]
-	switch fd.op {
-	case foldPageWide:
-		b.readPageWide(f, fd.t, fd.m)
-	case foldScalar:
-		b.readScalar(f, catalogue.Scalar(fd.which), acc, fd.t, fd.m)
-	case foldFinished:
-		if v, ok := scalarValue(fd.t, fd.m); ok {
-			acc.series.Finished[fd.which] = nanAdd(acc.series.Finished[fd.which], v)
+func (b *builder) apply(row int, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+	f := &catalogue.Reads[row]
+	switch to.To {
+	case catalogue.ToScalar:
+		b.readScalar(f, to, acc, t, m)
+	case catalogue.ToFinished:
+		if v, ok := scalarValue(t, m); ok {
+			acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
 		}
-	case foldHistogram:
-		b.readHistogram(fd, f, acc)
-	case foldSleep:
-		readSleep(acc, int(fd.which), fd.t, fd.m)
-	case foldSpecPerPos:
-		readSpecPerPos(acc, int(fd.which), fd.t, fd.m)
+	case catalogue.ToHistogram:
+		if h := m.GetHistogram(); h != nil {
+			b.readHistogram(row, catalogue.Histogram(to.Which), acc, h)
+		}
+	case catalogue.ToSleep:
+		readSleep(acc, to.Which, t, m)
+	case catalogue.ToSpecPosition:
+		readSpecPerPos(acc, to.Which, t, m)
 	}
 }
 
@@ -198,7 +168,7 @@ func (b *builder) apply(fd *fold, acc *engineAcc) {
 func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 	if b.sample.Model == "" {
 		if ml := f.Model(); ml != "" {
-			if raw := b.label(row, m, ml, stripModel); raw != "" {
+			if raw := labelValue(m, ml); raw != "" {
 				b.sample.Model = b.in.internModel(raw)
 			}
 		}
@@ -237,8 +207,7 @@ func (b *builder) addBackend(raw string) {
 
 // readPageWide folds a family that describes the whole server, not an
 // engine: its configuration and its process.
-func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metric) {
-	to := f.Resolve(func(name string) string { return labelValue(m, name) })
+func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
 	if to.To == catalogue.ToLoRA {
 		b.readLoRA(t, m)
 		return
@@ -247,34 +216,34 @@ func (b *builder) readPageWide(f *catalogue.Read, t dto.MetricType, m *dto.Metri
 	if to.Labelled {
 		v, ok = to.Value, true
 	}
-	if !ok {
+	if !ok || !to.Takes(v) {
 		return
 	}
 	s := &b.sample
 	switch to.To {
 	case catalogue.ToKVCapacity:
-		if to.Takes(v) {
-			s.KVCapacityTokens = nanAdd(s.KVCapacityTokens, v)
-		}
+		s.KVCapacityTokens = catalogue.NanAdd(s.KVCapacityTokens, v)
 	case catalogue.ToProcessStart:
 		if math.IsNaN(s.ProcessStartTime) || v > s.ProcessStartTime {
 			s.ProcessStartTime = v
 		}
 	case catalogue.ToRSS:
-		s.ProcessRSSBytes = nanAdd(s.ProcessRSSBytes, v)
+		s.ProcessRSSBytes = catalogue.NanAdd(s.ProcessRSSBytes, v)
 	case catalogue.ToGC:
-		s.GCCollections = nanAdd(s.GCCollections, v)
+		s.GCCollections = catalogue.NanAdd(s.GCCollections, v)
 	case catalogue.ToHTTP:
-		s.HTTPRequests = nanAdd(s.HTTPRequests, v)
+		s.HTTPRequests = catalogue.NanAdd(s.HTTPRequests, v)
 	}
 }
 
-func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
+// readScalar adds a gauge's or counter's value to acc's scalar.
+func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	v, ok := scalarValue(t, m)
+	sc := catalogue.Scalar(to.Which)
 	if !ok {
 		return
 	}
-	if !(catalogue.Fold{To: catalogue.ToScalar, Which: int(sc)}).Takes(v) {
+	if !to.Takes(v) {
 		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
 		return
 	}
@@ -282,45 +251,33 @@ func (b *builder) readScalar(f *catalogue.Read, sc catalogue.Scalar, acc *engine
 		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
 	}
 	if sc == catalogue.KVCacheUsage {
-		acc.kvSum = nanAdd(acc.kvSum, v)
+		acc.kvSum = catalogue.NanAdd(acc.kvSum, v)
 		acc.kvN++
 		return
 	}
-	acc.series.Scalars[sc] = nanAdd(acc.series.Scalars[sc], v)
+	acc.series.Scalars[sc] = catalogue.NanAdd(acc.series.Scalars[sc], v)
 }
 
-// readHistogram merges a histogram series into acc's.
-func (b *builder) readHistogram(fd *fold, f *catalogue.Read, acc *engineAcc) {
-	which := catalogue.Histogram(fd.which)
+// readHistogram adds a histogram series of the row to acc's histogram.
+func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineAcc, h *dto.Histogram) {
+	f := &catalogue.Reads[row]
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
 	dst := &acc.series.Histograms[which]
-	if !mergeBuckets(dst, b.buckets(fd, fd.m.GetHistogram(), dst)) {
+	if !dst.Add(b.buckets(row, h, dst)) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
 
 // buckets copies the parsed histogram of a resolved series into the
 // sample's form, its bounds interned, to be merged into dst.
-func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) catalogue.Buckets {
-	src := catalogue.Buckets{Bounds: fd.bounds, Sum: math.NaN(), Count: math.NaN()}
-	if src.Bounds != nil {
-		// The plan found the page's buckets in order, one per bound.
-		src.Counts = b.countsFor(dst, len(h.Bucket))
-		for i, bk := range h.Bucket {
-			src.Counts[i] = bucketCount(bk)
-		}
-	} else {
-		pairs := b.in.sortedPairs(h)
-		src.Bounds = b.in.internBounds(int(fd.row), pairs)
-		src.Counts = b.countsFor(dst, len(pairs))
-		for i, p := range pairs {
-			src.Counts[i] = p.count
-		}
-		if b.rec != nil && len(pairs) == len(h.Bucket) && bucketsInOrder(h) {
-			fd.bounds = src.Bounds
-		}
+func (b *builder) buckets(row int, h *dto.Histogram, dst *catalogue.Buckets) catalogue.Buckets {
+	pairs := b.in.sortedPairs(h)
+	src := catalogue.Buckets{Bounds: b.in.internBounds(row, pairs), Sum: math.NaN(), Count: math.NaN()}
+	src.Counts = b.countsFor(dst, len(pairs))
+	for i, p := range pairs {
+		src.Counts[i] = p.count
 	}
 	if h.SampleSum != nil {
 		src.Sum = h.GetSampleSum()
@@ -334,25 +291,9 @@ func (b *builder) buckets(fd *fold, h *dto.Histogram, dst *catalogue.Buckets) ca
 	return src
 }
 
-// bucketCount is a bucket's cumulative count, as a float.
-func bucketCount(bk *dto.Bucket) float64 {
-	if bk.CumulativeCountFloat != nil {
-		return bk.GetCumulativeCountFloat()
-	}
-	return float64(bk.GetCumulativeCount())
-}
-
-// bucketsInOrder reports whether sortedPairs leaves h's buckets in their
-// order on the page.
-func bucketsInOrder(h *dto.Histogram) bool {
-	return slices.IsSortedFunc(h.Bucket, func(x, y *dto.Bucket) int {
-		return cmp.Compare(x.GetUpperBound(), y.GetUpperBound())
-	})
-}
-
 // countsFor returns room for the n counts of a histogram to be merged
 // into dst: a slice of the sample's own when dst takes it, else the
-// Ingester's scratch, which mergeBuckets only reads.
+// Ingester's scratch, which Buckets.Add only reads.
 func (b *builder) countsFor(dst *catalogue.Buckets, n int) []float64 {
 	if dst.Present() {
 		if cap(b.in.countScratch) < n {
@@ -382,40 +323,6 @@ func (b *builder) carve(n int) []float64 {
 // minCountSlab is the fewest counts a slab is allocated for: a page of
 // one engine needs some hundreds.
 const minCountSlab = 256
-
-// mergeCopy is mergeBuckets for a src shared elsewhere: when dst is
-// absent it takes a copy of src's counts.
-func (b *builder) mergeCopy(dst *catalogue.Buckets, src catalogue.Buckets) bool {
-	if src.Present() && !dst.Present() {
-		*dst = src
-		dst.Counts = b.carve(len(src.Counts))
-		copy(dst.Counts, src.Counts)
-		return true
-	}
-	return mergeBuckets(dst, src)
-}
-
-// mergeBuckets adds src into dst; when dst is absent it takes src. It
-// returns false when the bounds differ: summing such buckets would be
-// wrong.
-func mergeBuckets(dst *catalogue.Buckets, src catalogue.Buckets) bool {
-	if !src.Present() {
-		return true
-	}
-	if !dst.Present() {
-		*dst = src
-		return true
-	}
-	if !slices.Equal(dst.Bounds, src.Bounds) {
-		return false
-	}
-	for i, c := range src.Counts {
-		dst.Counts[i] += c
-	}
-	dst.Sum = nanAdd(dst.Sum, src.Sum)
-	dst.Count = nanAdd(dst.Count, src.Count)
-	return true
-}
 
 // finish derives what the engine's page lacks, sums the engines into
 // Total and lists them when there are two or more named ones.
@@ -453,73 +360,18 @@ func (b *builder) finish() catalogue.Sample {
 	return b.sample
 }
 
-// averaged and least are the gauges the total does not sum: KV usage is
-// the mean over engines, the sleep level the lightest sleep (a replica
-// with one engine awake is awake).
-var (
-	averaged = catalogue.KVCacheUsage
-	least    = catalogue.SleepLevel
-)
-
-// total aggregates engines: gauges and counters summed, KV usage averaged
-// over the engines that report it, the sleep level the least, buckets and
-// draft positions summed.
+// total sums the engines into the replica's series (catalogue.Merge); an
+// engine whose buckets of a histogram differ from the others' is left out
+// of that histogram's sum, and said.
 func (b *builder) total(all []*engineAcc) catalogue.Series {
-	t := catalogue.NewSeries()
-	kvSum, kvN := 0.0, 0
+	var m catalogue.Merge
 	for _, e := range all {
-		for s := range catalogue.NumScalars {
-			v := e.series.Scalars[s]
-			switch {
-			case math.IsNaN(v):
-			case s == averaged:
-				kvSum += v
-				kvN++
-			case s == least:
-				if math.IsNaN(t.Scalars[s]) || v < t.Scalars[s] {
-					t.Scalars[s] = v
-				}
-			default:
-				t.Scalars[s] = nanAdd(t.Scalars[s], v)
-			}
-		}
-		for r, v := range e.series.Finished {
-			if !math.IsNaN(v) {
-				t.Finished[r] = nanAdd(t.Finished[r], v)
-			}
-		}
+		refused := m.Add(&e.series)
 		for h := range catalogue.NumHistograms {
-			if !b.mergeCopy(&t.Histograms[h], e.series.Histograms[h]) {
+			if refused.Has(h) {
 				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
 			}
 		}
-		t.SpecAcceptedPerPos = addPositions(t.SpecAcceptedPerPos, e.series.SpecAcceptedPerPos)
 	}
-	if kvN > 0 {
-		t.Scalars[averaged] = kvSum / float64(kvN)
-	}
-	return t
-}
-
-// addPositions adds an engine's per-position counts into the total's.
-func addPositions(dst, src []float64) []float64 {
-	if len(src) > len(dst) {
-		dst = growNaN(dst, len(src))
-	}
-	for i, v := range src {
-		if !math.IsNaN(v) {
-			dst[i] = nanAdd(dst[i], v)
-		}
-	}
-	return dst
-}
-
-func init() {
-	// A test may add rows to the alias table (catalogue.UseReads): theirs
-	// have no label the filter strips.
-	catalogue.OnReads(func() {
-		if n := len(catalogue.Reads); n > len(rowStrip) {
-			rowStrip = append(rowStrip, make([]uint8, n-len(rowStrip))...)
-		}
-	})
+	return m.Series()
 }

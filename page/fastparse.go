@@ -51,7 +51,8 @@ type fastParser struct {
 	lastSuffix     suffix
 	lastSlot       histSlot
 	lastSlotFamily *dto.MetricFamily // the family of lastSlot
-	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labels)
+	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labelName)
+	spare          lastPair          // the pair of a position past maxCachedLabels
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
 	leOrdinal      int               // the bucket line's place in its series, as labels counts it
 	leBounds       *[]leBound        // the last family's bounds by place (see bound)
@@ -163,7 +164,7 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 		if line[0] == '#' {
 			ok = p.typeLine(line)
 		} else {
-			ok, _ = p.sampleLine(line, false, nil, 0)
+			ok = p.sampleLine(line, false)
 		}
 		if !ok {
 			return nil, false
@@ -200,7 +201,7 @@ func (p *fastParser) reset() {
 	p.made = p.made[:0]
 	p.sinks = p.sinks[:0]
 	p.lastFamily, p.lastSlot, p.lastSlotFamily = nil, histSlot{}, nil
-	p.prefix.text = nil // its stripped values were the previous page's
+	p.prefix.text = nil // it points into the previous page
 	p.families.reset()
 	p.metrics.reset()
 	p.pairs.reset()
@@ -285,16 +286,40 @@ func hasSuffix(name []byte, s string, n int) bool {
 	return len(name) > n && string(name[len(name)-n:]) == s
 }
 
-// sampleLine reads name{labels} value. The labels of mask are taken off
-// the line as the label stripper would take them (ls says whether it may;
-// see takeLabels): the families are then those of the stripped line, and
-// refused is the stripper's refusal, if any. mask is 0 for a line of the
-// filter's output, which is already stripped. repeated says the caller
-// knows the line's name to be that of the previous line it read.
-func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, mask uint8) (ok bool, refused uint8) {
-	var mf *dto.MetricFamily
-	var suf suffix
-	var n int
+// sampleLine reads name{labels} value. repeated says the caller knows
+// the line's name to be that of the previous line it read.
+func (p *fastParser) sampleLine(line []byte, repeated bool) bool {
+	n, mf, suf, ok := p.lineFamily(line, repeated)
+	if !ok {
+		return false
+	}
+	isHist := mf.GetType() == dto.MetricType_HISTOGRAM
+	rest := skipBlanks(line[n:])
+	bucket := math.NaN()
+	p.lineLabels = p.lineLabels[:0]
+	if len(rest) > 0 && rest[0] == '{' {
+		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
+			return false
+		}
+		rest = skipBlanks(rest)
+	}
+	// A timestamp, or blanks after the value, are left to expfmt: a value
+	// with a blank in it is no number to parseValue.
+	value, ok := parseValue(rest)
+	if !ok {
+		return false
+	}
+	if isHist {
+		return p.histogramLine(mf, suf, bucket, value)
+	}
+	p.scalarLine(mf, value)
+	return true
+}
+
+// lineFamily finds the family of a sample line and where its name ends;
+// false for a family of a type the fast path does not read, or a name it
+// does not follow.
+func (p *fastParser) lineFamily(line []byte, repeated bool) (n int, mf *dto.MetricFamily, suf suffix, ok bool) {
 	if p.lastFamily != nil && (repeated || sameName(line, p.lastName)) {
 		// The previous line's name, found valid, ends where this one's does.
 		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
@@ -303,7 +328,7 @@ func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, m
 			n++
 		}
 		if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
-			return false, 0 // a quoted name, a name inside the braces, or garbage
+			return 0, nil, 0, false // a quoted name, a name inside the braces, or garbage
 		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
@@ -312,195 +337,183 @@ func (p *fastParser) sampleLine(line []byte, repeated bool, ls *labelStripper, m
 	if mf.Type == nil {
 		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
 	}
-	isHist := mf.GetType() == dto.MetricType_HISTOGRAM
 	switch mf.GetType() {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
+		return n, mf, suf, true
+	}
+	return 0, nil, 0, false
+}
+
+// scalarLine adds the series of a counter, gauge or untyped line.
+func (p *fastParser) scalarLine(mf *dto.MetricFamily, value float64) {
+	m := p.newMetric()
+	box := p.scalars.next()
+	box.v = value
+	switch mf.GetType() {
+	case dto.MetricType_COUNTER:
+		box.counter.Value = &box.v
+		m.Counter = &box.counter
+	case dto.MetricType_GAUGE:
+		box.gauge.Value = &box.v
+		m.Gauge = &box.gauge
 	default:
-		return false, 0
+		box.untyped.Value = &box.v
+		m.Untyped = &box.untyped
 	}
-	rest := skipBlanks(line[n:])
-	bucket := math.NaN()
-	p.lineLabels = p.lineLabels[:0]
-	if len(rest) > 0 && rest[0] == '{' {
-		if rest, bucket, refused, ok = p.labels(rest[1:], isHist, ls, mask); !ok || refused != 0 {
-			return ok, refused
-		}
-		rest = skipBlanks(rest)
-	}
-	// A timestamp, or blanks after the value, are left to expfmt: a value
-	// with a blank in it is no number to parseValue.
-	value, ok := parseValue(rest)
-	if !ok {
-		return false, 0
-	}
-	if !isHist {
-		m := p.newMetric()
-		box := p.scalars.next()
-		box.v = value
-		switch mf.GetType() {
-		case dto.MetricType_COUNTER:
-			box.counter.Value = &box.v
-			m.Counter = &box.counter
-		case dto.MetricType_GAUGE:
-			box.gauge.Value = &box.v
-			m.Gauge = &box.gauge
-		default:
-			box.untyped.Value = &box.v
-			m.Untyped = &box.untyped
-		}
-		mf.Metric = append(mf.Metric, m)
-		p.sink(sinkScalar, p.scalars.n-1)
-		return true, 0
-	}
-	return p.histogramLine(mf, suf, bucket, value), 0
+	mf.Metric = append(mf.Metric, m)
+	p.sink(sinkScalar, p.scalars.n-1)
+}
+
+// labelScan is the state of labels over one line's label set.
+type labelScan struct {
+	start  []byte      // the label set, after '{'
+	j      int         // the pair being read, by position
+	bucket float64     // the le value read, NaN before one
+	cut    labelPrefix // the prefix of the label set read so far, for the next line
+	hit    bool        // the line started with the previous line's prefix
 }
 
 // labels reads the label set after '{' into p.lineLabels and returns what
 // follows the '}'. On a histogram family le is not a label: its value is
-// the bucket's bound (the last le wins, as in expfmt). The labels of mask
-// are left out of p.lineLabels when ls takes them off the line (see
-// sampleLine); otherwise refused says which it would not take.
-func (p *fastParser) labels(b []byte, isHist bool, ls *labelStripper, mask uint8) (rest []byte, bucket float64, refused uint8, ok bool) {
-	bucket = math.NaN()
-	var taken stripValues
-	var scratch lastPair
-	start, j := b, 0
-	// Where the label set may be cut for the next line's prefix: after the
-	// ',' of the pair before the last.
-	cut := labelPrefix{bucket: math.NaN()}
-	hit := false
-	if pf := &p.prefix; pf.text != nil && pf.isHist == isHist && pf.mask == mask &&
-		len(b) > len(pf.text) && string(b[:len(pf.text)]) == string(pf.text) {
-		// The bucket lines of a series differ in their last label only:
-		// the previous line's label set up to it, read and accepted, is
-		// what the same bytes read to again (its stripped values are the
-		// page's, as it was accepted).
-		b = b[len(pf.text):]
-		// Its labels are still the first of the previous line's.
-		p.lineLabels = p.lineLabels[:pf.labels]
-		taken.found, taken.same = pf.found, pf.found
-		bucket, j = pf.bucket, pf.pairs
-		cut, hit = *pf, true
-	}
-	for ; ; j++ {
+// the bucket's bound (the last le wins, as in expfmt).
+func (p *fastParser) labels(b []byte, isHist bool) (rest []byte, bucket float64, ok bool) {
+	ls := labelScan{start: b, bucket: math.NaN(), cut: labelPrefix{bucket: math.NaN()}}
+	b = p.resumePrefix(&ls, b, isHist)
+	for ; ; ls.j++ {
 		b = skipBlanks(b)
 		if len(b) > 0 && b[0] == '}' {
-			b = b[1:]
 			break
 		}
-		// The lines of a family come together and carry their labels in
-		// one order, mostly with the same names and values: the previous
-		// line's j-th pair, already found valid, is tried first, so that
-		// most pairs cost two comparisons instead of a scan for their end,
-		// for an escape and for invalid UTF-8, and no interning.
-		last := &scratch
-		if j < len(p.lastPairs) {
-			last = &p.lastPairs[j]
-		} else if j < maxCachedLabels {
-			p.lastPairs = append(p.lastPairs, lastPair{})
-			last = &p.lastPairs[j]
+		if b, ok = p.labelPair(&ls, b, isHist); !ok {
+			return nil, 0, false
 		}
-		n := len(last.name)
-		if !(n > 0 && len(b) > n && string(b[:n]) == last.name && !isLabelNameByte(b[n], false)) {
-			n = 0
-			for n < len(b) && isLabelNameByte(b[n], n == 0) {
-				n++
-			}
-			if n == 0 || n < len(b) && b[n] == '"' {
-				return nil, 0, 0, false
-			}
-			if string(b[:n]) == "__name__" {
-				return nil, 0, 0, false
-			}
-			last.name, last.bit = p.names.intern(b[:n]), strippableBit(b[:n])
+		if len(b) == 0 || b[0] != ',' {
+			break
 		}
-		nameStr := last.name
-		b = skipBlanks(b[n:])
-		if len(b) == 0 || b[0] != '=' {
-			return nil, 0, 0, false
-		}
-		b = skipBlanks(b[1:])
-		if len(b) == 0 || b[0] != '"' {
-			return nil, 0, 0, false
-		}
+		// Where the label set may be cut for the next line's prefix:
+		// after the ',' of the pair before the last.
 		b = b[1:]
-		if bit := last.bit & mask; bit != 0 {
-			// A stripped label: its value is the page's one value, known
-			// valid, on every line but the first.
-			q := -1
-			same := false
-			if st := &ls.labels[bitIndex(bit)]; st.seen {
-				q = len(st.str)
-				same = len(b) > q && b[q] == '"' && string(b[:q]) == st.str
-			}
-			if !same {
-				if q = valueEnd(b); q < 0 {
-					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
-				}
-			}
-			if !taken.add(bit, b[:q], same) {
-				return nil, 0, 0, false // duplicate label: expfmt's error
-			}
-			b = skipBlanks(b[q+1:])
-		} else if isHist && nameStr == "le" {
-			// Bounds differ from line to line: not worth interning,
-			// but each series of a family repeats them in order.
-			ordinal := 0
-			if hit {
-				ordinal = p.leOrdinal + 1
-			}
-			q, v, ok := p.bound(b, ordinal)
-			if !ok {
-				return nil, 0, 0, false
-			}
-			p.leOrdinal = ordinal
-			bucket = v
-			b = skipBlanks(b[q+1:])
-		} else {
-			q := len(last.value)
-			sameValue := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
-			if !sameValue {
-				if q = valueEnd(b); q < 0 {
-					return nil, 0, 0, false // cut, escaped or invalid: expfmt's to judge
-				}
-			}
-			value := b[:q]
-			b = skipBlanks(b[q+1:])
-			for _, lp := range p.lineLabels {
-				if *lp.Name == nameStr {
-					return nil, 0, 0, false // duplicate label: expfmt's error
-				}
-			}
-			if !sameValue {
-				last.value = p.values.intern(value)
-			}
-			p.lineLabels = append(p.lineLabels, p.pair(nameStr, last.value))
-		}
-		if len(b) > 0 && b[0] == ',' {
-			b = b[1:]
-			cut.text, cut.pairs, cut.found, cut.bucket = start[:len(start)-len(b)], j+1, taken.found, bucket
-			cut.labels = len(p.lineLabels)
-			continue
-		}
-		if len(b) == 0 || b[0] != '}' {
-			return nil, 0, 0, false
-		}
-		b = b[1:]
-		break
+		ls.cut.text, ls.cut.pairs, ls.cut.bucket = ls.start[:len(ls.start)-len(b)], ls.j+1, ls.bucket
+		ls.cut.labels = len(p.lineLabels)
 	}
-	if mask != 0 {
-		if refused = ls.takeLabels(mask, &taken); refused != 0 {
-			return b, bucket, refused, true
+	if len(b) == 0 || b[0] != '}' {
+		return nil, 0, false
+	}
+	p.keepPrefix(&ls, isHist)
+	return b[1:], ls.bucket, true
+}
+
+// resumePrefix skips the previous line's prefix when the label set starts
+// with it. The bucket lines of a series differ in their last label only:
+// the previous line's label set up to it, read and accepted, is what the
+// same bytes read to again, and its labels are still the first of
+// p.lineLabels.
+func (p *fastParser) resumePrefix(ls *labelScan, b []byte, isHist bool) []byte {
+	pf := &p.prefix
+	if pf.text == nil || pf.isHist != isHist || len(b) <= len(pf.text) || string(b[:len(pf.text)]) != string(pf.text) {
+		return b
+	}
+	p.lineLabels = p.lineLabels[:pf.labels]
+	ls.bucket, ls.j, ls.cut, ls.hit = pf.bucket, pf.pairs, *pf, true
+	return b[len(pf.text):]
+}
+
+// keepPrefix keeps the label set's prefix for the next line.
+func (p *fastParser) keepPrefix(ls *labelScan, isHist bool) {
+	if ls.hit && ls.cut.pairs == p.prefix.pairs {
+		return // the prefix holds (and writing it would cost write barriers)
+	}
+	if ls.cut.text != nil {
+		ls.cut.isHist = isHist
+	}
+	p.prefix = ls.cut
+}
+
+// labelPair reads one name="value" pair and returns what follows it.
+func (p *fastParser) labelPair(ls *labelScan, b []byte, isHist bool) ([]byte, bool) {
+	last, b, ok := p.labelName(ls.j, b)
+	if !ok {
+		return nil, false
+	}
+	b = skipBlanks(b)
+	if len(b) == 0 || b[0] != '=' {
+		return nil, false
+	}
+	b = skipBlanks(b[1:])
+	if len(b) == 0 || b[0] != '"' {
+		return nil, false
+	}
+	if isHist && last.name == "le" {
+		return p.leValue(ls, b[1:])
+	}
+	return p.plainLabel(last, b[1:])
+}
+
+// labelName reads the label name b starts with. The lines of a family
+// come together and carry their labels in one order, mostly with the same
+// names and values: the previous line's j-th pair, already found valid,
+// is tried first, so that most pairs cost two comparisons instead of a
+// scan for their end, for an escape and for invalid UTF-8, and no
+// interning. It returns that pair, the name now its name.
+func (p *fastParser) labelName(j int, b []byte) (*lastPair, []byte, bool) {
+	last := &p.spare
+	if j < len(p.lastPairs) {
+		last = &p.lastPairs[j]
+	} else if j < maxCachedLabels {
+		p.lastPairs = append(p.lastPairs, lastPair{})
+		last = &p.lastPairs[j]
+	}
+	n := len(last.name)
+	if n > 0 && len(b) > n && string(b[:n]) == last.name && !isLabelNameByte(b[n], false) {
+		return last, b[n:], true
+	}
+	n = 0
+	for n < len(b) && isLabelNameByte(b[n], n == 0) {
+		n++
+	}
+	if n == 0 || n < len(b) && b[n] == '"' || string(b[:n]) == "__name__" {
+		return nil, nil, false
+	}
+	last.name = p.names.intern(b[:n])
+	return last, b[n:], true
+}
+
+// leValue reads a histogram's le value (after its opening quote) as the
+// line's bucket bound. Bounds differ from line to line: not worth
+// interning, but each series of a family repeats them in order.
+func (p *fastParser) leValue(ls *labelScan, b []byte) ([]byte, bool) {
+	ordinal := 0
+	if ls.hit {
+		ordinal = p.leOrdinal + 1
+	}
+	q, v, ok := p.bound(b, ordinal)
+	if !ok {
+		return nil, false
+	}
+	p.leOrdinal, ls.bucket = ordinal, v
+	return skipBlanks(b[q+1:]), true
+}
+
+// plainLabel reads a label's value (after its opening quote) into
+// p.lineLabels, the previous line's value at the pair's place tried first.
+func (p *fastParser) plainLabel(last *lastPair, b []byte) ([]byte, bool) {
+	q := len(last.value)
+	same := len(b) > q && b[q] == '"' && string(b[:q]) == last.value
+	if !same {
+		if q = valueEnd(b); q < 0 {
+			return nil, false // cut, escaped or invalid: expfmt's to judge
 		}
 	}
-	if hit && cut.pairs == p.prefix.pairs {
-		return b, bucket, 0, true // the prefix holds (and writing it would cost write barriers)
+	for _, lp := range p.lineLabels {
+		if *lp.Name == last.name {
+			return nil, false // duplicate label: expfmt's error
+		}
 	}
-	if cut.text != nil {
-		cut.isHist, cut.mask = isHist, mask
+	if !same {
+		last.value = p.values.intern(b[:q])
 	}
-	p.prefix = cut
-	return b, bucket, 0, true
+	p.lineLabels = append(p.lineLabels, p.pair(last.name, last.value))
+	return skipBlanks(b[q+1:]), true
 }
 
 // bound reads the le value b starts with (after its opening quote): the
@@ -557,10 +570,8 @@ func (p *fastParser) familyBounds(mf *dto.MetricFamily) *[]leBound {
 type labelPrefix struct {
 	text   []byte // nil: no prefix
 	isHist bool
-	mask   uint8
 	pairs  int
-	labels int   // how many of p.lineLabels it gave: they stay there until the next line's labels are read
-	found  uint8 // the stripped labels among the pairs
+	labels int // how many of p.lineLabels it gave: they stay there until the next line's labels are read
 	bucket float64
 }
 
@@ -605,11 +616,8 @@ func (p *fastParser) pair(name, value string) *dto.LabelPair {
 }
 
 // lastPair is a label name and value read at one position of a line, both
-// found valid, and the name's bit if it is strippable.
-type lastPair struct {
-	name, value string
-	bit         uint8
-}
+// found valid.
+type lastPair struct{ name, value string }
 
 // maxCachedLabels is how many label positions of a line labels remembers.
 const maxCachedLabels = 16
@@ -625,29 +633,7 @@ func (p *fastParser) newMetric() *dto.Metric {
 // histogramLine folds one line of a histogram family into its series, found
 // by its labels in any order (expfmt's signature of the label set).
 func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, value float64) bool {
-	// Most lines continue the previous line's series with its labels in
-	// the same order: comparing them with that series' labels costs less
-	// than writing the key. (The same labels in the same order have the
-	// same key; the series' labels are those its key was written from.)
-	slot, found := p.lastSlot, p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label)
-	if !found {
-		key := p.seriesKey(mf.GetName())
-		// The slots are pointers so that a series met on an earlier page
-		// is renewed in place: assigning to the map would copy the key
-		// into a new string on every page. A new slot's gen (0) is never
-		// the page's.
-		sp := p.hists[string(key)]
-		if sp == nil {
-			sp = new(histSlot)
-			p.hists[string(key)] = sp
-		}
-		if sp.gen != p.gen {
-			*sp = p.newSeries(mf)
-		}
-		slot = *sp
-		p.lastSlot, p.lastSlotFamily = slot, mf
-	}
-	box := slot.box
+	box := p.series(mf).box
 	switch {
 	case suf == countSuffix:
 		if !box.storeCount(value) {
@@ -658,34 +644,64 @@ func (p *fastParser) histogramLine(mf *dto.MetricFamily, suf suffix, bucket, val
 		box.storeSum(value)
 		p.sink(sinkSum, int(box.at))
 	case !math.IsNaN(bucket):
-		// A slot mostly holds the same bucket of the same series from
-		// page to page: its pointers are only written where they differ
-		// (see pair).
-		bb := p.buckets.next()
-		at := p.buckets.n - 1
-		bb.bound = bucket
-		setPointer(&bb.b.UpperBound, &bb.bound)
-		setPointer(&bb.b.Exemplar, nil)
-		if !bb.store(value) {
-			return false
-		}
-		h := &box.h
-		// Lengthened in place when the slot past the end holds the
-		// pointer already: a self-reslice writes no pointer.
-		if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
-			h.Bucket = h.Bucket[:n+1]
-		} else {
-			h.Bucket = append(h.Bucket, &bb.b)
-		}
-		if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
-			box.buckets = box.buckets[:n+1]
-		} else {
-			box.buckets = append(box.buckets, bb)
-		}
-		p.sink(sinkBucket, at)
+		return p.bucketLine(box, bucket, value)
 	default:
 		p.sink(sinkNone, 0) // a line of the family that holds no value of it
 	}
+	return true
+}
+
+// series returns the histogram series of mf the line's labels name.
+func (p *fastParser) series(mf *dto.MetricFamily) histSlot {
+	// Most lines continue the previous line's series with its labels in
+	// the same order: comparing them with that series' labels costs less
+	// than writing the key. (The same labels in the same order have the
+	// same key; the series' labels are those its key was written from.)
+	if p.lastSlot.gen == p.gen && p.lastSlotFamily == mf && sameLabels(p.lineLabels, p.lastSlot.metric.Label) {
+		return p.lastSlot
+	}
+	key := p.seriesKey(mf.GetName())
+	// The slots are pointers so that a series met on an earlier page is
+	// renewed in place: assigning to the map would copy the key into a
+	// new string on every page. A new slot's gen (0) is never the page's.
+	sp := p.hists[string(key)]
+	if sp == nil {
+		sp = new(histSlot)
+		p.hists[string(key)] = sp
+	}
+	if sp.gen != p.gen {
+		*sp = p.newSeries(mf)
+	}
+	p.lastSlot, p.lastSlotFamily = *sp, mf
+	return *sp
+}
+
+// bucketLine adds a bucket to a histogram series. A slot mostly holds the
+// same bucket of the same series from page to page: its pointers are only
+// written where they differ (see pair).
+func (p *fastParser) bucketLine(box *histBox, bound, value float64) bool {
+	bb := p.buckets.next()
+	at := p.buckets.n - 1
+	bb.bound = bound
+	setPointer(&bb.b.UpperBound, &bb.bound)
+	setPointer(&bb.b.Exemplar, nil)
+	if !bb.store(value) {
+		return false
+	}
+	h := &box.h
+	// Lengthened in place when the slot past the end holds the pointer
+	// already: a self-reslice writes no pointer.
+	if n := len(h.Bucket); n < cap(h.Bucket) && h.Bucket[:n+1][n] == &bb.b {
+		h.Bucket = h.Bucket[:n+1]
+	} else {
+		h.Bucket = append(h.Bucket, &bb.b)
+	}
+	if n := len(box.buckets); n < cap(box.buckets) && box.buckets[:n+1][n] == bb {
+		box.buckets = box.buckets[:n+1]
+	} else {
+		box.buckets = append(box.buckets, bb)
+	}
+	p.sink(sinkBucket, at)
 	return true
 }
 
@@ -861,6 +877,11 @@ general:
 // pow10 holds the powers of ten a float64 holds exactly that parseValue
 // divides by.
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// isLabelNameByte reports whether c may appear in a plain label name.
+func isLabelNameByte(c byte, first bool) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
+}
 
 // metricNameByte reports whether c may appear in a plain metric name.
 func metricNameByte(c byte, first bool) bool {

@@ -147,7 +147,7 @@ func filteredPages(t testing.TB) map[string][]byte {
 		}
 		in.s = getScratch()
 		defer putScratch(in.s)
-		if _, _, err := in.filter(page, om); err == nil {
+		if _, err := in.filter(page, om, nil, false); err == nil {
 			out[name] = slices.Clone(in.s.filtered)
 		}
 	}
@@ -185,8 +185,7 @@ func TestFastParseOnRealPages(t *testing.T) {
 	}
 }
 
-// TestIngestFastAndPlain: Ingest with the fast path (and label stripping)
-// gives the very Sample that expfmt alone gives, on every captured page,
+// TestIngestFastAndPlain: Ingest with the fast path gives the very Sample that expfmt alone gives, on every captured page,
 // on client_golang's pages and on the cases above.
 func TestIngestFastAndPlain(t *testing.T) {
 	pages := map[string]string{}
@@ -228,8 +227,7 @@ func ingestFastAndPlain(page, contentType string) (diff string) {
 		return fmt.Sprintf("%#v", s)
 	}
 	copyIn, plainIn := NewIngester(), NewIngester()
-	copyIn.noDirect = true
-	plainIn.noFast, plainIn.stripper.allowed = true, 0
+	copyIn.ways, plainIn.ways = copyOnly, expfmtOnly
 	direct, copied, plain := show(NewIngester()), show(copyIn), show(plainIn)
 	if direct != plain {
 		return fmt.Sprintf("fast path and expfmt differ:\n%s\n%s", direct, plain)
@@ -243,7 +241,7 @@ func ingestFastAndPlain(page, contentType string) (diff string) {
 // sameDirectFamilies holds a direct pass (see Ingester.read) to expfmt's
 // families: when the fast path follows the page line by line, the filter
 // must accept the page too, and expfmt must read the filter's copy into the
-// same families, with the same labels stripped. in is reused, as a target's
+// same families. in is reused, as a target's
 // Ingester is from page to page.
 func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted bool, diff string) {
 	om, err := in.pageFormat(page, contentType)
@@ -255,21 +253,12 @@ func sameDirectFamilies(in *Ingester, page []byte, contentType string) (accepted
 		putScratch(in.s)
 		in.s = nil
 	}()
-	in.direct = in.s.fast
-	_, _, err = in.filter(page, om)
-	in.direct = nil
-	if err != nil {
+	if _, err = in.filter(page, om, in.s.fast, false); err != nil {
 		return false, "" // left to the long way, or refused by the filter itself
 	}
 	fast := in.s.fast.finish()
-	stripped := in.stripper.stripped
-	values := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
-	if _, _, err := in.filter(page, om); err != nil {
+	if _, err := in.filter(page, om, nil, false); err != nil {
 		return true, fmt.Sprintf("the filter refuses what the direct pass accepted (%v)", err)
-	}
-	wantValues := [...]string{in.stripper.value(stripModel), in.stripper.value(stripEngine)}
-	if stripped != in.stripper.stripped || values != wantValues {
-		return true, fmt.Sprintf("direct pass stripped %b %q, filter %b %q", stripped, values, in.stripper.stripped, wantValues)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	want, err := parser.TextToMetricFamilies(bytes.NewReader(in.s.filtered))
@@ -372,7 +361,7 @@ func FuzzIngestAcrossScrapes(f *testing.F) {
 		}
 		in, plain := NewIngester(), NewIngester()
 		in.memoMin = 0 // the second page is read by the first's memo where it can be
-		plain.noFast, plain.stripper.allowed = true, 0
+		plain.ways = expfmtOnly
 		show(in, first, contentType)
 		if after, want := show(in, second, contentType), show(plain, second, contentType); after != want {
 			t.Errorf("read after another page:\n%s\nexpfmt:\n%s", after, want)

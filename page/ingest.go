@@ -9,6 +9,7 @@ import (
 	"mime"
 	"slices"
 	"strconv"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -50,23 +51,16 @@ type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
 	s        *scratch // the buffers of the page being read, while Ingest runs
-	noFast   bool     // expfmt only (tests compare the two)
-	noDirect bool     // the fast path reads the filter's copy of the page (tests compare the two)
+	ways     readWays // the ways a page may be read (tests narrow them)
 	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
 	memoMin  int      // the fewest lines read into families a page must have for its memo to be kept
+	lastKept int      // lines the filter kept of the last page it read whole, -1 before the first
 	replayed bool     // the last page was read as values only (tests)
 
-	direct   *fastParser // during a direct pass (see read): the fast path the filter hands its lines to
-	gaveUp   bool        // the direct pass met a line the fast path does not follow
-	typeBuf  []byte      // a TYPE line, written for the direct pass
-	names    nameTable   // the sample names of this target's pages (filterPass)
-	typed    []bool      // per family row: a # TYPE line has been written
-	pairs    []bucketPair
-	stripper labelStripper // takes model_name and engine off the lines (strip.go)
-
-	recording bool // the direct pass records the page's shape
-	recorded  bool // the direct pass that read the page recorded its shape
-	lastKept  int  // lines the filter kept of the last page it read whole, -1 before the first
+	typeBuf []byte    // a TYPE line the filter writes
+	names   nameTable // the sample names of this target's pages (pass.sampleName)
+	typed   []bool    // per family row: a # TYPE line has been written
+	pairs   []bucketPair
 
 	bounds    map[string][]float64
 	rowBounds [][]float64 // per row of the alias table, the layout it read last
@@ -85,12 +79,26 @@ type Ingester struct {
 
 type bucketPair struct{ bound, count float64 }
 
+// readWays are the ways Ingest may read a page. Tests narrow them, to hold
+// each way to the others.
+type readWays uint8
+
+const (
+	// allWays reads a page of the last page's shape as values only, else
+	// by a direct pass, else the long way (see read).
+	allWays readWays = iota
+	// copyOnly reads the filter's copy of the page, by the fast path when
+	// it follows every line, else by expfmt: the long way only.
+	copyOnly
+	// expfmtOnly reads the filter's copy by expfmt.
+	expfmtOnly
+)
+
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
 	return &Ingester{
 		parser:    expfmt.NewTextParser(model.UTF8Validation),
 		typed:     make([]bool, len(catalogue.Reads)),
-		stripper:  newLabelStripper(),
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
 		engines:   make(map[string]string),
@@ -172,24 +180,17 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err := checkWhole(body, om); err != nil {
 		return catalogue.Sample{}, err
 	}
-	hasVLLM, dropped, fams, err := in.readPage(body, om)
-	defer in.keepOrRelease()
+	r, err := in.readPage(body, om)
+	defer in.keepOrRelease(r.keep)
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	b := builder{in: in, sample: catalogue.Sample{
-		HasVLLM:          hasVLLM,
-		Total:            catalogue.NewSeries(),
-		KVCapacityTokens: math.NaN(),
-		ProcessStartTime: math.NaN(),
-		ProcessRSSBytes:  math.NaN(),
-		GCCollections:    math.NaN(),
-		HTTPRequests:     math.NaN(),
-	}}
-	if dropped > 0 {
-		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, dropped))
+	b := builder{in: in, sample: catalogue.NewSample(time.Time{})}
+	b.sample.HasVLLM = r.hasVLLM
+	if r.dropped > 0 {
+		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
 	}
-	b.build(fams)
+	b.read(r.fams)
 	return b.finish(), nil
 }
 
@@ -199,37 +200,35 @@ var errNotFast = errors.New("left to expfmt")
 // read filters the page and parses what the filter keeps. The pre-filter
 // and the fast path would each scan every label of every line; in a direct
 // pass the filter hands each line it keeps to the fast path as it finds
-// it, and the fast path takes the stripped labels off while it reads them,
-// so each line is scanned once and no copy of the page is written. The
-// families are those the fast path reads from the filter's copy. When the
-// fast path does not follow a line, the page is read again the long way:
-// the filter's copy, then the fast path or expfmt on it, so every page it
-// leaves is read as before and every parse error is expfmt's.
-func (in *Ingester) read(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
-	if !in.noFast && !in.noDirect {
-		in.direct = in.s.fast
-		hasVLLM, dropped, err = in.filter(body, om)
-		in.direct = nil
+// it, so each line is scanned once and no copy of the page is written;
+// record says the pass notes the page's memo. When the fast path does not
+// follow a line, the page is read again the long way: the filter's copy,
+// then the fast path or expfmt on it, so every page it leaves is read as
+// before and every parse error is expfmt's. The pass returned is the one
+// that read the page.
+func (in *Ingester) read(body []byte, om, record bool) (p pass, fams map[string]*dto.MetricFamily, err error) {
+	if in.ways == allWays {
+		p, err = in.filter(body, om, in.s.fast, record)
 		if err == nil {
-			return hasVLLM, dropped, in.s.fast.finish(), nil
+			return p, in.s.fast.finish(), nil
 		}
 		if err != errNotFast {
-			return false, 0, nil, err // the filter's own refusal, the same in both ways
+			return p, nil, err // the filter's own refusal, the same in both ways
 		}
 	}
-	if hasVLLM, dropped, err = in.filter(body, om); err != nil {
-		return false, 0, nil, err
+	if p, err = in.filter(body, om, nil, false); err != nil {
+		return p, nil, err
 	}
 	if fams, err = in.parse(); err != nil {
-		return false, 0, nil, in.parseError(err)
+		return p, nil, in.parseError(err)
 	}
-	return hasVLLM, dropped, fams, nil
+	return p, fams, nil
 }
 
 // parse reads the filtered lines into families: by the fast path when it
 // follows every line, else (and for every error) by expfmt.
 func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
-	if !in.noFast {
+	if in.ways != expfmtOnly {
 		if fams, ok := in.s.fast.parse(in.s.filtered); ok {
 			return fams, nil
 		}
@@ -289,153 +288,150 @@ func (in *Ingester) parseError(err error) error {
 	return fmt.Errorf("parse error: %s", safetext.Sanitize(err.Error()))
 }
 
-// filter copies the lines of wanted families into in.s.filtered, so the
-// parser never sees the rest of the page. OpenMetrics is rewritten to text
-// format on the way: counter families get their _total name, exemplars,
-// # UNIT and # EOF go. HELP lines are dropped (vtop never reads them). A
-// family whose samples come before any TYPE line gets one, so that an
-// untyped histogram's buckets still assemble. The lines it drops are
-// checked for the shape of a sample, so that garbage anywhere fails the
-// page; the error names the first such line.
-func (in *Ingester) filter(body []byte, om bool) (hasVLLM bool, dropped int, err error) {
-	mask := in.stripper.allowed
-	for {
-		var refused uint8
-		hasVLLM, dropped, refused, err = in.filterPass(body, om, mask)
-		if refused == 0 || err != nil {
-			return hasVLLM, dropped, err
-		}
-		mask &^= refused // another pass, keeping the labels it could not take off
-	}
-}
-
-// filterPass is one pass of filter, stripping the labels of mask (see
-// stripLabels). It stops early and returns the labels that cannot be
-// stripped from this page, or the first malformed line it drops. In a
-// direct pass (in.direct set) it hands the lines to the fast path instead
-// of copying them, and stops with errNotFast where the fast path gives up.
-func (in *Ingester) filterPass(body []byte, om bool, mask uint8) (hasVLLM bool, dropped int, refused uint8, err error) {
-	in.stripper.reset()
-	rec := in.direct != nil && in.recording
-	in.recorded = false
+// filter passes over the lines of the page and keeps those of wanted
+// families, so the parser never sees the rest of the page: into
+// in.s.filtered, or in a direct pass (fp set) into the fast path, which
+// then reads the very lines the copy would hold. OpenMetrics is rewritten
+// to text format on the way: counter families get their _total name,
+// exemplars, # UNIT and # EOF go. HELP lines are dropped (vtop never
+// reads them). A family whose samples come before any TYPE line gets one,
+// so that an untyped histogram's buckets still assemble. The lines it
+// drops are checked for the shape of a sample, so that garbage anywhere
+// fails the page; the error names the first such line. A direct pass
+// stops with errNotFast where the fast path does not follow the page.
+func (in *Ingester) filter(body []byte, om bool, fp *fastParser, record bool) (pass, error) {
+	p := pass{in: in, om: om, fp: fp, rec: record && fp != nil}
 	in.memo.lines = in.memo.lines[:0]
-	if in.direct != nil {
-		in.direct.reset()
-		in.direct.record = rec
-		in.gaveUp = false
+	if fp != nil {
+		fp.reset()
+		fp.record = p.rec
 	} else {
-		in.s.filtered = in.s.filtered[:0]
-		in.s.lineMap = in.s.lineMap[:0]
+		in.s.filtered, in.s.lineMap = in.s.filtered[:0], in.s.lineMap[:0]
 	}
 	clear(in.typed)
-	kept := 0
 	in.names.cur = 0
-	var last *sampleName // the previous sample's name; nil until the first sample line
-	var lastRead bool    // the direct pass's fast path read the previous sample line
 	for lineNo := int32(1); len(body) > 0; lineNo++ {
 		raw, rest, hadNewline := cutLine(body)
 		body = rest
-		// expfmt skips leading blanks; so must the filter, or an indented
-		// sample would be dropped, or an indented comment taken for garbage.
-		line := skipBlanks(raw)
-		if len(line) == 0 || line[0] == '#' {
-			if rec {
-				in.memo.note(raw, len(raw), lineWhole)
-			}
-			if len(line) > 0 && in.typeLine(line, lineNo, om) {
-				hasVLLM = true
-			}
-			if in.gaveUp {
-				return hasVLLM, dropped, 0, errNotFast
-			}
-			continue
+		if err := p.line(raw, lineNo, hadNewline); err != nil {
+			return p, err
 		}
-		// The lines of a family come together: most names are the
-		// previous line's, and comparing the line's start with it (one
-		// memory comparison) costs less than finding the name's end byte
-		// by byte and looking it up. The previous name holds no '{' or
-		// blank, so a line that starts with it and a delimiter has it for
-		// name.
-		var name []byte
-		repeated := last != nil && sameName(line, last.name)
-		if repeated {
-			name = line[:len(last.name)]
-		} else {
-			last = in.lookupName(line)
-			name = line[:len(last.name)]
-			if bytes.HasPrefix(name, vllmPrefix) {
-				hasVLLM = true
-			}
-		}
-		idx, ok := last.row, last.read
-		// The fast path's previous name is this one when it read the
-		// previous line (and so found the name valid and ending where
-		// SampleName ends it).
-		repeated = repeated && lastRead
-		lastRead = false
-		if !ok || kept >= maxKeptLines {
-			if problem := sampleShape(line, len(name), last.valid, om); problem != "" {
-				return hasVLLM, dropped, 0, lineError(lineNo, problem, line)
-			}
-			last.valid = true
-			if ok {
-				dropped++
-			}
-			if rec {
-				rec = in.memo.noteSample(raw, len(raw)-len(line)+len(name), lineDropped)
-			}
-			continue
-		}
-		kept++
-		if !in.typed[idx] {
-			// Untyped is the parser's default: only a histogram needs saying.
-			in.typed[idx] = true
-			if catalogue.Reads[idx].Kind.IsHistogram() {
-				if in.emitType(lineNo, catalogue.Reads[idx].Name, "histogram"); in.gaveUp {
-					return hasVLLM, dropped, 0, errNotFast
-				}
-			}
-		}
-		if om {
-			line = stripExemplar(line, len(name))
-		}
-		if fp := in.direct; fp != nil {
-			if !hadNewline {
-				return hasVLLM, dropped, 0, errNotFast // a cut last line: expfmt's error
-			}
-			m := mask & rowStrip[idx]
-			if m != 0 && (len(name) >= len(line) || line[len(name)] != '{') {
-				return hasVLLM, dropped, m, nil // as strip refuses a line without its label set
-			}
-			ok, refused := fp.sampleLine(line, repeated, &in.stripper, m)
-			if refused != 0 {
-				return hasVLLM, dropped, refused, nil
-			}
-			if !ok {
-				return hasVLLM, dropped, 0, errNotFast
-			}
-			if rec {
-				rec = in.memo.noteSample(raw, len(raw)-len(line)+len(name), lineKept)
-			}
-			lastRead = true
-			continue
-		}
-		if m := mask & rowStrip[idx]; m != 0 {
-			var rebuilt bool
-			// The stripped line is written straight into the filtered page.
-			in.s.filtered, rebuilt, refused = in.stripper.strip(in.s.filtered, line, len(name), m)
-			if refused != 0 {
-				return hasVLLM, dropped, refused, nil
-			}
-			if rebuilt {
-				in.emitEnd(lineNo, hadNewline)
-				continue
-			}
-		}
-		in.emitBytes(line, lineNo, hadNewline)
 	}
-	in.recorded, in.lastKept = rec, kept
-	return hasVLLM, dropped, 0, nil
+	return p, nil
+}
+
+// pass is one filter pass over a page.
+type pass struct {
+	in       *Ingester
+	om       bool
+	fp       *fastParser // a direct pass's fast path; nil: the lines are copied
+	rec      bool        // the pass notes the page's memo, until a line cannot be noted
+	hasVLLM  bool        // a line names a vllm: family
+	dropped  int         // lines of wanted families over maxKeptLines
+	kept     int         // lines kept
+	last     *sampleName // the previous sample's name; nil until the first sample line
+	lastRead bool        // the fast path read the previous sample line
+}
+
+// line filters one line of the page, raw as cutLine gives it.
+func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
+	// expfmt skips leading blanks; so must the filter, or an indented
+	// sample would be dropped, or an indented comment taken for garbage.
+	line := skipBlanks(raw)
+	if len(line) == 0 || line[0] == '#' {
+		return p.comment(raw, line, lineNo)
+	}
+	name, repeated := p.sampleName(line)
+	if !p.last.read || p.kept >= maxKeptLines {
+		return p.drop(raw, line, len(name), lineNo)
+	}
+	p.kept++
+	if err := p.typeOnce(p.last.row, lineNo); err != nil {
+		return err
+	}
+	if p.om {
+		line = stripExemplar(line, len(name))
+	}
+	if p.fp == nil {
+		p.in.emitBytes(line, lineNo, hadNewline)
+		return nil
+	}
+	if !hadNewline || !p.fp.sampleLine(line, repeated) {
+		return errNotFast // a cut last line is expfmt's error
+	}
+	p.note(raw, line, len(name), lineKept)
+	p.lastRead = true
+	return nil
+}
+
+// sampleName finds the name of a sample line, and says whether the fast
+// path knows it for the name of the line it read before. The lines of a
+// family come together: most names are the previous line's, and comparing
+// the line's start with it (one memory comparison) costs less than
+// finding the name's end byte by byte and looking it up. The previous
+// name holds no '{' or blank, so a line that starts with it and a
+// delimiter has it for name.
+func (p *pass) sampleName(line []byte) (name []byte, repeated bool) {
+	repeated = p.last != nil && sameName(line, p.last.name)
+	if !repeated {
+		p.last = p.in.lookupName(line)
+		if bytes.HasPrefix(p.last.name, vllmPrefix) {
+			p.hasVLLM = true
+		}
+	}
+	// The fast path's previous name is this one when it read the previous
+	// line (and so found the name valid and ending where SampleName ends
+	// it).
+	repeated = repeated && p.lastRead
+	p.lastRead = false
+	return line[:len(p.last.name)], repeated
+}
+
+// drop checks the shape of a sample line the filter does not keep.
+func (p *pass) drop(raw, line []byte, nameLen int, lineNo int32) error {
+	if problem := sampleShape(line, nameLen, p.last.valid, p.om); problem != "" {
+		return lineError(lineNo, problem, line)
+	}
+	p.last.valid = true
+	if p.last.read {
+		p.dropped++
+	}
+	p.note(raw, line, nameLen, lineDropped)
+	return nil
+}
+
+// note adds a sample line to the memo being recorded, if any.
+func (p *pass) note(raw, line []byte, nameLen int, kind lineKind) {
+	if p.rec {
+		p.rec = p.in.memo.noteSample(raw, len(raw)-len(line)+nameLen, kind)
+	}
+}
+
+// comment filters a comment or a blank line.
+func (p *pass) comment(raw, line []byte, lineNo int32) error {
+	if p.rec {
+		p.in.memo.note(raw, len(raw), lineWhole)
+	}
+	if len(line) == 0 {
+		return nil
+	}
+	isVLLM, err := p.typeLine(line, lineNo)
+	p.hasVLLM = p.hasVLLM || isVLLM
+	return err
+}
+
+// typeOnce writes the TYPE of a wanted family whose sample comes before
+// any TYPE line of it. Untyped is the parser's default: only a histogram
+// needs saying.
+func (p *pass) typeOnce(row int, lineNo int32) error {
+	if p.in.typed[row] {
+		return nil
+	}
+	p.in.typed[row] = true
+	if !catalogue.Reads[row].Kind.IsHistogram() {
+		return nil
+	}
+	return p.emitType(lineNo, catalogue.Reads[row].Name, "histogram")
 }
 
 var vllmPrefix = []byte("vllm:")
@@ -466,7 +462,7 @@ const (
 type sampleName struct {
 	name  []byte
 	row   int  // the alias table's row, when read
-	read  bool // vtop reads the name (catalogue.LookupSample)
+	read  bool // vtop reads the name (keptSample)
 	valid bool // the name passed sampleShape's check
 }
 
@@ -491,7 +487,7 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 		}
 		i = int32(len(t.names))
 		r := sampleName{name: slices.Clone(name)}
-		r.row, r.read = catalogue.LookupSample(name)
+		r.row, r.read = keptSample(name)
 		t.names = append(t.names, r)
 		t.index[string(r.name)] = i
 	}
@@ -505,86 +501,58 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 	return &t.names[i]
 }
 
-// typeLine handles a comment line: a # TYPE of a wanted family is copied
+// typeLine handles a comment line: a # TYPE of a wanted family is kept
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
-func (in *Ingester) typeLine(line []byte, lineNo int32, om bool) (isVLLM bool) {
+func (p *pass) typeLine(line []byte, lineNo int32) (isVLLM bool, err error) {
 	keyword, rest := NextField(line[1:])
 	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
-		return false
+		return false, nil
 	}
 	if string(keyword) != "TYPE" {
 		// Only the prefix of a HELP line's name matters, and it holds no
 		// blank: the name's end need not be found.
-		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix)
+		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix), nil
 	}
 	nameB, rest := NextField(rest)
-	isVLLM = bytes.HasPrefix(nameB, vllmPrefix)
 	typB, _ := NextField(rest)
-	if om {
-		name, typ := openMetricsType(string(nameB), string(typB))
-		in.typeOf([]byte(name), typ, lineNo)
-		return isVLLM
-	}
-	in.typeOf(nameB, string(typB), lineNo)
-	return isVLLM
+	return bytes.HasPrefix(nameB, vllmPrefix), p.typeOf(nameB, string(typB), lineNo)
 }
 
-// typeOf copies the TYPE of a family in text format's terms, when vtop
-// reads the family and has not typed it yet on this page.
-func (in *Ingester) typeOf(name []byte, typ string, lineNo int32) {
-	switch typ {
-	case "counter", "gauge", "histogram", "summary", "untyped":
-	default:
-		typ = "untyped"
+// typeOf keeps the TYPE of a family in text format's terms, when vtop
+// reads the family (keptType) and has not typed it yet on this page.
+func (p *pass) typeOf(name []byte, typ string, lineNo int32) error {
+	idx, typ, ok := keptType(name, typ, p.om)
+	if !ok || p.in.typed[idx] {
+		return nil
 	}
-	idx, ok := catalogue.LookupFamily(name)
-	if !ok || in.typed[idx] {
-		return
-	}
-	in.typed[idx] = true
-	if typ != "gauge" && typ != "counter" && typ != "untyped" || catalogue.Reads[idx].Kind.IsHistogram() {
+	p.in.typed[idx] = true
+	if (typ == "gauge" || typ == "counter" || typ == "untyped") && !catalogue.Reads[idx].Kind.IsHistogram() {
 		// The builder reads a gauge, a counter and an untyped value alike,
 		// so their TYPE lines would only cost the parser a family header.
-		in.emitType(lineNo, catalogue.Reads[idx].Name, typ) // the row's name is the line's
+		return nil
 	}
+	return p.emitType(lineNo, catalogue.Reads[idx].Name, typ) // the row's name is the line's
 }
 
-// openMetricsType maps an OpenMetrics family to the text format's name and
-// type: counters and infos are named without their sample suffix there.
-func openMetricsType(name, typ string) (string, string) {
-	switch typ {
-	case "counter":
-		return name + "_total", typ
-	case "info":
-		return name + "_info", "gauge"
-	case "unknown", "stateset":
-		return name, "gauge"
+// emitType keeps a "# TYPE name typ" line, attributed to the page's line
+// lineNo: in the filter's copy, or read by a direct pass's fast path
+// (errNotFast where it does not follow it).
+func (p *pass) emitType(lineNo int32, name, typ string) error {
+	in := p.in
+	b := append(in.typeBuf[:0], "# TYPE "...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = append(b, typ...)
+	in.typeBuf = b
+	if p.fp == nil {
+		in.emitBytes(b, lineNo, true)
+		return nil
 	}
-	return name, typ
-}
-
-// emitType appends a "# TYPE name typ" line, attributed to the page's
-// line lineNo.
-func (in *Ingester) emitType(lineNo int32, name, typ string) {
-	if in.direct != nil {
-		// The fast path reads the very line the filter would have written.
-		b := append(in.typeBuf[:0], "# TYPE "...)
-		b = append(b, name...)
-		b = append(b, ' ')
-		b = append(b, typ...)
-		in.typeBuf = b
-		if !in.direct.typeLine(b) {
-			in.gaveUp = true
-		}
-		return
+	if !p.fp.typeLine(b) {
+		return errNotFast
 	}
-	in.s.filtered = append(in.s.filtered, "# TYPE "...)
-	in.s.filtered = append(in.s.filtered, name...)
-	in.s.filtered = append(in.s.filtered, ' ')
-	in.s.filtered = append(in.s.filtered, typ...)
-	in.s.filtered = append(in.s.filtered, '\n')
-	in.s.lineMap = append(in.s.lineMap, lineNo)
+	return nil
 }
 
 // emitBytes appends one line of the page. The final newline is kept only if
@@ -779,14 +747,6 @@ func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
 		return m.Untyped.GetValue(), true
 	}
 	return 0, false
-}
-
-// nanAdd adds v to an accumulator that starts absent (NaN).
-func nanAdd(acc, v float64) float64 {
-	if math.IsNaN(acc) {
-		return v
-	}
-	return acc + v
 }
 
 func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }

@@ -1,7 +1,6 @@
 package page
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 
 	dto "github.com/prometheus/client_model/go"
@@ -15,9 +14,9 @@ import (
 // page was read into, and those families built into a Sample as before.
 //
 // The memo of a page is, for each of its lines, a hash of the bytes before
-// its value (the whole line for a comment or a blank line), what the line
-// was (dropped, or read into the families, and then where its value went)
-// and its value when short (see lineTail). A page is read as values only when each of its lines has the hash
+// its value (the whole line for a comment or a blank line) and what the
+// line was (dropped, or read into the families, and then where its value
+// went). A page is read as values only when each of its lines has the hash
 // of the line at its place on the last page and a value the fast path
 // reads, and a dropped line a value the filter would let pass; anything
 // else, and the page is read in full, exactly as without the memo. The
@@ -44,15 +43,13 @@ type pageMemo struct {
 	lines   []memoLine
 	hasVLLM bool
 	dropped int
-	same    int        // kept lines the last page read as values only found unchanged (tests)
-	plan    *buildPlan // how the builder read the families, once a page was read into them as values only (plan.go)
 }
 
 // memoLine is one line of the memo's page.
 type memoLine struct {
 	hash   uint64 // of the line's first prefix bytes
 	prefix int32  // the bytes before the value; the whole line when it has none
-	tail   lineTail
+	kind   lineKind
 }
 
 // lineKind is what the filter did with a line.
@@ -63,53 +60,6 @@ const (
 	lineDropped                 // a sample line the filter checked and dropped
 	lineKept                    // a sample line read into the families
 )
-
-// lineTail is what follows a line's prefix: the line's kind and, for a
-// sample line whose value is short, the value's bytes and length. Half the
-// lines of a page repeat their value from the last scrape, nearly all of
-// them in a few bytes (a count, a 0): one comparison of a word tells such a
-// line needs neither the search for its end, nor a parse, nor a store. It
-// fits where the memo line had padding, so the memo is no larger.
-type lineTail uint32
-
-// A lineTail holds the kind in its low bits, the value's length above
-// them, and the value's bytes from its second byte on.
-const (
-	tailKindMask  = 1<<2 - 1
-	tailLenShift  = 2
-	tailLenMask   = 1<<2 - 1
-	tailByteShift = 8
-	maxTailValue  = 3 // bytes of a value kept; with the newline, one 32-bit word
-)
-
-// makeTail is the tail of a line of the kind whose value (empty for a
-// comment) is value. A value too long to keep, or ending in a carriage
-// return that cutLine would take for part of the line's end, is not kept.
-func makeTail(kind lineKind, value []byte) lineTail {
-	t := lineTail(kind)
-	if len(value) == 0 || len(value) > maxTailValue || value[len(value)-1] == '\r' {
-		return t
-	}
-	var w lineTail
-	for i, c := range value {
-		w |= lineTail(c) << (8 * i)
-	}
-	return t | lineTail(len(value))<<tailLenShift | w<<tailByteShift
-}
-
-func (t lineTail) kind() lineKind { return lineKind(t & tailKindMask) }
-
-// sameValue reports whether b, what follows the line's prefix, is the
-// kept value and a newline, and if so the length of the two.
-func (t lineTail) sameValue(b []byte) (int, bool) {
-	n := int(t >> tailLenShift & tailLenMask)
-	if n == 0 || len(b) < 4 {
-		return 0, false
-	}
-	want := uint32(t>>tailByteShift) | '\n'<<(8*n)
-	mask := ^uint32(0) >> (8 * (maxTailValue - n))
-	return n + 1, binary.LittleEndian.Uint32(b)&mask == want
-}
 
 // valueSink is where the fast path wrote the value of one line read into
 // the families: a scalar, a bucket, or a histogram's count or sum, as the
@@ -159,11 +109,7 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 
 // note records a line whose first prefix bytes must come again.
 func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
-	value := raw[prefix:]
-	if len(value) > maxTailValue || kind == lineDropped && !droppedValue(value) {
-		value = nil // not kept, or replay checks it again
-	}
-	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), tail: makeTail(kind, value)})
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
 }
 
 // noteSample records a sample line whose name ends at nameEnd. It returns
@@ -194,44 +140,57 @@ func valueAt(line []byte, nameEnd int) (int, bool) {
 // blanksAt counts the blanks that start b.
 func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
 
+// reading is what readPage made of a page.
+type reading struct {
+	hasVLLM bool // a line names a vllm: family
+	dropped int  // lines of wanted families over maxKeptLines
+	fams    map[string]*dto.MetricFamily
+	keep    bool // the scratch set stays as the page's memo (keepOrRelease)
+}
+
 // readPage reads the page into families, as values only when the last
 // page left a memo it matches, else in full (recording the page's memo
 // when it is of the text format). keepOrRelease must follow, once the
 // families are built.
-func (in *Ingester) readPage(body []byte, om bool) (hasVLLM bool, dropped int, fams map[string]*dto.MetricFamily, err error) {
-	in.replayed, in.recorded = false, false
-	plan := in.memo.plan
-	in.memo.plan = nil // a page read in full makes new families
+func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
+	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
-			in.replayed, in.memo.plan = true, plan
-			return in.memo.hasVLLM, in.memo.dropped, in.s.fast.fams, nil
+			in.replayed = true
+			return reading{hasVLLM: in.memo.hasVLLM, dropped: in.memo.dropped, fams: in.s.fast.fams, keep: true}, nil
 		}
 	} else {
 		in.s = getScratch()
 	}
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
-	in.recording = !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
-	hasVLLM, dropped, fams, err = in.read(body, om)
-	in.recording = false
-	in.memo.hasVLLM, in.memo.dropped = hasVLLM, dropped
-	return hasVLLM, dropped, fams, err
+	record := !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
+	p, fams, err := in.read(body, om, record)
+	if err != nil {
+		return reading{}, err
+	}
+	in.lastKept = p.kept
+	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
+	return reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams, keep: in.memoFits(p)}, nil
+}
+
+// memoFits reports whether the page a pass read whole may be kept as its
+// memo: the pass recorded it (only a direct pass does, and only one that
+// read the whole page says so), it is large enough, within the free
+// list's bounds, and every line it kept left one sink, as replay relies on.
+func (in *Ingester) memoFits(p pass) bool {
+	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= in.memoMin && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
-// as the memo of the page when the page was read as values only, or read
-// by the direct pass with its memo recorded (the pass that records is the
-// direct one, and only a pass that read the whole page says it recorded),
-// large enough and within the free list's bounds; else it goes back to
-// the free list. Every line the filter kept left one sink; replay relies
-// on it, so a memo whose count differs is not kept.
-func (in *Ingester) keepOrRelease() {
+// as the memo of the page when keep is set (the page was read as values
+// only, or in full with a memo that fits); else it goes back to the free
+// list.
+func (in *Ingester) keepOrRelease(keep bool) {
 	s := in.s
 	in.s = nil
-	full := in.recorded && in.lastKept == len(s.fast.sinks) && in.lastKept >= in.memoMin && s.keepable()
-	if in.replayed || full {
+	if keep {
 		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s
 		return
@@ -251,15 +210,8 @@ func (in *Ingester) replay(body []byte) bool {
 		// As a new series starts: the lines set what they hold.
 		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
 	}
-	// A line whose value is the last page's leaves its box as the last
-	// page's store left it: a scalar's always; a bucket's unless
-	// normalizeHistogram turned it into a float since, which it did only
-	// on a page with fractions. A count or a sum may share its box with
-	// another line of the series, and is always stored again.
-	skipBuckets := !fp.fractions
-	fp.fractions = false // every fraction of the page is now stored again
+	fp.fractions = false // every value of the page is stored again
 	lines, sinks := in.memo.lines, fp.sinks
-	same := 0
 	for len(body) > 0 {
 		if len(lines) == 0 {
 			return false
@@ -273,20 +225,12 @@ func (in *Ingester) replay(body []byte) bool {
 		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
 			return false
 		}
-		kind := ml.tail.kind()
 		var sink valueSink
-		if kind == lineKept {
+		if ml.kind == lineKept {
 			sink, sinks = sinks[0], sinks[1:]
 		}
-		if next, ok := ml.tail.sameValue(body[n:]); ok && (kind != lineKept || sink.holds(skipBuckets)) {
-			if kind == lineKept {
-				same++
-			}
-			body = body[n+next:]
-			continue
-		}
 		var ok bool
-		if body, ok = fp.replayValue(ml, body, n, sink); !ok {
+		if body, ok = fp.replayValue(ml.kind, body, n, sink); !ok {
 			return false
 		}
 	}
@@ -298,56 +242,37 @@ func (in *Ingester) replay(body []byte) bool {
 			normalizeHistogram(box)
 		}
 	}
-	in.memo.same = same
 	return true
 }
 
-// holds reports whether the sink's box holds the value its line stored
-// on the last page as a store of it now would leave it: a scalar's box
-// does; a bucket's unless normalizeHistogram may have made it a float
-// (buckets is false); a count's or a sum's box may be another line's too.
-func (v valueSink) holds(buckets bool) bool {
-	k := v >> sinkShift
-	return k == sinkScalar || k == sinkBucket && buckets
-}
-
 // replayValue reads what follows the prefix of n bytes that body starts
-// with, as the line of the memo reads it, and returns what follows the
-// line. The line's tail then holds its value for the next page.
-func (p *fastParser) replayValue(ml *memoLine, body []byte, n int, sink valueSink) ([]byte, bool) {
+// with, as a line of the kind reads it, and returns what follows the line.
+func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSink) ([]byte, bool) {
 	if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
 		return nil, false // cutLine would have taken this '\r' off the line
 	}
-	kind := ml.tail.kind()
 	if kind != lineWhole {
 		// Most values are counts: one pass finds the line's end, checks
 		// the value and reads it.
 		if v, end, ok := plainCount(body[n:]); ok {
-			if kind == lineKept && !p.store(sink, v) {
-				return nil, false
-			}
-			ml.tail = makeTail(kind, body[n:n+end])
-			return body[n+end+1:], true
+			return body[n+end+1:], kind != lineKept || p.store(sink, v)
 		}
 	}
 	tail, rest := cutValueLine(body[n:])
+	return rest, p.replayTail(kind, tail, sink)
+}
+
+// replayTail reads what follows a line's prefix, up to its end, as a line
+// of the kind reads it.
+func (p *fastParser) replayTail(kind lineKind, tail []byte, sink valueSink) bool {
 	switch kind {
 	case lineWhole:
-		if len(tail) > 0 {
-			return nil, false
-		}
+		return len(tail) == 0
 	case lineDropped:
-		if !droppedValue(tail) {
-			return nil, false
-		}
-	case lineKept:
-		v, ok := parseValue(tail)
-		if !ok || !p.store(sink, v) {
-			return nil, false
-		}
+		return droppedValue(tail)
 	}
-	ml.tail = makeTail(kind, tail)
-	return rest, true
+	v, ok := parseValue(tail)
+	return ok && p.store(sink, v)
 }
 
 // plainCount reads a count and the newline after it: at most

@@ -42,7 +42,7 @@ func readSpecPerPos(acc *engineAcc, pos int, t dto.MetricType, m *dto.Metric) {
 		return
 	}
 	acc.series.SpecAcceptedPerPos = growNaN(acc.series.SpecAcceptedPerPos, pos+1)
-	acc.series.SpecAcceptedPerPos[pos] = nanAdd(acc.series.SpecAcceptedPerPos[pos], v)
+	acc.series.SpecAcceptedPerPos[pos] = catalogue.NanAdd(acc.series.SpecAcceptedPerPos[pos], v)
 }
 
 // growNaN extends s to n entries, the new ones absent.

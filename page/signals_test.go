@@ -138,23 +138,3 @@ func TestSleepLevel(t *testing.T) {
 		})
 	}
 }
-
-// A family without the engine label does not stop the stripping of
-// model_name and engine on the rest of a one-engine page.
-func TestStripSurvivesRejections(t *testing.T) {
-	page := lines(
-		`vllm:num_requests_running{engine="0",model_name="m"} 3`,
-		`vllm:admission_rejections_total{model_name="m",reason="max_num_queued_reqs"} 4`,
-		`sglang:num_running_reqs{engine_type="unified",model_name="m"} 1`)
-	fast, plain, stripped := ingestBoth(t, page, "")
-	if fast != plain {
-		t.Errorf("stripped:\n%s\nas is:\n%s", fast, plain)
-	}
-	in := NewIngester()
-	if _, err := in.Ingest([]byte(page), ""); err != nil {
-		t.Fatal(err)
-	}
-	if !stripped || !(in.stripper.stripped&stripEngine != 0) {
-		t.Errorf("engine label not stripped (any %v, engine %v)", stripped, (in.stripper.stripped&stripEngine != 0))
-	}
-}

@@ -281,15 +281,7 @@ func (b *fleetBuild) replica(key, name string) *replicaBuild {
 func (r *replicaBuild) at(ms int64) *sampleBuild {
 	s := r.times[ms]
 	if s == nil {
-		s = &sampleBuild{engines: map[string]*engineBuild{}}
-		s.sample = catalogue.Sample{
-			Time:             time.UnixMilli(ms),
-			KVCapacityTokens: math.NaN(),
-			ProcessStartTime: math.NaN(),
-			ProcessRSSBytes:  math.NaN(),
-			GCCollections:    math.NaN(),
-			HTTPRequests:     math.NaN(),
-		}
+		s = &sampleBuild{engines: map[string]*engineBuild{}, sample: catalogue.NewSample(time.UnixMilli(ms))}
 		r.times[ms] = s
 	}
 	return s
@@ -373,7 +365,7 @@ func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*samp
 	case catalogue.ToFinished:
 		return func(s *sampleBuild, v float64) {
 			f := &s.engine(engine).series.Finished[to.Which]
-			*f = nanAdd(*f, v)
+			*f = catalogue.NanAdd(*f, v)
 		}
 	case catalogue.ToHistogram:
 		return func(s *sampleBuild, v float64) {
@@ -392,7 +384,7 @@ func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*samp
 		for len(e.series.SpecAcceptedPerPos) <= to.Which {
 			e.series.SpecAcceptedPerPos = append(e.series.SpecAcceptedPerPos, math.NaN())
 		}
-		e.series.SpecAcceptedPerPos[to.Which] = nanAdd(e.series.SpecAcceptedPerPos[to.Which], v)
+		e.series.SpecAcceptedPerPos[to.Which] = catalogue.NanAdd(e.series.SpecAcceptedPerPos[to.Which], v)
 	}
 }
 
@@ -415,7 +407,7 @@ func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
 				v = to.Value
 			}
 			if p := f(&s.sample); to.Takes(v) {
-				*p = nanAdd(*p, v)
+				*p = catalogue.NanAdd(*p, v)
 			}
 		}
 	}
@@ -442,11 +434,11 @@ func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
 // summed, over the series of one engine.
 func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
 	if k == catalogue.KVCacheUsage {
-		e.kvSum = nanAdd(e.kvSum, v)
+		e.kvSum = catalogue.NanAdd(e.kvSum, v)
 		e.kvN++
 		return
 	}
-	e.series.Scalars[k] = nanAdd(e.series.Scalars[k], v)
+	e.series.Scalars[k] = catalogue.NanAdd(e.series.Scalars[k], v)
 }
 
 // addHistogram adds one value of a histogram's bucket (the at-th of nb
@@ -463,18 +455,10 @@ func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, at, nb 
 		}
 		hb.counts[at], hb.seen[at] = v, true
 	case "_sum":
-		hb.sum = nanAdd(hb.sum, v)
+		hb.sum = catalogue.NanAdd(hb.sum, v)
 	case "_count":
-		hb.count = nanAdd(hb.count, v)
+		hb.count = catalogue.NanAdd(hb.count, v)
 	}
-}
-
-// nanAdd adds v to acc, where NaN means "nothing yet".
-func nanAdd(acc, v float64) float64 {
-	if math.IsNaN(acc) {
-		return v
-	}
-	return acc + v
 }
 
 // samples returns the replica's scrapes, oldest first, each with its
@@ -487,7 +471,13 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 	slices.Sort(times)
 	out := make([]catalogue.Sample, 0, len(times))
 	for _, ms := range times {
-		out = append(out, r.times[ms].finish(r.sorted))
+		s, warnings := r.times[ms].finish(r.sorted)
+		out = append(out, s)
+		for _, w := range warnings {
+			if !slices.Contains(r.warnings, w) {
+				r.warnings = append(r.warnings, w)
+			}
+		}
 	}
 	if len(r.targets) > 1 {
 		r.warnings = append(r.warnings, fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
@@ -500,8 +490,8 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 
 // finish assembles the scrape: engines sorted as the page parser sorts
 // them, their sum in Total, and the engines listed when two or more are
-// named.
-func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
+// named; and what summing them has to say.
+func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []string) {
 	names := make([]string, 0, len(s.engines))
 	for n := range s.engines {
 		names = append(names, n)
@@ -518,7 +508,8 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 		}
 	}
 	out := s.sample
-	out.Total = total(series)
+	var warnings []string
+	out.Total, warnings = total(names, series)
 	if named >= 2 {
 		out.Engines = make([]catalogue.Engine, 0, named)
 		for i, n := range names {
@@ -527,7 +518,7 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
 			}
 		}
 	}
-	return out
+	return out, warnings
 }
 
 // finish returns the engine's series, histograms on the replica's bounds
@@ -555,84 +546,23 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 	return s
 }
 
-// total sums engines: gauges and counters summed, KV usage averaged over
-// the engines that report it, buckets summed bound by bound.
-func total(engines []catalogue.Series) catalogue.Series {
+// total sums the engines (catalogue.Merge), and says which were left out
+// of a histogram's sum for buckets unlike the others'.
+func total(names []string, engines []catalogue.Series) (catalogue.Series, []string) {
 	if len(engines) == 1 {
-		return engines[0]
+		return engines[0], nil
 	}
-	t := catalogue.NewSeries()
-	kvSum, kvN := 0.0, 0
-	for _, e := range engines {
-		for k, v := range e.Scalars {
-			switch {
-			case math.IsNaN(v):
-			case catalogue.Scalar(k) == catalogue.KVCacheUsage:
-				kvSum += v
-				kvN++
-			default:
-				t.Scalars[k] = nanAdd(t.Scalars[k], v)
-			}
-		}
-		for r, v := range e.Finished {
-			if !math.IsNaN(v) {
-				t.Finished[r] = nanAdd(t.Finished[r], v)
-			}
-		}
-		for h := range e.Histograms {
-			t.Histograms[h] = sumBuckets(t.Histograms[h], e.Histograms[h])
-		}
-		for p, v := range e.SpecAcceptedPerPos {
-			for len(t.SpecAcceptedPerPos) <= p {
-				t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
-			}
-			if !math.IsNaN(v) {
-				t.SpecAcceptedPerPos[p] = nanAdd(t.SpecAcceptedPerPos[p], v)
+	var m catalogue.Merge
+	var warnings []string
+	for i := range engines {
+		refused := m.Add(&engines[i])
+		for h := range catalogue.NumHistograms {
+			if refused.Has(h) {
+				warnings = append(warnings, fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), names[i]))
 			}
 		}
 	}
-	if kvN > 0 {
-		t.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
-	}
-	return t
-}
-
-// sumBuckets adds b into a on the union of their bounds.
-func sumBuckets(a, b catalogue.Buckets) catalogue.Buckets {
-	if !b.Present() {
-		return a
-	}
-	if !a.Present() {
-		return catalogue.Buckets{Bounds: b.Bounds, Counts: slices.Clone(b.Counts), Sum: b.Sum, Count: b.Count}
-	}
-	bounds := a.Bounds
-	if !slices.Equal(a.Bounds, b.Bounds) {
-		bounds = slices.Compact(slices.Sorted(slices.Values(slices.Concat(a.Bounds, b.Bounds))))
-	}
-	counts := make([]float64, len(bounds))
-	for i, le := range bounds {
-		counts[i] = addKnown(countAt(a, le), countAt(b, le))
-	}
-	return catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: addKnown(a.Sum, b.Sum), Count: addKnown(a.Count, b.Count)}
-}
-
-// addKnown adds what is known of a and b: NaN only when both are.
-func addKnown(a, b float64) float64 {
-	switch {
-	case math.IsNaN(a):
-		return b
-	case math.IsNaN(b):
-		return a
-	}
-	return a + b
-}
-
-// countAt is the count of the bucket with that bound, NaN when none.
-func countAt(b catalogue.Buckets, le float64) float64 {
-	if i, ok := slices.BinarySearch(b.Bounds, le); ok {
-		return b.Counts[i]
-	}
-	return math.NaN()
+	return m.Series(), warnings
 }
 
 // upFailures returns the scrapes Prometheus failed (up is 0) of the

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -323,9 +322,8 @@ func (s *Source) builtSince(b *fleetBuild, infos []seriesInfo, added []model.Tim
 // only began to scrape): with this reading before the window, rate()
 // extrapolates exactly as PromQL does for a series that starts inside it.
 func watchedBefore(t time.Time) catalogue.Sample {
-	s := catalogue.Sample{Time: t, HasVLLM: true, Total: catalogue.NewSeries()}
-	s.KVCapacityTokens, s.ProcessStartTime, s.ProcessRSSBytes = math.NaN(), math.NaN(), math.NaN()
-	s.GCCollections, s.HTTPRequests = math.NaN(), math.NaN()
+	s := catalogue.NewSample(t)
+	s.HasVLLM = true
 	return s
 }
 

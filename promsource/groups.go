@@ -32,8 +32,13 @@ import (
 //     rate() increases: the group's rate is sum(rate(x[w])).
 //   - a gauge: its newest value at or before that time (as an instant
 //     query's sum() reads it), nothing before its first scrape or after
-//     a failed one. Gauges add up (running, waiting) except those that
-//     do not: KV cache usage is averaged, the sleep level is the deepest.
+//     a failed one.
+//
+// The instances' readings at that time are then summed as every whole is
+// (catalogue.Merge): gauges that count add up, KV cache usage is the
+// mean weighted by capacity, the sleep level the least asleep, buckets
+// add on equal bounds. An instance whose buckets differ from the group's
+// is left out of that histogram, with a warning.
 //
 // A restart of one instance is told as that instance's, in a warning;
 // the group's process start time is unknown, so the group never reads as
@@ -50,6 +55,12 @@ type instanceTrack struct {
 	failure *catalogue.Sample
 	avg     float64 // average interval between its good samples, in ms
 	restart string  // when and how it restarted in the window; "" for none
+	// bounds are its buckets' bounds, per histogram: its newest
+	// sample's.
+	bounds [catalogue.NumHistograms][]float64
+	// counts is room for its bucket counts at one time, reused: the
+	// group's sum copies them.
+	counts [catalogue.NumHistograms][]float64
 	// counters are its counter series, each with its values at the good
 	// samples, resets compensated and gaps filled.
 	counters []counter
@@ -69,10 +80,10 @@ const (
 	fHTTP
 )
 
-// slot is where a counter adds in the group's sample: a scalar, a finish
-// reason, a bucket (the b-th of the group's bounds of histogram i), the
-// _sum or _count of histogram i, a speculative position, or a process
-// counter.
+// slot is where a counter goes in the instance's sample: a scalar, a
+// finish reason, a bucket (the b-th of the instance's bounds of
+// histogram i), the _sum or _count of histogram i, a speculative
+// position, or a process counter.
 type slot struct {
 	kind fieldKind
 	i, b int
@@ -85,8 +96,8 @@ type counter struct {
 }
 
 // newTrack reads one instance's samples (oldest first; failures among
-// them) for combining; bounds are the group's bounds of each histogram.
-func newTrack(name string, samples []catalogue.Sample, bounds *[catalogue.NumHistograms][]float64) *instanceTrack {
+// them) for combining.
+func newTrack(name string, samples []catalogue.Sample) *instanceTrack {
 	tr := &instanceTrack{name: name}
 	for i := range samples {
 		s := &samples[i]
@@ -106,7 +117,7 @@ func newTrack(name string, samples []catalogue.Sample, bounds *[catalogue.NumHis
 	if n := len(tr.ms); n >= 2 {
 		tr.avg = float64(tr.ms[n-1]-tr.ms[0]) / float64(n-1)
 	}
-	tr.readCounters(bounds)
+	tr.readCounters()
 	var resetAt int64
 	for _, c := range tr.counters {
 		if at := adjustCounter(c.vs, tr.ms); at > 0 && (resetAt == 0 || at < resetAt) {
@@ -119,7 +130,7 @@ func newTrack(name string, samples []catalogue.Sample, bounds *[catalogue.NumHis
 
 // readCounters lists the instance's counter series, each that has a value
 // in at least one good sample.
-func (tr *instanceTrack) readCounters(bounds *[catalogue.NumHistograms][]float64) {
+func (tr *instanceTrack) readCounters() {
 	n := len(tr.good)
 	read := func(sl slot, get func(*catalogue.Sample) float64) {
 		var vs []float64
@@ -146,7 +157,7 @@ func (tr *instanceTrack) readCounters(bounds *[catalogue.NumHistograms][]float64
 		read(slot{kind: fFinished, i: int(r)}, func(s *catalogue.Sample) float64 { return s.Total.Finished[r] })
 	}
 	for h := range catalogue.NumHistograms {
-		tr.readHistogram(h, bounds[h])
+		tr.readHistogram(h)
 	}
 	most := 0
 	for j := range tr.good {
@@ -165,47 +176,40 @@ func (tr *instanceTrack) readCounters(bounds *[catalogue.NumHistograms][]float64
 }
 
 // readHistogram lists the counters of one histogram: a bucket per bound
-// the instance has, on the group's bounds, and the _sum and _count.
-func (tr *instanceTrack) readHistogram(h catalogue.Histogram, group []float64) {
+// of the instance's newest sample that has it, and the _sum and _count.
+// An older sample on other bounds (the instance restarted with other
+// buckets) gives no bucket counts.
+func (tr *instanceTrack) readHistogram(h catalogue.Histogram) {
 	n := len(tr.good)
-	var buckets [][]float64 // by the group's bound
+	for j := n - 1; j >= 0 && tr.bounds[h] == nil; j-- {
+		tr.bounds[h] = tr.good[j].Total.Histograms[h].Bounds
+	}
+	bounds := tr.bounds[h]
+	if bounds == nil {
+		return
+	}
+	tr.counts[h] = make([]float64, len(bounds))
+	buckets := make([][]float64, len(bounds))
 	sum, count := nanSlice(n), nanSlice(n)
-	present := false
-	var lastBounds []float64
-	var lastIdx []int
 	for j := range tr.good {
 		b := tr.good[j].Total.Histograms[h]
 		if !b.Present() {
 			continue
 		}
-		present = true
-		if !sameSlice(b.Bounds, lastBounds) {
-			// Samples of one instance share their bounds: map them once.
-			lastBounds, lastIdx = b.Bounds, make([]int, len(b.Bounds))
-			for k, le := range b.Bounds {
-				lastIdx[k], _ = slices.BinarySearch(group, le)
-			}
-		}
-		if buckets == nil {
-			buckets = make([][]float64, len(group))
-		}
-		for k, gi := range lastIdx {
-			if k >= len(b.Counts) {
-				break
-			}
-			if buckets[gi] == nil {
-				buckets[gi] = nanSlice(n)
-			}
-			buckets[gi][j] = b.Counts[k]
-		}
 		sum[j], count[j] = b.Sum, b.Count
+		if !sameSlice(b.Bounds, bounds) && !slices.Equal(b.Bounds, bounds) {
+			continue
+		}
+		for k, c := range b.Counts[:min(len(b.Counts), len(bounds))] {
+			if buckets[k] == nil {
+				buckets[k] = nanSlice(n)
+			}
+			buckets[k][j] = c
+		}
 	}
-	if !present {
-		return
-	}
-	for gi, vs := range buckets {
+	for k, vs := range buckets {
 		if vs != nil {
-			tr.counters = append(tr.counters, counter{slot{kind: fBucket, i: int(h), b: gi}, vs})
+			tr.counters = append(tr.counters, counter{slot{kind: fBucket, i: int(h), b: k}, vs})
 		}
 	}
 	tr.counters = append(tr.counters, counter{slot{kind: fSum, i: int(h)}, sum}, counter{slot{kind: fCount, i: int(h)}, count})
@@ -403,20 +407,52 @@ func (tr *instanceTrack) latest(ms int64) *catalogue.Sample {
 // window the source read; watched is the reading just before the window
 // to put first, if any.
 func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Time, watched *catalogue.Sample) []catalogue.Sample {
-	bounds := unionBounds(parts)
 	tracks := make([]*instanceTrack, 0, len(parts))
 	for i, p := range parts {
-		if tr := newTrack(names[i], p, &bounds); len(tr.good) > 0 || tr.failure != nil {
+		if tr := newTrack(names[i], p); len(tr.good) > 0 || tr.failure != nil {
 			tracks = append(tracks, tr)
 		}
 	}
-	var grid []int64
-	alive, counted := 0, 0
-	var warnings []string
+	alive, counted, warnings := describeTracks(tracks)
+	grid := gridOf(tracks, windowStart, at, alive)
+	out := make([]catalogue.Sample, 0, len(grid)+len(tracks)+1)
+	if watched != nil {
+		out = append(out, *watched)
+	}
+	var startMs, endMs int64 // the window; without one, the samples' span
+	if len(grid) > 0 {
+		startMs, endMs = grid[0], grid[len(grid)-1]
+	}
+	if !windowStart.IsZero() {
+		startMs, endMs = windowStart.UnixMilli(), at.UnixMilli()
+	}
+	refused := make([]catalogue.HistogramSet, len(tracks))
+	first := len(out)
+	for _, ms := range grid {
+		s := combineAt(tracks, ms, startMs, endMs, refused)
+		s.HasVLLM = counted > 0
+		if counted > 1 {
+			s.Instances = counted
+		}
+		out = append(out, s)
+	}
+	warnings = append(warnings, refusals(tracks, refused)...)
+	for i := first; i < len(out); i++ {
+		out[i].Warnings = warnings
+	}
+	if alive == 0 {
+		out = mergeFailures(out, failuresOf(tracks))
+	}
+	return out
+}
+
+// describeTracks counts the instances that answer and those that are the
+// server's (a sidecar's process figures are no instance of the server),
+// and lists the failures and restarts to warn of.
+func describeTracks(tracks []*instanceTrack) (alive, counted int, warnings []string) {
 	for _, tr := range tracks {
-		grid = append(grid, tr.ms...)
 		if slices.ContainsFunc(tr.good, func(s catalogue.Sample) bool { return s.HasVLLM }) {
-			counted++ // a sidecar's process figures are no instance of the server
+			counted++
 		}
 		switch {
 		case tr.failure != nil:
@@ -427,6 +463,15 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 		if tr.restart != "" {
 			warnings = append(warnings, fmt.Sprintf("instance %s restarted at %s; the group's rates count across it", tr.name, tr.restart))
 		}
+	}
+	return alive, counted, warnings
+}
+
+// gridOf is the times of the combined samples, oldest first.
+func gridOf(tracks []*instanceTrack, windowStart, at time.Time, alive int) []int64 {
+	var grid []int64
+	for _, tr := range tracks {
+		grid = append(grid, tr.ms...)
 	}
 	if step := scrapeStep(tracks); alive > 0 && !windowStart.IsZero() && step > 0 {
 		// One reading per scrape interval back from the window's end, and
@@ -444,33 +489,21 @@ func combine(names []string, parts [][]catalogue.Sample, windowStart, at time.Ti
 			grid = grid[:len(grid)-1]
 		}
 	}
-	out := make([]catalogue.Sample, 0, len(grid)+len(tracks)+1)
-	if watched != nil {
-		out = append(out, *watched)
-	}
-	var startMs, endMs int64 // the window; without one, the samples' span
-	if len(grid) > 0 {
-		startMs, endMs = grid[0], grid[len(grid)-1]
-	}
-	if !windowStart.IsZero() {
-		startMs, endMs = windowStart.UnixMilli(), at.UnixMilli()
-	}
-	for _, ms := range grid {
-		out = append(out, combineAt(tracks, ms, startMs, endMs, bounds, counted, warnings))
-	}
-	if alive == 0 {
-		// Every instance fails: the group is DOWN, with their failures.
-		var failed []catalogue.Sample
-		for _, tr := range tracks {
-			if tr.failure != nil {
-				f := *tr.failure
-				f.Err = fmt.Sprintf("instance %s: %s", tr.name, f.Err)
-				failed = append(failed, f)
-			}
+	return grid
+}
+
+// failuresOf is the instances' failures, when every instance fails: the
+// group is DOWN, with their failures.
+func failuresOf(tracks []*instanceTrack) []catalogue.Sample {
+	var failed []catalogue.Sample
+	for _, tr := range tracks {
+		if tr.failure != nil {
+			f := *tr.failure
+			f.Err = fmt.Sprintf("instance %s: %s", tr.name, f.Err)
+			failed = append(failed, f)
 		}
-		out = mergeFailures(out, failed)
 	}
-	return out
+	return failed
 }
 
 // scrapeStep is the instances' median scrape interval in ms, 0 when
@@ -500,119 +533,92 @@ func regularGrid(startMs, endMs, step int64) []int64 {
 	return grid
 }
 
-// unionBounds is, per histogram, the union of the instances' bounds.
-// The samples of one instance share their bounds: each slice is read once.
-func unionBounds(parts [][]catalogue.Sample) [catalogue.NumHistograms][]float64 {
-	var out [catalogue.NumHistograms][]float64
-	for h := range out {
-		var all []float64
-		var last []float64
-		for _, p := range parts {
-			for i := range p {
-				b := p[i].Total.Histograms[h].Bounds
-				if len(b) == 0 || sameSlice(b, last) {
-					continue
-				}
-				last = b
-				all = append(all, b...)
-			}
-		}
-		if len(all) > 0 {
-			slices.Sort(all)
-			out[h] = slices.Compact(all)
+// combineAt is the group's sample at ms: its instances' samples there,
+// summed. It adds to refused, per instance, the histograms left out of
+// the sum for buckets unlike the group's.
+func combineAt(tracks []*instanceTrack, ms, startMs, endMs int64, refused []catalogue.HistogramSet) catalogue.Sample {
+	var m catalogue.Merge
+	for i, tr := range tracks {
+		if len(tr.good) > 0 {
+			s := tr.sampleAt(ms, startMs, endMs)
+			refused[i] |= m.AddSample(&s)
 		}
 	}
-	return out
+	s := m.Sample()
+	s.Time = time.UnixMilli(ms)
+	return s
 }
 
-// combineAt is the group's sample at ms.
-func combineAt(tracks []*instanceTrack, ms, startMs, endMs int64, bounds [catalogue.NumHistograms][]float64, counted int, warnings []string) catalogue.Sample {
-	s := catalogue.Sample{Time: time.UnixMilli(ms), HasVLLM: counted > 0, Total: catalogue.NewSeries(),
-		KVCapacityTokens: math.NaN(), ProcessStartTime: math.NaN(), ProcessRSSBytes: math.NaN(),
-		GCCollections: math.NaN(), HTTPRequests: math.NaN(), Warnings: warnings}
-	if counted > 1 {
-		s.Instances = counted
-	}
-	for h, b := range bounds {
+// sampleAt is the instance's sample at ms: its counters there and its
+// newest gauges (none before its first scrape or after a failure). Its
+// process start time is unknown: its counters are compensated for its
+// restarts. Its bucket counts are the track's, until the next call.
+func (tr *instanceTrack) sampleAt(ms, startMs, endMs int64) catalogue.Sample {
+	s := catalogue.NewSample(time.UnixMilli(ms))
+	for h, b := range tr.bounds {
 		if b != nil {
-			counts := make([]float64, len(b))
+			counts := tr.counts[h]
 			for i := range counts {
 				counts[i] = math.NaN()
 			}
 			s.Total.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: math.NaN(), Count: math.NaN()}
 		}
 	}
-	kvSum, kvN := 0.0, 0
-	var described bool
-	for _, tr := range tracks {
-		if len(tr.good) == 0 {
-			continue
-		}
-		p := tr.placeAt(ms, startMs, endMs)
-		for _, c := range tr.counters {
-			put(&s, c.slot, p.value(tr, c.vs))
-		}
-		newest := tr.latest(ms)
-		if newest == nil {
-			continue
-		}
-		if !described && newest.HasVLLM {
-			described = true
-			s.Model, s.EngineKind, s.Router, s.Role, s.Derived = newest.Model, newest.EngineKind, newest.Router, newest.Role, newest.Derived
-		}
-		for k, v := range newest.Total.Scalars {
-			switch {
-			case catalogue.Scalar(k).IsCounter() || math.IsNaN(v):
-			case catalogue.Scalar(k) == catalogue.KVCacheUsage:
-				kvSum += v
-				kvN++
-			case catalogue.Scalar(k) == catalogue.SleepLevel:
-				s.Total.Scalars[k] = math.Max(nanTo(s.Total.Scalars[k], v), v)
-			default:
-				s.Total.Scalars[k] = addKnown(s.Total.Scalars[k], v)
-			}
-		}
-		s.ProcessRSSBytes = addKnown(s.ProcessRSSBytes, newest.ProcessRSSBytes)
-		s.KVCapacityTokens = addKnown(s.KVCapacityTokens, newest.KVCapacityTokens)
+	p := tr.placeAt(ms, startMs, endMs)
+	for _, c := range tr.counters {
+		put(&s, c.slot, p.value(tr, c.vs))
 	}
-	if kvN > 0 {
-		s.Total.Scalars[catalogue.KVCacheUsage] = kvSum / float64(kvN)
+	newest := tr.latest(ms)
+	if newest == nil {
+		return s
 	}
+	s.HasVLLM, s.Model, s.EngineKind, s.Router, s.Role, s.Derived = newest.HasVLLM, newest.Model, newest.EngineKind, newest.Router, newest.Role, newest.Derived
+	for k, v := range newest.Total.Scalars {
+		if !catalogue.Scalar(k).IsCounter() {
+			s.Total.Scalars[k] = v
+		}
+	}
+	s.ProcessRSSBytes, s.KVCapacityTokens = newest.ProcessRSSBytes, newest.KVCapacityTokens
 	return s
 }
 
-// nanTo is v when x is NaN, else x.
-func nanTo(x, v float64) float64 {
-	if math.IsNaN(x) {
-		return v
+// refusals are the warnings of the histograms left out of the group's
+// sum, per instance.
+func refusals(tracks []*instanceTrack, refused []catalogue.HistogramSet) []string {
+	var out []string
+	for i, tr := range tracks {
+		for h := range catalogue.NumHistograms {
+			if refused[i].Has(h) {
+				out = append(out, fmt.Sprintf("instance %s: buckets of %s unlike the group's; left out of its sum", tr.name, catalogue.HistogramName(h)))
+			}
+		}
 	}
-	return x
+	return out
 }
 
-// put adds v to a counter of the group's sample.
+// put sets a counter of the instance's sample.
 func put(s *catalogue.Sample, sl slot, v float64) {
 	t := &s.Total
 	switch sl.kind {
 	case fScalar:
-		t.Scalars[sl.i] = addKnown(t.Scalars[sl.i], v)
+		t.Scalars[sl.i] = v
 	case fFinished:
-		t.Finished[sl.i] = addKnown(t.Finished[sl.i], v)
+		t.Finished[sl.i] = v
 	case fBucket:
-		c := t.Histograms[sl.i].Counts
-		c[sl.b] = addKnown(c[sl.b], v)
+		t.Histograms[sl.i].Counts[sl.b] = v
 	case fSum:
-		t.Histograms[sl.i].Sum = addKnown(t.Histograms[sl.i].Sum, v)
+		t.Histograms[sl.i].Sum = v
 	case fCount:
-		t.Histograms[sl.i].Count = addKnown(t.Histograms[sl.i].Count, v)
+		t.Histograms[sl.i].Count = v
 	case fSpecPos:
 		for len(t.SpecAcceptedPerPos) <= sl.i {
 			t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
 		}
-		t.SpecAcceptedPerPos[sl.i] = addKnown(t.SpecAcceptedPerPos[sl.i], v)
+		t.SpecAcceptedPerPos[sl.i] = v
 	case fGC:
-		s.GCCollections = addKnown(s.GCCollections, v)
+		s.GCCollections = v
 	case fHTTP:
-		s.HTTPRequests = addKnown(s.HTTPRequests, v)
+		s.HTTPRequests = v
 	}
 }
 

@@ -3,6 +3,7 @@ package promsource
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // promRate is PromQL's rate() of one series of (seconds before t0, value)
@@ -172,5 +174,36 @@ func TestGroupAfterAGapAtTheWindowStart(t *testing.T) {
 	r := rep.Replicas[0]
 	if got := float64(r.Figures.PreemptionsPerSecond); math.Abs(got-want) > 1e-9*want || r.Restarted {
 		t.Errorf("%v preemptions/s, restarted %v (%q); the sum of the instances' rate() is %v", got, r.Restarted, r.Reasons, want)
+	}
+}
+
+// The instances of a group sum as every whole does (catalogue.Merge): the
+// sleep level is the least asleep, and an instance whose buckets differ
+// from the group's is left out of that histogram's sum, and named.
+func TestGroupCombinesByTheCatalogueRules(t *testing.T) {
+	instance := func(bounds, counts []float64, sleep float64) []catalogue.Sample {
+		var out []catalogue.Sample
+		for i := range 2 {
+			s := catalogue.NewSample(t0.Add(time.Duration(i-1) * time.Second))
+			s.HasVLLM = true
+			s.Total.Scalars[catalogue.SleepLevel] = sleep
+			s.Total.Histograms[catalogue.TTFT] = catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: 1, Count: counts[len(counts)-1]}
+			out = append(out, s)
+		}
+		return out
+	}
+	got := combine([]string{"a:1", "b:1"}, [][]catalogue.Sample{
+		instance([]float64{1, 2}, []float64{3, 5}, 0),
+		instance([]float64{1, 4}, []float64{1, 2}, 2),
+	}, time.Time{}, t0, nil)
+	s := got[len(got)-1]
+	if v := s.Total.Scalars[catalogue.SleepLevel]; v != 0 {
+		t.Errorf("sleep level %v, want 0: one instance is awake", v)
+	}
+	if b := s.Total.Histograms[catalogue.TTFT]; !slices.Equal(b.Counts, []float64{3, 5}) || b.Count != 5 {
+		t.Errorf("TTFT %+v, want instance a:1's alone", b)
+	}
+	if w := strings.Join(s.Warnings, "\n"); !strings.Contains(w, "instance b:1: buckets of vllm:time_to_first_token_seconds") {
+		t.Errorf("warnings %q, want one naming b:1's buckets", s.Warnings)
 	}
 }

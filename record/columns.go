@@ -61,3 +61,11 @@ func joinColumns(dst, keys, values []byte) []byte {
 	}
 	return dst
 }
+
+// cutLineKeepEOL splits off the first line with its newline, if any.
+func cutLineKeepEOL(b []byte) (line, rest []byte) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i+1], b[i+1:]
+	}
+	return b, nil
+}

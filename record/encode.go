@@ -8,6 +8,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -81,7 +82,7 @@ func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int
 		flags |= flagWhole
 		e.page = append(e.page[:0], p.Body...)
 	} else {
-		e.page = Keep(e.page[:0], p.Body)
+		e.page = page.Keep(e.page[:0], p.Body)
 	}
 	e.keys, e.values = splitColumns(e.keys[:0], e.values[:0], e.page)
 	e.content = append(e.content[:0], p.ContentType...)

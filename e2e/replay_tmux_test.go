@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // TestReplayKeysInTmux drives `vtop replay` in a real terminal: a fleet
@@ -34,7 +35,7 @@ func TestReplayKeysInTmux(t *testing.T) {
 	t.Logf("%d reports over %s; state changes at reports %v", len(at), length, changes)
 
 	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-replay-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	tm.start(80, 24, coverEnv(t), vtopBinary(t)+" replay "+path)
+	tm.start(80, 24, testutil.CoverEnv(t), testutil.VtopBinary(t)+" replay "+path)
 	defer tm.kill()
 	pos := func(i int) string { return "(" + at[i] + " of " + length + ")" }
 

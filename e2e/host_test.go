@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
-// TestMain lets the test binary play the processes the root tests need:
+// TestMain lets the test binary play the processes the end-to-end tests need:
 // nvidia-smi, and inference servers under engines' command lines.
 func TestMain(m *testing.M) {
 	testutil.MainIfFakeNvidiaSMI()
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // h200Capture is a real `nvidia-smi --query-gpu` capture of one H200.
-const h200Capture = "gpu/testdata/nvidia-smi-query-gpu-h200-590.48.01.csv"
+const h200Capture = "../gpu/testdata/nvidia-smi-query-gpu-h200-590.48.01.csv"
 
 // h200UUID is the capture's GPU.
 const h200UUID = "GPU-00000000-0000-0000-0000-000000000000"
@@ -52,7 +52,7 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 	}
 	testutil.InstallFakeNvidiaSMI(t, testutil.FakeSMI{Mode: testutil.SMIReplay, Data: h200Capture, Apps: apps})
 
-	stdout, stderr, _ := runVtop(t, "--once", "--json", "--window", "3s")
+	stdout, stderr, _ := testutil.RunVtop(t, "--once", "--json", "--window", "3s")
 	var report struct {
 		Replicas []struct {
 			Target, State, Error string
@@ -108,7 +108,7 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 	// The same servers given by hand: the process listening on each port
 	// is looked up, and the GPU joined by process as before, not to both
 	// replicas of this host nor to neither.
-	stdout, stderr, _ = runVtop(t, "--once", "--json", "--window", "2s", name(other), name(withGPU))
+	stdout, stderr, _ = testutil.RunVtop(t, "--once", "--json", "--window", "2s", name(other), name(withGPU))
 	var byHand struct {
 		GPUs []struct {
 			UUID    string  `json:"uuid"`
@@ -129,7 +129,7 @@ func TestNoArgumentsFindsTheServersOfThisHost(t *testing.T) {
 // name: no evidence joins them, so they are listed under their hosts,
 // never guessed. An exporter that is down is a note, not a failure.
 func TestDCGMExportersOfSim(t *testing.T) {
-	lines := startSim(t, []string{"sim", "--replicas", "2", "--dcgm", "--gpu-fault", "xid@2", "--seed", "3"}, 4)
+	lines := testutil.StartVtop(t, []string{"sim", "--replicas", "2", "--dcgm", "--gpu-fault", "xid@2", "--seed", "3"}, 4)
 	urls, exporters := lines[:2], lines[2:]
 	args := []string{"--once", "--json", "--window", "2s"}
 	args = append(args, urls...)
@@ -141,7 +141,7 @@ func TestDCGMExportersOfSim(t *testing.T) {
 		args = append(args, "--dcgm", addr)
 	}
 	args = append(args, "--dcgm", "127.0.0.1:1") // nothing listens on port 1
-	stdout, stderr, _ := runVtop(t, args...)
+	stdout, stderr, _ := testutil.RunVtop(t, args...)
 	var report struct {
 		GPUs []struct {
 			Host    string   `json:"host"`
@@ -189,7 +189,7 @@ func TestDCGMExportersOfSim(t *testing.T) {
 // late report: the replica beside it is judged as ever.
 func TestNvidiaSMIBadCases(t *testing.T) {
 	target := serveScenario(t, sim.Healthy)
-	vtopBinary(t) // built while go is on PATH
+	testutil.VtopBinary(t) // built while go is on PATH
 	tests := []struct {
 		name     string
 		fake     *testutil.FakeSMI // nil: no nvidia-smi on PATH
@@ -201,7 +201,7 @@ func TestNvidiaSMIBadCases(t *testing.T) {
 		// nvidia-smi's first row may take 30 s (driver start-up): vtop
 		// reports on time meanwhile and says it is starting.
 		{"hangs", &testutil.FakeSMI{Mode: testutil.SMIHang}, "starting nvidia-smi"},
-		{"[N/A] and [Not Supported] fields", &testutil.FakeSMI{Mode: testutil.SMIReplay, Data: "gpu/testdata/smi-na.csv"}, ""},
+		{"[N/A] and [Not Supported] fields", &testutil.FakeSMI{Mode: testutil.SMIReplay, Data: "../gpu/testdata/smi-na.csv"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,12 +210,12 @@ func TestNvidiaSMIBadCases(t *testing.T) {
 			} else {
 				testutil.InstallFakeNvidiaSMI(t, *tt.fake)
 			}
-			cmd := vtopCommand(t, "--once", "--json", "--window", "2s", target)
+			cmd := testutil.VtopCommand(t, "--once", "--json", "--window", "2s", target)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			// The window and two scrapes, with room for a loaded machine:
 			// a hanging nvidia-smi must not hold the report back.
-			if err := runWithin(t, cmd, 20*time.Second); err != nil {
+			if err := testutil.RunWithin(t, cmd, 20*time.Second); err != nil {
 				t.Fatalf("vtop: %v\nstderr %s", err, stderr.String())
 			}
 			var report struct {

@@ -1,4 +1,4 @@
-package analysis
+package reportjson
 
 import (
 	"bytes"
@@ -8,15 +8,42 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
 )
 
 // sameAsEncodingJSON checks that appendJSON writes v as json.Marshal does:
 // the same bytes, appended after what dst held, or an error where
 // encoding/json fails. It reports whether encoding/json succeeded.
+// t0 is a time the tests write in several zones.
+var t0 = time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)
+
+// numJSONCases are figures at the edges of their formatting: e-notation,
+// rounding, zeros and their sign, subnormals, the largest floats.
+var numJSONCases = []float64{
+	0, math.Copysign(0, -1), 1, -1, 0.5, 11.100000000000001, 999999.5, 1e6, 1e21, 0.0001, 1e-5, 0.1 + 0.2,
+	1.0 / 3, 9.999999999995e-5, 5e-324, 2.2250738585072009e-308, math.MaxFloat64, math.NaN(), math.Inf(1), math.Inf(-1),
+}
+
+// fuzzBytes reads a fuzz input a byte at a time, then zeros.
+type fuzzBytes struct {
+	b []byte
+	i int
+}
+
+func (f *fuzzBytes) next() byte {
+	if f.i >= len(f.b) {
+		return 0
+	}
+	f.i++
+	return f.b[f.i-1]
+}
+
 func sameAsEncodingJSON(t testing.TB, v any) bool {
 	t.Helper()
 	want, wantErr := json.Marshal(v)
@@ -50,8 +77,8 @@ func firstDifference(a, b []byte) int {
 // The Report's plan compiles: nothing in it is left to encoding/json as
 // a whole, so --jsonl takes the fast writer.
 func TestReportJSONPlanCompiles(t *testing.T) {
-	if _, err := jsonPlanFor(reflect.TypeFor[*Report]()); err != nil {
-		t.Fatalf("the Report is left to encoding/json: %v", err)
+	if _, err := jsonPlanFor(reflect.TypeFor[*analysis.Report]()); err != nil {
+		t.Fatalf("the analysis.Report is left to encoding/json: %v", err)
 	}
 }
 
@@ -59,17 +86,20 @@ func TestReportJSONPlanCompiles(t *testing.T) {
 // writes them, and the fast writer (with json.Indent for --json) rebuilds
 // the golden file byte for byte.
 func TestAppendJSONGolden(t *testing.T) {
-	lines, indentedReport := goldenReports()
+	want, err := os.ReadFile(goldenPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, indentedReport := goldenReports(t, want)
 	var out []byte
 	for i := range lines {
 		sameAsEncodingJSON(t, lines[i])
-		var err error
-		if out, err = lines[i].AppendJSON(out); err != nil {
+		if out, err = Append(out, &lines[i]); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, '\n')
 	}
-	line, err := indentedReport.AppendJSON(nil)
+	line, err := Append(nil, &indentedReport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,13 +108,31 @@ func TestAppendJSONGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	out = append(out, indented.Bytes()...)
-	want, err := os.ReadFile(goldenPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !bytes.Equal(out, want) {
 		t.Errorf("the fast writer writes the golden reports differently from %s (first difference at byte %d)", goldenPath, firstDifference(out, want))
 	}
+}
+
+// goldenPath is the analysis' golden file of the reports' JSON: busy,
+// warming, down, with n/a figures and infinite bounds, as three lines and
+// last the first of them again, indented.
+var goldenPath = filepath.Join("..", "analysis", "testdata", "reports.golden.jsonl")
+
+// goldenReports reads the reports back from the golden file.
+func goldenReports(t *testing.T, golden []byte) (lines []analysis.Report, indented analysis.Report) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(golden))
+	for dec.More() {
+		var r analysis.Report
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, r)
+	}
+	if len(lines) != 4 {
+		t.Fatalf("%s holds %d reports, want 4", goldenPath, len(lines))
+	}
+	return lines[:3], lines[3]
 }
 
 // jsonTexts are strings at the edges of JSON's escaping: quotes and
@@ -200,7 +248,7 @@ func (f *jsonFiller) fill(v reflect.Value, depth int) {
 		}
 	case reflect.Interface:
 		if v.NumMethod() == 0 {
-			values := []any{nil, f.texts[f.pick(len(f.texts))], plainFloats[f.pick(len(plainFloats))], Num(f.pick(3)), []any{"a", 1.5, nil}}
+			values := []any{nil, f.texts[f.pick(len(f.texts))], plainFloats[f.pick(len(plainFloats))], analysis.Num(f.pick(3)), []any{"a", 1.5, nil}}
 			if value := values[f.pick(len(values))]; value != nil {
 				v.Set(reflect.ValueOf(value))
 			}
@@ -225,15 +273,15 @@ func (f *jsonFiller) fill(v reflect.Value, depth int) {
 }
 
 // filledReport is a report with every field filled by f.
-func filledReport(f *jsonFiller) Report {
-	var r Report
+func filledReport(f *jsonFiller) analysis.Report {
+	var r analysis.Report
 	f.fill(reflect.ValueOf(&r).Elem(), 0)
 	return r
 }
 
 // TestAppendJSONFilledReports: reports with every field set, at random,
 // to odd values are written as encoding/json writes them, or both fail.
-// A field added to the Report is filled and checked here too.
+// A field added to the analysis.Report is filled and checked here too.
 func TestAppendJSONFilledReports(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	f := &jsonFiller{t: t, next: rng.Uint64, texts: jsonTexts}
@@ -275,15 +323,15 @@ func FuzzReportJSON(f *testing.F) {
 // infinite, are written as their MarshalJSON writes them.
 func TestAppendJSONFigures(t *testing.T) {
 	for _, x := range numJSONCases {
-		n := Num(x)
-		b := QuantileBucket{Lower: n, Upper: Num(x * 2)}
-		q := Quantiles{Mean: n, P50: Num(-x), P90: NA, P99: Num(math.Inf(1)), Observations: n, P50Bucket: b, P90Bucket: QuantileBucket{NA, n}, P99Bucket: QuantileBucket{n, Num(math.Inf(1))}}
-		for _, v := range []any{n, &n, b, &b, q, &q, []Num{n, NA}, map[string]Num{"x": n}} {
+		n := analysis.Num(x)
+		b := analysis.QuantileBucket{Lower: n, Upper: analysis.Num(x * 2)}
+		q := analysis.Quantiles{Mean: n, P50: analysis.Num(-x), P90: analysis.NA, P99: analysis.Num(math.Inf(1)), Observations: n, P50Bucket: b, P90Bucket: analysis.QuantileBucket{Lower: analysis.NA, Upper: n}, P99Bucket: analysis.QuantileBucket{Lower: n, Upper: analysis.Num(math.Inf(1))}}
+		for _, v := range []any{n, &n, b, &b, q, &q, []analysis.Num{n, analysis.NA}, map[string]analysis.Num{"x": n}} {
 			sameAsEncodingJSON(t, v)
 		}
 	}
-	sameAsEncodingJSON(t, (*Num)(nil))
-	sameAsEncodingJSON(t, (*Quantiles)(nil))
+	sameAsEncodingJSON(t, (*analysis.Num)(nil))
+	sameAsEncodingJSON(t, (*analysis.Quantiles)(nil))
 	for _, tm := range jsonTimes {
 		sameAsEncodingJSON(t, tm)
 		sameAsEncodingJSON(t, &tm)
@@ -388,7 +436,7 @@ type jsonEdges struct {
 	unexported int               //lint:ignore U1000 written by neither
 	Empty      string            `json:",omitempty"`
 	OmitInt    int               `json:",omitempty"`
-	OmitNum    Num               `json:"omit_num,omitempty"`
+	OmitNum    analysis.Num      `json:"omit_num,omitempty"`
 	OmitSlice  []int             `json:",omitempty"`
 	OmitMap    map[string]int    `json:",omitempty"`
 	OmitPtr    *int              `json:",omitempty"`
@@ -412,13 +460,13 @@ type jsonEdges struct {
 	ByteArray   [3]byte
 	Number      json.Number
 	Any         any
-	NumPtr      *Num
+	NumPtr      *analysis.Num
 	Spaced2     jsonSpaced
 	Text        jsonText
 	TextPtr     *jsonText
 	IntKeys     map[int]string
 	TextKeys    map[jsonText]int
-	Nested      [][]Num
+	Nested      [][]analysis.Num
 	Strings     []string
 	List        *jsonNode
 	Embedding   jsonEmbedding

@@ -1,31 +1,25 @@
-package main
+package e2e
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // TestFleetFirstScreenInTmux runs the demo fleet of 50 replicas in a real
 // 80×24 terminal and checks what an on-call engineer sees first: the
 // worst replicas, worst first, and a table whose rows can be told apart.
-// It runs when VTOP_E2E=1 (and then requires tmux); otherwise it skips.
 func TestFleetFirstScreenInTmux(t *testing.T) {
-	if os.Getenv("VTOP_E2E") == "" {
-		t.Skip("set VTOP_E2E=1 to run the tmux test of the demo fleet")
-	}
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Fatal("VTOP_E2E is set but tmux is not installed")
-	}
-	bin := vtopBinary(t)
+	requireTmux(t)
+	bin := testutil.VtopBinary(t)
 	dir := t.TempDir()
 	term := &tmuxSession{t: t, name: "fleet", socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	term.start(80, 24, coverEnv(t), bin+" --demo --demo-fleet 50 --demo-scenario mixed")
+	term.start(80, 24, testutil.CoverEnv(t), bin+" --demo --demo-fleet 50 --demo-scenario mixed")
 	t.Cleanup(term.kill)
 
 	// Warm-up is over when every replica has its rates: the header stops

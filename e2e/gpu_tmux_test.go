@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // stripTitle is the GPU strip's first line when it draws a cell per GPU.
@@ -25,10 +27,10 @@ var stripLine = regexp.MustCompile(`(?m)^GPUs \d+  (XID \d+ on \S+  )*util \d+% 
 // detail view; at 80×24 the strip is one line.
 func TestDemoGPUStripInTmux(t *testing.T) {
 	requireTmux(t)
-	bin := vtopBinary(t)
+	bin := testutil.VtopBinary(t)
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-gpu-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	tm.start(200, 60, coverEnv(t), bin+" --demo --demo-gpu-fault xid@2")
+	tm.start(200, 60, testutil.CoverEnv(t), bin+" --demo --demo-gpu-fault xid@2")
 	defer tm.kill()
 
 	tm.waitUntil("the GPU strip with a cell per GPU and the XID", 20*time.Second, func(screen string) bool {

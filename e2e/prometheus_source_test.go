@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ func TestPrometheusSourceFailures(t *testing.T) {
 			[]string{`the selector {job="nope"} matches no vLLM series`, `vLLM series exist under job="vllm"`}},
 	}
 	for _, tt := range tests {
-		stdout, stderr, code := runVtop(t, append([]string{"--once", "--json", "--window", "10s"}, tt.args...)...)
+		stdout, stderr, code := testutil.RunVtop(t, append([]string{"--once", "--json", "--window", "10s"}, tt.args...)...)
 		if code != command.ExitNoData {
 			t.Errorf("%s: exit code %d, want %d\nstdout %s\nstderr %s", tt.name, code, command.ExitNoData, stdout, stderr)
 		}
@@ -62,7 +62,7 @@ func TestPrometheusSourceFailures(t *testing.T) {
 		if len(r.Replicas) != 0 {
 			t.Errorf("%s: replicas %+v: a source that never answered has none", tt.name, r.Replicas)
 		}
-		text, _, code := runVtop(t, append([]string{"--once", "--window", "10s"}, tt.args...)...)
+		text, _, code := testutil.RunVtop(t, append([]string{"--once", "--window", "10s"}, tt.args...)...)
 		if code != command.ExitNoData || !strings.Contains(text, "no data yet") || strings.Contains(text, "DOWN") {
 			t.Errorf("%s: text report, exit code %d:\n%s\nwant exit %d, the problem and no data yet, no DOWN", tt.name, code, text, command.ExitNoData)
 		}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/binary"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/command"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // The tests of the recordings through the built binary: what is recorded
@@ -26,13 +27,13 @@ import (
 // fleet is interrupted when the test ends.
 func simChild(t *testing.T, replicas int, scenario sim.Scenario) []string {
 	t.Helper()
-	return startSim(t, []string{"sim", "--replicas", strconv.Itoa(replicas), "--scenario", string(scenario), "--warm-up", "2m"}, replicas)
+	return testutil.StartVtop(t, []string{"sim", "--replicas", strconv.Itoa(replicas), "--scenario", string(scenario), "--warm-up", "2m"}, replicas)
 }
 
 // runOK runs the binary and fails the test unless it exits 0.
 func runOK(t *testing.T, args ...string) (stdout, stderr string) {
 	t.Helper()
-	stdout, stderr, code := runVtop(t, args...)
+	stdout, stderr, code := testutil.RunVtop(t, args...)
 	if code != 0 {
 		t.Fatalf("vtop %s: exit code %d\nstdout: %.2000s\nstderr: %s", strings.Join(args, " "), code, stdout, stderr)
 	}
@@ -52,10 +53,10 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	// A recording keeps the servers' pages, not the GPUs: the live side
 	// reads none, so that both sides report the same things.
 	args := append([]string{"--jsonl", "--record", path, "--duration", "30s", "--interval", "500ms", "--window", "5s", "--no-gpus"}, urls...)
-	cmd := vtopCommand(t, args...)
+	cmd := testutil.VtopCommand(t, args...)
 	var liveOut, liveErr strings.Builder
 	cmd.Stdout, cmd.Stderr = &liveOut, &liveErr
-	if code := exitStatus(t, runWithin(t, cmd, 90*time.Second), args); code != 0 {
+	if code := testutil.ExitStatus(t, testutil.RunWithin(t, cmd, 90*time.Second), args); code != 0 {
 		t.Fatalf("live: exit code %d; stderr: %s", code, liveErr.String())
 	}
 	if !strings.Contains(liveErr.String(), "vtop: recorded ") || !strings.Contains(liveErr.String(), "of 3 targets in "+path) {
@@ -85,7 +86,7 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 
 	// --once --json is the last report, indented, with the exit code of
 	// its states (a mixed fleet is degraded).
-	once, _, code := runVtop(t, "replay", path, "--once", "--json")
+	once, _, code := testutil.RunVtop(t, "replay", path, "--once", "--json")
 	if code != command.ExitDegraded {
 		t.Errorf("replay --once: exit code %d, want %d", code, command.ExitDegraded)
 	}
@@ -111,7 +112,7 @@ func recordScenarios(t *testing.T, dir string, scenarios ...sim.Scenario) []stri
 	for _, sc := range scenarios {
 		url := simChild(t, 1, sc)[0]
 		path := filepath.Join(dir, string(sc)+".vtrec")
-		cmd := vtopCommand(t, "record", "-o", path, "--duration", "6s", "--interval", "500ms", url)
+		cmd := testutil.VtopCommand(t, "record", "-o", path, "--duration", "6s", "--interval", "500ms", url)
 		stderr := &strings.Builder{}
 		cmd.Stderr = stderr
 		if err := cmd.Start(); err != nil {
@@ -120,7 +121,7 @@ func recordScenarios(t *testing.T, dir string, scenarios ...sim.Scenario) []stri
 		paths, cmds, errs = append(paths, path), append(cmds, cmd), append(errs, stderr)
 	}
 	for i, cmd := range cmds {
-		if code := exitStatus(t, waitWithin(t, cmd, 60*time.Second), cmd.Args); code != 0 {
+		if code := testutil.ExitStatus(t, testutil.WaitWithin(t, cmd, 60*time.Second), cmd.Args); code != 0 {
 			t.Fatalf("vtop record: exit code %d; stderr: %s", code, errs[i])
 		}
 		said := errs[i].String()
@@ -265,7 +266,7 @@ func TestRecordingRejections(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			stdout, stderr, code := runVtop(t, tt.args...)
+			stdout, stderr, code := testutil.RunVtop(t, tt.args...)
 			if code != tt.code {
 				t.Errorf("exit code %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -17,9 +17,7 @@ import (
 // in the sparklines, where direct scrapes would show a single point: the
 // history comes from the server, not from waiting.
 func TestPrometheusHistoryInTmux(t *testing.T) {
-	if os.Getenv("VTOP_E2E") == "" {
-		t.Skip("set VTOP_E2E=1 to run the tmux tests")
-	}
+	requireTmux(t)
 	urls := simChild(t, 2, sim.Healthy)
 	instances := make([]string, len(urls))
 	for i, u := range urls {
@@ -28,11 +26,11 @@ func TestPrometheusHistoryInTmux(t *testing.T) {
 	prom := testutil.StartPrometheus(t, time.Second, instances)
 	prom.WaitForWindow(20 * time.Second)
 
-	bin := vtopBinary(t)
+	bin := testutil.VtopBinary(t)
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-prom-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
 	start := time.Now()
-	tm.start(120, 40, coverEnv(t), bin+" --prometheus "+prom.URL()+` --selector '{job="vllm"}' --interval 1s --window 10s --history 1m`)
+	tm.start(120, 40, testutil.CoverEnv(t), bin+" --prometheus "+prom.URL()+` --selector '{job="vllm"}' --interval 1s --window 10s --history 1m`)
 	defer tm.kill()
 
 	// The history arrives beside the first report, in either order. Live

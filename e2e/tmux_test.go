@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // The end-to-end test drives the real binary in a real terminal (tmux): it
@@ -18,11 +20,11 @@ import (
 
 func TestDemoInTmux(t *testing.T) {
 	requireTmux(t)
-	bin := vtopBinary(t)
+	bin := testutil.VtopBinary(t)
 	session := fmt.Sprintf("vtop-e2e-%d", os.Getpid())
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: session, socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	tm.start(120, 40, coverEnv(t), bin+" --demo")
+	tm.start(120, 40, testutil.CoverEnv(t), bin+" --demo")
 	defer tm.kill()
 
 	// Each key is sent only once the screen shows what the key before it
@@ -194,7 +196,7 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 		{"--color always beats NO_COLOR", "--color always", []string{"NO_COLOR=1"}, true},
 		{"NO_COLOR alone", "", []string{"NO_COLOR=1"}, false},
 	}
-	bin := vtopBinary(t)
+	bin := testutil.VtopBinary(t)
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -202,7 +204,7 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 				socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
 			// CI emptied: termenv takes a set CI for "no terminal" and
 			// would colour nothing, whatever the terminal can do.
-			env := append(append(coverEnv(t), "CI="), tt.env...)
+			env := append(append(testutil.CoverEnv(t), "CI="), tt.env...)
 			tm.start(100, 30, env, bin+" --demo --demo-fleet 2 "+tt.args)
 			defer tm.kill()
 			tm.waitUntil("the grid", 10*time.Second, onGrid)
@@ -228,12 +230,12 @@ func TestDashboardTerminalInTmux(t *testing.T) {
 func TestOnceProgressInTmux(t *testing.T) {
 	requireTmux(t)
 	url := serveScenario(t, "healthy")
-	bin := vtopBinary(t)
+	bin := testutil.VtopBinary(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "report.txt")
 	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-once-%d", os.Getpid()),
 		socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	tm.start(80, 24, coverEnv(t), fmt.Sprintf("%s --once --window 8s %s > %s", bin, url, out))
+	tm.start(80, 24, testutil.CoverEnv(t), fmt.Sprintf("%s --once --window 8s %s > %s", bin, url, out))
 	defer tm.kill()
 	tm.waitFor("the countdown", 5*time.Second, "s left")
 	if status := tm.waitExit(30 * time.Second); status != "0" {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"path/filepath"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // engineRow is a table row's engine and state columns.
@@ -18,11 +20,11 @@ var engineRow = regexp.MustCompile(`\s(vllm|sglang|trtllm|tgi|llamacpp)\s+(HEALT
 // replica's engine, and each is judged on its own page, none of them DOWN.
 func TestEnginesFleetInTmux(t *testing.T) {
 	requireTmux(t)
-	bin := vtopBinary(t)
-	urls := startSim(t, []string{"sim", "--scenario", "engines", "--replicas", "5", "--seed", "1"}, 5)
+	bin := testutil.VtopBinary(t)
+	urls := testutil.StartVtop(t, []string{"sim", "--scenario", "engines", "--replicas", "5", "--seed", "1"}, 5)
 	dir := t.TempDir()
 	term := &tmuxSession{t: t, name: "engines", socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
-	term.start(160, 30, coverEnv(t), bin+" --interval 500ms "+strings.Join(urls, " "))
+	term.start(160, 30, testutil.CoverEnv(t), bin+" --interval 500ms "+strings.Join(urls, " "))
 	t.Cleanup(term.kill)
 
 	term.send("t")

@@ -319,14 +319,14 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 	if info.fold.To == catalogue.ToLoRA {
 		apply = loraFold(metric)
 	}
-	role := catalogue.RoleUnknown
+	role, isVLLM := catalogue.RoleUnknown, strings.HasPrefix(row.Name, vllmOwn)
 	if row.Engine != catalogue.EngineVLLM {
 		role = catalogue.RoleOf(string(metric[catalogue.LabelEngineType]))
 	}
 	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
 		sb.note(info.role.read)
-		sb.sample.HasVLLM = sb.sample.HasVLLM || strings.HasPrefix(row.Name, vllmOwn)
+		sb.sample.HasVLLM = sb.sample.HasVLLM || isVLLM
 		if row.Kind.PerEngine() {
 			if sb.sample.Model == "" {
 				sb.sample.Model = modelName

@@ -44,7 +44,14 @@ type SMIOptions struct {
 	Backoff, MaxBackoff time.Duration
 	// Host is the name GPUs are reported under (default os.Hostname).
 	Host string
+	// Forget is how long a GPU may go unreported before it leaves the
+	// snapshot (default 10 intervals, at least 10 s).
+	Forget time.Duration
 }
+
+// MaxGPUs bounds the GPUs one host's nvidia-smi may report: rows naming
+// further GPUs are dropped and the note says so.
+const MaxGPUs = 64
 
 func (o *SMIOptions) defaults() {
 	def := func(d *time.Duration, v time.Duration) {
@@ -62,6 +69,7 @@ func (o *SMIOptions) defaults() {
 	def(&o.AppsTimeout, 5*time.Second)
 	def(&o.Backoff, time.Second)
 	def(&o.MaxBackoff, time.Minute)
+	def(&o.Forget, max(10*o.Interval, 10*time.Second))
 	if o.Host == "" {
 		h, _ := os.Hostname()
 		o.Host = safetext.Sanitize(h)
@@ -90,6 +98,8 @@ type SMI struct {
 
 	mu     sync.Mutex
 	gpus   map[string]gpu.GPU
+	seen   map[string]time.Time // when each GPU was last reported
+	over   time.Time            // when a row past MaxGPUs was last dropped
 	procs  []gpu.Process
 	ok     bool
 	note   string
@@ -103,7 +113,7 @@ type SMI struct {
 func StartSMI(ctx context.Context, opts SMIOptions) *SMI {
 	opts.defaults()
 	ctx, stop := context.WithCancel(ctx)
-	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]gpu.GPU{}, fields: gpu.SMIFields}
+	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]gpu.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
 	path, err := exec.LookPath(opts.Command)
 	if err != nil {
 		s.setNote(false, opts.Command+" not found on PATH: no GPU figures from this host")
@@ -129,6 +139,7 @@ func (s *SMI) Updates() <-chan struct{} { return s.updates }
 func (s *SMI) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.forget(time.Now())
 	gs := make([]gpu.GPU, 0, len(s.gpus))
 	for _, g := range s.gpus {
 		gs = append(gs, g)
@@ -209,8 +220,8 @@ func (s *SMI) runStream(ctx context.Context, path string) (int, error) {
 	if err := cmd.Start(); err != nil {
 		return 0, fmt.Errorf("nvidia-smi: %s", safetext.Sanitize(err.Error()))
 	}
-	lines := make(chan string)
-	go scanLines(stdout, lines)
+	lines, scanErr := make(chan string), make(chan error, 1)
+	go scanLines(stdout, lines, scanErr)
 	rows, other, stalled := s.readRows(runCtx, lines, fields)
 	cancel()
 	go func() { // let the scanner finish once the killed child's pipe closes
@@ -218,6 +229,13 @@ func (s *SMI) runStream(ctx context.Context, path string) (int, error) {
 		}
 	}()
 	waitErr := cmd.Wait()
+	select {
+	case err := <-scanErr:
+		if errors.Is(err, bufio.ErrTooLong) {
+			return rows, errLineTooLong
+		}
+	default:
+	}
 	switch {
 	case stalled && rows == 0:
 		return rows, fmt.Errorf("nvidia-smi hung (no output in %s), killed", s.opts.StartTimeout)
@@ -256,20 +274,51 @@ func (s *SMI) readRows(ctx context.Context, lines <-chan string, fields []string
 	}
 }
 
+// store keeps one GPU's reading. A GPU beyond MaxGPUs is dropped, and
+// the note says so while such rows keep coming.
 func (s *SMI) store(g gpu.GPU) {
+	now := time.Now()
 	s.mu.Lock()
-	s.gpus[g.Key()] = g
-	s.ok, s.note, s.at = true, "", time.Now()
+	k := g.Key()
+	if _, ok := s.gpus[k]; !ok {
+		s.forget(now)
+		if len(s.gpus) >= MaxGPUs {
+			s.over = now
+		}
+	}
+	if s.over != now {
+		s.gpus[k], s.seen[k] = g, now
+	}
+	s.ok, s.note, s.at = true, "", now
+	if now.Sub(s.over) < s.opts.Forget {
+		s.note = fmt.Sprintf("nvidia-smi reports more than %d GPUs: the rest are not shown", MaxGPUs)
+	}
 	s.mu.Unlock()
 	s.signal()
 }
 
-func scanLines(r io.Reader, out chan<- string) {
+// forget drops the GPUs not reported for Forget. The caller holds mu.
+func (s *SMI) forget(now time.Time) {
+	for k, at := range s.seen {
+		if now.Sub(at) > s.opts.Forget {
+			delete(s.gpus, k)
+			delete(s.seen, k)
+		}
+	}
+}
+
+// errLineTooLong is why a stream ended on a line no row can be.
+var errLineTooLong = errors.New("nvidia-smi printed a line over 64 KiB: not a row of its CSV; killed")
+
+// scanLines sends r's lines to out, then why it stopped (nil at EOF) to
+// errc, then closes out.
+func scanLines(r io.Reader, out chan<- string, errc chan<- error) {
 	defer close(out)
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		out <- sc.Text()
 	}
+	errc <- sc.Err()
 }
 
 // exitProblem says why nvidia-smi ended, in its own first words when it

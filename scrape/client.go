@@ -186,6 +186,11 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 		}
 		return fail(describe(ctx, err, timeout))
 	}
+	if compressed(resp, body) {
+		if body, err = gunzip(body, c.maxBody); err != nil {
+			return fail(err.Error())
+		}
+	}
 	return body, resp.Header.Get("Content-Type"), nil
 }
 

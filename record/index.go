@@ -111,8 +111,8 @@ func (r *Recording) useFrame(payload, end int) bool {
 	}
 	h.meta.time += r.start
 	fs := r.frames[h.target]
-	if n := len(fs); n > 0 && fs[n-1].seq >= h.meta.seq {
-		return false // frames of a target only move forward
+	if n := len(fs); n > 0 && (fs[n-1].seq >= h.meta.seq || fs[n-1].time > h.meta.time) {
+		return false // frames of a target only move forward: a copy is damage
 	}
 	r.frames[h.target] = append(fs, h.meta)
 	r.end = max(r.end, h.meta.time)
@@ -133,6 +133,9 @@ func (r *Recording) useTick(payload, end int) bool {
 	}
 	if v.bad || v.pos != end || t.Window <= 0 {
 		return false
+	}
+	if n := len(r.ticks); n > 0 && !t.Time.After(r.ticks[n-1].Time) {
+		return false // evaluations only move forward: a copy is damage
 	}
 	r.ticks = append(r.ticks, t)
 	r.end = max(r.end, t.Time.UnixNano())

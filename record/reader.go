@@ -88,20 +88,21 @@ func plural(n int, what string) string {
 
 // Open reads the recording at path. The error is an *Error.
 func Open(path string) (*Recording, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a named pipe must not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, usageErr("", err)
 	}
 	defer f.Close()
-	// A recorder holds an exclusive lock while it writes.
-	inProgress := errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 	st, err := f.Stat()
 	if err != nil {
 		return nil, usageErr(path, err)
 	}
-	if st.IsDir() {
-		return nil, usageErr(path, errors.New("a directory, not a recording"))
+	if err := notAFile(st.Mode()); err != nil {
+		return nil, usageErr(path, err)
 	}
+	// A recorder holds an exclusive lock while it writes.
+	inProgress := errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 	data := make([]byte, st.Size())
 	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
 		return nil, usageErr(path, err)
@@ -116,6 +117,27 @@ func Open(path string) (*Recording, error) {
 	}
 	rec.InProgress = inProgress
 	return rec, nil
+}
+
+// notAFile says why what has mode m cannot be read as a recording: a
+// reader goes back and forth in it, which only a regular file allows.
+func notAFile(m os.FileMode) error {
+	what := ""
+	switch {
+	case m.IsRegular():
+		return nil
+	case m.IsDir():
+		return errors.New("a directory, not a recording")
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	default:
+		what = "not a regular file"
+	}
+	return errors.New(what + ", not a file: a recording is read from a file (save the stream to one first)")
 }
 
 // Parse reads a recording from memory (it keeps data). It fails only

@@ -72,7 +72,10 @@ func TestDuplicatedChunk(t *testing.T) {
 	data := withTicks(t)
 	ends, _, _ := recordEnds(t, data)
 	n := len(ends)
-	for _, c := range []struct{ name string; from, to int }{
+	for _, c := range []struct {
+		name     string
+		from, to int
+	}{
 		{"ticks copied", ends[n-20], ends[n-10]},
 		{"frames copied", ends[5], ends[15]},
 		{"frames and ticks copied", ends[n-40], ends[n-5]},

@@ -38,6 +38,7 @@ func (e *Export) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer rec.Close()
 	out, closeOut, err := e.output(env.Stdout)
 	if err != nil {
 		return err
@@ -98,10 +99,12 @@ func (d *Diff) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer base.Close()
 	cand, err := openRecording(d.Candidate, stderr(env))
 	if err != nil {
 		return err
 	}
+	defer cand.Close()
 	cfg := analysis.DefaultConfig()
 	cfg.SLOTTFT, cfg.SLOE2E = d.SLOTTFT, d.SLOE2E
 	res, err := compare.Compare(base, cand, d.Baseline, d.Candidate, compare.Options{Skip: skip, Length: length, Config: cfg})

@@ -40,6 +40,7 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
+	defer rec.Close()
 	cfg := replay.Config(rec)
 	switch {
 	case r.JSONL:

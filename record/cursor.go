@@ -35,6 +35,7 @@ type Cursor struct {
 	ingesters []*page.Ingester
 	last      []decoded // per target: the newest frame decoded
 	page      []byte    // the page Page returned last
+	raw       []byte    // the payload of the frame read last
 }
 
 // decoded is the content of one decoded frame.
@@ -66,10 +67,13 @@ func (c *Cursor) Close() { c.dec.Close() }
 // Page returns frame i of target t (an index into Recording.Frames(t)).
 func (c *Cursor) Page(t, i int) (Page, error) {
 	f := c.rec.frames[t][i]
-	h, _ := parseFrame(c.rec.data, f.off, f.end, len(c.rec.frames))
 	p := Page{Frame: c.rec.infos[t][i]}
+	h, err := c.read(f)
+	if err != nil {
+		return p, err
+	}
 	if f.flags&flagErr != 0 {
-		p.Err = safetext.Sanitize(string(c.rec.data[h.errStart:h.errEnd]))
+		p.Err = safetext.Sanitize(string(c.raw[h.errStart:h.errEnd]))
 	}
 	if f.flags&flagPage == 0 {
 		return p, nil
@@ -89,6 +93,21 @@ func (c *Cursor) Page(t, i int) (Page, error) {
 		p.Body = c.page
 	}
 	return p, nil
+}
+
+// read reads frame f's payload from the file into c.raw and parses its
+// head.
+func (c *Cursor) read(f frameMeta) (frameHead, error) {
+	n := f.end - f.off
+	if cap(c.raw) < n {
+		c.raw = make([]byte, n)
+	}
+	c.raw = c.raw[:n]
+	if _, err := c.rec.w.src.ReadAt(c.raw, int64(f.off)); err != nil {
+		return frameHead{}, fmt.Errorf("frame %d: %w", f.seq, err)
+	}
+	h, _ := parseFrame(c.raw, 0, n, len(c.rec.frames))
+	return h, nil
 }
 
 // Sample returns frame i of target t as the live poller's sample: the
@@ -135,7 +154,10 @@ func (c *Cursor) content(t, i int) ([]byte, error) {
 // its dictionary when k is not a key frame.
 func (c *Cursor) decode(t, k int) error {
 	f := c.rec.frames[t][k]
-	h, _ := parseFrame(c.rec.data, f.off, f.end, len(c.rec.frames))
+	h, err := c.read(f)
+	if err != nil {
+		return err
+	}
 	last := &c.last[t]
 	dict := []byte{0}
 	if f.flags&flagKey == 0 {
@@ -147,7 +169,7 @@ func (c *Cursor) decode(t, k int) error {
 	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
 		return err
 	}
-	out, err := c.dec.DecodeAll(c.rec.data[h.zst:f.end], make([]byte, 0, min(h.rawLen, 1<<20)))
+	out, err := c.dec.DecodeAll(c.raw[h.zst:], make([]byte, 0, min(h.rawLen, 1<<20)))
 	if err != nil || len(out) != h.rawLen {
 		return fmt.Errorf("frame %d: %w", f.seq, errDecode)
 	}

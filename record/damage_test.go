@@ -2,6 +2,7 @@ package record
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -95,19 +96,19 @@ func writeTemp(t testing.TB, data []byte) string {
 // ends, in file order, with the target and seq of frames (-1 for ticks).
 func recordEnds(t testing.TB, data []byte) (ends []int, targets []int, seqs []int64) {
 	t.Helper()
-	pos := prefixLen
-	_, _, pos, _ = readRecord(data, pos)
-	for pos < len(data) {
-		kind, payload, next, ok := readRecord(data, pos)
+	w := &window{src: bytes.NewReader(data), size: int64(len(data))}
+	_, _, _, pos, _ := readRecord(w, int64(prefixLen))
+	for pos < int64(len(data)) {
+		kind, payload, _, next, ok := readRecord(w, pos)
 		if !ok {
 			t.Fatalf("record at %d unreadable in an intact file", pos)
 		}
 		tg, seq := -1, int64(-1)
 		if kind == kindFrame {
-			h, _ := parseFrame(data, payload, next-4, 1<<20)
+			h, _ := parseFrame(payload, 0, len(payload), 1<<20)
 			tg, seq = h.target, h.meta.seq
 		}
-		ends, targets, seqs = append(ends, next), append(targets, tg), append(seqs, seq)
+		ends, targets, seqs = append(ends, int(next)), append(targets, tg), append(seqs, seq)
 		pos = next
 	}
 	return ends, targets, seqs

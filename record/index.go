@@ -103,12 +103,13 @@ func parseFrame(d []byte, payload, end, targets int) (frameHead, bool) {
 	return h, !v.bad
 }
 
-// useFrame indexes a frame record.
-func (r *Recording) useFrame(payload, end int) bool {
-	h, ok := parseFrame(r.data, payload, end, len(r.frames))
+// useFrame indexes a frame record whose payload starts at file offset at.
+func (r *Recording) useFrame(payload []byte, at int64) bool {
+	h, ok := parseFrame(payload, 0, len(payload), len(r.frames))
 	if !ok {
 		return false
 	}
+	h.meta.off, h.meta.end = int(at), int(at)+len(payload)
 	h.meta.time += r.start
 	fs := r.frames[h.target]
 	if n := len(fs); n > 0 && (fs[n-1].seq >= h.meta.seq || fs[n-1].time > h.meta.time) {
@@ -120,8 +121,8 @@ func (r *Recording) useFrame(payload, end int) bool {
 }
 
 // useTick indexes a tick record.
-func (r *Recording) useTick(payload, end int) bool {
-	v := varReader{d: r.data[:end], pos: payload}
+func (r *Recording) useTick(payload []byte) bool {
+	v := varReader{d: payload}
 	t := Tick{Time: r.timeOf(r.start + v.varint()), Window: time.Duration(v.uvarint())}
 	n := v.uvarint()
 	if v.bad || n != uint64(len(r.frames)) {
@@ -131,7 +132,7 @@ func (r *Recording) useTick(payload, end int) bool {
 	for i := range t.Cuts {
 		t.Cuts[i] = Cut{Seq: int64(v.uvarint()), Count: int(v.uvarint())}
 	}
-	if v.bad || v.pos != end || t.Window <= 0 {
+	if v.bad || v.pos != len(payload) || t.Window <= 0 {
 		return false
 	}
 	if n := len(r.ticks); n > 0 && !t.Time.After(r.ticks[n-1].Time) {

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
+	"io"
 	"os"
 	"strings"
 	"syscall"
@@ -24,7 +24,8 @@ type Recording struct {
 	// may be a record being written, not damage.
 	InProgress bool
 
-	data      []byte
+	w         *window  // the file, read by chunks while indexing
+	file      *os.File // nil for Parse
 	start     int64         // Header.Start in UnixNano
 	frames    [][]frameMeta // per target, in file order, decodable ones only
 	infos     [][]Frame     // the same, for callers
@@ -93,30 +94,36 @@ func Open(path string) (*Recording, error) {
 	if err != nil {
 		return nil, usageErr("", err)
 	}
-	defer f.Close()
 	st, err := f.Stat()
-	if err != nil {
-		return nil, usageErr(path, err)
+	if err == nil {
+		err = notAFile(st.Mode())
 	}
-	if err := notAFile(st.Mode()); err != nil {
+	if err != nil {
+		f.Close()
 		return nil, usageErr(path, err)
 	}
 	// A recorder holds an exclusive lock while it writes.
 	inProgress := errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
-	data := make([]byte, st.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
-		return nil, usageErr(path, err)
-	}
-	rec, err := Parse(data)
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	rec, err := parse(f, st.Size())
 	if err != nil {
+		f.Close()
 		var re *Error
 		if errors.As(err, &re) {
 			re.Path = path
 		}
 		return nil, err
 	}
-	rec.InProgress = inProgress
+	rec.file, rec.InProgress = f, inProgress
 	return rec, nil
+}
+
+// Close closes the recording's file. Its cursors cannot be used after.
+func (r *Recording) Close() error {
+	if r.file == nil {
+		return nil
+	}
+	return r.file.Close()
 }
 
 // notAFile says why what has mode m cannot be read as a recording: a
@@ -144,7 +151,13 @@ func notAFile(m os.FileMode) error {
 // when there is nothing to replay: not a recording, a newer format, no
 // header, no targets; damage after the header is reported in Damage.
 func Parse(data []byte) (*Recording, error) {
-	rec := &Recording{data: data}
+	return parse(bytes.NewReader(data), int64(len(data)))
+}
+
+// parse reads the recording of size bytes in src as a stream, keeping
+// only its index: frames are read back from src when decoded.
+func parse(src io.ReaderAt, size int64) (*Recording, error) {
+	rec := &Recording{w: &window{src: src, size: size}}
 	pos, err := rec.readPrefix()
 	if err != nil {
 		return nil, err
@@ -159,8 +172,8 @@ func Parse(data []byte) (*Recording, error) {
 }
 
 // readPrefix checks the magic and the format version.
-func (r *Recording) readPrefix() (int, error) {
-	d := r.data
+func (r *Recording) readPrefix() (int64, error) {
+	d := r.w.at(0, prefixLen)
 	switch {
 	case len(d) == 0:
 		return 0, dataErr("", ErrEmpty)
@@ -179,19 +192,19 @@ func (r *Recording) readPrefix() (int, error) {
 	if v > FormatVersion {
 		return 0, dataErr("", newerFormat(v))
 	}
-	return prefixLen, nil
+	return int64(prefixLen), nil
 }
 
 // readHeader reads the header record, which must come first and intact.
-func (r *Recording) readHeader(pos int) (int, error) {
-	if pos == len(r.data) {
+func (r *Recording) readHeader(pos int64) (int64, error) {
+	if pos == r.w.size {
 		return 0, dataErr("", ErrEmpty)
 	}
-	kind, payload, next, ok := readRecord(r.data, pos)
+	kind, payload, _, next, ok := readRecord(r.w, pos)
 	if !ok || kind != kindHeader {
 		return 0, dataErr("", ErrNoHeader)
 	}
-	if err := json.Unmarshal(r.data[payload:next-4], &r.Header); err != nil {
+	if err := json.Unmarshal(payload, &r.Header); err != nil {
 		return 0, dataErr("", fmt.Errorf("%w: %v", ErrNoHeader, err))
 	}
 	if r.Header.Format > FormatVersion {
@@ -210,36 +223,12 @@ func (r *Recording) readHeader(pos int) (int, error) {
 	return next, nil
 }
 
-// readRecord reads the record at pos: its kind, where its payload starts,
-// where the next record starts, and whether it is intact. The payload
-// ends 4 bytes (the CRC) before next.
-func readRecord(d []byte, pos int) (kind byte, payload, next int, ok bool) {
-	if len(d)-pos < len(syncMark)+1 || d[pos] != syncMark[0] || d[pos+1] != syncMark[1] {
-		return 0, 0, 0, false
-	}
-	start := pos + len(syncMark)
-	kind = d[start]
-	n, w := binary.Uvarint(d[start+1:])
-	if w <= 0 || n > maxRecordLen {
-		return 0, 0, 0, false
-	}
-	payload = start + 1 + w
-	end := payload + int(n)
-	if end+4 > len(d) || end+4 < payload {
-		return 0, 0, 0, false
-	}
-	if crc32.Checksum(d[start:end], castagnoli) != binary.LittleEndian.Uint32(d[end:]) {
-		return 0, 0, 0, false
-	}
-	return kind, payload, end + 4, true
-}
-
 // scan reads every record after the header, resynchronising on the next
 // intact record after damage.
-func (r *Recording) scan(pos int) {
-	for pos < len(r.data) {
-		kind, payload, next, ok := readRecord(r.data, pos)
-		if ok && r.use(kind, payload, next-4) {
+func (r *Recording) scan(pos int64) {
+	for pos < r.w.size {
+		kind, payload, at, next, ok := readRecord(r.w, pos)
+		if ok && r.use(kind, payload, at) {
 			pos = next
 			continue
 		}
@@ -249,36 +238,25 @@ func (r *Recording) scan(pos int) {
 
 // skipDamage finds the next intact record after the damaged one at pos,
 // counts what lies between, and returns where to go on.
-func (r *Recording) skipDamage(pos int) int {
+func (r *Recording) skipDamage(pos int64) int64 {
 	if r.Damage.Records == 0 {
 		r.Damage.At = r.timeOf(r.end)
 	}
-	next := len(r.data)
-	for i := pos + 1; i < len(r.data); i++ {
-		j := bytes.Index(r.data[i:], syncMark[:])
-		if j < 0 {
-			break
-		}
-		if _, _, _, ok := readRecord(r.data, i+j); ok {
-			next = i + j
-			break
-		}
-		i += j
-	}
-	r.Damage.Records += max(1, bytes.Count(r.data[pos:next], syncMark[:]))
-	r.Damage.Bytes += next - pos
-	r.Damage.Tail = next == len(r.data)
+	next, marks := nextIntact(r.w, pos)
+	r.Damage.Records += max(1, marks)
+	r.Damage.Bytes += int(next - pos)
+	r.Damage.Tail = next == r.w.size
 	return next
 }
 
 // use indexes one intact record; false means its content makes no sense
 // (counted as damage).
-func (r *Recording) use(kind byte, payload, end int) bool {
+func (r *Recording) use(kind byte, payload []byte, at int64) bool {
 	switch kind {
 	case kindFrame:
-		return r.useFrame(payload, end)
+		return r.useFrame(payload, at)
 	case kindTick:
-		return r.useTick(payload, end)
+		return r.useTick(payload)
 	case kindHeader:
 		return false // a second header: not written by a recorder
 	}

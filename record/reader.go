@@ -24,8 +24,8 @@ type Recording struct {
 	// may be a record being written, not damage.
 	InProgress bool
 
-	w         *window  // the file, read by chunks while indexing
-	file      *os.File // nil for Parse
+	w         *window       // the file, read by chunks while indexing
+	file      *os.File      // nil for Parse
 	start     int64         // Header.Start in UnixNano
 	frames    [][]frameMeta // per target, in file order, decodable ones only
 	infos     [][]Frame     // the same, for callers

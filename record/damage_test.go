@@ -30,11 +30,12 @@ func smallRecording(t testing.TB) (string, []scrapeRec) {
 func TestBadInput(t *testing.T) {
 	path, _ := smallRecording(t)
 	good := readFile(t, path)
-	newer := append([]byte(nil), good...)
-	binary.LittleEndian.PutUint16(newer[len(magic):], FormatVersion+1)
+	// A newer vtop writes its format in the prefix and in the header.
+	newer := binary.LittleEndian.AppendUint16(magic[:], FormatVersion+1)
+	newer = appendRecord(newer, kindHeader, []byte(`{"format":2,"targets":[{"name":"a:1"}]}`))
 	noTargets := append(append(magic[:0:0], magic[:]...), 1, 0)
 	noTargets = appendRecord(noTargets, kindHeader, []byte(`{"format":1,"targets":[]}`))
-	badHeader := append([]byte(nil), good...)
+	badHeader := withoutCopies(t, good) // as vtop wrote before the header's copy
 	badHeader[prefixLen+5] ^= 0xff
 	cases := []struct {
 		name string

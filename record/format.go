@@ -26,7 +26,15 @@ const (
 	kindHeader byte = 'H' // JSON Header, the first record
 	kindFrame  byte = 'F' // one scrape of one target
 	kindTick   byte = 'T' // one evaluation: which frames a live report saw
+	// kindCopy is a copy of the header, written after the first frame and
+	// then every copyEvery bytes, so that a damaged header loses nothing
+	// more. Readers before it skip it as an unknown kind.
+	kindCopy byte = 'C'
 )
+
+// copyEvery is how many bytes of records go between two copies of the
+// header.
+const copyEvery = 1 << 20
 
 // maxRecordLen bounds one record's payload: a page is capped at 16 MiB by
 // the client, and a larger length is damage, not data.

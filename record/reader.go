@@ -158,11 +158,7 @@ func Parse(data []byte) (*Recording, error) {
 // only its index: frames are read back from src when decoded.
 func parse(src io.ReaderAt, size int64) (*Recording, error) {
 	rec := &Recording{w: &window{src: src, size: size}}
-	pos, err := rec.readPrefix()
-	if err != nil {
-		return nil, err
-	}
-	pos, err = rec.readHeader(pos)
+	pos, err := rec.readHeader(rec.readPrefix())
 	if err != nil {
 		return nil, err
 	}
@@ -171,41 +167,56 @@ func parse(src io.ReaderAt, size int64) (*Recording, error) {
 	return rec, nil
 }
 
-// readPrefix checks the magic and the format version.
-func (r *Recording) readPrefix() (int64, error) {
+// readPrefix checks the magic and the format version, and returns what is
+// wrong with them. readHeader decides: a prefix that is not a recording's
+// is forgiven when a header follows, as one damaged byte there must not
+// lose the recording.
+func (r *Recording) readPrefix() *Error {
 	d := r.w.at(0, prefixLen)
+	var bad *Error
 	switch {
-	case len(d) == 0:
-		return 0, dataErr("", ErrEmpty)
-	case len(d) < len(magic) || !bytes.Equal(d[:len(magic)], magic[:]):
-		if bytes.HasPrefix(magic[:], d) {
-			return 0, dataErr("", ErrEmpty) // cut inside the magic: nothing was recorded
-		}
-		return 0, usageErr("", ErrNotRecording)
+	case len(d) == 0, len(d) < len(magic) && bytes.HasPrefix(magic[:], d):
+		bad = dataErr("", ErrEmpty) // cut inside the magic: nothing was recorded
+	case !bytes.HasPrefix(d, magic[:]):
+		bad = usageErr("", ErrNotRecording)
 	case len(d) < prefixLen:
-		return 0, dataErr("", ErrEmpty)
+		bad = dataErr("", ErrEmpty)
+	default:
+		switch v := int(binary.LittleEndian.Uint16(d[len(magic):])); {
+		case v == 0:
+			bad = usageErr("", ErrNotRecording)
+		case v > FormatVersion:
+			bad = dataErr("", newerFormat(v))
+		default:
+			return nil
+		}
 	}
-	v := int(binary.LittleEndian.Uint16(d[len(magic):]))
-	if v == 0 {
-		return 0, usageErr("", ErrNotRecording)
-	}
-	if v > FormatVersion {
-		return 0, dataErr("", newerFormat(v))
-	}
-	return int64(prefixLen), nil
+	return bad
 }
 
-// readHeader reads the header record, which must come first and intact.
-func (r *Recording) readHeader(pos int64) (int64, error) {
-	if pos == r.w.size {
+// readHeader reads the header record, which comes first, or its first
+// intact copy when that one is damaged. It returns where the records to
+// scan start. bad is what is wrong with the prefix: without a header
+// after it, the file is not a recording (or an empty or newer one).
+func (r *Recording) readHeader(bad *Error) (int64, error) {
+	pos, limit := int64(prefixLen), r.w.size
+	if bad != nil {
+		if errors.Is(bad, ErrEmpty) {
+			return 0, bad
+		}
+		// Not a recording, unless a header comes within the first frame.
+		limit = min(limit, 2*(maxRecordLen+int64(prefixLen)))
+	} else if pos >= r.w.size {
 		return 0, dataErr("", ErrEmpty)
 	}
-	kind, payload, _, next, ok := readRecord(r.w, pos)
-	if !ok || kind != kindHeader {
-		return 0, dataErr("", ErrNoHeader)
-	}
-	if err := json.Unmarshal(payload, &r.Header); err != nil {
-		return 0, dataErr("", fmt.Errorf("%w: %v", ErrNoHeader, err))
+	next, err := r.findHeader(pos, limit)
+	switch {
+	case err != nil && bad != nil:
+		return 0, bad
+	case err != nil:
+		return 0, err
+	case bad != nil:
+		r.Damage.Records, r.Damage.Bytes = 1, prefixLen
 	}
 	if r.Header.Format > FormatVersion {
 		return 0, dataErr("", newerFormat(r.Header.Format))
@@ -220,7 +231,37 @@ func (r *Recording) readHeader(pos int64) (int64, error) {
 	r.start = r.Header.Start.UnixNano()
 	r.end = r.start
 	r.frames = make([][]frameMeta, len(r.Header.Targets))
+	if r.Damage.Records > 0 {
+		r.Damage.At = r.timeOf(r.start)
+	}
 	return next, nil
+}
+
+// findHeader reads the header at pos or, when it is damaged, the first
+// intact copy after it (from then on the scan counts the damage).
+func (r *Recording) findHeader(pos, limit int64) (next int64, err error) {
+	if kind, payload, _, next, ok := readRecord(r.w, pos); ok && kind == kindHeader {
+		return next, r.unmarshalHeader(payload)
+	}
+	for p := pos; p < limit; {
+		kind, payload, _, next, ok := readRecord(r.w, p)
+		switch {
+		case !ok:
+			p, _ = nextIntact(r.w, p)
+		case kind == kindCopy:
+			return pos, r.unmarshalHeader(payload)
+		default:
+			p = next
+		}
+	}
+	return 0, dataErr("", ErrNoHeader)
+}
+
+func (r *Recording) unmarshalHeader(payload []byte) error {
+	if err := json.Unmarshal(payload, &r.Header); err != nil {
+		return dataErr("", fmt.Errorf("%w: %v", ErrNoHeader, err))
+	}
+	return nil
 }
 
 // scan reads every record after the header, resynchronising on the next
@@ -259,6 +300,8 @@ func (r *Recording) use(kind byte, payload []byte, at int64) bool {
 		return r.useTick(payload)
 	case kindHeader:
 		return false // a second header: not written by a recorder
+	case kindCopy:
+		return true // the header's copy: read by findHeader when needed
 	}
 	return true // an unknown kind from a newer minor change: skipped
 }

@@ -67,6 +67,8 @@ type Recorder struct {
 	done   chan struct{}
 	frames int64
 	buf    []byte
+	copy   []byte // the header's copy record
+	copyAt int64  // the size after which the next copy is written
 }
 
 // Create starts a recording in a new file at path and writes its header.
@@ -135,6 +137,7 @@ func (r *Recorder) writeHeader(opts Options) error {
 	b = appendRecord(b, kindHeader, js)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.copy = appendRecord(nil, kindCopy, js)
 	return r.writeLocked(b)
 }
 
@@ -152,6 +155,9 @@ func (r *Recorder) Page(p scrape.Page) {
 	r.buf = appendRecord(r.buf[:0], kindFrame, payload)
 	if r.writeLocked(r.buf) == nil {
 		r.frames++
+	}
+	if r.size >= r.copyAt && r.writeLocked(r.copy) == nil {
+		r.copyAt = r.size + copyEvery
 	}
 }
 

@@ -36,23 +36,53 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 	case r.Once && r.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	}
-	rec, err := openRecording(r.File, stderr(env))
-	if err != nil {
-		return err
+	if !r.JSONL && !r.Once {
+		rec, err := untilDone(ctx, func() (*record.Recording, error) { return openRecording(r.File, stderr(env)) })
+		if rec == nil {
+			return err
+		}
+		defer rec.Close()
+		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 	}
-	defer rec.Close()
-	cfg := replay.Config(rec)
-	switch {
-	case r.JSONL:
-		return r.printAll(rec, cfg, env.Stdout)
-	case r.Once:
+	_, err := untilDone(ctx, func() (struct{}, error) {
+		rec, err := openRecording(r.File, stderr(env))
+		if err != nil {
+			return struct{}{}, err
+		}
+		defer rec.Close()
+		cfg := replay.Config(rec)
+		if r.JSONL {
+			return struct{}{}, r.printAll(rec, cfg, env.Stdout)
+		}
 		last, err := replay.Last(rec, cfg)
 		if err != nil {
-			return dataError(r.File, err)
+			return struct{}{}, dataError(r.File, err)
 		}
-		return printReport(env.Stdout, last, r.JSON)
+		return struct{}{}, printReport(env.Stdout, last, r.JSON)
+	})
+	return err
+}
+
+// untilDone runs f, but returns when ctx ends (SIGTERM, Ctrl-C) even if f
+// cannot: it may be reading a large file or writing to a reader that
+// stopped reading. An interrupted run ends quietly, as live mode does.
+func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
 	}
-	return r.runScreen(ctx, rec, cfg, env.Version)
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, nil
+	}
 }
 
 // openRecording opens a recording and says on w what of it was lost or

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -176,6 +179,94 @@ func TestHostileReplaySignals(t *testing.T) {
 			time.Sleep(2 * time.Second) // the pipe is full, or the file half read, by now
 			_ = cmd.Process.Signal(tt.sig)
 			_ = testutil.WaitWithin(t, cmd, 10*time.Second)
+		})
+	}
+}
+
+// onceJSON runs `vtop --once --json` on target and returns its report.
+func onceJSON(t *testing.T, args ...string) (rep struct {
+	Replicas []struct {
+		State, Error string
+		Running      *float64
+	}
+	GPUs    []map[string]any              `json:"gpus"`
+	Sources []struct{ Name, Note string } `json:"gpu_sources"`
+}) {
+	t.Helper()
+	cmd := testutil.VtopCommand(t, append([]string{"--once", "--json", "--window", "2s"}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	_ = testutil.RunWithin(t, cmd, 30*time.Second)
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v\nstdout %s\nstderr %s", err, out.String(), errOut.String())
+	}
+	return rep
+}
+
+// TestHostileGzipPage: a server on loopback that compresses its page
+// although vtop asks it not to is read; one whose compressed page is cut
+// is said to be compressed, not "cut mid-line".
+func TestHostileGzipPage(t *testing.T) {
+	t.Parallel()
+	page := testutil.VLLMPage(t, 1)
+	var zipped bytes.Buffer
+	z := gzip.NewWriter(&zipped)
+	_, _ = z.Write(page)
+	_ = z.Close()
+	tests := []struct {
+		name      string
+		body      []byte
+		wantError string // "" for a page read
+	}{
+		{"a good page, gzipped", zipped.Bytes(), ""},
+		{"a gzipped page cut short", zipped.Bytes()[:zipped.Len()/2], "gzip-compressed page does not decompress"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+				w.Header().Set("Content-Encoding", "gzip")
+				_, _ = w.Write(tt.body)
+			})
+			rep := onceJSON(t, "--no-gpus", url)
+			if len(rep.Replicas) != 1 {
+				t.Fatalf("replicas %+v", rep.Replicas)
+			}
+			got := rep.Replicas[0]
+			if tt.wantError == "" && (got.Error != "" || got.Running == nil) || !strings.Contains(got.Error, tt.wantError) {
+				t.Errorf("replica %+v, want error %q", got, tt.wantError)
+			}
+		})
+	}
+}
+
+// TestHostileNvidiaSMI: an nvidia-smi that reports a new GPU on every
+// line keeps at most 64, said so; one that prints a line over 64 KiB is
+// said to, not "signal: killed".
+func TestHostileNvidiaSMI(t *testing.T) {
+	url := testutil.StartServer(t, testutil.ServePage(string(testutil.VLLMPage(t, 1)), "text/plain; version=0.0.4"))
+	row := `"$i, GPU-$i, NVIDIA H100, 50, 1000, 81559, 300, 700, 40, 30, 1500, 1980, 0x0, 0"`
+	tests := []struct {
+		name     string
+		body     string
+		maxGPUs  int
+		wantNote string
+	}{
+		{"a new GPU on every line", `i=0; while :; do echo ` + row + `; i=$((i+1)); done`, 64, "more than 64 GPUs"},
+		{"a line over 64 KiB", `head -c 70000 /dev/zero | tr '\0' x; echo; sleep 100`, 0, "nvidia-smi printed a line over 64 KiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := "#!/bin/sh\ncase \"$1\" in --query-compute-apps*) exit 0;; esac\n" + tt.body + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+			rep := onceJSON(t, url)
+			if len(rep.Sources) != 1 || !strings.Contains(rep.Sources[0].Note, tt.wantNote) || len(rep.GPUs) > tt.maxGPUs {
+				t.Errorf("%d GPUs, sources %+v; want at most %d and %q", len(rep.GPUs), rep.Sources, tt.maxGPUs, tt.wantNote)
+			}
 		})
 	}
 }

@@ -160,7 +160,7 @@ func New(cfg Config) (*Source, error) {
 	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval),
 		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
 		window: cfg.Window, replicas: map[string]*replica{}}
-	rt, err := newTransport(cfg.Access, cfg.MaxBody, &s.requests)
+	rt, err := newTransport(u, cfg.Access, cfg.MaxBody, &s.requests)
 	if err != nil {
 		return nil, err
 	}

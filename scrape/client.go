@@ -132,12 +132,12 @@ func NewClient(opts ClientOptions) (*Client, error) {
 }
 
 // checkRedirect caps redirects and keeps Authorization and the extra
-// headers from leaking to another host.
+// headers from leaking to another host (SameHost).
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return errRedirectLoop
 	}
-	if req.URL.Host != via[0].URL.Host {
+	if !SameHost(via[0].URL, req.URL) {
 		req.Header.Del("Authorization")
 		for k := range c.headers {
 			req.Header.Del(k)

@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -161,6 +163,23 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &cappedBody{r: resp.Body, left: t.maxBody}
 	return resp, nil
+}
+
+// secrets are the values the transport sends and a server's texts must
+// not show: the configured header values, the basic auth password and the
+// header it makes, the bearer token (the one read last).
+func (t *transport) secrets() safetext.Secrets {
+	var values []string
+	for _, v := range t.headers {
+		values = append(values, v...)
+	}
+	if t.basic[0] != "" {
+		values = append(values, t.basic[1], base64.StdEncoding.EncodeToString([]byte(t.basic[0]+":"+t.basic[1])))
+	}
+	t.token.mu.Lock()
+	values = append(values, t.token.last)
+	t.token.mu.Unlock()
+	return safetext.NewSecrets(values...)
 }
 
 // addAccess adds the configured headers and credentials to req.

@@ -2,12 +2,14 @@ package promsource
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -67,6 +69,58 @@ func TestCredentialsStayWithTheConfiguredHost(t *testing.T) {
 				if k == "Authorization" || strings.Contains(joined, "SECRET") {
 					t.Errorf("the other host got %s: %q", k, joined)
 				}
+			}
+		})
+	}
+}
+
+// A Prometheus (or a proxy before it) that echoes the credentials in its
+// errors or warnings shows none of them: the status says [redacted].
+func TestEchoedSecretsAreRedacted(t *testing.T) {
+	const token, password, tenant = "tok-3f9a-SECRET", "pw-77c1-SECRET", "tenant-SECRET"
+	access := func(t *testing.T) Access {
+		return Access{BearerTokenFile: testutil.WriteFile(t, "token", []byte(token)),
+			Headers: []string{"X-Scope-OrgID: " + tenant}}
+	}
+	tests := []struct {
+		name   string
+		access func(t *testing.T) Access
+		answer func(w http.ResponseWriter, r *http.Request)
+	}{
+		{"503 echoing the token", access, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "proxy: upstream refused "+r.Header.Get("Authorization"), http.StatusServiceUnavailable)
+		}},
+		{"query error echoing the tenant", access, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprintf(w, `{"status":"error","errorType":"execution","error":"tenant %s over its limit"}`, r.Header.Get("X-Scope-OrgID"))
+		}},
+		{"basic auth echoed base64 and plain", func(t *testing.T) Access {
+			return Access{BasicAuthFile: testutil.WriteFile(t, "auth", []byte("alice:"+password))}
+		}, func(w http.ResponseWriter, r *http.Request) {
+			_, pw, _ := r.BasicAuth()
+			http.Error(w, "bad credentials "+r.Header.Get("Authorization")+" ("+pw+")", http.StatusBadGateway)
+		}},
+		{"warning echoing the token", access, func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.FormValue("query"), "up") {
+				(&fakeProm{count: 2}).ServeHTTP(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"status":"success","warnings":["partial answer for %s"],"data":{"resultType":"matrix","result":[]}}`, r.Header.Get("Authorization"))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(tt.answer))
+			defer srv.Close()
+			s := testSource(t, Config{URL: srv.URL, Access: tt.access(t)})
+			refreshOnce(t, s)
+			st := s.Status()
+			shown := st.Problem + " | " + strings.Join(st.Warnings, " | ")
+			if strings.Contains(shown, "SECRET") || strings.Contains(shown, "cHctNzdjMS1TRUNSRVQ") ||
+				!strings.Contains(shown, safetext.Redacted) {
+				t.Errorf("status shows %q: want each secret as %s", shown, safetext.Redacted)
 			}
 		})
 	}

@@ -166,15 +166,22 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // secrets are the values the transport sends and a server's texts must
-// not show: the configured header values, the basic auth password and the
-// header it makes, the bearer token (the one read last).
+// not show: the configured header values, the basic auth password (of the
+// file, or of the URL's user:password@) and the header it makes, the
+// bearer token (the one read last).
 func (t *transport) secrets() safetext.Secrets {
 	var values []string
 	for _, v := range t.headers {
 		values = append(values, v...)
 	}
+	basic := func(user, pass string) {
+		values = append(values, pass, base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
+	}
 	if t.basic[0] != "" {
-		values = append(values, t.basic[1], base64.StdEncoding.EncodeToString([]byte(t.basic[0]+":"+t.basic[1])))
+		basic(t.basic[0], t.basic[1])
+	}
+	if pass, ok := t.host.User.Password(); ok {
+		basic(t.host.User.Username(), pass)
 	}
 	t.token.mu.Lock()
 	values = append(values, t.token.last)

@@ -101,6 +101,10 @@ func TestEchoedSecretsAreRedacted(t *testing.T) {
 			_, pw, _ := r.BasicAuth()
 			http.Error(w, "bad credentials "+r.Header.Get("Authorization")+" ("+pw+")", http.StatusBadGateway)
 		}},
+		{"password of the URL echoed", nil, func(w http.ResponseWriter, r *http.Request) {
+			_, pw, _ := r.BasicAuth()
+			http.Error(w, "bad password "+pw, http.StatusBadGateway)
+		}},
 		{"warning echoing the token", access, func(w http.ResponseWriter, r *http.Request) {
 			if !strings.HasPrefix(r.FormValue("query"), "up") {
 				(&fakeProm{count: 2}).ServeHTTP(w, r)
@@ -114,7 +118,11 @@ func TestEchoedSecretsAreRedacted(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(tt.answer))
 			defer srv.Close()
-			s := testSource(t, Config{URL: srv.URL, Access: tt.access(t)})
+			cfg := Config{URL: strings.Replace(srv.URL, "//", "//alice:pw-url-SECRET@", 1)}
+			if tt.access != nil {
+				cfg = Config{URL: srv.URL, Access: tt.access(t)}
+			}
+			s := testSource(t, cfg)
 			refreshOnce(t, s)
 			st := s.Status()
 			shown := st.Problem + " | " + strings.Join(st.Warnings, " | ")

@@ -35,6 +35,7 @@ type builder struct {
 	backends  []string                      // a router's backends, raw
 	loraAt    float64                       // value of the lora_requests_info series kept
 	counts    []float64                     // the sample's slab of bucket counts (carve)
+	refused   []int                         // rows a value of which was out of its domain (takes)
 	carved    int                           // counts carved for the sample so far
 }
 
@@ -129,7 +130,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
 	to := f.Resolve(func(name string) string { return labelValue(m, name) })
 	if !f.Kind.PerEngine() {
-		b.readPageWide(to, t, m)
+		b.readPageWide(row, to, t, m)
 		return
 	}
 	b.notePage(row, f, m)
@@ -145,23 +146,43 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 
 // apply folds the value of a resolved series into acc.
 func (b *builder) apply(row int, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	f := &catalogue.Reads[row]
 	switch to.To {
-	case catalogue.ToScalar:
-		b.readScalar(f, to, acc, t, m)
-	case catalogue.ToFinished:
-		if v, ok := scalarValue(t, m); ok {
-			acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
-		}
 	case catalogue.ToHistogram:
 		if h := m.GetHistogram(); h != nil {
 			b.readHistogram(row, catalogue.Histogram(to.Which), acc, h)
 		}
+		return
 	case catalogue.ToSleep:
 		readSleep(acc, to.Which, t, m)
-	case catalogue.ToSpecPosition:
-		readSpecPerPos(acc, to.Which, t, m)
+		return
 	}
+	v, ok := scalarValue(t, m)
+	if !ok || !b.takes(row, to, v) {
+		return
+	}
+	switch to.To {
+	case catalogue.ToScalar:
+		b.readScalar(&catalogue.Reads[row], to, acc, v)
+	case catalogue.ToFinished:
+		acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
+	case catalogue.ToSpecPosition:
+		readSpecPerPos(acc, to.Which, v)
+	}
+}
+
+// takes reports whether the fold reads the row's value v (Fold.Takes);
+// when it does not, the figure is n/a and the first refusal of each
+// family is said.
+func (b *builder) takes(row int, to catalogue.Fold, v float64) bool {
+	why := to.Refusal(v)
+	if why == "" {
+		return true
+	}
+	if !slices.Contains(b.refused, row) {
+		b.refused = append(b.refused, row)
+		b.warn(catalogue.RefusalWarning(catalogue.Reads[row].Name, v, why))
+	}
+	return false
 }
 
 // notePage records what one engine series says of the page as a whole: its
@@ -208,7 +229,7 @@ func (b *builder) addBackend(raw string) {
 
 // readPageWide folds a family that describes the whole server, not an
 // engine: its configuration and its process.
-func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
+func (b *builder) readPageWide(row int, to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
 	if to.To == catalogue.ToLoRA {
 		b.readLoRA(t, m)
 		return
@@ -217,7 +238,7 @@ func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metri
 	if to.Labelled {
 		v, ok = to.Value, true
 	}
-	if !ok || !to.Takes(v) {
+	if !ok || !b.takes(row, to, v) {
 		return
 	}
 	s := &b.sample
@@ -237,17 +258,10 @@ func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metri
 	}
 }
 
-// readScalar adds a gauge's or counter's value to acc's scalar.
-func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	v, ok := scalarValue(t, m)
+// readScalar adds a gauge's or counter's value, one the fold takes, to
+// acc's scalar.
+func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, v float64) {
 	sc := catalogue.Scalar(to.Which)
-	if !ok {
-		return
-	}
-	if !to.Takes(v) {
-		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
-		return
-	}
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
 	}

@@ -107,18 +107,20 @@ func TestIngestHostilePages(t *testing.T) {
 			},
 		},
 		{
-			name: "NaN value kept as given",
+			name: "NaN gauge is n/a with a warning",
 			page: "vllm:num_requests_waiting{model_name=\"m\"} NaN\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
 				return s.Total.Scalars[catalogue.Waiting], nan
 			},
+			warning: "vllm:num_requests_waiting: value NaN is out of its domain (not a finite number)",
 		},
 		{
-			name: "+Inf counter kept as given",
+			name: "+Inf counter is n/a with a warning",
 			page: "vllm:generation_tokens_total{model_name=\"m\"} +Inf\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
-				return s.Total.Scalars[catalogue.GenerationTokens], math.Inf(1)
+				return s.Total.Scalars[catalogue.GenerationTokens], nan
 			},
+			warning: "vllm:generation_tokens_total: value +Inf is out of its domain (not a finite number)",
 		},
 		{
 			name: "negative gauge is n/a with a warning",
@@ -126,7 +128,7 @@ func TestIngestHostilePages(t *testing.T) {
 			check: func(s *catalogue.Sample) (float64, float64) {
 				return s.Total.Scalars[catalogue.Running], nan
 			},
-			warning: "negative value -3 of vllm:num_requests_running",
+			warning: "vllm:num_requests_running: value -3 is out of its domain (a count is ≥ 0); the figure is n/a",
 		},
 		{
 			name: "le=1 and le=1.0 coalesced by summing",

@@ -71,7 +71,7 @@ func steadyPage(t *testing.T, gauges, counters map[string]func(int64) float64) s
 		"vllm:num_requests_running": is(3), "vllm:num_requests_waiting": is(0), "vllm:kv_cache_usage_perc": is(0.2),
 	}
 	c := map[string]func(int64) float64{
-		"vllm:num_preemptions": is(5), "vllm:prompt_tokens": func(n int64) float64 { return float64(100 * n) },
+		"vllm:num_preemptions_total": is(5), "vllm:prompt_tokens_total": func(n int64) float64 { return float64(100 * n) },
 	}
 	for k, v := range gauges {
 		g[k] = v
@@ -158,7 +158,7 @@ func TestHostileInput(t *testing.T) {
 		{
 			name: "preemptions NaN never make PREEMPTING",
 			serve: func(t *testing.T) string {
-				return steadyPage(t, nil, map[string]func(int64) float64{"vllm:num_preemptions": is(math.NaN())})
+				return steadyPage(t, nil, map[string]func(int64) float64{"vllm:num_preemptions_total": is(math.NaN())})
 			},
 			notIn: []string{"preempting"}, warning: "vllm:num_preemptions_total",
 			check: func(r hostileReport) string { return nonNil("preemptions_per_second", r.Replicas[0].PreemptRate) },
@@ -166,7 +166,7 @@ func TestHostileInput(t *testing.T) {
 		{
 			name: "a falling counter is a reset, never a negative rate",
 			serve: func(t *testing.T) string {
-				return steadyPage(t, nil, map[string]func(int64) float64{"vllm:num_preemptions": func(n int64) float64 {
+				return steadyPage(t, nil, map[string]func(int64) float64{"vllm:num_preemptions_total": func(n int64) float64 {
 					return max(30000-1000*float64(n), 0)
 				}})
 			},

@@ -170,8 +170,9 @@ var emptyBounds = []float64{}
 // user ("parse error at line 12: ...").
 //
 // A page holding one series twice is refused, naming the series and its
-// line (duplicate.go). NaN and ±Inf values are kept as given; negative
-// gauges are dropped with a warning.
+// line (duplicate.go). A value out of its figure's domain (NaN, ±Inf,
+// past 2^53, a negative count, a fraction outside 0–1: catalogue.Fold.Takes)
+// is not read: the figure is n/a, with a warning naming the family.
 func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, error) {
 	om, err := in.pageFormat(body, contentType)
 	if err != nil {

@@ -27,49 +27,45 @@ import (
 // duplicate, and the page is read as before. A page read as values only
 // has the lines of a page that passed, so it needs no check.
 
-// seriesSeen holds the hashes of the scalar series of the page being read.
-type seriesSeen struct {
-	seen map[uint64]struct{}
-	h    maphash.Hash
-}
+// seriesSeen holds the keys of the scalar series of the page being read.
+type seriesSeen struct{ keys []uint64 }
 
 // mayRepeat reports whether the families may hold a series twice.
 func (in *Ingester) mayRepeat(fams map[string]*dto.MetricFamily) bool {
-	ss := &in.seen
-	if ss.seen == nil {
-		ss.seen = make(map[uint64]struct{})
-		ss.h.SetSeed(memoSeed)
-	}
-	clear(ss.seen)
+	keys := in.seen.keys[:0]
 	for name, mf := range fams {
-		hist := mf.GetType() == dto.MetricType_HISTOGRAM
-		for _, m := range mf.Metric {
-			if hist && boundTwice(m.GetHistogram()) || !hist && ss.repeated(name, m.Label) {
-				return true
+		if mf.GetType() == dto.MetricType_HISTOGRAM {
+			for _, m := range mf.Metric {
+				if boundTwice(m.GetHistogram()) {
+					return true
+				}
 			}
+			continue
+		}
+		family := maphash.String(memoSeed, name)
+		for _, m := range mf.Metric {
+			keys = append(keys, seriesKey(family, m.Label))
+		}
+	}
+	in.seen.keys = keys
+	slices.Sort(keys)
+	for i := 1; i < len(keys); i++ {
+		if keys[i] == keys[i-1] {
+			return true
 		}
 	}
 	return false
 }
 
-// repeated adds a scalar series and reports whether it was there.
-func (ss *seriesSeen) repeated(name string, labels []*dto.LabelPair) bool {
-	ss.h.Reset()
-	ss.h.WriteString(name)
-	key := ss.h.Sum64()
+// seriesKey is a hash of a scalar series: its family's, and a sum over
+// its label pairs, the same in any order. Two series that share one only
+// cost the page a reading line by line.
+func seriesKey(family uint64, labels []*dto.LabelPair) uint64 {
+	key := family
 	for _, lp := range labels {
-		// A sum of the pairs' hashes is the same in any order.
-		ss.h.Reset()
-		ss.h.WriteString(lp.GetName())
-		ss.h.WriteByte(0xff)
-		ss.h.WriteString(lp.GetValue())
-		key += ss.h.Sum64()
+		key += maphash.String(memoSeed, lp.GetName())*0x9e3779b97f4a7c15 ^ maphash.String(memoSeed, lp.GetValue())
 	}
-	if _, ok := ss.seen[key]; ok {
-		return true
-	}
-	ss.seen[key] = struct{}{}
-	return false
+	return key
 }
 
 // boundTwice reports whether a histogram lists a bucket bound twice.

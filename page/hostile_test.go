@@ -92,6 +92,9 @@ func TestIngestDuplicateThenClean(t *testing.T) {
 			if got := s.Total.Scalars[catalogue.Running]; got != want {
 				t.Errorf("page %d: running %v, want %v", i, got, want)
 			}
+			if in.replayed != (i == 3) {
+				t.Errorf("page %d: read as values only %v", i, in.replayed)
+			}
 		}
 	}
 }
@@ -142,4 +145,47 @@ func TestIngestSaysWhyQuantilesAreNA(t *testing.T) {
 	}
 }
 
-var _ = math.NaN
+
+// TestIngestValuesOutOfDomain: a value out of its figure's domain
+// (catalogue.Fold.Takes) is not read, in every way a page is read: the
+// figure is n/a and a warning names the family.
+func TestIngestValuesOutOfDomain(t *testing.T) {
+	tests := []struct {
+		name, page, warning string
+		figure              func(s *catalogue.Sample) float64
+	}{
+		{"running 1e308", "vllm:num_requests_running{model_name=\"m\"} 1e308\n",
+			"vllm:num_requests_running: value 1e+308 is out of its domain (past 2^53",
+			func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.Running] }},
+		{"KV cache 1.5", "vllm:kv_cache_usage_perc{model_name=\"m\"} 1.5\n",
+			"vllm:kv_cache_usage_perc: value 1.5 is out of its domain (a fraction is within 0–1)",
+			func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.KVCacheUsage] }},
+		{"KV cache +Inf", "vllm:kv_cache_usage_perc{model_name=\"m\"} +Inf\n",
+			"vllm:kv_cache_usage_perc: value +Inf is out of its domain (not a finite number)",
+			func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.KVCacheUsage] }},
+		{"finished +Inf", "vllm:request_success_total{finished_reason=\"stop\",model_name=\"m\"} +Inf\n",
+			"vllm:request_success_total: value +Inf is out of its domain (not a finite number)",
+			func(s *catalogue.Sample) float64 { return s.Total.Finished[catalogue.FinishStop] }},
+		{"capacity NaN", "vllm:cache_config_info{block_size=\"16\",num_gpu_blocks=\"NaN\"} 1\n",
+			"vllm:cache_config_info: value NaN is out of its domain (not a finite number)",
+			func(s *catalogue.Sample) float64 { return s.KVCapacityTokens }},
+	}
+	for _, tt := range tests {
+		for _, w := range ways {
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				in := NewIngester()
+				in.ways = w.way
+				s, err := in.Ingest([]byte(tt.page), "text/plain")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v := tt.figure(&s); !math.IsNaN(v) {
+					t.Errorf("figure %v, want n/a", v)
+				}
+				if !slices.ContainsFunc(s.Warnings, func(x string) bool { return strings.HasPrefix(x, tt.warning) }) {
+					t.Errorf("warnings %q, want %q", s.Warnings, tt.warning)
+				}
+			})
+		}
+	}
+}

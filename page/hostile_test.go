@@ -145,7 +145,6 @@ func TestIngestSaysWhyQuantilesAreNA(t *testing.T) {
 	}
 }
 
-
 // TestIngestValuesOutOfDomain: a value out of its figure's domain
 // (catalogue.Fold.Takes) is not read, in every way a page is read: the
 // figure is n/a and a warning names the family.

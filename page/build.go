@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -280,7 +279,11 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
 	dst := &acc.series.Histograms[which]
-	if !dst.Add(b.buckets(row, h, dst)) {
+	src := b.buckets(row, h, dst)
+	if w := src.Problem(); w != "" {
+		b.warn(f.Name + ": " + w + "; its quantiles are n/a")
+	}
+	if !dst.Add(src) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
@@ -289,9 +292,6 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 // sample's form, its bounds interned, to be merged into dst.
 func (b *builder) buckets(row int, h *dto.Histogram, dst *catalogue.Buckets) catalogue.Buckets {
 	pairs := b.in.sortedPairs(h)
-	if w := bucketProblem(pairs); w != "" {
-		b.warn(catalogue.Reads[row].Name + ": " + w + "; its quantiles are n/a")
-	}
 	src := catalogue.Buckets{Bounds: b.in.internBounds(row, pairs), Sum: math.NaN(), Count: math.NaN()}
 	src.Counts = b.countsFor(dst, len(pairs))
 	for i, p := range pairs {
@@ -308,24 +308,6 @@ func (b *builder) buckets(row int, h *dto.Histogram, dst *catalogue.Buckets) cat
 	}
 	return src
 }
-
-// bucketProblem says why buckets sorted by bound give no quantiles (as
-// Prometheus's histogram_quantile gives none): a count below the one
-// before it, or no +Inf bucket; "" when they are well formed or absent.
-func bucketProblem(pairs []bucketPair) string {
-	for i := 1; i < len(pairs); i++ {
-		if p, q := pairs[i-1], pairs[i]; q.count < p.count {
-			return fmt.Sprintf("bucket counts fall (le=%s holds %s < %s of le=%s)", formatG(q.bound), formatG(q.count), formatG(p.count), formatG(p.bound))
-		}
-	}
-	if n := len(pairs); n > 0 && !math.IsInf(pairs[n-1].bound, 1) {
-		return `no le="+Inf" bucket`
-	}
-	return ""
-}
-
-// formatG writes a number as short as it reads back.
-func formatG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // countsFor returns room for the n counts of a histogram to be merged
 // into dst: a slice of the sample's own when dst takes it, else the

@@ -513,25 +513,18 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 	}
 	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
 	series := make([]catalogue.Series, len(names))
-	var warnings []string
 	named := 0
 	s.sample.EngineKind = catalogue.DominantEngine(&s.kinds)
 	for i, n := range names {
 		series[i] = s.engines[n].finish(n, bounds)
-		for h := range catalogue.NumHistograms {
-			if w := series[i].Histograms[h].Problem(); w != "" {
-				warnings = append(warnings, catalogue.HistogramName(h)+": "+w+"; its quantiles are n/a")
-			}
-		}
 		s.sample.Derived |= series[i].Derive(s.sample.EngineKind)
 		if n != "" {
 			named++
 		}
 	}
 	out := s.sample
-	var merged []string
-	out.Total, merged = total(names, series)
-	warnings = append(warnings, merged...)
+	var warnings []string
+	out.Total, warnings = total(names, series)
 	if named >= 2 {
 		out.Engines = make([]catalogue.Engine, 0, named)
 		for i, n := range names {

@@ -73,33 +73,3 @@ func TestValuesOutOfDomain(t *testing.T) {
 		})
 	}
 }
-
-// TestBucketsWithoutQuantiles: buckets read through Prometheus whose
-// counts fall, or that lack +Inf, give no quantiles; the replica's
-// warnings say so, naming the histogram, as a page read directly does.
-func TestBucketsWithoutQuantiles(t *testing.T) {
-	const name = "vllm:time_to_first_token_seconds_bucket"
-	bucket := func(le string, v float64) *model.SampleStream {
-		return series(lbl(name, "le", le), [2]float64{5, v}, [2]float64{0.5, v})
-	}
-	tests := []struct {
-		name    string
-		raw     model.Matrix
-		warning string
-	}{
-		{"falling", model.Matrix{bucket("1", 9), bucket("2", 3), bucket("+Inf", 9)},
-			"vllm:time_to_first_token_seconds: bucket counts fall (le=2 holds 3 < 9 of le=1); its quantiles are n/a"},
-		{"no +Inf", model.Matrix{bucket("1", 2), bucket("2", 3)},
-			`vllm:time_to_first_token_seconds: no le="+Inf" bucket; its quantiles are n/a`},
-		{"well formed", model.Matrix{bucket("1", 2), bucket("+Inf", 3)}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			raw := append(tt.raw, series(lbl("vllm:num_requests_running"), [2]float64{0.5, 1}))
-			r := analyze(t, testSource(t, Config{}), raw, nil).Replicas[0]
-			if tt.warning == "" && len(r.Warnings) > 0 || tt.warning != "" && !slices.Contains(r.Warnings, tt.warning) {
-				t.Errorf("warnings %q, want %q", r.Warnings, tt.warning)
-			}
-		})
-	}
-}

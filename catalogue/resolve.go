@@ -268,16 +268,29 @@ func (f Fold) Refusal(v float64) string {
 		return ""
 	}
 	switch {
+	case !finite(v):
+		return CountRefusal(v)
+	case f.To == ToScalar && Scalar(f.Which) == KVCacheUsage && !(v >= 0 && v <= 1):
+		return "a fraction is within 0–1"
+	case v < 0 && !f.To.PerEngine():
+		return "a size, a time or a count is ≥ 0"
+	}
+	return CountRefusal(v)
+}
+
+// finite reports whether v is a number within MaxMagnitude.
+func finite(v float64) bool { return math.Abs(v) <= MaxMagnitude }
+
+// CountRefusal says why a count (or a histogram's sum) v is not read, ""
+// when it is: it is a finite number, within MaxMagnitude, ≥ 0.
+func CountRefusal(v float64) string {
+	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "not a finite number"
 	case math.Abs(v) > MaxMagnitude:
 		return "past 2^53, where a float no longer counts"
-	case f.To == ToScalar && Scalar(f.Which) == KVCacheUsage && !(v >= 0 && v <= 1):
-		return "a fraction is within 0–1"
-	case v < 0 && f.To.PerEngine():
-		return "a count is ≥ 0"
 	case v < 0:
-		return "a size, a time or a count is ≥ 0"
+		return "a count is ≥ 0"
 	}
 	return ""
 }

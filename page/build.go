@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -278,6 +279,10 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
+	if w := histogramRefusal(h); w != "" {
+		b.warn(f.Name + ": " + w + "; its figures are n/a")
+		return
+	}
 	dst := &acc.series.Histograms[which]
 	src := b.buckets(row, h, dst)
 	if w := src.Problem(); w != "" {
@@ -287,6 +292,34 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
+
+// histogramRefusal says which value of a histogram series is out of its
+// domain (catalogue.CountRefusal), "" when none is.
+func histogramRefusal(h *dto.Histogram) string {
+	for _, bk := range h.GetBucket() {
+		c := float64(bk.GetCumulativeCount())
+		if bk.CumulativeCountFloat != nil {
+			c = bk.GetCumulativeCountFloat()
+		}
+		if why := catalogue.CountRefusal(c); why != "" {
+			return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(bk.GetUpperBound()), why)
+		}
+	}
+	if h.SampleCountFloat != nil {
+		if why := catalogue.CountRefusal(h.GetSampleCountFloat()); why != "" {
+			return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(h.GetSampleCountFloat()), why)
+		}
+	}
+	if h.SampleSum != nil {
+		if why := catalogue.CountRefusal(h.GetSampleSum()); why != "" {
+			return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(h.GetSampleSum()), why)
+		}
+	}
+	return ""
+}
+
+// formatG writes a number as short as it reads back.
+func formatG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // buckets copies the parsed histogram of a resolved series into the
 // sample's form, its bounds interned, to be merged into dst.

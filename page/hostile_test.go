@@ -188,3 +188,36 @@ func TestIngestValuesOutOfDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestHistogramOutOfDomain: a histogram holding a count or a sum
+// that is not a finite number, a negative count, or one past 2^53 is not
+// read: its figures are n/a, and a warning names it.
+func TestIngestHistogramOutOfDomain(t *testing.T) {
+	const h = "# TYPE vllm:time_to_first_token_seconds histogram\n"
+	tests := []struct{ name, page, want string }{
+		{"+Inf bucket count", h + "vllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} +Inf\n",
+			"vllm:time_to_first_token_seconds: count +Inf of le=+Inf is out of its domain (not a finite number); its figures are n/a"},
+		{"NaN sum", h + "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 2\nvllm:time_to_first_token_seconds_sum NaN\nvllm:time_to_first_token_seconds_count 2\n",
+			"vllm:time_to_first_token_seconds: sum NaN is out of its domain (not a finite number); its figures are n/a"},
+		{"count past 2^53", h + "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 1e300\nvllm:time_to_first_token_seconds_count 1e300\n",
+			"vllm:time_to_first_token_seconds: count 1e+300 of le=+Inf is out of its domain (past 2^53, where a float no longer counts); its figures are n/a"},
+	}
+	for _, tt := range tests {
+		for _, w := range ways {
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				in := NewIngester()
+				in.ways = w.way
+				s, err := in.Ingest([]byte(tt.page), "text/plain")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if s.Total.Histograms[catalogue.TTFT].Present() {
+					t.Errorf("histogram read: %+v", s.Total.Histograms[catalogue.TTFT])
+				}
+				if !slices.Contains(s.Warnings, tt.want) {
+					t.Errorf("warnings %q, want %q", s.Warnings, tt.want)
+				}
+			})
+		}
+	}
+}

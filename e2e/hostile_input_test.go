@@ -178,6 +178,18 @@ func TestHostileInput(t *testing.T) {
 			},
 		},
 		{
+			name: "a bucket count of +Inf makes the histogram n/a, said",
+			serve: func(t *testing.T) string {
+				return textPage(t, ttftType+"vllm:time_to_first_token_seconds_bucket{le=\"1\",model_name=\"m\"} 2\n"+
+					"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} +Inf\n"+
+					"vllm:num_requests_running{model_name=\"m\"} 1\n")
+			},
+			warning: "vllm:time_to_first_token_seconds: count +Inf of le=+Inf is out of its domain",
+			check: func(r hostileReport) string {
+				return nonNil("ttft p99", r.Replicas[0].TTFT["p99"]) + nonNil("ttft mean", r.Replicas[0].TTFT["mean"])
+			},
+		},
+		{
 			name: "buckets that fall are said, naming the histogram",
 			serve: func(t *testing.T) string {
 				return textPage(t, ttftType+"vllm:time_to_first_token_seconds_bucket{le=\"1\",model_name=\"m\"} 9\n"+

@@ -16,11 +16,11 @@ var ways = []struct {
 	way  readWays
 }{{"direct", allWays}, {"copy", copyOnly}, {"expfmt", expfmtOnly}}
 
-// TestIngestRefusesDuplicateSeries: a page holding one series twice is
+// TestIngestRefusesRepeatedSeries: a page holding one series twice is
 // malformed, as Prometheus's scrape says ("duplicate sample for
 // timestamp"); vtop refuses it too, naming the series and the line, in
 // every way it reads a page.
-func TestIngestRefusesDuplicateSeries(t *testing.T) {
+func TestIngestRefusesRepeatedSeries(t *testing.T) {
 	tests := []struct {
 		name string
 		page string

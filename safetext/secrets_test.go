@@ -31,3 +31,24 @@ func TestSecretsClean(t *testing.T) {
 		t.Errorf("no secrets: Clean = %q, want Sanitize's %q", got, "plain text")
 	}
 }
+
+// Whatever a server sends, the cleaned text is safe to draw, within the
+// cap, and holds no secret.
+func FuzzSecretsClean(f *testing.F) {
+	secrets := []string{"tok-3f9a-c0ffee", "pw-77c1"}
+	sec := NewSecrets(secrets...)
+	f.Add("403 forbidden: token Bearer tok-3f9a-c0ffee")
+	f.Add("tok-3f9a\x1b[31m-c0ffee\x00 pw-\x0777c1")
+	f.Add(strings.Repeat("é", 200) + "pw-77c1")
+	f.Fuzz(func(t *testing.T, in string) {
+		out := sec.Clean(in)
+		if !IsSafe(out) || len(out) > MaxTextLen+len("…") {
+			t.Fatalf("Clean(%q) = %q: not safe, or past the cap", in, out)
+		}
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Fatalf("Clean(%q) = %q holds %q", in, out, s)
+			}
+		}
+	})
+}

@@ -136,6 +136,16 @@ func (s *Source) matrix(ctx context.Context, expr string, at time.Time) (model.M
 	if !ok {
 		return nil, nil, s.fail(fmt.Sprintf("not a Prometheus query API: a range selector answered %s, not a matrix", v.Type()))
 	}
+	disordered := 0
+	for _, ss := range m {
+		var changed bool
+		if ss.Values, changed = inOrder(ss.Values); changed {
+			disordered++
+		}
+	}
+	if disordered > 0 {
+		warns = append(warns, disorderedWarning(disordered))
+	}
 	return m, warns, nil
 }
 

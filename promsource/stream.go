@@ -2,12 +2,14 @@ package promsource
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,7 +167,7 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 	var status, errType, errMsg, resultType string
 	var warnings []string
 	var m model.Matrix
-	gotResult := false
+	gotResult, disordered := false, 0
 	in := interner{}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
@@ -194,7 +196,7 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 						it.Skip()
 						continue
 					}
-					if m = decodeSeries(it, &in, m, maxSeries); len(m) > maxSeries {
+					if m = decodeSeries(it, &in, m, maxSeries, &disordered); len(m) > maxSeries {
 						return nil, nil, errTooManySeries
 					}
 				default:
@@ -221,6 +223,9 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 	case resultType != "matrix":
 		return nil, warnings, notMatrixError(safetext.Sanitize(resultType))
 	}
+	if disordered > 0 {
+		warnings = append(warnings, disorderedWarning(disordered))
+	}
 	return m, warnings, nil
 }
 
@@ -232,8 +237,9 @@ func (e notMatrixError) Error() string {
 }
 
 // decodeSeries appends the series of a matrix result to m, stopping
-// once m holds more than maxSeries.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int) model.Matrix {
+// once m holds more than maxSeries, each with its points in time order
+// (see inOrder); disordered counts the series that were not.
+func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int, disordered *int) model.Matrix {
 	for len(m) <= maxSeries && it.ReadArray() {
 		ss := &model.SampleStream{}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
@@ -254,9 +260,36 @@ func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries
 		if it.Error != nil {
 			return m
 		}
+		var changed bool
+		if ss.Values, changed = inOrder(ss.Values); changed {
+			*disordered++
+		}
 		m = append(m, ss)
 	}
 	return m
+}
+
+// inOrder puts a series' points in time order, keeping the first of
+// each timestamp, as Prometheus's storage holds a series (it refuses a
+// sample older than the newest and a second one at the same time); it
+// reports whether it had to. A proxy, a federation or a broken remote
+// store can answer points out of order or twice, which read as counter
+// resets: 457 requests a second for a true 16.
+func inOrder(ps []model.SamplePair) ([]model.SamplePair, bool) {
+	ordered := true
+	for i := 1; i < len(ps) && ordered; i++ {
+		ordered = ps[i].Timestamp > ps[i-1].Timestamp
+	}
+	if ordered {
+		return ps, false
+	}
+	slices.SortStableFunc(ps, func(a, b model.SamplePair) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+	return slices.CompactFunc(ps, func(a, b model.SamplePair) bool { return a.Timestamp == b.Timestamp }), true
+}
+
+// disorderedWarning says that n series of an answer were put in order.
+func disorderedWarning(n int) string {
+	return fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", n)
 }
 
 // decodePoint decodes [time, "value"]; a malformed point sets the

@@ -153,7 +153,11 @@ func BenchmarkReadWindow(b *testing.B) {
 			name   string
 			decode func() (model.Matrix, []string, error)
 		}{
-			{"client", func() (model.Matrix, []string, error) { return src.matrix(ctx, "raw", at) }},
+			{"client", func() (model.Matrix, []string, error) {
+				v, warns, err := src.query(ctx, "raw", at)
+				m, _ := v.(model.Matrix)
+				return m, warns, err
+			}},
 			{"stream", func() (model.Matrix, []string, error) { return src.streamMatrix(ctx, "raw", at) }},
 		}
 		for _, d := range decoders {

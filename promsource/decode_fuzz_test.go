@@ -117,12 +117,12 @@ func FuzzDecodeMatrix(f *testing.F) {
 	f.Add([]byte(`<html>`))
 	f.Add([]byte{3, 2, 0, 5, 'a', 'b', 0xff, '"', 1, 4, 1, 1, 2, 3, 4, 5, 6, 7, 8, 3, 0, 0, 0, 0, 0, 0, 0xf0, 0x7f})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, _, err := decodeMatrix(bytes.NewReader(data), 3); err != nil && !knownDecodeError(err) {
+		if _, _, err := decodeMatrix(bytes.NewReader(data), 3, newBudget(1<<20)); err != nil && !knownDecodeError(err) {
 			t.Fatalf("an error of an unknown kind: %T %v", err, err)
 		}
 		answer := matrixAnswerFrom(data)
 		want, wantWarns := referenceMatrix(t, answer)
-		got, warns, err := decodeMatrix(bytes.NewReader(answer), 3)
+		got, warns, err := decodeMatrix(bytes.NewReader(answer), 3, newBudget(1<<20))
 		if err != nil {
 			t.Fatalf("a valid answer refused: %v\n%s", err, answer)
 		}

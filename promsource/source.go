@@ -26,7 +26,18 @@ const (
 	DefaultMaxSeries = 250_000
 	DefaultMaxBody   = 512 << 20
 	DefaultForget    = 5 * time.Minute
+	DefaultMaxMemory = 256 << 20
 )
+
+// answerShare is the share of MaxMemory the decoded answers of one
+// refresh may take, all its queries together, and the most one answer's
+// body may be: the samples a refresh reads are held again in the window
+// and the readings built from them, and the runtime's garbage doubles
+// what is live between collections.
+const answerShare = 4
+
+// answerBudget is the bytes one refresh's decoded answers may take.
+func (c Config) answerBudget() int64 { return c.MaxMemory / answerShare }
 
 // maxFailures caps the failed readings kept per replica in one run of
 // failures (the first is always kept: it says since when).
@@ -54,7 +65,8 @@ type Config struct {
 	// answer with more is refused with a message as soon as its first
 	// series over the cap arrives.
 	MaxSeries int
-	// MaxBody caps one answer's size in bytes (DefaultMaxBody).
+	// MaxBody caps one answer's size in bytes (DefaultMaxBody, and never
+	// more than the answers' share of MaxMemory).
 	MaxBody int64
 	// Forget is how long a replica whose series stopped stays on screen
 	// as DOWN before it is dropped (DefaultForget).
@@ -66,6 +78,9 @@ type Config struct {
 	// GPUs adds one query per refresh for the DCGM series of the same
 	// server, read with GPUs.
 	GPUs bool
+	// MaxMemory is vtop's memory bound (DefaultMaxMemory): the source's
+	// answers may take a share of it (see answerShare).
+	MaxMemory int64
 }
 
 // withDefaults fills the zero fields.
@@ -82,9 +97,13 @@ func (c Config) withDefaults() Config {
 	if c.MaxSeries <= 0 {
 		c.MaxSeries = DefaultMaxSeries
 	}
+	if c.MaxMemory <= 0 {
+		c.MaxMemory = DefaultMaxMemory
+	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
 	}
+	c.MaxBody = min(c.MaxBody, c.answerBudget())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -126,6 +145,9 @@ type Source struct {
 	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
 	raw   rawWindow // owned by the refresh loop
 	whole bool      // owned by the refresh loop: this refresh reads the whole window
+	// answers is what the decoded answers of the refresh in progress may
+	// still take; owned by the refresh loop.
+	answers *budget
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
@@ -40,9 +41,12 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	m, warns, err := s.postQuery(ctx, expr, at)
+	var over overBudgetError
 	switch {
 	case errors.Is(err, errTooManySeries):
 		return nil, nil, s.tooManySeries()
+	case errors.As(err, &over):
+		return nil, nil, s.overBudget(expr, over)
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
@@ -56,6 +60,31 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 // tooManySeries is the error of a read over the series cap.
 func (s *Source) tooManySeries() error {
 	return s.fail(fmt.Sprintf("the selector matches more than %d series, the cap; narrow it (e.g. by namespace or job) or raise --max-series", s.cfg.MaxSeries))
+}
+
+// overBudget is the error of an answer that passed the refresh's share
+// of the memory bound: it names the query and the series read by then.
+func (s *Source) overBudget(expr string, over overBudgetError) error {
+	return s.fail(fmt.Sprintf("the answer to %s passed %d MiB (the share of --max-memory %d MiB for Prometheus's answers) at %d series of it; narrow the selector (e.g. by namespace or job) or raise --max-memory",
+		shortExpr(expr), s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series))
+}
+
+// shortExpr is a query as a message shows it: its regex of names cut
+// short, which is hundreds of characters of vtop's own names.
+func shortExpr(expr string) string {
+	const keep = 40
+	before, re, ok := strings.Cut(expr, `__name__=~"`)
+	if !ok {
+		return safetext.Sanitize(expr)
+	}
+	re, after, _ := strings.Cut(re, `",`)
+	if len(re) > keep {
+		re = re[:keep] + "…"
+	}
+	if after != "" {
+		after = `",` + after
+	}
+	return safetext.Sanitize(before + `__name__=~"` + re + after)
 }
 
 // postQuery sends the query as a form, falling back to GET where POST is
@@ -88,8 +117,8 @@ func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (mode
 		defer drain(resp)
 		return nil, nil, statusError(resp)
 	}
-	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries)
-	if errors.Is(err, errTooManySeries) {
+	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries, s.answers)
+	if errors.Is(err, errTooManySeries) || errors.As(err, new(overBudgetError)) {
 		// The rest of an answer over the cap is not worth reading to keep
 		// the connection: close it.
 		_ = resp.Body.Close()
@@ -156,7 +185,9 @@ var errTooManySeries = errors.New("too many series")
 // failed read the transport's error. An answer of more than maxSeries
 // series stops at the first one over: the cap is checked as the answer
 // arrives, so no count has to be asked first, and vtop never holds more.
-func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error) {
+// So does one whose decoded size passes what is left of b (nil: no
+// bound), with an overBudgetError.
+func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
 		// The query client's words for it, which problem() knows: a UI
@@ -168,7 +199,7 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 	var warnings []string
 	var m model.Matrix
 	gotResult, disordered := false, 0
-	in := interner{}
+	in := interner{m: map[string]string{}}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
@@ -196,7 +227,11 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 						it.Skip()
 						continue
 					}
-					if m = decodeSeries(it, &in, m, maxSeries, &disordered); len(m) > maxSeries {
+					var over bool
+					if m, over = decodeSeries(it, &in, m, maxSeries, b, &disordered); over {
+						return nil, nil, overBudgetError{series: len(m)}
+					}
+					if len(m) > maxSeries {
 						return nil, nil, errTooManySeries
 					}
 				default:
@@ -237,9 +272,10 @@ func (e notMatrixError) Error() string {
 }
 
 // decodeSeries appends the series of a matrix result to m, stopping
-// once m holds more than maxSeries, each with its points in time order
-// (see inOrder); disordered counts the series that were not.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int, disordered *int) model.Matrix {
+// once m holds more than maxSeries or b is spent (over), each with its
+// points in time order (see inOrder); disordered counts the series that
+// were not.
+func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int, b *budget, disordered *int) (_ model.Matrix, over bool) {
 	for len(m) <= maxSeries && it.ReadArray() {
 		ss := &model.SampleStream{}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
@@ -250,15 +286,18 @@ func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries
 					ss.Metric[model.LabelName(in.get(name))] = model.LabelValue(in.get(it.ReadString()))
 				}
 			case "values":
-				for it.ReadArray() {
-					ss.Values = append(ss.Values, decodePoint(it))
+				if ss.Values, over = decodeValues(it, ss.Values, b); over {
+					return m, true
 				}
 			default: // native histograms: vtop reads classic buckets only
 				it.Skip()
 			}
 		}
 		if it.Error != nil {
-			return m
+			return m, false
+		}
+		if !b.take(seriesBytes + labelBytes*int64(len(ss.Metric)) + in.taken()) {
+			return m, true
 		}
 		var changed bool
 		if ss.Values, changed = inOrder(ss.Values); changed {
@@ -266,7 +305,23 @@ func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries
 		}
 		m = append(m, ss)
 	}
-	return m
+	return m, false
+}
+
+// decodeValues appends a series' points to vs, taking their size from b
+// as they come, pointsPerTake at a time.
+func decodeValues(it *jsoniter.Iterator, vs []model.SamplePair, b *budget) (_ []model.SamplePair, over bool) {
+	taken := cap(vs)
+	for it.ReadArray() {
+		vs = append(vs, decodePoint(it))
+		if cap(vs) > taken {
+			if !b.take(pointBytes * int64(cap(vs)-taken)) {
+				return vs, true
+			}
+			taken = cap(vs)
+		}
+	}
+	return vs, false
 }
 
 // inOrder puts a series' points in time order, keeping the first of
@@ -349,13 +404,65 @@ func (r *recordingReader) firstByte() (byte, error) {
 	}
 }
 
-// interner keeps one copy of each label name and value of an answer.
-type interner map[string]string
+// interner keeps one copy of each label name and value of an answer,
+// counting the bytes of the copies it keeps.
+type interner struct {
+	m     map[string]string
+	bytes int64 // kept since the last taken
+}
 
-func (in interner) get(s string) string {
-	if v, ok := in[s]; ok {
+func (in *interner) get(s string) string {
+	if v, ok := in.m[s]; ok {
 		return v
 	}
-	in[s] = s
+	in.m[s] = s
+	in.bytes += int64(len(s)) + stringBytes
 	return s
+}
+
+// taken returns the bytes kept since the last call.
+func (in *interner) taken() int64 {
+	n := in.bytes
+	in.bytes = 0
+	return n
+}
+
+// The sizes a decoded answer is counted in, as the Go runtime holds it
+// on 64-bit machines: a series (its SampleStream, the matrix's pointer to
+// it and its label map's header), each label of it (a map slot of two
+// strings, with the map's spare room), each point, and each string kept
+// (its header in the interner's map, beside its bytes).
+const (
+	seriesBytes = 48 + 8 + 64
+	labelBytes  = 64
+	pointBytes  = 16
+	stringBytes = 64
+)
+
+// budget is the bytes the decoded answers of one refresh may still
+// take, shared by its queries.
+type budget struct {
+	limit int64
+	left  atomic.Int64
+}
+
+// newBudget is a budget of limit bytes.
+func newBudget(limit int64) *budget {
+	b := &budget{limit: limit}
+	b.left.Store(limit)
+	return b
+}
+
+// take counts n more bytes, reporting whether they fit; a nil budget
+// has no bound.
+func (b *budget) take(n int64) bool {
+	return b == nil || b.left.Add(-n) >= 0
+}
+
+// overBudgetError is an answer refused once its decoded size passed its
+// budget, after series of it.
+type overBudgetError struct{ series int }
+
+func (e overBudgetError) Error() string {
+	return fmt.Sprintf("the answer passed its memory budget at %d series", e.series)
 }

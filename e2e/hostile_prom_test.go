@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/vtop-dev/vtop/command"
 	"github.com/vtop-dev/vtop/testutil"
@@ -151,5 +152,54 @@ func checkHostileReport(t *testing.T, name string, out []byte, problem, warning 
 		t.Errorf("%s: %d replicas, want none", name, len(r.Replicas))
 	case rps != 0 && (len(r.Replicas) != 1 || math.Abs(r.Replicas[0].RPS-rps) > 0.5):
 		t.Errorf("%s: replicas %+v, want one at %g requests/s", name, r.Replicas, rps)
+	}
+}
+
+// TestHostileSlowPrometheus runs `vtop --jsonl` against a server that
+// takes 4 s over every answer: the lines come in time order, those
+// before the first answer say it has not come, and the replica is read
+// once it has.
+func TestHostileSlowPrometheus(t *testing.T) {
+	var counter [][2]float64
+	for s := 40.0; s >= 1; s-- {
+		counter = append(counter, [2]float64{s, 1000 + 16*(40-s)})
+	}
+	h := &hostilePrometheus{counter: counter}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(4 * time.Second)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	cmd := testutil.VtopCommand(t, "--jsonl", "--duration", "10s", "--interval", "3s", "--timeout", "2500ms", "--window", "10s", "--prometheus", srv.URL)
+	out, err := cmd.Output()
+	if code := testutil.ExitStatus(t, err, cmd.Args); code != 0 {
+		t.Fatalf("exit code %d, want 0\n%s", code, out)
+	}
+	var last time.Time
+	waiting, answered := 0, 0
+	for line := range strings.Lines(string(out)) {
+		var r struct {
+			Time     time.Time         `json:"time"`
+			Replicas []json.RawMessage `json:"replicas"`
+			Source   struct{ Problem string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if r.Time.Before(last) {
+			t.Errorf("a line stamped %s after one stamped %s: out of time order", r.Time, last)
+		}
+		last = r.Time
+		switch {
+		case len(r.Replicas) == 1:
+			answered++
+		case strings.Contains(r.Source.Problem, "no answer yet"):
+			waiting++
+		default:
+			t.Errorf("a line with %d replicas and the problem %q: want the replica, or the wait said", len(r.Replicas), r.Source.Problem)
+		}
+	}
+	if waiting == 0 || answered == 0 {
+		t.Errorf("%d lines waiting, %d with the replica; want both", waiting, answered)
 	}
 }

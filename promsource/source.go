@@ -131,6 +131,7 @@ type Source struct {
 	waiters  []chan struct{}
 	ended    bool
 	now      time.Time
+	asked    time.Time // evaluation time of the first refresh, while it has not answered
 	readings []catalogue.Readings
 	status   catalogue.SourceStatus
 	stats    Stats
@@ -209,12 +210,18 @@ func (s *Source) Now() time.Time {
 	return s.nowLocked()
 }
 
-// nowLocked is Now with s.mu held.
+// nowLocked is Now with s.mu held. Before the first answer it is the
+// first refresh's evaluation time once that is asked, which its answer
+// will bear: were it the present, a slow answer would take the reports'
+// time back.
 func (s *Source) nowLocked() time.Time {
-	if s.now.IsZero() {
-		return s.evaluationTime()
+	switch {
+	case !s.now.IsZero():
+		return s.now
+	case !s.asked.IsZero():
+		return s.asked
 	}
-	return s.now
+	return s.evaluationTime()
 }
 
 // Keep asks for at least d of readings; the source reads the window it is
@@ -266,6 +273,11 @@ func (s *Source) Status() catalogue.SourceStatus {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Warnings = slices.Clone(st.Warnings)
+	if st.Checked.IsZero() && !s.asked.IsZero() {
+		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",
+			s.cfg.Now().Sub(s.asked).Round(time.Second))
+		st.Since = s.asked
+	}
 	return st
 }
 
@@ -340,6 +352,11 @@ func (s *Source) refresh(ctx context.Context) {
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
+	s.mu.Lock()
+	if s.status.Checked.IsZero() && s.asked.IsZero() {
+		s.asked = at
+	}
+	s.mu.Unlock()
 	recheck := ""
 	if !full {
 		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)

@@ -36,6 +36,10 @@ const (
 // what is live between collections.
 const answerShare = 4
 
+// wholeAnswerShare is the share of MaxMemory one answer read whole by the
+// query client may be: it holds some six times its size while decoding.
+const wholeAnswerShare = 16
+
 // answerBudget is the bytes one refresh's decoded answers may take.
 func (c Config) answerBudget() int64 { return c.MaxMemory / answerShare }
 
@@ -187,7 +191,13 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	// The query client holds a whole answer and decodes it several times
+	// over: its answers (counts, the GPUs, the history) get a smaller cap.
+	whole, err := newTransport(cfg.Access, min(cfg.MaxBody, cfg.MaxMemory/wholeAnswerShare), &s.requests)
+	if err != nil {
+		return nil, err
+	}
+	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: whole})
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}

@@ -73,18 +73,16 @@ func (s *Source) overBudget(expr string, over overBudgetError) error {
 // short, which is hundreds of characters of vtop's own names.
 func shortExpr(expr string) string {
 	const keep = 40
-	before, re, ok := strings.Cut(expr, `__name__=~"`)
-	if !ok {
+	before, rest, ok := strings.Cut(expr, "__name__=~")
+	quoted, err := strconv.QuotedPrefix(rest)
+	if !ok || err != nil {
 		return safetext.Sanitize(expr)
 	}
-	re, after, _ := strings.Cut(re, `",`)
+	re, _ := strconv.Unquote(quoted)
 	if len(re) > keep {
 		re = re[:keep] + "…"
 	}
-	if after != "" {
-		after = `",` + after
-	}
-	return safetext.Sanitize(before + `__name__=~"` + re + after)
+	return safetext.Sanitize(before + "__name__=~" + strconv.Quote(re) + rest[len(quoted):])
 }
 
 // postQuery sends the query as a form, falling back to GET where POST is

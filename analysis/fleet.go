@@ -87,7 +87,8 @@ func worse(r *ReplicaReport, reps []ReplicaReport, worst int) bool {
 	return worst < 0 || CompareSeverity(r, &reps[worst]) < 0
 }
 
-// sum adds the known figures; unknown when none is known.
+// sum adds the known figures; unknown when none is known, or when they
+// add up past what a float holds (a total is never infinite).
 type sum struct {
 	total float64
 	known bool
@@ -101,7 +102,7 @@ func (s *sum) add(n Num) {
 }
 
 func (s *sum) value() Num {
-	if !s.known {
+	if !s.known || math.IsInf(s.total, 0) {
 		return NA
 	}
 	return Num(s.total)

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -203,5 +204,31 @@ func TestImbalanceMostExtremeFirst(t *testing.T) {
 	}
 	if imb := imbalances(queues); len(imb) != 2 || imb[0].Target != "q4" || imb[1].Target != "q0" {
 		t.Errorf("imbalance %+v, want q4's queue first, then q0's empty one", imb)
+	}
+}
+
+// TestFleetTotalsStayFinite: a fleet total never adds up to a number that
+// is not one. Each replica's figure is finite (the sources refuse larger
+// values, catalogue.Fold.Takes), yet a sum of such figures may overflow:
+// the total is then n/a, never +Inf.
+func TestFleetTotalsStayFinite(t *testing.T) {
+	tests := []struct {
+		name    string
+		running []float64
+		want    Num
+	}{
+		{"two huge figures overflow", []float64{1e308, 1e308}, NA},
+		{"finite figures add up", []float64{3, 4}, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s sum
+			for _, v := range tt.running {
+				s.add(Num(v))
+			}
+			if got := s.value(); !(got == tt.want || !got.Known() && !tt.want.Known()) || math.IsInf(float64(got), 0) {
+				t.Errorf("total %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

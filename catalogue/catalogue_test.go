@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"math"
 	"slices"
 	"testing"
 )
@@ -166,6 +167,29 @@ func TestCanonical(t *testing.T) {
 	for _, tt := range tests {
 		if got := Canonical(tt.name); got != tt.want {
 			t.Errorf("Canonical(%q) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestBucketsProblem: buckets that give no quantiles say why.
+func TestBucketsProblem(t *testing.T) {
+	inf, nan := math.Inf(1), math.NaN()
+	tests := []struct {
+		name string
+		b    Buckets
+		want string
+	}{
+		{"well formed", Buckets{Bounds: []float64{1, inf}, Counts: []float64{2, 3}}, ""},
+		{"sum and count alone", Buckets{Bounds: []float64{}, Counts: []float64{}, Sum: 1, Count: 2}, ""},
+		{"absent", Buckets{}, ""},
+		{"falling", Buckets{Bounds: []float64{1, 2, inf}, Counts: []float64{9, 3, 9}}, "bucket counts fall (le=2 holds 3 < 9 of le=1)"},
+		{"falling past a bucket not sampled", Buckets{Bounds: []float64{1, 2, inf}, Counts: []float64{9, nan, 3}}, "bucket counts fall (le=+Inf holds 3 < 9 of le=1)"},
+		{"a bucket not sampled", Buckets{Bounds: []float64{1, 2, inf}, Counts: []float64{2, nan, 3}}, ""},
+		{"no +Inf", Buckets{Bounds: []float64{1, 2}, Counts: []float64{2, 3}}, `no le="+Inf" bucket`},
+	}
+	for _, tt := range tests {
+		if got := tt.b.Problem(); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -8,7 +8,9 @@
 package catalogue
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -148,6 +150,32 @@ type Buckets struct {
 
 // Present reports whether the server exported this histogram.
 func (b Buckets) Present() bool { return b.Bounds != nil }
+
+// Problem says why the buckets give no quantiles (as Prometheus's
+// histogram_quantile gives none): a count below a known one of a lower
+// bound, or no +Inf bucket; "" when they are well formed, or hold bounds
+// but no buckets (_sum and _count alone). Counts that are NaN (a bucket
+// with no sample at this time) are passed over.
+func (b Buckets) Problem() string {
+	last := -1
+	for i, c := range b.Counts {
+		if math.IsNaN(c) {
+			continue
+		}
+		if last >= 0 && c < b.Counts[last] {
+			return fmt.Sprintf("bucket counts fall (le=%s holds %s < %s of le=%s)",
+				formatG(b.Bounds[i]), formatG(c), formatG(b.Counts[last]), formatG(b.Bounds[last]))
+		}
+		last = i
+	}
+	if n := len(b.Bounds); n > 0 && !math.IsInf(b.Bounds[n-1], 1) {
+		return `no le="+Inf" bucket`
+	}
+	return ""
+}
+
+// formatG writes a number as short as it reads back.
+func formatG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // Series holds the values of one replica, or of one data-parallel engine of a
 // replica, on one page. Absent metrics are NaN (scalars, finish reasons) or a

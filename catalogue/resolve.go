@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -246,16 +247,56 @@ func (f Fold) Figures() FigureSet {
 	return s
 }
 
-// Takes reports whether the fold reads a series' value v: a negative
-// gauge is not a reading (a counter's value is whatever the engine says,
-// its resets the analysis' to find; NaN is kept as given), and a capacity
-// is a number ≥ 0.
-func (f Fold) Takes(v float64) bool {
+// MaxMagnitude is the largest value read: past 2^53 a float no longer
+// counts by ones, so a counter there cannot move and a gauge that large
+// counts nothing a server holds.
+const MaxMagnitude = 1 << 53
+
+// Takes reports whether the fold reads a series' value v: the one rule of
+// which values are read, that every source asks (Refusal says why not).
+func (f Fold) Takes(v float64) bool { return f.Refusal(v) == "" }
+
+// Refusal says why the fold does not read a series' value v, "" when it
+// does. Every number vtop reads counts something or is a fraction: a value
+// that is not a finite number, or past MaxMagnitude, or negative, is not
+// a reading, nor a fraction outside 0–1. A counter that falls is another
+// matter (a reset, the analysis' to find). A histogram's values and the
+// labels of a sleep level or a LoRA series are judged where they are read.
+func (f Fold) Refusal(v float64) string {
 	switch f.To {
-	case ToScalar:
-		return Scalar(f.Which).IsCounter() || !(v < 0)
-	case ToKVCapacity:
-		return v >= 0
+	case ToNothing, ToHistogram, ToSleep, ToLoRA:
+		return ""
 	}
-	return true
+	switch {
+	case !finite(v):
+		return CountRefusal(v)
+	case f.To == ToScalar && Scalar(f.Which) == KVCacheUsage && !(v >= 0 && v <= 1):
+		return "a fraction is within 0–1"
+	case v < 0 && !f.To.PerEngine():
+		return "a size, a time or a count is ≥ 0"
+	}
+	return CountRefusal(v)
+}
+
+// finite reports whether v is a number within MaxMagnitude.
+func finite(v float64) bool { return math.Abs(v) <= MaxMagnitude }
+
+// CountRefusal says why a count (or a histogram's sum) v is not read, ""
+// when it is: it is a finite number, within MaxMagnitude, ≥ 0.
+func CountRefusal(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "not a finite number"
+	case math.Abs(v) > MaxMagnitude:
+		return "past 2^53, where a float no longer counts"
+	case v < 0:
+		return "a count is ≥ 0"
+	}
+	return ""
+}
+
+// RefusalWarning is the warning of a series' value the fold does not
+// read, naming the family: the same words from every source.
+func RefusalWarning(family string, v float64, why string) string {
+	return fmt.Sprintf("%s: value %s is out of its domain (%s); the figure is n/a", family, strconv.FormatFloat(v, 'g', 6, 64), why)
 }

@@ -3,6 +3,7 @@ package catalogue
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -147,24 +148,51 @@ func TestChartSources(t *testing.T) {
 	}
 }
 
+// TestTakes: the one rule of which values are read. A value out of its
+// figure's domain (a negative count, a fraction outside 0–1, a value that
+// is not a finite number, or one past 2^53, where a float no longer
+// counts by ones) is not read, and Refusal says why.
 func TestTakes(t *testing.T) {
+	scalar := func(s Scalar) Fold { return Fold{To: ToScalar, Which: int(s)} }
 	tests := []struct {
 		fold Fold
 		v    float64
-		want bool
+		want string // "" when taken, else in the refusal
 	}{
-		{Fold{To: ToScalar, Which: int(Running)}, -1, false},
-		{Fold{To: ToScalar, Which: int(Running)}, 0, true},
-		{Fold{To: ToScalar, Which: int(PromptTokens)}, -1, true},
-		{Fold{To: ToKVCapacity}, -5, false},
-		{Fold{To: ToKVCapacity}, 5, true},
-		{Fold{To: ToRSS}, -5, true},
-		{Fold{To: ToScalar, Which: int(Waiting)}, math.NaN(), true},
-		{Fold{To: ToKVCapacity}, math.NaN(), false},
+		{scalar(Running), -1, "a count is ≥ 0"},
+		{scalar(Running), 0, ""},
+		{scalar(Running), 7, ""},
+		{scalar(Running), 1e308, "past 2^53"},
+		{scalar(Running), math.NaN(), "not a finite number"},
+		{scalar(Waiting), math.Inf(1), "not a finite number"},
+		{scalar(KVCacheUsage), 0.5, ""},
+		{scalar(KVCacheUsage), 1, ""},
+		{scalar(KVCacheUsage), 1.5, "a fraction is within 0–1"},
+		{scalar(KVCacheUsage), -0.1, "a fraction is within 0–1"},
+		{scalar(KVCacheUsage), math.Inf(1), "not a finite number"},
+		{scalar(PromptTokens), -1, "a count is ≥ 0"},
+		{scalar(PromptTokens), 1e15, ""},
+		{scalar(Preemptions), math.NaN(), "not a finite number"},
+		{scalar(Preemptions), math.Inf(-1), "not a finite number"},
+		{Fold{To: ToFinished}, math.Inf(1), "not a finite number"},
+		{Fold{To: ToFinished}, 4, ""},
+		{Fold{To: ToSpecPosition}, -2, "a count is ≥ 0"},
+		{Fold{To: ToKVCapacity}, -5, "≥ 0"},
+		{Fold{To: ToKVCapacity}, 5, ""},
+		{Fold{To: ToKVCapacity}, math.NaN(), "not a finite number"},
+		{Fold{To: ToRSS}, 1e308, "past 2^53"},
+		{Fold{To: ToRSS}, -5, "≥ 0"},
+		{Fold{To: ToHTTP}, math.NaN(), "not a finite number"},
+		{Fold{To: ToProcessStart}, 1.7e9, ""},
+		{Fold{To: ToProcessStart}, math.Inf(1), "not a finite number"},
 	}
 	for _, tt := range tests {
-		if got := tt.fold.Takes(tt.v); got != tt.want {
-			t.Errorf("%+v takes %v: %v, want %v", tt.fold, tt.v, got, tt.want)
+		got := tt.fold.Refusal(tt.v)
+		if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%+v reading %v: refusal %q, want %q", tt.fold, tt.v, got, tt.want)
+		}
+		if tt.fold.Takes(tt.v) != (got == "") {
+			t.Errorf("%+v reading %v: Takes disagrees with Refusal %q", tt.fold, tt.v, got)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -34,6 +35,7 @@ type builder struct {
 	backends  []string                      // a router's backends, raw
 	loraAt    float64                       // value of the lora_requests_info series kept
 	counts    []float64                     // the sample's slab of bucket counts (carve)
+	refused   []int                         // rows a value of which was out of its domain (takes)
 	carved    int                           // counts carved for the sample so far
 }
 
@@ -128,7 +130,7 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
 	to := f.Resolve(func(name string) string { return labelValue(m, name) })
 	if !f.Kind.PerEngine() {
-		b.readPageWide(to, t, m)
+		b.readPageWide(row, to, t, m)
 		return
 	}
 	b.notePage(row, f, m)
@@ -144,23 +146,43 @@ func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 
 // apply folds the value of a resolved series into acc.
 func (b *builder) apply(row int, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	f := &catalogue.Reads[row]
 	switch to.To {
-	case catalogue.ToScalar:
-		b.readScalar(f, to, acc, t, m)
-	case catalogue.ToFinished:
-		if v, ok := scalarValue(t, m); ok {
-			acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
-		}
 	case catalogue.ToHistogram:
 		if h := m.GetHistogram(); h != nil {
 			b.readHistogram(row, catalogue.Histogram(to.Which), acc, h)
 		}
+		return
 	case catalogue.ToSleep:
 		readSleep(acc, to.Which, t, m)
-	case catalogue.ToSpecPosition:
-		readSpecPerPos(acc, to.Which, t, m)
+		return
 	}
+	v, ok := scalarValue(t, m)
+	if !ok || !b.takes(row, to, v) {
+		return
+	}
+	switch to.To {
+	case catalogue.ToScalar:
+		b.readScalar(&catalogue.Reads[row], to, acc, v)
+	case catalogue.ToFinished:
+		acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
+	case catalogue.ToSpecPosition:
+		readSpecPerPos(acc, to.Which, v)
+	}
+}
+
+// takes reports whether the fold reads the row's value v (Fold.Takes);
+// when it does not, the figure is n/a and the first refusal of each
+// family is said.
+func (b *builder) takes(row int, to catalogue.Fold, v float64) bool {
+	why := to.Refusal(v)
+	if why == "" {
+		return true
+	}
+	if !slices.Contains(b.refused, row) {
+		b.refused = append(b.refused, row)
+		b.warn(catalogue.RefusalWarning(catalogue.Reads[row].Name, v, why))
+	}
+	return false
 }
 
 // notePage records what one engine series says of the page as a whole: its
@@ -207,7 +229,7 @@ func (b *builder) addBackend(raw string) {
 
 // readPageWide folds a family that describes the whole server, not an
 // engine: its configuration and its process.
-func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
+func (b *builder) readPageWide(row int, to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
 	if to.To == catalogue.ToLoRA {
 		b.readLoRA(t, m)
 		return
@@ -216,7 +238,7 @@ func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metri
 	if to.Labelled {
 		v, ok = to.Value, true
 	}
-	if !ok || !to.Takes(v) {
+	if !ok || !b.takes(row, to, v) {
 		return
 	}
 	s := &b.sample
@@ -236,17 +258,10 @@ func (b *builder) readPageWide(to catalogue.Fold, t dto.MetricType, m *dto.Metri
 	}
 }
 
-// readScalar adds a gauge's or counter's value to acc's scalar.
-func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
-	v, ok := scalarValue(t, m)
+// readScalar adds a gauge's or counter's value, one the fold takes, to
+// acc's scalar.
+func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, v float64) {
 	sc := catalogue.Scalar(to.Which)
-	if !ok {
-		return
-	}
-	if !to.Takes(v) {
-		b.warn(fmt.Sprintf("negative value %g of %s ignored", v, f.Name))
-		return
-	}
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
 	}
@@ -264,11 +279,47 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 	if f.Derived {
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
+	if w := histogramRefusal(h); w != "" {
+		b.warn(f.Name + ": " + w + "; its figures are n/a")
+		return
+	}
 	dst := &acc.series.Histograms[which]
-	if !dst.Add(b.buckets(row, h, dst)) {
+	src := b.buckets(row, h, dst)
+	if w := src.Problem(); w != "" {
+		b.warn(f.Name + ": " + w + "; its quantiles are n/a")
+	}
+	if !dst.Add(src) {
 		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
+
+// histogramRefusal says which value of a histogram series is out of its
+// domain (catalogue.CountRefusal), "" when none is.
+func histogramRefusal(h *dto.Histogram) string {
+	for _, bk := range h.GetBucket() {
+		c := float64(bk.GetCumulativeCount())
+		if bk.CumulativeCountFloat != nil {
+			c = bk.GetCumulativeCountFloat()
+		}
+		if why := catalogue.CountRefusal(c); why != "" {
+			return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(bk.GetUpperBound()), why)
+		}
+	}
+	if h.SampleCountFloat != nil {
+		if why := catalogue.CountRefusal(h.GetSampleCountFloat()); why != "" {
+			return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(h.GetSampleCountFloat()), why)
+		}
+	}
+	if h.SampleSum != nil {
+		if why := catalogue.CountRefusal(h.GetSampleSum()); why != "" {
+			return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(h.GetSampleSum()), why)
+		}
+	}
+	return ""
+}
+
+// formatG writes a number as short as it reads back.
+func formatG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // buckets copies the parsed histogram of a resolved series into the
 // sample's form, its bounds interned, to be merged into dst.

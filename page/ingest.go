@@ -73,6 +73,8 @@ type Ingester struct {
 	media           string // its media type (mediaType)
 	contentTypeRead bool
 
+	seen seriesSeen // the series of the page being read (duplicate.go)
+
 	countsHint   int       // bucket counts the last sample carved (build.go)
 	countScratch []float64 // the counts of a histogram merged into another's
 }
@@ -167,11 +169,10 @@ var emptyBounds = []float64{}
 // error means the page is not usable; its text is short and meant for the
 // user ("parse error at line 12: ...").
 //
-// Duplicate series are summed (gauges running and waiting, counters,
-// buckets) or averaged (KV cache usage), exactly as series of different
-// engines are; a page with duplicates is malformed and this is the least
-// surprising reading of it. NaN and ±Inf values are kept as given; negative
-// gauges are dropped with a warning.
+// A page holding one series twice is refused, naming the series and its
+// line (duplicate.go). A value out of its figure's domain (NaN, ±Inf,
+// past 2^53, a negative count, a fraction outside 0–1: catalogue.Fold.Takes)
+// is not read: the figure is n/a, with a warning naming the family.
 func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, error) {
 	om, err := in.pageFormat(body, contentType)
 	if err != nil {
@@ -181,9 +182,15 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 		return catalogue.Sample{}, err
 	}
 	r, err := in.readPage(body, om)
-	defer in.keepOrRelease(r.keep)
+	defer func() { in.keepOrRelease(r.keep) }()
 	if err != nil {
 		return catalogue.Sample{}, err
+	}
+	if !in.replayed && in.mayRepeat(r.fams) {
+		r.keep = false // the line-by-line reading writes over the memo's lines
+		if err := in.duplicateLine(body, om); err != nil {
+			return catalogue.Sample{}, err
+		}
 	}
 	b := builder{in: in, sample: catalogue.NewSample(time.Time{})}
 	b.sample.HasVLLM = r.hasVLLM

@@ -107,25 +107,20 @@ func TestIngestHostilePages(t *testing.T) {
 			},
 		},
 		{
-			name: "duplicate series are summed",
-			page: "# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{model_name=\"m\"} 5\nvllm:prompt_tokens_total{model_name=\"m\"} 7\n",
-			check: func(s *catalogue.Sample) (float64, float64) {
-				return s.Total.Scalars[catalogue.PromptTokens], 12
-			},
-		},
-		{
-			name: "NaN value kept as given",
+			name: "NaN gauge is n/a with a warning",
 			page: "vllm:num_requests_waiting{model_name=\"m\"} NaN\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
 				return s.Total.Scalars[catalogue.Waiting], nan
 			},
+			warning: "vllm:num_requests_waiting: value NaN is out of its domain (not a finite number)",
 		},
 		{
-			name: "+Inf counter kept as given",
+			name: "+Inf counter is n/a with a warning",
 			page: "vllm:generation_tokens_total{model_name=\"m\"} +Inf\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
-				return s.Total.Scalars[catalogue.GenerationTokens], math.Inf(1)
+				return s.Total.Scalars[catalogue.GenerationTokens], nan
 			},
+			warning: "vllm:generation_tokens_total: value +Inf is out of its domain (not a finite number)",
 		},
 		{
 			name: "negative gauge is n/a with a warning",
@@ -133,7 +128,7 @@ func TestIngestHostilePages(t *testing.T) {
 			check: func(s *catalogue.Sample) (float64, float64) {
 				return s.Total.Scalars[catalogue.Running], nan
 			},
-			warning: "negative value -3 of vllm:num_requests_running",
+			warning: "vllm:num_requests_running: value -3 is out of its domain (a count is ≥ 0); the figure is n/a",
 		},
 		{
 			name: "le=1 and le=1.0 coalesced by summing",
@@ -150,7 +145,7 @@ func TestIngestHostilePages(t *testing.T) {
 			},
 		},
 		{
-			name: "non-monotonic buckets kept as given, sorted by bound",
+			name: "non-monotonic buckets kept as given, sorted by bound, and said",
 			page: "# TYPE vllm:time_to_first_token_seconds histogram\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 4\n" +
 				"vllm:time_to_first_token_seconds_bucket{le=\"2\"} 3\n" +
@@ -162,14 +157,16 @@ func TestIngestHostilePages(t *testing.T) {
 				}
 				return b.Counts[0]*100 + b.Counts[1]*10 + b.Counts[2], 934
 			},
+			warning: "vllm:time_to_first_token_seconds: bucket counts fall",
 		},
 		{
-			name: "histogram without +Inf kept without it",
+			name: "histogram without +Inf kept without it, and said",
 			page: "# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_bucket{le=\"1\"} 2\n",
 			check: func(s *catalogue.Sample) (float64, float64) {
 				b := s.Total.Histograms[catalogue.E2E]
 				return float64(len(b.Bounds)) + b.Bounds[0], 2
 			},
+			warning: `vllm:e2e_request_latency_seconds: no le="+Inf" bucket`,
 		},
 		{
 			name: "histogram with only _sum and _count is present without buckets",

@@ -36,11 +36,7 @@ func readSleep(acc *engineAcc, level int, t dto.MetricType, m *dto.Metric) {
 
 // readSpecPerPos reads one draft position of
 // vllm:spec_decode_num_accepted_tokens_per_pos_total.
-func readSpecPerPos(acc *engineAcc, pos int, t dto.MetricType, m *dto.Metric) {
-	v, ok := scalarValue(t, m)
-	if !ok {
-		return
-	}
+func readSpecPerPos(acc *engineAcc, pos int, v float64) {
 	acc.series.SpecAcceptedPerPos = growNaN(acc.series.SpecAcceptedPerPos, pos+1)
 	acc.series.SpecAcceptedPerPos[pos] = catalogue.NanAdd(acc.series.SpecAcceptedPerPos[pos], v)
 }

@@ -338,8 +338,25 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 		if row.Derived {
 			sb.sample.Derived |= info.fold.Figures()
 		}
-		apply(sb, float64(p.Value))
+		if v := float64(p.Value); info.fold.Labelled || r.takes(row.Name, info.fold, v) {
+			apply(sb, v)
+		}
 	}
+}
+
+// takes reports whether the fold reads a value of the family, as the page
+// parser asks (catalogue.Fold.Takes); the first refusal of each family is
+// said among the replica's warnings, the figure n/a.
+func (r *replicaBuild) takes(family string, to catalogue.Fold, v float64) bool {
+	why := to.Refusal(v)
+	if why == "" {
+		return true
+	}
+	said := func(w string) bool { return strings.HasPrefix(w, family+": value ") }
+	if !slices.ContainsFunc(r.warnings, said) {
+		r.warnings = append(r.warnings, catalogue.RefusalWarning(family, v, why))
+	}
+	return false
 }
 
 // foldValue returns what adds one value of a series to a scrape, where
@@ -358,9 +375,7 @@ func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*samp
 	switch to.To {
 	case catalogue.ToScalar:
 		return func(s *sampleBuild, v float64) {
-			if to.Takes(v) {
-				s.engine(engine).addScalar(catalogue.Scalar(to.Which), v)
-			}
+			s.engine(engine).addScalar(catalogue.Scalar(to.Which), v)
 		}
 	case catalogue.ToFinished:
 		return func(s *sampleBuild, v float64) {

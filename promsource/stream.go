@@ -193,11 +193,9 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid character '<' looking for beginning of value"}
 	}
 	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
-	var status, errType, errMsg, resultType string
+	var status, errType, errMsg string
 	var warnings []string
-	var m model.Matrix
-	gotResult, disordered := false, 0
-	in := interner{m: map[string]string{}}
+	d := matrixData{in: interner{m: map[string]string{}}}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
@@ -211,30 +209,8 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 				warnings = append(warnings, it.ReadString())
 			}
 		case "data":
-			if it.WhatIsNext() != jsoniter.ObjectValue {
-				it.Skip()
-				continue
-			}
-			for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
-				switch f {
-				case "resultType":
-					resultType = it.ReadString()
-				case "result":
-					gotResult = true
-					if resultType != "" && resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
-						it.Skip()
-						continue
-					}
-					var over bool
-					if m, over = decodeSeries(it, &in, m, maxSeries, b, &disordered); over {
-						return nil, nil, overBudgetError{series: len(m)}
-					}
-					if len(m) > maxSeries {
-						return nil, nil, errTooManySeries
-					}
-				default:
-					it.Skip()
-				}
+			if err := d.decode(it, maxSeries, b); err != nil {
+				return nil, nil, err
 			}
 		default:
 			it.Skip()
@@ -251,15 +227,56 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 	switch {
 	case status == "error":
 		return nil, warnings, &v1.Error{Type: v1.ErrorType(errType), Msg: errMsg}
-	case !gotResult:
+	case !d.gotResult:
 		return nil, warnings, errNoResult
-	case resultType != "matrix":
-		return nil, warnings, notMatrixError(safetext.Sanitize(resultType))
+	case d.resultType != "matrix":
+		return nil, warnings, notMatrixError(safetext.Sanitize(d.resultType))
 	}
-	if disordered > 0 {
-		warnings = append(warnings, disorderedWarning(disordered))
+	if d.disordered > 0 {
+		warnings = append(warnings, disorderedWarning(d.disordered))
 	}
-	return m, warnings, nil
+	return d.result, warnings, nil
+}
+
+// matrixData is the data of a query answer as decoded so far.
+type matrixData struct {
+	resultType string
+	result     model.Matrix
+	gotResult  bool
+	disordered int // series whose points were put in order
+	in         interner
+}
+
+// decode reads the data object of an answer into d; an error stops the
+// read: the series cap (errTooManySeries) or the budget
+// (overBudgetError).
+func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) error {
+	if it.WhatIsNext() != jsoniter.ObjectValue {
+		it.Skip()
+		return nil
+	}
+	for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
+		switch f {
+		case "resultType":
+			d.resultType = it.ReadString()
+		case "result":
+			d.gotResult = true
+			if d.resultType != "" && d.resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
+				it.Skip()
+				continue
+			}
+			var over bool
+			if d.result, over = decodeSeries(it, &d.in, d.result, maxSeries, b, &d.disordered); over {
+				return overBudgetError{series: len(d.result)}
+			}
+			if len(d.result) > maxSeries {
+				return errTooManySeries
+			}
+		default:
+			it.Skip()
+		}
+	}
+	return nil
 }
 
 // notMatrixError is an answer of another type than a range selector's.

@@ -46,17 +46,12 @@ func main() {
 // process exit code. Help and --version exit from inside the parser.
 func run(args []string) int {
 	var c cli
-	parser, err := kong.New(&c,
-		kong.Name("vtop"),
-		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds, "gpufaults": command.GPUFaultKinds},
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-	)
+	parser, err := newParser(&c)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vtop:", err)
 		return command.ExitFailure
 	}
-	kctx, err := parser.Parse(helpForWatch(args))
+	kctx, err := parse(parser, args)
 	if err != nil {
 		parser.Errorf("%s", err)
 		return command.ExitUsage
@@ -70,6 +65,22 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "vtop:", err)
 	}
 	return command.ExitCode(err)
+}
+
+// newParser declares the command line of c.
+func newParser(c *cli) (*kong.Kong, error) {
+	return kong.New(c,
+		kong.Name("vtop"),
+		kong.Description(command.Description),
+		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds, "gpufaults": command.GPUFaultKinds},
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+}
+
+// parse reads args into the parser's command line, flags and arguments
+// in any order.
+func parse(parser *kong.Kong, args []string) (*kong.Context, error) {
+	return parser.Parse(flagsFirst(parser.Model, helpForWatch(args)))
 }
 
 // helpForWatch sends `vtop --help` to the help of the default command, whose

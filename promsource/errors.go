@@ -15,18 +15,19 @@ import (
 )
 
 // problem describes a failed query in a few words a person acts on. It
-// never includes the request URL or its credentials, and is safe to draw.
-func problem(err error, timeout time.Duration) string {
+// never includes the request URL or its credentials (not even those the
+// server echoed: sec), and is safe to draw.
+func problem(err error, timeout time.Duration, sec safetext.Secrets) string {
 	var apiErr *v1.Error
 	if errors.As(err, &apiErr) {
-		return apiProblem(apiErr)
+		return apiProblem(apiErr, sec)
 	}
-	return safetext.Sanitize(transportProblem(err, timeout))
+	return sec.Clean(transportProblem(err, timeout))
 }
 
 // apiProblem describes an error the query API answered with.
-func apiProblem(e *v1.Error) string {
-	msg := safetext.Sanitize(firstLine(e.Msg))
+func apiProblem(e *v1.Error, sec safetext.Secrets) string {
+	msg := sec.Clean(firstLine(e.Msg))
 	switch e.Type {
 	case v1.ErrBadData:
 		return "Prometheus rejected the query: " + msg
@@ -35,7 +36,7 @@ func apiProblem(e *v1.Error) string {
 	case v1.ErrCanceled, v1.ErrExec:
 		return "the query failed in Prometheus: " + msg
 	case v1.ErrServer, v1.ErrClient:
-		return statusProblem(e)
+		return statusProblem(e, sec)
 	}
 	// ErrBadResponse: a 2xx answer that is not the query API's JSON.
 	if strings.Contains(e.Msg, "invalid character '<'") {
@@ -46,7 +47,7 @@ func apiProblem(e *v1.Error) string {
 
 // statusProblem describes an HTTP error status, with a hint for the ones
 // that have an obvious cause.
-func statusProblem(e *v1.Error) string {
+func statusProblem(e *v1.Error, sec safetext.Secrets) string {
 	_, codeText, _ := strings.Cut(e.Msg, ": ") // "server error: 503"
 	code, err := strconv.Atoi(codeText)
 	p := "HTTP " + codeText
@@ -59,23 +60,25 @@ func statusProblem(e *v1.Error) string {
 	case 404:
 		return p + ": no Prometheus query API at this URL (check its path prefix)"
 	}
-	if d := detail(e.Detail); d != "" {
+	if d := detail(e.Detail, sec); d != "" {
 		// Prometheus's bodies often begin with the status text again.
 		p += ": " + strings.TrimPrefix(d, http.StatusText(code)+": ")
 	}
 	return p
 }
 
-// detail is the first line of an error body when it is short text.
-func detail(body string) string {
+// detail is the first line of an error body when it is short text,
+// without secrets.
+func detail(body string, sec safetext.Secrets) string {
 	line := strings.TrimSpace(firstLine(strings.TrimSpace(body)))
 	if line == "" || line[0] == '<' {
 		return ""
 	}
-	if r := []rune(safetext.Sanitize(line)); len(r) > 100 {
+	line = sec.Clean(line)
+	if r := []rune(line); len(r) > 100 {
 		return string(r[:100]) + "…"
 	}
-	return safetext.Sanitize(line)
+	return line
 }
 
 func firstLine(s string) string {

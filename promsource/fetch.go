@@ -119,12 +119,12 @@ func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Va
 	defer cancel()
 	v, warns, _, err := s.api.Query(ctx, expr, at)
 	if err != nil {
-		return nil, nil, s.fail(problem(err, timeout))
+		return nil, nil, s.fail(problem(err, timeout, s.rt.secrets()))
 	}
 	if v == nil {
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	}
-	return v, sanitizeAll(warns), nil
+	return v, s.cleanAll(warns), nil
 }
 
 // count returns how many series the raw query would read.
@@ -186,11 +186,15 @@ func (s *Source) jobNames(ctx context.Context, expr string, at time.Time) ([]str
 	return names, true
 }
 
-// sanitizeAll cleans texts from the server.
-func sanitizeAll(in []string) []string {
+// cleanAll cleans texts from the server, of secrets too.
+func (s *Source) cleanAll(in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	sec := s.rt.secrets()
 	out := make([]string, 0, len(in))
 	for _, t := range in {
-		out = append(out, safetext.Sanitize(t))
+		out = append(out, sec.Clean(t))
 	}
 	return out
 }

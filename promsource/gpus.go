@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/gpu"
-	"github.com/vtop-dev/vtop/safetext"
 )
 
 // maxGPUSeries caps the DCGM series one refresh reads: a Prometheus of a
@@ -66,7 +65,8 @@ func (s *Source) startGPUs(ctx context.Context, at time.Time) (wait func()) {
 func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]gpu.GPU, string) {
 	v, _, err := s.query(ctx, gpu.DCGMQuery(), at)
 	if err != nil {
-		return nil, "DCGM series: " + safetext.Sanitize(err.Error())
+		// The note's source is named after the server: not again here.
+		return nil, "DCGM series: " + problemOf(err)
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {

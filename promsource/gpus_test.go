@@ -75,3 +75,16 @@ func TestGPUsFromPrometheus(t *testing.T) {
 		}
 	}
 }
+
+// A failed DCGM query's note gives the problem without the server's
+// name: its GPU source is named after the server already, and the two
+// together read "Prometheus http://…: DCGM series: connection refused",
+// not the name twice.
+func TestGPUNoteNamesTheServerOnce(t *testing.T) {
+	s := testSource(t, Config{URL: "http://" + testutil.ClosedPort(t), GPUs: true})
+	s.refresh(t.Context())
+	_, note := s.GPUs()
+	if note != "DCGM series: connection refused" {
+		t.Errorf("note %q, want %q", note, "DCGM series: connection refused")
+	}
+}

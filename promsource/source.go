@@ -122,6 +122,7 @@ type Source struct {
 	api      v1.API
 	client   api.Client   // for the URLs of the queries vtop streams itself
 	httpc    *http.Client // through the same transport
+	rt       *transport   // its secrets clean the server's texts
 	name     string       // the server as shown: URL without credentials
 	q        queries
 	group    grouper
@@ -187,7 +188,7 @@ func New(cfg Config) (*Source, error) {
 	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval),
 		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
 		window: cfg.Window, replicas: map[string]*replica{}}
-	rt, err := newTransport(cfg.Access, cfg.MaxBody, &s.requests)
+	rt, err := newTransport(u, cfg.Access, cfg.MaxBody, &s.requests)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +202,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
-	s.api, s.client, s.httpc = v1.NewAPI(client), client, &http.Client{Transport: rt}
+	s.api, s.client, s.httpc, s.rt = v1.NewAPI(client), client, &http.Client{Transport: rt}, rt
 	s.status.Source = "Prometheus " + s.name
 	return s, nil
 }

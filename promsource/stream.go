@@ -50,11 +50,11 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
-		return nil, nil, s.fail("not a Prometheus query API: " + err.Error())
+		return nil, nil, s.fail("not a Prometheus query API: " + s.rt.secrets().Clean(err.Error()))
 	case err != nil:
-		return nil, nil, s.fail(problem(err, timeout))
+		return nil, nil, s.fail(problem(err, timeout, s.rt.secrets()))
 	}
-	return m, sanitizeAll(warns), nil
+	return m, s.cleanAll(warns), nil
 }
 
 // tooManySeries is the error of a read over the series cap.

@@ -1,17 +1,20 @@
 package promsource
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -35,10 +38,12 @@ type Access struct {
 // errTooLarge is a response over the body cap.
 var errTooLarge = errors.New("answer too large")
 
-// transport adds the access headers to every request and caps the body
-// of every response.
+// transport adds the access headers to every request to the configured
+// host (a redirect elsewhere goes without them: scrape.SameHost) and caps
+// the body of every response.
 type transport struct {
 	base    http.RoundTripper
+	host    *url.URL // the configured server
 	headers http.Header
 	basic   [2]string // user, password; empty user: none
 	token   tokenFile
@@ -48,12 +53,12 @@ type transport struct {
 
 // newTransport builds the round tripper of the query client. Errors name
 // the option at fault and never echo a secret.
-func newTransport(a Access, maxBody int64, count *atomic.Int64) (*transport, error) {
+func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (*transport, error) {
 	tlsConfig, err := scrape.TLSConfig(a.CAFile, a.Insecure)
 	if err != nil {
 		return nil, err
 	}
-	t := &transport{headers: http.Header{}, maxBody: maxBody, count: count}
+	t := &transport{host: host, headers: http.Header{}, maxBody: maxBody, count: count}
 	if err := parseHeaders(a.Headers, t.headers); err != nil {
 		return nil, err
 	}
@@ -135,12 +140,10 @@ func (f *tokenFile) read() (string, error) {
 	return f.last, nil
 }
 
-// RoundTrip sends req with the access headers and caps the answer.
+// RoundTrip sends req, with the access headers when it goes to the
+// configured host, and caps the answer.
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header[k] = v
-	}
 	req.Header.Set("User-Agent", "vtop")
 	if scrape.Loopback(req.URL.Hostname()) && req.Header.Get("Accept-Encoding") == "" {
 		// Go's transport would ask for gzip: on this machine compressing
@@ -148,15 +151,10 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// scrape.Loopback).
 		req.Header.Set("Accept-Encoding", "identity")
 	}
-	if t.basic[0] != "" {
-		req.SetBasicAuth(t.basic[0], t.basic[1])
-	}
-	if t.token.path != "" {
-		tok, err := t.token.read()
-		if err != nil {
+	if scrape.SameHost(t.host, req.URL) {
+		if err := t.addAccess(req); err != nil {
 			return nil, err
 		}
-		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	t.count.Add(1)
 	resp, err := t.base.RoundTrip(req)
@@ -165,6 +163,48 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = &cappedBody{r: resp.Body, left: t.maxBody}
 	return resp, nil
+}
+
+// secrets are the values the transport sends and a server's texts must
+// not show: the configured header values, the basic auth password (of the
+// file, or of the URL's user:password@) and the header it makes, the
+// bearer token (the one read last).
+func (t *transport) secrets() safetext.Secrets {
+	var values []string
+	for _, v := range t.headers {
+		values = append(values, v...)
+	}
+	basic := func(user, pass string) {
+		values = append(values, pass, base64.StdEncoding.EncodeToString([]byte(user+":"+pass)))
+	}
+	if t.basic[0] != "" {
+		basic(t.basic[0], t.basic[1])
+	}
+	if pass, ok := t.host.User.Password(); ok {
+		basic(t.host.User.Username(), pass)
+	}
+	t.token.mu.Lock()
+	values = append(values, t.token.last)
+	t.token.mu.Unlock()
+	return safetext.NewSecrets(values...)
+}
+
+// addAccess adds the configured headers and credentials to req.
+func (t *transport) addAccess(req *http.Request) error {
+	for k, v := range t.headers {
+		req.Header[k] = v
+	}
+	if t.basic[0] != "" {
+		req.SetBasicAuth(t.basic[0], t.basic[1])
+	}
+	if t.token.path != "" {
+		tok, err := t.token.read()
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return nil
 }
 
 // cappedBody fails with errTooLarge past its limit instead of letting a

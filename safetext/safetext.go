@@ -22,8 +22,13 @@ func Sanitize(s string) string {
 	if isPlain(s) {
 		return s
 	}
+	return sanitize(s, MaxTextLen)
+}
+
+// sanitize is Sanitize without the fast path, capped at limit bytes.
+func sanitize(s string, limit int) string {
 	var b strings.Builder
-	b.Grow(min(len(s), MaxTextLen+3))
+	b.Grow(min(len(s), limit+3))
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
@@ -38,7 +43,7 @@ func Sanitize(s string) string {
 			b.WriteString(s[i : i+size])
 		}
 		i += size
-		if b.Len() >= MaxTextLen && i < len(s) {
+		if b.Len() >= limit && i < len(s) {
 			return truncate(b.String())
 		}
 	}

@@ -52,10 +52,13 @@ type Client struct {
 	auth    string // "Bearer …" or ""
 	headers http.Header
 	maxBody int64
+	// secrets are the token and header values: a server echoing them
+	// back in an error shows them as safetext.Redacted.
+	secrets safetext.Secrets
 }
 
 // Error is a failed scrape: the target and the problem, short and clear.
-// It never carries credentials.
+// It never carries credentials, not even those the server echoed.
 type Error struct {
 	Target  string
 	Problem string
@@ -116,6 +119,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		}
 		c.headers.Add(k, strings.TrimSpace(v))
 	}
+	c.secrets = secretsOf(c.auth, c.headers)
 	transport := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -131,13 +135,22 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	return c, nil
 }
 
+// secretsOf are the values of the Authorization and configured headers.
+func secretsOf(auth string, headers http.Header) safetext.Secrets {
+	values := []string{strings.TrimPrefix(auth, "Bearer ")}
+	for _, v := range headers {
+		values = append(values, v...)
+	}
+	return safetext.NewSecrets(values...)
+}
+
 // checkRedirect caps redirects and keeps Authorization and the extra
-// headers from leaking to another host.
+// headers from leaking to another host (SameHost).
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return errRedirectLoop
 	}
-	if req.URL.Host != via[0].URL.Host {
+	if !SameHost(via[0].URL, req.URL) {
 		req.Header.Del("Authorization")
 		for k := range c.headers {
 			req.Header.Del(k)
@@ -153,7 +166,7 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(problem string) ([]byte, string, error) {
-		return buf[:0], "", &Error{Target: t.Name, Problem: problem}
+		return buf[:0], "", &Error{Target: t.Name, Problem: c.secrets.Clean(problem)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
 	if err != nil {
@@ -177,7 +190,7 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(statusProblem(resp))
+		return fail(statusProblem(resp, c.secrets))
 	}
 	body, err := readCapped(resp.Body, buf[:0], c.maxBody, resp.ContentLength)
 	if err != nil {
@@ -244,8 +257,9 @@ var httpToHTTPSAnswers = [][]byte{
 }
 
 // statusProblem describes a non-200 answer, with the first line of the
-// body when it is short text (often the actual reason).
-func statusProblem(resp *http.Response) string {
+// body when it is short text (often the actual reason), cleaned of
+// secrets before it is cut.
+func statusProblem(resp *http.Response, secrets safetext.Secrets) string {
 	p := httperr.Status(resp.StatusCode)
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode == http.StatusBadRequest && resp.Request != nil && containsAny(head, httpToHTTPSAnswers) {
@@ -258,7 +272,7 @@ func statusProblem(resp *http.Response) string {
 	if len(head) == 0 || head[0] == '<' {
 		return p
 	}
-	line := safetext.Sanitize(string(head))
+	line := secrets.Clean(string(head))
 	if len(line) > 80 {
 		line = line[:80] + "…"
 	}

@@ -349,6 +349,43 @@ func newest(inputs []catalogue.Readings) time.Time {
 }
 
 // Fetch's error names the target; its problem is what Sample.Err shows.
+// A server that echoes what vtop sent it (the bearer token, a --header
+// value) in its error page shows neither: the problem, and so the
+// report, the screen and the recording, say [redacted] instead.
+func TestFetchProblemHidesEchoedSecrets(t *testing.T) {
+	const tenant = "tenant-7d2e-SECRET"
+	tests := []struct {
+		name   string
+		status int
+		body   func(r *http.Request) string
+	}{
+		{"403 echoing the token", http.StatusForbidden, func(r *http.Request) string {
+			return "forbidden: token " + r.Header.Get("Authorization")
+		}},
+		{"500 echoing the tenant header", http.StatusInternalServerError, func(r *http.Request) string {
+			return "no such tenant " + r.Header.Get("X-Scope-OrgID")
+		}},
+	}
+	for _, tt := range tests {
+		srv := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, tt.body(r), tt.status)
+		})
+		target, _ := ParseTarget(srv)
+		c, err := NewClient(ClientOptions{
+			BearerTokenFile: testutil.WriteFile(t, "token", []byte(testToken)),
+			Headers:         []string{"X-Scope-OrgID: " + tenant},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = c.Fetch(context.Background(), target, hardeningTimeout, nil)
+		if err == nil || strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), tenant) ||
+			!strings.Contains(err.Error(), safetext.Redacted) {
+			t.Errorf("%s: error %v, want the secret shown as %s", tt.name, err, safetext.Redacted)
+		}
+	}
+}
+
 func TestFetchErrorNamesTarget(t *testing.T) {
 	target, _ := ParseTarget(testutil.ClosedPort(t))
 	c, err := NewClient(ClientOptions{})

@@ -254,7 +254,7 @@ func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte) (catalo
 	}
 	if err != nil {
 		var se *Error
-		problem := err.Error()
+		problem := p.client.secrets.Clean(err.Error()) // a page that echoes a secret
 		if errors.As(err, &se) {
 			problem = se.Problem
 		}

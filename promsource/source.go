@@ -194,7 +194,7 @@ func New(cfg Config) (*Source, error) {
 	}
 	// The query client holds a whole answer and decodes it several times
 	// over: its answers (counts, the GPUs, the history) get a smaller cap.
-	whole, err := newTransport(cfg.Access, min(cfg.MaxBody, cfg.MaxMemory/wholeAnswerShare), &s.requests)
+	whole, err := newTransport(u, cfg.Access, min(cfg.MaxBody, cfg.MaxMemory/wholeAnswerShare), &s.requests)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,7 @@ type Watch struct {
 	analysisFlags
 	clientFlags
 	prometheusFlags
+	memoryFlags
 	recordFlags
 
 	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
@@ -72,7 +73,7 @@ type prometheusFlags struct {
 	Selector      string `placeholder:"'{…}'" help:"With --prometheus: label matchers of the vLLM series to read, e.g. '{namespace=\"prod\",job=\"vllm\"}'."`
 	GroupBy       string `placeholder:"LABEL" help:"With --prometheus: the label whose values are the replicas (default: pod where the series have it, else instance)."`
 	BasicAuthFile string `type:"existingfile" placeholder:"FILE" help:"With --prometheus: user:password in FILE for HTTP basic auth (never shown)."`
-	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000); a selector matching more is refused."`
+	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000, and what fits in a quarter of --max-memory); a selector matching more is refused."`
 }
 
 // prometheusEnv names the environment variable that makes a Prometheus
@@ -299,6 +300,10 @@ func (w *Watch) checkInputs() error {
 
 // prometheusSource is the source that reads the fleet from --prometheus.
 func (w *Watch) prometheusSource() (monitor.Source, error) {
+	maxMemory, err := w.maxMemory()
+	if err != nil {
+		return nil, err
+	}
 	src, err := promsource.New(promsource.Config{
 		URL:       w.Prometheus,
 		Selector:  w.Selector,
@@ -307,6 +312,7 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		Window:    w.Window,
 		Timeout:   w.Timeout,
 		MaxSeries: w.MaxSeries,
+		MaxMemory: maxMemory,
 		GPUs:      !w.NoGPUs,
 		Access: promsource.Access{
 			BearerTokenFile: w.BearerTokenFile,

@@ -40,7 +40,8 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
-	wg.Go(func() { f.up, upWarns, upErr = s.matrix(ctx, s.q.up(width), at) })
+	s.answers = newBudget(s.cfg.answerBudget())
+	wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.q.up(width), at) })
 	exprs := make([]string, 0, rawSplit+1)
 	for i := range s.q.halves {
 		exprs = append(exprs, s.q.raw(i, rawRange))
@@ -124,19 +125,6 @@ func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Va
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	}
 	return v, s.cleanAll(warns), nil
-}
-
-// matrix runs a query whose answer is a range vector.
-func (s *Source) matrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
-	v, warns, err := s.query(ctx, expr, at)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, nil, s.fail(fmt.Sprintf("not a Prometheus query API: a range selector answered %s, not a matrix", v.Type()))
-	}
-	return m, warns, nil
 }
 
 // count returns how many series the raw query would read.

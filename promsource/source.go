@@ -26,7 +26,22 @@ const (
 	DefaultMaxSeries = 250_000
 	DefaultMaxBody   = 512 << 20
 	DefaultForget    = 5 * time.Minute
+	DefaultMaxMemory = 256 << 20
 )
+
+// answerShare is the share of MaxMemory the decoded answers of one
+// refresh may take, all its queries together, and the most one answer's
+// body may be: the samples a refresh reads are held again in the window
+// and the readings built from them, and the runtime's garbage doubles
+// what is live between collections.
+const answerShare = 4
+
+// wholeAnswerShare is the share of MaxMemory one answer read whole by the
+// query client may be: it holds some six times its size while decoding.
+const wholeAnswerShare = 16
+
+// answerBudget is the bytes one refresh's decoded answers may take.
+func (c Config) answerBudget() int64 { return c.MaxMemory / answerShare }
 
 // maxFailures caps the failed readings kept per replica in one run of
 // failures (the first is always kept: it says since when).
@@ -54,7 +69,8 @@ type Config struct {
 	// answer with more is refused with a message as soon as its first
 	// series over the cap arrives.
 	MaxSeries int
-	// MaxBody caps one answer's size in bytes (DefaultMaxBody).
+	// MaxBody caps one answer's size in bytes (DefaultMaxBody, and never
+	// more than the answers' share of MaxMemory).
 	MaxBody int64
 	// Forget is how long a replica whose series stopped stays on screen
 	// as DOWN before it is dropped (DefaultForget).
@@ -66,6 +82,9 @@ type Config struct {
 	// GPUs adds one query per refresh for the DCGM series of the same
 	// server, read with GPUs.
 	GPUs bool
+	// MaxMemory is vtop's memory bound (DefaultMaxMemory): the source's
+	// answers may take a share of it (see answerShare).
+	MaxMemory int64
 }
 
 // withDefaults fills the zero fields.
@@ -82,9 +101,13 @@ func (c Config) withDefaults() Config {
 	if c.MaxSeries <= 0 {
 		c.MaxSeries = DefaultMaxSeries
 	}
+	if c.MaxMemory <= 0 {
+		c.MaxMemory = DefaultMaxMemory
+	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
 	}
+	c.MaxBody = min(c.MaxBody, c.answerBudget())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -113,6 +136,7 @@ type Source struct {
 	waiters  []chan struct{}
 	ended    bool
 	now      time.Time
+	asked    time.Time // evaluation time of the first refresh, while it has not answered
 	readings []catalogue.Readings
 	status   catalogue.SourceStatus
 	stats    Stats
@@ -127,6 +151,9 @@ type Source struct {
 	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
 	raw   rawWindow // owned by the refresh loop
 	whole bool      // owned by the refresh loop: this refresh reads the whole window
+	// answers is what the decoded answers of the refresh in progress may
+	// still take; owned by the refresh loop.
+	answers *budget
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -165,7 +192,13 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	// The query client holds a whole answer and decodes it several times
+	// over: its answers (counts, the GPUs, the history) get a smaller cap.
+	whole, err := newTransport(u, cfg.Access, min(cfg.MaxBody, cfg.MaxMemory/wholeAnswerShare), &s.requests)
+	if err != nil {
+		return nil, err
+	}
+	client, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: whole})
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
@@ -188,12 +221,18 @@ func (s *Source) Now() time.Time {
 	return s.nowLocked()
 }
 
-// nowLocked is Now with s.mu held.
+// nowLocked is Now with s.mu held. Before the first answer it is the
+// first refresh's evaluation time once that is asked, which its answer
+// will bear: were it the present, a slow answer would take the reports'
+// time back.
 func (s *Source) nowLocked() time.Time {
-	if s.now.IsZero() {
-		return s.evaluationTime()
+	switch {
+	case !s.now.IsZero():
+		return s.now
+	case !s.asked.IsZero():
+		return s.asked
 	}
-	return s.now
+	return s.evaluationTime()
 }
 
 // Keep asks for at least d of readings; the source reads the window it is
@@ -245,6 +284,11 @@ func (s *Source) Status() catalogue.SourceStatus {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Warnings = slices.Clone(st.Warnings)
+	if st.Checked.IsZero() && !s.asked.IsZero() {
+		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",
+			s.cfg.Now().Sub(s.asked).Round(time.Second))
+		st.Since = s.asked
+	}
 	return st
 }
 
@@ -319,6 +363,11 @@ func (s *Source) refresh(ctx context.Context) {
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
+	s.mu.Lock()
+	if s.status.Checked.IsZero() && s.asked.IsZero() {
+		s.asked = at
+	}
+	s.mu.Unlock()
 	recheck := ""
 	if !full {
 		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)

@@ -2,14 +2,17 @@ package promsource
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	jsoniter "github.com/json-iterator/go"
@@ -38,9 +41,12 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	m, warns, err := s.postQuery(ctx, expr, at)
+	var over overBudgetError
 	switch {
 	case errors.Is(err, errTooManySeries):
 		return nil, nil, s.tooManySeries()
+	case errors.As(err, &over):
+		return nil, nil, s.overBudget(expr, over)
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
@@ -54,6 +60,29 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 // tooManySeries is the error of a read over the series cap.
 func (s *Source) tooManySeries() error {
 	return s.fail(fmt.Sprintf("the selector matches more than %d series, the cap; narrow it (e.g. by namespace or job) or raise --max-series", s.cfg.MaxSeries))
+}
+
+// overBudget is the error of an answer that passed the refresh's share
+// of the memory bound: it names the query and the series read by then.
+func (s *Source) overBudget(expr string, over overBudgetError) error {
+	return s.fail(fmt.Sprintf("the answer to %s passed %d MiB (the share of --max-memory %d MiB for Prometheus's answers) at %d series of it; narrow the selector (e.g. by namespace or job) or raise --max-memory",
+		shortExpr(expr), s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series))
+}
+
+// shortExpr is a query as a message shows it: its regex of names cut
+// short, which is hundreds of characters of vtop's own names.
+func shortExpr(expr string) string {
+	const keep = 40
+	before, rest, ok := strings.Cut(expr, "__name__=~")
+	quoted, err := strconv.QuotedPrefix(rest)
+	if !ok || err != nil {
+		return safetext.Sanitize(expr)
+	}
+	re, _ := strconv.Unquote(quoted)
+	if len(re) > keep {
+		re = re[:keep] + "…"
+	}
+	return safetext.Sanitize(before + "__name__=~" + strconv.Quote(re) + rest[len(quoted):])
 }
 
 // postQuery sends the query as a form, falling back to GET where POST is
@@ -86,8 +115,8 @@ func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (mode
 		defer drain(resp)
 		return nil, nil, statusError(resp)
 	}
-	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries)
-	if errors.Is(err, errTooManySeries) {
+	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries, s.answers)
+	if errors.Is(err, errTooManySeries) || errors.As(err, new(overBudgetError)) {
 		// The rest of an answer over the cap is not worth reading to keep
 		// the connection: close it.
 		_ = resp.Body.Close()
@@ -154,7 +183,9 @@ var errTooManySeries = errors.New("too many series")
 // failed read the transport's error. An answer of more than maxSeries
 // series stops at the first one over: the cap is checked as the answer
 // arrives, so no count has to be asked first, and vtop never holds more.
-func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error) {
+// So does one whose decoded size passes what is left of b (nil: no
+// bound), with an overBudgetError.
+func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
 		// The query client's words for it, which problem() knows: a UI
@@ -162,11 +193,9 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid character '<' looking for beginning of value"}
 	}
 	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
-	var status, errType, errMsg, resultType string
+	var status, errType, errMsg string
 	var warnings []string
-	var m model.Matrix
-	gotResult := false
-	in := interner{}
+	d := matrixData{in: interner{m: map[string]string{}}}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
@@ -180,26 +209,8 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 				warnings = append(warnings, it.ReadString())
 			}
 		case "data":
-			if it.WhatIsNext() != jsoniter.ObjectValue {
-				it.Skip()
-				continue
-			}
-			for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
-				switch f {
-				case "resultType":
-					resultType = it.ReadString()
-				case "result":
-					gotResult = true
-					if resultType != "" && resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
-						it.Skip()
-						continue
-					}
-					if m = decodeSeries(it, &in, m, maxSeries); len(m) > maxSeries {
-						return nil, nil, errTooManySeries
-					}
-				default:
-					it.Skip()
-				}
+			if err := d.decode(it, maxSeries, b); err != nil {
+				return nil, nil, err
 			}
 		default:
 			it.Skip()
@@ -216,12 +227,56 @@ func decodeMatrix(body io.Reader, maxSeries int) (model.Matrix, []string, error)
 	switch {
 	case status == "error":
 		return nil, warnings, &v1.Error{Type: v1.ErrorType(errType), Msg: errMsg}
-	case !gotResult:
+	case !d.gotResult:
 		return nil, warnings, errNoResult
-	case resultType != "matrix":
-		return nil, warnings, notMatrixError(safetext.Sanitize(resultType))
+	case d.resultType != "matrix":
+		return nil, warnings, notMatrixError(safetext.Sanitize(d.resultType))
 	}
-	return m, warnings, nil
+	if d.disordered > 0 {
+		warnings = append(warnings, disorderedWarning(d.disordered))
+	}
+	return d.result, warnings, nil
+}
+
+// matrixData is the data of a query answer as decoded so far.
+type matrixData struct {
+	resultType string
+	result     model.Matrix
+	gotResult  bool
+	disordered int // series whose points were put in order
+	in         interner
+}
+
+// decode reads the data object of an answer into d; an error stops the
+// read: the series cap (errTooManySeries) or the budget
+// (overBudgetError).
+func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) error {
+	if it.WhatIsNext() != jsoniter.ObjectValue {
+		it.Skip()
+		return nil
+	}
+	for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
+		switch f {
+		case "resultType":
+			d.resultType = it.ReadString()
+		case "result":
+			d.gotResult = true
+			if d.resultType != "" && d.resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
+				it.Skip()
+				continue
+			}
+			var over bool
+			if d.result, over = decodeSeries(it, &d.in, d.result, maxSeries, b, &d.disordered); over {
+				return overBudgetError{series: len(d.result)}
+			}
+			if len(d.result) > maxSeries {
+				return errTooManySeries
+			}
+		default:
+			it.Skip()
+		}
+	}
+	return nil
 }
 
 // notMatrixError is an answer of another type than a range selector's.
@@ -232,8 +287,10 @@ func (e notMatrixError) Error() string {
 }
 
 // decodeSeries appends the series of a matrix result to m, stopping
-// once m holds more than maxSeries.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int) model.Matrix {
+// once m holds more than maxSeries or b is spent (over), each with its
+// points in time order (see inOrder); disordered counts the series that
+// were not.
+func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int, b *budget, disordered *int) (_ model.Matrix, over bool) {
 	for len(m) <= maxSeries && it.ReadArray() {
 		ss := &model.SampleStream{}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
@@ -244,19 +301,65 @@ func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries
 					ss.Metric[model.LabelName(in.get(name))] = model.LabelValue(in.get(it.ReadString()))
 				}
 			case "values":
-				for it.ReadArray() {
-					ss.Values = append(ss.Values, decodePoint(it))
+				if ss.Values, over = decodeValues(it, ss.Values, b); over {
+					return m, true
 				}
 			default: // native histograms: vtop reads classic buckets only
 				it.Skip()
 			}
 		}
 		if it.Error != nil {
-			return m
+			return m, false
+		}
+		if !b.take(seriesBytes + labelBytes*int64(len(ss.Metric)) + in.taken()) {
+			return m, true
+		}
+		var changed bool
+		if ss.Values, changed = inOrder(ss.Values); changed {
+			*disordered++
 		}
 		m = append(m, ss)
 	}
-	return m
+	return m, false
+}
+
+// decodeValues appends a series' points to vs, taking their size from b
+// as they come, pointsPerTake at a time.
+func decodeValues(it *jsoniter.Iterator, vs []model.SamplePair, b *budget) (_ []model.SamplePair, over bool) {
+	taken := cap(vs)
+	for it.ReadArray() {
+		vs = append(vs, decodePoint(it))
+		if cap(vs) > taken {
+			if !b.take(pointBytes * int64(cap(vs)-taken)) {
+				return vs, true
+			}
+			taken = cap(vs)
+		}
+	}
+	return vs, false
+}
+
+// inOrder puts a series' points in time order, keeping the first of
+// each timestamp, as Prometheus's storage holds a series (it refuses a
+// sample older than the newest and a second one at the same time); it
+// reports whether it had to. A proxy, a federation or a broken remote
+// store can answer points out of order or twice, which read as counter
+// resets: 457 requests a second for a true 16.
+func inOrder(ps []model.SamplePair) ([]model.SamplePair, bool) {
+	ordered := true
+	for i := 1; i < len(ps) && ordered; i++ {
+		ordered = ps[i].Timestamp > ps[i-1].Timestamp
+	}
+	if ordered {
+		return ps, false
+	}
+	slices.SortStableFunc(ps, func(a, b model.SamplePair) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
+	return slices.CompactFunc(ps, func(a, b model.SamplePair) bool { return a.Timestamp == b.Timestamp }), true
+}
+
+// disorderedWarning says that n series of an answer were put in order.
+func disorderedWarning(n int) string {
+	return fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", n)
 }
 
 // decodePoint decodes [time, "value"]; a malformed point sets the
@@ -316,13 +419,65 @@ func (r *recordingReader) firstByte() (byte, error) {
 	}
 }
 
-// interner keeps one copy of each label name and value of an answer.
-type interner map[string]string
+// interner keeps one copy of each label name and value of an answer,
+// counting the bytes of the copies it keeps.
+type interner struct {
+	m     map[string]string
+	bytes int64 // kept since the last taken
+}
 
-func (in interner) get(s string) string {
-	if v, ok := in[s]; ok {
+func (in *interner) get(s string) string {
+	if v, ok := in.m[s]; ok {
 		return v
 	}
-	in[s] = s
+	in.m[s] = s
+	in.bytes += int64(len(s)) + stringBytes
 	return s
+}
+
+// taken returns the bytes kept since the last call.
+func (in *interner) taken() int64 {
+	n := in.bytes
+	in.bytes = 0
+	return n
+}
+
+// The sizes a decoded answer is counted in, as the Go runtime holds it
+// on 64-bit machines: a series (its SampleStream, the matrix's pointer to
+// it and its label map's header), each label of it (a map slot of two
+// strings, with the map's spare room), each point, and each string kept
+// (its header in the interner's map, beside its bytes).
+const (
+	seriesBytes = 48 + 8 + 64
+	labelBytes  = 64
+	pointBytes  = 16
+	stringBytes = 64
+)
+
+// budget is the bytes the decoded answers of one refresh may still
+// take, shared by its queries.
+type budget struct {
+	limit int64
+	left  atomic.Int64
+}
+
+// newBudget is a budget of limit bytes.
+func newBudget(limit int64) *budget {
+	b := &budget{limit: limit}
+	b.left.Store(limit)
+	return b
+}
+
+// take counts n more bytes, reporting whether they fit; a nil budget
+// has no bound.
+func (b *budget) take(n int64) bool {
+	return b == nil || b.left.Add(-n) >= 0
+}
+
+// overBudgetError is an answer refused once its decoded size passed its
+// budget, after series of it.
+type overBudgetError struct{ series int }
+
+func (e overBudgetError) Error() string {
+	return fmt.Sprintf("the answer passed its memory budget at %d series", e.series)
 }

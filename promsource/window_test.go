@@ -318,7 +318,7 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"status":"success","data":{"resultType":"matrix","result":` + string(result) + `},"warnings":["w1"],"infos":["i"]}`
-	got, warns, err := decodeMatrix(strings.NewReader(body), DefaultMaxSeries)
+	got, warns, err := decodeMatrix(strings.NewReader(body), DefaultMaxSeries, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestDecodeMatrixCapsSeries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		body := `{"status":"success","data":{"resultType":"matrix","result":` + tt.result + `}}`
-		got, _, err := decodeMatrix(strings.NewReader(body), tt.maxSeries)
+		got, _, err := decodeMatrix(strings.NewReader(body), tt.maxSeries, nil)
 		switch {
 		case tt.want < 0 && !errors.Is(err, errTooManySeries):
 			t.Errorf("%s: %d series, error %v; want errTooManySeries", tt.name, len(got), err)

@@ -1,0 +1,95 @@
+package promsource
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// floodAnswer is a matrix answer of n series of six points each, as a
+// server answering every query with a whole large fleet would send it.
+func floodAnswer(n int, at float64) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"metric":{"__name__":"vllm:num_requests_running","instance":"10.%d.%d.%d:8000","job":"vllm","namespace":"prod","pod":"vllm-%d"},"values":[`, i>>16, (i>>8)&255, i&255, i)
+		for p := range 6 {
+			if p > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `[%.3f,"%d"]`, at-float64(30-5*p), i%7)
+		}
+		b.WriteString("]}")
+	}
+	b.WriteString("]}}")
+	return b.Bytes()
+}
+
+// peakHeap samples the heap in use until stop is called, which returns
+// the largest seen.
+func peakHeap() (stop func() uint64) {
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	})
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// A server answering every query with 100,000 series (some 30 MB of
+// JSON each) is refused once the decoded answers pass the source's share
+// of the memory bound, with a message naming the query and the series
+// read, and the heap never holds more than the bound.
+func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
+	const bound = 256 << 20 // the default of --max-memory
+	at := float64(time.Now().Unix())
+	body := floodAnswer(100_000, at)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	runtime.GC()
+	stop := peakHeap()
+	s := testSource(t, Config{URL: srv.URL, MaxMemory: bound, Timeout: time.Minute})
+	rep := refreshOnce(t, s)
+	peak := stop()
+	st := s.Status()
+	t.Logf("peak heap %.0f MiB (the answer: %.0f MiB of JSON); problem: %s", float64(peak)/(1<<20), float64(len(body))/(1<<20), st.Problem)
+	for _, want := range []string{`the answer to {__name__=~"`, `…"}[`, " series of it", "--max-memory"} {
+		if !strings.Contains(st.Problem, want) {
+			t.Errorf("problem %q, want one with %q", st.Problem, want)
+		}
+	}
+	if len(rep.Replicas) != 0 {
+		t.Errorf("%d replicas: a refused answer gives none", len(rep.Replicas))
+	}
+	if peak > bound {
+		t.Errorf("peak heap %d MiB, over the bound of %d MiB", peak>>20, bound>>20)
+	}
+}

@@ -3,7 +3,7 @@ package command
 // memoryFlags hold vtop's one bound on its memory: each input takes a
 // share of it (the Prometheus source's answers: a quarter).
 type memoryFlags struct {
-	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): an input that would pass its share (with --prometheus: a refresh's answers, a quarter) is refused with a message saying what and why."`
+	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on what the Prometheus source holds (default 256MiB): a refresh's answers may take a quarter of it, counted as they are decoded; an answer that would pass it is refused with a message naming the query and the series read."`
 }
 
 // minMemory is the least --max-memory: below it vtop cannot hold its own

@@ -23,6 +23,9 @@ import (
 // 30–300 KB; anything near this is not a metrics page.
 const DefaultMaxBody = 16 << 20
 
+// DefaultMaxMemory is --max-memory's default: the pages share half of it.
+const DefaultMaxMemory = 256 << 20
+
 // maxRedirects is how many redirects a scrape follows.
 const maxRedirects = 5
 
@@ -43,6 +46,9 @@ type ClientOptions struct {
 	BearerTokenFile string
 	// Headers are extra request headers, each "Key: Value".
 	Headers []string
+	// MaxMemory is vtop's bound on its memory (--max-memory); the pages
+	// being read share half of it. Zero means DefaultMaxMemory.
+	MaxMemory int64
 }
 
 // Client fetches /metrics pages. One Client (and one http.Transport) serves

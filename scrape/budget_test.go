@@ -1,0 +1,125 @@
+package scrape
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// oversizedPage is a page just under DefaultMaxBody: a healthy gauge
+// padded with comments, as a page at the --max-body cap.
+func oversizedPage() string {
+	var b strings.Builder
+	line := "# " + strings.Repeat("x", 1021) + "\n"
+	for b.Len()+len(line) < DefaultMaxBody-1024 {
+		b.WriteString(line)
+	}
+	b.WriteString("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 5\n")
+	return b.String()
+}
+
+// peakHeap samples the heap's live and unswept objects until stop is
+// closed and returns the largest seen.
+func peakHeap(stop <-chan struct{}) <-chan uint64 {
+	out := make(chan uint64, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				out <- peak
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	return out
+}
+
+// TestPagesShareOneBudget: sixteen targets serving pages at the
+// --max-body cap are read within the pages' share of --max-memory (half
+// of it), not sixteen times three times the page; a page larger than the
+// share alone is refused with a message naming the bound, and a page
+// that fits is read.
+func TestPagesShareOneBudget(t *testing.T) {
+	page := oversizedPage()
+	huge := strings.Repeat("# padding line\n", 40<<20/15)
+	tests := []struct {
+		name      string
+		pages     []string
+		maxBody   int64
+		maxMemory int64
+		wantErr   string // in every failed sample; "" for all read
+		peakMiB   float64
+	}{
+		{name: "16 pages at the 16 MiB cap", pages: repeat(page, 16), maxMemory: 256 << 20, peakMiB: 128 + 64},
+		{name: "a page over the pages' share", pages: []string{huge}, maxBody: 1 << 30, maxMemory: 64 << 20,
+			wantErr: "would pass the pages' share of --max-memory 64MiB (32 MiB)", peakMiB: 32 + 32},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var targets []Target
+			for _, p := range tt.pages {
+				body := []byte(p) // once: the servers' copies are not the client's
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+					_, _ = w.Write(body)
+				}))
+				t.Cleanup(srv.Close)
+				target, err := ParseTarget(srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				targets = append(targets, target)
+			}
+			p, err := NewPoller(targets, Options{Interval: time.Hour, Timeout: 30 * time.Second,
+				Client: ClientOptions{MaxBody: tt.maxBody, MaxMemory: tt.maxMemory}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runtime.GC()
+			var base runtime.MemStats
+			runtime.ReadMemStats(&base)
+			stop := make(chan struct{})
+			peak := peakHeap(stop)
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Go(func() { _ = p.Run(ctx) })
+			<-p.Refresh()
+			close(stop)
+			cancel()
+			wg.Wait()
+			peakMiB := float64(<-peak-base.HeapAlloc) / (1 << 20)
+			t.Logf("%d pages: peak heap %.0f MiB over the start", len(tt.pages), peakMiB)
+			if peakMiB > tt.peakMiB {
+				t.Errorf("peak heap %.0f MiB over the start, want at most %.0f MiB", peakMiB, tt.peakMiB)
+			}
+			for _, r := range p.Readings(nil) {
+				if len(r.Samples) == 0 {
+					t.Fatalf("%s: no sample", r.Target)
+				}
+				s := r.Samples[len(r.Samples)-1]
+				if tt.wantErr == "" && s.Err != "" || tt.wantErr != "" && !strings.Contains(s.Err, tt.wantErr) {
+					t.Errorf("%s: error %q, want %q", r.Target, s.Err, tt.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}

@@ -58,6 +58,7 @@ type Client struct {
 	auth    string // "Bearer …" or ""
 	headers http.Header
 	maxBody int64
+	pages   *pageBudget
 	// secrets are the token and header values: a server echoing them
 	// back in an error shows them as safetext.Redacted.
 	secrets safetext.Secrets
@@ -97,7 +98,7 @@ func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 
 // NewClient builds the shared client. Errors name the option at fault.
 func NewClient(opts ClientOptions) (*Client, error) {
-	c := &Client{maxBody: opts.MaxBody, headers: http.Header{}}
+	c := &Client{maxBody: opts.MaxBody, headers: http.Header{}, pages: newPageBudget(opts.MaxMemory)}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBody
 	}
@@ -167,8 +168,20 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 
 // Fetch reads the page of t into buf (reused: pass the previous result's
 // buffer back) within timeout. It returns the body and its Content-Type,
-// or an *Error.
+// or an *Error. The page is read within the pages' share of the memory
+// bound (ClientOptions.MaxMemory), given back when Fetch returns.
 func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte) ([]byte, string, error) {
+	hold := c.hold()
+	defer hold.release()
+	return c.fetch(ctx, t, timeout, buf, hold)
+}
+
+// hold is an empty hold on the pages' budget, for one page.
+func (c *Client) hold() *pageHold { return &pageHold{budget: c.pages} }
+
+// fetch is Fetch with the page's buffer counted in hold, which the
+// caller releases once done with the body.
+func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte, hold *pageHold) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(problem string) ([]byte, string, error) {
@@ -198,7 +211,7 @@ func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	if resp.StatusCode != http.StatusOK {
 		return fail(statusProblem(resp, c.secrets))
 	}
-	body, err := readCapped(resp.Body, buf[:0], c.maxBody, resp.ContentLength)
+	body, err := readHeld(ctx, resp.Body, buf[:0], c.maxBody, resp.ContentLength, hold)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
 			return fail("body larger than " + formatSize(c.maxBody))
@@ -221,13 +234,30 @@ var errTooLarge = errors.New("body too large")
 // so that a server announcing more than it sends cannot make every scrape
 // allocate the limit.
 func readCapped(r io.Reader, buf []byte, limit, size int64) ([]byte, error) {
+	return readHeld(context.Background(), r, buf, limit, size, nil)
+}
+
+// readHeld is readCapped with the buffers a page is read into counted in
+// hold (nil: not counted) as it grows: once for a page that fits the
+// buffer it is read into, a few times for one that doubles it. The buffer never grows past
+// limit+1 bytes.
+func readHeld(ctx context.Context, r io.Reader, buf []byte, limit, size int64, hold *pageHold) ([]byte, error) {
 	if size >= 0 && size < maxPooledBuffer && size <= limit {
-		buf = growBuffer(buf, int(size)+1) // +1: the read that sees the end needs room
+		buf = growBuffer(buf, bufferSize(len(buf)+int(size)+1, limit+1)) // +1: the read that sees the end needs room
+	}
+	if err := hold.growTo(ctx, int64(cap(buf)), 0); err != nil {
+		return buf[:0], err
 	}
 	lr := io.LimitedReader{R: r, N: limit + 1}
 	for {
 		if len(buf) == cap(buf) {
-			buf = growBuffer(buf, 1)
+			n := bufferSize(len(buf)+1, limit+1)
+			// The buffer it replaces is counted until the page is done
+			// with: it is garbage the collector has yet to take.
+			if err := hold.growTo(ctx, hold.bytes()+n, len(buf)); err != nil { // before the buffer is made
+				return buf[:0], err
+			}
+			buf = growBuffer(buf, n)
 		}
 		n, err := lr.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -243,18 +273,24 @@ func readCapped(r io.Reader, buf []byte, limit, size int64) ([]byte, error) {
 	}
 }
 
-// growBuffer returns buf with room for n more bytes. The new capacity is a
+// bufferSize is the capacity of a buffer grown to hold need bytes: a
 // power of two, as the pool's buffers are: a target's first page, whose
 // size is not known yet, is read in a few doublings, where append grows a
 // large slice by a quarter at a time (a 290 KB page took 16 copies, 1.2 MB
 // moved, in the first second of every run), and the buffer it ends in is
-// one the pool hands out again for a page of that size.
-func growBuffer(buf []byte, n int) []byte {
-	need := len(buf) + n
-	if need <= cap(buf) {
+// one the pool hands out again for a page of that size. It is never more
+// than most bytes (the read's limit and one) unless need is: a page at
+// the limit is not read into twice its size.
+func bufferSize(need int, most int64) int64 {
+	return max(min(int64(1)<<bits.Len(uint(need-1)), most), int64(need))
+}
+
+// growBuffer returns buf with a capacity of at least size bytes.
+func growBuffer(buf []byte, size int64) []byte {
+	if int64(cap(buf)) >= size {
 		return buf
 	}
-	grown := make([]byte, len(buf), 1<<bits.Len(uint(need-1)))
+	grown := make([]byte, len(buf), size)
 	copy(grown, buf)
 	return grown
 }

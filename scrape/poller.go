@@ -223,7 +223,9 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	}
 	buf := p.buffers.get(ts.pageSize)
 	defer p.buffers.put(buf) // after OnPage: the body is in buf
-	s, body, contentType := p.take(ctx, ts, buf)
+	hold := p.client.hold()
+	defer hold.release() // the body's room in the pages' budget, too
+	s, body, contentType := p.take(ctx, ts, buf, hold)
 	<-p.sem
 	if ctx.Err() != nil && !s.OK() {
 		return // shutting down: the failure is ours, not the target's
@@ -239,9 +241,9 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 // take fetches and ingests one page, read into *buf (which it may grow).
 // It also returns the page (nil when the fetch failed), valid while buf
 // is not reused.
-func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte) (catalogue.Sample, []byte, string) {
+func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *pageHold) (catalogue.Sample, []byte, string) {
 	now := p.opts.Now()
-	body, contentType, err := p.client.Fetch(ctx, ts.target, p.opts.Timeout, *buf)
+	body, contentType, err := p.client.fetch(ctx, ts.target, p.opts.Timeout, *buf, hold)
 	*buf = body
 	if err == nil {
 		ts.pageSize = len(body)

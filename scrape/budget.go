@@ -1,0 +1,126 @@
+package scrape
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// pageBudget is the memory the pages being read share: half of
+// --max-memory, counted as a page's buffer grows and given back when
+// the page is done with. Sixteen targets each reading a page at the
+// 16 MiB --max-body cap held 779 MiB at once without it.
+type pageBudget struct {
+	total     int64 // bytes the pages may hold together
+	maxMemory int64 // the --max-memory it is derived from, for messages
+
+	mu      sync.Mutex
+	used    int64
+	holders int           // the holds of more than nothing
+	waiting int           // of those, the ones waiting for room
+	freed   chan struct{} // closed, and replaced, when bytes are given back
+}
+
+// newPageBudget is the pages' share of maxMemory (DefaultMaxMemory when
+// zero).
+func newPageBudget(maxMemory int64) *pageBudget {
+	if maxMemory <= 0 {
+		maxMemory = DefaultMaxMemory
+	}
+	return &pageBudget{total: maxMemory / 2, maxMemory: maxMemory, freed: make(chan struct{})}
+}
+
+// pageHold is what one page holds of the budget. The zero hold of a nil
+// budget holds nothing and never fails.
+type pageHold struct {
+	budget *pageBudget
+	held   int64
+}
+
+// bytes is what the hold holds.
+func (h *pageHold) bytes() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.held
+}
+
+// growTo makes the hold n bytes (the buffers a page is read into, read
+// bytes of it so far), waiting,
+// within the scrape's timeout (ctx), for other pages to give room back.
+// A page fails at once when every other page holding room is waiting
+// too: one must give way. The error says the bound the page would pass.
+func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
+	if h == nil || h.budget == nil || n <= h.held {
+		return nil
+	}
+	b := h.budget
+	if n > b.total {
+		return fmt.Errorf("page %s would pass the pages' share of --max-memory %s (%s): raise --max-memory or lower --max-body",
+			pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.used+n-h.held > b.total {
+		if h.held > 0 && b.waiting+1 >= b.holders || ctx.Err() != nil {
+			return fmt.Errorf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read; raise --max-memory",
+				pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total))
+		}
+		b.wait(ctx, h.held > 0)
+	}
+	if h.held == 0 {
+		b.holders++
+	}
+	b.used += n - h.held
+	h.held = n
+	return nil
+}
+
+// wait gives b.mu up until bytes are given back or ctx ends; holding
+// says the waiter holds room.
+func (b *pageBudget) wait(ctx context.Context, holding bool) {
+	freed := b.freed
+	if holding {
+		b.waiting++
+		defer func() { b.waiting-- }()
+	}
+	b.mu.Unlock()
+	defer b.mu.Lock()
+	select {
+	case <-freed:
+	case <-ctx.Done():
+	}
+}
+
+// release gives the hold back.
+func (h *pageHold) release() {
+	b := h.budget
+	if b == nil || h.held == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= h.held
+	b.holders--
+	close(b.freed)
+	b.freed = make(chan struct{})
+	b.mu.Unlock()
+	h.held = 0
+}
+
+// pageSize says how large a page is known to be: "of more than 8 MiB
+// (read into 16 MiB of buffers)", or its buffer's size before any read.
+func pageSize(buffers int64, read int) string {
+	if read == 0 {
+		return "buffer of " + formatSize(buffers)
+	}
+	return fmt.Sprintf("of more than %s (read into %s of buffers)", formatSize(int64(read)), formatSize(buffers))
+}
+
+// flagSize writes a size as --max-memory is written: "256MiB".
+func flagSize(n int64) string {
+	s := formatSize(n)
+	if s[len(s)-1] == 's' { // "N bytes"
+		return s
+	}
+	return s[:len(s)-4] + s[len(s)-3:]
+}

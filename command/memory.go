@@ -1,9 +1,10 @@
 package command
 
 // memoryFlags hold vtop's one bound on its memory: each input takes a
-// share of it (the Prometheus source's answers: a quarter).
+// share of it (the Prometheus source's answers: a quarter; the pages of
+// direct scrapes being read: half).
 type memoryFlags struct {
-	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on what the Prometheus source holds (default 256MiB): a refresh's answers may take a quarter of it, counted as they are decoded; an answer that would pass it is refused with a message naming the query and the series read."`
+	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on what the Prometheus source and the pages being read hold (default 256MiB): a refresh's answers may take a quarter of it, counted as they are decoded, and the pages of direct scrapes half, counted as they are read; an answer or a page that would pass its share is refused with a message naming the query or the target."`
 }
 
 // minMemory is the least --max-memory: below it vtop cannot hold its own

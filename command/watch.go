@@ -346,6 +346,9 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	if clientOpts.MaxMemory, err = w.maxMemory(); err != nil {
+		return nil, err
+	}
 	targets, demoGPUs, err := w.targets(ctx)
 	if err != nil {
 		return nil, err

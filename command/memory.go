@@ -1,5 +1,11 @@
 package command
 
+import (
+	"math"
+	"os"
+	"runtime/debug"
+)
+
 // memoryFlags hold vtop's one bound on its memory: each input takes a
 // share of it (the Prometheus source's answers: a quarter; the pages of
 // direct scrapes being read: half).
@@ -21,4 +27,16 @@ func (f memoryFlags) maxMemory() (int64, error) {
 		return 0, usagef("--max-memory %s: want at least 32MiB", f.MaxMemory)
 	}
 	return n, nil
+}
+
+// softLimit makes n, the bound, the runtime's soft memory limit unless
+// one is set (GOMEMLIMIT; the dashboard sizes its own from the live
+// heap): pages read within their share leave their buffers as garbage,
+// which the collector, left to GOGC alone, let grow to twice the live
+// heap (sixteen pages at the --max-body cap peaked at 395 MiB).
+func softLimit(n int64) {
+	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		return
+	}
+	debug.SetMemoryLimit(n)
 }

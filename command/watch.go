@@ -349,6 +349,7 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if clientOpts.MaxMemory, err = w.maxMemory(); err != nil {
 		return nil, err
 	}
+	softLimit(clientOpts.MaxMemory)
 	targets, demoGPUs, err := w.targets(ctx)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/command"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+	"github.com/vtop-dev/vtop/testutil/simrec"
+)
+
+// runtimeSlack is what the Go runtime may hold above --max-memory's
+// default: its own program, stacks, and the garbage a collection has yet
+// to hand back.
+const runtimeSlack = 48
+
+// oversizedPages serves n pages just under the 16 MiB --max-body cap: a
+// healthy replica's page padded with comments.
+func oversizedPages(t *testing.T, n int) []string {
+	var b bytes.Buffer
+	line := "# " + strings.Repeat("x", 1021) + "\n"
+	for b.Len()+len(line) < 16<<20-64<<10 {
+		b.WriteString(line)
+	}
+	b.Write(testutil.VLLMPage(t, 1))
+	page := b.Bytes()
+	var urls []string
+	for range n {
+		urls = append(urls, testutil.StartServer(t, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+			_, _ = w.Write(page)
+		}))
+	}
+	return urls
+}
+
+// fakeSMIFlood puts on PATH an nvidia-smi that reports a new GPU on every
+// line, forever, and returns the PATH.
+func fakeSMIFlood(t *testing.T) string {
+	dir := t.TempDir()
+	row := `"$i, GPU-$i, NVIDIA H100, 50, 1000, 81559, 300, 700, 40, 30, 1500, 1980, 0x0, 0"`
+	script := "#!/bin/sh\ncase \"$1\" in --query-compute-apps*) exit 0;; esac\ni=0; while :; do echo " + row + "; i=$((i+1)); done\n"
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir + ":" + os.Getenv("PATH")
+}
+
+// TestHostileMemory runs the vtop binary under --max-memory's default
+// against each worst input it bounds, one row each, and prints the
+// process' peak RSS (VmHWM): it must stay within 256 MiB and the
+// runtime's slack, and the run must end with a report, not a crash.
+func TestHostileMemory(t *testing.T) {
+	tests := []struct {
+		name  string
+		args  func(t *testing.T) (args []string, path string)
+		codes []int // the exit codes that are a report
+	}{
+		{name: "16 pages at the 16 MiB --max-body cap", args: func(t *testing.T) ([]string, string) {
+			return append([]string{"--once", "--json", "--no-gpus", "--timeout", "8s", "--interval", "10s"}, oversizedPages(t, 16)...), ""
+		}, codes: []int{command.ExitHealthy, command.ExitDegraded, command.ExitDown}},
+		{name: "a Prometheus answering 100,000 series to every query", args: func(t *testing.T) ([]string, string) {
+			srv := httptest.NewServer(&hostilePrometheus{flood: floodOf(100_000)})
+			t.Cleanup(srv.Close)
+			return []string{"--once", "--json", "--window", "10s", "--prometheus", srv.URL}, ""
+		}, codes: []int{command.ExitNoData}},
+		{name: "nvidia-smi reporting a new GPU on every line", args: func(t *testing.T) ([]string, string) {
+			url := testutil.StartServer(t, testutil.ServePage(string(testutil.VLLMPage(t, 1)), "text/plain; version=0.0.4"))
+			return []string{"--once", "--json", url}, fakeSMIFlood(t)
+		}, codes: []int{command.ExitHealthy, command.ExitDegraded}},
+		{name: "a recording of 8 replicas over 10 minutes replayed", args: func(t *testing.T) ([]string, string) {
+			rec := simrec.Record(t, sim.Options{Replicas: 8, Scenario: sim.Healthy, Seed: 5}, 600, time.Second)
+			return []string{"replay", rec, "--once", "--json"}, ""
+		}, codes: []int{command.ExitHealthy, command.ExitDegraded}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args, path := tt.args(t)
+			cmd := testutil.VtopCommand(t, args...)
+			if path != "" {
+				cmd.Env = append(cmd.Env, "PATH="+path)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			peakMiB := peakRSSMiB(cmd.Process.Pid)
+			code := testutil.ExitStatus(t, cmd.Wait(), cmd.Args)
+			t.Logf("%s: exit %d, peak RSS %.0f MiB", tt.name, code, peakMiB)
+			if !containsCode(tt.codes, code) {
+				t.Errorf("exit %d, want one of %v\n%s", code, tt.codes, tail(stdout.String()+stderr.String()))
+			}
+			if peakMiB > 256+runtimeSlack {
+				t.Errorf("peak RSS %.0f MiB, over --max-memory's 256 MiB and the runtime's %d MiB", peakMiB, runtimeSlack)
+			}
+		})
+	}
+}
+
+func containsCode(codes []int, c int) bool {
+	for _, x := range codes {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// tail is the last 2,000 bytes of s.
+func tail(s string) string {
+	return s[max(0, len(s)-2000):]
+}

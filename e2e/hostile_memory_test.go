@@ -61,11 +61,24 @@ func TestHostileMemory(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  func(t *testing.T) (args []string, path string)
-		codes []int // the exit codes that are a report
+		codes []int  // the exit codes that are a report
+		want  string // in the output, "" for nothing said
 	}{
 		{name: "16 pages at the 16 MiB --max-body cap", args: func(t *testing.T) ([]string, string) {
 			return append([]string{"--once", "--json", "--no-gpus", "--timeout", "8s", "--interval", "10s"}, oversizedPages(t, 16)...), ""
 		}, codes: []int{command.ExitHealthy, command.ExitDegraded, command.ExitDown}},
+		{name: "a page of 320 MiB under --max-body 1GiB", args: func(t *testing.T) ([]string, string) {
+			chunk := []byte("# " + strings.Repeat("x", 1<<20-3) + "\n")
+			url := testutil.StartServer(t, func(w http.ResponseWriter, _ *http.Request) {
+				for range 320 {
+					if _, err := w.Write(chunk); err != nil {
+						return
+					}
+				}
+			})
+			return []string{"--once", "--json", "--no-gpus", "--max-body", "1GiB", url}, ""
+		}, codes: []int{command.ExitDown, command.ExitNoData},
+			want: "would pass the pages' share of --max-memory 256MiB (128 MiB)"},
 		{name: "a Prometheus answering 100,000 series to every query", args: func(t *testing.T) ([]string, string) {
 			srv := httptest.NewServer(&hostilePrometheus{flood: floodOf(100_000)})
 			t.Cleanup(srv.Close)
@@ -97,6 +110,9 @@ func TestHostileMemory(t *testing.T) {
 			t.Logf("%s: exit %d, peak RSS %.0f MiB", tt.name, code, peakMiB)
 			if !containsCode(tt.codes, code) {
 				t.Errorf("exit %d, want one of %v\n%s", code, tt.codes, tail(stdout.String()+stderr.String()))
+			}
+			if !strings.Contains(stdout.String()+stderr.String(), tt.want) {
+				t.Errorf("output does not say %q\n%s", tt.want, tail(stdout.String()+stderr.String()))
 			}
 			if peakMiB > 256+runtimeSlack {
 				t.Errorf("peak RSS %.0f MiB, over --max-memory's 256 MiB and the runtime's %d MiB", peakMiB, runtimeSlack)

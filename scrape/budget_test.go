@@ -136,3 +136,51 @@ func repeat(s string, n int) []string {
 	}
 	return out
 }
+
+// TestPageBudgetGivesWay: a page waits for room another gives back;
+// when every page holding room would wait, the last to ask fails at once
+// and names the bound, so that the others go on; a page larger than the
+// share fails without waiting.
+func TestPageBudgetGivesWay(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	b := newPageBudget(200 << 20) // a share of 100 MiB
+	a, c := &pageHold{budget: b}, &pageHold{budget: b}
+	if err := a.growTo(ctx, 50<<20, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.growTo(ctx, 50<<20, 0); err != nil {
+		t.Fatal(err)
+	}
+	grown := make(chan error, 1)
+	go func() { grown <- a.growTo(ctx, 60<<20, 40<<20) }() // waits: c holds the rest
+	for {
+		b.mu.Lock()
+		waiting := b.waiting
+		b.mu.Unlock()
+		if waiting == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	err := c.growTo(ctx, 60<<20, 40<<20) // a waits too: c gives way
+	if waited := time.Since(start); waited > time.Second {
+		t.Errorf("the second page waited %v to give way, want at once", waited)
+	}
+	want := "page of more than 40 MiB (read into 60 MiB of buffers) would pass the pages' share of --max-memory 200MiB (100 MiB) with the other pages being read"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second page: %v, want %q", err, want)
+	}
+	c.release()
+	if err := <-grown; err != nil {
+		t.Fatalf("first page, once room was given back: %v", err)
+	}
+	if err := c.growTo(ctx, 101<<20, 0); err == nil || !strings.Contains(err.Error(), "buffer of 101 MiB would pass the pages' share of --max-memory 200MiB (100 MiB): raise --max-memory or lower --max-body") {
+		t.Errorf("a page over the share: %v", err)
+	}
+	a.release()
+	if b.used != 0 || b.holders != 0 {
+		t.Errorf("after every release: %d bytes held by %d pages, want none", b.used, b.holders)
+	}
+}

@@ -18,7 +18,8 @@ type pageBudget struct {
 	used    int64
 	holders int           // the holds of more than nothing
 	waiting int           // of those, the ones waiting for room
-	freed   chan struct{} // closed, and replaced, when bytes are given back
+	asleep  int           // the pages waiting for room, holding any or not
+	freed   chan struct{} // closed, and replaced, when bytes are given back to a page asleep
 }
 
 // newPageBudget is the pages' share of maxMemory (DefaultMaxMemory when
@@ -80,6 +81,8 @@ func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
 // says the waiter holds room.
 func (b *pageBudget) wait(ctx context.Context, holding bool) {
 	freed := b.freed
+	b.asleep++
+	defer func() { b.asleep-- }()
 	if holding {
 		b.waiting++
 		defer func() { b.waiting-- }()
@@ -101,8 +104,10 @@ func (h *pageHold) release() {
 	b.mu.Lock()
 	b.used -= h.held
 	b.holders--
-	close(b.freed)
-	b.freed = make(chan struct{})
+	if b.asleep > 0 { // no channel made per page when none waits
+		close(b.freed)
+		b.freed = make(chan struct{})
+	}
 	b.mu.Unlock()
 	h.held = 0
 }

@@ -2,26 +2,13 @@ package analysis
 
 import (
 	"encoding/json"
+	"github.com/vtop-dev/vtop/testutil"
 	"math"
 	"testing"
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
-
-// fuzzBytes reads a fuzz input a byte at a time, then zeros.
-type fuzzBytes struct {
-	b []byte
-	i int
-}
-
-func (f *fuzzBytes) next() byte {
-	if f.i >= len(f.b) {
-		return 0
-	}
-	f.i++
-	return f.b[f.i-1]
-}
 
 // fuzzBoundSets are the bucket layouts a fuzzed histogram switches between:
 // a real one, one without +Inf, and one with a negative and a duplicate
@@ -36,8 +23,8 @@ var fuzzBoundSets = [][]float64{
 // failed scrapes, counter resets, NaN (absent) values, non-monotonic
 // buckets and missing +Inf.
 func fuzzSamples(data []byte) []catalogue.Sample {
-	in := &fuzzBytes{b: data}
-	n := 2 + int(in.next()%40)
+	in := testutil.NewFuzzBytes(data)
+	n := 2 + int(in.Next()%40)
 	at := t0
 	cur := catalogue.NewSeries()
 	for k := range cur.Scalars {
@@ -48,8 +35,8 @@ func fuzzSamples(data []byte) []catalogue.Sample {
 	}
 	var samples []catalogue.Sample
 	for range n {
-		at = at.Add(time.Duration(in.next()%4)*time.Second + time.Duration(in.next())*time.Millisecond)
-		op := in.next()
+		at = at.Add(time.Duration(in.Next()%4)*time.Second + time.Duration(in.Next())*time.Millisecond)
+		op := in.Next()
 		if op%13 == 1 {
 			samples = append(samples, catalogue.Sample{Time: at, Err: "boom"})
 			continue
@@ -64,37 +51,37 @@ func fuzzSamples(data []byte) []catalogue.Sample {
 		}
 		for k := range cur.Scalars {
 			if catalogue.Scalar(k).IsCounter() {
-				cur.Scalars[k] += float64(in.next())
+				cur.Scalars[k] += float64(in.Next())
 			} else {
-				cur.Scalars[k] = float64(in.next())
+				cur.Scalars[k] = float64(in.Next())
 			}
 		}
 		for r := range cur.Finished {
-			if in.next()%7 == 3 { // one reason resets alone
+			if in.Next()%7 == 3 { // one reason resets alone
 				cur.Finished[r] = 0
 			}
-			cur.Finished[r] += float64(in.next() % 16)
+			cur.Finished[r] += float64(in.Next() % 16)
 		}
 		page := cur
 		if op%5 == 3 {
-			page.Scalars[in.next()%uint8(catalogue.NumScalars)] = math.NaN()
-			page.Finished[in.next()%uint8(catalogue.NumFinishReasons)] = math.NaN()
+			page.Scalars[in.Next()%uint8(catalogue.NumScalars)] = math.NaN()
+			page.Finished[in.Next()%uint8(catalogue.NumFinishReasons)] = math.NaN()
 		}
 		for h := range catalogue.NumHistograms {
-			bounds := fuzzBoundSets[in.next()%uint8(len(fuzzBoundSets))]
+			bounds := fuzzBoundSets[in.Next()%uint8(len(fuzzBoundSets))]
 			counts := make([]float64, len(bounds))
 			c := 0.0
 			for j := range counts {
-				c += float64(in.next() % 8)
+				c += float64(in.Next() % 8)
 				counts[j] = c
-				if in.next()%9 == 0 {
-					counts[j] = float64(in.next()) // non-monotonic
+				if in.Next()%9 == 0 {
+					counts[j] = float64(in.Next()) // non-monotonic
 				}
 			}
-			page.Histograms[h] = catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: float64(in.next()), Count: c}
+			page.Histograms[h] = catalogue.Buckets{Bounds: bounds, Counts: counts, Sum: float64(in.Next()), Count: c}
 		}
 		samples = append(samples, catalogue.Sample{Time: at, HasVLLM: op%17 != 4, Total: page,
-			KVCapacityTokens: float64(in.next()) * 1000, ProcessStartTime: float64(op % 2),
+			KVCapacityTokens: float64(in.Next()) * 1000, ProcessStartTime: float64(op % 2),
 			ProcessRSSBytes: 1, GCCollections: math.NaN(), HTTPRequests: math.NaN()})
 	}
 	return samples

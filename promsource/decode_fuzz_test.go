@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"github.com/vtop-dev/vtop/testutil"
 	"math"
 	"slices"
 	"testing"
@@ -13,26 +14,15 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// answerBytes reads a fuzz input a byte at a time, then zeros.
-type answerBytes struct {
-	b []byte
-	i int
-}
-
-func (a *answerBytes) next() byte {
-	if a.i >= len(a.b) {
-		return 0
-	}
-	a.i++
-	return a.b[a.i-1]
-}
+// answerBytes draws the parts of an answer from a fuzz input.
+type answerBytes struct{ *testutil.FuzzBytes }
 
 // float is eight bytes as a float64's bits: any value, NaN and ±Inf
 // included.
 func (a *answerBytes) float() float64 {
 	var b [8]byte
 	for i := range b {
-		b[i] = a.next()
+		b[i] = a.Next()
 	}
 	return math.Float64frombits(binary.LittleEndian.Uint64(b[:]))
 }
@@ -40,9 +30,9 @@ func (a *answerBytes) float() float64 {
 // text is up to seven bytes as a string: any bytes, invalid UTF-8 and
 // control characters included.
 func (a *answerBytes) text() string {
-	s := make([]byte, a.next()%8)
+	s := make([]byte, a.Next()%8)
 	for i := range s {
-		s[i] = a.next()
+		s[i] = a.Next()
 	}
 	return string(s)
 }
@@ -52,22 +42,22 @@ func (a *answerBytes) text() string {
 // points each, their times on a few seconds (so some repeat and some
 // come out of order), any values.
 func matrixAnswerFrom(data []byte) []byte {
-	a := &answerBytes{b: data}
+	a := &answerBytes{testutil.NewFuzzBytes(data)}
 	names := []model.LabelName{"__name__", "instance", "job", "le", "finished_reason", "ü"}
 	m := model.Matrix{}
-	for range a.next() % 4 {
+	for range a.Next() % 4 {
 		ss := &model.SampleStream{Metric: model.Metric{}}
-		for range a.next() % 4 {
-			ss.Metric[names[int(a.next())%len(names)]] = model.LabelValue(a.text())
+		for range a.Next() % 4 {
+			ss.Metric[names[int(a.Next())%len(names)]] = model.LabelValue(a.text())
 		}
-		for range a.next() % 6 {
-			at := model.Time(1_700_000_000_000 + int64(a.next()%8)*1000 + int64(a.next()%3))
+		for range a.Next() % 6 {
+			at := model.Time(1_700_000_000_000 + int64(a.Next()%8)*1000 + int64(a.Next()%3))
 			ss.Values = append(ss.Values, model.SamplePair{Timestamp: at, Value: model.SampleValue(a.float())})
 		}
 		m = append(m, ss)
 	}
 	var warnings []string
-	if a.next()%2 == 1 {
+	if a.Next()%2 == 1 {
 		warnings = []string{a.text()}
 	}
 	out, err := json.Marshal(map[string]any{"status": "success", "warnings": warnings,

@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"errors"
+	"github.com/vtop-dev/vtop/testutil"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -28,20 +29,6 @@ var t0 = time.Date(2026, 5, 4, 14, 0, 0, 0, time.UTC)
 var numJSONCases = []float64{
 	0, math.Copysign(0, -1), 1, -1, 0.5, 11.100000000000001, 999999.5, 1e6, 1e21, 0.0001, 1e-5, 0.1 + 0.2,
 	1.0 / 3, 9.999999999995e-5, 5e-324, 2.2250738585072009e-308, math.MaxFloat64, math.NaN(), math.Inf(1), math.Inf(-1),
-}
-
-// fuzzBytes reads a fuzz input a byte at a time, then zeros.
-type fuzzBytes struct {
-	b []byte
-	i int
-}
-
-func (f *fuzzBytes) next() byte {
-	if f.i >= len(f.b) {
-		return 0
-	}
-	f.i++
-	return f.b[f.i-1]
 }
 
 func sameAsEncodingJSON(t testing.TB, v any) bool {
@@ -312,8 +299,8 @@ func FuzzReportJSON(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 200, 100, 50}, "<&>\u2028\xff")
 	f.Add(bytes.Repeat([]byte{4, 3, 2, 1, 9}, 200), "\"\\\x00")
 	f.Fuzz(func(t *testing.T, choices []byte, text string) {
-		in := &fuzzBytes{b: choices}
-		filler := &jsonFiller{t: t, next: func() uint64 { return uint64(in.next()) }, texts: append([]string{text}, jsonTexts...)}
+		in := testutil.NewFuzzBytes(choices)
+		filler := &jsonFiller{t: t, next: func() uint64 { return uint64(in.Next()) }, texts: append([]string{text}, jsonTexts...)}
 		r := filledReport(filler)
 		sameAsEncodingJSON(t, &r)
 	})

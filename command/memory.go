@@ -6,11 +6,11 @@ import (
 	"runtime/debug"
 )
 
-// memoryFlags hold vtop's one bound on its memory: each input takes a
-// share of it (the Prometheus source's answers: a quarter; the pages of
+// memoryFlags hold vtop's one bound on its memory (its peak RSS): each
+// input takes a share of it (the Prometheus source's answers: a quarter; the pages of
 // direct scrapes being read: half).
 type memoryFlags struct {
-	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on what the Prometheus source and the pages being read hold (default 256MiB): a refresh's answers may take a quarter of it, counted as they are decoded, and the pages of direct scrapes half, counted as they are read; an answer or a page that would pass its share is refused with a message naming the query or the target."`
+	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): a refresh's answers from Prometheus may take a quarter of it, counted as they are decoded, and the pages of direct scrapes half, counted before they are read into; an answer or a page that would pass its share is refused with a message naming the query or the target. The runtime collects garbage before it passes seven eighths of it (unless GOMEMLIMIT is set)."`
 }
 
 // minMemory is the least --max-memory: below it vtop cannot hold its own
@@ -33,10 +33,14 @@ func (f memoryFlags) maxMemory() (int64, error) {
 // one is set (GOMEMLIMIT; the dashboard sizes its own from the live
 // heap): pages read within their share leave their buffers as garbage,
 // which the collector, left to GOGC alone, let grow to twice the live
-// heap (sixteen pages at the --max-body cap peaked at 395 MiB).
+// heap (sixteen pages at the --max-body cap peaked at 395 MiB). The
+// limit is seven eighths of n: what the runtime does not count (the
+// program's own code and data, mapped from the binary) stays within
+// the rest, so that the process' RSS, not only the runtime's memory,
+// keeps to n.
 func softLimit(n int64) {
 	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return
 	}
-	debug.SetMemoryLimit(n)
+	debug.SetMemoryLimit(n - n/8)
 }

@@ -36,6 +36,11 @@ func newPageBudget(maxMemory int64) *pageBudget {
 type pageHold struct {
 	budget *pageBudget
 	held   int64
+	// expect is the size of the target's last page when larger than the
+	// pool keeps (0 otherwise): room for it is asked at once, before its
+	// buffer is made, so that it is read into one buffer, not into a
+	// doubling of them that would count twice its size.
+	expect int64
 }
 
 // bytes is what the hold holds.
@@ -44,6 +49,14 @@ func (h *pageHold) bytes() int64 {
 		return 0
 	}
 	return h.held
+}
+
+// expected is the room the hold asks for at once (pageHold.expect).
+func (h *pageHold) expected() int64 {
+	if h == nil {
+		return 0
+	}
+	return h.expect
 }
 
 // growTo makes the hold n bytes (the buffers a page is read into, read

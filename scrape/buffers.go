@@ -32,13 +32,16 @@ type pageBuffers struct {
 const minBufferClass = 12
 
 // get returns an empty buffer with room for more than size bytes: the
-// size of the target's last page.
+// size of the target's last page. A page larger than the pool keeps is
+// read from the smallest buffer each time, grown as it is read, so that
+// each buffer it needs is counted in the pages' budget before it is made:
+// sixteen targets each handed their last 16 MiB page's size at once held
+// 256 MiB before any was counted.
 func (b *pageBuffers) get(size int) *[]byte {
-	if size >= maxPooledBuffer {
-		buf := make([]byte, 0, size+size/8) // room for the page to grow a little
-		return &buf
+	c := minBufferClass
+	if size < maxPooledBuffer {
+		c = max(bits.Len(uint(size)), minBufferClass)
 	}
-	c := max(bits.Len(uint(size)), minBufferClass)
 	if buf, ok := b.classes[c].Get().(*[]byte); ok {
 		return buf
 	}

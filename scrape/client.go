@@ -242,12 +242,17 @@ func readCapped(r io.Reader, buf []byte, limit, size int64) ([]byte, error) {
 // buffer it is read into, a few times for one that doubles it. The buffer never grows past
 // limit+1 bytes.
 func readHeld(ctx context.Context, r io.Reader, buf []byte, limit, size int64, hold *pageHold) ([]byte, error) {
+	want := int64(cap(buf))
 	if size >= 0 && size < maxPooledBuffer && size <= limit {
-		buf = growBuffer(buf, bufferSize(len(buf)+int(size)+1, limit+1)) // +1: the read that sees the end needs room
+		want = max(want, bufferSize(len(buf)+int(size)+1, limit+1)) // +1: the read that sees the end needs room
 	}
-	if err := hold.growTo(ctx, int64(cap(buf)), 0); err != nil {
+	if e := hold.expected(); e > 0 {
+		want = max(want, min(e+e/8, limit+1)) // room for the page to grow a little
+	}
+	if err := hold.growTo(ctx, want, 0); err != nil { // before the buffer is made
 		return buf[:0], err
 	}
+	buf = growBuffer(buf, want)
 	lr := io.LimitedReader{R: r, N: limit + 1}
 	for {
 		if len(buf) == cap(buf) {

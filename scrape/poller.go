@@ -224,6 +224,9 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 	buf := p.buffers.get(ts.pageSize)
 	defer p.buffers.put(buf) // after OnPage: the body is in buf
 	hold := p.client.hold()
+	if ts.pageSize >= maxPooledBuffer {
+		hold.expect = int64(ts.pageSize)
+	}
 	defer hold.release() // the body's room in the pages' budget, too
 	s, body, contentType := p.take(ctx, ts, buf, hold)
 	<-p.sem

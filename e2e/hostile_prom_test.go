@@ -23,7 +23,11 @@ import (
 // points of one replica's request counter in the order sent), up for up,
 // and flood, when set, to every query alike.
 type hostilePrometheus struct {
-	counter [][2]float64 // seconds before the evaluation, value
+	// counter holds the seconds before the evaluation of the points sent,
+	// in the order sent; their values are 16 requests a second since the
+	// epoch, so that reads at different times (a refresh's increment)
+	// answer points of the same counter.
+	counter []float64
 	flood   []byte
 }
 
@@ -43,8 +47,9 @@ func (h *hostilePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		re, _ := strconv.Unquote(m[1])
 		if regexp.MustCompile("^(?:" + re + ")$").MatchString("vllm:request_success_total") {
 			var vals []string
-			for _, p := range h.counter {
-				vals = append(vals, fmt.Sprintf(`[%.3f,"%g"]`, at-p[0], p[1]))
+			for _, ago := range h.counter {
+				t := at - ago
+				vals = append(vals, fmt.Sprintf(`[%.3f,"%s"]`, t, strconv.FormatFloat(16*t, 'f', -1, 64)))
 			}
 			result = append(result, `{"metric":{"__name__":"vllm:request_success_total","finished_reason":"stop","instance":"a:8000","job":"vllm"},"values":[`+strings.Join(vals, ",")+`]}`)
 		}
@@ -73,9 +78,9 @@ func floodOf(n int) []byte {
 // source's problem and warnings say, the requests a second read, and
 // the peak RSS of the process (its bound is --max-memory's default).
 func TestHostilePrometheus(t *testing.T) {
-	var inOrder, backwards, twice [][2]float64
+	var inOrder, backwards, twice []float64
 	for s := 40.0; s >= 1; s-- {
-		inOrder = append(inOrder, [2]float64{s, 1000 + 16*(40-s)})
+		inOrder = append(inOrder, s)
 	}
 	for i := len(inOrder) - 1; i >= 0; i-- {
 		backwards = append(backwards, inOrder[i])
@@ -186,9 +191,9 @@ func checkHostileReport(t *testing.T, name string, out []byte, problem, warning 
 // before the first answer say it has not come, and the replica is read
 // once it has.
 func TestHostileSlowPrometheus(t *testing.T) {
-	var counter [][2]float64
+	var counter []float64
 	for s := 40.0; s >= 1; s-- {
-		counter = append(counter, [2]float64{s, 1000 + 16*(40-s)})
+		counter = append(counter, s)
 	}
 	h := &hostilePrometheus{counter: counter}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

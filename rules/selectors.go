@@ -122,9 +122,7 @@ func derived(k catalogue.EngineKind, fig catalogue.Figure) []selector {
 		if d.Engine != k || d.Op != catalogue.DeriveHistogramSum || catalogue.ScalarFigure(d.Scalar) != fig {
 			continue
 		}
-		for _, s := range alternatives(k, catalogue.HistogramFigure(d.Histogram), "_sum") {
-			out = append(out, s)
-		}
+		out = append(out, alternatives(k, catalogue.HistogramFigure(d.Histogram), "_sum")...)
 	}
 	return out
 }

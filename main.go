@@ -36,6 +36,9 @@ type cli struct {
 	Replay command.Replay `cmd:"" help:"Replay a recording on the dashboard with time controls, or print its reports (--jsonl, --once)."`
 	Export command.Export `cmd:"" help:"Write a recording as OpenMetrics, for promtool tsdb create-blocks-from openmetrics."`
 	Diff   command.Diff   `cmd:"" help:"Compare two recordings (baseline, candidate): loads, latencies, throughput and a verdict."`
+
+	// Alerting: the same judgement, evaluated by Prometheus.
+	Rules command.Rules `cmd:"" help:"Write vtop's judgement as Prometheus alerting rules (-o FILE), with the same thresholds."`
 }
 
 func main() {
@@ -90,7 +93,7 @@ func helpForWatch(args []string) []string {
 	help := false
 	for _, arg := range args {
 		switch arg {
-		case "analyze", "sim", "watch", "record", "replay", "export", "diff":
+		case "analyze", "sim", "watch", "record", "replay", "export", "diff", "rules":
 			return args
 		case "-h", "--help":
 			help = true

@@ -246,7 +246,7 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 		reasons = append(reasons, fmt.Sprintf("recomputing about %s tokens/s (preemptions/s × (mean prompt + half the mean output))",
 			count(f.RecomputedTokensPerSecond.Float())))
 	}
-	action := "lower max_num_seqs (or raise gpu_memory_utilization), or add VRAM / replicas"
+	action := preemptingAction
 	if f.MaxSeqsKVHolds.Known() {
 		action = fmt.Sprintf("cap max_num_seqs at %s (what the KV cache holds: %s tokens ÷ %s tokens per request), or add VRAM / replicas",
 			count(f.MaxSeqsKVHolds.Float()), count(f.KVCapacityTokens.Float()), count(float64(f.MeanPromptTokens+f.MeanGenerationTokens)))

@@ -1,0 +1,52 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// header is the file's opening comment: what wrote it and with what, how
+// the alerts map to vtop's states, and where the rules are not vtop's
+// judgement exactly, with why.
+func (b builder) header() []string {
+	c := b.o.Config
+	h := []string{
+		"Prometheus rules of vtop's judgement (docs/verdicts.md), written by `vtop rules`.",
+		fmt.Sprintf("Settings: --slo-ttft %s --slo-itl %s --window %s --hysteresis %d --evaluation-interval %s --group-by %s.",
+			dur(c.SLOTTFT), dur(c.SLOITL), dur(c.Window), c.Hysteresis, dur(b.o.EvaluationInterval), strings.Join(b.o.GroupBy, ",")),
+		"One reading is one evaluation: evaluate the group at the interval Prometheus scrapes the replicas.",
+		"Each replica shows the highest state that fires: VtopDown, VtopPreempting, VtopFull, VtopSlow, VtopStale, VtopIdle;",
+		"none firing is HEALTHY (or a state below that is not alerted on).",
+	}
+	if !b.o.KeepFiringFor {
+		h = append(h, "keep_firing_for is not written (--no-keep-firing-for): a state ends on the first evaluation without its evidence.")
+	}
+	h = append(h, "", "Not expressed, or not exactly:")
+	for _, n := range b.inexact() {
+		h = append(h, "- "+n)
+	}
+	return h
+}
+
+// inexact lists what the rules cannot say as vtop does, with why.
+func (b builder) inexact() []string {
+	notes := []string{
+		"WARMING, UNJUDGED, SLEEPING: not alerted on; they ask nothing of the on-call engineer. A replica vtop shows WARMING after a restart is judged by the rules on its readings as they come.",
+		"DOWN: only a group that served engine metrics in the last " + dur(downMemory) + " (the rules know no list of targets), and the group-by labels must be on `up`.",
+		"FULL: the p99 TTFT that is mostly queue time is not read (its queue shows in the readings first); refused admissions are read over the window.",
+		"SLOW: a slow TTFT whose queue is gone (vtop's cause passed, as FULL's has) still fires until the window forgets it.",
+		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
+		"keep_firing_for holds a state also when a proven lower state follows it (FULL after PREEMPTING): vtop shows the proven state at once, the rules one hold later.",
+	}
+	for k := catalogue.EngineKind(1); k < catalogue.NumEngineKinds; k++ {
+		for j, why := range catalogue.Capabilities[k].Cannot {
+			if why != "" {
+				notes = append(notes, fmt.Sprintf("%s on %s: %s.", catalogue.Judgement(j), k, why))
+			}
+		}
+	}
+	notes = append(notes, "SLOW on tgi: no TTFT histogram; vtop's derived mean TTFT has no quantiles to alert on (its ITL is a per-request mean).")
+	return notes
+}

@@ -1,0 +1,317 @@
+package rules
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Options are the settings of the rules: vtop's own thresholds, and how
+// Prometheus evaluates them.
+type Options struct {
+	// Config holds the SLOs, the window, the hysteresis, the SLO exit
+	// margin and the least observations of a p99, as vtop judges by them.
+	Config analysis.Config
+	// EvaluationInterval is the rule group's interval. A reading of vtop's
+	// rules is one evaluation: the group's interval should be the scrape
+	// interval of the replicas.
+	EvaluationInterval time.Duration
+	// GroupBy are the labels whose values are the replicas.
+	GroupBy []string
+	// KeepFiringFor writes keep_firing_for: (Prometheus 2.42 and later);
+	// without it a state ends on the first evaluation its evidence is gone.
+	KeepFiringFor bool
+}
+
+// DefaultEvaluationInterval is the evaluation interval of the rules by
+// default: the refresh of vtop --prometheus, and short enough that the
+// judgement's spans (FULL's three readings over 5 s, PREEMPTING's 15 s)
+// mean what they mean on vtop's screen. At 15 s, FULL's three readings
+// would take 30 s and a 30 s window would hold two readings.
+const DefaultEvaluationInterval = 5 * time.Second
+
+// DefaultOptions are vtop's default thresholds, evaluated every
+// DefaultEvaluationInterval, grouped by instance, with keep_firing_for.
+func DefaultOptions() Options {
+	return Options{Config: analysis.DefaultConfig(), EvaluationInterval: DefaultEvaluationInterval,
+		GroupBy: []string{"instance"}, KeepFiringFor: true}
+}
+
+// GroupName is the name of the rule group.
+const GroupName = "vtop"
+
+// downMemory is how long after its last engine reading a group whose
+// scrapes fail is still known to be an inference server, and so DOWN
+// rather than some other target that is down.
+const downMemory = time.Hour
+
+// Alert names, by state.
+const (
+	AlertDown       = "VtopDown"
+	AlertPreempting = "VtopPreempting"
+	AlertFull       = "VtopFull"
+	AlertSlow       = "VtopSlow"
+	AlertStale      = "VtopStale"
+	AlertIdle       = "VtopIdle"
+)
+
+// Names of the recording rules the alerts read.
+const (
+	recRunning     = "vtop:running"
+	recWaiting     = "vtop:waiting"
+	recPreemptions = "vtop:preemptions_total"
+	recWork        = "vtop:work_total"
+)
+
+// Rule is one recording or alerting rule.
+type Rule struct {
+	Record, Alert string
+	Expr          string
+	For           time.Duration
+	KeepFiringFor time.Duration
+	Labels        []Pair
+	Annotations   []Pair
+}
+
+// Pair is one label or annotation, kept in the order written.
+type Pair struct{ Name, Value string }
+
+// Group is a rule group.
+type Group struct {
+	Name     string
+	Interval time.Duration
+	Rules    []Rule
+}
+
+// File is a rule file: a header comment and its groups.
+type File struct {
+	Header []string
+	Groups []Group
+}
+
+// labelName is what Prometheus accepts as a label name.
+var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
+
+// Validate rejects settings the rules cannot be written with.
+func (o Options) Validate() error {
+	c := o.Config
+	switch {
+	case o.EvaluationInterval < time.Second:
+		return fmt.Errorf("evaluation interval %s: want 1s or more", o.EvaluationInterval)
+	case c.Window < 2*o.EvaluationInterval:
+		return fmt.Errorf("window %s must hold two evaluations (%s apart)", c.Window, o.EvaluationInterval)
+	case c.SLOTTFT <= 0 || c.SLOITL <= 0:
+		return fmt.Errorf("the SLOs must be positive (TTFT %s, ITL %s)", c.SLOTTFT, c.SLOITL)
+	case c.Hysteresis < 1:
+		return fmt.Errorf("hysteresis %d: want 1 or more evaluations", c.Hysteresis)
+	case len(o.GroupBy) == 0:
+		return fmt.Errorf("no label to group by")
+	}
+	for _, l := range o.GroupBy {
+		if !labelName.MatchString(l) || strings.HasPrefix(l, "__") {
+			return fmt.Errorf("group-by %q is not a label name", l)
+		}
+	}
+	return nil
+}
+
+// Build writes vtop's judgement as rules under o.
+func Build(o Options) (File, error) {
+	if err := o.Validate(); err != nil {
+		return File{}, err
+	}
+	b := builder{o: o, q: promql{by: strings.Join(o.GroupBy, ", ")}, t: analysis.JudgementThresholds()}
+	rules := append(b.figures(), b.conditions()...)
+	rules = append(rules, b.alerts()...)
+	return File{Header: b.header(), Groups: []Group{{Name: GroupName, Interval: o.EvaluationInterval, Rules: rules}}}, nil
+}
+
+// builder holds what every rule is written from.
+type builder struct {
+	o Options
+	q promql
+	t analysis.Thresholds
+}
+
+// readings is the span that holds the newest n evaluations: half an
+// interval more than n−1 intervals, so that the oldest is in whether the
+// range's start is closed (Prometheus 2) or open (Prometheus 3).
+func (b builder) readings(n int) time.Duration {
+	e := b.o.EvaluationInterval
+	return time.Duration(n-1)*e + e/2
+}
+
+// held is how long a judged change must hold, as `for:`: vtop shows a new
+// state on the hysteresis-th consecutive evaluation that finds it, which
+// is hysteresis − 1 intervals after the first.
+func (b builder) held() time.Duration {
+	return time.Duration(b.o.Config.Hysteresis-1) * b.o.EvaluationInterval
+}
+
+// kept is keep_firing_for: a state left is still shown until the
+// hysteresis-th evaluation without it.
+func (b builder) kept() time.Duration {
+	if !b.o.KeepFiringFor {
+		return 0
+	}
+	return b.held()
+}
+
+// figures are the recording rules of the figures the states read, summed
+// over each group's series, whichever engine and name they come under.
+func (b builder) figures() []Rule {
+	w := b.o.Config.Window
+	rules := []Rule{
+		{Record: recRunning, Expr: b.q.sumScalar(catalogue.Running)},
+		{Record: recWaiting, Expr: b.q.sumScalar(catalogue.Waiting)},
+		{Record: recPreemptions, Expr: b.q.sumScalar(catalogue.Preemptions)},
+		{Record: recWork, Expr: b.q.sumCounters()},
+	}
+	for _, h := range latencies {
+		rules = append(rules,
+			Rule{Record: h.bucketRate(), Expr: b.q.histogramRate(h.histogram, w)},
+			Rule{Record: h.quantile("p99"), Expr: "histogram_quantile(0.99, " + h.bucketRate() + ")"},
+			Rule{Record: h.quantile("p50"), Expr: "histogram_quantile(0.5, " + h.bucketRate() + ")"},
+			Rule{Record: h.observations(), Expr: b.q.histogramCount(h.histogram, w)},
+		)
+	}
+	return rules
+}
+
+// latency is a latency histogram an SLO holds.
+type latency struct {
+	name      string // ttft, itl
+	histogram catalogue.Histogram
+	unit      string // what it counts: requests, tokens
+	title     string // TTFT, ITL
+}
+
+// latencies are the histograms SLOW reads.
+var latencies = []latency{
+	{"ttft", catalogue.TTFT, "requests", "TTFT"},
+	{"itl", catalogue.ITL, "tokens", "ITL"},
+}
+
+func (l latency) bucketRate() string       { return "vtop:" + l.name + "_seconds_bucket:rate_window" }
+func (l latency) quantile(q string) string { return "vtop:" + l.name + "_seconds:" + q }
+func (l latency) observations() string     { return "vtop:" + l.name + "_seconds:observations" }
+func (l latency) condition() string        { return "vtop:state_slow_" + l.name }
+
+// slo is the latency's SLO under o.
+func (b builder) slo(l latency) time.Duration {
+	if l.histogram == catalogue.TTFT {
+		return b.o.Config.SLOTTFT
+	}
+	return b.o.Config.SLOITL
+}
+
+// condition names the recording of a state's evidence: a series per group
+// while the state's evidence holds, its value the evidence.
+func condition(state string) string { return "vtop:state_" + state }
+
+// firing selects the firing alert of that name.
+func firing(alert string) string {
+	return `ALERTS{alertname="` + alert + `", alertstate="firing"}`
+}
+
+// conditions are the recording rules of each state's evidence, as
+// docs/verdicts.md writes it. They read the alerts of the previous
+// evaluation where vtop reads the state it showed before (FULL held while
+// a queue remains, SLOW left only under the exit margin).
+func (b builder) conditions() []Rule {
+	rules := []Rule{
+		{Record: condition("down"), Expr: b.downExpr()},
+		{Record: condition("preempting"), Expr: b.preemptingExpr()},
+		{Record: condition("full"), Expr: b.fullExpr()},
+	}
+	for _, l := range latencies {
+		rules = append(rules, Rule{Record: l.condition(), Expr: b.slowExpr(l)})
+	}
+	return append(rules,
+		Rule{Record: condition("stale"), Expr: b.staleExpr()},
+		Rule{Record: condition("idle"), Expr: b.idleExpr()},
+	)
+}
+
+// downExpr: the group's scrapes fail, or answer without engine metrics,
+// while it served engine metrics in the last downMemory.
+func (b builder) downExpr() string {
+	on, by := b.q.on(), b.q.by
+	known := fmt.Sprintf("group by (%s) (max_over_time(%s[%s]))", by, recRunning, dur(downMemory))
+	return fmt.Sprintf("(\n  min by (%s) (up) == 0\n  or %s\n  (max by (%s) (up) == 1 unless %s %s)\n) and %s %s",
+		by, on, by, on, recRunning, on, known)
+}
+
+// preemptingExpr: the preemption counter rose over the trailing span.
+func (b builder) preemptingExpr() string {
+	span := max(b.t.PreemptingSpan, b.readings(2))
+	return fmt.Sprintf("increase(%s[%s]) > 0", recPreemptions, dur(span))
+}
+
+// fullSpan is the span of FULL's readings: FullReadings of them, over at
+// least the judgement's FullSpan.
+func (b builder) fullSpan() time.Duration { return max(b.t.FullSpan, b.readings(b.t.FullReadings)) }
+
+// fullExpr: a queue in each of the newest readings, or an obvious queue in
+// the two newest, or a queue in either of the two newest while FULL fires,
+// or admissions refused over the window; with requests running. The value
+// is the queue now.
+func (b builder) fullExpr() string {
+	on, span, two := b.q.on(), dur(b.fullSpan()), dur(b.readings(2))
+	queue := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d)",
+		recWaiting, span, on, b.t.FullReadings)
+	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
+		recWaiting, two, num(b.t.ObviousQueue), on)
+	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, firing(AlertFull))
+	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
+		b.q.increaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
+	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
+		recWaiting, on, queue, on, obvious, on, stays, on, recRunning, span, on, refused)
+}
+
+// slowExpr: the latency's p99 over its SLO, read from enough observations
+// or with a median over it too; under the exit margin to leave. The value
+// is the p99 in seconds.
+func (b builder) slowExpr(l latency) string {
+	on := b.q.on()
+	over := func(limit float64) string {
+		return fmt.Sprintf("%s > %s and %s (%s >= %d or %s %s > %s)", l.quantile("p99"), num(limit), on,
+			l.observations(), b.o.Config.MinObservations, on, l.quantile("p50"), num(limit))
+	}
+	slo := b.slo(l).Seconds()
+	exit := roundLimit(slo * (1 - b.o.Config.SLOExitMargin))
+	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, firing(AlertSlow))
+}
+
+// roundLimit drops the noise of binary floating point from a threshold
+// (0.9 × 0.1 is 0.09, not 0.09000000000000001).
+func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
+
+// staleExpr: requests running in every reading of the window, at least
+// StaleReadings of them, and no work counter moved. The value is the
+// fewest running.
+func (b builder) staleExpr() string {
+	w, on := dur(b.o.Config.Window), b.q.on()
+	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0",
+		recRunning, w, on, b.t.StaleReadings, recWork)
+}
+
+// idleReadings is how many readings span the least evidence (the window,
+// when it is shorter).
+func (b builder) idleReadings() int {
+	least := min(b.t.LeastEvidence, b.o.Config.Window)
+	return int(math.Ceil(float64(least)/float64(b.o.EvaluationInterval))) + 1
+}
+
+// idleExpr: nothing ran, waited or was done over the window, which holds
+// at least the least evidence.
+func (b builder) idleExpr() string {
+	w, on := dur(b.o.Config.Window), b.q.on()
+	return fmt.Sprintf("max_over_time(%[1]s[%[2]s]) == 0 and %[3]s max_over_time(%[4]s[%[2]s]) == 0 and %[3]s changes(%[5]s[%[2]s]) == 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[6]d",
+		recRunning, w, on, recWaiting, recWork, b.idleReadings())
+}

@@ -11,10 +11,12 @@
 package notify
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Change is a replica's state change, as a hook receives it on stdin.
@@ -105,4 +107,23 @@ func AlertName(s analysis.State) string {
 		return "Vtop"
 	}
 	return "Vtop" + strings.ToUpper(name[:1]) + name[1:]
+}
+
+// ParseStates reads a comma-separated list of state names (down,full),
+// any case. Errors name the word at fault and the states there are.
+func ParseStates(list string) ([]analysis.State, error) {
+	var out []analysis.State
+	for _, word := range strings.Split(list, ",") {
+		word = strings.ToLower(strings.TrimSpace(word))
+		var s analysis.State
+		if err := s.UnmarshalText([]byte(word)); err != nil || word == "" {
+			var names []string
+			for s := analysis.StateHealthy; s <= analysis.StateDown; s++ {
+				names = append(names, s.String())
+			}
+			return nil, fmt.Errorf("%q is not a state (want some of %s)", safetext.Sanitize(word), strings.Join(names, ","))
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }

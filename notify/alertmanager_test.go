@@ -189,9 +189,10 @@ func TestAlertmanagerNeverBlocksTheCaller(t *testing.T) {
 		t.Errorf("10 enqueues took %s with the Alertmanager hanging, want no wait", took)
 	}
 	// 95 alerts: 5 fired, then 5 resolved and 5 fired per report. The
-	// hung post took the first 5 or none; the queue keeps 3.
+	// hung post took what the queue held when it woke (at most 5: the
+	// first report's); the queue keeps 3.
 	st := s.Stats()
-	if lost := st.Dropped + st.Replaced; lost != 95-3 && lost != 95-5-3 {
+	if lost := st.Dropped + st.Replaced; lost < 95-5-3 || lost > 95-3 {
 		t.Errorf("stats %+v, want every alert but the 3 kept (and the 5 of the first post) dropped or replaced", st)
 	}
 	eventually(t, "the drops said once the hung post timed out", func() bool {

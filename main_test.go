@@ -411,6 +411,17 @@ func TestRejections(t *testing.T) {
 		{"sim of negative engines", []string{"sim", "--data-parallel=-1"}, "--data-parallel -1: want 0 to 64"},
 		{"sim of too many engines", []string{"sim", "--data-parallel", "65"}, "--data-parallel 65: want 0 to 64"},
 		{"sim listen on a port out of range", []string{"sim", "--listen", "127.0.0.1:70000"}, `port "70000": want 0 to 65535`},
+		{"alertmanager URL without a scheme", []string{"--jsonl", "--alertmanager", "am:9093", target}, `--alertmanager: "am:9093" is not an http(s) URL`},
+		{"alertmanager URL with credentials", []string{"--jsonl", "--alertmanager", "http://user:secret@am:9093", target}, "--alertmanager: http://am:9093: credentials do not go in the URL"},
+		{"alertmanager re-sent too often", []string{"--jsonl", "--alertmanager", "http://am:9093", "--alertmanager-resend", "100ms", target}, "--alertmanager-resend 100ms: want 1s or more"},
+		{"alertmanager option without it", []string{"--jsonl", "--alertmanager-header", "X-A: b", target}, "--alertmanager-header goes with --alertmanager"},
+		{"alertmanager CA file without a certificate", []string{"--jsonl", "--alertmanager", "https://am:9093", "--alertmanager-ca-file", empty, target}, "--alertmanager: CA file " + empty + ": no PEM certificate found"},
+		{"alertmanager with --once", []string{"--once", "--alertmanager", "http://am:9093", target}, "not with --once"},
+		{"on-change with --once", []string{"--once", "--on-change", "true", target}, "not with --once"},
+		{"on-change timeout of zero", []string{"--jsonl", "--on-change", "true", "--on-change-timeout", "0s", target}, "--on-change-timeout 0s: want a positive duration"},
+		{"on-change rate of none", []string{"--jsonl", "--on-change", "true", "--on-change-per-minute", "0", target}, "--on-change-per-minute 0: want 1 or more"},
+		{"bell with --jsonl", []string{"--jsonl", "--bell", "down", target}, "--bell rings the dashboard's terminal: not with --jsonl"},
+		{"bell of an unknown state", []string{"--bell", "down,burning", target}, `--bell: "burning" is not a state (want some of healthy,idle,sleeping,unjudged,warming,stale,slow,full,preempting,down)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -43,9 +43,12 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 	return out
 }
 
-// firstJudgmentFine reports whether a change is a replica's first judgment
+// FirstJudgmentFine reports whether a change is a replica's first judgment
 // after warming up and a fine one: not an event, or every replica of a
-// fleet would log one at start.
+// fleet would log one at start. Outputs that act on state changes (a hook,
+// the bell) skip the same changes the event log does.
+func FirstJudgmentFine(before, now State) bool { return firstJudgmentFine(before, now) }
+
 func firstJudgmentFine(before, now State) bool {
 	return (before == StateWarming || before == StateUnjudged) && (now == StateHealthy || now == StateIdle)
 }

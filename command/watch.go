@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -41,6 +42,7 @@ type Watch struct {
 	prometheusFlags
 	memoryFlags
 	recordFlags
+	notifyFlags
 
 	Once     bool          `help:"Scrape for one window, print the report and exit (exit code by state)."`
 	JSON     bool          `help:"With --once: print the report as one JSON object."`
@@ -207,6 +209,9 @@ func (w *Watch) validate() error {
 	if err := w.gpuFlags.check(); err != nil {
 		return err
 	}
+	if err := w.notifyFlags.validate(w.Once, w.JSONL); err != nil {
+		return err
+	}
 	return w.analysisFlags.validate()
 }
 
@@ -279,6 +284,9 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 // options, the Prometheus URL) without starting anything, so that a
 // mistake in them is said before anything else.
 func (w *Watch) checkInputs() error {
+	if _, err := w.notifyFlags.alertmanager(nil); err != nil {
+		return err
+	}
 	if w.Prometheus != "" {
 		_, err := w.prometheusSource()
 		return err
@@ -463,7 +471,18 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
 		defer cancel()
 	}
+	var sayMu sync.Mutex
+	notifier, err := w.notifyFlags.startNotifier(ctx, func(notice string) {
+		sayMu.Lock()
+		defer sayMu.Unlock()
+		fmt.Fprintf(stderr(env), "vtop: %s\n", notice)
+	})
+	if err != nil {
+		return err
+	}
+	defer notifier.stop()
 	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+		notifier.observe(r)
 		if err := writeJSON(out, r, false); err != nil {
 			return fmt.Errorf("--jsonl: writing a report: %w", err)
 		}
@@ -487,8 +506,10 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		slices.Sort(windows)
 	}
 	var program *tea.Program
+	var notifier *notifier
 	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
-		program.Send(ui.ReportMsg{Report: r})
+		ring := notifier.observe(r)
+		program.Send(ui.ReportMsg{Report: r, Bell: ring})
 		return nil
 	})
 	mon.SetGPUs(w.gpuInput())
@@ -516,12 +537,22 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	})
 	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
+	// Started once the program is there to say its notices in the event
+	// log, and before the monitor that hands it the reports.
+	var err error
+	notifier, err = w.notifyFlags.startNotifier(ctx, func(notice string) {
+		program.Send(ui.NoticeMsg{Time: time.Now(), Text: notice})
+	})
+	if err != nil {
+		return err
+	}
+	defer notifier.stop()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = mon.Run(ctx)
 	}()
-	_, err := program.Run()
+	_, err = program.Run()
 	// A signal ends the program through ctx: that is a normal exit. The
 	// check comes before cancel, which would make it always true.
 	interrupted := ctx.Err() != nil

@@ -235,3 +235,17 @@ func (c *cappedBody) Read(p []byte) (int, error) {
 }
 
 func (c *cappedBody) Close() error { return c.r.Close() }
+
+// HTTPClient is a client of another server of the monitoring stack (an
+// Alertmanager) reached as a Prometheus server is: the TLS trust and
+// credentials of a, sent only to host's scheme, host and port (not on a
+// redirect elsewhere), answers capped at maxBody. secrets returns, at the
+// time of asking, what the client sends that a server's answer must not
+// show. Errors name the option at fault and never echo a secret.
+func HTTPClient(host *url.URL, a Access, maxBody int64) (client *http.Client, secrets func() safetext.Secrets, err error) {
+	t, err := newTransport(host, a, maxBody, new(atomic.Int64))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &http.Client{Transport: t}, t.secrets, nil
+}

@@ -87,10 +87,32 @@ type Options struct {
 	Found string
 }
 
-// ReportMsg carries a new evaluation into the ui.
+// ReportMsg carries a new evaluation into the ui. Bell rings the
+// terminal's bell with the frame that shows it (--bell: a replica changed
+// into a state the user asked to hear of).
 type ReportMsg struct {
 	Report analysis.Report
+	Bell   bool
 }
+
+// NoticeMsg puts a notice of vtop's own into the event log: an alert that
+// could not be posted, a hook that failed.
+type NoticeMsg struct {
+	Time time.Time
+	Text string
+}
+
+// noticeTarget is what the event log shows in the target's place for a
+// notice of vtop's own.
+const noticeTarget = "vtop"
+
+// bellShown is how long the frame carries the bell: long enough for the
+// renderer (60 frames a second) to write one frame with it, after which
+// the frame without it is written and the bell does not ring twice.
+const bellShown = 250 * time.Millisecond
+
+// bellDoneMsg ends the frames that carry bell number n.
+type bellDoneMsg struct{ n int }
 
 // HistoryMsg preloads the sparklines and charts with a source's past, by
 // target, oldest first: what a Prometheus server already holds when vtop
@@ -158,6 +180,10 @@ type Model struct {
 	help   helpScreen
 
 	play playback // a replay's controls and line, a recording's state
+
+	// bell is the number of the bell the frame carries (BEL before its
+	// first line), 0 for none; bells counts the bells rung.
+	bell, bells int
 
 	strip   gpuStrip   // the GPUs above the grid (gpus.go)
 	stripH  int        // lines the strip takes in the grid's body
@@ -253,6 +279,18 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.refresh()
 	case ReportMsg:
 		m.ingest(msg.Report)
+		if msg.Bell {
+			m.bells++
+			m.bell = m.bells
+			n := m.bells
+			cmd = tea.Tick(bellShown, func(time.Time) tea.Msg { return bellDoneMsg{n} })
+		}
+	case bellDoneMsg:
+		if m.bell == msg.n {
+			m.bell = 0
+		}
+	case NoticeMsg:
+		m.events.add([]analysis.Event{{Time: msg.Time, Target: noticeTarget, State: analysis.StateStale, Text: msg.Text}}, msg.Time)
 	case HistoryMsg:
 		m.preload(msg.Points)
 	case ReplayMsg:

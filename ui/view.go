@@ -28,7 +28,14 @@ func (m Model) View() string {
 	lines = append(lines, header...)
 	lines = append(lines, body[:bodyH]...)
 	lines = append(lines, footer)
-	return fitBlock(strings.Join(lines, "\n"), w, h)
+	frame := fitBlock(strings.Join(lines, "\n"), w, h)
+	if m.bell != 0 {
+		// BEL takes no cell: the terminal rings when the renderer writes
+		// this frame's first line, once, since the next frames without
+		// it are another line.
+		frame = "\a" + frame
+	}
+	return frame
 }
 
 // body is the view of the screen shown, laid out for the body's height.

@@ -1,0 +1,154 @@
+package notify
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+)
+
+// Alert is one alert as Alertmanager's v2 API takes it (POST
+// /api/v2/alerts). Its labels identify it: a replica that goes from FULL
+// to PREEMPTING resolves one alert and fires another.
+type Alert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+}
+
+// key is the alert's identity: its labels, in order.
+func (a Alert) key() string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(a.Labels)) {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(a.Labels[k])
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// DefaultResend is how often a firing alert is sent again. Prometheus
+// re-sends firing alerts every minute (its --rules.alert.resend-delay);
+// vtop does the same, so that an Alertmanager restarted without its
+// storage learns of a firing alert within a minute.
+const DefaultResend = time.Minute
+
+// lifetimes is how many re-send intervals ahead a firing alert's endsAt
+// lies. Prometheus sets it 4 intervals ahead: three posts in a row may be
+// lost before Alertmanager resolves the alert on its own, and a vtop that
+// was stopped (or lost its network) lets its alerts resolve within four
+// minutes rather than fire forever.
+const lifetimes = 4
+
+// Tracker turns successive reports into the alerts to post: an alert fires
+// when a replica enters a problem state (DOWN, PREEMPTING, FULL, SLOW,
+// STALE), is sent again every resend interval while the replica stays in
+// it, each time with endsAt further ahead, and is resolved (endsAt = the
+// report's time) when the replica leaves the state or the fleet. It reads
+// the time of each report, never a clock: a table of reports is a test.
+type Tracker struct {
+	resend time.Duration
+	firing map[string]*firing // by replica
+}
+
+// firing is the alert a replica has raised and not resolved.
+type firing struct {
+	alert    Alert
+	state    analysis.State
+	lastSent time.Time
+}
+
+// NewTracker returns a tracker that re-sends firing alerts every resend
+// (DefaultResend when zero or less).
+func NewTracker(resend time.Duration) *Tracker {
+	if resend <= 0 {
+		resend = DefaultResend
+	}
+	return &Tracker{resend: resend, firing: map[string]*firing{}}
+}
+
+// Firing is how many alerts are firing.
+func (t *Tracker) Firing() int { return len(t.firing) }
+
+// Update returns the alerts to post after report r: resolutions first,
+// then the alerts that fire or are due to be sent again. A replica whose
+// source failed (its verdict is from before the failure) neither fires,
+// resolves nor is sent again: vtop does not know, and Alertmanager
+// resolves its alert at its endsAt if the source stays down.
+func (t *Tracker) Update(r *analysis.Report) []Alert {
+	var resolved, firingNow []Alert
+	seen := make(map[string]bool, len(r.Replicas))
+	for i := range r.Replicas {
+		rep := &r.Replicas[i]
+		seen[rep.Target] = true
+		if rep.SourceStale {
+			continue
+		}
+		f := t.firing[rep.Target]
+		if f != nil && f.state != rep.State {
+			resolved = append(resolved, f.resolve(r.Time))
+			delete(t.firing, rep.Target)
+			f = nil
+		}
+		if !Alerting(rep.State) {
+			continue
+		}
+		switch {
+		case f == nil:
+			f = &firing{state: rep.State, alert: Alert{Labels: labels(rep), StartsAt: r.Time}}
+			t.firing[rep.Target] = f
+		case r.Time.Sub(f.lastSent) < t.resend:
+			continue
+		}
+		f.alert.Annotations = annotations(rep)
+		f.alert.EndsAt = r.Time.Add(lifetimes * t.resend)
+		f.lastSent = r.Time
+		firingNow = append(firingNow, f.alert)
+	}
+	for _, target := range slices.Sorted(func(yield func(string) bool) {
+		for target := range t.firing {
+			if !seen[target] && !yield(target) {
+				return
+			}
+		}
+	}) {
+		resolved = append(resolved, t.firing[target].resolve(r.Time))
+		delete(t.firing, target)
+	}
+	return append(resolved, firingNow...)
+}
+
+// resolve is the alert that ends f at now.
+func (f *firing) resolve(now time.Time) Alert {
+	a := f.alert
+	a.EndsAt = now
+	return a
+}
+
+// labels identify a replica's alert: alertname, replica, state, severity.
+func labels(rep *analysis.ReplicaReport) map[string]string {
+	return map[string]string{
+		"alertname": AlertName(rep.State),
+		"replica":   rep.Target,
+		"state":     strings.ToUpper(rep.State.String()),
+		"severity":  Severity(rep.State),
+	}
+}
+
+// annotations say why and what to do: the state's first reason, every
+// reason, the first action. Alertmanager keeps the latest received, so a
+// re-send carries today's numbers.
+func annotations(rep *analysis.ReplicaReport) map[string]string {
+	a := map[string]string{"summary": rep.Target + " " + stateText(rep)}
+	if len(rep.Reasons) > 0 {
+		a["description"] = strings.Join(rep.Reasons, "; ")
+	}
+	if rep.Action != "" {
+		a["action"] = rep.Action
+	}
+	return a
+}

@@ -1,0 +1,297 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// rulesAgreementEnv runs TestRulesAgreement: two minutes of a real
+// Prometheus and the binary side by side, so it runs where it is asked
+// for (.ci/run's rules stage sets it).
+const rulesAgreementEnv = "VTOP_RULES_AGREEMENT"
+
+// The run: one reading a second on both sides, two minutes in all, of
+// which the first window is left out (the rules' rates and quantiles, and
+// vtop's, read a partial window until then).
+const (
+	agreeInterval = time.Second
+	agreeRun      = 120 * time.Second
+	agreeSkip     = 30 * time.Second
+	agreeGoal     = 0.95
+)
+
+// agreeReplicas is the fleet: spike replicas started at different points
+// of the scenario's 6-minute cycle (by the virtual time each plays before
+// it is served), so that within two minutes the fleet passes through
+// healthy, slow, full, preempting and back, plus a steady healthy replica
+// and a steady slow one (long RAG prompts) that the spike never holds for
+// long.
+var agreeReplicas = []struct {
+	name     string
+	scenario sim.Scenario
+	offset   time.Duration // virtual time played before serving
+}{
+	{"spike from 0:20 (healthy, then slow, full)", sim.Spike, 20 * time.Second},
+	{"spike from 2:50 (full, preempting, full, slow)", sim.Spike, 170 * time.Second},
+	{"spike from 4:20 (full, slow, healthy)", sim.Spike, 260 * time.Second},
+	{"healthy", sim.Healthy, 2 * time.Minute},
+	{"slow", sim.Slow, 2 * time.Minute},
+}
+
+// noAlert is the class of a replica in a state the rules do not alert on
+// (healthy, warming, unjudged, sleeping), and of one with no alert firing.
+const noAlert = "none"
+
+// agreeClasses are the classes in the order of the table: no alert, then
+// the alerted states from the lowest.
+var agreeClasses = []string{noAlert, "idle", "stale", "slow", "full", "preempting", "down"}
+
+// alertClass is the class vtop's state falls in, as the rules see it.
+func alertClass(s analysis.State) string {
+	switch s {
+	case analysis.StateHealthy, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
+		return noAlert
+	}
+	return s.String()
+}
+
+// TestRulesAgreement is the end-to-end check of `vtop rules`: a real
+// Prometheus loads the rules `vtop rules --evaluation-interval 1s` writes
+// and scrapes a simulated fleet going through a spike every second, while
+// `vtop --jsonl` watches the same replicas at the same interval. For each
+// (replica, second) after the first window, the highest alert firing in
+// Prometheus must be vtop's state (none for the states the rules do not
+// alert on) at that second or one evaluation either side, in at least 95 %
+// of the pairs. It logs the table of both sides' classes and every stretch
+// where they differ, for BENCHMARKS.md to explain.
+func TestRulesAgreement(t *testing.T) {
+	if os.Getenv(rulesAgreementEnv) == "" {
+		t.Skip("two minutes of Prometheus and vtop side by side: set " + rulesAgreementEnv + "=1 to run it (.ci/run does)")
+	}
+	testutil.PrometheusTool(t, "prometheus")
+
+	fleet, err := sim.NewFleet(sim.Options{Replicas: len(agreeReplicas), Scenario: sim.Spike, Seed: 1,
+		Configure: func(i int, c *sim.ReplicaConfig) {
+			cfg, err := sim.ScenarioConfig(agreeReplicas[i].scenario, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			*c = cfg
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range fleet.Replicas() {
+		r.Advance(agreeReplicas[i].offset)
+	}
+	urls := testutil.ServeFleet(t.Context(), t, fleet)
+	hosts := make([]string, len(urls))
+	for i, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[i] = u.Host
+	}
+
+	// The rules evaluate at the scrape interval: one reading is one
+	// evaluation, as one scrape is one reading of vtop's (the hysteresis
+	// of 2 is then 2 readings on both sides).
+	ruleFile := filepath.Join(t.TempDir(), "vtop.yml")
+	if out, errOut, code := testutil.RunVtop(t, "rules", "--evaluation-interval", agreeInterval.String(), "-o", ruleFile); code != 0 {
+		t.Fatalf("vtop rules: exit %d\n%s%s", code, out, errOut)
+	}
+	prom := testutil.StartPrometheusRules(t, agreeInterval, agreeInterval, hosts, ruleFile)
+
+	cmd := testutil.VtopCommand(t, append([]string{"--jsonl", "--no-gpus", "--interval", agreeInterval.String(),
+		"--duration", agreeRun.String()}, urls...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	type report struct {
+		Time     time.Time
+		Replicas []struct {
+			Target string
+			State  analysis.State
+		}
+	}
+	var reports []report
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(nil, 16<<20)
+	for lines.Scan() {
+		var r report
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+			t.Fatalf("a --jsonl line: %v", err)
+		}
+		reports = append(reports, r)
+	}
+	if err := testutil.WaitWithin(t, cmd, 30*time.Second); err != nil {
+		t.Logf("vtop --jsonl: %v\n%s", err, stderr.String())
+	}
+	end := time.Now()
+
+	// Both sides as of each whole second: vtop's newest report, and the
+	// alerts of Prometheus's newest evaluation (a range query answers
+	// each step with the newest sample at or before it; a resolved alert
+	// leaves a staleness marker, so it is not carried on).
+	first := start.Truncate(time.Second).Add(time.Second)
+	steps := int(end.Sub(first) / time.Second)
+	vtop := make([][]analysis.State, len(hosts)) // [replica][second]
+	seen := make([][]bool, len(hosts))
+	for i := range hosts {
+		vtop[i] = make([]analysis.State, steps)
+		seen[i] = make([]bool, steps)
+	}
+	index := make(map[string]int, len(hosts))
+	for i, h := range hosts {
+		index[h] = i
+	}
+	for _, r := range reports {
+		// The first second at or after the report (a later report
+		// overwrites it from its own second on).
+		from := int((r.Time.Sub(first) + time.Second - 1) / time.Second)
+		for _, rr := range r.Replicas {
+			i, ok := index[rr.Target]
+			if !ok {
+				t.Fatalf("vtop reports a replica %q it was not given", rr.Target)
+			}
+			for s := max(from, 0); s < steps; s++ {
+				vtop[i][s], seen[i][s] = rr.State, true
+			}
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	v, warnings, _, err := prom.API().QueryRange(ctx, `ALERTS{alertstate="firing"}`,
+		v1.Range{Start: first, End: first.Add(time.Duration(steps-1) * time.Second), Step: time.Second})
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("ALERTS: %v %v", err, warnings)
+	}
+	alerts := make([][]string, len(hosts)) // the highest alert's class
+	for i := range hosts {
+		alerts[i] = slices.Repeat([]string{noAlert}, steps)
+	}
+	rank := func(class string) int { return slices.Index(agreeClasses, class) }
+	for _, series := range v.(model.Matrix) {
+		i, ok := index[string(series.Metric["instance"])]
+		if !ok {
+			t.Fatalf("an alert of an instance vtop was not given: %v", series.Metric)
+		}
+		class := strings.ToLower(string(series.Metric["vtop_state"]))
+		if rank(class) < 0 {
+			t.Fatalf("an alert of no known state: %v", series.Metric)
+		}
+		for _, p := range series.Values {
+			s := int(p.Timestamp.Time().Sub(first) / time.Second)
+			if s >= 0 && s < steps && rank(class) > rank(alerts[i][s]) {
+				alerts[i][s] = class
+			}
+		}
+	}
+
+	// The comparison, after the first window and short of the last second
+	// (whose next evaluation the tolerance would read).
+	skip := int(agreeSkip / time.Second)
+	table := map[[2]string]int{}
+	var pairs, exact, agreed int
+	var stretches []string
+	vtopSaw := map[string]bool{}
+	for i := range hosts {
+		var open string // the stretch being written, "" for none
+		from := 0
+		flush := func(to int) {
+			if open != "" {
+				stretches = append(stretches, fmt.Sprintf("replica %d (%s): %ds-%ds: %s", i, agreeReplicas[i].name, from, to, open))
+				open = ""
+			}
+		}
+		for s := skip; s < steps-1; s++ {
+			if !seen[i][s] {
+				t.Fatalf("replica %d: no vtop report by second %d", i, s)
+			}
+			want := alertClass(vtop[i][s])
+			got := alerts[i][s]
+			pairs++
+			table[[2]string{want, got}]++
+			vtopSaw[want] = true
+			ok := want == got || want == alerts[i][s-1] || want == alerts[i][s+1]
+			if want == got {
+				exact++
+			}
+			if ok {
+				agreed++
+				flush(s - 1)
+				continue
+			}
+			what := fmt.Sprintf("vtop %s, alert %s", vtop[i][s], got)
+			if what != open {
+				flush(s - 1)
+				open, from = what, s
+			}
+		}
+		flush(steps - 2)
+	}
+	if pairs == 0 {
+		t.Fatal("no (replica, second) pair to compare")
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d replicas, %d s (seconds %d-%d compared, the first window left out), %d pairs\n\n", len(hosts), steps, skip, steps-2, pairs)
+	b.WriteString("| vtop's state \\ highest alert firing |")
+	for _, c := range agreeClasses {
+		fmt.Fprintf(&b, " %s |", c)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("--:|", len(agreeClasses)) + "\n")
+	for _, want := range agreeClasses {
+		if !vtopSaw[want] {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", want)
+		for _, got := range agreeClasses {
+			fmt.Fprintf(&b, " %d |", table[[2]string{want, got}])
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nagreement within one evaluation: %d / %d = %.1f %%; at the same second: %d / %d = %.1f %%\n",
+		agreed, pairs, 100*float64(agreed)/float64(pairs), exact, pairs, 100*float64(exact)/float64(pairs))
+	b.WriteString("disagreements (seconds from the start of vtop's run):\n")
+	for _, s := range stretches {
+		b.WriteString("  " + s + "\n")
+	}
+	t.Log("\n" + b.String())
+
+	if share := float64(agreed) / float64(pairs); share < agreeGoal {
+		t.Errorf("agreement %.1f %% < %.0f %%", 100*share, 100*agreeGoal)
+	}
+	// The spike must have shown what it is for: without these states the
+	// agreement would be that of a quiet fleet.
+	for _, c := range []string{noAlert, "slow", "full", "preempting"} {
+		if !vtopSaw[c] {
+			t.Errorf("vtop never showed %s after the first window: the fleet did not go through the spike", c)
+		}
+	}
+}

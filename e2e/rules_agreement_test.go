@@ -42,7 +42,7 @@ const (
 	// itself: two scrapers read a moving gauge at different instants, and
 	// a queue that flickers at the edge of FULL can give one of them three
 	// queued readings in a row and the other none (measured: 94.3 % to
-	// 98.2 % over seven runs; BENCHMARKS.md).
+	// 98.2 % over eight runs; BENCHMARKS.md).
 	agreeGoalScraping = 0.90
 )
 

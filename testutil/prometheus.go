@@ -72,6 +72,28 @@ func StartPrometheus(t testing.TB, scrape time.Duration, targets []string) *Prom
 	return p
 }
 
+// StartPrometheusRules is StartPrometheus that also loads the rule files
+// and evaluates them every evaluation interval (the rule groups' own
+// interval: wins over it).
+func StartPrometheusRules(t testing.TB, scrape, evaluation time.Duration, targets []string, ruleFiles ...string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	p.scrape, p.targets = scrape, targets
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = fmt.Sprintf("%q", tg)
+	}
+	files := make([]string, len(ruleFiles))
+	for i, f := range ruleFiles {
+		files[i] = fmt.Sprintf("%q", f)
+	}
+	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\n  evaluation_interval: %dms\nrule_files: [%s]\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: [%s]\n",
+		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), evaluation.Milliseconds(), strings.Join(files, ", "), strings.Join(quoted, ", ")))
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
 // StartPrometheusURLs is StartPrometheus for the metrics URLs of targets
 // whose paths may differ (TensorRT-LLM's /prometheus/metrics): each is
 // scraped at its own path.

@@ -289,9 +289,9 @@ func compareSides(t *testing.T, reports []agreeReport, index map[string]int, fir
 			if !ok {
 				t.Fatalf("vtop reports a replica %q it was not given", rr.Target)
 			}
-			note := fmt.Sprintf("waiting %s, p99 TTFT %s, p99 ITL %s", figure(rr.Waiting), figure(rr.TTFT.P99), figure(rr.ITL.P99))
+			note := fmt.Sprintf("%s, waiting %s, p99 TTFT %s, p99 ITL %s", rr.State, figure(rr.Waiting), figure(rr.TTFT.P99), figure(rr.ITL.P99))
 			if len(rr.Reasons) > 0 {
-				note += "; " + rr.Reasons[0]
+				note += "; " + strings.Join(rr.Reasons, " | ")
 			}
 			for s := max(from, 0); s < steps; s++ {
 				vtop[i][s], notes[i][s], seen[i][s] = rr.State, note, true

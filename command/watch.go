@@ -118,15 +118,18 @@ func (f analysisFlags) validate() error {
 	return nil
 }
 
+// config is the analysis configuration of the flags: the documented
+// defaults (analysis.DefaultConfig) with the flags' thresholds, window and
+// hysteresis in their place. Starting from the defaults keeps every
+// threshold no flag sets (the SLO exit margin, the least observations of
+// a p99) as the documentation and the rules have them.
 func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
-	return analysis.Config{
-		Window:          window,
-		SLOTTFT:         f.SLOTTFT,
-		SLOITL:          f.SLOITL,
-		SLOE2E:          f.SLOE2E,
-		TargetQueueTime: f.TargetQueueTime,
-		Hysteresis:      hysteresis,
-	}
+	cfg := analysis.DefaultConfig()
+	cfg.Window = window
+	cfg.SLOTTFT, cfg.SLOITL, cfg.SLOE2E = f.SLOTTFT, f.SLOITL, f.SLOE2E
+	cfg.TargetQueueTime = f.TargetQueueTime
+	cfg.Hysteresis = hysteresis
+	return cfg
 }
 
 // clientFlags configure how targets are reached.

@@ -41,8 +41,8 @@ const (
 	// agreeGoalScraping is the least where vtop scrapes the replicas
 	// itself: two scrapers read a moving gauge at different instants, and
 	// a queue that flickers at the edge of FULL can give one of them three
-	// queued readings in a row and the other none (measured: 94.3 % to
-	// 98.2 % over eight runs; BENCHMARKS.md).
+	// queued readings in a row and the other none (measured: 97.5 % and
+	// 98.2 % in two runs; BENCHMARKS.md).
 	agreeGoalScraping = 0.90
 )
 

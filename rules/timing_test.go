@@ -19,6 +19,14 @@ import (
 // 30 s is over the SLO from the reading of 65 s, which makes SLOW pending;
 // it fires at 70 s, the second evaluation, as vtop shows it. The window
 // forgets the slow requests at 150 s: kept there, gone at 155 s.
+// Replica "down" answers until 60 s and fails every scrape from 65 s:
+// DOWN fires on the first failed scrape. Replica "stale" runs 10
+// requests whose tokens stop at 30 s: from 60 s the window holds no
+// change of its work, so STALE is pending and fires at 65 s. Replica "itl"
+// generates 100 tokens/s, all under 50 ms until 60 s, all between 100
+// and 150 ms until 120 s (SLOW by ITL, pending at 65 s and firing at
+// 70 s), then all between 50 and 100 ms: a p99 of 99.5 ms, under the
+// 100 ms SLO but not 10 % under it, so SLOW is held, as vtop holds it.
 const timingSuite = `rule_files:
   - rules.yml
 evaluation_interval: 5s
@@ -38,6 +46,23 @@ tests:
       - {series: 'vllm:time_to_first_token_seconds_bucket{instance="slow",le="2.5"}', values: '0+50x37'}
       - {series: 'vllm:time_to_first_token_seconds_bucket{instance="slow",le="+Inf"}', values: '0+50x37'}
       - {series: 'vllm:time_to_first_token_seconds_count{instance="slow"}', values: '0+50x37'}
+      - {series: 'up{instance="down",job="vllm"}', values: '1x12 0x24'}
+      - {series: 'vllm:num_requests_running{instance="down"}', values: '10x12'}
+      - {series: 'vllm:num_requests_waiting{instance="down"}', values: '0x12'}
+      - {series: 'vllm:generation_tokens_total{instance="down"}', values: '0+100x12'}
+      - {series: 'up{instance="stale",job="vllm"}', values: '1x37'}
+      - {series: 'vllm:num_requests_running{instance="stale"}', values: '10x37'}
+      - {series: 'vllm:num_requests_waiting{instance="stale"}', values: '0x37'}
+      - {series: 'vllm:generation_tokens_total{instance="stale"}', values: '0+100x6 600x30'}
+      - {series: 'up{instance="itl",job="vllm"}', values: '1x37'}
+      - {series: 'vllm:num_requests_running{instance="itl"}', values: '10x37'}
+      - {series: 'vllm:num_requests_waiting{instance="itl"}', values: '0x37'}
+      - {series: 'vllm:generation_tokens_total{instance="itl"}', values: '0+500x37'}
+      - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="0.05"}', values: '0+500x12 6000x24'}
+      - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="0.1"}', values: '0+500x12 6000x11 6500+500x12'}
+      - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="0.15"}', values: '0+500x37'}
+      - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="+Inf"}', values: '0+500x37'}
+      - {series: 'vllm:inter_token_latency_seconds_count{instance="itl"}', values: '0+500x37'}
     promql_expr_test:
 ` + `STEPS`
 
@@ -46,20 +71,35 @@ tests:
 type timingStep struct {
 	at, instance, alert, state string // state "" for no alert
 	evidence                   bool
+	// condition is the recorded condition the evidence is read from; ""
+	// for the alert's own (TTFT's for SLOW).
+	condition string
 }
 
 var timingSteps = []timingStep{
-	{"20s", "full", AlertFull, "", false},
-	{"25s", "full", AlertFull, "firing", true},
-	{"35s", "full", AlertFull, "firing", true},
-	{"40s", "full", AlertFull, "firing", false},
-	{"45s", "full", AlertFull, "", false},
-	{"60s", "slow", AlertSlow, "", false},
-	{"65s", "slow", AlertSlow, "pending", true},
-	{"70s", "slow", AlertSlow, "firing", true},
-	{"145s", "slow", AlertSlow, "firing", true},
-	{"150s", "slow", AlertSlow, "firing", false},
-	{"155s", "slow", AlertSlow, "", false},
+	{"20s", "full", AlertFull, "", false, ""},
+	{"25s", "full", AlertFull, "firing", true, ""},
+	{"35s", "full", AlertFull, "firing", true, ""},
+	{"40s", "full", AlertFull, "firing", false, ""},
+	{"45s", "full", AlertFull, "", false, ""},
+	{"60s", "slow", AlertSlow, "", false, ""},
+	{"65s", "slow", AlertSlow, "pending", true, ""},
+	{"70s", "slow", AlertSlow, "firing", true, ""},
+	{"145s", "slow", AlertSlow, "firing", true, ""},
+	{"150s", "slow", AlertSlow, "firing", false, ""},
+	{"155s", "slow", AlertSlow, "", false, ""},
+	{"60s", "down", AlertDown, "", false, ""},
+	{"65s", "down", AlertDown, "firing", true, ""},
+	{"185s", "down", AlertDown, "firing", true, ""},
+	{"185s", "down", AlertStale, "", true, ""},
+	{"55s", "stale", AlertStale, "", false, ""},
+	{"60s", "stale", AlertStale, "pending", true, ""},
+	{"65s", "stale", AlertStale, "firing", true, ""},
+	{"185s", "stale", AlertStale, "firing", true, ""},
+	{"60s", "itl", AlertSlow, "", false, "vtop:state_slow_itl"},
+	{"65s", "itl", AlertSlow, "pending", true, "vtop:state_slow_itl"},
+	{"70s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
+	{"185s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
 }
 
 // TestPromtoolTiming runs the timing suite against the default rules.
@@ -72,7 +112,10 @@ func TestPromtoolTiming(t *testing.T) {
 	var steps strings.Builder
 	for _, s := range timingSteps {
 		cond := condition(strings.ToLower(strings.TrimPrefix(s.alert, "Vtop")))
-		if s.alert == AlertSlow {
+		switch {
+		case s.condition != "":
+			cond = s.condition
+		case s.alert == AlertSlow:
 			cond = latencies[0].condition()
 		}
 		steps.WriteString("      - {expr: 'count by (alertstate) (ALERTS{alertname=\"" + s.alert + "\", instance=\"" + s.instance + "\"})', eval_time: " + s.at)

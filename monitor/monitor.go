@@ -163,10 +163,38 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 		return analysis.Report{}, err
 	}
 	readings, now := readingsNow(source, nil)
-	cfg.Window = max(cfg.Window, now.Sub(start))
+	now, span := readSpan(readings, start, now)
+	cfg.Window = max(cfg.Window, span)
 	r := analysis.Analyze(now, readings, cfg, nil)
 	r.SetSource(sourceStatus(source))
 	return r, nil
+}
+
+// readSpan is the moment and the window of a one-off report: from the
+// oldest reading to the newest, so that the window holds every reading and
+// is no longer than the readings span. Measured from the clock instead, the
+// window would also count the time the first and last scrapes took to
+// answer, and a replica read for the whole window would fall short of the
+// span a verdict of health needs (WARMING on a slow machine). Without a
+// reading it is from start to now.
+func readSpan(readings []catalogue.Readings, start, now time.Time) (time.Time, time.Duration) {
+	var oldest, newest time.Time
+	for _, r := range readings {
+		if len(r.Samples) == 0 {
+			continue
+		}
+		first, last := r.Samples[0].Time, r.Samples[len(r.Samples)-1].Time
+		if oldest.IsZero() || first.Before(oldest) {
+			oldest = first
+		}
+		if last.After(newest) {
+			newest = last
+		}
+	}
+	if newest.IsZero() {
+		return now, now.Sub(start)
+	}
+	return newest, newest.Sub(oldest)
 }
 
 // onceFromStore is Once for a source that reads the whole window from a

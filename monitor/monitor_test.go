@@ -191,3 +191,62 @@ func TestMonitorKeepsTheWindow(t *testing.T) {
 		t.Errorf("Window = %v", m.Window())
 	}
 }
+
+// A replica that takes its time to answer is still read for the whole
+// window: the report's window runs from the first reading to the last, not
+// from the first request to the last answer, so the span a verdict of health
+// needs is there.
+func TestOnceSlowAnswersDoNotShortenTheEvidence(t *testing.T) {
+	url := testutil.StartServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(100 * time.Millisecond) // inside the 160 ms timeout of a 200 ms interval
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 0\n" +
+			"# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{model_name=\"m\"} 0\n"))
+	})
+	tg, err := scrape.ParseTarget(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scrape.NewPoller([]scrape.Target{tg}, scrape.Options{Interval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := analysis.DefaultConfig()
+	cfg.Window = 600 * time.Millisecond
+	r, err := Once(context.Background(), p, cfg, cfg.Window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := r.Replicas[0]
+	if rep.State == analysis.StateWarming {
+		t.Errorf("read for a %.3fs window, the replica is %s: %q", r.WindowSeconds, rep.State, rep.Reasons)
+	}
+}
+
+func TestReadSpan(t *testing.T) {
+	at := func(ms int) catalogue.Sample { return catalogue.Sample{Time: time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond)} }
+	start, now := time.Unix(99, 0), time.Unix(103, 0)
+	tests := []struct {
+		name     string
+		readings []catalogue.Readings
+		wantNow  time.Time
+		wantSpan time.Duration
+	}{
+		{"one target: its first reading to its last", []catalogue.Readings{{Target: "a", Samples: []catalogue.Sample{at(10), at(1010), at(2010)}}},
+			at(2010).Time, 2 * time.Second},
+		{"several: the oldest of all to the newest of all", []catalogue.Readings{
+			{Target: "a", Samples: []catalogue.Sample{at(10), at(2010)}},
+			{Target: "b", Samples: []catalogue.Sample{at(5), at(2003)}},
+			{Target: "c"}},
+			at(2010).Time, 2005 * time.Millisecond},
+		{"no reading: the clock's", []catalogue.Readings{{Target: "a"}}, now, 4 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gotNow, gotSpan := readSpan(tt.readings, start, now)
+			if !gotNow.Equal(tt.wantNow) || gotSpan != tt.wantSpan {
+				t.Errorf("readSpan = %v, %v; want %v, %v", gotNow, gotSpan, tt.wantNow, tt.wantSpan)
+			}
+		})
+	}
+}

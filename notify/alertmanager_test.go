@@ -122,7 +122,9 @@ func TestAlertmanagerPostsToTheV2API(t *testing.T) {
 	s := runSender(t, AlertmanagerConfig{URL: am.server.URL + "/prefix/"})
 	tr := NewTracker(time.Minute)
 	s.Enqueue(tr.Update(report(0, "gpu-a:8000=full", "gpu-b:8000=healthy")))
-	eventually(t, "one post", func() bool { p, _ := am.delivered(); return len(p) == 1 })
+	// The sender counts a post once the server has answered it, so after
+	// the server holds it: wait for both.
+	eventually(t, "one post, counted", func() bool { p, _ := am.delivered(); return len(p) == 1 && s.Stats().Posts == 1 })
 	posts, paths := am.delivered()
 	if paths[0] != "/prefix/api/v2/alerts" {
 		t.Errorf("posted to %s, want /prefix/api/v2/alerts", paths[0])
@@ -148,7 +150,12 @@ func TestAlertmanagerFailuresAreSaidKeptAndRetried(t *testing.T) {
 		Secrets: func() safetext.Secrets { return safetext.NewSecrets("s3cr3t-token") }})
 	tr := NewTracker(time.Minute)
 	s.Enqueue(tr.Update(report(0, "a=down")))
-	eventually(t, "the alert delivered after two failures", func() bool { p, _ := am.delivered(); return len(p) == 1 })
+	// The recovery is said after the post returns, so after the server has
+	// the alert: wait for both.
+	eventually(t, "the alert delivered after two failures, and the recovery said", func() bool {
+		p, _ := am.delivered()
+		return len(p) == 1 && len(said.all()) >= 2
+	})
 	got := said.all()
 	if len(got) != 2 || !strings.Contains(got[0], "HTTP 500 Internal Server Error") || !strings.Contains(got[1], "delivered again, after 2 failed posts") {
 		t.Fatalf("said %q, want the first failure and the recovery", got)

@@ -90,7 +90,8 @@ func TestHookFireNeverWaits(t *testing.T) {
 	for range 5 {
 		h.Fire(change("a", analysis.StateDown))
 	}
-	if took := time.Since(start); took > 100*time.Millisecond {
+	// Far under the hook's 10 s, and far over a loaded machine's scheduling.
+	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("5 fires of a 10 s hook took %s", took)
 	}
 	eventually(t, "the changes not run said", func() bool { return len(said.all()) == 1 })

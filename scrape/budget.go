@@ -31,6 +31,13 @@ func newPageBudget(maxMemory int64) *pageBudget {
 	return &pageBudget{total: maxMemory / 2, maxMemory: maxMemory, freed: make(chan struct{})}
 }
 
+// budgetError is a page refused room in the budget. It is said as it is:
+// a page that waited out the scrape's timeout for room had its answer, and
+// is not "no answer within" the timeout.
+type budgetError string
+
+func (e budgetError) Error() string { return string(e) }
+
 // pageHold is what one page holds of the budget. The zero hold of a nil
 // budget holds nothing and never fails.
 type pageHold struct {
@@ -70,15 +77,19 @@ func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
 	}
 	b := h.budget
 	if n > b.total {
-		return fmt.Errorf("page %s would pass the pages' share of --max-memory %s (%s): raise --max-memory or lower --max-body",
-			pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total))
+		return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s): raise --max-memory or lower --max-body",
+			pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total)))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.used+n-h.held > b.total {
-		if h.held > 0 && b.waiting+1 >= b.holders || ctx.Err() != nil {
-			return fmt.Errorf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read; raise --max-memory",
-				pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total))
+		if ctx.Err() != nil {
+			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read, and no room was given back within the scrape's timeout; raise --max-memory",
+				pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total)))
+		}
+		if h.held > 0 && b.waiting+1 >= b.holders {
+			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read; raise --max-memory",
+				pageSize(n, read), flagSize(b.maxMemory), formatSize(b.total)))
 		}
 		b.wait(ctx, h.held > 0)
 	}

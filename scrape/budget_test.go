@@ -184,3 +184,33 @@ func TestPageBudgetGivesWay(t *testing.T) {
 		t.Errorf("after every release: %d bytes held by %d pages, want none", b.used, b.holders)
 	}
 }
+
+// TestPageWaitingOutTheTimeoutForRoom: a page that found no room in the
+// budget before the scrape's timeout is refused for the room, not said to
+// have had no answer: the server answered, and the fix is --max-memory.
+func TestPageWaitingOutTheTimeoutForRoom(t *testing.T) {
+	page := strings.Repeat("# padding line\n", 4<<20/15)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte(page))
+	}))
+	defer srv.Close()
+	target, err := ParseTarget(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(ClientOptions{MaxMemory: 64 << 20}) // a share of 32 MiB
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := c.hold() // another page being read holds all but 1 MiB
+	if err := other.growTo(context.Background(), 31<<20, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer other.release()
+	_, _, err = c.Fetch(context.Background(), target, 200*time.Millisecond, nil)
+	want := "would pass the pages' share of --max-memory 64MiB (32 MiB) with the other pages being read, and no room was given back within the scrape's timeout; raise --max-memory"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "no answer") {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -216,6 +216,10 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 		if errors.Is(err, errTooLarge) {
 			return fail("body larger than " + formatSize(c.maxBody))
 		}
+		var refused budgetError
+		if errors.As(err, &refused) {
+			return fail(refused.Error())
+		}
 		return fail(describe(ctx, err, timeout))
 	}
 	if compressed(resp, body) {

@@ -224,7 +224,9 @@ func TestOnceSlowAnswersDoNotShortenTheEvidence(t *testing.T) {
 }
 
 func TestReadSpan(t *testing.T) {
-	at := func(ms int) catalogue.Sample { return catalogue.Sample{Time: time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond)} }
+	at := func(ms int) catalogue.Sample {
+		return catalogue.Sample{Time: time.Unix(100, 0).Add(time.Duration(ms) * time.Millisecond)}
+	}
 	start, now := time.Unix(99, 0), time.Unix(103, 0)
 	tests := []struct {
 		name     string

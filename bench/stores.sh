@@ -53,7 +53,7 @@ for bin in prometheus promtool victoria-metrics curl python3; do
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/vtop-stores.XXXXXX")
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stores-bench.XXXXXX")
 HZ=$(getconf CLK_TCK)
 PIDS=()
 cleanup() {
@@ -87,7 +87,10 @@ for _ in $(seq 100); do curl -sf "$VM/health" >/dev/null && break; sleep 0.1; do
 started=$(date +%s)
 end=$((started + lead_s))
 echo "history: $N replicas x $ENGINES engines, ${SPAN} before now to ${LEAD} after, a scrape every $STEP, in $CHUNK files…" >&2
-"$WORK/vtop" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed --history "$((span_s + lead_s))s" \
+# A copy under another name: a stray pkill of vtop elsewhere on a shared
+# machine should not end the history half-way.
+cp "$WORK/vtop" "$WORK/fleet-history"
+"$WORK/fleet-history" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed --history "$((span_s + lead_s))s" \
 	--step "$STEP" --end "$end" --chunk "$CHUNK" -o "$WORK/chunks" 2>"$WORK/sim.log" &
 gen=$!
 PIDS+=($gen)

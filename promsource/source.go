@@ -85,6 +85,10 @@ type Config struct {
 	// MaxMemory is vtop's memory bound (DefaultMaxMemory): the source's
 	// answers may take a share of it (see answerShare).
 	MaxMemory int64
+	// IdentifyStore asks the server which program it is (Prometheus,
+	// VictoriaMetrics, Grafana Mimir) before the first refresh, with one
+	// request to its build information, for the status (store.go).
+	IdentifyStore bool
 }
 
 // withDefaults fills the zero fields.
@@ -368,7 +372,7 @@ func (s *Source) end() {
 // refresh reads the window at one evaluation time and publishes the
 // replicas' readings.
 func (s *Source) refresh(ctx context.Context) {
-	if !s.storeAsked {
+	if s.cfg.IdentifyStore && !s.storeAsked {
 		if id, ok := s.identifyStore(ctx); ok || ctx.Err() == nil {
 			s.storeAsked = true
 			s.mu.Lock()

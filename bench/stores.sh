@@ -10,12 +10,15 @@
 #
 # The history: `vtop sim --history` plays N replicas of E engines in
 # virtual time and writes a scrape of each every STEP (5s) as OpenMetrics
-# with timestamps, from SPAN (1h) before the start of the run to LEAD
-# (20m) after it, so that the stores hold SPAN of past while vtop reads
-# them as the present. It is written in CHUNK (10m) files, each read by
-# `promtool tsdb create-blocks-from openmetrics` into Prometheus's blocks
-# and POSTed to VictoriaMetrics' /api/v1/import/prometheus, then removed.
-# Prometheus starts on the blocks once all are made.
+# with timestamps, SPAN (1h) of them ending LEAD (20m) after the start of
+# the run: vtop reads the stores as the present, so the history must
+# reach past the measurements, which begin once the stores are filled and
+# the present is at least a minute into the history. It is written in
+# CHUNK (5m) files, each read by `promtool tsdb create-blocks-from
+# openmetrics` into Prometheus's blocks and POSTed to VictoriaMetrics'
+# /api/v1/import/prometheus, then removed. Prometheus starts on the blocks
+# once all are made. Back-filling runs at some fraction of real time (it
+# is printed); LEAD must leave the measurements their time after it.
 #
 # Then, ROUNDS (3) times, for each store (and vtop at BASELINE when set):
 # `vtop --prometheus URL --selector '{job="vllm"}' --once` (its wall time:
@@ -29,10 +32,10 @@
 # prometheus and promtool, victoria-metrics.
 set -euo pipefail
 
-usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY)" >&2; exit 64; }
+usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY KEEP)" >&2; exit 64; }
 [[ $# -eq 2 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 1 ]] || usage
 N=$1 ENGINES=$2
-SPAN=${SPAN:-1h} LEAD=${LEAD:-20m} STEP=${STEP:-5s} CHUNK=${CHUNK:-10m}
+SPAN=${SPAN:-1h} LEAD=${LEAD:-20m} STEP=${STEP:-5s} CHUNK=${CHUNK:-5m}
 T=${T:-60} ROUNDS=${ROUNDS:-3} INTERVAL=5s
 [[ $T =~ ^[0-9]+$ && $T -ge 10 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || usage
 
@@ -86,11 +89,12 @@ for _ in $(seq 100); do curl -sf "$VM/health" >/dev/null && break; sleep 0.1; do
 
 started=$(date +%s)
 end=$((started + lead_s))
-echo "history: $N replicas x $ENGINES engines, ${SPAN} before now to ${LEAD} after, a scrape every $STEP, in $CHUNK files…" >&2
+first=$((end - span_s))
+echo "history: $N replicas x $ENGINES engines, $SPAN ending $LEAD from now, a scrape every $STEP, in $CHUNK files…" >&2
 # A copy under another name: a stray pkill of vtop elsewhere on a shared
 # machine should not end the history half-way.
 cp "$WORK/vtop" "$WORK/fleet-history"
-"$WORK/fleet-history" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed --history "$((span_s + lead_s))s" \
+"$WORK/fleet-history" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed --history "${span_s}s" \
 	--step "$STEP" --end "$end" --chunk "$CHUNK" -o "$WORK/chunks" 2>"$WORK/sim.log" &
 gen=$!
 PIDS+=($gen)
@@ -115,7 +119,7 @@ while :; do
 	sleep 0.2
 done
 backfill_s=$(($(date +%s) - started))
-echo "back-filled in ${backfill_s} s; the history ends in $((end - $(date +%s))) s" >&2
+echo "back-filled $SPAN of history in ${backfill_s} s ($(awk -v b="$backfill_s" -v s="$span_s" 'BEGIN { printf "%.2f", b / s }') of real time); it ends in $((end - $(date +%s))) s" >&2
 
 prom_port=$(free_port)
 printf 'scrape_configs: []\n' >"$WORK/prometheus.yml"
@@ -125,6 +129,12 @@ PIDS+=($!)
 PROM=http://127.0.0.1:$prom_port
 for _ in $(seq 600); do curl -sf "$PROM/-/ready" >/dev/null && break; sleep 0.1; done
 curl -sf "$PROM/-/ready" >/dev/null || { echo "Prometheus did not start:" >&2; tail -5 "$WORK/prometheus.log" >&2; exit 1; }
+
+# The present must be a minute into the history: a window and a margin.
+if (($(date +%s) < first + 60)); then
+	echo "waiting $((first + 60 - $(date +%s))) s for the present to reach a minute into the history…" >&2
+	sleep $((first + 60 - $(date +%s)))
+fi
 
 # up KIND URL: how many targets the store holds now (count of up).
 targets() {
@@ -212,6 +222,7 @@ run() {
 	echo "round $round $store $kind: $(tail -1 "$WORK/res-$store-$kind") (cpu% rss_mb store-counted-queries/refresh once_s once_rss_mb)" >&2
 }
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq "$ROUNDS"); do
 	for store in prom vm; do
 		for kind in "${kinds[@]}"; do run "$store" "$kind"; done
@@ -225,8 +236,8 @@ median() {
 # worst FILE COLUMN
 worst() { awk -v c="$2" '{ print $c }' "$1" | sort -g | tail -1; }
 
-printf '\nN=%d replicas x %d engines, history %s back + %s ahead at %s (back-filled in %d s), T=%ds per run, refresh every %s, %d rounds; load before the runs: %s\n' \
-	"$N" "$ENGINES" "$SPAN" "$LEAD" "$STEP" "$backfill_s" "$T" "$INTERVAL" "$ROUNDS" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '\nN=%d replicas x %d engines, %s of history at %s (back-filled in %d s), T=%ds per run, refresh every %s, %d rounds; load before the runs: %s, after: %s\n' \
+	"$N" "$ENGINES" "$SPAN" "$STEP" "$backfill_s" "$T" "$INTERVAL" "$ROUNDS" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-16s %-10s %16s %15s %12s %13s %12s %11s %7s\n' store vtop "queries/refresh" "refresh median" "refresh max" "first screen" "peak RSS MB" "--once RSS" "CPU %"
 for store in prom vm; do
 	for kind in "${kinds[@]}"; do

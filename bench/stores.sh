@@ -28,11 +28,13 @@
 # source.queries, one per refresh), the query requests the store counted
 # (a check on vtop's own count), vtop's CPU and peak RSS. Medians over the rounds
 # are printed; the refresh time is the median and the maximum over every
-# refresh of every round. Requirements: Go, bash, awk, curl, python3,
-# prometheus and promtool, victoria-metrics.
+# refresh of every round. The runs pass --max-memory MAX_MEMORY (1GiB)
+# and VTOP_ARGS; before them, one `--once` with vtop's defaults says
+# whether vtop as it comes reads the fleet at all. Requirements: Go,
+# bash, awk, curl, python3, prometheus and promtool, victoria-metrics.
 set -euo pipefail
 
-usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY KEEP)" >&2; exit 64; }
+usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY VTOP_ARGS KEEP)" >&2; exit 64; }
 [[ $# -eq 2 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 1 ]] || usage
 N=$1 ENGINES=$2
 SPAN=${SPAN:-1h} LEAD=${LEAD:-20m} STEP=${STEP:-5s} CHUNK=${CHUNK:-5m}
@@ -180,6 +182,8 @@ run() {
 	[[ $store == vm ]] && url=$VM
 	(($(date +%s) + T + 30 < end)) || { echo "the history ends before this run would: raise LEAD" >&2; exit 1; }
 	args=(--prometheus "$url" --selector '{job="vllm"}' --max-memory "${MAX_MEMORY:-1GiB}")
+	# shellcheck disable=SC2206 # VTOP_ARGS is words to add, by design
+	args+=(${VTOP_ARGS:-})
 	start=$(date +%s.%N)
 	/usr/bin/env time -f '%M' -o "$WORK/once-rss" "$bin" "${args[@]}" --once --json >"$WORK/once.json" 2>>"$WORK/vtop-$store-$kind.log" || true
 	once=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
@@ -221,6 +225,23 @@ run() {
 		'BEGIN { printf "%.2f %.1f %s %s %.1f\n", 100 * c / t, k / 1024, (r > 0 ? sprintf("%.1f", q / r) : "-"), o, ok / 1024 }' >>"$WORK/res-$store-$kind"
 	echo "round $round $store $kind: $(tail -1 "$WORK/res-$store-$kind") (cpu% rss_mb store-counted-queries/refresh once_s once_rss_mb)" >&2
 }
+
+# First, vtop as it comes (its default --max-memory and --max-series): does
+# it read the fleet at all?
+for store in prom vm; do
+	url=$PROM
+	[[ $store == vm ]] && url=$VM
+	"$WORK/vtop" --prometheus "$url" --selector '{job="vllm"}' --once --json >"$WORK/defaults.json" 2>/dev/null || true
+	python3 - "$WORK/defaults.json" "$store" >&2 <<-'EOF'
+		import json, sys
+		try:
+		    r = json.load(open(sys.argv[1]))
+		except Exception as e:
+		    print(f"  {sys.argv[2]}, vtop's defaults: no report ({e})"); sys.exit()
+		src = r.get("source") or {}
+		print(f"  {sys.argv[2]}, vtop's defaults: {len(r.get('replicas', []))} replicas; problem: {src.get('problem', 'none')}")
+	EOF
+done
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq "$ROUNDS"); do

@@ -689,8 +689,31 @@ type SourceStatus struct {
 	// DataAgeSeconds is how old the figures are while the source fails:
 	// from LastGood to Checked. 0 when it works, or has never answered.
 	DataAgeSeconds float64 `json:"data_age_seconds,omitempty"`
-	// Warnings are problems that did not fail the refresh.
+	// Warnings are problems that did not fail the refresh, and notes on
+	// the store's semantics where they differ from Prometheus's.
 	Warnings []string `json:"warnings,omitempty"`
+	// Store names the program that answered (Prometheus, VictoriaMetrics,
+	// Grafana Mimir), from its build information; empty when it did not
+	// say.
+	Store string `json:"store,omitempty"`
+	// StoreVersion is the store's version where it reports one.
+	StoreVersion string `json:"store_version,omitempty"`
+	// RefreshSeconds is the wall time of the source's newest refresh, and
+	// Queries the requests it sent: what reading the fleet costs.
+	RefreshSeconds float64 `json:"refresh_seconds,omitempty"`
+	Queries        int     `json:"queries,omitempty"`
+}
+
+// StoreLabel is the store as the source line names it: "VictoriaMetrics",
+// "Prometheus 2.42.0", "" when unknown.
+func (s *SourceStatus) StoreLabel() string {
+	if s == nil || s.Store == "" {
+		return ""
+	}
+	if s.StoreVersion == "" {
+		return s.Store
+	}
+	return s.Store + " " + s.StoreVersion
 }
 
 // Failing reports whether the source's last refresh failed: the report's

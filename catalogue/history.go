@@ -131,6 +131,15 @@ type SourceStatus struct {
 	Checked time.Time
 	// Warnings are problems that did not fail the refresh.
 	Warnings []string
+	// Store names the program that answers the source's queries
+	// (Prometheus, VictoriaMetrics, Grafana Mimir), "" while unknown.
+	Store string
+	// StoreVersion is the store's version where it reports one.
+	StoreVersion string
+	// LastRefresh is the wall time of the newest refresh, and Queries
+	// the requests it sent to the server.
+	LastRefresh time.Duration
+	Queries     int
 }
 
 // OK reports whether the last refresh worked.

@@ -65,7 +65,11 @@ func writeSource(w io.Writer, src *analysis.SourceStatus) {
 		return
 	}
 	if !src.Failing() {
-		fmt.Fprintf(w, "source %s\n", src.Name)
+		if store := src.StoreLabel(); store != "" {
+			fmt.Fprintf(w, "source %s, answered by %s\n", src.Name, store)
+		} else {
+			fmt.Fprintf(w, "source %s\n", src.Name)
+		}
 	} else {
 		age := "no data yet"
 		if !src.LastGood.IsZero() {

@@ -89,3 +89,21 @@ func TestTextReportOfAFailingSource(t *testing.T) {
 		t.Errorf("the server is named %d times, want once:\n%s", n, text)
 	}
 }
+
+// The text report names the store that answered and its warnings, under
+// the source line.
+func TestTextReportNamesTheStore(t *testing.T) {
+	r := reportOf(analysis.StateHealthy)
+	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: r.Time, Checked: r.Time,
+		Store: "VictoriaMetrics", Warnings: []string{"VictoriaMetrics evaluates MetricsQL"}})
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"source Prometheus http://vm.example:8428, answered by VictoriaMetrics\n  ! VictoriaMetrics evaluates MetricsQL\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+}

@@ -26,6 +26,11 @@ type Sim struct {
 	Fault        []string      `placeholder:"KIND[@N]" help:"Put replica N (from 1, in the order of the URLs; all without @N) into a fault: ${faults}. Repeatable. restart restarts it every minute."`
 	DCGM         bool          `name:"dcgm" help:"Also serve a dcgm-exporter page per replica (its GPUs' utilisation follows the batch, memory the KV cache, labelled with the pod vllm-N): after the replicas' URLs, one line 'dcgm URL' each, in the same order."`
 	GPUFault     []string      `placeholder:"KIND[@N]" help:"With --dcgm: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
+	History      time.Duration `placeholder:"SPAN" help:"Serve nothing: play SPAN of the fleet in virtual time and write its scrapes, one every --step, as OpenMetrics text with timestamps and the labels of Prometheus's scrape of job vllm (instance, job, up): the input of promtool tsdb create-blocks-from openmetrics and of VictoriaMetrics' /api/v1/import/prometheus."`
+	Step         time.Duration `default:"5s" help:"With --history: the scrape interval."`
+	End          string        `placeholder:"TIME" help:"With --history: the time of the last scrape (RFC 3339, Unix seconds, or now+D / now-D; default now). A time ahead lets a store be read as the present while the history is back-filled."`
+	Output       string        `short:"o" placeholder:"OUT" help:"With --history: write to file OUT, which must not exist (default: standard output); with --chunk, into directory OUT."`
+	Chunk        time.Duration `placeholder:"D" help:"With --history and --output DIR: one file per D of scrapes (DIR/000000.om, …, each renamed from .part when whole), waiting while two are left for a consumer to take, so that a long history never fills the disk."`
 }
 
 // Run serves the fleet, prints one URL per replica once every replica
@@ -36,6 +41,9 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	}
 	if s.WarmUp < 0 || s.WarmUp > time.Hour {
 		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
+	}
+	if s.History == 0 && (s.End != "" || s.Output != "" || s.Chunk != 0) {
+		return usagef("--end, --output and --chunk go with --history")
 	}
 	if err := checkListen(s.Listen); err != nil {
 		return usagef("--listen %q: %v", s.Listen, err)
@@ -70,6 +78,12 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	fleet, err := sim.NewFleet(opts)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if s.History != 0 {
+		if s.DCGM || len(faults) > 0 {
+			return usagef("--history writes the replicas' pages only: no --dcgm, no --fault")
+		}
+		return s.writeHistory(ctx, env, fleet)
 	}
 	fleet.Advance(s.WarmUp)
 	urls, err := fleet.Start(ctx)

@@ -325,6 +325,8 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		MaxSeries: w.MaxSeries,
 		MaxMemory: maxMemory,
 		GPUs:      !w.NoGPUs,
+		// The source line and the JSON say which store answered.
+		IdentifyStore: true,
 		Access: promsource.Access{
 			BearerTokenFile: w.BearerTokenFile,
 			BasicAuthFile:   w.BasicAuthFile,

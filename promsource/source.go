@@ -85,6 +85,10 @@ type Config struct {
 	// MaxMemory is vtop's memory bound (DefaultMaxMemory): the source's
 	// answers may take a share of it (see answerShare).
 	MaxMemory int64
+	// IdentifyStore asks the server which program it is (Prometheus,
+	// VictoriaMetrics, Grafana Mimir) before the first refresh, with one
+	// request to its build information, for the status (store.go).
+	IdentifyStore bool
 }
 
 // withDefaults fills the zero fields.
@@ -140,6 +144,8 @@ type Source struct {
 	readings []catalogue.Readings
 	status   catalogue.SourceStatus
 	stats    Stats
+	// storeNote is the warning the store's semantics call for (store.go).
+	storeNote string
 
 	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
 	// appliedAt and appliedWidth are the window of the newest good
@@ -154,6 +160,9 @@ type Source struct {
 	// answers is what the decoded answers of the refresh in progress may
 	// still take; owned by the refresh loop.
 	answers *budget
+	// storeAsked is set once the server was asked which program it is
+	// (store.go); owned by the refresh loop.
+	storeAsked bool
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -171,6 +180,8 @@ type Stats struct {
 	Series, Samples int
 	// FullReads counts the refreshes that read the whole window.
 	FullReads int
+	// LastRequests is the number of HTTP requests the newest refresh sent.
+	LastRequests int
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -284,6 +295,9 @@ func (s *Source) Status() catalogue.SourceStatus {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Warnings = slices.Clone(st.Warnings)
+	if s.storeNote != "" {
+		st.Warnings = append(st.Warnings, s.storeNote)
+	}
 	if st.Checked.IsZero() && !s.asked.IsZero() {
 		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",
 			s.cfg.Now().Sub(s.asked).Round(time.Second))
@@ -358,7 +372,16 @@ func (s *Source) end() {
 // refresh reads the window at one evaluation time and publishes the
 // replicas' readings.
 func (s *Source) refresh(ctx context.Context) {
+	if s.cfg.IdentifyStore && !s.storeAsked {
+		if id, ok := s.identifyStore(ctx); ok || ctx.Err() == nil {
+			s.storeAsked = true
+			s.mu.Lock()
+			s.status.Store, s.status.StoreVersion, s.storeNote = id.name, id.version, id.note()
+			s.mu.Unlock()
+		}
+	}
 	start := time.Now()
+	sent := s.requests.Load()
 	width := s.rangeWidth()
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
 	rawRange, full := s.raw.rangeFor(at, width)
@@ -387,8 +410,7 @@ func (s *Source) refresh(ctx context.Context) {
 		s.raw.reset()
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.stats.Refreshes++
-		s.stats.LastRefresh = time.Since(start)
+		s.countRefresh(start, sent)
 		if s.status.Problem == "" {
 			s.status.Since = at
 		}
@@ -402,14 +424,22 @@ func (s *Source) refresh(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.now, s.readings = at, readings
-	s.stats.Refreshes++
-	s.stats.LastRefresh = time.Since(start)
+	s.countRefresh(start, sent)
 	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
 	if full {
 		s.stats.FullReads++
 	}
+}
+
+// countRefresh counts a refresh that began at start, when sent requests
+// had been sent, in the stats and the status; s.mu held.
+func (s *Source) countRefresh(start time.Time, sent int64) {
+	s.stats.Refreshes++
+	s.stats.LastRefresh = time.Since(start)
+	s.stats.LastRequests = int(s.requests.Load() - sent)
+	s.status.LastRefresh, s.status.Queries = s.stats.LastRefresh, s.stats.LastRequests
 }
 
 // settle is how far in the past the source evaluates. Prometheus stamps

@@ -268,3 +268,16 @@ func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Backfill makes Prometheus blocks of an OpenMetrics file with
+// timestamps (promtool tsdb create-blocks-from openmetrics) in a new
+// directory of the test, for ServeBlocks.
+func Backfill(t testing.TB, openMetrics string) string {
+	t.Helper()
+	promtool := PrometheusTool(t, "promtool")
+	dir := filepath.Join(t.TempDir(), "blocks")
+	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", openMetrics, dir).CombinedOutput(); err != nil {
+		t.Fatalf("promtool tsdb create-blocks-from openmetrics %s: %v\n%s", openMetrics, err, out)
+	}
+	return dir
+}

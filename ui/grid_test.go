@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,6 +329,27 @@ func TestNoReplicaIsNoFilter(t *testing.T) {
 		frame := ansi.Strip(press(send(newModel(120, 30), ReportMsg{Report: r}), keys...).View())
 		if strings.Contains(frame, "filter (esc") || !strings.Contains(frame, "no replica to show: the source has given none (see above)") {
 			t.Errorf("keys %v: want no replica to show, not a filter:\n%s", keys, frame)
+		}
+	}
+}
+
+// The source line names the store that answered, with its version where
+// it reports one, and nothing more when it did not say.
+func TestSourceLineNamesTheStore(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		store, version, want string
+	}{
+		{"VictoriaMetrics", "", "source Prometheus http://vm.example:8428, answered by VictoriaMetrics"},
+		{"Prometheus", "2.42.0+ds", "source Prometheus http://vm.example:8428, answered by Prometheus 2.42.0+ds"},
+		{"", "", "source Prometheus http://vm.example:8428"},
+	}
+	for _, tt := range tests {
+		r := report(at)
+		r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: at, Checked: at, Store: tt.store, StoreVersion: tt.version})
+		frame := ansi.Strip(send(newModel(120, 30), ReportMsg{Report: r}).View())
+		if !slices.ContainsFunc(strings.Split(frame, "\n"), func(l string) bool { return strings.TrimSpace(l) == tt.want }) {
+			t.Errorf("store %q %q: want the line %q in\n%s", tt.store, tt.version, tt.want, frame)
 		}
 	}
 }

@@ -167,7 +167,11 @@ func (m Model) sourceLines(w int) []string {
 	}
 	th := m.theme
 	if !src.Failing() {
-		return []string{"source " + src.Name}
+		line := "source " + src.Name
+		if store := src.StoreLabel(); store != "" {
+			line += ", answered by " + store
+		}
+		return []string{line}
 	}
 	age := "no data yet"
 	if !src.LastGood.IsZero() {

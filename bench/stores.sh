@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# stores.sh N ENGINES — vtop --prometheus reading one simulated fleet's
+# history from two stores, Debian's Prometheus and VictoriaMetrics, both
+# back-filled with the same samples (no live scraping competes for the
+# cores), on 127.0.0.1 only. See BENCHMARKS.md.
+#
+#   bench/stores.sh 200 2
+#   SPAN=10m bench/stores.sh 1000 2
+#   BASELINE=main bench/stores.sh 200 2      # also vtop as of main
+#
+# The history: `vtop sim --history` plays N replicas of E engines in
+# virtual time and writes a scrape of each every STEP (5s) as OpenMetrics
+# with timestamps, SPAN (1h) of them ending LEAD (20m) after the start of
+# the run: vtop reads the stores as the present, so the history must
+# reach past the measurements, which begin once the stores are filled and
+# the present is at least a minute into the history. It is written in
+# CHUNK (5m) files, each read by `promtool tsdb create-blocks-from
+# openmetrics` into Prometheus's blocks and POSTed to VictoriaMetrics'
+# /api/v1/import/prometheus, then removed. Prometheus starts on the blocks
+# once all are made. Back-filling runs at some fraction of real time (it
+# is printed); LEAD must leave the measurements their time after it.
+#
+# Then, ROUNDS (3) times, for each store (and vtop at BASELINE when set):
+# `vtop --prometheus URL --selector '{job="vllm"}' --once` (its wall time:
+# start, one whole-window read, the report: the first screen), then
+# `vtop … --jsonl --interval 5s` for T (60) seconds: its refreshes' wall
+# times and requests (from the report's source.refresh_seconds and
+# source.queries, one per refresh), the query requests the store counted
+# (a check on vtop's own count), vtop's CPU and peak RSS. Medians over the rounds
+# are printed; the refresh time is the median and the maximum over every
+# refresh of every round. The runs pass --max-memory MAX_MEMORY (1GiB)
+# and VTOP_ARGS; before them, one `--once` with vtop's defaults says
+# whether vtop as it comes reads the fleet at all. Requirements: Go,
+# bash, awk, curl, python3, prometheus and promtool, victoria-metrics.
+set -euo pipefail
+
+usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY VTOP_ARGS KEEP)" >&2; exit 64; }
+[[ $# -eq 2 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 1 ]] || usage
+N=$1 ENGINES=$2
+SPAN=${SPAN:-1h} LEAD=${LEAD:-20m} STEP=${STEP:-5s} CHUNK=${CHUNK:-5m}
+T=${T:-60} ROUNDS=${ROUNDS:-3} INTERVAL=5s
+[[ $T =~ ^[0-9]+$ && $T -ge 10 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || usage
+
+# seconds D: a duration such as 1h, 20m, 90s or 1h30m in seconds.
+seconds() {
+	local d=$1 total=0 n u
+	[[ $d =~ ^([0-9]+[hms])+$ ]] || { echo "bad duration $d (want e.g. 1h, 20m, 90s)" >&2; exit 64; }
+	while [[ $d =~ ^([0-9]+)([hms])(.*)$ ]]; do
+		n=${BASH_REMATCH[1]} u=${BASH_REMATCH[2]} d=${BASH_REMATCH[3]}
+		case $u in h) total=$((total + n * 3600)) ;; m) total=$((total + n * 60)) ;; s) total=$((total + n)) ;; esac
+	done
+	echo "$total"
+}
+span_s=$(seconds "$SPAN") lead_s=$(seconds "$LEAD") step_s=$(seconds "$STEP")
+
+for bin in prometheus promtool victoria-metrics curl python3; do
+	command -v "$bin" >/dev/null || { echo "$bin not found in PATH" >&2; exit 1; }
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stores-bench.XXXXXX")
+HZ=$(getconf CLK_TCK)
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	[[ -n ${KEEP:-} ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+echo "building vtop…" >&2
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
+kinds=(now)
+if [[ -n ${BASELINE:-} ]]; then
+	echo "building vtop at $BASELINE…" >&2
+	mkdir "$WORK/base"
+	git -C "$ROOT" archive "$BASELINE" | tar -x -C "$WORK/base"
+	(cd "$WORK/base" && CGO_ENABLED=0 go build -o "$WORK/vtop-base" .)
+	kinds+=(base)
+fi
+
+# VictoriaMetrics first, empty: it takes each chunk as it is made.
+vm_port=$(free_port)
+victoria-metrics -storageDataPath="$WORK/vm" -httpListenAddr="127.0.0.1:$vm_port" -retentionPeriod=100y \
+	-search.disableCache -loggerLevel=ERROR >"$WORK/vm.log" 2>&1 &
+PIDS+=($!)
+VM=http://127.0.0.1:$vm_port
+for _ in $(seq 100); do curl -sf "$VM/health" >/dev/null && break; sleep 0.1; done
+
+started=$(date +%s)
+end=$((started + lead_s))
+first=$((end - span_s))
+echo "history: $N replicas x $ENGINES engines, $SPAN ending $LEAD from now, a scrape every $STEP, in $CHUNK files…" >&2
+# A copy under another name: a stray pkill of vtop elsewhere on a shared
+# machine should not end the history half-way.
+cp "$WORK/vtop" "$WORK/fleet-history"
+"$WORK/fleet-history" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed --history "${span_s}s" \
+	--step "$STEP" --end "$end" --chunk "$CHUNK" -o "$WORK/chunks" 2>"$WORK/sim.log" &
+gen=$!
+PIDS+=($gen)
+made=0
+while :; do
+	next=$(printf '%s/chunks/%06d.om' "$WORK" "$made")
+	if [[ -f $next ]]; then
+		promtool tsdb create-blocks-from openmetrics "$next" "$WORK/prom" >>"$WORK/promtool.log" 2>&1 &
+		pt=$!
+		curl -sf -X POST -T "$next" "$VM/api/v1/import/prometheus" || { echo "VictoriaMetrics refused $next" >&2; exit 1; }
+		wait "$pt" || { echo "promtool failed on $next:" >&2; tail -5 "$WORK/promtool.log" >&2; exit 1; }
+		rm -f "$next"
+		made=$((made + 1))
+		echo "  chunk $made back-filled into both stores ($(($(date +%s) - started)) s)" >&2
+		continue
+	fi
+	if ! kill -0 "$gen" 2>/dev/null; then
+		wait "$gen" || { echo "the history failed:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
+		[[ -f $next ]] && continue
+		break
+	fi
+	sleep 0.2
+done
+backfill_s=$(($(date +%s) - started))
+echo "back-filled $SPAN of history in ${backfill_s} s ($(awk -v b="$backfill_s" -v s="$span_s" 'BEGIN { printf "%.2f", b / s }') of real time); it ends in $((end - $(date +%s))) s" >&2
+
+prom_port=$(free_port)
+printf 'scrape_configs: []\n' >"$WORK/prometheus.yml"
+prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom" --storage.tsdb.retention.time=100y \
+	--web.listen-address="127.0.0.1:$prom_port" >"$WORK/prometheus.log" 2>&1 &
+PIDS+=($!)
+PROM=http://127.0.0.1:$prom_port
+for _ in $(seq 600); do curl -sf "$PROM/-/ready" >/dev/null && break; sleep 0.1; done
+curl -sf "$PROM/-/ready" >/dev/null || { echo "Prometheus did not start:" >&2; tail -5 "$WORK/prometheus.log" >&2; exit 1; }
+
+# The present must be a minute into the history: a window and a margin.
+if (($(date +%s) < first + 60)); then
+	echo "waiting $((first + 60 - $(date +%s))) s for the present to reach a minute into the history…" >&2
+	sleep $((first + 60 - $(date +%s)))
+fi
+
+# up KIND URL: how many targets the store holds now (count of up).
+targets() {
+	curl -sf "$2/api/v1/query" --data-urlencode 'query=count(up{job="vllm"})' |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'
+}
+for store in prom vm; do
+	url=$PROM
+	[[ $store == vm ]] && url=$VM
+	for _ in $(seq 100); do [[ $(targets "$store" "$url") == "$N" ]] && break; sleep 0.5; done
+	[[ $(targets "$store" "$url") == "$N" ]] || { echo "$store holds $(targets "$store" "$url") targets, not $N" >&2; exit 1; }
+done
+
+# queries URL STORE: the query API requests the store has answered.
+queries() {
+	if [[ $2 == prom ]]; then
+		curl -s "$1/metrics" | awk '/^prometheus_http_requests_total\{.*handler="\/api\/v1\/query(_range)?"/ { n += $NF } END { print n + 0 }'
+	else
+		curl -s "$1/metrics" | awk '/^vm_http_requests_total\{path="\/api\/v1\/query(_range)?"\}/ { n += $NF } END { print n + 0 }'
+	fi
+}
+
+# measure PID: wait T seconds, print "cpu_seconds peak_rss_kib", stop it.
+measure() {
+	local pid=$1 hwm stat utime stime
+	sleep "$T"
+	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+	stat=$(cat "/proc/$pid/stat")
+	stat=${stat##*) }
+	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
+}
+
+# run STORE KIND: one measured run; appends "cpu% rss_mb
+# store_queries/refresh once_s once_rss_mb" to $WORK/res-STORE-KIND and
+# each refresh's "seconds requests" (as vtop reports them) to
+# $WORK/ref-STORE-KIND.
+run() {
+	local store=$1 kind=$2 bin=$WORK/vtop url=$PROM once q0 q1 pid cpu rss start refreshes args
+	[[ $kind == base ]] && bin=$WORK/vtop-base
+	[[ $store == vm ]] && url=$VM
+	(($(date +%s) + T + 30 < end)) || { echo "the history ends before this run would: raise LEAD" >&2; exit 1; }
+	args=(--prometheus "$url" --selector '{job="vllm"}' --max-memory "${MAX_MEMORY:-1GiB}")
+	# shellcheck disable=SC2206 # VTOP_ARGS is words to add, by design
+	args+=(${VTOP_ARGS:-})
+	start=$(date +%s.%N)
+	/usr/bin/env time -f '%M' -o "$WORK/once-rss" "$bin" "${args[@]}" --once --json >"$WORK/once.json" 2>>"$WORK/vtop-$store-$kind.log" || true
+	once=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
+	python3 - "$WORK/once.json" "$N" >&2 <<-'EOF' || true
+		import json, sys
+		try:
+		    r = json.load(open(sys.argv[1]))
+		except Exception as e:
+		    print(f"    --once gave no report ({e})"); sys.exit()
+		src = r.get("source") or {}
+		states = {}
+		for x in r.get("replicas", []):
+		    states[x["state"]] = states.get(x["state"], 0) + 1
+		print(f"    --once: {len(r.get('replicas', []))} of {sys.argv[2]} replicas {states}; store {src.get('store', '?')}; problem {src.get('problem', 'none')}")
+	EOF
+	q0=$(queries "$url" "$store")
+	"$bin" "${args[@]}" --interval $INTERVAL --jsonl >"$WORK/jsonl" 2>>"$WORK/vtop-$store-$kind.log" &
+	pid=$!
+	PIDS+=("$pid")
+	read -r cpu rss < <(measure "$pid")
+	q1=$(queries "$url" "$store")
+	# One line per refresh: a report repeats the newest refresh's figures
+	# until another is in (source.checked tells them apart).
+	python3 - "$WORK/jsonl" >>"$WORK/ref-$store-$kind" <<-'EOF'
+		import json, sys
+		seen = set()
+		for line in open(sys.argv[1]):
+		    try:
+		        src = json.loads(line).get("source") or {}
+		    except ValueError:
+		        continue
+		    key = src.get("checked")
+		    if key and key not in seen and "refresh_seconds" in src:
+		        seen.add(key)
+		        print(src["refresh_seconds"], src.get("queries", 0))
+	EOF
+	refreshes=$(python3 -c 'import json,sys; print(len({(json.loads(l).get("source") or {}).get("checked") for l in open(sys.argv[1]) if l.strip()}))' "$WORK/jsonl" 2>/dev/null || echo 0)
+	awk -v c="$cpu" -v k="$rss" -v t="$T" -v q="$((q1 - q0))" -v r="$refreshes" -v o="$once" -v ok="$(tail -1 "$WORK/once-rss")" \
+		'BEGIN { printf "%.2f %.1f %s %s %.1f\n", 100 * c / t, k / 1024, (r > 0 ? sprintf("%.1f", q / r) : "-"), o, ok / 1024 }' >>"$WORK/res-$store-$kind"
+	echo "round $round $store $kind: $(tail -1 "$WORK/res-$store-$kind") (cpu% rss_mb store-counted-queries/refresh once_s once_rss_mb)" >&2
+}
+
+# First, vtop as it comes (its default --max-memory and --max-series): does
+# it read the fleet at all?
+for store in prom vm; do
+	url=$PROM
+	[[ $store == vm ]] && url=$VM
+	"$WORK/vtop" --prometheus "$url" --selector '{job="vllm"}' --once --json >"$WORK/defaults.json" 2>/dev/null || true
+	python3 - "$WORK/defaults.json" "$store" >&2 <<-'EOF'
+		import json, sys
+		try:
+		    r = json.load(open(sys.argv[1]))
+		except Exception as e:
+		    print(f"  {sys.argv[2]}, vtop's defaults: no report ({e})"); sys.exit()
+		src = r.get("source") or {}
+		print(f"  {sys.argv[2]}, vtop's defaults: {len(r.get('replicas', []))} replicas; problem: {src.get('problem', 'none')}")
+	EOF
+done
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for round in $(seq "$ROUNDS"); do
+	for store in prom vm; do
+		for kind in "${kinds[@]}"; do run "$store" "$kind"; done
+	done
+done
+
+# median FILE COLUMN
+median() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0 || v[1] == "-") print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# worst FILE COLUMN
+worst() { awk -v c="$2" '{ print $c }' "$1" | sort -g | tail -1; }
+
+printf '\nN=%d replicas x %d engines, %s of history at %s (back-filled in %d s), T=%ds per run, refresh every %s, %d rounds; load before the runs: %s, after: %s\n' \
+	"$N" "$ENGINES" "$SPAN" "$STEP" "$backfill_s" "$T" "$INTERVAL" "$ROUNDS" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-16s %-10s %16s %15s %12s %13s %12s %11s %7s\n' store vtop "queries/refresh" "refresh median" "refresh max" "first screen" "peak RSS MB" "--once RSS" "CPU %"
+for store in prom vm; do
+	for kind in "${kinds[@]}"; do
+		name=Prometheus
+		[[ $store == vm ]] && name=VictoriaMetrics
+		label=present
+		[[ $kind == base ]] && label="@$BASELINE"
+		ref=$WORK/ref-$store-$kind
+		res=$WORK/res-$store-$kind
+		if [[ -s $ref ]]; then
+			rmed=$(median "$ref" 1 | xargs printf '%.2f s') rmax=$(worst "$ref" 1 | xargs printf '%.2f s') qpr=$(median "$ref" 2)
+		else
+			rmed=- rmax=- qpr=-
+		fi
+		printf '%-16s %-10s %16s %15s %12s %13s %12s %11s %7s\n' "$name" "$label" "$qpr" "$rmed" "$rmax" \
+			"$(median "$res" 4) s" "$(median "$res" 2)" "$(median "$res" 5)" "$(median "$res" 1)"
+	done
+done

@@ -1,0 +1,136 @@
+package testutil
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// RequireVictoriaMetricsEnv makes a missing victoria-metrics binary a
+// failure instead of a skip (CI sets it: the tests against a real
+// VictoriaMetrics must run there).
+const RequireVictoriaMetricsEnv = "VTOP_REQUIRE_VICTORIAMETRICS"
+
+// VictoriaMetricsBinary returns the path of Debian's victoria-metrics (the
+// single-node server), or skips the test (fails it when
+// RequireVictoriaMetricsEnv is set).
+func VictoriaMetricsBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("victoria-metrics")
+	if err != nil {
+		msg := "no victoria-metrics binary on PATH (Debian: apt-get install victoria-metrics); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"
+		if os.Getenv(RequireVictoriaMetricsEnv) != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
+}
+
+// VictoriaMetrics is a real single-node VictoriaMetrics run by a test on a
+// free loopback port, its data in a directory of the test, keeping
+// samples of any age (retention 100 years) and caching no answer, so
+// that what was imported is what a query reads.
+type VictoriaMetrics struct {
+	t    testing.TB
+	dir  string
+	addr string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// StartVictoriaMetrics runs an empty VictoriaMetrics until the test ends
+// and waits until it answers.
+func StartVictoriaMetrics(t testing.TB) *VictoriaMetrics {
+	t.Helper()
+	bin := VictoriaMetricsBinary(t)
+	v := &VictoriaMetrics{t: t, dir: t.TempDir(), addr: ClosedPort(t)}
+	log, err := os.Create(filepath.Join(v.dir, "victoria-metrics.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.cmd = exec.Command(bin, "-storageDataPath="+filepath.Join(v.dir, "data"), "-httpListenAddr="+v.addr,
+		"-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN")
+	v.cmd.Stdout, v.cmd.Stderr = log, log
+	if err := v.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	v.done = make(chan struct{})
+	go func() { _ = v.cmd.Wait(); log.Close(); close(v.done) }()
+	t.Cleanup(v.Stop)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(v.URL() + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return v
+			}
+		}
+		select {
+		case <-v.done:
+			t.Fatalf("victoria-metrics exited at start; its log: %s", v.Log())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	t.Fatalf("victoria-metrics not ready within 30 s; its log: %s", v.Log())
+	return nil
+}
+
+// URL is the server's base URL (its Prometheus query API is under it).
+func (v *VictoriaMetrics) URL() string { return "http://" + v.addr }
+
+// Import posts a file of Prometheus text or OpenMetrics with timestamps
+// (vtop sim --history's output) to /api/v1/import/prometheus, then waits
+// until a query sees the newest series: VictoriaMetrics makes imported
+// rows searchable about a second later.
+func (v *VictoriaMetrics) Import(path string, ready func() bool) {
+	v.t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	defer f.Close()
+	resp, err := http.Post(v.URL()+"/api/v1/import/prometheus", "text/plain", f)
+	if err != nil {
+		v.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		v.t.Fatalf("victoria-metrics import of %s: %s; its log: %s", path, resp.Status, v.Log())
+	}
+	WaitFor(v.t, 30*time.Second, fmt.Sprintf("victoria-metrics to show what %s imported", path), ready)
+}
+
+// Stop ends the server (SIGTERM, then SIGKILL) and waits for it.
+func (v *VictoriaMetrics) Stop() {
+	if v.cmd == nil || v.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-v.done:
+		return
+	default:
+	}
+	_ = v.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-v.done:
+	case <-time.After(20 * time.Second):
+		_ = v.cmd.Process.Kill()
+		<-v.done
+	}
+}
+
+// Log returns the tail of the server's log.
+func (v *VictoriaMetrics) Log() string {
+	b, _ := os.ReadFile(filepath.Join(v.dir, "victoria-metrics.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}

@@ -148,7 +148,9 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 			p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
 	}
 	if err != nil {
-		return 0, err
+		// Nothing of the past could be read: nothing to judge (exit 3),
+		// as a live watch whose server never answers.
+		return 0, &NoDataError{err.Error()}
 	}
 	for _, w := range past.Warnings {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w)

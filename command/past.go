@@ -129,6 +129,24 @@ func (p *pastStretch) every(from, to time.Time) error {
 	return nil
 }
 
+// openStretch finds the targets of the stretch, and says on stderr what
+// the reading has to say.
+func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastStretch) (*promsource.Past, error) {
+	past, err := src.Past(ctx, p.start(), p.end())
+	switch {
+	case errors.Is(err, promsource.ErrNoPast):
+		return nil, p.noData(src)
+	case err != nil:
+		// Nothing of the past could be read: nothing to judge (exit 3),
+		// as a live watch whose server never answers.
+		return nil, &NoDataError{err.Error()}
+	}
+	for _, w := range past.Warnings {
+		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
+	}
+	return past, nil
+}
+
 // pastTargets is the targets of the stretch as a recording keeps them.
 func pastTargets(src *promsource.Source, past *promsource.Past) []scrape.Target {
 	out := make([]scrape.Target, len(past.Targets))
@@ -141,19 +159,10 @@ func pastTargets(src *promsource.Source, past *promsource.Past) []scrape.Target 
 // recordPast writes the stretch read from src into a new recording at
 // path, and returns how many pages it holds. A stretch without any
 // series vtop reads is a *NoDataError naming the flags.
-func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config, path string, maxBytes int64) (int64, error) {
-	past, err := src.Past(ctx, p.start(), p.end())
-	if errors.Is(err, promsource.ErrNoPast) {
-		return 0, &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
-			p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
-	}
+func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config, path string, maxBytes int64) (pastCounts, error) {
+	past, err := openStretch(ctx, env, src, p)
 	if err != nil {
-		// Nothing of the past could be read: nothing to judge (exit 3),
-		// as a live watch whose server never answers.
-		return 0, &NoDataError{err.Error()}
-	}
-	for _, w := range past.Warnings {
-		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
+		return pastCounts{}, err
 	}
 	targets := pastTargets(src, past)
 	cfg.Window = p.window
@@ -162,7 +171,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		Config: cfg, Start: p.start(), MaxBytes: maxBytes,
 	})
 	if err != nil {
-		return 0, err
+		return pastCounts{}, err
 	}
 	w := newPastWriter(rec, targets, p)
 	err = past.Read(ctx, w.chunk)
@@ -174,7 +183,23 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	if cerr := rec.Close(); err == nil {
 		err = cmpErr(stopped, cerr)
 	}
-	return frames, err
+	if err == nil && w.ticks == 0 {
+		err = p.noData(src)
+	}
+	return pastCounts{frames, w.ticks}, err
+}
+
+// pastCounts is what a recording of the past holds.
+type pastCounts struct {
+	frames  int64
+	reports int
+}
+
+// noData is the error of a stretch where Prometheus holds nothing to
+// report on.
+func (p pastStretch) noData(src *promsource.Source) error {
+	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
+		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
 }
 
 // cmpErr is the first error that is not nil.
@@ -204,6 +229,7 @@ type pastWriter struct {
 	next    int         // the next report to tick
 	frames  [][]frameAt // per target: its recent frames, oldest first
 	seq     []int64     // per target: the last frame's sequence number
+	ticks   int         // the ticks written
 	workers int
 }
 
@@ -258,10 +284,16 @@ func (w *pastWriter) ticksThrough(t time.Time) {
 	for ; w.next < len(w.p.reports) && !w.p.reports[w.next].After(t); w.next++ {
 		at := w.p.reports[w.next]
 		tick := record.Tick{Time: at, Window: w.p.window, Cuts: make([]record.Cut, len(w.targets))}
+		seen := w.ticks > 0
 		for i, fs := range w.frames {
 			tick.Cuts[i] = cutAt(fs, at, w.p.keep())
+			seen = seen || tick.Cuts[i].Seq > 0
+		}
+		if !seen {
+			continue // before Prometheus's first scrape: nothing to report
 		}
 		w.rec.Tick(tick)
+		w.ticks++
 	}
 	if w.next < len(w.p.reports) {
 		from := w.p.reports[w.next].Add(-w.p.keep())
@@ -328,26 +360,20 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	}
 	src := ms.(*promsource.Source)
 	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	if !screen {
+		return w.printPast(ctx, env, src, p, cfg)
+	}
+	fmt.Fprintf(stderr(env), "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
+		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("15:04:05"), zoneNote(p.reports[0]))
 	rec, err := untilDone(ctx, func() (*record.Recording, error) { return openPast(ctx, env, src, p, cfg) })
 	if rec == nil {
 		return err
 	}
 	defer rec.Close()
-	r := &Replay{File: "the past of Prometheus " + src.Name(), JSONL: w.JSONL, Once: w.Once, JSON: w.JSON, Speed: 1}
-	cfg = replay.Config(rec)
-	switch {
-	case w.JSONL:
-		return r.printAll(rec, cfg, env.Stdout)
-	case w.Once:
-		last, err := replay.Last(rec, cfg)
-		if err != nil {
-			return dataError(r.File, err)
-		}
-		return printReport(env.Stdout, last, w.JSON)
-	}
+	r := &Replay{File: "the past of Prometheus " + src.Name(), Speed: 1}
 	r.note = zoneNote(p.reports[0])
 	r.pauseAt = p.focus
-	return r.runScreen(ctx, rec, cfg, env.Version)
+	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 }
 
 // validatePast rejects the flags of the past that do not go with it.
@@ -408,7 +434,7 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
 	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("2006-01-02 15:04:05"), zoneNote(p.reports[0]), r.Output)
-	frames, err := untilDone(ctx, func() (int64, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
+	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
 	if err != nil {
 		return err
 	}
@@ -416,6 +442,6 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if fi, statErr := os.Stat(r.Output); statErr == nil {
 		size = fi.Size()
 	}
-	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", frames, len(p.reports), r.Output, formatSize(size))
+	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, formatSize(size))
 	return nil
 }

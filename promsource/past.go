@@ -171,11 +171,20 @@ func describeList(ts []scrapeTarget) string {
 // is never older than one of the chunk before. An error of visit stops
 // the reading and is returned.
 func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) error {
+	return p.read(ctx, func(raw, up model.Matrix, after, through model.Time) error {
+		return visit(p.pages(raw, up, after, through))
+	})
+}
+
+// read reads the stretch chunk by chunk, oldest first, and hands visit
+// the raw samples and Prometheus's record of the scrapes (up) of each
+// chunk, which holds the samples in (after, through].
+func (p *Past) read(ctx context.Context, visit func(raw, up model.Matrix, after, through model.Time) error) error {
 	after := model.TimeFromUnixNano(p.start.UnixNano()) - 1 // the stretch's first millisecond is in
 	end := model.TimeFromUnixNano(p.end.UnixNano())
 	for after < end {
 		through := min(after+model.Time(p.chunk.Milliseconds()), end)
-		pages, err := p.readChunk(ctx, after, through)
+		raw, up, err := p.readChunk(ctx, after, through)
 		if errors.Is(err, errChunkTooBig) && p.chunk > minPastChunk {
 			p.chunk = max(p.chunk/2, minPastChunk)
 			continue
@@ -183,7 +192,7 @@ func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) err
 		if err != nil {
 			return err
 		}
-		if err := visit(pages); err != nil {
+		if err := visit(raw, up, after, through); err != nil {
 			return err
 		}
 		after = through
@@ -195,9 +204,8 @@ func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) err
 var errChunkTooBig = errors.New("chunk over its memory budget")
 
 // readChunk reads the samples in (after, through] of every series vtop
-// reads, and Prometheus's record of the scrapes (up), and turns them into
-// pages.
-func (p *Past) readChunk(ctx context.Context, after, through model.Time) ([]PastPage, error) {
+// reads, and Prometheus's record of the scrapes (up).
+func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, up model.Matrix, err error) {
 	s := p.src
 	at := through.Time()
 	width := time.Duration(through-after) * time.Millisecond
@@ -217,15 +225,15 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) ([]Past
 	wg.Wait()
 	if err := cmp.Or(errs...); err != nil {
 		if s.answers.left.Load() < 0 {
-			return nil, errChunkTooBig
+			return nil, nil, errChunkTooBig
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	raw := slices.Concat(answers[:len(s.q.halves)]...)
+	raw = slices.Concat(answers[:len(s.q.halves)]...)
 	if len(raw) > s.cfg.MaxSeries {
-		return nil, s.tooManySeries()
+		return nil, nil, s.tooManySeries()
 	}
-	return p.pages(raw, answers[len(answers)-1], after, through), nil
+	return raw, answers[len(answers)-1], nil
 }
 
 // pages turns the samples in (after, through] into pages: one per target

@@ -371,7 +371,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	}
 	defer rec.Close()
 	r := &Replay{File: "the past of Prometheus " + src.Name(), Speed: 1}
-	r.note = zoneNote(p.reports[0])
+	r.note = pastNote(p.reports[0], p.end())
 	r.pauseAt = p.focus
 	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 }

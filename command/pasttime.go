@@ -81,3 +81,14 @@ func zoneNote(at time.Time) string {
 	}
 	return note
 }
+
+// pastNote is the replay line's note over a stretch of the past: the
+// day (or days) the clock times are of, and their zone, so that 03:10
+// cannot be read as today's or in another zone.
+func pastNote(first, last time.Time) string {
+	day := first.Format("2006-01-02")
+	if d := last.Format("2006-01-02"); d != day {
+		day += " to " + d
+	}
+	return "Prometheus past, " + day + ", " + zoneNote(first)
+}

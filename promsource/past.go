@@ -178,8 +178,39 @@ func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) err
 
 // read reads the stretch chunk by chunk, oldest first, and hands visit
 // the raw samples and Prometheus's record of the scrapes (up) of each
-// chunk, which holds the samples in (after, through].
+// chunk, which holds the samples in (after, through]. The next chunk is
+// read while visit works on one: Prometheus answers while vtop computes.
 func (p *Past) read(ctx context.Context, visit func(raw, up model.Matrix, after, through model.Time) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	chunks := make(chan pastChunk)
+	go p.fetch(ctx, chunks)
+	defer func() {
+		cancel()
+		for range chunks { // the reader has stopped when it closes them
+		}
+	}()
+	for c := range chunks {
+		if c.err != nil {
+			return c.err
+		}
+		if err := visit(c.raw, c.up, c.after, c.through); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pastChunk is one chunk read, or the error that ended the reading.
+type pastChunk struct {
+	raw, up        model.Matrix
+	after, through model.Time
+	err            error
+}
+
+// fetch reads the chunks in order into out, halving the chunk while its
+// answers pass their budget, and closes out after the last or an error.
+func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
+	defer close(out)
 	after := model.TimeFromUnixNano(p.start.UnixNano()) - 1 // the stretch's first millisecond is in
 	end := model.TimeFromUnixNano(p.end.UnixNano())
 	for after < end {
@@ -189,15 +220,16 @@ func (p *Past) read(ctx context.Context, visit func(raw, up model.Matrix, after,
 			p.chunk = max(p.chunk/2, minPastChunk)
 			continue
 		}
-		if err != nil {
-			return err
+		select {
+		case out <- pastChunk{raw: raw, up: up, after: after, through: through, err: err}:
+		case <-ctx.Done():
+			return
 		}
-		if err := visit(raw, up, after, through); err != nil {
-			return err
+		if err != nil {
+			return
 		}
 		after = through
 	}
-	return nil
 }
 
 // errChunkTooBig is a chunk whose answers passed their memory budget.
@@ -210,7 +242,9 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	at := through.Time()
 	width := time.Duration(through-after) * time.Millisecond
 	s.whole = true // a chunk is a whole read: it gets a whole read's timeout
-	s.answers = newBudget(s.cfg.answerBudget())
+	// Two chunks are held at once, the one being reported on and the next
+	// being read: each gets half the answers' share of the memory bound.
+	s.answers = newBudget(s.cfg.answerBudget() / 2)
 	exprs := make([]string, 0, rawSplit+1)
 	for i := range s.q.halves {
 		exprs = append(exprs, s.q.raw(i, width))

@@ -83,7 +83,28 @@ func newParser(c *cli) (*kong.Kong, error) {
 // parse reads args into the parser's command line, flags and arguments
 // in any order.
 func parse(parser *kong.Kong, args []string) (*kong.Context, error) {
-	return parser.Parse(flagsFirst(parser.Model, helpForWatch(args)))
+	return parser.Parse(flagsFirst(parser.Model, helpForWatch(relativeTimes(args))))
+}
+
+// pastFlags take a time that may be relative: --at -8h.
+var pastFlags = map[string]bool{"--at": true, "--from": true, "--to": true}
+
+// relativeTimes joins a time of the past flags that starts with a minus
+// (-8h, -90m) to its flag (--at=-8h), which the parser would otherwise
+// read as a short flag. Only a minus and a digit are joined, so that a
+// flag left without its value still says so.
+func relativeTimes(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if pastFlags[a] && i+1 < len(args) && len(args[i+1]) > 1 && args[i+1][0] == '-' && args[i+1][1] >= '0' && args[i+1][1] <= '9' {
+			out = append(out, a+"="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // helpForWatch sends `vtop --help` to the help of the default command, whose

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -745,5 +746,25 @@ func TestBinaryIsStatic(t *testing.T) {
 	}
 	if len(libs) > 0 {
 		t.Errorf("the binary needs shared libraries: %v", libs)
+	}
+}
+
+// TestRelativeTimes: a relative time after a flag of the past is joined
+// to it, so that the parser does not read -8h as short flags; nothing
+// else is touched, and a flag left without its value still says so.
+func TestRelativeTimes(t *testing.T) {
+	tests := []struct{ in, want []string }{
+		{[]string{"--prometheus", "u", "--at", "-8h"}, []string{"--prometheus", "u", "--at=-8h"}},
+		{[]string{"--from", "-90m", "--to", "-1h30m", "--jsonl"}, []string{"--from=-90m", "--to=-1h30m", "--jsonl"}},
+		{[]string{"--from", "03:00", "--to", "now"}, []string{"--from", "03:00", "--to", "now"}},
+		{[]string{"--at", "--once"}, []string{"--at", "--once"}},
+		{[]string{"--at", "-f", "x"}, []string{"--at", "-f", "x"}},
+		{[]string{"--window", "-8h"}, []string{"--window", "-8h"}},
+		{[]string{"--at"}, []string{"--at"}},
+	}
+	for _, tt := range tests {
+		if got := relativeTimes(tt.in); !slices.Equal(got, tt.want) {
+			t.Errorf("%q: %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }

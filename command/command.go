@@ -134,6 +134,9 @@ Examples:
   vtop gpu-a:8000 --dcgm gpu-a:9400   a replica and the GPUs of its host
   vtop --prometheus http://prom:9090 --selector '{job="vllm"}'
                                     the fleet as the fleet's Prometheus has it
+  vtop --prometheus http://prom:9090 --from 03:00 --to 03:30
+                                    its past, on the replay's screen (--at -8h:
+                                    one time; record --prometheus … -o FILE)
   vtop --once --json gpu-a:8000     one report over one window, then exit
   vtop --jsonl --duration 1m gpu-a:8000   one JSON report per interval
   vtop analyze before.txt after.txt   two saved pages, dated by their files

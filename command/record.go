@@ -27,7 +27,7 @@ type Record struct {
 	MaxSize  string        `default:"1GiB" placeholder:"SIZE" help:"Stop recording before the file grows past SIZE (default 1GiB)."`
 	All      bool          `name:"record-all" help:"Keep whole pages, not only the vLLM families vtop reads."`
 
-	Interval time.Duration `default:"1s" help:"Time between two scrapes of a target."`
+	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two reports of the stretch: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
 	Window   time.Duration `default:"30s" help:"Window of the reports a replay computes."`
 
@@ -38,16 +38,27 @@ type Record struct {
 	DemoFleet    int    `default:"6" placeholder:"N" help:"With --demo: how many simulated replicas."`
 	DemoScenario string `default:"mixed" enum:"healthy,full,slow,preempting,spike,mixed,idle" placeholder:"S" help:"With --demo: the scenario (${enum})."`
 
-	// Prometheus is declared only to refuse it with a reason: without it
-	// the parser would call it an unknown flag.
-	Prometheus string `hidden:"" placeholder:"URL"`
+	// The past of a Prometheus server, recorded instead of scrapes
+	// (past.go): --prometheus with --from/--to or --at.
+	prometheusFlags
+	pastFlags
+	memoryFlags
 }
 
 // Run records until ctx ends, --duration passes or the recording stops by
 // itself, and says on stderr what it kept.
 func (r *Record) Run(ctx context.Context, env *Env) error {
+	if r.Interval == 0 {
+		r.Interval = defaultScrapeInterval
+		if r.Prometheus != "" {
+			r.Interval = defaultPrometheusInterval
+		}
+	}
 	if err := r.validate(); err != nil {
 		return err
+	}
+	if r.Prometheus != "" || r.pastFlags.asked() {
+		return r.runPast(ctx, env)
 	}
 	w := r.asWatch()
 	clientOpts, err := w.options()
@@ -79,8 +90,6 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 // validate rejects what the parser cannot see.
 func (r *Record) validate() error {
 	switch {
-	case r.Prometheus != "":
-		return usagef("--prometheus: recording through Prometheus is not supported yet; give the targets (or -f FILE) and vtop record scrapes them itself")
 	case r.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", r.Interval)
 	case r.Timeout < 0 || r.Timeout >= r.Interval:
@@ -145,7 +154,7 @@ func (f *recordFlags) validateRecord(w *Watch) error {
 	case f.Record == "":
 		return nil
 	case w.Prometheus != "":
-		return usagef("--record: recording through --prometheus%s is not supported yet; give the targets and vtop scrapes and records them itself", fromEnv(w))
+		return usagef("--record: a watch through --prometheus%s is not recorded; vtop record --prometheus URL --from TIME --to TIME -o FILE records a stretch of its past, or give the targets and vtop scrapes and records them itself", fromEnv(w))
 	case w.Once:
 		return usagef("--record goes with the dashboard or --jsonl, not --once")
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -26,6 +27,12 @@ type Replay struct {
 	Once  bool   `help:"No screen: print the recording's last report (exit code by state, as --once)."`
 	JSON  bool   `help:"With --once: print the report as one JSON object."`
 	Speed int    `default:"1" enum:"1,10,60" help:"Speed at start: 1, 10 or 60 times the recorded pace (< and > change it)."`
+
+	// note is added to the replay line (the past of a Prometheus server
+	// says its zone); pauseAt, when set, opens the screen paused at the
+	// first report at or after it.
+	note    string
+	pauseAt time.Time
 }
 
 // Run replays the recording on the screen, or prints its reports.
@@ -129,9 +136,12 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 		return dataError(r.File, err)
 	}
 	src.SetSpeed(r.Speed)
+	if !r.pauseAt.IsZero() {
+		src.StepBy(tickAt(rec.Ticks(), r.pauseAt))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pl := player{src}
+	pl := player{src, r.note}
 	ticks := rec.Ticks()
 	var program *tea.Program
 	mon := monitor.New(src, cfg, replayOutput(ticks, pl, func(msg tea.Msg) { program.Send(msg) }))
@@ -171,8 +181,11 @@ func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Ou
 	}
 }
 
-// player is a replay as the screen drives it.
-type player struct{ *replay.Source }
+// player is a replay as the screen drives it, with a note to its line.
+type player struct {
+	*replay.Source
+	note string
+}
 
 var _ ui.Player = player{}
 
@@ -180,7 +193,19 @@ var _ ui.Player = player{}
 func (p player) ChangeSpeed(dir int) { p.SetSpeed(nextSpeed(p.Status().Speed, dir)) }
 
 // StatusLine is the header's replay line.
-func (p player) StatusLine() string { return p.Status().String() }
+func (p player) StatusLine() string {
+	if p.note == "" {
+		return p.Status().String()
+	}
+	return p.Status().String() + "  " + p.note
+}
+
+// tickAt is the index of the first tick at or after t (the last when
+// none is).
+func tickAt(ticks []record.Tick, t time.Time) int {
+	i := sort.Search(len(ticks), func(k int) bool { return !ticks[k].Time.Before(t) })
+	return min(i, len(ticks)-1)
+}
 
 // nextSpeed is the speed after cur in replay.Speeds in the direction dir,
 // from the nearest one when cur is not among them.

@@ -40,6 +40,7 @@ type Watch struct {
 	analysisFlags
 	clientFlags
 	prometheusFlags
+	pastFlags
 	memoryFlags
 	recordFlags
 	notifyFlags
@@ -252,6 +253,9 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	w.resolve(os.Getenv)
 	if err := w.validate(); err != nil {
 		return err
+	}
+	if w.pastFlags.asked() {
+		return w.runPast(ctx, env)
 	}
 	if err := w.validateRecord(w); err != nil {
 		return err

@@ -1,0 +1,447 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/promsource"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/replay"
+	"github.com/vtop-dev/vtop/scrape"
+)
+
+// The past of the fleet, read from --prometheus: the stretch is read
+// from the server chunk by chunk, written as a recording (each scrape
+// Prometheus made, as a page, and one evaluation per --interval), and
+// played by the replay's screens and outputs. `vtop record --prometheus
+// --from --to -o FILE` keeps that recording.
+
+// pastFlags ask for a stretch of the past instead of the present.
+type pastFlags struct {
+	At   string `placeholder:"TIME" help:"With --prometheus: the fleet at TIME in the past: RFC 3339, relative (-8h, -90m), or local time (03:10, 03:10:30: the most recent one; 2026-12-05 03:10). The screen opens paused at TIME, over the 10 minutes either side; --once, --json and --jsonl give the report at TIME."`
+	From string `placeholder:"TIME" help:"With --prometheus: replay the fleet's past from TIME (as --at) to --to, one report per --interval, on the replay's screen (time keys, pause, jumps) or as --jsonl."`
+	To   string `placeholder:"TIME" help:"With --from: the end of the stretch (default: now)."`
+}
+
+// asked reports whether a time of the past was given.
+func (f pastFlags) asked() bool { return f.At != "" || f.From != "" || f.To != "" }
+
+// Bounds of the past.
+const (
+	// maxPastRange is the longest stretch read at once.
+	maxPastRange = 24 * time.Hour
+	// atAround is how far either side of --at the screen reaches.
+	atAround = 10 * time.Minute
+)
+
+// pastStretch is a stretch of the past to report on: a report at each
+// of times, each over window.
+type pastStretch struct {
+	at       bool      // --at: one time asked
+	focus    time.Time // --at's time
+	reports  []time.Time
+	window   time.Duration
+	interval time.Duration
+}
+
+// keep is how far before a report its readings reach, as a live
+// monitor's (the window and two intervals).
+func (p pastStretch) keep() time.Duration { return p.window + 2*p.interval }
+
+// start is where the samples of the stretch start.
+func (p pastStretch) start() time.Time { return p.reports[0].Add(-p.keep()) }
+
+// end is the last report's time.
+func (p pastStretch) end() time.Time { return p.reports[len(p.reports)-1] }
+
+// stretch reads the flags into the stretch of the past, now being the
+// present; screen says whether a screen will show it (--at then reaches
+// either side). Errors name the flag.
+func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen bool) (pastStretch, error) {
+	p := pastStretch{window: window, interval: interval}
+	switch {
+	case f.At != "" && (f.From != "" || f.To != ""):
+		return p, usagef("--at and --from/--to exclude each other: one time, or a stretch")
+	case f.To != "" && f.From == "":
+		return p, usagef("--to goes with --from")
+	}
+	// The newest second may still be being written by Prometheus.
+	now = now.Add(-time.Second).Truncate(time.Millisecond)
+	if f.At != "" {
+		at, err := parsePastTime("--at", f.At, now)
+		if err != nil {
+			return p, err
+		}
+		p.at, p.focus = true, at.Truncate(time.Millisecond)
+		if !screen {
+			p.reports = []time.Time{p.focus}
+			return p, nil
+		}
+		// The grid goes through --at, so that a report is at it exactly.
+		before := atAround / interval * interval
+		end := p.focus.Add(atAround)
+		if end.After(now) {
+			end = now
+		}
+		return p, p.every(p.focus.Add(-before), end)
+	}
+	from, err := parsePastTime("--from", f.From, now)
+	if err != nil {
+		return p, err
+	}
+	to := now
+	if f.To != "" {
+		if to, err = parsePastTime("--to", f.To, now); err != nil {
+			return p, err
+		}
+	}
+	switch {
+	case !from.Before(to):
+		return p, usagef("--from %s (%s) is not before --to %s (%s)", f.From, from.Format(time.RFC3339), orNow(f.To), to.Format(time.RFC3339))
+	case to.Sub(from) > maxPastRange:
+		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, orNow(f.To), to.Sub(from).Round(time.Second), maxPastRange)
+	}
+	return p, p.every(from, to)
+}
+
+// orNow names an empty --to.
+func orNow(s string) string {
+	if s == "" {
+		return "now"
+	}
+	return s
+}
+
+// every sets a report every interval from from to to, both included
+// when to falls on one.
+func (p *pastStretch) every(from, to time.Time) error {
+	from, to = from.Truncate(time.Millisecond), to.Truncate(time.Millisecond)
+	for t := from; !t.After(to); t = t.Add(p.interval) {
+		p.reports = append(p.reports, t)
+	}
+	return nil
+}
+
+// openStretch finds the targets of the stretch, and says on stderr what
+// the reading has to say.
+func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastStretch) (*promsource.Past, error) {
+	past, err := src.Past(ctx, p.start(), p.end())
+	switch {
+	case errors.Is(err, promsource.ErrNoPast):
+		return nil, p.noData(src)
+	case err != nil:
+		// Nothing of the past could be read: nothing to judge (exit 3),
+		// as a live watch whose server never answers.
+		return nil, &NoDataError{err.Error()}
+	}
+	for _, w := range past.Warnings {
+		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
+	}
+	return past, nil
+}
+
+// pastTargets is the targets of the stretch as a recording keeps them.
+func pastTargets(src *promsource.Source, past *promsource.Past) []scrape.Target {
+	out := make([]scrape.Target, len(past.Targets))
+	for i, t := range past.Targets {
+		out[i] = scrape.Target{Name: t.Name, URL: src.Name() + "#" + t.Job + "/" + t.Instance}
+	}
+	return out
+}
+
+// recordPast writes the stretch read from src into a new recording at
+// path, and returns how many pages it holds. A stretch without any
+// series vtop reads is a *NoDataError naming the flags.
+func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config, path string, maxBytes int64) (pastCounts, error) {
+	past, err := openStretch(ctx, env, src, p)
+	if err != nil {
+		return pastCounts{}, err
+	}
+	targets := pastTargets(src, past)
+	cfg.Window = p.window
+	rec, err := record.Create(path, record.Options{
+		Vtop: env.Version, Interval: p.interval, Targets: targets, Args: redactArgs(env.Args),
+		Config: cfg, Start: p.start(), MaxBytes: maxBytes,
+	})
+	if err != nil {
+		return pastCounts{}, err
+	}
+	w := newPastWriter(rec, targets, p)
+	err = past.Read(ctx, w.chunk)
+	if err == nil {
+		w.ticksThrough(p.end())
+	}
+	stopped := rec.Err()
+	frames := rec.Frames()
+	if cerr := rec.Close(); err == nil {
+		err = cmpErr(stopped, cerr)
+	}
+	if err == nil && w.ticks == 0 {
+		err = p.noData(src)
+	}
+	return pastCounts{frames, w.ticks}, err
+}
+
+// pastCounts is what a recording of the past holds.
+type pastCounts struct {
+	frames  int64
+	reports int
+}
+
+// noData is the error of a stretch where Prometheus holds nothing to
+// report on.
+func (p pastStretch) noData(src *promsource.Source) error {
+	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
+		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
+}
+
+// cmpErr is the first error that is not nil.
+func cmpErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// flags names the flags of the stretch, for messages.
+func (p pastStretch) flags() string {
+	if p.at {
+		return " (--at)"
+	}
+	return " (--from/--to)"
+}
+
+// pastWriter writes the pages of the stretch and the evaluations between
+// them: a tick is written once every page at or before it is.
+type pastWriter struct {
+	rec     *record.Recorder
+	targets []scrape.Target
+	p       pastStretch
+	next    int         // the next report to tick
+	frames  [][]frameAt // per target: its recent frames, oldest first
+	seq     []int64     // per target: the last frame's sequence number
+	ticks   int         // the ticks written
+	workers int
+}
+
+// frameAt is one frame written: its time and sequence number.
+type frameAt struct {
+	t   time.Time
+	seq int64
+}
+
+func newPastWriter(rec *record.Recorder, targets []scrape.Target, p pastStretch) *pastWriter {
+	return &pastWriter{rec: rec, targets: targets, p: p, frames: make([][]frameAt, len(targets)),
+		seq: make([]int64, len(targets)), workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+}
+
+// chunk writes one chunk's pages, the targets shared among workers (a
+// target's frames are compressed against each other, so each target is
+// written by one), then the ticks the chunk completes.
+func (w *pastWriter) chunk(pages []promsource.PastPage) error {
+	if len(pages) == 0 {
+		return nil
+	}
+	var wg sync.WaitGroup
+	for k := range w.workers {
+		wg.Go(func() {
+			for _, pg := range pages {
+				if pg.Target%w.workers == k {
+					w.page(pg)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	w.ticksThrough(pages[len(pages)-1].Time)
+	if err := w.rec.Err(); err != nil {
+		return fmt.Errorf("writing the recording: %w", err)
+	}
+	return nil
+}
+
+// page writes one page and notes its frame.
+func (w *pastWriter) page(pg promsource.PastPage) {
+	w.rec.Page(scrape.Page{Target: w.targets[pg.Target], Time: pg.Time, Body: pg.Body,
+		ContentType: promsource.PastContentType, Err: pg.Err})
+	w.seq[pg.Target]++
+	w.frames[pg.Target] = append(w.frames[pg.Target], frameAt{pg.Time, w.seq[pg.Target]})
+}
+
+// ticksThrough writes the ticks at or before t, each over the frames of
+// the keep before it (and at least the newest frame, as a recording's
+// own ticks are made), and forgets the frames no later tick needs.
+func (w *pastWriter) ticksThrough(t time.Time) {
+	for ; w.next < len(w.p.reports) && !w.p.reports[w.next].After(t); w.next++ {
+		at := w.p.reports[w.next]
+		tick := record.Tick{Time: at, Window: w.p.window, Cuts: make([]record.Cut, len(w.targets))}
+		seen := w.ticks > 0
+		for i, fs := range w.frames {
+			tick.Cuts[i] = cutAt(fs, at, w.p.keep())
+			seen = seen || tick.Cuts[i].Seq > 0
+		}
+		if !seen {
+			continue // before Prometheus's first scrape: nothing to report
+		}
+		w.rec.Tick(tick)
+		w.ticks++
+	}
+	if w.next < len(w.p.reports) {
+		from := w.p.reports[w.next].Add(-w.p.keep())
+		for i, fs := range w.frames {
+			k := 0
+			for k+1 < len(fs) && fs[k+1].t.Before(from) {
+				k++
+			}
+			w.frames[i] = fs[k:]
+		}
+	}
+}
+
+// cutAt is the cut of a report at at over frames: the newest at or
+// before it and those within keep before it.
+func cutAt(fs []frameAt, at time.Time, keep time.Duration) record.Cut {
+	hi := len(fs)
+	for hi > 0 && fs[hi-1].t.After(at) {
+		hi--
+	}
+	if hi == 0 {
+		return record.Cut{}
+	}
+	lo := hi - 1
+	for lo > 0 && !fs[lo-1].t.Before(at.Add(-keep)) {
+		lo--
+	}
+	return record.Cut{Seq: fs[hi-1].seq, Count: hi - lo}
+}
+
+// openPast writes the stretch to a recording in a temporary directory
+// and opens it; the file is gone once the recording is closed.
+func openPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config) (*record.Recording, error) {
+	dir, err := os.MkdirTemp("", "vtop-past-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir) // the open recording keeps its file
+	path := filepath.Join(dir, "past.vtrec")
+	if _, err := recordPast(ctx, env, src, p, cfg, path, 0); err != nil {
+		return nil, err
+	}
+	return record.Open(path)
+}
+
+// runPast is the watch of a stretch of the past: the replay's screen,
+// --jsonl or --once over the recording of it.
+func (w *Watch) runPast(ctx context.Context, env *Env) error {
+	if err := w.validatePast(); err != nil {
+		return err
+	}
+	screen := !w.Once && !w.JSONL
+	if screen && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
+		return errNoTerminal
+	}
+	now := time.Now()
+	p, err := w.pastFlags.stretch(now, w.Window, w.Interval, screen)
+	if err != nil {
+		return err
+	}
+	ms, err := w.prometheusSource()
+	if err != nil {
+		return err
+	}
+	src := ms.(*promsource.Source)
+	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	if !screen {
+		return w.printPast(ctx, env, src, p, cfg)
+	}
+	fmt.Fprintf(stderr(env), "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
+		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("15:04:05"), zoneNote(p.reports[0]))
+	rec, err := untilDone(ctx, func() (*record.Recording, error) { return openPast(ctx, env, src, p, cfg) })
+	if rec == nil {
+		return err
+	}
+	defer rec.Close()
+	r := &Replay{File: "the past of Prometheus " + src.Name(), Speed: 1}
+	r.note = pastNote(p.reports[0], p.end())
+	r.pauseAt = p.focus
+	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+}
+
+// validatePast rejects the flags of the past that do not go with it.
+func (w *Watch) validatePast() error {
+	switch {
+	case w.Prometheus == "":
+		return usagef("%s goes with --prometheus: the past is read from the fleet's Prometheus (a recording of vtop's own replays with vtop replay FILE)", w.pastFlag())
+	case w.Record != "":
+		return usagef("--record: to keep a stretch of the past, run vtop record --prometheus URL --from … --to … -o FILE")
+	case w.Duration != 0:
+		return usagef("--duration: %s reads a stretch that ends by itself", w.pastFlag())
+	}
+	return nil
+}
+
+// pastFlag names the flag of the past given.
+func (f pastFlags) pastFlag() string {
+	switch {
+	case f.At != "":
+		return "--at"
+	case f.From != "":
+		return "--from"
+	}
+	return "--to"
+}
+
+// runPast is `vtop record --prometheus URL --from … --to … -o FILE`: the
+// stretch of the past written to FILE, as the watch of it replays it.
+func (r *Record) runPast(ctx context.Context, env *Env) error {
+	switch {
+	case r.Prometheus == "":
+		return usagef("%s goes with --prometheus: vtop record reads the past from the fleet's Prometheus", r.pastFlag())
+	case !r.pastFlags.asked():
+		return usagef("--prometheus: vtop record reads a stretch of its past: give --from TIME [--to TIME], or --at TIME")
+	case r.Demo || len(r.Targets) > 0 || r.File != "":
+		return usagef("--prometheus reads the fleet from the server: give no targets and no --demo")
+	case r.Duration != 0:
+		return usagef("--duration: %s records a stretch that ends by itself", r.pastFlag())
+	}
+	w := &Watch{Interval: r.Interval, Timeout: r.Timeout, Window: r.Window, clientFlags: r.clientFlags,
+		prometheusFlags: r.prometheusFlags, memoryFlags: r.memoryFlags, gpuFlags: gpuFlags{NoGPUs: true}}
+	if err := w.validatePrometheus(); err != nil {
+		return err
+	}
+	maxBytes, err := parseSize(r.MaxSize)
+	if err != nil {
+		return usagef("--max-size: %v", err)
+	}
+	p, err := r.pastFlags.stretch(time.Now(), r.Window, r.Interval, true)
+	if err != nil {
+		return err
+	}
+	ms, err := w.prometheusSource()
+	if err != nil {
+		return err
+	}
+	src := ms.(*promsource.Source)
+	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
+	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
+		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("2006-01-02 15:04:05"), zoneNote(p.reports[0]), r.Output)
+	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
+	if err != nil {
+		return err
+	}
+	size := int64(0)
+	if fi, statErr := os.Stat(r.Output); statErr == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, formatSize(size))
+	return nil
+}

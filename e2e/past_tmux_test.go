@@ -1,0 +1,70 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// TestPastInTmux: the past of a fleet going into a spike, read from a
+// real Prometheus on a real terminal in another zone than UTC: --from
+// and --to given as local clock times, the replay line says the day and
+// the zone, the screen's clock is local, and the time keys move through
+// the stretch to the replicas turning FULL.
+func TestPastInTmux(t *testing.T) {
+	requireTmux(t)
+	testutil.PrometheusTool(t, "prometheus")
+	const zone = "Asia/Kolkata" // UTC+05:30: a half-hour zone shows any mix-up
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		t.Skipf("no zone database: %v", err)
+	}
+	// 50 s of warm-up: the spike's full phase starts 10 s into the run.
+	urls := testutil.StartVtop(t, []string{"sim", "--replicas", "2", "--scenario", string(sim.Spike), "--warm-up", "50s"}, 2)
+	instances := make([]string, len(urls))
+	for i, u := range urls {
+		instances[i] = strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+	}
+	began := time.Now()
+	prom := testutil.StartPrometheus(t, time.Second, instances)
+	prom.WaitForWindow(40 * time.Second)
+
+	from := began.Add(14 * time.Second).In(loc).Truncate(time.Second)
+	to := from.Add(24 * time.Second)
+	dir := t.TempDir()
+	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-past-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
+	tm.start(120, 40, append(testutil.CoverEnv(t), "TZ="+zone), testutil.VtopBinary(t)+" --prometheus "+prom.URL()+
+		` --selector '{job="vllm"}' --window 12s --interval 2s --from `+from.Format("15:04:05")+" --to "+to.Format("15:04:05"))
+	defer tm.kill()
+
+	note := "Prometheus past, " + from.Format("2006-01-02") + ", times in local time, UTC+05:30 (IST)"
+	tm.waitFor("the replay line with the day and the zone", 15*time.Second, note)
+	tm.send("Space")
+	tm.waitFor("paused", 5*time.Second, " paused")
+	tm.send("g")
+	tm.waitFor("the start, at --from in local time", 5*time.Second, "REPLAY "+from.Format("15:04:05")+" (0m00s of 0m24s) ×1 paused")
+	tm.send(".")
+	tm.waitFor("one report forward", 5*time.Second, "REPLAY "+from.Add(2*time.Second).Format("15:04:05")+" (0m02s of 0m24s)")
+	tm.send("G")
+	tm.waitFor("the end, at --to", 5*time.Second, "REPLAY "+to.Format("15:04:05")+" (0m24s of 0m24s)")
+	tm.waitUntil("the spike: a replica FULL at the end", 5*time.Second, func(s string) bool {
+		return strings.Contains(s, "FULL 1") || strings.Contains(s, "FULL 2")
+	})
+	tm.send("g")
+	tm.waitFor("back at the start", 5*time.Second, "(0m00s of 0m24s)")
+	tm.send("n")
+	tm.waitUntil("a state change forward", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, " paused") && !strings.Contains(s, "(0m00s of") && strings.Contains(s, "events")
+	})
+	t.Logf("at the first state change:\n%s", tm.capture())
+	tm.send("q")
+	if status := tm.waitExit(5 * time.Second); status != "0" {
+		t.Fatalf("vtop exited with status %q after q, want 0; screen:\n%s", status, tm.capture())
+	}
+}

@@ -1,0 +1,17 @@
+package record
+
+// Tick records one evaluation whose cuts the caller knows: a recording
+// written from stored samples (the past of a Prometheus server) rather
+// than beside a live monitor, whose evaluations Tap records. Each cut
+// names frames already given to Page. Like Tap, it does nothing once the
+// recording has stopped.
+func (r *Recorder) Tick(t Tick) {
+	if r.Stopped() {
+		return
+	}
+	payload := appendTick(nil, t, r.start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buf = appendRecord(r.buf[:0], kindTick, payload)
+	_ = r.writeLocked(r.buf)
+}

@@ -95,7 +95,6 @@ func (q Group) HistogramCount(h catalogue.Histogram, window time.Duration) strin
 // dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
 func dur(d time.Duration) string { return model.Duration(d).String() }
 
-
 // HistogramIncrease is a histogram's buckets' increase over the window,
 // summed by group and bound: the counts a quantile is read from, one row
 // per group and bound. increase() is rate() times the window, so the

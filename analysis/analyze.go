@@ -76,6 +76,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		return rep
 	}
 	w.reset(samples, now, cfg.Window)
+	w.stored = t.Buckets
 	rep.WarmingUp = len(w.samples) < 2
 	rep.Samples = len(w.samples)
 	run := failureRun(samples, prev, prevTime)
@@ -212,6 +213,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 		series[i] = &s.Total
 	}
 	ev = w.figures(&rep.Figures, series, newestGood.KVCapacityTokens, cfg)
+	w.stored = nil // the store's buckets are the replica's, not an engine's
 	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
 	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
 	rep.Restarted = !rep.RestartedAt.IsZero()

@@ -176,4 +176,3 @@ func TestStoredBucketsRawFirst(t *testing.T) {
 		t.Errorf("engine 0 read the replica's stored buckets: p99 TTFT %v", e)
 	}
 }
-

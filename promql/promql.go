@@ -15,6 +15,17 @@ import (
 // under whichever name.
 type Group struct {
 	By string // the grouping labels, comma-separated
+	// Matchers narrow every selector: label matchers without braces
+	// ({namespace="prod"} as namespace="prod"); "" for none.
+	Matchers string
+}
+
+// sel writes a selector with the group's matchers.
+func (q Group) sel(s selector) string {
+	if q.Matchers != "" {
+		s.extra = q.Matchers
+	}
+	return s.String()
 }
 
 // On is the matching clause of a binary operation between groups.
@@ -37,7 +48,7 @@ func (q Group) SumScalar(s catalogue.Scalar) string {
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, sel))
+			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(sel)))
 		}
 	}
 	return q.OrEach(terms)
@@ -49,7 +60,7 @@ func (q Group) SumCounters() string {
 	var terms []string
 	for _, k := range engines() {
 		if names := counterNames(k); len(names) > 0 {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, selector{names: names}))
+			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(selector{names: names})))
 		}
 	}
 	return q.OrEach(terms)
@@ -61,7 +72,7 @@ func (q Group) HistogramRate(h catalogue.Histogram, window time.Duration) string
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
-			terms = append(terms, fmt.Sprintf("sum by (%s, le) (rate(%s[%s]))", q.By, sel, dur(window)))
+			terms = append(terms, fmt.Sprintf("sum by (%s, le) (rate(%s[%s]))", q.By, q.sel(sel), dur(window)))
 		}
 	}
 	// Matching on the group alone, one name's buckets are never mixed
@@ -74,7 +85,7 @@ func (q Group) IncreaseScalar(s catalogue.Scalar, window time.Duration) string {
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, sel, dur(window)))
+			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
 		}
 	}
 	return q.OrEach(terms)
@@ -86,7 +97,7 @@ func (q Group) HistogramCount(h catalogue.Histogram, window time.Duration) strin
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_count") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, sel, dur(window)))
+			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
 		}
 	}
 	return q.OrEach(terms)
@@ -104,7 +115,7 @@ func (q Group) HistogramIncrease(h catalogue.Histogram, window time.Duration) st
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
-			terms = append(terms, fmt.Sprintf("sum by (%s, le) (increase(%s[%s]))", q.By, sel, dur(window)))
+			terms = append(terms, fmt.Sprintf("sum by (%s, le) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
 		}
 	}
 	return q.OrEach(terms)

@@ -85,6 +85,11 @@ type Config struct {
 	// MaxMemory is vtop's memory bound (DefaultMaxMemory): the source's
 	// answers may take a share of it (see answerShare).
 	MaxMemory int64
+	// BucketsAbove is the number of scrape targets above which the
+	// server evaluates each replica's histogram buckets over the window
+	// and the raw read leaves them out (DefaultBucketsAbove; negative:
+	// never). See summary.go.
+	BucketsAbove int
 }
 
 // withDefaults fills the zero fields.
@@ -103,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxMemory <= 0 {
 		c.MaxMemory = DefaultMaxMemory
+	}
+	if c.BucketsAbove == 0 {
+		c.BucketsAbove = DefaultBucketsAbove
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
@@ -154,6 +162,14 @@ type Source struct {
 	// answers is what the decoded answers of the refresh in progress may
 	// still take; owned by the refresh loop.
 	answers *budget
+	// targets is how many scrape targets answered up at the newest good
+	// refresh (-1 before the first): whether the buckets are left to the
+	// server follows it. Owned by the refresh loop.
+	targets int
+	// buckets are the store-evaluated buckets of the newest good refresh,
+	// by scrape target (grouper.key); nil when the raw read had them.
+	// Owned by the refresh loop.
+	buckets map[string]*catalogue.WindowBuckets
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -171,6 +187,11 @@ type Stats struct {
 	Series, Samples int
 	// FullReads counts the refreshes that read the whole window.
 	FullReads int
+	// Bucketless is set when the newest refresh left the buckets to the
+	// server, and BucketRows is how many rows (target × histogram ×
+	// bound) its answers held.
+	Bucketless bool
+	BucketRows int
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -185,8 +206,8 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval),
-		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
+	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval, grouper{by: cfg.GroupBy}, false),
+		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1), targets: -1,
 		window: cfg.Window, replicas: map[string]*replica{}}
 	rt, err := newTransport(u, cfg.Access, cfg.MaxBody, &s.requests)
 	if err != nil {
@@ -252,6 +273,14 @@ func (s *Source) SetWindow(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.window = d
+}
+
+// analysisWindow is the analysis window as the monitor set it: the
+// window the store evaluates the buckets over.
+func (s *Source) analysisWindow() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.window
 }
 
 // rangeWidth is the range of the raw query: the window, or what Keep asked
@@ -361,19 +390,21 @@ func (s *Source) refresh(ctx context.Context) {
 	start := time.Now()
 	width := s.rangeWidth()
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
-	rawRange, full := s.raw.rangeFor(at, width)
-	s.whole = full
 	s.mu.Lock()
 	if s.status.Checked.IsZero() && s.asked.IsZero() {
 		s.asked = at
 	}
 	s.mu.Unlock()
+	pre := s.countTargets(ctx, at, width)
+	s.setBucketless(s.wantBuckets())
+	rawRange, full := s.raw.rangeFor(at, width)
+	s.whole = full
 	recheck := ""
 	if !full {
 		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
 	}
 	gpusIn := s.startGPUs(ctx, at)
-	f, err := s.fetch(ctx, at, width, rawRange, full, recheck)
+	f, err := s.fetch(ctx, at, width, rawRange, full, recheck, pre)
 	gpusIn()
 	if ctx.Err() != nil {
 		s.raw.reset() // an increment may have been cut short: read whole next time
@@ -395,6 +426,7 @@ func (s *Source) refresh(ctx context.Context) {
 		s.status.Problem, s.status.Checked = problemOf(err), at
 		return
 	}
+	s.targets = len(f.up)
 	s.raw.merge(f.raw, at, width, full)
 	f.raw, f.added = s.raw.matrix()
 	s.apply(at, width, f)
@@ -407,6 +439,7 @@ func (s *Source) refresh(ctx context.Context) {
 	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
+	s.stats.Bucketless, s.stats.BucketRows = s.q.bucketless, len(f.buckets)
 	if full {
 		s.stats.FullReads++
 	}

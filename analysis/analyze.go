@@ -431,15 +431,16 @@ func f32(n Num) float32 { return float32(n) }
 // promptLengthColumn is one column of the prompt-length heatmap: the
 // requests that finished in each bucket of vllm:request_prompt_tokens
 // between the last two good samples (not cumulative; a reset counts the new
-// value). Nil when the histogram is missing from either or its bounds
-// changed.
+// value). Nil when the histogram is missing from either, has no buckets,
+// or its bounds changed.
 func (w *window) promptLengthColumn() ([]float64, []float32) {
 	n := len(w.samples)
 	if n < 2 {
 		return nil, nil
 	}
 	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
-	if !catalogue.Comparable(a, b) {
+	if !catalogue.Comparable(a, b) || len(b.Bounds) == 0 {
+		// No bounds: _sum and _count alone, the buckets left to the store.
 		return nil, nil
 	}
 	deltas := make([]float32, len(b.Bounds))

@@ -534,6 +534,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Windows:   windows,
 		ScrapeNow: mon.Refresh,
 		SetWindow: mon.SetWindow,
+		Want:      mon.SetWanted,
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),
 		Demo:      w.Demo,

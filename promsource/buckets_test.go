@@ -148,6 +148,7 @@ func TestBucketsFromPrometheus(t *testing.T) {
 		t.Errorf("lean source: %d full reads in %d refreshes, want increments after the first", ls.FullReads, ls.Refreshes)
 	}
 	t.Logf("raw path: %d series read at the last refresh; server's buckets: %d series and %d bucket rows", rs.Series, ls.Series, ls.BucketRows)
+	checkWanted(t, raw, lean, clock, acfg, instances[0])
 	if st := lean.Status(); !st.OK() || !slices.ContainsFunc(st.Warnings, func(w string) bool { return strings.Contains(w, "evaluates the latency buckets") }) {
 		t.Errorf("lean source status %+v: want OK, saying that the buckets are the server's", st)
 	}
@@ -223,4 +224,32 @@ func TestReadBuckets(t *testing.T) {
 	if sumBuckets([]*catalogue.WindowBuckets{nil}) != nil {
 		t.Error("no buckets summed into some")
 	}
+}
+
+// checkWanted: the replica wanted (a detail view's) gets its raw buckets
+// again, so its prompt-length heatmap and its engines' quantiles, and the
+// same figures as the raw path; the others still have none.
+func checkWanted(t *testing.T, raw, lean *Source, clock *testutil.Clock, acfg analysis.Config, wanted string) {
+	t.Helper()
+	lean.SetWanted([]string{wanted})
+	for range 3 {
+		clock.Add(time.Since(clock.Now()))
+		rr, rat := evaluated(raw)
+		lr, lat := evaluated(lean)
+		if !rat.Equal(lat) {
+			continue
+		}
+		rawRep, leanRep := analysis.Analyze(rat, rr, acfg, nil), analysis.Analyze(lat, lr, acfg, nil)
+		samePaths(t, -1, &rawRep, &leanRep)
+		for i := range leanRep.Replicas {
+			r := &leanRep.Replicas[i]
+			heatmap := r.Point.PromptLengthBounds != nil
+			engineP99 := len(r.Engines) > 0 && r.Engines[0].Figures.TTFT.P99.Known()
+			if want := r.Target == wanted; heatmap != want || engineP99 != want {
+				t.Errorf("%s (wanted %v): heatmap %v, engine p99 TTFT known %v", r.Target, want, heatmap, engineP99)
+			}
+		}
+		return
+	}
+	t.Fatal("no two evaluations at one time")
 }

@@ -22,6 +22,9 @@ type fetched struct {
 	// when the raw read has the buckets; bucketWindow is their window.
 	buckets      model.Matrix
 	bucketWindow time.Duration
+	// wanted are the raw buckets of the replicas wanted, over the whole
+	// window, read apart from raw (whose window the source keeps).
+	wanted model.Matrix
 	// added is, for each series of raw, the time of the oldest sample
 	// this refresh added to what the source held (noneAdded if none);
 	// nil when raw is all new.
@@ -57,6 +60,11 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	if recheck != "" {
 		exprs = append(exprs, recheck)
 	}
+	wantedAt := -1
+	if w := s.wantedBuckets(width); w != "" {
+		wantedAt = len(exprs)
+		exprs = append(exprs, w)
+	}
 	raws := len(exprs)
 	if s.q.bucketless {
 		f.bucketWindow = s.analysisWindow()
@@ -77,6 +85,9 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	err := cmp.Or(append(errs, upErr)...)
 	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
 		err = s.tooManySeries()
+	}
+	if wantedAt >= 0 {
+		f.wanted, answers[wantedAt] = answers[wantedAt], nil
 	}
 	f.raw = slices.Concat(answers[:raws]...)
 	if s.q.bucketless {

@@ -172,6 +172,9 @@ type queries struct {
 	// bucketless is set when the raw read leaves out every _bucket
 	// series: the store evaluates the buckets (see summary.go).
 	bucketless bool
+	// bucketNames matches every _bucket name: the raw buckets of the
+	// replicas wanted (Source.SetWanted) when the others' are left out.
+	bucketNames string
 }
 
 // newQueries builds the queries of a source with the selector's matchers
@@ -179,7 +182,8 @@ type queries struct {
 // leaves the buckets out of the raw read.
 func newQueries(matchers string, interval time.Duration, g grouper, bucketless bool) queries {
 	return queries{matchers: matchers, halves: partRegexes(rawSplit, !bucketless),
-		parts: partRegexes(recheckParts(interval), !bucketless), group: g.promqlGroup(matchers), bucketless: bucketless}
+		parts: partRegexes(recheckParts(interval), !bucketless), group: g.promqlGroup(matchers), bucketless: bucketless,
+		bucketNames: nameRegex(slices.DeleteFunc(sampleNames(), func(s sampleName) bool { return !s.bucket }))}
 }
 
 // selector is {__name__=~re, matchers}.

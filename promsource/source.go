@@ -140,6 +140,7 @@ type Source struct {
 
 	mu       sync.Mutex // guards what follows
 	window   time.Duration
+	wanted   []string // replicas whose raw buckets are read when the others' are not
 	keep     time.Duration
 	waiters  []chan struct{}
 	ended    bool
@@ -281,6 +282,16 @@ func (s *Source) analysisWindow() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.window
+}
+
+// SetWanted names the replicas whose raw buckets are read even when the
+// server works out the fleet's (a detail view draws them: the
+// prompt-length heatmap, each engine's quantiles), from the next refresh
+// on; nil for none. It is the monitor.Wanting of the source.
+func (s *Source) SetWanted(replicas []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wanted = slices.Clone(replicas)
 }
 
 // rangeWidth is the range of the raw query: the window, or what Keep asked
@@ -429,6 +440,7 @@ func (s *Source) refresh(ctx context.Context) {
 	s.targets = len(f.up)
 	s.raw.merge(f.raw, at, width, full)
 	f.raw, f.added = s.raw.matrix()
+	f.raw, f.added = withWanted(f.raw, f.added, f.wanted)
 	s.apply(at, width, f)
 	readings := s.snapshot()
 	s.mu.Lock()

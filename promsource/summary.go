@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,6 +169,54 @@ func (s *Source) setBucketless(on bool) {
 	}
 	s.q = newQueries(s.q.matchers, s.cfg.Interval, s.group, on)
 	s.raw.reset()
+}
+
+// wantedBuckets is the raw read of the wanted replicas' buckets over the
+// whole window, by their scrape targets' instances; "" when the raw read
+// has every replica's buckets or none is wanted (or known yet).
+func (s *Source) wantedBuckets(width time.Duration) string {
+	if !s.q.bucketless {
+		return ""
+	}
+	s.mu.Lock()
+	wanted := s.wanted
+	s.mu.Unlock()
+	var instances []string
+	for _, r := range s.replicas {
+		if !slices.Contains(wanted, r.name) {
+			continue
+		}
+		for t := range r.targets {
+			if q := regexp.QuoteMeta(t.instance); !slices.Contains(instances, q) {
+				instances = append(instances, q)
+			}
+		}
+	}
+	if len(instances) == 0 {
+		return ""
+	}
+	slices.Sort(instances)
+	return s.q.selectorWith(s.q.bucketNames, labelInstance+"=~"+strconv.Quote(strings.Join(instances, "|"))) + rangeSel(width)
+}
+
+// withWanted adds the wanted replicas' raw buckets to the window's
+// series (and their added times: all new, so those replicas are built
+// whole, on the bounds their buckets bring).
+func withWanted(raw model.Matrix, added []model.Time, wanted model.Matrix) (model.Matrix, []model.Time) {
+	if len(wanted) == 0 {
+		return raw, added
+	}
+	raw = slices.Concat(raw, wanted)
+	if added != nil {
+		for _, ss := range wanted {
+			t := noneAdded
+			if len(ss.Values) > 0 {
+				t = ss.Values[0].Timestamp
+			}
+			added = append(added, t)
+		}
+	}
+	return raw, added
 }
 
 // bucketsNote is the warning a refresh that leaves the buckets to the

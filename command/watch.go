@@ -76,7 +76,7 @@ type prometheusFlags struct {
 	GroupBy       string `placeholder:"LABEL" help:"With --prometheus: the label whose values are the replicas (default: pod where the series have it, else instance)."`
 	BasicAuthFile string `type:"existingfile" placeholder:"FILE" help:"With --prometheus: user:password in FILE for HTTP basic auth (never shown)."`
 	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000, and what fits in a quarter of --max-memory); a selector matching more is refused."`
-	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's latency buckets over the window and vtop reads no raw bucket series (same figures and states; no prompt-length heatmap, no per-engine quantiles); -1: never."`
+	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's latency buckets over the window and vtop reads no raw bucket series (same figures and states; the replica a detail view shows is read whole); -1: never."`
 }
 
 // prometheusEnv names the environment variable that makes a Prometheus

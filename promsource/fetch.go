@@ -92,7 +92,6 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	f.raw = slices.Concat(answers[:raws]...)
 	if s.q.bucketless {
 		f.buckets = slices.Concat(answers[raws:]...)
-		warns = append(warns, []string{bucketsNote(len(f.up))})
 	}
 	f.warnings = slices.Concat(append(warns, upWarns)...)
 	if err == nil && whole && len(f.raw) == 0 {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/promql"
-	"github.com/vtop-dev/vtop/safetext"
 )
 
 // DefaultBucketsAbove is the number of scrape targets above which the
@@ -217,10 +216,4 @@ func withWanted(raw model.Matrix, added []model.Time, wanted model.Matrix) (mode
 		}
 	}
 	return raw, added
-}
-
-// bucketsNote is the warning a refresh that leaves the buckets to the
-// store carries, once, so that the user knows why a detail lacks them.
-func bucketsNote(targets int) string {
-	return safetext.Sanitize(fmt.Sprintf("%d scrape targets: Prometheus evaluates the latency buckets of each replica, vtop reads no raw buckets (no prompt-length heatmap; per-engine quantiles n/a)", targets))
 }

@@ -46,7 +46,11 @@
 // the very window the server evaluated. Gauges, counters, _sum and _count
 // stay raw, so the states' evidence is read as before, and the figures
 // and states are those of the raw path (buckets_test.go, against a real
-// Prometheus). docs/prometheus.md says what is exact and what is lost.
+// Prometheus). The replicas wanted (SetWanted: the screen names the one
+// its detail view shows) get their raw buckets read over the window too,
+// for what only raw buckets give: the prompt-length heatmap, each
+// engine's quantiles. docs/prometheus.md says what is exact and what is
+// lost.
 //
 // Every string the source delivers (replica, model and engine names,
 // errors) is made safe to draw where it enters.

@@ -250,8 +250,12 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 // first scrape (startAtFirstGood), over which the store extrapolates
 // otherwise. Then each bucket's increase is the one walkedIncreases would
 // find from the raw samples (Prometheus's extrapolation, resets
-// included), and so are the quantiles read off them. Otherwise the
-// histogram has no buckets, and its quantiles are n/a, never a guess.
+// included), and so are the quantiles read off them; for a target of
+// several engines, the store sums their increases where the raw samples
+// sum their counts first, which agree unless an engine's extrapolation
+// stops at zero or its counter resets alone (docs/prometheus.md).
+// Otherwise the histogram has no buckets, and its quantiles are n/a,
+// never a guess.
 func (w *window) storedIncreases(h catalogue.Histogram) {
 	st := w.stored
 	if st == nil || st.At.UnixMilli() != w.endMs || st.At.Add(-st.Window).UnixMilli() != w.startMs {

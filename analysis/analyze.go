@@ -76,6 +76,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		return rep
 	}
 	w.reset(samples, now, cfg.Window)
+	w.stored = t.Buckets
 	rep.WarmingUp = len(w.samples) < 2
 	rep.Samples = len(w.samples)
 	run := failureRun(samples, prev, prevTime)
@@ -212,6 +213,7 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 		series[i] = &s.Total
 	}
 	ev = w.figures(&rep.Figures, series, newestGood.KVCapacityTokens, cfg)
+	w.stored = nil // the store's buckets are the replica's, not an engine's
 	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
 	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
 	rep.Restarted = !rep.RestartedAt.IsZero()
@@ -429,15 +431,16 @@ func f32(n Num) float32 { return float32(n) }
 // promptLengthColumn is one column of the prompt-length heatmap: the
 // requests that finished in each bucket of vllm:request_prompt_tokens
 // between the last two good samples (not cumulative; a reset counts the new
-// value). Nil when the histogram is missing from either or its bounds
-// changed.
+// value). Nil when the histogram is missing from either, has no buckets,
+// or its bounds changed.
 func (w *window) promptLengthColumn() ([]float64, []float32) {
 	n := len(w.samples)
 	if n < 2 {
 		return nil, nil
 	}
 	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
-	if !catalogue.Comparable(a, b) {
+	if !catalogue.Comparable(a, b) || len(b.Bounds) == 0 {
+		// No bounds: _sum and _count alone, the buckets left to the store.
 		return nil, nil
 	}
 	deltas := make([]float32, len(b.Bounds))

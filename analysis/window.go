@@ -37,6 +37,11 @@ type window struct {
 	// everySample is the extrapolation span of a counter read in every
 	// sample, as most are: worked out once per window, not per counter.
 	everySample span
+
+	// stored are the target's buckets as the store evaluated them (nil
+	// for none): read for a histogram whose samples hold no bounds, while
+	// the replica's own figures are worked out (see storedIncreases).
+	stored *catalogue.WindowBuckets
 }
 
 // reset makes w the window of the good samples of samples (oldest first)
@@ -225,13 +230,42 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 	hw.Count = w.increaseOf(&runs.histCount[h])
 
 	w.buckets = slices.Grow(w.buckets[:0], len(bounds)) // one bucket per bound at most
-	if runs.rising.buckets.Has(h) {
+	switch {
+	case len(bounds) == 0:
+		w.storedIncreases(h)
+	case runs.rising.buckets.Has(h):
 		w.risingIncreases(series, h, bounds)
-	} else {
+	default:
 		w.walkedIncreases(series, h, bounds)
 	}
 	hw.Buckets = prepareBuckets(w.buckets)
 	return hw
+}
+
+// storedIncreases appends to w.buckets the store's increase of each
+// bucket of histogram h, where the samples hold the histogram's _sum and
+// _count but no buckets. They are used only for the very window being
+// evaluated: the store's increase() runs over [At−Window, At], so the
+// window must end at At and span Window, not shortened to a target's
+// first scrape (startAtFirstGood), over which the store extrapolates
+// otherwise. Then each bucket's increase is the one walkedIncreases would
+// find from the raw samples (Prometheus's extrapolation, resets
+// included), and so are the quantiles read off them; for a target of
+// several engines, the store sums their increases where the raw samples
+// sum their counts first, which agree unless an engine's extrapolation
+// stops at zero or its counter resets alone (docs/prometheus.md).
+// Otherwise the histogram has no buckets, and its quantiles are n/a,
+// never a guess.
+func (w *window) storedIncreases(h catalogue.Histogram) {
+	st := w.stored
+	if st == nil || st.At.UnixMilli() != w.endMs || st.At.Add(-st.Window).UnixMilli() != w.startMs {
+		return
+	}
+	for _, b := range st.Histograms[h] {
+		if !math.IsNaN(b.Increase) {
+			w.buckets = append(w.buckets, Bucket{Upper: b.Upper, Count: b.Increase})
+		}
+	}
 }
 
 // risingIncreases appends to w.buckets the increase of each bucket of a

@@ -353,4 +353,29 @@ type LoRA struct {
 type Readings struct {
 	Target  string
 	Samples []Sample
+	// Buckets, when not nil, are the target's histogram buckets over a
+	// window as the store evaluated them, for a source that reads the
+	// buckets of a large fleet that way rather than raw (the samples
+	// then hold each histogram's _sum and _count with no bounds).
+	Buckets *WindowBuckets
+}
+
+// WindowBuckets are a target's histogram buckets over the window that
+// ends At and spans Window, as a store such as Prometheus evaluates them:
+// for each bound, the increase() of the bucket's series over the window,
+// summed over the target's series. The analysis reads a histogram's
+// quantiles off them exactly as off the increases it works out from raw
+// samples, and only when it evaluates that very window.
+type WindowBuckets struct {
+	At     time.Time
+	Window time.Duration
+	// Histograms holds each histogram's buckets, by bound in any order;
+	// nil where the store has none for the target.
+	Histograms [NumHistograms][]BucketIncrease
+}
+
+// BucketIncrease is one bucket's increase over a window: the observations
+// at or below Upper (cumulative, as the le label counts them).
+type BucketIncrease struct {
+	Upper, Increase float64
 }

@@ -77,6 +77,7 @@ type prometheusFlags struct {
 	GroupBy       string `placeholder:"LABEL" help:"With --prometheus: the label whose values are the replicas (default: pod where the series have it, else instance)."`
 	BasicAuthFile string `type:"existingfile" placeholder:"FILE" help:"With --prometheus: user:password in FILE for HTTP basic auth (never shown)."`
 	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000, and what fits in a quarter of --max-memory); a selector matching more is refused."`
+	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's latency buckets over the window and vtop reads no raw bucket series (same figures and states; the replica a detail view shows is read whole); -1: never."`
 }
 
 // prometheusEnv names the environment variable that makes a Prometheus
@@ -232,6 +233,8 @@ func (w *Watch) validatePrometheus() error {
 			return usagef("--basic-auth-file goes with --prometheus")
 		case w.MaxSeries != 0:
 			return usagef("--max-series goes with --prometheus")
+		case w.BucketsAbove != 0:
+			return usagef("--buckets-above goes with --prometheus")
 		}
 		return nil
 	}
@@ -242,6 +245,8 @@ func (w *Watch) validatePrometheus() error {
 		return usagef("--demo and --prometheus exclude each other (vtop sim serves a fleet a Prometheus can scrape)")
 	case w.MaxSeries < 0:
 		return usagef("--max-series %d: want a positive count", w.MaxSeries)
+	case w.BucketsAbove < -1:
+		return usagef("--buckets-above %d: want a count of scrape targets, or -1 for never", w.BucketsAbove)
 	}
 	return nil
 }
@@ -328,7 +333,9 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		Timeout:   w.Timeout,
 		MaxSeries: w.MaxSeries,
 		MaxMemory: maxMemory,
-		GPUs:      !w.NoGPUs,
+		// 0 is the default; -1 (never) is promsource's negative.
+		BucketsAbove: w.BucketsAbove,
+		GPUs:         !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
 		Access: promsource.Access{
@@ -536,6 +543,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Windows:   windows,
 		ScrapeNow: mon.Refresh,
 		SetWindow: mon.SetWindow,
+		Want:      mon.SetWanted,
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),
 		Demo:      w.Demo,

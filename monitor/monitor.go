@@ -70,6 +70,21 @@ func (m *Monitor) SetWindow(d time.Duration) {
 	m.mu.Unlock()
 }
 
+// SetWanted tells a Wanting source which targets are wanted in detail
+// from its next refresh on (nil: none), and asks for that refresh at once
+// so that a detail view opened gets them without waiting an interval. A
+// source that is not Wanting ignores it. Safe to call from any goroutine.
+func (m *Monitor) SetWanted(targets []string) {
+	w, ok := m.source.(Wanting)
+	if !ok {
+		return
+	}
+	w.SetWanted(targets)
+	if len(targets) > 0 {
+		m.Refresh()
+	}
+}
+
 // Refresh asks the source for new readings at once; a report follows when
 // they are in. Safe to call from any goroutine; never blocks.
 func (m *Monitor) Refresh() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -250,5 +251,48 @@ func TestReadSpan(t *testing.T) {
 				t.Errorf("readSpan = %v, %v; want %v, %v", gotNow, gotSpan, tt.wantNow, tt.wantSpan)
 			}
 		})
+	}
+}
+
+// wantingSource records the targets it is told are wanted.
+type wantingSource struct {
+	keepingSource
+	wanted [][]string
+}
+
+func (s *wantingSource) SetWanted(targets []string) { s.wanted = append(s.wanted, targets) }
+
+// The monitor passes the targets wanted to a source that reads some in
+// more detail, and asks for a refresh when there are some (the detail
+// view opened); a source that does not is left alone.
+func TestMonitorSetWanted(t *testing.T) {
+	tests := []struct {
+		name       string
+		calls      [][]string
+		wantKicked bool
+	}{
+		{"a detail opened", [][]string{{"gpu-a"}}, true},
+		{"a detail closed", [][]string{nil}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := &wantingSource{}
+			m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+			for _, c := range tt.calls {
+				m.SetWanted(c)
+			}
+			if len(src.wanted) != len(tt.calls) || !slices.Equal(src.wanted[0], tt.calls[0]) {
+				t.Errorf("told %v, want %v", src.wanted, tt.calls)
+			}
+			kicked := len(m.kick) == 1
+			if kicked != tt.wantKicked {
+				t.Errorf("refresh asked %v, want %v", kicked, tt.wantKicked)
+			}
+		})
+	}
+	m := New(&keepingSource{}, analysis.Config{Window: 30 * time.Second}, nil)
+	m.SetWanted([]string{"gpu-a"})
+	if len(m.kick) != 0 {
+		t.Error("a source that reads no target in more detail was asked to refresh")
 	}
 }

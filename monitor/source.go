@@ -44,6 +44,15 @@ type Evaluated interface {
 	ReadingsAt(dst []catalogue.Readings) ([]catalogue.Readings, time.Time)
 }
 
+// Wanting is a Source that reads some targets in more detail when told
+// which are wanted: a Prometheus source that leaves a large fleet's
+// buckets to the server reads the raw buckets of those. A source knows
+// nothing of the screen: the UI names the replica it details, through
+// Monitor.SetWanted.
+type Wanting interface {
+	SetWanted(targets []string)
+}
+
 // readingsNow returns the source's readings and the time to evaluate them
 // at.
 func readingsNow(source Source, dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {

@@ -37,8 +37,9 @@ const (
 // refresh does); read=increment is the steady state, each refresh
 // starting an interval after the one before began, as the source's own
 // loop starts them (the wait is not timed). 13 increments cover a minute
-// of refreshes, every part of the recheck. Setting up takes a window of
-// scraping per size:
+// of refreshes, every part of the recheck. buckets=raw reads every bucket
+// series raw; buckets=server leaves them to the server (summary.go).
+// Setting up takes a window of scraping per size:
 //
 //	go test ./promsource -run '^$' -bench 'Refresh/scrape=1s/replicas=200/read=increment' -benchtime 13x
 func BenchmarkRefresh(b *testing.B) {
@@ -51,7 +52,13 @@ func BenchmarkRefresh(b *testing.B) {
 					if whole {
 						name = "read=whole"
 					}
-					b.Run(name, func(b *testing.B) { benchRefresh(b, prom, n, whole) })
+					for _, server := range []bool{false, true} {
+						above, buckets := -1, "/buckets=raw"
+						if server {
+							above, buckets = 1, "/buckets=server"
+						}
+						b.Run(name+buckets, func(b *testing.B) { benchRefresh(b, prom, n, whole, above) })
+					}
 				}
 			})
 		}
@@ -59,11 +66,12 @@ func BenchmarkRefresh(b *testing.B) {
 }
 
 // benchRefresh runs refreshes of a new source of prom's fleet of n
-// replicas, each from an empty window when whole.
-func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
+// replicas, each from an empty window when whole, leaving the buckets to
+// the server above bucketsAbove scrape targets (-1: never).
+func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool, bucketsAbove int) {
 	// 200 two-engine replicas scraped every second are 82,000 series of
 	// 30 points: more than the default bound holds.
-	src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Interval: benchInterval, Timeout: time.Minute, MaxMemory: 1 << 30})
+	src, err := New(Config{URL: prom.URL(), Selector: `{job="vllm"}`, Window: benchWindow, Interval: benchInterval, Timeout: time.Minute, MaxMemory: 1 << 30, BucketsAbove: bucketsAbove})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -102,6 +110,7 @@ func benchRefresh(b *testing.B, prom *testutil.Prometheus, n int, whole bool) {
 	b.ReportMetric(float64(samples)/refreshes, "samples-read/refresh")
 	b.ReportMetric(analyzeTime.Seconds()*1000/refreshes, "analyze-ms/refresh")
 	b.ReportMetric(slowest.Seconds(), "slowest-refresh-s")
+	b.ReportMetric(float64(st.Series), "series-read-last-refresh")
 }
 
 // benchFleet serves n replicas of two engines each and a Prometheus

@@ -79,6 +79,11 @@ func roleOf(name string) (role, bool) {
 type fleetBuild struct {
 	group    grouper
 	replicas map[string]*replicaBuild
+	// bucketless is set when the raw read left the buckets to the store
+	// (see summary.go): a histogram's _sum and _count then make it
+	// present with no bounds, so that its mean is read and its
+	// quantiles come from the store's buckets.
+	bucketless bool
 }
 
 // replicaBuild accumulates the samples of one replica, one per scrape
@@ -187,6 +192,11 @@ func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 		info.fold = row.Resolve(func(name string) string { return string(s.Metric[model.LabelName(name)]) })
 		if !row.Legacy {
 			r.current |= row.FigureSet()
+		}
+		if b.bucketless && ro.suffix != "_bucket" && info.fold.To == catalogue.ToHistogram {
+			if k := (histKey{info.engine, catalogue.Histogram(info.fold.Which)}); r.bounds[k] == nil {
+				r.bounds[k] = map[float64]bool{}
+			}
 		}
 		if ro.suffix == "_bucket" && info.fold.To == catalogue.ToHistogram {
 			le, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)

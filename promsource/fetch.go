@@ -18,6 +18,13 @@ import (
 // fetched is what one refresh read.
 type fetched struct {
 	raw, up model.Matrix
+	// buckets are the store-evaluated buckets' rows (see summary.go), nil
+	// when the raw read has the buckets; bucketWindow is their window.
+	buckets      model.Matrix
+	bucketWindow time.Duration
+	// wanted are the raw buckets of the replicas wanted, over the whole
+	// window, read apart from raw (whose window the source keeps).
+	wanted model.Matrix
 	// added is, for each series of raw, the time of the oldest sample
 	// this refresh added to what the source held (noneAdded if none);
 	// nil when raw is all new.
@@ -35,13 +42,17 @@ type fetched struct {
 // series first: counting touches every series as the read does, and cost
 // Prometheus as much again. Only a whole read that finds no series asks
 // more, to say why.
-func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool, recheck string) (fetched, error) {
+func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.Duration, whole bool, recheck string, pre *upRead) (fetched, error) {
 	var f fetched
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
 	s.answers = newBudget(s.cfg.answerBudget())
-	wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.q.up(width), at) })
+	if pre != nil {
+		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
+	} else {
+		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.q.up(width), at) })
+	}
 	exprs := make([]string, 0, rawSplit+1)
 	for i := range s.q.halves {
 		exprs = append(exprs, s.q.raw(i, rawRange))
@@ -49,11 +60,25 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	if recheck != "" {
 		exprs = append(exprs, recheck)
 	}
+	wantedAt := -1
+	if w := s.wantedBuckets(width); w != "" {
+		wantedAt = len(exprs)
+		exprs = append(exprs, w)
+	}
+	raws := len(exprs)
+	if s.q.bucketless {
+		f.bucketWindow = s.analysisWindow()
+		exprs = append(exprs, s.q.buckets(f.bucketWindow)...)
+	}
 	answers := make([]model.Matrix, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	for i, expr := range exprs[1:] {
-		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.streamMatrix(ctx, expr, at) })
+		stream := s.streamMatrix
+		if i+1 >= raws {
+			stream = s.streamVector
+		}
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = stream(ctx, expr, at) })
 	}
 	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, exprs[0], at)
 	wg.Wait()
@@ -61,7 +86,13 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}
-	f.raw = slices.Concat(answers...)
+	if wantedAt >= 0 {
+		f.wanted, answers[wantedAt] = answers[wantedAt], nil
+	}
+	f.raw = slices.Concat(answers[:raws]...)
+	if s.q.bucketless {
+		f.buckets = slices.Concat(answers[raws:]...)
+	}
 	f.warnings = slices.Concat(append(warns, upWarns)...)
 	if err == nil && whole && len(f.raw) == 0 {
 		err = s.explainEmpty(ctx, at)
@@ -239,6 +270,11 @@ func (r *replica) fail(at time.Time, problem string) {
 // replicas missing from it turn DOWN, and are forgotten after Forget.
 func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	b := newFleetBuild(s.group)
+	b.bucketless = s.q.bucketless
+	s.buckets = nil
+	if s.q.bucketless {
+		s.buckets = readBuckets(f.buckets, s.group, at, f.bucketWindow)
+	}
 	infos := b.survey(f.raw)
 	since := s.builtSince(b, infos, f.added)
 	b.fold(f.raw, infos, since)
@@ -390,8 +426,12 @@ func staleAfter(samples []catalogue.Sample, interval time.Duration) time.Duratio
 // a replica combined (see combine).
 func (s *Source) snapshot() []catalogue.Readings {
 	byName := map[string][]*replica{}
-	for _, r := range s.replicas {
+	bucketsOf := map[*replica]*catalogue.WindowBuckets{}
+	for key, r := range s.replicas {
 		byName[r.name] = append(byName[r.name], r)
+		if wb := s.buckets[key]; wb != nil {
+			bucketsOf[r] = wb
+		}
 	}
 	out := make([]catalogue.Readings, 0, len(byName))
 	for name, rs := range byName {
@@ -401,7 +441,7 @@ func (s *Source) snapshot() []catalogue.Readings {
 			if len(r.failures) > 0 {
 				samples = slices.Concat(samples, r.failures)
 			}
-			out = append(out, catalogue.Readings{Target: name, Samples: samples})
+			out = append(out, catalogue.Readings{Target: name, Samples: samples, Buckets: bucketsOf[r]})
 			continue
 		}
 		slices.SortFunc(rs, func(a, b *replica) int { return strings.Compare(instanceName(a.targets), instanceName(b.targets)) })
@@ -425,7 +465,11 @@ func (s *Source) snapshot() []catalogue.Readings {
 		if !s.appliedAt.IsZero() {
 			start = s.appliedAt.Add(-s.appliedWidth)
 		}
-		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched)})
+		var wbs []*catalogue.WindowBuckets
+		for _, r := range rs {
+			wbs = append(wbs, bucketsOf[r])
+		}
+		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched), Buckets: sumBuckets(wbs)})
 	}
 	slices.SortFunc(out, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
 	return out

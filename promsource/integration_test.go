@@ -349,7 +349,7 @@ func checkHistory(t *testing.T, cfg Config, acfg analysis.Config, instances []st
 		t.Fatalf("history of %d replicas, want %d", len(hist), len(instances))
 	}
 	at := hist[0].Points[len(hist[0].Points)-1].Time
-	f, err := src.fetch(t.Context(), at, itWindow, itWindow, true, "")
+	f, err := src.fetch(t.Context(), at, itWindow, itWindow, true, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

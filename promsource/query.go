@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
 )
 
 // vllmOwn is vLLM's own prefix, the one the alias table spells.
@@ -92,13 +93,17 @@ func vllmNameRegex() string {
 // process and API-server families that come with them.
 func readNameRegex() string { return nameRegex(sampleNames()) }
 
-// partRegexes splits the names of readNameRegex into n parts of about as
+// partRegexes splits the names of readNameRegex (without the _bucket
+// names unless buckets) into n parts of about as
 // many series each, for the recheck (see rawWindow): every name is in
 // exactly one part. A _bucket name weighs as the twenty-odd series of a
 // histogram's bounds, and the heaviest names go first, each to the
 // lightest part, so that no part holds most of a fleet's series.
-func partRegexes(n int) []string {
+func partRegexes(n int, buckets bool) []string {
 	names := sampleNames()
+	if !buckets {
+		names = slices.DeleteFunc(names, func(s sampleName) bool { return s.bucket })
+	}
 	weight := func(s sampleName) int {
 		if s.bucket {
 			return 20
@@ -161,12 +166,24 @@ type queries struct {
 	matchers string   // the selector's matchers, "" for none
 	halves   []string // partRegexes(rawSplit): the names of the raw read
 	parts    []string // partRegexes: the names of the raw read, in the recheck's parts
+	// group writes the store-evaluated buckets (bucketless), by the
+	// labels that name a replica's scrape target.
+	group promql.Group
+	// bucketless is set when the raw read leaves out every _bucket
+	// series: the store evaluates the buckets (see summary.go).
+	bucketless bool
+	// bucketNames matches every _bucket name: the raw buckets of the
+	// replicas wanted (Source.SetWanted) when the others' are left out.
+	bucketNames string
 }
 
 // newQueries builds the queries of a source with the selector's matchers
-// whose refreshes are interval apart.
-func newQueries(matchers string, interval time.Duration) queries {
-	return queries{matchers: matchers, halves: partRegexes(rawSplit), parts: partRegexes(recheckParts(interval))}
+// whose refreshes are interval apart, its replicas named by g; bucketless
+// leaves the buckets out of the raw read.
+func newQueries(matchers string, interval time.Duration, g grouper, bucketless bool) queries {
+	return queries{matchers: matchers, halves: partRegexes(rawSplit, !bucketless),
+		parts: partRegexes(recheckParts(interval), !bucketless), group: g.promqlGroup(matchers), bucketless: bucketless,
+		bucketNames: nameRegex(slices.DeleteFunc(sampleNames(), func(s sampleName) bool { return !s.bucket }))}
 }
 
 // selector is {__name__=~re, matchers}.

@@ -89,6 +89,11 @@ type Config struct {
 	// VictoriaMetrics, Grafana Mimir) before the first refresh, with one
 	// request to its build information, for the status (store.go).
 	IdentifyStore bool
+	// BucketsAbove is the number of scrape targets above which the
+	// server evaluates each replica's histogram buckets over the window
+	// and the raw read leaves them out (DefaultBucketsAbove; negative:
+	// never). See summary.go.
+	BucketsAbove int
 }
 
 // withDefaults fills the zero fields.
@@ -107,6 +112,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxMemory <= 0 {
 		c.MaxMemory = DefaultMaxMemory
+	}
+	if c.BucketsAbove == 0 {
+		c.BucketsAbove = DefaultBucketsAbove
 	}
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
@@ -136,6 +144,7 @@ type Source struct {
 
 	mu       sync.Mutex // guards what follows
 	window   time.Duration
+	wanted   []string // replicas whose raw buckets are read when the others' are not
 	keep     time.Duration
 	waiters  []chan struct{}
 	ended    bool
@@ -163,6 +172,14 @@ type Source struct {
 	// storeAsked is set once the server was asked which program it is
 	// (store.go); owned by the refresh loop.
 	storeAsked bool
+	// targets is how many scrape targets answered up at the newest good
+	// refresh (-1 before the first): whether the buckets are left to the
+	// server follows it. Owned by the refresh loop.
+	targets int
+	// buckets are the store-evaluated buckets of the newest good refresh,
+	// by scrape target (grouper.key); nil when the raw read had them.
+	// Owned by the refresh loop.
+	buckets map[string]*catalogue.WindowBuckets
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
@@ -182,6 +199,11 @@ type Stats struct {
 	FullReads int
 	// LastRequests is the number of HTTP requests the newest refresh sent.
 	LastRequests int
+	// Bucketless is set when the newest refresh left the buckets to the
+	// server, and BucketRows is how many rows (target × histogram ×
+	// bound) its answers held.
+	Bucketless bool
+	BucketRows int
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -196,8 +218,8 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval),
-		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1),
+	s := &Source{cfg: cfg, name: displayURL(cfg.URL), q: newQueries(matchers, cfg.Interval, grouper{by: cfg.GroupBy}, false),
+		group: grouper{by: cfg.GroupBy}, kick: make(chan struct{}, 1), targets: -1,
 		window: cfg.Window, replicas: map[string]*replica{}}
 	rt, err := newTransport(u, cfg.Access, cfg.MaxBody, &s.requests)
 	if err != nil {
@@ -263,6 +285,24 @@ func (s *Source) SetWindow(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.window = d
+}
+
+// analysisWindow is the analysis window as the monitor set it: the
+// window the store evaluates the buckets over.
+func (s *Source) analysisWindow() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.window
+}
+
+// SetWanted names the replicas whose raw buckets are read even when the
+// server works out the fleet's (a detail view draws them: the
+// prompt-length heatmap, each engine's quantiles), from the next refresh
+// on; nil for none. It is the monitor.Wanting of the source.
+func (s *Source) SetWanted(replicas []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wanted = slices.Clone(replicas)
 }
 
 // rangeWidth is the range of the raw query: the window, or what Keep asked
@@ -384,19 +424,21 @@ func (s *Source) refresh(ctx context.Context) {
 	sent := s.requests.Load()
 	width := s.rangeWidth()
 	at := s.raw.avoidEdge(s.evaluationTime(), width)
-	rawRange, full := s.raw.rangeFor(at, width)
-	s.whole = full
 	s.mu.Lock()
 	if s.status.Checked.IsZero() && s.asked.IsZero() {
 		s.asked = at
 	}
 	s.mu.Unlock()
+	pre := s.countTargets(ctx, at, width)
+	s.setBucketless(s.wantBuckets())
+	rawRange, full := s.raw.rangeFor(at, width)
+	s.whole = full
 	recheck := ""
 	if !full {
 		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
 	}
 	gpusIn := s.startGPUs(ctx, at)
-	f, err := s.fetch(ctx, at, width, rawRange, full, recheck)
+	f, err := s.fetch(ctx, at, width, rawRange, full, recheck, pre)
 	gpusIn()
 	if ctx.Err() != nil {
 		s.raw.reset() // an increment may have been cut short: read whole next time
@@ -417,8 +459,10 @@ func (s *Source) refresh(ctx context.Context) {
 		s.status.Problem, s.status.Checked = problemOf(err), at
 		return
 	}
+	s.targets = len(f.up)
 	s.raw.merge(f.raw, at, width, full)
 	f.raw, f.added = s.raw.matrix()
+	f.raw, f.added = withWanted(f.raw, f.added, f.wanted)
 	s.apply(at, width, f)
 	readings := s.snapshot()
 	s.mu.Lock()
@@ -428,6 +472,7 @@ func (s *Source) refresh(ctx context.Context) {
 	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
 	s.status.Warnings = f.warnings
 	s.stats.Series, s.stats.Samples = f.series, f.samples
+	s.stats.Bucketless, s.stats.BucketRows = s.q.bucketless, len(f.buckets)
 	if full {
 		s.stats.FullReads++
 	}

@@ -37,10 +37,28 @@ const queryPath = "/api/v1/query"
 // the transport's otherwise), so that they read alike whichever query
 // failed.
 func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+	return s.stream(ctx, expr, at, resultMatrix)
+}
+
+// streamVector is streamMatrix for a query whose answer is an instant
+// vector: each element is a series of one point.
+func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+	return s.stream(ctx, expr, at, resultVector)
+}
+
+// The result types the source decodes.
+const (
+	resultMatrix = "matrix"
+	resultVector = "vector"
+)
+
+// stream runs an instant query whose result is of type want and decodes
+// it as it arrives.
+func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string) (model.Matrix, []string, error) {
 	timeout := s.queryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	m, warns, err := s.postQuery(ctx, expr, at)
+	m, warns, err := s.postQuery(ctx, expr, at, want)
 	var over overBudgetError
 	switch {
 	case errors.Is(err, errTooManySeries):
@@ -87,7 +105,7 @@ func shortExpr(expr string) string {
 
 // postQuery sends the query as a form, falling back to GET where POST is
 // refused (as the query client does), and decodes the answer.
-func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string) (model.Matrix, []string, error) {
 	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
 	u := s.client.URL(queryPath, nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
@@ -115,7 +133,7 @@ func (s *Source) postQuery(ctx context.Context, expr string, at time.Time) (mode
 		defer drain(resp)
 		return nil, nil, statusError(resp)
 	}
-	m, warns, err := decodeMatrix(resp.Body, s.cfg.MaxSeries, s.answers)
+	m, warns, err := decodeAnswer(resp.Body, want, s.cfg.MaxSeries, s.answers)
 	if errors.Is(err, errTooManySeries) || errors.As(err, new(overBudgetError)) {
 		// The rest of an answer over the cap is not worth reading to keep
 		// the connection: close it.
@@ -186,6 +204,12 @@ var errTooManySeries = errors.New("too many series")
 // So does one whose decoded size passes what is left of b (nil: no
 // bound), with an overBudgetError.
 func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []string, error) {
+	return decodeAnswer(body, resultMatrix, maxSeries, b)
+}
+
+// decodeAnswer is decodeMatrix for a result of type want: a matrix, or a
+// vector whose elements become series of one point.
+func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (model.Matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
 		// The query client's words for it, which problem() knows: a UI
@@ -195,7 +219,7 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
 	var status, errType, errMsg string
 	var warnings []string
-	d := matrixData{in: interner{m: map[string]string{}}}
+	d := matrixData{want: want, in: interner{m: map[string]string{}}}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
@@ -229,8 +253,8 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 		return nil, warnings, &v1.Error{Type: v1.ErrorType(errType), Msg: errMsg}
 	case !d.gotResult:
 		return nil, warnings, errNoResult
-	case d.resultType != "matrix":
-		return nil, warnings, notMatrixError(safetext.Sanitize(d.resultType))
+	case d.resultType != want:
+		return nil, warnings, notMatrixError{got: safetext.Sanitize(d.resultType), want: want}
 	}
 	if d.disordered > 0 {
 		warnings = append(warnings, disorderedWarning(d.disordered))
@@ -240,6 +264,7 @@ func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []str
 
 // matrixData is the data of a query answer as decoded so far.
 type matrixData struct {
+	want       string // the result type asked for
 	resultType string
 	result     model.Matrix
 	gotResult  bool
@@ -261,7 +286,7 @@ func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) err
 			d.resultType = it.ReadString()
 		case "result":
 			d.gotResult = true
-			if d.resultType != "" && d.resultType != "matrix" || it.WhatIsNext() != jsoniter.ArrayValue {
+			if d.resultType != "" && d.resultType != d.want || it.WhatIsNext() != jsoniter.ArrayValue {
 				it.Skip()
 				continue
 			}
@@ -279,11 +304,15 @@ func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) err
 	return nil
 }
 
-// notMatrixError is an answer of another type than a range selector's.
-type notMatrixError string
+// notMatrixError is an answer of another type than the query's: a range
+// selector's matrix, or an aggregation's vector.
+type notMatrixError struct{ got, want string }
 
 func (e notMatrixError) Error() string {
-	return "a range selector answered " + string(e) + ", not a matrix"
+	if e.want == resultVector {
+		return "an aggregation answered " + e.got + ", not a vector"
+	}
+	return "a range selector answered " + e.got + ", not a matrix"
 }
 
 // decodeSeries appends the series of a matrix result to m, stopping
@@ -302,6 +331,11 @@ func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries
 				}
 			case "values":
 				if ss.Values, over = decodeValues(it, ss.Values, b); over {
+					return m, true
+				}
+			case "value": // an instant vector's element
+				ss.Values = append(ss.Values[:0], decodePoint(it))
+				if !b.take(pointBytes) {
 					return m, true
 				}
 			default: // native histograms: vtop reads classic buckets only

@@ -227,7 +227,7 @@ func TestRecheckInTurn(t *testing.T) {
 func TestPartRegexes(t *testing.T) {
 	all := regexp.MustCompile("^(?:" + readNameRegex() + ")$")
 	for _, n := range []int{2, 5, maxRecheckParts} {
-		parts := partRegexes(n)
+		parts := partRegexes(n, true)
 		if len(parts) != n {
 			t.Fatalf("%d parts asked, %d made", n, len(parts))
 		}

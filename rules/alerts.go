@@ -18,7 +18,7 @@ func (b builder) alerts() []Rule {
 	add := func(r Rule, conds ...string) {
 		r.Expr = conds[0]
 		if len(higher) > 0 && conds[0] != condition("down") {
-			r.Expr += " unless " + b.q.on() + " (" + strings.Join(higher, " or ") + ")"
+			r.Expr += " unless " + b.q.On() + " (" + strings.Join(higher, " or ") + ")"
 		}
 		rules = append(rules, r)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
 )
 
 // Options are the settings of the rules: vtop's own thresholds, and how
@@ -125,7 +126,7 @@ func Build(o Options) (File, error) {
 	if err := o.Validate(); err != nil {
 		return File{}, err
 	}
-	b := builder{o: o, q: promql{by: strings.Join(o.GroupBy, ", ")}, t: analysis.JudgementThresholds()}
+	b := builder{o: o, q: promql.Group{By: strings.Join(o.GroupBy, ", ")}, t: analysis.JudgementThresholds()}
 	rules := append(b.figures(), b.conditions()...)
 	rules = append(rules, b.alerts()...)
 	return File{Header: b.header(), Groups: []Group{{Name: GroupName, Interval: o.EvaluationInterval, Rules: rules}}}, nil
@@ -134,7 +135,7 @@ func Build(o Options) (File, error) {
 // builder holds what every rule is written from.
 type builder struct {
 	o Options
-	q promql
+	q promql.Group
 	t analysis.Thresholds
 }
 
@@ -167,17 +168,17 @@ func (b builder) kept() time.Duration {
 func (b builder) figures() []Rule {
 	w := b.o.Config.Window
 	rules := []Rule{
-		{Record: recRunning, Expr: b.q.sumScalar(catalogue.Running)},
-		{Record: recWaiting, Expr: b.q.sumScalar(catalogue.Waiting)},
-		{Record: recPreemptions, Expr: b.q.sumScalar(catalogue.Preemptions)},
-		{Record: recWork, Expr: b.q.sumCounters()},
+		{Record: recRunning, Expr: b.q.SumScalar(catalogue.Running)},
+		{Record: recWaiting, Expr: b.q.SumScalar(catalogue.Waiting)},
+		{Record: recPreemptions, Expr: b.q.SumScalar(catalogue.Preemptions)},
+		{Record: recWork, Expr: b.q.SumCounters()},
 	}
 	for _, h := range latencies {
 		rules = append(rules,
-			Rule{Record: h.bucketRate(), Expr: b.q.histogramRate(h.histogram, w)},
+			Rule{Record: h.bucketRate(), Expr: b.q.HistogramRate(h.histogram, w)},
 			Rule{Record: h.quantile("p99"), Expr: "histogram_quantile(0.99, " + h.bucketRate() + ")"},
 			Rule{Record: h.quantile("p50"), Expr: "histogram_quantile(0.5, " + h.bucketRate() + ")"},
-			Rule{Record: h.observations(), Expr: b.q.histogramCount(h.histogram, w)},
+			Rule{Record: h.observations(), Expr: b.q.HistogramCount(h.histogram, w)},
 		)
 	}
 	return rules
@@ -241,7 +242,7 @@ func (b builder) conditions() []Rule {
 // downExpr: the group's scrapes fail, or answer without engine metrics,
 // while it served engine metrics in the last downMemory.
 func (b builder) downExpr() string {
-	on, by := b.q.on(), b.q.by
+	on, by := b.q.On(), b.q.By
 	known := fmt.Sprintf("group by (%s) (max_over_time(%s[%s]))", by, recRunning, dur(downMemory))
 	return fmt.Sprintf("(\n  min by (%s) (up) == 0\n  or %s\n  (max by (%s) (up) == 1 unless %s %s)\n) and %s %s",
 		by, on, by, on, recRunning, on, known)
@@ -262,14 +263,14 @@ func (b builder) fullSpan() time.Duration { return max(b.t.FullSpan, b.readings(
 // or admissions refused over the window; with requests running. The value
 // is the queue now.
 func (b builder) fullExpr() string {
-	on, span, two := b.q.on(), dur(b.fullSpan()), dur(b.readings(2))
+	on, span, two := b.q.On(), dur(b.fullSpan()), dur(b.readings(2))
 	queue := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d)",
 		recWaiting, span, on, b.t.FullReadings)
 	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
 		recWaiting, two, num(b.t.ObviousQueue), on)
 	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, firing(AlertFull))
 	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
-		b.q.increaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
+		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
 	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
 		recWaiting, on, queue, on, obvious, on, stays, on, recRunning, span, on, refused)
 }
@@ -278,7 +279,7 @@ func (b builder) fullExpr() string {
 // or with a median over it too; under the exit margin to leave. The value
 // is the p99 in seconds.
 func (b builder) slowExpr(l latency) string {
-	on := b.q.on()
+	on := b.q.On()
 	over := func(limit float64) string {
 		return fmt.Sprintf("%s > %s and %s (%s >= %d or %s %s > %s)", l.quantile("p99"), num(limit), on,
 			l.observations(), b.o.Config.MinObservations, on, l.quantile("p50"), num(limit))
@@ -296,7 +297,7 @@ func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 // StaleReadings of them, and no work counter moved. The value is the
 // fewest running.
 func (b builder) staleExpr() string {
-	w, on := dur(b.o.Config.Window), b.q.on()
+	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0",
 		recRunning, w, on, b.t.StaleReadings, recWork)
 }
@@ -311,7 +312,7 @@ func (b builder) idleReadings() int {
 // idleExpr: nothing ran, waited or was done over the window, which holds
 // at least the least evidence.
 func (b builder) idleExpr() string {
-	w, on := dur(b.o.Config.Window), b.q.on()
+	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("max_over_time(%[1]s[%[2]s]) == 0 and %[3]s max_over_time(%[4]s[%[2]s]) == 0 and %[3]s changes(%[5]s[%[2]s]) == 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[6]d",
 		recRunning, w, on, recWaiting, recWork, b.idleReadings())
 }

@@ -58,6 +58,10 @@ type Options struct {
 	ScrapeNow func()
 	// SetWindow changes the analysis window (keys [ and ]).
 	SetWindow func(time.Duration)
+	// Want names the replicas the screen shows in detail (the detail
+	// view's; nil when none), so that a source that reads a large fleet
+	// in less detail reads those in full. Nil: nobody asks.
+	Want func(targets []string)
 	// Insecure shows a loud INSECURE TLS badge: certificates are not checked.
 	Insecure bool
 	// Hint is shown in place of the empty event log while no replica has
@@ -135,7 +139,9 @@ const (
 
 // Model is the root Bubble Tea model.
 type Model struct {
-	opts   Options
+	opts Options
+	// wanted is the replica last named to opts.Want ("" for none).
+	wanted string
 	theme  *Theme
 	keys   globalKeys
 	fkeys  filterKeys
@@ -305,7 +311,29 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg)
 		m.layout()
 	}
+	if want := m.wantCmd(); want != nil {
+		cmd = tea.Batch(cmd, want)
+	}
 	return m, cmd
+}
+
+// wantCmd names the replica the detail view shows to opts.Want when it
+// changed (opened, another one, closed), through a Cmd; nil otherwise.
+func (m *Model) wantCmd() tea.Cmd {
+	target := ""
+	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
+		target = r.Target
+	}
+	if m.opts.Want == nil || target == m.wanted {
+		return nil
+	}
+	m.wanted = target
+	want := m.opts.Want
+	var targets []string
+	if target != "" {
+		targets = []string{target}
+	}
+	return func() tea.Msg { want(targets); return nil }
 }
 
 // ingest records a report: its points go into the history and its events

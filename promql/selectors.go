@@ -1,4 +1,4 @@
-package rules
+package promql
 
 import (
 	"regexp"
@@ -24,6 +24,7 @@ func engines() []catalogue.EngineKind {
 type selector struct {
 	names []string
 	label string // label=value matcher of a split family; "" for none
+	extra string // further matchers (a source's selector); "" for none
 }
 
 // String is the selector in PromQL.
@@ -38,8 +39,10 @@ func (s selector) String() string {
 		}
 		m = append(m, `__name__=~"`+strings.Join(quoted, "|")+`"`)
 	}
-	if s.label != "" {
-		m = append(m, s.label)
+	for _, x := range []string{s.label, s.extra} {
+		if x != "" {
+			m = append(m, x)
+		}
 	}
 	return "{" + strings.Join(m, ", ") + "}"
 }

@@ -1,0 +1,122 @@
+package promql
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// Group writes per-group expressions: each answers one row per value of
+// the grouping labels (a replica), whichever engine exports the figure
+// under whichever name.
+type Group struct {
+	By string // the grouping labels, comma-separated
+	// Matchers narrow every selector: label matchers without braces
+	// ({namespace="prod"} as namespace="prod"); "" for none.
+	Matchers string
+}
+
+// sel writes a selector with the group's matchers.
+func (q Group) sel(s selector) string {
+	if q.Matchers != "" {
+		s.extra = q.Matchers
+	}
+	return s.String()
+}
+
+// On is the matching clause of a binary operation between groups.
+func (q Group) On() string { return "on (" + q.By + ")" }
+
+// OrEach joins the terms with `or on (group)`: the first term that has a
+// group's series gives them, the next ones fill in only the groups it
+// lacks. That is the alias table's rule (a legacy name is read only where
+// the current one is absent) and one engine per replica.
+func (q Group) OrEach(terms []string) string {
+	if len(terms) == 1 {
+		return terms[0]
+	}
+	return "(\n  " + strings.Join(terms, "\n  or "+q.On()+"\n  ") + "\n)"
+}
+
+// SumScalar is a scalar figure summed over each group's series, whichever
+// engine exports it under whichever name.
+func (q Group) SumScalar(s catalogue.Scalar) string {
+	var terms []string
+	for _, k := range engines() {
+		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
+			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(sel)))
+		}
+	}
+	return q.OrEach(terms)
+}
+
+// SumCounters is the sum of each group's work counters (tokens, finished
+// requests): it stands still while nothing is done.
+func (q Group) SumCounters() string {
+	var terms []string
+	for _, k := range engines() {
+		if names := counterNames(k); len(names) > 0 {
+			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(selector{names: names})))
+		}
+	}
+	return q.OrEach(terms)
+}
+
+// HistogramRate is a histogram's buckets' rates over the window, summed by
+// group and bound: what histogram_quantile reads.
+func (q Group) HistogramRate(h catalogue.Histogram, window time.Duration) string {
+	var terms []string
+	for _, k := range engines() {
+		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
+			terms = append(terms, fmt.Sprintf("sum by (%s, le) (rate(%s[%s]))", q.By, q.sel(sel), dur(window)))
+		}
+	}
+	// Matching on the group alone, one name's buckets are never mixed
+	// with another's.
+	return q.OrEach(terms)
+}
+
+// IncreaseScalar is a counter's increase over the window, per group.
+func (q Group) IncreaseScalar(s catalogue.Scalar, window time.Duration) string {
+	var terms []string
+	for _, k := range engines() {
+		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
+			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
+		}
+	}
+	return q.OrEach(terms)
+}
+
+// HistogramCount is the observations a histogram gained over the window,
+// per group: the requests (TTFT) or tokens (ITL) a quantile is read from.
+func (q Group) HistogramCount(h catalogue.Histogram, window time.Duration) string {
+	var terms []string
+	for _, k := range engines() {
+		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_count") {
+			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
+		}
+	}
+	return q.OrEach(terms)
+}
+
+// dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
+func dur(d time.Duration) string { return model.Duration(d).String() }
+
+// HistogramIncrease is a histogram's buckets' increase over the window,
+// summed by group and bound: the counts a quantile is read from, one row
+// per group and bound. increase() is rate() times the window, so the
+// quantiles of these are those of HistogramRate, and they are the very
+// numbers the analysis computes from raw samples (see analysis.Bucket).
+func (q Group) HistogramIncrease(h catalogue.Histogram, window time.Duration) string {
+	var terms []string
+	for _, k := range engines() {
+		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
+			terms = append(terms, fmt.Sprintf("sum by (%s, le) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
+		}
+	}
+	return q.OrEach(terms)
+}

@@ -167,16 +167,27 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	return nil
 }
 
+// jumpHistory is how many reports before a jump's position the charts are
+// filled with: a wide terminal's chart, 4 minutes of a 1 s recording, 20 of
+// the past read every 5 s.
+const jumpHistory = 240
+
 // replayOutput hands each replayed report to the screen, after the replay
-// line; a report that is not the one after the last (the user jumped)
-// restarts the screen's history there.
+// line; a report that is not the one after the last (the user jumped, or
+// the replay starts at --at) restarts the screen's history there, and the
+// stretch before it is computed off the playing and sent after it, so that
+// the charts show the minutes that led there.
 func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
 	last := -1
 	return func(rep analysis.Report) error {
 		i := sort.Search(len(ticks), func(k int) bool { return !ticks[k].Time.Before(rep.Time) })
-		send(ui.ReplayMsg{Status: pl.StatusLine(), Restart: i != last+1, At: rep.Time})
+		jumped := i != last+1
+		send(ui.ReplayMsg{Status: pl.StatusLine(), Restart: jumped, At: rep.Time})
 		last = i
 		send(ui.ReportMsg{Report: rep})
+		if jumped && i > 0 {
+			go func() { send(ui.HistoryMsg{Points: pl.PointsBefore(rep.Time, jumpHistory), At: rep.Time}) }()
+		}
 		return nil
 	}
 }

@@ -121,3 +121,32 @@ func (a *ahead) close() {
 	defer a.mu.Unlock()
 	a.rd.close()
 }
+
+// each calls out with reports from through to (indices, clamped to the
+// recording), in order, recomputed from the checkpoint at or before from
+// with a reader of its own, so that the screen's playing goes on.
+func (a *ahead) each(from, to int, out func(*analysis.Report)) {
+	from = max(from, 0)
+	if from > to {
+		return
+	}
+	a.mu.Lock()
+	a.extend(to)
+	to = min(to, len(a.states)-1)
+	c := min(from/checkpointEvery, len(a.checks)-1)
+	r := a.checks[c]
+	a.mu.Unlock()
+	ticks := a.rec.Ticks()
+	rd := newReader(a.rec)
+	defer rd.close()
+	for n := c * checkpointEvery; n <= to; n++ {
+		if n > c*checkpointEvery {
+			t := ticks[n]
+			next := analysis.Analyze(t.Time, rd.readings(t), tickConfig(a.cfg, t), r)
+			r = &next
+		}
+		if n >= from {
+			out(r)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -266,4 +267,24 @@ func clock(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm%02ds", h, m, sec)
 	}
 	return fmt.Sprintf("%dm%02ds", m, sec)
+}
+
+// PointsBefore is the stretch of up to n reports before the first tick
+// at or after at, as the points of each replica's sparklines and charts,
+// oldest first: what the screen would hold had it played there rather
+// than jumped. It computes off the playing (a reader of its own).
+func (s *Source) PointsBefore(at time.Time, n int) map[string][]analysis.Point {
+	i := sort.Search(len(s.ticks), func(k int) bool { return !s.ticks[k].Time.Before(at) })
+	points := make(map[string][]analysis.Point)
+	s.ahead.each(i-n, i-1, func(r *analysis.Report) {
+		for k := range r.Replicas {
+			rep := &r.Replicas[k]
+			p := rep.Point
+			if p.Time.IsZero() {
+				p.Time = r.Time
+			}
+			points[rep.Target] = append(points[rep.Target], p)
+		}
+	})
+	return points
 }

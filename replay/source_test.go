@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +130,57 @@ func TestStatusLine(t *testing.T) {
 		if got := c.st.String(); got != c.want {
 			t.Errorf("got %q, want %q", got, c.want)
 		}
+	}
+}
+
+// PointsBefore is the points of the reports before a position, as the
+// plain replay computes them, whatever checkpoint it starts from.
+func TestPointsBefore(t *testing.T) {
+	path := simrec.Record(t, sim.Options{Replicas: 2, Scenario: sim.Spike, Seed: 3}, 200, time.Second)
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []analysis.Report
+	if err := Reports(rec, Config(rec), func(r analysis.Report) error { all = append(all, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(rec, Config(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		at, n   int // the position, and how many before it
+		wantLen int
+	}{
+		{"a stretch across a checkpoint", 130, 50, 50},
+		{"a stretch from a checkpoint", 121, 1, 1},
+		{"more than the recording holds before", 30, 240, 30},
+		{"the first position: none before", 0, 240, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := src.PointsBefore(all[tt.at].Time, tt.n)
+			for _, target := range []string{all[0].Replicas[0].Target, all[0].Replicas[1].Target} {
+				pts := got[target]
+				if len(pts) != tt.wantLen {
+					t.Fatalf("%s: %d points, want %d", target, len(pts), tt.wantLen)
+				}
+				for k, p := range pts {
+					r := all[tt.at-tt.wantLen+k]
+					want := r.Replicas[0].Point
+					if r.Replicas[1].Target == target {
+						want = r.Replicas[1].Point
+					}
+					if want.Time.IsZero() {
+						want.Time = r.Time
+					}
+					if !reflect.DeepEqual(p, want) {
+						t.Fatalf("%s point %d: %+v, want the plain replay's %+v", target, k, p, want)
+					}
+				}
+			}
+		})
 	}
 }

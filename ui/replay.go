@@ -5,6 +5,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/analysis"
 )
 
 // Player drives the replay of a recording: the same dashboard then shows
@@ -75,6 +77,7 @@ type playback struct {
 	status     string
 	note       string
 	recStopped string
+	at         time.Time // where the last jump led (ReplayMsg.At)
 }
 
 // setupReplay gives the replay's keys priority: the keys they take from
@@ -187,6 +190,7 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 	m.play.status, m.play.note = msg.Status, msg.Note
 	if msg.Restart {
 		m.rewind(msg.At)
+		m.play.at = msg.At
 	}
 	m.layout()
 }
@@ -217,6 +221,29 @@ func (m *Model) rewind(at time.Time) {
 		}
 	}
 	m.events.events = events
+}
+
+// fillBefore puts the stretch a jump to at skipped (points, by target,
+// oldest first) before each shown replica's points from at on, in place
+// of the ones it held before at.
+func (m *Model) fillBefore(at time.Time, points map[string][]analysis.Point) {
+	for target, old := range m.history {
+		h := newPointHistory(m.opts.History)
+		for _, p := range points[target] {
+			if p.Time.Before(at) {
+				h.Push(p)
+			}
+		}
+		for i := range old.Len() {
+			if p := old.At(i); !p.Time.Before(at) {
+				h.Push(p)
+			}
+		}
+		m.history[target] = h
+	}
+	if !m.paused {
+		m.refresh()
+	}
 }
 
 // recordingMsg notes that the recording beside the screen stopped.

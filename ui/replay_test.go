@@ -146,6 +146,57 @@ func TestReplayRestartRewindsHistory(t *testing.T) {
 	}
 }
 
+// The stretch a jump skipped, sent after the report at the new position,
+// fills the charts before it; the stretch of a position jumped away from
+// since is dropped.
+func TestReplayJumpFillsTheStretchBefore(t *testing.T) {
+	// Ten reports played, a second apart, up to t0.
+	played := func() Model {
+		return withHistory(replayModel(&fakePlayer{}, 120, 40), 10, func(_ int, at time.Time) analysis.Report { return allStates(at) })
+	}
+	target := allStates(t0).Replicas[0].Target
+	stretch := func(end time.Time, n int, running float32) map[string][]analysis.Point {
+		var pts []analysis.Point
+		for i := n; i > 0; i-- {
+			pts = append(pts, analysis.Point{Time: end.Add(-time.Duration(i) * time.Second), Running: running})
+		}
+		return map[string][]analysis.Point{target: pts}
+	}
+	points := func(m Model) []analysis.Point { return pointsUntil(m.history[target], 100, t0.Add(time.Hour)) }
+	first := t0.Add(time.Minute)
+	second := t0.Add(2 * time.Minute)
+	tests := []struct {
+		name    string
+		msgs    []tea.Msg
+		wantAt  time.Time // the newest point's time
+		wantLen int
+		wantRun float32 // Running of the oldest point
+	}{
+		{"a jump forward, then its stretch", []tea.Msg{
+			ReplayMsg{Status: "REPLAY", Restart: true, At: first}, ReportMsg{Report: allStates(first)},
+			HistoryMsg{Points: stretch(first, 5, 7), At: first}},
+			first, 6, 7},
+		{"a second jump before the first's stretch came", []tea.Msg{
+			ReplayMsg{Status: "REPLAY", Restart: true, At: first}, ReportMsg{Report: allStates(first)},
+			ReplayMsg{Status: "REPLAY", Restart: true, At: second}, ReportMsg{Report: allStates(second)},
+			HistoryMsg{Points: stretch(first, 5, 7), At: first}},
+			second, 1, 48},
+		{"a jump back: the stretch replaces what was kept before it", []tea.Msg{
+			ReplayMsg{Status: "REPLAY", Restart: true, At: t0.Add(-4 * time.Second)}, ReportMsg{Report: allStates(t0.Add(-4 * time.Second))},
+			HistoryMsg{Points: stretch(t0.Add(-4*time.Second), 8, 9), At: t0.Add(-4 * time.Second)}},
+			t0.Add(-4 * time.Second), 9, 9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := points(send(played(), tt.msgs...))
+			if len(got) != tt.wantLen || !got[len(got)-1].Time.Equal(tt.wantAt) || got[0].Running != tt.wantRun ||
+				!slices.IsSortedFunc(got, func(a, b analysis.Point) int { return a.Time.Compare(b.Time) }) {
+				t.Errorf("%d points, oldest running %v, newest at %v; want %d, %v, %v", len(got), got[0].Running, got[len(got)-1].Time, tt.wantLen, tt.wantRun, tt.wantAt)
+			}
+		})
+	}
+}
+
 // A recording made beside the screen shows in the title, and so does its
 // stop.
 func TestRecordingBadge(t *testing.T) {

@@ -124,6 +124,11 @@ type bellDoneMsg struct{ n int }
 // after a target's oldest point are left out, so nothing is drawn twice.
 type HistoryMsg struct {
 	Points map[string][]analysis.Point
+	// At, set by a replay, is the position the points lead up to: they
+	// are the stretch before the report at At that a jump skipped, and
+	// take the place of what the screen holds before At. A message for a
+	// position the screen has since jumped away from is dropped.
+	At time.Time
 }
 
 // screen is what the body of the frame shows.
@@ -298,7 +303,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case NoticeMsg:
 		m.events.add([]analysis.Event{{Time: msg.Time, Target: noticeTarget, State: analysis.StateStale, Text: msg.Text}}, msg.Time)
 	case HistoryMsg:
-		m.preload(msg.Points)
+		if msg.At.IsZero() {
+			m.preload(msg.Points)
+		} else if msg.At.Equal(m.play.at) {
+			m.fillBefore(msg.At, msg.Points)
+		}
 	case ReplayMsg:
 		m.replayMsg(msg)
 	case RecordingMsg:

@@ -84,11 +84,17 @@ func zoneNote(at time.Time) string {
 
 // pastNote is the replay line's note over a stretch of the past: the
 // day (or days) the clock times are of, and their zone, so that 03:10
-// cannot be read as today's or in another zone.
+// cannot be read as today's or in another zone. The day and the zone come
+// first and short: on an 80-column terminal the line keeps 34 columns for
+// the note.
 func pastNote(first, last time.Time) string {
 	day := first.Format("2006-01-02")
 	if d := last.Format("2006-01-02"); d != day {
 		day += " to " + d
 	}
-	return "Prometheus past, " + day + ", " + zoneNote(first)
+	zone := "UTC" + first.Format("-07:00") + " local"
+	if name, _ := first.Zone(); name != "" && !strings.HasPrefix(name, "+") && !strings.HasPrefix(name, "-") && name != "UTC" {
+		zone += " (" + name + ")"
+	}
+	return day + " " + zone + ", from Prometheus"
 }

@@ -71,10 +71,10 @@ func TestZoneNote(t *testing.T) {
 func TestPastNote(t *testing.T) {
 	cet := time.FixedZone("CET", 3600)
 	day := time.Date(2026, 12, 5, 3, 0, 0, 0, cet)
-	if got, want := pastNote(day, day.Add(30*time.Minute)), "Prometheus past, 2026-12-05, times in local time, UTC+01:00 (CET)"; got != want {
+	if got, want := pastNote(day, day.Add(30*time.Minute)), "2026-12-05 UTC+01:00 local (CET), from Prometheus"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
-	if got, want := pastNote(day.Add(-4*time.Hour), day), "Prometheus past, 2026-12-04 to 2026-12-05, times in local time, UTC+01:00 (CET)"; got != want {
+	if got, want := pastNote(day.Add(-4*time.Hour), day), "2026-12-04 to 2026-12-05 UTC+01:00 local (CET), from Prometheus"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
 }

@@ -43,7 +43,7 @@ func TestPastInTmux(t *testing.T) {
 		` --selector '{job="vllm"}' --window 12s --interval 2s --from `+from.Format("15:04:05")+" --to "+to.Format("15:04:05"))
 	defer tm.kill()
 
-	note := "Prometheus past, " + from.Format("2006-01-02") + ", times in local time, UTC+05:30 (IST)"
+	note := from.Format("2006-01-02") + " UTC+05:30 local (IST), from Prometheus"
 	tm.waitFor("the replay line with the day and the zone", 15*time.Second, note)
 	tm.send("Space")
 	tm.waitFor("paused", 5*time.Second, " paused")

@@ -155,6 +155,10 @@ type Source struct {
 	stats    Stats
 	// storeNote is the warning the store's semantics call for (store.go).
 	storeNote string
+	// identified is closed once the store's identification is over; the
+	// first refresh waits for it before it publishes, so that the first
+	// report names the store. Nil after. Owned by the refresh loop.
+	identified chan struct{}
 
 	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
 	// appliedAt and appliedWidth are the window of the newest good
@@ -169,9 +173,6 @@ type Source struct {
 	// answers is what the decoded answers of the refresh in progress may
 	// still take; owned by the refresh loop.
 	answers *budget
-	// storeAsked is set once the server was asked which program it is
-	// (store.go); owned by the refresh loop.
-	storeAsked bool
 	// targets is how many scrape targets answered up at the newest good
 	// refresh (-1 before the first): whether the buckets are left to the
 	// server follows it. Owned by the refresh loop.
@@ -197,7 +198,9 @@ type Stats struct {
 	Series, Samples int
 	// FullReads counts the refreshes that read the whole window.
 	FullReads int
-	// LastRequests is the number of HTTP requests the newest refresh sent.
+	// LastRequests is the number of HTTP requests sent while the newest
+	// refresh ran (the store's identification, asked once beside the
+	// first refresh, included).
 	LastRequests int
 	// Bucketless is set when the newest refresh left the buckets to the
 	// server, and BucketRows is how many rows (target × histogram ×
@@ -378,6 +381,16 @@ func (s *Source) Refresh() <-chan struct{} {
 // nil.
 func (s *Source) Run(ctx context.Context) error {
 	defer s.end()
+	if s.cfg.IdentifyStore {
+		// Asked beside the first refresh, not before it: which program
+		// answers is for the source line, and must not hold the first
+		// screen back by a round trip to a slow server.
+		var wg sync.WaitGroup
+		defer wg.Wait()
+		identified := make(chan struct{})
+		s.identified = identified
+		wg.Go(func() { defer close(identified); s.learnStore(ctx) })
+	}
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	for {
@@ -412,14 +425,6 @@ func (s *Source) end() {
 // refresh reads the window at one evaluation time and publishes the
 // replicas' readings.
 func (s *Source) refresh(ctx context.Context) {
-	if s.cfg.IdentifyStore && !s.storeAsked {
-		if id, ok := s.identifyStore(ctx); ok || ctx.Err() == nil {
-			s.storeAsked = true
-			s.mu.Lock()
-			s.status.Store, s.status.StoreVersion, s.storeNote = id.name, id.version, id.note()
-			s.mu.Unlock()
-		}
-	}
 	start := time.Now()
 	sent := s.requests.Load()
 	width := s.rangeWidth()
@@ -440,6 +445,13 @@ func (s *Source) refresh(ctx context.Context) {
 	gpusIn := s.startGPUs(ctx, at)
 	f, err := s.fetch(ctx, at, width, rawRange, full, recheck, pre)
 	gpusIn()
+	if s.identified != nil {
+		select {
+		case <-s.identified:
+		case <-ctx.Done():
+		}
+		s.identified = nil
+	}
 	if ctx.Err() != nil {
 		s.raw.reset() // an increment may have been cut short: read whole next time
 		return        // stopping: a canceled query is no news

@@ -46,7 +46,8 @@ const buildInfoLimit = 64 << 10
 // ok is false when the server said nothing useful (an error, a proxy's
 // 404): the store stays unknown and is not asked again.
 func (s *Source) identifyStore(ctx context.Context) (storeIdentity, bool) {
-	ctx, cancel := context.WithTimeout(ctx, s.queryTimeout())
+	// As long as a whole read may take: nothing waits for the answer.
+	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)
 	defer cancel()
 	u := s.client.URL("/api/v1/status/buildinfo", nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -63,6 +64,18 @@ func (s *Source) identifyStore(ctx context.Context) (storeIdentity, bool) {
 		return storeIdentity{}, false
 	}
 	return identify(resp.StatusCode, resp.Header, body)
+}
+
+// learnStore asks the server which program it is and puts the answer
+// in the status.
+func (s *Source) learnStore(ctx context.Context) {
+	id, ok := s.identifyStore(ctx)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status.Store, s.status.StoreVersion, s.storeNote = id.name, id.version, id.note()
 }
 
 // identify reads a build-information answer (see identifyStore).

@@ -152,6 +152,9 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 	if s.targets >= 0 || s.cfg.BucketsAbove < 0 {
 		return nil
 	}
+	// Unknown until a refresh succeeds, so this refresh reads the whole
+	// window: the query has the whole read's time (queryTimeout).
+	s.whole = true
 	var r upRead
 	r.up, r.warns, r.err = s.streamMatrix(ctx, s.q.up(width), at)
 	if r.err == nil {

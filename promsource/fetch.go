@@ -47,7 +47,9 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
-	s.answers = newBudget(s.cfg.answerBudget())
+	if pre == nil { // else the budget the pre-read began, which holds its answer
+		s.answers = newBudget(s.cfg.answerBudget())
+	}
 	if pre != nil {
 		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
 	} else {

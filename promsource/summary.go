@@ -155,6 +155,9 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 	// Unknown until a refresh succeeds, so this refresh reads the whole
 	// window: the query has the whole read's time (queryTimeout).
 	s.whole = true
+	// The refresh's budget of answers begins here: the answer read ahead
+	// is held while the others are read (fetch).
+	s.answers = newBudget(s.cfg.answerBudget())
 	var r upRead
 	r.up, r.warns, r.err = s.streamMatrix(ctx, s.q.up(width), at)
 	if r.err == nil {

@@ -16,27 +16,28 @@ import (
 // real Prometheus on a real terminal in another zone than UTC: --from
 // and --to given as local clock times, the replay line says the day and
 // the zone, the screen's clock is local, and the time keys move through
-// the stretch to the replicas turning FULL.
+// the stretch to the replicas turning FULL. The past is back-filled from
+// the simulator's history, so that what the stretch holds does not hang
+// on how fast a loaded machine scraped it.
 func TestPastInTmux(t *testing.T) {
 	requireTmux(t)
-	testutil.PrometheusTool(t, "prometheus")
+	testutil.PrometheusTool(t, "promtool")
 	const zone = "Asia/Kolkata" // UTC+05:30: a half-hour zone shows any mix-up
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
 		t.Skipf("no zone database: %v", err)
 	}
-	// 50 s of warm-up: the spike's full phase starts 10 s into the run.
-	urls := testutil.StartVtop(t, []string{"sim", "--replicas", "2", "--scenario", string(sim.Spike), "--warm-up", "50s"}, 2)
-	instances := make([]string, len(urls))
-	for i, u := range urls {
-		instances[i] = strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/metrics")
+	// 50 s of warm-up: both replicas are FULL from about 40 s into the
+	// history on.
+	history := filepath.Join(t.TempDir(), "history.om")
+	if out, errOut, code := testutil.RunVtop(t, "sim", "--replicas", "2", "--scenario", string(sim.Spike), "--warm-up", "50s",
+		"--history", "60s", "--step", "1s", "--end", "now-5s", "-o", history); code != 0 {
+		t.Fatalf("vtop sim --history: exit %d\n%s%s", code, out, errOut)
 	}
-	began := time.Now()
-	prom := testutil.StartPrometheus(t, time.Second, instances)
-	prom.WaitForWindow(40 * time.Second)
+	prom := testutil.ServeBlocks(t, testutil.Backfill(t, history))
 
-	from := began.Add(14 * time.Second).In(loc).Truncate(time.Second)
-	to := from.Add(24 * time.Second)
+	from := scrapeTimes(t, history)[0].Add(14 * time.Second).In(loc).Truncate(time.Second)
+	to := from.Add(30 * time.Second)
 	dir := t.TempDir()
 	tm := &tmuxSession{t: t, name: fmt.Sprintf("vtop-past-%d", os.Getpid()), socket: filepath.Join(dir, "tmux.sock"), statusFile: filepath.Join(dir, "status")}
 	tm.start(120, 40, append(testutil.CoverEnv(t), "TZ="+zone), testutil.VtopBinary(t)+" --prometheus "+prom.URL()+
@@ -48,16 +49,16 @@ func TestPastInTmux(t *testing.T) {
 	tm.send("Space")
 	tm.waitFor("paused", 5*time.Second, " paused")
 	tm.send("g")
-	tm.waitFor("the start, at --from in local time", 5*time.Second, "REPLAY "+from.Format("15:04:05")+" (0m00s of 0m24s) ×1 paused")
+	tm.waitFor("the start, at --from in local time", 5*time.Second, "REPLAY "+from.Format("15:04:05")+" (0m00s of 0m30s) ×1 paused")
 	tm.send(".")
-	tm.waitFor("one report forward", 5*time.Second, "REPLAY "+from.Add(2*time.Second).Format("15:04:05")+" (0m02s of 0m24s)")
+	tm.waitFor("one report forward", 5*time.Second, "REPLAY "+from.Add(2*time.Second).Format("15:04:05")+" (0m02s of 0m30s)")
 	tm.send("G")
-	tm.waitFor("the end, at --to", 5*time.Second, "REPLAY "+to.Format("15:04:05")+" (0m24s of 0m24s)")
+	tm.waitFor("the end, at --to", 5*time.Second, "REPLAY "+to.Format("15:04:05")+" (0m30s of 0m30s)")
 	tm.waitUntil("the spike: a replica FULL at the end", 5*time.Second, func(s string) bool {
 		return strings.Contains(s, "FULL 1") || strings.Contains(s, "FULL 2")
 	})
 	tm.send("g")
-	tm.waitFor("back at the start", 5*time.Second, "(0m00s of 0m24s)")
+	tm.waitFor("back at the start", 5*time.Second, "(0m00s of 0m30s)")
 	tm.send("n")
 	tm.waitUntil("a state change forward", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, " paused") && !strings.Contains(s, "(0m00s of") && strings.Contains(s, "events")

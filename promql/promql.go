@@ -67,40 +67,21 @@ func (q Group) SumCounters() string {
 }
 
 // HistogramRate is a histogram's buckets' rates over the window, summed by
-// group and bound: what histogram_quantile reads.
+// group and bound: what histogram_quantile reads. Matching on the group
+// alone, one name's buckets are never mixed with another's.
 func (q Group) HistogramRate(h catalogue.Histogram, window time.Duration) string {
-	var terms []string
-	for _, k := range engines() {
-		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
-			terms = append(terms, fmt.Sprintf("sum by (%s, le) (rate(%s[%s]))", q.By, q.sel(sel), dur(window)))
-		}
-	}
-	// Matching on the group alone, one name's buckets are never mixed
-	// with another's.
-	return q.OrEach(terms)
+	return q.windowed("rate", catalogue.HistogramFigure(h), "_bucket", q.By+", le", window)
 }
 
 // IncreaseScalar is a counter's increase over the window, per group.
 func (q Group) IncreaseScalar(s catalogue.Scalar, window time.Duration) string {
-	var terms []string
-	for _, k := range engines() {
-		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
-		}
-	}
-	return q.OrEach(terms)
+	return q.windowed("increase", catalogue.ScalarFigure(s), "", q.By, window)
 }
 
 // HistogramCount is the observations a histogram gained over the window,
 // per group: the requests (TTFT) or tokens (ITL) a quantile is read from.
 func (q Group) HistogramCount(h catalogue.Histogram, window time.Duration) string {
-	var terms []string
-	for _, k := range engines() {
-		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_count") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
-		}
-	}
-	return q.OrEach(terms)
+	return q.windowed("increase", catalogue.HistogramFigure(h), "_count", q.By, window)
 }
 
 // dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
@@ -112,10 +93,17 @@ func dur(d time.Duration) string { return model.Duration(d).String() }
 // quantiles of these are those of HistogramRate, and they are the very
 // numbers the analysis computes from raw samples (see analysis.Bucket).
 func (q Group) HistogramIncrease(h catalogue.Histogram, window time.Duration) string {
+	return q.windowed("increase", catalogue.HistogramFigure(h), "_bucket", q.By+", le", window)
+}
+
+// windowed is fn (rate, increase) over the window of each engine's series
+// of fig (with suffix), summed by the labels by: one term per name the
+// figure goes by, joined by OrEach.
+func (q Group) windowed(fn string, fig catalogue.Figure, suffix, by string, window time.Duration) string {
 	var terms []string
 	for _, k := range engines() {
-		for _, sel := range alternatives(k, catalogue.HistogramFigure(h), "_bucket") {
-			terms = append(terms, fmt.Sprintf("sum by (%s, le) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
+		for _, sel := range alternatives(k, fig, suffix) {
+			terms = append(terms, fmt.Sprintf("sum by (%s) (%s(%s[%s]))", by, fn, q.sel(sel), dur(window)))
 		}
 	}
 	return q.OrEach(terms)

@@ -9,11 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-
-	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/record"
-	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
 )
@@ -83,55 +78,22 @@ func pastBenchData(t *testing.T, promtool, dir, blocks string, replicas int, eve
 	}
 	start := time.Now().Add(-span - 2*time.Hour).Truncate(time.Hour)
 	began := time.Now()
-	rec := recordFleet(t, filepath.Join(dir, "fleet.vtrec"), replicas, start, every, int(span/every)+8)
-	t.Logf("recorded %d replicas × %s every %s in %s", replicas, span, every, time.Since(began).Round(time.Second))
-	began = time.Now()
 	om := filepath.Join(dir, "fleet.om")
-	runOK(t, "export", "-o", om, rec)
-	_ = os.Remove(rec)
+	steps := int(span/every) + 8
+	runOK(t, "sim", "--replicas", strconv.Itoa(replicas), "--scenario", string(sim.Spike), "--seed", "3",
+		"--history", (time.Duration(steps) * every).String(), "--step", every.String(),
+		"--end", start.Add(time.Duration(steps)*every).Format(time.RFC3339), "-o", om)
+	t.Logf("played %d replicas × %s every %s in %s", replicas, span, every, time.Since(began).Round(time.Second))
+	began = time.Now()
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, blocks).CombinedOutput(); err != nil {
 		t.Fatalf("promtool: %v\n%s", err, out)
 	}
 	_ = os.Remove(om)
-	t.Logf("exported and back-filled in %s", time.Since(began).Round(time.Second))
+	t.Logf("back-filled in %s", time.Since(began).Round(time.Second))
 	if err := os.WriteFile(stamp, []byte(start.Format(time.RFC3339)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return start
-}
-
-// recordFleet records a simulated spike fleet in virtual time: a page of
-// each replica every step from start, for steps steps.
-func recordFleet(t *testing.T, path string, replicas int, start time.Time, every time.Duration, steps int) string {
-	t.Helper()
-	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: sim.Spike, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet.Advance(2 * time.Minute)
-	var targets []scrape.Target
-	for i := range fleet.Replicas() {
-		name := fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
-		targets = append(targets, scrape.Target{Name: name, URL: "http://" + name + "/metrics"})
-	}
-	rec, err := record.Create(path, record.Options{Targets: targets, Interval: every, Start: start, Config: analysis.DefaultConfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for s := range steps {
-		fleet.Advance(every)
-		for i, r := range fleet.Replicas() {
-			body, err := r.Render(expfmt.NewFormat(expfmt.TypeTextPlain))
-			if err != nil {
-				t.Fatal(err)
-			}
-			rec.Page(scrape.Page{Target: targets[i], Time: start.Add(time.Duration(s+1) * every), Body: body, ContentType: "text/plain; version=0.0.4"})
-		}
-	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 func envInt(t *testing.T, name string, def int) int {

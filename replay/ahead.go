@@ -94,25 +94,10 @@ func (a *ahead) prevChange(i int) int {
 }
 
 // report returns report i (nil for i < 0), recomputed from the
-// checkpoint before it with a reader of its own.
+// checkpoint before it with a reader of its own (each).
 func (a *ahead) report(i int) *analysis.Report {
-	if i < 0 {
-		return nil
-	}
-	a.mu.Lock()
-	a.extend(i)
-	c := min(i/checkpointEvery, len(a.checks)-1)
-	from := a.checks[c]
-	a.mu.Unlock()
-	ticks := a.rec.Ticks()
-	rd := newReader(a.rec)
-	defer rd.close()
-	r := from
-	for n := c*checkpointEvery + 1; n <= i; n++ {
-		t := ticks[n]
-		next := analysis.Analyze(t.Time, rd.readings(t), tickConfig(a.cfg, t), r)
-		r = &next
-	}
+	var r *analysis.Report
+	a.each(i, i, func(at *analysis.Report) { r = at })
 	return r
 }
 

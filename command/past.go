@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -90,7 +91,8 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 		if end.After(now) {
 			end = now
 		}
-		return p, p.every(p.focus.Add(-before), end)
+		p.every(p.focus.Add(-before), end)
+		return p, nil
 	}
 	from, err := parsePastTime("--from", f.From, now)
 	if err != nil {
@@ -108,7 +110,8 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 	case to.Sub(from) > maxPastRange:
 		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, orNow(f.To), to.Sub(from).Round(time.Second), maxPastRange)
 	}
-	return p, p.every(from, to)
+	p.every(from, to)
+	return p, nil
 }
 
 // orNow names an empty --to.
@@ -121,12 +124,11 @@ func orNow(s string) string {
 
 // every sets a report every interval from from to to, both included
 // when to falls on one.
-func (p *pastStretch) every(from, to time.Time) error {
+func (p *pastStretch) every(from, to time.Time) {
 	from, to = from.Truncate(time.Millisecond), to.Truncate(time.Millisecond)
 	for t := from; !t.After(to); t = t.Add(p.interval) {
 		p.reports = append(p.reports, t)
 	}
-	return nil
 }
 
 // openStretch finds the targets of the stretch, and says on stderr what
@@ -181,7 +183,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	stopped := rec.Err()
 	frames := rec.Frames()
 	if cerr := rec.Close(); err == nil {
-		err = cmpErr(stopped, cerr)
+		err = cmp.Or(stopped, cerr)
 	}
 	if err == nil && w.ticks == 0 {
 		err = p.noData(src)
@@ -200,16 +202,6 @@ type pastCounts struct {
 func (p pastStretch) noData(src *promsource.Source) error {
 	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
 		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
-}
-
-// cmpErr is the first error that is not nil.
-func cmpErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 // flags names the flags of the stretch, for messages.
@@ -238,6 +230,8 @@ type frameAt struct {
 	t   time.Time
 	seq int64
 }
+
+func (f frameAt) time() time.Time { return f.t }
 
 func newPastWriter(rec *record.Recorder, targets []scrape.Target, p pastStretch) *pastWriter {
 	return &pastWriter{rec: rec, targets: targets, p: p, frames: make([][]frameAt, len(targets)),
@@ -298,30 +292,47 @@ func (w *pastWriter) ticksThrough(t time.Time) {
 	if w.next < len(w.p.reports) {
 		from := w.p.reports[w.next].Add(-w.p.keep())
 		for i, fs := range w.frames {
-			k := 0
-			for k+1 < len(fs) && fs[k+1].t.Before(from) {
-				k++
-			}
-			w.frames[i] = fs[k:]
+			w.frames[i] = neededFrom(fs, frameAt.time, from)
 		}
 	}
 }
 
-// cutAt is the cut of a report at at over frames: the newest at or
-// before it and those within keep before it.
+// cutAt is the cut of a report at at over frames (heldAt).
 func cutAt(fs []frameAt, at time.Time, keep time.Duration) record.Cut {
-	hi := len(fs)
-	for hi > 0 && fs[hi-1].t.After(at) {
-		hi--
-	}
+	lo, hi := heldAt(fs, frameAt.time, at, keep)
 	if hi == 0 {
 		return record.Cut{}
 	}
-	lo := hi - 1
-	for lo > 0 && !fs[lo-1].t.Before(at.Add(-keep)) {
+	return record.Cut{Seq: fs[hi-1].seq, Count: hi - lo}
+}
+
+// heldAt is the span [lo, hi) of xs (oldest first, at times timeOf) that
+// a report at at holds: the newest at or before it and those within keep
+// before it, as a live monitor's window holds its scrapes. Empty (0, 0)
+// when none is at or before at.
+func heldAt[T any](xs []T, timeOf func(T) time.Time, at time.Time, keep time.Duration) (lo, hi int) {
+	hi = len(xs)
+	for hi > 0 && timeOf(xs[hi-1]).After(at) {
+		hi--
+	}
+	if hi == 0 {
+		return 0, 0
+	}
+	lo = hi - 1
+	for lo > 0 && !timeOf(xs[lo-1]).Before(at.Add(-keep)) {
 		lo--
 	}
-	return record.Cut{Seq: fs[hi-1].seq, Count: hi - lo}
+	return lo, hi
+}
+
+// neededFrom is xs (oldest first) without what no report held from from
+// on needs: all before from but the newest of them.
+func neededFrom[T any](xs []T, timeOf func(T) time.Time, from time.Time) []T {
+	k := 0
+	for k+1 < len(xs) && timeOf(xs[k+1]).Before(from) {
+		k++
+	}
+	return xs[k:]
 }
 
 // openPast writes the stretch to a recording in a temporary directory

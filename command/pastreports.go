@@ -108,30 +108,20 @@ func (a *pastAnalyzer) reportsThrough(t time.Time) error {
 	if a.next < len(a.p.reports) {
 		from := a.p.reports[a.next].Add(-keep)
 		for i, ss := range a.samples {
-			k := 0
-			for k+1 < len(ss) && ss[k+1].Time.Before(from) {
-				k++
-			}
-			a.samples[i] = ss[k:]
+			a.samples[i] = neededFrom(ss, sampleTime, from)
 		}
 	}
 	return nil
 }
 
-// samplesAt is what a report at at holds of a target's samples: those
-// within keep before it, and at least the newest at or before it (as
-// cutAt takes frames), in a new slice.
+// samplesAt is what a report at at holds of a target's samples (heldAt,
+// as cutAt takes frames), in a new slice.
 func samplesAt(ss []catalogue.Sample, at time.Time, keep time.Duration) []catalogue.Sample {
-	hi := len(ss)
-	for hi > 0 && ss[hi-1].Time.After(at) {
-		hi--
-	}
+	lo, hi := heldAt(ss, sampleTime, at, keep)
 	if hi == 0 {
 		return nil
 	}
-	lo := hi - 1
-	for lo > 0 && !ss[lo-1].Time.Before(at.Add(-keep)) {
-		lo--
-	}
 	return slices.Clone(ss[lo:hi])
 }
+
+func sampleTime(s catalogue.Sample) time.Time { return s.Time }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/record"
 )
 
@@ -215,15 +215,10 @@ func renderLabels(lps []*dto.LabelPair, instance, job, le string) string {
 		}
 		b.WriteString(l.k)
 		b.WriteString(`="`)
-		b.WriteString(escape(l.v))
+		b.WriteString(page.EscapeLabelValue(l.v))
 		b.WriteByte('"')
 	}
 	return b.String() // closed by the writer, which may add le
-}
-
-// escape escapes a label value for OpenMetrics.
-func escape(v string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
 }
 
 // writeFamily writes one family: its TYPE line, then each series' points
@@ -288,14 +283,4 @@ func formatMillis(ms int64) string {
 }
 
 // formatFloat writes a value as OpenMetrics does.
-func formatFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
-}
+func formatFloat(v float64) string { return string(page.AppendValue(nil, v)) }

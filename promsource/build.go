@@ -594,14 +594,19 @@ func total(names []string, engines []catalogue.Series) (catalogue.Series, []stri
 // replica's own targets, as failed samples.
 func upFailures(s *model.SampleStream) []catalogue.Sample {
 	var out []catalogue.Sample
-	inst := safetext.Sanitize(string(s.Metric[labelInstance]))
+	problem := upProblem(s.Metric)
 	for _, p := range s.Values {
 		if p.Value == 0 {
-			out = append(out, catalogue.Sample{Time: time.UnixMilli(int64(p.Timestamp)),
-				Err: "Prometheus cannot scrape " + inst + " (up is 0)"})
+			out = append(out, catalogue.Sample{Time: time.UnixMilli(int64(p.Timestamp)), Err: problem})
 		}
 	}
 	return out
+}
+
+// upProblem is the problem of a scrape Prometheus failed (up is 0) of
+// the target of up's labels m, live or in the past.
+func upProblem(m model.Metric) string {
+	return "Prometheus cannot scrape " + safetext.Sanitize(string(m[labelInstance])) + " (up is 0)"
 }
 
 // mergeFailures inserts failed samples among good ones by time; a failure

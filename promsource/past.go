@@ -299,11 +299,10 @@ func (p *Past) appendFailures(out []PastPage, up model.Matrix, after, through mo
 		if !ok || i < 0 {
 			continue
 		}
-		inst := safetext.Sanitize(string(ss.Metric[labelInstance]))
+		problem := upProblem(ss.Metric)
 		for _, v := range ss.Values {
 			if v.Value == 0 && v.Timestamp > after && v.Timestamp <= through {
-				out = append(out, PastPage{Target: i, Time: v.Timestamp.Time(),
-					Err: "Prometheus cannot scrape " + inst + " (up is 0)"})
+				out = append(out, PastPage{Target: i, Time: v.Timestamp.Time(), Err: problem})
 			}
 		}
 	}

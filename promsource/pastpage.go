@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/page"
 )
 
 // pageWriter writes the samples of one target back as pages of the
@@ -78,7 +79,7 @@ func (w *pageWriter) page(t model.Time) []byte {
 		}
 		b = append(b, l.key...)
 		b = append(b, ' ')
-		b = appendValue(b, float64(vs[k].Value))
+		b = page.AppendValue(b, float64(vs[k].Value))
 		b = append(b, '\n')
 	}
 	return b
@@ -131,7 +132,7 @@ func seriesKey(name string, m model.Metric) (key, labels string) {
 		if k > 0 {
 			all.WriteByte(',')
 		}
-		pair := ln + `="` + escapeLabel(string(m[model.LabelName(ln)])) + `"`
+		pair := ln + `="` + page.EscapeLabelValue(string(m[model.LabelName(ln)])) + `"`
 		all.WriteString(pair)
 		if ln != labelLE {
 			rest.WriteString(pair)
@@ -140,22 +141,4 @@ func seriesKey(name string, m model.Metric) (key, labels string) {
 	}
 	all.WriteByte('}')
 	return all.String(), rest.String()
-}
-
-// labelEscaper escapes a label value for the text format.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-func escapeLabel(v string) string { return labelEscaper.Replace(v) }
-
-// appendValue writes a sample value as the text format spells it.
-func appendValue(b []byte, v float64) []byte {
-	switch {
-	case math.IsInf(v, 1):
-		return append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Inf"...)
-	case math.IsNaN(v):
-		return append(b, "NaN"...)
-	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
 }

@@ -227,19 +227,8 @@ func (m *Model) rewind(at time.Time) {
 // oldest first) before each shown replica's points from at on, in place
 // of the ones it held before at.
 func (m *Model) fillBefore(at time.Time, points map[string][]analysis.Point) {
-	for target, old := range m.history {
-		h := newPointHistory(m.opts.History)
-		for _, p := range points[target] {
-			if p.Time.Before(at) {
-				h.Push(p)
-			}
-		}
-		for i := range old.Len() {
-			if p := old.At(i); !p.Time.Before(at) {
-				h.Push(p)
-			}
-		}
-		m.history[target] = h
+	for target := range m.history {
+		m.putBefore(target, at, points[target])
 	}
 	if !m.paused {
 		m.refresh()

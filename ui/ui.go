@@ -385,25 +385,34 @@ func (m *Model) ingest(r analysis.Report) {
 // preload puts a source's past before each target's points.
 func (m *Model) preload(history map[string][]analysis.Point) {
 	for target, pts := range history {
-		old := m.history[target]
 		var first time.Time
-		if old != nil && old.Len() > 0 {
+		if old := m.history[target]; old != nil && old.Len() > 0 {
 			first = old.At(0).Time
 		}
-		h := newPointHistory(m.opts.History)
-		for _, p := range pts {
-			if first.IsZero() || p.Time.Before(first) {
-				h.Push(p)
-			}
-		}
-		for i := 0; old != nil && i < old.Len(); i++ {
-			h.Push(old.At(i))
-		}
-		m.history[target] = h
+		m.putBefore(target, first, pts)
 	}
 	if !m.paused {
 		m.refresh()
 	}
+}
+
+// putBefore makes target's history pts before at (all of them when at is
+// zero), then its own points from at on.
+func (m *Model) putBefore(target string, at time.Time, pts []analysis.Point) {
+	h := newPointHistory(m.opts.History)
+	for _, p := range pts {
+		if at.IsZero() || p.Time.Before(at) {
+			h.Push(p)
+		}
+	}
+	if old := m.history[target]; old != nil {
+		for i := range old.Len() {
+			if p := old.At(i); !p.Time.Before(at) {
+				h.Push(p)
+			}
+		}
+	}
+	m.history[target] = h
 }
 
 // refresh recomputes what depends on the shown report, the filter, the

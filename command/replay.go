@@ -180,7 +180,7 @@ const jumpHistory = 240
 func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
 	last := -1
 	return func(rep analysis.Report) error {
-		i := sort.Search(len(ticks), func(k int) bool { return !ticks[k].Time.Before(rep.Time) })
+		i := tickAt(ticks, rep.Time)
 		jumped := i != last+1
 		send(ui.ReplayMsg{Status: pl.StatusLine(), Restart: jumped, At: rep.Time})
 		last = i

@@ -102,7 +102,7 @@ func TestHostilePrometheus(t *testing.T) {
 		{name: "points sent twice", server: &hostilePrometheus{counter: twice}, code: command.ExitDegraded, rps: 16,
 			warning: "1 series answered points out of time order or twice at one time"},
 		{name: "100,000 series to every query", server: &hostilePrometheus{flood: floodOf(100_000)}, code: command.ExitNoData,
-			problem: `series of it; narrow the selector (e.g. by namespace or job) or raise --max-memory`},
+			problem: `narrow the selector (e.g. by namespace or job) or raise --max-memory (at `},
 		{name: "a bound that is no size", server: &hostilePrometheus{}, args: []string{"--max-memory", "lots"}, code: command.ExitUsage},
 	}
 	for _, tt := range tests {

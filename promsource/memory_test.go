@@ -81,7 +81,7 @@ func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
 	peak := stop()
 	st := s.Status()
 	t.Logf("peak heap %.0f MiB (the answer: %.0f MiB of JSON); problem: %s", float64(peak)/(1<<20), float64(len(body))/(1<<20), st.Problem)
-	for _, want := range []string{`the answer to {__name__=~"`, `…"}[`, " series of it", "--max-memory"} {
+	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256 MiB; narrow the selector", "raise --max-memory (at ", ` series of the answer to {__name__=~"`, `…"`} {
 		if !strings.Contains(st.Problem, want) {
 			t.Errorf("problem %q, want one with %q", st.Problem, want)
 		}
@@ -92,4 +92,36 @@ func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
 	if peak > bound {
 		t.Errorf("peak heap %d MiB, over the bound of %d MiB", peak>>20, bound>>20)
 	}
+}
+
+// A query in a message is one line of at most shortExprRunes runes (and
+// the ellipsis), its regex of names cut short, whatever vtop asked.
+func TestShortExpr(t *testing.T) {
+	longNames := strings.Repeat("vllm:a_long_metric_name|", 20)
+	buckets := newQueries(`job="vllm"`, time.Second, grouper{}, true).buckets(30 * time.Second)[0]
+	tests := []struct {
+		name, expr, want string
+	}{
+		{name: "a short selector is kept", expr: `up{job="vllm"}`, want: `up{job="vllm"}`},
+		{name: "a long regex of names is cut at 40 bytes", expr: `{__name__=~"` + longNames + `", job="vllm"}[30s]`,
+			want: `{__name__=~"vllm:a_long_metric_name|vllm:a_long_metr…", job="vllm"}[30s]`},
+		{name: "line breaks and runs of spaces are one space", expr: "sum by (pod) (\n    up\n)", want: "sum by (pod) ( up )"},
+		{name: "a terminal's escape sequence is not passed on", expr: "up\x1b[2J", want: "up"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := shortExpr(tt.expr); got != tt.want {
+				t.Errorf("shortExpr(%q) = %q, want %q", tt.expr, got, tt.want)
+			}
+		})
+	}
+	t.Run("the buckets' query is cut to one line", func(t *testing.T) {
+		got := shortExpr(buckets)
+		if n := len([]rune(got)); n != shortExprRunes+1 || !strings.HasSuffix(got, "…") || strings.ContainsAny(got, "\n\t") {
+			t.Errorf("shortExpr of the buckets' query (%d runes) = %q (%d runes), want one line of %d runes and an ellipsis", len(buckets), got, n, shortExprRunes)
+		}
+		if !strings.HasPrefix(got, "label_replace(") {
+			t.Errorf("shortExpr of the buckets' query = %q, want it to begin as the query does", got)
+		}
+	})
 }

@@ -81,26 +81,38 @@ func (s *Source) tooManySeries() error {
 }
 
 // overBudget is the error of an answer that passed the refresh's share
-// of the memory bound: it names the query and the series read by then.
+// of the memory bound. The problem and what to do come first, the query
+// and the series read by then last: vtop's own queries run to hundreds
+// of characters, and a screen that wraps the message must not push the
+// advice out of sight.
 func (s *Source) overBudget(expr string, over overBudgetError) error {
-	return s.fail(fmt.Sprintf("the answer to %s passed %d MiB (the share of --max-memory %d MiB for Prometheus's answers) at %d series of it; narrow the selector (e.g. by namespace or job) or raise --max-memory",
-		shortExpr(expr), s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series))
+	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (at %d series of the answer to %s)",
+		s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series, shortExpr(expr)))
 }
 
+// shortExprRunes is the most of a query a message shows.
+const shortExprRunes = 120
+
 // shortExpr is a query as a message shows it: its regex of names cut
-// short, which is hundreds of characters of vtop's own names.
+// short, which is hundreds of characters of vtop's own names, its runs
+// of spaces and line breaks one space, and the whole cut at
+// shortExprRunes.
 func shortExpr(expr string) string {
 	const keep = 40
-	before, rest, ok := strings.Cut(expr, "__name__=~")
-	quoted, err := strconv.QuotedPrefix(rest)
-	if !ok || err != nil {
-		return safetext.Sanitize(expr)
+	if before, rest, ok := strings.Cut(expr, "__name__=~"); ok {
+		if quoted, err := strconv.QuotedPrefix(rest); err == nil {
+			re, _ := strconv.Unquote(quoted)
+			if len(re) > keep {
+				re = re[:keep] + "…"
+			}
+			expr = before + "__name__=~" + strconv.Quote(re) + rest[len(quoted):]
+		}
 	}
-	re, _ := strconv.Unquote(quoted)
-	if len(re) > keep {
-		re = re[:keep] + "…"
+	short := []rune(safetext.Sanitize(strings.Join(strings.Fields(expr), " ")))
+	if len(short) > shortExprRunes {
+		return string(short[:shortExprRunes]) + "…"
 	}
-	return safetext.Sanitize(before + "__name__=~" + strconv.Quote(re) + rest[len(quoted):])
+	return string(short)
 }
 
 // postQuery sends the query as a form, falling back to GET where POST is

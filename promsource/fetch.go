@@ -47,12 +47,12 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	var wg sync.WaitGroup
 	var upErr error
 	var upWarns []string
-	if pre == nil { // else the budget the pre-read began, which holds its answer
-		s.answers = newBudget(s.cfg.answerBudget())
-	}
 	if pre != nil {
+		// Read ahead, in the budget the read ahead began (countTargets),
+		// which holds its answer.
 		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
 	} else {
+		s.answers = newBudget(s.cfg.answerBudget())
 		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.q.up(width), at) })
 	}
 	exprs := make([]string, 0, rawSplit+1)

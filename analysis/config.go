@@ -1,6 +1,10 @@
 package analysis
 
-import "time"
+import (
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
 
 // Config holds the thresholds and windows of the analysis.
 type Config struct {
@@ -44,4 +48,22 @@ func DefaultConfig() Config {
 		SLOExitMargin:   0.1,
 		MinObservations: 20,
 	}
+}
+
+// JudgedHistograms are the histograms whose buckets the states read under
+// cfg: the quantiles or the share within an SLO that a state, its reasons
+// or its action rest on. TTFT and ITL against their SLOs (and TTFT's share
+// within its SLO, the goodput); the prefill time's p99, which says whether
+// a slow TTFT's queue is gone; the NIXL transfer time's p99, named in the
+// action for requests deferred for a KV transfer; e2e only with an e2e SLO,
+// for the goodput. The other histograms' quantiles (queue, decode, e2e,
+// preemptions per request) are shown, never judged, and their means come
+// from _sum and _count: a source that spares a large fleet's buckets may
+// leave theirs out and the states stay the same (judged_test.go).
+func JudgedHistograms(cfg Config) []catalogue.Histogram {
+	judged := []catalogue.Histogram{catalogue.TTFT, catalogue.ITL, catalogue.PrefillTime, catalogue.NIXLTransferTime}
+	if cfg.SLOE2E > 0 {
+		judged = append(judged, catalogue.E2E)
+	}
+	return judged
 }

@@ -17,18 +17,23 @@ import (
 )
 
 // quantileFigures are the figures read off a histogram's buckets, by
-// name, for the comparison of the two paths.
-func quantileFigures(f *analysis.Figures) map[string]analysis.Quantiles {
-	return map[string]analysis.Quantiles{
-		"TTFT": f.TTFT, "ITL": f.ITL, "E2E": f.E2E, "queue": f.Queue, "prefill": f.Prefill, "decode": f.Decode,
-		"preemptions per request": f.PreemptionsPerRequest, "NIXL transfer": f.NIXLTransfer,
+// histogram, for the comparison of the two paths.
+func quantileFigures(f *analysis.Figures) map[catalogue.Histogram]analysis.Quantiles {
+	return map[catalogue.Histogram]analysis.Quantiles{
+		catalogue.TTFT: f.TTFT, catalogue.ITL: f.ITL, catalogue.E2E: f.E2E, catalogue.QueueTime: f.Queue,
+		catalogue.PrefillTime: f.Prefill, catalogue.DecodeTime: f.Decode,
+		catalogue.PreemptionsPerRequest: f.PreemptionsPerRequest, catalogue.NIXLTransferTime: f.NIXLTransfer,
 	}
 }
 
 // samePaths fails where a replica judged from raw buckets and the same
 // replica judged from the server's buckets differ: a figure read off the
-// buckets (to 1e-6), the state, its reasons or its action.
-func samePaths(t *testing.T, round int, raw, lean *analysis.Report) (quantilesKnown int) {
+// buckets (to 1e-6), the state, its reasons or its action. The server
+// evaluates only the judged histograms' buckets; every histogram's are
+// read raw for the replica wanted: the others' quantiles must be n/a for
+// the other replicas (their means and counts, from _sum and _count, the
+// same).
+func samePaths(t *testing.T, round int, raw, lean *analysis.Report, judged []catalogue.Histogram, wanted string) (quantilesKnown int) {
 	t.Helper()
 	if len(raw.Replicas) != len(lean.Replicas) {
 		t.Fatalf("round %d: %d replicas raw, %d from the server's buckets", round, len(raw.Replicas), len(lean.Replicas))
@@ -40,6 +45,14 @@ func samePaths(t *testing.T, round int, raw, lean *analysis.Report) (quantilesKn
 		}
 		lq := quantileFigures(&l.Figures)
 		for name, rq := range quantileFigures(&r.Figures) {
+			if !slices.Contains(judged, name) && r.Target != wanted {
+				if lq[name].P50.Known() || lq[name].P99.Known() || !sameFigure(lq[name].Mean, float64(rq.Mean), rq.Mean.Known()) ||
+					!sameFigure(lq[name].Observations, float64(rq.Observations), rq.Observations.Known()) {
+					t.Errorf("round %d, %s: %s is not judged: from the server, p50 %v, p99 %v (want n/a), mean %v of %v (raw %v of %v)",
+						round, r.Target, name, lq[name].P50, lq[name].P99, lq[name].Mean, lq[name].Observations, rq.Mean, rq.Observations)
+				}
+				continue
+			}
 			for _, c := range []struct {
 				what string
 				a, b analysis.Num
@@ -113,6 +126,9 @@ func TestBucketsFromPrometheus(t *testing.T) {
 	rawCfg, leanCfg := base, base
 	rawCfg.BucketsAbove = -1
 	leanCfg.BucketsAbove = len(instances) - 1
+	// The server evaluates the buckets the states read, as vtop asks it to.
+	judged := analysis.JudgedHistograms(acfg)
+	leanCfg.Histograms = judged
 	raw, lean := runSource(t, rawCfg), runSource(t, leanCfg)
 
 	var prevRaw, prevLean *analysis.Report
@@ -130,7 +146,7 @@ func TestBucketsFromPrometheus(t *testing.T) {
 		}
 		rawRep := analysis.Analyze(rat, rr, acfg, prevRaw)
 		leanRep := analysis.Analyze(lat, lr, acfg, prevLean)
-		known += samePaths(t, round, &rawRep, &leanRep)
+		known += samePaths(t, round, &rawRep, &leanRep, judged, "")
 		prevRaw, prevLean = &rawRep, &leanRep
 		compared++
 		time.Sleep(itInterval * 7 / 10)
@@ -148,7 +164,7 @@ func TestBucketsFromPrometheus(t *testing.T) {
 		t.Errorf("lean source: %d full reads in %d refreshes, want increments after the first", ls.FullReads, ls.Refreshes)
 	}
 	t.Logf("raw path: %d series read at the last refresh; server's buckets: %d series and %d bucket rows", rs.Series, ls.Series, ls.BucketRows)
-	checkWanted(t, raw, lean, clock, acfg, instances[0])
+	checkWanted(t, raw, lean, clock, acfg, judged, instances[0])
 	if st := lean.Status(); !st.OK() || len(st.Warnings) > 0 {
 		t.Errorf("lean source status %+v: want OK, with no warning (the buckets are the server's by design)", st)
 	}
@@ -175,7 +191,7 @@ func TestBucketQueries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		q := newQueries(tt.matchers, time.Second, grouper{by: tt.groupBy}, true)
-		exprs := q.buckets(30 * time.Second)
+		exprs := q.buckets(30*time.Second, summarised)
 		if len(exprs) != bucketSplit {
 			t.Fatalf("%d queries, want %d", len(exprs), bucketSplit)
 		}
@@ -194,6 +210,43 @@ func TestBucketQueries(t *testing.T) {
 		for _, re := range q.halves {
 			if strings.Contains(re, "_bucket") {
 				t.Errorf("raw read of a bucketless source reads buckets: %s", re)
+			}
+		}
+	}
+}
+
+// TestBucketQueriesOfSomeHistograms: the buckets' queries ask for the
+// histograms configured and no other, in at most bucketSplit queries
+// and none empty; a histogram vtop reads no quantiles of is passed over.
+func TestBucketQueriesOfSomeHistograms(t *testing.T) {
+	tests := []struct {
+		config      []catalogue.Histogram
+		wantQueries int
+		want        []catalogue.Histogram
+	}{
+		{nil, bucketSplit, summarised},
+		{[]catalogue.Histogram{catalogue.TTFT}, 1, []catalogue.Histogram{catalogue.TTFT}},
+		{[]catalogue.Histogram{catalogue.TTFT, catalogue.ITL, catalogue.PrefillTime, catalogue.NIXLTransferTime}, bucketSplit,
+			[]catalogue.Histogram{catalogue.TTFT, catalogue.ITL, catalogue.PrefillTime, catalogue.NIXLTransferTime}},
+		{[]catalogue.Histogram{catalogue.ITL, catalogue.PromptLength}, 1, []catalogue.Histogram{catalogue.ITL}},
+		{[]catalogue.Histogram{}, 0, nil},
+	}
+	for _, tt := range tests {
+		cfg := Config{Histograms: tt.config}.withDefaults()
+		exprs := newQueries("", time.Second, grouper{}, true).buckets(30*time.Second, cfg.Histograms)
+		if len(exprs) != tt.wantQueries {
+			t.Errorf("histograms %v: %d queries, want %d", tt.config, len(exprs), tt.wantQueries)
+		}
+		all := strings.Join(exprs, "\n")
+		for _, e := range exprs {
+			if strings.TrimSpace(e) == "" {
+				t.Errorf("histograms %v: an empty query", tt.config)
+			}
+		}
+		for h := range catalogue.NumHistograms {
+			tagged := strings.Count(all, `"`+labelHistogram+`", "`+h.String()+`"`)
+			if want := slices.Contains(tt.want, h); (tagged == 1) != want || tagged > 1 {
+				t.Errorf("histograms %v: %s tagged %d times, want it %v", tt.config, h, tagged, want)
 			}
 		}
 	}
@@ -229,7 +282,7 @@ func TestReadBuckets(t *testing.T) {
 // checkWanted: the replica wanted (a detail view's) gets its raw buckets
 // again, so its prompt-length heatmap and its engines' quantiles, and the
 // same figures as the raw path; the others still have none.
-func checkWanted(t *testing.T, raw, lean *Source, clock *testutil.Clock, acfg analysis.Config, wanted string) {
+func checkWanted(t *testing.T, raw, lean *Source, clock *testutil.Clock, acfg analysis.Config, judged []catalogue.Histogram, wanted string) {
 	t.Helper()
 	lean.SetWanted([]string{wanted})
 	for range 3 {
@@ -240,7 +293,7 @@ func checkWanted(t *testing.T, raw, lean *Source, clock *testutil.Clock, acfg an
 			continue
 		}
 		rawRep, leanRep := analysis.Analyze(rat, rr, acfg, nil), analysis.Analyze(lat, lr, acfg, nil)
-		samePaths(t, -1, &rawRep, &leanRep)
+		samePaths(t, -1, &rawRep, &leanRep, judged, wanted)
 		for i := range leanRep.Replicas {
 			r := &leanRep.Replicas[i]
 			heatmap := r.Point.PromptLengthBounds != nil

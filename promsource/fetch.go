@@ -70,7 +70,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	raws := len(exprs)
 	if s.q.bucketless {
 		f.bucketWindow = s.analysisWindow()
-		exprs = append(exprs, s.q.buckets(f.bucketWindow)...)
+		exprs = append(exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
 	}
 	answers := make([]model.Matrix, len(exprs))
 	warns := make([][]string, len(exprs))

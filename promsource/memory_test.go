@@ -98,7 +98,7 @@ func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
 // the ellipsis), its regex of names cut short, whatever vtop asked.
 func TestShortExpr(t *testing.T) {
 	longNames := strings.Repeat("vllm:a_long_metric_name|", 20)
-	buckets := newQueries(`job="vllm"`, time.Second, grouper{}, true).buckets(30 * time.Second)[0]
+	buckets := newQueries(`job="vllm"`, time.Second, grouper{}, true).buckets(30*time.Second, summarised)[0]
 	tests := []struct {
 		name, expr, want string
 	}{

@@ -94,6 +94,12 @@ type Config struct {
 	// and the raw read leaves them out (DefaultBucketsAbove; negative:
 	// never). See summary.go.
 	BucketsAbove int
+	// Histograms are the histograms whose buckets the server evaluates
+	// then, for every replica (analysis.JudgedHistograms: those the states
+	// read); the others' quantiles are read only for the replicas wanted
+	// (SetWanted), from their raw buckets. Nil: every histogram vtop reads
+	// quantiles of; a histogram it reads no quantiles of is passed over.
+	Histograms []catalogue.Histogram
 }
 
 // withDefaults fills the zero fields.
@@ -116,6 +122,11 @@ func (c Config) withDefaults() Config {
 	if c.BucketsAbove == 0 {
 		c.BucketsAbove = DefaultBucketsAbove
 	}
+	if c.Histograms == nil {
+		c.Histograms = summarised
+	}
+	// Only the histograms vtop reads quantiles of have buckets to ask for.
+	c.Histograms = slices.DeleteFunc(slices.Clone(c.Histograms), func(h catalogue.Histogram) bool { return !slices.Contains(summarised, h) })
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
 	}

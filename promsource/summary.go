@@ -51,20 +51,22 @@ func (g grouper) promqlGroup(matchers string) promql.Group {
 	return promql.Group{By: strings.Join(by, ", "), Matchers: matchers}
 }
 
-// buckets are the queries of the store-evaluated buckets over the window,
-// bucketSplit of them: each answers, per scrape target, histogram and
-// bound, the bucket's increase() over the window (promql's
-// HistogramIncrease, the rules' own expressions), tagged with the
-// histogram.
-func (q queries) buckets(window time.Duration) []string {
+// buckets are the queries of the store-evaluated buckets of histograms
+// over the window, bucketSplit of them (or fewer, for fewer histograms):
+// each answers, per scrape target, histogram and bound, the bucket's
+// increase() over the window (promql's HistogramIncrease, the rules' own
+// expressions), tagged with the histogram.
+func (q queries) buckets(window time.Duration, histograms []catalogue.Histogram) []string {
 	terms := make([][]string, bucketSplit)
-	for i, h := range summarised {
+	for i, h := range histograms {
 		tagged := fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", q.group.HistogramIncrease(h, window), labelHistogram, h.String())
 		terms[i%bucketSplit] = append(terms[i%bucketSplit], tagged)
 	}
 	out := make([]string, 0, bucketSplit)
 	for _, t := range terms {
-		out = append(out, strings.Join(t, "\nor\n"))
+		if len(t) > 0 {
+			out = append(out, strings.Join(t, "\nor\n"))
+		}
 	}
 	return out
 }

@@ -39,17 +39,19 @@
 // A large fleet's buckets are the server's (summary.go): above
 // Config.BucketsAbove scrape targets, the raw read leaves out every
 // _bucket series (most of a replica's series) and the server evaluates
-// each target's bucket increases over the analysis window, with the
-// expressions of package promql, one row per target, histogram and bound;
-// they reach the analysis as catalogue.WindowBuckets, which it reads in
-// place of the buckets it would work out from raw samples, and only over
-// the very window the server evaluated. Gauges, counters, _sum and _count
-// stay raw, so the states' evidence is read as before, and the figures
-// and states are those of the raw path (buckets_test.go, against a real
-// Prometheus). The replicas wanted (SetWanted: the screen names the one
+// each target's bucket increases over the analysis window for the
+// histograms Config.Histograms names (vtop names those the states read),
+// with the expressions of package promql, one row per target, histogram
+// and bound; they reach the analysis as catalogue.WindowBuckets, which it
+// reads in place of the buckets it would work out from raw samples, and
+// only over the very window the server evaluated. Gauges, counters, _sum
+// and _count stay raw, so the states' evidence is read as before, and the
+// states and those histograms' figures are those of the raw path
+// (buckets_test.go, against a real Prometheus). The replicas wanted (SetWanted: the screen names the one
 // its detail view shows) get their raw buckets read over the window too,
 // for what only raw buckets give: the prompt-length heatmap, each
-// engine's quantiles. docs/prometheus.md says what is exact and what is
+// engine's quantiles, the quantiles of the histograms the server was not
+// asked for. docs/prometheus.md says what is exact and what is
 // lost.
 //
 // Every string the source delivers (replica, model and engine names,

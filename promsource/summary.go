@@ -20,10 +20,11 @@ import (
 // store evaluates the histograms' buckets (Config.BucketsAbove).
 const DefaultBucketsAbove = 64
 
-// summarised are the histograms whose buckets the store evaluates when
-// the fleet is large: those the analysis reads quantiles or shares of.
-// The others (prompt and output lengths, NIXL bytes) are read for their
-// means, from _sum and _count, which stay raw.
+// summarised are the histograms whose buckets the store may evaluate when
+// the fleet is large: those the analysis reads quantiles or shares of
+// (Config.Histograms chooses among them: vtop asks for those the states
+// read). The others (prompt and output lengths, NIXL bytes) are read for
+// their means, from _sum and _count, which stay raw.
 var summarised = []catalogue.Histogram{
 	catalogue.TTFT, catalogue.ITL, catalogue.E2E, catalogue.QueueTime, catalogue.PrefillTime,
 	catalogue.DecodeTime, catalogue.PreemptionsPerRequest, catalogue.NIXLTransferTime,

@@ -248,15 +248,26 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	for i, s := range spec.series {
 		chart.SetDataSetStyle(s.name, d.theme.seriesStyle(i))
 		last, end := analysis.NA, canvas.Float64Point{X: math.NaN()}
+		// Each run of known points is a data set of its own, since the
+		// chart joins a data set's points: an unknown stretch is a gap,
+		// never a fake 0 nor a line drawn across it.
+		segment, name := 0, s.name
 		for _, p := range pts {
 			v := float64(s.get(p))
 			if !finite(v) {
-				continue // unknown: a gap, never a fake 0
+				if name != "" {
+					segment, name = segment+1, ""
+				}
+				continue
+			}
+			if name == "" {
+				name = fmt.Sprintf("%s·%d", s.name, segment)
+				chart.SetDataSetStyle(name, d.theme.seriesStyle(i))
 			}
 			// Clamp into the view: far-off points make the chart allocate
 			// huge line segments.
 			y := min(max(v, 0), yMax)
-			chart.PushDataSet(s.name, timeserieslinechart.TimePoint{Time: p.Time, Value: y})
+			chart.PushDataSet(name, timeserieslinechart.TimePoint{Time: p.Time, Value: y})
 			last, end = analysis.Num(v), canvas.Float64Point{X: float64(p.Time.Unix()), Y: y}
 		}
 		glyph := "⣿"

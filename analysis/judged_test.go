@@ -14,28 +14,6 @@ import (
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// withJudgedBuckets is the samples with the bounds of every histogram
-// outside keep stripped (each keeps its _sum and _count), as a source that
-// spares those buckets builds them.
-func withJudgedBuckets(samples []catalogue.Sample, keep []catalogue.Histogram) []catalogue.Sample {
-	out := slices.Clone(samples)
-	strip := func(s *catalogue.Series) {
-		for h := range s.Histograms {
-			if !slices.Contains(keep, catalogue.Histogram(h)) && s.Histograms[h].Bounds != nil {
-				s.Histograms[h].Bounds, s.Histograms[h].Counts = []float64{}, nil
-			}
-		}
-	}
-	for i := range out {
-		strip(&out[i].Total)
-		out[i].Engines = slices.Clone(out[i].Engines)
-		for e := range out[i].Engines {
-			strip(&out[i].Engines[e].Series)
-		}
-	}
-	return out
-}
-
 // quantilesOf are a replica's latency summaries by histogram.
 func quantilesOf(f *analysis.Figures) map[catalogue.Histogram]analysis.Quantiles {
 	return map[catalogue.Histogram]analysis.Quantiles{
@@ -110,7 +88,7 @@ func TestJudgedHistograms(t *testing.T) {
 					}
 					name := "replica-" + string(rune('a'+i))
 					all[i] = catalogue.Readings{Target: name, Samples: history[i]}
-					lean[i] = catalogue.Readings{Target: name, Samples: withJudgedBuckets(history[i], judged)}
+					lean[i] = catalogue.Readings{Target: name, Samples: analysis.WithBucketsOnly(history[i], judged...)}
 				}
 				allRep := analysis.Analyze(at, all, cfg, prevAll)
 				leanRep := analysis.Analyze(at, lean, cfg, prevJudged)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -101,15 +100,7 @@ func TestFiguresDoNotDependOnMarks(t *testing.T) {
 // unmarked is a copy of samples without any mark: nothing known to have
 // risen, nothing known to be absent.
 func unmarked(samples []catalogue.Sample) []catalogue.Sample {
-	out := slices.Clone(samples)
-	for i := range out {
-		clearMarks(&out[i].Total)
-		out[i].Engines = slices.Clone(out[i].Engines)
-		for j := range out[i].Engines {
-			clearMarks(&out[i].Engines[j].Series)
-		}
-	}
-	return out
+	return eachSeries(samples, clearMarks)
 }
 
 // clearMarks takes every mark off s.

@@ -3,7 +3,6 @@ package analysis
 import (
 	"cmp"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,25 +32,6 @@ func storedFrom(samples []catalogue.Sample, at time.Time, window time.Duration) 
 		}
 	}
 	return st
-}
-
-// withoutBuckets is the samples as a source that leaves the buckets to
-// the store builds them: each histogram's _sum and _count, no bounds.
-func withoutBuckets(samples []catalogue.Sample) []catalogue.Sample {
-	out := slices.Clone(samples)
-	strip := func(s *catalogue.Series) {
-		for h := range s.Histograms {
-			s.Histograms[h].Bounds, s.Histograms[h].Counts = []float64{}, nil
-		}
-	}
-	for i := range out {
-		strip(&out[i].Total)
-		out[i].Engines = slices.Clone(out[i].Engines)
-		for e := range out[i].Engines {
-			strip(&out[i].Engines[e].Series)
-		}
-	}
-	return out
 }
 
 // closeNum: both unknown, or equal to 1e-9 relative.
@@ -117,7 +97,7 @@ func TestStoredBuckets(t *testing.T) {
 			sw := cmp.Or(tt.storedWindow, cfg.Window)
 			stored := storedFrom(samples, now.Add(tt.storedAt), sw)
 			raw := analyzeOne(samples, now, cfg)
-			got := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: withoutBuckets(samples), Buckets: stored}}, cfg, nil).Replicas[0]
+			got := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: withBucketsOnly(samples), Buckets: stored}}, cfg, nil).Replicas[0]
 			if got.Figures.TTFT.P99.Known() != tt.wantKnown {
 				t.Fatalf("p99 TTFT known %v (%v), want %v", got.Figures.TTFT.P99.Known(), got.Figures.TTFT.P99, tt.wantKnown)
 			}
@@ -168,7 +148,7 @@ func TestStoredBucketsRawFirst(t *testing.T) {
 	s = newServer()
 	s.engines = []string{"0", "1"}
 	samples, now = run(s, 8, 5*time.Second, finishing(4, chat))
-	got = Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: withoutBuckets(samples), Buckets: storedFrom(samples, now, cfg.Window)}}, cfg, nil).Replicas[0]
+	got = Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: withBucketsOnly(samples), Buckets: storedFrom(samples, now, cfg.Window)}}, cfg, nil).Replicas[0]
 	if !got.Figures.TTFT.P99.Known() || len(got.Engines) != 2 {
 		t.Fatalf("replica p99 TTFT %v, %d engines", got.Figures.TTFT.P99, len(got.Engines))
 	}

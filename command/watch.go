@@ -77,7 +77,7 @@ type prometheusFlags struct {
 	GroupBy       string `placeholder:"LABEL" help:"With --prometheus: the label whose values are the replicas (default: pod where the series have it, else instance)."`
 	BasicAuthFile string `type:"existingfile" placeholder:"FILE" help:"With --prometheus: user:password in FILE for HTTP basic auth (never shown)."`
 	MaxSeries     int    `placeholder:"N" help:"With --prometheus: the most series one refresh may read (default 250000, and what fits in a quarter of --max-memory); a selector matching more is refused."`
-	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's buckets of the latencies the states read (TTFT, ITL, prefill; e2e with --slo-e2e) over the window and vtop reads no raw bucket series: the same states and table; the queue, decode and e2e quantiles are then n/a but for the replica a detail view shows, which is read whole; -1: never."`
+	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's buckets of the latencies the states read (TTFT, ITL, prefill, NIXL transfer; e2e with --slo-e2e) over the window and vtop reads no raw bucket series: the same states and table; the queue, decode and e2e quantiles are then n/a but for the replica a detail view shows, which is read whole; -1: never."`
 }
 
 // prometheusEnv names the environment variable that makes a Prometheus

@@ -246,12 +246,11 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	)
 	var ends []canvas.Float64Point
 	for i, s := range spec.series {
-		chart.SetDataSetStyle(s.name, d.theme.seriesStyle(i))
 		last, end := analysis.NA, canvas.Float64Point{X: math.NaN()}
-		// Each run of known points is a data set of its own, since the
-		// chart joins a data set's points: an unknown stretch is a gap,
-		// never a fake 0 nor a line drawn across it.
-		segment, name := 0, s.name
+		// Each run of known points is a data set of its own (name, "" between
+		// runs), since the chart joins a data set's points: an unknown
+		// stretch is a gap, never a fake 0 nor a line drawn across it.
+		segment, name := 0, ""
 		for _, p := range pts {
 			v := float64(s.get(p))
 			if !finite(v) {

@@ -518,7 +518,13 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	keepMemoryLimit(ctx)
+	if w.Prometheus == "" {
+		// Through Prometheus a refresh holds its answers at once, of the
+		// order of the live heap itself: a limit sized from the live heap
+		// would be met only by collecting without pause (see
+		// keepMemoryLimit).
+		keepMemoryLimit(ctx)
+	}
 	windows := windowChoices
 	if !slices.Contains(windows, w.Window) {
 		windows = append(slices.Clone(windows), w.Window)

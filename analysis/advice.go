@@ -243,17 +243,21 @@ func (a *Advice) addByCapacity(backlog Num) {
 }
 
 // roomAtFull is the advice when replicas are FULL but the replicas up
-// carry the demand spread evenly: the load is to be spread while the
-// queue grows; a backlog that shrinks clears without more replicas.
+// carry the demand spread evenly: a backlog that shrinks fast enough to
+// clear within backlogDrainAim at its own pace clears without more
+// replicas; otherwise (the queue grows, holds, or shrinks by a trickle)
+// the FULL replicas keep it while others have room, and the load is to
+// be spread. A queue about flat must not be said to clear: its slope
+// swings about zero from one refresh to the next.
 func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
 	up := float64(a.Replicas)
 	a.RecommendedReplicas = Num(up)
 	if s := up*capacity - demand; backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
-	a.Action = "drain"
-	if a.QueueGrowthPerSecond > 0 {
-		a.Action = "rebalance"
+	a.Action = "rebalance"
+	if g := a.QueueGrowthPerSecond; g < 0 && backlog.Float()/-g.Float() <= backlogDrainAim.Seconds() {
+		a.Action = "drain"
 	}
 	a.Recommendation = a.roomWords(demand, capacity, backlog)
 }

@@ -127,6 +127,16 @@ func TestAdviceOneAction(t *testing.T) {
 		{"a queue drains under a swinging batch: FULL, its backlog clears",
 			[]member{healthyMember, healthyMember, {stop: 6, running: 100, swinging: true, waiting: 400, growth: -12}}, "drain", math.NaN(), 3,
 			[]string{"no replica to add: 3 up carry the 12 req/s arriving at 6 a full replica does; 1 FULL is clearing a backlog"}, []string{"keep"}, nil},
+		// A queue that clears only at a trickle, or holds, is not being
+		// cleared: saying so would flip with the slope's sign each refresh.
+		{"a FULL queue shrinking by a trickle beside replicas with room: spread the load, not a backlog that clears",
+			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 400, growth: -0.5}}, "rebalance", math.NaN(), 3,
+			[]string{"spread the load: 3 up carry the 21.5 req/s arriving at 10 a full replica does, but 1 is FULL with the queue shrinking by only 0.5/s while others have room"},
+			[]string{"clearing a backlog", "keep"}, nil},
+		{"a FULL queue that holds beside replicas with room: spread the load",
+			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 400, growth: 0}}, "rebalance", math.NaN(), 3,
+			[]string{"but 1 is FULL with the queue not shrinking while others have room"},
+			[]string{"clearing a backlog", "keep"}, nil},
 		{"one FULL with its queue growing beside replicas with room: spread the load",
 			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 40, growth: 0.5}}, "rebalance", math.NaN(), 3,
 			[]string{"spread the load: 3 up carry the 22.5 req/s arriving at 10 a full replica does, but 1 is FULL with the queue growing by 0.5/s while others have room"},

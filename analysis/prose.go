@@ -178,12 +178,27 @@ func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	n := float64(a.AtCapacity)
 	var s string
 	if a.Action == "rebalance" {
-		s = fmt.Sprintf("spread the load: %s, but %d %s %s with the queue growing by %s/s while others have room",
-			carry, a.AtCapacity, isAre(n), a.fullWord(), amount(a.QueueGrowthPerSecond.Float()))
+		s = fmt.Sprintf("spread the load: %s, but %d %s %s%s while others have room",
+			carry, a.AtCapacity, isAre(n), a.fullWord(), a.queuePaceWords())
 	} else {
 		s = fmt.Sprintf("no replica to add: %s; %d %s %s clearing a backlog", carry, a.AtCapacity, a.fullWord(), isAre(n))
 	}
 	return s + a.backlogWords(backlog)
+}
+
+// queuePaceWords says how the fleet's queue moves while FULL replicas
+// hold it: growing, shrinking too slowly to clear on its own, or not
+// shrinking; nothing when its pace is unknown.
+func (a *Advice) queuePaceWords() string {
+	switch g := a.QueueGrowthPerSecond; {
+	case g > 0:
+		return " with the queue growing by " + amount(g.Float()) + "/s"
+	case g < 0:
+		return " with the queue shrinking by only " + amount(-g.Float()) + "/s"
+	case g == 0:
+		return " with the queue not shrinking"
+	}
+	return ""
 }
 
 // queueGrowsWords is the advice to add replicas while none is FULL yet and

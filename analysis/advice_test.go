@@ -131,7 +131,7 @@ func TestAdviceOneAction(t *testing.T) {
 		// cleared: saying so would flip with the slope's sign each refresh.
 		{"a FULL queue shrinking by a trickle beside replicas with room: spread the load, not a backlog that clears",
 			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 400, growth: -0.5}}, "rebalance", math.NaN(), 3,
-			[]string{"spread the load: 3 up carry the 21.5 req/s arriving at 10 a full replica does, but 1 is FULL with the queue shrinking by only 0.5/s while others have room"},
+			[]string{"spread the load: 3 up carry the 21.5 req/s arriving at 10 a full replica does, but 1 is FULL with the queue shrinking by only 0.5/s while others have room; spread evenly, the backlog of 385 clears in about 45 s"},
 			[]string{"clearing a backlog", "keep"}, nil},
 		{"a FULL queue that holds beside replicas with room: spread the load",
 			[]member{healthyMember, healthyMember, {stop: 10, running: 100, swinging: true, waiting: 400, growth: 0}}, "rebalance", math.NaN(), 3,

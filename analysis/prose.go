@@ -183,6 +183,11 @@ func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	} else {
 		s = fmt.Sprintf("no replica to add: %s; %d %s %s clearing a backlog", carry, a.AtCapacity, a.fullWord(), isAre(n))
 	}
+	if a.Action == "rebalance" && a.BacklogClearSeconds.Known() {
+		// The time is the fleet's spare once the load is spread, not the
+		// pace at which the FULL replicas clear it now.
+		return s + "; spread evenly, the backlog of " + count(backlog.Float()) + " clears in about " + roughDuration(a.BacklogClearSeconds.Float())
+	}
 	return s + a.backlogWords(backlog)
 }
 

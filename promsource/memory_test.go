@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // floodAnswer is a matrix answer of n series of six points each, as a
@@ -124,4 +126,50 @@ func TestShortExpr(t *testing.T) {
 			t.Errorf("shortExpr of the buckets' query = %q, want it to begin as the query does", got)
 		}
 	})
+}
+
+// A stretch of the past whose every answer passes the memory budget, even
+// read ten seconds at a time, is refused with what to do (the selector,
+// --max-memory) and the least it was read by, not a bare "too big".
+func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
+	end := time.Now().Truncate(time.Second)
+	start := end.Add(-time.Hour)
+	flood := floodAnswer(100_000, float64(end.Unix()))
+	targets := fmt.Sprintf(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"job":"vllm","instance":"10.0.0.1:8000"},"values":[[%d,"1"]]}]}}`, start.Unix())
+	var chunks sync.Map // the widths of the chunks asked, by the query's range
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/query_range") {
+			_, _ = w.Write([]byte(targets))
+			return
+		}
+		_ = r.ParseForm()
+		if q := r.Form.Get("query"); strings.HasSuffix(q, "ms])") || strings.HasSuffix(q, "ms]") {
+			chunks.Store(q[strings.LastIndex(q, "[")+1:], true)
+		}
+		_, _ = w.Write(flood)
+	}))
+	defer srv.Close()
+	s := testSource(t, Config{URL: srv.URL, MaxMemory: 256 << 20, Timeout: time.Minute})
+	p, err := s.Past(t.Context(), start, end)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.read(t.Context(), func(_, _ model.Matrix, _, _ model.Time) error {
+		t.Error("a chunk over its budget was handed on")
+		return nil
+	})
+	if err == nil {
+		t.Fatal("no error: the answers passed their budget")
+	}
+	for _, want := range []string{"Prometheus's answers passed 32 MiB, their share of --max-memory 256 MiB", "narrow the selector", "raise --max-memory", "the stretch was read 10s at a time, the least"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q, want one with %q", err, want)
+		}
+	}
+	if _, ok := chunks.Load("10000ms]"); !ok {
+		var asked []string
+		chunks.Range(func(k, _ any) bool { asked = append(asked, k.(string)); return true })
+		t.Errorf("chunks asked %v: the chunk was not halved down to 10s before giving up", asked)
+	}
 }

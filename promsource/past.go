@@ -216,9 +216,15 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 	for after < end {
 		through := min(after+model.Time(p.chunk.Milliseconds()), end)
 		raw, up, err := p.readChunk(ctx, after, through)
-		if errors.Is(err, errChunkTooBig) && p.chunk > minPastChunk {
-			p.chunk = max(p.chunk/2, minPastChunk)
-			continue
+		var tooBig chunkTooBigError
+		if errors.As(err, &tooBig) {
+			if p.chunk > minPastChunk {
+				p.chunk = max(p.chunk/2, minPastChunk)
+				continue
+			}
+			// Even the least chunk is too big: the answer's own error says
+			// by how much and what to do (--max-memory, the selector).
+			err = p.src.fail(problemOf(tooBig.err) + fmt.Sprintf("; the stretch was read %s at a time, the least", minPastChunk))
 		}
 		select {
 		case out <- pastChunk{raw: raw, up: up, after: after, through: through, err: err}:
@@ -232,8 +238,11 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 	}
 }
 
-// errChunkTooBig is a chunk whose answers passed their memory budget.
-var errChunkTooBig = errors.New("chunk over its memory budget")
+// chunkTooBigError is a chunk whose answers passed their memory budget;
+// err is the answer's error, which names the budget and what to do.
+type chunkTooBigError struct{ err error }
+
+func (e chunkTooBigError) Error() string { return e.err.Error() }
 
 // readChunk reads the samples in (after, through] of every series vtop
 // reads, and Prometheus's record of the scrapes (up).
@@ -259,7 +268,7 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	wg.Wait()
 	if err := cmp.Or(errs...); err != nil {
 		if s.answers.left.Load() < 0 {
-			return nil, nil, errChunkTooBig
+			return nil, nil, chunkTooBigError{err: err}
 		}
 		return nil, nil, err
 	}

@@ -176,19 +176,18 @@ func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	}
 	carry += fmt.Sprintf(" carry the %s req/s arriving at %s a full replica does", amount(demand), amount(capacity))
 	n := float64(a.AtCapacity)
-	var s string
-	if a.Action == "rebalance" {
-		s = fmt.Sprintf("spread the load: %s, but %d %s %s%s while others have room",
-			carry, a.AtCapacity, isAre(n), a.fullWord(), a.queuePaceWords())
-	} else {
-		s = fmt.Sprintf("no replica to add: %s; %d %s %s clearing a backlog", carry, a.AtCapacity, a.fullWord(), isAre(n))
+	if a.Action != "rebalance" {
+		return fmt.Sprintf("no replica to add: %s; %d %s %s clearing a backlog", carry, a.AtCapacity, a.fullWord(), isAre(n)) +
+			a.backlogWords(backlog)
 	}
-	if a.Action == "rebalance" && a.BacklogClearSeconds.Known() {
+	s := fmt.Sprintf("spread the load: %s, but %d %s %s%s while others have room",
+		carry, a.AtCapacity, isAre(n), a.fullWord(), a.queuePaceWords())
+	if a.BacklogClearSeconds.Known() {
 		// The time is the fleet's spare once the load is spread, not the
 		// pace at which the FULL replicas clear it now.
-		return s + "; spread evenly, the backlog of " + count(backlog.Float()) + " clears in about " + roughDuration(a.BacklogClearSeconds.Float())
+		s += "; spread evenly, the backlog of " + count(backlog.Float()) + " clears in about " + roughDuration(a.BacklogClearSeconds.Float())
 	}
-	return s + a.backlogWords(backlog)
+	return s
 }
 
 // queuePaceWords says how the fleet's queue moves while FULL replicas

@@ -25,8 +25,9 @@ import (
 // limit five eighths above the live heap could be met only by collecting
 // without pause: reading 200 two-engine replicas through Prometheus, the
 // dashboard spent three times the CPU (7.3–8.1 s a minute against
-// 2.5–2.8 s) to keep its peak RSS at 69–75 MB rather than 98–101 MB. The dashboard reading
-// Prometheus keeps the collector's default and --max-memory's limit.
+// 2.5–2.8 s) to keep its peak RSS at 69–75 MB rather than 98–101 MB.
+// The dashboard reading Prometheus keeps the collector's default and
+// --max-memory's limit.
 const (
 	// memoryLimitEvery is how often the limit follows the live heap.
 	memoryLimitEvery = 10 * time.Second

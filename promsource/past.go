@@ -242,6 +242,7 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 // err is the answer's error, which names the budget and what to do.
 type chunkTooBigError struct{ err error }
 
+// Error is the answer's error.
 func (e chunkTooBigError) Error() string { return e.err.Error() }
 
 // readChunk reads the samples in (after, through] of every series vtop

@@ -21,7 +21,6 @@ const recentFrames = 64
 // target's scrape goroutine only; cut runs on the monitor's.
 type targetEnc struct {
 	index    int
-	enc      *zstd.Encoder // reused: its dictionary changes with each frame
 	seq      int64
 	prev     []byte // the previous frame's content: the next one's dictionary
 	havePrev bool   // the frame seq had a page
@@ -42,17 +41,46 @@ type frameRef struct {
 
 func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
 
-// encoder returns the target's zstd encoder, made on first use.
-func (e *targetEnc) encoder() *zstd.Encoder {
-	if e.enc == nil {
-		// Errors only come from invalid options, which these are not.
-		e.enc, _ = zstd.NewWriter(nil,
-			zstd.WithEncoderConcurrency(1),
-			zstd.WithEncoderCRC(false), // each record has its own CRC
-			zstd.WithEncoderLevel(zstd.SpeedDefault),
-			zstd.WithEncoderDictRaw(0, []byte{0}))
+// Encoders are shared, not one per target: a frame's dictionary is the
+// target's previous frame, set at every frame, so an encoder holds nothing
+// of a target between frames. One each held some 2 MB of tables and
+// history: 400 MB to record 200 targets. encoders[b] are those of window
+// 1<<b (windowFor); a frame takes one and puts it back.
+var encoders [maxWindowBits + 1]sync.Pool
+
+// The windows of the encoders: 64 KiB to 8 MiB, zstd's default.
+const (
+	minWindowBits = 16
+	maxWindowBits = 23
+)
+
+// windowBits is the window for content of n bytes, as a power of two:
+// room for the previous frame, the dictionary, and this one, so that
+// every match stays in reach.
+func windowBits(n int) int {
+	b := minWindowBits
+	for 1<<b < 2*n && b < maxWindowBits {
+		b++
 	}
-	return e.enc
+	return b
+}
+
+// encoder returns a zstd encoder whose window suits content of n bytes;
+// give it back with encoders[bits].Put.
+func encoder(n int) (enc *zstd.Encoder, bits int) {
+	bits = windowBits(n)
+	if enc, ok := encoders[bits].Get().(*zstd.Encoder); ok {
+		return enc, bits
+	}
+	// Errors only come from invalid options, which these are not.
+	enc, _ = zstd.NewWriter(nil,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderCRC(false), // each record has its own CRC
+		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithWindowSize(1<<bits),
+		zstd.WithLowerEncoderMem(true),
+		zstd.WithEncoderDictRaw(0, []byte{0}))
+	return enc, bits
 }
 
 // frame builds the payload of one frame record. A frame is a key frame
@@ -108,7 +136,8 @@ func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int
 // compress appends e.content compressed, with e.prev as the dictionary
 // unless key.
 func (e *targetEnc) compress(dst []byte, key bool) []byte {
-	enc := e.encoder()
+	enc, bits := encoder(max(len(e.content), len(e.prev)))
+	defer encoders[bits].Put(enc)
 	dict := e.prev
 	if key || len(dict) == 0 {
 		// A one-byte dictionary keeps the encoder in dictionary mode

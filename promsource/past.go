@@ -172,7 +172,7 @@ func describeList(ts []scrapeTarget) string {
 // the reading and is returned.
 func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) error {
 	return p.read(ctx, func(raw, up model.Matrix, after, through model.Time) error {
-		return visit(p.pages(raw, up, after, through))
+		return p.eachPages(raw, up, after, through, visit)
 	})
 }
 
@@ -280,23 +280,61 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	return raw, answers[len(answers)-1], nil
 }
 
-// pages turns the samples in (after, through] into pages: one per target
-// and timestamp, and a failed one where up was 0 and no sample was
-// written.
-func (p *Past) pages(raw, up model.Matrix, after, through model.Time) []PastPage {
+// pastBatchBytes is about the most page text Read hands on at once. A
+// chunk's pages are several times its samples (every series' name and
+// labels on every page): five minutes of 200 two-engine replicas are
+// some 800 MB of text, which written at once set the peak.
+const pastBatchBytes = 8 << 20
+
+// eachPages hands visit the pages of the samples in (after, through],
+// one per target and timestamp and a failed one where up was 0 and no
+// sample was written, in time order (by target within a time), in
+// batches of about pastBatchBytes of text that never split the pages of
+// one time: a batch's pages are all those at or before its last.
+func (p *Past) eachPages(raw, up model.Matrix, after, through model.Time, visit func([]PastPage) error) error {
 	perTarget := make([][]*model.SampleStream, len(p.Targets))
 	for _, ss := range raw {
 		if i, ok := p.index[targetOf(ss.Metric)]; ok && i >= 0 {
 			perTarget[i] = append(perTarget[i], ss)
 		}
 	}
-	var out []PastPage
-	var w pageWriter
+	writers := make([]pageWriter, len(p.Targets))
+	var slots []PastPage // the pages to write, bodies not yet written
 	for i, series := range perTarget {
-		out = w.appendPages(out, i, series, after, through)
+		for _, t := range writers[i].prepare(series, after, through) {
+			slots = append(slots, PastPage{Target: i, Time: t.Time()})
+		}
 	}
-	out = p.appendFailures(out, up, after, through)
-	slices.SortStableFunc(out, func(a, b PastPage) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Target, b.Target)) })
+	slots = p.appendFailures(slots, up, after, through)
+	slices.SortStableFunc(slots, func(a, b PastPage) int { return cmp.Or(a.Time.Compare(b.Time), cmp.Compare(a.Target, b.Target)) })
+	var batch []PastPage
+	size := 0
+	for k, pg := range slots {
+		if size >= pastBatchBytes && !pg.Time.Equal(slots[k-1].Time) {
+			if err := visit(batch); err != nil {
+				return err
+			}
+			batch, size = nil, 0
+		}
+		if pg.Err == "" {
+			pg.Body = writers[pg.Target].page(model.TimeFromUnixNano(pg.Time.UnixNano()))
+			size += len(pg.Body)
+		}
+		batch = append(batch, pg)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return visit(batch)
+}
+
+// pages is every page of eachPages at once.
+func (p *Past) pages(raw, up model.Matrix, after, through model.Time) []PastPage {
+	var out []PastPage
+	_ = p.eachPages(raw, up, after, through, func(pages []PastPage) error {
+		out = append(out, pages...)
+		return nil
+	})
 	return out
 }
 

@@ -32,9 +32,10 @@ type pageLine struct {
 	le     float64
 }
 
-// appendPages appends to out the pages of target i made of its series'
-// samples in (after, through], one per timestamp, oldest first.
-func (w *pageWriter) appendPages(out []PastPage, i int, series []*model.SampleStream, after, through model.Time) []PastPage {
+// prepare lays out one target's series for its pages of the samples in
+// (after, through] and returns their timestamps, oldest first; page
+// writes each, in that order.
+func (w *pageWriter) prepare(series []*model.SampleStream, after, through model.Time) []model.Time {
 	w.layOut(series)
 	w.pos = w.pos[:0]
 	w.times = w.times[:0]
@@ -51,14 +52,11 @@ func (w *pageWriter) appendPages(out []PastPage, i int, series []*model.SampleSt
 	}
 	slices.Sort(w.times)
 	w.times = slices.Compact(w.times)
-	for _, t := range w.times {
-		out = append(out, PastPage{Target: i, Time: t.Time(), Body: w.page(t)})
-	}
-	return out
+	return w.times
 }
 
 // page writes the page of the samples at t, advancing each series past
-// its sample at t.
+// its sample at t: the times of prepare, in order.
 func (w *pageWriter) page(t model.Time) []byte {
 	var b []byte
 	family := ""

@@ -128,10 +128,11 @@ func TestPastPageText(t *testing.T) {
 		series("vllm:request_success_total", 9, "finished_reason", "stop", "model_name", "m"),
 	}
 	var w pageWriter
-	pages := w.appendPages(nil, 0, stored, 0, at)
-	if len(pages) != 1 {
-		t.Fatalf("%d pages, want 1", len(pages))
+	times := w.prepare(stored, 0, at)
+	if len(times) != 1 {
+		t.Fatalf("%d pages, want 1", len(times))
 	}
+	body := w.page(times[0])
 	want := strings.Join([]string{
 		`# TYPE vllm:kv_cache_usage_perc gauge`,
 		`vllm:kv_cache_usage_perc{instance="a:1",job="vllm",model_name="m"} +Inf`,
@@ -145,10 +146,10 @@ func TestPastPageText(t *testing.T) {
 		`vllm:time_to_first_token_seconds_sum{instance="a:1",job="vllm",model_name="m"} 2.5`,
 		`vllm:time_to_first_token_seconds_count{instance="a:1",job="vllm",model_name="m"} 7`,
 	}, "\n") + "\n"
-	if got := string(pages[0].Body); got != want {
+	if got := string(body); got != want {
 		t.Errorf("page:\n%s\nwant:\n%s", got, want)
 	}
-	if _, err := page.NewIngester().Ingest(pages[0].Body, PastContentType); err != nil {
+	if _, err := page.NewIngester().Ingest(body, PastContentType); err != nil {
 		t.Errorf("the page does not parse: %v", err)
 	}
 }

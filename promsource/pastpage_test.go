@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -155,3 +156,63 @@ func TestPastPageText(t *testing.T) {
 }
 
 func mathInf() float64 { return math.Inf(1) }
+
+// The pages of a chunk are handed on in batches of about pastBatchBytes
+// of text, oldest first, a batch never splitting the pages of one time
+// (a tick after a batch needs every page at or before its last), and
+// every page once.
+func TestPastPagesComeInBatches(t *testing.T) {
+	const targets, times, lines = 100, 120, 12
+	p := &Past{index: map[scrapeTarget]int{}}
+	var raw model.Matrix
+	for i := range targets {
+		instance := fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250)
+		p.index[scrapeTarget{job: "vllm", instance: instance}] = i
+		p.Targets = append(p.Targets, PastTarget{Name: instance, Job: "vllm", Instance: instance})
+		for l := range lines {
+			ss := &model.SampleStream{Metric: model.Metric{"__name__": "vllm:request_success_total", "job": "vllm", "instance": model.LabelValue(instance),
+				"finished_reason": model.LabelValue(fmt.Sprintf("reason-%02d", l)), "model_name": "meta-llama/Llama-3.1-8B-Instruct"}}
+			for k := range times {
+				// Targets scrape out of step, as they do: each time is one target's.
+				ss.Values = append(ss.Values, model.SamplePair{Timestamp: model.Time(1_800_000_000_000 + k*5000 + i), Value: model.SampleValue(k)})
+			}
+			raw = append(raw, ss)
+		}
+	}
+	var batches [][]PastPage
+	total := 0
+	err := p.eachPages(raw, nil, 0, model.Time(1<<62), func(pages []PastPage) error {
+		batches = append(batches, pages)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) < 2 {
+		t.Fatalf("%d batch(es): the pages, over %d MB, were handed on at once", len(batches), pastBatchBytes>>20)
+	}
+	var last time.Time
+	for k, b := range batches {
+		size := 0
+		for _, pg := range b {
+			if pg.Time.Before(last) {
+				t.Fatalf("batch %d: a page at %s after one at %s", k, pg.Time, last)
+			}
+			if len(pg.Body) == 0 {
+				t.Fatalf("batch %d: a page of target %d at %s without a body", k, pg.Target, pg.Time)
+			}
+			last = pg.Time
+			size += len(pg.Body)
+		}
+		total += len(b)
+		if k+1 < len(batches) && !batches[k+1][0].Time.After(last) {
+			t.Errorf("batch %d ends at %s and the next starts at %s: one time's pages split", k, last, batches[k+1][0].Time)
+		}
+		if onePage := len(b[0].Body); size > pastBatchBytes+onePage {
+			t.Errorf("batch %d: %d bytes of pages, over the %d of a batch and one page more", k, size, pastBatchBytes)
+		}
+	}
+	if total != targets*times {
+		t.Errorf("%d pages, want %d (one per target and time)", total, targets*times)
+	}
+}

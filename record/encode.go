@@ -44,9 +44,42 @@ func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
 // Encoders are shared, not one per target: a frame's dictionary is the
 // target's previous frame, set at every frame, so an encoder holds nothing
 // of a target between frames. One each held some 2 MB of tables and
-// history: 400 MB to record 200 targets. encoders[b] are those of window
-// 1<<b (windowFor); a frame takes one and puts it back.
-var encoders [maxWindowBits + 1]sync.Pool
+// history: 400 MB to record 200 targets. A frame takes an encoder of its
+// window (windowFor) and gives it back; a few idle ones of each window
+// are kept, so that a burst of frames at once leaves no more behind.
+var encoders encoderPool
+
+// maxIdleEncoders is how many idle encoders of one window are kept.
+const maxIdleEncoders = 4
+
+// encoderPool holds the idle encoders, by window: idle[b] are those of
+// window 1<<b.
+type encoderPool struct {
+	mu   sync.Mutex
+	idle [maxWindowBits + 1][]*zstd.Encoder
+}
+
+// put gives back an encoder of window 1<<bits.
+func (p *encoderPool) put(enc *zstd.Encoder, bits int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idle[bits]) < maxIdleEncoders {
+		p.idle[bits] = append(p.idle[bits], enc)
+	}
+}
+
+// take returns an idle encoder of window 1<<bits, or nil.
+func (p *encoderPool) take(bits int) *zstd.Encoder {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle[bits])
+	if n == 0 {
+		return nil
+	}
+	enc := p.idle[bits][n-1]
+	p.idle[bits] = p.idle[bits][:n-1]
+	return enc
+}
 
 // The windows of the encoders: 64 KiB to 8 MiB, zstd's default.
 const (
@@ -66,10 +99,10 @@ func windowBits(n int) int {
 }
 
 // encoder returns a zstd encoder whose window suits content of n bytes;
-// give it back with encoders[bits].Put.
+// give it back with encoders.put.
 func encoder(n int) (enc *zstd.Encoder, bits int) {
 	bits = windowBits(n)
-	if enc, ok := encoders[bits].Get().(*zstd.Encoder); ok {
+	if enc := encoders.take(bits); enc != nil {
 		return enc, bits
 	}
 	// Errors only come from invalid options, which these are not.
@@ -137,7 +170,7 @@ func (e *targetEnc) frame(p scrape.Page, start time.Time, all bool, keyEvery int
 // unless key.
 func (e *targetEnc) compress(dst []byte, key bool) []byte {
 	enc, bits := encoder(max(len(e.content), len(e.prev)))
-	defer encoders[bits].Put(enc)
+	defer encoders.put(enc, bits)
 	dict := e.prev
 	if key || len(dict) == 0 {
 		// A one-byte dictionary keeps the encoder in dictionary mode

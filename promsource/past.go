@@ -328,16 +328,6 @@ func (p *Past) eachPages(raw, up model.Matrix, after, through model.Time, visit 
 	return visit(batch)
 }
 
-// pages is every page of eachPages at once.
-func (p *Past) pages(raw, up model.Matrix, after, through model.Time) []PastPage {
-	var out []PastPage
-	_ = p.eachPages(raw, up, after, through, func(pages []PastPage) error {
-		out = append(out, pages...)
-		return nil
-	})
-	return out
-}
-
 // appendFailures appends a failed page for each scrape of a target that
 // Prometheus failed (up is 0) in (after, through]. A failed scrape writes
 // no series, so its time has no page already.

@@ -216,3 +216,13 @@ func TestPastPagesComeInBatches(t *testing.T) {
 		t.Errorf("%d pages, want %d (one per target and time)", total, targets*times)
 	}
 }
+
+// pages is every page of eachPages at once.
+func (p *Past) pages(raw, up model.Matrix, after, through model.Time) []PastPage {
+	var out []PastPage
+	_ = p.eachPages(raw, up, after, through, func(pages []PastPage) error {
+		out = append(out, pages...)
+		return nil
+	})
+	return out
+}

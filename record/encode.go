@@ -43,10 +43,11 @@ func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
 
 // Encoders are shared, not one per target: a frame's dictionary is the
 // target's previous frame, set at every frame, so an encoder holds nothing
-// of a target between frames. One each held some 2 MB of tables and
-// history: 400 MB to record 200 targets. A frame takes an encoder of its
-// window (windowFor) and gives it back; a few idle ones of each window
-// are kept, so that a burst of frames at once leaves no more behind.
+// of a target between frames. One each, with zstd's default window, held
+// some 10 MB of tables and history: 2 GB to record 200 targets. A frame
+// takes an encoder of its window (windowBits) and gives it back; a few
+// idle ones of each window are kept, so that a burst of frames at once
+// leaves no more behind.
 var encoders encoderPool
 
 // maxIdleEncoders is how many idle encoders of one window are kept.

@@ -341,11 +341,15 @@ func stabilise(window []HPARecommendation, now time.Time, desired float64) []HPA
 	return append(kept, HPARecommendation{Time: now, Desired: desired})
 }
 
-// alignScaleTargets writes each group's autoscaler target into the
-// actions of its FULL replicas, in place of the target a replica computed
-// from its own figures: the panes and the fleet's HPA line state one
-// target, the one an HPA for the group would be set to.
-func alignScaleTargets(reps []ReplicaReport, ff *FleetFigures) {
+// alignFullActions writes each group's advice into the actions of its
+// FULL replicas, in place of what a replica said from its own figures:
+// the head follows the group's action (a FULL pane says "add replicas"
+// only where the group's advice adds them: beside replicas with room it
+// says to spread the load, beside a backlog that clears that none is to
+// be added), and the autoscaler target is the group's, the one an HPA for
+// the group would be set to, so that the panes and the advice say one
+// thing.
+func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 	index := make(map[string]*ReplicaReport, len(reps))
 	for i := range reps {
 		index[reps[i].Target] = &reps[i]
@@ -361,8 +365,20 @@ func alignScaleTargets(reps []ReplicaReport, ff *FleetFigures) {
 			if !ok {
 				continue
 			}
-			r.Action = scaleOnWords(head, waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
+			r.Action = scaleOnWords(fullHead(a.Action, head), waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
 				a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 		}
 	}
+}
+
+// fullHead is what a FULL replica's action starts with under its group's
+// advice action; own, the replica's own head, where the group adds.
+func fullHead(action, own string) string {
+	switch action {
+	case "rebalance":
+		return "spread the load: other replicas have room; "
+	case "drain":
+		return "no replica to add: the backlog clears; "
+	}
+	return own
 }

@@ -36,7 +36,7 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg, now, prevFleet)
 	fleetGroups(&r.Fleet, r.Replicas, cfg, now, prevFleet)
-	alignScaleTargets(r.Replicas, &r.Fleet)
+	alignFullActions(r.Replicas, &r.Fleet)
 	if prev != nil {
 		r.Events = events(now, r.Replicas, befores, cfg)
 	}

@@ -297,8 +297,8 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 
 // fullAction is FULL's first action: more replicas, and the autoscaling
 // target that would have added them, from what this replica finishes
-// successfully; the fleet then writes its own target in its place
-// (alignScaleTargets), so that every pane states the fleet's.
+// successfully; the fleet then writes its own advice and target in their
+// place (alignFullActions), so that every pane states the fleet's.
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
 	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()

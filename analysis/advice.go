@@ -376,9 +376,9 @@ func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 func fullHead(action, own string) string {
 	switch action {
 	case "rebalance":
-		return "spread the load: other replicas have room; "
+		return "spread the load: others have room; "
 	case "drain":
-		return "no replica to add: the backlog clears; "
+		return "none to add: the backlog clears; "
 	}
 	return own
 }

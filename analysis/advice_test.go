@@ -177,8 +177,8 @@ func TestAdviceOneAction(t *testing.T) {
 			}
 			// A FULL pane says what the fleet's advice says: it adds
 			// replicas only where the advice adds them.
-			head := map[string]string{"add": "add replicas; ", "rebalance": "spread the load: other replicas have room; ",
-				"drain": "no replica to add: the backlog clears; "}[a.Action]
+			head := map[string]string{"add": "add replicas; ", "rebalance": "spread the load: others have room; ",
+				"drain": "none to add: the backlog clears; "}[a.Action]
 			for _, r := range rep.Replicas {
 				if r.State == StateFull && !strings.HasPrefix(r.Action, head+"scale on ") {
 					t.Errorf("advice %s, FULL %s's action %q", a.Action, r.Target, r.Action)

@@ -203,6 +203,9 @@ var _ ui.Player = player{}
 // ChangeSpeed steps through replay.Speeds, staying at either end.
 func (p player) ChangeSpeed(dir int) { p.SetSpeed(nextSpeed(p.Status().Speed, dir)) }
 
+// Position is the recorded time the replay stands at.
+func (p player) Position() time.Time { return p.Status().Time }
+
 // StatusLine is the header's replay line.
 func (p player) StatusLine() string {
 	if p.note == "" {

@@ -222,7 +222,8 @@ func (s *Source) position() int {
 
 // Status is what the replay header shows.
 type Status struct {
-	// Time is the recorded time of the report shown.
+	// Time is the recorded time the replay stands at (after a jump, its
+	// report may still be being computed).
 	Time time.Time
 	// Offset is how far into the recording it is, Length how long the
 	// recording is (first to last report).

@@ -29,6 +29,9 @@ type Player interface {
 	// StatusLine is the replay line of the header: recorded time,
 	// position, speed, paused, damage.
 	StatusLine() string
+	// Position is the recorded time the replay stands at, whose report
+	// may still be on its way (a jump runs the analysis first).
+	Position() time.Time
 }
 
 // ReplayMsg updates the replay line of the header. A source that jumped
@@ -41,6 +44,10 @@ type ReplayMsg struct {
 	Note    string // a one-off remark, such as "no later state change"
 	Restart bool
 	At      time.Time
+	// Moved, set by a time key, is the position the key left the replay
+	// at: until its report comes, the header says that the figures are
+	// of another time.
+	Moved time.Time
 }
 
 // RecordingMsg says that the recording made beside the screen stopped
@@ -78,6 +85,7 @@ type playback struct {
 	note       string
 	recStopped string
 	at         time.Time // where the last jump led (ReplayMsg.At)
+	awaited    time.Time // the position a time key moved to, its report not yet shown
 }
 
 // setupReplay gives the replay's keys priority: the keys they take from
@@ -167,7 +175,7 @@ func (m *Model) playerCmd(control func()) tea.Cmd {
 	p := m.opts.Player
 	return func() tea.Msg {
 		control()
-		return ReplayMsg{Status: p.StatusLine()}
+		return ReplayMsg{Status: p.StatusLine(), Moved: p.Position()}
 	}
 }
 
@@ -179,7 +187,7 @@ func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 		if !jump() {
 			msg.Note = none
 		}
-		msg.Status = p.StatusLine()
+		msg.Status, msg.Moved = p.StatusLine(), p.Position()
 		return msg
 	}
 }
@@ -188,11 +196,28 @@ func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 // position has not yet reached.
 func (m *Model) replayMsg(msg ReplayMsg) {
 	m.play.status, m.play.note = msg.Status, msg.Note
+	switch {
+	case !msg.Moved.IsZero():
+		m.play.awaited = time.Time{}
+		if m.hasReport && !msg.Moved.Equal(m.shown.Time) {
+			m.play.awaited = msg.Moved
+		}
+	case msg.Restart:
+		// The report that follows is of the stretch the jump led to.
+		m.play.awaited = time.Time{}
+	}
 	if msg.Restart {
 		m.rewind(msg.At)
 		m.play.at = msg.At
 	}
 	m.layout()
+}
+
+// reportArrived ends the wait for the report of a time key's position.
+func (m *Model) reportArrived(at time.Time) {
+	if at.Equal(m.play.awaited) {
+		m.play.awaited = time.Time{}
+	}
 }
 
 // rewind drops the points and events at or after at; on a jump forward
@@ -265,6 +290,9 @@ func (m Model) replayLines() []string {
 	line := m.theme.alert.Render(" " + status + " ")
 	if m.play.note != "" {
 		line += "  " + m.theme.warn.Render(m.play.note)
+	}
+	if !m.play.awaited.IsZero() {
+		line += "  " + m.theme.warn.Render("computing; figures of "+m.shown.Time.Format("15:04:05"))
 	}
 	return []string{line}
 }

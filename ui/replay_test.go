@@ -15,17 +15,19 @@ import (
 // fakePlayer notes the controls called and says it in its status line.
 type fakePlayer struct {
 	calls   []string
-	changes bool // whether a state change is found
+	changes bool      // whether a state change is found
+	pos     time.Time // the position the player says it stands at
 }
 
-func (p *fakePlayer) note(s string)     { p.calls = append(p.calls, s) }
-func (p *fakePlayer) TogglePause()      { p.note("pause") }
-func (p *fakePlayer) StepBy(n int)      { p.note(fmt.Sprintf("step %+d", n)) }
-func (p *fakePlayer) ChangeSpeed(d int) { p.note(fmt.Sprintf("speed %+d", d)) }
-func (p *fakePlayer) NextChange() bool  { p.note("next change"); return p.changes }
-func (p *fakePlayer) PrevChange() bool  { p.note("prev change"); return p.changes }
-func (p *fakePlayer) Home()             { p.note("home") }
-func (p *fakePlayer) End()              { p.note("end") }
+func (p *fakePlayer) note(s string)       { p.calls = append(p.calls, s) }
+func (p *fakePlayer) TogglePause()        { p.note("pause") }
+func (p *fakePlayer) StepBy(n int)        { p.note(fmt.Sprintf("step %+d", n)) }
+func (p *fakePlayer) ChangeSpeed(d int)   { p.note(fmt.Sprintf("speed %+d", d)) }
+func (p *fakePlayer) NextChange() bool    { p.note("next change"); return p.changes }
+func (p *fakePlayer) PrevChange() bool    { p.note("prev change"); return p.changes }
+func (p *fakePlayer) Home()               { p.note("home") }
+func (p *fakePlayer) End()                { p.note("end") }
+func (p *fakePlayer) Position() time.Time { return p.pos }
 func (p *fakePlayer) StatusLine() string {
 	return fmt.Sprintf("REPLAY 14:01:05 (0m%02ds of 1m00s) ×1 paused", len(p.calls))
 }
@@ -77,6 +79,48 @@ func TestReplayKeysDrivePlayer(t *testing.T) {
 	}
 	if m.table.sortCol != newTableScreen(PlainTheme()).sortCol {
 		t.Error("< or > sorted the table in a replay")
+	}
+}
+
+// After a time key the header says, until the report at the new
+// position comes, that the figures shown are of the time before: a jump
+// runs the analysis first, seconds over a large fleet.
+func TestReplayFiguresOfAnotherTime(t *testing.T) {
+	const note = "computing;"
+	tests := []struct {
+		name     string
+		key      string
+		pos      time.Time // where the key leaves the player
+		arrive   []tea.Msg // what the replay sends next
+		wantNote string    // the header after the key, "" for none
+	}{
+		{"a jump to the end: said until the jump's report comes", "G", t0.Add(10 * time.Minute),
+			[]tea.Msg{ReplayMsg{Status: "REPLAY", Restart: true, At: t0.Add(10 * time.Minute)}, ReportMsg{Report: allStates(t0.Add(10 * time.Minute))}},
+			"computing; figures of 14:01:05"},
+		{"a step forward: said until the report at the position", ".", t0.Add(5 * time.Second),
+			[]tea.Msg{ReportMsg{Report: allStates(t0.Add(5 * time.Second))}},
+			"computing; figures of 14:01:05"},
+		{"a jump back to a state change", "N", t0.Add(-time.Minute),
+			[]tea.Msg{ReplayMsg{Status: "REPLAY", Restart: true, At: t0.Add(-time.Minute)}, ReportMsg{Report: allStates(t0.Add(-time.Minute))}},
+			"computing; figures of 14:01:05"},
+		{"a key that does not move: nothing said", " ", t0, nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &fakePlayer{changes: true}
+			m := send(replayModel(p, 120, 40), ReportMsg{Report: allStates(t0)})
+			p.pos = tt.pos
+			_, cmd := m.Update(keyMsg(tt.key))
+			m = runCmd(t, m, cmd)
+			header := strings.SplitN(m.View(), "\n", 4)
+			got := strings.Join(header[:3], "\n")
+			if tt.wantNote == "" && strings.Contains(got, note) || tt.wantNote != "" && !strings.Contains(got, tt.wantNote) {
+				t.Errorf("after %q the header reads, want %q:\n%s", tt.key, tt.wantNote, got)
+			}
+			if v := send(m, tt.arrive...).View(); strings.Contains(v, note) {
+				t.Errorf("the report at the position came, the header still waits:\n%s", v)
+			}
+		})
 	}
 }
 

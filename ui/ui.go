@@ -376,6 +376,7 @@ func (m *Model) ingest(r analysis.Report) {
 	m.gpuHist.record(r.GPUs, m.opts.History)
 	m.latest = r
 	m.hasReport = true
+	m.reportArrived(r.Time)
 	if !m.paused {
 		m.shown = r
 		m.refresh()

@@ -36,6 +36,7 @@ func (b builder) inexact() []string {
 		"WARMING, UNJUDGED, SLEEPING: not alerted on; they ask nothing of the on-call engineer. A replica vtop shows WARMING after a restart is judged by the rules on its readings as they come.",
 		"DOWN: only a group that served engine metrics in the last " + dur(downMemory) + " (the rules know no list of targets), and the group-by labels must be on `up`.",
 		"FULL: the p99 TTFT that is mostly queue time is not read (its queue shows in the readings first); refused admissions are read over the window.",
+		"FULL's first action is to add replicas: vtop says to spread the load, or that none is to be added, where its fleet advice finds that the replicas up carry the demand, which the rules do not work out.",
 		"SLOW: a slow TTFT whose queue is gone (vtop's cause passed, as FULL's has) still fires until the window forgets it.",
 		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
 		"keep_firing_for holds a state also when a proven lower state follows it (FULL after PREEMPTING): vtop shows the proven state at once, the rules one hold later.",

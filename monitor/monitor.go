@@ -148,8 +148,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 
 // Once reads every target, waits (wait, or cfg.Window when zero) while the
 // source keeps reading, reads again and returns the report over everything
-// in between: the --once mode. The window is widened when needed so that
-// the first reading is inside it. A source that already holds the window
+// in between: the --once mode. The wait ends early when no target has
+// answered silentIntervals intervals in (waitWindow). The window is
+// widened when needed so that the first reading is inside it. A source that already holds the window
 // (Windowed: a Prometheus server) is read once, without waiting. The error
 // is ctx's.
 func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Duration) (analysis.Report, error) {
@@ -167,12 +168,8 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return analysis.Report{}, ctx.Err()
-	case <-timer.C:
+	if err := waitWindow(ctx, source, wait); err != nil {
+		return analysis.Report{}, err
 	}
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
@@ -183,6 +180,46 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	r := analysis.Analyze(now, readings, cfg, nil)
 	r.SetSource(sourceStatus(source))
 	return r, nil
+}
+
+// silentIntervals is how many intervals in which no target has answered
+// end a one-off report's wait early: scrapes that all fail say nothing
+// more over a window than over three intervals, and whoever checks a
+// server that is down should not wait the window to read "connection
+// refused".
+const silentIntervals = 3
+
+// waitWindow waits d after Once's first round, or only silentIntervals
+// intervals when no target has answered by then.
+func waitWindow(ctx context.Context, source Source, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	tick := time.NewTicker(source.Interval())
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			return nil
+		case <-tick.C:
+			if n >= silentIntervals && !anyAnswered(source.Readings(nil)) {
+				return nil
+			}
+		}
+	}
+}
+
+// anyAnswered reports whether some target has answered a scrape.
+func anyAnswered(readings []catalogue.Readings) bool {
+	for _, r := range readings {
+		for i := range r.Samples {
+			if r.Samples[i].Err == "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readSpan is the moment and the window of a one-off report: from the

@@ -145,6 +145,64 @@ func TestOnce(t *testing.T) {
 	}
 }
 
+// A one-off report over targets none of which answers ends a few
+// intervals after the first round, not after the whole wait: every failed
+// scrape says the same. One target answering keeps the wait.
+func TestOnceWhenNoTargetAnswers(t *testing.T) {
+	const interval = 50 * time.Millisecond
+	tests := []struct {
+		name      string
+		answering bool
+		wait      time.Duration
+		wantDown  int
+		wantWait  bool // whether Once waits the whole wait
+	}{
+		{"no target answers: DOWN, early", false, time.Hour, 1, false},
+		{"one target answers: the whole wait", true, 400 * time.Millisecond, 1, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refused, err := scrape.ParseTarget(testutil.ClosedPort(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			targets := []scrape.Target{refused}
+			if tt.answering {
+				var hits atomic.Int64
+				_, live := countingPoller(t, &hits, interval)
+				targets = append(targets, live)
+			}
+			p, err := scrape.NewPoller(targets, scrape.Options{Interval: interval})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A wait of an hour that is not cut short fails on this bound.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			start := time.Now()
+			r, err := Once(ctx, p, analysis.DefaultConfig(), tt.wait)
+			if err != nil {
+				t.Fatalf("Once: %v", err)
+			}
+			if waited := time.Since(start) >= tt.wait; waited != tt.wantWait {
+				t.Errorf("waited the whole %v: %v, want %v", tt.wait, waited, tt.wantWait)
+			}
+			down := 0
+			for _, rep := range r.Replicas {
+				if rep.State == analysis.StateDown {
+					down++
+					if rep.Error == "" {
+						t.Errorf("%s is DOWN without its error", rep.Target)
+					}
+				}
+			}
+			if down != tt.wantDown || len(r.Replicas) != len(targets) {
+				t.Errorf("%d of %d replicas DOWN, want %d of %d", down, len(r.Replicas), tt.wantDown, len(targets))
+			}
+		})
+	}
+}
+
 func TestOnceCanceled(t *testing.T) {
 	var hits atomic.Int64
 	p, _ := countingPoller(t, &hits, time.Second)

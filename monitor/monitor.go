@@ -150,9 +150,9 @@ func (m *Monitor) Run(ctx context.Context) error {
 // source keeps reading, reads again and returns the report over everything
 // in between: the --once mode. The wait ends early when no target has
 // answered silentIntervals intervals in (waitWindow). The window is
-// widened when needed so that the first reading is inside it. A source that already holds the window
-// (Windowed: a Prometheus server) is read once, without waiting. The error
-// is ctx's.
+// widened when needed so that the first reading is inside it. A source
+// that already holds the window (Windowed: a Prometheus server) is read
+// once, without waiting. The error is ctx's.
 func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Duration) (analysis.Report, error) {
 	if _, holdsWindow := source.(Windowed); holdsWindow {
 		return onceFromStore(ctx, source, cfg)

@@ -370,15 +370,3 @@ func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 		}
 	}
 }
-
-// fullHead is what a FULL replica's action starts with under its group's
-// advice action; own, the replica's own head, where the group adds.
-func fullHead(action, own string) string {
-	switch action {
-	case "rebalance":
-		return "spread the load: others have room; "
-	case "drain":
-		return "none to add: the backlog clears; "
-	}
-	return own
-}

@@ -190,6 +190,18 @@ func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	return s
 }
 
+// fullHead is what a FULL replica's action starts with under its group's
+// advice action; own, the replica's own head, where the group adds.
+func fullHead(action, own string) string {
+	switch action {
+	case "rebalance":
+		return "spread the load: others have room; "
+	case "drain":
+		return "none to add: the backlog clears; "
+	}
+	return own
+}
+
 // queuePaceWords says how the fleet's queue moves while FULL replicas
 // hold it: growing, shrinking too slowly to clear on its own, or not
 // shrinking; nothing when its pace is unknown.

@@ -519,10 +519,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if w.Prometheus == "" {
-		// Through Prometheus a refresh holds its answers at once, of the
-		// order of the live heap itself: a limit sized from the live heap
-		// would be met only by collecting without pause (see
-		// keepMemoryLimit).
+		// Not through Prometheus: see keepMemoryLimit.
 		keepMemoryLimit(ctx)
 	}
 	windows := windowChoices

@@ -30,16 +30,22 @@
 # are printed; the refresh time is the median and the maximum over every
 # refresh of every round. The runs pass --max-memory MAX_MEMORY (1GiB)
 # and VTOP_ARGS; before them, one `--once` with vtop's defaults says
-# whether vtop as it comes reads the fleet at all. Requirements: Go,
-# bash, awk, curl, python3, prometheus and promtool, victoria-metrics.
+# whether vtop as it comes reads the fleet at all.
+#
+# Last, the store alone: the queries of vtop's first read and of its last
+# refresh, as Prometheus's query log holds them, asked of each store
+# side by side by curl, FLOOR (10) times each, the answers thrown away:
+# the wall time (median, max) and the store's CPU of a read that no
+# client's decoding could shorten. Requirements: Go, bash, awk, curl,
+# python3, prometheus and promtool, victoria-metrics.
 set -euo pipefail
 
-usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS BASELINE MAX_MEMORY VTOP_ARGS KEEP)" >&2; exit 64; }
+usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS FLOOR BASELINE MAX_MEMORY VTOP_ARGS KEEP)" >&2; exit 64; }
 [[ $# -eq 2 && $1 =~ ^[0-9]+$ && $2 =~ ^[0-9]+$ && $1 -ge 1 && $2 -ge 1 ]] || usage
 N=$1 ENGINES=$2
 SPAN=${SPAN:-1h} LEAD=${LEAD:-20m} STEP=${STEP:-5s} CHUNK=${CHUNK:-5m}
-T=${T:-60} ROUNDS=${ROUNDS:-3} INTERVAL=5s
-[[ $T =~ ^[0-9]+$ && $T -ge 10 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 ]] || usage
+T=${T:-60} ROUNDS=${ROUNDS:-3} FLOOR=${FLOOR:-10} INTERVAL=5s
+[[ $T =~ ^[0-9]+$ && $T -ge 10 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $FLOOR =~ ^[0-9]+$ ]] || usage
 
 # seconds D: a duration such as 1h, 20m, 90s or 1h30m in seconds.
 seconds() {
@@ -85,7 +91,8 @@ fi
 vm_port=$(free_port)
 victoria-metrics -storageDataPath="$WORK/vm" -httpListenAddr="127.0.0.1:$vm_port" -retentionPeriod=100y \
 	-search.disableCache -loggerLevel=ERROR >"$WORK/vm.log" 2>&1 &
-PIDS+=($!)
+vm_pid=$!
+PIDS+=($vm_pid)
 VM=http://127.0.0.1:$vm_port
 for _ in $(seq 100); do curl -sf "$VM/health" >/dev/null && break; sleep 0.1; done
 
@@ -124,10 +131,12 @@ backfill_s=$(($(date +%s) - started))
 echo "back-filled $SPAN of history in ${backfill_s} s ($(awk -v b="$backfill_s" -v s="$span_s" 'BEGIN { printf "%.2f", b / s }') of real time); it ends in $((end - $(date +%s))) s" >&2
 
 prom_port=$(free_port)
-printf 'scrape_configs: []\n' >"$WORK/prometheus.yml"
+# The query log holds vtop's queries for the store-alone measurement.
+printf 'global:\n  query_log_file: %s\nscrape_configs: []\n' "$WORK/query.log" >"$WORK/prometheus.yml"
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom" --storage.tsdb.retention.time=100y \
 	--web.listen-address="127.0.0.1:$prom_port" >"$WORK/prometheus.log" 2>&1 &
-PIDS+=($!)
+prom_pid=$!
+PIDS+=($prom_pid)
 PROM=http://127.0.0.1:$prom_port
 for _ in $(seq 600); do curl -sf "$PROM/-/ready" >/dev/null && break; sleep 0.1; done
 curl -sf "$PROM/-/ready" >/dev/null || { echo "Prometheus did not start:" >&2; tail -5 "$WORK/prometheus.log" >&2; exit 1; }
@@ -159,17 +168,24 @@ queries() {
 	fi
 }
 
-# measure PID: wait T seconds, print "cpu_seconds peak_rss_kib", stop it.
-measure() {
-	local pid=$1 hwm stat utime stime
-	sleep "$T"
-	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-	stat=$(cat "/proc/$pid/stat")
+# cpu_ticks PID: the process's user and system CPU, in clock ticks.
+cpu_ticks() {
+	local stat utime stime
+	stat=$(cat "/proc/$1/stat")
 	stat=${stat##*) }
 	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
+	echo $((utime + stime))
+}
+
+# measure PID: wait T seconds, print "cpu_seconds peak_rss_kib", stop it.
+measure() {
+	local pid=$1 hwm ticks
+	sleep "$T"
+	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
+	ticks=$(cpu_ticks "$pid")
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
-	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
+	awk -v t="$ticks" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", t / hz, k }'
 }
 
 # run STORE KIND: one measured run; appends "cpu% rss_mb
@@ -184,6 +200,9 @@ run() {
 	args=(--prometheus "$url" --selector '{job="vllm"}' --max-memory "${MAX_MEMORY:-1GiB}")
 	# shellcheck disable=SC2206 # VTOP_ARGS is words to add, by design
 	args+=(${VTOP_ARGS:-})
+	# The query log's lines of vtop as it is, through Prometheus: the
+	# store-alone measurement asks its queries again.
+	[[ $store == prom && $kind == now && -z ${log_from:-} ]] && log_from=$(wc -l <"$WORK/query.log")
 	start=$(date +%s.%N)
 	/usr/bin/env time -f '%M' -o "$WORK/once-rss" "$bin" "${args[@]}" --once --json >"$WORK/once.json" 2>>"$WORK/vtop-$store-$kind.log" || true
 	once=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.2f", e - s }')
@@ -204,6 +223,7 @@ run() {
 	pid=$!
 	PIDS+=("$pid")
 	read -r cpu rss < <(measure "$pid")
+	[[ $store == prom && $kind == now ]] && log_to=$(wc -l <"$WORK/query.log")
 	q1=$(queries "$url" "$store")
 	# One line per refresh: a report repeats the newest refresh's figures
 	# until another is in (source.checked tells them apart).
@@ -250,6 +270,57 @@ for round in $(seq "$ROUNDS"); do
 	done
 done
 
+# The store alone. read_of WHICH DIR: the queries of vtop's first read
+# (first) or of its last whole refresh (last) through Prometheus, one file
+# each in DIR; a read is the queries of one evaluation time, and the last
+# refresh is the newest time with as many queries as most refreshes asked.
+read_of() {
+	mkdir -p "$2"
+	python3 - "$WORK/query.log" "$1" "$2" "$log_from" "$log_to" <<-'EOF'
+		import collections, json, os, sys
+		log, which, out, begin, end = sys.argv[1:]
+		reads = collections.OrderedDict()
+		for line in open(log).readlines()[int(begin):int(end)]:
+		    p = json.loads(line).get("params", {})
+		    if p.get("step", 0) == 0 and "query" in p:
+		        reads.setdefault(p["start"], []).append(p["query"])
+		sizes = collections.Counter(len(q) for q in reads.values())
+		usual = sizes.most_common(1)[0][0]
+		if which == "first":
+		    read = next(iter(reads.values()))
+		else:
+		    read = [q for q in reads.values() if len(q) == usual][-1]
+		for i, q in enumerate(read):
+		    open(os.path.join(out, f"{i}.q"), "w").write(q)
+	EOF
+}
+# alone URL PID DIR: FLOOR times, DIR's queries side by side at the
+# present; prints each time's wall seconds, then "cpu SECONDS" a time.
+alone() {
+	local url=$1 pid=$2 dir=$3 c0 start f asks
+	c0=$(cpu_ticks "$pid")
+	for _ in $(seq "$FLOOR"); do
+		start=$(date +%s.%N) asks=()
+		for f in "$dir"/*.q; do
+			curl -sf -o /dev/null "$url/api/v1/query" --data-urlencode "query@$f" --data-urlencode "time=${start%.*}" &
+			asks+=($!)
+		done
+		wait "${asks[@]}"
+		awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", e - s }'
+	done
+	awk -v t="$(($(cpu_ticks "$pid") - c0))" -v hz="$HZ" -v n="$FLOOR" 'BEGIN { printf "cpu %.2f\n", t / hz / n }'
+}
+if ((FLOOR > 0)); then
+	(($(date +%s) + 60 < end)) || { echo "the history ends before the store-alone runs would: raise LEAD" >&2; exit 1; }
+	read_of first "$WORK/read-first"
+	read_of last "$WORK/read-last"
+	for store in prom vm; do
+		url=$PROM pid=$prom_pid
+		[[ $store == vm ]] && url=$VM pid=$vm_pid
+		for which in first last; do alone "$url" "$pid" "$WORK/read-$which" >"$WORK/alone-$store-$which"; done
+	done
+fi
+
 # median FILE COLUMN
 median() {
 	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { if (NR == 0 || v[1] == "-") print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
@@ -277,3 +348,18 @@ for store in prom vm; do
 			"$(median "$res" 4) s" "$(median "$res" 2)" "$(median "$res" 5)" "$(median "$res" 1)"
 	done
 done
+if ((FLOOR > 0)); then
+	printf '\nThe store alone (curl, answers thrown away), %d times: queries, wall median / max, the store'"'"'s CPU a time\n' "$FLOOR"
+	for store in prom vm; do
+		name=Prometheus
+		[[ $store == vm ]] && name=VictoriaMetrics
+		for which in first last; do
+			f=$WORK/alone-$store-$which
+			label="first read"
+			[[ $which == last ]] && label="a refresh"
+			grep -v '^cpu' "$f" >"$f.wall"
+			printf '%-16s %-11s %2d queries  %6.2f s / %5.2f s  CPU %5.2f s\n' "$name" "$label" "$(ls "$WORK/read-$which" | wc -l)" \
+				"$(median "$f.wall" 1)" "$(worst "$f.wall" 1)" "$(awk '/^cpu/ {print $2}' "$f")"
+		done
+	done
+fi

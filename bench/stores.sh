@@ -272,8 +272,10 @@ done
 
 # The store alone. read_of WHICH DIR: the queries of vtop's first read
 # (first) or of its last whole refresh (last) through Prometheus, one file
-# each in DIR; a read is the queries of one evaluation time, and the last
-# refresh is the newest time with as many queries as most refreshes asked.
+# each in DIR; a read is the queries of one evaluation time, the first
+# read is the --once's, and the last refresh is the newest time with as
+# many queries as the most any later time had (a refresh cut short by the
+# end of the run had fewer).
 read_of() {
 	mkdir -p "$2"
 	python3 - "$WORK/query.log" "$1" "$2" "$log_from" "$log_to" <<-'EOF'
@@ -284,12 +286,12 @@ read_of() {
 		    p = json.loads(line).get("params", {})
 		    if p.get("step", 0) == 0 and "query" in p:
 		        reads.setdefault(p["start"], []).append(p["query"])
-		sizes = collections.Counter(len(q) for q in reads.values())
-		usual = sizes.most_common(1)[0][0]
+		reads = list(reads.values())
 		if which == "first":
-		    read = next(iter(reads.values()))
+		    read = reads[0]
 		else:
-		    read = [q for q in reads.values() if len(q) == usual][-1]
+		    most = max(len(q) for q in reads[1:])
+		    read = [q for q in reads[1:] if len(q) == most][-1]
 		for i, q in enumerate(read):
 		    open(os.path.join(out, f"{i}.q"), "w").write(q)
 	EOF

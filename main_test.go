@@ -350,6 +350,14 @@ func TestRejections(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	commentsOnly := filepath.Join(dir, "none.txt")
+	if err := os.WriteFile(commentsOnly, []byte("# the fleet, commented out\n# gpu-a:8000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	simulated := filepath.Join(dir, "sim.txt") // as `vtop sim --dcgm` prints
+	if err := os.WriteFile(simulated, []byte("http://127.0.0.1:40001/metrics\ndcgm http://127.0.0.1:40002/metrics\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	page := filepath.Join(dir, "page.txt")
 	writePage(t, page, reading{running: 1, finished: 1, generationTokens: 1, ttftSum: 1})
 	const target = "127.0.0.1:1"
@@ -395,6 +403,8 @@ func TestRejections(t *testing.T) {
 		{"credentials in URL", []string{"--once", "http://user:secret@127.0.0.1:1/metrics"}, "credentials"},
 		{"target of another scheme", []string{"ftp://gpu-a:8000"}, "scheme must be http or https"},
 		{"bad target in the file", []string{"-f", targets}, "scheme must be http or https"},
+		{"targets file of comments only", []string{"-f", commentsOnly}, "none.txt: no targets in it"},
+		{"a dcgm-exporter in the targets file", []string{"-f", simulated}, "sim.txt:2: \"dcgm http://127.0.0.1:40002/metrics\" is a dcgm-exporter, not an inference server: read its GPUs with --dcgm http://127.0.0.1:40002/metrics"},
 		{"header without a colon", []string{"--header", "no-colon", target}, `header must be "Key: Value"`},
 		{"CA file without a certificate", []string{"--ca-file", empty, target}, "no PEM certificate found"},
 		{"empty token file", []string{"--bearer-token-file", empty, target}, "is empty"},
@@ -444,6 +454,33 @@ func TestRejections(t *testing.T) {
 				t.Errorf("a credential reached the output:\n%s%s", stdout, stderr)
 			}
 		})
+	}
+}
+
+// TestTargetsFileFromAPipe reads -f from a pipe, as -f <(kubectl …) gives
+// one: the targets it names are watched, though a pipe can be read only
+// once (the inputs are checked before the run starts).
+func TestTargetsFileFromAPipe(t *testing.T) {
+	refused := testutil.ClosedPort(t)
+	cmd := testutil.VtopCommand(t, "--once", "--json", "--no-gpus", "--interval", "200ms", "--window", "1s", "-f", "/dev/stdin")
+	cmd.Stdin = strings.NewReader(refused + "\n")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := testutil.RunWithin(t, cmd, 30*time.Second)
+	if code := testutil.ExitStatus(t, err, cmd.Args); code != command.ExitDown {
+		t.Errorf("exit code %d, want %d (the target is down)\nstderr: %s", code, command.ExitDown, errOut.String())
+	}
+	var report struct {
+		Replicas []struct {
+			Target string `json:"target"`
+			State  string `json:"state"`
+		} `json:"replicas"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatalf("report: %v\n%s", err, out.String())
+	}
+	if len(report.Replicas) != 1 || report.Replicas[0].Target != refused || report.Replicas[0].State != "down" {
+		t.Errorf("replicas %+v, want the one target of the pipe, %s, down", report.Replicas, refused)
 	}
 }
 

@@ -64,6 +64,9 @@ type Watch struct {
 	// set by source.
 	found found
 	gpuIn *gpuInput
+	// listed holds the targets of the arguments and -f FILE once read
+	// (listedTargets).
+	listed []scrape.Target
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -423,8 +426,12 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, e
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's
-// default address.
+// default address. The file is read once, when the inputs are checked:
+// it may be a pipe (-f <(kubectl …)), which a second read finds empty.
 func (w *Watch) listedTargets() ([]scrape.Target, error) {
+	if w.listed != nil {
+		return w.listed, nil
+	}
 	var targets []scrape.Target
 	for _, arg := range w.Targets {
 		t, err := scrape.ParseTarget(arg)
@@ -438,11 +445,15 @@ func (w *Watch) listedTargets() ([]scrape.Target, error) {
 		if err != nil {
 			return nil, usagef("%v", err)
 		}
+		if len(more) == 0 {
+			return nil, usagef("%s: no targets in it (one host:port or URL per line)", w.File)
+		}
 		targets = append(targets, more...)
 	}
 	if len(targets) == 0 {
 		targets = []scrape.Target{scrape.DefaultTarget()}
 	}
+	w.listed = targets
 	return targets, nil
 }
 

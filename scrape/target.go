@@ -107,6 +107,10 @@ func sanitizeTarget(s string) string { return safetext.Sanitize(s) }
 // ReadTargetsFile reads one target per line. Blank lines and lines starting
 // with # are skipped; text after " #" is a comment. Errors name the file and
 // the line.
+//
+// A line "dcgm URL", as `vtop sim --dcgm` prints its GPU pages, is refused
+// with what to do instead: a targets file lists inference servers, and a
+// dcgm-exporter read as one would only show as a replica with no engine.
 func ReadTargetsFile(path string) ([]Target, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -123,6 +127,10 @@ func ReadTargetsFile(path string) ([]Target, error) {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		if exporter, ok := strings.CutPrefix(line, "dcgm "); ok {
+			return nil, fmt.Errorf("%s:%d: %q is a dcgm-exporter, not an inference server: read its GPUs with --dcgm %s",
+				path, n, sanitizeTarget(line), sanitizeTarget(strings.TrimSpace(exporter)))
 		}
 		t, err := ParseTarget(line)
 		if err != nil {

@@ -73,6 +73,13 @@ func TestReadTargetsFile(t *testing.T) {
 		t.Errorf("error %v, want it to name bad.txt line 3", err)
 	}
 
+	// The GPU pages `vtop sim --dcgm` prints after the replicas' URLs.
+	dcgm := testutil.WriteFile(t, "sim.txt", []byte("http://127.0.0.1:40001/metrics\ndcgm http://127.0.0.1:40002/metrics\n"))
+	_, err = ReadTargetsFile(dcgm)
+	if err == nil || !strings.Contains(err.Error(), "sim.txt:2: ") || !strings.Contains(err.Error(), "--dcgm http://127.0.0.1:40002/metrics") {
+		t.Errorf("error %v, want it to name sim.txt line 2 and the --dcgm flag with the exporter's URL", err)
+	}
+
 	_, err = ReadTargetsFile(filepath.Join(t.TempDir(), "missing.txt"))
 	if err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("error %v, want it to name the file", err)

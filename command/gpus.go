@@ -422,7 +422,7 @@ func serveSimGPUs(ctx context.Context, fleet *sim.Fleet, faults []gpuFaultSpec, 
 	}
 	lines := make([]string, len(addrs))
 	for i, a := range addrs {
-		lines[i] = "dcgm http://" + a + "/metrics"
+		lines[i] = scrape.DCGMLinePrefix + "http://" + a + "/metrics"
 	}
 	return lines, nil
 }

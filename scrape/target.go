@@ -104,6 +104,10 @@ func ParseTarget(s string) (Target, error) {
 // and free of escape sequences.
 func sanitizeTarget(s string) string { return safetext.Sanitize(s) }
 
+// DCGMLinePrefix begins the lines that name a dcgm-exporter in what `vtop
+// sim --dcgm` prints ("dcgm URL"), which a targets file refuses.
+const DCGMLinePrefix = "dcgm "
+
 // ReadTargetsFile reads one target per line. Blank lines and lines starting
 // with # are skipped; text after " #" is a comment. Errors name the file and
 // the line.
@@ -128,7 +132,7 @@ func ReadTargetsFile(path string) ([]Target, error) {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if exporter, ok := strings.CutPrefix(line, "dcgm "); ok {
+		if exporter, ok := strings.CutPrefix(line, DCGMLinePrefix); ok {
 			return nil, fmt.Errorf("%s:%d: %q is a dcgm-exporter, not an inference server: read its GPUs with --dcgm %s",
 				path, n, sanitizeTarget(line), sanitizeTarget(strings.TrimSpace(exporter)))
 		}

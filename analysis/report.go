@@ -169,21 +169,27 @@ type State uint8
 // every state that proves a problem, which needs the engineer first. StateSleeping is an engine put
 // to sleep (vLLM's /sleep): it answers, so it is not down, and it could
 // not serve if asked, so it is not idle; it ranks above idle because it
-// may be asleep by mistake.
+// may be asleep by mistake. StateRecovering is a replica whose problem has
+// passed while its window's figures still hold it (a p99 over the SLO from
+// a backlog that is gone): not a problem to act on, not healthy either.
+// StateStalled is an engine that stopped stepping while its API server
+// still answers: work is there and no token moves.
 const (
 	StateHealthy State = iota
 	StateIdle
 	StateSleeping
 	StateUnjudged
 	StateWarming
+	StateRecovering
 	StateStale
 	StateSlow
 	StateFull
 	StatePreempting
+	StateStalled
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "sleeping", "unjudged", "warming", "stale", "slow", "full", "preempting", "down"}
+var stateNames = [...]string{"healthy", "idle", "sleeping", "unjudged", "warming", "recovering", "stale", "slow", "full", "preempting", "stalled", "down"}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {

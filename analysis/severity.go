@@ -63,13 +63,13 @@ const maxEvidence = 99.99
 // one.
 func severityRank(s State) float64 {
 	switch s {
-	case StateSlow, StateFull, StatePreempting:
+	case StateSlow, StateFull, StatePreempting, StateStalled:
 		return 5
 	case StateDown:
 		return 6
 	case StateStale:
 		return 4
-	case StateWarming, StateUnjudged:
+	case StateWarming, StateUnjudged, StateRecovering:
 		return 3
 	case StateSleeping:
 		return 2

@@ -31,7 +31,7 @@ func status(r analysis.Report) error {
 		switch rep.State {
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStale, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
+		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStalled, analysis.StateStale, analysis.StateRecovering, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
 			code = ExitDegraded
 		}
 	}

@@ -87,7 +87,7 @@ const (
 // UNJUDGED), which raise no alert.
 func Severity(s analysis.State) string {
 	switch s {
-	case analysis.StateDown, analysis.StatePreempting, analysis.StateFull:
+	case analysis.StateDown, analysis.StateStalled, analysis.StatePreempting, analysis.StateFull:
 		return SeverityCritical
 	case analysis.StateSlow, analysis.StateStale:
 		return SeverityWarning

@@ -78,7 +78,7 @@ func PlainTheme() *Theme {
 
 // stateWords are the badges, in capitals so that they read as labels even
 // when colour is off.
-var stateWords = [...]string{"HEALTHY", "IDLE", "SLEEPING", "UNJUDGED", "WARMING", "STALE", "SLOW", "FULL", "PREEMPTING", "DOWN"}
+var stateWords = [...]string{"HEALTHY", "IDLE", "SLEEPING", "UNJUDGED", "WARMING", "RECOVERING", "STALE", "SLOW", "FULL", "PREEMPTING", "STALLED", "DOWN"}
 
 // stateWord returns the badge text of a state.
 func stateWord(s analysis.State) string {
@@ -103,10 +103,12 @@ var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateSleeping:   {Light: "#005f87", Dark: "#5fafd7"},
 	analysis.StateUnjudged:   {Light: "#555555", Dark: "#8a8a8a"},
 	analysis.StateWarming:    {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateRecovering: {Light: "#2e6b8a", Dark: "#7fbfdf"},
 	analysis.StateStale:      {Light: "#8a6d00", Dark: "#c9b458"},
 	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},
 	analysis.StateFull:       {Light: "#c41e3a", Dark: "#ff5f5f"},
 	analysis.StatePreempting: {Light: "#8b008b", Dark: "#ff6ad5"},
+	analysis.StateStalled:    {Light: "#9b1c00", Dark: "#ff8700"},
 	analysis.StateDown:       {Light: "#1c1c1c", Dark: "#ffffff"},
 }
 

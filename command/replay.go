@@ -146,10 +146,11 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	var program *tea.Program
 	mon := monitor.New(src, cfg, replayOutput(ticks, pl, func(msg tea.Msg) { program.Send(msg) }))
 	model := ui.New(ui.Options{
-		Interval: rec.Header.Interval,
-		Window:   ticks[0].Window,
-		Version:  version,
-		Player:   pl,
+		Interval:  rec.Header.Interval,
+		Window:    ticks[0].Window,
+		Version:   version,
+		Player:    pl,
+		Judgement: cfg,
 	})
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
 	done := make(chan struct{})

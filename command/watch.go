@@ -511,7 +511,8 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 		return err
 	}
 	defer notifier.stop()
-	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	mon := monitor.New(source, cfg, func(r analysis.Report) error {
 		notifier.observe(r)
 		if err := writeJSON(out, r, false); err != nil {
 			return fmt.Errorf("--jsonl: writing a report: %w", err)
@@ -540,7 +541,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	}
 	var program *tea.Program
 	var notifier *notifier
-	mon := monitor.New(source, w.config(w.Window, analysis.DefaultConfig().Hysteresis), func(r analysis.Report) error {
+	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	mon := monitor.New(source, cfg, func(r analysis.Report) error {
 		ring := notifier.observe(r)
 		program.Send(ui.ReportMsg{Report: r, Bell: ring})
 		return nil
@@ -568,6 +570,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Theme:     w.theme(env.Stdout),
 		Recording: w.Record,
 		Found:     w.found.Summary,
+		Judgement: cfg,
 	})
 	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))

@@ -71,11 +71,13 @@ type gpuStrip struct {
 func (s *gpuStrip) show(r analysis.Report) { s.gpus, s.sources = r.GPUs, r.GPUSources }
 
 // setSize gives the strip the width and the body's height, and returns
-// how many lines it takes: none without a GPU source, one in a short body,
-// else a title and rows of cells.
+// how many lines it takes: none without a GPU source, nor without a GPU in
+// a short body; one in a short body, else a title and rows of cells.
 func (s *gpuStrip) setSize(w, bodyH int) int {
 	s.width = w
-	if len(s.sources) == 0 && len(s.gpus) == 0 {
+	if len(s.gpus) == 0 && (len(s.sources) == 0 || bodyH < stripFullHeight) {
+		// No GPU to show: a short body (80×24) spends no line on why;
+		// the event log says it once and the help keeps it.
 		s.full = false
 		return 0
 	}
@@ -452,4 +454,46 @@ func joinEvidence(g gpu.GPU) string {
 		return "process"
 	}
 	return "host " + g.Host
+}
+
+// gpuNoneNote says why a report has no GPU figures: "GPUs none: " and its
+// sources' notes ("nvidia-smi not found on PATH: …"); "" when it has GPUs,
+// or no GPU source was asked (--no-gpus) or none has a note.
+func gpuNoneNote(r analysis.Report) string {
+	if len(r.GPUs) > 0 {
+		return ""
+	}
+	var notes []string
+	for _, src := range r.GPUSources {
+		if src.Note != "" {
+			notes = append(notes, src.Note)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "GPUs none: " + strings.Join(notes, "; ")
+}
+
+// gpuNoteReports is how many reports in a row must give the same reason
+// for having no GPU figures before the event log says it: a source that
+// is starting says so in its note, then reports its GPUs, and that is no
+// event.
+const gpuNoteReports = 3
+
+// noteNoGPUs says in the event log, once, why there are no GPU figures
+// when it has held for gpuNoteReports reports: a short terminal spends no
+// line of the screen on it (gpuStrip.setSize), the help repeats it.
+func (m *Model) noteNoGPUs(r analysis.Report) {
+	note := gpuNoneNote(r)
+	if note != m.noGPUs {
+		m.noGPUs, m.noGPUsCount = note, 0
+	}
+	if note == "" {
+		return
+	}
+	m.noGPUsCount++
+	if m.noGPUsCount == gpuNoteReports {
+		m.events.add([]analysis.Event{{Time: r.Time, Target: noticeTarget, State: analysis.StateStale, Text: note}}, r.Time)
+	}
 }

@@ -1,22 +1,34 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // helpScreen is the help overlay: every key binding, from the same
-// bindings the screens handle, and the meaning of the states.
+// bindings the screens handle, and the legend of the states: each one's
+// meaning and first action, in the analysis's words. What does not fit
+// the body scrolls.
 type helpScreen struct {
 	theme   *Theme
 	help    help.Model
 	columns [][]helpGroup
+	keys    helpKeys
+	cfg     analysis.Config
+	kind    catalogue.EngineKind // the engine whose waiting gauge FULL's action names
+	gpuNote string               // why there are no GPU figures; "" when there are, or none were asked
 
 	width, height int
+	lines         []string // the whole overlay at the width, rendered by setSize and show
+	top           int      // the first line shown
 }
 
 // helpGroup is the keys of one model or purpose under a title.
@@ -25,34 +37,175 @@ type helpGroup struct {
 	keys  []key.Binding
 }
 
-func newHelpScreen(theme *Theme, columns [][]helpGroup) helpScreen {
+// helpKeys scroll the overlay when it is taller than the body.
+type helpKeys struct {
+	Up, Down, PageUp, PageDown, First, Last key.Binding
+}
+
+func newHelpKeys() helpKeys {
+	v := scrollKeys()
+	return helpKeys{Up: v.Up, Down: v.Down, PageUp: v.PageUp, PageDown: v.PageDown,
+		First: key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
+		Last:  key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G", "end"))}
+}
+
+func newHelpScreen(theme *Theme, columns [][]helpGroup, cfg analysis.Config) helpScreen {
 	h := help.New()
 	h.Styles = theme.helpStyles()
 	h.ShowAll = true
-	return helpScreen{theme: theme, help: h, columns: columns}
+	return helpScreen{theme: theme, help: h, columns: columns, keys: newHelpKeys(), cfg: cfg, kind: catalogue.EngineVLLM}
 }
 
 // setSize gives the overlay the body of the frame.
 func (s *helpScreen) setSize(w, h int) {
 	s.width, s.height = w, h
+	s.render()
 }
 
-// view centres the keys and the legend of the states in the body.
+// show gives the overlay what it says of the report: the engine FULL's
+// action names the waiting gauge of, and why there are no GPU figures.
+func (s *helpScreen) show(kind catalogue.EngineKind, gpuNote string) {
+	if kind == catalogue.EngineUnknown {
+		kind = catalogue.EngineVLLM
+	}
+	if kind != s.kind || gpuNote != s.gpuNote {
+		s.kind, s.gpuNote = kind, gpuNote
+		s.render()
+	}
+}
+
+// update scrolls; it reports whether the key was one of the overlay's.
+func (s *helpScreen) update(k tea.KeyMsg) bool {
+	page := max(s.height-1, 1)
+	switch {
+	case key.Matches(k, s.keys.Up):
+		s.top--
+	case key.Matches(k, s.keys.Down):
+		s.top++
+	case key.Matches(k, s.keys.PageUp):
+		s.top -= page
+	case key.Matches(k, s.keys.PageDown):
+		s.top += page
+	case key.Matches(k, s.keys.First):
+		s.top = 0
+	case key.Matches(k, s.keys.Last):
+		s.top = len(s.lines)
+	default:
+		return false
+	}
+	s.clamp()
+	return true
+}
+
+// scrolls reports whether the overlay is taller than the body.
+func (s helpScreen) scrolls() bool { return len(s.lines) > s.height }
+
+// clamp keeps the first line shown within the overlay: the last page
+// ends with its last line, above the line that says what is below.
+func (s *helpScreen) clamp() {
+	s.top = max(min(s.top, len(s.lines)-max(s.height-1, 1)), 0)
+}
+
+// view centres the overlay in the body when it fits; otherwise it shows
+// the lines from the one scrolled to, and the last line says how many are
+// below and how to reach them.
 func (s helpScreen) view() []string {
+	if !s.scrolls() {
+		top := max((s.height-len(s.lines))/2, 0)
+		return append(make([]string, top), s.lines...)
+	}
+	n := max(s.height-1, 0)
+	out := append([]string(nil), s.lines[s.top:min(s.top+n, len(s.lines))]...)
+	below := len(s.lines) - s.top - len(out)
+	more := fmt.Sprintf("↓ %d more %s (↓/j, f/pgdn, G)", below, plural(below, "line"))
+	if below == 0 {
+		more = "↑ b/pgup, g: back to the top"
+	}
+	for len(out) < n {
+		out = append(out, "")
+	}
+	return append(out, s.theme.dim.Render(center(more, s.width)))
+}
+
+// render lays the overlay out at the width: the keys, then the legend of
+// the states, then the notes, as one block centred in the body.
+func (s *helpScreen) render() {
 	th := s.theme
 	var b strings.Builder
 	b.WriteString(th.title.Render("vtop keys") + "\n\n")
 	b.WriteString(s.keysBlock() + "\n\n")
-	b.WriteString("states, worst first: ")
-	for st := len(stateWords) - 1; st >= 0; st-- {
-		b.WriteString(th.badge(analysis.State(st)) + " ")
+	legendW := min(s.width, maxLegendWidth)
+	for _, l := range wrapLines("the table starts sorted by severity, "+worstFirst+", as the grid is", legendW) {
+		b.WriteString(th.dim.Render(l) + "\n")
 	}
-	b.WriteString("\n" + th.dim.Render("n/a: the server does not export the metric, or too few scrapes yet"))
-	b.WriteString("\n" + th.dim.Render("esc or ? closes this help"))
+	b.WriteString("\n" + th.title.Render("states, "+worstFirst) + "\n")
+	// Padded to one width, the legend is centred as a block: its badges
+	// and its meanings stay in columns.
+	b.WriteString(padBlock(s.legend(legendW)) + "\n\n")
+	notes := []string{"n/a: the server does not export the metric, or too few scrapes yet"}
+	if s.gpuNote != "" {
+		notes = append(notes, s.gpuNote)
+	}
+	for _, n := range notes {
+		for _, l := range wrapLines(n, legendW) {
+			b.WriteString(th.dim.Render(l) + "\n")
+		}
+	}
+	b.WriteString(th.dim.Render("esc or ? closes this help"))
 	block := th.renderer.PlaceHorizontal(s.width, lipgloss.Center, b.String())
-	lines := strings.Split(block, "\n")
-	top := max((s.height-len(lines))/2, 0)
-	return append(make([]string, top), lines...)
+	s.lines = strings.Split(block, "\n")
+	s.clamp()
+}
+
+// maxLegendWidth is the widest the legend and the notes are drawn: lines
+// longer than this are hard to read across.
+const maxLegendWidth = 100
+
+// legend is a line per state, worst first: its badge and its meaning,
+// then its first action wrapped under the meaning, both in the analysis's
+// words (StateMeaning, FirstAction), in w columns.
+func (s helpScreen) legend(w int) []string {
+	th := s.theme
+	badgeW := 0
+	for st := range stateWords {
+		badgeW = max(badgeW, ansi.StringWidth(th.badge(analysis.State(st))))
+	}
+	indent := strings.Repeat(" ", badgeW+2)
+	var lines []string
+	for st := len(stateWords) - 1; st >= 0; st-- {
+		state := analysis.State(st)
+		badge := th.badge(state)
+		pad := strings.Repeat(" ", badgeW-ansi.StringWidth(badge)+2)
+		for i, l := range wrapLines(analysis.StateMeaning(state), max(w-len(indent), 1)) {
+			if i == 0 {
+				lines = append(lines, badge+pad+l)
+			} else {
+				lines = append(lines, indent+l)
+			}
+		}
+		if action := analysis.FirstAction(state, s.kind, s.cfg); action != "" {
+			for i, l := range wrapLines(action, max(w-len(indent)-2, 1)) {
+				arrow := "→ "
+				if i > 0 {
+					arrow = "  "
+				}
+				lines = append(lines, indent+th.dim.Render(arrow+l))
+			}
+		}
+	}
+	return lines
+}
+
+// padBlock joins lines padded with blanks to the widest of them.
+func padBlock(lines []string) string {
+	w := 0
+	for _, l := range lines {
+		w = max(w, ansi.StringWidth(l))
+	}
+	for i, l := range lines {
+		lines[i] = l + strings.Repeat(" ", w-ansi.StringWidth(l))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // keysBlock lays the groups out in columns, each group a title over its
@@ -70,4 +223,15 @@ func (s helpScreen) keysBlock() string {
 		cols = append(cols, strings.Join(blocks, "\n\n"))
 	}
 	return lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+}
+
+// fleetEngine is the engine the legend's actions name the gauges of: the
+// first replica's whose engine is known; unknown when none is.
+func fleetEngine(reps []analysis.ReplicaReport) catalogue.EngineKind {
+	for i := range reps {
+		if k := reps[i].EngineKind; k != catalogue.EngineUnknown {
+			return k
+		}
+	}
+	return catalogue.EngineUnknown
 }

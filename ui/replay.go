@@ -113,7 +113,7 @@ func (m *Model) setupReplay() {
 	cols := m.helpColumns()
 	last := len(cols) - 1
 	cols[last] = append([]helpGroup{{"replay", m.play.keys.help()}}, cols[last]...)
-	m.help = newHelpScreen(m.theme, cols)
+	m.help = newHelpScreen(m.theme, cols, m.opts.Judgement)
 }
 
 // help is the replay's keys as the help shows them: pairs on one line,

@@ -77,7 +77,7 @@ func TestReplayKeysDrivePlayer(t *testing.T) {
 			t.Fatalf("after %q the header lacks %q:\n%s", k.key, want, m.View())
 		}
 	}
-	if m.table.sortCol != newTableScreen(PlainTheme()).sortCol {
+	if m.table.sortCol != newTableScreen(PlainTheme(), analysis.DefaultConfig()).sortCol {
 		t.Error("< or > sorted the table in a replay")
 	}
 }

@@ -23,6 +23,8 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 			return tea.Quit
 		case key.Matches(k, m.keys.Help, m.keys.Back):
 			m.showHelp = false
+		case m.showHelp:
+			m.help.update(k)
 		}
 		return nil
 	}
@@ -43,6 +45,7 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		return tea.Quit, true
 	case key.Matches(k, m.keys.Help):
 		m.showHelp = true
+		m.help.top = 0
 	case key.Matches(k, m.keys.Back):
 		m.goBack()
 	case key.Matches(k, m.keys.Pause):

@@ -35,7 +35,8 @@ func (c column) sortable() bool { return !c.onlyDown }
 // cellCtx is what a cell may need besides its replica.
 type cellCtx struct {
 	th  *Theme
-	now time.Time // the time of the report shown
+	now time.Time       // the time of the report shown
+	cfg analysis.Config // the judgement's SLOs, for SlowMark
 }
 
 // Indices of the columns with special handling.
@@ -115,9 +116,14 @@ func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) an
 }
 
 // stateCell is the state's badge, marked RESTARTED when the window holds
-// a restart: its rates count across it.
+// a restart: its rates count across it. A SLOW row whose p99 TTFT is
+// within its SLO says why it is SLOW (analysis.SlowMark): the row shows
+// that p99, and the reason is on the pane only.
 func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	badge := c.th.badge(r.State)
+	if mark := analysis.SlowMark(r, c.cfg); mark != "" {
+		badge += " " + c.th.warn.Render(mark)
+	}
 	if r.Fault != "" {
 		badge += " " + c.th.alert.Render(r.Fault)
 	}
@@ -337,6 +343,7 @@ func shortenMiddle(s string, pre, suf, w int) string {
 // sorted by a column the user picks.
 type tableScreen struct {
 	theme    *Theme
+	cfg      analysis.Config
 	keys     listKeys
 	sortKeys sortKeys
 
@@ -359,8 +366,8 @@ type tableScreen struct {
 	top int
 }
 
-func newTableScreen(theme *Theme) tableScreen {
-	return tableScreen{theme: theme, keys: newListKeys(), sortKeys: newSortKeys(), sortCol: colState, sortDesc: true}
+func newTableScreen(theme *Theme, cfg analysis.Config) tableScreen {
+	return tableScreen{theme: theme, cfg: cfg, keys: newListKeys(), sortKeys: newSortKeys(), sortCol: colState, sortDesc: true}
 }
 
 // setSize gives the table the body of the frame and picks the columns that
@@ -377,7 +384,7 @@ func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter st
 	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
 	sortRows(t.rows, t.sortCol, t.sortDesc)
-	t.natural = naturalWidths(t.rows, cellCtx{t.theme, now})
+	t.natural = naturalWidths(t.rows, cellCtx{t.theme, now, t.cfg})
 	t.pre, t.suf = commonEnds(t.rows)
 	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
@@ -450,7 +457,7 @@ func (t tableScreen) view() []string {
 	if t.sortDesc {
 		arrow = "▼"
 	}
-	title := fmt.Sprintf("%d of %d %s · sorted by %s %s", len(t.rows), t.total, plural(t.total, "replica"), tableColumns[t.sortCol].title, arrow)
+	title := fmt.Sprintf("%d of %d %s · sorted by %s", len(t.rows), t.total, plural(t.total, "replica"), t.sortWords(arrow))
 	if t.filter != "" {
 		title += " · filter " + t.filter
 	}
@@ -489,6 +496,22 @@ func (t tableScreen) view() []string {
 	return lines
 }
 
+// sortWords names the order of the rows: the column and its arrow, or,
+// for the state column, what it sorts by: the severity score (the grid's
+// order), not the state's name.
+func (t tableScreen) sortWords(arrow string) string {
+	if t.sortCol != colState {
+		return tableColumns[t.sortCol].title + " " + arrow
+	}
+	if t.sortDesc {
+		return "severity " + arrow + " (" + worstFirst + ")"
+	}
+	return "severity " + arrow + " (best first)"
+}
+
+// worstFirst is the table's first order, in the title and the help.
+const worstFirst = "worst first"
+
 // plural is "replica" or "replicas" for n.
 func plural(n int, word string) string {
 	if n == 1 {
@@ -501,7 +524,7 @@ func plural(n int, word string) string {
 // without colour too. Targets are shortened in the middle, keeping what
 // tells them apart.
 func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
-	ctx := cellCtx{t.theme, t.now}
+	ctx := cellCtx{t.theme, t.now, t.cfg}
 	var b strings.Builder
 	if cursor {
 		b.WriteString(ctx.th.selected.Render("▸ "))

@@ -89,6 +89,10 @@ type Options struct {
 	// found on this host"), or what it looked for; "" when the targets
 	// were given. Shown in the header.
 	Found string
+	// Judgement is the analysis's configuration (the SLOs and their exit
+	// margin), for the words that quote it: why a table row is SLOW under
+	// its SLO, the states' first actions in the help. Zero: the defaults.
+	Judgement analysis.Config
 }
 
 // ReportMsg carries a new evaluation into the ui. Bell rings the
@@ -199,6 +203,10 @@ type Model struct {
 	strip   gpuStrip   // the GPUs above the grid (gpus.go)
 	stripH  int        // lines the strip takes in the grid's body
 	gpuHist gpuHistory // each GPU's recent points, for the detail view
+	// noGPUs is why the newest reports have no GPU figures, and for how
+	// many reports in a row it has been so (noteNoGPUs).
+	noGPUs      string
+	noGPUsCount int
 }
 
 // New returns the model for a program; the first frame ("waiting for the
@@ -209,6 +217,9 @@ func New(opts Options) Model {
 	}
 	if opts.Location == nil {
 		opts.Location = time.Local
+	}
+	if opts.Judgement.SLOTTFT <= 0 {
+		opts.Judgement = analysis.DefaultConfig()
 	}
 	theme := opts.Theme
 	if theme == nil {
@@ -229,7 +240,7 @@ func New(opts Options) Model {
 		follow:  true,
 		filter:  newFilterInput(theme),
 		grid:    newGridScreen(theme, opts.Location, opts.Hint),
-		table:   newTableScreen(theme),
+		table:   newTableScreen(theme, opts.Judgement),
 		detail:  newDetailScreen(theme, opts.Location),
 		log:     newEventsScreen(theme, opts.Location, events),
 		advice:  newAdviceScreen(theme),
@@ -241,7 +252,7 @@ func New(opts Options) Model {
 	m.keys.Shorter.SetEnabled(windows)
 	m.keys.Longer.SetEnabled(windows)
 	m.footer.Styles = theme.helpStyles()
-	m.help = newHelpScreen(theme, m.helpColumns())
+	m.help = newHelpScreen(theme, m.helpColumns(), opts.Judgement)
 	m.setupReplay()
 	m.refresh()
 	return m
@@ -373,6 +384,7 @@ func (m *Model) ingest(r analysis.Report) {
 		}
 	}
 	m.events.add(r.Events, r.Time)
+	m.noteNoGPUs(r)
 	m.gpuHist.record(r.GPUs, m.opts.History)
 	m.latest = r
 	m.hasReport = true
@@ -437,6 +449,7 @@ func (m *Model) refresh() {
 	m.table.source = m.shown.Source
 	m.followWorst()
 	m.log.show(m.shown.Time)
+	m.help.show(fleetEngine(reps), gpuNoneNote(m.shown))
 	m.layout()
 	if m.screen == screenDetail {
 		m.renderDetail()

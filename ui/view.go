@@ -112,7 +112,11 @@ func (m Model) headerLines(w int) []string {
 	}
 	title = append(title, m.recordingBadge()...)
 	lines := packSegments(title, w, "  ")
-	if m.opts.Found != "" {
+	if found := m.opts.Found; found != "" && ansi.StringWidth(lines[len(lines)-1]+"  "+found) <= w {
+		// Short ("3 vLLM servers found on this host"): on the title's
+		// line rather than a line of its own.
+		lines[len(lines)-1] += "  " + m.theme.dim.Render(found)
+	} else if found != "" {
 		// Wrapped, at most two lines: what was looked for must be read
 		// whole when nothing was found.
 		found := wrapLines(m.opts.Found, w)
@@ -305,6 +309,8 @@ func (m Model) footerKeys() []key.Binding {
 	page := short(l.PageDown, "pgdn", "page")
 	window := short(k.Longer, "[ ]", "window")
 	switch {
+	case m.showHelp && m.help.scrolls():
+		return []key.Binding{k.Help, k.Quit, short(m.help.keys.Down, "↑/↓", "scroll"), short(m.help.keys.PageDown, "pgdn", "page")}
 	case m.showHelp:
 		return []key.Binding{k.Help, k.Quit}
 	case m.screen == screenDetail:

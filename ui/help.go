@@ -209,20 +209,36 @@ func padBlock(lines []string) string {
 }
 
 // keysBlock lays the groups out in columns, each group a title over its
-// keys, groups of a column one under the other.
+// keys, groups of a column one under the other; the columns that do not
+// fit beside the others in the width go under them.
 func (s helpScreen) keysBlock() string {
-	cols := make([]string, 0, 2*len(s.columns))
-	for i, groups := range s.columns {
+	var rows []string
+	var row []string
+	for _, groups := range s.columns {
 		blocks := make([]string, 0, len(groups))
 		for _, g := range groups {
 			blocks = append(blocks, s.theme.title.Render(g.title)+"\n"+s.help.FullHelpView([][]key.Binding{g.keys}))
 		}
-		if i > 0 {
-			cols = append(cols, s.help.FullSeparator)
+		col := strings.Join(blocks, "\n\n")
+		wider := append(append([]string(nil), row...), s.help.FullSeparator, col)
+		switch {
+		case len(row) == 0:
+			row = []string{col}
+		case lipgloss.Width(lipgloss.JoinHorizontal(lipgloss.Top, wider...)) <= s.width:
+			row = wider
+		default:
+			rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+			row = []string{col}
 		}
-		cols = append(cols, strings.Join(blocks, "\n\n"))
 	}
-	return lipgloss.JoinHorizontal(lipgloss.Top, cols...)
+	if len(row) > 0 {
+		rows = append(rows, lipgloss.JoinHorizontal(lipgloss.Top, row...))
+	}
+	for i, r := range rows {
+		// Padded to one width, a row is centred as a block.
+		rows[i] = padBlock(strings.Split(r, "\n"))
+	}
+	return strings.Join(rows, "\n\n")
 }
 
 // fleetEngine is the engine the legend's actions name the gauges of: the

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
@@ -184,9 +185,16 @@ func TestShortHeaderAt80x24(t *testing.T) {
 // The help fits 80×24: what does not fit scrolls, no line is cut, and a
 // legend gives each state its meaning (from the analysis) in one line.
 func TestHelpFitsWithLegend(t *testing.T) {
-	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+	// Live, with every key enabled: [ ] change the window, r scrapes.
+	live := testOptions()
+	live.SetWindow, live.ScrapeNow = func(time.Duration) {}, func() {}
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {-80, 24}} {
 		w, h := size[0], size[1]
-		m := press(send(newModel(w, h), ReportMsg{Report: allStates(t0)}), "?")
+		opts := testOptions()
+		if w < 0 {
+			w, opts = -w, live
+		}
+		m := press(send(sized(New(opts), w, h), ReportMsg{Report: allStates(t0)}), "?")
 		seen := map[string]bool{}
 		var all []string
 		for range 10 {

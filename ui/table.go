@@ -118,7 +118,7 @@ func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) an
 // stateCell is the state's badge, marked RESTARTED when the window holds
 // a restart: its rates count across it. A SLOW row whose p99 TTFT is
 // within its SLO says why it is SLOW (analysis.SlowMark): the row shows
-// that p99, and the reason is on the pane only.
+// that p99, and the pane's reasons are not on the row.
 func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	badge := c.th.badge(r.State)
 	if mark := analysis.SlowMark(r, c.cfg); mark != "" {

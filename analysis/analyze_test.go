@@ -131,7 +131,7 @@ func TestStates(t *testing.T) {
 			long := chat
 			long.prompt, long.ttft, long.prefill = 6000, 2.4, 2.3
 			return run(s, 30, time.Second, finishing(1, long))
-		}, StateSlow, "p99 TTFT 2.48s over the 1s SLO", "long prompts (mean 6,000 tokens)"},
+		}, StateSlow, "p99 TTFT 1s–2.5s over the 1s SLO", "long prompts (mean 6,000 tokens)"},
 		{"slow ITL with prefill", func() ([]catalogue.Sample, time.Time) {
 			s := newServer()
 			s.running = 30

@@ -45,7 +45,7 @@ func TestQuantileBuckets(t *testing.T) {
 			t.Errorf("%s: shown %q, want %q", tt.name, got, tt.wantShown)
 		}
 	}
-	if pre, x := r.ITL.P99Bucket.Shown(r.ITL.P99); pre != ">" || x != 80 {
+	if pre, x, _ := r.ITL.P99Bucket.Shown(r.ITL.P99); pre != ">" || x != 80 {
 		t.Errorf("the screen's bound of p99 ITL: %q %v, want > 80", pre, x)
 	}
 	if want := "p99 ITL >80s over the 100ms SLO"; !strings.Contains(strings.Join(r.Reasons, "\n"), want) {
@@ -67,5 +67,35 @@ func TestQuantileBuckets(t *testing.T) {
 	idle := analyzeOne(samples[:1], now, DefaultConfig())
 	if bb, _ := json.Marshal(idle.TTFT); !strings.Contains(string(bb), `"p99_bucket":null`) {
 		t.Errorf("an n/a quantile has a null bucket: %s", bb)
+	}
+}
+
+// TestWideBucketIsShownAsItsBounds: a quantile that fell in a bucket too
+// wide to place it (its upper bound more than wideBucketRatio times its
+// lower) is written as the bucket's bounds, since the interpolated value
+// inside it ("400s" in vLLM's (160 s, 640 s]) is precise-looking and may
+// contradict the other figures; a bucket at most that wide keeps its
+// value, and the first and the +Inf buckets keep their bounded forms.
+func TestWideBucketIsShownAsItsBounds(t *testing.T) {
+	inf := Num(math.Inf(1))
+	tests := []struct {
+		name   string
+		value  Num
+		bucket QuantileBucket
+		want   string
+	}{
+		{"vLLM's (160 s, 640 s] TTFT bucket", 400, QuantileBucket{Lower: 160, Upper: 640}, "160s–640s"},
+		{"(1 s, 2.5 s]: 2.5 times", 1.8, QuantileBucket{Lower: 1, Upper: 2.5}, "1s–2.5s"},
+		{"(100 ms, 250 ms]", 0.2, QuantileBucket{Lower: 0.1, Upper: 0.25}, "100ms–250ms"},
+		{"(2.5 s, 5 s]: twice, placed", 3.2, QuantileBucket{Lower: 2.5, Upper: 5}, "3.2s"},
+		{"(250 ms, 500 ms]: twice, placed", 0.375, QuantileBucket{Lower: 0.25, Upper: 0.5}, "375ms"},
+		{"the first bucket", 0.15, QuantileBucket{Lower: 0, Upper: 0.3}, "<300ms"},
+		{"the +Inf bucket", 80, QuantileBucket{Lower: 80, Upper: inf}, ">80s"},
+		{"n/a", NA, QuantileBucket{Lower: NA, Upper: NA}, "n/a"},
+	}
+	for _, tt := range tests {
+		if got := tt.bucket.Seconds(tt.value); got != tt.want {
+			t.Errorf("%s: %v in %v shown %q, want %q", tt.name, tt.value, tt.bucket, got, tt.want)
+		}
 	}
 }

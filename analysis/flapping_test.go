@@ -67,7 +67,7 @@ func TestTooFewRequestsToJudge(t *testing.T) {
 		// Seconds into the window: too little to call anything healthy,
 		// and the one slow request is said.
 		{"start: 5 requests, one slow", []step{finishing(4, chat), finishing(1, late)}, 2, StateWarming,
-			"too few requests to judge p99 TTFT 2.43s against the 1s SLO: 5 in the window, fewer than 20"},
+			"too few requests to judge p99 TTFT 1s–2.5s against the 1s SLO: 5 in the window, fewer than 20"},
 		{"start: 15 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 4, StateWarming, "too few requests to judge"},
 		// Past the least evidence, a handful of requests one of which
 		// missed the SLO proves neither SLOW nor HEALTHY.
@@ -79,12 +79,12 @@ func TestTooFewRequestsToJudge(t *testing.T) {
 				s.finish(1, chat)
 			}
 		}}, 13, StateUnjudged, "too few requests to judge p99 TTFT"},
-		{"20 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 5, StateSlow, "p99 TTFT 2.43s over the 1s SLO"},
+		{"20 requests, one in five slow", []step{finishing(4, chat), finishing(1, late)}, 5, StateSlow, "p99 TTFT 1s–2.5s over the 1s SLO"},
 		{"low traffic, every request slow", []step{func(s *server, i int) {
 			if i%3 == 0 {
 				s.finish(1, late)
 			}
-		}}, 31, StateSlow, "only 10 requests in the window, but their p50, 1.75s, is over the SLO too"},
+		}}, 31, StateSlow, "only 10 requests in the window, but their p50, 1s–2.5s, is over the SLO too"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

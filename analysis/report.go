@@ -269,26 +269,43 @@ func (b QuantileBucket) known() bool {
 	return !math.IsNaN(b.Lower.Float()) && !math.IsNaN(b.Upper.Float())
 }
 
+// wideBucketRatio is how many times its lower bound a bucket's upper
+// bound may be for an interpolated quantile inside it to be shown: in a
+// wider bucket the value (histogram_quantile's straight line through
+// it) is no better than a guess, and may contradict the other figures
+// (a p50 TTFT of "400s" inside vLLM's (160 s, 640 s] beside a p50 e2e of
+// 184 s), so the bucket's bounds are shown instead. vLLM's 2-fold
+// buckets, (2.5 s, 5 s] say, keep their value.
+const wideBucketRatio = 2
+
 // Shown is what a screen writes for the quantile v that fell in b: "<" and
 // the upper bound in the first bucket, where the value is interpolated from
 // 0 and says nothing the bound does not; ">" and the last finite bound
-// beyond it, where the value is that bound; otherwise no prefix and v.
-func (b QuantileBucket) Shown(v Num) (prefix string, x Num) {
+// beyond it, where the value is that bound; the bucket's bounds x to upTo
+// in a bucket too wide to place it (wideBucketRatio); otherwise no prefix
+// and v. upTo is n/a but in a wide bucket. Every screen, reason and text
+// report writes a quantile through it.
+func (b QuantileBucket) Shown(v Num) (prefix string, x, upTo Num) {
 	switch {
 	case !b.known() || !v.Known():
-		return "", v
+		return "", v, NA
 	case math.IsInf(b.Upper.Float(), 1):
-		return ">", b.Lower
+		return ">", b.Lower, NA
 	case b.Lower == 0 || math.IsInf(b.Lower.Float(), -1):
-		return "<", b.Upper
+		return "<", b.Upper, NA
+	case b.Lower > 0 && b.Upper.Float() > wideBucketRatio*b.Lower.Float():
+		return "", b.Lower, b.Upper
 	}
-	return "", v
+	return "", v, NA
 }
 
 // Seconds writes the latency quantile v that fell in b as the reasons do:
-// "<300ms", ">80s", "2.48s", or "n/a".
+// "<300ms", ">80s", "160s–640s", "2.48s", or "n/a".
 func (b QuantileBucket) Seconds(v Num) string {
-	prefix, x := b.Shown(v)
+	prefix, x, upTo := b.Shown(v)
+	if upTo.Known() {
+		return x.Seconds() + "–" + upTo.Seconds()
+	}
 	return prefix + x.Seconds()
 }
 

@@ -35,9 +35,9 @@ func TestTrailingEvidence(t *testing.T) {
 		{"a slow TTFT from a queue that has gone is not SLOW",
 			waited, func(i int) float64 { return float64(max(0, 20-i) * 5) }, StateHealthy, "running 48, waiting 0", ""},
 		{"a slow TTFT from prefill is SLOW with no queue",
-			prefilled, func(int) float64 { return 0 }, StateSlow, "p99 TTFT 2.48s over the 1s SLO", "prefill is slow for its length"},
+			prefilled, func(int) float64 { return 0 }, StateSlow, "p99 TTFT 1s–2.5s over the 1s SLO", "prefill is slow for its length"},
 		{"while a queue stands the slow TTFT is the queue's, though the split lags it",
-			prefilled, func(i int) float64 { return float64(max(0, i-28)) }, StateSlow, "p99 TTFT 2.48s over the 1s SLO",
+			prefilled, func(i int) float64 { return float64(max(0, i-28)) }, StateSlow, "p99 TTFT 1s–2.5s over the 1s SLO",
 			"a queue stands (running 48, waiting 2): requests wait for a batch slot; add replicas"},
 	}
 	for _, tt := range tests {

@@ -92,19 +92,24 @@ var (
 
 // fmtQuantile draws a latency quantile as the buckets allow: "<300ms" in
 // the first bucket, ">80s" beyond the last finite bound (the value there
-// is the bound, not the latency), else the value. A bucket without width
+// is the bound, not the latency), "160s–640s" in a bucket too wide to
+// place it, else the value. A bucket without width
 // (a zero QuantileBucket) bounds nothing: the value is drawn as it is.
 func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	v, b := which(q)
 	if !(b.Upper.Float() > b.Lower.Float()) {
 		return fmtSeconds(v)
 	}
-	prefix, x := b.Shown(v)
-	if prefix == "" {
+	prefix, x, upTo := b.Shown(v)
+	// A bound is a round number of the bucket list: ">80s", not ">80.0s".
+	bound := func(n analysis.Num) string { return strings.Replace(fmtSeconds(n), ".0s", "s", 1) }
+	switch {
+	case upTo.Known():
+		return bound(x) + "–" + bound(upTo)
+	case prefix == "":
 		return fmtSeconds(x)
 	}
-	// A bound is a round number of the bucket list: ">80s", not ">80.0s".
-	return prefix + strings.Replace(fmtSeconds(x), ".0s", "s", 1)
+	return prefix + bound(x)
 }
 
 // fmtPct draws a 0–1 fraction as a percentage ("n/a" when unknown), in the

@@ -54,6 +54,26 @@ func TestBoundedQuantilesAreDrawnAsBounds(t *testing.T) {
 	}
 }
 
+// A quantile in a bucket too wide to place it is drawn as the bucket's
+// bounds on every screen, never as the interpolated value: vLLM's
+// (160 s, 640 s] bucket once showed "TTFT p50 400s" beside "e2e p50 184s".
+func TestWideBucketQuantilesAreDrawnAsBounds(t *testing.T) {
+	r := replica("gpu-c:8000", analysis.StateFull)
+	r.TTFT.P50, r.TTFT.P50Bucket = 400, analysis.QuantileBucket{Lower: 160, Upper: 640}
+	r.TTFT.P99, r.TTFT.P99Bucket = 628, analysis.QuantileBucket{Lower: 160, Upper: 640}
+	r.Point = pointOf(r, t0)
+	m := send(newModel(120, 40), ReportMsg{Report: report(t0, r)})
+	got := screens(m)
+	for _, screen := range []string{"grid", "table", "detail"} {
+		if !strings.Contains(got[screen], "160s–640s") {
+			t.Errorf("%s lacks the bucket 160s–640s:\n%s", screen, got[screen])
+		}
+		if strings.Contains(got[screen], "400s") || strings.Contains(got[screen], "628s") {
+			t.Errorf("%s draws a quantile of a wide bucket as a value:\n%s", screen, got[screen])
+		}
+	}
+}
+
 // A replica that restarted in the window says when on its pane and in the
 // detail view, the table marks it, and the header counts the restarts.
 func TestRestartIsShown(t *testing.T) {

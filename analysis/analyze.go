@@ -114,6 +114,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
 		ev.WasSlow = prev != nil && prev.State == StateSlow
 		ev.WasFull = prev != nil && prev.State == StateFull
+		ev.WasRecovering = prev != nil && prev.State == StateRecovering
 		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
 		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
 		describeEngine(&rep, newestGood)
@@ -133,6 +134,11 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		}
 	}
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis, &rep.Figures)
+	if shown.State == StateHealthy && c.State != StateHealthy && len(overSLOFigures(&rep.Figures, cfg, false)) > 0 {
+		// HEALTHY is never shown beside a window figure over its SLO: a
+		// move out of it whose evidence is that figure shows at once.
+		shown, pending, pendingCount = c, c.State, 0
+	}
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
 	if restart != "" {
 		rep.Reasons = append(rep.Reasons, restart)

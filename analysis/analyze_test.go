@@ -260,10 +260,15 @@ func TestHysteresis(t *testing.T) {
 	if got := eval(healthy, &back).Replicas[0].State; got != StateHealthy {
 		t.Errorf("two healthy readings: got %v", got)
 	}
-	// SLOW is a judgement of quantiles, not a proof: it must hold twice.
+	// HEALTHY is never shown beside a p99 over its SLO: from HEALTHY,
+	// SLOW shows at once (leaving it is held, and its threshold has a
+	// margin); from another state it must hold twice.
 	slow, _ := slowChat()
-	if got := eval(slow, &first).Replicas[0]; got.State != StateHealthy || got.Pending != StateSlow {
-		t.Errorf("one SLOW reading must not flip the state: %v pending %v", got.State, got.Pending)
+	if got := eval(slow, &first).Replicas[0]; got.State != StateSlow {
+		t.Errorf("a p99 over the SLO at a HEALTHY replica: %v pending %v, want SLOW at once", got.State, got.Pending)
+	}
+	if got := eval(slow, &second).Replicas[0]; got.State != StateFull || got.Pending != StateSlow {
+		t.Errorf("one SLOW reading after FULL must not flip the state: %v pending %v", got.State, got.Pending)
 	}
 
 	downSamples := append([]catalogue.Sample(nil), healthy...)

@@ -43,7 +43,7 @@ func TestOneEventPerStateChange(t *testing.T) {
 		{"healthy → SLOW by TTFT with the KV cache over 90%: another fact",
 			func(s *server) { s.finish(6, chat) },
 			func(s *server) { s.kv = 0.93; s.finish(6, slowTTFT) },
-			[]string{"KV cache 93%", "SLOW: p99 TTFT"}},
+			[]string{"SLOW: p99 TTFT", "KV cache 93%"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,26 @@ type evidence struct {
 	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
 	// TensorRT-LLM backend is TensorRT-LLM without them.
 	NoLatency bool
+	// WasRecovering is set when the previous evaluation showed the
+	// replica RECOVERING: it leaves when its figures are SLOExitMargin
+	// under their SLOs, as SLOW does.
+	WasRecovering bool
+	// Cleared is the evidence of a backlog that drained (see cleared).
+	Cleared backlogCleared
+}
+
+// backlogCleared is the evidence RECOVERING names: when the window's
+// queue was last seen and how fast first tokens come since.
+type backlogCleared struct {
+	// At is the first reading with no queue after the newest that held
+	// one; zero when the window holds no queue or the newest readings
+	// still do.
+	At time.Time
+	// TTFTMean is the mean TTFT of the first tokens over the trailing
+	// fullSpan since At (from the TTFT histogram's _sum and _count), over
+	// Seconds; NaN when unknown.
+	TTFTMean Num
+	Seconds  float64
 }
 
 // engineCounters are the scalars whose movement tells a live engine.
@@ -112,7 +132,42 @@ func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity floa
 	w.signalFigures(f, &ev, series, runs)
 	w.counterMovement(&ev, series, runs)
 	w.trailing(&ev, series)
+	w.cleared(&ev, series)
 	return ev
+}
+
+// cleared fills ev.Cleared from the series: the reading at which the
+// window's queue (the one FULL is judged on) was gone for good, and the
+// mean TTFT of the first tokens since, over at most the trailing fullSpan.
+func (w *window) cleared(ev *evidence, series []*catalogue.Series) {
+	ev.Cleared = backlogCleared{TTFTMean: NA}
+	queue := catalogue.Waiting
+	if ev.WaitingCapacity.N > 0 {
+		queue = catalogue.WaitingCapacity
+	}
+	n := len(series)
+	last := -1
+	for i := n - 1; i >= 0; i-- {
+		if series[i] != nil && series[i].Scalars[queue] > 0 {
+			last = i
+			break
+		}
+	}
+	if last < 0 || last >= n-2 {
+		return
+	}
+	ev.Cleared.At = w.samples[last+1].Time
+	from := max(last+1, w.trailStart(fullSpan, fullMinSamples))
+	a, b := series[from], series[n-1]
+	if a == nil || b == nil || from == n-1 {
+		return
+	}
+	ha, hb := &a.Histograms[catalogue.TTFT], &b.Histograms[catalogue.TTFT]
+	if !ha.Present() || !hb.Present() || !(hb.Count > ha.Count) || hb.Sum < ha.Sum {
+		return
+	}
+	ev.Cleared.TTFTMean = Num((hb.Sum - ha.Sum) / (hb.Count - ha.Count))
+	ev.Cleared.Seconds = w.samples[n-1].Time.Sub(w.samples[from].Time).Seconds()
 }
 
 // trail is the evidence of the newest readings of a window.

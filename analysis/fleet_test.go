@@ -116,10 +116,16 @@ func TestThresholdEvents(t *testing.T) {
 		texts = append(texts, e.Text)
 	}
 	joined := strings.Join(texts, "\n")
-	// The TTFT over its SLO is the SLOW on its way: its event says it
-	// (TestOneEventPerStateChange); the KV cache is another fact.
-	if !strings.Contains(joined, "KV cache 93% (≥ 90%)") || strings.Contains(joined, "p99 TTFT") {
-		t.Errorf("events %q, want the KV cache's crossing alone", texts)
+	// The TTFT over its SLO is the SLOW it makes (shown at once: never
+	// HEALTHY beside it): its event says it (TestOneEventPerStateChange),
+	// with no crossing of its own; the KV cache is another fact.
+	if !strings.Contains(joined, "KV cache 93% (≥ 90%)") || !strings.Contains(joined, "SLOW: p99 TTFT") {
+		t.Errorf("events %q, want SLOW's and the KV cache's crossing", texts)
+	}
+	for _, text := range texts {
+		if strings.HasPrefix(text, "p99 TTFT") {
+			t.Errorf("events %q: the TTFT's crossing is SLOW's, not an event of its own", texts)
+		}
 	}
 	third := Analyze(now, []catalogue.Readings{{Target: "a", Samples: hot}}, cfg, &second)
 	for _, e := range third.Events {

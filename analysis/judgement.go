@@ -50,6 +50,10 @@ const slowAction = "by the cause the histograms show: long prompts (shorten them
 	"prefill interference (chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode), " +
 	"slow decode steps (lower max_num_seqs, or add replicas)"
 
+// recoveringAction is RECOVERING's first action: none, since the cause
+// has passed; what to watch, and what a recurrence would mean.
+const recoveringAction = "none to take: watch that it clears; if backlogs recur, the load needs more replicas (see the advice)"
+
 // downAction is DOWN's first action, without the target and error a
 // replica's report names.
 const downAction = "check the inference server process / pod"
@@ -71,6 +75,8 @@ func FirstAction(s State, kind catalogue.EngineKind, cfg Config) string {
 		return slowAction
 	case StateStale:
 		return staleAction
+	case StateRecovering:
+		return recoveringAction
 	}
 	return ""
 }

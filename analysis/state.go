@@ -174,7 +174,74 @@ func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) v
 	if v, ok := unprovenVerdict(f, ev, cfg); ok {
 		return v
 	}
+	if v, ok := recoveringVerdict(f, ev, cfg); ok {
+		return v
+	}
 	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
+}
+
+// sloFigure is a window figure the states judge against an SLO.
+type sloFigure struct {
+	name string
+	q    Quantiles
+	slo  time.Duration
+}
+
+// overSLOFigures are the window's figures over their SLOs: p99 TTFT and
+// p99 ITL, and p99 e2e under an e2e SLO (--slo-e2e). With exiting, the
+// limit is the SLO less cfg.SLOExitMargin: a replica shown in a state
+// these figures hold leaves it below the margin, as SLOW does. A replica
+// is never HEALTHY beside one of them (docs/verdicts.md).
+func overSLOFigures(f *Figures, cfg Config, exiting bool) []sloFigure {
+	var over []sloFigure
+	for _, l := range []sloFigure{{"TTFT", f.TTFT, cfg.SLOTTFT}, {"ITL", f.ITL, cfg.SLOITL}, {"e2e", f.E2E, cfg.SLOE2E}} {
+		limit := l.slo.Seconds()
+		if exiting {
+			limit *= 1 - cfg.SLOExitMargin
+		}
+		if l.slo > 0 && l.q.P99.Float() > limit {
+			over = append(over, l)
+		}
+	}
+	return over
+}
+
+// recoveringVerdict: no other state holds, but a window figure is over
+// its SLO: the requests a backlog that is gone held up are still in the
+// window (the rule queueGone keeps from SLOW), or, under an e2e SLO, the
+// e2e that no other state judges. Not a problem to act on, and not
+// healthy: the reasons say when the backlog cleared, how fast first
+// tokens come since, and when its requests leave the window.
+func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
+	over := overSLOFigures(f, cfg, ev.WasRecovering)
+	if len(over) == 0 {
+		return verdict{}, false
+	}
+	heads := make([]string, len(over))
+	for i, o := range over {
+		heads[i] = sloHead(o.name, o.q, o.slo, cfg)
+	}
+	figures := strings.Join(heads, ", ")
+	c := ev.Cleared
+	if c.At.IsZero() {
+		return verdict{State: StateRecovering, Action: recoveringAction, Reasons: []string{
+			fmt.Sprintf("the window's %s, while no other state holds (no queue stands, no preemption)", figures),
+			healthySummary(f)}}, true
+	}
+	until := c.At.Add(cfg.Window)
+	reasons := []string{fmt.Sprintf("the backlog cleared at %s: no request has waited since (%s at most in the window)",
+		c.At.Format("15:04:05"), count(ev.queueStats().Max))}
+	if c.TTFTMean.Known() {
+		recent := fmt.Sprintf("first tokens of the last %s came in %s on average (mean TTFT)", seconds(c.Seconds), c.TTFTMean.Seconds())
+		if f.Prefill.P99.Known() {
+			recent += ", prefill p99 " + f.Prefill.P99Bucket.Seconds(f.Prefill.P99)
+		}
+		reasons = append(reasons, recent)
+	}
+	reasons = append(reasons, fmt.Sprintf("the window's %s still holds the backlog's requests, until about %s (%s after it cleared)",
+		figures, until.Format("15:04:05"), seconds(cfg.Window.Seconds())))
+	return verdict{State: StateRecovering, Reasons: reasons,
+		Action: fmt.Sprintf("%s; the window clears by about %s", recoveringAction, until.Format("15:04:05"))}, true
 }
 
 // leastSpan is the span of readings a verdict of health needs under cfg:

@@ -31,6 +31,9 @@ func judgementNumbers() [][3]string {
 		{"SLOW: leaves this far under the SLO", percent(cfg.SLOExitMargin), "DefaultConfig().SLOExitMargin"},
 		{"SLOW: mean prompt from which slow TTFT is long prompts", count(longPromptTokens), "longPromptTokens"},
 		{"STALE: readings with no counter moving", fmt.Sprint(staleMinSamples), "staleMinSamples"},
+		{"RECOVERING: leaves this far under the SLO", percent(cfg.SLOExitMargin), "DefaultConfig().SLOExitMargin"},
+		{"RECOVERING: the trailing span whose first tokens' mean TTFT is named", fullSpan.String(), "fullSpan"},
+		{"a quantile is shown as its bucket's bounds when the upper is over this many times the lower", fmt.Sprint(wideBucketRatio), "wideBucketRatio"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
 	}

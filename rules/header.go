@@ -37,7 +37,7 @@ func (b builder) inexact() []string {
 		"DOWN: only a group that served engine metrics in the last " + dur(downMemory) + " (the rules know no list of targets), and the group-by labels must be on `up`.",
 		"FULL: the p99 TTFT that is mostly queue time is not read (its queue shows in the readings first); refused admissions are read over the window.",
 		"FULL's first action is to add replicas: vtop says to spread the load, or that none is to be added, where its fleet advice finds that the replicas up carry the demand, which the rules do not work out.",
-		"SLOW: a slow TTFT whose queue is gone (vtop's cause passed, as FULL's has) still fires until the window forgets it.",
+		"SLOW: a slow TTFT whose queue is gone, which vtop shows RECOVERING (the cause passed, as FULL's has), still fires VtopSlow until the window forgets it: the rules do not call it healthy either. A p99 e2e over --slo-e2e (RECOVERING in vtop) is not read.",
 		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
 		"keep_firing_for holds a state also when a proven lower state follows it (FULL after PREEMPTING): vtop shows the proven state at once, the rules one hold later.",
 	}

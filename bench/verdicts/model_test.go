@@ -226,8 +226,14 @@ func TestScore(t *testing.T) {
 	for i := 34; i < 39; i++ {
 		action[i] = "long prompts (mean 9,000 tokens): shorten them"
 	}
+	// vtop's own window figure over its SLO at seconds 6 (before the
+	// least evidence), 20 and 90–92 (shown HEALTHY) and 51 (shown FULL).
+	over := make([]bool, 100)
+	for _, i := range []int{5, 19, 50, 89, 90, 91} {
+		over[i] = true
+	}
 	tl := Timeline{Target: "a", Truth: truth, Shown: shown, Action: action, Reason: make([]string, 100),
-		Running: make([]int, 100), Waiting: make([]int, 100)}
+		Running: make([]int, 100), Waiting: make([]int, 100), OverSLO: over}
 	right := slices.Repeat([]float64{1}, 100)
 	advice := slices.Concat(slices.Repeat([]float64{1}, 50), slices.Repeat([]float64{3}, 50))
 	tally := NewTally()
@@ -265,5 +271,21 @@ func TestScore(t *testing.T) {
 	// Advice: seconds 11–100 scored, right in 11–50.
 	if tally.AdviceScored != 90 || tally.AdviceWithin != 40 {
 		t.Errorf("advice %d of %d within, want 40 of 90", tally.AdviceWithin, tally.AdviceScored)
+	}
+	// HEALTHY beside its own figure over the SLO: seconds 20 and 90–92,
+	// grace or not; the healthy seconds while truly FULL are in a grace.
+	if tally.HealthyWrong != 4 {
+		t.Errorf("HEALTHY over SLO or not healthy %d, want 4", tally.HealthyWrong)
+	}
+
+	// Truly RECOVERING from 21 s, shown HEALTHY throughout: every scored
+	// second of it (31–60) is false-HEALTHY and HEALTHY while not healthy.
+	R := analysis.StateRecovering
+	recovering := Timeline{Target: "b", Truth: slices.Concat(repeat(H, 20), repeat(R, 40)), Shown: repeat(H, 60),
+		Action: make([]string, 60), Reason: make([]string, 60), Running: make([]int, 60), Waiting: make([]int, 60), OverSLO: make([]bool, 60)}
+	tally = NewTally()
+	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{recovering}, Advice: right[:60], Right: right[:60]})
+	if tally.FalseHealthy != 30 || tally.HealthyWrong != 30 {
+		t.Errorf("shown HEALTHY while truly RECOVERING: false-HEALTHY %d, HEALTHY while not healthy %d; want 30, 30", tally.FalseHealthy, tally.HealthyWrong)
 	}
 }

@@ -27,6 +27,10 @@ type Timeline struct {
 	Action, Reason []string
 	// Running and Waiting are the model's gauges at each second.
 	Running, Waiting []int
+	// OverSLO is set at the seconds at which a window figure of vtop's
+	// own report is over its SLO: p99 TTFT, p99 ITL, and p99 e2e under an
+	// e2e SLO.
+	OverSLO []bool
 }
 
 // Run is one scenario with one seed.
@@ -95,6 +99,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 			tl.Reason = append(tl.Reason, firstReason(rr.Reasons))
 			tl.Running = append(tl.Running, last.Running)
 			tl.Waiting = append(tl.Waiting, last.Waiting)
+			tl.OverSLO = append(tl.OverSLO, overSLO(rr, cfg))
 			if truth != analysis.StateDown {
 				up++
 				load += r.cfg.Arrivals(float64(sec)) / r.cfg.HeldCapacity()
@@ -107,6 +112,13 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		run.Right = append(run.Right, RightCount(up, load, queued))
 	}
 	return run, nil
+}
+
+// overSLO reports whether a window figure of the report is over its SLO,
+// as the report gives both: the figure a dashboard shows beside the state.
+func overSLO(r *analysis.ReplicaReport, cfg analysis.Config) bool {
+	over := func(q analysis.Quantiles, slo time.Duration) bool { return slo > 0 && q.P99.Float() > slo.Seconds() }
+	return over(r.TTFT, cfg.SLOTTFT) || over(r.ITL, cfg.SLOITL) || over(r.E2E, cfg.SLOE2E)
 }
 
 // RightCount is the replica count that carries the demand: the replicas

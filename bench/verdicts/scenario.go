@@ -68,6 +68,17 @@ func Scenarios() []Scenario {
 	}
 	fill := b
 	fill.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * fill.Capacity() }
+	drains := func() Config {
+		c := b
+		capacity := c.Capacity()
+		c.Arrivals = func(t float64) float64 {
+			if t >= 60 && t < 90 {
+				return 2 * capacity
+			}
+			return 0.4 * capacity
+		}
+		return c
+	}
 	restart := steady(b, 0.6)
 	restart.Outages = []Outage{{At: 120, For: 12}}
 	return []Scenario{
@@ -79,6 +90,7 @@ func Scenarios() []Scenario {
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
 		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
+		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(), drains()}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},
 		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
 		{Name: "mixed fleet", Steady: true, Seconds: 240, Replicas: []Config{

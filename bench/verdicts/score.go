@@ -26,7 +26,7 @@ const (
 // JudgedStates are the states the truth takes, in the report's order.
 var JudgedStates = []analysis.State{
 	analysis.StateHealthy, analysis.StateFull, analysis.StateSlow,
-	analysis.StatePreempting, analysis.StateIdle, analysis.StateDown,
+	analysis.StatePreempting, analysis.StateRecovering, analysis.StateIdle, analysis.StateDown,
 }
 
 // Tally is the score of one or more runs.
@@ -39,6 +39,11 @@ type Tally struct {
 	// FalseHealthy are scored seconds shown HEALTHY while truly FULL,
 	// SLOW or PREEMPTING; FalseHealthyGrace the same within a grace.
 	FalseHealthy, FalseHealthyGrace int
+	// HealthyWrong are seconds after the least evidence shown HEALTHY
+	// while a window figure of vtop's own report is over its SLO (grace
+	// included: the figure is beside the state), or, in a scored second,
+	// the truth is not HEALTHY.
+	HealthyWrong int
 	// SlowWhileFull are seconds after the least evidence (grace
 	// included) shown SLOW while truly FULL; SlowPromptWhileFull those
 	// of them whose action blames the prompts or the prefill.
@@ -80,7 +85,7 @@ func (t *Tally) Add(run Run) {
 
 // wrongHealthy are the states whose seconds shown HEALTHY are false-HEALTHY.
 func wrongHealthy(s analysis.State) bool {
-	return s == analysis.StateFull || s == analysis.StateSlow || s == analysis.StatePreempting
+	return s == analysis.StateFull || s == analysis.StateSlow || s == analysis.StatePreempting || s == analysis.StateRecovering
 }
 
 // The causes a SLOW replica's action may name, as Blame sorts them.
@@ -129,7 +134,11 @@ func (t *Tally) addTimeline(tl Timeline) {
 			}
 		}
 		falseHealthy := shown == analysis.StateHealthy && wrongHealthy(truth)
-		if i-lastChange < Grace {
+		inGrace := i-lastChange < Grace
+		if shown == analysis.StateHealthy && (tl.OverSLO[i] || !inGrace && truth != analysis.StateHealthy) {
+			t.HealthyWrong++
+		}
+		if inGrace {
 			t.Grace++
 			if falseHealthy {
 				t.FalseHealthyGrace++
@@ -339,8 +348,8 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(name string, t *Tally) {
 		var all []int
 		missed := 0
@@ -354,8 +363,8 @@ func (r *Result) Table() string {
 		if m := t.MaxDelay(); m >= 0 {
 			maxDelay = fmt.Sprint(m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
-			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace,
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
+			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong,
 			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
 			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA)
 	}

@@ -32,6 +32,11 @@ const (
 	// IdleFor is how long no request may have arrived, run or waited
 	// before a replica is IDLE (seconds).
 	IdleFor = 5.0
+	// RecoveringWindow is the span whose first tokens' TTFT must be within
+	// the SLO for a replica that is not FULL, SLOW or PREEMPTING to be
+	// HEALTHY: the analysis window by default, the span over which vtop
+	// shows its p99 TTFT beside the state (seconds).
+	RecoveringWindow = 30.0
 )
 
 // Truth is the true state of the replica at second t (seconds since the
@@ -55,6 +60,12 @@ const (
 //     replica is SLOW for latency while not full (long prompts, prefill
 //     interference), not for a queue that has gone. (ITL is under its
 //     SLO in every scenario.)
+//   - RECOVERING: the p99 (nearest rank) of the TTFT, wait included, of
+//     the requests whose first token came in (t−RecoveringWindow, t]
+//     exceeds SLO (with fewer than SlowMinRequests of them, their
+//     median): none of the states above holds now, but the latency of
+//     the span a dashboard shows is still over the objective, the
+//     requests a backlog held up still in it.
 //   - IDLE: the process was up through (t−IdleFor, t] and no request
 //     arrived, ran or waited in it.
 //   - HEALTHY: none of these.
@@ -78,6 +89,9 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 	}
 	if r.slow(t) {
 		return analysis.StateSlow
+	}
+	if r.recovering(t) {
+		return analysis.StateRecovering
 	}
 	idle := k-from(IdleFor)+1 == int(math.Round(IdleFor/dt))
 	for i := from(IdleFor); i <= k && idle; i++ {
@@ -117,6 +131,35 @@ func (r *Replica) QueuePersists(t, dt float64) bool {
 		}
 	}
 	return true
+}
+
+// recovering is RECOVERING's rule at t: the p99 of the TTFT (wait
+// included) of the requests whose first token came in the last
+// RecoveringWindow over the SLO, or, with fewer than SlowMinRequests of
+// them, their median.
+func (r *Replica) recovering(t float64) bool {
+	ft := r.FirstTokens
+	end := len(ft)
+	for end > 0 && ft[end-1].At > t {
+		end--
+	}
+	start := end
+	for start > 0 && ft[start-1].At > t-RecoveringWindow {
+		start--
+	}
+	if start == end {
+		return false
+	}
+	q := 0.99
+	if end-start < SlowMinRequests {
+		q = 0.5
+	}
+	ttfts := make([]float64, 0, end-start)
+	for _, s := range ft[start:end] {
+		ttfts = append(ttfts, s.TTFT)
+	}
+	slices.Sort(ttfts)
+	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO
 }
 
 // slow is SLOW's rule at t: the p99 of the recent requests' time from

@@ -29,6 +29,7 @@ var scenarioTruth = map[string]analysis.State{
 	"restart":        analysis.StateDown,
 	"spike":          analysis.StateFull,
 	"slow fill":      analysis.StateFull,
+	"backlog drains": analysis.StateRecovering,
 	"just under SLO": analysis.StateHealthy,
 	"just over SLO":  analysis.StateSlow,
 	"mixed fleet":    analysis.StatePreempting,
@@ -91,7 +92,7 @@ func TestJudgementBenchmark(t *testing.T) {
 	if states < len(JudgedStates) {
 		t.Errorf("the scored truth takes %d of the %d states", states, len(JudgedStates))
 	}
-	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "SLOW while FULL",
+	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "HEALTHY over SLO or not healthy", "SLOW while FULL",
 		"flaps / replica-h", "transitions", "advice ±10 %", "precision", "recall", "median s", "truth \\ shown"} {
 		if !strings.Contains(table, column) {
 			t.Errorf("the report has no column %q", column)
@@ -127,6 +128,9 @@ func checkGoals(t *testing.T, res *Result) {
 	all := res.All
 	if all.FalseHealthy > 0 {
 		t.Errorf("goal: 0 false-HEALTHY seconds after the least evidence; %d", all.FalseHealthy)
+	}
+	if all.HealthyWrong > 0 {
+		t.Errorf("goal: 0 seconds shown HEALTHY while a window figure of vtop's report is over its SLO or the truth is not healthy; %d", all.HealthyWrong)
 	}
 	if share := all.RightShare(); !(share >= 0.98) {
 		t.Errorf("goal: ≥ 98 %% of seconds right; %s", pct(share))

@@ -229,7 +229,7 @@ func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 			healthySummary(f)}}, true
 	}
 	until := c.At.Add(cfg.Window)
-	reasons := []string{fmt.Sprintf("the backlog cleared at %s: no request has waited since (%s at most in the window)",
+	reasons := []string{fmt.Sprintf("the backlog cleared at %s: no request has waited since (the window's queue peaked at %s)",
 		c.At.Format("15:04:05"), count(ev.queueStats().Max))}
 	if c.TTFTMean.Known() {
 		recent := fmt.Sprintf("first tokens of the last %s came in %s on average (mean TTFT)", seconds(c.Seconds), c.TTFTMean.Seconds())

@@ -81,6 +81,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	rep.Samples = len(w.samples)
 	run := failureRun(samples, prev, prevTime)
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
+	rep.newestSample = samples[len(samples)-1].Time
 	newestGood := lastGood(samples)
 	if newestGood != nil {
 		rep.LastGood = newestGood.Time

@@ -459,6 +459,9 @@ type ReplicaReport struct {
 	// rises. Zero while the newest scrape succeeds.
 	DownSince     time.Time `json:"down_since,omitzero"`
 	FailedScrapes int       `json:"failed_scrapes,omitempty"`
+	// newestSample is the time of the newest sample the evaluation held,
+	// good or failed: the next evaluation counts the failures after it.
+	newestSample time.Time
 	// Warnings are scrape problems that did not fail the scrape, and
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`

@@ -95,8 +95,9 @@ type failures struct {
 // failureRun is the run of failed scrapes the newest sample ends; the zero
 // run when the newest succeeded. The samples in hand are a ring of the
 // newest: when every one of them failed, the run may have begun before
-// the oldest, and the previous report (evaluated at prevTime) carries its
-// start, its count and the good scrape before it.
+// the oldest, and the previous report (evaluated at prevTime, holding
+// samples up to its newestSample) carries its start, its count and the
+// good scrape before it.
 func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
 	n := len(samples)
 	if n == 0 || samples[n-1].OK() {
@@ -119,9 +120,18 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 		}
 		return run
 	}
+	// The failures the previous report had not seen: those newer than the
+	// newest sample it held. Not those newer than its evaluation: a scrape
+	// is stamped when it begins and comes into hand when it ends, so a
+	// scrape that waits out its timeout is stamped before the evaluation
+	// that first holds it, and would never be counted.
+	seen := prevTime
+	if !prev.newestSample.IsZero() {
+		seen = prev.newestSample
+	}
 	newer := 0
 	for i := range samples {
-		if samples[i].Time.After(prevTime) {
+		if samples[i].Time.After(seen) {
 			newer++
 		}
 	}

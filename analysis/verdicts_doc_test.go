@@ -31,6 +31,8 @@ func judgementNumbers() [][3]string {
 		{"SLOW: leaves this far under the SLO", percent(cfg.SLOExitMargin), "DefaultConfig().SLOExitMargin"},
 		{"SLOW: mean prompt from which slow TTFT is long prompts", count(longPromptTokens), "longPromptTokens"},
 		{"STALE: readings with no counter moving", fmt.Sprint(staleMinSamples), "staleMinSamples"},
+		{"DOWN: scrapes in a row with no answer within the timeout (late before)", fmt.Sprint(lateScrapes), "lateScrapes"},
+		{"late round: the fewest targets most of which timing out at once is vtop's side", fmt.Sprint(lateRoundMinTargets), "lateRoundMinTargets"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
 	}

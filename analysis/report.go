@@ -660,9 +660,9 @@ type FleetFigures struct {
 	// LateRound says, when most targets timed out in the same
 	// evaluation, that the failure is likely vtop's host or network, not
 	// the replicas' ("26 of 47 targets at once: …"); empty otherwise.
-	LateRound string `json:"late_round,omitempty"`
-	Imbalance                 []Imbalance    `json:"imbalance"`
-	Advice                    Advice         `json:"advice"`
+	LateRound string      `json:"late_round,omitempty"`
+	Imbalance []Imbalance `json:"imbalance"`
+	Advice    Advice      `json:"advice"`
 
 	// Routers counts the router and frontend pages left out of the
 	// totals: their figures are those of replicas counted already.

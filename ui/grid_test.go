@@ -353,3 +353,37 @@ func TestSourceLineNamesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// A late replica keeps its verdict, marked late with the note that says
+// what failed and whose figures these are, in the grid, the table and the
+// detail view; the header counts it late, not down, and says when most
+// of the fleet timed out at once that vtop's side is the likely cause.
+func TestLateReplicaIsMarkedNotDown(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	late := replica("gpu-b:8000", analysis.StateFull)
+	late.Late, late.Error, late.FailedScrapes, late.LastGood = true, "no answer within 800ms", 1, at.Add(-time.Second)
+	const round = "2 of 3 targets at once: no answer within 800ms; likely this host or its network, not the replicas"
+	note := "late: no answer within 800ms (1 in a row); figures of 11:59:59"
+	tests := []struct {
+		name string
+		keys []string
+		want []string
+	}{
+		{"grid", nil, []string{"late 1", round, note}},
+		{"table", []string{"t"}, []string{"late 1", "FULL late"}},
+		{"detail", []string{"enter"}, []string{"FULL  late", note}},
+	}
+	for _, tt := range tests {
+		r := report(at, replica("gpu-a:8000", analysis.StateHealthy), late)
+		r.Fleet.Late, r.Fleet.LateRound = 1, round
+		frame := ansi.Strip(press(send(newModel(200, 50), ReportMsg{Report: r}), tt.keys...).View())
+		for _, w := range tt.want {
+			if !strings.Contains(frame, w) {
+				t.Errorf("%s: no %q in\n%s", tt.name, w, frame)
+			}
+		}
+		if strings.Contains(frame, "DOWN") || strings.Contains(frame, "down for") {
+			t.Errorf("%s: a late replica is shown down:\n%s", tt.name, frame)
+		}
+	}
+}

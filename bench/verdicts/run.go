@@ -3,15 +3,21 @@ package verdicts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/page"
 )
 
 // StepSeconds is the model's step in virtual time.
 const StepSeconds = 0.1
+
+// scrapeTimeout is the scrape timeout a late scrape ran past (vtop's
+// default at a 1 s interval).
+const scrapeTimeout = 800 * time.Millisecond
 
 // epoch is virtual time 0 as the scrapes' clock reads it.
 var epoch = time.Unix(startEpoch, 0).UTC()
@@ -73,7 +79,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 			for range steps {
 				r.Advance(StepSeconds)
 			}
-			s, err := scrape(r, ingesters[i])
+			s, err := scrape(r, ingesters[i], sec)
 			if err != nil {
 				return Run{}, fmt.Errorf("%s, seed %d, %s at %ds: %w", sc.Name, seed, readings[i].Target, sec, err)
 			}
@@ -126,11 +132,15 @@ func RightCount(up int, load float64, queued bool) float64 {
 	return math.Max(float64(up), math.Ceil(load-1e-9))
 }
 
-// scrape reads the replica's page as the scraper would: a failed sample
-// while the process is away, else the page through vtop's parser.
-func scrape(r *Replica, in *page.Ingester) (catalogue.Sample, error) {
+// scrape reads the replica's page at virtual second sec as the scraper
+// would: a failed sample while the process is away, a timed-out one at
+// its late scrapes, else the page through vtop's parser.
+func scrape(r *Replica, in *page.Ingester, sec int) (catalogue.Sample, error) {
 	if !r.Steps[len(r.Steps)-1].Up {
 		return catalogue.Sample{Err: "connection refused"}, nil
+	}
+	if slices.Contains(r.cfg.LateScrapes, sec) {
+		return catalogue.Sample{Err: httperr.NoAnswer(scrapeTimeout), TimedOut: true}, nil
 	}
 	body, err := r.Exporter.Page()
 	if err != nil {

@@ -70,6 +70,10 @@ func Scenarios() []Scenario {
 	fill.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * fill.Capacity() }
 	restart := steady(b, 0.6)
 	restart.Outages = []Outage{{At: 120, For: 12}}
+	// A slow second: the scrapes of 4 of 6 replicas, all up and serving,
+	// run past the timeout at 100 s, as on a loaded host.
+	late := steady(b, 0.6)
+	late.LateScrapes = []int{100}
 	return []Scenario{
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
@@ -81,6 +85,7 @@ func Scenarios() []Scenario {
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},
 		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
+		{Name: "timeout round", Steady: true, Seconds: 180, Replicas: []Config{late, late, late, late, steady(b, 0.6), steady(b, 0.6)}},
 		{Name: "mixed fleet", Steady: true, Seconds: 240, Replicas: []Config{
 			steady(b, 0.6), steady(b, 0.6), steady(b, 1.3),
 			perSecond(longPrompts(b, 14000), 2), steady(shortKV(b, 2000), 0.8), perSecond(b, 0),

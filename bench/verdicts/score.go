@@ -43,6 +43,10 @@ type Tally struct {
 	// included) shown SLOW while truly FULL; SlowPromptWhileFull those
 	// of them whose action blames the prompts or the prefill.
 	SlowWhileFull, SlowPromptWhileFull int
+	// FalseDown are seconds after the least evidence (grace included)
+	// shown DOWN while the process is up: a late scrape taken for an
+	// outage.
+	FalseDown int
 	// SlowFullBlame counts the SlowWhileFull seconds by Blame.
 	SlowFullBlame map[string]int
 	// Flaps are shown changes the truth did not make: to a state the
@@ -127,6 +131,9 @@ func (t *Tally) addTimeline(tl Timeline) {
 			if PromptAdvice(tl.Action[i]) {
 				t.SlowPromptWhileFull++
 			}
+		}
+		if shown == analysis.StateDown && truth != analysis.StateDown {
+			t.FalseDown++
 		}
 		falseHealthy := shown == analysis.StateHealthy && wrongHealthy(truth)
 		if i-lastChange < Grace {
@@ -339,8 +346,8 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | false-DOWN | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(name string, t *Tally) {
 		var all []int
 		missed := 0
@@ -354,8 +361,8 @@ func (r *Result) Table() string {
 		if m := t.MaxDelay(); m >= 0 {
 			maxDelay = fmt.Sprint(m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
-			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace,
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
+			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.FalseDown,
 			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
 			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA)
 	}

@@ -3,6 +3,7 @@ package verdicts
 import (
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ var scenarioTruth = map[string]analysis.State{
 	"just under SLO": analysis.StateHealthy,
 	"just over SLO":  analysis.StateSlow,
 	"mixed fleet":    analysis.StatePreempting,
+	"timeout round":  analysis.StateHealthy,
 }
 
 // TestJudgementBenchmark runs every scenario with every seed and logs
@@ -91,7 +93,7 @@ func TestJudgementBenchmark(t *testing.T) {
 	if states < len(JudgedStates) {
 		t.Errorf("the scored truth takes %d of the %d states", states, len(JudgedStates))
 	}
-	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "SLOW while FULL",
+	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "false-DOWN", "SLOW while FULL",
 		"flaps / replica-h", "transitions", "advice ±10 %", "precision", "recall", "median s", "truth \\ shown"} {
 		if !strings.Contains(table, column) {
 			t.Errorf("the report has no column %q", column)
@@ -138,6 +140,12 @@ func checkGoals(t *testing.T, res *Result) {
 	}
 	if late, missed, worst := lateTransitions(all, analysis.StateFull); late+missed > 0 {
 		t.Errorf("goal: FULL within %d s of a queue persisting at the cap; %d later (up to %d s), %d never shown", Grace, late, worst, missed)
+	}
+	if all.FalseDown > 0 {
+		t.Errorf("goal: 0 seconds DOWN while the process is up (a single round of timeouts is late, not DOWN); %d", all.FalseDown)
+	}
+	if d := all.Delays[analysis.StateDown]; len(d) == 0 || slices.Max(d) > 0 || all.Missed[analysis.StateDown] > 0 {
+		t.Errorf("goal: DOWN at once when the process dies (a refused connection); delays %v, %d never shown", d, all.Missed[analysis.StateDown])
 	}
 	if all.SlowPromptWhileFull > 0 {
 		t.Errorf("goal: never SLOW with the prompt advice while truly FULL; %d seconds", all.SlowPromptWhileFull)

@@ -50,6 +50,9 @@ type Run struct {
 	Advice, Right []float64
 	// AdviceText is the advice's sentence per second, for the trace.
 	AdviceText []string
+	// Worst is the fleet's worst replica per second (the header's, the
+	// first pane's), by its index in Replicas; -1 when none.
+	Worst []int
 }
 
 // RunScenario runs sc with seed: every virtual second it steps each
@@ -110,6 +113,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		}
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
 		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
+		run.Worst = append(run.Worst, slices.IndexFunc(readings, func(r catalogue.Readings) bool { return r.Target == report.Fleet.Worst }))
 		run.Right = append(run.Right, RightCount(up, load, queued))
 	}
 	return run, nil

@@ -387,3 +387,22 @@ func TestLateReplicaIsMarkedNotDown(t *testing.T) {
 		}
 	}
 }
+
+// A target that never answered stays in view, DOWN, but the header's
+// worst and the first pane are the live replica in trouble.
+func TestNeverAnsweredTargetIsNotFirst(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	never := replica("127.0.0.1:31502", analysis.StateDown)
+	never.LastGood = time.Time{}
+	r := report(at, never, replica("gpu-b:8000", analysis.StateFull), replica("gpu-c:8000", analysis.StateHealthy))
+	frame := ansi.Strip(send(newModel(80, 24), ReportMsg{Report: r}).View())
+	if !strings.Contains(frame, "worst gpu-b:8000 FULL") {
+		t.Fatalf("the header's worst is not the FULL replica:\n%s", frame)
+	}
+	// The panes, below the header's line that names the worst.
+	panes := frame[strings.Index(frame, "worst gpu-b:8000"):]
+	full, down := strings.Index(panes, "gpu-b:8000 "), strings.Index(panes, "127.0.0.1:31502")
+	if down < 0 || full < 0 || down < full {
+		t.Errorf("the never-answered target is not in view after the FULL pane (full at %d, down at %d):\n%s", full, down, frame)
+	}
+}

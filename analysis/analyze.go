@@ -27,14 +27,16 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 		prevTime = prev.Time
 	}
 	var w window
+	late := lateRound(targets, befores, now)
 	for i, t := range targets {
-		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime))
+		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime, late != ""))
 	}
 	var prevFleet *FleetFigures
 	if prev != nil {
 		prevFleet = &prev.Fleet
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg, now, prevFleet)
+	r.Fleet.LateRound = late
 	fleetGroups(&r.Fleet, r.Replicas, cfg, now, prevFleet)
 	alignFullActions(r.Replicas, &r.Fleet)
 	if prev != nil {
@@ -63,8 +65,9 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 
 // analyzeReplica evaluates one target in w, whose scratch space it reuses.
 // prev is the target's previous report, evaluated at prevTime (nil, and
-// the zero time, when there is none).
-func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time) ReplicaReport {
+// the zero time, when there is none). lateRound is set when most of the
+// fleet timed out at once (see lateRound).
+func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time, lateRound bool) ReplicaReport {
 	samples := upTo(t.Samples, now)
 	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA}
 	if len(samples) == 0 {
@@ -81,6 +84,12 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	rep.Samples = len(w.samples)
 	run := failureRun(samples, prev, prevTime)
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
+	rep.newestSample = samples[len(samples)-1].Time
+	late := isLate(run, lateRound)
+	if late && prev != nil {
+		// A late answer proves nothing new: the last verdict stands.
+		return lateReport(prev, run, &samples[len(samples)-1], now)
+	}
 	newestGood := lastGood(samples)
 	if newestGood != nil {
 		rep.LastGood = newestGood.Time
@@ -96,6 +105,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		c = v
 		if !samples[len(samples)-1].OK() {
 			rep.Error = samples[len(samples)-1].Err
+		}
+		if late {
+			c, rep.Late = lateVerdict(&samples[len(samples)-1]), true
 		}
 	}
 	switch last := lastGoodEvaluation(prev, run, newestGood); {

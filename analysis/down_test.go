@@ -117,3 +117,31 @@ func TestDownFiguresAreFrozenAtTheLastGoodEvaluation(t *testing.T) {
 		})
 	}
 }
+
+// A hung target's scrapes fail only when their timeout runs out: each
+// failed sample is stamped when its scrape began and comes into hand 800
+// ms later, after the evaluation that followed its start. Its count of
+// failures rises by one a scrape all the same, past the samples in hand
+// (a hung target's count stopped at the ring's 32 while refused ones rose
+// to 273).
+func TestFailureCountRisesForLateFailures(t *testing.T) {
+	samples, last := steadyChat()
+	cfg := DefaultConfig()
+	const ring, timeout = 5, 800 * time.Millisecond
+	var pending []catalogue.Sample // begun, not yet in hand
+	var prev *Report
+	for i := 1; i <= 40; i++ {
+		start := last.Add(time.Duration(i) * time.Second)
+		pending = append(pending, catalogue.Sample{Time: start, Err: "dial tcp 10.0.0.7:8000: i/o timeout"})
+		now := start.Add(500 * time.Millisecond) // between the start and the timeout
+		for len(pending) > 0 && !pending[0].Time.Add(timeout).After(now) {
+			samples, pending = append(samples, pending[0]), pending[1:]
+		}
+		r := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples[max(len(samples)-ring, 0):]}}, cfg, prev)
+		prev = &r
+		// The newest failure in hand is the one begun a second before.
+		if got := r.Replicas[0].FailedScrapes; i > 1 && got != i-1 {
+			t.Fatalf("evaluation %d: %d failed in a row, want %d", i, got, i-1)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 		if r.Restarted {
 			ff.Restarted++
 		}
+		if r.Late {
+			ff.Late++
+		}
 		if worse(r, reps, worst) {
 			worst = i
 		}

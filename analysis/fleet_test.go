@@ -26,7 +26,10 @@ func fleetOf(rps, running, waiting, growth []float64) ([]catalogue.Readings, tim
 
 func TestFleet(t *testing.T) {
 	targets, now := fleetOf([]float64{12, 12, 6}, []float64{256, 256, 48}, []float64{60, 90, 0}, []float64{1, 1, 0})
-	down := catalogue.Readings{Target: "gpu-d:8000", Samples: []catalogue.Sample{{Time: now, Err: "connection refused"}}}
+	// A replica that answered a second ago and is down now: the worst. (A
+	// target that never answered would rank after the FULL ones.)
+	down := catalogue.Readings{Target: "gpu-d:8000", Samples: []catalogue.Sample{
+		newServer().scrape(now.Add(-time.Second)), {Time: now, Err: "connection refused"}}}
 	targets = append(targets, down)
 	cfg := DefaultConfig()
 	cfg.Hysteresis = 1

@@ -476,6 +476,17 @@ type ReplicaReport struct {
 	// rises. Zero while the newest scrape succeeds.
 	DownSince     time.Time `json:"down_since,omitzero"`
 	FailedScrapes int       `json:"failed_scrapes,omitempty"`
+	// Late is set while the newest scrapes got no answer within the
+	// scrape timeout and have not repeated enough to prove the replica
+	// down (lateScrapes), or while most of the fleet timed out at once
+	// (FleetFigures.LateRound): the state, reasons, action and figures are
+	// those of the last evaluation, Error says what failed and
+	// FailedScrapes how many in a row (LateNote says it in a sentence). A
+	// note on the replica, not a state.
+	Late bool `json:"late,omitempty"`
+	// newestSample is the time of the newest sample the evaluation held,
+	// good or failed: the next evaluation counts the failures after it.
+	newestSample time.Time
 	// Warnings are scrape problems that did not fail the scrape, and
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`
@@ -660,8 +671,15 @@ type FleetFigures struct {
 	WorstTTFTP99              Num            `json:"worst_ttft_p99_seconds"`
 	SuccessRate               Num            `json:"success_rate"`
 	Worst                     string         `json:"worst"` // target of the worst replica
-	Imbalance                 []Imbalance    `json:"imbalance"`
-	Advice                    Advice         `json:"advice"`
+	// Late counts the replicas marked late (ReplicaReport.Late): counted
+	// up, at their last figures, not down.
+	Late int `json:"late"`
+	// LateRound says, when most targets timed out in the same
+	// evaluation, that the failure is likely vtop's host or network, not
+	// the replicas' ("26 of 47 targets at once: …"); empty otherwise.
+	LateRound string      `json:"late_round,omitempty"`
+	Imbalance []Imbalance `json:"imbalance"`
+	Advice    Advice      `json:"advice"`
 
 	// Routers counts the router and frontend pages left out of the
 	// totals: their figures are those of replicas counted already.

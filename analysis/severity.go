@@ -12,11 +12,15 @@ import (
 // (CompareSeverity). cfg gives the TTFT SLO.
 //
 // It is 100 × the state's rank plus the evidence, capped below 100. The ranks: HEALTHY 0, IDLE 1, SLEEPING 2,
-// WARMING and UNJUDGED 3, STALE 4, the urgent states PREEMPTING, FULL and SLOW 5
+// WARMING, UNJUDGED and RECOVERING 3, STALE and a target that never
+// answered 4, the urgent states PREEMPTING, FULL, SLOW and STALLED 5
 // together, DOWN 6. The urgent states share a rank so that the evidence,
 // not the state's name, decides among them: a FULL replica with 1,900
 // waiting and a 159 s p99 TTFT comes before a PREEMPTING one with 30
-// waiting.
+// waiting. A target DOWN that has never answered (no good scrape, none
+// carried: neverAnswered) is a question of configuration, not a replica
+// in trouble: it ranks with STALE, after every live replica in trouble,
+// so that it does not stand first for a whole incident.
 //
 // The evidence counts doublings, so that no one figure drowns the others:
 // log2(1 + waiting) + log2(p99 TTFT ÷ the TTFT SLO) when over it +
@@ -27,6 +31,9 @@ import (
 func SeverityOf(r *ReplicaReport, cfg Config) float64 {
 	rank := severityRank(r.State)
 	if r.State == StateDown {
+		if neverAnswered(r) {
+			rank = severityRank(StateStale)
+		}
 		return 100 * rank
 	}
 	evidence := 0.0
@@ -55,6 +62,10 @@ func ttftOrQueueWait(r *ReplicaReport) float64 {
 	}
 	return math.NaN()
 }
+
+// neverAnswered reports whether r is a target with no good scrape since
+// vtop started: none in hand and none carried from an earlier evaluation.
+func neverAnswered(r *ReplicaReport) bool { return r.LastGood.IsZero() }
 
 // maxEvidence caps the evidence of severity below the next rank.
 const maxEvidence = 99.99

@@ -16,6 +16,13 @@ func judged(target string, s State, waiting, ttftP99, preemptions float64) Repli
 	return r
 }
 
+// wasUp gives r a good scrape at 14:00:00: a replica that answered
+// before it went DOWN, not a target that never answered.
+func wasUp(r ReplicaReport) ReplicaReport {
+	r.LastGood = t0
+	return r
+}
+
 // finishingAt gives r a finish rate.
 func finishingAt(r ReplicaReport, perSecond float64) ReplicaReport {
 	r.RequestsPerSecond = Num(perSecond)
@@ -43,8 +50,18 @@ func TestSeverityOrdersWorstFirst(t *testing.T) {
 			judged("a", StateFull, 200, 5, 0), judged("b", StateFull, 20, 5, 0)},
 		{"the higher p99 TTFT beyond the SLO first within a state",
 			judged("a", StateSlow, 0, 9, 0), judged("b", StateSlow, 0, 3, 0)},
-		{"DOWN before any evidence of an urgent state",
-			judged("down", StateDown, nan, nan, nan), judged("full", StateFull, 1e6, 1e4, 1e3)},
+		{"a replica that was up and went DOWN before any evidence of an urgent state",
+			wasUp(judged("down", StateDown, nan, nan, nan)), judged("full", StateFull, 1e6, 1e4, 1e3)},
+		{"a FULL replica before a target that never answered",
+			judged("full", StateFull, 1, 0.5, 0), judged("never", StateDown, nan, nan, nan)},
+		{"a STALLED replica before a target that never answered",
+			judged("stalled", StateStalled, 0, nan, 0), judged("never", StateDown, nan, nan, nan)},
+		{"a replica that went DOWN before a target that never answered",
+			wasUp(judged("was-up", StateDown, nan, nan, nan)), judged("never", StateDown, nan, nan, nan)},
+		{"a target that never answered before STALE with no evidence",
+			judged("never", StateDown, nan, nan, nan), judged("stale", StateStale, 0, nan, 0)},
+		{"a target that never answered before WARMING and HEALTHY",
+			judged("never", StateDown, nan, nan, nan), judged("warming", StateWarming, 40, 9, 0)},
 		{"an urgent state before STALE, whatever the figures",
 			judged("slow", StateSlow, 0, 1.1, 0), judged("stale", StateStale, 500, 80, 0)},
 		{"WARMING (not judged yet) before HEALTHY with a queue",
@@ -84,7 +101,8 @@ func TestSeverityScore(t *testing.T) {
 		{"full: 7 waiting, p99 TTFT 4× the SLO", judged("a", StateFull, 7, 4, 0), 500 + 3 + 2},
 		{"preempting: 1 preemption/s is 60 a minute", judged("a", StatePreempting, 0, 1, 1), 500 + math.Log2(61)},
 		{"slow, the evidence capped below the next rank", judged("a", StateSlow, 1e30, 1e30, 1e30), 599.99},
-		{"down", judged("a", StateDown, 50, 3, 1), 600},
+		{"down, after answering", wasUp(judged("a", StateDown, 50, 3, 1)), 600},
+		{"down, never answered: a question of configuration", judged("a", StateDown, 50, 3, 1), 400},
 		{"stale", judged("a", StateStale, 0, math.NaN(), 0), 400},
 		{"full, no TTFT: 7 waiting at 0.5 req/s wait 14 s, 14× the SLO", finishingAt(judged("a", StateFull, 7, math.NaN(), 0), 0.5), 500 + 3 + math.Log2(14)},
 		{"full, no TTFT and no finish rate: the queue alone", judged("a", StateFull, 7, math.NaN(), 0), 503},
@@ -100,8 +118,9 @@ func TestSeverityScore(t *testing.T) {
 func TestWorstIsBySeverity(t *testing.T) {
 	preempting := judged("preempting:8000", StatePreempting, 30, 2.1, 0.5)
 	full := judged("full:8000", StateFull, 1900, 159, 0)
+	never := judged("127.0.0.1:31502", StateDown, math.NaN(), math.NaN(), math.NaN())
 	cfg := DefaultConfig()
-	reps := []ReplicaReport{preempting, full}
+	reps := []ReplicaReport{never, preempting, full}
 	for i := range reps {
 		reps[i].Severity = SeverityOf(&reps[i], cfg)
 	}

@@ -79,7 +79,7 @@ func downVerdict(samples []catalogue.Sample, run failures, target string, now ti
 		reasons = append(reasons, fmt.Sprintf("last good scrape at %s, %s",
 			run.lastGood.Format("15:04:05"), sinceText(now, run.lastGood)))
 	} else {
-		reasons = append(reasons, "no successful scrape yet")
+		reasons = append(reasons, noGoodScrapeYet)
 	}
 	action := fmt.Sprintf("check the inference server process / pod behind %s: %s", target, errText)
 	return verdict{State: StateDown, Reasons: reasons, Action: action}, true
@@ -90,13 +90,15 @@ type failures struct {
 	since    time.Time // the first failed scrape of the run
 	count    int       // how many scrapes of the run failed
 	lastGood time.Time // the good scrape before the run; zero if none is known
+	timedOut bool      // every failure of the run was a timeout (catalogue.Sample.TimedOut)
 }
 
 // failureRun is the run of failed scrapes the newest sample ends; the zero
 // run when the newest succeeded. The samples in hand are a ring of the
 // newest: when every one of them failed, the run may have begun before
-// the oldest, and the previous report (evaluated at prevTime) carries its
-// start, its count and the good scrape before it.
+// the oldest, and the previous report (evaluated at prevTime, holding
+// samples up to its newestSample) carries its start, its count and the
+// good scrape before it.
 func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
 	n := len(samples)
 	if n == 0 || samples[n-1].OK() {
@@ -106,7 +108,10 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 	for first > 0 && !samples[first-1].OK() {
 		first--
 	}
-	run := failures{since: samples[first].Time, count: n - first}
+	run := failures{since: samples[first].Time, count: n - first, timedOut: true}
+	for i := first; i < n; i++ {
+		run.timedOut = run.timedOut && samples[i].TimedOut
+	}
 	if first > 0 {
 		run.lastGood = samples[first-1].Time
 		return run
@@ -119,13 +124,23 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 		}
 		return run
 	}
+	// The failures the previous report had not seen: those newer than the
+	// newest sample it held. Not those newer than its evaluation: a scrape
+	// is stamped when it begins and comes into hand when it ends, so a
+	// scrape that waits out its timeout is stamped before the evaluation
+	// that first holds it, and would never be counted.
+	seen := prevTime
+	if !prev.newestSample.IsZero() {
+		seen = prev.newestSample
+	}
 	newer := 0
 	for i := range samples {
-		if samples[i].Time.After(prevTime) {
+		if samples[i].Time.After(seen) {
 			newer++
 		}
 	}
-	return failures{since: prev.DownSince, count: prev.FailedScrapes + newer, lastGood: prev.LastGood}
+	return failures{since: prev.DownSince, count: prev.FailedScrapes + newer, lastGood: prev.LastGood,
+		timedOut: run.timedOut && prev.Late}
 }
 
 // classify picks the candidate state of an up replica from its figures, in
@@ -634,3 +649,92 @@ func firstOr(ss []string, def string) string {
 
 // sinceText formats how long ago t was, relative to now.
 func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }
+
+// Late answers. A scrape that got no answer within its timeout proves
+// less than a refused connection: the target may be slow, or the host
+// that scrapes it loaded.
+const (
+	// lateScrapes is how many scrapes in a row must time out before a
+	// replica is DOWN: one slow round on a loaded host is not an outage,
+	// three (three seconds at the default interval) are.
+	lateScrapes = 3
+	// lateRoundMinTargets is the fewest targets from which a round in
+	// which most of them time out at once is read as vtop's failure (its
+	// host, its network) rather than theirs: with fewer, "most" is one or
+	// two replicas, which may well be slow together.
+	lateRoundMinTargets = 4
+)
+
+// isLate reports whether a run of failures leaves the replica late rather
+// than DOWN: every failure of it timed out, and either it has not
+// repeated lateScrapes times or most of the fleet timed out at once
+// (lateRound).
+func isLate(run failures, lateRound bool) bool {
+	return run.count > 0 && run.timedOut && (run.count < lateScrapes || lateRound)
+}
+
+// lateReport is the report of a late replica: its previous evaluation,
+// verdict and figures as they were, marked late with the newest failure
+// and the run's start and count. The history has a gap here: nothing was
+// read.
+func lateReport(prev *ReplicaReport, run failures, newest *catalogue.Sample, now time.Time) ReplicaReport {
+	rep := *prev
+	rep.Late = true
+	rep.Error = newest.Err
+	rep.DownSince, rep.FailedScrapes = run.since, run.count
+	rep.newestSample = newest.Time
+	rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+	return rep
+}
+
+// lateVerdict is the state of a late replica with no earlier verdict to
+// keep (its first evaluation, or a one-shot report): nothing is proven,
+// neither down nor healthy.
+func lateVerdict(newest *catalogue.Sample) verdict {
+	return verdict{State: StateWarming, Reasons: []string{
+		"late: " + newest.Err + ", and no earlier verdict to keep; DOWN if it repeats " + plural(lateScrapes, "time") + " in a row"}}
+}
+
+// LateNote is the sentence a late replica is marked with: "late: no
+// answer within 800ms (1 in a row); figures of 14:03:09"; empty when r is
+// not late.
+func LateNote(r *ReplicaReport) string {
+	if !r.Late {
+		return ""
+	}
+	note := fmt.Sprintf("late: %s (%d in a row)", r.Error, r.FailedScrapes)
+	if r.LastGood.IsZero() {
+		return note + "; " + noGoodScrapeYet
+	}
+	return note + "; figures of " + r.LastGood.Format("15:04:05")
+}
+
+// noGoodScrapeYet is said of a target with no good scrape: not "never
+// answered", since a server that answers with an error status did answer.
+const noGoodScrapeYet = "no successful scrape yet"
+
+// lateRound is the fleet's notice when most targets timed out in the same
+// evaluation, having answered before: "26 of 47 targets at once: no
+// answer within 800ms; likely this host or its network, not the
+// replicas"; empty otherwise. "Most" is more than half, of at least
+// lateRoundMinTargets. befores are the targets' previous reports.
+func lateRound(targets []catalogue.Readings, befores []*ReplicaReport, now time.Time) string {
+	if len(targets) < lateRoundMinTargets {
+		return ""
+	}
+	n, problem := 0, ""
+	for i := range targets {
+		samples := upTo(targets[i].Samples, now)
+		if len(samples) == 0 {
+			continue
+		}
+		newest, prev := &samples[len(samples)-1], befores[i]
+		if newest.TimedOut && prev != nil && prev.State != StateDown && !prev.LastGood.IsZero() {
+			n, problem = n+1, newest.Err
+		}
+	}
+	if 2*n <= len(targets) {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d targets at once: %s; likely this host or its network, not the replicas", n, len(targets), problem)
+}

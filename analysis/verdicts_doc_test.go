@@ -34,6 +34,8 @@ func judgementNumbers() [][3]string {
 		{"RECOVERING: leaves this far under the SLO", percent(cfg.SLOExitMargin), "DefaultConfig().SLOExitMargin"},
 		{"RECOVERING: the trailing span whose first tokens' mean TTFT is named", fullSpan.String(), "fullSpan"},
 		{"a quantile is shown as its bucket's bounds when the upper is over this many times the lower", fmt.Sprint(wideBucketRatio), "wideBucketRatio"},
+		{"DOWN: scrapes in a row with no answer within the timeout (late before)", fmt.Sprint(lateScrapes), "lateScrapes"},
+		{"late round: the fewest targets most of which timing out at once is vtop's side", fmt.Sprint(lateRoundMinTargets), "lateRoundMinTargets"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
 	}

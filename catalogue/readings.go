@@ -269,6 +269,12 @@ type Sample struct {
 	// Err is why the scrape failed; empty on success. A failed sample carries
 	// no figures.
 	Err string
+	// TimedOut is set when the scrape failed for want of an answer within
+	// the scrape timeout: a late answer, which does not prove the target
+	// down as a refused connection does (the target may be slow, or the
+	// host or network that scrapes it loaded). Set by the source that
+	// knows the failure's kind.
+	TimedOut bool
 	// HasVLLM reports whether the page had any vllm: family at all.
 	HasVLLM bool
 	// EngineKind is the inference engine whose families the page carries

@@ -139,7 +139,7 @@ func (r *fleetRun) take(i int, now time.Time) catalogue.Sample {
 	if err != nil {
 		s = catalogue.Sample{Err: err.Error()}
 		if se, ok := err.(*scrape.Error); ok {
-			s.Err = se.Problem
+			s.Err, s.TimedOut = se.Problem, se.TimedOut
 		}
 	}
 	s.Time = now
@@ -384,7 +384,9 @@ func TestRestartKeepsRatesSane(t *testing.T) {
 // TestFailingScrapeIsolated switches one replica of three into each fault
 // that fails a scrape: it must be DOWN at once (DOWN skips hysteresis)
 // with a clear error free of control characters, while the others keep
-// their state and figures.
+// their state and figures. A scrape with no answer within the timeout is
+// late, not DOWN, until it repeats 3 times: the replica keeps its
+// verdict, marked late, and counts up.
 func TestFailingScrapeIsolated(t *testing.T) {
 	tests := []struct {
 		fault   sim.Fault
@@ -408,25 +410,37 @@ func TestFailingScrapeIsolated(t *testing.T) {
 			if err := r.fleet.Replicas()[1].SetFault(tt.fault); err != nil {
 				t.Fatal(err)
 			}
+			timesOut := strings.HasPrefix(tt.wantErr, "no answer within")
 			for k := range 3 {
 				rep := r.step(time.Second)
 				sick := r.replica(rep, 1)
-				checkVerdict(t, sick, analysis.StateDown)
 				if !strings.Contains(sick.Error, tt.wantErr) {
 					t.Errorf("error %q, want it to contain %q", sick.Error, tt.wantErr)
 				}
 				checkPrintable(t, append([]string{sick.Error, sick.Action}, sick.Reasons...))
-				wantFailed := []string{"1 failed in a row", "2 failed in a row", "3 failed in a row"}[k]
-				if !strings.Contains(strings.Join(sick.Reasons, " "), wantFailed) {
-					t.Errorf("reasons %q, want %q", sick.Reasons, wantFailed)
+				wantDown := 1
+				if timesOut && k < 2 {
+					// Late, not yet proven down: the verdict before it.
+					checkVerdict(t, sick, analysis.StateHealthy)
+					wantNote := []string{"(1 in a row)", "(2 in a row)"}[k]
+					if !sick.Late || !strings.Contains(analysis.LateNote(&sick), wantNote) {
+						t.Errorf("late %v, note %q; want late with %q", sick.Late, analysis.LateNote(&sick), wantNote)
+					}
+					wantDown = 0
+				} else {
+					checkVerdict(t, sick, analysis.StateDown)
+					wantFailed := []string{"1 failed in a row", "2 failed in a row", "3 failed in a row"}[k]
+					if !strings.Contains(strings.Join(sick.Reasons, " "), wantFailed) {
+						t.Errorf("reasons %q, want %q", sick.Reasons, wantFailed)
+					}
 				}
 				for _, i := range []int{0, 2} {
 					rr := r.replica(rep, i)
 					checkVerdict(t, rr, analysis.StateHealthy)
 					r.checkRequestRate(t, i, rr)
 				}
-				if rep.Fleet.Down != 1 || rep.Fleet.Up != 2 {
-					t.Errorf("fleet: %d down, %d up; want 1 and 2", rep.Fleet.Down, rep.Fleet.Up)
+				if rep.Fleet.Down != wantDown || rep.Fleet.Up != 3-wantDown {
+					t.Errorf("fleet: %d down, %d up; want %d and %d", rep.Fleet.Down, rep.Fleet.Up, wantDown, 3-wantDown)
 				}
 			}
 		})

@@ -439,7 +439,19 @@ func (c *faultCycler) changes() (int, []string) {
 const (
 	failSettle    = 3500 * time.Millisecond
 	recoverSettle = failSettle + 2*scrape.DefaultInterval
+	// lateSettle is what a fault that times out the scrapes (hang, slow)
+	// waits more: it is late, not DOWN, until its third timeout in a row.
+	lateSettle = 2 * scrape.DefaultInterval
 )
+
+// failSettleOf is how long a failing fault must have held before the
+// replica must be DOWN.
+func failSettleOf(f sim.Fault) time.Duration {
+	if f == sim.FaultHang || f == sim.FaultSlow {
+		return failSettle + lateSettle
+	}
+	return failSettle
+}
 
 // soakConsumer checks every report as it is delivered, on the monitor's
 // goroutine, the way --jsonl consumes them (it also encodes each one).
@@ -533,7 +545,7 @@ func (c *soakConsumer) checkReplica(now time.Time, i int, rep *analysis.ReplicaR
 	// when a slow replica's fault changes, the page it was trickling is
 	// sent whole, and that scrape (if it has not timed out) succeeds.
 	switch held := now.Sub(fs.faultSince); {
-	case faulty && failing(fs.fault) && held >= failSettle:
+	case faulty && failing(fs.fault) && held >= failSettleOf(fs.fault):
 		c.st.checkedFailing++
 		if rep.State != analysis.StateDown || rep.Error == "" {
 			c.problem("%s: %s in fault %s for %v is %s (error %q), want down with an error",

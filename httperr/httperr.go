@@ -35,8 +35,18 @@ func IsTimeout(err error) bool {
 
 // NoAnswer is the words for a request that got no answer within timeout.
 func NoAnswer(timeout time.Duration) string {
-	return "no answer within " + timeout.String()
+	return noAnswerPrefix + timeout.String()
 }
+
+// IsNoAnswer reports whether problem is NoAnswer's words, whatever the
+// timeout: a source that keeps only the words (a recording) tells a late
+// answer from an outage by them.
+func IsNoAnswer(problem string) bool {
+	return strings.HasPrefix(problem, noAnswerPrefix)
+}
+
+// noAnswerPrefix starts NoAnswer's words.
+const noAnswerPrefix = "no answer within "
 
 // Status is the words for an HTTP status code: "HTTP 503 Service
 // Unavailable".

@@ -222,3 +222,23 @@ func TestDescribeCertificates(t *testing.T) {
 		}
 	}
 }
+
+// IsNoAnswer tells NoAnswer's words, whatever the timeout, from the other
+// problems.
+func TestIsNoAnswer(t *testing.T) {
+	tests := []struct {
+		problem string
+		want    bool
+	}{
+		{NoAnswer(800 * time.Millisecond), true},
+		{NoAnswer(10 * time.Second), true},
+		{"connection refused", false},
+		{Status(503), false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		if got := IsNoAnswer(tt.problem); got != tt.want {
+			t.Errorf("IsNoAnswer(%q) = %v, want %v", tt.problem, got, tt.want)
+		}
+	}
+}

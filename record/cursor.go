@@ -9,6 +9,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -118,7 +119,9 @@ func (c *Cursor) Sample(t, i int) catalogue.Sample {
 		return catalogue.Sample{Time: p.Time, Err: "recording: " + err.Error()}
 	}
 	if p.Err != "" || p.Body == nil {
-		return catalogue.Sample{Time: p.Time, Err: p.Err}
+		// The recording keeps the scraper's words, and they say a late
+		// answer apart.
+		return catalogue.Sample{Time: p.Time, Err: p.Err, TimedOut: httperr.IsNoAnswer(p.Err)}
 	}
 	s, err := c.ingesters[t].Ingest(p.Body, p.ContentType)
 	if err != nil {

@@ -116,3 +116,31 @@ func TestFailedScrapesAreKept(t *testing.T) {
 		t.Errorf("a page that failed to parse is kept whole; got %q", p.Body)
 	}
 }
+
+// A scrape that timed out replays as one: the recording keeps the
+// scraper's words, and a late answer is told from an outage by them.
+func TestTimedOutScrapesReplayAsLate(t *testing.T) {
+	path := tempPath(t)
+	targets := simTargets(1)
+	start := time.Unix(1_800_000_000, 0)
+	rec, err := Create(path, Options{Targets: targets, Interval: time.Second, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := []string{"no answer within 800ms", "connection refused"}
+	for i, e := range errs {
+		rec.Page(scrape.Page{Target: targets[0], Time: start.Add(time.Duration(i) * time.Second), Err: e})
+	}
+	rec.Close()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := NewCursor(r)
+	for i, e := range errs {
+		s := cur.Sample(0, i)
+		if want := i == 0; s.Err != e || s.TimedOut != want {
+			t.Errorf("frame %d: err %q timed out %v; want %q, %v", i, s.Err, s.TimedOut, e, want)
+		}
+	}
+}

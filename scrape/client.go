@@ -69,6 +69,9 @@ type Client struct {
 type Error struct {
 	Target  string
 	Problem string
+	// TimedOut is set when the target gave no answer within the scrape
+	// timeout (httperr.NoAnswer): a late answer, not proof of an outage.
+	TimedOut bool
 }
 
 // Error returns "target: problem".
@@ -185,7 +188,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(problem string) ([]byte, string, error) {
-		return buf[:0], "", &Error{Target: t.Name, Problem: c.secrets.Clean(problem)}
+		return buf[:0], "", &Error{Target: t.Name, Problem: c.secrets.Clean(problem), TimedOut: problem == httperr.NoAnswer(timeout)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
 	if err != nil {

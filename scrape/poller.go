@@ -259,11 +259,11 @@ func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *p
 	}
 	if err != nil {
 		var se *Error
-		problem := p.client.secrets.Clean(err.Error()) // a page that echoes a secret
+		problem, late := p.client.secrets.Clean(err.Error()), false // a page that echoes a secret
 		if errors.As(err, &se) {
-			problem = se.Problem
+			problem, late = se.Problem, se.TimedOut
 		}
-		s = catalogue.Sample{Err: problem}
+		s = catalogue.Sample{Err: problem, TimedOut: late}
 	}
 	s.Time = now
 	return s, body, contentType

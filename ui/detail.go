@@ -108,6 +108,9 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	if r.Fault != "" {
 		title = append(title, th.alert.Render(r.Fault))
 	}
+	if r.Late {
+		title = append(title, th.warn.Render("late"))
+	}
 	if r.Restarted {
 		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format("15:04:05")))
 	}
@@ -124,6 +127,8 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	switch {
 	case r.State == analysis.StateDown && r.Error != "":
 		add(th.warn.Render(downFor(r, now, d.loc)+": ") + r.Error)
+	case r.Late:
+		add(th.warn.Render(analysis.LateNote(r)))
 	case r.Error != "":
 		add(th.warn.Render("error: ") + r.Error)
 	}

@@ -342,7 +342,7 @@ func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) 
 	if l.level == levelFull {
 		lines = append(lines, g.paneSparklines(r, inner, l.sparkPer, l.sparkH)...)
 	}
-	lines = append(lines, linesOf(restartNote(th, r, g.loc)+paneReason(th, r), inner, l.reasonLines)...)
+	lines = append(lines, linesOf(lateNote(th, r)+restartNote(th, r, g.loc)+paneReason(th, r), inner, l.reasonLines)...)
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
@@ -364,6 +364,11 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 	if r.SourceStale {
 		// The verdict of the last data the source gave; the header says why.
 		right = th.warn.Render("stale") + " " + right
+	}
+	if r.Late {
+		// The verdict before the scrapes went unanswered; the reason line
+		// says since when.
+		right = th.warn.Render("late") + " " + right
 	}
 	rightW := lipgloss.Width(right)
 	left := glyph + th.title.Render(r.Target)
@@ -514,6 +519,15 @@ func restartNote(th *Theme, r *analysis.ReplicaReport, loc *time.Location) strin
 		return ""
 	}
 	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format("15:04:05")) + " · "
+}
+
+// lateNote leads the reason line of a late replica: what failed, how many
+// times in a row, and whose figures these are.
+func lateNote(th *Theme, r *analysis.ReplicaReport) string {
+	if !r.Late {
+		return ""
+	}
+	return th.warn.Render(analysis.LateNote(r)) + " · "
 }
 
 // paneReason is the one line of evidence and first action.

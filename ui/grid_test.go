@@ -353,3 +353,56 @@ func TestSourceLineNamesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// A late replica keeps its verdict, marked late with the note that says
+// what failed and whose figures these are, in the grid, the table and the
+// detail view; the header counts it late, not down, and says when most
+// of the fleet timed out at once that vtop's side is the likely cause.
+func TestLateReplicaIsMarkedNotDown(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	late := replica("gpu-b:8000", analysis.StateFull)
+	late.Late, late.Error, late.FailedScrapes, late.LastGood = true, "no answer within 800ms", 1, at.Add(-time.Second)
+	const round = "2 of 3 targets at once: no answer within 800ms; likely this host or its network, not the replicas"
+	note := "late: no answer within 800ms (1 in a row); figures of 11:59:59"
+	tests := []struct {
+		name string
+		keys []string
+		want []string
+	}{
+		{"grid", nil, []string{"late 1", round, note}},
+		{"table", []string{"t"}, []string{"late 1", "FULL late"}},
+		{"detail", []string{"enter"}, []string{"FULL  late", note}},
+	}
+	for _, tt := range tests {
+		r := report(at, replica("gpu-a:8000", analysis.StateHealthy), late)
+		r.Fleet.Late, r.Fleet.LateRound = 1, round
+		frame := ansi.Strip(press(send(newModel(200, 50), ReportMsg{Report: r}), tt.keys...).View())
+		for _, w := range tt.want {
+			if !strings.Contains(frame, w) {
+				t.Errorf("%s: no %q in\n%s", tt.name, w, frame)
+			}
+		}
+		if strings.Contains(frame, "DOWN") || strings.Contains(frame, "down for") {
+			t.Errorf("%s: a late replica is shown down:\n%s", tt.name, frame)
+		}
+	}
+}
+
+// A target that never answered stays in view, DOWN, but the header's
+// worst and the first pane are the live replica in trouble.
+func TestNeverAnsweredTargetIsNotFirst(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	never := replica("127.0.0.1:31502", analysis.StateDown)
+	never.LastGood = time.Time{}
+	r := report(at, never, replica("gpu-b:8000", analysis.StateFull), replica("gpu-c:8000", analysis.StateHealthy))
+	frame := ansi.Strip(send(newModel(80, 24), ReportMsg{Report: r}).View())
+	if !strings.Contains(frame, "worst gpu-b:8000 FULL") {
+		t.Fatalf("the header's worst is not the FULL replica:\n%s", frame)
+	}
+	// The panes, below the header's line that names the worst.
+	panes := frame[strings.Index(frame, "worst gpu-b:8000"):]
+	full, down := strings.Index(panes, "gpu-b:8000 "), strings.Index(panes, "127.0.0.1:31502")
+	if down < 0 || full < 0 || down < full {
+		t.Errorf("the never-answered target is not in view after the FULL pane (full at %d, down at %d):\n%s", full, down, frame)
+	}
+}

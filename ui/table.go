@@ -130,6 +130,9 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	if r.SourceStale {
 		badge += " " + c.th.warn.Render("stale")
 	}
+	if r.Late {
+		badge += " " + c.th.warn.Render("late")
+	}
 	if r.Restarted {
 		return badge + " " + c.th.warn.Render("RESTARTED")
 	}

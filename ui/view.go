@@ -129,6 +129,13 @@ func (m Model) headerLines(w int) []string {
 		return lines
 	}
 	lines = append(lines, m.sourceLines(w)...)
+	if round := m.shown.Fleet.LateRound; round != "" {
+		// Most targets late at once: vtop's side, said before the counts.
+		wrapped := wrapLines(round, w)
+		for _, l := range wrapped[:min(len(wrapped), 2)] {
+			lines = append(lines, th.alert.Render(l))
+		}
+	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	lines = append(lines, m.groupLines()...)
 	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
@@ -261,6 +268,10 @@ func (m Model) fleetSegments() []string {
 	}
 	if f.Restarted > 0 {
 		segs = append(segs, th.warn.Render(fmt.Sprintf("restarted %d", f.Restarted)))
+	}
+	if f.Late > 0 {
+		// Counted up at their last figures, not down: the panes say why.
+		segs = append(segs, th.warn.Render(fmt.Sprintf("late %d", f.Late)))
 	}
 	if worst := m.worstReplica(); worst != nil {
 		segs = append(segs, "worst "+th.title.Render(worst.Target)+" "+th.badge(worst.State))

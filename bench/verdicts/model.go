@@ -38,6 +38,11 @@ type Config struct {
 	// server is lost, the scrapes fail for its duration, and the process
 	// comes back empty with its counters at 0.
 	Outages []Outage
+	// LateScrapes are the virtual seconds at which a scrape of the
+	// replica gets no answer within the scrape timeout while the process
+	// is up and serving (the host that scrapes it loaded): the scrape
+	// fails, timed out; the truth does not change.
+	LateScrapes []int
 }
 
 // Outage is one death and restart of the server process.

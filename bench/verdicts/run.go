@@ -3,15 +3,21 @@ package verdicts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/page"
 )
 
 // StepSeconds is the model's step in virtual time.
 const StepSeconds = 0.1
+
+// scrapeTimeout is the scrape timeout a late scrape ran past (vtop's
+// default at a 1 s interval).
+const scrapeTimeout = 800 * time.Millisecond
 
 // epoch is virtual time 0 as the scrapes' clock reads it.
 var epoch = time.Unix(startEpoch, 0).UTC()
@@ -48,6 +54,9 @@ type Run struct {
 	Advice, Right []float64
 	// AdviceText is the advice's sentence per second, for the trace.
 	AdviceText []string
+	// Worst is the fleet's worst replica per second (the header's, the
+	// first pane's), by its index in Replicas; -1 when none.
+	Worst []int
 }
 
 // RunScenario runs sc with seed: every virtual second it steps each
@@ -77,7 +86,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 			for range steps {
 				r.Advance(StepSeconds)
 			}
-			s, err := scrape(r, ingesters[i])
+			s, err := scrape(r, ingesters[i], sec)
 			if err != nil {
 				return Run{}, fmt.Errorf("%s, seed %d, %s at %ds: %w", sc.Name, seed, readings[i].Target, sec, err)
 			}
@@ -109,6 +118,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		}
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
 		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
+		run.Worst = append(run.Worst, slices.IndexFunc(readings, func(r catalogue.Readings) bool { return r.Target == report.Fleet.Worst }))
 		run.Right = append(run.Right, RightCount(up, load, queued))
 	}
 	return run, nil
@@ -138,11 +148,15 @@ func RightCount(up int, load float64, queued bool) float64 {
 	return math.Max(float64(up), math.Ceil(load-1e-9))
 }
 
-// scrape reads the replica's page as the scraper would: a failed sample
-// while the process is away, else the page through vtop's parser.
-func scrape(r *Replica, in *page.Ingester) (catalogue.Sample, error) {
+// scrape reads the replica's page at virtual second sec as the scraper
+// would: a failed sample while the process is away, a timed-out one at
+// its late scrapes, else the page through vtop's parser.
+func scrape(r *Replica, in *page.Ingester, sec int) (catalogue.Sample, error) {
 	if !r.Steps[len(r.Steps)-1].Up {
 		return catalogue.Sample{Err: "connection refused"}, nil
+	}
+	if slices.Contains(r.cfg.LateScrapes, sec) {
+		return catalogue.Sample{Err: httperr.NoAnswer(scrapeTimeout), TimedOut: true}, nil
 	}
 	body, err := r.Exporter.Page()
 	if err != nil {

@@ -1,5 +1,7 @@
 package verdicts
 
+import "math"
+
 // Scenario is a fleet of modelled replicas over some virtual seconds.
 type Scenario struct {
 	// Name names the scenario in the report.
@@ -81,6 +83,14 @@ func Scenarios() []Scenario {
 	}
 	restart := steady(b, 0.6)
 	restart.Outages = []Outage{{At: 120, For: 12}}
+	// A slow second: the scrapes of 4 of 6 replicas, all up and serving,
+	// run past the timeout at 100 s, as on a loaded host.
+	late := steady(b, 0.6)
+	late.LateScrapes = []int{100}
+	// A target that never answers (a wrong address in the targets file)
+	// beside a full replica.
+	never := steady(b, 0.6)
+	never.Outages = []Outage{{At: 0, For: math.Inf(1)}}
 	return []Scenario{
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
@@ -93,6 +103,8 @@ func Scenarios() []Scenario {
 		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(), drains()}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},
 		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
+		{Name: "timeout round", Steady: true, Seconds: 180, Replicas: []Config{late, late, late, late, steady(b, 0.6), steady(b, 0.6)}},
+		{Name: "never answering", Steady: true, Seconds: 180, Replicas: []Config{never, steady(b, 1.5), steady(b, 0.6)}},
 		{Name: "mixed fleet", Steady: true, Seconds: 240, Replicas: []Config{
 			steady(b, 0.6), steady(b, 0.6), steady(b, 1.3),
 			perSecond(longPrompts(b, 14000), 2), steady(shortKV(b, 2000), 0.8), perSecond(b, 0),

@@ -48,6 +48,15 @@ type Tally struct {
 	// included) shown SLOW while truly FULL; SlowPromptWhileFull those
 	// of them whose action blames the prompts or the prefill.
 	SlowWhileFull, SlowPromptWhileFull int
+	// FalseDown are seconds after the least evidence (grace included)
+	// shown DOWN while the process is up: a late scrape taken for an
+	// outage.
+	FalseDown int
+	// WorstNeverUp are seconds after the least evidence at which the
+	// fleet's worst replica (the header's, the first pane's) is one whose
+	// process has never been up while another is truly in trouble (FULL,
+	// SLOW, PREEMPTING, or DOWN after it was up).
+	WorstNeverUp int
 	// SlowFullBlame counts the SlowWhileFull seconds by Blame.
 	SlowFullBlame map[string]int
 	// Flaps are shown changes the truth did not make: to a state the
@@ -81,6 +90,26 @@ func (t *Tally) Add(run Run) {
 		t.addTimeline(tl)
 	}
 	t.addAdvice(run)
+	t.addWorst(run)
+}
+
+// addWorst counts the seconds the worst replica named is one that was
+// never up while another is in trouble.
+func (t *Tally) addWorst(run Run) {
+	neverUp := make([]bool, len(run.Replicas))
+	for i := range neverUp {
+		neverUp[i] = true
+	}
+	for sec, worst := range run.Worst {
+		trouble := false
+		for i, tl := range run.Replicas {
+			neverUp[i] = neverUp[i] && tl.Truth[sec] == analysis.StateDown
+			trouble = trouble || wrongHealthy(tl.Truth[sec]) || tl.Truth[sec] == analysis.StateDown && !neverUp[i]
+		}
+		if sec+1 > LeastEvidence && trouble && worst >= 0 && neverUp[worst] {
+			t.WorstNeverUp++
+		}
+	}
 }
 
 // wrongHealthy are the states whose seconds shown HEALTHY are false-HEALTHY.
@@ -132,6 +161,9 @@ func (t *Tally) addTimeline(tl Timeline) {
 			if PromptAdvice(tl.Action[i]) {
 				t.SlowPromptWhileFull++
 			}
+		}
+		if shown == analysis.StateDown && truth != analysis.StateDown {
+			t.FalseDown++
 		}
 		falseHealthy := shown == analysis.StateHealthy && wrongHealthy(truth)
 		inGrace := i-lastChange < Grace
@@ -348,8 +380,8 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | false-DOWN | worst never up | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(name string, t *Tally) {
 		var all []int
 		missed := 0
@@ -363,8 +395,8 @@ func (r *Result) Table() string {
 		if m := t.MaxDelay(); m >= 0 {
 			maxDelay = fmt.Sprint(m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
-			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong,
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
+			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong, t.FalseDown, t.WorstNeverUp,
 			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
 			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA)
 	}

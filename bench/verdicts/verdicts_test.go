@@ -3,6 +3,7 @@ package verdicts
 import (
 	"flag"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,18 +22,20 @@ var seeds = []uint64{1, 2, 3}
 // scenarioTruth is the state each scenario exists to show: its truth
 // must take it.
 var scenarioTruth = map[string]analysis.State{
-	"steady healthy": analysis.StateHealthy,
-	"steady full":    analysis.StateFull,
-	"preempting":     analysis.StatePreempting,
-	"slow":           analysis.StateSlow,
-	"idle":           analysis.StateIdle,
-	"restart":        analysis.StateDown,
-	"spike":          analysis.StateFull,
-	"slow fill":      analysis.StateFull,
-	"backlog drains": analysis.StateRecovering,
-	"just under SLO": analysis.StateHealthy,
-	"just over SLO":  analysis.StateSlow,
-	"mixed fleet":    analysis.StatePreempting,
+	"steady healthy":  analysis.StateHealthy,
+	"steady full":     analysis.StateFull,
+	"preempting":      analysis.StatePreempting,
+	"slow":            analysis.StateSlow,
+	"idle":            analysis.StateIdle,
+	"restart":         analysis.StateDown,
+	"spike":           analysis.StateFull,
+	"slow fill":       analysis.StateFull,
+	"backlog drains":  analysis.StateRecovering,
+	"timeout round":   analysis.StateHealthy,
+	"never answering": analysis.StateFull,
+	"just under SLO":  analysis.StateHealthy,
+	"just over SLO":   analysis.StateSlow,
+	"mixed fleet":     analysis.StatePreempting,
 }
 
 // TestJudgementBenchmark runs every scenario with every seed and logs
@@ -92,7 +95,7 @@ func TestJudgementBenchmark(t *testing.T) {
 	if states < len(JudgedStates) {
 		t.Errorf("the scored truth takes %d of the %d states", states, len(JudgedStates))
 	}
-	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "HEALTHY over SLO or not healthy", "SLOW while FULL",
+	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "HEALTHY over SLO or not healthy", "false-DOWN", "worst never up", "SLOW while FULL",
 		"flaps / replica-h", "transitions", "advice ±10 %", "precision", "recall", "median s", "truth \\ shown"} {
 		if !strings.Contains(table, column) {
 			t.Errorf("the report has no column %q", column)
@@ -142,6 +145,15 @@ func checkGoals(t *testing.T, res *Result) {
 	}
 	if late, missed, worst := lateTransitions(all, analysis.StateFull); late+missed > 0 {
 		t.Errorf("goal: FULL within %d s of a queue persisting at the cap; %d later (up to %d s), %d never shown", Grace, late, worst, missed)
+	}
+	if all.FalseDown > 0 {
+		t.Errorf("goal: 0 seconds DOWN while the process is up (a single round of timeouts is late, not DOWN); %d", all.FalseDown)
+	}
+	if d := all.Delays[analysis.StateDown]; len(d) == 0 || slices.Max(d) > 0 || all.Missed[analysis.StateDown] > 0 {
+		t.Errorf("goal: DOWN at once when the process dies (a refused connection); delays %v, %d never shown", d, all.Missed[analysis.StateDown])
+	}
+	if all.WorstNeverUp > 0 {
+		t.Errorf("goal: a target that never answered is never the worst while a live replica is in trouble; %d seconds", all.WorstNeverUp)
 	}
 	if all.SlowPromptWhileFull > 0 {
 		t.Errorf("goal: never SLOW with the prompt advice while truly FULL; %d seconds", all.SlowPromptWhileFull)

@@ -432,7 +432,7 @@ func TestRejections(t *testing.T) {
 		{"on-change timeout of zero", []string{"--jsonl", "--on-change", "true", "--on-change-timeout", "0s", target}, "--on-change-timeout 0s: want a positive duration"},
 		{"on-change rate of none", []string{"--jsonl", "--on-change", "true", "--on-change-per-minute", "0", target}, "--on-change-per-minute 0: want 1 or more"},
 		{"bell with --jsonl", []string{"--jsonl", "--bell", "down", target}, "--bell rings the dashboard's terminal: not with --jsonl"},
-		{"bell of an unknown state", []string{"--bell", "down,burning", target}, `--bell: "burning" is not a state (want some of healthy,idle,sleeping,unjudged,warming,stale,slow,full,preempting,down)`},
+		{"bell of an unknown state", []string{"--bell", "down,burning", target}, `--bell: "burning" is not a state (want some of healthy,idle,sleeping,unjudged,warming,recovering,stale,slow,full,preempting,stalled,down)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

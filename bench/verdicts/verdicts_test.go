@@ -24,6 +24,7 @@ var scenarioTruth = map[string]analysis.State{
 	"steady healthy": analysis.StateHealthy,
 	"steady full":    analysis.StateFull,
 	"preempting":     analysis.StatePreempting,
+	"KV limit":       analysis.StateFull,
 	"slow":           analysis.StateSlow,
 	"idle":           analysis.StateIdle,
 	"restart":        analysis.StateDown,

@@ -28,9 +28,9 @@ func TestOneEventPerStateChange(t *testing.T) {
 			func(s *server) { s.finish(6, chat) },
 			func(s *server) { s.finish(6, slowTTFT) },
 			[]string{"SLOW: p99 TTFT"}},
-		{"healthy → PREEMPTING with the KV cache over 90%",
+		{"healthy → PREEMPTING with the KV cache over 90%", // preemption material at once: 10/s of 6 requests/s
 			func(s *server) { s.finish(6, chat) },
-			func(s *server) { s.kv = 0.97; s.preemptions++; s.finish(6, chat) },
+			func(s *server) { s.kv = 0.97; s.preemptions += 10; s.finish(6, chat) },
 			[]string{"PREEMPTING: "}},
 		{"SLOW by ITL stays SLOW as TTFT crosses its SLO: news",
 			func(s *server) { s.finish(6, slowITL) },

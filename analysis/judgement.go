@@ -18,8 +18,12 @@ type Thresholds struct {
 	// ObviousQueue is the queue that makes a replica FULL on two readings.
 	ObviousQueue float64
 	// PreemptingSpan is the trailing span over which a preemption makes a
-	// replica PREEMPTING (at least two readings).
-	PreemptingSpan time.Duration
+	// replica PREEMPTING (at least two readings), when its cost over the
+	// window is material: its recomputed tokens at least
+	// MaterialRecomputed of the tokens generated, or its preemptions at
+	// least MaterialPreempted of the requests finished.
+	PreemptingSpan                        time.Duration
+	MaterialRecomputed, MaterialPreempted float64
 	// LeastEvidence is the span of readings a verdict of health or
 	// idleness needs (the window, when it is shorter).
 	LeastEvidence time.Duration
@@ -31,12 +35,14 @@ type Thresholds struct {
 // JudgementThresholds returns the thresholds the analysis judges by.
 func JudgementThresholds() Thresholds {
 	return Thresholds{
-		FullReadings:   fullMinSamples,
-		FullSpan:       fullSpan,
-		ObviousQueue:   obviousQueue,
-		PreemptingSpan: preemptingSpan,
-		LeastEvidence:  leastEvidence,
-		StaleReadings:  staleMinSamples,
+		FullReadings:       fullMinSamples,
+		FullSpan:           fullSpan,
+		ObviousQueue:       obviousQueue,
+		PreemptingSpan:     preemptingSpan,
+		MaterialRecomputed: materialRecomputed,
+		MaterialPreempted:  materialPreempted,
+		LeastEvidence:      leastEvidence,
+		StaleReadings:      staleMinSamples,
 	}
 }
 

@@ -35,7 +35,7 @@ func TestFirstAction(t *testing.T) {
 // TestJudgementThresholds are the constants the state rules read.
 func TestJudgementThresholds(t *testing.T) {
 	got := JudgementThresholds()
-	want := Thresholds{fullMinSamples, fullSpan, obviousQueue, preemptingSpan, leastEvidence, staleMinSamples}
+	want := Thresholds{fullMinSamples, fullSpan, obviousQueue, preemptingSpan, materialRecomputed, materialPreempted, leastEvidence, staleMinSamples}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

@@ -46,8 +46,27 @@ const (
 	// readings, so that a server full at start is not first called SLOW.
 	obviousQueue = 10
 	// preemptingSpan is the trailing time over which a preemption makes a
-	// replica PREEMPTING (at least two readings).
+	// replica PREEMPTING when its cost is material (at least two
+	// readings): the state ends a preemptingSpan after the last one.
 	preemptingSpan = 15 * time.Second
+	// materialRecomputed is the share of the tokens generated that the
+	// tokens preemption recomputes must reach, over the window, for a
+	// replica to be PREEMPTING. Below a tenth of the work redone, capping
+	// max_num_seqs to end it costs about as much as it saves: a batch
+	// preempted that rarely is at most a few requests over what the KV
+	// cache holds, and the cap takes those requests' throughput away for
+	// good, while the preemptions cost a tenth only now and then. One
+	// preemption of a chat request (1,000 prompt and 200 output tokens)
+	// over 30 s at 9 requests/s is 2 %.
+	materialRecomputed = 0.10
+	// materialPreempted is the share of the finished requests preempted
+	// (preemptions ÷ finished, or vLLM's preemptions per finished request)
+	// that makes a replica PREEMPTING, whatever it recomputes: one request
+	// in twenty waits again and is prefilled again, so the p95 of the
+	// end-to-end latency is a preempted request's. It decides for short
+	// prompts and long outputs, whose recomputation is cheap against
+	// what they generate.
+	materialPreempted = 0.05
 	// leastEvidence is the span of readings a verdict of health needs
 	// (shortened to the window when the window is shorter): a replica shown
 	// HEALTHY or IDLE on one second of data may be preempting or slow
@@ -150,6 +169,9 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 // so (see engineNotes).
 func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
 	v := classifyRules(f, ev, httpIncrease, cfg)
+	if note := preemptionNote(v.State, f, ev); note != "" {
+		v.Reasons = append(v.Reasons, note)
+	}
 	v.Reasons = append(v.Reasons, signalNotes(f, ev)...)
 	v.Reasons = append(v.Reasons, engineNotes(v.State, ev)...)
 	return v
@@ -308,15 +330,68 @@ func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	return verdict{State: StateWarming, Reasons: reasons}
 }
 
+// preemptionCost is what preemption cost over the window.
+type preemptionCost struct {
+	// Recomputed is the tokens preemption recomputes (counted by the page
+	// or estimated, see figures) over the tokens generated; Preempted the
+	// share of finished requests preempted: vLLM's preemptions per
+	// finished request where the page has them, else preemptions over
+	// finished requests. n/a when unknown.
+	Recomputed, Preempted Num
+}
+
+// costOf prices the window's preemption.
+func costOf(f *Figures) preemptionCost {
+	c := preemptionCost{Recomputed: ratio(f.RecomputedTokensPerSecond, f.GenerationTokensPerSecond),
+		Preempted: ratio(f.PreemptionsPerSecond, f.RequestsPerSecond)}
+	if m := f.PreemptionsPerRequest.Mean; m.Known() {
+		c.Preempted = m
+	}
+	return c
+}
+
+// priced reports whether either measure of the cost is known.
+func (c preemptionCost) priced() bool { return c.Recomputed.Known() || c.Preempted.Known() }
+
+// material reports whether the cost is material: either measure at its
+// threshold, or neither known (a preemption that cannot be priced is
+// judged as a preemption).
+func (c preemptionCost) material() bool {
+	return !c.priced() || c.Recomputed >= materialRecomputed || c.Preempted >= materialPreempted
+}
+
+// text is the cost in words: "recomputing 2% of generated tokens, 0.4% of
+// requests", the unknown measures left out.
+func (c preemptionCost) text() string {
+	var parts []string
+	if c.Recomputed.Known() {
+		parts = append(parts, "recomputing "+percent(c.Recomputed.Float())+" of generated tokens")
+	}
+	if c.Preempted.Known() {
+		parts = append(parts, percent(c.Preempted.Float())+" of requests")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // preemptingVerdict: the preemption counter rose in the last
-// preemptingSpan. A preemption is proof: it is shown at once, and the
-// state ends a preemptingSpan after the last one.
+// preemptingSpan, and preemption's cost over the window is material (see
+// preemptionCost). A material preemption is proof: it is shown at once
+// from a state that asks nothing, and the state ends a preemptingSpan
+// after the last one. A rare preemption is a reason on the state the
+// replica is in (preemptionNote).
 func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
-	if !(ev.Trail.Preemptions > 0) {
+	cost := costOf(f)
+	if !(ev.Trail.Preemptions > 0) || !cost.material() {
 		return verdict{}, false
 	}
 	reasons := []string{fmt.Sprintf("%s over %s (%s/s), KV cache at %s",
 		plural(ev.Preemptions, "preemption"), seconds(ev.SpanSeconds), amount(f.PreemptionsPerSecond.Float()), percent(f.KVCacheUsage.Float()))}
+	if cost.priced() {
+		reasons = append(reasons, fmt.Sprintf("preemption is %s preempted (material from %s of generated tokens recomputed or %s of requests preempted)",
+			cost.text(), percent(materialRecomputed), percent(materialPreempted)))
+	} else {
+		reasons = append(reasons, "its cost cannot be priced: the page counts neither the tokens generated nor the requests finished")
+	}
 	if perRequest := preemptionsPerRequestText(f); perRequest != "" {
 		reasons = append(reasons, perRequest)
 	}
@@ -337,6 +412,25 @@ func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, 
 		action += fmt.Sprintf("; preemption is recomputing %s tokens/s", count(f.RecomputedTokensPerSecond.Float()))
 	}
 	return verdict{State: StatePreempting, Reasons: reasons, Action: action}, true
+}
+
+// preemptionNote is the reason a replica not PREEMPTING gives for the
+// preemptions of its window: their price, and why they are not the
+// state ("" when the window holds none, or the page cannot show them).
+func preemptionNote(state State, f *Figures, ev *evidence) string {
+	if state == StatePreempting || !(ev.Preemptions > 0) || !ev.canJudge(catalogue.JudgePreempting) {
+		return ""
+	}
+	cost := costOf(f)
+	why := "not material"
+	if cost.material() && !(ev.Trail.Preemptions > 0) {
+		why = "none in the last " + seconds(preemptingSpan.Seconds())
+	}
+	price := amount(f.PreemptionsPerSecond.Float()) + "/s"
+	if cost.priced() {
+		price += ", " + cost.text()
+	}
+	return fmt.Sprintf("%s over %s (%s): %s", plural(ev.Preemptions, "preemption"), seconds(ev.SpanSeconds), price, why)
 }
 
 // fullVerdict: requests wait at the batch, in every one of the newest
@@ -608,12 +702,14 @@ const holdNote = "pending: "
 // pending to firing. A state that is a fact or a proof shows at once: DOWN,
 // WARMING, UNJUDGED and SLEEPING (facts of the scrapes and the page),
 // FULL (its evidence is a queue that persisted over fullMinSamples
-// readings) and PREEMPTING (a preemption happened); so does leaving
-// WARMING, UNJUDGED, DOWN and SLEEPING. Any other change must be the
-// candidate on n consecutive evaluations: SLOW, STALE, IDLE, and the
-// return to HEALTHY from a problem. While a change is held, the state shown
-// keeps its action, and its reasons are today's figures with the pending
-// note, never the held state's old numbers.
+// readings) and PREEMPTING (a material preemption happened) when they
+// end a state that is not urgent; so does leaving WARMING, UNJUDGED, DOWN
+// and SLEEPING. Any other change must be the candidate on n consecutive
+// evaluations: SLOW, STALE, IDLE, a move between the urgent states
+// (FULL, PREEMPTING, SLOW), and the return to HEALTHY from a problem.
+// While a change is held, the state shown keeps its action, and its
+// reasons are today's figures with the pending note, never the held
+// state's old numbers.
 func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdict, pending State, pendingCount int) {
 	// The first evaluations after a target appears only gather evidence:
 	// holding their provisional state back would delay the first real one.
@@ -621,7 +717,10 @@ func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdic
 	immediate := func(s State) bool {
 		return s == StateDown || s == StateWarming || s == StateUnjudged || s == StateSleeping
 	}
-	proven := c.State == StateFull || c.State == StatePreempting
+	// FULL and PREEMPTING are proof when they end a state that asks
+	// nothing; between the urgent states the move is a judgement of which
+	// problem is the replica's, held like any other.
+	proven := (c.State == StateFull || c.State == StatePreempting) && !(prev != nil && urgent(prev.State))
 	if prev == nil || n <= 1 || settling || c.State == prev.State || proven || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}
@@ -638,6 +737,11 @@ func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdic
 	}}
 	return held, c.State, count
 }
+
+// urgent reports whether s is one of the states that ask for action on
+// the replica's load: FULL, PREEMPTING and SLOW. A move among them is held
+// by the hysteresis (see hysteresis).
+func urgent(s State) bool { return s == StateFull || s == StatePreempting || s == StateSlow }
 
 // firstOr returns the first string, or def when there is none.
 func firstOr(ss []string, def string) string {

@@ -24,6 +24,8 @@ func judgementNumbers() [][3]string {
 		{"FULL: running at this share of the batch cap is at it", percent(atCapShare), "atCapShare"},
 		{"FULL: KV cache usage from which a batch is KV-bound", percent(kvBoundUsage), "kvBoundUsage"},
 		{"PREEMPTING: the trailing span a preemption counts over", preemptingSpan.String(), "preemptingSpan"},
+		{"PREEMPTING: recomputed tokens against the tokens generated, over the window, from which the cost is material", percent(materialRecomputed), "materialRecomputed"},
+		{"PREEMPTING: share of finished requests preempted, over the window, from which the cost is material", percent(materialPreempted), "materialPreempted"},
 		{"HEALTHY, IDLE: the least span of readings", leastEvidence.String(), "leastEvidence"},
 		{"SLOW: the p99 TTFT SLO (default)", cfg.SLOTTFT.String(), "DefaultConfig().SLOTTFT"},
 		{"SLOW: the p99 ITL SLO (default)", cfg.SLOITL.String(), "DefaultConfig().SLOITL"},

@@ -84,6 +84,13 @@ func (q Group) HistogramCount(h catalogue.Histogram, window time.Duration) strin
 	return q.windowed("increase", catalogue.HistogramFigure(h), "_count", q.By, window)
 }
 
+// HistogramSum is what a histogram's observations added up to over the
+// window, per group: with HistogramCount, their mean (the mean prompt of
+// the requests finished, say).
+func (q Group) HistogramSum(h catalogue.Histogram, window time.Duration) string {
+	return q.windowed("increase", catalogue.HistogramFigure(h), "_sum", q.By, window)
+}
+
 // dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
 func dur(d time.Duration) string { return model.Duration(d).String() }
 

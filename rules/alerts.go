@@ -80,9 +80,9 @@ func (b builder) evidence(s analysis.State, which string) (summary, rule string)
 		return "its scrapes fail, or its page has no inference-engine metrics",
 			fmt.Sprintf("up is 0, or the page answers without the engine metrics it served in the last %s: shown at once, left at once", dur(downMemory))
 	case analysis.StatePreempting:
-		return fmt.Sprintf("about {{ $value | humanize }} preemptions over the trailing %s", dur(max(t.PreemptingSpan, b.readings(2)))),
-			fmt.Sprintf("the preemption counter rose in the trailing %s: a preemption is a fact, shown at once; left %s without one, then held %s",
-				dur(t.PreemptingSpan), dur(t.PreemptingSpan), dur(b.kept()))
+		return fmt.Sprintf("about {{ $value | humanize }} preemptions over the trailing %s, at a material cost", dur(max(t.PreemptingSpan, b.readings(2)))),
+			fmt.Sprintf("the preemption counter rose in the trailing %s, and over the %s window the tokens preemption recomputes are %.0f%% or more of the tokens generated, or the preemptions %.0f%% or more of the requests finished (a rarer preemption is no state): shown at once, or after %d evaluations when FULL or SLOW fires; left %s without a preemption or when the cost is under both, then held %s",
+				dur(t.PreemptingSpan), dur(c.Window), 100*t.MaterialRecomputed, 100*t.MaterialPreempted, c.Hysteresis, dur(t.PreemptingSpan), dur(b.kept()))
 	case analysis.StateFull:
 		return "{{ $value | humanize }} requests waiting",
 			fmt.Sprintf("a queue in each of the newest %d readings over %s, or %s or more waiting in both of the two newest, or admissions refused while requests run: shown at once; left when the two newest readings hold no queue, then held %s",

@@ -39,7 +39,8 @@ func (b builder) inexact() []string {
 		"FULL's first action is to add replicas: vtop says to spread the load, or that none is to be added, where its fleet advice finds that the replicas up carry the demand, which the rules do not work out.",
 		"SLOW: a slow TTFT whose queue is gone, which vtop shows RECOVERING (the cause passed, as FULL's has), still fires VtopSlow until the window forgets it: the rules do not call it healthy either. A p99 e2e over --slo-e2e (RECOVERING in vtop) is not read.",
 		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
-		"keep_firing_for holds a state also when a proven lower state follows it (FULL after PREEMPTING): vtop shows the proven state at once, the rules one hold later.",
+		"PREEMPTING: the share of requests preempted is read as the preemptions over the requests finished (the e2e histogram's count); vtop reads the mean of vllm:request_num_preemptions where the page has it.",
+		"A move between the urgent states (FULL, PREEMPTING, SLOW) is held as vtop holds it, by keep_firing_for on the state left, SLOW's for: and PREEMPTING's own rule after FULL or SLOW; except FULL after SLOW, shown at once (FULL's alert outranks SLOW's), which vtop holds.",
 	}
 	for k := catalogue.EngineKind(1); k < catalogue.NumEngineKinds; k++ {
 		for j, why := range catalogue.Capabilities[k].Cannot {

@@ -67,6 +67,17 @@ const (
 	recWaiting     = "vtop:waiting"
 	recPreemptions = "vtop:preemptions_total"
 	recWork        = "vtop:work_total"
+	// The price of preemption over the window: the preemptions, the
+	// tokens they recompute (counted where the engine counts them, else
+	// preemptions × (mean prompt + half the mean output), as vtop
+	// estimates them), the tokens generated and the requests finished.
+	recPreempted  = "vtop:preemptions:increase_window"
+	recRecomputed = "vtop:recomputed_tokens:increase_window"
+	recGenerated  = "vtop:generation_tokens:increase_window"
+	recFinished   = "vtop:finished_requests:increase_window"
+	// recMaterial is PREEMPTING's evidence before the hold of a move from
+	// FULL or SLOW.
+	recMaterial = "vtop:preemption_material"
 )
 
 // Rule is one recording or alerting rule.
@@ -172,6 +183,10 @@ func (b builder) figures() []Rule {
 		{Record: recWaiting, Expr: b.q.SumScalar(catalogue.Waiting)},
 		{Record: recPreemptions, Expr: b.q.SumScalar(catalogue.Preemptions)},
 		{Record: recWork, Expr: b.q.SumCounters()},
+		{Record: recPreempted, Expr: b.q.IncreaseScalar(catalogue.Preemptions, w)},
+		{Record: recGenerated, Expr: b.q.IncreaseScalar(catalogue.GenerationTokens, w)},
+		{Record: recFinished, Expr: b.q.HistogramCount(catalogue.E2E, w)},
+		{Record: recRecomputed, Expr: b.recomputedExpr()},
 	}
 	for _, h := range latencies {
 		rules = append(rules,
@@ -227,6 +242,7 @@ func firing(alert string) string {
 func (b builder) conditions() []Rule {
 	rules := []Rule{
 		{Record: condition("down"), Expr: b.downExpr()},
+		{Record: recMaterial, Expr: b.materialExpr()},
 		{Record: condition("preempting"), Expr: b.preemptingExpr()},
 		{Record: condition("full"), Expr: b.fullExpr()},
 	}
@@ -248,10 +264,39 @@ func (b builder) downExpr() string {
 		by, on, by, on, recRunning, on, known)
 }
 
-// preemptingExpr: the preemption counter rose over the trailing span.
-func (b builder) preemptingExpr() string {
+// recomputedExpr: the prompt tokens recomputed over the window, where the
+// engine counts them; else the preemptions times the mean prompt and half
+// the mean output of the requests finished in it.
+func (b builder) recomputedExpr() string {
+	w, on := b.o.Config.Window, b.q.On()
+	mean := func(h catalogue.Histogram) string {
+		return fmt.Sprintf("%s\n  / %s\n  %s", b.q.HistogramSum(h, w), on, b.q.HistogramCount(h, w))
+	}
+	return fmt.Sprintf("%s\nor %s\n%s * %s (\n  %s\n  + %s\n  %s / 2\n)",
+		b.q.IncreaseScalar(catalogue.PromptTokensRecomputed, w), on,
+		recPreempted, on, mean(catalogue.PromptLength), on, mean(catalogue.GenerationLength))
+}
+
+// materialExpr: the preemption counter rose over the trailing span, and
+// preemption's cost over the window is material: the tokens recomputed
+// against those generated, or the preemptions against the requests
+// finished, at their thresholds; or neither can be priced. The value is
+// the preemptions over the trailing span.
+func (b builder) materialExpr() string {
+	on := b.q.On()
 	span := max(b.t.PreemptingSpan, b.readings(2))
-	return fmt.Sprintf("increase(%s[%s]) > 0", recPreemptions, dur(span))
+	return fmt.Sprintf("increase(%[1]s[%[2]s]) > 0 and %[3]s (\n  %[4]s / %[3]s %[5]s >= %[6]s\n  or %[3]s %[7]s / %[3]s %[8]s >= %[9]s\n  or %[3]s (%[7]s unless %[3]s (%[5]s or %[3]s %[8]s))\n)",
+		recPreemptions, dur(span), on, recRecomputed, recGenerated, num(b.t.MaterialRecomputed),
+		recPreempted, recFinished, num(b.t.MaterialPreempted))
+}
+
+// preemptingExpr: the material preemption's evidence; while FULL or SLOW
+// fires, only once it has held on as many consecutive evaluations as the
+// hysteresis asks (a move between the urgent states is held).
+func (b builder) preemptingExpr() string {
+	on, n := b.q.On(), b.o.Config.Hysteresis
+	return fmt.Sprintf("%[1]s unless %[2]s (\n  (%[3]s or %[2]s %[4]s)\n  unless %[2]s count_over_time(%[1]s[%[5]s]) >= %[6]d\n)",
+		recMaterial, on, firing(AlertFull), firing(AlertSlow), dur(b.readings(n)), n)
 }
 
 // fullSpan is the span of FULL's readings: FullReadings of them, over at

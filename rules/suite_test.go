@@ -29,7 +29,7 @@ import (
 
 // suiteScenarios are the benchmark's scenarios replayed (the mixed fleet
 // repeats the others).
-var suiteScenarios = []string{"steady healthy", "steady full", "preempting", "slow", "idle", "restart", "spike"}
+var suiteScenarios = []string{"steady healthy", "steady full", "preempting", "KV limit", "slow", "idle", "restart", "spike"}
 
 // suiteSeed is the seed the suites run with.
 const suiteSeed = 1
@@ -41,6 +41,8 @@ var readFamilies = []string{
 	"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:request_success_total",
 	"vllm:time_to_first_token_seconds_bucket", "vllm:time_to_first_token_seconds_count",
 	"vllm:inter_token_latency_seconds_bucket", "vllm:inter_token_latency_seconds_count",
+	"vllm:e2e_request_latency_seconds_count", "vllm:request_prompt_tokens_sum", "vllm:request_prompt_tokens_count",
+	"vllm:request_generation_tokens_sum", "vllm:request_generation_tokens_count",
 }
 
 // alertOf is the alert a true state must raise; "" for none.

@@ -27,6 +27,12 @@ import (
 // and 150 ms until 120 s (SLOW by ITL, pending at 65 s and firing at
 // 70 s), then all between 50 and 100 ms: a p99 of 99.5 ms, under the
 // 100 ms SLO but not 10 % under it, so SLOW is held, as vtop holds it.
+// Replicas "kvfull" and "kvrare" hold a queue from 15 s (FULL from 25 s).
+// "kvfull" preempts 20 times every 5 s from 60 s, while 10 requests
+// finish: material at once, but a move from FULL, so PREEMPTING is held
+// one evaluation and shown at 65 s, as vtop shows it. "kvrare" preempts
+// once, at 60 s, while 2,000 tokens/s are generated: recomputing a
+// prompt of 1,000 and half an output of 200 is 2 % of them, no state.
 const timingSuite = `rule_files:
   - rules.yml
 evaluation_interval: 5s
@@ -63,6 +69,22 @@ tests:
       - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="0.15"}', values: '0+500x37'}
       - {series: 'vllm:inter_token_latency_seconds_bucket{instance="itl",le="+Inf"}', values: '0+500x37'}
       - {series: 'vllm:inter_token_latency_seconds_count{instance="itl"}', values: '0+500x37'}
+      - {series: 'up{instance="kvfull",job="vllm"}', values: '1x37'}
+      - {series: 'vllm:num_requests_running{instance="kvfull"}', values: '10x37'}
+      - {series: 'vllm:num_requests_waiting{instance="kvfull"}', values: '0x2 5x35'}
+      - {series: 'vllm:generation_tokens_total{instance="kvfull"}', values: '0+100x37'}
+      - {series: 'vllm:e2e_request_latency_seconds_count{instance="kvfull"}', values: '0+10x37'}
+      - {series: 'vllm:num_preemptions_total{instance="kvfull"}', values: '0x11 20+20x25'}
+      - {series: 'up{instance="kvrare",job="vllm"}', values: '1x37'}
+      - {series: 'vllm:num_requests_running{instance="kvrare"}', values: '10x37'}
+      - {series: 'vllm:num_requests_waiting{instance="kvrare"}', values: '0x2 5x35'}
+      - {series: 'vllm:generation_tokens_total{instance="kvrare"}', values: '0+10000x37'}
+      - {series: 'vllm:e2e_request_latency_seconds_count{instance="kvrare"}', values: '0+50x37'}
+      - {series: 'vllm:request_prompt_tokens_sum{instance="kvrare"}', values: '0+50000x37'}
+      - {series: 'vllm:request_prompt_tokens_count{instance="kvrare"}', values: '0+50x37'}
+      - {series: 'vllm:request_generation_tokens_sum{instance="kvrare"}', values: '0+10000x37'}
+      - {series: 'vllm:request_generation_tokens_count{instance="kvrare"}', values: '0+50x37'}
+      - {series: 'vllm:num_preemptions_total{instance="kvrare"}', values: '0x11 1x25'}
     promql_expr_test:
 ` + `STEPS`
 
@@ -100,6 +122,14 @@ var timingSteps = []timingStep{
 	{"65s", "itl", AlertSlow, "pending", true, "vtop:state_slow_itl"},
 	{"70s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
 	{"185s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
+	{"55s", "kvfull", AlertPreempting, "", false, ""},
+	{"60s", "kvfull", AlertPreempting, "", true, recMaterial},
+	{"60s", "kvfull", AlertPreempting, "", false, ""},
+	{"60s", "kvfull", AlertFull, "firing", true, ""},
+	{"65s", "kvfull", AlertPreempting, "firing", true, ""},
+	{"60s", "kvrare", AlertPreempting, "", false, recMaterial},
+	{"65s", "kvrare", AlertPreempting, "", false, ""},
+	{"65s", "kvrare", AlertFull, "firing", true, ""},
 }
 
 // TestPromtoolTiming runs the timing suite against the default rules.

@@ -115,8 +115,13 @@ type StepRecord struct {
 	// Blocked is true when the head of the queue could not be admitted
 	// for want of KV blocks although the batch was below its cap.
 	Blocked bool
-	// Preemptions happened in this step.
-	Preemptions int
+	// Preemptions happened in this step; Recomputed are the tokens they
+	// threw out of the KV cache (each request's prompt and the tokens it
+	// had generated), which its next admission prefills again.
+	Preemptions, Recomputed int
+	// Generated are the tokens generated in this step, Finished the
+	// requests that finished in it.
+	Generated, Finished int
 	// Arrivals came in this step (lost ones included).
 	Arrivals int
 	// Step is the decode step of the batch during this step (seconds).
@@ -148,6 +153,9 @@ type Replica struct {
 	// Finished counts the requests finished so far, over every process.
 	Finished int
 	up       bool
+	// generated and finished count the tokens and requests of the step
+	// in progress, for its record.
+	generated, finished int
 }
 
 // NewReplica returns a replica of cfg with its own seeded source of
@@ -194,6 +202,7 @@ func (r *Replica) draw(mean float64) int {
 func (r *Replica) Advance(dt float64) {
 	t0, t1 := r.now, r.now+dt
 	rec := StepRecord{End: t1, Up: r.cfg.Up(t1 - dt/2)}
+	r.generated, r.finished = 0, 0
 	n := poisson(r.rng, r.cfg.Arrivals(t0+dt/2)*dt)
 	rec.Arrivals = n
 	if !rec.Up {
@@ -249,9 +258,11 @@ func (r *Replica) Advance(dt float64) {
 		used -= q.blocks(r.cfg.BlockSize)
 		r.queue = append([]*request{q}, r.queue...)
 		rec.Preemptions++
+		rec.Recomputed += q.prompt + int(q.generated)
 		r.Exporter.Preempted()
 	}
 	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), used
+	rec.Generated, rec.Finished = r.generated, r.finished
 	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(used)/float64(r.cfg.KVBlocks))
 	r.now = t1
 	r.Steps = append(r.Steps, rec)
@@ -335,6 +346,7 @@ func (r *Replica) advance(q *request, t0, t1, step float64) (end float64, done b
 		q.generated = float64(q.output)
 	}
 	if tokens := int(q.generated) - int(before); tokens > 0 {
+		r.generated += tokens
 		// The first token's latency is TTFT, not an inter-token gap.
 		gaps := tokens
 		if before == 0 {
@@ -344,6 +356,7 @@ func (r *Replica) advance(q *request, t0, t1, step float64) (end float64, done b
 	}
 	if done {
 		r.Finished++
+		r.finished++
 		r.Exporter.Finished(finished{
 			e2e: end - q.arrival, queue: q.firstAdmitted - q.arrival, prefill: q.firstPrefillTo - q.firstAdmitted,
 			decode: end - q.firstToken, inference: end - q.firstAdmitted, prompt: q.prompt, output: q.output,

@@ -289,3 +289,58 @@ func TestScore(t *testing.T) {
 		t.Errorf("shown HEALTHY while truly RECOVERING: false-HEALTHY %d, HEALTHY while not healthy %d; want 30, 30", tally.FalseHealthy, tally.HealthyWrong)
 	}
 }
+
+// TestTruthPricesPreemption: the truth is PREEMPTING when preemption's
+// cost over the last PreemptingPriced seconds is material (its recomputed
+// tokens against the tokens generated, or the share of requests finished
+// that it preempted) and a preemption is recent; a rarer preemption
+// leaves the replica in its other state, and a preemption is itself proof
+// that the batch is at the KV cache's capacity.
+func TestTruthPricesPreemption(t *testing.T) {
+	type preemption struct{ at, recomputed int } // step index, tokens
+	for _, tc := range []struct {
+		name        string
+		preemptions []preemption
+		waiting     int
+		want        analysis.State
+	}{
+		// 2,000 tokens/s generated, 9 requests/s finished over 30 s:
+		// 60,000 tokens and 270 requests.
+		{"one preemption in 30 s: 2 % recomputed, 1 in 270 requests", []preemption{{295, 1100}}, 0, analysis.StateHealthy},
+		{"one preemption at a full batch stays FULL", []preemption{{285, 1100}}, 20, analysis.StateFull},
+		{"six in 30 s: 11 % recomputed", []preemption{{50, 1100}, {100, 1100}, {150, 1100}, {200, 1100}, {250, 1100}, {295, 1100}}, 0, analysis.StatePreempting},
+		{"14 short ones: 2 % recomputed, 5 % of requests", func() []preemption {
+			var p []preemption
+			for i := range 14 {
+				p = append(p, preemption{20 + 20*i, 90})
+			}
+			return p
+		}(), 0, analysis.StatePreempting},
+		{"material, but none in the last 10 s", []preemption{{50, 4000}, {100, 4000}, {150, 4000}}, 0, analysis.StateHealthy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base()
+			r := &Replica{cfg: c}
+			for k := range 300 {
+				// A queue stands at the cap, or none below it.
+				s := StepRecord{End: float64(k+1) * StepSeconds, Up: true, Running: 60, Waiting: tc.waiting, Generated: 200, Finished: 1, Arrivals: 1}
+				if tc.waiting > 0 {
+					s.Running = c.MaxNumSeqs
+				}
+				if k%10 == 9 {
+					s.Finished = 0 // 9 a second
+				}
+				for _, p := range tc.preemptions {
+					if p.at == k {
+						// The preempted request leaves the batch below the cap.
+						s.Preemptions, s.Recomputed, s.Running = 1, p.recomputed, s.Running-1
+					}
+				}
+				r.Steps = append(r.Steps, s)
+			}
+			if got := r.Truth(30, StepSeconds); got != tc.want {
+				t.Errorf("truth %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -95,6 +95,12 @@ func Scenarios() []Scenario {
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
 		{Name: "preempting", Steady: true, Seconds: 240, Replicas: []Config{steady(shortKV(b, 2000), 0.8)}},
+		// KV caches just large enough for the batch at the cap: FULL,
+		// KV-bound, preempting now and then, never at a material cost
+		// for long.
+		{Name: "KV limit", Steady: true, Seconds: 240, Replicas: []Config{
+			steady(shortKV(b, 4600), 1.3), steady(shortKV(b, 4625), 1.3), steady(shortKV(b, 4600), 1.4), steady(shortKV(b, 4650), 1.4),
+		}},
 		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 2)}},
 		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},

@@ -18,8 +18,19 @@ const (
 	// SLOW is judged on TTFT.
 	ITLSLO = 0.1
 	// PreemptingFor is how long a replica is PREEMPTING after its latest
-	// preemption (seconds).
+	// preemption (seconds), while preemption's cost is material.
 	PreemptingFor = 10.0
+	// PreemptingPriced is the span over which preemption's cost is priced
+	// (seconds): the half-minute over which an engineer reads rates.
+	// Its cost is material from PreemptingRecomputed of the tokens
+	// generated in it recomputed (a tenth of the work redone), or from
+	// PreemptingShare of the requests finished in it preempted (one in
+	// twenty: the p95 of the end-to-end latency is a preempted
+	// request's). Below both, preemption is the price of a batch at the KV
+	// cache's edge, not a cache too small for the batch.
+	PreemptingPriced     = 30.0
+	PreemptingRecomputed = 0.10
+	PreemptingShare      = 0.05
 	// FullAfter is how long the queue must have persisted at the cap
 	// before a replica is FULL (seconds).
 	FullAfter = 3.0
@@ -44,10 +55,18 @@ const (
 // never from vtop's output. In priority order:
 //
 //   - DOWN: the scrape at t fails (the process is away).
-//   - PREEMPTING: a preemption happened in (t−PreemptingFor, t].
+//   - PREEMPTING: a preemption happened in (t−PreemptingFor, t], and
+//     preemption's cost over (t−PreemptingPriced, t] is material: the
+//     tokens the preemptions threw out of the KV cache (to be prefilled
+//     again) are at least PreemptingRecomputed of the tokens generated,
+//     or the preemptions at least PreemptingShare of the requests
+//     finished (or nothing was generated nor finished). A rarer
+//     preemption leaves the replica in the state it is otherwise in.
 //   - FULL: at the end of every step in (t−FullAfter, t] the process was
 //     up, requests waited, and the batch was at capacity (running at
-//     max_num_seqs, or the head of the queue refused for KV blocks). A
+//     max_num_seqs, the head of the queue refused for KV blocks, or a
+//     request preempted in the step: the KV cache could not hold the
+//     batch). A
 //     queue that shrinks is FULL until it is gone: a request that arrives
 //     meanwhile waits behind it.
 //   - SLOW: the p99 (nearest rank) of the time from admission to first
@@ -79,10 +98,8 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 		return analysis.StateDown
 	}
 	from := func(span float64) int { return max(0, k-int(math.Round(span/dt))+1) }
-	for i := from(PreemptingFor); i <= k; i++ {
-		if steps[i].Preemptions > 0 {
-			return analysis.StatePreempting
-		}
+	if r.preempting(k, from(PreemptingFor), from(PreemptingPriced)) {
+		return analysis.StatePreempting
 	}
 	if r.full(k, int(math.Round(FullAfter/dt)), t) {
 		return analysis.StateFull
@@ -104,6 +121,26 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 	return analysis.StateHealthy
 }
 
+// preempting is PREEMPTING's rule at step k: a preemption in the steps
+// from recent on, and a material cost over the steps from priced on.
+func (r *Replica) preempting(k, recent, priced int) bool {
+	if !slices.ContainsFunc(r.Steps[recent:k+1], func(s StepRecord) bool { return s.Preemptions > 0 }) {
+		return false
+	}
+	var preemptions, recomputed, generated, finished int
+	for _, s := range r.Steps[priced : k+1] {
+		preemptions += s.Preemptions
+		recomputed += s.Recomputed
+		generated += s.Generated
+		finished += s.Finished
+	}
+	if generated == 0 && finished == 0 {
+		return true
+	}
+	return float64(recomputed) >= PreemptingRecomputed*float64(generated) ||
+		float64(preemptions) >= PreemptingShare*float64(finished)
+}
+
 // full is FULL's rule over the n steps that end with step k, at time t.
 func (r *Replica) full(k, n int, t float64) bool {
 	if k+1 < n {
@@ -111,7 +148,7 @@ func (r *Replica) full(k, n int, t float64) bool {
 	}
 	for i := k - n + 1; i <= k; i++ {
 		s := r.Steps[i]
-		if !s.Up || s.Waiting == 0 || !(s.Running >= r.cfg.MaxNumSeqs || s.Blocked) {
+		if !s.Up || s.Waiting == 0 || !(s.Running >= r.cfg.MaxNumSeqs || s.Blocked || s.Preemptions > 0) {
 			return false
 		}
 	}

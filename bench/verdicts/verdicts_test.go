@@ -24,6 +24,7 @@ var seeds = []uint64{1, 2, 3}
 var scenarioTruth = map[string]analysis.State{
 	"steady healthy":  analysis.StateHealthy,
 	"steady full":     analysis.StateFull,
+	"KV limit":        analysis.StateFull,
 	"preempting":      analysis.StatePreempting,
 	"slow":            analysis.StateSlow,
 	"idle":            analysis.StateIdle,

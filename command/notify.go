@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -105,9 +104,9 @@ func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error
 type notifier struct {
 	am      *notify.Alertmanager
 	tracker *notify.Tracker
+	post    func([]notify.Alert) // the tracker's alerts to am (Enqueue)
 	hook    *notify.Hook
 	bell    []analysis.State
-	prev    *analysis.Report
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -139,31 +138,28 @@ func (f notifyFlags) startNotifier(ctx context.Context, say func(string)) (*noti
 		}
 	}
 	if am != nil {
-		n.tracker = notify.NewTracker(f.AlertmanagerResend)
+		n.tracker, n.post = notify.NewTracker(f.AlertmanagerResend), am.Enqueue
 		n.wg.Go(func() { am.Run(ctx) })
 	}
 	return n, nil
 }
 
 // observe takes a report: alerts are queued, hooks started, and it says
-// whether the bell rings. It returns at once.
+// whether the bell rings. All three read the report's one stream of state
+// changes, as the event log does. It returns at once.
 func (n *notifier) observe(r analysis.Report) (ring bool) {
 	if n == nil {
 		return false
 	}
-	if n.am != nil {
-		n.am.Enqueue(n.tracker.Update(&r))
+	if n.tracker != nil {
+		n.post(n.tracker.Update(&r))
 	}
-	for _, c := range notify.Changes(n.prev, &r) {
-		if n.hook != nil {
+	if n.hook != nil {
+		for _, c := range notify.Changes(&r) {
 			n.hook.Fire(c)
 		}
-		if slices.Contains(n.bell, c.State) {
-			ring = true
-		}
 	}
-	n.prev = &r
-	return ring
+	return notify.Rings(&r, n.bell)
 }
 
 // stop ends the posting and kills the hooks still running, and waits for

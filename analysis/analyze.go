@@ -39,9 +39,8 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	r.Fleet.LateRound = late
 	fleetGroups(&r.Fleet, r.Replicas, cfg, now, prevFleet)
 	alignFullActions(r.Replicas, &r.Fleet)
-	if prev != nil {
-		r.Events = events(now, r.Replicas, befores, cfg)
-	}
+	r.followChanges(prev, befores)
+	r.Events = append(r.Events, events(now, r.Replicas, befores, cfg)...)
 	return r
 }
 

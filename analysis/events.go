@@ -6,22 +6,145 @@ import (
 	"time"
 )
 
-// events compares this evaluation with the previous one: state changes and
-// threshold crossings (KV cache usage reaching 90 %, p99 TTFT going over
-// the SLO, read from enough requests to judge by). A crossing that comes
-// with a change to a state that explains it is not an event of its own:
-// the state's event says it. befores[i] is reps[i]'s previous report; a
-// target new in this evaluation has none, so no basis and no event.
+// Change is one change of a replica's state as shown: the one stream of
+// state changes that the event log, a hook (--on-change), the bell and
+// Alertmanager all read (Report.Changes), so that none of them tells what
+// another leaves out. Every change of the state shown is one Change, From
+// the state shown at the previous evaluation; a target's first state is a
+// change from none (First), and a target no longer read is a change to
+// none (Left).
+//
+// One change is not told, for every reader alike: a target that vtop has
+// just started reading is WARMING, and that is no news; until it shows
+// another state it has told nothing, and its first other state is its
+// first change, from none. A target judged before that warms up again (a
+// restart) tells its WARMING and then the state it settles in, like any
+// other change. So each target's changes form a chain: the first from
+// none, each next From the state the one before it went To.
+type Change struct {
+	Time   time.Time
+	Target string
+	From   State // the state shown before; meaningless when First
+	To     State // the state shown now; meaningless when Left
+	// First is set on a target's first change: it had no state to tell
+	// before (FromName says "none").
+	First bool
+	// Left is set when the target is no longer among those read: it has
+	// no state now (ToName says "none").
+	Left bool
+	// Text is the change as the event log writes it: "FULL: waiting 41 in
+	// each of 3 readings", the new state and its first reason.
+	Text string
+}
+
+// NoState names the side of a Change where the target has no state: before
+// its first, after it left.
+const NoState = "none"
+
+// FromName is the name of the state changed from, NoState at a target's
+// first change.
+func (c Change) FromName() string {
+	if c.First {
+		return NoState
+	}
+	return c.From.String()
+}
+
+// ToName is the name of the state changed to, NoState when the target left.
+func (c Change) ToName() string {
+	if c.Left {
+		return NoState
+	}
+	return c.To.String()
+}
+
+// leftText is the text of a change of a target no longer read.
+const leftText = "no longer among the targets read"
+
+// FollowChanges gives r its stream of changes (Report.Changes) from prev,
+// the evaluation before it (nil for the first), and an event for each
+// change, before any other event. Analyze does it for each report it
+// makes; a report made otherwise (a test's) is given its stream here,
+// once, in order.
+func (r *Report) FollowChanges(prev *Report) {
+	befores := make([]*ReplicaReport, len(r.Replicas))
+	if prev != nil {
+		index := make(map[string]*ReplicaReport, len(prev.Replicas))
+		for i := range prev.Replicas {
+			index[prev.Replicas[i].Target] = &prev.Replicas[i]
+		}
+		for i := range r.Replicas {
+			befores[i] = index[r.Replicas[i].Target]
+		}
+	}
+	r.followChanges(prev, befores)
+}
+
+// followChanges is FollowChanges with each replica's previous report found
+// (befores[i] is r.Replicas[i]'s, nil for a target new in r).
+func (r *Report) followChanges(prev *Report, befores []*ReplicaReport) {
+	r.Changes = nil
+	found := 0
+	for i := range r.Replicas {
+		rep, before := &r.Replicas[i], befores[i]
+		told := before != nil && before.told
+		if before != nil {
+			found++
+		}
+		rep.told = told || rep.State != StateWarming
+		if !rep.told || (told && before.State == rep.State) {
+			continue
+		}
+		c := Change{Time: r.Time, Target: rep.Target, To: rep.State, First: !told, Text: StateText(rep)}
+		if told {
+			c.From = before.State
+		}
+		r.Changes = append(r.Changes, c)
+	}
+	if prev != nil && found < len(prev.Replicas) {
+		// Some target of prev is not in r: it left.
+		now := make(map[string]bool, len(r.Replicas))
+		for i := range r.Replicas {
+			now[r.Replicas[i].Target] = true
+		}
+		for i := range prev.Replicas {
+			if p := &prev.Replicas[i]; p.told && !now[p.Target] {
+				r.Changes = append(r.Changes, Change{Time: r.Time, Target: p.Target, From: p.State, Left: true, Text: leftText})
+			}
+		}
+	}
+	for _, c := range r.Changes {
+		state := c.To
+		if c.Left {
+			state = c.From
+		}
+		r.Events = append(r.Events, Event{Time: c.Time, Target: c.Target, State: state, Text: c.Text})
+	}
+}
+
+// StateText is a replica's state and its first reason, as a change into it
+// is written: "FULL: waiting 41 in each of 3 readings".
+func StateText(rep *ReplicaReport) string {
+	text := strings.ToUpper(rep.State.String())
+	if len(rep.Reasons) > 0 {
+		text += ": " + rep.Reasons[0]
+	}
+	return text
+}
+
+// events are this evaluation's events other than state changes (those
+// are its Changes'): a restart, and threshold crossings (KV cache usage
+// reaching 90 %, p99 TTFT going over the SLO, read from enough requests
+// to judge by). A crossing that comes with a change to a state that
+// explains it is not an event of its own: the state's event says it.
+// befores[i] is reps[i]'s previous report; a target new in this
+// evaluation has none, so no basis for a crossing.
 func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg Config) []Event {
 	var out []Event
 	for i := range reps {
 		r, before := &reps[i], befores[i]
 		if before == nil {
 			continue
-		}
-		if r.State != before.State && !firstJudgmentFine(before.State, r.State) {
-			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
-				Text: strings.ToUpper(r.State.String()) + ": " + firstOr(r.Reasons, "")})
 		}
 		if r.Restarted && !(before.Restarted && before.RestartedAt.Equal(r.RestartedAt)) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
@@ -41,16 +164,6 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		}
 	}
 	return out
-}
-
-// FirstJudgmentFine reports whether a change is a replica's first judgment
-// after warming up and a fine one: not an event, or every replica of a
-// fleet would log one at start. Outputs that act on state changes (a hook,
-// the bell) skip the same changes the event log does.
-func FirstJudgmentFine(before, now State) bool { return firstJudgmentFine(before, now) }
-
-func firstJudgmentFine(before, now State) bool {
-	return (before == StateWarming || before == StateUnjudged) && (now == StateHealthy || now == StateIdle)
 }
 
 // changingTo reports whether r is changing to one of the states, now (it

@@ -110,8 +110,8 @@ func TestThresholdEvents(t *testing.T) {
 	s.running, s.kv = 48, 0.93
 	hot, _ := run(s, 30, time.Second, finishing(6, request{reason: catalogue.FinishStop, prompt: 500, gen: 300, ttft: 3, itl: 0.027, e2e: 9}))
 	first := Analyze(now, []catalogue.Readings{{Target: "a", Samples: cool}}, cfg, nil)
-	if len(first.Events) != 0 {
-		t.Errorf("no previous evaluation, no events: %v", first.Events)
+	if len(first.Events) != 1 || first.Events[0].Text != StateText(&first.Replicas[0]) {
+		t.Errorf("no previous evaluation: the first verdict's event alone, no crossing: %v", first.Events)
 	}
 	second := Analyze(now, []catalogue.Readings{{Target: "a", Samples: hot}}, cfg, &first)
 	var texts []string

@@ -508,6 +508,10 @@ type ReplicaReport struct {
 	// new state must hold on consecutive evaluations before it is shown.
 	Pending      State `json:"-"`
 	PendingCount int   `json:"-"`
+	// told carries the stream of changes between evaluations: set once
+	// the replica has told a state (Report.Changes), unset while a target
+	// vtop has just started reading is warming up.
+	told bool
 
 	// Point is this evaluation reduced for the history (sparklines, charts).
 	Point Point `json:"-"`
@@ -700,6 +704,10 @@ type Report struct {
 	// Events are the state changes and threshold crossings since the
 	// previous evaluation.
 	Events []Event `json:"events,omitempty"`
+	// Changes are the changes of the replicas' states since the previous
+	// evaluation: the one stream the event log, a hook, the bell and
+	// Alertmanager read (Change). Each is also in Events.
+	Changes []Change `json:"-"`
 	// Source is the health of a source that reads many targets at once
 	// (a Prometheus server); nil for direct scrapes, where each target's
 	// own error says everything. The monitor fills it: the analysis only

@@ -91,37 +91,6 @@ func TestWarmingJSONAndOrder(t *testing.T) {
 	}
 }
 
-// The first judgment after warming up is not a change of state worth an
-// event when it is healthy or idle: every replica of a fleet would log one.
-// A first judgment that is a problem is.
-func TestLeavingWarmingEvents(t *testing.T) {
-	cfg := DefaultConfig()
-	healthy, _ := steadyChat()
-	s := newServer()
-	s.running, s.waiting, s.kv = 256, 951, 0.6
-	full, _ := run(s, 30, time.Second, finishing(12, chat), queueing(951, 1))
-	for _, tt := range []struct {
-		name       string
-		samples    []catalogue.Sample
-		wantEvents int
-	}{
-		{"warming → healthy", healthy, 0},
-		{"warming → full", full, 1},
-	} {
-		first := Analyze(tt.samples[0].Time, []catalogue.Readings{{Target: "a", Samples: tt.samples[:1]}}, cfg, nil)
-		second := Analyze(tt.samples[1].Time, []catalogue.Readings{{Target: "a", Samples: tt.samples[:2]}}, cfg, &first)
-		var changes int
-		for _, e := range second.Events {
-			if e.State == second.Replicas[0].State && strings.HasPrefix(e.Text, strings.ToUpper(e.State.String())) {
-				changes++
-			}
-		}
-		if changes != tt.wantEvents {
-			t.Errorf("%s: %d state events %v, want %d", tt.name, changes, second.Events, tt.wantEvents)
-		}
-	}
-}
-
 // steadyFor is steadyChat's replica over n seconds of readings.
 func steadyFor(n int) func() ([]catalogue.Sample, time.Time) {
 	return func() ([]catalogue.Sample, time.Time) {

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -22,11 +21,11 @@ type notifyFlags struct {
 	AlertmanagerBasicAuthFile   string        `type:"existingfile" placeholder:"FILE" help:"With --alertmanager: user:password in FILE for HTTP basic auth (never shown)."`
 	AlertmanagerHeader          []string      `placeholder:"'K: V'" help:"With --alertmanager: extra request header, repeatable."`
 
-	OnChange          string        `placeholder:"CMD" help:"Run CMD (sh -c) at each state change of a replica, the change as JSON on stdin (and VTOP_REPLICA, VTOP_FROM, VTOP_STATE, VTOP_SEVERITY, VTOP_TEXT); it never delays a frame or a report, and its failure is said, not fatal."`
+	OnChange          string        `placeholder:"CMD" help:"Run CMD (sh -c) at each state change of a replica, as the event log shows them (a replica's first state is a change from none), the change as JSON on stdin (and VTOP_REPLICA, VTOP_FROM, VTOP_STATE, VTOP_SEVERITY, VTOP_TEXT); it never delays a frame or a report, and its failure is said, not fatal."`
 	OnChangeTimeout   time.Duration `default:"10s" placeholder:"D" help:"With --on-change: kill a run (and what it started) after this long."`
 	OnChangePerMinute int           `default:"10" placeholder:"N" help:"With --on-change: start at most N runs a minute; the changes past it are counted and said."`
 
-	Bell string `placeholder:"STATES" help:"Ring the terminal's bell when a replica changes into one of STATES, comma-separated (e.g. down,full,preempting)."`
+	Bell string `placeholder:"STATES" help:"Ring the terminal's bell when a replica changes into one of STATES, its first state included, comma-separated (e.g. down,full,preempting)."`
 }
 
 // validate rejects the notify flags that cannot work: a URL that is not
@@ -105,9 +104,9 @@ func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error
 type notifier struct {
 	am      *notify.Alertmanager
 	tracker *notify.Tracker
+	post    func([]notify.Alert) // the tracker's alerts to am (Enqueue)
 	hook    *notify.Hook
 	bell    []analysis.State
-	prev    *analysis.Report
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -139,31 +138,28 @@ func (f notifyFlags) startNotifier(ctx context.Context, say func(string)) (*noti
 		}
 	}
 	if am != nil {
-		n.tracker = notify.NewTracker(f.AlertmanagerResend)
+		n.tracker, n.post = notify.NewTracker(f.AlertmanagerResend), am.Enqueue
 		n.wg.Go(func() { am.Run(ctx) })
 	}
 	return n, nil
 }
 
 // observe takes a report: alerts are queued, hooks started, and it says
-// whether the bell rings. It returns at once.
+// whether the bell rings. All three read the report's one stream of state
+// changes, as the event log does. It returns at once.
 func (n *notifier) observe(r analysis.Report) (ring bool) {
 	if n == nil {
 		return false
 	}
-	if n.am != nil {
-		n.am.Enqueue(n.tracker.Update(&r))
+	if n.tracker != nil {
+		n.post(n.tracker.Update(&r))
 	}
-	for _, c := range notify.Changes(n.prev, &r) {
-		if n.hook != nil {
+	if n.hook != nil {
+		for _, c := range notify.Changes(&r) {
 			n.hook.Fire(c)
 		}
-		if slices.Contains(n.bell, c.State) {
-			ring = true
-		}
 	}
-	n.prev = &r
-	return ring
+	return notify.Rings(&r, n.bell)
 }
 
 // stop ends the posting and kills the hooks still running, and waits for

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -211,5 +212,125 @@ func TestOnChangeHookDelaysNoReport(t *testing.T) {
 	}
 	if downs != 2 {
 		t.Errorf("the hook got %d changes into DOWN, want 2 (it ran %d times)", downs, len(runs))
+	}
+}
+
+// TestDownAtStartReachesEveryOutput runs vtop --jsonl with --alertmanager
+// (Debian's) and --on-change while one replica of two is down from before
+// vtop starts, then answers again: the replica down at start reaches the
+// Alertmanager as VtopDown, the hook as none → down and the event log
+// (each report's events) as DOWN; when it answers again the alert is
+// resolved, and the hook and the event log get its WARMING and the state
+// it settles in. Every replica's hook runs form a chain from none, and
+// the event log tells the same changes.
+func TestDownAtStartReachesEveryOutput(t *testing.T) {
+	t.Parallel()
+	am := testutil.StartAlertmanager(t)
+	fleet, urls := healthyFleet(t)
+	down := fleet.Replicas()[0]
+	if err := down.SetFault(sim.FaultDown); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// A window longer than the 10 s of readings a verdict of health needs:
+	// the replicas settle 10 s after they first answer.
+	stdout, stderr := startVtop(t, append([]string{"--jsonl", "--interval", "250ms", "--window", "15s", "--no-gpus",
+		"--alertmanager", am.URL(), "--alertmanager-resend", "2s", "--on-change-per-minute", "100",
+		"--on-change", `cat > "$(mktemp "` + dir + `/change-XXXXXX")"`}, urls...)...)
+
+	type change struct {
+		Time                 time.Time
+		Replica, From, State string
+	}
+	hooked := func() map[string][]change {
+		runs, _ := filepath.Glob(filepath.Join(dir, "change-*"))
+		out := map[string][]change{}
+		for _, path := range runs {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c change
+			if json.Unmarshal(b, &c) != nil {
+				continue // a run still writing
+			}
+			out[c.Replica] = append(out[c.Replica], c)
+		}
+		for _, cs := range out {
+			slices.SortFunc(cs, func(a, b change) int { return a.Time.Compare(b.Time) })
+		}
+		return out
+	}
+	var replica string // the down replica's name, as vtop writes it
+	wait := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("not within 30s: %s; the Alertmanager holds %v, the hook got %v; vtop said %q", what, am.Alerts(), hooked(), stderr.String())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	downHeld := func() bool {
+		for _, a := range am.Alerts() {
+			if a.Labels["alertname"] == "VtopDown" && strings.Contains(urls[0], a.Labels["replica"]) {
+				replica = a.Labels["replica"]
+				return true
+			}
+		}
+		return false
+	}
+	wait("VtopDown held", downHeld)
+	wait("the hook told none → down", func() bool {
+		cs := hooked()[replica]
+		return len(cs) > 0 && cs[0].From == "none" && cs[0].State == "down"
+	})
+
+	if err := down.SetFault(sim.FaultNone); err != nil {
+		t.Fatal(err)
+	}
+	wait("VtopDown resolved", func() bool { return !downHeld() })
+	wait("the hook told the return, through WARMING, to a verdict", func() bool {
+		cs := hooked()[replica]
+		return len(cs) >= 3 && cs[1].From == "down" && cs[1].State == "warming" && cs[len(cs)-1].State != "warming"
+	})
+	time.Sleep(time.Second) // the reports of the last change written
+
+	events := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var r struct {
+			Events []struct{ Target, State, Text string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("a report line: %v: %.200s", err, line)
+		}
+		for _, e := range r.Events {
+			if name, _, _ := strings.Cut(e.Text, ":"); strings.ToLower(name) == e.State {
+				events[e.Target] = append(events[e.Target], e.State)
+			}
+		}
+	}
+	all := hooked()
+	if len(all) != 2 {
+		t.Errorf("the hook ran for %d replicas, want both: %v", len(all), all)
+	}
+	for target, cs := range all {
+		var states []string
+		from := "none"
+		for _, c := range cs {
+			if c.From != from {
+				t.Errorf("%s: the hook got %s → %s after a change to %s", target, c.From, c.State, from)
+			}
+			from = c.State
+			states = append(states, c.State)
+		}
+		t.Logf("%s: the hook got %q, the event log %q", target, states, events[target])
+		if strings.Join(states, " ") != strings.Join(events[target], " ") {
+			t.Errorf("%s: the hook got %q, the event log told %q", target, states, events[target])
+		}
+	}
+	if s := stderr.String(); s != "" {
+		t.Errorf("vtop said %q, want nothing: every post and run went through", s)
 	}
 }

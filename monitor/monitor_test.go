@@ -354,3 +354,38 @@ func TestMonitorSetWanted(t *testing.T) {
 		t.Error("a source that reads no target in more detail was asked to refresh")
 	}
 }
+
+// The monitor's first report carries the first changes of the stream
+// every output reads (the event log, a hook, the bell, the alerts): a
+// target down when vtop starts is a change from none at once; one that
+// answers is warming up, which is no change yet.
+func TestFirstReportTellsATargetDownAtStart(t *testing.T) {
+	refused, err := scrape.ParseTarget(testutil.ClosedPort(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits atomic.Int64
+	_, live := countingPoller(t, &hits, 50*time.Millisecond)
+	p, err := scrape.NewPoller([]scrape.Target{refused, live}, scrape.Options{Interval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan analysis.Report, 100)
+	m := New(p, analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	first := receive(t, reports)
+	if len(first.Changes) != 1 {
+		t.Fatalf("first report's changes %+v, want the target down alone", first.Changes)
+	}
+	c := first.Changes[0]
+	if c.Target != refused.Name || !c.First || c.To != analysis.StateDown || c.FromName() != "none" {
+		t.Errorf("change %+v, want %s none → down", c, refused.Name)
+	}
+	if len(first.Events) != 1 || first.Events[0].Text != c.Text {
+		t.Errorf("events %+v, want the change's", first.Events)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -121,7 +122,7 @@ func TestAlertmanagerPostsToTheV2API(t *testing.T) {
 	am := startFake(t, nil)
 	s := runSender(t, AlertmanagerConfig{URL: am.server.URL + "/prefix/"})
 	tr := NewTracker(time.Minute)
-	s.Enqueue(tr.Update(report(0, "gpu-a:8000=full", "gpu-b:8000=healthy")))
+	s.Enqueue(tr.Update(followed(nil, report(0, "gpu-a:8000=full", "gpu-b:8000=healthy"))))
 	// The sender counts a post once the server has answered it, so after
 	// the server holds it: wait for both.
 	eventually(t, "one post, counted", func() bool { p, _ := am.delivered(); return len(p) == 1 && s.Stats().Posts == 1 })
@@ -149,7 +150,7 @@ func TestAlertmanagerFailuresAreSaidKeptAndRetried(t *testing.T) {
 	s := runSender(t, AlertmanagerConfig{URL: am.server.URL, Say: said.say,
 		Secrets: func() safetext.Secrets { return safetext.NewSecrets("s3cr3t-token") }})
 	tr := NewTracker(time.Minute)
-	s.Enqueue(tr.Update(report(0, "a=down")))
+	s.Enqueue(tr.Update(followed(nil, report(0, "a=down"))))
 	// The recovery is said after the post returns, so after the server has
 	// the alert: wait for both.
 	eventually(t, "the alert delivered after two failures, and the recovery said", func() bool {
@@ -185,12 +186,14 @@ func TestAlertmanagerNeverBlocksTheCaller(t *testing.T) {
 	// The first post hangs; while it does, 10 reports come, each changing
 	// the state of replicas a to e: the queue keeps the newest 3 alerts.
 	states := []string{"full", "down"}
+	var prev *analysis.Report
 	for i := range 10 {
 		var reps []string
 		for _, r := range []string{"a", "b", "c", "d", "e"} {
 			reps = append(reps, r+"="+states[i%2])
 		}
-		s.Enqueue(tr.Update(report(time.Duration(i)*time.Second, reps...)))
+		prev = followed(prev, report(time.Duration(i)*time.Second, reps...))
+		s.Enqueue(tr.Update(prev))
 	}
 	if took := time.Since(start); took > 100*time.Millisecond {
 		t.Errorf("10 enqueues took %s with the Alertmanager hanging, want no wait", took)

@@ -44,12 +44,15 @@ const DefaultResend = time.Minute
 // minutes rather than fire forever.
 const lifetimes = 4
 
-// Tracker turns successive reports into the alerts to post: an alert fires
-// when a replica enters a problem state (DOWN, PREEMPTING, FULL, SLOW,
-// STALE), is sent again every resend interval while the replica stays in
-// it, each time with endsAt further ahead, and is resolved (endsAt = the
-// report's time) when the replica leaves the state or the fleet. It reads
-// the time of each report, never a clock: a table of reports is a test.
+// Tracker turns successive reports into the alerts to post, reading each
+// report's stream of state changes (Report.Changes), as the event log and
+// a hook do: an alert fires when a replica changes into a problem state
+// (DOWN, STALLED, PREEMPTING, FULL, SLOW, STALE), its first state
+// included, and is resolved (endsAt = the report's time) when the replica
+// changes out of it or leaves the targets; while the replica stays in it,
+// it is sent again every resend interval, each time with endsAt further
+// ahead. It reads the time of each report, never a clock: a table of
+// reports is a test. Every report goes through Update, in order.
 type Tracker struct {
 	resend time.Duration
 	firing map[string]*firing // by replica
@@ -58,7 +61,6 @@ type Tracker struct {
 // firing is the alert a replica has raised and not resolved.
 type firing struct {
 	alert    Alert
-	state    analysis.State
 	lastSent time.Time
 }
 
@@ -76,50 +78,45 @@ func (t *Tracker) Firing() int { return len(t.firing) }
 
 // Update returns the alerts to post after report r: resolutions first,
 // then the alerts that fire or are due to be sent again. A replica whose
-// source failed (its verdict is from before the failure) neither fires,
-// resolves nor is sent again: vtop does not know, and Alertmanager
-// resolves its alert at its endsAt if the source stays down.
+// source failed (its verdict is from before the failure) is not sent
+// again: vtop does not know whether it lasts, and Alertmanager resolves
+// its alert at its endsAt if the source stays down.
 func (t *Tracker) Update(r *analysis.Report) []Alert {
 	var resolved, firingNow []Alert
-	seen := make(map[string]bool, len(r.Replicas))
+	index := replicaIndex(r)
+	fired := make(map[string]bool, len(r.Changes))
+	for _, c := range r.Changes {
+		if f := t.firing[c.Target]; f != nil {
+			resolved = append(resolved, f.resolve(r.Time))
+			delete(t.firing, c.Target)
+		}
+		rep := index[c.Target]
+		if c.Left || rep == nil || !Alerting(c.To) {
+			continue
+		}
+		f := &firing{alert: Alert{Labels: labels(rep), StartsAt: r.Time}}
+		t.firing[c.Target] = f
+		fired[c.Target] = true
+		firingNow = append(firingNow, f.send(rep, r.Time, t.resend))
+	}
 	for i := range r.Replicas {
 		rep := &r.Replicas[i]
-		seen[rep.Target] = true
-		if rep.SourceStale {
-			continue
-		}
 		f := t.firing[rep.Target]
-		if f != nil && f.state != rep.State {
-			resolved = append(resolved, f.resolve(r.Time))
-			delete(t.firing, rep.Target)
-			f = nil
-		}
-		if !Alerting(rep.State) {
+		if f == nil || fired[rep.Target] || rep.SourceStale || r.Time.Sub(f.lastSent) < t.resend {
 			continue
 		}
-		switch {
-		case f == nil:
-			f = &firing{state: rep.State, alert: Alert{Labels: labels(rep), StartsAt: r.Time}}
-			t.firing[rep.Target] = f
-		case r.Time.Sub(f.lastSent) < t.resend:
-			continue
-		}
-		f.alert.Annotations = annotations(rep)
-		f.alert.EndsAt = r.Time.Add(lifetimes * t.resend)
-		f.lastSent = r.Time
-		firingNow = append(firingNow, f.alert)
-	}
-	for _, target := range slices.Sorted(func(yield func(string) bool) {
-		for target := range t.firing {
-			if !seen[target] && !yield(target) {
-				return
-			}
-		}
-	}) {
-		resolved = append(resolved, t.firing[target].resolve(r.Time))
-		delete(t.firing, target)
+		firingNow = append(firingNow, f.send(rep, r.Time, t.resend))
 	}
 	return append(resolved, firingNow...)
+}
+
+// send is f's alert as sent at now: rep's newest reasons, endsAt lifetimes
+// re-sends ahead.
+func (f *firing) send(rep *analysis.ReplicaReport, now time.Time, resend time.Duration) Alert {
+	f.alert.Annotations = annotations(rep)
+	f.alert.EndsAt = now.Add(lifetimes * resend)
+	f.lastSent = now
+	return f.alert
 }
 
 // resolve is the alert that ends f at now.
@@ -143,7 +140,7 @@ func labels(rep *analysis.ReplicaReport) map[string]string {
 // reason, the first action. Alertmanager keeps the latest received, so a
 // re-send carries today's numbers.
 func annotations(rep *analysis.ReplicaReport) map[string]string {
-	a := map[string]string{"summary": rep.Target + " " + stateText(rep)}
+	a := map[string]string{"summary": rep.Target + " " + analysis.StateText(rep)}
 	if len(rep.Reasons) > 0 {
 		a["description"] = strings.Join(rep.Reasons, "; ")
 	}

@@ -27,6 +27,13 @@ func report(at time.Duration, replicas ...string) *analysis.Report {
 	return r
 }
 
+// followed is r given its stream of changes from prev (nil: r is the
+// first report).
+func followed(prev, r *analysis.Report) *analysis.Report {
+	r.FollowChanges(prev)
+	return r
+}
+
 // sent writes alerts as "alertname replica state severity start→end" (times
 // as offsets from t0), one per alert, in order.
 func sent(alerts []Alert) []string {
@@ -70,10 +77,18 @@ func TestTrackerFiresResendsAndResolves(t *testing.T) {
 			{report(0, "a=full", "b=down"), []string{"VtopFull a FULL critical 0s→4m0s", "VtopDown b DOWN critical 0s→4m0s"}},
 			{report(time.Second, "a=full"), []string{"VtopDown b DOWN critical 0s→1s"}},
 		}},
-		{"a replica whose source failed neither resolves nor is sent again", []step{
+		{"a replica whose source failed is not sent again", []step{
 			{report(0, "a=full"), []string{"VtopFull a FULL critical 0s→4m0s"}},
-			{report(90*time.Second, "a=healthy!"), nil},
-			{report(100*time.Second, "a=healthy"), []string{"VtopFull a FULL critical 0s→1m40s"}},
+			{report(90*time.Second, "a=full!"), nil},
+			{report(100*time.Second, "a=full"), []string{"VtopFull a FULL critical 0s→5m40s"}},
+		}},
+		{"a replica whose source failed changes as the stream says: shown, so told", []step{
+			{report(0, "a=full"), []string{"VtopFull a FULL critical 0s→4m0s"}},
+			{report(90*time.Second, "a=healthy!"), []string{"VtopFull a FULL critical 0s→1m30s"}},
+		}},
+		{"a replica warming at start raises nothing, then fires at its first verdict", []step{
+			{report(0, "a=warming"), nil},
+			{report(time.Second, "a=down"), []string{"VtopDown a DOWN critical 1s→4m1s"}},
 		}},
 		{"the alert fires again after a resolution, with a new startsAt", []step{
 			{report(0, "a=down"), []string{"VtopDown a DOWN critical 0s→4m0s"}},
@@ -84,7 +99,10 @@ func TestTrackerFiresResendsAndResolves(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := NewTracker(time.Minute)
+			var prev *analysis.Report
 			for i, s := range tt.steps {
+				s.report.FollowChanges(prev)
+				prev = s.report
 				got := sent(tr.Update(s.report))
 				if strings.Join(got, "\n") != strings.Join(s.want, "\n") {
 					t.Errorf("step %d: sent\n  %s\nwant\n  %s", i, strings.Join(got, "\n  "), strings.Join(s.want, "\n  "))
@@ -99,6 +117,7 @@ func TestTrackerAnnotationsCarryTheNewestReasons(t *testing.T) {
 	r := report(0, "gpu-a:8000=full")
 	r.Replicas[0].Reasons = []string{"waiting 41 in each of 3 readings", "running 256 (the most seen)"}
 	r.Replicas[0].Action = "add replicas"
+	r.FollowChanges(nil)
 	a := tr.Update(r)[0]
 	want := map[string]string{
 		"summary":     "gpu-a:8000 FULL: waiting 41 in each of 3 readings",
@@ -110,36 +129,45 @@ func TestTrackerAnnotationsCarryTheNewestReasons(t *testing.T) {
 			t.Errorf("annotation %s = %q, want %q", k, a.Annotations[k], v)
 		}
 	}
+	prev := r
 	r = report(time.Minute, "gpu-a:8000=full")
 	r.Replicas[0].Reasons = []string{"waiting 95 in each of 3 readings"}
+	r.FollowChanges(prev)
 	if got := tr.Update(r)[0].Annotations["summary"]; got != "gpu-a:8000 FULL: waiting 95 in each of 3 readings" {
 		t.Errorf("re-sent summary = %q, want the newest reason", got)
 	}
 }
 
+// A hook gets the report's stream of changes: from none at a replica's
+// first, to none when it is no longer read, with the severity, reasons
+// and action of the state it changed to.
 func TestChanges(t *testing.T) {
 	tests := []struct {
 		name      string
 		prev, cur *analysis.Report
-		want      []string // "replica from→state severity text"
+		want      []string // "replica from→state severity text | action"
 	}{
-		{"no previous report, no change", nil, report(0, "a=down"), nil},
+		{"a replica's first state, down at start", nil, report(0, "a=down", "b=warming"),
+			[]string{"a none→down critical DOWN: because down | act on down"}},
 		{"a state change, with the severity of the new state", report(0, "a=healthy", "b=full"), report(time.Second, "a=full", "b=healthy"),
-			[]string{"a healthy→full critical FULL: because full", "b full→healthy none HEALTHY: because healthy"}},
-		{"a replica new in the fleet has no change", report(0, "a=healthy"), report(time.Second, "a=healthy", "b=down"), nil},
-		{"the first judgement of a replica warming up, fine, is no change", report(0, "a=warming", "b=unjudged"), report(time.Second, "a=healthy", "b=idle"), nil},
-		{"the first judgement of a replica warming up, a problem, is a change", report(0, "a=warming"), report(time.Second, "a=slow"),
-			[]string{"a warming→slow warning SLOW: because slow"}},
-		{"a verdict kept while the source fails is no change", report(0, "a=healthy"), report(time.Second, "a=full!"), nil},
+			[]string{"a healthy→full critical FULL: because full | act on full", "b full→healthy none HEALTHY: because healthy | act on healthy"}},
+		{"the first verdict after warming at start, fine", report(0, "a=warming", "b=warming"), report(time.Second, "a=healthy", "b=warming"),
+			[]string{"a none→healthy none HEALTHY: because healthy | act on healthy"}},
+		{"a replica no longer read", report(0, "a=healthy", "b=down"), report(time.Second, "a=healthy"),
+			[]string{"b down→none none no longer among the targets read | "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.prev != nil {
+				tt.prev.FollowChanges(nil)
+			}
+			tt.cur.FollowChanges(tt.prev)
 			var got []string
-			for _, c := range Changes(tt.prev, tt.cur) {
+			for _, c := range Changes(tt.cur) {
 				if !c.Time.Equal(tt.cur.Time) {
 					t.Errorf("change at %s, want the report's time %s", c.Time, tt.cur.Time)
 				}
-				got = append(got, fmt.Sprintf("%s %s→%s %s %s", c.Replica, c.From, c.State, c.Severity, c.Text))
+				got = append(got, fmt.Sprintf("%s %s→%s %s %s | %s", c.Replica, c.From, c.State, c.Severity, c.Text, c.Action))
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("changes\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tt.want, "\n  "))

@@ -1,10 +1,12 @@
 // Package notify tells the world outside the terminal what a running vtop
 // sees: it turns successive reports into alerts posted to an Alertmanager
 // (Alertmanager), runs a command per state change (Hook) and decides when
-// the dashboard rings the bell (Bell).
+// the dashboard rings the bell (Rings). All three read one stream of state
+// changes, the report's (analysis.Change): none tells a change another
+// leaves out.
 //
 // The translation from reports to alerts and changes is pure (Changes,
-// Tracker); the posting and the commands run on goroutines of their own,
+// Rings, Tracker); the posting and the commands run on goroutines of their own,
 // so that nothing here ever delays a report or a frame: a slow
 // Alertmanager or a hook that hangs costs a count and a notice, never a
 // reading.
@@ -12,6 +14,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,12 +22,17 @@ import (
 	"github.com/vtop-dev/vtop/safetext"
 )
 
-// Change is a replica's state change, as a hook receives it on stdin.
+// Change is a replica's state change, as a hook receives it on stdin: one
+// of the report's stream of changes (analysis.Change), which the event
+// log, the bell and the alerts read too.
 type Change struct {
-	Time    time.Time      `json:"time"`
-	Replica string         `json:"replica"`
-	From    analysis.State `json:"from"`
-	State   analysis.State `json:"state"`
+	Time    time.Time `json:"time"`
+	Replica string    `json:"replica"`
+	// From is the state before, by name ("healthy"): "none" at the
+	// replica's first change, when it had none to tell. State is the
+	// state now: "none" once the replica is no longer among the targets.
+	From  string `json:"from"`
+	State string `json:"state"`
 	// Severity is the alert severity of the new state: critical, warning,
 	// or none for a state that is not a problem.
 	Severity string `json:"severity"`
@@ -34,43 +42,43 @@ type Change struct {
 	Action  string   `json:"action,omitempty"`
 }
 
-// Changes are the state changes from prev to cur, in cur's order of
-// replicas. A replica new in cur has no state to change from, and a
-// replica warming up that is then judged fine has not changed (the event
-// log says neither, for the same reasons). A replica whose source failed
-// keeps a verdict that is not news. A nil prev has no changes.
-func Changes(prev, cur *analysis.Report) []Change {
-	if prev == nil || cur == nil {
+// Changes are the report's state changes (Report.Changes), as a hook
+// receives them, in the report's order.
+func Changes(r *analysis.Report) []Change {
+	if r == nil || len(r.Changes) == 0 {
 		return nil
 	}
-	before := make(map[string]analysis.State, len(prev.Replicas))
-	for i := range prev.Replicas {
-		before[prev.Replicas[i].Target] = prev.Replicas[i].State
-	}
-	var out []Change
-	for i := range cur.Replicas {
-		rep := &cur.Replicas[i]
-		from, ok := before[rep.Target]
-		if !ok || from == rep.State || rep.SourceStale || analysis.FirstJudgmentFine(from, rep.State) {
-			continue
+	index := replicaIndex(r)
+	out := make([]Change, 0, len(r.Changes))
+	for _, c := range r.Changes {
+		hc := Change{Time: c.Time, Replica: c.Target, From: c.FromName(), State: c.ToName(),
+			Severity: SeverityNone, Text: c.Text}
+		if rep := index[c.Target]; rep != nil && !c.Left {
+			hc.Severity, hc.Reasons, hc.Action = Severity(c.To), rep.Reasons, rep.Action
 		}
-		out = append(out, Change{
-			Time: cur.Time, Replica: rep.Target, From: from, State: rep.State,
-			Severity: Severity(rep.State), Text: stateText(rep),
-			Reasons: rep.Reasons, Action: rep.Action,
-		})
+		out = append(out, hc)
 	}
 	return out
 }
 
-// stateText is the state and its first reason, as the event log writes a
-// state change.
-func stateText(rep *analysis.ReplicaReport) string {
-	text := strings.ToUpper(rep.State.String())
-	if len(rep.Reasons) > 0 {
-		text += ": " + rep.Reasons[0]
+// Rings reports whether the report's changes ring a bell set for states:
+// a replica changed into one of them.
+func Rings(r *analysis.Report, states []analysis.State) bool {
+	for _, c := range r.Changes {
+		if !c.Left && slices.Contains(states, c.To) {
+			return true
+		}
 	}
-	return text
+	return false
+}
+
+// replicaIndex finds the report's replicas by target.
+func replicaIndex(r *analysis.Report) map[string]*analysis.ReplicaReport {
+	index := make(map[string]*analysis.ReplicaReport, len(r.Replicas))
+	for i := range r.Replicas {
+		index[r.Replicas[i].Target] = &r.Replicas[i]
+	}
+	return index
 }
 
 // Severities of the alerts. A replica that serves nobody (DOWN), or that

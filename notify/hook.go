@@ -130,11 +130,11 @@ func (h *Hook) Fire(c Change) {
 	case len(h.starts) >= h.cfg.PerMinute:
 		h.stats.RateLimited++
 		refused = fmt.Sprintf("on-change: %s %s not run: %d runs in the last minute already (%d changes not run for the rate so far)",
-			c.Replica, strings.ToUpper(c.State.String()), h.cfg.PerMinute, h.stats.RateLimited)
+			c.Replica, strings.ToUpper(c.State), h.cfg.PerMinute, h.stats.RateLimited)
 	case h.running >= h.cfg.Concurrent:
 		h.stats.Busy++
 		refused = fmt.Sprintf("on-change: %s %s not run: %d runs still under way (%d changes not run for it so far)",
-			c.Replica, strings.ToUpper(c.State.String()), h.running, h.stats.Busy)
+			c.Replica, strings.ToUpper(c.State), h.running, h.stats.Busy)
 	default:
 		h.starts = append(h.starts, now)
 		h.running++
@@ -167,7 +167,7 @@ func (h *Hook) Fire(c Change) {
 		}
 		h.mu.Unlock()
 		if err != nil && h.ctx.Err() == nil {
-			h.cfg.Say(fmt.Sprintf("on-change for %s %s: %v", c.Replica, strings.ToUpper(c.State.String()), err))
+			h.cfg.Say(fmt.Sprintf("on-change for %s %s: %v", c.Replica, strings.ToUpper(c.State), err))
 		}
 	}()
 }
@@ -184,8 +184,8 @@ func (h *Hook) run(c Change, input []byte) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(),
 		"VTOP_REPLICA="+c.Replica,
-		"VTOP_STATE="+strings.ToUpper(c.State.String()),
-		"VTOP_FROM="+strings.ToUpper(c.From.String()),
+		"VTOP_STATE="+strings.ToUpper(c.State),
+		"VTOP_FROM="+strings.ToUpper(c.From),
 		"VTOP_SEVERITY="+c.Severity,
 		"VTOP_TEXT="+c.Text)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

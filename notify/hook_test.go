@@ -14,7 +14,7 @@ import (
 )
 
 func change(replica string, s analysis.State) Change {
-	return Change{Time: t0, Replica: replica, From: analysis.StateHealthy, State: s, Severity: Severity(s), Text: strings.ToUpper(s.String()) + ": because"}
+	return Change{Time: t0, Replica: replica, From: "healthy", State: s.String(), Severity: Severity(s), Text: strings.ToUpper(s.String()) + ": because"}
 }
 
 func newHook(t *testing.T, cfg HookConfig) (*Hook, *notices) {
@@ -41,7 +41,7 @@ func TestHookGetsTheChangeOnStdinAndInItsEnvironment(t *testing.T) {
 	if err == nil {
 		err = json.Unmarshal(b, &got)
 	}
-	if err != nil || got.Replica != "gpu-a:8000" || got.State != analysis.StateFull || got.From != analysis.StateHealthy || got.Severity != "critical" {
+	if err != nil || got.Replica != "gpu-a:8000" || got.State != "full" || got.From != "healthy" || got.Severity != "critical" {
 		t.Errorf("stdin %s (%v)", b, err)
 	}
 	env, _ := os.ReadFile(filepath.Join(dir, "env"))

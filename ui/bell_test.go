@@ -44,3 +44,24 @@ func TestNoticeInTheEventLog(t *testing.T) {
 		t.Errorf("the event log does not show the notice:\n%s", frame)
 	}
 }
+
+// The event log shows the report's stream of changes from the first
+// report on: a replica down when vtop starts is in it, as it is in the
+// hook's changes and the alerts.
+func TestEventLogFromTheFirstReport(t *testing.T) {
+	m := New(testOptions())
+	r := analysis.Report{Time: t0, Replicas: []analysis.ReplicaReport{
+		{Target: "gpu-a:8000", State: analysis.StateDown, Reasons: []string{"scrape failing since 14:00:00 (1 failed in a row): connection refused"}, Figures: naFigures()},
+		{Target: "gpu-b:8000", State: analysis.StateWarming, Reasons: []string{"warming up"}, Figures: naFigures()},
+	}}
+	r.FollowChanges(nil)
+	next, _ := m.Update(ReportMsg{Report: r})
+	next, _ = next.Update(keyMsg("e"))
+	frame := next.View()
+	if !strings.Contains(frame, "gpu-a:8000 DOWN: scrape failing since 14:00:00") {
+		t.Errorf("the event log does not show the replica down at start:\n%s", frame)
+	}
+	if strings.Contains(frame, "gpu-b:8000 WARMING") {
+		t.Errorf("the event log shows the WARMING every target starts in:\n%s", frame)
+	}
+}

@@ -54,6 +54,11 @@ type evidence struct {
 	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
 	// TensorRT-LLM backend is TensorRT-LLM without them.
 	NoLatency bool
+	// Quiet is the evidence of a stall: the readings in hand since a
+	// token last moved (quietSpan). GCMoved is set when the API server's
+	// own process counters rose in the window.
+	Quiet   quiet
+	GCMoved bool
 }
 
 // engineCounters are the scalars whose movement tells a live engine.

@@ -26,6 +26,10 @@ type Thresholds struct {
 	// StaleReadings is how many readings must show no counter moving while
 	// requests run for a replica to be STALE.
 	StaleReadings int
+	// StalledSpan is how long work must be present with no token
+	// generated for a replica to be STALLED (over StaleReadings readings
+	// at least).
+	StalledSpan time.Duration
 }
 
 // JudgementThresholds returns the thresholds the analysis judges by.
@@ -37,6 +41,7 @@ func JudgementThresholds() Thresholds {
 		PreemptingSpan: preemptingSpan,
 		LeastEvidence:  leastEvidence,
 		StaleReadings:  staleMinSamples,
+		StalledSpan:    stalledSpan,
 	}
 }
 
@@ -71,6 +76,8 @@ func FirstAction(s State, kind catalogue.EngineKind, cfg Config) string {
 		return slowAction
 	case StateStale:
 		return staleAction
+	case StateStalled:
+		return stalledAction
 	}
 	return ""
 }

@@ -30,7 +30,8 @@ func judgementNumbers() [][3]string {
 		{"SLOW: observations a p99 is read from", fmt.Sprint(cfg.MinObservations), "DefaultConfig().MinObservations"},
 		{"SLOW: leaves this far under the SLO", percent(cfg.SLOExitMargin), "DefaultConfig().SLOExitMargin"},
 		{"SLOW: mean prompt from which slow TTFT is long prompts", count(longPromptTokens), "longPromptTokens"},
-		{"STALE: readings with no counter moving", fmt.Sprint(staleMinSamples), "staleMinSamples"},
+		{"STALE, STALLED: readings with no counter moving", fmt.Sprint(staleMinSamples), "staleMinSamples"},
+		{"STALLED: work present with no token generated for", stalledSpan.String(), "stalledSpan"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
 	}

@@ -164,3 +164,31 @@ func TestStalledWhenCountsAtEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceBesideAStall: a stalled replica's queue waits for its engine,
+// not for capacity, so more replicas would not serve it: the advice does
+// not add replicas for it, counts it among the replicas to keep, and says
+// to restart it.
+func TestAdviceBesideAStall(t *testing.T) {
+	s := newServer()
+	s.running = 12
+	stalled, now := run(s, 30, time.Second, stallAt(15, 5))
+	h := newServer()
+	h.running = 30
+	healthy, _ := run(h, 30, time.Second, finishing(5, chat))
+	rep := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}, {Target: "gpu-b:8000", Samples: healthy}}, DefaultConfig(), nil)
+	if rep.Replicas[0].State != StateStalled {
+		t.Fatalf("gpu-a: %v, want STALLED; reasons %q", rep.Replicas[0].State, rep.Replicas[0].Reasons)
+	}
+	a := rep.Fleet.Advice
+	if a.Action == "add" || a.RecommendedReplicas != 2 {
+		t.Errorf("advice %q (%s, %v replicas), want to keep the 2", a.Recommendation, a.Action, a.RecommendedReplicas)
+	}
+	if want := "1 replica STALLED: restart it"; !strings.Contains(strings.Join(a.Summary, "\n"), want) {
+		t.Errorf("summary %q lacks %q", a.Summary, want)
+	}
+	alone := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}}, DefaultConfig(), nil).Fleet.Advice
+	if alone.Action != "keep" || alone.RecommendedReplicas != 1 || !strings.Contains(alone.Recommendation, "restart") {
+		t.Errorf("a fleet of one stalled replica: %q (%s, %v replicas), want to keep it and restart it", alone.Recommendation, alone.Action, alone.RecommendedReplicas)
+	}
+}

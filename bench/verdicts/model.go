@@ -38,6 +38,12 @@ type Config struct {
 	// server is lost, the scrapes fail for its duration, and the process
 	// comes back empty with its counters at 0.
 	Outages []Outage
+	// Stalls are the engine's hangs (a collective that never returns, a
+	// GPU fault): for each, the process stays up and scraped, but no step
+	// happens: no token, no admission, no finish, no preemption; the
+	// batch stands and the arrivals still join the queue. After it the
+	// engine steps on where it stopped.
+	Stalls []Outage
 }
 
 // Outage is one death and restart of the server process.
@@ -116,6 +122,10 @@ type StepRecord struct {
 	Arrivals int
 	// Step is the decode step of the batch during this step (seconds).
 	Step float64
+	// Tokens were generated in this step, first tokens included.
+	Tokens int
+	// Stalled is true while the engine does not step (a stall).
+	Stalled bool
 }
 
 // Served is one request's first token: when, and its TTFT.
@@ -143,6 +153,8 @@ type Replica struct {
 	// Finished counts the requests finished so far, over every process.
 	Finished int
 	up       bool
+	// tokens counts the tokens generated in the step under way.
+	tokens int
 }
 
 // NewReplica returns a replica of cfg with its own seeded source of
@@ -162,6 +174,17 @@ func (c *Config) Up(t float64) bool {
 		}
 	}
 	return true
+}
+
+// Stalled reports whether the engine is stalled at time t: inside a
+// stall [At, At+For).
+func (c *Config) Stalled(t float64) bool {
+	for _, o := range c.Stalls {
+		if t >= o.At && t < o.At+o.For {
+			return true
+		}
+	}
+	return false
 }
 
 // poisson draws from a Poisson distribution of mean m (Knuth's method;
@@ -212,6 +235,11 @@ func (r *Replica) Advance(dt float64) {
 	for _, at := range times {
 		r.queue = append(r.queue, &request{arrival: at, prompt: r.draw(r.cfg.PromptTokens), output: r.draw(r.cfg.OutputTokens)})
 	}
+	if r.cfg.Stalled(t0 + dt/2) {
+		r.stall(t0, t1, &rec)
+		return
+	}
+	r.tokens = 0
 	// Admission: the head of the queue, in order, while the batch has a
 	// slot and the KV cache the blocks of its prompt. A request that
 	// arrived in this step is admitted at its arrival.
@@ -247,9 +275,30 @@ func (r *Replica) Advance(dt float64) {
 		r.Exporter.Preempted()
 	}
 	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), used
+	rec.Tokens = r.tokens
 	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(used)/float64(r.cfg.KVBlocks))
 	r.now = t1
 	r.Steps = append(r.Steps, rec)
+}
+
+// stall is a step [t0, t1) in which the engine does not step: the
+// arrivals have joined the queue; nothing is admitted, generated,
+// finished or preempted, and a prefill under way is pushed back by the
+// step, since it makes no progress either.
+func (r *Replica) stall(t0, t1 float64, rec *StepRecord) {
+	rec.Stalled = true
+	for _, q := range r.running {
+		if q.prefillEnd > t0 {
+			q.prefillEnd += t1 - t0
+			if q.timesAdmitted == 1 {
+				q.firstPrefillTo = q.prefillEnd
+			}
+		}
+	}
+	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), r.used()
+	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(rec.KVBlocksUsed)/float64(r.cfg.KVBlocks))
+	r.now = t1
+	r.Steps = append(r.Steps, *rec)
 }
 
 // used is how many KV blocks the batch holds.
@@ -330,6 +379,7 @@ func (r *Replica) advance(q *request, t0, t1, step float64) (end float64, done b
 		q.generated = float64(q.output)
 	}
 	if tokens := int(q.generated) - int(before); tokens > 0 {
+		r.tokens += tokens
 		// The first token's latency is TTFT, not an inter-token gap.
 		gaps := tokens
 		if before == 0 {

@@ -70,6 +70,8 @@ func Scenarios() []Scenario {
 	fill.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * fill.Capacity() }
 	restart := steady(b, 0.6)
 	restart.Outages = []Outage{{At: 120, For: 12}}
+	stall := steady(b, 0.6)
+	stall.Stalls = []Outage{{At: 100, For: 60}}
 	return []Scenario{
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
@@ -77,6 +79,7 @@ func Scenarios() []Scenario {
 		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 2)}},
 		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
+		{Name: "stall", Seconds: 300, Replicas: []Config{stall}},
 		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},

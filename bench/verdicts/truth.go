@@ -29,6 +29,11 @@ const (
 	SlowRecent      = 10.0
 	SlowLongest     = 30.0
 	SlowMinRequests = 20
+	// StalledAfter is how long work must have been present (requests
+	// running or waiting) with no token generated before a replica is
+	// STALLED (seconds): some two hundred decode steps, longer than any
+	// prefill of the scenarios.
+	StalledAfter = 5.0
 	// IdleFor is how long no request may have arrived, run or waited
 	// before a replica is IDLE (seconds).
 	IdleFor = 5.0
@@ -39,6 +44,9 @@ const (
 // never from vtop's output. In priority order:
 //
 //   - DOWN: the scrape at t fails (the process is away).
+//   - STALLED: at the end of every step in (t−StalledAfter, t] the
+//     process was up, requests ran or waited, and no token was
+//     generated in the step (the engine stopped stepping).
 //   - PREEMPTING: a preemption happened in (t−PreemptingFor, t].
 //   - FULL: at the end of every step in (t−FullAfter, t] the process was
 //     up, requests waited, and the batch was at capacity (running at
@@ -67,6 +75,9 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 	if !steps[k].Up {
 		return analysis.StateDown
 	}
+	if r.stalled(k, int(math.Round(StalledAfter/dt))) {
+		return analysis.StateStalled
+	}
 	from := func(span float64) int { return max(0, k-int(math.Round(span/dt))+1) }
 	for i := from(PreemptingFor); i <= k; i++ {
 		if steps[i].Preemptions > 0 {
@@ -88,6 +99,19 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 		return analysis.StateIdle
 	}
 	return analysis.StateHealthy
+}
+
+// stalled is STALLED's rule over the n steps that end with step k.
+func (r *Replica) stalled(k, n int) bool {
+	if k+1 < n {
+		return false
+	}
+	for _, s := range r.Steps[k-n+1 : k+1] {
+		if !s.Up || (s.Running == 0 && s.Waiting == 0) || s.Tokens > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // full is FULL's rule over the n steps that end with step k, at time t.

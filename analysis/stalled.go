@@ -93,59 +93,79 @@ func workMoved(a, b *catalogue.Series) (changed, known bool) {
 	return changed, known
 }
 
-// quietSpan is the quiet evidence of the good samples in hand (oldest
-// first; the newest good one is last among them). The last movement is
-// the newest reading at which a work counter changed; when no reading in
-// hand shows one, the previous report's LastToken carries it, as DOWN
-// carries the start of its outage.
+// quietSpan is the quiet evidence of the samples in hand (oldest first,
+// failed ones skipped). The last movement is the newest reading at which
+// a work counter changed; when no reading in hand shows one, the previous
+// report's LastToken carries it, as DOWN carries the start of its outage.
+// It allocates nothing: it runs for every replica at every evaluation.
 func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
-	var good []*catalogue.Sample
-	for i := range samples {
-		if samples[i].OK() {
-			good = append(good, &samples[i])
-		}
-	}
 	var q quiet
-	n := len(good)
-	if n < 2 {
+	newest := len(samples) - 1
+	for newest >= 0 && !samples[newest].OK() {
+		newest--
+	}
+	if newest < 0 {
 		return q
 	}
-	first := 0
-	for j := n - 1; j > 0; j-- {
-		changed, known := workMoved(&good[j-1].Total, &good[j].Total)
+	// first is the oldest good reading of the quiet stretch.
+	first, readings := newest, 1
+	for i := newest - 1; i >= 0; i-- {
+		if !samples[i].OK() {
+			continue
+		}
+		changed, known := workMoved(&samples[i].Total, &samples[first].Total)
 		q.Known = q.Known || known
 		if changed {
-			first, q.Found = j, true
+			q.Found = true
 			break
 		}
+		first = i
+		readings++
 	}
 	if !q.Known {
 		return q
 	}
-	q.Since = good[first].Time
+	q.Since = samples[first].Time
 	if !q.Found && prev != nil && !prev.LastToken.IsZero() && !prev.LastToken.After(q.Since) {
 		q.Since, q.Found = prev.LastToken, true
 	}
-	newest := good[n-1]
-	q.Seconds, q.Readings = newest.Time.Sub(q.Since).Seconds(), n-first
-	series := make([]*catalogue.Series, 0, n-first)
-	for _, s := range good[first:] {
-		series = append(series, &s.Total)
-	}
-	var w window
-	q.Running, q.Waiting, q.KV = w.scalarGauge(series, catalogue.Running), w.scalarGauge(series, catalogue.Waiting), w.scalarGauge(series, catalogue.KVCacheUsage)
-	q.HTTP = plainIncrease(good[first:], func(s *catalogue.Sample) float64 { return s.HTTPRequests })
-	q.GC = plainIncrease(good[first:], func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+	quietOnes := samples[first : newest+1]
+	q.Seconds, q.Readings = samples[newest].Time.Sub(q.Since).Seconds(), readings
+	q.Running, q.Waiting, q.KV = sampleGauge(quietOnes, catalogue.Running), sampleGauge(quietOnes, catalogue.Waiting), sampleGauge(quietOnes, catalogue.KVCacheUsage)
+	q.HTTP = plainIncrease(quietOnes, func(s *catalogue.Sample) float64 { return s.HTTPRequests })
+	q.GC = plainIncrease(quietOnes, func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
 	return q
 }
 
+// sampleGauge summarises gauge k of the good samples' totals: its first
+// and last known values, its least and most, and how many know it (the
+// mean is not worked out). Every value is NaN when none knows it.
+func sampleGauge(samples []catalogue.Sample, k catalogue.Scalar) gaugeStats {
+	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN()}
+	for i := range samples {
+		v := samples[i].Total.Scalars[k]
+		if !samples[i].OK() || math.IsNaN(v) {
+			continue
+		}
+		if g.N == 0 {
+			g.First, g.Min, g.Max = v, v, v
+		}
+		g.Min, g.Max, g.Last = min(g.Min, v), max(g.Max, v), v
+		g.N++
+	}
+	return g
+}
+
 // plainIncrease is the sum of the rises of a process-level counter over
-// the samples (a drop counted as a reset), with no extrapolation: whether
-// it moved, not at what rate. NaN when fewer than two samples know it.
-func plainIncrease(samples []*catalogue.Sample, value func(*catalogue.Sample) float64) float64 {
+// the good samples (a drop counted as a reset), with no extrapolation:
+// whether it moved, not at what rate. NaN when fewer than two know it.
+func plainIncrease(samples []catalogue.Sample, value func(*catalogue.Sample) float64) float64 {
 	inc, last, known := 0.0, math.NaN(), 0
-	for _, s := range samples {
-		v := value(s)
+	for i := range samples {
+		if !samples[i].OK() {
+			continue
+		}
+		v := value(&samples[i])
 		if math.IsNaN(v) {
 			continue
 		}

@@ -149,10 +149,10 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	default:
 		a.keep(backlog)
 	}
-	a.Summary = append(a.Summary, a.Recommendation)
-	if stalled > 0 {
-		a.Summary = append(a.Summary, plural(float64(stalled), "replica")+" STALLED: restart it; its queue waits for its engine, not for more replicas, and is not counted as demand")
+	if stalled > 0 && stalled < a.Replicas {
+		a.Recommendation += "; restart " + plural(float64(stalled), "replica") + " STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"
 	}
+	a.Summary = append(a.Summary, a.Recommendation)
 	a.Summary = a.demandSummary(a.Summary)
 	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
 	a.Summary = a.backlogSummary(a.Summary, backlog)

@@ -124,8 +124,8 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		if c.State != StateDown {
 			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
-			if c.State == StateStalled && ev.Quiet.Found {
-				rep.LastToken = ev.Quiet.Since
+			if c.State == StateStalled {
+				rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
 			}
 			if ev.Router {
 				c.Reasons = append(c.Reasons, routerNote(&rep))

@@ -30,7 +30,7 @@ type quiet struct {
 	Known bool
 	// Since is the newest reading at which a work counter moved, in hand
 	// or carried from the previous report (Found); when none is known,
-	// the oldest good reading in hand.
+	// the oldest reading known without one (in hand, or carried).
 	Since time.Time
 	Found bool
 	// Seconds and Readings are the time from Since to the newest good
@@ -127,7 +127,9 @@ func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
 	}
 	q.Since = samples[first].Time
 	if !q.Found && prev != nil && !prev.LastToken.IsZero() && !prev.LastToken.After(q.Since) {
-		q.Since, q.Found = prev.LastToken, true
+		// The previous report knew the last token, or a reading older
+		// than these without one.
+		q.Since, q.Found = prev.LastToken, !prev.lastTokenBound
 	}
 	quietOnes := samples[first : newest+1]
 	q.Seconds, q.Readings = samples[newest].Time.Sub(q.Since).Seconds(), readings
@@ -217,7 +219,7 @@ func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, b
 	quiet := duration(time.Duration(q.Seconds * float64(time.Second)))
 	since := fmt.Sprintf("for %s (since %s)", quiet, q.Since.Format("15:04:05"))
 	if !q.Found {
-		since = fmt.Sprintf("for at least %s (none since the oldest reading in hand, %s)", quiet, q.Since.Format("15:04:05"))
+		since = fmt.Sprintf("for at least %s (none in any reading since %s)", quiet, q.Since.Format("15:04:05"))
 	}
 	reasons := []string{fmt.Sprintf("no token generated %s while running %s, waiting %s; the API server still answers",
 		since, count(f.Running.Float()), count(f.Waiting.Float()))}

@@ -135,8 +135,18 @@ func TestStalledSinceCarried(t *testing.T) {
 		t.Errorf("reason %q lacks %q", r.Reasons[0], want)
 	}
 	alone := analyzeOne(samples[61:], now, cfg)
-	if want := "no token generated for at least 29s (none since the oldest reading in hand, 14:01:01)"; alone.State != StateStalled || !strings.Contains(alone.Reasons[0], want) {
+	if want := "no token generated for at least 29s (none in any reading since 14:01:01)"; alone.State != StateStalled || !strings.Contains(alone.Reasons[0], want) {
 		t.Errorf("without a previous report: %v %q, want STALLED saying %q", alone.State, alone.Reasons, want)
+	}
+	// Watched from within the stall, the first reading bounds the last
+	// token, and the bound is carried as the readings in hand move on.
+	prev = nil
+	for i := 60; i <= 90; i++ {
+		r := Analyze(samples[i].Time, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples[max(31, i-29) : i+1]}}, cfg, prev)
+		prev = &r
+	}
+	if want := "no token generated for at least 59s (none in any reading since 14:00:31)"; !strings.Contains(prev.Replicas[0].Reasons[0], want) {
+		t.Errorf("watched from within the stall: %q, want %q", prev.Replicas[0].Reasons, want)
 	}
 }
 
@@ -184,8 +194,8 @@ func TestAdviceBesideAStall(t *testing.T) {
 	if a.Action == "add" || a.RecommendedReplicas != 2 {
 		t.Errorf("advice %q (%s, %v replicas), want to keep the 2", a.Recommendation, a.Action, a.RecommendedReplicas)
 	}
-	if want := "1 replica STALLED: restart it"; !strings.Contains(strings.Join(a.Summary, "\n"), want) {
-		t.Errorf("summary %q lacks %q", a.Summary, want)
+	if want := "restart 1 replica STALLED"; !strings.Contains(a.Recommendation, want) {
+		t.Errorf("advice %q lacks %q", a.Recommendation, want)
 	}
 	alone := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}}, DefaultConfig(), nil).Fleet.Advice
 	if alone.Action != "keep" || alone.RecommendedReplicas != 1 || !strings.Contains(alone.Recommendation, "restart") {

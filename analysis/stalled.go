@@ -61,10 +61,11 @@ func still(g gaugeStats) bool { return !moved(g) }
 // the engines that count them so).
 var workCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.FinishedRequests}
 
-// workHistograms are the histograms whose count moves with a first token
-// or a finished request: the token counts of engines that count tokens
-// only through them.
-var workHistograms = []catalogue.Histogram{catalogue.TTFT, catalogue.E2E, catalogue.PromptLength, catalogue.GenerationLength}
+// workHistograms are the histograms whose count moves with a token (the
+// inter-token latency, observed as tokens come even where the token
+// counters move only when a request finishes, as SGLang's do), a first
+// token or a finished request.
+var workHistograms = []catalogue.Histogram{catalogue.ITL, catalogue.TTFT, catalogue.E2E, catalogue.PromptLength, catalogue.GenerationLength}
 
 // workMoved reports whether a work counter changed from reading a to the
 // later reading b (a drop is a restart: the new process's first reading),

@@ -155,13 +155,17 @@ func TestStalledSinceCarried(t *testing.T) {
 // window, as STALE does.
 func TestStalledWhenCountsAtEnd(t *testing.T) {
 	for _, tt := range []struct {
-		quiet int
-		want  bool
-	}{{10, false}, {29, true}} {
+		engine catalogue.EngineKind
+		quiet  int
+		want   bool
+	}{
+		{catalogue.EngineTGI, 10, false}, {catalogue.EngineTGI, 29, true},
+		{catalogue.EngineLlamaCpp, 10, false}, {catalogue.EngineLlamaCpp, 29, true},
+	} {
 		s := newServer()
 		s.running = 12
 		samples, now := run(s, 60, time.Second, stallAt(60-tt.quiet, 2))
-		samples = asEngine(samples, catalogue.EngineTGI)
+		samples = asEngine(samples, tt.engine)
 		for i := range samples {
 			if i > 60-tt.quiet {
 				// asEngine counts on; a stalled engine's counters stand still.
@@ -170,7 +174,7 @@ func TestStalledWhenCountsAtEnd(t *testing.T) {
 		}
 		r := analyzeOne(samples, now, DefaultConfig())
 		if got := r.State == StateStalled; got != tt.want {
-			t.Errorf("TGI with no token for %ds: %v, want stalled %v; reasons %q", tt.quiet, r.State, tt.want, r.Reasons)
+			t.Errorf("%v with no token for %ds: %v, want stalled %v; reasons %q", tt.engine, tt.quiet, r.State, tt.want, r.Reasons)
 		}
 	}
 }
@@ -200,5 +204,21 @@ func TestAdviceBesideAStall(t *testing.T) {
 	alone := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}}, DefaultConfig(), nil).Fleet.Advice
 	if alone.Action != "keep" || alone.RecommendedReplicas != 1 || !strings.Contains(alone.Recommendation, "restart") {
 		t.Errorf("a fleet of one stalled replica: %q (%s, %v replicas), want to keep it and restart it", alone.Recommendation, alone.Action, alone.RecommendedReplicas)
+	}
+}
+
+// TestTokensCountedAtTheEnd: an engine whose token counters move only
+// when requests finish (SGLang) still observes each token's inter-token
+// latency as it comes: while its histogram's count moves, the engine
+// steps, however long nothing finishes.
+func TestTokensCountedAtTheEnd(t *testing.T) {
+	s := newServer()
+	s.running = 12
+	samples, now := run(s, 30, time.Second, stallAt(20, 1))
+	for i := 21; i < len(samples); i++ {
+		samples[i].Total.Histograms[catalogue.ITL].Count += float64(100 * (i - 20))
+	}
+	if r := analyzeOne(samples, now, DefaultConfig()); r.State == StateStalled {
+		t.Errorf("tokens still timed as they come: %v, want not STALLED; reasons %q", r.State, r.Reasons)
 	}
 }

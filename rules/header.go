@@ -39,7 +39,7 @@ func (b builder) inexact() []string {
 		"FULL's first action is to add replicas: vtop says to spread the load, or that none is to be added, where its fleet advice finds that the replicas up carry the demand, which the rules do not work out.",
 		"SLOW: a slow TTFT whose queue is gone (vtop's cause passed, as FULL's has) still fires until the window forgets it.",
 		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
-		"STALLED: read over " + dur(b.stalledSpan()) + " for every engine, where vtop waits most of the window for one that counts when requests end (TGI); the KV cache usage is not among the signs of a live page; the time since the last token is not said (the alert's start is near it).",
+		"STALLED: read over " + dur(b.stalledSpan()) + " for every engine, where vtop waits most of the window for one that counts when requests end (TGI, llama.cpp); the KV cache usage is not among the signs of a live page; the time since the last token is not said (the alert's start is near it).",
 		"keep_firing_for holds a state also when a proven lower state follows it (FULL after PREEMPTING): vtop shows the proven state at once, the rules one hold later.",
 	}
 	for k := catalogue.EngineKind(1); k < catalogue.NumEngineKinds; k++ {

@@ -312,14 +312,16 @@ func (b builder) stalledSpan() time.Duration {
 }
 
 // stalledExpr: requests running or waiting now, no work counter moved
-// over the stalled span (at least StaleReadings readings), and the page
-// alive over it (liveExpr): an engine that stopped stepping under an API
-// server that still answers. The value is the running requests (the
-// waiting ones where none runs).
+// over the stalled span (at least StaleReadings readings) nor any token
+// was timed (the inter-token latency's count, which moves as tokens come
+// where the token counters move when a request ends), and the page alive
+// over it (liveExpr): an engine that stopped stepping under an API server
+// that still answers. The value is the running requests (the waiting
+// ones where none runs).
 func (b builder) stalledExpr() string {
 	span, on := dur(b.stalledSpan()), b.q.On()
-	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)",
-		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(span))
+	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)\nunless %[2]s %[8]s > 0",
+		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(span), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
 }
 
 // liveExpr: something on the group's page moved over the span besides

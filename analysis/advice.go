@@ -72,7 +72,14 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		n           int
 	}
 	var full, preempting capacityFrom
+	stalled := 0
 	for _, r := range counted {
+		if r.State == StateStalled {
+			// Its arrivals and its queue wait for its engine, not for
+			// capacity: more replicas would not serve them.
+			stalled += max(1, r.Instances)
+			continue
+		}
 		arrivals.add(r.ArrivalsPerSecond)
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
@@ -131,6 +138,9 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	case a.AtCapacity > 0:
 		a.Action, a.Basis = "add", "queue"
 		a.Recommendation = a.addWithoutCount("add replicas: " + plural(float64(a.AtCapacity), "replica") + " " + a.fullWord())
+	case stalled == a.Replicas:
+		a.keep(0)
+		a.Recommendation = "keep " + plural(float64(a.RecommendedReplicas), "replica") + ": every replica up is STALLED; restart them, more replicas would not serve their queues"
 	case !a.ArrivalsPerSecond.Known():
 		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
 	case a.queueGrows(backlog):
@@ -138,6 +148,9 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Recommendation = a.queueGrowsWords(backlog)
 	default:
 		a.keep(backlog)
+	}
+	if stalled > 0 && stalled < a.Replicas {
+		a.Recommendation += "; restart " + plural(float64(stalled), "replica") + " STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"
 	}
 	a.Summary = append(a.Summary, a.Recommendation)
 	a.Summary = a.demandSummary(a.Summary)

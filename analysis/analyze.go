@@ -131,9 +131,14 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)
+		ev.Quiet = quietSpan(samples, prev)
+		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
 		if c.State != StateDown {
 			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+			if c.State == StateStalled {
+				rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
+			}
 			if ev.Router {
 				c.Reasons = append(c.Reasons, routerNote(&rep))
 			}

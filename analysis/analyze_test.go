@@ -144,7 +144,7 @@ func TestStates(t *testing.T) {
 			s.finish(100, chat)
 			s.running = 12
 			return run(s, 30, time.Second)
-		}, StateStale, "running 12 but no counter moved over 30s (31 scrapes)", "PROMETHEUS_MULTIPROC_DIR"},
+		}, StateStale, "running 12 but nothing on the page moved over 30s (31 scrapes), gauges included", "PROMETHEUS_MULTIPROC_DIR"},
 		{"stale: all zero while HTTP requests rise", func() ([]catalogue.Sample, time.Time) {
 			return run(newServer(), 30, time.Second, func(s *server, _ int) { s.httpRequests += 5 })
 		}, StateStale, "every engine value is 0 while http_requests_total rose by 150", "PROMETHEUS_MULTIPROC_DIR"},

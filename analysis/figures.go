@@ -60,6 +60,11 @@ type evidence struct {
 	WasRecovering bool
 	// Cleared is the evidence of a backlog that drained (see cleared).
 	Cleared backlogCleared
+	// Quiet is the evidence of a stall: the readings in hand since a
+	// token last moved (quietSpan). GCMoved is set when the API server's
+	// own process counters rose in the window.
+	Quiet   quiet
+	GCMoved bool
 }
 
 // backlogCleared is the evidence RECOVERING names: when the window's

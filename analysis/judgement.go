@@ -30,6 +30,10 @@ type Thresholds struct {
 	// StaleReadings is how many readings must show no counter moving while
 	// requests run for a replica to be STALE.
 	StaleReadings int
+	// StalledSpan is how long work must be present with no token
+	// generated for a replica to be STALLED (over StaleReadings readings
+	// at least).
+	StalledSpan time.Duration
 }
 
 // JudgementThresholds returns the thresholds the analysis judges by.
@@ -43,6 +47,7 @@ func JudgementThresholds() Thresholds {
 		MaterialPreempted:  materialPreempted,
 		LeastEvidence:      leastEvidence,
 		StaleReadings:      staleMinSamples,
+		StalledSpan:        stalledSpan,
 	}
 }
 
@@ -83,6 +88,8 @@ func FirstAction(s State, kind catalogue.EngineKind, cfg Config) string {
 		return staleAction
 	case StateRecovering:
 		return recoveringAction
+	case StateStalled:
+		return stalledAction
 	}
 	return ""
 }

@@ -21,6 +21,7 @@ func TestFirstAction(t *testing.T) {
 		{StateFull, catalogue.EngineSGLang, "scale on sglang:num_queue_reqs"},
 		{StateSlow, catalogue.EngineVLLM, "long prompts"},
 		{StateStale, catalogue.EngineVLLM, "PROMETHEUS_MULTIPROC_DIR"},
+		{StateStalled, catalogue.EngineVLLM, "the engine stopped stepping: restart it"},
 		{StateIdle, catalogue.EngineVLLM, ""},
 		{StateHealthy, catalogue.EngineVLLM, ""},
 	}
@@ -35,7 +36,7 @@ func TestFirstAction(t *testing.T) {
 // TestJudgementThresholds are the constants the state rules read.
 func TestJudgementThresholds(t *testing.T) {
 	got := JudgementThresholds()
-	want := Thresholds{fullMinSamples, fullSpan, obviousQueue, preemptingSpan, materialRecomputed, materialPreempted, leastEvidence, staleMinSamples}
+	want := Thresholds{fullMinSamples, fullSpan, obviousQueue, preemptingSpan, materialRecomputed, materialPreempted, leastEvidence, staleMinSamples, stalledSpan}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}

@@ -487,6 +487,14 @@ type ReplicaReport struct {
 	// newestSample is the time of the newest sample the evaluation held,
 	// good or failed: the next evaluation counts the failures after it.
 	newestSample time.Time
+	// LastToken is, while a replica is STALLED, the newest reading at
+	// which a token was generated or a request finished (when vtop has
+	// seen none, the oldest reading it has without one, and
+	// lastTokenBound is set): carried from the previous report when no
+	// reading in hand shows it, so that a stall longer than the samples
+	// in hand keeps its start. Zero otherwise.
+	LastToken      time.Time `json:"last_token,omitzero"`
+	lastTokenBound bool
 	// Warnings are scrape problems that did not fail the scrape, and
 	// failures the engine reports beside its state (failing KV transfers).
 	Warnings []string `json:"warnings,omitempty"`

@@ -185,6 +185,7 @@ type stateRule struct {
 
 // stateRules are classify's rules in priority order.
 var stateRules = []stateRule{
+	{catalogue.JudgeStale, stalledVerdict},
 	{catalogue.JudgePreempting, preemptingVerdict},
 	{catalogue.JudgeFull, fullVerdict},
 	{catalogue.JudgeFull, rejectingVerdict},
@@ -663,13 +664,21 @@ func promptWords(f *Figures) string {
 // staleAction is the first action for a replica whose metrics do not move.
 const staleAction = "check PROMETHEUS_MULTIPROC_DIR (one shared, emptied directory for every API server process) and the metrics exporter"
 
-// staleVerdict: the server answers, reports running requests, but no
-// counter moved over the window; or every engine value is zero while the
-// HTTP request counter rose (an empty multiprocess directory).
+// frozenStaleNote is STALE's reason that the frozen picture has another
+// cause vtop cannot tell apart from it.
+const frozenStaleNote = "an engine that stopped stepping while no request arrives looks the same: if the exporter is sound, restart the engine"
+
+// staleVerdict: the server answers, reports running requests, but nothing
+// on its page moved over the window, gauges, HTTP requests and the API
+// server's process counters included (a page that moves while no token
+// does is a stalled engine: stalledVerdict); or every engine value is zero
+// while the HTTP request counter rose (an empty multiprocess directory).
 func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (verdict, bool) {
-	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && ev.longEnoughForStale(cfg) {
+	frozen := still(ev.Running) && still(ev.Waiting) && still(ev.KVCacheUsage) && !(httpIncrease > 0) && !ev.GCMoved
+	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && frozen && ev.longEnoughForStale(cfg) {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
-			"running %s but no counter moved over %s (%d scrapes)", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples)}}, true
+			"running %s but nothing on the page moved over %s (%d scrapes), gauges included", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples),
+			frozenStaleNote}}, true
 	}
 	if ev.AllZero && httpIncrease > 0 {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
@@ -720,7 +729,8 @@ func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdic
 	// FULL and PREEMPTING are proof when they end a state that asks
 	// nothing; between the urgent states the move is a judgement of which
 	// problem is the replica's, held like any other.
-	proven := (c.State == StateFull || c.State == StatePreempting) && !(prev != nil && urgent(prev.State))
+	proven := (c.State == StateFull || c.State == StatePreempting) && !(prev != nil && urgent(prev.State)) ||
+		c.State == StateStalled
 	if prev == nil || n <= 1 || settling || c.State == prev.State || proven || immediate(c.State) || immediate(prev.State) {
 		return c, c.State, 0
 	}

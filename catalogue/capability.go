@@ -68,8 +68,11 @@ type Capability struct {
 	FrontsWorkers bool
 	// CountsAtEnd marks an engine whose counters move only when a request
 	// ends (TGI counts requests and, through its length histograms,
-	// tokens then): while long requests run nothing moves, which is not a
-	// stale exporter until no request has ended for a whole window.
+	// tokens then; llama.cpp counts a request's prompt tokens when their
+	// evaluation ends and its generated tokens when it ends, and times no
+	// token): while long requests run nothing moves, which is neither a
+	// stale exporter nor a stalled engine until no request has ended for
+	// a whole window.
 	CountsAtEnd bool
 }
 
@@ -108,6 +111,7 @@ var Capabilities = [NumEngineKinds]Capability{
 		Partial: [NumJudgements]string{
 			JudgeFull: "no KV-cache usage and no queue time: fullness from deferred requests only",
 			JudgeIdle: "no request counter: idleness from the token counters"},
+		CountsAtEnd: true,
 	},
 	EngineDynamo: {
 		Cannot:        [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},

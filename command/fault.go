@@ -12,7 +12,7 @@ import (
 
 // FaultKinds are the names --fault and --demo-fault take: the simulator's
 // faults, with 500 for its http500.
-const FaultKinds = "500, hang, slow, truncated, garbage, restart, down"
+const FaultKinds = "500, hang, slow, truncated, garbage, restart, down, stall"
 
 // restartEvery is how often a replica under the restart fault restarts:
 // often enough that whoever watches sees one within a window or two.

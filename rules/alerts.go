@@ -23,6 +23,8 @@ func (b builder) alerts() []Rule {
 		rules = append(rules, r)
 	}
 	add(b.alert(AlertDown, analysis.StateDown, "critical", 0, 0, ""), condition("down"))
+	add(b.alert(AlertStalled, analysis.StateStalled, "critical", 0, b.kept(), ""), condition("stalled"))
+	higher = append(higher, condition("stalled"))
 	add(b.alert(AlertPreempting, analysis.StatePreempting, "critical", 0, b.kept(), ""), condition("preempting"))
 	higher = append(higher, condition("preempting"))
 	add(b.alert(AlertFull, analysis.StateFull, "critical", 0, b.kept(), ""), condition("full"))
@@ -96,9 +98,13 @@ func (b builder) evidence(s analysis.State, which string) (summary, rule string)
 		return fmt.Sprintf("p99 %s {{ $value | humanizeDuration }} over the %s SLO", l.title, dur(slo)),
 			fmt.Sprintf("p99 %s over %s over the %s window, read from at least %d %s (or fewer whose p50 is over it too): shown after %s; left when the p99 is %.0f%% under the SLO, then held %s",
 				l.title, dur(slo), dur(c.Window), c.MinObservations, l.unit, dur(b.held()), c.SLOExitMargin*100, dur(b.kept()))
+	case analysis.StateStalled:
+		return "{{ $value | humanize }} requests running (or waiting), no token generated",
+			fmt.Sprintf("requests running or waiting while no token or request counter moved over %s (at least %d readings), and the page alive (the batch or the queue changed, or the API server's own counters rose): the engine stopped stepping; shown at once, left when a token moves, then held %s",
+				dur(b.stalledSpan()), t.StaleReadings, dur(b.kept()))
 	case analysis.StateStale:
-		return "{{ $value | humanize }} requests running, no counter moved",
-			fmt.Sprintf("requests running in every reading of the %s window (at least %d readings) while no token or request counter moved: shown after %s; check the exporter",
+		return "{{ $value | humanize }} requests running, nothing on the page moved",
+			fmt.Sprintf("requests running in every reading of the %s window (at least %d readings) while nothing on the page moved, gauges and the API server's own counters included: shown after %s; check the exporter, or, if it is sound, restart the engine",
 				dur(c.Window), t.StaleReadings, dur(b.held()))
 	case analysis.StateIdle:
 		return "nothing ran, waited or finished",

@@ -17,7 +17,7 @@ func (b builder) header() []string {
 		fmt.Sprintf("Settings: --slo-ttft %s --slo-itl %s --window %s --hysteresis %d --evaluation-interval %s --group-by %s.",
 			dur(c.SLOTTFT), dur(c.SLOITL), dur(c.Window), c.Hysteresis, dur(b.o.EvaluationInterval), strings.Join(b.o.GroupBy, ",")),
 		"One reading is one evaluation: evaluate the group at the interval Prometheus scrapes the replicas.",
-		"Each replica shows the highest state that fires: VtopDown, VtopPreempting, VtopFull, VtopSlow, VtopStale, VtopIdle;",
+		"Each replica shows the highest state that fires: VtopDown, VtopStalled, VtopPreempting, VtopFull, VtopSlow, VtopStale, VtopIdle;",
 		"none firing is HEALTHY (or a state below that is not alerted on).",
 	}
 	if !b.o.KeepFiringFor {
@@ -41,6 +41,7 @@ func (b builder) inexact() []string {
 		"STALE: every engine value at 0 while http_requests_total rises (an empty PROMETHEUS_MULTIPROC_DIR) is not read.",
 		"PREEMPTING: the share of requests preempted is read as the preemptions over the requests finished (the e2e histogram's count); vtop reads the mean of vllm:request_num_preemptions where the page has it.",
 		"A move between the urgent states (FULL, PREEMPTING, SLOW) is held as vtop holds it, by keep_firing_for on the state left, SLOW's for: and PREEMPTING's own rule after FULL or SLOW; except FULL after SLOW, shown at once (FULL's alert outranks SLOW's), which vtop holds.",
+		"STALLED: read over " + dur(b.stalledSpan()) + " for every engine, where vtop waits most of the window for one that counts when requests end (TGI, llama.cpp); the KV cache usage is not among the signs of a live page; the time since the last token is not said (the alert's start is near it).",
 	}
 	for k := catalogue.EngineKind(1); k < catalogue.NumEngineKinds; k++ {
 		for j, why := range catalogue.Capabilities[k].Cannot {

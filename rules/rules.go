@@ -58,6 +58,7 @@ const (
 	AlertFull       = "VtopFull"
 	AlertSlow       = "VtopSlow"
 	AlertStale      = "VtopStale"
+	AlertStalled    = "VtopStalled"
 	AlertIdle       = "VtopIdle"
 )
 
@@ -243,6 +244,7 @@ func (b builder) conditions() []Rule {
 	rules := []Rule{
 		{Record: condition("down"), Expr: b.downExpr()},
 		{Record: recMaterial, Expr: b.materialExpr()},
+		{Record: condition("stalled"), Expr: b.stalledExpr()},
 		{Record: condition("preempting"), Expr: b.preemptingExpr()},
 		{Record: condition("full"), Expr: b.fullExpr()},
 	}
@@ -339,12 +341,63 @@ func (b builder) slowExpr(l latency) string {
 func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 
 // staleExpr: requests running in every reading of the window, at least
-// StaleReadings of them, and no work counter moved. The value is the
-// fewest running.
+// StaleReadings of them, no work counter moved, and nothing else on the
+// page moved either (liveExpr): a page that moves while no token does is
+// STALLED. The value is the fewest running.
 func (b builder) staleExpr() string {
 	w, on := dur(b.o.Config.Window), b.q.On()
-	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0",
-		recRunning, w, on, b.t.StaleReadings, recWork)
+	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0\nunless %[3]s (%[6]s)",
+		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(w))
+}
+
+// stalledSpan is the span of STALLED's readings: StaleReadings of them,
+// over at least the judgement's StalledSpan.
+func (b builder) stalledSpan() time.Duration {
+	return max(b.t.StalledSpan, b.readings(b.t.StaleReadings))
+}
+
+// stalledExpr: requests running or waiting now, no work counter moved
+// over the stalled span (at least StaleReadings readings) nor any token
+// was timed (the inter-token latency's count, which moves as tokens come
+// where the token counters move when a request ends), and the page alive
+// over it (liveExpr): an engine that stopped stepping under an API server
+// that still answers. The value is the running requests (the waiting
+// ones where none runs).
+func (b builder) stalledExpr() string {
+	span, on := dur(b.stalledSpan()), b.q.On()
+	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)\nunless %[2]s %[8]s > 0",
+		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(span), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
+}
+
+// liveExpr: something on the group's page moved over the span besides
+// its work counters: the batch or the queue changed, or the API server's
+// own counters (its HTTP requests, its process's garbage collections)
+// rose.
+func (b builder) liveExpr(span string) string {
+	terms := []string{
+		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, span),
+		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, span),
+	}
+	for _, name := range processCounters() {
+		if b.q.Matchers != "" {
+			name += "{" + b.q.Matchers + "}"
+		}
+		terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s])) > 0", b.q.By, name, span))
+	}
+	return strings.Join(terms, " or "+b.q.On()+" ")
+}
+
+// processCounters are the names of the API server's own counters the
+// page parser reads (catalogue.ReadHTTP, catalogue.ReadGC): they move
+// while the server lives, whatever its engine does.
+func processCounters() []string {
+	var names []string
+	for _, r := range catalogue.Reads {
+		if r.Kind == catalogue.ReadHTTP || r.Kind == catalogue.ReadGC {
+			names = append(names, r.Name)
+		}
+	}
+	return names
 }
 
 // idleReadings is how many readings span the least evidence (the window,

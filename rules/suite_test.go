@@ -29,7 +29,7 @@ import (
 
 // suiteScenarios are the benchmark's scenarios replayed (the mixed fleet
 // repeats the others).
-var suiteScenarios = []string{"steady healthy", "steady full", "preempting", "KV limit", "slow", "idle", "restart", "spike"}
+var suiteScenarios = []string{"steady healthy", "steady full", "preempting", "KV limit", "slow", "idle", "restart", "spike", "stall"}
 
 // suiteSeed is the seed the suites run with.
 const suiteSeed = 1
@@ -48,7 +48,7 @@ var readFamilies = []string{
 // alertOf is the alert a true state must raise; "" for none.
 var alertOf = map[analysis.State]string{
 	analysis.StateDown: AlertDown, analysis.StatePreempting: AlertPreempting, analysis.StateFull: AlertFull,
-	analysis.StateSlow: AlertSlow, analysis.StateIdle: AlertIdle, analysis.StateHealthy: "",
+	analysis.StateSlow: AlertSlow, analysis.StateIdle: AlertIdle, analysis.StateStalled: AlertStalled, analysis.StateHealthy: "",
 }
 
 // replay is one scenario's replicas: their pages every evaluation, their

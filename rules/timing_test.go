@@ -21,8 +21,12 @@ import (
 // forgets the slow requests at 150 s: kept there, gone at 155 s.
 // Replica "down" answers until 60 s and fails every scrape from 65 s:
 // DOWN fires on the first failed scrape. Replica "stale" runs 10
-// requests whose tokens stop at 30 s: from 60 s the window holds no
-// change of its work, so STALE is pending and fires at 65 s. Replica "itl"
+// requests whose tokens stop at 30 s while nothing else on its page
+// moves: from 60 s the window holds no change of its work, so STALE is
+// pending and fires at 65 s. Replica "stalled" is the same engine with
+// its arrivals piling up from 30 s: a live page with no token moving
+// over three readings (12.5 s), STALLED at 40 s, at once, and never
+// STALE. Replica "itl"
 // generates 100 tokens/s, all under 50 ms until 60 s, all between 100
 // and 150 ms until 120 s (SLOW by ITL, pending at 65 s and firing at
 // 70 s), then all between 50 and 100 ms: a p99 of 99.5 ms, under the
@@ -60,6 +64,10 @@ tests:
       - {series: 'vllm:num_requests_running{instance="stale"}', values: '10x37'}
       - {series: 'vllm:num_requests_waiting{instance="stale"}', values: '0x37'}
       - {series: 'vllm:generation_tokens_total{instance="stale"}', values: '0+100x6 600x30'}
+      - {series: 'up{instance="stalled",job="vllm"}', values: '1x37'}
+      - {series: 'vllm:num_requests_running{instance="stalled"}', values: '10x37'}
+      - {series: 'vllm:num_requests_waiting{instance="stalled"}', values: '0x5 2+2x31'}
+      - {series: 'vllm:generation_tokens_total{instance="stalled"}', values: '0+100x6 600x30'}
       - {series: 'up{instance="itl",job="vllm"}', values: '1x37'}
       - {series: 'vllm:num_requests_running{instance="itl"}', values: '10x37'}
       - {series: 'vllm:num_requests_waiting{instance="itl"}', values: '0x37'}
@@ -118,6 +126,11 @@ var timingSteps = []timingStep{
 	{"60s", "stale", AlertStale, "pending", true, ""},
 	{"65s", "stale", AlertStale, "firing", true, ""},
 	{"185s", "stale", AlertStale, "firing", true, ""},
+	{"185s", "stale", AlertStalled, "", false, ""},
+	{"35s", "stalled", AlertStalled, "", false, ""},
+	{"40s", "stalled", AlertStalled, "firing", true, ""},
+	{"185s", "stalled", AlertStalled, "firing", true, ""},
+	{"185s", "stalled", AlertStale, "", false, ""},
 	{"60s", "itl", AlertSlow, "", false, "vtop:state_slow_itl"},
 	{"65s", "itl", AlertSlow, "pending", true, "vtop:state_slow_itl"},
 	{"70s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},

@@ -141,6 +141,8 @@ type engine struct {
 	deferred []*request
 	free     int // free KV blocks
 	stats    *engineStats
+	// stalled is set while the engine does not step (FaultStall).
+	stalled bool
 
 	// scratch, reused across steps to avoid allocation
 	chunk []int
@@ -157,6 +159,10 @@ func newEngine(cfg *ReplicaConfig, w Workload, rng *rand.Rand) *engine {
 // A step in flight at until completes, so the clock may pass until by at
 // most one step.
 func (e *engine) advance(until float64) {
+	if e.stalled {
+		e.stallTo(until)
+		return
+	}
 	for e.now < until {
 		e.admitArrivals()
 		if len(e.running) == 0 && len(e.waiting) == 0 {
@@ -168,11 +174,31 @@ func (e *engine) advance(until float64) {
 	e.admitArrivals()
 }
 
+// stallTo moves a stalled engine's clock to until: nothing steps, so no
+// token comes out and no request finishes or is aborted, while the
+// requests that arrive join the queue and the batch stands as it was.
+func (e *engine) stallTo(until float64) {
+	if until <= e.now {
+		return
+	}
+	e.stats.runningArea += float64(len(e.running)) * (until - e.now)
+	e.now = until
+	e.queueArrivals()
+}
+
 // admitArrivals moves the requests that arrived by now into the waiting
 // queue (or, for a decode instance, behind their KV transfer), refuses
 // those beyond --max-num-queued-reqs, and drops the ones whose client gave
 // up waiting. A sleeping engine is sent nothing.
 func (e *engine) admitArrivals() {
+	e.queueArrivals()
+	e.transfersDone()
+	e.abortTimedOut()
+}
+
+// queueArrivals is the part of admitArrivals done by the API server, which
+// a stalled engine still has: the arrivals join the queue.
+func (e *engine) queueArrivals() {
 	for e.arr.next <= e.now {
 		if e.cfg.SleepLevel > 0 {
 			e.arr.next = e.arr.after(e.arr.next, e.rng)
@@ -193,8 +219,6 @@ func (e *engine) admitArrivals() {
 		}
 		e.waiting = append(e.waiting, r)
 	}
-	e.transfersDone()
-	e.abortTimedOut()
 }
 
 // kvBytesPerToken is the KV cache of one token of Llama 3.1 8B in bf16:

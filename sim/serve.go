@@ -38,11 +38,18 @@ const (
 	// FaultRestart restarts the server: counters reset, a new process start
 	// time. It is an event, not a state: the replica then serves normally.
 	FaultRestart Fault = "restart"
+	// FaultStall stops the engines stepping, as a collective that never
+	// returns or a GPU fault does, while the API server still answers:
+	// /metrics and /health answer 200, no token is generated and no
+	// request finishes (nor is aborted: aborts go through the engine),
+	// running stands where it was, and the arrivals pile up in waiting.
+	// Leaving it, the engines step again where they stopped.
+	FaultStall Fault = "stall"
 )
 
 // Faults lists every fault.
 func Faults() []Fault {
-	return []Fault{FaultNone, FaultDown, FaultHTTP500, FaultHang, FaultSlow, FaultTruncated, FaultGarbage, FaultRestart}
+	return []Fault{FaultNone, FaultDown, FaultHTTP500, FaultHang, FaultSlow, FaultTruncated, FaultGarbage, FaultRestart, FaultStall}
 }
 
 // ParseFault returns the fault of that name.
@@ -83,6 +90,13 @@ func (r *Replica) SetFault(f Fault) error {
 		r.restarts++
 		r.boot()
 		f = FaultNone
+	}
+	if f == FaultStall || r.fault == FaultStall {
+		// The engines run up to now as they were, then stop or resume.
+		r.syncToWall()
+		for _, e := range r.engines {
+			e.stalled = f == FaultStall
+		}
 	}
 	was := r.fault
 	r.fault = f

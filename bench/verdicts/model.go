@@ -43,6 +43,12 @@ type Config struct {
 	// is up and serving (the host that scrapes it loaded): the scrape
 	// fails, timed out; the truth does not change.
 	LateScrapes []int
+	// Stalls are the engine's hangs (a collective that never returns, a
+	// GPU fault): for each, the process stays up and scraped, but no step
+	// happens: no token, no admission, no finish, no preemption; the
+	// batch stands and the arrivals still join the queue. After it the
+	// engine steps on where it stopped.
+	Stalls []Outage
 }
 
 // Outage is one death and restart of the server process.
@@ -126,6 +132,8 @@ type StepRecord struct {
 	Arrivals int
 	// Step is the decode step of the batch during this step (seconds).
 	Step float64
+	// Stalled is true while the engine does not step (a stall).
+	Stalled bool
 }
 
 // Served is one request's first token: when, and its TTFT.
@@ -177,6 +185,17 @@ func (c *Config) Up(t float64) bool {
 	return true
 }
 
+// Stalled reports whether the engine is stalled at time t: inside a
+// stall [At, At+For).
+func (c *Config) Stalled(t float64) bool {
+	for _, o := range c.Stalls {
+		if t >= o.At && t < o.At+o.For {
+			return true
+		}
+	}
+	return false
+}
+
 // poisson draws from a Poisson distribution of mean m (Knuth's method;
 // the means of one step are small).
 func poisson(rng *rand.Rand, m float64) int {
@@ -226,6 +245,10 @@ func (r *Replica) Advance(dt float64) {
 	for _, at := range times {
 		r.queue = append(r.queue, &request{arrival: at, prompt: r.draw(r.cfg.PromptTokens), output: r.draw(r.cfg.OutputTokens)})
 	}
+	if r.cfg.Stalled(t0 + dt/2) {
+		r.stall(t0, t1, &rec)
+		return
+	}
 	// Admission: the head of the queue, in order, while the batch has a
 	// slot and the KV cache the blocks of its prompt. A request that
 	// arrived in this step is admitted at its arrival.
@@ -266,6 +289,26 @@ func (r *Replica) Advance(dt float64) {
 	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(used)/float64(r.cfg.KVBlocks))
 	r.now = t1
 	r.Steps = append(r.Steps, rec)
+}
+
+// stall is a step [t0, t1) in which the engine does not step: the
+// arrivals have joined the queue; nothing is admitted, generated,
+// finished or preempted, and a prefill under way is pushed back by the
+// step, since it makes no progress either.
+func (r *Replica) stall(t0, t1 float64, rec *StepRecord) {
+	rec.Stalled = true
+	for _, q := range r.running {
+		if q.prefillEnd > t0 {
+			q.prefillEnd += t1 - t0
+			if q.timesAdmitted == 1 {
+				q.firstPrefillTo = q.prefillEnd
+			}
+		}
+	}
+	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), r.used()
+	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(rec.KVBlocksUsed)/float64(r.cfg.KVBlocks))
+	r.now = t1
+	r.Steps = append(r.Steps, *rec)
 }
 
 // used is how many KV blocks the batch holds.

@@ -344,3 +344,66 @@ func TestTruthPricesPreemption(t *testing.T) {
 		})
 	}
 }
+
+// TestModelStall: through a stall the process stays up and scraped, no
+// token is generated and no request admitted or finished, the batch
+// stands and the arrivals join the queue; the truth is STALLED from
+// StalledAfter into it to its end, and after it the backlog makes the
+// replica FULL.
+func TestModelStall(t *testing.T) {
+	c := steady(base(), 0.6)
+	c.Stalls = []Outage{{At: 100, For: 60}}
+	r := NewReplica(c, 3)
+	advance(r, 100)
+	before := r.Steps[len(r.Steps)-1]
+	finished, page0 := r.Finished, mustPage(t, r)
+	advance(r, 30)
+	during := r.Steps[len(r.Steps)-1]
+	if !during.Up || during.Generated != 0 || r.Finished != finished || during.Running != before.Running || !(during.Waiting > before.Waiting+100) {
+		t.Errorf("30 s into the stall: up %v, tokens %d, finished %d → %d, running %d → %d, waiting %d → %d",
+			during.Up, during.Generated, finished, r.Finished, before.Running, during.Running, before.Waiting, during.Waiting)
+	}
+	if page1 := mustPage(t, r); tokensOf(t, page1) != tokensOf(t, page0) {
+		t.Errorf("the page's generation tokens moved under the stall: %v → %v", tokensOf(t, page0), tokensOf(t, page1))
+	}
+	for _, tc := range []struct {
+		at   float64
+		want analysis.State
+	}{
+		{99, analysis.StateHealthy},
+		{100 + StalledAfter - 1, analysis.StateHealthy},
+		{100 + StalledAfter, analysis.StateStalled},
+		{130, analysis.StateStalled},
+	} {
+		if got := r.Truth(tc.at, StepSeconds); got != tc.want {
+			t.Errorf("truth at %v s: %v, want %v", tc.at, got, tc.want)
+		}
+	}
+	advance(r, 40)
+	if got := r.Truth(170, StepSeconds); got != analysis.StateFull {
+		t.Errorf("truth 10 s after the stall: %v, want FULL (its backlog at the cap)", got)
+	}
+	if r.Finished == finished {
+		t.Error("nothing finished after the stall")
+	}
+}
+
+// mustPage is the replica's page read by vtop's parser.
+func mustPage(t *testing.T, r *Replica) catalogue.Sample {
+	t.Helper()
+	body, err := r.Exporter.Page()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := page.NewIngester().Ingest(body, ContentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// tokensOf is a page's generation token counter.
+func tokensOf(t *testing.T, s catalogue.Sample) float64 {
+	t.Helper()
+	return s.Total.Scalars[catalogue.GenerationTokens]
+}

@@ -91,6 +91,8 @@ func Scenarios() []Scenario {
 	// beside a full replica.
 	never := steady(b, 0.6)
 	never.Outages = []Outage{{At: 0, For: math.Inf(1)}}
+	stall := steady(b, 0.6)
+	stall.Stalls = []Outage{{At: 100, For: 60}}
 	return []Scenario{
 		{Name: "steady healthy", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 0.6)}},
 		{Name: "steady full", Steady: true, Seconds: 240, Replicas: []Config{steady(b, 1.5)}},
@@ -104,6 +106,7 @@ func Scenarios() []Scenario {
 		{Name: "slow", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 14000), 2)}},
 		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
+		{Name: "stall", Seconds: 300, Replicas: []Config{stall}},
 		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
 		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(), drains()}},

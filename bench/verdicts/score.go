@@ -21,12 +21,15 @@ const (
 	Grace = 10
 	// AdviceTolerance is how far the advice may be from the right count.
 	AdviceTolerance = 0.10
+	// StallNamedWithin is the goal's longest time from the truth's
+	// STALLED to the first second vtop shows it (seconds).
+	StallNamedWithin = 15
 )
 
 // JudgedStates are the states the truth takes, in the report's order.
 var JudgedStates = []analysis.State{
 	analysis.StateHealthy, analysis.StateFull, analysis.StateSlow,
-	analysis.StatePreempting, analysis.StateRecovering, analysis.StateIdle, analysis.StateDown,
+	analysis.StatePreempting, analysis.StateRecovering, analysis.StateIdle, analysis.StateDown, analysis.StateStalled,
 }
 
 // Tally is the score of one or more runs.

@@ -40,6 +40,11 @@ const (
 	SlowRecent      = 10.0
 	SlowLongest     = 30.0
 	SlowMinRequests = 20
+	// StalledAfter is how long work must have been present (requests
+	// running or waiting) with no token generated before a replica is
+	// STALLED (seconds): some two hundred decode steps, longer than any
+	// prefill of the scenarios.
+	StalledAfter = 5.0
 	// IdleFor is how long no request may have arrived, run or waited
 	// before a replica is IDLE (seconds).
 	IdleFor = 5.0
@@ -55,6 +60,9 @@ const (
 // never from vtop's output. In priority order:
 //
 //   - DOWN: the scrape at t fails (the process is away).
+//   - STALLED: at the end of every step in (t−StalledAfter, t] the
+//     process was up, requests ran or waited, and no token was
+//     generated in the step (the engine stopped stepping).
 //   - PREEMPTING: a preemption happened in (t−PreemptingFor, t], and
 //     preemption's cost over (t−PreemptingPriced, t] is material: the
 //     tokens the preemptions threw out of the KV cache (to be prefilled
@@ -96,6 +104,9 @@ func (r *Replica) Truth(t float64, dt float64) analysis.State {
 	steps := r.Steps
 	if !steps[k].Up {
 		return analysis.StateDown
+	}
+	if r.stalled(k, int(math.Round(StalledAfter/dt))) {
+		return analysis.StateStalled
 	}
 	from := func(span float64) int { return max(0, k-int(math.Round(span/dt))+1) }
 	if r.preempting(k, from(PreemptingFor), from(PreemptingPriced)) {
@@ -139,6 +150,19 @@ func (r *Replica) preempting(k, recent, priced int) bool {
 	}
 	return float64(recomputed) >= PreemptingRecomputed*float64(generated) ||
 		float64(preemptions) >= PreemptingShare*float64(finished)
+}
+
+// stalled is STALLED's rule over the n steps that end with step k.
+func (r *Replica) stalled(k, n int) bool {
+	if k+1 < n {
+		return false
+	}
+	for _, s := range r.Steps[k-n+1 : k+1] {
+		if !s.Up || (s.Running == 0 && s.Waiting == 0) || s.Generated > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // full is FULL's rule over the n steps that end with step k, at time t.

@@ -29,6 +29,7 @@ var scenarioTruth = map[string]analysis.State{
 	"slow":            analysis.StateSlow,
 	"idle":            analysis.StateIdle,
 	"restart":         analysis.StateDown,
+	"stall":           analysis.StateStalled,
 	"spike":           analysis.StateFull,
 	"slow fill":       analysis.StateFull,
 	"backlog drains":  analysis.StateRecovering,
@@ -144,7 +145,11 @@ func checkGoals(t *testing.T, res *Result) {
 			t.Errorf("goal: ≤ 1 flap per replica-hour in steady scenarios; %s: %s", name, num(f))
 		}
 	}
-	if late, missed, worst := lateTransitions(all, analysis.StateFull); late+missed > 0 {
+	if late, missed, worst := lateTransitions(all, analysis.StateStalled, StallNamedWithin); late+missed > 0 || len(all.Delays[analysis.StateStalled]) == 0 {
+		t.Errorf("goal: a stall named within %d s; %d of %d later (up to %d s), %d never shown",
+			StallNamedWithin, late, len(all.Delays[analysis.StateStalled]), worst, missed)
+	}
+	if late, missed, worst := lateTransitions(all, analysis.StateFull, Grace); late+missed > 0 {
 		t.Errorf("goal: FULL within %d s of a queue persisting at the cap; %d later (up to %d s), %d never shown", Grace, late, worst, missed)
 	}
 	if all.FalseDown > 0 {
@@ -159,7 +164,7 @@ func checkGoals(t *testing.T, res *Result) {
 	if all.SlowPromptWhileFull > 0 {
 		t.Errorf("goal: never SLOW with the prompt advice while truly FULL; %d seconds", all.SlowPromptWhileFull)
 	}
-	if late, missed, worst := lateTransitions(all, analysis.StateHealthy); late+missed > 0 {
+	if late, missed, worst := lateTransitions(all, analysis.StateHealthy, Grace); late+missed > 0 {
 		t.Errorf("goal: HEALTHY within %d s of the queue draining; %d later (up to %d s), %d never shown", Grace, late, worst, missed)
 	}
 	if share := all.AdviceShare(); !(share >= 0.98) {
@@ -167,11 +172,11 @@ func checkGoals(t *testing.T, res *Result) {
 	}
 }
 
-// lateTransitions counts the transitions into s shown later than Grace,
-// the longest delay, and those never shown.
-func lateTransitions(t *Tally, s analysis.State) (late, missed, worst int) {
+// lateTransitions counts the transitions into s shown later than within
+// seconds, the longest delay, and those never shown.
+func lateTransitions(t *Tally, s analysis.State, within int) (late, missed, worst int) {
 	for _, d := range t.Delays[s] {
-		if d > Grace {
+		if d > within {
 			late++
 			worst = max(worst, d)
 		}

@@ -267,3 +267,38 @@ func TestScore(t *testing.T) {
 		t.Errorf("advice %d of %d within, want 40 of 90", tally.AdviceWithin, tally.AdviceScored)
 	}
 }
+
+// TestModelAborts: clients that give up after AbortAfter seconds in the
+// queue keep it bounded; the batch still runs at its cap, finishing its
+// Capacity successfully, and the rest of the arrivals are counted on the
+// page as finished with reason abort.
+func TestModelAborts(t *testing.T) {
+	c := steady(base(), 1.6)
+	c.AbortAfter = 5
+	r := NewReplica(c, 11)
+	advance(r, 60)
+	finishedBefore, abortedBefore := r.Finished, r.Aborted
+	advance(r, 120)
+	ok := float64((r.Finished-r.Aborted)-(finishedBefore-abortedBefore)) / 120
+	aborted := float64(r.Aborted-abortedBefore) / 120
+	if math.Abs(ok-c.Capacity()) > 0.05*c.Capacity() {
+		t.Errorf("successful %.2f/s at the cap, want Capacity %.2f/s", ok, c.Capacity())
+	}
+	if want := c.Arrivals(0) - c.Capacity(); math.Abs(aborted-want) > 0.15*want {
+		t.Errorf("aborted %.2f/s, want about the arrivals beyond the capacity, %.2f/s", aborted, want)
+	}
+	if max := c.Arrivals(0) * c.AbortAfter * 1.2; float64(r.Steps[len(r.Steps)-1].Waiting) > max {
+		t.Errorf("waiting %d, want at most about %.0f: the clients give up", r.Steps[len(r.Steps)-1].Waiting, max)
+	}
+	body, err := r.Exporter.Page()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := page.NewIngester().Ingest(body, ContentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Total.Finished[catalogue.FinishAbort]; got != float64(r.Aborted) {
+		t.Errorf("the page counts %v aborted, want %d", got, r.Aborted)
+	}
+}

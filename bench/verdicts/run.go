@@ -42,6 +42,10 @@ type Run struct {
 	// when n/a); Right is the count that carries the demand (NaN when no
 	// replica is up).
 	Advice, Right []float64
+	// Queued is set at every second from the first at which a replica's
+	// queue persisted (truly FULL, or PREEMPTING with a standing queue)
+	// on: the seconds the advice's overshoot is scored over.
+	Queued []bool
 	// AdviceText is the advice's sentence per second, for the trace.
 	AdviceText []string
 }
@@ -105,6 +109,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
 		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
 		run.Right = append(run.Right, RightCount(up, load, queued))
+		run.Queued = append(run.Queued, queued || len(run.Queued) > 0 && run.Queued[len(run.Queued)-1])
 	}
 	return run, nil
 }

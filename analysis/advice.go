@@ -47,7 +47,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
-		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
+		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA, SettlingSeconds: NA,
 		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
 	}
 	if metrics := waitingMetrics(counted); len(metrics) > 0 {
@@ -72,13 +72,13 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		n           int
 	}
 	var full, preempting capacityFrom
+	settling := 0.0 // the most seconds at capacity of a replica not settled
 	for _, r := range counted {
 		arrivals.add(r.ArrivalsPerSecond)
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		growth.add(r.WaitingGrowth)
-		ok := successfulPerSecond(&r.Figures)
-		succeeded.add(ok)
+		succeeded.add(successfulPerSecond(&r.Figures))
 		n := max(1, r.Instances) // a group counts its instances
 		if r.State == StateFull {
 			a.Full += n
@@ -87,17 +87,23 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 			continue
 		}
 		a.AtCapacity += n
-		// A capacity is a sustained rate: a replica FULL on its first two
-		// readings has not shown one yet.
-		if ok.Known() && r.Samples >= fullMinSamples {
-			m := &full
-			if r.State != StateFull {
-				m = &preempting
+		// A capacity is what a replica finishes at its capacity, read over
+		// the readings in which it has been there once capacitySettle of
+		// them is in: a batch that has just filled has not shown one yet.
+		if r.AtCapacitySeconds < capacitySettle.Seconds() || !r.CapacityPerSecond.Known() {
+			if r.AtCapacitySeconds > settling || !a.SettlingSeconds.Known() {
+				settling = r.AtCapacitySeconds
 			}
-			m.ok.add(ok)
-			m.aborted.add(r.FinishedPerSecond.Abort)
-			m.n += n
+			a.SettlingSeconds = Num(settling)
+			continue
 		}
+		m := &full
+		if r.State != StateFull {
+			m = &preempting
+		}
+		m.ok.add(r.CapacityPerSecond)
+		m.aborted.add(r.FinishedPerSecond.Abort)
+		m.n += n
 	}
 	// A FULL replica shows what a replica carries; a PREEMPTING one what
 	// its short KV cache lets it carry, which is a capacity only when no
@@ -119,6 +125,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	backlog := waiting.value()
 	a.MeanWaitingPerReplica = backlog / Num(a.Replicas)
 	if a.CapacityReplicas > 0 {
+		a.SettlingSeconds = NA // a capacity is read: none is settling for it
 		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
 		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
 			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))

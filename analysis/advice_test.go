@@ -143,7 +143,7 @@ func TestAdviceOneAction(t *testing.T) {
 			[]string{"keep"}, nil},
 		{"a replica FULL on two readings: add, no count until it shows a capacity",
 			[]member{healthyMember, {stop: 12, running: 256, waiting: 60, growth: 1, scrapes: 1}}, "add", math.NaN(), math.NaN(),
-			[]string{"add replicas: 1 replica FULL, the queue grows by 1/s; a count once a replica has been FULL for 3 readings"},
+			[]string{"add replicas: 1 replica FULL, the queue grows by 1/s; settling: 1 of 10 s at capacity"},
 			[]string{"(queue)"}, []string{"capacity not measured yet: 1 replica FULL"}},
 	}
 	for _, tt := range tests {
@@ -227,7 +227,7 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 // replica's capacity while a FULL one shows one.
 func TestAdviceCapacityFromFull(t *testing.T) {
 	rep := func(state State, stop float64) *ReplicaReport {
-		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures()}
+		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: Num(stop)}
 		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
 		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
 		return r
@@ -247,7 +247,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 // the capacity per replica and the replicas to add (ten carry 100 req/s
 // at 10 each, with nothing spare for the backlog: eleven).
 func TestAdviceCountsInstances(t *testing.T) {
-	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures()}
+	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: 80}
 	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
 	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80
 	a := advice([]*ReplicaReport{group}, 0, DefaultConfig(), t0, nil)

@@ -232,13 +232,25 @@ func (a *Advice) addWithoutCount(s string) string {
 	}
 	if a.CapacityReplicas > 0 {
 		s += "; no count: the FULL replicas finish nothing successfully"
+	} else if a.AtCapacity > 0 {
+		s += "; " + a.settlingWords() + ": a count once a replica has shown what it carries there"
 	} else {
-		s += fmt.Sprintf("; a count once a replica has been FULL for %d readings and shows its capacity", fullMinSamples)
+		s += fmt.Sprintf("; a count once a replica has been at capacity for %s s and shows what it carries", count(capacitySettle.Seconds()))
 	}
 	if a.Uncounted > 0 {
 		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
 	}
 	return s
+}
+
+// settlingWords says how much of capacitySettle the replicas at capacity
+// have shown: "settling: 3 of 10 s at capacity".
+func (a *Advice) settlingWords() string {
+	secs := 0.0
+	if a.SettlingSeconds.Known() {
+		secs = math.Floor(a.SettlingSeconds.Float())
+	}
+	return fmt.Sprintf("settling: %s of %s s at capacity", count(secs), count(capacitySettle.Seconds()))
 }
 
 // keepWords is the advice with no replica FULL and no queue growing.
@@ -291,8 +303,8 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 		}
 		return append(s, c)
 	case a.AtCapacity > 0:
-		return append(s, fmt.Sprintf("capacity not measured yet: %s FULL, none for %d readings",
-			plural(float64(a.AtCapacity), "replica"), fullMinSamples))
+		return append(s, fmt.Sprintf("capacity not measured yet: %s %s, %s; what a batch that has just filled finishes is not what it carries",
+			plural(float64(a.AtCapacity), "replica"), a.fullWord(), a.settlingWords()))
 	}
 	return append(s, "capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it")
 }

@@ -468,6 +468,16 @@ type ReplicaReport struct {
 	// replica with a standing queue is at its capacity too, and the fleet
 	// advice reads what it finishes as one.
 	AtCapacity bool `json:"at_capacity"`
+	// AtCapacitySeconds is how long the replica has been at its capacity:
+	// the span of its newest readings that each hold a queue with requests
+	// running (0 when the newest holds none). CapacityPerSecond is what it
+	// finished successfully per second over that span (stop and length;
+	// every finished request where the page has no finish reasons), n/a
+	// with fewer than two such readings: what the fleet advice reads as a
+	// replica's capacity once capacitySettle of it is in, rather than the
+	// window's rate, most of which may be from before the queue.
+	AtCapacitySeconds float64 `json:"at_capacity_seconds"`
+	CapacityPerSecond Num     `json:"capacity_per_second"`
 	// BatchCap is the most requests the replica has been seen running at
 	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
 	// the cap a queue waits at is the highest running seen, carried from
@@ -575,10 +585,16 @@ type Advice struct {
 	// from the previous report.
 	HPAWindow []HPARecommendation `json:"hpa_window,omitempty"`
 	// CapacityPerReplica is what a FULL replica finishes successfully
-	// (stop and length, not aborts) per second, the mean over the
+	// (stop and length, not aborts) per second while at its capacity
+	// (ReplicaReport.CapacityPerSecond), the mean over the
 	// CapacityReplicas; ReplicasByCapacity is ceil(demand ÷ it).
 	CapacityPerReplica Num `json:"capacity_per_replica"`
 	ReplicasByCapacity Num `json:"replicas_by_capacity"`
+	// SettlingSeconds is, while replicas are at capacity but none has
+	// been so for capacitySettle, the longest any of them has: the
+	// capacity is not settled and the advice gives no count. n/a
+	// otherwise.
+	SettlingSeconds Num `json:"settling_seconds"`
 
 	// Action is "add", "keep", "rebalance" (replicas are FULL while the
 	// fleet up carries the demand: spread the load), "drain" (replicas are

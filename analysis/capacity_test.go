@@ -1,0 +1,76 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// spikingReplica is a replica that finished before per second with no
+// queue, then, from reading fullFrom of 30 on, at at per second with a
+// queue growing by 5 a second at a batch of 64: a spike's start.
+func spikingReplica(target string, before, at float64, fullFrom int) catalogue.Readings {
+	s := newServer()
+	s.kv = 0.5
+	samples, _ := run(s, 30, time.Second, func(s *server, i int) {
+		if i < fullFrom {
+			s.running, s.waiting = 40, 0
+			s.finish(before, chat)
+			return
+		}
+		s.running, s.waiting = 64, float64(5*(i-fullFrom+1))
+		s.finish(at, chat)
+	})
+	return catalogue.Readings{Target: target, Samples: samples}
+}
+
+// TestCapacityAtCapacityOnly: a replica's capacity is what it finishes
+// successfully over the readings in which it has been at its capacity (a
+// queue in each), not over the window, most of which may be from before
+// the spike; with fewer than capacitySettle seconds of such readings the
+// capacity is not settled, and the advice says so, with no count.
+func TestCapacityAtCapacityOnly(t *testing.T) {
+	tests := []struct {
+		name         string
+		fullFrom     int     // the first reading with a queue
+		wantSeconds  float64 // at capacity
+		wantCapacity float64 // per replica, NaN when not settled
+		wantText     string
+	}{
+		{"FULL for the last 11 s of 30: the rate since, not the window's", 19, 11, 10, "a full replica does 10: 4 up → "},
+		{"FULL since before the window: the window's", 1, 29, 10, "a full replica does 10: 4 up → "},
+		{"FULL for 3 s: settling, no count", 27, 3, math.NaN(), "settling: 3 of 10 s at capacity"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var targets []catalogue.Readings
+			for _, name := range []string{"a", "b", "c", "d"} {
+				targets = append(targets, spikingReplica("gpu-"+name+":8000", 4, 10, tt.fullFrom))
+			}
+			now := targets[0].Samples[len(targets[0].Samples)-1].Time
+			cfg := DefaultConfig()
+			cfg.Hysteresis = 1
+			rep := Analyze(now, targets, cfg, nil)
+			r := rep.Replicas[0]
+			if r.State != StateFull || r.AtCapacitySeconds != tt.wantSeconds {
+				t.Errorf("%v at capacity for %v s, want FULL for %v s", r.State, r.AtCapacitySeconds, tt.wantSeconds)
+			}
+			if tt.fullFrom > 0 && !sameFloat(r.CapacityPerSecond.Float(), 10) {
+				t.Errorf("successful %v/s while at capacity, want 10", r.CapacityPerSecond)
+			}
+			a := rep.Fleet.Advice
+			if !sameFloat(a.CapacityPerReplica.Float(), tt.wantCapacity) || a.Action != "add" {
+				t.Errorf("capacity %v, action %q, want %v and add: %q", a.CapacityPerReplica, a.Action, tt.wantCapacity, a.Recommendation)
+			}
+			if math.IsNaN(tt.wantCapacity) && a.RecommendedReplicas.Known() {
+				t.Errorf("a count %v from a capacity not settled: %q", a.RecommendedReplicas, a.Recommendation)
+			}
+			if !strings.Contains(a.Recommendation, tt.wantText) {
+				t.Errorf("recommendation %q lacks %q", a.Recommendation, tt.wantText)
+			}
+		})
+	}
+}

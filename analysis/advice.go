@@ -74,7 +74,14 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	var full, preempting capacityFrom
 	settling := 0.0 // the most seconds at capacity of a replica not settled
 	for _, r := range counted {
-		arrivals.add(r.ArrivalsPerSecond)
+		// A replica settled at its capacity tells its demand from its
+		// newest seconds there; another from its window, over which it
+		// finished what arrived.
+		if r.AtCapacitySeconds >= capacitySettle.Seconds() && r.ArrivalsAtCapacity.Known() {
+			arrivals.add(r.ArrivalsAtCapacity)
+		} else {
+			arrivals.add(r.ArrivalsPerSecond)
+		}
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		growth.add(r.WaitingGrowth)

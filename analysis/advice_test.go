@@ -229,6 +229,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 	rep := func(state State, stop float64) *ReplicaReport {
 		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: Num(stop)}
 		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
+		r.ArrivalsAtCapacity = r.ArrivalsPerSecond
 		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
 		return r
 	}
@@ -249,6 +250,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 func TestAdviceCountsInstances(t *testing.T) {
 	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: 80}
 	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
+	group.ArrivalsAtCapacity = group.ArrivalsPerSecond
 	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80
 	a := advice([]*ReplicaReport{group}, 0, DefaultConfig(), t0, nil)
 	if a.Replicas != 8 || !sameFloat(a.CapacityPerReplica.Float(), 10) || a.Action != "add" || !sameFloat(a.RecommendedReplicas.Float(), 11) {

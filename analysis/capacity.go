@@ -17,37 +17,93 @@ import (
 // request at the cap and some hundred finished requests of a replica.
 const capacitySettle = 10 * time.Second
 
-// atCapacity returns how long the replica has been at its capacity, the
-// span of the window's newest readings that each hold a queue (for
-// capacity, where the page splits the waiting by reason) with requests
-// running, and what it finished successfully per second over that span:
-// n/a with fewer than two such readings.
-func (w *window) atCapacity(ev *evidence) (float64, Num) {
+// atCapacity returns how long the replica has been at its capacity: the
+// span of the window's newest readings that hold a queue (for capacity,
+// where the page splits the waiting by reason) with requests running, a
+// single reading without one inside it or at its end allowed, as FULL
+// allows it (a queue about to empty reads 0 between two readings of 2);
+// what it finished successfully per second over that span (n/a with
+// fewer than two readings); and what arrived per second over the newest
+// capacitySettle of it (n/a when the span is shorter): what finished, of
+// every reason, plus what the batch and the queue grew by between its
+// ends. A spike's arrivals are read from its own seconds, not from a
+// window most of which was before it, or, at its end, most of which was
+// the spike.
+func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals Num) {
 	queue := catalogue.Waiting
 	if ev.WaitingCapacity.N > 0 {
 		queue = catalogue.WaitingCapacity
 	}
+	held := func(i int) bool {
+		s := &w.samples[i].Total
+		return s.Scalars[queue] > 0 && s.Scalars[catalogue.Running] > 0
+	}
 	n := len(w.samples)
 	first := n
-	for first > 0 {
-		s := &w.samples[first-1].Total
-		if !(s.Scalars[queue] > 0 && s.Scalars[catalogue.Running] > 0) {
-			break
+	for i := n - 1; i >= 0; i-- {
+		if held(i) {
+			first = i
+			continue
 		}
-		first--
+		if i == 0 || !held(i-1) {
+			break // two readings in a row without a queue: not at capacity
+		}
 	}
 	if n-first < 2 {
-		return 0, NA
+		return 0, NA, NA
 	}
-	secs := float64(w.ms[n-1]-w.ms[first]) / 1000
+	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
 	if secs <= 0 {
-		return 0, NA
+		return 0, NA, NA
 	}
-	ok := successfulIncrease(w.samples[first:])
-	if math.IsNaN(ok) {
-		return secs, NA
+	capacity, arrivals = NA, NA
+	if ok := successfulIncrease(w.samples[first:]); !math.IsNaN(ok) {
+		capacity = Num(ok / secs)
 	}
-	return secs, Num(ok / secs)
+	if secs >= capacitySettle.Seconds() {
+		from := n - 1
+		for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
+			from--
+		}
+		arrivals = arrivedPerSecond(w.samples[from:], float64(w.ms[n-1]-w.ms[from])/1000)
+	}
+	return secs, capacity, arrivals
+}
+
+// arrivedPerSecond is what arrived at the samples' replica per second
+// over secs, the span from the first of them to the last: every request
+// that finished, of every reason, plus the growth of the batch and the
+// queue between the two (what arrives is either finished or still
+// there). n/a when the finished requests are unknown.
+func arrivedPerSecond(samples []*catalogue.Sample, secs float64) Num {
+	finished := math.NaN()
+	for r := range catalogue.NumFinishReasons {
+		if inc := plainIncrease(samples, func(s *catalogue.Sample) float64 { return s.Total.Finished[r] }); !math.IsNaN(inc) {
+			finished = nanZero(finished) + inc
+		}
+	}
+	if total := plainIncrease(samples, func(s *catalogue.Sample) float64 { return s.Total.Scalars[catalogue.FinishedRequests] }); total > nanZero(finished) {
+		finished = total
+	}
+	if math.IsNaN(finished) || !(secs > 0) {
+		return NA
+	}
+	a, b := &samples[0].Total, &samples[len(samples)-1].Total
+	growth := 0.0
+	for _, k := range []catalogue.Scalar{catalogue.Running, catalogue.Waiting} {
+		if d := b.Scalars[k] - a.Scalars[k]; !math.IsNaN(d) {
+			growth += d
+		}
+	}
+	return Num(math.Max(0, finished+growth) / secs)
+}
+
+// nanZero is x, or 0 when x is NaN.
+func nanZero(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
 }
 
 // successfulIncrease is what the samples' replica finished successfully

@@ -65,6 +65,12 @@ func TestCapacityAtCapacityOnly(t *testing.T) {
 			if !sameFloat(a.CapacityPerReplica.Float(), tt.wantCapacity) || a.Action != "add" {
 				t.Errorf("capacity %v, action %q, want %v and add: %q", a.CapacityPerReplica, a.Action, tt.wantCapacity, a.Recommendation)
 			}
+			// The demand of a replica settled at capacity is what arrived
+			// over its newest 10 s there: 10 finished and 5 more waiting
+			// each second, 15 req/s, whatever the window before held.
+			if !math.IsNaN(tt.wantCapacity) && !sameFloat(a.ArrivalsPerSecond.Float(), 4*15) {
+				t.Errorf("demand %v, want the 60 req/s arriving since the queue formed", a.ArrivalsPerSecond)
+			}
 			if math.IsNaN(tt.wantCapacity) && a.RecommendedReplicas.Known() {
 				t.Errorf("a count %v from a capacity not settled: %q", a.RecommendedReplicas, a.Recommendation)
 			}

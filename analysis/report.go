@@ -470,7 +470,8 @@ type ReplicaReport struct {
 	AtCapacity bool `json:"at_capacity"`
 	// AtCapacitySeconds is how long the replica has been at its capacity:
 	// the span of its newest readings that each hold a queue with requests
-	// running (0 when the newest holds none). CapacityPerSecond is what it
+	// running, one reading without a queue allowed inside it or at its
+	// end as FULL allows it (0 when neither of the two newest holds one). CapacityPerSecond is what it
 	// finished successfully per second over that span (stop and length;
 	// every finished request where the page has no finish reasons), n/a
 	// with fewer than two such readings: what the fleet advice reads as a
@@ -478,6 +479,12 @@ type ReplicaReport struct {
 	// window's rate, most of which may be from before the queue.
 	AtCapacitySeconds float64 `json:"at_capacity_seconds"`
 	CapacityPerSecond Num     `json:"capacity_per_second"`
+	// ArrivalsAtCapacity is what arrived per second over the newest
+	// capacitySettle of that span (what finished, of every reason, plus the
+	// growth of batch and queue between its ends); n/a when the span is
+	// shorter. The fleet advice reads it as the replica's demand: a
+	// spike's arrivals from its own seconds, not from the window's.
+	ArrivalsAtCapacity Num `json:"arrivals_at_capacity_per_second"`
 	// BatchCap is the most requests the replica has been seen running at
 	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
 	// the cap a queue waits at is the highest running seen, carried from

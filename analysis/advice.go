@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +15,23 @@ import (
 const (
 	hpaTolerance       = 0.1
 	hpaScaleDownWindow = 300 * time.Second
+)
+
+// The advice's noise: a count within adviceCountNoise of the one shown (a
+// share of it, and at least adviceCountNoiseMin replicas), or another
+// action while replicas are FULL (add, spread the load, no replica to
+// add), is shown only once the inputs have said it on adviceHold
+// evaluations in a row. A count read off a demand and a capacity each
+// good to some percent moves by a replica at a ceil's edge from one
+// refresh to the next, and the action between spreading the load and
+// letting a backlog clear turns on the sign of a queue's slope: shown as
+// read, the advice changed every second while nothing had. A count
+// further off is a change of load, shown at once, as are the first count
+// and any change of the replicas up.
+const (
+	adviceCountNoise    = 0.10
+	adviceCountNoiseMin = 1
+	adviceHold          = 3
 )
 
 // backlogDrainAim is the time in which the backlog sentence says how many
@@ -74,17 +92,18 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	var full, preempting capacityFrom
 	settling := 0.0 // the most seconds at capacity of a replica not settled
 	for _, r := range counted {
-		// A replica settled at its capacity tells its demand from its
-		// newest seconds there; another from its window, over which it
-		// finished what arrived.
+		// A replica settled at its capacity tells its demand and its
+		// queue's pace from its newest seconds there; another from its
+		// window, over which it finished what arrived.
 		if r.AtCapacitySeconds >= capacitySettle.Seconds() && r.ArrivalsAtCapacity.Known() {
 			arrivals.add(r.ArrivalsAtCapacity)
+			growth.add(r.WaitingGrowthAtCapacity)
 		} else {
 			arrivals.add(r.ArrivalsPerSecond)
+			growth.add(r.WaitingGrowth)
 		}
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
-		growth.add(r.WaitingGrowth)
 		succeeded.add(successfulPerSecond(&r.Figures))
 		n := max(1, r.Instances) // a group counts its instances
 		if r.State == StateFull {
@@ -153,13 +172,76 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	default:
 		a.keep(backlog)
 	}
+	pending := a.hold(prev, backlog)
 	a.Summary = append(a.Summary, a.Recommendation)
+	if pending != "" {
+		a.Summary = append(a.Summary, pending)
+	}
 	a.Summary = a.demandSummary(a.Summary)
 	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
 	a.Summary = a.backlogSummary(a.Summary, backlog)
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
 	return a
+}
+
+// heldActions are the actions the advice holds within its noise: those
+// while replicas are FULL. Into and out of them the advice moves at once:
+// it never says keep beside a FULL pane, nor adds with none.
+func heldAction(action string) bool {
+	return action == "add" || action == "rebalance" || action == "drain"
+}
+
+// countNoise is how far a count may move from the one shown, n, within
+// the advice's noise.
+func countNoise(n float64) float64 { return math.Max(adviceCountNoiseMin, adviceCountNoise*n) }
+
+// hold keeps the previous advice while the new one differs from it within
+// its noise and has not yet held adviceHold evaluations: the action and
+// the count shown are the previous ones, said with today's figures, and
+// the sentence returned says what the inputs say now and for how many
+// evaluations ("" when nothing is held). The evaluations a change has
+// held are carried in the advice.
+func (a *Advice) hold(prev *Advice, backlog Num) string {
+	if prev == nil || !heldAction(prev.Action) || !heldAction(a.Action) || prev.Replicas != a.Replicas || prev.Uncounted != a.Uncounted ||
+		!prev.RecommendedReplicas.Known() || !a.RecommendedReplicas.Known() || !a.CapacityPerReplica.Known() {
+		return ""
+	}
+	shown, now := prev.RecommendedReplicas.Float(), a.RecommendedReplicas.Float()
+	if math.Abs(now-shown) > countNoise(shown) || now == shown && a.Action == prev.Action {
+		return ""
+	}
+	if prev.Action == "add" && shown <= float64(a.Replicas) {
+		return ""
+	}
+	key := a.Action + " " + strconv.FormatFloat(math.Copysign(1, now-shown), 'f', 0, 64)
+	n := 1
+	if prev.pendingKey == key {
+		n = prev.pendingCount + 1
+	}
+	if n >= adviceHold {
+		return ""
+	}
+	said := a.Recommendation
+	if head, _, ok := strings.Cut(said, ":"); ok {
+		said = head
+	}
+	if a.Action == "add" && a.RecommendedReplicas.Known() {
+		said += " → " + count(now)
+	}
+	a.pendingKey, a.pendingCount = key, n
+	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
+	a.Action = prev.Action
+	if a.Action == "add" {
+		a.setAdd(shown, demand, capacity, backlog)
+	} else {
+		a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(a.Replicas), NA, NA
+		if sp := float64(a.Replicas)*capacity - demand; backlog > 0 && sp > 0 {
+			a.BacklogClearSeconds = Num(backlog.Float() / sp)
+		}
+		a.Recommendation = a.roomWords(demand, capacity, backlog)
+	}
+	return heldWords(said, n)
 }
 
 // fullWord names the replicas at capacity as the panes do: FULL when
@@ -248,9 +330,15 @@ func (a *Advice) addByCapacity(backlog Num) {
 		a.roomAtFull(backlog, capacity, demand)
 		return
 	}
+	a.setAdd(rec, demand, capacity, backlog)
+}
+
+// setAdd makes the advice to add up to rec replicas: the count, the time
+// the backlog takes to clear at it, and the sentence.
+func (a *Advice) setAdd(rec, demand, capacity float64, backlog Num) {
 	a.Action = "add"
-	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-up)
-	if s := spare(rec); backlog > 0 && s > 0 {
+	a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(rec), Num(rec-float64(a.Replicas)), NA
+	if s := rec*capacity - demand; backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
 	a.Recommendation = a.addWords(rec, demand, capacity, backlog)

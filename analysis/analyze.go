@@ -66,7 +66,7 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 // the zero time, when there is none).
 func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time) ReplicaReport {
 	samples := upTo(t.Samples, now)
-	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA, CapacityPerSecond: NA, ArrivalsAtCapacity: NA}
+	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA, CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
@@ -116,7 +116,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.WasFull = prev != nil && prev.State == StateFull
 		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
 		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
-		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity = w.atCapacity(&ev)
+		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity = w.atCapacity(&ev)
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)

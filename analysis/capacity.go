@@ -26,10 +26,10 @@ const capacitySettle = 10 * time.Second
 // fewer than two readings); and what arrived per second over the newest
 // capacitySettle of it (n/a when the span is shorter): what finished, of
 // every reason, plus what the batch and the queue grew by between its
-// ends. A spike's arrivals are read from its own seconds, not from a
-// window most of which was before it, or, at its end, most of which was
-// the spike.
-func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals Num) {
+// ends; and how fast the queue grew over those seconds. A spike's
+// arrivals are read from its own seconds, not from a window most of which
+// was before it, or, at its end, most of which was the spike.
+func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num) {
 	queue := catalogue.Waiting
 	if ev.WaitingCapacity.N > 0 {
 		queue = catalogue.WaitingCapacity
@@ -50,13 +50,13 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals Num)
 		}
 	}
 	if n-first < 2 {
-		return 0, NA, NA
+		return 0, NA, NA, NA
 	}
 	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
 	if secs <= 0 {
-		return 0, NA, NA
+		return 0, NA, NA, NA
 	}
-	capacity, arrivals = NA, NA
+	capacity, arrivals, growth = NA, NA, NA
 	if ok := successfulIncrease(w.samples[first:]); !math.IsNaN(ok) {
 		capacity = Num(ok / secs)
 	}
@@ -65,9 +65,13 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals Num)
 		for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
 			from--
 		}
-		arrivals = arrivedPerSecond(w.samples[from:], float64(w.ms[n-1]-w.ms[from])/1000)
+		trail := float64(w.ms[n-1]-w.ms[from]) / 1000
+		arrivals = arrivedPerSecond(w.samples[from:], trail)
+		if d := w.samples[n-1].Total.Scalars[catalogue.Waiting] - w.samples[from].Total.Scalars[catalogue.Waiting]; !math.IsNaN(d) {
+			growth = Num(d / trail)
+		}
 	}
-	return secs, capacity, arrivals
+	return secs, capacity, arrivals, growth
 }
 
 // arrivedPerSecond is what arrived at the samples' replica per second

@@ -243,6 +243,14 @@ func (a *Advice) addWithoutCount(s string) string {
 	return s
 }
 
+// heldWords is the sentence of an advice held within its noise: what the
+// inputs say now, and on how many evaluations of the adviceHold a change
+// within it must hold.
+func heldWords(said string, n int) string {
+	return fmt.Sprintf("held: the inputs now say %s (%d of %d evaluations); a count within %s of the one shown (at least %s), or another action while replicas are FULL, is shown once it holds %d",
+		said, n, adviceHold, percent(adviceCountNoise), plural(adviceCountNoiseMin, "replica"), adviceHold)
+}
+
 // settlingWords says how much of capacitySettle the replicas at capacity
 // have shown: "settling: 3 of 10 s at capacity".
 func (a *Advice) settlingWords() string {

@@ -485,6 +485,10 @@ type ReplicaReport struct {
 	// shorter. The fleet advice reads it as the replica's demand: a
 	// spike's arrivals from its own seconds, not from the window's.
 	ArrivalsAtCapacity Num `json:"arrivals_at_capacity_per_second"`
+	// WaitingGrowthAtCapacity is how fast the queue grew over the same
+	// seconds (negative when it shrank): the advice's queue growth for a
+	// replica settled at capacity.
+	WaitingGrowthAtCapacity Num `json:"waiting_growth_at_capacity_per_second"`
 	// BatchCap is the most requests the replica has been seen running at
 	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
 	// the cap a queue waits at is the highest running seen, carried from
@@ -633,6 +637,13 @@ type Advice struct {
 	// RejectionsPerSecond are the admissions the replicas refused (HTTP
 	// 503); they are demand, so ArrivalsPerSecond includes them.
 	RejectionsPerSecond Num `json:"rejections_per_second"`
+
+	// pendingKey and pendingCount carry, from one evaluation to the next,
+	// the change the advice holds within its noise (hold): the action and
+	// the direction of the count the inputs said, and on how many
+	// evaluations in a row.
+	pendingKey   string
+	pendingCount int
 }
 
 // Imbalance names a replica far from the fleet median. The fleet lists

@@ -65,13 +65,35 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, gro
 		for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
 			from--
 		}
-		trail := float64(w.ms[n-1]-w.ms[from]) / 1000
-		arrivals = arrivedPerSecond(w.samples[from:], trail)
-		if d := w.samples[n-1].Total.Scalars[catalogue.Waiting] - w.samples[from].Total.Scalars[catalogue.Waiting]; !math.IsNaN(d) {
-			growth = Num(d / trail)
+		arrivals, growth = w.arrivedSince(from)
+		if whole, wholeGrowth := w.arrivedSince(first); whole.Known() && arrivals.Known() && !beyondNoise(arrivals, whole, capacitySettle.Seconds()) {
+			// The newest seconds say what the whole span says within
+			// their noise: the whole span's, which has less.
+			arrivals, growth = whole, wholeGrowth
 		}
 	}
 	return secs, capacity, arrivals, growth
+}
+
+// arrivedSince is what arrived per second from the window's reading from
+// to its newest (arrivedPerSecond), and how fast the queue grew.
+func (w *window) arrivedSince(from int) (arrivals, growth Num) {
+	n := len(w.samples)
+	secs := float64(w.ms[n-1]-w.ms[from]) / 1000
+	growth = NA
+	if d := w.samples[n-1].Total.Scalars[catalogue.Waiting] - w.samples[from].Total.Scalars[catalogue.Waiting]; !math.IsNaN(d) && secs > 0 {
+		growth = Num(d / secs)
+	}
+	return arrivedPerSecond(w.samples[from:], secs), growth
+}
+
+// beyondNoise reports whether a rate read over secs differs from a
+// steadier one by more than twice the standard deviation of a Poisson
+// count at that rate over secs: a change of load, not the scatter of
+// arrivals.
+func beyondNoise(rate, steadier Num, secs float64) bool {
+	sd := math.Sqrt(math.Max(rate.Float(), steadier.Float())*secs) / secs
+	return math.Abs(rate.Float()-steadier.Float()) > 2*sd
 }
 
 // arrivedPerSecond is what arrived at the samples' replica per second

@@ -17,6 +17,22 @@ const (
 	hpaScaleDownWindow = 300 * time.Second
 )
 
+// The Kubernetes HPA's default scale-up policy: per hpaScaleUpPeriod, at
+// most the larger of hpaScaleUpPods more pods and hpaScaleUpShare more
+// (100 %: double).
+const (
+	hpaScaleUpPeriod = 15 * time.Second
+	hpaScaleUpPods   = 4
+	hpaScaleUpShare  = 1.0
+)
+
+// hpaFirstStep is where the HPA's default scale-up policy takes current
+// replicas in one period towards desired.
+func hpaFirstStep(current int, desired float64) float64 {
+	c := float64(current)
+	return math.Min(desired, math.Max(c+hpaScaleUpPods, c*(1+hpaScaleUpShare)))
+}
+
 // The advice's noise: a count within adviceCountNoise of the one shown (a
 // share of it, and at least adviceCountNoiseMin replicas), or another
 // action while replicas are FULL (add, spread the load, no replica to
@@ -169,6 +185,8 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	case a.queueGrows(backlog):
 		a.Action, a.Basis = "add", "queue"
 		a.Recommendation = a.queueGrowsWords(backlog)
+	case a.queueStands(backlog):
+		a.Recommendation = queueStandsWords(backlog, counted)
 	default:
 		a.keep(backlog)
 	}
@@ -295,6 +313,12 @@ func successfulPerSecond(f *Figures) Num {
 // (Little's law), and more each second.
 func (a *Advice) queueGrows(backlog Num) bool {
 	return a.QueueGrowthPerSecond > 0 && backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
+}
+
+// queueStands reports whether more wait than TargetQueueSeconds of
+// arrivals (Little's law): a queue no fleet is to be kept at, FULL or not.
+func (a *Advice) queueStands(backlog Num) bool {
+	return backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
 }
 
 // addByCapacity is the advice while replicas are FULL and a capacity is

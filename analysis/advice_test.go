@@ -342,7 +342,7 @@ func TestHPAAcrossEvaluations(t *testing.T) {
 		}
 	}
 	const target = "scale on vllm:num_requests_waiting with target 10 per replica (a 1s queue at the 10 successful req/s a full replica finishes)"
-	if !strings.Contains(hpaLine, target) || !strings.Contains(hpaLine, "it asks for 393 (ceil(4 × 981 ÷ 10))") {
+	if !strings.Contains(hpaLine, target) || !strings.Contains(hpaLine, "its arithmetic, ceil(4 × 981 ÷ 10) = 393, reads the backlog as load, beyond the 5 the advice counts") {
 		t.Errorf("HPA line %q", hpaLine)
 	}
 	for _, r := range first.Replicas {

@@ -98,3 +98,28 @@ func TestAdviceHeldWithinNoise(t *testing.T) {
 		})
 	}
 }
+
+// TestAdviceNeverKeepsBesideAQueue: a queue longer than the target queue
+// time's worth of arrivals (Little's law) is not a fleet to keep, FULL or
+// not: while the replicas are WARMING and none is FULL yet, the advice
+// says there is none yet, and why.
+func TestAdviceNeverKeepsBesideAQueue(t *testing.T) {
+	reps := make([]*ReplicaReport, 6)
+	for i := range reps {
+		r := &ReplicaReport{Target: "r", State: StateWarming, Samples: 3, Figures: naFigures()}
+		r.ArrivalsPerSecond, r.RequestsPerSecond, r.FinishedPerSecond.Stop = 10, 10, 10
+		r.Waiting, r.WaitingGrowth = 225, 0
+		reps[i] = r
+	}
+	a := advice(reps, 0, DefaultConfig(), t0, nil)
+	if a.Action == "keep" || !strings.HasPrefix(a.Recommendation, "no advice yet: 1,350 waiting") || !strings.Contains(a.Recommendation, "6 WARMING") {
+		t.Errorf("%s: %q", a.Action, a.Recommendation)
+	}
+	// A queue within the target queue time is no reason not to keep.
+	for _, r := range reps {
+		r.State, r.Waiting = StateHealthy, 5
+	}
+	if a := advice(reps, 0, DefaultConfig(), t0, nil); a.Action != "keep" {
+		t.Errorf("30 waiting at 60 req/s: %s: %q", a.Action, a.Recommendation)
+	}
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The sentences of FULL and of the fleet's advice: the verdicts and the
@@ -261,6 +262,23 @@ func (a *Advice) settlingWords() string {
 	return fmt.Sprintf("settling: %s of %s s at capacity", count(secs), count(capacitySettle.Seconds()))
 }
 
+// queueStandsWords is the advice when a queue stands that no replica is
+// FULL of yet: none, and why (the replicas still WARMING, or what they
+// are).
+func queueStandsWords(backlog Num, counted []*ReplicaReport) string {
+	warming := 0
+	for _, r := range counted {
+		if r.State == StateWarming {
+			warming += max(1, r.Instances)
+		}
+	}
+	s := "no advice yet: " + count(backlog.Float()) + " waiting and no replica FULL"
+	if warming > 0 {
+		return s + fmt.Sprintf(" yet: %d WARMING, judged once %s of readings are in", warming, seconds(leastEvidence.Seconds()))
+	}
+	return s + ": not a fleet to keep; a count once a replica is FULL and shows what it carries"
+}
+
 // keepWords is the advice with no replica FULL and no queue growing.
 func (a *Advice) keepWords(backlog Num) string {
 	s := "keep " + plural(float64(a.Replicas), "replica") + ": "
@@ -357,6 +375,12 @@ func (a *Advice) autoscalerWords() string {
 		s += "no change (within its " + percent(hpaTolerance) + " tolerance)"
 	case a.HPADesired == 1 && a.MeanWaitingPerReplica == 0:
 		s += "1, its minimum"
+	case a.RecommendedReplicas > 0 && a.HPADesired.Float() > a.RecommendedReplicas.Float()+countNoise(a.RecommendedReplicas.Float()):
+		// A standing backlog read as load: the arithmetic is shown as
+		// such, beside the count it overshoots, not as a count.
+		s = strings.TrimSuffix(s, "it asks for ") + fmt.Sprintf("its arithmetic, ceil(%d × %s ÷ %s) = %s, reads the backlog as load, beyond the %s the advice counts: its default policy would step to %s in its first %s and on",
+			a.Replicas, amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()), count(a.HPADesired.Float()),
+			count(a.RecommendedReplicas.Float()), count(hpaFirstStep(a.Replicas, a.HPADesired.Float())), roughDuration(hpaScaleUpPeriod.Seconds()))
 	default:
 		s += fmt.Sprintf("%s (ceil(%d × %s ÷ %s))", count(a.HPADesired.Float()), a.Replicas,
 			amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()))

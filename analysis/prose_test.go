@@ -132,9 +132,11 @@ func TestAdviceSentences(t *testing.T) {
 // measured.
 func TestHPASentence(t *testing.T) {
 	hpa := Advice{Replicas: 4, HPAMetric: "vllm:num_requests_waiting", WaitingTargetPerReplica: 6, CapacityPerReplica: 3,
-		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8}
+		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8, RecommendedReplicas: NA}
 	hpaWithin := hpa
 	hpaWithin.HPADesired, hpaWithin.HPAWithinTolerance, hpaWithin.ReplicasByQueue = 4, true, 4
+	hpaBacklog := hpa
+	hpaBacklog.HPADesired, hpaBacklog.ReplicasByQueue, hpaBacklog.MeanWaitingPerReplica, hpaBacklog.RecommendedReplicas = 2001, 2001, 3000, 6
 	hpaUnmeasured := Advice{HPAMetric: "sglang:num_queue_reqs", WaitingTargetPerReplica: NA, TargetQueueSeconds: 2, HPADesired: NA}
 	tests := []struct {
 		name string
@@ -145,6 +147,8 @@ func TestHPASentence(t *testing.T) {
 			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 10 waiting it asks for 7 (ceil(4 × 10 ÷ 6)); its 5 min scale-down window holds 8"},
 		{"the HPA within its tolerance", hpaWithin.autoscalerWords(),
 			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 10 waiting it asks for no change (within its 10% tolerance)"},
+		{"the HPA reading a backlog as load", hpaBacklog.autoscalerWords(),
+			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 3,000 waiting its arithmetic, ceil(4 × 3,000 ÷ 6) = 2,001, reads the backlog as load, beyond the 6 the advice counts: its default policy would step to 8 in its first 15 s and on"},
 		{"the HPA without a capacity", hpaUnmeasured.autoscalerWords(),
 			"autoscaler setting, not a count to act on: an HPA would scale on sglang:num_queue_reqs with target a full replica's successful req/s × 2s, once one is measured"},
 	}

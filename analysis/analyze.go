@@ -135,6 +135,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	}
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis, &rep.Figures)
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
+	if c.State != StateDown && run.count == 0 {
+		rep.Reasons = withAbortReason(rep.Reasons, &rep.Figures, rep.AtCapacity)
+	}
 	if restart != "" {
 		rep.Reasons = append(rep.Reasons, restart)
 	}

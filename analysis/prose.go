@@ -81,8 +81,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
 	}
 	if f.Efficiency.Known() {
-		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
+		successful, included := abortedWords(f)
+		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s%s (efficiency %s%s)",
+			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), successful, percent(f.Efficiency.Float()), included))
 	}
 	return reasons
 }

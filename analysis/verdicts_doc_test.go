@@ -33,6 +33,11 @@ func judgementNumbers() [][3]string {
 		{"STALE: readings with no counter moving", fmt.Sprint(staleMinSamples), "staleMinSamples"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
+		{"advice: seconds at capacity before a capacity is read", capacitySettle.String(), "capacitySettle"},
+		{"advice: a count within this share of the one shown is noise", percent(adviceCountNoise), "adviceCountNoise"},
+		{"advice: … and within this many replicas", fmt.Sprint(adviceCountNoiseMin), "adviceCountNoiseMin"},
+		{"advice: evaluations a change within the noise must hold", fmt.Sprint(adviceHold), "adviceHold"},
+		{"aborts: share of finished requests from which they are a reason", percent(materialAbortShare), "materialAbortShare"},
 	}
 }
 

@@ -111,7 +111,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		// A replica settled at its capacity tells its demand and its
 		// queue's pace from its newest seconds there; another from its
 		// window, over which it finished what arrived.
-		if r.AtCapacitySeconds >= capacitySettle.Seconds() && r.ArrivalsAtCapacity.Known() {
+		if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
 			arrivals.add(r.ArrivalsAtCapacity)
 			growth.add(r.WaitingGrowthAtCapacity)
 		} else {
@@ -132,7 +132,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		// A capacity is what a replica finishes at its capacity, read over
 		// the readings in which it has been there once capacitySettle of
 		// them is in: a batch that has just filled has not shown one yet.
-		if r.AtCapacitySeconds < capacitySettle.Seconds() || !r.CapacityPerSecond.Known() {
+		if !r.CapacitySettled || !r.CapacityPerSecond.Known() {
 			if r.AtCapacitySeconds > settling || !a.SettlingSeconds.Known() {
 				settling = r.AtCapacitySeconds
 			}

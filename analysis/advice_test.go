@@ -227,7 +227,7 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 // replica's capacity while a FULL one shows one.
 func TestAdviceCapacityFromFull(t *testing.T) {
 	rep := func(state State, stop float64) *ReplicaReport {
-		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: Num(stop)}
+		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: Num(stop)}
 		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
 		r.ArrivalsAtCapacity = r.ArrivalsPerSecond
 		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
@@ -248,7 +248,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 // the capacity per replica and the replicas to add (ten carry 100 req/s
 // at 10 each, with nothing spare for the backlog: eleven).
 func TestAdviceCountsInstances(t *testing.T) {
-	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacityPerSecond: 80}
+	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: 80}
 	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
 	group.ArrivalsAtCapacity = group.ArrivalsPerSecond
 	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80

@@ -116,7 +116,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.WasFull = prev != nil && prev.State == StateFull
 		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
 		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
-		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity = w.atCapacity(&ev)
+		var rising bool
+		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(&ev)
+		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)

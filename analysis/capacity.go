@@ -29,7 +29,12 @@ const capacitySettle = 10 * time.Second
 // ends; and how fast the queue grew over those seconds. A spike's
 // arrivals are read from its own seconds, not from a window most of which
 // was before it, or, at its end, most of which was the spike.
-func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num) {
+//
+// rising is set while the successful finish rate of the newest half of the
+// span is above the whole span's beyond a Poisson count's noise: a batch
+// that has just filled still finishes what it admitted before the queue,
+// and its rate climbs for about one time in the batch.
+func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num, rising bool) {
 	queue := catalogue.Waiting
 	if ev.WaitingCapacity.N > 0 {
 		queue = catalogue.WaitingCapacity
@@ -50,15 +55,23 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, gro
 		}
 	}
 	if n-first < 2 {
-		return 0, NA, NA, NA
+		return 0, NA, NA, NA, false
 	}
 	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
 	if secs <= 0 {
-		return 0, NA, NA, NA
+		return 0, NA, NA, NA, false
 	}
 	capacity, arrivals, growth = NA, NA, NA
 	if ok := successfulIncrease(w.samples[first:]); !math.IsNaN(ok) {
 		capacity = Num(ok / secs)
+		mid := first
+		for mid < n-1 && w.ms[n-1]-w.ms[mid+1] >= w.ms[mid+1]-w.ms[first] {
+			mid++
+		}
+		if half := float64(w.ms[n-1]-w.ms[mid]) / 1000; n-mid >= 2 && half > 0 {
+			newest := Num(successfulIncrease(w.samples[mid:]) / half)
+			rising = newest > capacity && beyondNoise(newest, capacity, half)
+		}
 	}
 	if secs >= capacitySettle.Seconds() {
 		from := n - 1
@@ -72,7 +85,7 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, gro
 			arrivals, growth = whole, wholeGrowth
 		}
 	}
-	return secs, capacity, arrivals, growth
+	return secs, capacity, arrivals, growth, rising
 }
 
 // arrivedSince is what arrived per second from the window's reading from
@@ -130,6 +143,18 @@ func nanZero(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// capacitySettled reports whether a replica at capacity for secs has
+// shown its capacity: capacitySettle of it, with its finish rate no
+// longer rising; once settled, it stays so while it stays at capacity
+// (prev, its previous report), so that the scatter of one reading does
+// not take the count away.
+func capacitySettled(secs float64, rising bool, prev *ReplicaReport) bool {
+	if secs < capacitySettle.Seconds() {
+		return false
+	}
+	return !rising || prev != nil && prev.CapacitySettled && prev.AtCapacitySeconds > 0
 }
 
 // successfulIncrease is what the samples' replica finished successfully

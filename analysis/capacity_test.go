@@ -80,3 +80,35 @@ func TestCapacityAtCapacityOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestCapacityStillRising: a batch that has just filled finishes what it
+// admitted before the queue, and its rate climbs: 10 s at capacity whose
+// newest half finishes faster than the whole beyond the noise is not a
+// capacity yet, and the advice says the rate still rises.
+func TestCapacityStillRising(t *testing.T) {
+	var targets []catalogue.Readings
+	for _, name := range []string{"a", "b", "c", "d"} {
+		s := newServer()
+		s.kv = 0.5
+		samples, _ := run(s, 30, time.Second, func(s *server, i int) {
+			if i < 18 {
+				s.running, s.waiting = 40, 0
+				s.finish(4, chat)
+				return
+			}
+			s.running, s.waiting = 64, float64(5*(i-17))
+			s.finish(min(4+1.5*float64(i-18), 20), chat) // 4, 5.5, … 20
+		})
+		targets = append(targets, catalogue.Readings{Target: "gpu-" + name + ":8000", Samples: samples})
+	}
+	now := targets[0].Samples[len(targets[0].Samples)-1].Time
+	cfg := DefaultConfig()
+	cfg.Hysteresis = 1
+	rep := Analyze(now, targets, cfg, nil)
+	if r := rep.Replicas[0]; r.AtCapacitySeconds != 12 || r.CapacitySettled {
+		t.Errorf("%v s at capacity, settled %v: want 12 s, not settled", r.AtCapacitySeconds, r.CapacitySettled)
+	}
+	if a := rep.Fleet.Advice; a.RecommendedReplicas.Known() || !strings.Contains(a.Recommendation, "settling: 12 s at capacity, the finish rate still rising") {
+		t.Errorf("count %v: %q", a.RecommendedReplicas, a.Recommendation)
+	}
+}

@@ -16,7 +16,7 @@ func atCapacityFleet(full int, demand, growth float64) []*ReplicaReport {
 		r.ArrivalsPerSecond, r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(demand/10), Num(demand/10), Num(demand/10)
 		r.Waiting, r.WaitingGrowth = 0, 0
 		if i < full {
-			r.State, r.AtCapacity, r.AtCapacitySeconds = StateFull, true, 30
+			r.State, r.AtCapacity, r.AtCapacitySeconds, r.CapacitySettled = StateFull, true, 30, true
 			r.CapacityPerSecond, r.ArrivalsAtCapacity, r.WaitingGrowthAtCapacity = 10, Num(demand/10), Num(growth/float64(full))
 			r.Waiting, r.WaitingGrowth = 50, Num(growth/float64(full))
 		}

@@ -254,11 +254,15 @@ func heldWords(said string, n int) string {
 }
 
 // settlingWords says how much of capacitySettle the replicas at capacity
-// have shown: "settling: 3 of 10 s at capacity".
+// have shown, "settling: 3 of 10 s at capacity", or that their finish rate
+// still climbs after it.
 func (a *Advice) settlingWords() string {
 	secs := 0.0
 	if a.SettlingSeconds.Known() {
 		secs = math.Floor(a.SettlingSeconds.Float())
+	}
+	if secs >= capacitySettle.Seconds() {
+		return fmt.Sprintf("settling: %s s at capacity, the finish rate still rising", count(secs))
 	}
 	return fmt.Sprintf("settling: %s of %s s at capacity", count(secs), count(capacitySettle.Seconds()))
 }

@@ -158,3 +158,20 @@ func TestHPASentence(t *testing.T) {
 		}
 	}
 }
+
+// TestSettlingWords: how much of capacitySettle the replicas at capacity
+// have shown, or that their rate still rises after it.
+func TestSettlingWords(t *testing.T) {
+	for _, tt := range []struct {
+		secs Num
+		want string
+	}{
+		{3.6, "settling: 3 of 10 s at capacity"},
+		{NA, "settling: 0 of 10 s at capacity"},
+		{12, "settling: 12 s at capacity, the finish rate still rising"},
+	} {
+		if got := (&Advice{SettlingSeconds: tt.secs}).settlingWords(); got != tt.want {
+			t.Errorf("%v s: %q, want %q", tt.secs, got, tt.want)
+		}
+	}
+}

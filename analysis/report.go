@@ -479,6 +479,13 @@ type ReplicaReport struct {
 	// window's rate, most of which may be from before the queue.
 	AtCapacitySeconds float64 `json:"at_capacity_seconds"`
 	CapacityPerSecond Num     `json:"capacity_per_second"`
+	// CapacitySettled is set once the replica has been at capacity for
+	// capacitySettle with its successful finish rate no longer rising (the
+	// newest half of the span not above the whole beyond a Poisson count's
+	// noise), and stays set while it stays at capacity: the advice reads
+	// CapacityPerSecond, ArrivalsAtCapacity and WaitingGrowthAtCapacity as
+	// the replica's only then.
+	CapacitySettled bool `json:"capacity_settled"`
 	// ArrivalsAtCapacity is what arrived per second over the newest
 	// capacitySettle of that span (what finished, of every reason, plus the
 	// growth of batch and queue between its ends); n/a when the span is

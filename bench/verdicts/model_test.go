@@ -231,7 +231,8 @@ func TestScore(t *testing.T) {
 	right := slices.Repeat([]float64{1}, 100)
 	advice := slices.Concat(slices.Repeat([]float64{1}, 50), slices.Repeat([]float64{3}, 50))
 	tally := NewTally()
-	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: advice, Right: right})
+	queued := slices.Concat(make([]bool, 30), slices.Repeat([]bool{true}, 70))
+	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: advice, Right: right, Queued: queued})
 
 	// Seconds 11–100 count (90: the first LeastEvidence are not scored);
 	// graces are seconds 31–40 and 71–80.
@@ -265,6 +266,20 @@ func TestScore(t *testing.T) {
 	// Advice: seconds 11–100 scored, right in 11–50.
 	if tally.AdviceScored != 90 || tally.AdviceWithin != 40 {
 		t.Errorf("advice %d of %d within, want 40 of 90", tally.AdviceWithin, tally.AdviceScored)
+	}
+	// Overshoot: from the first queued second (31) on, 70 reports; 3 for
+	// a right count of 1 is two replicas over, in 51–100.
+	if tally.AfterFull != 70 || tally.Overshoot != 50 {
+		t.Errorf("overshoot %d of %d, want 50 of 70", tally.Overshoot, tally.AfterFull)
+	}
+	// One replica over is a ceil's edge, not an overshoot; the 10 s after
+	// the right count fell are not counted.
+	two := NewTally()
+	fell := slices.Concat(slices.Repeat([]float64{4}, 60), slices.Repeat([]float64{2}, 40))
+	said := slices.Concat(slices.Repeat([]float64{5}, 60), slices.Repeat([]float64{4}, 10), slices.Repeat([]float64{2}, 30))
+	two.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: said, Right: fell, Queued: queued})
+	if two.AfterFull != 60 || two.Overshoot != 0 {
+		t.Errorf("overshoot %d of %d, want 0 of 60", two.Overshoot, two.AfterFull)
 	}
 }
 

@@ -24,7 +24,9 @@ const (
 	// AdviceOvershoot is how far above the right count the advice may
 	// be at any second after the first FULL, the seconds just after the
 	// right count rose included: a count three times too high at a
-	// spike's start is the advice misleading when it matters most.
+	// spike's start is the advice misleading when it matters most. A
+	// count is whole replicas: one more than the right count is never an
+	// overshoot (5 for 4 is the edge of a ceil, not 25 % too many).
 	AdviceOvershoot = 0.20
 )
 
@@ -73,7 +75,8 @@ type Tally struct {
 	// standing queue) on, the Grace after the right count rose included
 	// and the Grace after it fell left out (the queue that made it right
 	// takes that long to go); Overshoot those whose recommended count is
-	// above the right one by more than AdviceOvershoot.
+	// above the right one by more than AdviceOvershoot, and by more than
+	// one replica.
 	AfterFull, Overshoot int
 }
 
@@ -196,9 +199,9 @@ func (t *Tally) addAdvice(run Run) {
 			}
 		}
 		right := run.Right[i]
-		if run.Queued[i] && i+1 > LeastEvidence && i-lastFall >= Grace && !math.IsNaN(right) && !math.IsNaN(run.Advice[i]) {
+		if i < len(run.Queued) && run.Queued[i] && i+1 > LeastEvidence && i-lastFall >= Grace && !math.IsNaN(right) && !math.IsNaN(run.Advice[i]) {
 			t.AfterFull++
-			if run.Advice[i] > (1+AdviceOvershoot)*right {
+			if run.Advice[i] > right+math.Max(AdviceOvershoot*right, 1) {
 				t.Overshoot++
 			}
 		}

@@ -272,6 +272,10 @@ func TestScore(t *testing.T) {
 	if tally.AfterFull != 70 || tally.Overshoot != 50 {
 		t.Errorf("overshoot %d of %d, want 50 of 70", tally.Overshoot, tally.AfterFull)
 	}
+	// The advice changed once (1 → 3 at 51) over the 90 seconds counted.
+	if tally.AdviceChanges != 1 || tally.AdviceSeconds != 90 {
+		t.Errorf("advice changes %d over %d s, want 1 over 90", tally.AdviceChanges, tally.AdviceSeconds)
+	}
 	// One replica over is a ceil's edge, not an overshoot; the 10 s after
 	// the right count fell are not counted.
 	two := NewTally()

@@ -46,8 +46,9 @@ type Run struct {
 	// queue persisted (truly FULL, or PREEMPTING with a standing queue)
 	// on: the seconds the advice's overshoot is scored over.
 	Queued []bool
-	// AdviceText is the advice's sentence per second, for the trace.
-	AdviceText []string
+	// AdviceText is the advice's sentence per second, for the trace;
+	// AdviceAction its action.
+	AdviceText, AdviceAction []string
 }
 
 // RunScenario runs sc with seed: every virtual second it steps each
@@ -108,6 +109,7 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		}
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
 		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
+		run.AdviceAction = append(run.AdviceAction, report.Fleet.Advice.Action)
 		run.Right = append(run.Right, RightCount(up, load, queued))
 		run.Queued = append(run.Queued, queued || len(run.Queued) > 0 && run.Queued[len(run.Queued)-1])
 	}

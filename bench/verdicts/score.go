@@ -78,6 +78,11 @@ type Tally struct {
 	// above the right one by more than AdviceOvershoot, and by more than
 	// one replica.
 	AfterFull, Overshoot int
+	// AdviceChanges are the seconds at which the advice's action or
+	// count differs from the second before's, AdviceSeconds the seconds
+	// after the least evidence they are counted over: an advice that
+	// changes every second while the load does not is noise to act on.
+	AdviceChanges, AdviceSeconds int
 }
 
 // NewTally returns an empty tally.
@@ -199,6 +204,12 @@ func (t *Tally) addAdvice(run Run) {
 			}
 		}
 		right := run.Right[i]
+		if i+1 > LeastEvidence {
+			t.AdviceSeconds++
+			if !sameCount(run.Advice[i], run.Advice[i-1]) || i < len(run.AdviceAction) && run.AdviceAction[i] != run.AdviceAction[i-1] {
+				t.AdviceChanges++
+			}
+		}
 		if i < len(run.Queued) && run.Queued[i] && i+1 > LeastEvidence && i-lastFall >= Grace && !math.IsNaN(right) && !math.IsNaN(run.Advice[i]) {
 			t.AfterFull++
 			if run.Advice[i] > right+math.Max(AdviceOvershoot*right, 1) {
@@ -225,6 +236,9 @@ func sameCount(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNa
 // OvershootShare is the share of the reports after the first FULL whose
 // count is above the right one by more than AdviceOvershoot.
 func (t *Tally) OvershootShare() float64 { return ratio(t.Overshoot, t.AfterFull) }
+
+// AdviceChangesPerHour are the changes of the advice per hour of a run.
+func (t *Tally) AdviceChangesPerHour() float64 { return ratio(t.AdviceChanges*3600, t.AdviceSeconds) }
 
 // RightShare is the share of scored seconds vtop got right.
 func (t *Tally) RightShare() float64 { return ratio(t.Right, t.Scored) }
@@ -367,8 +381,8 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) | advice over +20 % after FULL |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) | advice over +20 % after FULL | advice changes / h |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(name string, t *Tally) {
 		var all []int
 		missed := 0
@@ -382,10 +396,10 @@ func (r *Result) Table() string {
 		if m := t.MaxDelay(); m >= 0 {
 			maxDelay = fmt.Sprint(m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) | %d of %d |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) | %d of %d | %s |\n",
 			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace,
 			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
-			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA, t.Overshoot, t.AfterFull)
+			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA, t.Overshoot, t.AfterFull, num(t.AdviceChangesPerHour()))
 	}
 	for _, name := range r.Scenarios {
 		row(name, r.By[name])

@@ -94,7 +94,7 @@ func TestJudgementBenchmark(t *testing.T) {
 		t.Errorf("the scored truth takes %d of the %d states", states, len(JudgedStates))
 	}
 	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "SLOW while FULL",
-		"flaps / replica-h", "transitions", "advice ±10 %", "advice over +20 % after FULL", "precision", "recall", "median s", "truth \\ shown"} {
+		"flaps / replica-h", "transitions", "advice ±10 %", "advice over +20 % after FULL", "advice changes / h", "precision", "recall", "median s", "truth \\ shown"} {
 		if !strings.Contains(table, column) {
 			t.Errorf("the report has no column %q", column)
 		}

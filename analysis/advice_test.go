@@ -99,7 +99,7 @@ func TestAdviceOneAction(t *testing.T) {
 		{"aborts are not capacity",
 			repeat(member{stop: 6, abort: 6, running: 256, waiting: 951, growth: 1}, 4), "add", 5, 9,
 			[]string{"add 5: 52 req/s arrive, 24 succeed, a full replica does 6: 4 up → 9"},
-			nil, []string{"capacity 6 successful req/s per replica", "24 req/s aborted, not counted"}},
+			nil, []string{"capacity 6 successful req/s per replica", "24 req/s aborted over the window, not counted"}},
 		{"uneven load: the demand spread evenly, as a router spreads it",
 			[]member{{stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember, {stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember}, "add", 1, 5,
 			[]string{"add 1: 56 req/s arrive, 36 succeed, a full replica does 12: 4 up → 5"},

@@ -322,10 +322,10 @@ func (a *Advice) demandSummary(s []string) []string {
 func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 	switch {
 	case a.CapacityPerReplica.Known():
-		c := fmt.Sprintf("capacity %s successful req/s per replica (stop and length, the mean of %s at the cap",
+		c := fmt.Sprintf("capacity %s successful req/s per replica (stop and length, read over their seconds at capacity: the mean of %s",
 			amount(a.CapacityPerReplica.Float()), plural(float64(a.CapacityReplicas), "FULL replica"))
 		if aborted > 0 {
-			c += "; " + amount(aborted.Float()) + " req/s aborted, not counted"
+			c += "; " + amount(aborted.Float()) + " req/s aborted over the window, not counted"
 		}
 		c += ")"
 		if a.ReplicasByCapacity.Known() {

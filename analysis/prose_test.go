@@ -112,7 +112,7 @@ func TestAdviceSentences(t *testing.T) {
 		{"demand with refusals", down.demandSummary(nil)[0],
 			"demand 13.8 req/s: what arrives at the 4 replicas counted (finished, aborts included, plus the growth of batch and queue, plus 0.5 req/s refused)"},
 		{"capacity", grown.capacitySummary(nil, 0.2)[0],
-			"capacity 3 successful req/s per replica (stop and length, the mean of 4 FULL replicas at the cap; 0.2 req/s aborted, not counted); the demand needs 5 replicas if spread evenly (ceil(13.8 ÷ 3))"},
+			"capacity 3 successful req/s per replica (stop and length, read over their seconds at capacity: the mean of 4 FULL replicas; 0.2 req/s aborted over the window, not counted); the demand needs 5 replicas if spread evenly (ceil(13.8 ÷ 3))"},
 		{"capacity not measured yet", oneAtCap.capacitySummary(nil, 0)[0], "capacity not measured yet: 1 replica at capacity, settling: 0 of 10 s at capacity; what a batch that has just filled finishes is not what it carries"},
 		{"capacity not measured", (&Advice{CapacityPerReplica: NA}).capacitySummary(nil, 0)[0],
 			"capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it"},

@@ -316,9 +316,11 @@ func (a *Advice) queueGrows(backlog Num) bool {
 }
 
 // queueStands reports whether more wait than TargetQueueSeconds of
-// arrivals (Little's law): a queue no fleet is to be kept at, FULL or not.
+// arrivals (Little's law), and on average a FULL replica's obvious queue
+// each: a queue no fleet is to be kept at, FULL or not. A handful caught
+// between two steps at a quiet replica is not one.
 func (a *Advice) queueStands(backlog Num) bool {
-	return backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
+	return backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds && a.MeanWaitingPerReplica >= obviousQueue
 }
 
 // addByCapacity is the advice while replicas are FULL and a capacity is

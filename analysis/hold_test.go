@@ -122,4 +122,11 @@ func TestAdviceNeverKeepsBesideAQueue(t *testing.T) {
 	if a := advice(reps, 0, DefaultConfig(), t0, nil); a.Action != "keep" {
 		t.Errorf("30 waiting at 60 req/s: %s: %q", a.Action, a.Recommendation)
 	}
+	// Nor is a handful caught between two steps at a quiet replica: fewer
+	// than a FULL replica's obvious queue on each.
+	quiet := &ReplicaReport{Target: "r", State: StateHealthy, Samples: 30, Figures: naFigures()}
+	quiet.ArrivalsPerSecond, quiet.RequestsPerSecond, quiet.FinishedPerSecond.Stop, quiet.Waiting, quiet.WaitingGrowth = 2, 2, 2, 6, 0
+	if a := advice([]*ReplicaReport{quiet}, 0, DefaultConfig(), t0, nil); a.Action != "keep" {
+		t.Errorf("6 waiting at 2 req/s: %s: %q", a.Action, a.Recommendation)
+	}
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +15,39 @@ import (
 const (
 	hpaTolerance       = 0.1
 	hpaScaleDownWindow = 300 * time.Second
+)
+
+// The Kubernetes HPA's default scale-up policy: per hpaScaleUpPeriod, at
+// most the larger of hpaScaleUpPods more pods and hpaScaleUpShare more
+// (100 %: double).
+const (
+	hpaScaleUpPeriod = 15 * time.Second
+	hpaScaleUpPods   = 4
+	hpaScaleUpShare  = 1.0
+)
+
+// hpaFirstStep is where the HPA's default scale-up policy takes current
+// replicas in one period towards desired.
+func hpaFirstStep(current int, desired float64) float64 {
+	c := float64(current)
+	return math.Min(desired, math.Max(c+hpaScaleUpPods, c*(1+hpaScaleUpShare)))
+}
+
+// The advice's noise: a count within adviceCountNoise of the one shown (a
+// share of it, and at least adviceCountNoiseMin replicas), or another
+// action while replicas are FULL (add, spread the load, no replica to
+// add), is shown only once the inputs have said it on adviceHold
+// evaluations in a row. A count read off a demand and a capacity each
+// good to some percent moves by a replica at a ceil's edge from one
+// refresh to the next, and the action between spreading the load and
+// letting a backlog clear turns on the sign of a queue's slope: shown as
+// read, the advice changed every second while nothing had. A count
+// further off is a change of load, shown at once, as are the first count
+// and any change of the replicas up.
+const (
+	adviceCountNoise    = 0.10
+	adviceCountNoiseMin = 1
+	adviceHold          = 3
 )
 
 // backlogDrainAim is the time in which the backlog sentence says how many
@@ -47,7 +81,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
 		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
-		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA,
+		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA, SettlingSeconds: NA,
 		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
 	}
 	if metrics := waitingMetrics(counted); len(metrics) > 0 {
@@ -73,6 +107,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	}
 	var full, preempting capacityFrom
 	stalled := 0
+	settling := 0.0 // the most seconds at capacity of a replica not settled
 	for _, r := range counted {
 		if r.State == StateStalled {
 			// Its arrivals and its queue wait for its engine, not for
@@ -80,12 +115,19 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 			stalled += max(1, r.Instances)
 			continue
 		}
-		arrivals.add(r.ArrivalsPerSecond)
+		// A replica settled at its capacity tells its demand and its
+		// queue's pace from its newest seconds there; another from its
+		// window, over which it finished what arrived.
+		if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
+			arrivals.add(r.ArrivalsAtCapacity)
+			growth.add(r.WaitingGrowthAtCapacity)
+		} else {
+			arrivals.add(r.ArrivalsPerSecond)
+			growth.add(r.WaitingGrowth)
+		}
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
-		growth.add(r.WaitingGrowth)
-		ok := successfulPerSecond(&r.Figures)
-		succeeded.add(ok)
+		succeeded.add(successfulPerSecond(&r.Figures))
 		n := max(1, r.Instances) // a group counts its instances
 		if r.State == StateFull {
 			a.Full += n
@@ -94,17 +136,23 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 			continue
 		}
 		a.AtCapacity += n
-		// A capacity is a sustained rate: a replica FULL on its first two
-		// readings has not shown one yet.
-		if ok.Known() && r.Samples >= fullMinSamples {
-			m := &full
-			if r.State != StateFull {
-				m = &preempting
+		// A capacity is what a replica finishes at its capacity, read over
+		// the readings in which it has been there once capacitySettle of
+		// them is in: a batch that has just filled has not shown one yet.
+		if !r.CapacitySettled || !r.CapacityPerSecond.Known() {
+			if r.AtCapacitySeconds > settling || !a.SettlingSeconds.Known() {
+				settling = r.AtCapacitySeconds
 			}
-			m.ok.add(ok)
-			m.aborted.add(r.FinishedPerSecond.Abort)
-			m.n += n
+			a.SettlingSeconds = Num(settling)
+			continue
 		}
+		m := &full
+		if r.State != StateFull {
+			m = &preempting
+		}
+		m.ok.add(r.CapacityPerSecond)
+		m.aborted.add(r.FinishedPerSecond.Abort)
+		m.n += n
 	}
 	// A FULL replica shows what a replica carries; a PREEMPTING one what
 	// its short KV cache lets it carry, which is a capacity only when no
@@ -126,6 +174,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	backlog := waiting.value()
 	a.MeanWaitingPerReplica = backlog / Num(a.Replicas)
 	if a.CapacityReplicas > 0 {
+		a.SettlingSeconds = NA // a capacity is read: none is settling for it
 		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
 		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
 			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))
@@ -146,19 +195,84 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	case a.queueGrows(backlog):
 		a.Action, a.Basis = "add", "queue"
 		a.Recommendation = a.queueGrowsWords(backlog)
+	case a.queueStands(backlog):
+		a.Recommendation = queueStandsWords(backlog, counted)
 	default:
 		a.keep(backlog)
 	}
+	pending := a.hold(prev, backlog)
 	if stalled > 0 && stalled < a.Replicas {
 		a.Recommendation += "; restart " + plural(float64(stalled), "replica") + " STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"
 	}
 	a.Summary = append(a.Summary, a.Recommendation)
+	if pending != "" {
+		a.Summary = append(a.Summary, pending)
+	}
 	a.Summary = a.demandSummary(a.Summary)
 	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
 	a.Summary = a.backlogSummary(a.Summary, backlog)
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
 	return a
+}
+
+// heldActions are the actions the advice holds within its noise: those
+// while replicas are FULL. Into and out of them the advice moves at once:
+// it never says keep beside a FULL pane, nor adds with none.
+func heldAction(action string) bool {
+	return action == "add" || action == "rebalance" || action == "drain"
+}
+
+// countNoise is how far a count may move from the one shown, n, within
+// the advice's noise.
+func countNoise(n float64) float64 { return math.Max(adviceCountNoiseMin, adviceCountNoise*n) }
+
+// hold keeps the previous advice while the new one differs from it within
+// its noise and has not yet held adviceHold evaluations: the action and
+// the count shown are the previous ones, said with today's figures, and
+// the sentence returned says what the inputs say now and for how many
+// evaluations ("" when nothing is held). The evaluations a change has
+// held are carried in the advice.
+func (a *Advice) hold(prev *Advice, backlog Num) string {
+	if prev == nil || !heldAction(prev.Action) || !heldAction(a.Action) || prev.Replicas != a.Replicas || prev.Uncounted != a.Uncounted ||
+		!prev.RecommendedReplicas.Known() || !a.RecommendedReplicas.Known() || !a.CapacityPerReplica.Known() {
+		return ""
+	}
+	shown, now := prev.RecommendedReplicas.Float(), a.RecommendedReplicas.Float()
+	if math.Abs(now-shown) > countNoise(shown) || now == shown && a.Action == prev.Action {
+		return ""
+	}
+	if prev.Action == "add" && shown <= float64(a.Replicas) {
+		return ""
+	}
+	key := a.Action + " " + strconv.FormatFloat(math.Copysign(1, now-shown), 'f', 0, 64)
+	n := 1
+	if prev.pendingKey == key {
+		n = prev.pendingCount + 1
+	}
+	if n >= adviceHold {
+		return ""
+	}
+	said := a.Recommendation
+	if head, _, ok := strings.Cut(said, ":"); ok {
+		said = head
+	}
+	if a.Action == "add" && a.RecommendedReplicas.Known() {
+		said += " → " + count(now)
+	}
+	a.pendingKey, a.pendingCount = key, n
+	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
+	a.Action = prev.Action
+	if a.Action == "add" {
+		a.setAdd(shown, demand, capacity, backlog)
+	} else {
+		a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(a.Replicas), NA, NA
+		if sp := float64(a.Replicas)*capacity - demand; backlog > 0 && sp > 0 {
+			a.BacklogClearSeconds = Num(backlog.Float() / sp)
+		}
+		a.Recommendation = a.roomWords(demand, capacity, backlog)
+	}
+	return heldWords(said, n)
 }
 
 // fullWord names the replicas at capacity as the panes do: FULL when
@@ -214,6 +328,14 @@ func (a *Advice) queueGrows(backlog Num) bool {
 	return a.QueueGrowthPerSecond > 0 && backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
 }
 
+// queueStands reports whether more wait than TargetQueueSeconds of
+// arrivals (Little's law), and on average a FULL replica's obvious queue
+// each: a queue no fleet is to be kept at, FULL or not. A handful caught
+// between two steps at a quiet replica is not one.
+func (a *Advice) queueStands(backlog Num) bool {
+	return backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds && a.MeanWaitingPerReplica >= obviousQueue
+}
+
 // addByCapacity is the advice while replicas are FULL and a capacity is
 // measured: the count that carries the demand spread evenly (each replica
 // finishing what a full one does), one more when it would leave no spare
@@ -247,9 +369,15 @@ func (a *Advice) addByCapacity(backlog Num) {
 		a.roomAtFull(backlog, capacity, demand)
 		return
 	}
+	a.setAdd(rec, demand, capacity, backlog)
+}
+
+// setAdd makes the advice to add up to rec replicas: the count, the time
+// the backlog takes to clear at it, and the sentence.
+func (a *Advice) setAdd(rec, demand, capacity float64, backlog Num) {
 	a.Action = "add"
-	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-up)
-	if s := spare(rec); backlog > 0 && s > 0 {
+	a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(rec), Num(rec-float64(a.Replicas)), NA
+	if s := rec*capacity - demand; backlog > 0 && s > 0 {
 		a.BacklogClearSeconds = Num(backlog.Float() / s)
 	}
 	a.Recommendation = a.addWords(rec, demand, capacity, backlog)

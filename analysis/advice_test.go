@@ -99,7 +99,7 @@ func TestAdviceOneAction(t *testing.T) {
 		{"aborts are not capacity",
 			repeat(member{stop: 6, abort: 6, running: 256, waiting: 951, growth: 1}, 4), "add", 5, 9,
 			[]string{"add 5: 52 req/s arrive, 24 succeed, a full replica does 6: 4 up → 9"},
-			nil, []string{"capacity 6 successful req/s per replica", "24 req/s aborted, not counted"}},
+			nil, []string{"capacity 6 successful req/s per replica", "24 req/s aborted over the window, not counted"}},
 		{"uneven load: the demand spread evenly, as a router spreads it",
 			[]member{{stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember, {stop: 12, running: 256, waiting: 951, growth: 10}, healthyMember}, "add", 1, 5,
 			[]string{"add 1: 56 req/s arrive, 36 succeed, a full replica does 12: 4 up → 5"},
@@ -143,7 +143,7 @@ func TestAdviceOneAction(t *testing.T) {
 			[]string{"keep"}, nil},
 		{"a replica FULL on two readings: add, no count until it shows a capacity",
 			[]member{healthyMember, {stop: 12, running: 256, waiting: 60, growth: 1, scrapes: 1}}, "add", math.NaN(), math.NaN(),
-			[]string{"add replicas: 1 replica FULL, the queue grows by 1/s; a count once a replica has been FULL for 3 readings"},
+			[]string{"add replicas: 1 replica FULL, the queue grows by 1/s; settling: 1 of 10 s at capacity"},
 			[]string{"(queue)"}, []string{"capacity not measured yet: 1 replica FULL"}},
 	}
 	for _, tt := range tests {
@@ -227,8 +227,9 @@ func TestAdviceNeverKeepsWhileFull(t *testing.T) {
 // replica's capacity while a FULL one shows one.
 func TestAdviceCapacityFromFull(t *testing.T) {
 	rep := func(state State, stop float64) *ReplicaReport {
-		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures()}
+		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: Num(stop)}
 		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
+		r.ArrivalsAtCapacity = r.ArrivalsPerSecond
 		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
 		return r
 	}
@@ -247,8 +248,9 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 // the capacity per replica and the replicas to add (ten carry 100 req/s
 // at 10 each, with nothing spare for the backlog: eleven).
 func TestAdviceCountsInstances(t *testing.T) {
-	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures()}
+	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: 80}
 	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
+	group.ArrivalsAtCapacity = group.ArrivalsPerSecond
 	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80
 	a := advice([]*ReplicaReport{group}, 0, DefaultConfig(), t0, nil)
 	if a.Replicas != 8 || !sameFloat(a.CapacityPerReplica.Float(), 10) || a.Action != "add" || !sameFloat(a.RecommendedReplicas.Float(), 11) {
@@ -340,7 +342,7 @@ func TestHPAAcrossEvaluations(t *testing.T) {
 		}
 	}
 	const target = "scale on vllm:num_requests_waiting with target 10 per replica (a 1s queue at the 10 successful req/s a full replica finishes)"
-	if !strings.Contains(hpaLine, target) || !strings.Contains(hpaLine, "it asks for 393 (ceil(4 × 981 ÷ 10))") {
+	if !strings.Contains(hpaLine, target) || !strings.Contains(hpaLine, "its arithmetic, ceil(4 × 981 ÷ 10) = 393, reads the backlog as load, beyond the 5 the advice counts") {
 		t.Errorf("HPA line %q", hpaLine)
 	}
 	for _, r := range first.Replicas {

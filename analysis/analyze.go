@@ -68,7 +68,7 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 // fleet timed out at once (see lateRound).
 func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time, lateRound bool) ReplicaReport {
 	samples := upTo(t.Samples, now)
-	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA}
+	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA, CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
@@ -128,6 +128,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.WasRecovering = prev != nil && prev.State == StateRecovering
 		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
 		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
+		var rising bool
+		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(&ev)
+		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)
@@ -156,6 +159,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		shown, pending, pendingCount = c, c.State, 0
 	}
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
+	if c.State != StateDown && run.count == 0 {
+		rep.Reasons = withAbortReason(rep.Reasons, &rep.Figures, rep.AtCapacity)
+	}
 	if restart != "" {
 		rep.Reasons = append(rep.Reasons, restart)
 	}

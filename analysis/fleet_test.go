@@ -79,7 +79,7 @@ func TestFleet(t *testing.T) {
 		!strings.HasPrefix(a.Summary[0], "spread the load: 3 up (1 down uncounted) carry the 32 req/s arriving at 12 a full replica does, but 2 are FULL") {
 		t.Errorf("recommended %v by %q: %q", a.RecommendedReplicas, a.Basis, a.Recommendation)
 	}
-	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "it asks for 18 (ceil(3 × 70 ÷ 12))") ||
+	if a.Replicas != 3 || a.Uncounted != 1 || len(a.Summary) != 6 || !strings.Contains(a.Summary[4], "its arithmetic, ceil(3 × 70 ÷ 12) = 18, reads the backlog as load, beyond the 3 the advice counts") ||
 		a.Summary[5] != "1 of 4 replicas down: not counted, neither their demand nor their capacity" {
 		t.Errorf("advice %d replicas (%d uncounted), summary %q", a.Replicas, a.Uncounted, a.Summary)
 	}

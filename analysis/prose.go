@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The sentences of FULL and of the fleet's advice: the verdicts and the
@@ -80,8 +81,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 			percent(share.Float()), seconds(f.Queue.Mean.Float()), seconds(f.TTFT.Mean.Float())))
 	}
 	if f.Efficiency.Known() {
-		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s (efficiency %s)",
-			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), percent(f.Efficiency.Float())))
+		successful, included := abortedWords(f)
+		reasons = append(reasons, fmt.Sprintf("arrivals %s req/s against %s finished/s%s (efficiency %s%s)",
+			amount(f.ArrivalsPerSecond.Float()), amount(f.RequestsPerSecond.Float()), successful, percent(f.Efficiency.Float()), included))
 	}
 	return reasons
 }
@@ -232,13 +234,54 @@ func (a *Advice) addWithoutCount(s string) string {
 	}
 	if a.CapacityReplicas > 0 {
 		s += "; no count: the FULL replicas finish nothing successfully"
+	} else if a.AtCapacity > 0 {
+		s += "; " + a.settlingWords() + ": a count once a replica has shown what it carries there"
 	} else {
-		s += fmt.Sprintf("; a count once a replica has been FULL for %d readings and shows its capacity", fullMinSamples)
+		s += fmt.Sprintf("; a count once a replica has been at capacity for %s s and shows what it carries", count(capacitySettle.Seconds()))
 	}
 	if a.Uncounted > 0 {
 		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
 	}
 	return s
+}
+
+// heldWords is the sentence of an advice held within its noise: what the
+// inputs say now, and on how many evaluations of the adviceHold a change
+// within it must hold.
+func heldWords(said string, n int) string {
+	return fmt.Sprintf("held: the inputs now say %s (%d of %d evaluations); a count within %s of the one shown (at least %s), or another action while replicas are FULL, is shown once it holds %d",
+		said, n, adviceHold, percent(adviceCountNoise), plural(adviceCountNoiseMin, "replica"), adviceHold)
+}
+
+// settlingWords says how much of capacitySettle the replicas at capacity
+// have shown, "settling: 3 of 10 s at capacity", or that their finish rate
+// still climbs after it.
+func (a *Advice) settlingWords() string {
+	secs := 0.0
+	if a.SettlingSeconds.Known() {
+		secs = math.Floor(a.SettlingSeconds.Float())
+	}
+	if secs >= capacitySettle.Seconds() {
+		return fmt.Sprintf("settling: %s s at capacity, the finish rate still rising", count(secs))
+	}
+	return fmt.Sprintf("settling: %s of %s s at capacity", count(secs), count(capacitySettle.Seconds()))
+}
+
+// queueStandsWords is the advice when a queue stands that no replica is
+// FULL of yet: none, and why (the replicas still WARMING, or what they
+// are).
+func queueStandsWords(backlog Num, counted []*ReplicaReport) string {
+	warming := 0
+	for _, r := range counted {
+		if r.State == StateWarming {
+			warming += max(1, r.Instances)
+		}
+	}
+	s := "no advice yet: " + count(backlog.Float()) + " waiting and no replica FULL"
+	if warming > 0 {
+		return s + fmt.Sprintf(" yet: %d WARMING, judged once %s of readings are in", warming, seconds(leastEvidence.Seconds()))
+	}
+	return s + ": not a fleet to keep; a count once a replica is FULL and shows what it carries"
 }
 
 // keepWords is the advice with no replica FULL and no queue growing.
@@ -279,10 +322,10 @@ func (a *Advice) demandSummary(s []string) []string {
 func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 	switch {
 	case a.CapacityPerReplica.Known():
-		c := fmt.Sprintf("capacity %s successful req/s per replica (stop and length, the mean of %s at the cap",
+		c := fmt.Sprintf("capacity %s successful req/s per replica (stop and length, read over their seconds at capacity: the mean of %s",
 			amount(a.CapacityPerReplica.Float()), plural(float64(a.CapacityReplicas), "FULL replica"))
 		if aborted > 0 {
-			c += "; " + amount(aborted.Float()) + " req/s aborted, not counted"
+			c += "; " + amount(aborted.Float()) + " req/s aborted over the window, not counted"
 		}
 		c += ")"
 		if a.ReplicasByCapacity.Known() {
@@ -291,8 +334,8 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 		}
 		return append(s, c)
 	case a.AtCapacity > 0:
-		return append(s, fmt.Sprintf("capacity not measured yet: %s FULL, none for %d readings",
-			plural(float64(a.AtCapacity), "replica"), fullMinSamples))
+		return append(s, fmt.Sprintf("capacity not measured yet: %s %s, %s; what a batch that has just filled finishes is not what it carries",
+			plural(float64(a.AtCapacity), "replica"), a.fullWord(), a.settlingWords()))
 	}
 	return append(s, "capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it")
 }
@@ -337,6 +380,12 @@ func (a *Advice) autoscalerWords() string {
 		s += "no change (within its " + percent(hpaTolerance) + " tolerance)"
 	case a.HPADesired == 1 && a.MeanWaitingPerReplica == 0:
 		s += "1, its minimum"
+	case a.RecommendedReplicas > 0 && a.HPADesired.Float() > a.RecommendedReplicas.Float()+countNoise(a.RecommendedReplicas.Float()):
+		// A standing backlog read as load: the arithmetic is shown as
+		// such, beside the count it overshoots, not as a count.
+		s = strings.TrimSuffix(s, "it asks for ") + fmt.Sprintf("its arithmetic, ceil(%d × %s ÷ %s) = %s, reads the backlog as load, beyond the %s the advice counts: its default policy would step to %s in its first %s and on",
+			a.Replicas, amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()), count(a.HPADesired.Float()),
+			count(a.RecommendedReplicas.Float()), count(hpaFirstStep(a.Replicas, a.HPADesired.Float())), roughDuration(hpaScaleUpPeriod.Seconds()))
 	default:
 		s += fmt.Sprintf("%s (ceil(%d × %s ÷ %s))", count(a.HPADesired.Float()), a.Replicas,
 			amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()))

@@ -95,7 +95,9 @@ func TestAdviceSentences(t *testing.T) {
 		{"drain", (&Advice{Replicas: 4, Uncounted: 1, AtCapacity: 2, Full: 1, Action: "drain", BacklogClearSeconds: NA}).roomWords(9, 3, 0),
 			"no replica to add: 4 up (1 down uncounted) carry the 9 req/s arriving at 3 a full replica does; 2 at capacity are clearing a backlog"},
 		{"add while the queue grows", (&Advice{Replicas: 2, QueueGrowthPerSecond: 0.75}).queueGrowsWords(18),
-			"add replicas: the queue grows by 0.75/s (18 waiting) with no replica FULL yet; a count once a replica has been FULL for 3 readings and shows its capacity"},
+			"add replicas: the queue grows by 0.75/s (18 waiting) with no replica FULL yet; a count once a replica has been at capacity for 10 s and shows what it carries"},
+		{"add while settling", (&Advice{Replicas: 3, AtCapacity: 2, Full: 2, QueueGrowthPerSecond: 5, SettlingSeconds: 3.6}).addWithoutCount("add replicas: 2 replicas FULL"),
+			"add replicas: 2 replicas FULL, the queue grows by 5/s; settling: 3 of 10 s at capacity: a count once a replica has shown what it carries there"},
 		{"add without a count", noCapacity.addWithoutCount("add replicas: 1 replica FULL"),
 			"add replicas: 1 replica FULL, the queue grows by 2/s; no count: the FULL replicas finish nothing successfully"},
 		{"add without a count, replicas down", down.addWithoutCount("add replicas"),
@@ -110,8 +112,8 @@ func TestAdviceSentences(t *testing.T) {
 		{"demand with refusals", down.demandSummary(nil)[0],
 			"demand 13.8 req/s: what arrives at the 4 replicas counted (finished, aborts included, plus the growth of batch and queue, plus 0.5 req/s refused)"},
 		{"capacity", grown.capacitySummary(nil, 0.2)[0],
-			"capacity 3 successful req/s per replica (stop and length, the mean of 4 FULL replicas at the cap; 0.2 req/s aborted, not counted); the demand needs 5 replicas if spread evenly (ceil(13.8 ÷ 3))"},
-		{"capacity not measured yet", oneAtCap.capacitySummary(nil, 0)[0], "capacity not measured yet: 1 replica FULL, none for 3 readings"},
+			"capacity 3 successful req/s per replica (stop and length, read over their seconds at capacity: the mean of 4 FULL replicas; 0.2 req/s aborted over the window, not counted); the demand needs 5 replicas if spread evenly (ceil(13.8 ÷ 3))"},
+		{"capacity not measured yet", oneAtCap.capacitySummary(nil, 0)[0], "capacity not measured yet: 1 replica at capacity, settling: 0 of 10 s at capacity; what a batch that has just filled finishes is not what it carries"},
 		{"capacity not measured", (&Advice{CapacityPerReplica: NA}).capacitySummary(nil, 0)[0],
 			"capacity not measured: no replica is FULL, so none shows what one carries; fewer replicas are not advised without it"},
 		{"backlog", slowDrain.backlogSummary(nil, 300)[0],
@@ -130,9 +132,11 @@ func TestAdviceSentences(t *testing.T) {
 // measured.
 func TestHPASentence(t *testing.T) {
 	hpa := Advice{Replicas: 4, HPAMetric: "vllm:num_requests_waiting", WaitingTargetPerReplica: 6, CapacityPerReplica: 3,
-		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8}
+		TargetQueueSeconds: 2, HPADesired: 7, MeanWaitingPerReplica: 10, ReplicasByQueue: 8, RecommendedReplicas: NA}
 	hpaWithin := hpa
 	hpaWithin.HPADesired, hpaWithin.HPAWithinTolerance, hpaWithin.ReplicasByQueue = 4, true, 4
+	hpaBacklog := hpa
+	hpaBacklog.HPADesired, hpaBacklog.ReplicasByQueue, hpaBacklog.MeanWaitingPerReplica, hpaBacklog.RecommendedReplicas = 2001, 2001, 3000, 6
 	hpaUnmeasured := Advice{HPAMetric: "sglang:num_queue_reqs", WaitingTargetPerReplica: NA, TargetQueueSeconds: 2, HPADesired: NA}
 	tests := []struct {
 		name string
@@ -143,12 +147,31 @@ func TestHPASentence(t *testing.T) {
 			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 10 waiting it asks for 7 (ceil(4 × 10 ÷ 6)); its 5 min scale-down window holds 8"},
 		{"the HPA within its tolerance", hpaWithin.autoscalerWords(),
 			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 10 waiting it asks for no change (within its 10% tolerance)"},
+		{"the HPA reading a backlog as load", hpaBacklog.autoscalerWords(),
+			"autoscaler setting, not a count to act on: an HPA would scale on vllm:num_requests_waiting with target 6 per replica (a 2s queue at the 3 successful req/s a full replica finishes); at a mean of 3,000 waiting its arithmetic, ceil(4 × 3,000 ÷ 6) = 2,001, reads the backlog as load, beyond the 6 the advice counts: its default policy would step to 8 in its first 15 s and on"},
 		{"the HPA without a capacity", hpaUnmeasured.autoscalerWords(),
 			"autoscaler setting, not a count to act on: an HPA would scale on sglang:num_queue_reqs with target a full replica's successful req/s × 2s, once one is measured"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
 			t.Errorf("%s:\n got %q\nwant %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+// TestSettlingWords: how much of capacitySettle the replicas at capacity
+// have shown, or that their rate still rises after it.
+func TestSettlingWords(t *testing.T) {
+	for _, tt := range []struct {
+		secs Num
+		want string
+	}{
+		{3.6, "settling: 3 of 10 s at capacity"},
+		{NA, "settling: 0 of 10 s at capacity"},
+		{12, "settling: 12 s at capacity, the finish rate still rising"},
+	} {
+		if got := (&Advice{SettlingSeconds: tt.secs}).settlingWords(); got != tt.want {
+			t.Errorf("%v s: %q, want %q", tt.secs, got, tt.want)
 		}
 	}
 }

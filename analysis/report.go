@@ -504,6 +504,34 @@ type ReplicaReport struct {
 	// replica with a standing queue is at its capacity too, and the fleet
 	// advice reads what it finishes as one.
 	AtCapacity bool `json:"at_capacity"`
+	// AtCapacitySeconds is how long the replica has been at its capacity:
+	// the span of its newest readings that each hold a queue with requests
+	// running, one reading without a queue allowed inside it or at its
+	// end as FULL allows it (0 when neither of the two newest holds one). CapacityPerSecond is what it
+	// finished successfully per second over that span (stop and length;
+	// every finished request where the page has no finish reasons), n/a
+	// with fewer than two such readings: what the fleet advice reads as a
+	// replica's capacity once capacitySettle of it is in, rather than the
+	// window's rate, most of which may be from before the queue.
+	AtCapacitySeconds float64 `json:"at_capacity_seconds"`
+	CapacityPerSecond Num     `json:"capacity_per_second"`
+	// CapacitySettled is set once the replica has been at capacity for
+	// capacitySettle with its successful finish rate no longer rising (the
+	// newest half of the span not above the whole beyond a Poisson count's
+	// noise), and stays set while it stays at capacity: the advice reads
+	// CapacityPerSecond, ArrivalsAtCapacity and WaitingGrowthAtCapacity as
+	// the replica's only then.
+	CapacitySettled bool `json:"capacity_settled"`
+	// ArrivalsAtCapacity is what arrived per second over the newest
+	// capacitySettle of that span (what finished, of every reason, plus the
+	// growth of batch and queue between its ends); n/a when the span is
+	// shorter. The fleet advice reads it as the replica's demand: a
+	// spike's arrivals from its own seconds, not from the window's.
+	ArrivalsAtCapacity Num `json:"arrivals_at_capacity_per_second"`
+	// WaitingGrowthAtCapacity is how fast the queue grew over the same
+	// seconds (negative when it shrank): the advice's queue growth for a
+	// replica settled at capacity.
+	WaitingGrowthAtCapacity Num `json:"waiting_growth_at_capacity_per_second"`
 	// BatchCap is the most requests the replica has been seen running at
 	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
 	// the cap a queue waits at is the highest running seen, carried from
@@ -615,10 +643,16 @@ type Advice struct {
 	// from the previous report.
 	HPAWindow []HPARecommendation `json:"hpa_window,omitempty"`
 	// CapacityPerReplica is what a FULL replica finishes successfully
-	// (stop and length, not aborts) per second, the mean over the
+	// (stop and length, not aborts) per second while at its capacity
+	// (ReplicaReport.CapacityPerSecond), the mean over the
 	// CapacityReplicas; ReplicasByCapacity is ceil(demand ÷ it).
 	CapacityPerReplica Num `json:"capacity_per_replica"`
 	ReplicasByCapacity Num `json:"replicas_by_capacity"`
+	// SettlingSeconds is, while replicas are at capacity but none has
+	// been so for capacitySettle, the longest any of them has: the
+	// capacity is not settled and the advice gives no count. n/a
+	// otherwise.
+	SettlingSeconds Num `json:"settling_seconds"`
 
 	// Action is "add", "keep", "rebalance" (replicas are FULL while the
 	// fleet up carries the demand: spread the load), "drain" (replicas are
@@ -650,6 +684,13 @@ type Advice struct {
 	// RejectionsPerSecond are the admissions the replicas refused (HTTP
 	// 503); they are demand, so ArrivalsPerSecond includes them.
 	RejectionsPerSecond Num `json:"rejections_per_second"`
+
+	// pendingKey and pendingCount carry, from one evaluation to the next,
+	// the change the advice holds within its noise (hold): the action and
+	// the direction of the count the inputs said, and on how many
+	// evaluations in a row.
+	pendingKey   string
+	pendingCount int
 }
 
 // Imbalance names a replica far from the fleet median. The fleet lists

@@ -135,8 +135,8 @@ func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
 	quietOnes := samples[first : newest+1]
 	q.Seconds, q.Readings = samples[newest].Time.Sub(q.Since).Seconds(), readings
 	q.Running, q.Waiting, q.KV = sampleGauge(quietOnes, catalogue.Running), sampleGauge(quietOnes, catalogue.Waiting), sampleGauge(quietOnes, catalogue.KVCacheUsage)
-	q.HTTP = plainIncrease(quietOnes, func(s *catalogue.Sample) float64 { return s.HTTPRequests })
-	q.GC = plainIncrease(quietOnes, func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+	q.HTTP = plainIncrease(len(quietOnes), func(i int) float64 { return goodValue(&quietOnes[i], quietOnes[i].HTTPRequests) })
+	q.GC = plainIncrease(len(quietOnes), func(i int) float64 { return goodValue(&quietOnes[i], quietOnes[i].GCCollections) }) > 0
 	return q
 }
 
@@ -157,34 +157,6 @@ func sampleGauge(samples []catalogue.Sample, k catalogue.Scalar) gaugeStats {
 		g.N++
 	}
 	return g
-}
-
-// plainIncrease is the sum of the rises of a process-level counter over
-// the good samples (a drop counted as a reset), with no extrapolation:
-// whether it moved, not at what rate. NaN when fewer than two know it.
-func plainIncrease(samples []catalogue.Sample, value func(*catalogue.Sample) float64) float64 {
-	inc, last, known := 0.0, math.NaN(), 0
-	for i := range samples {
-		if !samples[i].OK() {
-			continue
-		}
-		v := value(&samples[i])
-		if math.IsNaN(v) {
-			continue
-		}
-		switch {
-		case known == 0:
-		case v >= last:
-			inc += v - last
-		default:
-			inc += v
-		}
-		last, known = v, known+1
-	}
-	if known < 2 {
-		return math.NaN()
-	}
-	return inc
 }
 
 // longEnoughForStall reports whether the quiet readings prove a stall:
@@ -242,4 +214,13 @@ func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, b
 	}
 	reasons = append(reasons, "the page is live over those readings: "+strings.Join(live, ", "))
 	return verdict{State: StateStalled, Reasons: reasons, Action: stalledAction}, true
+}
+
+// goodValue is v, a value of sample s, or NaN when s is a failed scrape,
+// which carries no figures.
+func goodValue(s *catalogue.Sample, v float64) float64 {
+	if !s.OK() {
+		return math.NaN()
+	}
+	return v
 }

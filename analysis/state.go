@@ -698,8 +698,13 @@ func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 
 // healthySummary is the one line of evidence of a healthy replica.
 func healthySummary(f *Figures) string {
-	return fmt.Sprintf("running %s, waiting %s, %s req/s, p99 TTFT %s, KV cache %s",
-		count(f.Running.Float()), count(f.Waiting.Float()), amount(f.RequestsPerSecond.Float()),
+	reqs := amount(f.RequestsPerSecond.Float()) + " req/s"
+	if f.MaterialAborts() {
+		// The aborts are counted in the req/s: what succeeded beside it.
+		reqs += " (" + amount(successfulPerSecond(f).Float()) + " successful)"
+	}
+	return fmt.Sprintf("running %s, waiting %s, %s, p99 TTFT %s, KV cache %s",
+		count(f.Running.Float()), count(f.Waiting.Float()), reqs,
 		f.TTFT.P99Bucket.Seconds(f.TTFT.P99), percent(f.KVCacheUsage.Float()))
 }
 

@@ -41,6 +41,11 @@ func judgementNumbers() [][3]string {
 		{"late round: the fewest targets most of which timing out at once is vtop's side", fmt.Sprint(lateRoundMinTargets), "lateRoundMinTargets"},
 		{"evaluations a judged change must hold (default)", fmt.Sprint(cfg.Hysteresis), "DefaultConfig().Hysteresis"},
 		{"the analysis window (default)", cfg.Window.String(), "DefaultConfig().Window"},
+		{"advice: seconds at capacity before a capacity is read", capacitySettle.String(), "capacitySettle"},
+		{"advice: a count within this share of the one shown is noise", percent(adviceCountNoise), "adviceCountNoise"},
+		{"advice: … and within this many replicas", fmt.Sprint(adviceCountNoiseMin), "adviceCountNoiseMin"},
+		{"advice: evaluations a change within the noise must hold", fmt.Sprint(adviceHold), "adviceHold"},
+		{"aborts: share of finished requests from which they are a reason", percent(materialAbortShare), "materialAbortShare"},
 	}
 }
 

@@ -136,16 +136,18 @@ func writeText(out io.Writer, r analysis.Report) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TARGET\tENGINE\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS")
+	// REQ/S counts every finished request, aborts included: ABORT is
+	// their share.
+	fmt.Fprintln(tw, "TARGET\tENGINE\tSTATE\tRUN\tWAIT\tKV\tREQ/S\tGEN TOK/S\tTTFT p50/p99\tITL p50/p99\tPREEMPT/S\tSUCCESS\tABORT")
 	for _, rep := range r.Replicas {
 		f := rep.Figures
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s/%s\t%s\t%s\t%s\n",
 			targetText(rep), engineText(rep), stateText(rep),
 			f.Running.Count(), f.Waiting.Count(), f.KVCacheUsage.Percent(),
 			f.RequestsPerSecond.Amount(), f.GenerationTokensPerSecond.Count(),
 			bounded(f.TTFT.P50, f.TTFT.P50Bucket), bounded(f.TTFT.P99, f.TTFT.P99Bucket),
 			bounded(f.ITL.P50, f.ITL.P50Bucket), bounded(f.ITL.P99, f.ITL.P99Bucket),
-			f.PreemptionsPerSecond.Amount(), f.SuccessRate.Percent())
+			f.PreemptionsPerSecond.Amount(), f.SuccessRate.Percent(), f.AbortShare.Percent())
 	}
 	_ = tw.Flush() // its error is w's, kept there
 	for _, rep := range r.Replicas {
@@ -190,8 +192,8 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	if rep.WarmingUp {
 		fmt.Fprintln(w, "  warming up: rates and quantiles need two scrapes in the window")
 	} else {
-		fmt.Fprintf(w, "  %s req/s, %s prompt tok/s, %s gen tok/s; time running %s (Little's law: running ÷ finish rate); mean TTFT %s\n",
-			f.RequestsPerSecond.Amount(), f.PromptTokensPerSecond.Count(), f.GenerationTokensPerSecond.Count(),
+		fmt.Fprintf(w, "  %s req/s%s, %s prompt tok/s, %s gen tok/s; time running %s (Little's law: running ÷ finish rate); mean TTFT %s\n",
+			f.RequestsPerSecond.Amount(), abortedText(f), f.PromptTokensPerSecond.Count(), f.GenerationTokensPerSecond.Count(),
 			f.TimeRunningSeconds.Seconds(), f.TTFT.Mean.Seconds())
 	}
 	for _, reason := range rep.Reasons {
@@ -206,6 +208,20 @@ func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	for _, figure := range slices.Sorted(maps.Keys(rep.Derived)) {
 		fmt.Fprintf(w, "  derived %s: %s\n", figure, rep.Derived[figure])
 	}
+}
+
+// abortedText says, after a replica's req/s, that it counts the aborts
+// among the finished requests and what succeeded beside them: " finished
+// (6.3 successful, 8.8 aborted)"; "" when none was aborted.
+func abortedText(f analysis.Figures) string {
+	if !(f.FinishedPerSecond.Abort > 0) {
+		return ""
+	}
+	ok := f.FinishedPerSecond.Stop
+	if f.FinishedPerSecond.Length.Known() {
+		ok += f.FinishedPerSecond.Length
+	}
+	return fmt.Sprintf(" finished (%s successful, %s aborted)", ok.Amount(), f.FinishedPerSecond.Abort.Amount())
 }
 
 // engineText names the server of a replica: its engine, or the router

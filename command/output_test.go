@@ -107,3 +107,23 @@ func TestTextReportNamesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// The text report says what its req/s counts: the aborts among the
+// finished requests, beside what succeeded, and the abort share in the
+// table.
+func TestTextReportSaysTheAborts(t *testing.T) {
+	r := reportOf(analysis.StateFull)
+	rep := &r.Replicas[0]
+	rep.RequestsPerSecond, rep.FinishedPerSecond.Stop, rep.FinishedPerSecond.Length, rep.FinishedPerSecond.Abort = 15.1, 6.3, 0, 8.8
+	rep.SuccessRate, rep.AbortShare = 6.3/15.1, 8.8/15.1
+	var out bytes.Buffer
+	if err := writeText(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"ABORT", "58%", "15.1 req/s finished (6.3 successful, 8.8 aborted)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+}

@@ -409,6 +409,10 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	preempt := fmtRate(r.PreemptionsPerSecond)
 	gauges := fitSegments(inner, []string{run, wait, kv, "preempt/s " + preempt}, []string{run, wait, kv, "preempt " + preempt + "/s"})
 	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
+	if r.MaterialAborts() {
+		// The req/s counts them: the share is said beside it.
+		reqs += " " + th.warn.Render(fmtPct(r.AbortShare)+" abort")
+	}
 	rates := fitSegments(inner, []string{reqs, "tok/s in " + in + " out " + out}, []string{reqs, "in " + in + "/s", "out " + out + "/s"})
 	ttft := "TTFT " + fmtQuantile(r.TTFT, p50) + "/" + fmtQuantile(r.TTFT, p99)
 	itl := "ITL " + fmtQuantile(r.ITL, p50) + "/" + fmtQuantile(r.ITL, p99)

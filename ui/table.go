@@ -68,6 +68,9 @@ var tableColumns = []column{
 	quantileColumn("ITL p99", 6, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
 	numColumn("preempt/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
 	numColumn("success", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	// req/s counts every finished request, aborts included: their share
+	// beside it.
+	numColumn("abort", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.AbortShare }),
 	gpuColumn("GPU%", 4, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
 	gpuColumn("GMEM%", 2, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},

@@ -257,3 +257,28 @@ func TestTableSortKeepsTopRowsInView(t *testing.T) {
 		}
 	}
 }
+
+// Aborts are counted in a replica's req/s: where they are a material
+// share of what finished, the pane says so beside the req/s, and the
+// table's abort column shows the share whatever it is.
+func TestAbortsBesideTheThroughput(t *testing.T) {
+	r := replica("gpu-a:8000", analysis.StateFull)
+	r.RequestsPerSecond, r.FinishedPerSecond.Stop, r.FinishedPerSecond.Abort = 15.1, 6.3, 8.8
+	r.SuccessRate, r.AbortShare = 6.3/15.1, 8.8/15.1
+	calm := replica("gpu-b:8000", analysis.StateHealthy)
+	calm.FinishedPerSecond.Abort, calm.AbortShare = 0.1, 0.02
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		f := ansi.Strip(send(newModel(size[0], size[1]), ReportMsg{Report: report(t0, r, calm)}).View())
+		if !strings.Contains(f, "15.1 req/s 58% abort") {
+			t.Errorf("%dx%d: the pane of a replica whose clients abort 58%% does not say so:\n%s", size[0], size[1], f)
+		}
+		if strings.Contains(f, "2% abort") {
+			t.Errorf("%dx%d: 2%% aborted is said on the pane:\n%s", size[0], size[1], f)
+		}
+	}
+	_, lines := tableFrame(160, 24, []analysis.ReplicaReport{r, calm})
+	frame := strings.Join(lines, "\n")
+	if !strings.Contains(frame, "abort") || !strings.Contains(frame, "58%") {
+		t.Errorf("the table has no abort share:\n%s", frame)
+	}
+}

@@ -27,7 +27,7 @@ type Exporter struct {
 	running, waiting, kvUsage          prometheus.Gauge
 	waitingCapacity, waitingDeferred   prometheus.Gauge
 	promptTokens, generationTokens     prometheus.Counter
-	preemptions, stop                  prometheus.Counter
+	preemptions, stop, abort           prometheus.Counter
 	ttft, itl, e2e, queue, prefill     prometheus.Observer
 	decode, inference, promptLen, gens prometheus.Observer
 	buf                                bytes.Buffer
@@ -71,14 +71,18 @@ func NewExporter(cfg Config, start float64) *Exporter {
 	e.promptTokens = counter("vllm:prompt_tokens_total")
 	e.generationTokens = counter("vllm:generation_tokens_total")
 	e.preemptions = counter("vllm:num_preemptions_total")
-	// vLLM creates every finished_reason at 0; only "stop" moves here.
+	// vLLM creates every finished_reason at 0; "stop" moves here, and
+	// "abort" where clients give up (Config.AbortAfter).
 	success := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "finished requests (vLLM)."},
 		family("vllm:request_success_total").Labels)
 	e.reg.MustRegister(success)
 	for _, reason := range catalogue.FinishReasonNames {
 		c := success.With(withExtra(engine, catalogue.LabelFinishedReason, reason))
-		if reason == "stop" {
+		switch reason {
+		case "stop":
 			e.stop = c
+		case "abort":
+			e.abort = c
 		}
 	}
 	e.ttft = histogram("vllm:time_to_first_token_seconds")
@@ -163,6 +167,10 @@ func (e *Exporter) Finished(f finished) {
 	e.promptLen.Observe(float64(f.prompt))
 	e.gens.Observe(float64(f.output))
 }
+
+// Aborted counts a request its client gave up while it waited: vLLM
+// counts it finished, with reason abort.
+func (e *Exporter) Aborted() { e.abort.Inc() }
 
 // Page gathers the registry and writes it in the text format, as vLLM
 // serves /metrics. The bytes are the exporter's until the next call.

@@ -49,6 +49,13 @@ type Config struct {
 	// batch stands and the arrivals still join the queue. After it the
 	// engine steps on where it stopped.
 	Stalls []Outage
+	// AbortAfter, when above 0, is how long a client waits for its
+	// request to be admitted: a request that has waited longer in the
+	// queue is given up by its client and leaves the queue, counted as
+	// finished with reason abort (vLLM's
+	// request_success_total{finished_reason="abort"}). It never ran, so
+	// it records no latency.
+	AbortAfter float64
 }
 
 // Outage is one death and restart of the server process.
@@ -158,9 +165,10 @@ type Replica struct {
 	FirstTokens []Served
 	// Exporter is the page of the current process; replaced at a restart.
 	Exporter *Exporter
-	// Finished counts the requests finished so far, over every process.
-	Finished int
-	up       bool
+	// Finished counts the requests finished so far, over every process;
+	// Aborted those of them given up in the queue by their client.
+	Finished, Aborted int
+	up                bool
 	// generated and finished count the tokens and requests of the step
 	// in progress, for its record.
 	generated, finished int
@@ -245,6 +253,7 @@ func (r *Replica) Advance(dt float64) {
 	for _, at := range times {
 		r.queue = append(r.queue, &request{arrival: at, prompt: r.draw(r.cfg.PromptTokens), output: r.draw(r.cfg.OutputTokens)})
 	}
+	r.abandon(t0)
 	if r.cfg.Stalled(t0 + dt/2) {
 		r.stall(t0, t1, &rec)
 		return
@@ -309,6 +318,26 @@ func (r *Replica) stall(t0, t1 float64, rec *StepRecord) {
 	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(rec.KVBlocksUsed)/float64(r.cfg.KVBlocks))
 	r.now = t1
 	r.Steps = append(r.Steps, *rec)
+}
+
+// abandon takes out of the queue the requests that were never admitted
+// and have waited AbortAfter or longer by time at: their clients gave up.
+func (r *Replica) abandon(at float64) {
+	if r.cfg.AbortAfter <= 0 {
+		return
+	}
+	kept := r.queue[:0]
+	for _, q := range r.queue {
+		if q.timesAdmitted == 0 && at-q.arrival >= r.cfg.AbortAfter {
+			r.Finished++
+			r.Aborted++
+			r.Exporter.Aborted()
+			continue
+		}
+		kept = append(kept, q)
+	}
+	clear(r.queue[len(kept):])
+	r.queue = kept
 }
 
 // used is how many KV blocks the batch holds.

@@ -237,7 +237,8 @@ func TestScore(t *testing.T) {
 	right := slices.Repeat([]float64{1}, 100)
 	advice := slices.Concat(slices.Repeat([]float64{1}, 50), slices.Repeat([]float64{3}, 50))
 	tally := NewTally()
-	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: advice, Right: right})
+	queued := slices.Concat(make([]bool, 30), slices.Repeat([]bool{true}, 70))
+	tally.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: advice, Right: right, Queued: queued})
 
 	// Seconds 11–100 count (90: the first LeastEvidence are not scored);
 	// graces are seconds 31–40 and 71–80.
@@ -271,6 +272,24 @@ func TestScore(t *testing.T) {
 	// Advice: seconds 11–100 scored, right in 11–50.
 	if tally.AdviceScored != 90 || tally.AdviceWithin != 40 {
 		t.Errorf("advice %d of %d within, want 40 of 90", tally.AdviceWithin, tally.AdviceScored)
+	}
+	// Overshoot: from the first queued second (31) on, 70 reports; 3 for
+	// a right count of 1 is two replicas over, in 51–100.
+	if tally.AfterFull != 70 || tally.Overshoot != 50 {
+		t.Errorf("overshoot %d of %d, want 50 of 70", tally.Overshoot, tally.AfterFull)
+	}
+	// The advice changed once (1 → 3 at 51) over the 90 seconds counted.
+	if tally.AdviceChanges != 1 || tally.AdviceSeconds != 90 {
+		t.Errorf("advice changes %d over %d s, want 1 over 90", tally.AdviceChanges, tally.AdviceSeconds)
+	}
+	// One replica over is a ceil's edge, not an overshoot; the 10 s after
+	// the right count fell are not counted.
+	two := NewTally()
+	fell := slices.Concat(slices.Repeat([]float64{4}, 60), slices.Repeat([]float64{2}, 40))
+	said := slices.Concat(slices.Repeat([]float64{5}, 60), slices.Repeat([]float64{4}, 10), slices.Repeat([]float64{2}, 30))
+	two.Add(Run{Scenario: "hand", Replicas: []Timeline{tl}, Advice: said, Right: fell, Queued: queued})
+	if two.AfterFull != 60 || two.Overshoot != 0 {
+		t.Errorf("overshoot %d of %d, want 0 of 60", two.Overshoot, two.AfterFull)
 	}
 	// HEALTHY beside its own figure over the SLO: seconds 20 and 90–92,
 	// grace or not; the healthy seconds while truly FULL are in a grace.
@@ -406,4 +425,39 @@ func mustPage(t *testing.T, r *Replica) catalogue.Sample {
 func tokensOf(t *testing.T, s catalogue.Sample) float64 {
 	t.Helper()
 	return s.Total.Scalars[catalogue.GenerationTokens]
+}
+
+// TestModelAborts: clients that give up after AbortAfter seconds in the
+// queue keep it bounded; the batch still runs at its cap, finishing its
+// Capacity successfully, and the rest of the arrivals are counted on the
+// page as finished with reason abort.
+func TestModelAborts(t *testing.T) {
+	c := steady(base(), 1.6)
+	c.AbortAfter = 5
+	r := NewReplica(c, 11)
+	advance(r, 60)
+	finishedBefore, abortedBefore := r.Finished, r.Aborted
+	advance(r, 120)
+	ok := float64((r.Finished-r.Aborted)-(finishedBefore-abortedBefore)) / 120
+	aborted := float64(r.Aborted-abortedBefore) / 120
+	if math.Abs(ok-c.Capacity()) > 0.05*c.Capacity() {
+		t.Errorf("successful %.2f/s at the cap, want Capacity %.2f/s", ok, c.Capacity())
+	}
+	if want := c.Arrivals(0) - c.Capacity(); math.Abs(aborted-want) > 0.15*want {
+		t.Errorf("aborted %.2f/s, want about the arrivals beyond the capacity, %.2f/s", aborted, want)
+	}
+	if max := c.Arrivals(0) * c.AbortAfter * 1.2; float64(r.Steps[len(r.Steps)-1].Waiting) > max {
+		t.Errorf("waiting %d, want at most about %.0f: the clients give up", r.Steps[len(r.Steps)-1].Waiting, max)
+	}
+	body, err := r.Exporter.Page()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := page.NewIngester().Ingest(body, ContentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Total.Finished[catalogue.FinishAbort]; got != float64(r.Aborted) {
+		t.Errorf("the page counts %v aborted, want %d", got, r.Aborted)
+	}
 }

@@ -52,11 +52,16 @@ type Run struct {
 	// when n/a); Right is the count that carries the demand (NaN when no
 	// replica is up).
 	Advice, Right []float64
-	// AdviceText is the advice's sentence per second, for the trace.
-	AdviceText []string
+	// AdviceText is the advice's sentence per second, for the trace;
+	// AdviceAction its action.
+	AdviceText, AdviceAction []string
 	// Worst is the fleet's worst replica per second (the header's, the
 	// first pane's), by its index in Replicas; -1 when none.
 	Worst []int
+	// Queued is set at every second from the first at which a replica's
+	// queue persisted (truly FULL, or PREEMPTING with a standing queue)
+	// on: the seconds the advice's overshoot is scored over.
+	Queued []bool
 }
 
 // RunScenario runs sc with seed: every virtual second it steps each
@@ -119,7 +124,9 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
 		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
 		run.Worst = append(run.Worst, slices.IndexFunc(readings, func(r catalogue.Readings) bool { return r.Target == report.Fleet.Worst }))
+		run.AdviceAction = append(run.AdviceAction, report.Fleet.Advice.Action)
 		run.Right = append(run.Right, RightCount(up, load, queued))
+		run.Queued = append(run.Queued, queued || len(run.Queued) > 0 && run.Queued[len(run.Queued)-1])
 	}
 	return run, nil
 }

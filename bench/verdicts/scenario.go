@@ -81,6 +81,32 @@ func Scenarios() []Scenario {
 		}
 		return c
 	}
+	// A bigger fleet and spike: twelve replicas at half their capacity
+	// get four times that for 90 s (twice what they carry: 24 replicas'
+	// worth), then just over what they carry for 90 s (the queue grows
+	// slowly: the count must hold, not swing), then half again.
+	bigSpike := func() Config {
+		c := b
+		rate := 0.5 * c.Capacity()
+		c.Arrivals = func(t float64) float64 {
+			switch {
+			case t >= 60 && t < 150:
+				return 4 * rate
+			case t >= 150 && t < 240:
+				return 2.2 * rate
+			}
+			return rate
+		}
+		return c
+	}
+	big := make([]Config, 12)
+	for i := range big {
+		big[i] = bigSpike()
+	}
+	// Clients that give up after 5 s in the queue, at replicas that get
+	// 1.6 times what they carry: a third of what finishes is aborts.
+	aborting := steady(b, 1.6)
+	aborting.AbortAfter = 5
 	restart := steady(b, 0.6)
 	restart.Outages = []Outage{{At: 120, For: 12}}
 	// A slow second: the scrapes of 4 of 6 replicas, all up and serving,
@@ -108,6 +134,8 @@ func Scenarios() []Scenario {
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
 		{Name: "stall", Seconds: 300, Replicas: []Config{stall}},
 		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
+		{Name: "big spike", Seconds: 330, Replicas: big},
+		{Name: "aborts at full", Steady: true, Seconds: 240, Replicas: []Config{aborting, aborting}},
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
 		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(), drains()}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},

@@ -24,6 +24,13 @@ const (
 	// StallNamedWithin is the goal's longest time from the truth's
 	// STALLED to the first second vtop shows it (seconds).
 	StallNamedWithin = 15
+	// AdviceOvershoot is how far above the right count the advice may
+	// be at any second after the first FULL, the seconds just after the
+	// right count rose included: a count three times too high at a
+	// spike's start is the advice misleading when it matters most. A
+	// count is whole replicas: one more than the right count is never an
+	// overshoot (5 for 4 is the edge of a ceil, not 25 % too many).
+	AdviceOvershoot = 0.20
 )
 
 // JudgedStates are the states the truth takes, in the report's order.
@@ -80,6 +87,19 @@ type Tally struct {
 	// AdviceWithin those within AdviceTolerance of it; AdviceNA those
 	// with no recommended count.
 	AdviceScored, AdviceWithin, AdviceNA int
+	// AfterFull are the reports with a replica up and a count to compare,
+	// from the first second a replica is truly FULL (or PREEMPTING with a
+	// standing queue) on, the Grace after the right count rose included
+	// and the Grace after it fell left out (the queue that made it right
+	// takes that long to go); Overshoot those whose recommended count is
+	// above the right one by more than AdviceOvershoot, and by more than
+	// one replica.
+	AfterFull, Overshoot int
+	// AdviceChanges are the seconds at which the advice's action or
+	// count differs from the second before's, AdviceSeconds the seconds
+	// after the least evidence they are counted over: an advice that
+	// changes every second while the load does not is noise to act on.
+	AdviceChanges, AdviceSeconds int
 }
 
 // NewTally returns an empty tally.
@@ -219,12 +239,27 @@ func (t *Tally) transition(tl Timeline, i int) {
 }
 
 func (t *Tally) addAdvice(run Run) {
-	lastChange := -Grace - 1
+	lastChange, lastFall := -Grace-1, -Grace-1
 	for i := range run.Right {
 		if i > 0 && !sameCount(run.Right[i], run.Right[i-1]) {
 			lastChange = i
+			if run.Right[i] < run.Right[i-1] {
+				lastFall = i
+			}
 		}
 		right := run.Right[i]
+		if i+1 > LeastEvidence {
+			t.AdviceSeconds++
+			if !sameCount(run.Advice[i], run.Advice[i-1]) || i < len(run.AdviceAction) && run.AdviceAction[i] != run.AdviceAction[i-1] {
+				t.AdviceChanges++
+			}
+		}
+		if i < len(run.Queued) && run.Queued[i] && i+1 > LeastEvidence && i-lastFall >= Grace && !math.IsNaN(right) && !math.IsNaN(run.Advice[i]) {
+			t.AfterFull++
+			if run.Advice[i] > right+math.Max(AdviceOvershoot*right, 1) {
+				t.Overshoot++
+			}
+		}
 		if i+1 <= LeastEvidence || i-lastChange < Grace || math.IsNaN(right) {
 			continue
 		}
@@ -241,6 +276,13 @@ func (t *Tally) addAdvice(run Run) {
 
 // sameCount compares two counts, NaN equal to NaN.
 func sameCount(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// OvershootShare is the share of the reports after the first FULL whose
+// count is above the right one by more than AdviceOvershoot.
+func (t *Tally) OvershootShare() float64 { return ratio(t.Overshoot, t.AfterFull) }
+
+// AdviceChangesPerHour are the changes of the advice per hour of a run.
+func (t *Tally) AdviceChangesPerHour() float64 { return ratio(t.AdviceChanges*3600, t.AdviceSeconds) }
 
 // RightShare is the share of scored seconds vtop got right.
 func (t *Tally) RightShare() float64 { return ratio(t.Right, t.Scored) }
@@ -383,8 +425,8 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
-	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | false-DOWN | worst never up | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | false-DOWN | worst never up | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) | advice over +20 % after FULL | advice changes / h |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	row := func(name string, t *Tally) {
 		var all []int
 		missed := 0
@@ -398,10 +440,10 @@ func (r *Result) Table() string {
 		if m := t.MaxDelay(); m >= 0 {
 			maxDelay = fmt.Sprint(m)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) |\n",
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) | %d of %d | %s |\n",
 			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong, t.FalseDown, t.WorstNeverUp,
 			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
-			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA)
+			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA, t.Overshoot, t.AfterFull, num(t.AdviceChangesPerHour()))
 	}
 	for _, name := range r.Scenarios {
 		row(name, r.By[name])

@@ -31,6 +31,8 @@ var scenarioTruth = map[string]analysis.State{
 	"restart":         analysis.StateDown,
 	"stall":           analysis.StateStalled,
 	"spike":           analysis.StateFull,
+	"big spike":       analysis.StateFull,
+	"aborts at full":  analysis.StateFull,
 	"slow fill":       analysis.StateFull,
 	"backlog drains":  analysis.StateRecovering,
 	"timeout round":   analysis.StateHealthy,
@@ -98,7 +100,7 @@ func TestJudgementBenchmark(t *testing.T) {
 		t.Errorf("the scored truth takes %d of the %d states", states, len(JudgedStates))
 	}
 	for _, column := range []string{"replica-s", "scored", "right", "false-HEALTHY", "false-HEALTHY in grace", "HEALTHY over SLO or not healthy", "false-DOWN", "worst never up", "SLOW while FULL",
-		"flaps / replica-h", "transitions", "advice ±10 %", "precision", "recall", "median s", "truth \\ shown"} {
+		"flaps / replica-h", "transitions", "advice ±10 %", "advice over +20 % after FULL", "advice changes / h", "precision", "recall", "median s", "truth \\ shown"} {
 		if !strings.Contains(table, column) {
 			t.Errorf("the report has no column %q", column)
 		}
@@ -169,6 +171,12 @@ func checkGoals(t *testing.T, res *Result) {
 	}
 	if share := all.AdviceShare(); !(share >= 0.98) {
 		t.Errorf("goal: the advice within ±10 %% of the right count in ≥ 98 %% of reports; %s", pct(share))
+	}
+	for _, name := range res.Scenarios {
+		if tally := res.By[name]; tally.Overshoot > 0 {
+			t.Errorf("goal: the advice never above the right count by more than %.0f %% after the first FULL; %s: %d of %d reports",
+				100*AdviceOvershoot, name, tally.Overshoot, tally.AfterFull)
+		}
 	}
 }
 

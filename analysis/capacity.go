@@ -1,0 +1,232 @@
+package analysis
+
+import (
+	"math"
+	"time"
+
+	"github.com/vtop-dev/vtop/catalogue"
+)
+
+// capacitySettle is how long a replica must have been at its capacity (a
+// queue in each of its readings) before what it finishes there is read as
+// a replica's capacity. A batch that has just filled finishes the requests
+// it admitted before the queue formed, fewer than it finishes at its
+// steady pace: read over the first seconds, or over a window most of
+// which was before the queue, a capacity is low and a count from it three
+// times too high. Ten seconds hold about one service time of a chat-like
+// request at the cap and some hundred finished requests of a replica.
+const capacitySettle = 10 * time.Second
+
+// atCapacity returns how long the replica has been at its capacity: the
+// span of the window's newest readings that hold a queue (for capacity,
+// where the page splits the waiting by reason) with requests running, a
+// single reading without one inside it or at its end allowed, as FULL
+// allows it (a queue about to empty reads 0 between two readings of 2);
+// what it finished successfully per second over that span (n/a with
+// fewer than two readings); and what arrived per second over the newest
+// capacitySettle of it (n/a when the span is shorter): what finished, of
+// every reason, plus what the batch and the queue grew by between its
+// ends; and how fast the queue grew over those seconds. A spike's
+// arrivals are read from its own seconds, not from a window most of which
+// was before it, or, at its end, most of which was the spike.
+//
+// rising is set while the successful finish rate of the newest half of the
+// span is above the whole span's beyond a Poisson count's noise: a batch
+// that has just filled still finishes what it admitted before the queue,
+// and its rate climbs for about one time in the batch.
+func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num, rising bool) {
+	queue := catalogue.Waiting
+	if ev.WaitingCapacity.N > 0 {
+		queue = catalogue.WaitingCapacity
+	}
+	held := func(i int) bool {
+		s := &w.samples[i].Total
+		return s.Scalars[queue] > 0 && s.Scalars[catalogue.Running] > 0
+	}
+	n := len(w.samples)
+	first := n
+	stallEnd := w.stallEnd(ev)
+	for i := n - 1; i >= stallEnd; i-- {
+		if held(i) {
+			first = i
+			continue
+		}
+		if i == stallEnd || !held(i-1) {
+			break // two readings in a row without a queue: not at capacity
+		}
+	}
+	if n-first < 2 {
+		return 0, NA, NA, NA, false
+	}
+	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
+	if secs <= 0 {
+		return 0, NA, NA, NA, false
+	}
+	capacity, arrivals, growth = NA, NA, NA
+	if ok := successfulIncrease(w.samples[first:]); !math.IsNaN(ok) {
+		capacity = Num(ok / secs)
+		mid := first
+		for mid < n-1 && w.ms[n-1]-w.ms[mid+1] >= w.ms[mid+1]-w.ms[first] {
+			mid++
+		}
+		if half := float64(w.ms[n-1]-w.ms[mid]) / 1000; n-mid >= 2 && half > 0 {
+			newest := Num(successfulIncrease(w.samples[mid:]) / half)
+			rising = newest > capacity && beyondNoise(newest, capacity, half)
+		}
+	}
+	if secs >= capacitySettle.Seconds() {
+		from := n - 1
+		for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
+			from--
+		}
+		arrivals, growth = w.arrivedSince(from)
+		if whole, wholeGrowth := w.arrivedSince(first); whole.Known() && arrivals.Known() && !beyondNoise(arrivals, whole, capacitySettle.Seconds()) {
+			// The newest seconds say what the whole span says within
+			// their noise: the whole span's, which has less.
+			arrivals, growth = whole, wholeGrowth
+		}
+	}
+	return secs, capacity, arrivals, growth, rising
+}
+
+// stallEnd is the index of the reading that ends the window's newest
+// stall, where no work counter moved for stalledSpan or longer (0 when
+// there is none, or when the engine counts only when requests end, whose
+// counters stand still between finishes): a queue standing behind an
+// engine that does not step is not a batch at its capacity, and its
+// seconds would read a capacity of nothing.
+func (w *window) stallEnd(ev *evidence) int {
+	if ev.Kind < catalogue.NumEngineKinds && catalogue.Capabilities[ev.Kind].CountsAtEnd {
+		return 0
+	}
+	end := -1 // the newest reading of the quiet stretch being walked
+	for i := len(w.samples) - 1; i > 0; i-- {
+		if changed, known := workMoved(&w.samples[i-1].Total, &w.samples[i].Total); changed || !known {
+			end = -1
+			continue
+		}
+		if end < 0 {
+			end = i
+		}
+		if w.ms[end]-w.ms[i-1] >= stalledSpan.Milliseconds() {
+			return end
+		}
+	}
+	return 0
+}
+
+// arrivedSince is what arrived per second from the window's reading from
+// to its newest (arrivedPerSecond), and how fast the queue grew.
+func (w *window) arrivedSince(from int) (arrivals, growth Num) {
+	n := len(w.samples)
+	secs := float64(w.ms[n-1]-w.ms[from]) / 1000
+	growth = NA
+	if d := w.samples[n-1].Total.Scalars[catalogue.Waiting] - w.samples[from].Total.Scalars[catalogue.Waiting]; !math.IsNaN(d) && secs > 0 {
+		growth = Num(d / secs)
+	}
+	return arrivedPerSecond(w.samples[from:], secs), growth
+}
+
+// beyondNoise reports whether a rate read over secs differs from a
+// steadier one by more than twice the standard deviation of a Poisson
+// count at that rate over secs: a change of load, not the scatter of
+// arrivals.
+func beyondNoise(rate, steadier Num, secs float64) bool {
+	sd := math.Sqrt(math.Max(rate.Float(), steadier.Float())*secs) / secs
+	return math.Abs(rate.Float()-steadier.Float()) > 2*sd
+}
+
+// arrivedPerSecond is what arrived at the samples' replica per second
+// over secs, the span from the first of them to the last: every request
+// that finished, of every reason, plus the growth of the batch and the
+// queue between the two (what arrives is either finished or still
+// there). n/a when the finished requests are unknown.
+func arrivedPerSecond(samples []*catalogue.Sample, secs float64) Num {
+	finished := math.NaN()
+	for r := range catalogue.NumFinishReasons {
+		if inc := plainIncrease(len(samples), func(i int) float64 { return samples[i].Total.Finished[r] }); !math.IsNaN(inc) {
+			finished = nanZero(finished) + inc
+		}
+	}
+	if total := plainIncrease(len(samples), func(i int) float64 { return samples[i].Total.Scalars[catalogue.FinishedRequests] }); total > nanZero(finished) {
+		finished = total
+	}
+	if math.IsNaN(finished) || !(secs > 0) {
+		return NA
+	}
+	a, b := &samples[0].Total, &samples[len(samples)-1].Total
+	growth := 0.0
+	for _, k := range []catalogue.Scalar{catalogue.Running, catalogue.Waiting} {
+		if d := b.Scalars[k] - a.Scalars[k]; !math.IsNaN(d) {
+			growth += d
+		}
+	}
+	return Num(math.Max(0, finished+growth) / secs)
+}
+
+// nanZero is x, or 0 when x is NaN.
+func nanZero(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
+}
+
+// capacitySettled reports whether a replica at capacity for secs has
+// shown its capacity: capacitySettle of it, with its finish rate no
+// longer rising; once settled, it stays so while it stays at capacity
+// (prev, its previous report), so that the scatter of one reading does
+// not take the count away.
+func capacitySettled(secs float64, rising bool, prev *ReplicaReport) bool {
+	if secs < capacitySettle.Seconds() {
+		return false
+	}
+	return !rising || prev != nil && prev.CapacitySettled && prev.AtCapacitySeconds > 0
+}
+
+// successfulIncrease is what the samples' replica finished successfully
+// from the first to the last of them: stops and lengths; every finished
+// request where the page has no finish reasons (as successfulPerSecond).
+// NaN when neither is known.
+func successfulIncrease(samples []*catalogue.Sample) float64 {
+	finished := func(r catalogue.FinishReason) float64 {
+		return plainIncrease(len(samples), func(i int) float64 { return samples[i].Total.Finished[r] })
+	}
+	ok := finished(catalogue.FinishStop)
+	if math.IsNaN(ok) {
+		return plainIncrease(len(samples), func(i int) float64 { return samples[i].Total.Scalars[catalogue.FinishedRequests] })
+	}
+	if length := finished(catalogue.FinishLength); !math.IsNaN(length) {
+		ok += length
+	}
+	return ok
+}
+
+// plainIncrease is counterIncrease of one value over n readings, oldest
+// first: the sum of its rises, a drop counted as a reset, no
+// extrapolation; NaN when fewer than two readings know it. value(i) is
+// the i-th reading's value, NaN where it has none (a failed scrape). An
+// index, not a slice, so that readings held as values or as pointers are
+// read in place.
+func plainIncrease(n int, value func(i int) float64) float64 {
+	inc, last, known := 0.0, math.NaN(), 0
+	for i := range n {
+		v := value(i)
+		if math.IsNaN(v) {
+			continue
+		}
+		switch {
+		case known == 0:
+		case v >= last:
+			inc += v - last
+		default:
+			inc += v
+		}
+		last = v
+		known++
+	}
+	if known < 2 {
+		return math.NaN()
+	}
+	return inc
+}

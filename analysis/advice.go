@@ -202,7 +202,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	}
 	pending := a.hold(prev, backlog)
 	if stalled > 0 && stalled < a.Replicas {
-		a.Recommendation += "; restart " + plural(float64(stalled), "replica") + " STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"
+		a.Recommendation += "; " + restartStalledWords(stalled)
 	}
 	a.Summary = append(a.Summary, a.Recommendation)
 	if pending != "" {

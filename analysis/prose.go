@@ -395,3 +395,12 @@ func (a *Advice) autoscalerWords() string {
 	}
 	return s
 }
+
+// restartStalledWords is the advice's clause for n STALLED replicas in
+// the count: restart them, since their queues are not demand.
+func restartStalledWords(n int) string {
+	if n == 1 {
+		return "restart 1 replica STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"
+	}
+	return fmt.Sprintf("restart %d replicas STALLED: their queues wait for their engines, not for more replicas, and are not counted as demand", n)
+}

@@ -201,6 +201,10 @@ func TestAdviceBesideAStall(t *testing.T) {
 	if want := "restart 1 replica STALLED"; !strings.Contains(a.Recommendation, want) {
 		t.Errorf("advice %q lacks %q", a.Recommendation, want)
 	}
+	two := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}, {Target: "gpu-c:8000", Samples: stalled}, {Target: "gpu-b:8000", Samples: healthy}}, DefaultConfig(), nil).Fleet.Advice
+	if want := "restart 2 replicas STALLED: their queues wait for their engines"; !strings.Contains(two.Recommendation, want) {
+		t.Errorf("advice %q lacks %q", two.Recommendation, want)
+	}
 	alone := Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: stalled}}, DefaultConfig(), nil).Fleet.Advice
 	if alone.Action != "keep" || alone.RecommendedReplicas != 1 || !strings.Contains(alone.Recommendation, "restart") {
 		t.Errorf("a fleet of one stalled replica: %q (%s, %v replicas), want to keep it and restart it", alone.Recommendation, alone.Action, alone.RecommendedReplicas)

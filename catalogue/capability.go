@@ -13,6 +13,9 @@ const (
 	// DeriveAddFinished adds the finished requests of one reason, which the
 	// engine counts apart from the rest.
 	DeriveAddFinished
+	// DeriveRatio divides From by Over, where Over is above 0: a part of a
+	// whole as a 0–1 fraction.
+	DeriveRatio
 )
 
 // Derivation is a figure an engine's page lacks but that the parser
@@ -27,6 +30,8 @@ type Derivation struct {
 	Histogram Histogram
 	From      Scalar
 	Finish    FinishReason
+	// Over is the whole DeriveRatio divides From by.
+	Over Scalar
 	// Requires are scalars the page must have for the derivation to mean
 	// anything (a query count is no use without the hits).
 	Requires []Scalar
@@ -50,6 +55,8 @@ var Derivations = []Derivation{
 		How: "tgi_request_success + tgi_request_failure"},
 	{Engine: EngineDynamo, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
 		How: "sum of dynamo_frontend_input_sequence_tokens"},
+	{Engine: EngineTGI, Scalar: KVCacheUsage, Op: DeriveRatio, From: BatchTokens, Over: TokenBudget,
+		How: "the token budget's fullness: tgi_batch_current_max_tokens ÷ tgi_batch_max_total_tokens"},
 }
 
 // Capability is what the analysis can tell from one engine's page.
@@ -86,7 +93,7 @@ var Capabilities = [NumEngineKinds]Capability{
 		"no inference-engine metrics", "no inference-engine metrics"}},
 	EngineVLLM: {},
 	EngineSGLang: {
-		Partial: [NumJudgements]string{JudgePreempting: "retractions are counted when a request finishes, not as they happen"},
+		Partial: [NumJudgements]string{JudgePreempting: "before 2026-05, retractions are counted when a request finishes, not as they happen"},
 	},
 	EngineTRTLLM: {
 		Cannot:  [NumJudgements]string{JudgePreempting: "TensorRT-LLM exports no preemption counter"},
@@ -95,7 +102,7 @@ var Capabilities = [NumEngineKinds]Capability{
 	EngineTGI: {
 		Cannot: [NumJudgements]string{JudgePreempting: "TGI exports no preemption counter"},
 		Partial: [NumJudgements]string{
-			JudgeFull: "no KV-cache usage: fullness from the queue and queue time only",
+			JudgeFull: "no KV-cache usage: fullness from the queue, queue time and the token budget's fullness",
 			JudgeSlow: "no TTFT histogram: TTFT is a derived mean, no quantiles"},
 		Notes: []FigureNote{{HistogramFigure(TTFT),
 			"derived mean only: mean queue time + mean prefill batch time (tgi_request_queue_duration + tgi_batch_inference_duration{method=\"prefill\"}); no quantiles"}},
@@ -110,8 +117,12 @@ var Capabilities = [NumEngineKinds]Capability{
 			JudgeIdle: "no request counter: idleness from the token counters"},
 	},
 	EngineDynamo: {
-		Cannot:        [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},
-		Partial:       [NumJudgements]string{JudgeFull: "no KV-cache usage at the frontend; read its workers"},
+		Cannot:  [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},
+		Partial: [NumJudgements]string{JudgeFull: "no KV-cache usage at the frontend; read its workers"},
+		Notes: []FigureNote{
+			{ScalarFigure(MaxRunning), "a worker's --max-num-seqs (dynamo_frontend_model_max_num_seqs), not the frontend's sum over its workers"},
+			{ScalarFigure(AwaitingFirstToken), "dynamo_frontend_queued_requests counts a request until its first token, prefill included: not a queue"},
+		},
 		FrontsWorkers: true,
 	},
 }

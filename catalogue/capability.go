@@ -93,7 +93,7 @@ var Capabilities = [NumEngineKinds]Capability{
 		"no inference-engine metrics", "no inference-engine metrics"}},
 	EngineVLLM: {},
 	EngineSGLang: {
-		Partial: [NumJudgements]string{JudgePreempting: "before 2026-05, retractions are counted when a request finishes, not as they happen"},
+		Partial: [NumJudgements]string{JudgePreempting: "retractions are counted when a request finishes, not as they happen"},
 	},
 	EngineTRTLLM: {
 		Cannot:  [NumJudgements]string{JudgePreempting: "TensorRT-LLM exports no preemption counter"},

@@ -31,6 +31,12 @@ var SGLangCurrent = []Family{
 	{Name: "sglang:spec_num_steps", Type: TypeGauge, Labels: sglangRanks},
 	{Name: "sglang:spec_verify_calls_total", Type: TypeCounter, Labels: sglangTokenizer},
 	{Name: "sglang:cached_tokens_total", Type: TypeCounter, Labels: []string{"cache_source", LabelEngineType, LabelModel}},
+	{Name: "sglang:prompt_tokens_total", Type: TypeCounter, Labels: sglangTokenizer},
+	{Name: "sglang:generation_tokens_total", Type: TypeCounter, Labels: sglangTokenizer},
+	{Name: "sglang:num_requests_total", Type: TypeCounter, Labels: sglangTokenizer},
+	{Name: "sglang:time_to_first_token_seconds", Type: TypeHistogram, Labels: sglangTokenizer, Buckets: SGLangTTFTBuckets},
+	{Name: "sglang:inter_token_latency_seconds", Type: TypeHistogram, Labels: sglangTokenizer, Buckets: SGLangITLBuckets},
+	{Name: "sglang:e2e_request_latency_seconds", Type: TypeHistogram, Labels: sglangTokenizer, Buckets: SGLangE2EBuckets},
 	{Name: "sglang:queue_time_seconds", Type: TypeHistogram, Labels: sglangRanks, Buckets: SGLangQueueBucketsCurrent},
 }
 
@@ -68,12 +74,13 @@ var TRTLLMCurrent = []Family{
 var TRTLLMPrefillBuckets = []float64{0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
 
 // TGIV3 are the families of TGI's v3 backend (db931fcf, 2026-01-08) the
-// capture lacks: the token budget (backends/v3/src/lib.rs:138) and the
-// speculative tokens skipped (backends/v3/src/backend.rs:480), whose
-// buckets depend on the server's limits.
+// capture's excerpt lacks or vtop did not list: the token budget
+// (backends/v3/src/lib.rs:138) and the speculative tokens skipped
+// (backends/v3/src/backend.rs:480), a histogram in the source that the
+// exporter writes as a summary (the capture shows it so).
 var TGIV3 = []Family{
 	{Name: "tgi_batch_max_total_tokens", Type: TypeGauge},
-	{Name: "tgi_request_skipped_tokens", Type: TypeHistogram},
+	{Name: "tgi_request_skipped_tokens", Type: TypeSummary},
 }
 
 // LlamaCppB4747 are the families of llama.cpp b4747 (2025-02-20,
@@ -90,6 +97,10 @@ var LlamaCppB4747 = []Family{
 // model.
 var DynamoCurrent = []Family{
 	{Name: "dynamo_frontend_active_requests", Type: TypeGauge, Labels: dynamoModel},
+	// requests_total gains an error_type label (overload, cancelled, …);
+	// its value on a success is not stated here, so its labels are not
+	// listed.
+	{Name: "dynamo_frontend_requests_total", Type: TypeCounter},
 	{Name: "dynamo_frontend_model_max_num_seqs", Type: TypeGauge, Labels: dynamoModel},
 	{Name: "dynamo_frontend_model_max_num_batched_tokens", Type: TypeGauge, Labels: dynamoModel},
 	{Name: "dynamo_frontend_model_total_kv_blocks", Type: TypeGauge, Labels: dynamoModel},

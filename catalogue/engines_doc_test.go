@@ -116,7 +116,7 @@ func derivedAlso(k EngineKind, f Figure) string {
 	return ""
 }
 
-var typeNames = map[Type]string{TypeGauge: "gauge", TypeCounter: "counter", TypeHistogram: "histogram"}
+var typeNames = map[Type]string{TypeGauge: "gauge", TypeCounter: "counter", TypeHistogram: "histogram", TypeSummary: "summary"}
 
 // TestEnginesDocument holds docs/engines.md's engine table to the
 // catalogue; -update-doc rewrites it.

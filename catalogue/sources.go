@@ -62,7 +62,7 @@ var Sources = []Source{
 	{Engine: "SGLang", Kind: EngineSGLang, Versions: "~0.4", File: "python/sglang/srt/metrics/collector.py (its docs' sample page)", Families: SGLangV04},
 	{Engine: "SGLang", Kind: EngineSGLang, Versions: "0.5 to 2026-04 (the 2026 capture behind Dynamo)",
 		File: "python/sglang/srt/metrics/collector.py", Families: SGLang},
-	{Engine: "SGLang", Kind: EngineSGLang, Versions: "from 2026-05 (#24197) to main (#25153, 2026-06-30)",
+	{Engine: "SGLang", Kind: EngineSGLang, Versions: "main to #25153 (2026-06-30); the retraction counters from 2026-05 (#24197)",
 		File: "python/sglang/srt/observability/metrics_collector.py", Families: SGLangCurrent},
 
 	{Engine: "TensorRT-LLM", Kind: EngineTRTLLM, Versions: "trtllm-serve and its workers behind Dynamo (the captures)",

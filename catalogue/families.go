@@ -4,9 +4,10 @@ package catalogue
 // §3.3, §3.5, §8; engines-and-gpus §1), grouped by what registers them.
 // Labels are model_name and engine unless noted.
 var (
-	// VLLMLatest are registered on every server of the newest releases:
-	// the admission-control counter (no engine label, by reason) and the
-	// preemptions-per-request histogram.
+	// VLLMLatest: the preemptions-per-request histogram (vLLM main after
+	// PR #49984, merged 2026-09) and the admission-control counter (no
+	// engine label, by reason), which only the open PR #55812 defines:
+	// unverified (Sources says so), read in case a build carries it.
 	VLLMLatest = []Family{
 		{Name: "vllm:admission_rejections_total", Type: TypeCounter, Labels: []string{LabelModel, LabelReason}},
 		{Name: "vllm:request_num_preemptions", Type: TypeHistogram, Labels: engineLabels, Buckets: PreemptionsBuckets},

@@ -128,6 +128,7 @@ var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:spec_decode_num_accepted_tokens_total", Kind: ReadScalar, Scalar: SpecAcceptedTokens},
 	{Name: "vllm:num_requests_waiting_by_reason", Kind: ReadSplitScalar, Label: LabelReason, Split: []Split{
 		{Value: "capacity", Scalar: WaitingCapacity}, {Value: "deferred", Scalar: WaitingDeferred}}},
+	// In no vLLM source read: proposed by PR #55812 (open, 2026-09).
 	{Name: "vllm:admission_rejections_total", Kind: ReadScalar, Scalar: AdmissionRejections, NoEngineLabel: true},
 	{Name: "vllm:prompt_tokens_cached_total", Kind: ReadScalar, Scalar: PromptTokensCached},
 	{Name: "vllm:prompt_tokens_recomputed_total", Kind: ReadScalar, Scalar: PromptTokensRecomputed},
@@ -150,6 +151,7 @@ var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:request_decode_time_seconds", Kind: ReadHistogram, Histogram: DecodeTime},
 	{Name: "vllm:request_prompt_tokens", Kind: ReadHistogram, Histogram: PromptLength},
 	{Name: "vllm:request_generation_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
+	// vLLM main after PR #49984 (merged 2026-09).
 	{Name: "vllm:request_num_preemptions", Kind: ReadHistogram, Histogram: PreemptionsPerRequest},
 	{Name: "vllm:nixl_xfer_time_seconds", Kind: ReadHistogram, Histogram: NIXLTransferTime},
 	{Name: "vllm:nixl_bytes_transferred", Kind: ReadHistogram, Histogram: NIXLTransferBytes},

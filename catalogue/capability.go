@@ -52,7 +52,7 @@ var Derivations = []Derivation{
 	{Engine: EngineTGI, Scalar: GenerationTokens, Op: DeriveHistogramSum, Histogram: GenerationLength,
 		How: "sum of tgi_request_generated_tokens (counted when a request ends)"},
 	{Engine: EngineTGI, Scalar: FinishedRequests, Op: DeriveAddFinished, Finish: FinishError,
-		How: "tgi_request_success + tgi_request_failure"},
+		How: "tgi_request_success + tgi_request_failure, but those shed when overloaded"},
 	{Engine: EngineDynamo, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
 		How: "sum of dynamo_frontend_input_sequence_tokens"},
 	{Engine: EngineTGI, Scalar: KVCacheUsage, Op: DeriveRatio, From: BatchTokens, Over: TokenBudget,
@@ -102,7 +102,7 @@ var Capabilities = [NumEngineKinds]Capability{
 	EngineTGI: {
 		Cannot: [NumJudgements]string{JudgePreempting: "TGI exports no preemption counter"},
 		Partial: [NumJudgements]string{
-			JudgeFull: "no KV-cache usage: fullness from the queue, queue time and the token budget's fullness",
+			JudgeFull: "no KV-cache usage: fullness from the queue, queue time and the token budget's fullness where the page has it",
 			JudgeSlow: "no TTFT histogram: TTFT is a derived mean, no quantiles"},
 		Notes: []FigureNote{{HistogramFigure(TTFT),
 			"derived mean only: mean queue time + mean prefill batch time (tgi_request_queue_duration + tgi_batch_inference_duration{method=\"prefill\"}); no quantiles"}},

@@ -64,6 +64,8 @@ var TRTLLMCurrent = []Family{
 	{Name: "trtllm_spec_decode_num_draft_tokens_total", Type: TypeCounter, Labels: trtllmLabels},
 	{Name: "trtllm_spec_decode_num_accepted_tokens_total", Type: TypeCounter, Labels: trtllmLabels},
 	{Name: "trtllm_spec_decode_acceptance_length", Type: TypeGauge, Labels: trtllmLabels},
+	{Name: "trtllm_spec_decode_drafted_tokens_total", Type: TypeCounter, Labels: []string{LabelEngineType, LabelModel, "token_position"}},
+	{Name: "trtllm_spec_decode_accepted_tokens_total", Type: TypeCounter, Labels: []string{LabelEngineType, LabelModel, "token_position"}},
 	{Name: "trtllm_request_error_total", Type: TypeCounter, Labels: []string{LabelEngineType, "http_code", LabelModel}},
 	{Name: "trtllm_request_prefill_time_seconds", Type: TypeHistogram, Labels: trtllmLabels, Buckets: TRTLLMPrefillBuckets},
 	{Name: "trtllm_request_decode_time_seconds", Type: TypeHistogram, Labels: trtllmLabels, Buckets: RequestLatencyBuckets},

@@ -200,6 +200,7 @@ func TestCurrentSourcesAccountedFor(t *testing.T) {
 		"trtllm_kv_cache_max_blocks", "trtllm_kv_cache_tokens_per_block", "trtllm_kv_cache_used_blocks", "trtllm_kv_cache_free_blocks",
 		"trtllm_kv_cache_utilization", "trtllm_num_paused_requests", "trtllm_spec_decode_num_draft_tokens_total",
 		"trtllm_spec_decode_num_accepted_tokens_total", "trtllm_spec_decode_acceptance_length",
+		"trtllm_spec_decode_drafted_tokens_total", "trtllm_spec_decode_accepted_tokens_total",
 		"trtllm_request_prefill_time_seconds", "trtllm_request_decode_time_seconds", "trtllm_request_inference_time_seconds",
 		"trtllm_prompt_cached_tokens_total", "trtllm_kv_cache_hit_rate", "trtllm_request_error_total",
 		"nv_trt_llm_request_metrics", "nv_trt_llm_kv_cache_block_metrics", "nv_trt_llm_inflight_batcher_metrics",

@@ -13,6 +13,9 @@ const (
 	// DeriveAddFinished adds the finished requests of one reason, which the
 	// engine counts apart from the rest.
 	DeriveAddFinished
+	// DeriveRatio divides From by Over, where Over is above 0: a part of a
+	// whole as a 0–1 fraction.
+	DeriveRatio
 )
 
 // Derivation is a figure an engine's page lacks but that the parser
@@ -27,6 +30,8 @@ type Derivation struct {
 	Histogram Histogram
 	From      Scalar
 	Finish    FinishReason
+	// Over is the whole DeriveRatio divides From by.
+	Over Scalar
 	// Requires are scalars the page must have for the derivation to mean
 	// anything (a query count is no use without the hits).
 	Requires []Scalar
@@ -47,9 +52,11 @@ var Derivations = []Derivation{
 	{Engine: EngineTGI, Scalar: GenerationTokens, Op: DeriveHistogramSum, Histogram: GenerationLength,
 		How: "sum of tgi_request_generated_tokens (counted when a request ends)"},
 	{Engine: EngineTGI, Scalar: FinishedRequests, Op: DeriveAddFinished, Finish: FinishError,
-		How: "tgi_request_success + tgi_request_failure"},
+		How: "tgi_request_success + tgi_request_failure, but those shed when overloaded"},
 	{Engine: EngineDynamo, Scalar: PromptTokens, Op: DeriveHistogramSum, Histogram: PromptLength,
 		How: "sum of dynamo_frontend_input_sequence_tokens"},
+	{Engine: EngineTGI, Scalar: KVCacheUsage, Op: DeriveRatio, From: BatchTokens, Over: TokenBudget,
+		How: "the token budget's fullness: tgi_batch_current_max_tokens ÷ tgi_batch_max_total_tokens"},
 }
 
 // Capability is what the analysis can tell from one engine's page.
@@ -98,7 +105,7 @@ var Capabilities = [NumEngineKinds]Capability{
 	EngineTGI: {
 		Cannot: [NumJudgements]string{JudgePreempting: "TGI exports no preemption counter"},
 		Partial: [NumJudgements]string{
-			JudgeFull: "no KV-cache usage: fullness from the queue and queue time only",
+			JudgeFull: "no KV-cache usage: fullness from the queue, queue time and the token budget's fullness where the page has it",
 			JudgeSlow: "no TTFT histogram: TTFT is a derived mean, no quantiles"},
 		Notes: []FigureNote{{HistogramFigure(TTFT),
 			"derived mean only: mean queue time + mean prefill batch time (tgi_request_queue_duration + tgi_batch_inference_duration{method=\"prefill\"}); no quantiles"}},
@@ -114,8 +121,12 @@ var Capabilities = [NumEngineKinds]Capability{
 		CountsAtEnd: true,
 	},
 	EngineDynamo: {
-		Cannot:        [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},
-		Partial:       [NumJudgements]string{JudgeFull: "no KV-cache usage at the frontend; read its workers"},
+		Cannot:  [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},
+		Partial: [NumJudgements]string{JudgeFull: "no KV-cache usage at the frontend; read its workers"},
+		Notes: []FigureNote{
+			{ScalarFigure(MaxRunning), "a worker's --max-num-seqs (dynamo_frontend_model_max_num_seqs), not the frontend's sum over its workers"},
+			{ScalarFigure(AwaitingFirstToken), "dynamo_frontend_queued_requests counts a request until its first token, prefill included: not a queue"},
+		},
 		FrontsWorkers: true,
 	},
 }

@@ -82,10 +82,31 @@ const (
 	ruleSum   combineRule = iota // summed
 	ruleMean                     // the mean weighted by KV capacity
 	ruleLeast                    // the lowest
+	ruleMost                     // the highest
 )
 
-// scalarRules are the scalars not summed.
-var scalarRules = [NumScalars]combineRule{KVCacheUsage: ruleMean, SleepLevel: ruleLeast}
+// scalarRules are the scalars not summed. The tokens of a KV block are a
+// size, alike in every part: adding them would multiply the capacity.
+var scalarRules = [NumScalars]combineRule{KVCacheUsage: ruleMean, SleepLevel: ruleLeast, KVBlockTokens: ruleMost}
+
+// FoldScalar adds v, one series' value of scalar k, to acc, what the
+// series before it gave: summed (NanAdd), but for a size such as the
+// tokens of a KV block, which is the largest. KV cache usage, averaged,
+// is the caller's.
+func FoldScalar(k Scalar, acc, v float64) float64 {
+	if k < NumScalars && scalarRules[k] == ruleMost {
+		return nanMax(acc, v)
+	}
+	return NanAdd(acc, v)
+}
+
+// nanMax is the larger of what is known of a and b.
+func nanMax(a, b float64) float64 {
+	if math.IsNaN(a) || b > a {
+		return b
+	}
+	return a
+}
 
 // Merge sums parts into one whole by the rules above. Its zero value is
 // an empty sum. It never modifies a part nor shares their counts.
@@ -170,6 +191,8 @@ func (m *Merge) add(s *Series, capacity float64) HistogramSet {
 			if math.IsNaN(t.Scalars[k]) || v < t.Scalars[k] {
 				t.Scalars[k] = v
 			}
+		case ruleMost:
+			t.Scalars[k] = nanMax(t.Scalars[k], v)
 		default:
 			t.Scalars[k] = NanAdd(t.Scalars[k], v)
 		}

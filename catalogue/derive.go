@@ -54,6 +54,12 @@ func (s *Series) apply(d Derivation) bool {
 			return false
 		}
 		*dst += s.Finished[d.Finish]
+	case DeriveRatio:
+		part, whole := s.Scalars[d.From], s.Scalars[d.Over]
+		if !math.IsNaN(*dst) || math.IsNaN(part) || !(whole > 0) || part > whole {
+			return false // a fraction is within 0–1
+		}
+		*dst = part / whole
 	default:
 		return false
 	}
@@ -71,4 +77,15 @@ func DominantEngine(families *[NumEngineKinds]int) EngineKind {
 		}
 	}
 	return best
+}
+
+// DeriveKVCapacity gives the sample its KV cache's capacity in tokens from
+// the blocks and the tokens a block holds, where the page states no
+// capacity in tokens: TensorRT-LLM's, Triton's and Dynamo's pages count
+// blocks. Every source calls it once its Total is summed.
+func (s *Sample) DeriveKVCapacity() {
+	blocks, size := s.Total.Scalars[KVBlocks], s.Total.Scalars[KVBlockTokens]
+	if math.IsNaN(s.KVCapacityTokens) && blocks > 0 && size > 0 {
+		s.KVCapacityTokens = blocks * size
+	}
 }

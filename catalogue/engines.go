@@ -76,15 +76,17 @@ func (k *RouterKind) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// BackendLabel is the label that names a router's backends on its page.
-func (k RouterKind) BackendLabel() string {
+// BackendLabels are the labels that name a router's backends on its
+// page, the current name first (the llm-d picker's model_server_endpoint
+// beside the older model_server_pod).
+func (k RouterKind) BackendLabels() []string {
 	switch k {
 	case RouterProductionStack:
-		return LabelServer
+		return []string{LabelServer}
 	case RouterEndpointPicker:
-		return LabelPod
+		return []string{LabelEndpoint, LabelPod}
 	}
-	return ""
+	return nil
 }
 
 // Role is the part a server plays in disaggregated serving.

@@ -4,9 +4,10 @@ package catalogue
 // §3.3, §3.5, §8; engines-and-gpus §1), grouped by what registers them.
 // Labels are model_name and engine unless noted.
 var (
-	// VLLMLatest are registered on every server of the newest releases:
-	// the admission-control counter (no engine label, by reason) and the
-	// preemptions-per-request histogram.
+	// VLLMLatest: the preemptions-per-request histogram (vLLM main after
+	// PR #49984, merged 2026-09) and the admission-control counter (no
+	// engine label, by reason), which only the open PR #55812 defines:
+	// unverified (Sources says so), read in case a build carries it.
 	VLLMLatest = []Family{
 		{Name: "vllm:admission_rejections_total", Type: TypeCounter, Labels: []string{LabelModel, LabelReason}},
 		{Name: "vllm:request_num_preemptions", Type: TypeHistogram, Labels: engineLabels, Buckets: PreemptionsBuckets},
@@ -119,6 +120,7 @@ var TRTLLM = []Family{
 var TritonTRTLLM = []Family{
 	{Name: "nv_trt_llm_request_metrics", Type: TypeGauge, Labels: []string{LabelDynamoModel, LabelRequestType, "version"}},
 	{Name: "nv_trt_llm_kv_cache_block_metrics", Type: TypeGauge, Labels: []string{LabelKVBlockType, LabelDynamoModel, "version"}},
+	{Name: "nv_trt_llm_inflight_batcher_metrics", Type: TypeGauge, Labels: []string{LabelInflightBatcherMetric, LabelDynamoModel, "version"}},
 }
 
 // TRTLLMPath is where trtllm-serve serves its page.
@@ -182,7 +184,7 @@ var LlamaCpp = []Family{
 	{Name: "llamacpp:predicted_tokens_seconds", Type: TypeGauge},
 	{Name: "llamacpp:requests_processing", Type: TypeGauge},
 	{Name: "llamacpp:requests_deferred", Type: TypeGauge},
-	{Name: "llamacpp:n_busy_slots_per_decode", Type: TypeGauge},
+	{Name: "llamacpp:n_busy_slots_per_decode", Type: TypeCounter}, // a running mean, typed counter upstream
 }
 
 // dynamoModel is the Dynamo frontend's label set of most families.
@@ -221,11 +223,11 @@ var EndpointPicker = []Family{
 // alias table reads must be found.
 var EnginePages = [NumEngineKinds][]Family{
 	EngineVLLM:     concatFamilies(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
-	EngineSGLang:   concatFamilies(SGLang, SGLangV04),
-	EngineTRTLLM:   TRTLLM,
-	EngineTGI:      TGI,
-	EngineLlamaCpp: LlamaCpp,
-	EngineDynamo:   Dynamo,
+	EngineSGLang:   concatFamilies(SGLang, SGLangV04, SGLangCurrent),
+	EngineTRTLLM:   concatFamilies(TRTLLM, TRTLLMCurrent),
+	EngineTGI:      concatFamilies(TGI, TGIV3),
+	EngineLlamaCpp: concatFamilies(LlamaCpp, LlamaCppB4747),
+	EngineDynamo:   concatFamilies(Dynamo, DynamoCurrent),
 }
 
 func concatFamilies(lists ...[]Family) []Family {

@@ -53,13 +53,54 @@ const (
 	NIXLFailedTransfers       // vllm:nixl_num_failed_transfers_total (counter)
 	KVOffloadLoadBytes        // vllm:kv_offload_load_bytes_total, offload storage to GPU (counter)
 	KVOffloadStoreBytes       // vllm:kv_offload_store_bytes_total, GPU to offload storage (counter)
-	NumScalars                // the number of scalars; not a metric
+
+	// The figures of the other engines that vLLM does not export as such
+	// (EngineReads names each engine's family).
+
+	// MaxRunning is the most requests the engine runs at once, as it
+	// states it (TensorRT-LLM's max_num_active_requests, Dynamo's
+	// model_max_num_seqs): the batch cap (gauge).
+	MaxRunning
+	// KVBlocks and KVBlockTokens are the KV cache's blocks and the tokens
+	// a block holds (gauges): their product is Sample.KVCapacityTokens
+	// where the page gives no capacity in tokens (DeriveKVCapacity).
+	KVBlocks
+	KVBlockTokens
+	// Paused are requests the engine holds out of the batch, neither
+	// running nor waiting (TensorRT-LLM's paused requests; SGLang's, during
+	// a weight update) (gauge).
+	Paused
+	// RetractedTokens are the prompt and output tokens of retracted
+	// (preempted) requests, thrown away to be computed again: SGLang's
+	// cost of a preemption (counter).
+	RetractedTokens
+	// WaitingOutsideQueue are requests held in queues apart from the
+	// scheduler's (SGLang's grammar queue, its disaggregated bootstrap,
+	// prealloc and transfer queues): not counted in Waiting (gauge).
+	WaitingOutsideQueue
+	// AwaitingFirstToken are requests that have not had their first token
+	// yet, prefill included (Dynamo's queued_requests): not a queue (gauge).
+	AwaitingFirstToken
+	// TokenBudget is the tokens a batch may hold at most (TGI's
+	// max_total_tokens), BatchTokens those the current batch may reach
+	// (TGI's current max tokens) (gauges).
+	TokenBudget
+	BatchTokens
+	// PromptSeconds and GenerationSeconds are the seconds spent in prefill
+	// and in generating (llama.cpp's prompt_seconds_total and
+	// tokens_predicted_seconds_total): over the token counters, the mean
+	// time per prompt token and per generated token (counters).
+	PromptSeconds
+	GenerationSeconds
+	NumScalars // the number of scalars; not a metric
 )
 
 // scalarIsGauge marks the gauges; every other scalar is a counter.
 var scalarIsGauge = [NumScalars]bool{
 	Running: true, Waiting: true, KVCacheUsage: true,
 	WaitingCapacity: true, WaitingDeferred: true, SleepLevel: true,
+	MaxRunning: true, KVBlocks: true, KVBlockTokens: true, Paused: true, WaitingOutsideQueue: true,
+	AwaitingFirstToken: true, TokenBudget: true, BatchTokens: true,
 }
 
 // IsCounter reports whether the scalar is a counter (read as a rate) rather
@@ -75,6 +116,8 @@ var scalarNames = [NumScalars]string{
 	"prompt_tokens_cached", "prompt_tokens_recomputed", "prompt_tokens_local_compute",
 	"prompt_tokens_local_cache_hit", "prompt_tokens_external", "external_prefix_queries",
 	"external_prefix_hits", "nixl_failed_transfers", "kv_offload_load_bytes", "kv_offload_store_bytes",
+	"max_running", "kv_blocks", "kv_block_tokens", "paused", "retracted_tokens", "waiting_outside_queue",
+	"awaiting_first_token", "token_budget", "batch_tokens", "prompt_seconds", "generation_seconds",
 }
 
 // String returns the scalar's short name ("running", "prompt_tokens", …).
@@ -213,10 +256,10 @@ type Series struct {
 }
 
 // ScalarSet is a set of scalars.
-type ScalarSet uint32
+type ScalarSet uint64
 
 // A ScalarSet has a bit for every scalar.
-var _ [32 - NumScalars]struct{}
+var _ [64 - NumScalars]struct{}
 
 // Has reports whether k is in the set.
 func (s ScalarSet) Has(k Scalar) bool { return s&(1<<k) != 0 }

@@ -128,6 +128,7 @@ var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:spec_decode_num_accepted_tokens_total", Kind: ReadScalar, Scalar: SpecAcceptedTokens},
 	{Name: "vllm:num_requests_waiting_by_reason", Kind: ReadSplitScalar, Label: LabelReason, Split: []Split{
 		{Value: "capacity", Scalar: WaitingCapacity}, {Value: "deferred", Scalar: WaitingDeferred}}},
+	// In no vLLM source read: proposed by PR #55812 (open, 2026-09).
 	{Name: "vllm:admission_rejections_total", Kind: ReadScalar, Scalar: AdmissionRejections, NoEngineLabel: true},
 	{Name: "vllm:prompt_tokens_cached_total", Kind: ReadScalar, Scalar: PromptTokensCached},
 	{Name: "vllm:prompt_tokens_recomputed_total", Kind: ReadScalar, Scalar: PromptTokensRecomputed},
@@ -150,6 +151,7 @@ var vllmReads = engineRows(EngineVLLM, []Read{
 	{Name: "vllm:request_decode_time_seconds", Kind: ReadHistogram, Histogram: DecodeTime},
 	{Name: "vllm:request_prompt_tokens", Kind: ReadHistogram, Histogram: PromptLength},
 	{Name: "vllm:request_generation_tokens", Kind: ReadHistogram, Histogram: GenerationLength},
+	// vLLM main after PR #49984 (merged 2026-09).
 	{Name: "vllm:request_num_preemptions", Kind: ReadHistogram, Histogram: PreemptionsPerRequest},
 	{Name: "vllm:nixl_xfer_time_seconds", Kind: ReadHistogram, Histogram: NIXLTransferTime},
 	{Name: "vllm:nixl_bytes_transferred", Kind: ReadHistogram, Histogram: NIXLTransferBytes},
@@ -189,6 +191,19 @@ var sglangReads = engineRows(EngineSGLang, []Read{
 	{Name: "sglang:queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime},
 	{Name: "sglang:num_retractions", Kind: ReadHistogram, Histogram: PreemptionsPerRequest},
 	{Name: "sglang:max_total_num_tokens", Kind: ReadKVCapacity},
+	// Current SGLang (from 2026-05, #24197): retractions counted as they
+	// happen, with the tokens they throw away; the queues apart from the
+	// scheduler's; requests paused for a weight update; speculative
+	// decoding's verify passes, one per draft.
+	{Name: "sglang:num_retracted_requests_total", Kind: ReadScalar, Scalar: Preemptions},
+	{Name: "sglang:num_retracted_input_tokens_total", Kind: ReadScalar, Scalar: RetractedTokens},
+	{Name: "sglang:num_retracted_output_tokens_total", Kind: ReadScalar, Scalar: RetractedTokens},
+	{Name: "sglang:num_grammar_queue_reqs", Kind: ReadScalar, Scalar: WaitingOutsideQueue},
+	{Name: "sglang:num_prefill_bootstrap_queue_reqs", Kind: ReadScalar, Scalar: WaitingOutsideQueue},
+	{Name: "sglang:num_decode_prealloc_queue_reqs", Kind: ReadScalar, Scalar: WaitingOutsideQueue},
+	{Name: "sglang:num_decode_transfer_queue_reqs", Kind: ReadScalar, Scalar: WaitingOutsideQueue},
+	{Name: "sglang:num_paused_reqs", Kind: ReadScalar, Scalar: Paused},
+	{Name: "sglang:spec_verify_calls_total", Kind: ReadScalar, Scalar: SpecDrafts},
 })
 
 // trtllmReads: engines-and-gpus §2 (tensorrt_llm/metrics/collector.py)
@@ -207,18 +222,35 @@ var trtllmReads = engineRows(EngineTRTLLM, []Read{
 	{Name: "trtllm_time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Derived: true},
 	{Name: "trtllm_e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E},
 	{Name: "trtllm_request_queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime},
+	// tensorrt_llm/metrics/collector.py as of 2026-09 (PR #18583).
+	{Name: "trtllm_prompt_tokens_total", Kind: ReadScalar, Scalar: PromptTokens},
+	{Name: "trtllm_generation_tokens_total", Kind: ReadScalar, Scalar: GenerationTokens},
+	{Name: "trtllm_prompt_cached_tokens_total", Kind: ReadScalar, Scalar: PromptTokensCached},
+	{Name: "trtllm_max_num_active_requests", Kind: ReadScalar, Scalar: MaxRunning},
+	{Name: "trtllm_kv_cache_max_blocks", Kind: ReadScalar, Scalar: KVBlocks},
+	{Name: "trtllm_kv_cache_tokens_per_block", Kind: ReadScalar, Scalar: KVBlockTokens},
+	{Name: "trtllm_num_paused_requests", Kind: ReadScalar, Scalar: Paused},
+	{Name: "trtllm_spec_decode_num_draft_tokens_total", Kind: ReadScalar, Scalar: SpecDraftTokens},
+	{Name: "trtllm_spec_decode_num_accepted_tokens_total", Kind: ReadScalar, Scalar: SpecAcceptedTokens},
+	{Name: "trtllm_request_error_total", Kind: ReadFinishedAs, Finish: FinishError},
+	{Name: "trtllm_request_prefill_time_seconds", Kind: ReadHistogram, Histogram: PrefillTime},
+	{Name: "trtllm_request_decode_time_seconds", Kind: ReadHistogram, Histogram: DecodeTime},
 	{Name: "request_success_total", Kind: ReadFinished, Legacy: true},
 	{Name: "time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT, Legacy: true},
 	{Name: "time_per_output_token_seconds", Kind: ReadHistogram, Histogram: ITL, Legacy: true, Derived: true},
 	{Name: "e2e_request_latency_seconds", Kind: ReadHistogram, Histogram: E2E, Legacy: true},
 	{Name: "request_queue_time_seconds", Kind: ReadHistogram, Histogram: QueueTime, Legacy: true},
-	// Triton's TensorRT-LLM backend (engines-and-gpus §2, as llm-d reads
-	// it): gauges split by a type label; running is the requests scheduled
-	// in the batch, and the backend exports no latency histograms.
+	// Triton's TensorRT-LLM backend (custom_metrics_reporter.cc): gauges
+	// split by a type label. Running is the active requests, those max
+	// caps (as trtllm-serve's num_requests_running counts them); the
+	// requests scheduled in this iteration are fewer. The backend exports
+	// no latency histograms.
 	{Name: "nv_trt_llm_request_metrics", Kind: ReadSplitScalar, Label: LabelRequestType,
-		Split: []Split{{Value: "scheduled", Scalar: Running}, {Value: "waiting", Scalar: Waiting}}},
+		Split: []Split{{Value: "active", Scalar: Running}, {Value: "waiting", Scalar: Waiting}, {Value: "max", Scalar: MaxRunning}}},
 	{Name: "nv_trt_llm_kv_cache_block_metrics", Kind: ReadSplitScalar, Label: LabelKVBlockType,
-		Split: []Split{{Value: "fraction", Scalar: KVCacheUsage}}},
+		Split: []Split{{Value: "fraction", Scalar: KVCacheUsage}, {Value: "max", Scalar: KVBlocks}, {Value: "tokens_per", Scalar: KVBlockTokens}}},
+	{Name: "nv_trt_llm_inflight_batcher_metrics", Kind: ReadSplitScalar, Label: LabelInflightBatcherMetric,
+		Split: []Split{{Value: "paused_requests", Scalar: Paused}}},
 })
 
 // tgiReads: vllm-metrics §11 (TGI's docs/source/reference/metrics.md) and
@@ -228,7 +260,12 @@ var tgiReads = engineRows(EngineTGI, []Read{
 	{Name: "tgi_batch_current_size", Kind: ReadScalar, Scalar: Running},
 	{Name: "tgi_queue_size", Kind: ReadScalar, Scalar: Waiting},
 	{Name: "tgi_request_success", Kind: ReadScalar, Scalar: FinishedRequests},
-	{Name: "tgi_request_failure", Kind: ReadFinishedAs, Finish: FinishError},
+	// err="overloaded" is a request shed at the concurrency limit
+	// (router/src/infer/mod.rs:117), not one that failed: a rejection.
+	{Name: "tgi_request_failure", Kind: ReadFinishedAs, Finish: FinishError, Label: LabelErr,
+		Split: []Split{{Value: "overloaded", Scalar: AdmissionRejections}}},
+	{Name: "tgi_batch_max_total_tokens", Kind: ReadScalar, Scalar: TokenBudget},
+	{Name: "tgi_batch_current_max_tokens", Kind: ReadScalar, Scalar: BatchTokens},
 	{Name: "tgi_request_duration", Kind: ReadHistogram, Histogram: E2E},
 	{Name: "tgi_request_queue_duration", Kind: ReadHistogram, Histogram: QueueTime},
 	{Name: "tgi_request_mean_time_per_token_duration", Kind: ReadHistogram, Histogram: ITL, Derived: true},
@@ -245,14 +282,31 @@ var llamacppReads = engineRows(EngineLlamaCpp, []Read{
 	{Name: "llamacpp:requests_deferred", Kind: ReadScalar, Scalar: Waiting},
 	{Name: "llamacpp:prompt_tokens_total", Kind: ReadScalar, Scalar: PromptTokens},
 	{Name: "llamacpp:tokens_predicted_total", Kind: ReadScalar, Scalar: GenerationTokens},
+	{Name: "llamacpp:prompt_seconds_total", Kind: ReadScalar, Scalar: PromptSeconds},
+	{Name: "llamacpp:tokens_predicted_seconds_total", Kind: ReadScalar, Scalar: GenerationSeconds},
+	// Up to 2025 (b4747 has it; later versions dropped it).
+	{Name: "llamacpp:kv_cache_usage_ratio", Kind: ReadScalar, Scalar: KVCacheUsage},
 })
 
 // dynamoReads: engines-and-gpus §2 and the Dynamo frontend capture. The
 // frontend's in-flight requests are every request it holds, so Running is
 // marked derived.
 var dynamoReads = engineRows(EngineDynamo, []Read{
-	{Name: "dynamo_frontend_inflight_requests", Kind: ReadScalar, Scalar: Running, Derived: true},
-	{Name: "dynamo_frontend_queued_requests", Kind: ReadScalar, Scalar: Waiting},
+	{Name: "dynamo_frontend_active_requests", Kind: ReadScalar, Scalar: Running, Derived: true},
+	{Name: "dynamo_frontend_inflight_requests", Kind: ReadScalar, Scalar: Running, Derived: true, Legacy: true},
+	// queued_requests counts a request from the HTTP handler's start until
+	// its first token, prefill included: read as waiting it would
+	// overstate the queue.
+	{Name: "dynamo_frontend_queued_requests", Kind: ReadScalar, Scalar: AwaitingFirstToken},
+	// The KV router's queue: requests it holds until a worker has room
+	// (only where the router queues).
+	{Name: "dynamo_frontend_router_queue_pending_requests", Kind: ReadScalar, Scalar: Waiting},
+	// A worker's configuration, for each model: a worker's batch cap and
+	// KV cache, not the frontend's sum (Capabilities note it).
+	{Name: "dynamo_frontend_model_max_num_seqs", Kind: ReadScalar, Scalar: MaxRunning},
+	{Name: "dynamo_frontend_model_total_kv_blocks", Kind: ReadScalar, Scalar: KVBlocks},
+	{Name: "dynamo_frontend_model_kv_cache_block_size", Kind: ReadScalar, Scalar: KVBlockTokens},
+	{Name: "dynamo_frontend_model_rejection_total", Kind: ReadScalar, Scalar: AdmissionRejections},
 	{Name: "dynamo_frontend_requests_total", Kind: ReadScalar, Scalar: FinishedRequests},
 	{Name: "dynamo_frontend_output_tokens_total", Kind: ReadScalar, Scalar: GenerationTokens},
 	{Name: "dynamo_frontend_time_to_first_token_seconds", Kind: ReadHistogram, Histogram: TTFT},
@@ -264,10 +318,19 @@ var dynamoReads = engineRows(EngineDynamo, []Read{
 
 // eppReads are the endpoint picker's pool families (engines-and-gpus §2
 // and the EPP capture): a router page, summed over the pods it names.
+// Each figure under three generations of names: the llm-d router's
+// llm_d_epp_* (2026), the extension's inference_objective_* (v1.1.0,
+// 2025-10, still emitted, deprecated) and the first inference_model_* /
+// inference_pool_* names; an older name is read only where the newer is
+// absent, so a picker that emits both is not counted twice.
 var eppReads = []Read{
-	{Name: "inference_model_running_requests", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Running},
-	{Name: "inference_pool_per_pod_queue_size", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Waiting},
-	{Name: "inference_pool_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage},
+	{Name: "llm_d_epp_request_running", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Running},
+	{Name: "inference_objective_running_requests", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Running, Legacy: true},
+	{Name: "inference_model_running_requests", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Running, Legacy: true},
+	{Name: "llm_d_epp_per_endpoint_queue_size", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Waiting},
+	{Name: "inference_pool_per_pod_queue_size", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: Waiting, Legacy: true},
+	{Name: "llm_d_epp_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage},
+	{Name: "inference_pool_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage, Legacy: true},
 }
 
 // engineRows sets the engine of every row.
@@ -336,17 +399,21 @@ const (
 	LabelModel          = "model_name"
 	LabelEngine         = "engine"
 	LabelFinishedReason = "finished_reason"
-	LabelReason         = "reason"              // vllm:num_requests_waiting_by_reason
-	LabelSource         = "source"              // vllm:prompt_tokens_by_source_total
-	LabelSleepState     = "sleep_state"         // vllm:engine_sleep_state
-	LabelPosition       = "position"            // vllm:spec_decode_num_accepted_tokens_per_pos_total
-	LabelEngineType     = "engine_type"         // SGLang's role, TensorRT-LLM's backend
-	LabelMethod         = "method"              // TGI's prefill/decode split
-	LabelRequestType    = "request_type"        // Triton TensorRT-LLM backend's request gauges
-	LabelKVBlockType    = "kv_cache_block_type" // Triton TensorRT-LLM backend's KV cache gauges
-	LabelDynamoModel    = "model"               // Dynamo's model label
-	LabelServer         = "server"              // the production-stack router's backend
-	LabelPod            = "model_server_pod"    // the endpoint picker's backend
+	LabelReason         = "reason"                // vllm:num_requests_waiting_by_reason
+	LabelSource         = "source"                // vllm:prompt_tokens_by_source_total
+	LabelSleepState     = "sleep_state"           // vllm:engine_sleep_state
+	LabelPosition       = "position"              // vllm:spec_decode_num_accepted_tokens_per_pos_total
+	LabelEngineType     = "engine_type"           // SGLang's role, TensorRT-LLM's backend
+	LabelMethod         = "method"                // TGI's prefill/decode split
+	LabelRequestType    = "request_type"          // Triton TensorRT-LLM backend's request gauges
+	LabelKVBlockType    = "kv_cache_block_type"   // Triton TensorRT-LLM backend's KV cache gauges
+	LabelDynamoModel    = "model"                 // Dynamo's model label
+	LabelServer         = "server"                // the production-stack router's backend
+	LabelPod            = "model_server_pod"      // the endpoint picker's backend (deprecated)
+	LabelEndpoint       = "model_server_endpoint" // the llm-d picker's backend
+
+	LabelErr                   = "err"                              // TGI's failure kind
+	LabelInflightBatcherMetric = "inflight_batcher_specific_metric" // Triton TensorRT-LLM backend's batcher gauges
 )
 
 // LookupFamily returns the row of Reads for an exposed family name (as a

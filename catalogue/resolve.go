@@ -95,6 +95,12 @@ func (r *Read) Resolve(label Labels) Fold {
 			return Fold{To: ToFinished, Which: int(reason)}
 		} // a reason newer than vtop: ignored rather than misfiled
 	case ReadFinishedAs:
+		if r.Split != nil {
+			// a value the row names is another figure (TGI's shed requests)
+			if sp, ok := r.split(label); ok {
+				return Fold{To: ToScalar, Which: int(sp.Scalar)}
+			}
+		}
 		return Fold{To: ToFinished, Which: int(r.Finish)}
 	case ReadSleep:
 		if level := slices.Index(SleepStates[:], label(LabelSleepState)); level >= 0 {
@@ -171,7 +177,7 @@ func (r *Read) FigureSet() FigureSet {
 		s.Add(ScalarFigure(SleepLevel))
 	}
 	for _, sp := range r.Split {
-		if r.Kind == ReadSplitScalar {
+		if r.Kind == ReadSplitScalar || r.Kind == ReadFinishedAs {
 			s.Add(ScalarFigure(sp.Scalar))
 		} else {
 			s.Add(HistogramFigure(sp.Histogram))

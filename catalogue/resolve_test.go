@@ -23,6 +23,7 @@ func TestResolve(t *testing.T) {
 	split := Read{Kind: ReadSplitScalar, Label: LabelReason,
 		Split: []Split{{Value: "capacity", Scalar: WaitingCapacity}, {Value: "deferred", Scalar: WaitingDeferred}}}
 	splitHist := Read{Kind: ReadSplitHistogram, Label: LabelMethod, Split: []Split{{Value: "prefill", Histogram: PrefillTime}}}
+	shed := Read{Kind: ReadFinishedAs, Finish: FinishError, Label: LabelErr, Split: []Split{{Value: "overloaded", Scalar: AdmissionRejections}}}
 	tests := []struct {
 		name   string
 		row    Read
@@ -39,6 +40,8 @@ func TestResolve(t *testing.T) {
 		{"a reason newer than vtop is not misfiled", Read{Kind: ReadFinished}, labels(LabelFinishedReason, "teleported"), Fold{}},
 		{"finished as one reason whatever the labels", Read{Kind: ReadFinishedAs, Finish: FinishAbort}, labels(LabelFinishedReason, "stop"),
 			Fold{To: ToFinished, Which: int(FinishAbort)}},
+		{"finished as one reason but for a value it names", shed, labels(LabelErr, "overloaded"), Fold{To: ToScalar, Which: int(AdmissionRejections)}},
+		{"finished as one reason for every other value", shed, labels(LabelErr, "validation"), Fold{To: ToFinished, Which: int(FinishError)}},
 		{"a sleep state gives its level", Read{Kind: ReadSleep}, labels(LabelSleepState, "discard_all"), Fold{To: ToSleep, Which: 2}},
 		{"a sleep state newer than vtop", Read{Kind: ReadSleep}, labels(LabelSleepState, "hibernating"), Fold{}},
 		{"a draft position", Read{Kind: ReadSpecPerPos}, labels(LabelPosition, "3"), Fold{To: ToSpecPosition, Which: 3}},

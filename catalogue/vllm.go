@@ -10,6 +10,7 @@ const (
 	TypeGauge Type = iota
 	TypeCounter
 	TypeHistogram
+	TypeSummary // quantiles the exporter computes: no engine's summary is read
 )
 
 // Family describes one metric family of a page generation: what a server

@@ -30,8 +30,9 @@ func TestRealCapturesAreJudged(t *testing.T) {
 		{"docs-dynamo-ce30a764-dynamo_frontend-unstated.txt", catalogue.EngineDynamo, catalogue.RouterNone, analysis.StateIdle, 0, "the Dynamo frontend sees no preemptions; read its workers: PREEMPTING cannot be judged"},
 		{"docs-dynamo-ce30a764-trtllm_via_dynamo-unstated.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, "TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"},
 		// Triton's TensorRT-LLM backend has no latency histograms: not
-		// proven healthy.
-		{"docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateUnjudged, 1, "this page exports no latency histograms: SLOW cannot be judged"},
+		// proven healthy. Running is its active requests (0 in this
+		// documentation sample, which shows 1 scheduled).
+		{"docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", catalogue.EngineTRTLLM, catalogue.RouterNone, analysis.StateUnjudged, 0, "this page exports no latency histograms: SLOW cannot be judged"},
 		{"fixture-aginies_llmtui-7494e9ae-llamacpp-unstated.txt", catalogue.EngineLlamaCpp, catalogue.RouterNone, analysis.StateIdle, 0, "llama.cpp exports no latency histograms: SLOW cannot be judged"},
 		{"fixture-datadog_integrations-core-9e390cde-tgi-unstated-EXCERPT.txt", catalogue.EngineTGI, catalogue.RouterNone, analysis.StateIdle, 0, "TGI exports no preemption counter: PREEMPTING cannot be judged"},
 		{"gh-file-book-ch03-vllm-v0.29.0-cpu-trimmed.txt", catalogue.EngineVLLM, catalogue.RouterNone, analysis.StateIdle, analysis.NA, ""},

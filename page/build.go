@@ -206,8 +206,11 @@ func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 	}
 	if f.Router != catalogue.RouterNone {
 		b.sample.Router = f.Router
-		if v := labelValue(m, f.Router.BackendLabel()); v != "" {
-			b.addBackend(v)
+		for _, l := range f.Router.BackendLabels() {
+			if v := labelValue(m, l); v != "" {
+				b.addBackend(v)
+				break
+			}
 		}
 	}
 	if b.sample.Role == catalogue.RoleUnknown {
@@ -270,7 +273,7 @@ func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAc
 		acc.kvN++
 		return
 	}
-	acc.series.Scalars[sc] = catalogue.NanAdd(acc.series.Scalars[sc], v)
+	acc.series.Scalars[sc] = catalogue.FoldScalar(sc, acc.series.Scalars[sc], v)
 }
 
 // readHistogram adds a histogram series of the row to acc's histogram.
@@ -399,6 +402,7 @@ func (b *builder) finish() catalogue.Sample {
 		return b.sample
 	case 1:
 		b.sample.Total = all[0].series
+		b.sample.DeriveKVCapacity()
 		return b.sample
 	}
 	b.sample.Total = b.total(all)
@@ -408,6 +412,7 @@ func (b *builder) finish() catalogue.Sample {
 			b.sample.Engines[i] = catalogue.Engine{Name: e.name, Series: e.series}
 		}
 	}
+	b.sample.DeriveKVCapacity()
 	return b.sample
 }
 

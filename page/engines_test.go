@@ -138,8 +138,9 @@ func TestEngineMappings(t *testing.T) {
 			figures: []want{
 				{"running", scalar(catalogue.Running), 5},
 				{"waiting", scalar(catalogue.Waiting), 2},
-				{"finished = success + failure", scalar(catalogue.FinishedRequests), 13},
-				{"errors", finished(catalogue.FinishError), 3},
+				{"finished = success: a request shed when overloaded did not finish", scalar(catalogue.FinishedRequests), 10},
+				{"shed when overloaded: rejections", scalar(catalogue.AdmissionRejections), 3},
+				{"no error", finished(catalogue.FinishError), nan},
 				{"prefill batches", histCount(catalogue.PrefillTime), 4},
 				{"decode batches are not prefill", histSum(catalogue.PrefillTime), 0.8},
 				{"itl from per-request means", histCount(catalogue.ITL), 10},
@@ -148,7 +149,7 @@ func TestEngineMappings(t *testing.T) {
 				{"ttft n/a", histCount(catalogue.TTFT), nan},
 				{"kv n/a", scalar(catalogue.KVCacheUsage), nan},
 			},
-			derived: []catalogue.Figure{catalogue.ScalarFigure(catalogue.FinishedRequests), catalogue.ScalarFigure(catalogue.GenerationTokens),
+			derived: []catalogue.Figure{catalogue.ScalarFigure(catalogue.GenerationTokens),
 				catalogue.HistogramFigure(catalogue.PrefillTime), catalogue.HistogramFigure(catalogue.ITL)},
 		},
 		{

@@ -256,9 +256,10 @@ func TestIngestRealCaptures(t *testing.T) {
 			figures: []want{{"e2e sum, unprefixed", histSum(catalogue.E2E), 3.4878239994868636}},
 		},
 		{
-			file: "docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", kind: catalogue.EngineTRTLLM, kvCap: nan,
+			file: "docs-tensorrtllm_backend-0b9d7d5a-triton_trtllm-23.11plus.txt", kind: catalogue.EngineTRTLLM, kvCap: 6239 * 64,
 			figures: []want{
-				{"running: requests scheduled", scalar(catalogue.Running), 1},
+				{"running: the active requests, those max caps", scalar(catalogue.Running), 0},
+				{"batch cap", scalar(catalogue.MaxRunning), 512},
 				{"waiting", scalar(catalogue.Waiting), 1},
 				{"kv usage: the block fraction", scalar(catalogue.KVCacheUsage), 0.4875},
 				{"no finished counter", scalar(catalogue.FinishedRequests), nan},
@@ -267,10 +268,12 @@ func TestIngestRealCaptures(t *testing.T) {
 		},
 		{
 			file: "docs-dynamo-ce30a764-dynamo_frontend-unstated.txt", kind: catalogue.EngineDynamo,
-			model: "qwen/qwen3-0.6b", kvCap: nan,
+			model: "qwen/qwen3-0.6b", kvCap: 92962 * 1,
 			figures: []want{
 				{"in flight", scalar(catalogue.Running), 0},
-				{"queued", scalar(catalogue.Waiting), 0},
+				{"queued_requests is no queue", scalar(catalogue.Waiting), nan},
+				{"queued_requests: awaiting the first token", scalar(catalogue.AwaitingFirstToken), 0},
+				{"a worker's batch cap", scalar(catalogue.MaxRunning), 2},
 				{"requests", scalar(catalogue.FinishedRequests), 1},
 				{"output tokens", scalar(catalogue.GenerationTokens), 300},
 				{"input tokens from the ISL histogram", scalar(catalogue.PromptTokens), 33},

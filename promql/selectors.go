@@ -90,17 +90,16 @@ func alternatives(k catalogue.EngineKind, fig catalogue.Figure, suffix string) [
 			out = append(out, s)
 		}
 	}
-	if len(out) == 0 {
-		out = derived(k, fig)
-	}
-	return out
+	// a derivation is the last resort: an older page's way to the figure
+	// (SGLang's retractions per request before its retraction counter)
+	return append(out, derived(k, fig)...)
 }
 
 // splitMatcher is the label matcher that picks fig's series of a split
 // family.
 func splitMatcher(r *catalogue.Read, fig catalogue.Figure) string {
 	for _, s := range r.Split {
-		if s.Scalar == mustScalar(fig) && r.Kind == catalogue.ReadSplitScalar ||
+		if s.Scalar == mustScalar(fig) && (r.Kind == catalogue.ReadSplitScalar || r.Kind == catalogue.ReadFinishedAs) ||
 			r.Kind == catalogue.ReadSplitHistogram && catalogue.HistogramFigure(s.Histogram) == fig {
 			return r.Label + `="` + s.Value + `"`
 		}
@@ -136,7 +135,9 @@ func counterNames(k catalogue.EngineKind) []string {
 	var names []string
 	for i := range catalogue.Reads {
 		r := &catalogue.Reads[i]
-		if r.Engine != k || r.Router != catalogue.RouterNone || r.Split != nil {
+		// a split family feeds other figures by its label, but a count of
+		// ended requests moves with work whatever its label says
+		if r.Engine != k || r.Router != catalogue.RouterNone || r.Split != nil && r.Kind != catalogue.ReadFinishedAs {
 			continue
 		}
 		work := r.Kind == catalogue.ReadFinished || r.Kind == catalogue.ReadFinishedAs ||

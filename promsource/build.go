@@ -463,7 +463,7 @@ func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
 		e.kvN++
 		return
 	}
-	e.series.Scalars[k] = catalogue.NanAdd(e.series.Scalars[k], v)
+	e.series.Scalars[k] = catalogue.FoldScalar(k, e.series.Scalars[k], v)
 }
 
 // addHistogram adds one value of a histogram's bucket (the at-th of nb
@@ -535,6 +535,7 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 	out := s.sample
 	var warnings []string
 	out.Total, warnings = total(names, series)
+	out.DeriveKVCapacity()
 	if named >= 2 {
 		out.Engines = make([]catalogue.Engine, 0, named)
 		for i, n := range names {

@@ -1,7 +1,10 @@
 package promsource
 
 import (
+	"bytes"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -138,4 +141,48 @@ func sameNum(a, b float64) bool {
 		return math.IsNaN(a) == math.IsNaN(b)
 	}
 	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(a))
+}
+
+// TestSourceParityEnginePages: each engine's current page (the page
+// package's pages written from the engines' upstream files) reads the
+// same from Prometheus's storage as directly: the new families (batch
+// cap, KV blocks, TGI's shed requests, the picker's new names) reach the
+// figures through PromQL as through the parser.
+func TestSourceParityEnginePages(t *testing.T) {
+	paths, err := filepath.Glob("../page/testdata/engines/*.txt")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no engine pages: %v", err)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			body, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parser := expfmt.NewTextParser(model.UTF8Validation)
+			byName, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fams := make([]*dto.MetricFamily, 0, len(byName))
+			for _, f := range byName {
+				fams = append(fams, f)
+			}
+			direct, err := page.NewIngester().Ingest(body, "text/plain; version=0.0.4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := testSource(t, Config{})
+			s.apply(t0, 10*time.Second, fetched{raw: asStored("10.0.0.1:8000", fams, fams)})
+			readings := s.snapshot()
+			if len(readings) != 1 || len(readings[0].Samples) == 0 {
+				t.Fatalf("%d replicas read back", len(readings))
+			}
+			stored := readings[0].Samples[len(readings[0].Samples)-1]
+			sameSeries(t, 0, &direct.Total, &stored.Total)
+			if !sameNum(direct.KVCapacityTokens, stored.KVCapacityTokens) {
+				t.Errorf("KV capacity %v directly, %v through Prometheus", direct.KVCapacityTokens, stored.KVCapacityTokens)
+			}
+		})
+	}
 }

@@ -185,3 +185,20 @@ func TestLlamaCppFlatQueueHasNoTrend(t *testing.T) {
 		})
 	}
 }
+
+// The report says how long its readings span, which on a loaded host is
+// not their count times the interval.
+func TestCoveredSeconds(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	var times []time.Time
+	for i := range 25 {
+		times = append(times, at.Add(time.Duration(i)*1200*time.Millisecond))
+	}
+	r := replayLlama(t, phase(nil, 25, quietNext), times, analysis.DefaultConfig())
+	if got := r[len(r)-1].CoveredSeconds; got != 28.8 {
+		t.Errorf("25 readings 1.2 s apart cover %gs, want 28.8s", got)
+	}
+	if got := r[0].CoveredSeconds; got != 0 {
+		t.Errorf("one reading covers %gs, want 0", got)
+	}
+}

@@ -53,6 +53,7 @@ const (
 	NIXLFailedTransfers       // vllm:nixl_num_failed_transfers_total (counter)
 	KVOffloadLoadBytes        // vllm:kv_offload_load_bytes_total, offload storage to GPU (counter)
 	KVOffloadStoreBytes       // vllm:kv_offload_store_bytes_total, GPU to offload storage (counter)
+	GenerationSeconds         // llamacpp:tokens_predicted_seconds_total, the time spent generating (counter): the ITL's sum
 	NumScalars                // the number of scalars; not a metric
 )
 
@@ -75,6 +76,7 @@ var scalarNames = [NumScalars]string{
 	"prompt_tokens_cached", "prompt_tokens_recomputed", "prompt_tokens_local_compute",
 	"prompt_tokens_local_cache_hit", "prompt_tokens_external", "external_prefix_queries",
 	"external_prefix_hits", "nixl_failed_transfers", "kv_offload_load_bytes", "kv_offload_store_bytes",
+	"generation_seconds",
 }
 
 // String returns the scalar's short name ("running", "prompt_tokens", …).

@@ -245,6 +245,7 @@ var llamacppReads = engineRows(EngineLlamaCpp, []Read{
 	{Name: "llamacpp:requests_deferred", Kind: ReadScalar, Scalar: Waiting},
 	{Name: "llamacpp:prompt_tokens_total", Kind: ReadScalar, Scalar: PromptTokens},
 	{Name: "llamacpp:tokens_predicted_total", Kind: ReadScalar, Scalar: GenerationTokens},
+	{Name: "llamacpp:tokens_predicted_seconds_total", Kind: ReadScalar, Scalar: GenerationSeconds},
 })
 
 // dynamoReads: engines-and-gpus §2 and the Dynamo frontend capture. The

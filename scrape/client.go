@@ -176,7 +176,10 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 // Fetch reads the page of t into buf (reused: pass the previous result's
 // buffer back) within timeout. It returns the body and its Content-Type,
 // or an *Error. The page is read within the pages' share of the memory
-// bound (ClientOptions.MaxMemory), given back when Fetch returns.
+// bound (ClientOptions.MaxMemory), given back when Fetch returns. Its
+// connection is kept for the next Fetch: the pages read this way (a
+// dcgm-exporter's) are served by Go, where an idle connection holds no
+// worker; the poller decides per engine (KeepsAlive).
 func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte) ([]byte, string, error) {
 	hold := c.hold()
 	defer hold.release()

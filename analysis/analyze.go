@@ -81,6 +81,9 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	w.stored = t.Buckets
 	rep.WarmingUp = len(w.samples) < 2
 	rep.Samples = len(w.samples)
+	if n := len(w.samples); n > 1 {
+		rep.CoveredSeconds = w.samples[n-1].Time.Sub(w.samples[0].Time).Seconds()
+	}
 	run := failureRun(samples, prev, prevTime)
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
 	rep.newestSample = samples[len(samples)-1].Time

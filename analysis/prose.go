@@ -66,7 +66,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	if capText := batchCapText(ev); capText != "" {
 		reasons = append(reasons, capText)
 	}
-	if f.WaitingGrowth < 0 && t.Queue.Last > 0 {
+	if f.WaitingGrowth < 0 && t.Queue.Last > 0 && t.Queue.Last < t.Queue.First {
+		// Said only of a queue the newest readings show shrinking: the
+		// window's slope alone is a trend of one dip or one jump.
 		shrink := float64(-f.WaitingGrowth)
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(shrink), seconds(t.Queue.Last/shrink)))

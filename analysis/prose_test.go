@@ -19,6 +19,8 @@ func TestVerdictSentences(t *testing.T) {
 		ArrivalsPerSecond: 13.8, RequestsPerSecond: 12.075, WaitingGrowth: NA}
 	fullFigures.AdmissionRejectionsPerSecond = 1.0 / 30
 	shrinking := &Figures{Queue: Quantiles{Mean: NA}, TTFT: Quantiles{Mean: NA}, Efficiency: NA, WaitingGrowth: -0.5}
+	kvBoundShrinking := &evidence{Trail: trail{Queue: gaugeStats{First: 5, Last: 3, N: 2}, Running: gaugeStats{Last: 40}, Seconds: 1},
+		KVCacheUsage: gaugeStats{Last: 0.97}, WaitingCapacity: gaugeStats{N: 2}, Rejections: 1, SpanSeconds: 30}
 	underCap := &evidence{Trail: trail{Running: gaugeStats{Last: 100}}, BatchCap: 256, BatchCapSince: restart, KVCacheUsage: gaugeStats{Last: 0.5}}
 	tests := []struct {
 		name string
@@ -45,8 +47,12 @@ func TestVerdictSentences(t *testing.T) {
 			"waiting for capacity 3 → 3 over 1s, running 40 (KV-bound, KV cache at 97%)"},
 		{"FULL refusing", fullReasons(fullFigures, kvBound)[1],
 			"refused 1 admission over 30s (0.03/s, HTTP 503: the queue is at --max-num-queued-reqs)"},
-		{"FULL, a shrinking queue", fullReasons(shrinking, kvBound)[2], "the queue shrinks by 0.5/s: empty in about 6s at that rate"},
-		{"FULL on two readings", fullReasons(shrinking, kvBound)[3],
+		{"FULL, a shrinking queue", fullReasons(shrinking, kvBoundShrinking)[2], "the queue shrinks by 0.5/s: empty in about 6s at that rate"},
+		{"FULL, a queue the newest readings show flat has no trend", fullReasons(shrinking, kvBound)[2],
+			"judged on 2 readings: a queue of 3 and 3 at the cap is full without waiting for a third"},
+		{"FULL on two readings", fullReasons(shrinking, kvBoundShrinking)[3],
+			"judged on 2 readings: a queue of 5 and 3 at the cap is full without waiting for a third"},
+		{"FULL on two readings, flat", fullReasons(shrinking, kvBound)[2],
 			"judged on 2 readings: a queue of 3 and 3 at the cap is full without waiting for a third"},
 		{"under the batch cap", batchBound(underCap), "under the 256 seen at most"},
 		{"batch cap unknown", batchBound(&evidence{}), "batch cap unknown"},

@@ -446,6 +446,11 @@ type ReplicaReport struct {
 
 	// Samples is how many good scrapes the window holds.
 	Samples int `json:"samples"`
+	// CoveredSeconds is the time the window's good scrapes span, oldest
+	// to newest: how much of the window the figures cover (the header's
+	// "so far"). Not in the JSON report, which has window_seconds and
+	// samples.
+	CoveredSeconds float64 `json:"-"`
 	// SourceStale is set while the source that reads this replica (a
 	// Prometheus server) fails: the state and figures are those of its
 	// last good data, Report.Source says why and how old. The replica

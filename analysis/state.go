@@ -45,6 +45,11 @@ const (
 	// obviousQueue is a queue long enough to call a replica full on two
 	// readings, so that a server full at start is not first called SLOW.
 	obviousQueue = 10
+	// obviousQueueBatches is the queue, in batches (times the requests
+	// running), that calls a replica full on two readings as obviousQueue
+	// does: a small server (llama.cpp's 2 slots) is full with 6 waiting,
+	// three batches' worth that two readings apart are still there.
+	obviousQueueBatches = 3
 	// preemptingSpan is the trailing time over which a preemption makes a
 	// replica PREEMPTING when its cost is material (at least two
 	// readings): the state ends a preemptingSpan after the last one.
@@ -324,7 +329,7 @@ func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	reason := fmt.Sprintf("warming up: %d good scrape in the window, rates need two; running %s, waiting %s",
 		ev.Samples, count(f.Running.Float()), count(f.Waiting.Float()))
 	reasons := []string{reason}
-	if f.Waiting >= obviousQueue && f.Running > 0 {
+	if obviousQueueAt(f.Waiting.Float(), f.Running.Float()) {
 		reasons = append(reasons, fmt.Sprintf("a queue of %s at running %s: FULL if the next reading shows it too",
 			count(f.Waiting.Float()), count(f.Running.Float())))
 	}
@@ -450,8 +455,8 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 
 // fullEvidence reports whether the newest readings prove a replica FULL:
 // a queue in each of the last fullMinSamples readings (over fullSpan) with
-// requests running; or a queue of obviousQueue or more in the two newest
-// readings; or a p99 TTFT over the SLO that is mostly queue time
+// requests running; or a queue of obviousQueue or more, or of
+// obviousQueueBatches times the batch, in the two newest readings; or a p99 TTFT over the SLO that is mostly queue time
 // while the two newest readings hold a queue. A replica already FULL stays
 // so until its two newest readings hold no queue.
 func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
@@ -462,7 +467,7 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	switch {
 	case t.Queue.N >= fullMinSamples && t.Queue.Min > 0:
 		return true
-	case t.LastTwoQueue.N == 2 && t.LastTwoQueue.Min >= obviousQueue:
+	case t.LastTwoQueue.N == 2 && obviousQueueAt(t.LastTwoQueue.Min, t.Running.Max):
 		return true
 	case ev.WasFull && t.LastTwoQueue.Max > 0:
 		return true
@@ -470,6 +475,13 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	queueShare := ratio(f.Queue.Mean, f.TTFT.Mean)
 	return t.LastTwoQueue.N == 2 && t.LastTwoQueue.Min > 0 && queueShare >= dominantShare &&
 		cfg.SLOTTFT > 0 && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
+}
+
+// obviousQueueAt reports whether a queue of waiting beside running
+// requests is long enough to prove a replica full on two readings:
+// obviousQueue, or obviousQueueBatches times the batch.
+func obviousQueueAt(waiting, running float64) bool {
+	return running > 0 && (waiting >= obviousQueue || waiting >= obviousQueueBatches*running)
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling
@@ -687,14 +699,36 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 	return verdict{}, false
 }
 
-// idleVerdict: nothing finished, ran or waited in the window.
+// idleVerdict: nothing ran or waited, and no request finished, over at
+// least the least evidence. Where the page counts work (tokens, finished
+// requests), that is the newest stretch over which no work counter moved
+// (quietSpan): a token counted is work though no scrape caught its
+// request running (llama.cpp's short requests), and the work before the
+// stretch, still in the window, is past. Where it counts none, the
+// window's.
 func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	if q := &ev.Quiet; q.Known {
+		if q.Seconds < leastSpan(cfg).Seconds()-0.05 || q.Running.Max > 0 || q.Waiting.Max > 0 {
+			return verdict{}, false
+		}
+		if q.Found {
+			return verdict{State: StateIdle, Reasons: []string{fmt.Sprintf(idleSinceText,
+				q.Since.Format("15:04:05"), seconds(q.Seconds))}}, true
+		}
+		return verdict{State: StateIdle, Reasons: []string{fmt.Sprintf(idleText, seconds(q.Seconds))}}, true
+	}
 	if ev.Finished > 0 || ev.Running.Max > 0 || ev.Waiting.Max > 0 || !ev.enoughForHealth(cfg) {
 		return verdict{}, false
 	}
-	return verdict{State: StateIdle, Reasons: []string{
-		fmt.Sprintf("no request finished, ran or waited over %s", seconds(ev.SpanSeconds))}}, true
+	return verdict{State: StateIdle, Reasons: []string{fmt.Sprintf(idleText, seconds(ev.SpanSeconds))}}, true
 }
+
+// IDLE's reasons: over a window with no work, and since the last work
+// in it.
+const (
+	idleText      = "no request finished, ran or waited over %s"
+	idleSinceText = "no request finished, ran or waited and no token was counted since %s (%s)"
+)
 
 // healthySummary is the one line of evidence of a healthy replica.
 func healthySummary(f *Figures) string {

@@ -21,6 +21,7 @@ func judgementNumbers() [][3]string {
 		{"FULL: readings that must each hold a queue", fmt.Sprint(fullMinSamples), "fullMinSamples"},
 		{"FULL: the trailing span they are read over", fullSpan.String(), "fullSpan"},
 		{"FULL: a queue proven on two readings", fmt.Sprint(obviousQueue), "obviousQueue"},
+		{"FULL: a queue proven on two readings, in batches (times the requests running)", fmt.Sprint(obviousQueueBatches), "obviousQueueBatches"},
 		{"FULL: running at this share of the batch cap is at it", percent(atCapShare), "atCapShare"},
 		{"FULL: KV cache usage from which a batch is KV-bound", percent(kvBoundUsage), "kvBoundUsage"},
 		{"PREEMPTING: the trailing span a preemption counts over", preemptingSpan.String(), "preemptingSpan"},

@@ -16,6 +16,10 @@ const (
 	// DeriveRatio divides From by Over, where Over is above 0: a part of a
 	// whole as a 0–1 fraction.
 	DeriveRatio
+	// DeriveMeanHistogram makes Histogram one of a +Inf bucket alone from
+	// two counters: From its _sum, Scalar its _count. Its mean is known,
+	// its quantiles n/a, as a histogram's whose bounds were stripped.
+	DeriveMeanHistogram
 )
 
 // Derivation is a figure an engine's page lacks but that the parser
@@ -57,6 +61,17 @@ var Derivations = []Derivation{
 		How: "sum of dynamo_frontend_input_sequence_tokens"},
 	{Engine: EngineTGI, Scalar: KVCacheUsage, Op: DeriveRatio, From: BatchTokens, Over: TokenBudget,
 		How: "the token budget's fullness: tgi_batch_current_max_tokens ÷ tgi_batch_max_total_tokens"},
+	{Engine: EngineLlamaCpp, Histogram: ITL, Op: DeriveMeanHistogram, From: GenerationSeconds, Scalar: GenerationTokens,
+		How: "mean only: llamacpp:tokens_predicted_seconds_total ÷ llamacpp:tokens_predicted_total (both counted when a request ends)"},
+}
+
+// Figure is the figure d computes: its Histogram for DeriveMeanHistogram,
+// else its Scalar.
+func (d *Derivation) Figure() Figure {
+	if d.Op == DeriveMeanHistogram {
+		return HistogramFigure(d.Histogram)
+	}
+	return ScalarFigure(d.Scalar)
 }
 
 // Capability is what the analysis can tell from one engine's page.
@@ -144,7 +159,7 @@ func (k EngineKind) Exports(f Figure) bool {
 		}
 	}
 	for _, d := range Derivations {
-		if d.Engine == k && ScalarFigure(d.Scalar) == f {
+		if d.Engine == k && d.Figure() == f {
 			return true
 		}
 	}
@@ -155,7 +170,7 @@ func (k EngineKind) Exports(f Figure) bool {
 // or from a family with another meaning), and how.
 func (k EngineKind) DerivedBy(f Figure) (string, bool) {
 	for _, d := range Derivations {
-		if d.Engine == k && ScalarFigure(d.Scalar) == f {
+		if d.Engine == k && d.Figure() == f {
 			return d.How, true
 		}
 	}

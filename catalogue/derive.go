@@ -11,7 +11,7 @@ func (s *Series) Derive(kind EngineKind) FigureSet {
 	var derived FigureSet
 	for _, d := range Derivations {
 		if d.Engine == kind && s.apply(d) {
-			derived.Add(ScalarFigure(d.Scalar))
+			derived.Add(d.Figure())
 		}
 	}
 	if !math.IsNaN(s.Scalars[FinishedRequests]) {
@@ -38,6 +38,13 @@ func (s *Series) apply(d Derivation) bool {
 	}
 	dst := &s.Scalars[d.Scalar]
 	switch d.Op {
+	case DeriveMeanHistogram:
+		h := &s.Histograms[d.Histogram]
+		sum, n := s.Scalars[d.From], *dst
+		if h.Present() || math.IsNaN(sum) || math.IsNaN(n) {
+			return false
+		}
+		*h = Buckets{Bounds: []float64{math.Inf(1)}, Counts: []float64{n}, Sum: sum, Count: n}
 	case DeriveHistogramSum:
 		h := s.Histograms[d.Histogram]
 		if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {

@@ -95,14 +95,14 @@ func TestCurrentEnginePages(t *testing.T) {
 			{"KV usage (kv_cache_usage_ratio)", scalar(catalogue.KVCacheUsage), 0.177734},
 			{"generation seconds", scalar(catalogue.GenerationSeconds), 27.422},
 			{"prompt seconds", scalar(catalogue.PromptSeconds), 0.411},
-		}},
+		}, derived: []catalogue.Figure{catalogue.HistogramFigure(catalogue.ITL)}},
 		{file: "llamacpp-b8901.txt", kind: catalogue.EngineLlamaCpp, figures: []want{
 			{"running", scalar(catalogue.Running), 2},
 			{"waiting", scalar(catalogue.Waiting), 6},
 			{"KV usage: b8901 has none", scalar(catalogue.KVCacheUsage), nan},
 			{"generation seconds", scalar(catalogue.GenerationSeconds), 25.894},
 			{"prompt seconds", scalar(catalogue.PromptSeconds), 0.237},
-		}},
+		}, derived: []catalogue.Figure{catalogue.HistogramFigure(catalogue.ITL)}},
 		{file: "llmd-epp-2026-08.txt", router: catalogue.RouterEndpointPicker, figures: []want{
 			{"running (llm_d_epp_request_running, the deprecated name not added)", scalar(catalogue.Running), 21},
 			{"waiting (per endpoint, the per-pod copy not added)", scalar(catalogue.Waiting), 4},

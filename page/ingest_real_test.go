@@ -301,6 +301,7 @@ func TestIngestRealCaptures(t *testing.T) {
 		},
 		{
 			file: "fixture-aginies_llmtui-7494e9ae-llamacpp-unstated.txt", kind: catalogue.EngineLlamaCpp, kvCap: nan,
+			derived: []catalogue.Figure{catalogue.HistogramFigure(catalogue.ITL)},
 			figures: []want{
 				{"processing", scalar(catalogue.Running), 0},
 				{"deferred", scalar(catalogue.Waiting), 0},
@@ -308,6 +309,8 @@ func TestIngestRealCaptures(t *testing.T) {
 				{"predicted tokens", scalar(catalogue.GenerationTokens), 123063},
 				{"no requests counter", scalar(catalogue.FinishedRequests), nan},
 				{"no ttft", histCount(catalogue.TTFT), nan},
+				{"the ITL's sum: the time spent generating", histSum(catalogue.ITL), 683.744},
+				{"the ITL's count: the tokens generated", histCount(catalogue.ITL), 123063},
 			},
 		},
 		{

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -109,6 +110,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A target whose connection is closed after each scrape (KeepsAlive)
+	// resumes its TLS session on the next one: no full handshake a scrape.
+	tlsConfig.ClientSessionCache = tls.NewLRUClientSessionCache(0)
 	if opts.BearerTokenFile != "" {
 		tok, err := os.ReadFile(opts.BearerTokenFile)
 		if err != nil {
@@ -172,19 +176,23 @@ func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 // Fetch reads the page of t into buf (reused: pass the previous result's
 // buffer back) within timeout. It returns the body and its Content-Type,
 // or an *Error. The page is read within the pages' share of the memory
-// bound (ClientOptions.MaxMemory), given back when Fetch returns.
+// bound (ClientOptions.MaxMemory), given back when Fetch returns. Its
+// connection is kept for the next Fetch: the pages read this way (a
+// dcgm-exporter's) are served by Go, where an idle connection holds no
+// worker; the poller decides per engine (KeepsAlive).
 func (c *Client) Fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte) ([]byte, string, error) {
 	hold := c.hold()
 	defer hold.release()
-	return c.fetch(ctx, t, timeout, buf, hold)
+	return c.fetch(ctx, t, timeout, buf, hold, true)
 }
 
 // hold is an empty hold on the pages' budget, for one page.
 func (c *Client) hold() *pageHold { return &pageHold{budget: c.pages} }
 
 // fetch is Fetch with the page's buffer counted in hold, which the
-// caller releases once done with the body.
-func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte, hold *pageHold) ([]byte, string, error) {
+// caller releases once done with the body. Without keepAlive the
+// connection is closed once the page is read (KeepsAlive).
+func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf []byte, hold *pageHold, keepAlive bool) ([]byte, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(problem string) ([]byte, string, error) {
@@ -197,6 +205,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	for k, v := range c.headers {
 		req.Header[k] = v
 	}
+	req.Close = !keepAlive
 	req.Header.Set("Accept", acceptHeader)
 	req.Header.Set("User-Agent", "vtop")
 	if Loopback(req.URL.Hostname()) && req.Header.Get("Accept-Encoding") == "" {
@@ -374,3 +383,38 @@ func formatSize(n int64) string {
 
 // closeIdle closes the keep-alive connections nobody is using.
 func (c *Client) closeIdle() { c.http.CloseIdleConnections() }
+
+// keepAliveBelow is the interval below which a target whose engine is not
+// known keeps its connection between scrapes. At a second or slower a new
+// connection per scrape costs the server one TCP (and, over TLS, one
+// resumed handshake: the client keeps the sessions) a second at most, far
+// less than a worker held for nothing would cost one whose HTTP pool is
+// fixed; faster than that the handshakes add up, and so few tools scrape
+// that fast that the target is most likely one of the known engines,
+// known after the first page.
+const keepAliveBelow = time.Second
+
+// KeepsAlive reports whether scrapes of a target whose pages carry that
+// engine keep their connection open for the next scrape, at interval.
+//
+// llama.cpp's server (cpp-httplib) gives each connection one thread of its
+// HTTP pool for as long as it stays open, idle keep-alive included, and
+// the pool was fixed (max(parallel+2, cores−1) threads) before it grew
+// threads on demand: a connection kept between scrapes takes a thread from
+// the requests, whose overflow then waits in the listen backlog where
+// requests_deferred cannot count it. So it is never kept, whatever the
+// version. vLLM, SGLang, TensorRT-LLM's trtllm-serve (uvicorn), TGI and
+// Dynamo (hyper) serve HTTP from an event loop, where an idle connection
+// holds a socket and no worker: theirs are kept, as Prometheus keeps its
+// own. A target of no known engine yet (its first scrape, a router, an
+// exporter) keeps its connection only when scraped faster than
+// keepAliveBelow.
+func KeepsAlive(engine catalogue.EngineKind, interval time.Duration) bool {
+	switch engine {
+	case catalogue.EngineLlamaCpp:
+		return false
+	case catalogue.EngineUnknown:
+		return interval < keepAliveBelow
+	}
+	return true
+}

@@ -93,8 +93,9 @@ func (o Options) withDefaults() Options {
 // targetState is everything the poller keeps for one target.
 type targetState struct {
 	target   Target
-	ingester *page.Ingester // used by the target's goroutine only
-	pageSize int            // of the last page read, same owner
+	ingester *page.Ingester       // used by the target's goroutine only
+	pageSize int                  // of the last page read, same owner
+	engine   catalogue.EngineKind // of the last page read, same owner: whether to keep the connection (KeepsAlive)
 	kick     chan struct{}
 
 	mu      sync.Mutex // guards samples and waiters
@@ -246,7 +247,8 @@ func (p *Poller) scrape(ctx context.Context, ts *targetState) {
 // is not reused.
 func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *pageHold) (catalogue.Sample, []byte, string) {
 	now := p.opts.Now()
-	body, contentType, err := p.client.fetch(ctx, ts.target, p.opts.Timeout, *buf, hold)
+	keepAlive := KeepsAlive(ts.engine, p.opts.Interval)
+	body, contentType, err := p.client.fetch(ctx, ts.target, p.opts.Timeout, *buf, hold, keepAlive)
 	*buf = body
 	if err == nil {
 		ts.pageSize = len(body)
@@ -254,6 +256,9 @@ func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *p
 	var s catalogue.Sample
 	if err == nil {
 		s, err = ts.ingester.Ingest(body, contentType)
+		if err == nil {
+			ts.engine = s.EngineKind
+		}
 	} else {
 		body = nil
 	}

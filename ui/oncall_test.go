@@ -96,24 +96,31 @@ func TestRestartIsShown(t *testing.T) {
 }
 
 // After ] the window is longer than the readings vtop holds: the header
-// says how much of it the figures cover until the readings fill it.
+// says how much of it the figures cover until the readings fill it. The
+// coverage is the time the readings span, not their count times the
+// interval: on a loaded host fewer scrapes fit in the window, which they
+// cover all the same.
 func TestWindowCoverage(t *testing.T) {
 	tests := []struct {
 		window  time.Duration
-		samples int // good scrapes in the window, one a second
+		samples int     // good scrapes in the window
+		span    float64 // the seconds they span
 		want    string
 		notWant string
 	}{
-		{5 * time.Minute, 101, "window 5m (1m40s so far)", ""},
-		{5 * time.Minute, 301, "window 5m", "so far"},
-		{30 * time.Second, 31, "window 30s", "so far"},
-		{30 * time.Second, 12, "window 30s (11s so far)", ""},
+		{5 * time.Minute, 101, 100, "window 5m (1m40s so far)", ""},
+		{5 * time.Minute, 301, 300, "window 5m", "so far"},
+		{30 * time.Second, 31, 30, "window 30s", "so far"},
+		{30 * time.Second, 12, 11, "window 30s (11s so far)", ""},
+		{30 * time.Second, 25, 29.4, "window 30s", "so far"}, // scrapes 1.2 s apart
+		{30 * time.Second, 12, 16.5, "window 30s (16s so far)", ""},
 	}
 	for _, tt := range tests {
 		opts := testOptions()
 		opts.Window = tt.window
 		a, b := replica("gpu-a:8000", analysis.StateHealthy), replica("gpu-b:8000", analysis.StateHealthy)
 		a.Samples, b.Samples = tt.samples, tt.samples-5
+		a.CoveredSeconds, b.CoveredSeconds = tt.span, tt.span-5
 		rep := report(t0, a, b)
 		rep.WindowSeconds = tt.window.Seconds()
 		m := send(sized(New(opts), 120, 40), ReportMsg{Report: rep})

@@ -202,18 +202,20 @@ func (m Model) sourceLines(w int) []string {
 // coverage is " (1m40s so far)" while the readings reach back less than
 // the window: after ] lengthens it, or in the first window after start,
 // the figures are over the time covered, not the window the header names.
-// It is read off the good scrapes the fullest replica has in the window.
+// It is read off the time the good scrapes of the fullest replica span in
+// the window, not their count: on a loaded host fewer scrapes fit in it.
 func (m Model) coverage() string {
 	if !m.hasReport || m.opts.Interval <= 0 || m.shown.Source != nil {
 		// A source that reads a store (Prometheus) has the whole window
 		// at once, at its own scrape interval, not this refresh interval.
 		return ""
 	}
-	most := 0
+	most, covered := 0, time.Duration(0)
 	for i := range m.shown.Replicas {
-		most = max(most, m.shown.Replicas[i].Samples)
+		r := &m.shown.Replicas[i]
+		most = max(most, r.Samples)
+		covered = max(covered, time.Duration(r.CoveredSeconds*float64(time.Second)))
 	}
-	covered := time.Duration(max(most-1, 0)) * m.opts.Interval
 	// One interval of slack: where the scrapes fall in the window moves
 	// the count by one.
 	if most < 2 || covered+m.opts.Interval >= m.window {

@@ -70,13 +70,15 @@ const noAlert = "none"
 
 // agreeClasses are the classes in the order of the table: no alert, then
 // the alerted states from the lowest.
-var agreeClasses = []string{noAlert, "idle", "stale", "slow", "full", "preempting", "down"}
+var agreeClasses = []string{noAlert, "idle", "stale", "slow", "full", "preempting", "stalled", "down"}
 
 // alertClass is the class vtop's state falls in, as the rules see it.
 func alertClass(s analysis.State) string {
 	switch s {
 	case analysis.StateHealthy, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
 		return noAlert
+	case analysis.StateRecovering:
+		return "slow" // its p99 over the SLO fires VtopSlow (rules/header.go)
 	}
 	return s.String()
 }

@@ -202,8 +202,8 @@ func successfulIncrease(samples []*catalogue.Sample) float64 {
 	return ok
 }
 
-// plainIncrease is counterIncrease of one value over n readings, oldest
-// first: the sum of its rises, a drop counted as a reset, no
+// plainIncrease is the plain increase of one value over n readings,
+// oldest first: the sum of its rises, a drop counted as a reset, no
 // extrapolation; NaN when fewer than two readings know it. value(i) is
 // the i-th reading's value, NaN where it has none (a failed scrape). An
 // index, not a slice, so that readings held as values or as pointers are

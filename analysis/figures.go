@@ -232,26 +232,12 @@ func (w *window) trailStart(span time.Duration, minReadings int) int {
 // counter moved, not at what rate. NaN when fewer than two readings know
 // it.
 func counterIncrease(series []*catalogue.Series, k catalogue.Scalar) float64 {
-	inc, last, known := 0.0, math.NaN(), 0
-	for _, s := range series {
-		if s == nil || math.IsNaN(s.Scalars[k]) {
-			continue
+	return plainIncrease(len(series), func(i int) float64 {
+		if series[i] == nil {
+			return math.NaN()
 		}
-		v := s.Scalars[k]
-		switch {
-		case known == 0:
-		case v >= last:
-			inc += v - last
-		default:
-			inc += v
-		}
-		last = v
-		known++
-	}
-	if known < 2 {
-		return math.NaN()
-	}
-	return inc
+		return series[i].Scalars[k]
+	})
 }
 
 // finishFigures fills the finish-reason rates, their total and shares.

@@ -123,6 +123,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		w.replicaFigures(&rep, newestGood, cfg)
 		describeEngine(&rep, newestGood)
 		rep.Restarted, rep.RestartedAt, rep.restartCause = false, time.Time{}, ""
+		rep.finishUncounted = !countsFinished(&newestGood.Total)
 	case newestGood != nil:
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
@@ -134,6 +135,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		var rising bool
 		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(&ev)
 		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
+		rep.finishUncounted, rep.trailQueue = !countsFinished(&newestGood.Total), ev.Trail.Queue
 		describeEngine(&rep, newestGood)
 		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
 		ev.NoLatency = !hasLatency(newestGood)
@@ -229,6 +231,7 @@ func lastSeenFigures(rep *ReplicaReport, last *ReplicaReport) {
 	rep.EngineKind, rep.Router, rep.Backends, rep.Role = last.EngineKind, last.Router, last.Backends, last.Role
 	rep.Derived, rep.LoRA = last.Derived, last.LoRA
 	rep.BatchCap, rep.BatchCapSince = last.BatchCap, last.BatchCapSince
+	rep.finishUncounted, rep.trailQueue = last.finishUncounted, last.trailQueue
 }
 
 // replicaFigures fills the figures of the replica and of its engines and

@@ -192,6 +192,22 @@ type trail struct {
 	Preemptions float64
 }
 
+// queueTrend is the one rule of when a queue's slope is a trend: the
+// slope, where the newest readings (q, the trail's queue) show the queue
+// moving its way, else 0; n/a where the slope is. The window's slope
+// alone is a trend of one dip or one jump: a queue held at 6 after one
+// jump from 0 "grows by 0.2/s" for a window, and one held at 6 after a
+// reading at 7 "shrinks by 0/s".
+func queueTrend(growth Num, q gaugeStats) Num {
+	switch {
+	case !growth.Known():
+		return NA
+	case growth > 0 && q.Last > q.First, growth < 0 && q.Last < q.First:
+		return growth
+	}
+	return 0
+}
+
 // trailing fills ev.Trail from the newest readings of the series.
 func (w *window) trailing(ev *evidence, series []*catalogue.Series) {
 	queue := catalogue.Waiting

@@ -66,10 +66,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	if capText := batchCapText(ev); capText != "" {
 		reasons = append(reasons, capText)
 	}
-	if f.WaitingGrowth < 0 && t.Queue.Last > 0 && t.Queue.Last < t.Queue.First {
-		// Said only of a queue the newest readings show shrinking: the
-		// window's slope alone is a trend of one dip or one jump.
-		shrink := float64(-f.WaitingGrowth)
+	if g := queueTrend(f.WaitingGrowth, t.Queue); g < 0 && t.Queue.Last > 0 {
+		// Said only of a queue the newest readings show shrinking.
+		shrink := float64(-g)
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(shrink), seconds(t.Queue.Last/shrink)))
 	}
@@ -236,11 +235,35 @@ func (a *Advice) addWithoutCount(s string) string {
 	}
 	if a.CapacityReplicas > 0 {
 		s += "; no count: the FULL replicas finish nothing successfully"
+	} else if a.AtCapacity > 0 && a.uncountedAtCapacity == a.AtCapacity {
+		s += "; no count: " + noFinishCounterWords(a.AtCapacity)
 	} else if a.AtCapacity > 0 {
 		s += "; " + a.settlingWords() + ": a count once a replica has shown what it carries there"
 	} else {
 		s += fmt.Sprintf("; a count once a replica has been at capacity for %s s and shows what it carries", count(capacitySettle.Seconds()))
 	}
+	if a.Uncounted > 0 {
+		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
+	}
+	return s
+}
+
+// noFinishCounterWords says why no capacity is read of n replicas whose
+// pages count no finished requests (llama.cpp): a capacity is what a
+// replica at its capacity finishes, and nothing counts what they finish.
+func noFinishCounterWords(n int) string {
+	if n == 1 {
+		return "the page exports no finished-request counter, so no capacity can be read"
+	}
+	return "their pages export no finished-request counter, so no capacity can be read"
+}
+
+// uncountedGrowsWords is the advice while the queue grows at replicas
+// none of which is FULL yet and whose pages count no finished requests:
+// no demand can be read to weigh the queue against, nor a capacity.
+func (a *Advice) uncountedGrowsWords(backlog Num) string {
+	s := fmt.Sprintf("no advice: the queue grows by %s/s (%s waiting) with no replica FULL yet; no count: %s",
+		amount(a.QueueGrowthPerSecond.Float()), count(backlog.Float()), noFinishCounterWords(a.uncounted))
 	if a.Uncounted > 0 {
 		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
 	}
@@ -335,6 +358,11 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 				amount(a.ArrivalsPerSecond.Float()), amount(a.CapacityPerReplica.Float()))
 		}
 		return append(s, c)
+	case a.AtCapacity > 0 && a.uncountedAtCapacity == a.AtCapacity:
+		return append(s, fmt.Sprintf("capacity not measured: %s %s, and %s", plural(float64(a.AtCapacity), "replica"), a.fullWord(),
+			noFinishCounterWords(a.AtCapacity)))
+	case a.uncounted > 0 && a.uncounted == a.Replicas:
+		return append(s, "capacity not measured: "+noFinishCounterWords(a.Replicas)+"; fewer replicas are not advised without it")
 	case a.AtCapacity > 0:
 		return append(s, fmt.Sprintf("capacity not measured yet: %s %s, %s; what a batch that has just filled finishes is not what it carries",
 			plural(float64(a.AtCapacity), "replica"), a.fullWord(), a.settlingWords()))

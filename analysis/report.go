@@ -527,6 +527,15 @@ type ReplicaReport struct {
 	// CapacityPerSecond, ArrivalsAtCapacity and WaitingGrowthAtCapacity as
 	// the replica's only then.
 	CapacitySettled bool `json:"capacity_settled"`
+	// finishUncounted is set when the newest good page counts no finished
+	// requests, neither a total nor by finish reason (llama.cpp): no
+	// capacity can ever be read of the replica, nor its arrivals, and the
+	// advice says so rather than promise a count.
+	finishUncounted bool
+	// trailQueue is the queue over the newest readings (evidence.Trail's):
+	// the advice says of the replica's queue only the trend they show
+	// (queueTrend), not its window's slope alone.
+	trailQueue gaugeStats
 	// ArrivalsAtCapacity is what arrived per second over the newest
 	// capacitySettle of that span (what finished, of every reason, plus the
 	// growth of batch and queue between its ends); n/a when the span is
@@ -696,6 +705,11 @@ type Advice struct {
 	// evaluations in a row.
 	pendingKey   string
 	pendingCount int
+	// uncounted and uncountedAtCapacity are how many counted replicas,
+	// and of those at capacity, count no finished requests
+	// (ReplicaReport.finishUncounted): the advice says why it has no
+	// count where they are all it has.
+	uncounted, uncountedAtCapacity int
 }
 
 // Imbalance names a replica far from the fleet median. The fleet lists

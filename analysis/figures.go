@@ -46,10 +46,13 @@ type evidence struct {
 	// WasFull is set when the previous evaluation showed the replica
 	// FULL: the queue it was full of must be gone before it leaves.
 	WasFull bool
-	// BatchCap is the most running seen (ReplicaReport.BatchCap) and
-	// BatchCapSince when vtop began to watch for it; 0 and zero unknown.
-	BatchCap      float64
-	BatchCapSince time.Time
+	// BatchCap is the replica's batch cap (ReplicaReport.BatchCap): the
+	// page's statement of it where BatchCapStated, else the most running
+	// seen, and BatchCapSince when vtop began to watch for it; 0 and zero
+	// unknown.
+	BatchCap       float64
+	BatchCapSince  time.Time
+	BatchCapStated bool
 	// NoLatency is set when the page has none of the latency histograms
 	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
 	// TensorRT-LLM backend is TensorRT-LLM without them.

@@ -90,16 +90,22 @@ func fullReasons(f *Figures, ev *evidence) []string {
 }
 
 // batchBound says, short, what holds the batch of a FULL replica: the KV
-// cache when it is nearly full; else whether running is at the most seen
-// (the batch cap as far as the page shows: vLLM does not export
-// max_num_seqs) or under it, where a limit below the cap holds the batch.
+// cache when it is nearly full; else whether running is at the batch cap
+// (the one the page states, or the most seen where it states none: vLLM
+// does not export max_num_seqs) or under it, where a limit below the cap
+// holds the batch.
 func batchBound(ev *evidence) string {
+	at := ev.BatchCap > 0 && ev.Trail.Running.Last >= atCapShare*ev.BatchCap
 	switch {
 	case ev.KVCacheUsage.Last >= kvBoundUsage:
 		return "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
 	case !(ev.BatchCap > 0):
 		return "batch cap unknown"
-	case ev.Trail.Running.Last >= atCapShare*ev.BatchCap:
+	case ev.BatchCapStated && at:
+		return "at the stated cap of " + count(ev.BatchCap)
+	case ev.BatchCapStated:
+		return "under the stated " + count(ev.BatchCap)
+	case at:
 		return "the most seen"
 	}
 	return "under the " + count(ev.BatchCap) + " seen at most"
@@ -111,11 +117,16 @@ func batchCapText(ev *evidence) string {
 	if !(ev.BatchCap > 0) {
 		return ""
 	}
-	s := "batch cap " + count(ev.BatchCap) + ": the most running seen"
-	if !ev.BatchCapSince.IsZero() {
-		s += " since " + ev.BatchCapSince.Format("15:04:05")
+	var s string
+	if ev.BatchCapStated {
+		s = "batch cap " + count(ev.BatchCap) + ", as the page states it (" + strings.Join(batchCapFamilies(ev.Kind), " or ") + ")"
+	} else {
+		s = "batch cap " + count(ev.BatchCap) + ": the most running seen"
+		if !ev.BatchCapSince.IsZero() {
+			s += " since " + ev.BatchCapSince.Format("15:04:05")
+		}
+		s += " (the page does not give max_num_seqs)"
 	}
-	s += " (the page does not give max_num_seqs)"
 	if ev.Trail.Running.Last < atCapShare*ev.BatchCap && !(ev.KVCacheUsage.Last >= kvBoundUsage) {
 		s += "; under it, the token budget of a step or the KV blocks hold the batch"
 	}

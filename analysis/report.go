@@ -546,13 +546,17 @@ type ReplicaReport struct {
 	// seconds (negative when it shrank): the advice's queue growth for a
 	// replica settled at capacity.
 	WaitingGrowthAtCapacity Num `json:"waiting_growth_at_capacity_per_second"`
-	// BatchCap is the most requests the replica has been seen running at
-	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
-	// the cap a queue waits at is the highest running seen, carried from
-	// one evaluation to the next and started afresh by a restart. n/a
-	// before the first good scrape.
-	BatchCap      Num       `json:"batch_cap"`
-	BatchCapSince time.Time `json:"batch_cap_since,omitzero"`
+	// BatchCap is the most requests the replica runs at once. Where the
+	// page states it (TensorRT-LLM's max_num_active_requests, Triton's
+	// max) it is the stated cap, and BatchCapStated is set. Elsewhere
+	// (vLLM does not export --max-num-seqs; a Dynamo frontend states a
+	// worker's cap, not that of the running it sums) it is the most
+	// requests seen running at once since BatchCapSince: the highest
+	// running seen, carried from one evaluation to the next and started
+	// afresh by a restart. n/a before the first good scrape.
+	BatchCap       Num       `json:"batch_cap"`
+	BatchCapSince  time.Time `json:"batch_cap_since,omitzero"`
+	BatchCapStated bool      `json:"batch_cap_stated,omitempty"`
 
 	// Pending and PendingCount carry the hysteresis between evaluations: a
 	// new state must hold on consecutive evaluations before it is shown.

@@ -141,7 +141,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
 		rep.finishUncounted, rep.trailQueue = !countsFinished(&newestGood.Total), ev.Trail.Queue
 		describeEngine(&rep, newestGood)
-		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
+		ev.Kind, ev.Router, ev.Derived = rep.EngineKind, rep.Router != catalogue.RouterNone, newestGood.Derived
 		ev.NoLatency = !hasLatency(newestGood)
 		ev.Quiet = quietSpan(samples, prev)
 		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0

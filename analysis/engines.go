@@ -106,7 +106,7 @@ func engineNotes(state State, ev *evidence) []string {
 			// UNJUDGED's first reason says SLOW cannot be judged.
 			notes = append(notes, cannotText(j, why))
 		}
-		if why := c.Partial[j]; why != "" && judgedState[j] == state {
+		if why := ev.Kind.PartialOn(j, ev.Derived); why != "" && judgedState[j] == state {
 			notes = append(notes, fmt.Sprintf("%s judged on partial evidence: %s", j, why))
 		}
 	}

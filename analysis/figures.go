@@ -39,6 +39,10 @@ type evidence struct {
 	// page, judged on whatever its summed figures show.
 	Kind   catalogue.EngineKind
 	Router bool
+	// Derived are the figures the newest page's parser derived
+	// (catalogue.Sample.Derived): a state judged on one may be judged on
+	// partial evidence (catalogue.EngineKind.PartialOn).
+	Derived catalogue.FigureSet
 	// Trail is the trailing evidence: the newest readings, over which FULL
 	// and PREEMPTING are judged so that readings from before a spike do
 	// not hide it for a whole window (see trailing).

@@ -50,3 +50,37 @@ func TestStatedBatchCapOnEnginePages(t *testing.T) {
 		})
 	}
 }
+
+// TestSGLangPreemptingEvidenceByVersion: SGLang before 2026-05 counts
+// retractions when a request finishes (sglang:num_retractions, from which
+// its preemptions are derived): PREEMPTING is judged on partial evidence
+// there, and said so; current SGLang counts them as they happen
+// (sglang:num_retracted_requests_total), the whole evidence.
+func TestSGLangPreemptingEvidenceByVersion(t *testing.T) {
+	tests := []struct {
+		path    string
+		partial bool
+	}{
+		{filepath.Join("engines", "sglang-2026-06.txt"), false},
+		{filepath.Join("real", "docs-dynamo-a7b23c00-sglang_via_dynamo-unstated.txt"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			body, err := os.ReadFile(filepath.Join("..", "page", "testdata", tt.path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := page.NewIngester().Ingest(body, "text/plain; version=0.0.4")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.EngineKind != catalogue.EngineSGLang || math.IsNaN(s.Total.Scalars[catalogue.Preemptions]) {
+				t.Fatalf("engine %v, preemptions %v", s.EngineKind, s.Total.Scalars[catalogue.Preemptions])
+			}
+			why := s.EngineKind.PartialOn(catalogue.JudgePreempting, s.Derived)
+			if (why != "") != tt.partial {
+				t.Errorf("PREEMPTING partial: %q, want partial %v", why, tt.partial)
+			}
+		})
+	}
+}

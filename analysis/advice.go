@@ -523,6 +523,10 @@ func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 			if !ok {
 				continue
 			}
+			if r.finishUncounted && !a.WaitingTargetPerReplica.Known() {
+				r.Action = scaleOnUncountedWords(fullHead(a.Action, head), waitingMetric(r.EngineKind), 1)
+				continue
+			}
 			r.Action = scaleOnWords(fullHead(a.Action, head), waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,
 				a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 		}

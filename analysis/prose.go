@@ -139,6 +139,13 @@ func rejectionText(f *Figures, ev *evidence) string {
 		plural(ev.Rejections, "admission"), seconds(ev.SpanSeconds), amount(f.AdmissionRejectionsPerSecond.Float()))
 }
 
+// scaleOnUncountedWords is scaleOnWords for n replicas whose pages count
+// no finished requests (llama.cpp): no capacity will ever give the
+// target, so none is promised.
+func scaleOnUncountedWords(head, metric string, n int) string {
+	return head + "scale on " + metric + " with a target set by hand: " + noFinishCounterWords(n)
+}
+
 // scaleOnWords is head and "scale on METRIC with target T per replica
 // (…)": the one wording of the autoscaling target, on a FULL pane and in
 // the fleet's HPA line.
@@ -410,8 +417,11 @@ func (a *Advice) uncountedSummary(s []string) []string {
 // autoscalerWords is the HPA line: an autoscaler setting, what it would
 // ask for now, and why.
 func (a *Advice) autoscalerWords() string {
-	s := scaleOnWords("autoscaler setting, not a count to act on: an HPA would ", a.HPAMetric,
-		a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
+	const head = "autoscaler setting, not a count to act on: an HPA would "
+	if !a.WaitingTargetPerReplica.Known() && a.uncounted > 0 && a.uncounted == a.Replicas {
+		return scaleOnUncountedWords(head, a.HPAMetric, a.uncounted)
+	}
+	s := scaleOnWords(head, a.HPAMetric, a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 	if !a.HPADesired.Known() {
 		return s
 	}

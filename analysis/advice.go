@@ -118,17 +118,22 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		// A replica settled at its capacity tells its demand and its
 		// queue's pace from its newest seconds there; another from its
 		// window, over which it finished what arrived.
+		// Its queue's pace is said where its newest readings show it
+		// (queueTrend): a flat queue neither grows nor shrinks.
 		if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
 			arrivals.add(r.ArrivalsAtCapacity)
-			growth.add(r.WaitingGrowthAtCapacity)
+			growth.add(queueTrend(r.WaitingGrowthAtCapacity, r.trailQueue))
 		} else {
 			arrivals.add(r.ArrivalsPerSecond)
-			growth.add(r.WaitingGrowth)
+			growth.add(queueTrend(r.WaitingGrowth, r.trailQueue))
 		}
 		rejections.add(r.AdmissionRejectionsPerSecond)
 		waiting.add(r.Waiting)
 		succeeded.add(successfulPerSecond(&r.Figures))
 		n := max(1, r.Instances) // a group counts its instances
+		if r.finishUncounted {
+			a.uncounted += n
+		}
 		if r.State == StateFull {
 			a.Full += n
 		}
@@ -136,6 +141,12 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 			continue
 		}
 		a.AtCapacity += n
+		if r.finishUncounted {
+			// Its page counts no finished requests: no capacity will
+			// ever be read of it, so none is settling.
+			a.uncountedAtCapacity += n
+			continue
+		}
 		// A capacity is what a replica finishes at its capacity, read over
 		// the readings in which it has been there once capacitySettle of
 		// them is in: a batch that has just filled has not shown one yet.
@@ -190,6 +201,12 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	case stalled == a.Replicas:
 		a.keep(0)
 		a.Recommendation = "keep " + plural(float64(a.RecommendedReplicas), "replica") + ": every replica up is STALLED; restart them, more replicas would not serve their queues"
+	case !a.ArrivalsPerSecond.Known() && a.uncounted > 0 && a.QueueGrowthPerSecond > 0:
+		// Its pages count no finished requests: arrivals will never be
+		// read, nor a capacity; the queue's growth is all there is.
+		a.Recommendation = a.uncountedGrowsWords(backlog)
+	case !a.ArrivalsPerSecond.Known() && a.uncounted > 0 && a.QueueGrowthPerSecond.Known():
+		a.keep(backlog)
 	case !a.ArrivalsPerSecond.Known():
 		a.Recommendation = "no advice yet: arrivals and the queue need two scrapes"
 	case a.queueGrows(backlog):
@@ -504,6 +521,10 @@ func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 			}
 			head, _, ok := strings.Cut(r.Action, "scale on ")
 			if !ok {
+				continue
+			}
+			if r.finishUncounted && !a.WaitingTargetPerReplica.Known() {
+				r.Action = scaleOnUncountedWords(fullHead(a.Action, head), waitingMetric(r.EngineKind), 1)
 				continue
 			}
 			r.Action = scaleOnWords(fullHead(a.Action, head), waitingMetric(r.EngineKind), a.WaitingTargetPerReplica,

@@ -229,6 +229,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 	rep := func(state State, stop float64) *ReplicaReport {
 		r := &ReplicaReport{Target: "r", State: state, AtCapacity: true, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: Num(stop)}
 		r.ArrivalsPerSecond, r.Waiting, r.WaitingGrowth = Num(stop+1), 500, 1
+		r.trailQueue = queueShowing(500, 1)
 		r.ArrivalsAtCapacity = r.ArrivalsPerSecond
 		r.RequestsPerSecond, r.FinishedPerSecond.Stop = Num(stop), Num(stop)
 		return r
@@ -250,6 +251,7 @@ func TestAdviceCapacityFromFull(t *testing.T) {
 func TestAdviceCountsInstances(t *testing.T) {
 	group := &ReplicaReport{Target: "vllm", State: StateFull, AtCapacity: true, Instances: 8, Samples: 30, Figures: naFigures(), AtCapacitySeconds: 30, CapacitySettled: true, CapacityPerSecond: 80}
 	group.ArrivalsPerSecond, group.Waiting, group.WaitingGrowth = 100, 2000, 5
+	group.trailQueue = queueShowing(2000, 5)
 	group.ArrivalsAtCapacity = group.ArrivalsPerSecond
 	group.RequestsPerSecond, group.FinishedPerSecond.Stop = 80, 80
 	a := advice([]*ReplicaReport{group}, 0, DefaultConfig(), t0, nil)
@@ -381,5 +383,49 @@ func TestHPAMetricPerEngine(t *testing.T) {
 	}
 	if got := advice(reps, 0, DefaultConfig(), t0, nil).HPAMetric; got != "vllm:num_requests_waiting or sglang:num_queue_reqs" {
 		t.Errorf("HPA metric %q", got)
+	}
+}
+
+// TestAdviceWithoutFinishCounter: a replica whose page counts no finished
+// requests (llama.cpp) never shows a capacity nor its arrivals, so the
+// advice says why it has no count rather than promise one, keeps a fleet
+// none of which is FULL whose queue does not grow, and does not ask for a
+// second scrape it has.
+func TestAdviceWithoutFinishCounter(t *testing.T) {
+	rep := func(state State, waiting, growth float64, uncounted bool) *ReplicaReport {
+		r := &ReplicaReport{Target: "r", State: state, Samples: 30, Figures: naFigures(), finishUncounted: uncounted}
+		r.Waiting, r.WaitingGrowth, r.trailQueue = Num(waiting), Num(growth), queueShowing(waiting, growth)
+		if state == StateFull {
+			r.AtCapacity, r.AtCapacitySeconds = true, 60
+		}
+		return r
+	}
+	tests := []struct {
+		name       string
+		reps       []*ReplicaReport
+		want, not  string
+		wantAction string
+	}{
+		{"FULL: no count, and why", []*ReplicaReport{rep(StateFull, 6, 0, true)},
+			"add replicas: 1 replica FULL; no count: the page exports no finished-request counter, so no capacity can be read", "a count once", "add"},
+		{"two FULL", []*ReplicaReport{rep(StateFull, 6, 0, true), rep(StateFull, 6, 0, true)},
+			"no count: their pages export no finished-request counter", "settling", "add"},
+		{"a counted one FULL settles", []*ReplicaReport{rep(StateFull, 6, 0, true), rep(StateFull, 6, 0, false)},
+			"a count once a replica has shown what it carries there", "no finished-request counter", "add"},
+		{"idle: keep", []*ReplicaReport{rep(StateIdle, 0, 0, true)},
+			"keep 1 replica: none is FULL and the queue is not growing", "two scrapes", "keep"},
+		{"a queue growing, none FULL", []*ReplicaReport{rep(StateUnjudged, 3, 0.5, true)},
+			"no advice: the queue grows by 0.5/s (3 waiting) with no replica FULL yet; no count: the page exports no finished-request counter", "two scrapes", ""},
+		{"a counted page one scrape in", []*ReplicaReport{rep(StateWarming, 0, math.NaN(), false)},
+			"no advice yet: arrivals and the queue need two scrapes", "finished-request counter", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := advice(tt.reps, 0, DefaultConfig(), t0, nil)
+			summary := strings.Join(a.Summary, "\n")
+			if !strings.Contains(a.Recommendation, tt.want) || strings.Contains(summary, tt.not) || a.Action != tt.wantAction {
+				t.Errorf("%s: %q\nwant %q, without %q", a.Action, summary, tt.want, tt.not)
+			}
+		})
 	}
 }

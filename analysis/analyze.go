@@ -123,19 +123,25 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		w.replicaFigures(&rep, newestGood, cfg)
 		describeEngine(&rep, newestGood)
 		rep.Restarted, rep.RestartedAt, rep.restartCause = false, time.Time{}, ""
+		rep.finishUncounted = !countsFinished(&newestGood.Total)
 	case newestGood != nil:
 		var ev evidence
 		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
 		ev.WasSlow = prev != nil && prev.State == StateSlow
 		ev.WasFull = prev != nil && prev.State == StateFull
 		ev.WasRecovering = prev != nil && prev.State == StateRecovering
-		rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
-		ev.BatchCap, ev.BatchCapSince = rep.BatchCap.Float(), rep.BatchCapSince
+		if stated := statedBatchCap(newestGood, ev.Running.Max); stated > 0 {
+			rep.BatchCap, rep.BatchCapSince, rep.BatchCapStated = Num(stated), time.Time{}, true
+		} else {
+			rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
+		}
+		ev.BatchCap, ev.BatchCapSince, ev.BatchCapStated = rep.BatchCap.Float(), rep.BatchCapSince, rep.BatchCapStated
 		var rising bool
 		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(&ev)
 		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
+		rep.finishUncounted, rep.trailQueue = !countsFinished(&newestGood.Total), ev.Trail.Queue
 		describeEngine(&rep, newestGood)
-		ev.Kind, ev.Router = rep.EngineKind, rep.Router != catalogue.RouterNone
+		ev.Kind, ev.Router, ev.Derived = rep.EngineKind, rep.Router != catalogue.RouterNone, newestGood.Derived
 		ev.NoLatency = !hasLatency(newestGood)
 		ev.Quiet = quietSpan(samples, prev)
 		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
@@ -204,6 +210,20 @@ func batchCap(rep, prev *ReplicaReport, ev *evidence, w *window) (Num, time.Time
 	return Num(seen), since
 }
 
+// statedBatchCap is the batch cap the newest page states (TensorRT-LLM's
+// max_num_active_requests, Triton's max), NaN where it states none or
+// where the statement is not the cap of the running the page counts: a
+// frontend that fronts workers states a worker's cap (Dynamo's
+// model_max_num_seqs) while its running sums theirs, and a cap the
+// window's running went beyond is not the one it runs at.
+func statedBatchCap(s *catalogue.Sample, runningMax float64) float64 {
+	c := s.Total.Scalars[catalogue.MaxRunning]
+	if !(c > 0) || runningMax > c || s.EngineKind < catalogue.NumEngineKinds && catalogue.Capabilities[s.EngineKind].FrontsWorkers {
+		return math.NaN()
+	}
+	return c
+}
+
 // lastGoodEvaluation is the previous report whose figures a failing
 // target keeps: the last evaluation that read a good scrape, or one that
 // kept that evaluation's figures. Nil when the newest scrape succeeded,
@@ -228,7 +248,8 @@ func lastSeenFigures(rep *ReplicaReport, last *ReplicaReport) {
 	rep.ProcessRSSBytes, rep.GCPerSecond = last.ProcessRSSBytes, last.GCPerSecond
 	rep.EngineKind, rep.Router, rep.Backends, rep.Role = last.EngineKind, last.Router, last.Backends, last.Role
 	rep.Derived, rep.LoRA = last.Derived, last.LoRA
-	rep.BatchCap, rep.BatchCapSince = last.BatchCap, last.BatchCapSince
+	rep.BatchCap, rep.BatchCapSince, rep.BatchCapStated = last.BatchCap, last.BatchCapSince, last.BatchCapStated
+	rep.finishUncounted, rep.trailQueue = last.finishUncounted, last.trailQueue
 }
 
 // replicaFigures fills the figures of the replica and of its engines and

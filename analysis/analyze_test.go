@@ -599,3 +599,57 @@ func TestFirstStateIsNotHeldBack(t *testing.T) {
 		t.Errorf("FULL (41 waiting) first shown at scrape %d, want 2 (a long queue in two readings)", firstFull+1)
 	}
 }
+
+// TestStatedBatchCap: where the page states the batch cap (TensorRT-LLM's
+// max_num_active_requests, Triton's max), the batch cap is the stated
+// one, and FULL's reasons say so; elsewhere, and where the statement is
+// not the cap of the running the page counts (a Dynamo frontend states a
+// worker's cap; running beyond a stated cap), it is the most running seen.
+func TestStatedBatchCap(t *testing.T) {
+	tests := []struct {
+		name       string
+		kind       catalogue.EngineKind
+		stated     float64 // NaN: the page states none
+		running    float64
+		wantCap    float64
+		wantStated bool
+		wantReason []string
+	}{
+		{"TensorRT-LLM at its stated cap", catalogue.EngineTRTLLM, 256, 256, 256, true, []string{
+			"running 256 (at the stated cap of 256)",
+			"batch cap 256, as the page states it (trtllm_max_num_active_requests or nv_trt_llm_request_metrics{request_type=\"max\"})"}},
+		{"TensorRT-LLM under its stated cap: the most seen is not it", catalogue.EngineTRTLLM, 512, 256, 512, true, []string{
+			"running 256 (under the stated 512)",
+			"batch cap 512, as the page states it (trtllm_max_num_active_requests or nv_trt_llm_request_metrics{request_type=\"max\"}); under it, the token budget of a step or the KV blocks hold the batch"}},
+		{"a Dynamo frontend states a worker's cap", catalogue.EngineDynamo, 64, 256, 256, false, []string{
+			"running 256 (the most seen)", "batch cap 256: the most running seen since"}},
+		{"running beyond a stated cap", catalogue.EngineTRTLLM, 128, 256, 256, false, []string{
+			"running 256 (the most seen)", "batch cap 256: the most running seen since"}},
+		{"vLLM states none", catalogue.EngineVLLM, math.NaN(), 256, 256, false, []string{
+			"running 256 (the most seen)", "batch cap 256: the most running seen since 14:00:00 (the page does not give max_num_seqs)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newServer()
+			s.running, s.kv, s.waiting = tt.running, 0.6, 41
+			samples, now := run(s, 30, time.Second, finishing(12, chat), queueing(41, 1.8))
+			for i := range samples {
+				samples[i].EngineKind = tt.kind
+				samples[i].Total.Scalars[catalogue.MaxRunning] = tt.stated
+			}
+			r := analyzeOne(samples, now, DefaultConfig())
+			if r.State != StateFull {
+				t.Fatalf("state %v, want FULL: %q", r.State, r.Reasons)
+			}
+			if !sameFloat(r.BatchCap.Float(), tt.wantCap) || r.BatchCapStated != tt.wantStated {
+				t.Errorf("batch cap %v (stated %v), want %v (stated %v)", r.BatchCap, r.BatchCapStated, tt.wantCap, tt.wantStated)
+			}
+			reasons := strings.Join(r.Reasons, "\n")
+			for _, want := range tt.wantReason {
+				if !strings.Contains(reasons, want) {
+					t.Errorf("reasons %q lack %q", r.Reasons, want)
+				}
+			}
+		})
+	}
+}

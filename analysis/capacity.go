@@ -230,3 +230,18 @@ func plainIncrease(n int, value func(i int) float64) float64 {
 	}
 	return inc
 }
+
+// countsFinished reports whether a page counts finished requests: a total
+// or a count by finish reason. A page without either (llama.cpp's) shows
+// no replica's capacity however long it is FULL.
+func countsFinished(s *catalogue.Series) bool {
+	if !math.IsNaN(s.Scalars[catalogue.FinishedRequests]) {
+		return true
+	}
+	for _, v := range s.Finished {
+		if !math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
+}

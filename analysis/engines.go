@@ -106,7 +106,7 @@ func engineNotes(state State, ev *evidence) []string {
 			// UNJUDGED's first reason says SLOW cannot be judged.
 			notes = append(notes, cannotText(j, why))
 		}
-		if why := c.Partial[j]; why != "" && judgedState[j] == state {
+		if why := ev.Kind.PartialOn(j, ev.Derived); why != "" && judgedState[j] == state {
 			notes = append(notes, fmt.Sprintf("%s judged on partial evidence: %s", j, why))
 		}
 	}
@@ -156,6 +156,29 @@ func waitingMetric(k catalogue.EngineKind) string {
 		}
 	}
 	return "vllm:num_requests_waiting"
+}
+
+// batchCapFamilies are the families in which pages of kind k state their
+// batch cap (catalogue.MaxRunning), a split family with its label's value.
+func batchCapFamilies(k catalogue.EngineKind) []string {
+	var out []string
+	for i := range catalogue.Reads {
+		r := &catalogue.Reads[i]
+		if r.Engine != k {
+			continue
+		}
+		switch {
+		case r.Kind == catalogue.ReadScalar && r.Scalar == catalogue.MaxRunning:
+			out = append(out, r.Name)
+		case r.Kind == catalogue.ReadSplitScalar:
+			for _, sp := range r.Split {
+				if sp.Scalar == catalogue.MaxRunning {
+					out = append(out, r.Name+"{"+r.Label+"=\""+sp.Value+"\"}")
+				}
+			}
+		}
+	}
+	return out
 }
 
 // figureKeys are the JSON names of the report figures a catalogue figure

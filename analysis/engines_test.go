@@ -46,29 +46,44 @@ func TestEnginesJudgedOnTheirEvidence(t *testing.T) {
 		return run(s, 10, time.Second, finishing(3, chat), preempting(1))
 	}
 	tests := []struct {
+		name    string
 		engine  catalogue.EngineKind
+		derived catalogue.FigureSet // the figures the parser derived
 		state   State
 		reasons []string
+		not     string
 	}{
 		// vLLM exports the preemption counter: PREEMPTING.
-		{catalogue.EngineVLLM, StatePreempting, []string{"10 preemptions over 10s"}},
-		// SGLang's retractions are counted when a request finishes.
-		{catalogue.EngineSGLang, StatePreempting, []string{"PREEMPTING judged on partial evidence: retractions are counted when a request finishes"}},
-		{catalogue.EngineTRTLLM, StateHealthy, []string{"TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"}},
-		{catalogue.EngineTGI, StateHealthy, []string{"TGI exports no preemption counter: PREEMPTING cannot be judged"}},
+		{"vLLM", catalogue.EngineVLLM, 0, StatePreempting, []string{"10 preemptions over 10s"}, "partial evidence"},
+		// SGLang before 2026-05 counts retractions when a request
+		// finishes (sglang:num_retractions, from which the parser derives
+		// its preemptions); current SGLang as they happen
+		// (sglang:num_retracted_requests_total, read as such).
+		{"SGLang before 2026-05", catalogue.EngineSGLang, 1 << catalogue.ScalarFigure(catalogue.Preemptions), StatePreempting, []string{
+			"PREEMPTING judged on partial evidence: retractions are counted when a request finishes, not as they happen (SGLang before 2026-05: sglang:num_retractions)"}, ""},
+		{"SGLang current", catalogue.EngineSGLang, 0, StatePreempting, []string{"10 preemptions over 10s"}, "partial evidence"},
+		{"TensorRT-LLM", catalogue.EngineTRTLLM, 0, StateHealthy, []string{"TensorRT-LLM exports no preemption counter: PREEMPTING cannot be judged"}, ""},
+		{"TGI", catalogue.EngineTGI, 0, StateHealthy, []string{"TGI exports no preemption counter: PREEMPTING cannot be judged"}, ""},
 		// llama.cpp has no latency histograms: whether it is SLOW
 		// cannot be told, so it is not called HEALTHY.
-		{catalogue.EngineLlamaCpp, StateUnjudged, []string{
+		{"llama.cpp", catalogue.EngineLlamaCpp, 0, StateUnjudged, []string{
 			"llama.cpp exports no latency histograms: SLOW cannot be judged; no other problem shown",
-			"llama.cpp exports no preemption counter: PREEMPTING cannot be judged"}},
+			"llama.cpp exports no preemption counter: PREEMPTING cannot be judged"}, ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.engine.String(), func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			samples, now := busy()
-			// SGLang keeps its preemptions: the parser derives them from
-			// its retractions.
+			// SGLang keeps its preemptions: the parser reads them from
+			// its retraction counter, or derives them from its
+			// retractions per request.
 			samples = asEngine(samples, tt.engine)
+			for i := range samples {
+				samples[i].Derived |= tt.derived
+			}
 			r := analyzeOne(samples, now, DefaultConfig())
+			if tt.not != "" && strings.Contains(strings.Join(r.Reasons, "\n"), tt.not) {
+				t.Errorf("reasons %q say %q", r.Reasons, tt.not)
+			}
 			if r.State != tt.state || r.EngineKind != tt.engine {
 				t.Fatalf("state %v, engine %v; want %v, %v; reasons %q", r.State, r.EngineKind, tt.state, tt.engine, r.Reasons)
 			}

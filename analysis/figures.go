@@ -39,6 +39,10 @@ type evidence struct {
 	// page, judged on whatever its summed figures show.
 	Kind   catalogue.EngineKind
 	Router bool
+	// Derived are the figures the newest page's parser derived
+	// (catalogue.Sample.Derived): a state judged on one may be judged on
+	// partial evidence (catalogue.EngineKind.PartialOn).
+	Derived catalogue.FigureSet
 	// Trail is the trailing evidence: the newest readings, over which FULL
 	// and PREEMPTING are judged so that readings from before a spike do
 	// not hide it for a whole window (see trailing).
@@ -46,10 +50,13 @@ type evidence struct {
 	// WasFull is set when the previous evaluation showed the replica
 	// FULL: the queue it was full of must be gone before it leaves.
 	WasFull bool
-	// BatchCap is the most running seen (ReplicaReport.BatchCap) and
-	// BatchCapSince when vtop began to watch for it; 0 and zero unknown.
-	BatchCap      float64
-	BatchCapSince time.Time
+	// BatchCap is the replica's batch cap (ReplicaReport.BatchCap): the
+	// page's statement of it where BatchCapStated, else the most running
+	// seen, and BatchCapSince when vtop began to watch for it; 0 and zero
+	// unknown.
+	BatchCap       float64
+	BatchCapSince  time.Time
+	BatchCapStated bool
 	// NoLatency is set when the page has none of the latency histograms
 	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
 	// TensorRT-LLM backend is TensorRT-LLM without them.
@@ -190,6 +197,22 @@ type trail struct {
 	// readings of the last preemptingSpan (a drop is a restart, after
 	// which the counter's value is its increase); NaN when unknown.
 	Preemptions float64
+}
+
+// queueTrend is the one rule of when a queue's slope is a trend: the
+// slope, where the newest readings (q, the trail's queue) show the queue
+// moving its way, else 0; n/a where the slope is. The window's slope
+// alone is a trend of one dip or one jump: a queue held at 6 after one
+// jump from 0 "grows by 0.2/s" for a window, and one held at 6 after a
+// reading at 7 "shrinks by 0/s".
+func queueTrend(growth Num, q gaugeStats) Num {
+	switch {
+	case !growth.Known():
+		return NA
+	case growth > 0 && q.Last > q.First, growth < 0 && q.Last < q.First:
+		return growth
+	}
+	return 0
 }
 
 // trailing fills ev.Trail from the newest readings of the series.

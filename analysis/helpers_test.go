@@ -174,3 +174,17 @@ func preempting(n float64) step { return func(s *server, _ int) { s.preemptions 
 func analyzeOne(samples []catalogue.Sample, now time.Time, cfg Config) ReplicaReport {
 	return Analyze(now, []catalogue.Readings{{Target: "gpu-a:8000", Samples: samples}}, cfg, nil).Replicas[0]
 }
+
+// queueShowing is a trail whose newest readings show a queue at last
+// moving as growth does (queueTrend), as a replica's readings show a
+// queue that grows or shrinks at that pace.
+func queueShowing(last, growth float64) gaugeStats {
+	first := last
+	switch {
+	case growth > 0:
+		first = last - 1
+	case growth < 0:
+		first = last + 1
+	}
+	return gaugeStats{First: first, Last: last, Min: math.Min(first, last), Max: math.Max(first, last), Mean: (first + last) / 2, N: 3}
+}

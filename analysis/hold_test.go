@@ -8,7 +8,7 @@ import (
 
 // atCapacityFleet is ten replicas up, full of them FULL and settled at a
 // capacity of 10 successful req/s with 50 waiting each, the queue growing
-// by growth a second; the demand, demand req/s, spread over the ten.
+// by growth a second (its newest readings show it); the demand, demand req/s, spread over the ten.
 func atCapacityFleet(full int, demand, growth float64) []*ReplicaReport {
 	reps := make([]*ReplicaReport, 10)
 	for i := range reps {
@@ -19,6 +19,7 @@ func atCapacityFleet(full int, demand, growth float64) []*ReplicaReport {
 			r.State, r.AtCapacity, r.AtCapacitySeconds, r.CapacitySettled = StateFull, true, 30, true
 			r.CapacityPerSecond, r.ArrivalsAtCapacity, r.WaitingGrowthAtCapacity = 10, Num(demand/10), Num(growth/float64(full))
 			r.Waiting, r.WaitingGrowth = 50, Num(growth/float64(full))
+			r.trailQueue = queueShowing(50, growth)
 		}
 		reps[i] = r
 	}

@@ -117,9 +117,10 @@ func loadCapture(t *testing.T, version string) capture {
 
 // captureSecond is what vtop showed at one page of a capture.
 type captureSecond struct {
-	at     time.Time
-	report analysis.ReplicaReport
-	advice string
+	at         time.Time
+	report     analysis.ReplicaReport
+	advice     string
+	autoscaler string // the advice's autoscaler line, its last sentence
 }
 
 // replayCapture feeds the pages, at the times they were scraped, through
@@ -153,7 +154,8 @@ func replayCapture(t *testing.T, c capture) []captureSecond {
 		readings[0].Samples = append(kept, s)
 		report := analysis.Analyze(p.at, readings, cfg, prev)
 		prev = &report
-		out = append(out, captureSecond{at: p.at, report: report.Replicas[0], advice: report.Fleet.Advice.Recommendation})
+		summary := report.Fleet.Advice.Summary
+		out = append(out, captureSecond{at: p.at, report: report.Replicas[0], advice: report.Fleet.Advice.Recommendation, autoscaler: summary[len(summary)-1]})
 	}
 	return out
 }
@@ -278,17 +280,22 @@ func counter(t *testing.T, body []byte, name string) float64 {
 }
 
 // The fleet advice on a llama.cpp server says why it gives no count
-// (llama.cpp counts no requests, so no FULL replica ever shows its
-// capacity) rather than promise one; it does not ask for two scrapes
+// (llama.cpp counts no finished requests, so no FULL replica ever shows
+// its capacity) rather than promise one; it does not ask for two scrapes
 // once it has them; and it says no growth of a queue the newest readings
 // hold flat (one jump from 0 to 6 is no growth of 0.3/s for 30 s).
 func TestLlamaCppCaptureAdvice(t *testing.T) {
-	t.Skip("the fleet advice's wording (advice.go) is another change's: issue 48, what vtop did 5 (the advice's half) and 7")
 	for _, version := range captureVersions {
 		c := loadCapture(t, version)
 		for i, s := range replayCapture(t, c) {
-			if strings.Contains(s.advice, "a count once a replica has been FULL") {
+			if strings.Contains(s.advice, "a count once") {
 				t.Errorf("%s page %d: promises a count llama.cpp cannot give: %q", version, i+1, s.advice)
+			}
+			if s.report.State == analysis.StateFull && !strings.Contains(s.advice, "no count: the page exports no finished-request counter") {
+				t.Errorf("%s page %d: FULL, and the advice does not say why it gives no count: %q", version, i+1, s.advice)
+			}
+			if strings.Contains(s.report.Action, "once one is measured") || strings.Contains(s.autoscaler, "once one is measured") {
+				t.Errorf("%s page %d: promises an autoscaling target llama.cpp cannot give: %q, %q", version, i+1, s.report.Action, s.autoscaler)
 			}
 			if i >= 2 && strings.Contains(s.advice, "need two scrapes") {
 				t.Errorf("%s page %d: asks for two scrapes after %d: %q", version, i+1, i+1, s.advice)

@@ -66,10 +66,9 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	if capText := batchCapText(ev); capText != "" {
 		reasons = append(reasons, capText)
 	}
-	if f.WaitingGrowth < 0 && t.Queue.Last > 0 && t.Queue.Last < t.Queue.First {
-		// Said only of a queue the newest readings show shrinking: the
-		// window's slope alone is a trend of one dip or one jump.
-		shrink := float64(-f.WaitingGrowth)
+	if g := queueTrend(f.WaitingGrowth, t.Queue); g < 0 && t.Queue.Last > 0 {
+		// Said only of a queue the newest readings show shrinking.
+		shrink := float64(-g)
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(shrink), seconds(t.Queue.Last/shrink)))
 	}
@@ -91,16 +90,22 @@ func fullReasons(f *Figures, ev *evidence) []string {
 }
 
 // batchBound says, short, what holds the batch of a FULL replica: the KV
-// cache when it is nearly full; else whether running is at the most seen
-// (the batch cap as far as the page shows: vLLM does not export
-// max_num_seqs) or under it, where a limit below the cap holds the batch.
+// cache when it is nearly full; else whether running is at the batch cap
+// (the one the page states, or the most seen where it states none: vLLM
+// does not export max_num_seqs) or under it, where a limit below the cap
+// holds the batch.
 func batchBound(ev *evidence) string {
+	at := ev.BatchCap > 0 && ev.Trail.Running.Last >= atCapShare*ev.BatchCap
 	switch {
 	case ev.KVCacheUsage.Last >= kvBoundUsage:
 		return "KV-bound, KV cache at " + percent(ev.KVCacheUsage.Last)
 	case !(ev.BatchCap > 0):
 		return "batch cap unknown"
-	case ev.Trail.Running.Last >= atCapShare*ev.BatchCap:
+	case ev.BatchCapStated && at:
+		return "at the stated cap of " + count(ev.BatchCap)
+	case ev.BatchCapStated:
+		return "under the stated " + count(ev.BatchCap)
+	case at:
 		return "the most seen"
 	}
 	return "under the " + count(ev.BatchCap) + " seen at most"
@@ -112,11 +117,16 @@ func batchCapText(ev *evidence) string {
 	if !(ev.BatchCap > 0) {
 		return ""
 	}
-	s := "batch cap " + count(ev.BatchCap) + ": the most running seen"
-	if !ev.BatchCapSince.IsZero() {
-		s += " since " + ev.BatchCapSince.Format("15:04:05")
+	var s string
+	if ev.BatchCapStated {
+		s = "batch cap " + count(ev.BatchCap) + ", as the page states it (" + strings.Join(batchCapFamilies(ev.Kind), " or ") + ")"
+	} else {
+		s = "batch cap " + count(ev.BatchCap) + ": the most running seen"
+		if !ev.BatchCapSince.IsZero() {
+			s += " since " + ev.BatchCapSince.Format("15:04:05")
+		}
+		s += " (the page does not give max_num_seqs)"
 	}
-	s += " (the page does not give max_num_seqs)"
 	if ev.Trail.Running.Last < atCapShare*ev.BatchCap && !(ev.KVCacheUsage.Last >= kvBoundUsage) {
 		s += "; under it, the token budget of a step or the KV blocks hold the batch"
 	}
@@ -127,6 +137,13 @@ func batchCapText(ev *evidence) string {
 func rejectionText(f *Figures, ev *evidence) string {
 	return fmt.Sprintf("refused %s over %s (%s/s, HTTP 503: the queue is at --max-num-queued-reqs)",
 		plural(ev.Rejections, "admission"), seconds(ev.SpanSeconds), amount(f.AdmissionRejectionsPerSecond.Float()))
+}
+
+// scaleOnUncountedWords is scaleOnWords for n replicas whose pages count
+// no finished requests (llama.cpp): no capacity will ever give the
+// target, so none is promised.
+func scaleOnUncountedWords(head, metric string, n int) string {
+	return head + "scale on " + metric + " with a target set by hand: " + noFinishCounterWords(n)
 }
 
 // scaleOnWords is head and "scale on METRIC with target T per replica
@@ -236,11 +253,35 @@ func (a *Advice) addWithoutCount(s string) string {
 	}
 	if a.CapacityReplicas > 0 {
 		s += "; no count: the FULL replicas finish nothing successfully"
+	} else if a.AtCapacity > 0 && a.uncountedAtCapacity == a.AtCapacity {
+		s += "; no count: " + noFinishCounterWords(a.AtCapacity)
 	} else if a.AtCapacity > 0 {
 		s += "; " + a.settlingWords() + ": a count once a replica has shown what it carries there"
 	} else {
 		s += fmt.Sprintf("; a count once a replica has been at capacity for %s s and shows what it carries", count(capacitySettle.Seconds()))
 	}
+	if a.Uncounted > 0 {
+		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
+	}
+	return s
+}
+
+// noFinishCounterWords says why no capacity is read of n replicas whose
+// pages count no finished requests (llama.cpp): a capacity is what a
+// replica at its capacity finishes, and nothing counts what they finish.
+func noFinishCounterWords(n int) string {
+	if n == 1 {
+		return "the page exports no finished-request counter, so no capacity can be read"
+	}
+	return "their pages export no finished-request counter, so no capacity can be read"
+}
+
+// uncountedGrowsWords is the advice while the queue grows at replicas
+// none of which is FULL yet and whose pages count no finished requests:
+// no demand can be read to weigh the queue against, nor a capacity.
+func (a *Advice) uncountedGrowsWords(backlog Num) string {
+	s := fmt.Sprintf("no advice: the queue grows by %s/s (%s waiting) with no replica FULL yet; no count: %s",
+		amount(a.QueueGrowthPerSecond.Float()), count(backlog.Float()), noFinishCounterWords(a.uncounted))
 	if a.Uncounted > 0 {
 		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
 	}
@@ -335,6 +376,11 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 				amount(a.ArrivalsPerSecond.Float()), amount(a.CapacityPerReplica.Float()))
 		}
 		return append(s, c)
+	case a.AtCapacity > 0 && a.uncountedAtCapacity == a.AtCapacity:
+		return append(s, fmt.Sprintf("capacity not measured: %s %s, and %s", plural(float64(a.AtCapacity), "replica"), a.fullWord(),
+			noFinishCounterWords(a.AtCapacity)))
+	case a.uncounted > 0 && a.uncounted == a.Replicas:
+		return append(s, "capacity not measured: "+noFinishCounterWords(a.Replicas)+"; fewer replicas are not advised without it")
 	case a.AtCapacity > 0:
 		return append(s, fmt.Sprintf("capacity not measured yet: %s %s, %s; what a batch that has just filled finishes is not what it carries",
 			plural(float64(a.AtCapacity), "replica"), a.fullWord(), a.settlingWords()))
@@ -371,8 +417,11 @@ func (a *Advice) uncountedSummary(s []string) []string {
 // autoscalerWords is the HPA line: an autoscaler setting, what it would
 // ask for now, and why.
 func (a *Advice) autoscalerWords() string {
-	s := scaleOnWords("autoscaler setting, not a count to act on: an HPA would ", a.HPAMetric,
-		a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
+	const head = "autoscaler setting, not a count to act on: an HPA would "
+	if !a.WaitingTargetPerReplica.Known() && a.uncounted > 0 && a.uncounted == a.Replicas {
+		return scaleOnUncountedWords(head, a.HPAMetric, a.uncounted)
+	}
+	s := scaleOnWords(head, a.HPAMetric, a.WaitingTargetPerReplica, a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 	if !a.HPADesired.Known() {
 		return s
 	}

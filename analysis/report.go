@@ -527,6 +527,15 @@ type ReplicaReport struct {
 	// CapacityPerSecond, ArrivalsAtCapacity and WaitingGrowthAtCapacity as
 	// the replica's only then.
 	CapacitySettled bool `json:"capacity_settled"`
+	// finishUncounted is set when the newest good page counts no finished
+	// requests, neither a total nor by finish reason (llama.cpp): no
+	// capacity can ever be read of the replica, nor its arrivals, and the
+	// advice says so rather than promise a count.
+	finishUncounted bool
+	// trailQueue is the queue over the newest readings (evidence.Trail's):
+	// the advice says of the replica's queue only the trend they show
+	// (queueTrend), not its window's slope alone.
+	trailQueue gaugeStats
 	// ArrivalsAtCapacity is what arrived per second over the newest
 	// capacitySettle of that span (what finished, of every reason, plus the
 	// growth of batch and queue between its ends); n/a when the span is
@@ -537,13 +546,17 @@ type ReplicaReport struct {
 	// seconds (negative when it shrank): the advice's queue growth for a
 	// replica settled at capacity.
 	WaitingGrowthAtCapacity Num `json:"waiting_growth_at_capacity_per_second"`
-	// BatchCap is the most requests the replica has been seen running at
-	// once since BatchCapSince: vLLM does not export --max-num-seqs, so
-	// the cap a queue waits at is the highest running seen, carried from
-	// one evaluation to the next and started afresh by a restart. n/a
-	// before the first good scrape.
-	BatchCap      Num       `json:"batch_cap"`
-	BatchCapSince time.Time `json:"batch_cap_since,omitzero"`
+	// BatchCap is the most requests the replica runs at once. Where the
+	// page states it (TensorRT-LLM's max_num_active_requests, Triton's
+	// max) it is the stated cap, and BatchCapStated is set. Elsewhere
+	// (vLLM does not export --max-num-seqs; a Dynamo frontend states a
+	// worker's cap, not that of the running it sums) it is the most
+	// requests seen running at once since BatchCapSince: the highest
+	// running seen, carried from one evaluation to the next and started
+	// afresh by a restart. n/a before the first good scrape.
+	BatchCap       Num       `json:"batch_cap"`
+	BatchCapSince  time.Time `json:"batch_cap_since,omitzero"`
+	BatchCapStated bool      `json:"batch_cap_stated,omitempty"`
 
 	// Pending and PendingCount carry the hysteresis between evaluations: a
 	// new state must hold on consecutive evaluations before it is shown.
@@ -696,6 +709,11 @@ type Advice struct {
 	// evaluations in a row.
 	pendingKey   string
 	pendingCount int
+	// uncounted and uncountedAtCapacity are how many counted replicas,
+	// and of those at capacity, count no finished requests
+	// (ReplicaReport.finishUncounted): the advice says why it has no
+	// count where they are all it has.
+	uncounted, uncountedAtCapacity int
 }
 
 // Imbalance names a replica far from the fleet median. The fleet lists

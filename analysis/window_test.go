@@ -172,3 +172,32 @@ func newWindow(samples []catalogue.Sample, now time.Time, length time.Duration) 
 	w.reset(samples, now, length)
 	return w
 }
+
+// TestQueueTrend: a queue's slope is a trend only where the newest
+// readings show the queue moving its way; a queue they hold flat after
+// one jump or one dip neither grows nor shrinks.
+func TestQueueTrend(t *testing.T) {
+	tests := []struct {
+		name        string
+		growth      Num
+		first, last float64
+		want        Num
+	}{
+		{"growing, shown growing", 0.3, 4, 6, 0.3},
+		{"shrinking, shown shrinking", -0.5, 6, 4, -0.5},
+		{"one jump from 0 to 6, then flat", 0.3, 6, 6, 0},
+		{"one dip, then flat", -0.01, 6, 6, 0},
+		{"the slope up, the newest readings down", 0.2, 7, 6, 0},
+		{"the slope down, the newest readings up", -0.2, 5, 6, 0},
+		{"no slope", NA, 4, 6, NA},
+		{"no readings", 0.3, math.NaN(), math.NaN(), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := queueTrend(tt.growth, gaugeStats{First: tt.first, Last: tt.last, N: 3})
+			if got.Known() != tt.want.Known() || got.Known() && got != tt.want {
+				t.Errorf("queueTrend(%v, %v → %v) = %v, want %v", tt.growth, tt.first, tt.last, got, tt.want)
+			}
+		})
+	}
+}

@@ -82,6 +82,11 @@ type Capability struct {
 	// Partial says, per state, what evidence is missing when the state is
 	// judged on less than vLLM's.
 	Partial [NumJudgements]string
+	// PartialWhereDerived limits a state's Partial note to the pages on
+	// which the figure named is derived (Sample.Derived): older versions'
+	// pages; a version that exports the figure as such gives the whole
+	// evidence.
+	PartialWhereDerived map[Judgement]Figure
 	// Notes explain figures that are derived or mean something else than
 	// vLLM's, beyond Derivations and Read.Derived.
 	Notes []FigureNote
@@ -111,7 +116,10 @@ var Capabilities = [NumEngineKinds]Capability{
 		"no inference-engine metrics", "no inference-engine metrics"}},
 	EngineVLLM: {},
 	EngineSGLang: {
-		Partial: [NumJudgements]string{JudgePreempting: "retractions are counted when a request finishes, not as they happen"},
+		Partial: [NumJudgements]string{JudgePreempting: "retractions are counted when a request finishes, not as they happen (SGLang before 2026-05: sglang:num_retractions)"},
+		// Current SGLang counts them as they happen
+		// (sglang:num_retracted_requests_total, read as preemptions).
+		PartialWhereDerived: map[Judgement]Figure{JudgePreempting: ScalarFigure(Preemptions)},
 	},
 	EngineTRTLLM: {
 		Cannot:  [NumJudgements]string{JudgePreempting: "TensorRT-LLM exports no preemption counter"},
@@ -144,6 +152,19 @@ var Capabilities = [NumEngineKinds]Capability{
 		},
 		FrontsWorkers: true,
 	},
+}
+
+// PartialOn is what evidence is missing when state j is judged from a page
+// of kind k whose derived figures are derived: "" when it is whole.
+func (k EngineKind) PartialOn(j Judgement, derived FigureSet) string {
+	if k >= NumEngineKinds || j >= NumJudgements {
+		return ""
+	}
+	c := &Capabilities[k]
+	if f, ok := c.PartialWhereDerived[j]; ok && !derived.Has(f) {
+		return ""
+	}
+	return c.Partial[j]
 }
 
 // CanJudge reports whether state j can be judged from a page of kind k.

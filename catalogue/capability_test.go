@@ -169,3 +169,32 @@ func meanOnly(k EngineKind, f Figure) bool {
 	}
 	return false
 }
+
+// TestPartialWhereDerived: a Partial note limited to pages on which a
+// figure is derived names a figure the engine derives (else it would
+// never show) and one it also reads as such (else it would always), and
+// has a note to show.
+func TestPartialWhereDerived(t *testing.T) {
+	for k := range NumEngineKinds {
+		for j, f := range Capabilities[k].PartialWhereDerived {
+			if Capabilities[k].Partial[j] == "" {
+				t.Errorf("%v %v: limited, but no Partial note", k, j)
+			}
+			if _, derived := k.DerivedBy(f); !derived {
+				t.Errorf("%v %v: %v is never derived", k, j, f)
+			}
+			read := false
+			for i := range Reads {
+				read = read || Reads[i].Engine == k && !Reads[i].Derived && Reads[i].FigureSet().Has(f)
+			}
+			if !read {
+				t.Errorf("%v %v: %v is never read as such", k, j, f)
+			}
+			var derived FigureSet
+			derived.Add(f)
+			if k.PartialOn(j, derived) == "" || k.PartialOn(j, 0) != "" {
+				t.Errorf("%v %v: PartialOn %q where derived, %q where read", k, j, k.PartialOn(j, derived), k.PartialOn(j, 0))
+			}
+		}
+	}
+}

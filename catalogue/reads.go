@@ -173,8 +173,9 @@ var frontendReads = []Read{
 }
 
 // sglangReads: engines-and-gpus §2, vllm-metrics §11 and the SGLang
-// captures. SGLang counts preemptions as retractions, per request only
-// (sglang:num_retractions); its prefix-cache hits are cached prompt tokens.
+// captures. SGLang counts preemptions as retractions: before 2026-05 per
+// finished request only (sglang:num_retractions), since as they happen
+// (below); its prefix-cache hits are cached prompt tokens.
 var sglangReads = engineRows(EngineSGLang, []Read{
 	{Name: "sglang:num_running_reqs", Kind: ReadScalar, Scalar: Running},
 	{Name: "sglang:num_queue_reqs", Kind: ReadScalar, Scalar: Waiting},

@@ -41,6 +41,8 @@ type engineStats struct {
 	promptCached, promptComputed   float64
 	finished                       [numReasons]float64
 	preemptions                    float64
+	retractedInput                 float64 // prompt tokens of preempted requests (SGLang's retractions)
+	retractedOutput                float64 // tokens they had generated
 	prefixQueries, prefixHits      float64
 	specDrafts, specDraftTokens    float64
 	specAccepted                   float64
@@ -435,6 +437,8 @@ func (e *engine) preempt() {
 	r.decoding = false
 	r.preemptions++
 	e.stats.preemptions++
+	e.stats.retractedInput += float64(r.prompt)
+	e.stats.retractedOutput += float64(r.generated)
 	e.waiting = append(e.waiting, nil)
 	copy(e.waiting[1:], e.waiting)
 	e.waiting[0] = r

@@ -130,7 +130,11 @@ func (c otherCollector) Collect(ch chan<- prometheus.Metric) {
 
 // sglang writes SGLang's page: scheduler gauges with the rank labels of
 // the 2026 capture, request histograms and counters with model_name only.
-// Preemptions are SGLang's retractions.
+// Preemptions are SGLang's retractions, counted as they happen with the
+// tokens of the requests retracted, as current SGLang counts them (from
+// 2026-05, catalogue.SGLangCurrent); the histogram of retractions per
+// finished request it replaced (sglang:num_retractions) is not on the
+// page, as on current SGLang's.
 func (w *pageWriter) sglang() {
 	cfg := &w.r.cfg
 	role := "unified"
@@ -152,7 +156,10 @@ func (w *pageWriter) sglang() {
 	w.histogram(l, "sglang:time_to_first_token_seconds", func(s *engineStats) *hist { return s.ttft }, cfg.Model)
 	w.histogram(l, "sglang:inter_token_latency_seconds", func(s *engineStats) *hist { return s.itl }, cfg.Model)
 	w.histogram(l, "sglang:e2e_request_latency_seconds", func(s *engineStats) *hist { return s.e2e }, cfg.Model)
-	w.histogram(l, "sglang:num_retractions", func(s *engineStats) *hist { return s.preemptionsPerReq }, cfg.Model)
+	lc := catalogue.SGLangCurrent
+	w.family(lc, "sglang:num_retracted_requests_total", w.sum(func(e *engine) float64 { return e.stats.preemptions }), ranks...)
+	w.family(lc, "sglang:num_retracted_input_tokens_total", w.sum(func(e *engine) float64 { return e.stats.retractedInput }), ranks...)
+	w.family(lc, "sglang:num_retracted_output_tokens_total", w.sum(func(e *engine) float64 { return e.stats.retractedOutput }), ranks...)
 	w.family(l, "sglang:prompt_tokens_total", w.sum(func(e *engine) float64 { return e.stats.promptTokens }), cfg.Model)
 	w.family(l, "sglang:generation_tokens_total", w.sum(func(e *engine) float64 { return e.stats.generationTokens }), cfg.Model)
 	w.family(l, "sglang:num_requests_total", w.finished(reasonStop, reasonLength, reasonAbort, reasonError), cfg.Model)

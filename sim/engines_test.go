@@ -9,6 +9,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	vtoppage "github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/testutil"
@@ -48,7 +49,9 @@ func TestEnginePagesMatchCatalogue(t *testing.T) {
 		want    []catalogue.Family
 		skip    []string
 	}{
-		{EngineSGLang, V1, Healthy, catalogue.SGLang, nil},
+		// Current SGLang's retraction counters replace the capture's
+		// num_retractions (TestSGLangPageCountsRetractionsAsTheyHappen).
+		{EngineSGLang, V1, Healthy, catalogue.SGLang, []string{"sglang:num_retractions"}},
 		{EngineTRTLLM, V1, Healthy, catalogue.TRTLLM, nil},
 		{EngineTGI, V1, Healthy, catalogue.TGI, nil},
 		{EngineLlamaCpp, V1, Healthy, catalogue.LlamaCpp, nil},
@@ -120,7 +123,7 @@ func TestEnginePagesRoundTrip(t *testing.T) {
 			{"running", total(catalogue.Running), statRunning},
 			{"waiting", total(catalogue.Waiting), statWaiting},
 			{"finished", total(catalogue.FinishedRequests), statFinished},
-			{"preemptions (retractions of finished requests)", total(catalogue.Preemptions), nil},
+			{"preemptions (retractions as they happen)", total(catalogue.Preemptions), func(st Stats) float64 { return st.Preemptions }},
 			{"prefill time n/a", count(catalogue.PrefillTime), nil},
 		}},
 		{EngineTRTLLM, catalogue.EngineTRTLLM, catalogue.TRTLLMPath, []figure{
@@ -306,5 +309,61 @@ func TestBadEngineOptions(t *testing.T) {
 		if _, err := NewFleet(o); err == nil {
 			t.Errorf("NewFleet(%+v) accepted", o)
 		}
+	}
+}
+
+// The SGLang page is current SGLang's (from 2026-05): retractions counted
+// as they happen (sglang:num_retracted_requests_total, read as the
+// preemptions, not derived), with the prompt and output tokens they throw
+// away, and no sglang:num_retractions, which that version removed.
+func TestSGLangPageCountsRetractionsAsTheyHappen(t *testing.T) {
+	f, err := NewFleet(Options{Replicas: 1, Scenario: Preempting, Seed: 4, Engine: EngineSGLang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(2 * time.Minute)
+	r := f.Replicas()[0]
+	st := r.Stats()
+	if st.Preemptions == 0 {
+		t.Fatal("the preempting scenario retracted nothing: no test")
+	}
+	got := gather(t, r)
+	for _, want := range catalogue.SGLangCurrent {
+		switch want.Name {
+		case "sglang:num_retracted_requests_total", "sglang:num_retracted_input_tokens_total", "sglang:num_retracted_output_tokens_total":
+			checkFamily(t, got[want.Name], want)
+		}
+	}
+	if got["sglang:num_retractions"] != nil {
+		t.Error("sglang:num_retractions on a current SGLang page")
+	}
+	s := ingest(t, r)
+	if p := s.Total.Scalars[catalogue.Preemptions]; p != st.Preemptions || s.Derived.Has(catalogue.ScalarFigure(catalogue.Preemptions)) {
+		t.Errorf("preemptions %v (derived %v), want %v read from the counter", p, s.Derived.Has(catalogue.ScalarFigure(catalogue.Preemptions)), st.Preemptions)
+	}
+	if tok := s.Total.Scalars[catalogue.RetractedTokens]; !(tok > st.Preemptions) {
+		t.Errorf("retracted tokens %v for %v retractions", tok, st.Preemptions)
+	}
+	// Read each second, the replica is PREEMPTING on the whole evidence.
+	readings := []catalogue.Readings{{Target: "r0"}}
+	var prev *analysis.Report
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	preempting := false
+	for i := range 40 {
+		f.Advance(time.Second)
+		s := ingest(t, r)
+		s.Time = at.Add(time.Duration(i) * time.Second)
+		readings[0].Samples = append(readings[0].Samples, s)
+		rep := analysis.Analyze(s.Time, readings, analysis.DefaultConfig(), prev)
+		prev = &rep
+		if rep.Replicas[0].State == analysis.StatePreempting {
+			preempting = true
+			if reasons := strings.Join(rep.Replicas[0].Reasons, "; "); strings.Contains(reasons, "partial evidence") {
+				t.Errorf("PREEMPTING on partial evidence from the retraction counter: %s", reasons)
+			}
+		}
+	}
+	if !preempting {
+		t.Errorf("never PREEMPTING: %s %q", prev.Replicas[0].State, prev.Replicas[0].Reasons)
 	}
 }

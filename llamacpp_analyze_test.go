@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,19 +14,7 @@ import (
 // (analysis/testdata/llamacpp), by their 1-based number.
 func capturedPages(t *testing.T, version string) [][]byte {
 	t.Helper()
-	f, err := os.Open(filepath.Join("analysis", "testdata", "llamacpp", version, "metrics-pages.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := testutil.ReadGzip(t, filepath.Join("analysis", "testdata", "llamacpp", version, "metrics-pages.txt.gz"))
 	var pages [][]byte
 	for _, chunk := range bytes.Split(all, []byte("# scraped at "))[1:] {
 		_, body, _ := bytes.Cut(chunk, []byte("\n"))

@@ -3,10 +3,8 @@ package analysis_test
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // capture is one real llama.cpp server's run (testdata/llamacpp/README.md):
@@ -52,25 +51,6 @@ type capturePhase struct {
 	End   float64 `json:"end"`
 }
 
-// gunzipFile reads a gzip-compressed file of testdata.
-func gunzipFile(t *testing.T, path string) []byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // unixTime is a Unix time in seconds as a time.Time, to the millisecond.
 func unixTime(s float64) time.Time { return time.UnixMilli(int64(math.Round(s * 1000))).UTC() }
 
@@ -79,7 +59,7 @@ func loadCapture(t *testing.T, version string) capture {
 	dir := filepath.Join("testdata", "llamacpp", version)
 	var c capture
 	const mark = "# scraped at "
-	for _, chunk := range bytes.Split(gunzipFile(t, filepath.Join(dir, "metrics-pages.txt.gz")), []byte(mark))[1:] {
+	for _, chunk := range bytes.Split(testutil.ReadGzip(t, filepath.Join(dir, "metrics-pages.txt.gz")), []byte(mark))[1:] {
 		head, body, _ := bytes.Cut(chunk, []byte("\n"))
 		at, err := strconv.ParseFloat(string(head), 64)
 		if err != nil {
@@ -87,7 +67,7 @@ func loadCapture(t *testing.T, version string) capture {
 		}
 		c.pages = append(c.pages, capturedPage{at: unixTime(at), body: body})
 	}
-	sc := bufio.NewScanner(bytes.NewReader(gunzipFile(t, filepath.Join(dir, "truth.jsonl.gz"))))
+	sc := bufio.NewScanner(bytes.NewReader(testutil.ReadGzip(t, filepath.Join(dir, "truth.jsonl.gz"))))
 	for sc.Scan() {
 		var tr captureTruth
 		if err := json.Unmarshal(sc.Bytes(), &tr); err != nil {

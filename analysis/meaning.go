@@ -46,7 +46,7 @@ func SlowMark(r *ReplicaReport, cfg Config) string {
 		return fmt.Sprintf("pending %s %d/%d", r.Pending, r.PendingCount, cfg.Hysteresis)
 	}
 	if r.ITL.P99.Float() > cfg.SLOITL.Seconds() {
-		return "ITL " + quantileText(r.ITL.P99Bucket, r.ITL.P99)
+		return "ITL " + r.ITL.P99Bucket.Seconds(r.ITL.P99)
 	}
 	for _, l := range []struct {
 		name string
@@ -58,13 +58,4 @@ func SlowMark(r *ReplicaReport, cfg Config) string {
 		}
 	}
 	return ""
-}
-
-// quantileText is a quantile as its bucket allows (QuantileBucket.Seconds),
-// or its value where the bucket is not given.
-func quantileText(b QuantileBucket, v Num) string {
-	if !(b.Upper.Float() > b.Lower.Float()) {
-		return seconds(v.Float())
-	}
-	return b.Seconds(v)
 }

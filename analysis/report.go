@@ -264,9 +264,10 @@ func (q Quantiles) AppendJSON(dst []byte) []byte {
 // the whole as null when the quantile is n/a.
 type QuantileBucket struct{ Lower, Upper Num }
 
-// known reports whether the bucket has bounds (its quantile is known).
+// known reports whether the bucket has bounds, an upper above its lower
+// (its quantile is known): a zero bucket is none.
 func (b QuantileBucket) known() bool {
-	return !math.IsNaN(b.Lower.Float()) && !math.IsNaN(b.Upper.Float())
+	return b.Upper.Float() > b.Lower.Float()
 }
 
 // wideBucketRatio is how many times its lower bound a bucket's upper

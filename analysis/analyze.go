@@ -87,7 +87,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	run := failureRun(samples, prev, prevTime)
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
 	rep.newestSample = samples[len(samples)-1].Time
-	late := isLate(run, lateRound)
+	late := isLate(run, lateRound || behindPool(prev, run))
 	if late && prev != nil {
 		// A late answer proves nothing new: the last verdict stands.
 		return lateReport(prev, run, &samples[len(samples)-1], now)
@@ -145,9 +145,11 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.NoLatency = !hasLatency(newestGood)
 		ev.Quiet = quietSpan(samples, prev)
 		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+		ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
 		if c.State != StateDown {
 			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+			rep.queueInPool = c.State == StateFull && ev.PoolQueue.proves(&ev)
 			if c.State == StateStalled {
 				rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
 			}

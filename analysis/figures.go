@@ -72,6 +72,9 @@ type evidence struct {
 	// own process counters rose in the window.
 	Quiet   quiet
 	GCMoved bool
+	// PoolQueue is the evidence of requests queued in the server's HTTP
+	// pool, where no metric counts them (see poolQueue).
+	PoolQueue poolQueue
 }
 
 // backlogCleared is the evidence RECOVERING names: when the window's

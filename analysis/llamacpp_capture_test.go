@@ -207,10 +207,6 @@ func TestLlamaCppCaptures(t *testing.T) {
 				}
 			})
 			t.Run("the mean ITL from token seconds", func(t *testing.T) {
-				if !catalogue.EngineLlamaCpp.Exports(catalogue.HistogramFigure(catalogue.ITL)) {
-					// The catalogue's llama.cpp families are another change's (issue 48, item 1).
-					t.Skip("the catalogue does not read llamacpp:tokens_predicted_seconds_total as the ITL's sum yet")
-				}
 				for i, s := range shown {
 					if c.truth[i].TS < overload.Start+10 || c.truth[i].TS >= overload.End {
 						continue

@@ -58,8 +58,15 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	if ev.WaitingCapacity.N > 0 {
 		waitingWord = "waiting for capacity"
 	}
-	reasons := []string{fmt.Sprintf("%s %s → %s over %s, running %s (%s)", waitingWord, count(t.Queue.First), count(t.Queue.Last),
-		seconds(t.Seconds), count(t.Running.Last), batchBound(ev))}
+	// A queue only the late scrapes show: the page's waiting is not it.
+	poolOnly := ev.PoolQueue.proves(ev) && !(t.Queue.Max > 0)
+	var reasons []string
+	if poolOnly {
+		reasons = poolQueueReasons(ev)
+	} else {
+		reasons = []string{fmt.Sprintf("%s %s → %s over %s, running %s (%s)", waitingWord, count(t.Queue.First), count(t.Queue.Last),
+			seconds(t.Seconds), count(t.Running.Last), batchBound(ev))}
+	}
 	if ev.Rejections > 0 {
 		reasons = append(reasons, rejectionText(f, ev))
 	}
@@ -72,7 +79,7 @@ func fullReasons(f *Figures, ev *evidence) []string {
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(shrink), seconds(t.Queue.Last/shrink)))
 	}
-	if t.Queue.N < fullMinSamples {
+	if t.Queue.N < fullMinSamples && !poolOnly {
 		// Said, because one more reading is the usual standard of proof.
 		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
 			t.Queue.N, count(t.Queue.First), count(t.Queue.Last)))

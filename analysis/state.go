@@ -457,7 +457,8 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 // a queue in each of the last fullMinSamples readings (over fullSpan) with
 // requests running; or a queue of obviousQueue or more, or of
 // obviousQueueBatches times the batch, in the two newest readings; or a p99 TTFT over the SLO that is mostly queue time
-// while the two newest readings hold a queue. A replica already FULL stays
+// while the two newest readings hold a queue; or scrapes that waited in a
+// queue the page cannot count (poolQueue). A replica already FULL stays
 // so until its two newest readings hold no queue.
 func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	t := &ev.Trail
@@ -470,6 +471,8 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	case t.LastTwoQueue.N == 2 && obviousQueueAt(t.LastTwoQueue.Min, t.Running.Max):
 		return true
 	case ev.WasFull && t.LastTwoQueue.Max > 0:
+		return true
+	case ev.PoolQueue.proves(ev):
 		return true
 	}
 	queueShare := ratio(f.Queue.Mean, f.TTFT.Mean)

@@ -101,6 +101,17 @@ type Capability struct {
 	// stale exporter nor a stalled engine until no request has ended for
 	// a whole window.
 	CountsAtEnd bool
+	// WorkerPerConnection marks a server that gives each open connection
+	// one worker of its HTTP pool for as long as it stays open, idle
+	// keep-alive included, from a pool that may be fixed: llama.cpp's
+	// cpp-httplib, whose pool was max(parallel+2, cores−1) threads before
+	// it grew threads on demand. A connection kept between scrapes takes a
+	// worker from the requests, and the requests past the pool wait for a
+	// worker in the HTTP layer, where no metric counts them
+	// (requests_deferred counts those inside the server only). vtop's own
+	// scrape queues with them: a scrape that waits past its timeout while
+	// every slot is busy is that queue seen from outside.
+	WorkerPerConnection bool
 }
 
 // FigureNote explains one figure of an engine.
@@ -141,7 +152,8 @@ var Capabilities = [NumEngineKinds]Capability{
 		Partial: [NumJudgements]string{
 			JudgeFull: "no KV-cache usage and no queue time: fullness from deferred requests only",
 			JudgeIdle: "no request counter: idleness from the token counters"},
-		CountsAtEnd: true,
+		CountsAtEnd:         true,
+		WorkerPerConnection: true,
 	},
 	EngineDynamo: {
 		Cannot:  [NumJudgements]string{JudgePreempting: "the Dynamo frontend sees no preemptions; read its workers"},

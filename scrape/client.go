@@ -397,24 +397,22 @@ const keepAliveBelow = time.Second
 // KeepsAlive reports whether scrapes of a target whose pages carry that
 // engine keep their connection open for the next scrape, at interval.
 //
-// llama.cpp's server (cpp-httplib) gives each connection one thread of its
-// HTTP pool for as long as it stays open, idle keep-alive included, and
-// the pool was fixed (max(parallel+2, cores−1) threads) before it grew
-// threads on demand: a connection kept between scrapes takes a thread from
-// the requests, whose overflow then waits in the listen backlog where
-// requests_deferred cannot count it. So it is never kept, whatever the
-// version. vLLM, SGLang, TensorRT-LLM's trtllm-serve (uvicorn), TGI and
-// Dynamo (hyper) serve HTTP from an event loop, where an idle connection
-// holds a socket and no worker: theirs are kept, as Prometheus keeps its
-// own. A target of no known engine yet (its first scrape, a router, an
-// exporter) keeps its connection only when scraped faster than
-// keepAliveBelow.
+// A server that gives each open connection a worker of its HTTP pool
+// (catalogue.Capability.WorkerPerConnection: llama.cpp) never has its
+// connection kept, whatever the version: a connection kept between scrapes
+// would take a worker from the requests, whose overflow then waits where
+// no metric counts it. vLLM, SGLang, TensorRT-LLM's trtllm-serve
+// (uvicorn), TGI and Dynamo (hyper) serve HTTP from an event loop, where
+// an idle connection holds a socket and no worker: theirs are kept, as
+// Prometheus keeps its own. A target of no known engine yet (its first
+// scrape, a router, an exporter) keeps its connection only when scraped
+// faster than keepAliveBelow.
 func KeepsAlive(engine catalogue.EngineKind, interval time.Duration) bool {
-	switch engine {
-	case catalogue.EngineLlamaCpp:
-		return false
-	case catalogue.EngineUnknown:
+	switch {
+	case engine == catalogue.EngineUnknown:
 		return interval < keepAliveBelow
+	case engine < catalogue.NumEngineKinds:
+		return !catalogue.Capabilities[engine].WorkerPerConnection
 	}
 	return true
 }

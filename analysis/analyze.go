@@ -146,10 +146,10 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.Quiet = quietSpan(samples, prev)
 		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
 		ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
+		rep.busyOnPool = busyOnPool(newestGood)
 		if c.State != StateDown {
 			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
 			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
-			rep.queueInPool = c.State == StateFull && ev.PoolQueue.proves(&ev)
 			if c.State == StateStalled {
 				rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
 			}

@@ -12,31 +12,39 @@ import (
 // llama.cpp before its pool grew threads on demand) lets the requests
 // past its pool wait for a worker in its HTTP layer, where no gauge
 // counts them. vtop's own scrape waits in that queue too: scrapes that
-// time out while every slot is busy are the queue, seen from outside.
+// wait for an answer while requests run at the batch cap are the queue,
+// seen from outside. With a thread free, such a server answers its page
+// within a step of its loop: 0–90 ms on a real llama.cpp server's 2
+// loaded cores, against 0.4–2.3 s with the pool taken (BENCHMARKS.md).
 const (
 	// poolQueueSpan is how far back the scrapes are counted.
 	poolQueueSpan = 10 * time.Second
-	// poolQueueLate is how many of them must have timed out to prove the
-	// queue: one late scrape is a slow moment, two in ten seconds while
-	// every slot stays busy are a pool that stays taken.
-	poolQueueLate = 2
-	// lateScrapesBehindPool is lateScrapes for a replica shown FULL of
-	// such a queue: its scrapes wait with the requests, and several time
-	// out in a row while it serves; it is DOWN when none is answered for
-	// this many.
+	// poolQueueWait is how long a scrape must wait for its page to be
+	// counted as waiting for a worker (a timeout counts too).
+	poolQueueWait = 250 * time.Millisecond
+	// poolQueueLate is how many of the span's scrapes must have waited to
+	// prove the queue: one is a slow moment, three in ten seconds while
+	// requests stay at the cap are a pool that stays taken.
+	poolQueueLate = 3
+	// lateScrapesBehindPool is lateScrapes for such a server whose newest
+	// page showed requests running: its scrapes wait with the requests,
+	// and several time out in a row while it serves (four, on a real one);
+	// it is DOWN when none is answered for this many.
 	lateScrapesBehindPool = 10
 )
 
 // poolQueue is the evidence of a queue in the HTTP pool: the scrapes of
-// the last poolQueueSpan and how many of them timed out.
+// the last poolQueueSpan, how many of them waited poolQueueWait or more
+// (Late) and how many of those got no answer within the timeout.
 type poolQueue struct {
-	Late, Scrapes int
-	Problem       string // the newest timeout's error
+	Late, Unanswered, Scrapes int
+	Problem                   string // the newest timeout's error
 }
 
 // poolQueueOf counts the scrapes of the last poolQueueSpan before now and
-// their timeouts, for a server of that engine; the zero evidence for
-// another.
+// those that waited, for a server of that engine; the zero evidence for
+// another. A recording keeps no answer times: replayed, only the
+// timeouts count.
 func poolQueueOf(samples []catalogue.Sample, now time.Time, kind catalogue.EngineKind) poolQueue {
 	var q poolQueue
 	if kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[kind].WorkerPerConnection {
@@ -48,16 +56,19 @@ func poolQueueOf(samples []catalogue.Sample, now time.Time, kind catalogue.Engin
 			continue
 		}
 		q.Scrapes++
-		if samples[i].TimedOut {
-			q.Late, q.Problem = q.Late+1, samples[i].Err
+		switch {
+		case samples[i].TimedOut:
+			q.Late, q.Unanswered, q.Problem = q.Late+1, q.Unanswered+1, samples[i].Err
+		case samples[i].Waited >= poolQueueWait:
+			q.Late++
 		}
 	}
 	return q
 }
 
-// proves reports whether the late scrapes prove a queue in the pool:
-// poolQueueLate of them while requests ran in every reading of the trail,
-// at the batch cap in one (every slot busy).
+// proves reports whether the scrapes that waited prove a queue in the
+// pool: poolQueueLate of them while requests ran in every reading of the
+// trail, at the batch cap in one (every slot busy).
 func (q poolQueue) proves(ev *evidence) bool {
 	r := &ev.Trail.Running
 	return q.Late >= poolQueueLate && r.N > 0 && r.Min > 0 && (!(ev.BatchCap > 0) || r.Max >= ev.BatchCap)
@@ -67,9 +78,17 @@ func (q poolQueue) proves(ev *evidence) bool {
 // rather than on the page.
 func poolQueueReasons(ev *evidence) []string {
 	q := &ev.PoolQueue
+	unanswered := ""
+	if q.Unanswered > 0 {
+		unanswered = fmt.Sprintf(", %d of them none within the timeout (%s)", q.Unanswered, q.Problem)
+	}
+	capWord := " (the batch cap)"
+	if !(ev.BatchCap > 0) {
+		capWord = " (batch cap unknown)"
+	}
 	return []string{
-		fmt.Sprintf("requests wait for the server's HTTP threads, where no metric counts them: %d of vtop's %d scrapes over the last %s waited past the timeout (%s) while every slot was busy (running %s, %s)",
-			q.Late, q.Scrapes, seconds(poolQueueSpan.Seconds()), q.Problem, count(ev.Trail.Running.Last), batchBound(ev)),
+		fmt.Sprintf("requests wait for the server's HTTP threads, where no metric counts them: %d of vtop's %d scrapes over the last %s waited %s or more for the page%s, while requests ran in every reading, up to %s%s",
+			q.Late, q.Scrapes, seconds(poolQueueSpan.Seconds()), seconds(poolQueueWait.Seconds()), unanswered, count(ev.Trail.Running.Max), capWord),
 		poolQueueNote,
 	}
 }
@@ -77,9 +96,17 @@ func poolQueueReasons(ev *evidence) []string {
 // poolQueueNote says why the page shows no queue and how to make it show.
 const poolQueueNote = "llama.cpp gives each open connection one HTTP thread, and its older versions (b4747 among them; b8901 grows the pool on demand) fix the pool at start (--threads-http, by default max(parallel+2, cores−1)): requests past it wait where requests_deferred does not count them; --threads-http above the slots plus the clients makes them counted"
 
-// behindPool reports whether a run of timeouts is the queue in the HTTP
-// pool the previous verdict showed: late, not DOWN, until
-// lateScrapesBehindPool scrapes in a row went unanswered.
+// busyOnPool reports whether the page is of a server whose HTTP pool may
+// be fixed, with requests running: a run of timeouts that follows is
+// likely its pool taken by requests.
+func busyOnPool(s *catalogue.Sample) bool {
+	k := s.EngineKind
+	return k < catalogue.NumEngineKinds && catalogue.Capabilities[k].WorkerPerConnection && s.Total.Scalars[catalogue.Running] > 0
+}
+
+// behindPool reports whether a run of timeouts is likely a queue in the
+// HTTP pool of a server busy at its last answer (busyOnPool): late, not
+// DOWN, until lateScrapesBehindPool scrapes in a row went unanswered.
 func behindPool(prev *ReplicaReport, run failures) bool {
-	return prev != nil && prev.queueInPool && run.count < lateScrapesBehindPool
+	return prev != nil && prev.busyOnPool && run.count < lateScrapesBehindPool
 }

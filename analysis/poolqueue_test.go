@@ -11,10 +11,12 @@ import (
 )
 
 // poolReading is one scrape of a llama.cpp server whose HTTP pool is
-// fixed: its page, or no answer within the timeout (late).
+// fixed: its page and how long the scrape waited for it, or no answer
+// within the timeout (late).
 type poolReading struct {
-	state llamaState
-	late  bool
+	state  llamaState
+	waited time.Duration
+	late   bool
 }
 
 // replayPool evaluates the readings one a second, the previous report
@@ -35,7 +37,7 @@ func replayPool(t *testing.T, readings []poolReading, render func(llamaState) []
 				t.Fatal(err)
 			}
 		}
-		s.Time = at
+		s.Time, s.Waited = at, r.waited
 		targets[0].Samples = append(targets[0].Samples, s)
 		rep := analysis.Analyze(at, targets, cfg, prev)
 		prev = &rep
@@ -46,8 +48,9 @@ func replayPool(t *testing.T, readings []poolReading, render func(llamaState) []
 
 // underPool appends n seconds of an overload whose queue waits in the
 // HTTP pool: the page shows both slots busy (or one, the moment a request
-// ended and freed the thread the scrape got) and nothing deferred, and the
-// scrapes whose pattern says so time out.
+// ended and freed the thread the scrape got) and nothing deferred. The
+// pattern says of each scrape: o answered at once, w answered after
+// 600 ms (a real b4747 server's were 0.4–2.3 s), x not within the timeout.
 func underPool(rs []poolReading, n int, pattern string) []poolReading {
 	last := llamaState{}
 	for i := len(rs) - 1; i >= 0; i-- {
@@ -57,12 +60,16 @@ func underPool(rs []poolReading, n int, pattern string) []poolReading {
 		}
 	}
 	for i := range n {
-		if pattern[i%len(pattern)] == 'x' {
+		var waited time.Duration
+		switch pattern[i%len(pattern)] {
+		case 'x':
 			rs = append(rs, poolReading{late: true})
 			continue
+		case 'w':
+			waited = 600 * time.Millisecond
 		}
 		last = llamaState{prompt: last.prompt + 160, predicted: last.predicted + 1024, processing: float64(2 - i%2)}
-		rs = append(rs, poolReading{state: last})
+		rs = append(rs, poolReading{state: last, waited: waited})
 	}
 	return rs
 }
@@ -76,16 +83,17 @@ func quietReadings(rs []poolReading, n int) []poolReading {
 }
 
 // An overload whose queue waits in llama.cpp's fixed HTTP pool: the page
-// shows no queue, but vtop's own scrapes wait in it and time out while
-// every slot is busy. That is FULL, with the queue's evidence, not a
-// replica that looks unloaded between scrapes that look DOWN; and a run
-// of timeouts is DOWN only when no scrape is answered for ten. The same
-// timeouts on an engine whose connections hold no worker (vLLM), or on a
-// llama.cpp server with nothing running, prove no queue.
+// shows no queue, but vtop's own scrapes wait in it, some past the
+// timeout, while requests run at the cap. That is FULL, with the queue's
+// evidence, not a replica that looks unloaded between scrapes that look
+// DOWN; and a run of timeouts is DOWN only when no scrape is answered for
+// ten. The same waits on an engine whose connections hold no worker
+// (vLLM), scrapes answered at once, or a llama.cpp server with nothing
+// running, prove no queue.
 func TestAQueueInTheHTTPPoolIsFull(t *testing.T) {
-	// o: a page, x: no answer within the timeout (the pattern of the real
-	// b4747 server: 28 of 60 scrapes late).
-	overload := underPool(quietReadings(nil, 15), 30, "oxoxxoxo")
+	// the pattern of the real b4747 server: some scrapes late, the others
+	// answered after a wait
+	overload := underPool(quietReadings(nil, 15), 30, "wxwxxwxw")
 	t.Run("FULL within 5 s, never DOWN while pages come between", func(t *testing.T) {
 		reps := replayPool(t, overload, llamaPage)
 		for i := 15 + 5; i < len(reps); i++ {
@@ -100,6 +108,31 @@ func TestAQueueInTheHTTPPoolIsFull(t *testing.T) {
 		}
 		if got := strings.Join(last.Reasons, " | "); !strings.Contains(got, "requests wait for the server's HTTP threads") || !strings.Contains(got, "--threads-http") {
 			t.Errorf("FULL does not say where the queue is: %s", got)
+		}
+	})
+	t.Run("waits without a timeout", func(t *testing.T) {
+		reps := replayPool(t, underPool(quietReadings(nil, 15), 20, "w"), llamaPage)
+		if r := reps[len(reps)-1]; r.State != analysis.StateFull {
+			t.Errorf("every scrape waited 600 ms at the cap: %s, want FULL: %s", r.State, strings.Join(r.Reasons, " | "))
+		}
+	})
+	t.Run("scrapes answered at once: no queue", func(t *testing.T) {
+		for i, r := range replayPool(t, underPool(quietReadings(nil, 15), 20, "oowoo"), llamaPage) {
+			if r.State == analysis.StateFull {
+				t.Fatalf("reading %d: FULL with one scrape in five waiting: %s", i+1, strings.Join(r.Reasons, " | "))
+			}
+		}
+	})
+	t.Run("timeouts as the overload begins: late, not DOWN", func(t *testing.T) {
+		// The real server's first four scrapes into the overload timed out.
+		reps := replayPool(t, underPool(quietReadings(nil, 15), 20, "oxxxxoxo"), llamaPage)
+		for i, r := range reps[15:] {
+			if r.State == analysis.StateDown {
+				t.Errorf("%ds into the overload: DOWN, %s", i, strings.Join(r.Reasons, " | "))
+			}
+		}
+		if r := reps[len(reps)-2]; r.State != analysis.StateFull {
+			t.Errorf("at the end: %s, want FULL", r.State)
 		}
 	})
 	t.Run("a hung server is DOWN after ten unanswered scrapes", func(t *testing.T) {

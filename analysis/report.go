@@ -537,10 +537,10 @@ type ReplicaReport struct {
 	// the advice says of the replica's queue only the trend they show
 	// (queueTrend), not its window's slope alone.
 	trailQueue gaugeStats
-	// queueInPool is set when the replica was shown FULL of a queue in its
-	// HTTP pool (poolQueue): its late scrapes are that queue, not an
-	// outage, for longer (behindPool).
-	queueInPool bool
+	// busyOnPool is set when the newest page showed requests running on
+	// a server whose HTTP pool may be fixed (poolQueue): its late scrapes
+	// are likely that pool taken, not an outage, for longer (behindPool).
+	busyOnPool bool
 	// ArrivalsAtCapacity is what arrived per second over the newest
 	// capacitySettle of that span (what finished, of every reason, plus the
 	// growth of batch and queue between its ends); n/a when the span is

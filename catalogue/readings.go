@@ -318,6 +318,11 @@ type Sample struct {
 	// host or network that scrapes it loaded). Set by the source that
 	// knows the failure's kind.
 	TimedOut bool
+	// Waited is how long the scrape waited for the page, sent to read
+	// whole; 0 where it was not measured (a store's sample, a recording's).
+	// A server that serves HTTP from a fixed pool of workers makes a
+	// scrape wait for one (Capability.WorkerPerConnection).
+	Waited time.Duration
 	// HasVLLM reports whether the page had any vllm: family at all.
 	HasVLLM bool
 	// EngineKind is the inference engine whose families the page carries

@@ -213,3 +213,45 @@ func TestKeepsAlive(t *testing.T) {
 		}
 	}
 }
+
+// A scrape that waits for a worker of a fixed pool says how long it
+// waited (catalogue.Sample.Waited): the analysis reads a queue no metric
+// counts from it. With the only worker held by another client's
+// connection for 800 ms, the page comes after that; with the worker free,
+// well before.
+func TestAScrapeSaysHowLongItWaitedForAWorker(t *testing.T) {
+	for _, held := range []time.Duration{0, 800 * time.Millisecond} {
+		url := startPoolServer(t, 1, llamaCppPage)
+		target, err := ParseTarget(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPoller([]Target{target}, Options{Interval: time.Hour, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if held > 0 {
+			keeper := &http.Transport{}
+			resp, err := (&http.Client{Transport: keeper}).Get(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			time.AfterFunc(held, keeper.CloseIdleConnections)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = p.Run(ctx); close(done) }()
+		<-p.Refresh()
+		cancel()
+		<-done
+		s := p.Readings(nil)[0].Samples
+		if len(s) == 0 || !s[0].OK() {
+			t.Fatalf("held %v: the scrape failed: %v", held, s)
+		}
+		if w := s[0].Waited; held > 0 && w < held-50*time.Millisecond || held == 0 && w > 400*time.Millisecond {
+			t.Errorf("worker held %v: the scrape says it waited %v", held, w)
+		}
+	}
+}

@@ -271,6 +271,9 @@ func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *p
 		s = catalogue.Sample{Err: problem, TimedOut: late}
 	}
 	s.Time = now
+	if err == nil {
+		s.Waited = p.opts.Now().Sub(now)
+	}
 	return s, body, contentType
 }
 

@@ -254,6 +254,9 @@ type replica struct {
 	// watched is set when samples begin with the reading just before the
 	// window (watchedBefore).
 	watched bool
+	// listed is the time of the newest up sample of its targets: until
+	// then Prometheus still had it as a target, scraped or failing.
+	listed time.Time
 }
 
 // fail records a failed reading of the replica itself: its series
@@ -307,7 +310,7 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 	}
 	s.addUpFailures(f.up, b)
 	for key, r := range s.replicas {
-		if b.replicas[key] == nil && at.Sub(r.newest) > s.cfg.Forget {
+		if b.replicas[key] == nil && at.Sub(latest(r.newest, r.listed)) > s.cfg.Forget {
 			delete(s.replicas, key)
 			continue
 		}
@@ -359,14 +362,27 @@ func watchedBefore(t time.Time) catalogue.Sample {
 
 // addUpFailures puts Prometheus's failed scrapes (up is 0) of each
 // replica's own targets among its samples: a killed server is DOWN as soon
-// as Prometheus notices. Other targets in the same group (a sidecar's
-// exporter) are not the replica's business.
+// as Prometheus notices. A failing target with no series in the window
+// (it died before the window, or before vtop began to read) is a replica
+// of its own when it is the fleet's (deadTarget). Other targets in the
+// same group (a sidecar's exporter) are not the replica's business.
 func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild) {
+	fleet := newFleetTargets(s.group)
+	for _, r := range s.replicas {
+		fleet.add(r.name, r.targets)
+	}
 	for _, ss := range up {
 		key := s.group.key(ss.Metric)
 		r := s.replicas[key]
+		if r == nil && failingNow(ss) && fleet.owns(ss.Metric) {
+			r = &replica{name: safetext.Sanitize(s.group.name(ss.Metric)), targets: map[scrapeTarget]bool{targetOf(ss.Metric): true}}
+			s.replicas[key] = r
+		}
 		if r == nil || !r.targets[targetOf(ss.Metric)] {
 			continue
+		}
+		if n := len(ss.Values); n > 0 {
+			r.listed = latest(r.listed, ss.Values[n-1].Timestamp.Time())
 		}
 		failed := upFailures(ss)
 		if len(failed) == 0 {
@@ -379,6 +395,14 @@ func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild) {
 		}
 		r.samples = mergeFailures(r.samples, failed)
 	}
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // outside returns the samples before t.

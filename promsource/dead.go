@@ -1,6 +1,8 @@
 package promsource
 
 import (
+	"time"
+
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/safetext"
@@ -46,4 +48,22 @@ func (f *fleetTargets) owns(m model.Metric) bool {
 func failingNow(up *model.SampleStream) bool {
 	n := len(up.Values)
 	return n > 0 && up.Values[n-1].Value == 0
+}
+
+// upLookBack is how far back a whole read (at start, after a failure)
+// reads up, against the window an increment reads: a target dead for
+// longer than the window then says since when, and its last good scrape,
+// from Prometheus's record; the increments after carry the run on. It is
+// Prometheus's default lookback period, over which a target it no longer
+// scrapes still answers an instant query. up is one series per target, so
+// this costs little beside the raw read of the same refresh.
+const upLookBack = 5 * time.Minute
+
+// upQuery is the up query of the refresh in progress, whose window is
+// width: over upLookBack on a whole read, else over the window.
+func (s *Source) upQuery(width time.Duration) string {
+	if s.whole {
+		return s.q.up(max(width, upLookBack))
+	}
+	return s.q.up(width)
 }

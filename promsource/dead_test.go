@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +157,69 @@ func TestPastTargetsIncludeDeadOnes(t *testing.T) {
 	}
 	if n != 10 {
 		t.Errorf("%d failed scrapes of b, want 10", n)
+	}
+}
+
+// A dead target says when it went down, from up's history: a whole read
+// reads up further back than the window (upLookBack), and the run of
+// failures is kept between refreshes, so that a replica dead for longer
+// than the window is DOWN since its first failed scrape, with the last
+// good one, and stays so as the next refreshes read up over the window
+// alone.
+func TestDeadTargetsSayWhenTheyWentDown(t *testing.T) {
+	var pts [][2]float64
+	for s := 59.5; s >= 0; s-- {
+		v := 1.0
+		if s < 40 {
+			v = 0
+		}
+		pts = append(pts, [2]float64{s, v})
+	}
+	s := testSource(t, Config{Interval: time.Second})
+	alive := fetched{raw: model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "a"), 3, 0)}}
+	f := alive
+	f.up = model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", pts...)}
+	check := func(at time.Time, f fetched, failed int) {
+		t.Helper()
+		s.apply(at, 10*time.Second, f)
+		rep := analysis.Analyze(at, s.snapshot(), analysis.DefaultConfig(), nil)
+		var b *analysis.ReplicaReport
+		for i := range rep.Replicas {
+			if rep.Replicas[i].Target == "b" {
+				b = &rep.Replicas[i]
+			}
+		}
+		switch {
+		case b == nil:
+			t.Fatalf("at %s: b not listed", at.Format("15:04:05"))
+		case b.State != analysis.StateDown || !b.DownSince.Equal(t0.Add(-39500*time.Millisecond)) ||
+			!b.LastGood.Equal(t0.Add(-40500*time.Millisecond)) || b.FailedScrapes != failed:
+			t.Errorf("at %s: b %s since %s (%d failed), last good %s; want DOWN since 11:59:20.5 (%d failed), last good 11:59:19.5",
+				at.Format("15:04:05"), b.State, b.DownSince.Format("15:04:05.0"), b.FailedScrapes, b.LastGood.Format("15:04:05.0"), failed)
+		}
+	}
+	check(t0, f, 40)
+	// Five seconds on, up over the window alone: the run goes on.
+	later := shift(alive, 5*time.Second)
+	var window [][2]float64
+	for s := 9.5; s >= 0; s-- {
+		window = append(window, [2]float64{s - 5, 0})
+	}
+	later.up = model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", window...)}
+	check(t0.Add(5*time.Second), later, 45)
+}
+
+// A whole read asks up over upLookBack, an increment over the window.
+func TestUpRangeReachesBackOnWholeReads(t *testing.T) {
+	s := testSource(t, Config{})
+	for _, whole := range []bool{true, false} {
+		s.whole = whole
+		want := "[10000ms]"
+		if whole {
+			want = "[" + strconv.FormatInt(upLookBack.Milliseconds(), 10) + "ms]"
+		}
+		if got := s.upQuery(10 * time.Second); !strings.HasSuffix(got, want) {
+			t.Errorf("whole %v: %s, want the range %s", whole, got, want)
+		}
 	}
 }

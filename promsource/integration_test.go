@@ -280,6 +280,11 @@ func checkLongDead(t *testing.T, cfg Config, acfg analysis.Config, victim string
 		t.Errorf("a source begun %s after the kill: %d replicas, victim %v, fleet down %d, advice uncounted %d; want %d, the victim DOWN (up is 0), counted down",
 			rep.Time.Sub(noticed).Round(time.Second), len(rep.Replicas), r, rep.Fleet.Down, rep.Fleet.Advice.Uncounted, replicas)
 	}
+	// Since when, from up's history beyond the window.
+	if r != nil && (!r.DownSince.Equal(noticed) || r.LastGood.IsZero() || !r.LastGood.Before(noticed)) {
+		t.Errorf("the victim DOWN since %s, last good %s; want since Prometheus's first up = 0 at %s, after its last good scrape",
+			r.DownSince.Format("15:04:05.000"), r.LastGood.Format("15:04:05.000"), noticed.Format("15:04:05.000"))
+	}
 	src, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -249,6 +249,18 @@ func TestDeadReplicasThroughPrometheus(t *testing.T) {
 		t.Errorf("no moment after the second death: the test proves less than it says")
 	}
 
+	// vtop record --prometheus keeps the dead replicas' failed scrapes:
+	// its replay prints the same reports.
+	path := filepath.Join(t.TempDir(), "dead.vtrec")
+	if rec, errOut, code := testutil.RunVtop(t, "record", "-o", path, "--prometheus", prom.URL(), "--selector", `{job="vllm"}`,
+		"--window", window.String(), "--interval", interval.String(),
+		"--from", from.Format(time.RFC3339Nano), "--to", to.Format(time.RFC3339Nano)); code != 0 {
+		t.Fatalf("vtop record --prometheus: exit %d\n%s%s", code, rec, errOut)
+	}
+	if replayed, _, _ := testutil.RunVtop(t, "replay", "--jsonl", path); replayed != out {
+		t.Errorf("vtop replay of the recorded past differs from --jsonl over it:\nreplay %.500s\njsonl  %.500s", replayed, out)
+	}
+
 	// The present, live, as an on-call engineer runs it: both dead
 	// replicas DOWN, exit 2.
 	now, errOut, code := testutil.RunVtop(t, "--once", "--json", "--prometheus", prom.URL(), "--selector", `{job="vllm"}`, "--window", window.String())

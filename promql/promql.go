@@ -115,3 +115,15 @@ func (q Group) windowed(fn string, fig catalogue.Figure, suffix, by string, wind
 	}
 	return q.OrEach(terms)
 }
+
+// FailedTargets lists the scrape targets whose newest scrape failed (up
+// is 0), one row per value of the labels by, with the matchers (label
+// matchers without braces; "" for none): Prometheus's own record of a
+// target it could not scrape, the only one a dead server leaves.
+func FailedTargets(by []string, matchers string) string {
+	up := "up"
+	if matchers != "" {
+		up += "{" + matchers + "}"
+	}
+	return fmt.Sprintf("group by (%s) (%s == 0)", strings.Join(by, ", "), up)
+}

@@ -28,7 +28,10 @@
 // the sum of their newest values (KV usage their mean), a restart is one
 // instance's, and the replica says how many instances it holds. Replicas come and go with their series: one whose
 // scrapes fail (up is 0) or whose series stopped arriving is DOWN with the
-// reason, keeping its last data, and is forgotten a while later. When the
+// reason, keeping its last data, and is forgotten a while after Prometheus
+// stopped listing it. A failing target with no series left (a server
+// killed before the window) is a replica too when it is the fleet's
+// (dead.go): up is all a dead server leaves. When the
 // server itself fails, the replicas are not DOWN: the readings stay those
 // of the last good refresh, at its time, so every replica keeps its last
 // verdict, and Status says what failed, since when and how old the data

@@ -53,7 +53,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
 	} else {
 		s.answers = newBudget(s.cfg.answerBudget())
-		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.q.up(width), at) })
+		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.upQuery(width), at) })
 	}
 	exprs := make([]string, 0, rawSplit+1)
 	for i := range s.q.halves {
@@ -254,6 +254,9 @@ type replica struct {
 	// watched is set when samples begin with the reading just before the
 	// window (watchedBefore).
 	watched bool
+	// listed is the time of the newest up sample of its targets: until
+	// then Prometheus still had it as a target, scraped or failing.
+	listed time.Time
 }
 
 // fail records a failed reading of the replica itself: its series
@@ -305,9 +308,9 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 			r.newest, r.failures = r.samples[n-1].Time, nil
 		}
 	}
-	s.addUpFailures(f.up, b)
+	s.addUpFailures(f.up, b, first)
 	for key, r := range s.replicas {
-		if b.replicas[key] == nil && at.Sub(r.newest) > s.cfg.Forget {
+		if b.replicas[key] == nil && at.Sub(latest(r.newest, r.listed)) > s.cfg.Forget {
 			delete(s.replicas, key)
 			continue
 		}
@@ -359,26 +362,83 @@ func watchedBefore(t time.Time) catalogue.Sample {
 
 // addUpFailures puts Prometheus's failed scrapes (up is 0) of each
 // replica's own targets among its samples: a killed server is DOWN as soon
-// as Prometheus notices. Other targets in the same group (a sidecar's
-// exporter) are not the replica's business.
-func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild) {
+// as Prometheus notices. A failing target with no series in the window
+// (it died before the window, or before vtop began to read) is a replica
+// of its own when it is the fleet's (fleetTargets.owns), and keeps the
+// run of failures it is in, from up's history (deadRun). Other targets in
+// the same group (a sidecar's exporter) are not the replica's business.
+// first is the start of the window.
+func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild, first time.Time) {
+	fleet := newFleetTargets(s.group)
+	for _, r := range s.replicas {
+		fleet.add(r.name, r.targets)
+	}
 	for _, ss := range up {
 		key := s.group.key(ss.Metric)
 		r := s.replicas[key]
+		if r == nil && failingNow(ss) && fleet.owns(ss.Metric) {
+			r = &replica{name: safetext.Sanitize(s.group.name(ss.Metric)), targets: map[scrapeTarget]bool{targetOf(ss.Metric): true}}
+			s.replicas[key] = r
+		}
 		if r == nil || !r.targets[targetOf(ss.Metric)] {
 			continue
 		}
-		failed := upFailures(ss)
-		if len(failed) == 0 {
-			continue
+		if n := len(ss.Values); n > 0 {
+			r.listed = latest(r.listed, ss.Values[n-1].Timestamp.Time())
 		}
 		if b.replicas[key] == nil {
 			// No vLLM sample in the window: the failures are the news.
-			r.samples = mergeFailures(outside(r.samples, failed[0].Time), failed)
+			r.samples = deadRun(r.samples, ss)
 			continue
+		}
+		failed := upFailures(ss)
+		for len(failed) > 0 && failed[0].Time.Before(first) {
+			failed = failed[1:] // up read further back than the window (upLookBack)
 		}
 		r.samples = mergeFailures(r.samples, failed)
 	}
+}
+
+// deadRun adds to the samples of a replica with no series in the window
+// the run of failed scrapes its up ends with: the failures after its
+// newest good scrape, which a sample without figures stands for when the
+// samples have none as new (its series were not read: it died before the
+// window). The first failure of a run stays however long it lasts, the
+// newest maxFailures too: they say since when, and the latest.
+func deadRun(samples []catalogue.Sample, up *model.SampleStream) []catalogue.Sample {
+	vs := up.Values
+	i := len(vs)
+	for i > 0 && vs[i-1].Value == 0 {
+		i--
+	}
+	if i == len(vs) {
+		return samples // scraped at last: nothing failing to add
+	}
+	run := upFailures(&model.SampleStream{Metric: up.Metric, Values: vs[i:]})
+	kept := outside(samples, run[0].Time)
+	if i > 0 {
+		good := vs[i-1].Timestamp.Time()
+		if n := len(kept); n == 0 || kept[n-1].Time.Before(good) {
+			kept = append(kept, catalogue.NewSample(good))
+		}
+	}
+	out := mergeFailures(kept, run)
+	first := len(out)
+	for first > 0 && !out[first-1].OK() {
+		first--
+	}
+	if n := len(out) - first; n > maxFailures {
+		out = slices.Delete(out, first+1, first+1+n-maxFailures)
+	}
+	return out
+}
+
+// latest is the later of two times.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // outside returns the samples before t.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -260,6 +261,53 @@ func checkKilledReplica(t *testing.T, cfg Config, acfg analysis.Config, fleet *s
 		if o.Target != victim && (o.State == analysis.StateDown || !o.Figures.RequestsPerSecond.Known()) {
 			t.Errorf("%s: %s, requests/s %v: the others must keep their figures", o.Target, o.State, o.Figures.RequestsPerSecond)
 		}
+	}
+	checkLongDead(t, cfg, acfg, victim, noticed, len(instances))
+}
+
+// checkLongDead: once a killed replica has failed for longer than the
+// window, its series are stale in Prometheus and only its up (0) is
+// left; a source begun then still lists it DOWN, counted down in the
+// fleet and the advice, and so does the past at that moment.
+func checkLongDead(t *testing.T, cfg Config, acfg analysis.Config, victim string, noticed time.Time, replicas int) {
+	t.Helper()
+	keep := itWindow + 2*itInterval
+	testutil.WaitFor(t, 30*time.Second, "a window of failures", func() bool { return time.Since(noticed) > keep+3*itScrape })
+	rep := report(runSource(t, cfg), acfg)
+	r := replicaNamed(&rep, victim)
+	if len(rep.Replicas) != replicas || r == nil || r.State != analysis.StateDown || !strings.Contains(r.Error, "up is 0") ||
+		rep.Fleet.Down != 1 || rep.Fleet.Advice.Uncounted != 1 {
+		t.Errorf("a source begun %s after the kill: %d replicas, victim %v, fleet down %d, advice uncounted %d; want %d, the victim DOWN (up is 0), counted down",
+			rep.Time.Sub(noticed).Round(time.Second), len(rep.Replicas), r, rep.Fleet.Down, rep.Fleet.Advice.Uncounted, replicas)
+	}
+	// Since when, from up's history beyond the window.
+	if r != nil && (!r.DownSince.Equal(noticed) || r.LastGood.IsZero() || !r.LastGood.Before(noticed)) {
+		t.Errorf("the victim DOWN since %s, last good %s; want since Prometheus's first up = 0 at %s, after its last good scrape",
+			r.DownSince.Format("15:04:05.000"), r.LastGood.Format("15:04:05.000"), noticed.Format("15:04:05.000"))
+	}
+	src, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	past, err := src.Past(t.Context(), rep.Time.Add(-keep), rep.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(past.Targets, func(pt PastTarget) bool { return pt.Name == victim })
+	if len(past.Targets) != replicas || i < 0 {
+		t.Fatalf("the past's targets %v: want the %d replicas, %s among them", past.Targets, replicas, victim)
+	}
+	var newest catalogue.Sample
+	err = past.ReadSamples(t.Context(), func(samples []PastSample) error {
+		for _, ps := range samples {
+			if ps.Target == i {
+				newest = ps.Sample
+			}
+		}
+		return nil
+	})
+	if err != nil || !strings.Contains(newest.Err, "up is 0") {
+		t.Errorf("the past of %s: newest sample %v (error %q), %v; want a failed scrape", victim, newest.Time, newest.Err, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -85,11 +86,11 @@ func (s *Source) Past(ctx context.Context, start, end time.Time) (*Past, error) 
 		return nil, fmt.Errorf("the stretch starts at %s, not before its end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
 	}
 	p := &Past{src: s, start: start, end: end, index: map[scrapeTarget]int{}, chunk: DefaultPastChunk}
-	m, err := s.pastTargets(ctx, start, end)
+	m, failed, err := s.pastTargets(ctx, start, end)
 	if err != nil {
 		return nil, err
 	}
-	p.name(m)
+	p.name(m, failed)
 	if len(p.Targets) == 0 {
 		return nil, ErrNoPast
 	}
@@ -97,35 +98,64 @@ func (s *Source) Past(ctx context.Context, start, end time.Time) (*Past, error) 
 }
 
 // pastTargets asks which targets had series vtop reads in the stretch,
-// grouped by the labels that name a replica. The step stays under
-// Prometheus's lookback period (5 minutes by default), so every series
-// with a sample in the stretch is seen at some step.
-func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (model.Matrix, error) {
+// and which had their scrapes failing (up is 0; a dead server leaves no
+// other series), grouped by the labels that name a replica: two range
+// queries side by side. The step stays under Prometheus's lookback period
+// (5 minutes by default), so every series with a sample in the stretch is
+// seen at some step, and a target failing through a whole step is seen
+// failing at it.
+func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (withSeries, failed model.Matrix, err error) {
 	by := []string{labelJob, labelInstance, labelPod}
 	if s.cfg.GroupBy != "" {
 		by = []string{labelJob, labelInstance, s.cfg.GroupBy}
 	}
 	step := max(time.Minute, end.Sub(start)/maxPoints+time.Millisecond)
-	expr := fmt.Sprintf("group by (%s) (%s)", strings.Join(by, ", "), s.q.selector(readNameRegex()))
+	exprs := []string{
+		fmt.Sprintf("group by (%s) (%s)", strings.Join(by, ", "), s.q.selector(readNameRegex())),
+		promql.FailedTargets(by, s.q.matchers),
+	}
 	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)
 	defer cancel()
-	v, _, _, err := s.api.QueryRange(ctx, expr, v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step})
-	if err != nil {
-		return nil, s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout, s.rt.secrets()))
+	answers := make([]model.Matrix, len(exprs))
+	errs := make([]error, len(exprs))
+	var wg sync.WaitGroup
+	for i, expr := range exprs {
+		wg.Go(func() {
+			v, _, _, err := s.api.QueryRange(ctx, expr, v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step})
+			if err != nil {
+				errs[i] = s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout, s.rt.secrets()))
+				return
+			}
+			m, ok := v.(model.Matrix)
+			if !ok {
+				errs[i] = s.fail("not a Prometheus query API: a range query answered " + typeOf(v))
+				return
+			}
+			answers[i] = m
+		})
 	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, s.fail("not a Prometheus query API: a range query answered " + typeOf(v))
+	wg.Wait()
+	if err := cmp.Or(errs...); err != nil {
+		return nil, nil, err
 	}
-	return m, nil
+	return answers[0], answers[1], nil
 }
 
-// name lists the targets, each under its replica's name; the targets of
-// a replica that has several (a group, a pod's sidecar) are told apart by
+// name lists the targets, each under its replica's name: those with
+// series vtop reads (withSeries) and the failing ones of the fleet
+// (failed; fleetTargets.owns, the live source's rule). The targets of a
+// replica that has several (a group, a pod's sidecar) are told apart by
 // their instance, since a recording keeps each target's pages apart.
-func (p *Past) name(m model.Matrix) {
+func (p *Past) name(withSeries, failed model.Matrix) {
 	byName := map[string][]scrapeTarget{}
-	for _, ss := range m {
+	fleet := newFleetTargets(p.src.group)
+	for _, ss := range withSeries {
+		t := targetOf(ss.Metric)
+		fleet.add(safetext.Sanitize(p.src.group.name(ss.Metric)), map[scrapeTarget]bool{t: true})
+	}
+	for _, ss := range slices.Concat(withSeries, slices.DeleteFunc(slices.Clone(failed), func(ss *model.SampleStream) bool {
+		return !fleet.owns(ss.Metric)
+	})) {
 		t := targetOf(ss.Metric)
 		if _, seen := p.index[t]; seen {
 			continue

@@ -73,7 +73,8 @@ type Config struct {
 	// more than the answers' share of MaxMemory).
 	MaxBody int64
 	// Forget is how long a replica whose series stopped stays on screen
-	// as DOWN before it is dropped (DefaultForget).
+	// as DOWN before it is dropped (DefaultForget), counted from when
+	// Prometheus last listed its target (its newest up).
 	Forget time.Duration
 	// Access is how the server is reached.
 	Access Access

@@ -162,7 +162,7 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 	// is held while the others are read (fetch).
 	s.answers = newBudget(s.cfg.answerBudget())
 	var r upRead
-	r.up, r.warns, r.err = s.streamMatrix(ctx, s.q.up(width), at)
+	r.up, r.warns, r.err = s.streamMatrix(ctx, s.upQuery(width), at)
 	if r.err == nil {
 		s.targets = len(r.up)
 	}

@@ -74,6 +74,16 @@ func (q poolQueue) proves(ev *evidence) bool {
 	return q.Late >= poolQueueLate && r.N > 0 && r.Min > 0 && (!(ev.BatchCap > 0) || r.Max >= ev.BatchCap)
 }
 
+// queueOnlyInPool reports whether the queue that proves the replica FULL
+// is only the one in its HTTP pool: the page's waiting is not it.
+func (ev *evidence) queueOnlyInPool() bool {
+	return ev.PoolQueue.proves(ev) && !(ev.Trail.Queue.Max > 0)
+}
+
+// poolQueueAction is FULL's action where the queue is only in the HTTP
+// pool: scaling on the waiting gauge would not see it.
+const poolQueueAction = "add replicas; and start llama-server with --threads-http above its slots plus its clients, so that llamacpp:requests_deferred counts this queue before anything scales on it"
+
 // poolQueueReasons are FULL's reasons where the queue is in the HTTP pool
 // rather than on the page.
 func poolQueueReasons(ev *evidence) []string {

@@ -109,6 +109,9 @@ func TestAQueueInTheHTTPPoolIsFull(t *testing.T) {
 		if got := strings.Join(last.Reasons, " | "); !strings.Contains(got, "requests wait for the server's HTTP threads") || !strings.Contains(got, "--threads-http") {
 			t.Errorf("FULL does not say where the queue is: %s", got)
 		}
+		if strings.Contains(last.Action, "scale on") || !strings.Contains(last.Action, "--threads-http") {
+			t.Errorf("the action scales on a gauge that cannot see the queue: %s", last.Action)
+		}
 	})
 	t.Run("waits without a timeout", func(t *testing.T) {
 		reps := replayPool(t, underPool(quietReadings(nil, 15), 20, "w"), llamaPage)

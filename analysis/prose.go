@@ -58,8 +58,7 @@ func fullReasons(f *Figures, ev *evidence) []string {
 	if ev.WaitingCapacity.N > 0 {
 		waitingWord = "waiting for capacity"
 	}
-	// A queue only the late scrapes show: the page's waiting is not it.
-	poolOnly := ev.PoolQueue.proves(ev) && !(t.Queue.Max > 0)
+	poolOnly := ev.queueOnlyInPool()
 	var reasons []string
 	if poolOnly {
 		reasons = poolQueueReasons(ev)

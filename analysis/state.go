@@ -492,6 +492,9 @@ func obviousQueueAt(waiting, running float64) bool {
 // successfully; the fleet then writes its own advice and target in their
 // place (alignFullActions), so that every pane states the fleet's.
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
+	if ev.queueOnlyInPool() {
+		return poolQueueAction
+	}
 	capacity := successfulPerSecond(f)
 	target := cfg.TargetQueueTime.Seconds()
 	return scaleOnWords("add replicas; ", waitingMetric(ev.Kind), waitingTarget(capacity, target), capacity, target)

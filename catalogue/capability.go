@@ -150,7 +150,7 @@ var Capabilities = [NumEngineKinds]Capability{
 			JudgePreempting: "llama.cpp exports no preemption counter",
 			JudgeSlow:       "llama.cpp exports no latency histograms: SLOW cannot be judged"},
 		Partial: [NumJudgements]string{
-			JudgeFull: "no KV-cache usage and no queue time: fullness from deferred requests only",
+			JudgeFull: "no queue time, and KV-cache usage only where the version exports it (b4747, not b8901): fullness from deferred requests, and from the scrapes' waits where the HTTP pool is fixed",
 			JudgeIdle: "no request counter: idleness from the token counters"},
 		CountsAtEnd:         true,
 		WorkerPerConnection: true,

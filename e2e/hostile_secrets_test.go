@@ -371,4 +371,23 @@ func TestHostileSecretsInStoreLabels(t *testing.T) {
 	if strings.Contains(out+stderr.String(), "SECRET") || !strings.Contains(out, `"target":"`+replica+`"`) || !strings.Contains(out, `"model":"`+safetext.Redacted+`"`) {
 		t.Errorf("--jsonl holds the token, or lacks the replica %s and its model %s:\n%.3000s\n%s", replica, safetext.Redacted, out, stderr.String())
 	}
+
+	// The same stretch recorded from the store: its pages and its
+	// targets are kept with the token redacted.
+	path := filepath.Join(t.TempDir(), "past.vtrec")
+	now := time.Now().Add(-2 * time.Second) // what the store holds by now
+	record := slices.Concat([]string{"record", "-o", path, "--prometheus", prom.URL(), "--window", "10s", "--interval", "2s",
+		"--from", now.Add(-10 * time.Second).Format(time.RFC3339Nano), "--to", now.Format(time.RFC3339Nano)}, credentialFlags(t, "token"))
+	if _, said, code, peakMiB := runVtopPeak(t, record...); code != 0 || peakMiB > 256 {
+		t.Fatalf("record --prometheus: exit %d, peak RSS %.0f MiB: %s", code, peakMiB, said)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported, said, _ := testutil.RunVtop(t, "export", path)
+	replayed, said2, _ := testutil.RunVtop(t, "replay", path, "--once", "--json")
+	if strings.Contains(string(raw)+exported+said+replayed+said2, "SECRET") || !strings.Contains(exported, `model_name="`+safetext.Redacted+`"`) {
+		t.Errorf("the recording of the store, its export or its replay holds the token, or no model_name %s:\n%.2000s%s\n%.2000s%s", safetext.Redacted, exported, said, replayed, said2)
+	}
 }

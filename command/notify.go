@@ -81,7 +81,7 @@ func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error
 	if err != nil {
 		return nil, usagef("--alertmanager: %v", err)
 	}
-	client, secrets, err := promsource.HTTPClient(u, promsource.Access{
+	client, err := promsource.HTTPClient(u, promsource.Access{
 		BearerTokenFile: f.AlertmanagerBearerTokenFile,
 		BasicAuthFile:   f.AlertmanagerBasicAuthFile,
 		CAFile:          f.AlertmanagerCAFile,
@@ -91,7 +91,7 @@ func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error
 	if err != nil {
 		return nil, usagef("--alertmanager: %v", err)
 	}
-	am, err := notify.NewAlertmanager(notify.AlertmanagerConfig{URL: f.Alertmanager, Client: client, Secrets: secrets, Say: say})
+	am, err := notify.NewAlertmanager(notify.AlertmanagerConfig{URL: f.Alertmanager, Client: client, Say: say})
 	if err != nil {
 		return nil, usagef("--alertmanager: %v", err)
 	}

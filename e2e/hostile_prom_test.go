@@ -29,6 +29,9 @@ type hostilePrometheus struct {
 	// answer points of the same counter.
 	counter []float64
 	flood   []byte
+	// echo labels the replica with the bearer token it was sent: its
+	// instance "<token>:1", its model_name "<token>".
+	echo bool
 }
 
 func (h *hostilePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -40,9 +43,13 @@ func (h *hostilePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
 	q := r.Form.Get("query")
 	at, _ := strconv.ParseFloat(r.Form.Get("time"), 64)
+	instance, model := "a:8000", ""
+	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && h.echo {
+		instance, model = token+":1", `,"model_name":`+strconv.Quote(token)
+	}
 	var result []string
 	if strings.HasPrefix(q, "up") {
-		result = append(result, fmt.Sprintf(`{"metric":{"__name__":"up","instance":"a:8000","job":"vllm"},"values":[[%.3f,"1"],[%.3f,"1"]]}`, at-2, at-1))
+		result = append(result, fmt.Sprintf(`{"metric":{"__name__":"up","instance":%q,"job":"vllm"},"values":[[%.3f,"1"],[%.3f,"1"]]}`, instance, at-2, at-1))
 	} else if m := regexp.MustCompile(`__name__=~("(?:[^"\\]|\\.)*")`).FindStringSubmatch(q); m != nil {
 		re, _ := strconv.Unquote(m[1])
 		if regexp.MustCompile("^(?:" + re + ")$").MatchString("vllm:request_success_total") {
@@ -51,7 +58,7 @@ func (h *hostilePrometheus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				t := at - ago
 				vals = append(vals, fmt.Sprintf(`[%.3f,"%s"]`, t, strconv.FormatFloat(16*t, 'f', -1, 64)))
 			}
-			result = append(result, `{"metric":{"__name__":"vllm:request_success_total","finished_reason":"stop","instance":"a:8000","job":"vllm"},"values":[`+strings.Join(vals, ",")+`]}`)
+			result = append(result, `{"metric":{"__name__":"vllm:request_success_total","finished_reason":"stop","instance":`+strconv.Quote(instance)+`,"job":"vllm"`+model+`},"values":[`+strings.Join(vals, ",")+`]}`)
 		}
 	}
 	_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[%s]}}`, strings.Join(result, ","))
@@ -104,6 +111,11 @@ func TestHostilePrometheus(t *testing.T) {
 		{name: "100,000 series to every query", server: &hostilePrometheus{flood: floodOf(100_000)}, code: command.ExitNoData,
 			problem: `narrow the selector (e.g. by namespace or job) or raise --max-memory (at `},
 		{name: "a bound that is no size", server: &hostilePrometheus{}, args: []string{"--max-memory", "lots"}, code: command.ExitUsage},
+		// The store answers the token it was sent as the replica's
+		// instance and model: the report names the replica
+		// "[redacted]:1" and its model "[redacted]" (below: no token).
+		{name: "the bearer token echoed in instance and model_name", server: &hostilePrometheus{counter: inOrder, echo: true},
+			args: credentialFlags(t, "token"), code: command.ExitDegraded, rps: 16},
 	}
 	for _, tt := range tests {
 		srv := httptest.NewServer(tt.server)
@@ -131,6 +143,10 @@ func TestHostilePrometheus(t *testing.T) {
 			continue
 		}
 		checkHostileReport(t, tt.name, stdout.Bytes(), tt.problem, tt.warning, tt.rps)
+		if tt.server.echo && (strings.Contains(stdout.String()+stderr.String(), hostileToken) ||
+			!strings.Contains(stdout.String(), `"target": "[redacted]:1"`) || !strings.Contains(stdout.String(), `"model": "[redacted]"`)) {
+			t.Errorf("%s: want the replica and its model named [redacted], the token nowhere:\n%s%s", tt.name, stdout.String(), stderr.String())
+		}
 	}
 }
 

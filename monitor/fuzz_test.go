@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,12 +14,19 @@ import (
 	"github.com/vtop-dev/vtop/testutil"
 )
 
+// fuzzSecret is a secret of vtop's in the fuzzed pages: a token it sent.
+const fuzzSecret = "tok-7e3c-SECRET"
+
 // FuzzReportIsSafe holds the invariant the screen and the text outputs
 // rely on instead of cleaning text themselves: whatever a server sends (its
 // page) and whatever a user types (the target), every string of the Report
-// is safe to draw. Text is cleaned once, where it enters; this proves no
-// path skips it.
+// is safe to draw, and holds no secret of vtop's (a page that echoes the
+// token in its labels). Text is cleaned once, where it enters; this proves
+// no path skips it.
 func FuzzReportIsSafe(f *testing.F) {
+	safetext.AddSecrets(fuzzSecret)
+	f.Add([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\""+fuzzSecret+"\",model_name=\""+fuzzSecret+"\"} 1\n"+
+		"# TYPE vllm:lora_requests_info gauge\nvllm:lora_requests_info{max_lora=\"1\",running_lora_adapters=\""+fuzzSecret+"\",waiting_lora_adapters=\"a,"+fuzzSecret+"\"} 1\n"), "gpu-a:8000")
 	f.Add([]byte(testutil.HealthyPage), "gpu-a:8000")
 	f.Add(testutil.VLLMPage(f, 2), "http://gpu-b:8000/metrics?x=1")
 	f.Add([]byte("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"\x1b]0;owned\x07\",model_name=\"\x9b2J\"} 1\n"), "gpu-\x1b[2J:8000")
@@ -48,6 +56,9 @@ func FuzzReportIsSafe(f *testing.F) {
 		walkStrings(reflect.ValueOf(report), "Report", func(path, s string) {
 			if !safetext.IsSafe(s) {
 				t.Errorf("%s = %q is not safe to draw", path, s)
+			}
+			if strings.Contains(s, fuzzSecret) {
+				t.Errorf("%s = %q holds a secret of vtop's", path, s)
 			}
 		})
 	})

@@ -23,8 +23,6 @@ type AlertmanagerConfig struct {
 	// Client sends the posts, with the TLS and credentials of the flags;
 	// http.DefaultClient when nil.
 	Client *http.Client
-	// Secrets are what Client sends that an answer must not show.
-	Secrets func() safetext.Secrets
 	// Timeout bounds one post (DefaultPostTimeout when zero).
 	Timeout time.Duration
 	// MaxPending bounds the alerts waiting to be posted (DefaultMaxPending
@@ -112,9 +110,6 @@ func NewAlertmanager(cfg AlertmanagerConfig) (*Alertmanager, error) {
 	}
 	if cfg.Client == nil {
 		cfg.Client = http.DefaultClient
-	}
-	if cfg.Secrets == nil {
-		cfg.Secrets = func() safetext.Secrets { return safetext.Secrets{} }
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultPostTimeout
@@ -275,7 +270,7 @@ func (s *Alertmanager) post(ctx context.Context, alerts []Alert) error {
 	answer, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
 		problem := httperr.Status(resp.StatusCode)
-		if text := strings.TrimSpace(s.cfg.Secrets().Clean(string(answer))); text != "" {
+		if text := strings.TrimSpace(safetext.Sanitize(string(answer))); text != "" {
 			problem += ": " + text
 		}
 		return fmt.Errorf("posting alerts: %s", problem)

@@ -78,9 +78,11 @@ func LoRAOf(label catalogue.Labels) catalogue.LoRA {
 }
 
 // adapterNames splits a comma-joined list of adapters, made safe to draw.
+// vtop's secrets are hidden before the split: one that holds a comma
+// would be cut into pieces no longer told from names.
 func adapterNames(v string) []string {
 	var out []string
-	for name := range strings.SplitSeq(v, ",") {
+	for name := range strings.SplitSeq(safetext.Redact(v), ",") {
 		if name = strings.TrimSpace(name); name != "" && len(out) < maxLoRANames {
 			out = append(out, safetext.Sanitize(name))
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // newestPage is a two-engine page of the newest vLLM families. No capture
@@ -136,5 +137,22 @@ func TestSleepLevel(t *testing.T) {
 				t.Errorf("SleepLevel = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// A secret of vtop's that holds a comma (a --header value) and that a
+// server echoes among its adapters is hidden before the list is split:
+// no piece of it is shown as an adapter.
+func TestLoRAOfHidesSplitSecret(t *testing.T) {
+	const secret = "team-a,SECRET-77"
+	safetext.AddSecrets(secret)
+	lora := LoRAOf(func(name string) string {
+		if name == "running_lora_adapters" {
+			return "sql," + secret
+		}
+		return ""
+	})
+	if !slices.Equal(lora.Running, []string{"sql", safetext.Redacted}) {
+		t.Errorf("running adapters %q, want [sql %s]", lora.Running, safetext.Redacted)
 	}
 }

@@ -16,18 +16,18 @@ import (
 
 // problem describes a failed query in a few words a person acts on. It
 // never includes the request URL or its credentials (not even those the
-// server echoed: sec), and is safe to draw.
-func problem(err error, timeout time.Duration, sec safetext.Secrets) string {
+// server echoed: safetext.Sanitize hides them), and is safe to draw.
+func problem(err error, timeout time.Duration) string {
 	var apiErr *v1.Error
 	if errors.As(err, &apiErr) {
-		return apiProblem(apiErr, sec)
+		return apiProblem(apiErr)
 	}
-	return sec.Clean(transportProblem(err, timeout))
+	return safetext.Sanitize(transportProblem(err, timeout))
 }
 
 // apiProblem describes an error the query API answered with.
-func apiProblem(e *v1.Error, sec safetext.Secrets) string {
-	msg := sec.Clean(firstLine(e.Msg))
+func apiProblem(e *v1.Error) string {
+	msg := safetext.Sanitize(firstLine(e.Msg))
 	switch e.Type {
 	case v1.ErrBadData:
 		return "Prometheus rejected the query: " + msg
@@ -36,7 +36,7 @@ func apiProblem(e *v1.Error, sec safetext.Secrets) string {
 	case v1.ErrCanceled, v1.ErrExec:
 		return "the query failed in Prometheus: " + msg
 	case v1.ErrServer, v1.ErrClient:
-		return statusProblem(e, sec)
+		return statusProblem(e)
 	}
 	// ErrBadResponse: a 2xx answer that is not the query API's JSON.
 	if strings.Contains(e.Msg, "invalid character '<'") {
@@ -47,7 +47,7 @@ func apiProblem(e *v1.Error, sec safetext.Secrets) string {
 
 // statusProblem describes an HTTP error status, with a hint for the ones
 // that have an obvious cause.
-func statusProblem(e *v1.Error, sec safetext.Secrets) string {
+func statusProblem(e *v1.Error) string {
 	_, codeText, _ := strings.Cut(e.Msg, ": ") // "server error: 503"
 	code, err := strconv.Atoi(codeText)
 	p := "HTTP " + codeText
@@ -60,7 +60,7 @@ func statusProblem(e *v1.Error, sec safetext.Secrets) string {
 	case 404:
 		return p + ": no Prometheus query API at this URL (check its path prefix)"
 	}
-	if d := detail(e.Detail, sec); d != "" {
+	if d := detail(e.Detail); d != "" {
 		// Prometheus's bodies often begin with the status text again.
 		p += ": " + strings.TrimPrefix(d, http.StatusText(code)+": ")
 	}
@@ -69,12 +69,12 @@ func statusProblem(e *v1.Error, sec safetext.Secrets) string {
 
 // detail is the first line of an error body when it is short text,
 // without secrets.
-func detail(body string, sec safetext.Secrets) string {
+func detail(body string) string {
 	line := strings.TrimSpace(firstLine(strings.TrimSpace(body)))
 	if line == "" || line[0] == '<' {
 		return ""
 	}
-	line = sec.Clean(line)
+	line = safetext.Sanitize(line)
 	if r := []rune(line); len(r) > 100 {
 		return string(r[:100]) + "…"
 	}

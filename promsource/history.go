@@ -41,7 +41,7 @@ func (s *Source) History(ctx context.Context, span time.Duration, points int) ([
 	defer cancel()
 	v, _, _, err := s.api.QueryRange(ctx, s.historyQuery(s.rangeWidth()), r)
 	if err != nil {
-		return nil, s.fail("history: " + problem(err, s.cfg.Timeout, s.rt.secrets()))
+		return nil, s.fail("history: " + problem(err, s.cfg.Timeout))
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {

@@ -123,7 +123,7 @@ func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (withSer
 		wg.Go(func() {
 			v, _, _, err := s.api.QueryRange(ctx, expr, v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step})
 			if err != nil {
-				errs[i] = s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout, s.rt.secrets()))
+				errs[i] = s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout))
 				return
 			}
 			m, ok := v.(model.Matrix)

@@ -146,7 +146,6 @@ type Source struct {
 	api      v1.API
 	client   api.Client   // for the URLs of the queries vtop streams itself
 	httpc    *http.Client // through the same transport
-	rt       *transport   // its secrets clean the server's texts
 	name     string       // the server as shown: URL without credentials
 	q        queries
 	group    grouper
@@ -250,7 +249,7 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
-	s.api, s.client, s.httpc, s.rt = v1.NewAPI(client), client, &http.Client{Transport: rt}, rt
+	s.api, s.client, s.httpc = v1.NewAPI(client), client, &http.Client{Transport: rt}
 	s.status.Source = "Prometheus " + s.name
 	return s, nil
 }

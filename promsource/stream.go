@@ -68,9 +68,9 @@ func (s *Source) stream(ctx context.Context, expr string, at time.Time, want str
 	case errors.Is(err, errNoResult):
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	case errors.As(err, new(notMatrixError)):
-		return nil, nil, s.fail("not a Prometheus query API: " + s.rt.secrets().Clean(err.Error()))
+		return nil, nil, s.fail("not a Prometheus query API: " + safetext.Sanitize(err.Error()))
 	case err != nil:
-		return nil, nil, s.fail(problem(err, timeout, s.rt.secrets()))
+		return nil, nil, s.fail(problem(err, timeout))
 	}
 	return m, s.cleanAll(warns), nil
 }

@@ -69,6 +69,7 @@ func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (
 		}
 		t.basic = [2]string{user, pass}
 	}
+	t.addSecrets()
 	if a.BearerTokenFile != "" {
 		t.token.path = a.BearerTokenFile
 		if _, err := t.token.read(); err != nil {
@@ -134,7 +135,8 @@ func (f *tokenFile) read() (string, error) {
 		return "", fmt.Errorf("bearer token file: %w", err)
 	case err == nil && tok == "" && f.last == "":
 		return "", fmt.Errorf("bearer token file %s is empty", f.path)
-	case err == nil && tok != "":
+	case err == nil && tok != "" && tok != f.last:
+		safetext.AddSecrets(tok) // before it is first sent
 		f.last = tok
 	}
 	return f.last, nil
@@ -165,11 +167,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// secrets are the values the transport sends and a server's texts must
-// not show: the configured header values, the basic auth password (of the
-// file, or of the URL's user:password@) and the header it makes, the
-// bearer token (the one read last).
-func (t *transport) secrets() safetext.Secrets {
+// addSecrets makes what the transport sends secrets of vtop's
+// (safetext.AddSecrets), so that no text of a server's shows them: the
+// configured header values, the basic auth password (of the file, or of
+// the URL's user:password@) and the header it makes. The bearer token is
+// added by the token file as each new one is read.
+func (t *transport) addSecrets() {
 	var values []string
 	for _, v := range t.headers {
 		values = append(values, v...)
@@ -183,10 +186,7 @@ func (t *transport) secrets() safetext.Secrets {
 	if pass, ok := t.host.User.Password(); ok {
 		basic(t.host.User.Username(), pass)
 	}
-	t.token.mu.Lock()
-	values = append(values, t.token.last)
-	t.token.mu.Unlock()
-	return safetext.NewSecrets(values...)
+	safetext.AddSecrets(values...)
 }
 
 // addAccess adds the configured headers and credentials to req.
@@ -239,13 +239,13 @@ func (c *cappedBody) Close() error { return c.r.Close() }
 // HTTPClient is a client of another server of the monitoring stack (an
 // Alertmanager) reached as a Prometheus server is: the TLS trust and
 // credentials of a, sent only to host's scheme, host and port (not on a
-// redirect elsewhere), answers capped at maxBody. secrets returns, at the
-// time of asking, what the client sends that a server's answer must not
-// show. Errors name the option at fault and never echo a secret.
-func HTTPClient(host *url.URL, a Access, maxBody int64) (client *http.Client, secrets func() safetext.Secrets, err error) {
+// redirect elsewhere), answers capped at maxBody. What it sends is a
+// secret of vtop's (safetext.AddSecrets): no answer's text shows it.
+// Errors name the option at fault and never echo a secret.
+func HTTPClient(host *url.URL, a Access, maxBody int64) (*http.Client, error) {
 	t, err := newTransport(host, a, maxBody, new(atomic.Int64))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &http.Client{Transport: t}, t.secrets, nil
+	return &http.Client{Transport: t}, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -126,7 +127,9 @@ func (r *Recorder) writeHeader(opts Options) error {
 		Args: opts.Args, All: opts.All, KeyEvery: r.keyEvery, Config: opts.Config,
 	}
 	for _, t := range opts.Targets {
-		h.Targets = append(h.Targets, Target{Name: t.Name, URL: t.URL})
+		// A target's address may hold a server's text (a store's
+		// instance label): vtop's secrets are not kept.
+		h.Targets = append(h.Targets, Target{Name: safetext.Redact(t.Name), URL: safetext.Redact(t.URL)})
 	}
 	js, err := json.Marshal(h)
 	if err != nil {
@@ -142,12 +145,15 @@ func (r *Recorder) writeHeader(opts Options) error {
 }
 
 // Page records one scrape: give it to scrape.Options.OnPage. Pages of
-// targets the recorder was not told of are ignored.
+// targets the recorder was not told of are ignored. A page that holds a
+// secret of vtop's (a label echoing the token it was sent) is kept with
+// the secret redacted: a recording is shared.
 func (r *Recorder) Page(p scrape.Page) {
 	i, ok := r.index[p.Target.URL]
 	if !ok || r.Stopped() {
 		return
 	}
+	p.Body = safetext.RedactPage(p.Body)
 	enc := r.targets[i]
 	payload := enc.frame(p, r.start, r.all, r.keyEvery)
 	r.mu.Lock()

@@ -15,10 +15,19 @@ import (
 const MaxTextLen = 256
 
 // Sanitize makes a string that came from a server safe to draw on a
-// terminal or to log: escape sequences (CSI, OSC, DCS and the like) are
-// removed whole, other control characters are dropped, invalid UTF-8 is
-// replaced, and the result is capped at MaxTextLen bytes with "…".
+// terminal, to log or to pass on: escape sequences (CSI, OSC, DCS and the
+// like) are removed whole, other control characters are dropped, invalid
+// UTF-8 is replaced, every secret of vtop's (AddSecrets) is replaced by
+// Redacted, and the result is capped at MaxTextLen bytes with "…".
 func Sanitize(s string) string {
+	if sec := own.Load(); sec != nil {
+		return sec.clean(s)
+	}
+	return sanitizeText(s)
+}
+
+// sanitizeText is Sanitize without secrets.
+func sanitizeText(s string) string {
 	if isPlain(s) {
 		return s
 	}
@@ -112,11 +121,16 @@ func skipEscape(s string, i int, r rune) int {
 
 // truncate cuts s at MaxTextLen on a rune boundary and marks the cut.
 func truncate(s string) string {
-	cut := min(len(s), MaxTextLen)
-	for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut--
+	return cut(s) + "…"
+}
+
+// cut is s cut at MaxTextLen on a rune boundary.
+func cut(s string) string {
+	n := min(len(s), MaxTextLen)
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return s[:cut] + "…"
+	return s[:n]
 }
 
 // IsSafe reports whether s can be drawn as it is: valid UTF-8 and no

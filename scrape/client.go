@@ -60,9 +60,6 @@ type Client struct {
 	headers http.Header
 	maxBody int64
 	pages   *pageBudget
-	// secrets are the token and header values: a server echoing them
-	// back in an error shows them as safetext.Redacted.
-	secrets safetext.Secrets
 }
 
 // Error is a failed scrape: the target and the problem, short and clear.
@@ -133,7 +130,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		}
 		c.headers.Add(k, strings.TrimSpace(v))
 	}
-	c.secrets = secretsOf(c.auth, c.headers)
+	addSecrets(c.auth, c.headers)
 	transport := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -149,13 +146,15 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	return c, nil
 }
 
-// secretsOf are the values of the Authorization and configured headers.
-func secretsOf(auth string, headers http.Header) safetext.Secrets {
+// addSecrets makes the values of the Authorization and configured
+// headers secrets of vtop's: a server echoing them back (in an error, a
+// label) shows them as safetext.Redacted wherever its text goes.
+func addSecrets(auth string, headers http.Header) {
 	values := []string{strings.TrimPrefix(auth, "Bearer ")}
 	for _, v := range headers {
 		values = append(values, v...)
 	}
-	return safetext.NewSecrets(values...)
+	safetext.AddSecrets(values...)
 }
 
 // checkRedirect caps redirects and keeps Authorization and the extra
@@ -196,7 +195,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	fail := func(problem string) ([]byte, string, error) {
-		return buf[:0], "", &Error{Target: t.Name, Problem: c.secrets.Clean(problem), TimedOut: problem == httperr.NoAnswer(timeout)}
+		return buf[:0], "", &Error{Target: t.Name, Problem: safetext.Sanitize(problem), TimedOut: problem == httperr.NoAnswer(timeout)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
 	if err != nil {
@@ -221,7 +220,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fail(statusProblem(resp, c.secrets))
+		return fail(statusProblem(resp))
 	}
 	body, err := readHeld(ctx, resp.Body, buf[:0], c.maxBody, resp.ContentLength, hold)
 	if err != nil {
@@ -326,8 +325,9 @@ var httpToHTTPSAnswers = [][]byte{
 
 // statusProblem describes a non-200 answer, with the first line of the
 // body when it is short text (often the actual reason), cleaned of
-// secrets before it is cut.
-func statusProblem(resp *http.Response, secrets safetext.Secrets) string {
+// secrets before it is cut (a secret the 512 bytes read end inside is
+// hidden too).
+func statusProblem(resp *http.Response) string {
 	p := httperr.Status(resp.StatusCode)
 	head, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode == http.StatusBadRequest && resp.Request != nil && containsAny(head, httpToHTTPSAnswers) {
@@ -340,7 +340,7 @@ func statusProblem(resp *http.Response, secrets safetext.Secrets) string {
 	if len(head) == 0 || head[0] == '<' {
 		return p
 	}
-	line := secrets.Clean(string(head))
+	line := safetext.Sanitize(string(head))
 	if len(line) > 80 {
 		line = line[:80] + "…"
 	}

@@ -363,18 +363,27 @@ func newest(inputs []catalogue.Readings) time.Time {
 // A server that echoes what vtop sent it (the bearer token, a --header
 // value) in its error page shows neither: the problem, and so the
 // report, the screen and the recording, say [redacted] instead.
+//
+// A token longer than the 512 bytes of the body read (a Kubernetes
+// service-account token is about 1,009 bytes) is cut inside by the read:
+// its start, the 490 bytes left of it, is hidden too.
 func TestFetchProblemHidesEchoedSecrets(t *testing.T) {
 	const tenant = "tenant-7d2e-SECRET"
+	longToken := "LONGTOKEN" + strings.Repeat("q", 1000)
 	tests := []struct {
 		name   string
+		token  string
 		status int
 		body   func(r *http.Request) string
 	}{
-		{"403 echoing the token", http.StatusForbidden, func(r *http.Request) string {
+		{"403 echoing the token", testToken, http.StatusForbidden, func(r *http.Request) string {
 			return "forbidden: token " + r.Header.Get("Authorization")
 		}},
-		{"500 echoing the tenant header", http.StatusInternalServerError, func(r *http.Request) string {
+		{"500 echoing the tenant header", testToken, http.StatusInternalServerError, func(r *http.Request) string {
 			return "no such tenant " + r.Header.Get("X-Scope-OrgID")
+		}},
+		{"403 echoing a 1,009-byte token, cut by the read", longToken, http.StatusForbidden, func(r *http.Request) string {
+			return "Authorization=" + r.Header.Get("Authorization")
 		}},
 	}
 	for _, tt := range tests {
@@ -383,14 +392,14 @@ func TestFetchProblemHidesEchoedSecrets(t *testing.T) {
 		})
 		target, _ := ParseTarget(srv)
 		c, err := NewClient(ClientOptions{
-			BearerTokenFile: testutil.WriteFile(t, "token", []byte(testToken)),
+			BearerTokenFile: testutil.WriteFile(t, "token", []byte(tt.token)),
 			Headers:         []string{"X-Scope-OrgID: " + tenant},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, _, err = c.Fetch(context.Background(), target, hardeningTimeout, nil)
-		if err == nil || strings.Contains(err.Error(), testToken) || strings.Contains(err.Error(), tenant) ||
+		if err == nil || strings.Contains(err.Error(), tt.token[:8]) || strings.Contains(err.Error(), tenant) ||
 			!strings.Contains(err.Error(), safetext.Redacted) {
 			t.Errorf("%s: error %v, want the secret shown as %s", tt.name, err, safetext.Redacted)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Defaults of Options.
@@ -264,7 +265,7 @@ func (p *Poller) take(ctx context.Context, ts *targetState, buf *[]byte, hold *p
 	}
 	if err != nil {
 		var se *Error
-		problem, late := p.client.secrets.Clean(err.Error()), false // a page that echoes a secret
+		problem, late := safetext.Sanitize(err.Error()), false // a page that echoes a secret
 		if errors.As(err, &se) {
 			problem, late = se.Problem, se.TimedOut
 		}

@@ -118,6 +118,21 @@ func StartPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *Pro
 	return p
 }
 
+// StartPrometheusJobs is StartPrometheus with the scrape_configs given
+// as YAML (a list, indented by two spaces): targets with labels of their
+// own, relabelling. targets are the addresses they scrape, for
+// WaitForWindow.
+func StartPrometheusJobs(t testing.TB, scrape time.Duration, targets []string, scrapeConfigs string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	p.scrape, p.targets = scrape, targets
+	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n%s",
+		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), scrapeConfigs))
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
 // ServeBlocks runs Prometheus over the TSDB blocks in dir (made by
 // promtool), scraping nothing and keeping every block however old. It is
 // stopped when the test ends.

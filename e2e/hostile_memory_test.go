@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/command"
+	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/testutil"
 	"github.com/vtop-dev/vtop/testutil/simrec"
@@ -92,6 +93,26 @@ func TestHostileMemory(t *testing.T) {
 			rec := simrec.Record(t, sim.Options{Replicas: 8, Scenario: sim.Healthy, Seed: 5}, 600, time.Second)
 			return []string{"replay", rec, "--once", "--json"}, ""
 		}, codes: []int{command.ExitHealthy, command.ExitDegraded}},
+		// Recordings: a frame's page is bounded before it is decoded, and
+		// the header's targets before they are read.
+		{name: "a 12 KB recording whose key frames decode to 60 MiB, replayed --once", args: func(t *testing.T) ([]string, string) {
+			return []string{"replay", simrec.Bomb{Targets: 1, Frames: 6, Decoded: 60 << 20}.Write(t), "--once", "--json"}, ""
+		}, codes: []int{record.ExitData}, want: "bomb.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60 MiB"},
+		{name: "20 targets of such frames replayed", args: func(t *testing.T) ([]string, string) {
+			return []string{"replay", simrec.Bomb{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t), "--jsonl"}, ""
+		}, codes: []int{record.ExitData}, want: "more than a page may hold at --max-memory 256MiB (16 MiB)"},
+		{name: "20 targets of such frames exported", args: func(t *testing.T) ([]string, string) {
+			return []string{"export", simrec.Bomb{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t)}, ""
+		}, codes: []int{record.ExitData}, want: "bomb.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60 MiB"},
+		{name: "20 targets of frames that state 4 KiB and decode to 60 MiB, replayed", args: func(t *testing.T) ([]string, string) {
+			return []string{"replay", simrec.Bomb{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 4 << 10}.Write(t), "--jsonl"}, ""
+		}, codes: []int{record.ExitData}, want: "bomb.vtrec: frame 1 of 127.0.0.1:8000 decodes to more than the 4096 bytes it states"},
+		{name: "a header of 200,000 targets and one frame, exported", args: func(t *testing.T) ([]string, string) {
+			return []string{"export", simrec.ManyTargets(t, 200_000)}, ""
+		}, codes: []int{record.ExitData}, want: "many.vtrec: the header lists 200000 targets"},
+		{name: "a header of 200,000 targets and one frame, replayed", args: func(t *testing.T) ([]string, string) {
+			return []string{"replay", simrec.ManyTargets(t, 200_000), "--once", "--json"}, ""
+		}, codes: []int{record.ExitData}, want: "many.vtrec: the header lists 200000 targets"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

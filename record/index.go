@@ -93,7 +93,7 @@ func parseFrame(d []byte, payload, end, targets int) (frameHead, bool) {
 	}
 	if h.meta.flags&flagPage != 0 {
 		n := v.uvarint()
-		if n > maxRecordLen {
+		if n > maxPageLen {
 			return h, false
 		}
 		h.rawLen = int(n)
@@ -108,6 +108,18 @@ func (r *Recording) useFrame(payload []byte, at int64) bool {
 	h, ok := parseFrame(payload, 0, len(payload), len(r.frames))
 	if !ok {
 		return false
+	}
+	if h.meta.flags&flagPage != 0 {
+		if h.rawLen > r.limits.pageCap() {
+			r.refused = r.limits.tooLarge(h.meta.seq, r.Header.Targets[h.target].Name, uint64(h.rawLen))
+			return true
+		}
+		// The size zstd's frame states, when it states one, is the size
+		// its decoder holds to: one that disagrees with the frame's is
+		// not vtop's writing.
+		if n, ok := contentSize(payload[h.zst:]); ok && n != uint64(h.rawLen) || len(payload)-h.zst > compressBound(h.rawLen) {
+			return false
+		}
 	}
 	h.meta.off, h.meta.end = int(at), int(at)+len(payload)
 	h.meta.time += r.start
@@ -172,8 +184,9 @@ func (r *Recording) index() {
 
 // synthesizeTicks makes one evaluation per interval when the recording
 // has none (vtop record runs no analysis): each sees the frames up to its
-// time within the window. Stretches without frames longer than the
-// window are skipped, so a long gap costs no ticks.
+// time within the window, the last one every frame. Stretches without
+// frames longer than the window are skipped, so a long gap costs no
+// ticks.
 func (r *Recording) synthesizeTicks() {
 	r.synthetic = true
 	times := r.allFrameTimes()
@@ -186,17 +199,16 @@ func (r *Recording) synthesizeTicks() {
 		window = 30 * time.Second
 	}
 	keep := window + 2*iv
-	last := times[len(times)-1]
 	k := 0
 	for at := times[0].Add(iv); ; at = at.Add(iv) {
 		for k < len(times) && !times[k].After(at) {
 			k++
 		}
-		if k == len(times) && at.After(last.Add(iv/2)) {
+		r.ticks = append(r.ticks, r.tickAt(at, window, keep))
+		if k == len(times) {
 			return
 		}
-		r.ticks = append(r.ticks, r.tickAt(at, window, keep))
-		if k < len(times) && times[k].Sub(at) > keep {
+		if times[k].Sub(at) > keep {
 			at = times[k].Add(-iv)
 		}
 	}

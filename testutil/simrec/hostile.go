@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
@@ -15,45 +16,64 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/vtop-dev/vtop/record"
-	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// Bomb describes a zstd-bombed recording: intact records (their checksums
-// hold) whose key frames decode to far more than any page, as an attacker
-// writes them from the format (record/FORMAT.md), not as vtop records.
-type Bomb struct {
-	Targets int // targets in the header, each with Frames key frames
-	Frames  int
-	// Decoded is what each frame's content decodes to: a page of one
-	// comment line repeated.
+// Forged describes a recording written from the format
+// (record/FORMAT.md) as an attacker writes it, not as vtop records: its
+// records are intact (their checksums hold), and what they hold is what
+// the fields say. Its frames are key frames, each holding Page (or, when
+// Page is nil, a page of one comment line repeated to Decoded bytes: a
+// zstd bomb).
+type Forged struct {
+	Targets int // listed in the header
+	Framed  int // how many of them, the first, have frames (0: all)
+	Frames  int // frames of each
+	Page    []byte
 	Decoded int
 	// Declared is the decoded size each frame's head states; 0 states the
 	// true one.
 	Declared int
+	// Unsized leaves the content's size out of its zstd frame, so that
+	// nothing but decoding it tells how large it is.
+	Unsized bool
 }
 
-// Write writes the bombed recording and returns its path. The content is
+// Write writes the recording and returns its path. A frame's content is
 // compressed once, so that a bomb of gigabytes costs the test a second.
-func (b Bomb) Write(t testing.TB) string {
+func (f Forged) Write(t testing.TB) string {
 	t.Helper()
 	const contentType = "text/plain; version=0.0.4"
-	line := "# " + string(bytes.Repeat([]byte("x"), 1021)) + "\n"
-	keys := bytes.Repeat([]byte(line), max(1, (b.Decoded-len(contentType)-16)/len(line)))
-	content := append([]byte(contentType+"\n"), binary.AppendUvarint(nil, uint64(len(keys)))...)
-	content = append(content, keys...)
+	page := f.Page
+	if page == nil {
+		line := "# " + string(bytes.Repeat([]byte("x"), 1021)) + "\n"
+		page = bytes.Repeat([]byte(line), max(1, (f.Decoded-len(contentType)-16)/len(line)))
+	}
+	// The page as its column of keys, with no values: the lines of a page
+	// that end in no space or tab are kept whole in it.
+	content := append([]byte(contentType+"\n"), binary.AppendUvarint(nil, uint64(len(page)))...)
+	content = append(content, page...)
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	zst := enc.EncodeAll(content, nil)
-	declared := b.Declared
+	if f.Unsized { // a stream's encoder does not know the size it will write
+		var b bytes.Buffer
+		enc.Reset(&b)
+		_, err = enc.Write(content)
+		if err = errors.Join(err, enc.Close()); err != nil {
+			t.Fatal(err)
+		}
+		zst = b.Bytes()
+	}
+	declared := f.Declared
 	if declared == 0 {
 		declared = len(content)
 	}
-	h := record.Header{Format: record.FormatVersion, Vtop: "bomb", Start: Start, Interval: time.Second, All: true, KeyEvery: 1}
-	for i := range b.Targets {
-		name := fmt.Sprintf("127.0.%d.%d:8000", i/250, i%250+1)
+	h := record.Header{Format: record.FormatVersion, Vtop: "forged", Start: Start, Interval: time.Second, All: true, KeyEvery: 1}
+	for i := range f.Targets {
+		name := fmt.Sprintf("127.%d.%d.%d:8000", i>>16, (i>>8)&255, i&255+1)
 		h.Targets = append(h.Targets, record.Target{Name: name, URL: "http://" + name + "/metrics"})
 	}
 	js, err := json.Marshal(h)
@@ -62,22 +82,41 @@ func (b Bomb) Write(t testing.TB) string {
 	}
 	out := append([]byte("\x89VTR\r\n\x1a\n"), 1, 0) // the magic and format version 1
 	out = appendRecord(out, 'H', js)
+	framed := f.Targets
+	if f.Framed > 0 {
+		framed = f.Framed
+	}
 	const flags = 1 | 2 | 4 | 16 // a key frame, a page follows, the whole page, in columns
-	for f := range b.Frames {
-		for tg := range b.Targets {
+	for n := range f.Frames {
+		for tg := range framed {
 			p := binary.AppendUvarint(nil, uint64(tg))
-			p = binary.AppendUvarint(p, uint64(f+1))
-			p = binary.AppendVarint(p, int64(time.Duration(f+1)*time.Second))
+			p = binary.AppendUvarint(p, uint64(n+1))
+			p = binary.AppendVarint(p, int64(time.Duration(n+1)*time.Second))
 			p = append(p, flags)
 			p = binary.AppendUvarint(p, uint64(declared))
 			out = appendRecord(out, 'F', append(p, zst...))
 		}
 	}
-	path := filepath.Join(t.TempDir(), "bomb.vtrec")
+	path := filepath.Join(t.TempDir(), "forged.vtrec")
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// SimulatedPage is the page of a healthy simulated replica.
+func SimulatedPage(t testing.TB) []byte {
+	t.Helper()
+	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet.Advance(2 * time.Minute)
+	body, err := fleet.Replicas()[0].Render(expfmt.NewFormat(expfmt.TypeTextPlain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
 }
 
 // appendRecord appends one record as the format lays it out: sync mark,
@@ -89,34 +128,4 @@ func appendRecord(dst []byte, kind byte, payload []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(payload)))
 	dst = append(dst, payload...)
 	return binary.LittleEndian.AppendUint32(dst, crc32.Checksum(dst[start:], crc32.MakeTable(crc32.Castagnoli)))
-}
-
-// ManyTargets records, as vtop record does, one scrape of a simulated
-// replica under a header that lists n targets, and returns its path.
-func ManyTargets(t testing.TB, n int) string {
-	t.Helper()
-	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fleet.Advance(2 * time.Minute)
-	targets := make([]scrape.Target, n)
-	for i := range targets {
-		name := fmt.Sprintf("10.%d.%d.%d:8000", i>>16, (i>>8)&255, i&255)
-		targets[i] = scrape.Target{Name: name, URL: "http://" + name + "/metrics"}
-	}
-	path := filepath.Join(t.TempDir(), "many.vtrec")
-	rec, err := record.Create(path, record.Options{Targets: targets, Interval: time.Second, Start: Start})
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := fleet.Replicas()[0].Render(expfmt.NewFormat(expfmt.TypeTextPlain))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Page(scrape.Page{Target: targets[0], Time: Start.Add(time.Second), Body: body, ContentType: "text/plain; version=0.0.4"})
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }

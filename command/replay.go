@@ -106,7 +106,7 @@ type recordingMemoryFlags struct {
 // limits are the readers' limits of the bound, which also becomes the
 // runtime's soft memory limit.
 func (f recordingMemoryFlags) limits() (record.Limits, error) {
-	n, err := memoryFlags{MaxMemory: f.MaxMemory}.maxMemory()
+	n, err := memoryFlags(f).maxMemory()
 	if err != nil {
 		return record.Limits{}, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/compare"
 	"github.com/vtop-dev/vtop/export"
 	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Export is `vtop export FILE`: a recording as OpenMetrics text with
@@ -53,6 +54,9 @@ func (e *Export) Run(env *Env) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
+	if stats.Skipped > 0 {
+		fmt.Fprintf(stderr(env), "vtop: %s: skipped %d scrapes that could not be read (the first: %s)\n", e.File, stats.Skipped, safetext.Sanitize(stats.Problem))
+	}
 	return nil
 }
 

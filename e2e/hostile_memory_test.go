@@ -109,7 +109,10 @@ func TestHostileMemory(t *testing.T) {
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: recording ends at"},
 		{name: "20 targets of frames that state 64 KiB and decode to 60 MiB without saying so, replayed", args: func(t *testing.T) ([]string, string) {
 			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t), "--once", "--json"}, ""
-		}, codes: []int{command.ExitDown}, want: "forged.vtrec: frame 6 of 127.0.0.1:8000 decodes to more than the 65536 bytes it states"},
+		}, codes: []int{command.ExitDown}, want: "forged.vtrec: frame 6 decodes to more than the 65536 bytes it states"},
+		{name: "20 targets of frames that state 64 KiB and decode to 60 MiB without saying so, exported", args: func(t *testing.T) ([]string, string) {
+			return []string{"export", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t)}, ""
+		}, codes: []int{0}, want: "forged.vtrec: skipped 120 scrapes that could not be read (the first: 127.0.0.1:8000: frame 1 decodes to more than the 65536 bytes it states"},
 		{name: "20 targets of frames of 16 MiB pages, the most a frame may hold, replayed", args: func(t *testing.T) ([]string, string) {
 			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 16 << 20}.Write(t), "--jsonl"}, ""
 		}, codes: []int{0}},

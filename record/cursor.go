@@ -227,7 +227,7 @@ func (c *Cursor) decode(t, k int) error {
 	out, err := c.dec.DecodeAll(c.raw[h.zst:], make([]byte, 0, h.rawLen))
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
-		return fmt.Errorf("frame %d of %s decodes to more than the %d bytes it states: %w", f.seq, c.rec.Header.Targets[t].Name, h.rawLen, errDecode)
+		return fmt.Errorf("frame %d decodes to more than the %d bytes it states: %w", f.seq, h.rawLen, errDecode)
 	case err != nil || len(out) != h.rawLen:
 		return fmt.Errorf("frame %d: %w", f.seq, errDecode)
 	}

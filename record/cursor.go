@@ -45,6 +45,10 @@ type Cursor struct {
 	// target's frame is decoded (-1: none).
 	held  int
 	loose int
+	// spare is the buffer of content dropped last, which the next frame
+	// decodes into when it fits: a fleet past the bound decodes without
+	// leaving a page of garbage at every frame.
+	spare []byte
 }
 
 // decoded is the content of one decoded frame.
@@ -171,11 +175,25 @@ func (c *Cursor) content(t, i int) ([]byte, error) {
 	return last.content, nil
 }
 
+// buffer returns an empty buffer of capacity n, the spare one when it
+// has room (DecodeAll decodes no further than the capacity).
+func (c *Cursor) buffer(n int) []byte {
+	if cap(c.spare) >= n {
+		b := c.spare[:0:n]
+		c.spare = nil
+		return b
+	}
+	return make([]byte, 0, n)
+}
+
 // forget drops the decoded content of target t.
 func (c *Cursor) forget(t int) {
 	last := &c.last[t]
 	if last.held {
 		c.held -= len(last.content)
+	}
+	if cap(last.content) > cap(c.spare) {
+		c.spare = last.content[:0]
 	}
 	*last = decoded{index: -1}
 	if c.loose == t {
@@ -224,7 +242,7 @@ func (c *Cursor) decode(t, k int) error {
 	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
 		return err
 	}
-	out, err := c.dec.DecodeAll(c.raw[h.zst:], make([]byte, 0, h.rawLen))
+	out, err := c.dec.DecodeAll(c.raw[h.zst:], c.buffer(h.rawLen))
 	switch {
 	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
 		return fmt.Errorf("frame %d decodes to more than the %d bytes it states: %w", f.seq, h.rawLen, errDecode)

@@ -53,7 +53,7 @@ func (f Forged) Write(t testing.TB) string {
 	// that end in no space or tab are kept whole in it.
 	content := append([]byte(contentType+"\n"), binary.AppendUvarint(nil, uint64(len(page)))...)
 	content = append(content, page...)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,8 +53,8 @@ func FuzzReadRecording(f *testing.F) {
 			}
 		}
 		for _, tk := range rec.Ticks() {
-			for ti, c := range tk.Cuts {
-				rec.Span(ti, c)
+			for ti := range rec.Targets() {
+				rec.Span(ti, rec.Cut(tk, ti))
 			}
 		}
 	})

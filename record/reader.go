@@ -36,7 +36,8 @@ type Recording struct {
 	infos     [][]Frame     // the same, for callers
 	ticks     []Tick
 	synthetic bool
-	end       int64 // the newest time in the file
+	keep      time.Duration // how far back a made-up evaluation sees (Cut)
+	end       int64         // the newest time in the file
 }
 
 // Frame describes one intact, decodable frame.

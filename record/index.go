@@ -185,8 +185,10 @@ func (r *Recording) index() {
 // synthesizeTicks makes one evaluation per interval when the recording
 // has none (vtop record runs no analysis): each sees the frames up to its
 // time within the window, the last one every frame. Stretches without
-// frames longer than the window are skipped, so a long gap costs no
-// ticks.
+// frames longer than maxGapIntervals intervals are skipped: the recorder
+// was not scraping (each interval gives every target a frame, a failed
+// scrape's too), and a gap costs no ticks, however small the interval a
+// header states.
 func (r *Recording) synthesizeTicks() {
 	r.synthetic = true
 	times := r.allFrameTimes()
@@ -208,11 +210,17 @@ func (r *Recording) synthesizeTicks() {
 		if k == len(times) {
 			return
 		}
-		if times[k].Sub(at) > r.keep {
+		if times[k].Sub(at) > min(r.keep, maxGapIntervals*iv) {
 			at = times[k].Add(-iv)
 		}
 	}
 }
+
+// maxGapIntervals is the longest stretch without frames, in intervals,
+// that made-up evaluations go through: a scrape may come late by most of
+// an interval (its timeout is shorter), so between two intervals' frames
+// there are less than two.
+const maxGapIntervals = 3
 
 // cutAt is what a made-up evaluation at time at sees of target i: its
 // frames up to at, back to r.keep before it.

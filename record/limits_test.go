@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -38,7 +39,13 @@ func commentPage(n int) []byte {
 // forged writes a recording of a header of n targets and the frames.
 func forged(t testing.TB, n int, frames ...forgedFrame) []byte {
 	t.Helper()
-	h := Header{Format: FormatVersion, Start: time.Unix(1_800_000_000, 0), Interval: time.Second, KeyEvery: 1}
+	return forgedUnder(t, Header{Interval: time.Second}, n, frames...)
+}
+
+// forgedUnder is forged with the header's interval and analysis of h.
+func forgedUnder(t testing.TB, h Header, n int, frames ...forgedFrame) []byte {
+	t.Helper()
+	h.Format, h.Start, h.KeyEvery = FormatVersion, time.Unix(1_800_000_000, 0), 1
 	for _, tg := range manyTargets(n) {
 		h.Targets = append(h.Targets, Target{Name: tg.Name, URL: tg.URL})
 	}
@@ -287,5 +294,46 @@ func TestMadeUpEvaluationsOfManyTargets(t *testing.T) {
 	}
 	if c := rec.Cut(last, 1); c.Seq != 0 {
 		t.Errorf("the last evaluation sees frame %d of a target without frames, want none", c.Seq)
+	}
+}
+
+// TestMadeUpEvaluationsOfAGap: a stretch without frames longer than a
+// few intervals, when the recorder was not scraping (every interval
+// gives every target a frame, a failed scrape's too), is skipped: two
+// frames of a file of 400 bytes, an hour apart under an interval of 1 ms,
+// made 3.5 million evaluations (615 MiB).
+func TestMadeUpEvaluationsOfAGap(t *testing.T) {
+	page := []byte("vllm:num_requests_running 1\n")
+	cases := []struct {
+		name     string
+		interval time.Duration
+		window   time.Duration
+		at       []time.Duration
+		want     int // evaluations
+	}{
+		{"a frame a second", time.Second, 30 * time.Second, []time.Duration{time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second}, 3},
+		{"a scrape late by most of an interval", time.Second, 30 * time.Second, []time.Duration{time.Second, 2900 * time.Millisecond, 3 * time.Second}, 2},
+		{"two frames 20 s apart", time.Second, 30 * time.Second, []time.Duration{time.Second, 21 * time.Second}, 2},
+		{"two frames an hour apart, every millisecond", time.Millisecond, time.Hour, []time.Duration{time.Second, 59 * time.Minute}, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var frames []forgedFrame
+			for i, at := range c.at {
+				frames = append(frames, forgedFrame{seq: int64(i + 1), at: at, page: page})
+			}
+			h := Header{Interval: c.interval, Config: analysis.Config{Window: c.window}}
+			rec, err := Parse(forgedUnder(t, h, 1, frames...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ticks := rec.Ticks()
+			if len(ticks) != c.want {
+				t.Fatalf("%d evaluations, want %d", len(ticks), c.want)
+			}
+			if last := rec.Cut(ticks[len(ticks)-1], 0); last.Seq != int64(len(c.at)) {
+				t.Errorf("the last evaluation sees frame %d, want %d", last.Seq, len(c.at))
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/compare"
 	"github.com/vtop-dev/vtop/export"
 	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Export is `vtop export FILE`: a recording as OpenMetrics text with
@@ -23,6 +24,7 @@ type Export struct {
 	Job         string    `default:"vllm" help:"The job label of every series."`
 	From        time.Time `placeholder:"TIME" help:"Export the scrapes from TIME on (RFC 3339)."`
 	To          time.Time `placeholder:"TIME" help:"Export the scrapes up to TIME (RFC 3339)."`
+	recordingMemoryFlags
 }
 
 // Run writes the export and says on stderr what it holds. A file left
@@ -34,7 +36,11 @@ func (e *Export) Run(env *Env) error {
 	if !e.To.IsZero() && e.To.Before(e.From) {
 		return usagef("--to %s is before --from %s", e.To.Format(time.RFC3339), e.From.Format(time.RFC3339))
 	}
-	rec, err := openRecording(e.File, stderr(env))
+	limits, err := e.limits()
+	if err != nil {
+		return err
+	}
+	rec, err := openRecording(e.File, limits, stderr(env))
 	if err != nil {
 		return err
 	}
@@ -48,6 +54,9 @@ func (e *Export) Run(env *Env) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
+	if stats.Skipped > 0 {
+		fmt.Fprintf(stderr(env), "vtop: %s: skipped %d scrapes that could not be read (the first: %s)\n", e.File, stats.Skipped, safetext.Sanitize(stats.Problem))
+	}
 	return nil
 }
 
@@ -84,6 +93,7 @@ type Diff struct {
 	Window    string        `placeholder:"[FROM:]TO" help:"The part of each recording to compare, as offsets from its first report: 5m is the first five minutes, 2m:7m from minute 2 to minute 7, 2m: from minute 2 to the end (default: all of it)."`
 	SLOTTFT   time.Duration `name:"slo-ttft" default:"1s" help:"TTFT within which a request counts as goodput."`
 	SLOE2E    time.Duration `name:"slo-e2e" help:"e2e latency within which a request counts as goodput (default: TTFT only)."`
+	recordingMemoryFlags
 }
 
 // Run prints the comparison.
@@ -95,12 +105,16 @@ func (d *Diff) Run(env *Env) error {
 	if d.SLOTTFT <= 0 || d.SLOE2E < 0 {
 		return usagef("--slo-ttft and --slo-e2e: want positive latencies")
 	}
-	base, err := openRecording(d.Baseline, stderr(env))
+	limits, err := d.limits()
+	if err != nil {
+		return err
+	}
+	base, err := openRecording(d.Baseline, limits, stderr(env))
 	if err != nil {
 		return err
 	}
 	defer base.Close()
-	cand, err := openRecording(d.Candidate, stderr(env))
+	cand, err := openRecording(d.Candidate, limits, stderr(env))
 	if err != nil {
 		return err
 	}

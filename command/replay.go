@@ -27,6 +27,7 @@ type Replay struct {
 	Once  bool   `help:"No screen: print the recording's last report (exit code by state, as --once)."`
 	JSON  bool   `help:"With --once: print the report as one JSON object."`
 	Speed int    `default:"1" enum:"1,10,60" help:"Speed at start: 1, 10 or 60 times the recorded pace (< and > change it)."`
+	recordingMemoryFlags
 
 	// note is added to the replay line (the past of a Prometheus server
 	// says its zone); pauseAt, when set, opens the screen paused at the
@@ -43,16 +44,20 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 	case r.Once && r.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	}
+	limits, err := r.limits()
+	if err != nil {
+		return err
+	}
 	if !r.JSONL && !r.Once {
-		rec, err := untilDone(ctx, func() (*record.Recording, error) { return openRecording(r.File, stderr(env)) })
+		rec, err := untilDone(ctx, func() (*record.Recording, error) { return openRecording(r.File, limits, stderr(env)) })
 		if rec == nil {
 			return err
 		}
 		defer rec.Close()
 		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 	}
-	_, err := untilDone(ctx, func() (struct{}, error) {
-		rec, err := openRecording(r.File, stderr(env))
+	_, err = untilDone(ctx, func() (struct{}, error) {
+		rec, err := openRecording(r.File, limits, stderr(env))
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -92,10 +97,27 @@ func untilDone[T any](ctx context.Context, f func() (T, error)) (T, error) {
 	}
 }
 
-// openRecording opens a recording and says on w what of it was lost or
-// is still being written.
-func openRecording(path string, w io.Writer) (*record.Recording, error) {
-	rec, err := record.Open(path)
+// recordingMemoryFlags are --max-memory for the readers of a recording:
+// replay, export and diff.
+type recordingMemoryFlags struct {
+	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): a frame of the recording may hold a page of a sixteenth of it (16 MiB, --max-body's default), checked before it is decoded, and the pages kept between frames take a quarter; a recording with a larger page is refused, naming its frame. The runtime collects garbage before it passes seven eighths of it (unless GOMEMLIMIT is set)."`
+}
+
+// limits are the readers' limits of the bound, which also becomes the
+// runtime's soft memory limit.
+func (f recordingMemoryFlags) limits() (record.Limits, error) {
+	n, err := memoryFlags(f).maxMemory()
+	if err != nil {
+		return record.Limits{}, err
+	}
+	softLimit(n)
+	return record.Limits{MaxMemory: n}, nil
+}
+
+// openRecording opens a recording within limits and says on w what of it
+// was lost or is still being written.
+func openRecording(path string, limits record.Limits, w io.Writer) (*record.Recording, error) {
+	rec, err := record.OpenWithin(path, limits)
 	if err != nil {
 		return nil, err
 	}

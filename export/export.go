@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -34,8 +35,10 @@ type Options struct {
 // Stats count what was written.
 type Stats struct {
 	Series, Samples, Pages int
-	// Skipped are pages that could not be parsed (their scrape failed).
+	// Skipped are pages that could not be decoded or parsed, and Problem
+	// the first one's error.
 	Skipped int
+	Problem string
 }
 
 // family collects one metric family across targets and time.
@@ -95,13 +98,17 @@ func collect(rec *record.Recording, opts Options) (map[string]*family, Stats) {
 				continue
 			}
 			p, err := cur.Page(ti, i)
-			if err != nil || p.Err != "" {
-				stats.Skipped++
-				continue
+			var mfs map[string]*dto.MetricFamily
+			switch {
+			case err == nil && p.Err != "": // a page that failed to parse live
+				err = errors.New(p.Err)
+			case err == nil:
+				mfs, err = parser.TextToMetricFamilies(bytes.NewReader(textOnly(p.Body)))
 			}
-			mfs, err := parser.TextToMetricFamilies(bytes.NewReader(textOnly(p.Body)))
 			if err != nil {
-				stats.Skipped++
+				if stats.Skipped++; stats.Problem == "" {
+					stats.Problem = fmt.Sprintf("%s: %v", tg.Name, err)
+				}
 				continue
 			}
 			stats.Pages++

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -33,16 +35,27 @@ type Page struct {
 type Cursor struct {
 	rec       *Recording
 	dec       *zstd.Decoder
-	ingesters []*page.Ingester
-	last      []decoded // per target: the newest frame decoded
-	page      []byte    // the page Page returned last
-	raw       []byte    // the payload of the frame read last
+	ingesters []*page.Ingester // made at a target's first page
+	last      []decoded        // per target: the newest frame decoded
+	page      []byte           // the page Page returned last
+	raw       []byte           // the payload of the frame read last
+
+	// held is the content of last kept within the limits' heldCap; loose
+	// is the target whose content passed it, kept only until another
+	// target's frame is decoded (-1: none).
+	held  int
+	loose int
+	// spare is the buffer of content dropped last, which the next frame
+	// decodes into when it fits: a fleet past the bound decodes without
+	// leaving a page of garbage at every frame.
+	spare []byte
 }
 
 // decoded is the content of one decoded frame.
 type decoded struct {
 	index   int // into the target's frames; -1: none
 	content []byte
+	held    bool // counted in Cursor.held
 }
 
 // errDecode is a frame whose checksum held but whose content does not
@@ -51,13 +64,17 @@ var errDecode = errors.New("frame does not decompress")
 
 // NewCursor returns a cursor over rec's frames.
 func NewCursor(rec *Recording) *Cursor {
-	// Errors only come from invalid options, which these are not. The
-	// memory cap keeps a hostile frame from claiming more than a page may.
-	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxRecordLen))
-	c := &Cursor{rec: rec, dec: dec}
-	for range rec.frames {
-		c.ingesters = append(c.ingesters, page.NewIngester())
-		c.last = append(c.last, decoded{index: -1})
+	// Errors only come from invalid options, which these are not. A frame
+	// decodes into a buffer of the size it states, which the index holds
+	// to the page cap, and no further (WithDecodeAllCapLimit): a frame
+	// that decodes to more than it states stops there, whatever its zstd
+	// header says. The memory cap bounds zstd's window alike.
+	dec, _ := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(uint64(rec.limits.pageCap())), zstd.WithDecodeAllCapLimit(true))
+	c := &Cursor{rec: rec, dec: dec, loose: -1,
+		ingesters: make([]*page.Ingester, len(rec.frames)), last: make([]decoded, len(rec.frames))}
+	for t := range c.last {
+		c.last[t].index = -1
 	}
 	return c
 }
@@ -90,7 +107,9 @@ func (c *Cursor) Page(t, i int) (Page, error) {
 		if w <= 0 || n > uint64(len(body)-w) {
 			return p, fmt.Errorf("frame %d: %w", f.seq, errDecode)
 		}
-		c.page = joinColumns(c.page[:0], body[w:w+int(n)], body[w+int(n):])
+		// The page is no longer than its columns: grown once, not by
+		// append's quarters (five times a large page's size in garbage).
+		c.page = joinColumns(slices.Grow(c.page[:0], len(body)), body[w:w+int(n)], body[w+int(n):])
 		p.Body = c.page
 	}
 	return p, nil
@@ -116,12 +135,15 @@ func (c *Cursor) read(f frameMeta) (frameHead, error) {
 func (c *Cursor) Sample(t, i int) catalogue.Sample {
 	p, err := c.Page(t, i)
 	if err != nil {
-		return catalogue.Sample{Time: p.Time, Err: "recording: " + err.Error()}
+		return catalogue.Sample{Time: p.Time, Err: strings.TrimSpace("recording "+c.rec.path) + ": " + err.Error()}
 	}
 	if p.Err != "" || p.Body == nil {
 		// The recording keeps the scraper's words, and they say a late
 		// answer apart.
 		return catalogue.Sample{Time: p.Time, Err: p.Err, TimedOut: httperr.IsNoAnswer(p.Err)}
+	}
+	if c.ingesters[t] == nil {
+		c.ingesters[t] = page.NewIngester()
 	}
 	s, err := c.ingesters[t].Ingest(p.Body, p.ContentType)
 	if err != nil {
@@ -146,11 +168,56 @@ func (c *Cursor) content(t, i int) ([]byte, error) {
 	}
 	for k := from; k <= i; k++ {
 		if err := c.decode(t, k); err != nil {
-			last.index = -1
+			c.forget(t)
 			return nil, err
 		}
 	}
 	return last.content, nil
+}
+
+// buffer returns an empty buffer of capacity n, the spare one when it
+// has room (DecodeAll decodes no further than the capacity).
+func (c *Cursor) buffer(n int) []byte {
+	if cap(c.spare) >= n {
+		b := c.spare[:0:n]
+		c.spare = nil
+		return b
+	}
+	return make([]byte, 0, n)
+}
+
+// forget drops the decoded content of target t.
+func (c *Cursor) forget(t int) {
+	last := &c.last[t]
+	if last.held {
+		c.held -= len(last.content)
+	}
+	if cap(last.content) > cap(c.spare) {
+		c.spare = last.content[:0]
+	}
+	*last = decoded{index: -1}
+	if c.loose == t {
+		c.loose = -1
+	}
+}
+
+// keep makes out, frame k of target t, the target's newest content: held
+// while the contents held stay within heldCap, else loose, dropped once
+// another target's frame is decoded. So a fleet whose pages pass the
+// bound keeps decoding the targets it holds from their previous frame,
+// and only the others from their key frame.
+func (c *Cursor) keep(t, k int, out []byte) {
+	if c.loose >= 0 && c.loose != t {
+		c.forget(c.loose)
+	}
+	c.forget(t)
+	c.last[t] = decoded{index: k, content: out}
+	if c.held+len(out) <= c.rec.limits.heldCap() {
+		c.last[t].held = true
+		c.held += len(out)
+	} else {
+		c.loose = t
+	}
 }
 
 // decode decodes frame k of target t into c.last[t], whose content is
@@ -169,13 +236,19 @@ func (c *Cursor) decode(t, k int) error {
 		}
 		dict = last.content
 	}
+	if h.rawLen > c.rec.limits.pageCap() {
+		return c.rec.limits.tooLarge(f.seq, c.rec.Header.Targets[t].Name, uint64(h.rawLen))
+	}
 	if err := c.dec.ResetWithOptions(nil, zstd.WithDecoderDictRaw(0, dict)); err != nil {
 		return err
 	}
-	out, err := c.dec.DecodeAll(c.raw[h.zst:], make([]byte, 0, min(h.rawLen, 1<<20)))
-	if err != nil || len(out) != h.rawLen {
+	out, err := c.dec.DecodeAll(c.raw[h.zst:], c.buffer(h.rawLen))
+	switch {
+	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
+		return fmt.Errorf("frame %d decodes to more than the %d bytes it states: %w", f.seq, h.rawLen, errDecode)
+	case err != nil || len(out) != h.rawLen:
 		return fmt.Errorf("frame %d: %w", f.seq, errDecode)
 	}
-	last.index, last.content = k, out
+	c.keep(t, k, out)
 	return nil
 }

@@ -77,7 +77,8 @@ type frameMeta struct {
 type Tick struct {
 	Time   time.Time
 	Window time.Duration
-	// Cuts are per target, in header order.
+	// Cuts are per target, in header order; none for the evaluations a
+	// reader makes up (Recording.Cut finds them).
 	Cuts []Cut
 }
 

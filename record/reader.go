@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // Recording is a recording read back: its header, the index of its
@@ -24,14 +26,18 @@ type Recording struct {
 	// may be a record being written, not damage.
 	InProgress bool
 
-	w         *window       // the file, read by chunks while indexing
-	file      *os.File      // nil for Parse
+	w         *window  // the file, read by chunks while indexing
+	file      *os.File // nil for Parse
+	limits    Limits
+	path      string        // as given to Open, safe to draw; "" for Parse
+	refused   error         // why the recording cannot be read within limits
 	start     int64         // Header.Start in UnixNano
 	frames    [][]frameMeta // per target, in file order, decodable ones only
 	infos     [][]Frame     // the same, for callers
 	ticks     []Tick
 	synthetic bool
-	end       int64 // the newest time in the file
+	keep      time.Duration // how far back a made-up evaluation sees (Cut)
+	end       int64         // the newest time in the file
 }
 
 // Frame describes one intact, decodable frame.
@@ -87,8 +93,14 @@ func plural(n int, what string) string {
 	return fmt.Sprintf("%d %ss", n, what)
 }
 
-// Open reads the recording at path. The error is an *Error.
-func Open(path string) (*Recording, error) {
+// Open reads the recording at path within the default Limits. The error
+// is an *Error.
+func Open(path string) (*Recording, error) { return OpenWithin(path, Limits{}) }
+
+// OpenWithin reads the recording at path within limits: a frame whose
+// page would pass them refuses the recording (ExitData), naming the frame
+// and the bound. The error is an *Error.
+func OpenWithin(path string, limits Limits) (*Recording, error) {
 	// O_NONBLOCK: opening a named pipe must not wait for a writer.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -105,7 +117,7 @@ func Open(path string) (*Recording, error) {
 	// A recorder holds an exclusive lock while it writes.
 	inProgress := errors.Is(syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB), syscall.EWOULDBLOCK)
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-	rec, err := parse(f, st.Size())
+	rec, err := parse(f, st.Size(), limits)
 	if err != nil {
 		f.Close()
 		var re *Error
@@ -114,7 +126,7 @@ func Open(path string) (*Recording, error) {
 		}
 		return nil, err
 	}
-	rec.file, rec.InProgress = f, inProgress
+	rec.file, rec.InProgress, rec.path = f, inProgress, safetext.Sanitize(path)
 	return rec, nil
 }
 
@@ -151,18 +163,22 @@ func notAFile(m os.FileMode) error {
 // when there is nothing to replay: not a recording, a newer format, no
 // header, no targets; damage after the header is reported in Damage.
 func Parse(data []byte) (*Recording, error) {
-	return parse(bytes.NewReader(data), int64(len(data)))
+	return parse(bytes.NewReader(data), int64(len(data)), Limits{})
 }
 
 // parse reads the recording of size bytes in src as a stream, keeping
 // only its index: frames are read back from src when decoded.
-func parse(src io.ReaderAt, size int64) (*Recording, error) {
-	rec := &Recording{w: &window{src: src, size: size}}
+func parse(src io.ReaderAt, size int64, limits Limits) (*Recording, error) {
+	rec := &Recording{w: &window{src: src, size: size}, limits: limits.withDefaults()}
 	pos, err := rec.readHeader(rec.readPrefix())
 	if err != nil {
 		return nil, err
 	}
 	rec.scan(pos)
+	rec.w.buf = nil // frames are read back by the cursor, each into its own buffer
+	if rec.refused != nil {
+		return nil, dataErr("", rec.refused)
+	}
 	rec.index()
 	return rec, nil
 }
@@ -258,6 +274,10 @@ func (r *Recording) findHeader(pos, limit int64) (next int64, err error) {
 }
 
 func (r *Recording) unmarshalHeader(payload []byte) error {
+	var c countTargets
+	if json.Unmarshal(payload, &c) == nil && c.Targets > MaxTargets {
+		return dataErr("", tooManyTargets(int(c.Targets)))
+	}
 	if err := json.Unmarshal(payload, &r.Header); err != nil {
 		return dataErr("", fmt.Errorf("%w: %v", ErrNoHeader, err))
 	}
@@ -267,7 +287,7 @@ func (r *Recording) unmarshalHeader(payload []byte) error {
 // scan reads every record after the header, resynchronising on the next
 // intact record after damage.
 func (r *Recording) scan(pos int64) {
-	for pos < r.w.size {
+	for pos < r.w.size && r.refused == nil {
 		kind, payload, at, next, ok := readRecord(r.w, pos)
 		if ok && r.use(kind, payload, at) {
 			pos = next

@@ -82,6 +82,9 @@ func Create(path string, opts Options) (*Recorder, error) {
 	if len(opts.Targets) == 0 {
 		return nil, usageErr(path, ErrNoTargets)
 	}
+	if len(opts.Targets) > MaxTargets {
+		return nil, usageErr(path, fmt.Errorf("%d targets, more than a recording may hold (%d): its readers would refuse it", len(opts.Targets), MaxTargets))
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {

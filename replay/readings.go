@@ -32,11 +32,7 @@ func (r *reader) readings(t record.Tick) []catalogue.Readings {
 	out := make([]catalogue.Readings, len(targets))
 	for i, tg := range targets {
 		out[i].Target = tg.Name
-		var cut record.Cut
-		if i < len(t.Cuts) {
-			cut = t.Cuts[i]
-		}
-		lo, hi := r.rec.Span(i, cut)
+		lo, hi := r.rec.Span(i, r.rec.Cut(t, i))
 		out[i].Samples = make([]catalogue.Sample, 0, hi-lo)
 		for k := lo; k < hi; k++ {
 			out[i].Samples = append(out[i].Samples, r.sample(i, k))

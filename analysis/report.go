@@ -457,6 +457,11 @@ type ReplicaReport struct {
 	// last good data, Report.Source says why and how old. The replica
 	// itself may be fine.
 	SourceStale bool `json:"source_stale,omitempty"`
+	// Recorded is set when the replica was reported from the store's
+	// recording rules of vtop (catalogue.Recorded) rather than its raw
+	// series: its state is the rules' and the figures they do not record
+	// are n/a.
+	Recorded bool `json:"recorded,omitempty"`
 	// Instances is how many scrape targets the replica's figures sum when
 	// there are several (a group of a Prometheus source, such as
 	// --group-by job): its rates and gauges are their totals. 0 for a

@@ -829,6 +829,9 @@ type SourceStatus struct {
 	// Queries the requests it sent: what reading the fleet costs.
 	RefreshSeconds float64 `json:"refresh_seconds,omitempty"`
 	Queries        int     `json:"queries,omitempty"`
+	// Path is what the newest refresh read: "rules" (the store's
+	// recording rules of vtop) or "raw" (the raw series).
+	Path string `json:"path,omitempty"`
 }
 
 // StoreLabel is the store as the source line names it: "VictoriaMetrics",

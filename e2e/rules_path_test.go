@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
+	"github.com/vtop-dev/vtop/promsource"
+	"github.com/vtop-dev/vtop/testutil"
+)
+
+// The fast path: a store that evaluates vtop's recording rules is read
+// through what they recorded, one row per replica and figure, and the
+// report is the raw path's at the rules' evaluation time. One fleet's
+// history (the mixed scenario: healthy, full, slow, preempting) is
+// back-filled into the store, which evaluates the rules at the present
+// over it, every rulesStep (the history's scrape interval: one reading is
+// one evaluation).
+const (
+	rulesReplicas = 4
+	rulesStep     = time.Second
+	// rulesEvaluations is how many evaluations are awaited before the
+	// rules are read: enough for every steady state's for: and span
+	// (PREEMPTING's 15 s is of the raw counters, back-filled).
+	rulesEvaluations = 12
+)
+
+// rulesHistory writes the fleet's history and vtop's rules (with extra
+// arguments) and returns their paths.
+func rulesHistory(t *testing.T, ruleArgs ...string) (history, ruleFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	history, ruleFile = filepath.Join(dir, "history.om"), filepath.Join(dir, "vtop.yml")
+	if out, errOut, code := testutil.RunVtop(t, "sim", "--replicas", strconv.Itoa(rulesReplicas), "--scenario", "mixed",
+		"--history", "5m", "--step", rulesStep.String(), "--end", "now+3m", "-o", history); code != 0 {
+		t.Fatalf("vtop sim --history: exit %d\n%s%s", code, out, errOut)
+	}
+	args := append([]string{"rules", "--evaluation-interval", rulesStep.String(), "-o", ruleFile}, ruleArgs...)
+	if out, errOut, code := testutil.RunVtop(t, args...); code != 0 {
+		t.Fatalf("vtop rules: exit %d\n%s%s", code, out, errOut)
+	}
+	return history, ruleFile
+}
+
+// waitEvaluations waits until the store holds rulesEvaluations of the
+// rules' evaluations.
+func waitEvaluations(t *testing.T, url string) {
+	t.Helper()
+	testutil.WaitFor(t, 90*time.Second, "the rules' evaluations", func() bool {
+		v := vectorAt(t, url, fmt.Sprintf("count_over_time(%s[1m])", promql.RecordedInfo), time.Now())
+		return len(v) > 0 && int(v[0].Value) >= rulesEvaluations
+	})
+}
+
+// readOnce runs a source until its first refresh is in and returns its
+// readings, their time and its status.
+func readOnce(t *testing.T, cfg promsource.Config) ([]catalogue.Readings, time.Time, catalogue.SourceStatus) {
+	t.Helper()
+	src, err := promsource.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = src.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	<-src.Refresh()
+	readings, at := src.ReadingsAt(nil)
+	return readings, at, src.Status()
+}
+
+// recordedFigure is one figure the fast path reads, of a report.
+type recordedFigure struct {
+	name string
+	of   func(*analysis.ReplicaReport) analysis.Num
+}
+
+var recordedFigures = []recordedFigure{
+	{"running", func(r *analysis.ReplicaReport) analysis.Num { return r.Running }},
+	{"waiting", func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }},
+	{"requests/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }},
+	{"prompt tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PromptTokensPerSecond }},
+	{"generation tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }},
+	{"preemptions/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }},
+	{"recomputed tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RecomputedTokensPerSecond }},
+	{"TTFT p99", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }},
+	{"TTFT p50", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P50 }},
+	{"TTFT observations", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.Observations }},
+	{"ITL p99", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }},
+	{"ITL p50", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P50 }},
+	{"ITL observations", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.Observations }},
+}
+
+// relClose: both unknown, or equal to tol relative (absolute near 0).
+func relClose(a, b analysis.Num, tol float64) bool {
+	if !a.Known() || !b.Known() {
+		return a.Known() == b.Known()
+	}
+	return math.Abs(float64(a-b)) <= tol*max(math.Abs(float64(a)), math.Abs(float64(b)), 1e-9)
+}
+
+// rulesAgainstRaw reads the store through the fast path, then through the
+// raw path at the rules' evaluation time, and compares the reports:
+// figures to tol (the gauges to 1e-6 whatever tol), states equal.
+func rulesAgainstRaw(t *testing.T, url string, tol float64) {
+	t.Helper()
+	cfg := analysis.DefaultConfig()
+	base := promsource.Config{URL: url, Selector: `{job="vllm"}`, Interval: rulesStep, Window: cfg.Window}
+	fast := base
+	fast.Rules = promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis}
+	readings, at, st := readOnce(t, fast)
+	if st.Path != promsource.PathRules || st.Problem != "" || len(readings) != rulesReplicas {
+		t.Fatalf("the fast path: path %q, problem %q, warnings %q, %d replicas; want %q and %d", st.Path, st.Problem, st.Warnings, len(readings), promsource.PathRules, rulesReplicas)
+	}
+	raw := base
+	raw.Now = func() time.Time { return at.Add(time.Second) } // the source evaluates a second in the past
+	rawReadings, rawAt, rawSt := readOnce(t, raw)
+	if rawSt.Path != promsource.PathRaw || !rawAt.Equal(at) {
+		t.Fatalf("the raw path: path %q at %s, want %q at the rules' %s", rawSt.Path, rawAt, promsource.PathRaw, at)
+	}
+	fromRules := analysis.Analyze(at, readings, cfg, nil)
+	fromRaw := analysis.Analyze(at, rawReadings, cfg, nil)
+	rawOf := map[string]*analysis.ReplicaReport{}
+	for i := range fromRaw.Replicas {
+		rawOf[fromRaw.Replicas[i].Target] = &fromRaw.Replicas[i]
+	}
+	states := map[string]int{}
+	for i := range fromRules.Replicas {
+		r := &fromRules.Replicas[i]
+		w := rawOf[r.Target]
+		if w == nil {
+			t.Errorf("replica %s: through the rules, not through the raw series", r.Target)
+			continue
+		}
+		states[r.State.String()]++
+		if !r.Recorded || r.State != w.State {
+			t.Errorf("replica %s: %s through the rules (recorded %v), %s through the raw series (%q)", r.Target, r.State, r.Recorded, w.State, w.Reasons)
+		}
+		for _, f := range recordedFigures {
+			limit := tol
+			if f.name == "running" || f.name == "waiting" {
+				limit = 1e-6
+			}
+			if got, want := f.of(r), f.of(w); !relClose(got, want, limit) {
+				t.Errorf("replica %s: %s %v through the rules, %v through the raw series", r.Target, f.name, got, want)
+			}
+		}
+	}
+	if len(states) < 3 {
+		t.Errorf("states %v: the mixed fleet should show at least three", states)
+	}
+	t.Logf("at the rules' evaluation %s: states %v, the same through both paths", at.Format(time.RFC3339Nano), states)
+}
+
+// TestRulesPathPrometheus: a real Prometheus evaluating vtop's rules over
+// a back-filled fleet; the fast path's report equals the raw path's at
+// the rules' evaluation time, figures to 1e-6 and states alike.
+func TestRulesPathPrometheus(t *testing.T) {
+	t.Parallel()
+	testutil.PrometheusTool(t, "promtool")
+	history, ruleFile := rulesHistory(t)
+	prom := testutil.EvaluateRules(t, testutil.ServeBlocks(t, testutil.Backfill(t, history)), rulesStep, ruleFile)
+	waitEvaluations(t, prom.URL())
+	rulesAgainstRaw(t, prom.URL(), 1e-6)
+}

@@ -344,7 +344,7 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		// Where the store evaluates vtop's rules of these settings, a
 		// refresh reads what they recorded.
 		Rules: rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
-		GPUs:       !w.NoGPUs,
+		GPUs:  !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
 		Access: promsource.Access{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -49,14 +50,25 @@ func rulesHistory(t *testing.T, ruleArgs ...string) (history, ruleFile string) {
 	return history, ruleFile
 }
 
-// waitEvaluations waits until the store holds rulesEvaluations of the
-// rules' evaluations.
-func waitEvaluations(t *testing.T, url string) {
+// vmalertLag is how many evaluations vmalert's states may lag the raw
+// path's: each step of the rules' chain (figures, conditions, the alerts
+// a condition reads) reads the step before it back from the store, which
+// holds it only after a flush.
+const vmalertLag = 3
+
+// waitEvaluations waits until the store holds n of the rules'
+// evaluations; log is shown if it does not.
+func waitEvaluations(t *testing.T, url string, n int, log func() string) {
 	t.Helper()
-	testutil.WaitFor(t, 90*time.Second, "the rules' evaluations", func() bool {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
 		v := vectorAt(t, url, fmt.Sprintf("count_over_time(%s[1m])", promql.RecordedInfo), time.Now())
-		return len(v) > 0 && int(v[0].Value) >= rulesEvaluations
-	})
+		if len(v) > 0 && int(v[0].Value) >= n {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d of the rules' evaluations within 90 s; the evaluator's log: %s", n, log())
 }
 
 // readOnce runs a source until its first refresh is in and returns its
@@ -108,8 +120,12 @@ func relClose(a, b analysis.Num, tol float64) bool {
 
 // rulesAgainstRaw reads the store through the fast path, then through the
 // raw path at the rules' evaluation time, and compares the reports:
-// figures to tol (the gauges to 1e-6 whatever tol), states equal.
-func rulesAgainstRaw(t *testing.T, url string, tol float64) {
+// figures to tol relative, states equal (or equal to the raw path's at
+// one of the lag evaluations before, for an evaluator that lags). With
+// tol NaN the figures are
+// not the raw path's (see TestRulesPathVictoriaMetrics): their
+// differences are logged.
+func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 	t.Helper()
 	cfg := analysis.DefaultConfig()
 	base := promsource.Config{URL: url, Selector: `{job="vllm"}`, Interval: rulesStep, Window: cfg.Window}
@@ -119,18 +135,28 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64) {
 	if st.Path != promsource.PathRules || st.Problem != "" || len(readings) != rulesReplicas {
 		t.Fatalf("the fast path: path %q, problem %q, warnings %q, %d replicas; want %q and %d", st.Path, st.Problem, st.Warnings, len(readings), promsource.PathRules, rulesReplicas)
 	}
-	raw := base
-	raw.Now = func() time.Time { return at.Add(time.Second) } // the source evaluates a second in the past
-	rawReadings, rawAt, rawSt := readOnce(t, raw)
-	if rawSt.Path != promsource.PathRaw || !rawAt.Equal(at) {
-		t.Fatalf("the raw path: path %q at %s, want %q at the rules' %s", rawSt.Path, rawAt, promsource.PathRaw, at)
+	// The raw path at the rules' evaluation time, and at the lag
+	// evaluations before it: the states a lagging evaluator may show.
+	rawOf := map[string]*analysis.ReplicaReport{}
+	earlier := map[string][]analysis.State{}
+	for k := range lag + 1 {
+		when := at.Add(-time.Duration(k) * rulesStep)
+		raw := base
+		raw.Now = func() time.Time { return when.Add(time.Second) } // the source evaluates a second in the past
+		rawReadings, rawAt, rawSt := readOnce(t, raw)
+		if rawSt.Path != promsource.PathRaw || !rawAt.Equal(when) {
+			t.Fatalf("the raw path: path %q at %s, want %q at %s", rawSt.Path, rawAt, promsource.PathRaw, when)
+		}
+		fromRaw := analysis.Analyze(when, rawReadings, cfg, nil)
+		for i := range fromRaw.Replicas {
+			r := &fromRaw.Replicas[i]
+			if k == 0 {
+				rawOf[r.Target] = r
+			}
+			earlier[r.Target] = append(earlier[r.Target], r.State)
+		}
 	}
 	fromRules := analysis.Analyze(at, readings, cfg, nil)
-	fromRaw := analysis.Analyze(at, rawReadings, cfg, nil)
-	rawOf := map[string]*analysis.ReplicaReport{}
-	for i := range fromRaw.Replicas {
-		rawOf[fromRaw.Replicas[i].Target] = &fromRaw.Replicas[i]
-	}
 	states := map[string]int{}
 	for i := range fromRules.Replicas {
 		r := &fromRules.Replicas[i]
@@ -140,15 +166,17 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64) {
 			continue
 		}
 		states[r.State.String()]++
-		if !r.Recorded || r.State != w.State {
-			t.Errorf("replica %s: %s through the rules (recorded %v), %s through the raw series (%q)", r.Target, r.State, r.Recorded, w.State, w.Reasons)
+		if !r.Recorded || !slices.Contains(earlier[r.Target], r.State) {
+			t.Errorf("replica %s: %s through the rules (recorded %v), %v through the raw series at the evaluation and the %d before (%q)",
+				r.Target, r.State, r.Recorded, earlier[r.Target], lag, w.Reasons)
 		}
 		for _, f := range recordedFigures {
-			limit := tol
-			if f.name == "running" || f.name == "waiting" {
-				limit = 1e-6
+			got, want := f.of(r), f.of(w)
+			if math.IsNaN(tol) {
+				t.Logf("replica %s: %s %v through the rules, %v through the raw series (%+.1f%%)", r.Target, f.name, got, want, 100*(got-want)/want)
+				continue
 			}
-			if got, want := f.of(r), f.of(w); !relClose(got, want, limit) {
+			if !relClose(got, want, tol) {
 				t.Errorf("replica %s: %s %v through the rules, %v through the raw series", r.Target, f.name, got, want)
 			}
 		}
@@ -156,7 +184,7 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64) {
 	if len(states) < 3 {
 		t.Errorf("states %v: the mixed fleet should show at least three", states)
 	}
-	t.Logf("at the rules' evaluation %s: states %v, the same through both paths", at.Format(time.RFC3339Nano), states)
+	t.Logf("at the rules' evaluation %s: states %v through the rules", at.Format(time.RFC3339Nano), states)
 }
 
 // TestRulesPathPrometheus: a real Prometheus evaluating vtop's rules over
@@ -167,6 +195,32 @@ func TestRulesPathPrometheus(t *testing.T) {
 	testutil.PrometheusTool(t, "promtool")
 	history, ruleFile := rulesHistory(t)
 	prom := testutil.EvaluateRules(t, testutil.ServeBlocks(t, testutil.Backfill(t, history)), rulesStep, ruleFile)
-	waitEvaluations(t, prom.URL())
-	rulesAgainstRaw(t, prom.URL(), 1e-6)
+	waitEvaluations(t, prom.URL(), rulesEvaluations, prom.Log)
+	rulesAgainstRaw(t, prom.URL(), 1e-6, 0)
+}
+
+// TestRulesPathVictoriaMetrics: VictoriaMetrics with Debian's vmalert
+// evaluating vtop's rules (without keep_firing_for:, which this vmalert
+// does not read) over the same back-filled fleet: the states are the raw
+// path's. The figures are not, and the test logs by how much: the
+// windowed ones are MetricsQL's, whose rate() and increase() do not
+// extrapolate to the window's edges (the source's note on
+// VictoriaMetrics), a few per cent off; and this vmalert stamps with an
+// evaluation's time the raw samples of about an interval before it, so
+// that even a gauge is one reading older than the raw path's.
+func TestRulesPathVictoriaMetrics(t *testing.T) {
+	t.Parallel()
+	testutil.VictoriaMetricsBinary(t)
+	history, ruleFile := rulesHistory(t, "--no-keep-firing-for")
+	// vmalert's queries are of the present: answered as of 30 s before it
+	// (VictoriaMetrics' default latency offset), its figures would be
+	// another moment's than the raw series' at the evaluation time.
+	vm := testutil.StartVictoriaMetrics(t, "-search.latencyOffset=0s")
+	vm.Import(history, func() bool { return targetsIn(t, vm.URL()) == rulesReplicas })
+	alert := testutil.StartVMAlert(t, vm, rulesStep, ruleFile)
+	// vmalert reads what the group's earlier rules wrote back from the
+	// store, a flush later: each step of the rules' chain lags an
+	// evaluation, and the states take more evaluations to settle.
+	waitEvaluations(t, vm.URL(), 4*rulesEvaluations, alert.Log)
+	rulesAgainstRaw(t, vm.URL(), math.NaN(), vmalertLag)
 }

@@ -140,9 +140,11 @@ func Build(o Options) (File, error) {
 		return File{}, err
 	}
 	b := builder{o: o, q: promql.Group{By: strings.Join(o.GroupBy, ", ")}, t: analysis.JudgementThresholds()}
-	rules := append([]Rule{b.info()}, b.figures()...)
-	rules = append(rules, b.conditions()...)
+	rules := append(b.figures(), b.conditions()...)
 	rules = append(rules, b.alerts()...)
+	// Last: its row at an evaluation time says that the group's rows of
+	// that time are all written (vmalert writes each rule's as it goes).
+	rules = append(rules, b.info())
 	return File{Header: b.header(), Groups: []Group{{Name: GroupName, Interval: o.EvaluationInterval, Rules: rules}}}, nil
 }
 

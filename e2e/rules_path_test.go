@@ -72,13 +72,15 @@ func waitEvaluations(t *testing.T, url string, n int, log func() string) {
 }
 
 // readOnce runs a source until its first refresh is in and returns its
-// readings, their time and its status.
-func readOnce(t *testing.T, cfg promsource.Config) ([]catalogue.Readings, time.Time, catalogue.SourceStatus) {
+// readings, their time and its status; wanted are the replicas it is
+// told are wanted in detail.
+func readOnce(t *testing.T, cfg promsource.Config, wanted ...string) ([]catalogue.Readings, time.Time, catalogue.SourceStatus) {
 	t.Helper()
 	src, err := promsource.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	src.SetWanted(wanted)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = src.Run(ctx); close(done) }()
@@ -129,9 +131,7 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 	t.Helper()
 	cfg := analysis.DefaultConfig()
 	base := promsource.Config{URL: url, Selector: `{job="vllm"}`, Interval: rulesStep, Window: cfg.Window}
-	fast := base
-	fast.Rules = promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis}
-	readings, at, st := readOnce(t, fast)
+	readings, at, st := readOnce(t, fastPath(base, cfg))
 	if st.Path != promsource.PathRules || st.Problem != "" || len(readings) != rulesReplicas {
 		t.Fatalf("the fast path: path %q, problem %q, warnings %q, %d replicas; want %q and %d", st.Path, st.Problem, st.Warnings, len(readings), promsource.PathRules, rulesReplicas)
 	}
@@ -187,6 +187,45 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 	t.Logf("at the rules' evaluation %s: states %v through the rules", at.Format(time.RFC3339Nano), states)
 }
 
+// fastPath is cfg reading the store's rules of the settings of acfg.
+func fastPath(cfg promsource.Config, acfg analysis.Config) promsource.Config {
+	cfg.Rules = promql.RulesSettings{Window: acfg.Window, SLOTTFT: acfg.SLOTTFT, SLOITL: acfg.SLOITL, Hysteresis: acfg.Hysteresis}
+	return cfg
+}
+
+// wantedRaw checks that the fast path reads the raw series of the replica
+// wanted in detail, at the rules' evaluation time: its report is the raw
+// path's, with what the rules do not record (the KV cache usage), while
+// the others' are the rules'.
+func wantedRaw(t *testing.T, url, wanted string) {
+	t.Helper()
+	cfg := analysis.DefaultConfig()
+	base := promsource.Config{URL: url, Selector: `{job="vllm"}`, Interval: rulesStep, Window: cfg.Window}
+	readings, at, st := readOnce(t, fastPath(base, cfg), wanted)
+	raw := base
+	raw.Now = func() time.Time { return at.Add(time.Second) }
+	rawReadings, _, _ := readOnce(t, raw)
+	fast, slow := analysis.Analyze(at, readings, cfg, nil), analysis.Analyze(at, rawReadings, cfg, nil)
+	if st.Path != promsource.PathRules || len(fast.Replicas) != rulesReplicas {
+		t.Fatalf("path %q, %d replicas", st.Path, len(fast.Replicas))
+	}
+	for i := range fast.Replicas {
+		r := &fast.Replicas[i]
+		if r.Recorded != (r.Target != wanted) {
+			t.Errorf("replica %s: recorded %v; want the raw series read for %s alone", r.Target, r.Recorded, wanted)
+		}
+		if r.Target != wanted {
+			continue
+		}
+		for j := range slow.Replicas {
+			w := &slow.Replicas[j]
+			if w.Target == wanted && (w.State != r.State || !r.KVCacheUsage.Known() || !relClose(r.KVCacheUsage, w.KVCacheUsage, 1e-9) || !relClose(r.TTFT.P90, w.TTFT.P90, 1e-9)) {
+				t.Errorf("replica %s wanted: %s, KV %v, TTFT p90 %v; the raw path: %s, KV %v, TTFT p90 %v", wanted, r.State, r.KVCacheUsage, r.TTFT.P90, w.State, w.KVCacheUsage, w.TTFT.P90)
+			}
+		}
+	}
+}
+
 // TestRulesPathPrometheus: a real Prometheus evaluating vtop's rules over
 // a back-filled fleet; the fast path's report equals the raw path's at
 // the rules' evaluation time, figures to 1e-6 and states alike.
@@ -197,6 +236,7 @@ func TestRulesPathPrometheus(t *testing.T) {
 	prom := testutil.EvaluateRules(t, testutil.ServeBlocks(t, testutil.Backfill(t, history)), rulesStep, ruleFile)
 	waitEvaluations(t, prom.URL(), rulesEvaluations, prom.Log)
 	rulesAgainstRaw(t, prom.URL(), 1e-6, 0)
+	wantedRaw(t, prom.URL(), "vllm-2:8000")
 }
 
 // TestRulesPathVictoriaMetrics: VictoriaMetrics with Debian's vmalert

@@ -7,7 +7,9 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -253,6 +255,9 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 		return false
 	}
 	r, err := s.readRecorded(ctx, info)
+	if err == nil {
+		r.readings = withRaw(r.readings, s.wantedRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at))
+	}
 	if ctx.Err() != nil {
 		return true
 	}
@@ -337,4 +342,74 @@ func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time) (
 		return nil, nil, s.fail(safetext.Sanitize(shortExpr(expr) + ": " + err.Error()))
 	}
 	return v, s.cleanAll(answer.Warnings), nil
+}
+
+// detailSource is the raw path for the replicas wanted (SetWanted: the
+// one a detail view shows), beside the fast path: a source of its own
+// over the selector narrowed to them, kept while they stay the same so
+// that its reads are increments, evaluated at the rules' time.
+type detailSource struct {
+	names []string
+	src   *Source
+	at    time.Time // the evaluation its next refresh reads
+}
+
+// wantedRaw reads the raw series of the replicas wanted at at, the
+// group label by naming them; nil when none is wanted.
+func (s *Source) wantedRaw(ctx context.Context, by string, at time.Time) []catalogue.Readings {
+	s.mu.Lock()
+	names := slices.Clone(s.wanted)
+	s.mu.Unlock()
+	slices.Sort(names)
+	if len(names) == 0 {
+		s.detail = nil
+		return nil
+	}
+	if s.detail == nil || !slices.Equal(s.detail.names, names) {
+		d := &detailSource{names: names}
+		cfg := s.cfg
+		cfg.Rules, cfg.GPUs, cfg.IdentifyStore, cfg.BucketsAbove = promql.RulesSettings{}, false, false, -1
+		cfg.Window = s.analysisWindow()
+		cfg.Now = func() time.Time { return d.at.Add(settle) }
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = regexp.QuoteMeta(n)
+		}
+		matchers := by + "=~" + strconv.Quote(strings.Join(quoted, "|"))
+		if s.q.matchers != "" {
+			matchers = s.q.matchers + ", " + matchers
+		}
+		cfg.Selector = "{" + matchers + "}"
+		src, err := New(cfg)
+		if err != nil {
+			return nil // a replica's name that makes no selector: its rows stand
+		}
+		d.src, s.detail = src, d
+	}
+	s.detail.at = at
+	s.detail.src.SetWindow(s.analysisWindow())
+	s.detail.src.refresh(ctx)
+	s.requests.Add(int64(s.detail.src.Stats().LastRequests)) // the refresh's queries count them
+	readings, when := s.detail.src.ReadingsAt(nil)
+	if !when.Equal(at) {
+		return nil // its read failed: the rules' rows stand
+	}
+	return readings
+}
+
+// withRaw puts the raw readings in place of the recorded ones of the
+// same replicas.
+func withRaw(recorded, raw []catalogue.Readings) []catalogue.Readings {
+	byName := map[string]catalogue.Readings{}
+	for _, r := range raw {
+		if len(r.Samples) > 0 {
+			byName[r.Target] = r
+		}
+	}
+	for i, r := range recorded {
+		if w, ok := byName[r.Target]; ok {
+			recorded[i] = w
+		}
+	}
+	return recorded
 }

@@ -175,6 +175,9 @@ type Source struct {
 	// rulesNote says why vtop's recording rules in the store are not
 	// read (recorded.go); "" when none are loaded, or they are read.
 	rulesNote string
+	// detail reads the wanted replicas' raw series beside the fast path
+	// (recorded.go); owned by the refresh loop.
+	detail *detailSource
 	// identified is closed once the store's identification is over; the
 	// first refresh waits for it before it publishes, so that the first
 	// report names the store. Nil after. Owned by the refresh loop.

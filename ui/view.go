@@ -167,7 +167,7 @@ func otherReplicas(imb []analysis.Imbalance) int {
 }
 
 // pathWords say which path a store's source read (analysis.SourceStatus.Path).
-var pathWords = map[string]string{"rules": ", read from vtop's recording rules", "raw": ", raw series"}
+var pathWords = map[string]string{"rules": ", via vtop's rules", "raw": ", via raw series"}
 
 // sourceLines name a source that reads the whole fleet (a Prometheus
 // server) and, when it fails, say so once with the age of the data still

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,6 +238,16 @@ func TestRulesPathPrometheus(t *testing.T) {
 	waitEvaluations(t, prom.URL(), rulesEvaluations, prom.Log)
 	rulesAgainstRaw(t, prom.URL(), 1e-6, 0)
 	wantedRaw(t, prom.URL(), "vllm-2:8000")
+
+	// Rules of other settings are not read, and the status says why.
+	cfg := analysis.DefaultConfig()
+	cfg.Window = time.Minute
+	_, _, st := readOnce(t, fastPath(promsource.Config{URL: prom.URL(), Interval: rulesStep, Window: cfg.Window}, cfg))
+	if st.Path != promsource.PathRaw || !slices.ContainsFunc(st.Warnings, func(w string) bool {
+		return strings.Contains(w, "window 30s (this vtop: 1m)") && strings.Contains(w, "vtop rules")
+	}) {
+		t.Errorf("rules of a 30s window read with a 1m one: path %q, warnings %q; want the raw path and why", st.Path, st.Warnings)
+	}
 }
 
 // TestRulesPathVictoriaMetrics: VictoriaMetrics with Debian's vmalert

@@ -114,7 +114,10 @@ func settingsDiffer(m model.Metric, want map[string]string) []string {
 	var diff []string
 	for _, name := range []string{promql.InfoVersion, promql.InfoWindow, promql.InfoSLOTTFT, promql.InfoSLOITL, promql.InfoHysteresis, promql.InfoGroupBy} {
 		if got := string(m[model.LabelName(name)]); got != want[name] {
-			diff = append(diff, fmt.Sprintf("%s %q (this vtop: %q)", name, got, want[name]))
+			if got == "" {
+				got = "none"
+			}
+			diff = append(diff, fmt.Sprintf("%s %s (this vtop: %s)", name, got, want[name]))
 		}
 	}
 	return diff

@@ -51,6 +51,11 @@ func rulesHistory(t *testing.T, ruleArgs ...string) (history, ruleFile string) {
 	return history, ruleFile
 }
 
+// rawLead is how many evaluations the raw path's chain of reports begins
+// before the first it is compared at: enough for its hysteresis to hold
+// what it holds live.
+const rawLead = 4
+
 // vmalertLag is how many evaluations vmalert's states may lag the raw
 // path's: each step of the rules' chain (figures, conditions, the alerts
 // a condition reads) reads the step before it back from the store, which
@@ -122,12 +127,12 @@ func relClose(a, b analysis.Num, tol float64) bool {
 }
 
 // rulesAgainstRaw reads the store through the fast path, then through the
-// raw path at the rules' evaluation time, and compares the reports:
-// figures to tol relative, states equal (or equal to the raw path's at
-// one of the lag evaluations before, for an evaluator that lags). With
-// tol NaN the figures are
-// not the raw path's (see TestRulesPathVictoriaMetrics): their
-// differences are logged.
+// raw path as a live vtop would have read it up to the rules' evaluation
+// time, and compares the reports: figures to tol relative, states equal
+// (or equal to the raw path's at one of the lag evaluations before, for
+// an evaluator that lags). With tol NaN the figures are not the raw
+// path's (see TestRulesPathVictoriaMetrics): their differences are
+// logged.
 func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 	t.Helper()
 	cfg := analysis.DefaultConfig()
@@ -136,11 +141,14 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 	if st.Path != promsource.PathRules || st.Problem != "" || len(readings) != rulesReplicas {
 		t.Fatalf("the fast path: path %q, problem %q, warnings %q, %d replicas; want %q and %d", st.Path, st.Problem, st.Warnings, len(readings), promsource.PathRules, rulesReplicas)
 	}
-	// The raw path at the rules' evaluation time, and at the lag
-	// evaluations before it: the states a lagging evaluator may show.
+	// The raw path as a live vtop reads it, one report an evaluation,
+	// each with the one before (its hysteresis), up to the rules'
+	// evaluation time; the states of the last lag+1 are those a lagging
+	// evaluator may show.
 	rawOf := map[string]*analysis.ReplicaReport{}
 	earlier := map[string][]analysis.State{}
-	for k := range lag + 1 {
+	var prev *analysis.Report
+	for k := lag + rawLead; k >= 0; k-- {
 		when := at.Add(-time.Duration(k) * rulesStep)
 		raw := base
 		raw.Now = func() time.Time { return when.Add(time.Second) } // the source evaluates a second in the past
@@ -148,13 +156,16 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 		if rawSt.Path != promsource.PathRaw || !rawAt.Equal(when) {
 			t.Fatalf("the raw path: path %q at %s, want %q at %s", rawSt.Path, rawAt, promsource.PathRaw, when)
 		}
-		fromRaw := analysis.Analyze(when, rawReadings, cfg, nil)
+		fromRaw := analysis.Analyze(when, rawReadings, cfg, prev)
+		prev = &fromRaw
 		for i := range fromRaw.Replicas {
 			r := &fromRaw.Replicas[i]
 			if k == 0 {
 				rawOf[r.Target] = r
 			}
-			earlier[r.Target] = append(earlier[r.Target], r.State)
+			if k <= lag {
+				earlier[r.Target] = append(earlier[r.Target], r.State)
+			}
 		}
 	}
 	fromRules := analysis.Analyze(at, readings, cfg, nil)

@@ -29,6 +29,10 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	var w window
 	late := lateRound(targets, befores, now)
 	for i, t := range targets {
+		if t.Recorded != nil && len(t.Samples) == 0 {
+			r.Replicas = append(r.Replicas, recordedReplica(now, t.Target, t.Recorded, cfg))
+			continue
+		}
 		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime, late != ""))
 	}
 	var prevFleet *FleetFigures

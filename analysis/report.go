@@ -457,6 +457,11 @@ type ReplicaReport struct {
 	// last good data, Report.Source says why and how old. The replica
 	// itself may be fine.
 	SourceStale bool `json:"source_stale,omitempty"`
+	// Recorded is set when the replica was reported from the store's
+	// recording rules of vtop (catalogue.Recorded) rather than its raw
+	// series: its state is the rules' and the figures they do not record
+	// are n/a.
+	Recorded bool `json:"recorded,omitempty"`
 	// Instances is how many scrape targets the replica's figures sum when
 	// there are several (a group of a Prometheus source, such as
 	// --group-by job): its rates and gauges are their totals. 0 for a
@@ -828,6 +833,9 @@ type SourceStatus struct {
 	// Queries the requests it sent: what reading the fleet costs.
 	RefreshSeconds float64 `json:"refresh_seconds,omitempty"`
 	Queries        int     `json:"queries,omitempty"`
+	// Path is what the newest refresh read: "rules" (the store's
+	// recording rules of vtop) or "raw" (the raw series).
+	Path string `json:"path,omitempty"`
 }
 
 // StoreLabel is the store as the source line names it: "VictoriaMetrics",

@@ -7,6 +7,7 @@
 #   bench/stores.sh 200 2
 #   SPAN=10m bench/stores.sh 1000 2
 #   BASELINE=main bench/stores.sh 200 2      # also vtop as of main
+#   RULES=1 bench/stores.sh 200 2            # the rules path (see below)
 #
 # The history: `vtop sim --history` plays N replicas of E engines in
 # virtual time and writes a scrape of each every STEP (5s) as OpenMetrics
@@ -37,7 +38,18 @@
 # side by side by curl, FLOOR (10) times each, the answers thrown away:
 # the wall time (median, max) and the store's CPU of a read that no
 # client's decoding could shorten. Requirements: Go, bash, awk, curl,
-# python3, prometheus and promtool, victoria-metrics.
+# python3, prometheus and promtool, victoria-metrics (and vmalert with
+# RULES).
+#
+# RULES=1 measures the rules path: the stores evaluate `vtop rules`
+# (every STEP) and vtop reads what they recorded. VictoriaMetrics' rules
+# are evaluated by vmalert, written back into it. Prometheus's back-filled
+# blocks reach past the present and refuse samples of the present, so a
+# second Prometheus evaluates the rules over the first's samples through
+# its remote-read API and keeps what they record; vtop reads that one.
+# The runs begin once both have evaluated the rules for a window
+# (RULES_WARMUP, 60 s); the rows are labelled "rules", and each --once
+# says the path its report read.
 set -euo pipefail
 
 usage() { echo "usage: $0 N ENGINES   (env: SPAN LEAD STEP CHUNK T ROUNDS FLOOR BASELINE MAX_MEMORY VTOP_ARGS KEEP)" >&2; exit 64; }
@@ -141,6 +153,47 @@ PROM=http://127.0.0.1:$prom_port
 for _ in $(seq 600); do curl -sf "$PROM/-/ready" >/dev/null && break; sleep 0.1; done
 curl -sf "$PROM/-/ready" >/dev/null || { echo "Prometheus did not start:" >&2; tail -5 "$WORK/prometheus.log" >&2; exit 1; }
 
+# rules_evaluated URL: whether the store holds an evaluation of vtop's
+# rules of the last minute.
+rules_evaluated() {
+	curl -sf "$1/api/v1/query" --data-urlencode 'query=count_over_time(vtop:rules_info[1m])' --data-urlencode nocache=1 |
+		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(1 if r else 0)'
+}
+if [[ -n ${RULES:-} ]]; then
+	command -v vmalert >/dev/null || { echo "vmalert not found in PATH" >&2; exit 1; }
+	"$WORK/vtop" rules --evaluation-interval "$STEP" -o "$WORK/vtop-rules.yml"
+	# Debian's vmalert does not read keep_firing_for.
+	"$WORK/vtop" rules --evaluation-interval "$STEP" --no-keep-firing-for -o "$WORK/vtop-rules-vm.yml"
+	eval_port=$(free_port)
+	printf 'global:\n  query_log_file: %s\nrule_files: [%s]\nscrape_configs: []\nremote_read:\n  - url: %s/api/v1/read\n    read_recent: true\n' \
+		"$WORK/query.log" "$WORK/vtop-rules.yml" "$PROM" >"$WORK/prometheus-rules.yml"
+	# The evaluator logs to the same query log (the store under it
+	# answers remote reads, which it does not log); its own evaluations
+	# are left out of the store-alone measurement.
+	prometheus --config.file="$WORK/prometheus-rules.yml" --storage.tsdb.path="$WORK/prom-rules" \
+		--web.listen-address="127.0.0.1:$eval_port" >"$WORK/prometheus-rules.log" 2>&1 &
+	PIDS+=($!)
+	PROM=http://127.0.0.1:$eval_port
+	for _ in $(seq 600); do curl -sf "$PROM/-/ready" >/dev/null && break; sleep 0.1; done
+	sink_port=$(free_port)
+	python3 -c 'import http.server as h
+class S(h.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0))); self.send_response(200); self.end_headers()
+    def log_message(self, *a): pass
+h.HTTPServer(("127.0.0.1", '"$sink_port"'), S).serve_forever()' &
+	PIDS+=($!)
+	vmalert -datasource.url="$VM" -remoteWrite.url="$VM" -notifier.url="http://127.0.0.1:$sink_port" -evaluationInterval="$STEP" \
+		-httpListenAddr="127.0.0.1:$(free_port)" -loggerLevel=WARN -rule="$WORK/vtop-rules-vm.yml" >"$WORK/vmalert.log" 2>&1 &
+	PIDS+=($!)
+	warmup=${RULES_WARMUP:-60}
+	echo "the stores evaluate vtop's rules; waiting ${warmup} s for a window of evaluations…" >&2
+	sleep "$warmup"
+	for url in "$PROM" "$VM"; do
+		[[ $(rules_evaluated "$url") == 1 ]] || { echo "$url holds no evaluation of vtop's rules" >&2; tail -5 "$WORK/prometheus-rules.log" "$WORK/vmalert.log" >&2; exit 1; }
+	done
+fi
+
 # The present must be a minute into the history: a window and a margin.
 if (($(date +%s) < first + 60)); then
 	echo "waiting $((first + 60 - $(date +%s))) s for the present to reach a minute into the history…" >&2
@@ -216,7 +269,7 @@ run() {
 		states = {}
 		for x in r.get("replicas", []):
 		    states[x["state"]] = states.get(x["state"], 0) + 1
-		print(f"    --once: {len(r.get('replicas', []))} of {sys.argv[2]} replicas {states}; store {src.get('store', '?')}; problem {src.get('problem', 'none')}")
+		print(f"    --once: {len(r.get('replicas', []))} of {sys.argv[2]} replicas {states}; store {src.get('store', '?')}; path {src.get('path', '?')}; problem {src.get('problem', 'none')}")
 	EOF
 	q0=$(queries "$url" "$store")
 	"$bin" "${args[@]}" --interval $INTERVAL --jsonl >"$WORK/jsonl" 2>>"$WORK/vtop-$store-$kind.log" &
@@ -283,7 +336,10 @@ read_of() {
 		log, which, out, begin, end = sys.argv[1:]
 		reads = collections.OrderedDict()
 		for line in open(log).readlines()[int(begin):int(end)]:
-		    p = json.loads(line).get("params", {})
+		    entry = json.loads(line)
+		    if "ruleGroup" in entry:
+		        continue  # the rules' own evaluations (RULES)
+		    p = entry.get("params", {})
 		    if p.get("step", 0) == 0 and "query" in p:
 		        reads.setdefault(p["start"], []).append(p["query"])
 		reads = list(reads.values())
@@ -338,6 +394,7 @@ for store in prom vm; do
 		name=Prometheus
 		[[ $store == vm ]] && name=VictoriaMetrics
 		label=present
+		[[ -n ${RULES:-} ]] && label=rules
 		[[ $kind == base ]] && label="@$BASELINE"
 		ref=$WORK/ref-$store-$kind
 		res=$WORK/res-$store-$kind

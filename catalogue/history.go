@@ -140,6 +140,10 @@ type SourceStatus struct {
 	// the requests it sent to the server.
 	LastRefresh time.Duration
 	Queries     int
+	// Path is what the newest refresh read, where the source has a choice:
+	// "rules" (the store's recording rules of vtop) or "raw" (the raw
+	// series); "" for a source without one.
+	Path string
 }
 
 // OK reports whether the last refresh worked.

@@ -412,6 +412,10 @@ type Readings struct {
 	// buckets of a large fleet that way rather than raw (the samples
 	// then hold each histogram's _sum and _count with no bounds).
 	Buckets *WindowBuckets
+	// Recorded, when not nil and Samples is empty, is the replica as the
+	// store's recording rules of vtop evaluated it: the analysis reports
+	// it from them.
+	Recorded *Recorded
 }
 
 // WindowBuckets are a target's histogram buckets over the window that

@@ -341,7 +341,10 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 		// The server evaluates the buckets the states read; the others'
 		// quantiles are read raw for the replica a detail view shows.
 		Histograms: analysis.JudgedHistograms(w.config(w.Window, 1)),
-		GPUs:       !w.NoGPUs,
+		// Where the store evaluates vtop's rules of these settings, a
+		// refresh reads what they recorded.
+		Rules: rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
+		GPUs:  !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
 		Access: promsource.Access{

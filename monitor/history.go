@@ -45,7 +45,7 @@ func sourceStatus(src Source) *analysis.SourceStatus {
 	st := sr.Status()
 	out := &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood,
 		Checked: st.Checked, Warnings: st.Warnings, Store: st.Store, StoreVersion: st.StoreVersion,
-		RefreshSeconds: st.LastRefresh.Seconds(), Queries: st.Queries}
+		RefreshSeconds: st.LastRefresh.Seconds(), Queries: st.Queries, Path: st.Path}
 	if out.Failing() && !st.LastGood.IsZero() && st.Checked.After(st.LastGood) {
 		out.DataAgeSeconds = st.Checked.Sub(st.LastGood).Seconds()
 	}

@@ -15,6 +15,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -101,6 +102,11 @@ type Config struct {
 	// (SetWanted), from their raw buckets. Nil: every histogram vtop reads
 	// quantiles of; a histogram it reads no quantiles of is passed over.
 	Histograms []catalogue.Histogram
+	// Rules are the settings this vtop's recording rules would be written
+	// with (`vtop rules`; the window is the analysis window): where the
+	// store evaluates vtop's rules of these settings, a refresh reads
+	// what they recorded (recorded.go). Zero SLOs: the raw series always.
+	Rules promql.RulesSettings
 }
 
 // withDefaults fills the zero fields.
@@ -166,6 +172,12 @@ type Source struct {
 	stats    Stats
 	// storeNote is the warning the store's semantics call for (store.go).
 	storeNote string
+	// rulesNote says why vtop's recording rules in the store are not
+	// read (recorded.go); "" when none are loaded, or they are read.
+	rulesNote string
+	// detail reads the wanted replicas' raw series beside the fast path
+	// (recorded.go); owned by the refresh loop.
+	detail *detailSource
 	// identified is closed once the store's identification is over; the
 	// first refresh waits for it before it publishes, so that the first
 	// report names the store. Nil after. Owned by the refresh loop.
@@ -218,6 +230,8 @@ type Stats struct {
 	// bound) its answers held.
 	Bucketless bool
 	BucketRows int
+	// Path is the path the newest refresh read: PathRules or PathRaw.
+	Path string
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -352,6 +366,12 @@ func (s *Source) Status() catalogue.SourceStatus {
 	if s.storeNote != "" {
 		st.Warnings = append(st.Warnings, s.storeNote)
 	}
+	if s.rulesNote != "" {
+		st.Warnings = append(st.Warnings, s.rulesNote)
+	}
+	if note := overrunNote(st, s.cfg.Interval); note != "" {
+		st.Warnings = append(st.Warnings, note)
+	}
 	if st.Checked.IsZero() && !s.asked.IsZero() {
 		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",
 			s.cfg.Now().Sub(s.asked).Round(time.Second))
@@ -445,6 +465,9 @@ func (s *Source) refresh(ctx context.Context) {
 		s.asked = at
 	}
 	s.mu.Unlock()
+	if s.refreshRecorded(ctx, start, sent) {
+		return
+	}
 	pre := s.countTargets(ctx, at, width)
 	s.setBucketless(s.wantBuckets())
 	rawRange, full := s.raw.rangeFor(at, width)
@@ -493,7 +516,7 @@ func (s *Source) refresh(ctx context.Context) {
 	s.now, s.readings = at, readings
 	s.countRefresh(start, sent)
 	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
-	s.status.Warnings = f.warnings
+	s.status.Warnings, s.status.Path, s.stats.Path = f.warnings, PathRaw, PathRaw
 	s.stats.Series, s.stats.Samples = f.series, f.samples
 	s.stats.Bucketless, s.stats.BucketRows = s.q.bucketless, len(f.buckets)
 	if full {

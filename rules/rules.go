@@ -62,20 +62,21 @@ const (
 	AlertIdle       = "VtopIdle"
 )
 
-// Names of the recording rules the alerts read.
+// Names of the recording rules the alerts read: package promql's, which
+// the Prometheus source reads back.
 const (
-	recRunning     = "vtop:running"
-	recWaiting     = "vtop:waiting"
-	recPreemptions = "vtop:preemptions_total"
-	recWork        = "vtop:work_total"
+	recRunning     = promql.RecordedRunning
+	recWaiting     = promql.RecordedWaiting
+	recPreemptions = promql.RecordedPreemptions
+	recWork        = promql.RecordedWork
 	// The price of preemption over the window: the preemptions, the
 	// tokens they recompute (counted where the engine counts them, else
 	// preemptions × (mean prompt + half the mean output), as vtop
 	// estimates them), the tokens generated and the requests finished.
-	recPreempted  = "vtop:preemptions:increase_window"
-	recRecomputed = "vtop:recomputed_tokens:increase_window"
-	recGenerated  = "vtop:generation_tokens:increase_window"
-	recFinished   = "vtop:finished_requests:increase_window"
+	recPreempted  = promql.RecordedPreempted
+	recRecomputed = promql.RecordedRecomputed
+	recGenerated  = promql.RecordedGenerated
+	recFinished   = promql.RecordedFinished
 	// recMaterial is PREEMPTING's evidence before the hold of a move from
 	// FULL or SLOW.
 	recMaterial = "vtop:preemption_material"
@@ -141,6 +142,9 @@ func Build(o Options) (File, error) {
 	b := builder{o: o, q: promql.Group{By: strings.Join(o.GroupBy, ", ")}, t: analysis.JudgementThresholds()}
 	rules := append(b.figures(), b.conditions()...)
 	rules = append(rules, b.alerts()...)
+	// Last: its row at an evaluation time says that the group's rows of
+	// that time are all written (vmalert writes each rule's as it goes).
+	rules = append(rules, b.info())
 	return File{Header: b.header(), Groups: []Group{{Name: GroupName, Interval: o.EvaluationInterval, Rules: rules}}}, nil
 }
 
@@ -149,6 +153,20 @@ type builder struct {
 	o Options
 	q promql.Group
 	t analysis.Thresholds
+}
+
+// info is the rule that says which rules these are: one series whose
+// labels are the version of the recorded series and the settings they
+// are recorded with, so that a vtop reads them back only where they are
+// what it would write.
+func (b builder) info() Rule {
+	c := b.o.Config
+	var labels []Pair
+	for _, l := range promql.InfoLabels(promql.RulesSettings{Window: c.Window, SLOTTFT: c.SLOTTFT, SLOITL: c.SLOITL,
+		Hysteresis: c.Hysteresis, GroupBy: b.o.GroupBy}, b.o.EvaluationInterval) {
+		labels = append(labels, Pair{l[0], l[1]})
+	}
+	return Rule{Record: promql.RecordedInfo, Expr: "vector(1)", Labels: labels}
 }
 
 // readings is the span that holds the newest n evaluations: half an
@@ -188,6 +206,9 @@ func (b builder) figures() []Rule {
 		{Record: recGenerated, Expr: b.q.IncreaseScalar(catalogue.GenerationTokens, w)},
 		{Record: recFinished, Expr: b.q.HistogramCount(catalogue.E2E, w)},
 		{Record: recRecomputed, Expr: b.recomputedExpr()},
+		// Read by vtop alone, for the fleet's figures of its fast path.
+		{Record: promql.RecordedPrompted, Expr: b.q.IncreaseScalar(catalogue.PromptTokens, w)},
+		{Record: promql.RecordedRequests, Expr: b.q.FinishedIncrease(w)},
 	}
 	for _, h := range latencies {
 		rules = append(rules,
@@ -210,13 +231,13 @@ type latency struct {
 
 // latencies are the histograms SLOW reads.
 var latencies = []latency{
-	{"ttft", catalogue.TTFT, "requests", "TTFT"},
-	{"itl", catalogue.ITL, "tokens", "ITL"},
+	{promql.LatencyTTFT, catalogue.TTFT, "requests", "TTFT"},
+	{promql.LatencyITL, catalogue.ITL, "tokens", "ITL"},
 }
 
-func (l latency) bucketRate() string       { return "vtop:" + l.name + "_seconds_bucket:rate_window" }
-func (l latency) quantile(q string) string { return "vtop:" + l.name + "_seconds:" + q }
-func (l latency) observations() string     { return "vtop:" + l.name + "_seconds:observations" }
+func (l latency) bucketRate() string       { return promql.RecordedBucketRate(l.name) }
+func (l latency) quantile(q string) string { return promql.RecordedQuantile(l.name, q) }
+func (l latency) observations() string     { return promql.RecordedObservations(l.name) }
 func (l latency) condition() string        { return "vtop:state_slow_" + l.name }
 
 // slo is the latency's SLO under o.

@@ -147,6 +147,26 @@ func ServeBlocks(t testing.TB, dir string) *Prometheus {
 	return p
 }
 
+// EvaluateRules runs a second Prometheus that evaluates the rule files
+// every evaluation interval (a group's own interval wins over it) over
+// the samples of over, read through its remote-read API, and keeps what
+// they record: back-filled blocks that reach past the present (ServeBlocks)
+// refuse the rules' samples of the present, which fall before their end.
+// It is stopped when the test ends.
+func EvaluateRules(t testing.TB, over *Prometheus, evaluation time.Duration, ruleFiles ...string) *Prometheus {
+	t.Helper()
+	p := newPrometheus(t)
+	files := make([]string, len(ruleFiles))
+	for i, f := range ruleFiles {
+		files[i] = fmt.Sprintf("%q", f)
+	}
+	p.writeConfig(fmt.Sprintf("global:\n  evaluation_interval: %dms\nrule_files: [%s]\nscrape_configs: []\nremote_read:\n  - url: %q\n    read_recent: true\n",
+		evaluation.Milliseconds(), strings.Join(files, ", "), over.URL()+"/api/v1/read"))
+	p.Start()
+	t.Cleanup(p.Stop)
+	return p
+}
+
 func newPrometheus(t testing.TB) *Prometheus {
 	dir := t.TempDir()
 	return &Prometheus{t: t, bin: PrometheusTool(t, "prometheus"), dir: dir, data: filepath.Join(dir, "data"), addr: ClosedPort(t)}

@@ -45,8 +45,8 @@ type VictoriaMetrics struct {
 }
 
 // StartVictoriaMetrics runs an empty VictoriaMetrics until the test ends
-// and waits until it answers.
-func StartVictoriaMetrics(t testing.TB) *VictoriaMetrics {
+// and waits until it answers; extra are further flags.
+func StartVictoriaMetrics(t testing.TB, extra ...string) *VictoriaMetrics {
 	t.Helper()
 	bin := VictoriaMetricsBinary(t)
 	v := &VictoriaMetrics{t: t, dir: t.TempDir(), addr: ClosedPort(t)}
@@ -54,8 +54,8 @@ func StartVictoriaMetrics(t testing.TB) *VictoriaMetrics {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.cmd = exec.Command(bin, "-storageDataPath="+filepath.Join(v.dir, "data"), "-httpListenAddr="+v.addr,
-		"-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN")
+	v.cmd = exec.Command(bin, append([]string{"-storageDataPath=" + filepath.Join(v.dir, "data"), "-httpListenAddr=" + v.addr,
+		"-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"}, extra...)...)
 	v.cmd.Stdout, v.cmd.Stderr = log, log
 	if err := v.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -334,19 +334,22 @@ func TestNoReplicaIsNoFilter(t *testing.T) {
 }
 
 // The source line names the store that answered, with its version where
-// it reports one, and nothing more when it did not say.
+// it reports one, and nothing more when it did not say; and the path it
+// read, where it has a choice (vtop's recording rules or the raw series).
 func TestSourceLineNamesTheStore(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
-		store, version, want string
+		store, version, path, want string
 	}{
-		{"VictoriaMetrics", "", "source Prometheus http://vm.example:8428, answered by VictoriaMetrics"},
-		{"Prometheus", "2.42.0+ds", "source Prometheus http://vm.example:8428, answered by Prometheus 2.42.0+ds"},
-		{"", "", "source Prometheus http://vm.example:8428"},
+		{"VictoriaMetrics", "", "", "source Prometheus http://vm.example:8428, answered by VictoriaMetrics"},
+		{"Prometheus", "2.42.0+ds", "", "source Prometheus http://vm.example:8428, answered by Prometheus 2.42.0+ds"},
+		{"", "", "", "source Prometheus http://vm.example:8428"},
+		{"Prometheus", "", "rules", "source Prometheus http://vm.example:8428, answered by Prometheus, via vtop's rules"},
+		{"", "", "raw", "source Prometheus http://vm.example:8428, via raw series"},
 	}
 	for _, tt := range tests {
 		r := report(at)
-		r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: at, Checked: at, Store: tt.store, StoreVersion: tt.version})
+		r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: at, Checked: at, Store: tt.store, StoreVersion: tt.version, Path: tt.path})
 		frame := ansi.Strip(send(newModel(120, 30), ReportMsg{Report: r}).View())
 		if !slices.ContainsFunc(strings.Split(frame, "\n"), func(l string) bool { return strings.TrimSpace(l) == tt.want }) {
 			t.Errorf("store %q %q: want the line %q in\n%s", tt.store, tt.version, tt.want, frame)

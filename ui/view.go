@@ -166,6 +166,9 @@ func otherReplicas(imb []analysis.Imbalance) int {
 	return len(seen) - 1
 }
 
+// pathWords say which path a store's source read (analysis.SourceStatus.Path).
+var pathWords = map[string]string{"rules": ", via vtop's rules", "raw": ", via raw series"}
+
 // sourceLines name a source that reads the whole fleet (a Prometheus
 // server) and, when it fails, say so once with the age of the data still
 // drawn: the replicas keep their last verdicts, marked stale, which must
@@ -182,7 +185,7 @@ func (m Model) sourceLines(w int) []string {
 		if store := src.StoreLabel(); store != "" {
 			line += ", answered by " + store
 		}
-		return []string{line}
+		return []string{line + pathWords[src.Path]}
 	}
 	age := "no data yet"
 	if !src.LastGood.IsZero() {

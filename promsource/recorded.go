@@ -1,0 +1,418 @@
+package promsource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
+	"github.com/vtop-dev/vtop/safetext"
+)
+
+// The fast path. Where the store evaluates vtop's recording rules (`vtop
+// rules`) written with this vtop's settings, a refresh reads the rows the
+// rules recorded at their newest evaluation, one per replica and figure,
+// and the alerts that fire, instead of the raw series: its cost is in
+// replicas, not in the series (most of them histogram buckets) the rules
+// evaluated. The report is that of the evaluation's time, its figures and
+// states the rules'. Where they are absent, or written with other
+// settings, the refresh reads the raw series, and the status says why.
+
+// The paths a refresh reads, as the status names them.
+const (
+	PathRules = "rules"
+	PathRaw   = "raw"
+)
+
+// rulesStale is how many of their intervals the rules' newest evaluation
+// may be old before they are taken for no longer evaluated.
+const rulesStale = 3
+
+// recordedRead is what one refresh of the fast path read.
+type recordedRead struct {
+	at       time.Time // the rules' evaluation time
+	readings []catalogue.Readings
+	rows     int
+	warnings []string
+}
+
+// rulesInfo is one vtop rule group's settings and its newest evaluation.
+type rulesInfo struct {
+	labels   model.Metric
+	at       time.Time
+	interval time.Duration
+}
+
+// findRules asks which vtop rule groups the store evaluates at at, and
+// returns the one written with this vtop's settings; note says why none
+// is read ("" when no rules are loaded at all, which is no news).
+func (s *Source) findRules(ctx context.Context, at time.Time) (info rulesInfo, note string, ok bool) {
+	v, _, err := s.recordedQuery(ctx, promql.RulesInfoQuery(), at)
+	if err != nil {
+		return rulesInfo{}, "", false
+	}
+	vec, _ := v.(model.Vector)
+	if len(vec) == 0 {
+		return rulesInfo{}, "", false
+	}
+	want := s.wantedRules()
+	var differs []string
+	for _, row := range vec {
+		diff := settingsDiffer(row.Metric, want)
+		if len(diff) > 0 {
+			differs = append(differs, strings.Join(diff, ", "))
+			continue
+		}
+		ms := int64(math.Round(float64(row.Value) * 1000))
+		interval, _ := model.ParseDuration(string(row.Metric[promql.InfoInterval]))
+		info = rulesInfo{labels: row.Metric, at: time.UnixMilli(ms), interval: time.Duration(interval)}
+		if age := at.Sub(info.at); info.interval > 0 && age > rulesStale*info.interval {
+			return rulesInfo{}, fmt.Sprintf("vtop's recording rules were last evaluated %s ago: reading the raw series", age.Round(time.Second)), false
+		}
+		return info, "", true
+	}
+	return rulesInfo{}, safetext.Sanitize(fmt.Sprintf("vtop's recording rules in the store were written with other settings (%s): reading the raw series; `vtop rules` with this vtop's settings writes rules it reads",
+		strings.Join(differs, "; "))), false
+}
+
+// wantedRules are the labels of promql.RecordedInfo for rules written
+// with this vtop's settings, whatever their interval.
+func (s *Source) wantedRules() map[string]string {
+	r := s.cfg.Rules
+	r.Window = s.analysisWindow()
+	if len(r.GroupBy) == 0 {
+		by := s.cfg.GroupBy
+		if by == "" {
+			by = string(labelInstance)
+		}
+		r.GroupBy = []string{by}
+	}
+	want := map[string]string{}
+	for _, l := range promql.InfoLabels(r, 0) {
+		if l[0] != promql.InfoInterval {
+			want[l[0]] = l[1]
+		}
+	}
+	return want
+}
+
+// settingsDiffer names the settings of a rule group's info row that are
+// not those wanted, as "window 1m (this vtop: 30s)".
+func settingsDiffer(m model.Metric, want map[string]string) []string {
+	var diff []string
+	for _, name := range []string{promql.InfoVersion, promql.InfoWindow, promql.InfoSLOTTFT, promql.InfoSLOITL, promql.InfoHysteresis, promql.InfoGroupBy} {
+		if got := string(m[model.LabelName(name)]); got != want[name] {
+			if got == "" {
+				got = "none"
+			}
+			diff = append(diff, fmt.Sprintf("%s %s (this vtop: %s)", name, got, want[name]))
+		}
+	}
+	return diff
+}
+
+// readRecorded reads the rows the rules recorded at their evaluation
+// info.at, the alerts that fired then, and up then: one reading per
+// replica the selector's up names.
+func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead, error) {
+	span := max(info.interval/2, time.Millisecond)
+	up := "up"
+	if s.q.matchers != "" {
+		up = "up{" + s.q.matchers + "}"
+	}
+	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(span), up}
+	answers := make([]model.Value, len(exprs))
+	warns := make([][]string, len(exprs))
+	errs := make([]error, len(exprs))
+	var wg sync.WaitGroup
+	for i, e := range exprs {
+		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, info.at) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return recordedRead{}, err
+		}
+	}
+	rows, _ := answers[0].(model.Matrix)
+	alerts, _ := answers[1].(model.Matrix)
+	ups, _ := answers[2].(model.Vector)
+	r := recordedRead{at: info.at, warnings: slices.Concat(warns...), rows: len(rows) + len(alerts) + len(ups)}
+	by := model.LabelName(string(info.labels[promql.InfoGroupBy]))
+	if strings.Contains(string(by), ",") {
+		return recordedRead{}, s.fail("vtop's rules group by several labels, which the fast path does not read")
+	}
+	replicas := map[string]*catalogue.Recorded{}
+	for _, u := range ups {
+		name := string(u.Metric[by])
+		if name == "" {
+			continue
+		}
+		rec := replicas[name]
+		if rec == nil {
+			rec = newRecorded(info.at, s.analysisWindow())
+			replicas[name] = rec
+		}
+		rec.Up = rec.Up || u.Value == 1
+	}
+	atMs := info.at.UnixMilli()
+	for _, row := range rows {
+		rec := replicas[string(row.Metric[by])]
+		if rec == nil {
+			continue // outside the selector
+		}
+		if v, ok := valueAt(row.Values, atMs); ok {
+			if field := recordedField(rec, string(row.Metric[model.MetricNameLabel])); field != nil {
+				*field = v
+			}
+		}
+	}
+	for _, a := range alerts {
+		rec := replicas[string(a.Metric[by])]
+		if _, ok := valueAt(a.Values, atMs); ok && rec != nil {
+			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
+		}
+	}
+	for name, rec := range replicas {
+		r.readings = append(r.readings, catalogue.Readings{Target: safetext.Sanitize(name), Recorded: rec})
+	}
+	slices.SortFunc(r.readings, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
+	return r, nil
+}
+
+// valueAt is the value of the sample at ms, if there is one.
+func valueAt(values []model.SamplePair, ms int64) (float64, bool) {
+	for _, p := range values {
+		if int64(p.Timestamp) == ms {
+			return float64(p.Value), true
+		}
+	}
+	return 0, false
+}
+
+// newRecorded is a replica with nothing recorded yet.
+func newRecorded(at time.Time, window time.Duration) *catalogue.Recorded {
+	nan := math.NaN()
+	l := catalogue.RecordedLatency{P99: nan, P50: nan, Observations: nan}
+	return &catalogue.Recorded{At: at, Window: window, Running: nan, Waiting: nan, Requests: nan, PromptTokens: nan,
+		GenerationTokens: nan, Preemptions: nan, RecomputedTokens: nan, TTFT: l, ITL: l}
+}
+
+// recordedField is where the recorded series of that name goes.
+func recordedField(rec *catalogue.Recorded, name string) *float64 {
+	switch name {
+	case promql.RecordedRunning:
+		return &rec.Running
+	case promql.RecordedWaiting:
+		return &rec.Waiting
+	case promql.RecordedRequests:
+		return &rec.Requests
+	case promql.RecordedPrompted:
+		return &rec.PromptTokens
+	case promql.RecordedGenerated:
+		return &rec.GenerationTokens
+	case promql.RecordedPreempted:
+		return &rec.Preemptions
+	case promql.RecordedRecomputed:
+		return &rec.RecomputedTokens
+	}
+	for _, l := range []struct {
+		name string
+		rec  *catalogue.RecordedLatency
+	}{{promql.LatencyTTFT, &rec.TTFT}, {promql.LatencyITL, &rec.ITL}} {
+		switch name {
+		case promql.RecordedQuantile(l.name, "p99"):
+			return &l.rec.P99
+		case promql.RecordedQuantile(l.name, "p50"):
+			return &l.rec.P50
+		case promql.RecordedObservations(l.name):
+			return &l.rec.Observations
+		}
+	}
+	return nil
+}
+
+// refreshRecorded is a refresh through the fast path; false when the
+// rules are not there to read (the raw path then reads the window).
+func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int64) bool {
+	if s.cfg.Rules.SLOTTFT <= 0 {
+		return false
+	}
+	info, note, ok := s.findRules(ctx, s.evaluationTime())
+	s.mu.Lock()
+	s.rulesNote = note
+	s.mu.Unlock()
+	if !ok {
+		return false
+	}
+	r, err := s.readRecorded(ctx, info)
+	if err == nil {
+		r.readings = withRaw(r.readings, s.wantedRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at))
+	}
+	if ctx.Err() != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.countRefresh(start, sent)
+	if err != nil {
+		if s.status.Problem == "" {
+			s.status.Since = info.at
+		}
+		s.status.Problem, s.status.Checked = problemOf(err), info.at
+		return true
+	}
+	s.raw.reset() // the raw window is read whole when the raw path is next taken
+	s.now, s.readings = r.at, r.readings
+	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, r.at, r.at
+	s.status.Warnings, s.status.Path = r.warnings, PathRules
+	s.stats.Series, s.stats.Samples, s.stats.Bucketless, s.stats.BucketRows = r.rows, r.rows, false, 0
+	s.stats.Path = PathRules
+	return true
+}
+
+// overrunNote says, when a refresh of the raw path took longer than the
+// interval, that the store's recording rules would make it cheap.
+func overrunNote(st catalogue.SourceStatus, interval time.Duration) string {
+	if st.Path != PathRaw || st.LastRefresh <= interval {
+		return ""
+	}
+	return fmt.Sprintf("a refresh of the raw series took %s, longer than the %s interval: `vtop rules` loaded into the store makes it cheap (vtop then reads what the rules recorded)",
+		st.LastRefresh.Round(10*time.Millisecond), interval)
+}
+
+// recordedQuery runs one instant query of the fast path at at. It asks
+// with nocache=1: VictoriaMetrics answers a query of the last
+// -search.latencyOffset (30 s by default) as of that long ago unless told
+// so, and the rules' newest evaluation is seconds old. Prometheus
+// ignores the parameter.
+func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time) (model.Value, []string, error) {
+	timeout := s.queryTimeout()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	form := url.Values{"query": {expr}, "time": {formatTime(at)}, "nocache": {"1"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.client.URL(queryPath, nil).String(), strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, s.fail(err.Error())
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := s.httpc.Do(req)
+	if err != nil {
+		return nil, nil, s.fail(problem(err, timeout, s.rt.secrets()))
+	}
+	defer drain(resp)
+	if resp.StatusCode/100 != 2 {
+		return nil, nil, s.fail(problem(statusError(resp), timeout, s.rt.secrets()))
+	}
+	var answer struct {
+		Status   string   `json:"status"`
+		Error    string   `json:"error"`
+		Warnings []string `json:"warnings"`
+		Data     struct {
+			ResultType string          `json:"resultType"`
+			Result     json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Status != "success" {
+		return nil, nil, s.fail(safetext.Sanitize(fmt.Sprintf("%s: not a query answer (%v %s)", shortExpr(expr), err, answer.Error)))
+	}
+	var v model.Value
+	switch answer.Data.ResultType {
+	case "vector":
+		var vec model.Vector
+		err = json.Unmarshal(answer.Data.Result, &vec)
+		v = vec
+	case "matrix":
+		var m model.Matrix
+		err = json.Unmarshal(answer.Data.Result, &m)
+		v = m
+	default:
+		err = fmt.Errorf("a %q answer", answer.Data.ResultType)
+	}
+	if err != nil {
+		return nil, nil, s.fail(safetext.Sanitize(shortExpr(expr) + ": " + err.Error()))
+	}
+	return v, s.cleanAll(answer.Warnings), nil
+}
+
+// detailSource is the raw path for the replicas wanted (SetWanted: the
+// one a detail view shows), beside the fast path: a source of its own
+// over the selector narrowed to them, kept while they stay the same so
+// that its reads are increments, evaluated at the rules' time.
+type detailSource struct {
+	names []string
+	src   *Source
+	at    time.Time // the evaluation its next refresh reads
+}
+
+// wantedRaw reads the raw series of the replicas wanted at at, the
+// group label by naming them; nil when none is wanted.
+func (s *Source) wantedRaw(ctx context.Context, by string, at time.Time) []catalogue.Readings {
+	s.mu.Lock()
+	names := slices.Clone(s.wanted)
+	s.mu.Unlock()
+	slices.Sort(names)
+	if len(names) == 0 {
+		s.detail = nil
+		return nil
+	}
+	if s.detail == nil || !slices.Equal(s.detail.names, names) {
+		d := &detailSource{names: names}
+		cfg := s.cfg
+		cfg.Rules, cfg.GPUs, cfg.IdentifyStore, cfg.BucketsAbove = promql.RulesSettings{}, false, false, -1
+		cfg.Window = s.analysisWindow()
+		cfg.Now = func() time.Time { return d.at.Add(settle) }
+		quoted := make([]string, len(names))
+		for i, n := range names {
+			quoted[i] = regexp.QuoteMeta(n)
+		}
+		matchers := by + "=~" + strconv.Quote(strings.Join(quoted, "|"))
+		if s.q.matchers != "" {
+			matchers = s.q.matchers + ", " + matchers
+		}
+		cfg.Selector = "{" + matchers + "}"
+		src, err := New(cfg)
+		if err != nil {
+			return nil // a replica's name that makes no selector: its rows stand
+		}
+		d.src, s.detail = src, d
+	}
+	s.detail.at = at
+	s.detail.src.SetWindow(s.analysisWindow())
+	s.detail.src.refresh(ctx)
+	s.requests.Add(int64(s.detail.src.Stats().LastRequests)) // the refresh's queries count them
+	readings, when := s.detail.src.ReadingsAt(nil)
+	if !when.Equal(at) {
+		return nil // its read failed: the rules' rows stand
+	}
+	return readings
+}
+
+// withRaw puts the raw readings in place of the recorded ones of the
+// same replicas.
+func withRaw(recorded, raw []catalogue.Readings) []catalogue.Readings {
+	byName := map[string]catalogue.Readings{}
+	for _, r := range raw {
+		if len(r.Samples) > 0 {
+			byName[r.Target] = r
+		}
+	}
+	for i, r := range recorded {
+		if w, ok := byName[r.Target]; ok {
+			recorded[i] = w
+		}
+	}
+	return recorded
+}

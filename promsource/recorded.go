@@ -310,11 +310,11 @@ func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time) (
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := s.httpc.Do(req)
 	if err != nil {
-		return nil, nil, s.fail(problem(err, timeout, s.rt.secrets()))
+		return nil, nil, s.fail(problem(err, timeout))
 	}
 	defer drain(resp)
 	if resp.StatusCode/100 != 2 {
-		return nil, nil, s.fail(problem(statusError(resp), timeout, s.rt.secrets()))
+		return nil, nil, s.fail(problem(statusError(resp), timeout))
 	}
 	var answer struct {
 		Status   string   `json:"status"`

@@ -1,0 +1,192 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/promsource"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/replay"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui"
+)
+
+// pastRecording writes a stretch of the past as the watch of
+// --from/--to writes it (pastWriter): replicas scraped every second by
+// "Prometheus" for span, a report every interval over window.
+func pastRecording(tb testing.TB, path string, replicas int, span, interval, window time.Duration) {
+	tb.Helper()
+	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: sim.Spike, Seed: 3})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fleet.Advance(2 * time.Minute)
+	start := time.Unix(1_800_000_000, 0)
+	var targets []scrape.Target
+	for i := range replicas {
+		name := fmt.Sprintf("10.0.%d.%d:8000", i/250, i%250+1)
+		targets = append(targets, scrape.Target{Name: name, URL: "http://prom#vllm/" + name})
+	}
+	p := pastStretch{window: window, interval: interval}
+	p.every(start.Add(window+2*interval), start.Add(span))
+	rec, err := record.Create(path, record.Options{Interval: interval, Targets: targets, Config: analysis.DefaultConfig(), Start: p.start()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w := newPastWriter(rec, targets, p)
+	for at := start; !at.After(start.Add(span)); at = at.Add(time.Second) {
+		fleet.Advance(time.Second)
+		var pages []promsource.PastPage
+		for i, r := range fleet.Replicas() {
+			body, err := r.Render(expfmt.NewFormat(expfmt.TypeTextPlain))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			pages = append(pages, promsource.PastPage{Target: i, Time: at, Body: body})
+		}
+		if err := w.chunk(pages); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	w.ticksThrough(p.end())
+	if err := rec.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestPastJumpTiming times jumps over a past of VTOP_JUMP_REPLICAS
+// replicas on the screen's pipeline (the replay source, the monitor, the
+// replay's output), without a terminal.
+func TestPastJumpTiming(t *testing.T) {
+	if os.Getenv("VTOP_JUMP") == "" {
+		t.Skip("set VTOP_JUMP=1")
+	}
+	path := filepath.Join(os.TempDir(), "vtop-jump.vtrec")
+	if _, err := os.Stat(path); err != nil {
+		began := time.Now()
+		pastRecording(t, path, 100, 10*time.Minute, 5*time.Second, 30*time.Second)
+		t.Logf("recorded in %s", time.Since(began))
+	}
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	cfg := replay.Config(rec)
+	src, err := replay.New(rec, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.SetPaused(true)
+	msgs := make(chan tea.Msg, 100)
+	pl := player{src}
+	mon := monitor.New(src, cfg, replayOutput(rec.Ticks(), pl, func(m tea.Msg) { msgs <- m }))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	computed := make(chan struct{})
+	n := 0
+	src.OnReport(func(*analysis.Report) {
+		if n++; n == len(rec.Ticks()) {
+			close(computed)
+		}
+	})
+	began := time.Now()
+	go func() { _ = mon.Run(ctx) }()
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	wait := func(what string, move func()) {
+		began := time.Now()
+		cpu0 := cpu()
+		move()
+		at := pl.Position()
+		var report, history time.Duration
+		for report == 0 || history == 0 {
+			select {
+			case m := <-msgs:
+				switch m := m.(type) {
+				case ui.ReportMsg:
+					if m.Report.Time.Equal(at) {
+						report = time.Since(began)
+					}
+				case ui.HistoryMsg:
+					if m.At.Equal(at) {
+						history = time.Since(began)
+					}
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("%s: nothing", what)
+			}
+			if report != 0 && at.Equal(rec.Ticks()[0].Time) {
+				break
+			}
+		}
+		t.Logf("%-12s to %s: report %6.2fs, charts %6.2fs, cpu %6.2fs", what, at.Format("15:04:05"), report.Seconds(), history.Seconds(), (cpu() - cpu0).Seconds())
+	}
+	wait("start", func() {})
+	if os.Getenv("VTOP_JUMP_WARM") != "" {
+		<-computed
+		t.Logf("all %d reports computed ahead in %s", n, time.Since(began))
+	}
+	wait("end", src.End)
+	wait("back 1", func() { src.StepBy(-1) })
+	wait("back 30", func() { src.StepBy(-30) })
+	wait("home", src.Home)
+	wait("end", src.End)
+	wait("next", func() { src.Home(); src.NextChange("") })
+}
+
+func TestPastCosts(t *testing.T) {
+	if os.Getenv("VTOP_JUMP") == "" {
+		t.Skip("set VTOP_JUMP=1")
+	}
+	path := filepath.Join(os.TempDir(), "vtop-jump.vtrec")
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	cur := record.NewCursor(rec)
+	began := time.Now()
+	n := 0
+	for i := range 2 {
+		for k := range rec.Frames(i) {
+			_ = cur.Sample(i, k)
+			n++
+		}
+	}
+	t.Logf("decode+parse: %v per frame (%d frames)", time.Since(began)/time.Duration(n), n)
+	cfg := replay.Config(rec)
+	var ms0, ms1 runtime.MemStats
+	var reps []*analysis.Report
+	began = time.Now()
+	cnt := 0
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	_ = replay.Reports(rec, cfg, func(r analysis.Report) error {
+		cnt++
+		if cnt <= 20 {
+			reps = append(reps, &r)
+		}
+		return nil
+	})
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	runtime.KeepAlive(reps)
+	t.Logf("%d reports in %s (%v each, decode included); 20 reports hold %d KB", cnt, time.Since(began), time.Since(began)/time.Duration(cnt), (int64(ms1.HeapAlloc)-int64(ms0.HeapAlloc))/1024)
+	_ = reps
+}

@@ -3,9 +3,9 @@ package ui
 import (
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/analysis"
 )

@@ -44,7 +44,7 @@ type Player interface {
 // distant stretches of the recording.
 type ReplayMsg struct {
 	Status  string
-	Note    string // a one-off remark, such as "no later state change"
+	Note    string // a one-off remark, such as "no later change of the fleet"
 	Restart bool
 	At      time.Time
 	// Position is the recorded time Status names: until the report of
@@ -83,8 +83,8 @@ func newReplayKeys() replayKeys {
 		Forward:    key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one scrape forward")),
 		Slower:     key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "slower (×60 ×10 ×1)")),
 		Faster:     key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "faster (×1 ×10 ×60)")),
-		NextChange: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next state change")),
-		PrevChange: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous state change")),
+		NextChange: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next change: the fleet's, the replica's in its detail")),
+		PrevChange: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous change")),
 		Start:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
 		End:        key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "end")),
 	}
@@ -204,7 +204,7 @@ func (m *Model) playerCmd(control func()) tea.Cmd {
 	}
 }
 
-// jumpCmd runs a jump to a state change, noting when there is none.
+// jumpCmd runs a jump to a change, noting when there is none.
 func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 	p := m.opts.Player
 	return func() tea.Msg {

@@ -38,10 +38,11 @@ type Player interface {
 }
 
 // ReplayMsg updates the replay line of the header. A source that jumped
-// sends it with Restart just before the report at the new position, At:
-// the history and the event log then drop what lies at or after At, and
-// everything on a jump forward, so that sparklines never join two
-// distant stretches of the recording.
+// sends it with Restart with the report at the new position, At (in
+// ReportMsg.Replay): the history then drops what lies at or after At,
+// and everything on a jump forward, so that sparklines never join two
+// distant stretches of the recording. The event log, the stretch's
+// (EventsMsg), stays.
 type ReplayMsg struct {
 	Status  string
 	Note    string // a one-off remark, such as "no later change of the fleet"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,5 +179,57 @@ func TestPointsBefore(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// The analysis ahead hands every report of the recording out once, in
+// order, from the replay's start, whatever the screen does meanwhile:
+// the events of the whole stretch, read once, as the plain replay gives
+// them.
+func TestOnReportSeesEveryReportOnce(t *testing.T) {
+	path := simrec.Record(t, sim.Options{Replicas: 2, Scenario: sim.Spike, Seed: 3}, 300, time.Second)
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := Reports(rec, Config(rec), func(r analysis.Report) error {
+		b, _ := json.Marshal(r.Events)
+		want = append(want, r.Time.String()+string(b))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(rec, Config(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	done := make(chan struct{})
+	src.OnReport(func(r *analysis.Report) {
+		b, _ := json.Marshal(r.Events)
+		got = append(got, r.Time.String()+string(b))
+		if len(got) == len(want) {
+			close(done)
+		}
+	})
+	src.SetPaused(true)
+	mon := monitor.New(src, Config(rec), func(analysis.Report) error { return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = mon.Run(ctx); close(stopped) }()
+	// The screen jumps about meanwhile.
+	src.End()
+	src.StepBy(-100)
+	src.NextChange("")
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d reports handed out", len(got), len(want))
+	}
+	cancel()
+	<-stopped
+	if !slices.Equal(got, want) {
+		t.Errorf("the reports handed out differ from the plain replay's: %d, want %d", len(got), len(want))
 	}
 }

@@ -75,6 +75,11 @@ func (a *ahead) run(stop <-chan struct{}) {
 		n := len(a.states)
 		a.extend(n)
 		done := len(a.states) == n
+		if len(a.states) == len(a.ticks) && a.rd != nil {
+			// All computed: the reader's window of samples is garbage.
+			a.rd.close()
+			a.rd = nil
+		}
 		a.mu.Unlock()
 		if done {
 			return
@@ -241,7 +246,10 @@ func (a *ahead) close() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
-	a.rd.close()
+	if a.rd != nil {
+		a.rd.close()
+		a.rd = nil
+	}
 }
 
 // each calls out with reports from through to (indices, clamped to the

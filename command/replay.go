@@ -163,16 +163,19 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pl := player{src, r.note}
+	pl := player{src}
 	ticks := rec.Ticks()
 	var program *tea.Program
-	mon := monitor.New(src, cfg, replayOutput(ticks, pl, func(msg tea.Msg) { program.Send(msg) }))
+	send := func(msg tea.Msg) { program.Send(msg) }
+	mon := monitor.New(src, cfg, replayOutput(ticks, pl, send))
+	src.OnReport(stretchEvents(send))
 	model := ui.New(ui.Options{
-		Interval:  rec.Header.Interval,
-		Window:    ticks[0].Window,
-		Version:   version,
-		Player:    pl,
-		Judgement: cfg,
+		Interval:   rec.Header.Interval,
+		Window:     ticks[0].Window,
+		Version:    version,
+		Player:     pl,
+		ReplayNote: r.note,
+		Judgement:  cfg,
 	})
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
 	done := make(chan struct{})
@@ -195,19 +198,24 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 // the past read every 5 s.
 const jumpHistory = 240
 
-// replayOutput hands each replayed report to the screen, after the replay
+// replayOutput hands each replayed report to the screen with the replay
 // line; a report that is not the one after the last (the user jumped, or
 // the replay starts at --at) restarts the screen's history there, and the
-// stretch before it is computed off the playing and sent after it, so that
-// the charts show the minutes that led there.
+// stretch before it is sent after it, so that the charts show the
+// minutes that led there. The line names the report's own position
+// while the replay plays; paused, the position it stands at, which the
+// screen, when it is another, says is still being computed.
 func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
 	last := -1
 	return func(rep analysis.Report) error {
 		i := tickAt(ticks, rep.Time)
 		jumped := i != last+1
-		send(ui.ReplayMsg{Status: pl.StatusLine(), Restart: jumped, At: rep.Time})
+		st := pl.Status()
+		if !st.Paused {
+			st = pl.StatusAt(rep.Time)
+		}
 		last = i
-		send(ui.ReportMsg{Report: rep})
+		send(ui.ReportMsg{Report: rep, Replay: &ui.ReplayMsg{Status: st.String(), Position: st.Time, Restart: jumped, At: rep.Time}})
 		if jumped && i > 0 {
 			go func() { send(ui.HistoryMsg{Points: pl.PointsBefore(rep.Time, jumpHistory), At: rep.Time}) }()
 		}
@@ -215,10 +223,19 @@ func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Ou
 	}
 }
 
-// player is a replay as the screen drives it, with a note to its line.
+// stretchEvents hands the events of each report the analysis ahead
+// computes to the screen: the replay's event log, read once.
+func stretchEvents(send func(tea.Msg)) func(*analysis.Report) {
+	return func(r *analysis.Report) {
+		if len(r.Events) > 0 {
+			send(ui.EventsMsg{Came: r.Time, Events: r.Events})
+		}
+	}
+}
+
+// player is a replay as the screen drives it.
 type player struct {
 	*replay.Source
-	note string
 }
 
 var _ ui.Player = player{}
@@ -230,12 +247,7 @@ func (p player) ChangeSpeed(dir int) { p.SetSpeed(nextSpeed(p.Status().Speed, di
 func (p player) Position() time.Time { return p.Status().Time }
 
 // StatusLine is the header's replay line.
-func (p player) StatusLine() string {
-	if p.note == "" {
-		return p.Status().String()
-	}
-	return p.Status().String() + "  " + p.note
-}
+func (p player) StatusLine() string { return p.Status().String() }
 
 // tickAt is the index of the first tick at or after t (the last when
 // none is).

@@ -63,9 +63,37 @@ func TestPastInTmux(t *testing.T) {
 	tm.waitUntil("a state change forward", 10*time.Second, func(s string) bool {
 		return strings.Contains(s, " paused") && !strings.Contains(s, "(0m00s of") && strings.Contains(s, "events")
 	})
-	t.Logf("at the first state change:\n%s", tm.capture())
+	t.Logf("at the first change of the fleet's picture:\n%s", tm.capture())
+	first := firstEventLine(tm.capture())
+	if first == "" {
+		t.Fatalf("no event at the first change:\n%s", tm.capture())
+	}
+	// The event log is the stretch's, read once: a jump forward keeps what
+	// came before the new position.
+	tm.send("G")
+	tm.waitFor("the end again", 5*time.Second, "(0m30s of 0m30s)")
+	tm.waitFor("the events before the end, kept across the jump", 5*time.Second, first)
+	tm.send("N")
+	tm.waitUntil("a change of the picture back from the end", 10*time.Second, func(s string) bool {
+		return strings.Contains(s, " paused") && !strings.Contains(s, "(0m30s of") && !strings.Contains(s, "computing;")
+	})
 	tm.send("q")
 	if status := tm.waitExit(5 * time.Second); status != "0" {
 		t.Fatalf("vtop exited with status %q after q, want 0; screen:\n%s", status, tm.capture())
 	}
+}
+
+// firstEventLine is the newest line of the event panel under the grid,
+// without its clock time and colours: "vllm-0:8000 SLOW: …".
+func firstEventLine(screen string) string {
+	lines := strings.Split(screen, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "events") && i+1 < len(lines) {
+			f := strings.Fields(lines[i+1])
+			if len(f) >= 3 {
+				return f[1] + " " + f[2]
+			}
+		}
+	}
+	return ""
 }

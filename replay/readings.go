@@ -5,20 +5,31 @@
 package replay
 
 import (
+	"runtime"
+	"sync"
+
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/record"
 )
 
 // reader turns ticks into readings: the samples each recorded report saw,
-// decoded with a cursor and kept while later ticks still need them.
+// decoded with cursors and kept while later ticks still need them. The
+// targets are shared among a few cursors, one per core up to maxCursors,
+// decoding side by side: a jump decodes a whole window of every target.
 type reader struct {
 	rec   *record.Recording
-	cur   *record.Cursor
+	curs  []*record.Cursor           // target i is decoded by curs[i%len(curs)]
 	cache []map[int]catalogue.Sample // per target: frame index → sample
 }
 
+// maxCursors bounds the cursors of a reader (each holds a decoder).
+const maxCursors = 4
+
 func newReader(rec *record.Recording) *reader {
-	r := &reader{rec: rec, cur: record.NewCursor(rec)}
+	r := &reader{rec: rec}
+	for range min(runtime.GOMAXPROCS(0), maxCursors, max(len(rec.Targets()), 1)) {
+		r.curs = append(r.curs, record.NewCursor(rec))
+	}
 	for range rec.Targets() {
 		r.cache = append(r.cache, map[int]catalogue.Sample{})
 	}
@@ -30,16 +41,28 @@ func newReader(rec *record.Recording) *reader {
 func (r *reader) readings(t record.Tick) []catalogue.Readings {
 	targets := r.rec.Targets()
 	out := make([]catalogue.Readings, len(targets))
-	for i, tg := range targets {
-		out[i].Target = tg.Name
-		lo, hi := r.rec.Span(i, r.rec.Cut(t, i))
-		out[i].Samples = make([]catalogue.Sample, 0, hi-lo)
-		for k := lo; k < hi; k++ {
-			out[i].Samples = append(out[i].Samples, r.sample(i, k))
-		}
-		r.prune(i, lo, hi)
+	var wg sync.WaitGroup
+	for c := range r.curs {
+		wg.Go(func() {
+			for i := c; i < len(targets); i += len(r.curs) {
+				out[i] = r.target(i, t)
+			}
+		})
 	}
+	wg.Wait()
 	return out
+}
+
+// target is the readings of target i at tick t; only the cursor of i
+// touches i's cache.
+func (r *reader) target(i int, t record.Tick) catalogue.Readings {
+	lo, hi := r.rec.Span(i, r.rec.Cut(t, i))
+	rd := catalogue.Readings{Target: r.rec.Targets()[i].Name, Samples: make([]catalogue.Sample, 0, hi-lo)}
+	for k := lo; k < hi; k++ {
+		rd.Samples = append(rd.Samples, r.sample(i, k))
+	}
+	r.prune(i, lo, hi)
+	return rd
 }
 
 // sample decodes frame k of target i once.
@@ -47,7 +70,7 @@ func (r *reader) sample(i, k int) catalogue.Sample {
 	if s, ok := r.cache[i][k]; ok {
 		return s
 	}
-	s := r.cur.Sample(i, k)
+	s := r.curs[i%len(r.curs)].Sample(i, k)
 	r.cache[i][k] = s
 	return s
 }
@@ -61,4 +84,8 @@ func (r *reader) prune(i, lo, hi int) {
 	}
 }
 
-func (r *reader) close() { r.cur.Close() }
+func (r *reader) close() {
+	for _, c := range r.curs {
+		c.Close()
+	}
+}

@@ -55,7 +55,12 @@ func (s *Source) Run(ctx context.Context) error {
 	s.mu.Lock()
 	s.rd = newReader(s.rec)
 	s.mu.Unlock()
+	stop := make(chan struct{})
+	var pass sync.WaitGroup
+	pass.Go(func() { s.ahead.run(stop) })
 	defer s.ahead.close()
+	defer pass.Wait()
+	defer close(stop)
 	defer s.rd.close()
 	for {
 		step, ok := s.nextStep()
@@ -87,10 +92,13 @@ func (s *Source) nextStep() (monitor.Step, bool) {
 		return monitor.Step{}, false
 	}
 	t := s.ticks[pos]
-	step := monitor.Step{Now: t.Time, Readings: s.rd.readings(t), Window: t.Window}
+	step := monitor.Step{Now: t.Time, Window: t.Window}
 	if pos != emitted+1 {
-		step.Restart, step.Prev = true, s.ahead.report(pos-1)
+		// The report before, with the reader the replay plays on: it then
+		// holds most of what the position's report reads.
+		step.Restart, step.Prev = true, s.ahead.report(pos-1, s.rd)
 	}
+	step.Readings = s.rd.readings(t)
 	return step, true
 }
 
@@ -194,20 +202,28 @@ func (s *Source) Home() { s.move(func() { s.pos = 0 }) }
 // End jumps to the end.
 func (s *Source) End() { s.move(func() { s.pos = len(s.ticks) - 1 }) }
 
-// NextChange jumps to the next report whose state differs from the one
-// before it for some replica, and reports whether there was one. It runs
-// the analysis ahead as far as needed.
-func (s *Source) NextChange() bool {
-	j := s.ahead.nextChange(s.position())
+// OnReport makes f see every report of the recording once, in order, as
+// the analysis ahead computes it (on its goroutine, from Run's start):
+// the events of the whole replay, read once. f must return quickly and
+// not call the source. Call it before Run.
+func (s *Source) OnReport(f func(*analysis.Report)) { s.ahead.onReport = f }
+
+// NextChange jumps to the next report where the fleet's picture changes
+// (analysis.Picture: its worst state, or the count of replicas asking
+// for action crossing a step), or, for a target, that replica's state;
+// it reports whether there was one. It runs the analysis ahead as far as
+// needed.
+func (s *Source) NextChange(target string) bool {
+	j := s.ahead.nextChange(s.position(), target)
 	if j >= 0 {
 		s.move(func() { s.pos, s.paused = j, true })
 	}
 	return j >= 0
 }
 
-// PrevChange jumps to the previous state change.
-func (s *Source) PrevChange() bool {
-	j := s.ahead.prevChange(s.position())
+// PrevChange jumps to the previous change (NextChange).
+func (s *Source) PrevChange(target string) bool {
+	j := s.ahead.prevChange(s.position(), target)
 	if j >= 0 {
 		s.move(func() { s.pos, s.paused = j, true })
 	}
@@ -240,10 +256,25 @@ type Status struct {
 func (s *Source) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.statusOf(s.pos)
+}
+
+// StatusAt is the status the replay had when it stood at the report at
+// t (the first at or after it), with the controls as they are now: the
+// line of a report that reaches the screen after the replay moved on.
+func (s *Source) StatusAt(t time.Time) Status {
+	i := sort.Search(len(s.ticks), func(k int) bool { return !s.ticks[k].Time.Before(t) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusOf(min(i, len(s.ticks)-1))
+}
+
+// statusOf is the status at report i; called with the lock held.
+func (s *Source) statusOf(i int) Status {
 	first, last := s.ticks[0].Time, s.ticks[len(s.ticks)-1].Time
 	return Status{
-		Time: s.ticks[s.pos].Time, Offset: s.ticks[s.pos].Time.Sub(first), Length: last.Sub(first),
-		Position: s.pos, Reports: len(s.ticks), Speed: s.speed, Paused: s.paused,
+		Time: s.ticks[i].Time, Offset: s.ticks[i].Time.Sub(first), Length: last.Sub(first),
+		Position: i, Reports: len(s.ticks), Speed: s.speed, Paused: s.paused,
 		Damage: s.rec.Damage.String(),
 	}
 }
@@ -273,9 +304,13 @@ func clock(d time.Duration) string {
 // PointsBefore is the stretch of up to n reports before the first tick
 // at or after at, as the points of each replica's sparklines and charts,
 // oldest first: what the screen would hold had it played there rather
-// than jumped. It computes off the playing (a reader of its own).
+// than jumped. The analysis ahead keeps them; past its budget they are
+// computed off the playing (a reader of their own).
 func (s *Source) PointsBefore(at time.Time, n int) map[string][]analysis.Point {
 	i := sort.Search(len(s.ticks), func(k int) bool { return !s.ticks[k].Time.Before(at) })
+	if kept := s.ahead.pointsBefore(i, n); kept != nil {
+		return kept
+	}
 	points := make(map[string][]analysis.Point)
 	s.ahead.each(i-n, i-1, func(r *analysis.Report) {
 		for k := range r.Replicas {

@@ -3,7 +3,9 @@ package replay
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +72,11 @@ func TestSourceControls(t *testing.T) {
 		{"forward", func() bool { src.StepBy(1); return true }},
 		{"forward 5", func() bool { src.StepBy(5); return true }},
 		{"back", func() bool { src.StepBy(-1); return true }},
-		{"next change", func() bool { return src.NextChange() }},
-		{"next change again", func() bool { return src.NextChange() }},
-		{"previous change", func() bool { return src.PrevChange() }},
+		{"next change", func() bool { return src.NextChange("") }},
+		{"next change again", func() bool { return src.NextChange("") }},
+		{"previous change", func() bool { return src.PrevChange("") }},
 		{"end", func() bool { src.End(); return true }},
-		{"previous change from the end", func() bool { return src.PrevChange() }},
+		{"previous change from the end", func() bool { return src.PrevChange("") }},
 		{"home", func() bool { src.Home(); return true }},
 	}
 	for _, s := range steps {
@@ -85,8 +87,8 @@ func TestSourceControls(t *testing.T) {
 		if strings.Contains(s.name, "change") {
 			changes++
 			pos := src.Status().Position
-			if sameStates(all[pos-1], all[pos]) {
-				t.Errorf("%s: position %d is no state change", s.name, pos)
+			if !pictureChanged(all[pos-1], all[pos]) {
+				t.Errorf("%s: position %d is no change of the fleet's picture", s.name, pos)
 			}
 		}
 	}
@@ -99,21 +101,13 @@ func TestSourceControls(t *testing.T) {
 	expect("still playing")
 }
 
-// sameStates reports whether two JSON reports give every replica the same
-// state.
-func sameStates(a, b string) bool {
+// pictureChanged reports whether the fleet's picture differs between
+// two JSON reports.
+func pictureChanged(a, b string) bool {
 	var ra, rb analysis.Report
 	_ = json.Unmarshal([]byte(a), &ra)
 	_ = json.Unmarshal([]byte(b), &rb)
-	if len(ra.Replicas) != len(rb.Replicas) {
-		return false
-	}
-	for i := range ra.Replicas {
-		if ra.Replicas[i].State != rb.Replicas[i].State {
-			return false
-		}
-	}
-	return true
+	return analysis.PictureOf(&ra).Changed(analysis.PictureOf(&rb))
 }
 
 func TestStatusLine(t *testing.T) {
@@ -159,28 +153,83 @@ func TestPointsBefore(t *testing.T) {
 		{"more than the recording holds before", 30, 240, 30},
 		{"the first position: none before", 0, 240, 0},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := src.PointsBefore(all[tt.at].Time, tt.n)
-			for _, target := range []string{all[0].Replicas[0].Target, all[0].Replicas[1].Target} {
-				pts := got[target]
-				if len(pts) != tt.wantLen {
-					t.Fatalf("%s: %d points, want %d", target, len(pts), tt.wantLen)
+	for _, kept := range []bool{true, false} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s, kept %v", tt.name, kept), func(t *testing.T) {
+				src.ahead.keepPoints = kept
+				got := src.PointsBefore(all[tt.at].Time, tt.n)
+				for _, target := range []string{all[0].Replicas[0].Target, all[0].Replicas[1].Target} {
+					pts := got[target]
+					if len(pts) != tt.wantLen {
+						t.Fatalf("%s: %d points, want %d", target, len(pts), tt.wantLen)
+					}
+					for k, p := range pts {
+						r := all[tt.at-tt.wantLen+k]
+						want := r.Replicas[0].Point
+						if r.Replicas[1].Target == target {
+							want = r.Replicas[1].Point
+						}
+						if want.Time.IsZero() {
+							want.Time = r.Time
+						}
+						if !reflect.DeepEqual(p, want) {
+							t.Fatalf("%s point %d: %+v, want the plain replay's %+v", target, k, p, want)
+						}
+					}
 				}
-				for k, p := range pts {
-					r := all[tt.at-tt.wantLen+k]
-					want := r.Replicas[0].Point
-					if r.Replicas[1].Target == target {
-						want = r.Replicas[1].Point
-					}
-					if want.Time.IsZero() {
-						want.Time = r.Time
-					}
-					if !reflect.DeepEqual(p, want) {
-						t.Fatalf("%s point %d: %+v, want the plain replay's %+v", target, k, p, want)
-					}
-				}
-			}
-		})
+			})
+		}
+	}
+}
+
+// The analysis ahead hands every report of the recording out once, in
+// order, from the replay's start, whatever the screen does meanwhile:
+// the events of the whole stretch, read once, as the plain replay gives
+// them.
+func TestOnReportSeesEveryReportOnce(t *testing.T) {
+	path := simrec.Record(t, sim.Options{Replicas: 2, Scenario: sim.Spike, Seed: 3}, 300, time.Second)
+	rec, err := record.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := Reports(rec, Config(rec), func(r analysis.Report) error {
+		b, _ := json.Marshal(r.Events)
+		want = append(want, r.Time.String()+string(b))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(rec, Config(rec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	done := make(chan struct{})
+	src.OnReport(func(r *analysis.Report) {
+		b, _ := json.Marshal(r.Events)
+		got = append(got, r.Time.String()+string(b))
+		if len(got) == len(want) {
+			close(done)
+		}
+	})
+	src.SetPaused(true)
+	mon := monitor.New(src, Config(rec), func(analysis.Report) error { return nil })
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = mon.Run(ctx); close(stopped) }()
+	// The screen jumps about meanwhile.
+	src.End()
+	src.StepBy(-100)
+	src.NextChange("")
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d reports handed out", len(got), len(want))
+	}
+	cancel()
+	<-stopped
+	if !slices.Equal(got, want) {
+		t.Errorf("the reports handed out differ from the plain replay's: %d, want %d", len(got), len(want))
 	}
 }

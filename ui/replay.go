@@ -5,6 +5,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/analysis"
 )
@@ -20,9 +21,11 @@ type Player interface {
 	// ChangeSpeed plays faster (dir > 0) or slower (dir < 0).
 	ChangeSpeed(dir int)
 	// NextChange and PrevChange jump to the next or previous report where
-	// a replica's state changes, reporting whether there was one.
-	NextChange() bool
-	PrevChange() bool
+	// the fleet's picture changes (its worst state, or how many replicas
+	// ask for action: analysis.Picture), or, given a target, where that
+	// replica's state changes; they report whether there was one.
+	NextChange(target string) bool
+	PrevChange(target string) bool
 	// Home and End jump to the start and the end of the recording.
 	Home()
 	End()
@@ -35,19 +38,30 @@ type Player interface {
 }
 
 // ReplayMsg updates the replay line of the header. A source that jumped
-// sends it with Restart just before the report at the new position, At:
-// the history and the event log then drop what lies at or after At, and
-// everything on a jump forward, so that sparklines never join two
-// distant stretches of the recording.
+// sends it with Restart with the report at the new position, At (in
+// ReportMsg.Replay): the history then drops what lies at or after At,
+// and everything on a jump forward, so that sparklines never join two
+// distant stretches of the recording. The event log, the stretch's
+// (EventsMsg), stays.
 type ReplayMsg struct {
 	Status  string
-	Note    string // a one-off remark, such as "no later state change"
+	Note    string // a one-off remark, such as "no later change of the fleet"
 	Restart bool
 	At      time.Time
-	// Moved, set by a time key, is the position the key left the replay
-	// at: until its report comes, the header says that the figures are
-	// of another time.
-	Moved time.Time
+	// Position is the recorded time Status names: until the report of
+	// that time is the one shown, the header says that the figures are of
+	// another time. Zero: Status names the report shown.
+	Position time.Time
+}
+
+// EventsMsg carries the events of one report of a replay, in the order
+// of the recording, as the analysis ahead of the screen computes them:
+// the event log of a replay is the whole stretch's, read once and kept
+// across jumps (a report's own events are then not logged again), and
+// shows what happened up to the time shown.
+type EventsMsg struct {
+	Came   time.Time // the report's time
+	Events []analysis.Event
 }
 
 // RecordingMsg says that the recording made beside the screen stopped
@@ -70,8 +84,8 @@ func newReplayKeys() replayKeys {
 		Forward:    key.NewBinding(key.WithKeys("."), key.WithHelp(".", "one scrape forward")),
 		Slower:     key.NewBinding(key.WithKeys("<"), key.WithHelp("<", "slower (×60 ×10 ×1)")),
 		Faster:     key.NewBinding(key.WithKeys(">"), key.WithHelp(">", "faster (×1 ×10 ×60)")),
-		NextChange: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next state change")),
-		PrevChange: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous state change")),
+		NextChange: key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "next change: the fleet's, the replica's in its detail")),
+		PrevChange: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous change")),
 		Start:      key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "start")),
 		End:        key.NewBinding(key.WithKeys("G"), key.WithHelp("G", "end")),
 	}
@@ -85,7 +99,7 @@ type playback struct {
 	note       string
 	recStopped string
 	at         time.Time // where the last jump led (ReplayMsg.At)
-	awaited    time.Time // the position a time key moved to, its report not yet shown
+	position   time.Time // the position the status names (ReplayMsg.Position)
 }
 
 // setupReplay gives the replay's keys priority: the keys they take from
@@ -158,9 +172,11 @@ func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	case key.Matches(k, keys.Faster):
 		return m.playerCmd(func() { p.ChangeSpeed(+1) }), true
 	case key.Matches(k, keys.NextChange):
-		return m.jumpCmd(p.NextChange, "no later state change"), true
+		target, whose := m.changeOf()
+		return m.jumpCmd(func() bool { return p.NextChange(target) }, "no later change of "+whose), true
 	case key.Matches(k, keys.PrevChange):
-		return m.jumpCmd(p.PrevChange, "no earlier state change"), true
+		target, whose := m.changeOf()
+		return m.jumpCmd(func() bool { return p.PrevChange(target) }, "no earlier change of "+whose), true
 	case key.Matches(k, keys.Start):
 		return m.playerCmd(p.Home), true
 	case key.Matches(k, keys.End):
@@ -169,17 +185,27 @@ func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	return nil, false
 }
 
+// changeOf is whose changes n and N move by: the replica of the detail
+// view, else the fleet's picture ("" for the player), with its name for
+// the header.
+func (m *Model) changeOf() (target, whose string) {
+	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
+		return r.Target, r.Target
+	}
+	return "", "the fleet"
+}
+
 // playerCmd runs a control off the Update path and brings back the
 // replay line it leads to.
 func (m *Model) playerCmd(control func()) tea.Cmd {
 	p := m.opts.Player
 	return func() tea.Msg {
 		control()
-		return ReplayMsg{Status: p.StatusLine(), Moved: p.Position()}
+		return ReplayMsg{Status: p.StatusLine(), Position: p.Position()}
 	}
 }
 
-// jumpCmd runs a jump to a state change, noting when there is none.
+// jumpCmd runs a jump to a change, noting when there is none.
 func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 	p := m.opts.Player
 	return func() tea.Msg {
@@ -187,7 +213,7 @@ func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 		if !jump() {
 			msg.Note = none
 		}
-		msg.Status, msg.Moved = p.StatusLine(), p.Position()
+		msg.Status, msg.Position = p.StatusLine(), p.Position()
 		return msg
 	}
 }
@@ -195,17 +221,7 @@ func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 // replayMsg takes a replay line, and on a jump forgets what the new
 // position has not yet reached.
 func (m *Model) replayMsg(msg ReplayMsg) {
-	m.play.status, m.play.note = msg.Status, msg.Note
-	switch {
-	case !msg.Moved.IsZero():
-		m.play.awaited = time.Time{}
-		if m.hasReport && !msg.Moved.Equal(m.shown.Time) {
-			m.play.awaited = msg.Moved
-		}
-	case msg.Restart:
-		// The report that follows is of the stretch the jump led to.
-		m.play.awaited = time.Time{}
-	}
+	m.play.status, m.play.note, m.play.position = msg.Status, msg.Note, msg.Position
 	if msg.Restart {
 		m.rewind(msg.At)
 		m.play.at = msg.At
@@ -213,16 +229,23 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 	m.layout()
 }
 
-// reportArrived ends the wait for the report of a time key's position.
-func (m *Model) reportArrived(at time.Time) {
-	if at.Equal(m.play.awaited) {
-		m.play.awaited = time.Time{}
+// elsewhere is the position the replay line names when the figures shown
+// are of another time (a jump's report still being computed), else zero.
+func (m Model) elsewhere() time.Time {
+	if !m.hasReport || m.play.position.IsZero() || m.play.position.Equal(m.shown.Time) {
+		return time.Time{}
 	}
+	return m.play.position
 }
 
-// rewind drops the points and events at or after at; on a jump forward
-// (nothing at or after at) it drops them all, since what lies between was
-// never seen.
+// stretchEvents logs the events of one report of a replay's stretch.
+func (m *Model) stretchEvents(msg EventsMsg) {
+	m.events.add(msg.Events, msg.Came)
+}
+
+// rewind drops the points at or after at; on a jump forward (nothing at
+// or after at) it drops them all, since what lies between was never
+// seen. The event log is the stretch's (EventsMsg): it stays.
 func (m *Model) rewind(at time.Time) {
 	forward := true
 	for _, h := range m.history {
@@ -239,13 +262,6 @@ func (m *Model) rewind(at time.Time) {
 		}
 		m.history[target] = kept
 	}
-	events := m.events.events[:0:0]
-	for _, e := range m.events.events {
-		if !forward && e.came.Before(at) {
-			events = append(events, e)
-		}
-	}
-	m.events.events = events
 }
 
 // fillBefore puts the stretch a jump to at skipped (points, by target,
@@ -278,8 +294,11 @@ func (m Model) recordingBadge() []string {
 	return []string{m.theme.warn.Render("REC " + m.opts.Recording)}
 }
 
-// replayLines are the header's replay line, under the title.
-func (m Model) replayLines() []string {
+// replayLines are the header's replay line, under the title: the
+// position, then, when the figures are of another time, the notice that
+// says so, whole at any width (on a line of its own when the two do not
+// fit one), then the notes, cut where the width ends.
+func (m Model) replayLines(w int) []string {
 	if m.opts.Player == nil {
 		return nil
 	}
@@ -287,14 +306,22 @@ func (m Model) replayLines() []string {
 	if status == "" {
 		status = "REPLAY"
 	}
-	line := m.theme.alert.Render(" " + status + " ")
-	if m.play.note != "" {
-		line += "  " + m.theme.warn.Render(m.play.note)
+	lines := []string{m.theme.alert.Render(" " + status + " ")}
+	if !m.elsewhere().IsZero() {
+		notice := m.theme.warn.Render("computing; figures of " + m.shown.Time.In(m.opts.Location).Format("15:04:05"))
+		if ansi.StringWidth(lines[0]+"  "+notice) <= w {
+			lines[0] += "  " + notice
+		} else {
+			lines = append(lines, notice)
+		}
 	}
-	if !m.play.awaited.IsZero() {
-		line += "  " + m.theme.warn.Render("computing; figures of "+m.shown.Time.Format("15:04:05"))
+	last := len(lines) - 1
+	for _, note := range []string{m.play.note, m.opts.ReplayNote} {
+		if note != "" {
+			lines[last] += "  " + m.theme.warn.Render(note)
+		}
 	}
-	return []string{line}
+	return lines
 }
 
 // withReplayKeys puts the replay's keys first in the footer, after help

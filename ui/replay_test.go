@@ -19,12 +19,18 @@ type fakePlayer struct {
 	pos     time.Time // the position the player says it stands at
 }
 
-func (p *fakePlayer) note(s string)       { p.calls = append(p.calls, s) }
-func (p *fakePlayer) TogglePause()        { p.note("pause") }
-func (p *fakePlayer) StepBy(n int)        { p.note(fmt.Sprintf("step %+d", n)) }
-func (p *fakePlayer) ChangeSpeed(d int)   { p.note(fmt.Sprintf("speed %+d", d)) }
-func (p *fakePlayer) NextChange() bool    { p.note("next change"); return p.changes }
-func (p *fakePlayer) PrevChange() bool    { p.note("prev change"); return p.changes }
+func (p *fakePlayer) note(s string)     { p.calls = append(p.calls, s) }
+func (p *fakePlayer) TogglePause()      { p.note("pause") }
+func (p *fakePlayer) StepBy(n int)      { p.note(fmt.Sprintf("step %+d", n)) }
+func (p *fakePlayer) ChangeSpeed(d int) { p.note(fmt.Sprintf("speed %+d", d)) }
+func (p *fakePlayer) NextChange(target string) bool {
+	p.note(strings.TrimSpace("next change " + target))
+	return p.changes
+}
+func (p *fakePlayer) PrevChange(target string) bool {
+	p.note(strings.TrimSpace("prev change " + target))
+	return p.changes
+}
 func (p *fakePlayer) Home()               { p.note("home") }
 func (p *fakePlayer) End()                { p.note("end") }
 func (p *fakePlayer) Position() time.Time { return p.pos }
@@ -128,7 +134,7 @@ func TestReplayFiguresOfAnotherTime(t *testing.T) {
 func TestReplayNoStateChange(t *testing.T) {
 	m := send(replayModel(&fakePlayer{}, 120, 40), ReportMsg{Report: allStates(t0)})
 	_, cmd := m.Update(keyMsg("n"))
-	if v := runCmd(t, m, cmd).View(); !strings.Contains(v, "no later state change") {
+	if v := runCmd(t, m, cmd).View(); !strings.Contains(v, "no later change of the fleet") {
 		t.Errorf("n without a later change:\n%s", v)
 	}
 }
@@ -263,11 +269,122 @@ func TestGoldenReplay(t *testing.T) {
 		w, h := size[0], size[1]
 		name := fmt.Sprintf("replay-%dx%d", w, h)
 		t.Run(name, func(t *testing.T) {
-			m := withHistory(replayModel(&fakePlayer{}, w, h), 20, func(_ int, at time.Time) analysis.Report { return allStates(at) })
+			// A replay's event log is its stretch's, computed ahead.
+			m := withHistory(replayModel(&fakePlayer{}, w, h), 20, func(_ int, at time.Time) analysis.Report {
+				return allStates(at)
+			})
+			for i := range 20 {
+				at := t0.Add(time.Duration(i-19) * time.Second)
+				m = send(m, EventsMsg{Came: at, Events: allStates(at).Events})
+			}
 			m = send(m, ReplayMsg{Status: "REPLAY 14:01:05 (3m10s of 15m00s) ×10 paused"})
 			frame := m.View()
 			checkFrame(t, frame, w, h)
 			golden(t, name, frame)
 		})
+	}
+}
+
+// A replay's event log is its stretch's, sent once as the analysis ahead
+// computes it: a jump forward or back keeps it, the log shows what
+// happened up to the position, and a report's own events are not logged
+// twice.
+func TestReplayEventsKeptAcrossJumps(t *testing.T) {
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	event := func(s int, target string) EventsMsg {
+		return EventsMsg{Came: at(s), Events: []analysis.Event{{Time: at(s), Target: target, State: analysis.StateFull, Text: "FULL at " + fmt.Sprint(s)}}}
+	}
+	reportAt := func(s int) ReportMsg {
+		r := allStates(at(s))
+		r.Events = []analysis.Event{{Time: at(s), Target: "gpu-x:8000", State: analysis.StateFull, Text: "the report's own"}}
+		return ReportMsg{Report: r}
+	}
+	jump := func(s int) []tea.Msg {
+		return []tea.Msg{ReplayMsg{Status: "REPLAY", Restart: true, At: at(s)}, reportAt(s)}
+	}
+	m := send(replayModel(&fakePlayer{}, 120, 40), reportAt(0))
+	for _, s := range []int{0, 10, 100, 200} {
+		m = send(m, event(s, fmt.Sprintf("gpu-%d:8000", s)))
+	}
+	logAt := func(m Model) string { return strings.Join(press(m, "e").log.view(), "\n") }
+	cases := []struct {
+		name      string
+		to        int
+		want, not []string
+	}{
+		{"forward past two events", 150, []string{"FULL at 0", "FULL at 10", "FULL at 100"}, []string{"FULL at 200"}},
+		{"back before the third", 50, []string{"FULL at 0", "FULL at 10"}, []string{"FULL at 100", "FULL at 200"}},
+		{"forward to the end", 300, []string{"FULL at 0", "FULL at 10", "FULL at 100", "FULL at 200"}, nil},
+		{"back to the start", 0, []string{"FULL at 0"}, []string{"FULL at 10"}},
+	}
+	for _, c := range cases {
+		m = send(m, jump(c.to)...)
+		log := logAt(m)
+		for _, w := range c.want {
+			if !strings.Contains(log, w) {
+				t.Errorf("%s: the log lacks %q:\n%s", c.name, w, log)
+			}
+		}
+		for _, n := range append(c.not, "the report's own") {
+			if strings.Contains(log, n) {
+				t.Errorf("%s: the log shows %q:\n%s", c.name, n, log)
+			}
+		}
+	}
+}
+
+// The header never names a position over another position's figures
+// without saying so, at every width: the notice comes right after the
+// position, before the notes that may be cut, and on a line of its own
+// when both do not fit one.
+func TestReplayNoticeAtEveryWidth(t *testing.T) {
+	const notice = "computing; figures of 14:01:05"
+	moved := t0.Add(45 * time.Second)
+	for _, size := range [][2]int{{80, 24}, {60, 16}, {220, 60}} {
+		w, h := size[0], size[1]
+		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
+			opts := testOptions()
+			opts.Player = &fakePlayer{pos: moved}
+			opts.ReplayNote = "2026-12-07 UTC+00:00 local, from Prometheus"
+			m := send(sized(New(opts), w, h), ReportMsg{Report: allStates(t0)})
+			_, cmd := m.Update(keyMsg("G"))
+			m = runCmd(t, m, cmd)
+			frame := m.View()
+			checkFrame(t, frame, w, h)
+			if !strings.Contains(frame, notice) {
+				t.Fatalf("a key moved the replay, the figures are of the time before; the header does not say so whole:\n%s", frame)
+			}
+			// A report of yet another time (the one in flight when the key
+			// came) under the line of the moved position: still said.
+			m = send(m, ReportMsg{Report: allStates(t0.Add(5 * time.Second)), Replay: &ReplayMsg{Status: "REPLAY 14:01:50", Position: moved}})
+			if v := m.View(); !strings.Contains(v, "computing; figures of 14:01:10") {
+				t.Fatalf("a report of another time than the line's, not said:\n%s", v)
+			}
+			m = send(m, ReportMsg{Report: allStates(moved), Replay: &ReplayMsg{Status: "REPLAY 14:01:50", Position: moved}})
+			if v := m.View(); strings.Contains(v, "computing;") {
+				t.Fatalf("the position's report came, the header still waits:\n%s", v)
+			}
+		})
+	}
+}
+
+// In a replica's detail n and N move by that replica's state; elsewhere
+// by the fleet's picture.
+func TestReplayChangeOfTheReplicaInDetail(t *testing.T) {
+	p := &fakePlayer{changes: true}
+	m := send(replayModel(p, 120, 40), ReportMsg{Report: allStates(t0)})
+	for _, k := range []string{"n", "N"} {
+		_, cmd := m.Update(keyMsg(k))
+		runCmd(t, m, cmd)
+	}
+	detail := press(m, "enter")
+	worst := detail.selectedReport().Target
+	for _, k := range []string{"n", "N"} {
+		_, cmd := detail.Update(keyMsg(k))
+		runCmd(t, detail, cmd)
+	}
+	want := []string{"next change", "prev change", "next change " + worst, "prev change " + worst}
+	if !slices.Equal(p.calls, want) {
+		t.Errorf("calls %q, want %q", p.calls, want)
 	}
 }

@@ -38,8 +38,9 @@ const (
 
 // Defaults used when Options leaves a bound at zero.
 const (
-	DefaultHistory = 900 // points per replica: 15 minutes at 1 s
-	maxEvents      = 200 // events kept in the log
+	DefaultHistory  = 900     // points per replica: 15 minutes at 1 s
+	maxEvents       = 200     // events kept in the log
+	maxReplayEvents = 100_000 // events of a replay's stretch kept in the log
 )
 
 // Options configure the ui. The callbacks are invoked from tea.Cmds, off
@@ -82,6 +83,9 @@ type Options struct {
 	// time controls take their keys and the header shows where it is
 	// (ReplayMsg). See replay.go.
 	Player Player
+	// ReplayNote is added to a replay's line: the day and the zone of a
+	// stretch of a Prometheus server's past.
+	ReplayNote string
 	// Recording names the file a recording made beside the screen writes:
 	// the header says so, and why it stopped (RecordingMsg).
 	Recording string
@@ -101,6 +105,10 @@ type Options struct {
 type ReportMsg struct {
 	Report analysis.Report
 	Bell   bool
+	// Replay, in a replay, is the replay's line as the report comes,
+	// taken in the same message so that no frame shows the one without
+	// the other.
+	Replay *ReplayMsg
 }
 
 // NoticeMsg puts a notice of vtop's own into the event log: an alert that
@@ -226,6 +234,9 @@ func New(opts Options) Model {
 		theme = NewTheme(lipgloss.DefaultRenderer())
 	}
 	events := &eventLog{limit: maxEvents}
+	if opts.Player != nil {
+		events.limit = maxReplayEvents
+	}
 	m := Model{
 		opts:    opts,
 		theme:   theme,
@@ -300,6 +311,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.refresh()
 	case ReportMsg:
+		if msg.Replay != nil {
+			m.replayMsg(*msg.Replay)
+		}
 		m.ingest(msg.Report)
 		if msg.Bell {
 			m.bells++
@@ -321,6 +335,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case ReplayMsg:
 		m.replayMsg(msg)
+	case EventsMsg:
+		m.stretchEvents(msg)
 	case RecordingMsg:
 		m.recordingMsg(msg)
 	case tea.KeyMsg:
@@ -383,12 +399,14 @@ func (m *Model) ingest(r analysis.Report) {
 			delete(m.history, t)
 		}
 	}
-	m.events.add(r.Events, r.Time)
+	if m.opts.Player == nil {
+		// A replay logs its stretch's events (EventsMsg).
+		m.events.add(r.Events, r.Time)
+	}
 	m.noteNoGPUs(r)
 	m.gpuHist.record(r.GPUs, m.opts.History)
 	m.latest = r
 	m.hasReport = true
-	m.reportArrived(r.Time)
 	if !m.paused {
 		m.shown = r
 		m.refresh()

@@ -124,7 +124,7 @@ func (m Model) headerLines(w int) []string {
 			lines = append(lines, m.theme.dim.Render(l))
 		}
 	}
-	lines = append(lines, m.replayLines()...)
+	lines = append(lines, m.replayLines(w)...)
 	if !m.hasReport {
 		return lines
 	}

@@ -171,7 +171,10 @@ func BenchmarkReadWindow(b *testing.B) {
 				m, _ := v.(model.Matrix)
 				return m, warns, err
 			}},
-			{"stream", func() (model.Matrix, []string, error) { return src.streamMatrix(ctx, "raw", at) }},
+			{"stream", func() (model.Matrix, []string, error) {
+				got, warns, err := src.streamMatrix(ctx, "raw", at)
+				return modelOf(got), warns, err
+			}},
 		}
 		for _, d := range decoders {
 			b.Run(fmt.Sprintf("replicas=%d/decode=%s", n, d.name), func(b *testing.B) {
@@ -185,9 +188,10 @@ func BenchmarkReadWindow(b *testing.B) {
 			})
 		}
 		b.Run(fmt.Sprintf("replicas=%d/build", n), func(b *testing.B) {
+			raw := decodedOf(m)
 			for b.Loop() {
 				src.replicas = map[string]*replica{}
-				src.apply(at, benchWindow, fetched{raw: m})
+				src.apply(at, benchWindow, fetched{raw: raw})
 				if len(src.replicas) != n {
 					b.Fatalf("%d replicas, want %d", len(src.replicas), n)
 				}

@@ -18,18 +18,13 @@ func BenchmarkDecodeAnswer(b *testing.B) {
 	m := simulatedWindow(b, 20, int(benchWindow/benchScrape))
 	body := matrixAnswer(b, m)
 	b.SetBytes(int64(len(body)))
-	held, _, err := decodeMatrix(bytes.NewReader(body), len(m), nil)
-	if err != nil || len(held) != len(m) {
-		b.Fatalf("%d series, %v; want %d", len(held), err, len(m))
-	}
-	var with, without runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&with)
-	runtime.KeepAlive(held)
-	held = nil
-	runtime.GC()
-	runtime.ReadMemStats(&without)
-	kept := float64(with.HeapAlloc) - float64(without.HeapAlloc)
+	kept := heldBytes(b, func() any {
+		held, _, err := decodeMatrix(bytes.NewReader(body), len(m), nil)
+		if err != nil || len(held) != len(m) {
+			b.Fatalf("%d series, %v; want %d", len(held), err, len(m))
+		}
+		return held
+	})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -42,4 +37,19 @@ func BenchmarkDecodeAnswer(b *testing.B) {
 	b.ReportMetric(kept/n, "held-B/series")
 	b.ReportMetric(float64(testing.AllocsPerRun(1, func() { _, _, _ = decodeMatrix(bytes.NewReader(body), len(m), nil) }))/n, "allocs/series")
 	b.ReportMetric(n, "series")
+}
+
+// heldBytes is the growth of the live heap while what make returns is
+// held: what it keeps, its garbage collected.
+func heldBytes(b *testing.B, make func() any) float64 {
+	var before, after runtime.MemStats
+	for range 3 { // objects with finalizers take more than one
+		runtime.GC()
+	}
+	runtime.ReadMemStats(&before)
+	held := make()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(held)
+	return float64(after.HeapAlloc) - float64(before.HeapAlloc)
 }

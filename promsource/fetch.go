@@ -17,14 +17,14 @@ import (
 
 // fetched is what one refresh read.
 type fetched struct {
-	raw, up model.Matrix
+	raw, up matrix
 	// buckets are the store-evaluated buckets' rows (see summary.go), nil
 	// when the raw read has the buckets; bucketWindow is their window.
-	buckets      model.Matrix
+	buckets      matrix
 	bucketWindow time.Duration
 	// wanted are the raw buckets of the replicas wanted, over the whole
 	// window, read apart from raw (whose window the source keeps).
-	wanted model.Matrix
+	wanted matrix
 	// added is, for each series of raw, the time of the oldest sample
 	// this refresh added to what the source held (noneAdded if none);
 	// nil when raw is all new.
@@ -72,7 +72,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.bucketWindow = s.analysisWindow()
 		exprs = append(exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
 	}
-	answers := make([]model.Matrix, len(exprs))
+	answers := make([]matrix, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	for i, expr := range exprs[1:] {
@@ -107,7 +107,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 }
 
 // seriesIn counts the series of the answers.
-func seriesIn(answers []model.Matrix) int {
+func seriesIn(answers []matrix) int {
 	n := 0
 	for _, m := range answers {
 		n += len(m)
@@ -361,7 +361,7 @@ func watchedBefore(t time.Time) catalogue.Sample {
 // replica's own targets among its samples: a killed server is DOWN as soon
 // as Prometheus notices. Other targets in the same group (a sidecar's
 // exporter) are not the replica's business.
-func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild) {
+func (s *Source) addUpFailures(up matrix, b *fleetBuild) {
 	for _, ss := range up {
 		key := s.group.key(ss.Metric)
 		r := s.replicas[key]

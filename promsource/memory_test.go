@@ -155,7 +155,7 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.read(t.Context(), func(_, _ model.Matrix, _, _ model.Time) error {
+	err = p.read(t.Context(), func(_, _ matrix, _, _ model.Time) error {
 		t.Error("a chunk over its budget was handed on")
 		return nil
 	})

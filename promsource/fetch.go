@@ -85,6 +85,11 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, exprs[0], at)
 	wg.Wait()
 	err := cmp.Or(append(errs, upErr)...)
+	if pre != nil {
+		// up was read first, alone: its failure (an answer over the
+		// budget) is the cause of the others' (the budget spent).
+		err = cmp.Or(upErr, err)
+	}
 	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}

@@ -88,8 +88,14 @@ func (s *Source) tooManySeries() error {
 // of characters, and a screen that wraps the message must not push the
 // advice out of sight.
 func (s *Source) overBudget(expr string, over overBudgetError) error {
-	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (at %d series of the answer to %s)",
-		s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series, shortExpr(expr)))
+	at := fmt.Sprintf("at %d series of the answer to %s", over.series, shortExpr(expr))
+	if over.labels > 0 {
+		// One series of so many labels is no fleet's: say so, or the
+		// advice to narrow the selector reads as the whole story.
+		at = fmt.Sprintf("at %d series of the answer to %s, and %d labels of the next", over.series, shortExpr(expr), over.labels)
+	}
+	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
+		s.answers.limit>>20, s.cfg.MaxMemory>>20, at))
 }
 
 // shortExprRunes is the most of a query a message shows.
@@ -304,9 +310,8 @@ func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) err
 				it.Skip()
 				continue
 			}
-			var over bool
-			if d.result, over = decodeSeries(it, &d.in, d.result, maxSeries, b, &d.disordered); over {
-				return overBudgetError{series: len(d.result)}
+			if labels, over := d.decodeSeries(it, maxSeries, b); over {
+				return overBudgetError{series: len(d.result), labels: labels}
 			}
 			if len(d.result) > maxSeries {
 				return errTooManySeries
@@ -329,48 +334,49 @@ func (e notMatrixError) Error() string {
 	return "a range selector answered " + e.got + ", not a matrix"
 }
 
-// decodeSeries appends the series of a matrix result to m, stopping
-// once m holds more than maxSeries or b is spent (over), each with its
-// points in time order (see inOrder); disordered counts the series that
-// were not. Every part of a series is taken from b as it is decoded, its
-// labels too: one series of a million labels passes the budget as it
-// arrives, not once it is whole.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m matrix, maxSeries int, b *budget, disordered *int) (_ matrix, over bool) {
+// decodeSeries appends the series of a matrix result to d.result,
+// stopping once it holds more than maxSeries or b is spent (over, after
+// labels of the series being read when that was in its labels), each
+// with its points in time order (see inOrder); d.disordered counts the
+// series that were not. Every part of a series is taken from b as it is
+// decoded, its labels too: one series of a million labels passes the
+// budget as it arrives, not once it is whole.
+func (d *matrixData) decodeSeries(it *jsoniter.Iterator, maxSeries int, b *budget) (labels int, over bool) {
 	var scratch []labelPair // a series' labels as they are read
-	for len(m) <= maxSeries && it.ReadArray() {
+	for len(d.result) <= maxSeries && it.ReadArray() {
 		ss := &sampleStream{}
 		if !b.take(seriesBytes) {
-			return m, true
+			return 0, true
 		}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
 			switch f {
 			case "metric":
-				if ss.Metric, scratch, over = decodeLabels(it, in, scratch, b); over {
-					return m, true
+				if ss.Metric, scratch, labels, over = decodeLabels(it, &d.in, scratch, b); over {
+					return labels, true
 				}
 			case "values":
 				if ss.Values, over = decodeValues(it, ss.Values, b); over {
-					return m, true
+					return 0, true
 				}
 			case "value": // an instant vector's element
 				ss.Values = append(ss.Values[:0], decodePoint(it))
 				if !b.take(pointBytes) {
-					return m, true
+					return 0, true
 				}
 			default: // native histograms: vtop reads classic buckets only
 				it.Skip()
 			}
 		}
 		if it.Error != nil {
-			return m, false
+			return 0, false
 		}
 		var changed bool
 		if ss.Values, changed = inOrder(ss.Values); changed {
-			*disordered++
+			d.disordered++
 		}
-		m = append(m, ss)
+		d.result = append(d.result, ss)
 	}
-	return m, false
+	return 0, false
 }
 
 // labelsPerTake is how many labels of a series are read between takes
@@ -382,10 +388,9 @@ const labelsPerTake = 256
 // decodeLabels reads a series' labels (a JSON object of strings) into its
 // name, its bound and the interned set of the others, taking from b the
 // bytes of what it keeps as it goes (over: b is spent). scratch is the
-// caller's, handed back to be used again.
-func decodeLabels(it *jsoniter.Iterator, in *interner, scratch []labelPair, b *budget) (l labels, _ []labelPair, over bool) {
+// caller's, handed back to be used again; read is how many labels were.
+func decodeLabels(it *jsoniter.Iterator, in *interner, scratch []labelPair, b *budget) (l labels, _ []labelPair, read int, over bool) {
 	pairs := scratch[:0]
-	read := 0
 	for name := it.ReadObject(); name != "" && it.Error == nil; name = it.ReadObject() {
 		read++
 		value := in.get(it.ReadString())
@@ -398,14 +403,14 @@ func decodeLabels(it *jsoniter.Iterator, in *interner, scratch []labelPair, b *b
 			pairs = append(pairs, labelPair{in.get(name), value})
 		}
 		if read%labelsPerTake == 0 && !b.take(in.taken()+labelPairBytes*labelsPerTake) {
-			return l, pairs, true
+			return l, pairs, read, true
 		}
 	}
 	if !b.take(in.taken()) {
-		return l, pairs, true
+		return l, pairs, read, true
 	}
 	l.rest = in.set(sortedLabels(pairs))
-	return l, pairs, !b.take(in.taken())
+	return l, pairs, read, !b.take(in.taken())
 }
 
 // sortedLabels sorts labels by name in place and keeps the last of any
@@ -587,8 +592,9 @@ func (b *budget) take(n int64) bool {
 }
 
 // overBudgetError is an answer refused once its decoded size passed its
-// budget, after series of it.
-type overBudgetError struct{ series int }
+// budget, after series of it and, when it passed in the labels of the
+// next, labels of that one.
+type overBudgetError struct{ series, labels int }
 
 func (e overBudgetError) Error() string {
 	return fmt.Sprintf("the answer passed its memory budget at %d series", e.series)

@@ -203,7 +203,7 @@ func BenchmarkReadWindow(b *testing.B) {
 // simulatedWindow is the raw series vtop reads of n simulated two-engine
 // replicas over points scrapes a second apart, as Prometheus would hold
 // them (instance and job labels added).
-func simulatedWindow(b *testing.B, n, points int) model.Matrix {
+func simulatedWindow(b testing.TB, n, points int) model.Matrix {
 	b.Helper()
 	fleet, err := sim.NewFleet(sim.Options{Replicas: n, Scenario: sim.Mixed, Seed: 1,
 		Configure: func(_ int, c *sim.ReplicaConfig) { c.Engines = 2 }})
@@ -251,7 +251,7 @@ func simulatedWindow(b *testing.B, n, points int) model.Matrix {
 }
 
 // matrixAnswer is the query API's answer carrying m.
-func matrixAnswer(b *testing.B, m model.Matrix) []byte {
+func matrixAnswer(b testing.TB, m model.Matrix) []byte {
 	b.Helper()
 	result, err := json.Marshal(m)
 	if err != nil {

@@ -218,3 +218,26 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 		t.Errorf("chunks asked %v: the chunk was not halved down to 10s before giving up", asked)
 	}
 }
+
+// The answers' share of the default --max-memory holds what the
+// documents say (README, docs/flags.md): some 290,000 series of a 30 s
+// window scraped every 5 s, 110,000 scraped every second, counted as the
+// decoder counts them (simulated two-engine replicas as Prometheus
+// labels them).
+func TestAnswerShareHoldsTheSeriesDocumented(t *testing.T) {
+	share := Config{MaxMemory: DefaultMaxMemory}.answerBudget()
+	for _, tt := range []struct {
+		points, atLeast int
+	}{{7, 280_000}, {31, 105_000}} {
+		m := simulatedWindow(t, 20, tt.points)
+		b := newBudget(1 << 40)
+		got, _, err := decodeMatrix(bytes.NewReader(matrixAnswer(t, m)), len(m), b)
+		if err != nil || len(got) != len(m) {
+			t.Fatalf("%d series, %v; want %d", len(got), err, len(m))
+		}
+		perSeries := float64(b.limit-b.left.Load()) / float64(len(got))
+		if held := int(float64(share) / perSeries); held < tt.atLeast {
+			t.Errorf("%d points a series: %.0f bytes counted each, %d series in %d MiB; the documents say %d", tt.points, perSeries, held, share>>20, tt.atLeast)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package promsource
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/prometheus/common/model"
 )
@@ -38,7 +37,7 @@ type labelSet struct{ pairs []labelPair }
 type labelPair struct{ name, value string }
 
 // get returns the value of the label name, "" where the series has none
-// (Prometheus's rule too: an empty label is no label).
+// (an empty label is none: Prometheus's rule).
 func (l labels) get(name string) string {
 	switch name {
 	case model.MetricNameLabel:
@@ -110,7 +109,8 @@ func (l labels) metric() model.Metric {
 	return m
 }
 
-// labelsOf is a map's labels, for the answers the query client decodes.
+// labelsOf is a map's labels, for the answers the query client decodes;
+// its empty labels are none, as the decoder's are.
 func labelsOf(m model.Metric) labels {
 	var l labels
 	var rest []labelPair
@@ -121,11 +121,13 @@ func labelsOf(m model.Metric) labels {
 		case labelLE:
 			l.le = string(value)
 		default:
-			rest = append(rest, labelPair{string(name), string(value)})
+			if value != "" {
+				rest = append(rest, labelPair{string(name), string(value)})
+			}
 		}
 	}
 	if len(rest) > 0 {
-		slices.SortFunc(rest, func(a, b labelPair) int { return strings.Compare(a.name, b.name) })
+		slices.SortFunc(rest, byLabelName)
 		l.rest = &labelSet{pairs: rest}
 	}
 	return l

@@ -413,10 +413,11 @@ func decodeLabels(it *jsoniter.Iterator, in *interner, scratch []labelPair, b *b
 	return l, pairs, read, !b.take(in.taken())
 }
 
-// sortedLabels sorts labels by name in place and keeps the last of any
-// name given twice, as a map of them would.
+// sortedLabels sorts labels by name in place, keeps the last of any name
+// given twice, as a map of them would, and drops the empty ones: an empty
+// label is no label (Prometheus's rule; it answers none).
 func sortedLabels(pairs []labelPair) []labelPair {
-	if slices.IsSortedFunc(pairs, byLabelName) && !hasRepeats(pairs) {
+	if slices.IsSortedFunc(pairs, byLabelName) && !hasRepeats(pairs) && !slices.ContainsFunc(pairs, emptyLabel) {
 		return pairs // as Prometheus writes them
 	}
 	slices.SortStableFunc(pairs, byLabelName)
@@ -427,8 +428,10 @@ func sortedLabels(pairs []labelPair) []labelPair {
 		}
 		out = append(out, p)
 	}
-	return out
+	return slices.DeleteFunc(out, emptyLabel)
 }
+
+func emptyLabel(p labelPair) bool { return p.value == "" }
 
 func byLabelName(a, b labelPair) int { return strings.Compare(a.name, b.name) }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,6 +36,19 @@ func oversizedPages(t *testing.T, n int) []string {
 		}))
 	}
 	return urls
+}
+
+// oneSeriesOfLabels is a matrix answer of one series of n labels, some
+// 55 bytes of JSON each: labels counted only once a series is whole let
+// it pass the bound.
+func oneSeriesOfLabels(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"label_%07d":"%036d"`, i, i)
+	}
+	b.WriteString(`},"values":[[1,"1"]]}]}}`)
+	return b.Bytes()
 }
 
 // fakeSMIFlood puts on PATH an nvidia-smi that reports a new GPU on every
@@ -85,6 +99,11 @@ func TestHostileMemory(t *testing.T) {
 			t.Cleanup(srv.Close)
 			return []string{"--once", "--json", "--window", "10s", "--prometheus", srv.URL}, ""
 		}, codes: []int{command.ExitNoData}},
+		{name: "a Prometheus answering one series of 1,000,000 labels (55 MB) to every query", args: func(t *testing.T) ([]string, string) {
+			srv := httptest.NewServer(&hostilePrometheus{flood: oneSeriesOfLabels(1_000_000)})
+			t.Cleanup(srv.Close)
+			return []string{"--once", "--json", "--window", "10s", "--prometheus", srv.URL}, ""
+		}, codes: []int{command.ExitNoData}, want: " labels of the next)"},
 		{name: "nvidia-smi reporting a new GPU on every line", args: func(t *testing.T) ([]string, string) {
 			url := testutil.StartServer(t, testutil.ServePage(string(testutil.VLLMPage(t, 1)), "text/plain; version=0.0.4"))
 			return []string{"--once", "--json", url}, fakeSMIFlood(t)

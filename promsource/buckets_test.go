@@ -264,12 +264,12 @@ func TestReadBuckets(t *testing.T) {
 	m := model.Matrix{row("a:1", "ttft", "0.5", 3), row("a:1", "ttft", "+Inf", 4), row("b:1", "ttft", "0.5", 1),
 		row("b:1", "ttft", "+Inf", 2), row("a:1", "itl", "+Inf", 9), row("a:1", "unknown", "+Inf", 9), row("a:1", "ttft", "x", 9)}
 	g := grouper{}
-	got := readBuckets(m, g, at, 30*time.Second)
-	a := got[g.key(m[0].Metric)]
+	got := readBuckets(decodedOf(m), g, at, 30*time.Second)
+	a := got[g.key(labelsOf(m[0].Metric))]
 	if a == nil || len(got) != 2 || len(a.Histograms[catalogue.TTFT]) != 2 || len(a.Histograms[catalogue.ITL]) != 1 || !a.At.Equal(at) {
 		t.Fatalf("read %+v", got)
 	}
-	sum := sumBuckets([]*catalogue.WindowBuckets{a, nil, got[g.key(m[2].Metric)]})
+	sum := sumBuckets([]*catalogue.WindowBuckets{a, nil, got[g.key(labelsOf(m[2].Metric))]})
 	want := []catalogue.BucketIncrease{{Upper: 0.5, Increase: 4}, {Upper: math.Inf(1), Increase: 6}}
 	if !slices.Equal(sum.Histograms[catalogue.TTFT], want) || len(sum.Histograms[catalogue.ITL]) != 1 {
 		t.Errorf("summed %v, want %v", sum.Histograms[catalogue.TTFT], want)

@@ -40,21 +40,21 @@ type grouper struct {
 // such as --group-by job, a pod's sidecar) are built apart and summed
 // only once each has its own samples (see combine): their scrapes fall
 // at different times and their counters start and reset apart.
-func (g grouper) key(m model.Metric) string {
-	return g.name(m) + "\x00" + string(m[labelJob]) + "\x00" + string(m[labelInstance])
+func (g grouper) key(m labels) string {
+	return g.name(m) + "\x00" + m.get(labelJob) + "\x00" + m.get(labelInstance)
 }
 
 // name returns the grouping value of a series, the replica it is part
 // of: the label asked for, else instance.
-func (g grouper) name(m model.Metric) string {
+func (g grouper) name(m labels) string {
 	by := g.by
 	if by == "" {
 		by = labelPod
 	}
-	if v := m[model.LabelName(by)]; v != "" {
+	if v := m.get(by); v != "" {
 		return string(v)
 	}
-	return string(m[labelInstance])
+	return m.get(labelInstance)
 }
 
 // role is what one series feeds: a row of the alias table and, for a
@@ -177,19 +177,19 @@ func newFleetBuild(g grouper) *fleetBuild {
 
 // survey is the first pass: what each series is and feeds, each
 // replica's targets, current names and bucket bounds.
-func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
+func (b *fleetBuild) survey(m matrix) []seriesInfo {
 	series := make([]seriesInfo, len(m))
 	for i, s := range m {
-		ro, ok := roleOf(string(s.Metric[model.MetricNameLabel]))
+		ro, ok := roleOf(s.Metric.get(model.MetricNameLabel))
 		if !ok {
 			continue
 		}
 		r := b.replica(b.group.key(s.Metric), b.group.name(s.Metric))
 		info := seriesInfo{role: ro, ok: true, replica: r, le: math.NaN(),
-			engine: safetext.Sanitize(string(s.Metric[catalogue.LabelEngine]))}
+			engine: safetext.Sanitize(s.Metric.get(catalogue.LabelEngine))}
 		r.targets[targetOf(s.Metric)] = true
 		row := &catalogue.Reads[ro.read]
-		info.fold = row.Resolve(func(name string) string { return string(s.Metric[model.LabelName(name)]) })
+		info.fold = row.Resolve(func(name string) string { return s.Metric.get(name) })
 		if !row.Legacy {
 			r.current |= row.FigureSet()
 		}
@@ -199,7 +199,7 @@ func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 			}
 		}
 		if ro.suffix == "_bucket" && info.fold.To == catalogue.ToHistogram {
-			le, err := strconv.ParseFloat(string(s.Metric[labelLE]), 64)
+			le, err := strconv.ParseFloat(s.Metric.get(labelLE), 64)
 			if err != nil {
 				continue // a bucket without a bound: Prometheus skips it too
 			}
@@ -220,7 +220,7 @@ func (b *fleetBuild) survey(m model.Matrix) []seriesInfo {
 
 // fold is the second pass: every value into its replica's scrapes,
 // only those after since[replica] for a replica listed there.
-func (b *fleetBuild) fold(m model.Matrix, infos []seriesInfo, since map[*replicaBuild]model.Time) {
+func (b *fleetBuild) fold(m matrix, infos []seriesInfo, since map[*replicaBuild]model.Time) {
 	for i, s := range m {
 		info := infos[i]
 		if !info.ok {
@@ -267,8 +267,8 @@ type seriesInfo struct {
 	fold    catalogue.Fold // where its values go (catalogue.Read.Resolve)
 }
 
-func targetOf(m model.Metric) scrapeTarget {
-	return scrapeTarget{job: string(m[labelJob]), instance: string(m[labelInstance])}
+func targetOf(m labels) scrapeTarget {
+	return scrapeTarget{job: m.get(labelJob), instance: m.get(labelInstance)}
 }
 
 // replica returns the build of the instance of a replica under key, made
@@ -308,14 +308,14 @@ func (s *sampleBuild) engine(name string) *engineBuild {
 }
 
 // addSeries folds every sample of one series into the replica's scrapes.
-func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair, info seriesInfo) {
+func (r *replicaBuild) addSeries(metric labels, values []model.SamplePair, info seriesInfo) {
 	if len(values) == 0 {
 		return
 	}
 	row := &catalogue.Reads[info.role.read]
 	modelName := ""
 	if ml := row.Model(); ml != "" {
-		modelName = safetext.Sanitize(string(metric[model.LabelName(ml)]))
+		modelName = safetext.Sanitize(metric.get(ml))
 	}
 	at, nb := -1, 0
 	if info.fold.To == catalogue.ToHistogram {
@@ -331,7 +331,7 @@ func (r *replicaBuild) addSeries(metric model.Metric, values []model.SamplePair,
 	}
 	role, isVLLM := catalogue.RoleUnknown, strings.HasPrefix(row.Name, vllmOwn)
 	if row.Engine != catalogue.EngineVLLM {
-		role = catalogue.RoleOf(string(metric[catalogue.LabelEngineType]))
+		role = catalogue.RoleOf(string(metric.get(catalogue.LabelEngineType)))
 	}
 	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
@@ -415,8 +415,8 @@ func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*samp
 
 // loraFold keeps what the series of vllm:lora_requests_info of the
 // highest value (the newest change) says, as the page parser does.
-func loraFold(m model.Metric) func(*sampleBuild, float64) {
-	lora := page.LoRAOf(func(name string) string { return string(m[model.LabelName(name)]) })
+func loraFold(m labels) func(*sampleBuild, float64) {
+	lora := page.LoRAOf(func(name string) string { return m.get(name) })
 	return func(s *sampleBuild, v float64) {
 		if !s.sample.LoRA.Present || v > s.loraAt {
 			s.sample.LoRA, s.loraAt = lora, v
@@ -593,7 +593,7 @@ func total(names []string, engines []catalogue.Series) (catalogue.Series, []stri
 
 // upFailures returns the scrapes Prometheus failed (up is 0) of the
 // replica's own targets, as failed samples.
-func upFailures(s *model.SampleStream) []catalogue.Sample {
+func upFailures(s *sampleStream) []catalogue.Sample {
 	var out []catalogue.Sample
 	problem := upProblem(s.Metric)
 	for _, p := range s.Values {
@@ -606,8 +606,8 @@ func upFailures(s *model.SampleStream) []catalogue.Sample {
 
 // upProblem is the problem of a scrape Prometheus failed (up is 0) of
 // the target of up's labels m, live or in the past.
-func upProblem(m model.Metric) string {
-	return "Prometheus cannot scrape " + safetext.Sanitize(string(m[labelInstance])) + " (up is 0)"
+func upProblem(m labels) string {
+	return "Prometheus cannot scrape " + safetext.Sanitize(m.get(labelInstance)) + " (up is 0)"
 }
 
 // mergeFailures inserts failed samples among good ones by time; a failure

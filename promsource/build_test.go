@@ -64,7 +64,7 @@ func testSource(t *testing.T, cfg Config) *Source {
 // analyze feeds one refresh to a source and evaluates it at t0 over 10 s.
 func analyze(t *testing.T, s *Source, raw, up model.Matrix) analysis.Report {
 	t.Helper()
-	s.apply(t0, 10*time.Second, fetched{raw: raw, up: up})
+	s.apply(t0, 10*time.Second, fetched{raw: decodedOf(raw), up: decodedOf(up)})
 	cfg := analysis.DefaultConfig()
 	cfg.Window = 10 * time.Second
 	return analysis.Analyze(t0, s.snapshot(), cfg, nil)
@@ -246,11 +246,11 @@ func TestDownReasons(t *testing.T) {
 // until Forget has passed since their last sample.
 func TestVanishedReplicas(t *testing.T) {
 	s := testSource(t, Config{Interval: time.Second, Forget: time.Minute})
-	s.apply(t0, 10*time.Second, fetched{raw: model.Matrix{
+	s.apply(t0, 10*time.Second, fetched{raw: decodedOf(model.Matrix{
 		steady(lbl("vllm:num_requests_running", "pod", "gone"), 3, 0),
 		steady(lbl("vllm:num_requests_running", "pod", "stays"), 3, 0),
-	}})
-	stays := fetched{raw: model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "stays"), 3, 0)}}
+	})})
+	stays := fetched{raw: decodedOf(model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "stays"), 3, 0)})}
 	tests := []struct {
 		after    time.Duration
 		wantGone bool // still listed
@@ -280,9 +280,9 @@ func TestVanishedReplicas(t *testing.T) {
 
 // shift moves every sample of f later by d.
 func shift(f fetched, d time.Duration) fetched {
-	var out model.Matrix
+	var out matrix
 	for _, ss := range f.raw {
-		c := &model.SampleStream{Metric: ss.Metric}
+		c := &sampleStream{Metric: ss.Metric}
 		for _, p := range ss.Values {
 			c.Values = append(c.Values, model.SamplePair{Timestamp: p.Timestamp.Add(d), Value: p.Value})
 		}

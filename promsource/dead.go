@@ -3,8 +3,6 @@ package promsource
 import (
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -40,12 +38,12 @@ func (f *fleetTargets) add(name string, targets map[scrapeTarget]bool) {
 // replica of the fleet: its job has targets with series vtop reads, and
 // none of those names the replica it would be, whose sidecar it would
 // then be (a sidecar's exporter is not the replica's business).
-func (f *fleetTargets) owns(m model.Metric) bool {
-	return f.jobs[string(m[labelJob])] && !f.names[safetext.Sanitize(f.group.name(m))]
+func (f *fleetTargets) owns(m labels) bool {
+	return f.jobs[m.get(labelJob)] && !f.names[safetext.Sanitize(f.group.name(m))]
 }
 
 // failingNow reports whether the newest scrape of up's series failed.
-func failingNow(up *model.SampleStream) bool {
+func failingNow(up *sampleStream) bool {
 	n := len(up.Values)
 	return n > 0 && up.Values[n-1].Value == 0
 }

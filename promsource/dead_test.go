@@ -94,7 +94,7 @@ func targets(rep analysis.Report) []string {
 // replica whose data stopped.
 func TestDeadTargetsStayWhilePrometheusHasThem(t *testing.T) {
 	s := testSource(t, Config{Interval: time.Second, Forget: time.Minute})
-	alive := fetched{raw: model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "a"), 3, 0)}}
+	alive := fetched{raw: decodedOf(model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "a"), 3, 0)})}
 	dead := failedFor("vllm", "10.0.0.2:8000", "b")
 	listed := func(at time.Time, f fetched) *analysis.ReplicaReport {
 		s.apply(at, 10*time.Second, f)
@@ -108,7 +108,7 @@ func TestDeadTargetsStayWhilePrometheusHasThem(t *testing.T) {
 	}
 	withUp := func(d time.Duration) fetched {
 		f := shift(alive, d)
-		f.up = shift(fetched{raw: model.Matrix{dead}}, d).raw
+		f.up = shift(fetched{raw: decodedOf(model.Matrix{dead})}, d).raw
 		return f
 	}
 	if b := listed(t0, withUp(0)); b == nil || b.State != analysis.StateDown {
@@ -147,7 +147,7 @@ func TestPastTargetsIncludeDeadOnes(t *testing.T) {
 		t.Errorf("targets %q, want %q", got, want)
 	}
 	// Its failed scrapes are its samples.
-	up := model.Matrix{failedFor("vllm", "10.0.0.2:8000", "b")}
+	up := decodedOf(model.Matrix{failedFor("vllm", "10.0.0.2:8000", "b")})
 	after, through := model.TimeFromUnixNano(t0.Add(-10*time.Second).UnixNano()), model.TimeFromUnixNano(t0.UnixNano())
 	n := 0
 	for _, ps := range p.samples(nil, up, after, through) {
@@ -176,9 +176,9 @@ func TestDeadTargetsSayWhenTheyWentDown(t *testing.T) {
 		pts = append(pts, [2]float64{s, v})
 	}
 	s := testSource(t, Config{Interval: time.Second})
-	alive := fetched{raw: model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "a"), 3, 0)}}
+	alive := fetched{raw: decodedOf(model.Matrix{steady(lbl("vllm:num_requests_running", "pod", "a"), 3, 0)})}
 	f := alive
-	f.up = model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", pts...)}
+	f.up = decodedOf(model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", pts...)})
 	check := func(at time.Time, f fetched, failed int) {
 		t.Helper()
 		s.apply(at, 10*time.Second, f)
@@ -205,7 +205,7 @@ func TestDeadTargetsSayWhenTheyWentDown(t *testing.T) {
 	for s := 9.5; s >= 0; s-- {
 		window = append(window, [2]float64{s - 5, 0})
 	}
-	later.up = model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", window...)}
+	later.up = decodedOf(model.Matrix{upOf("vllm", "10.0.0.2:8000", "b", window...)})
 	check(t0.Add(5*time.Second), later, 45)
 }
 

@@ -17,14 +17,14 @@ import (
 
 // fetched is what one refresh read.
 type fetched struct {
-	raw, up model.Matrix
+	raw, up matrix
 	// buckets are the store-evaluated buckets' rows (see summary.go), nil
 	// when the raw read has the buckets; bucketWindow is their window.
-	buckets      model.Matrix
+	buckets      matrix
 	bucketWindow time.Duration
 	// wanted are the raw buckets of the replicas wanted, over the whole
 	// window, read apart from raw (whose window the source keeps).
-	wanted model.Matrix
+	wanted matrix
 	// added is, for each series of raw, the time of the oldest sample
 	// this refresh added to what the source held (noneAdded if none);
 	// nil when raw is all new.
@@ -72,7 +72,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.bucketWindow = s.analysisWindow()
 		exprs = append(exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
 	}
-	answers := make([]model.Matrix, len(exprs))
+	answers := make([]matrix, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	for i, expr := range exprs[1:] {
@@ -85,6 +85,11 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, exprs[0], at)
 	wg.Wait()
 	err := cmp.Or(append(errs, upErr)...)
+	if pre != nil {
+		// up was read first, alone: its failure (an answer over the
+		// budget) is the cause of the others' (the budget spent).
+		err = cmp.Or(upErr, err)
+	}
 	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}
@@ -107,7 +112,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 }
 
 // seriesIn counts the series of the answers.
-func seriesIn(answers []model.Matrix) int {
+func seriesIn(answers []matrix) int {
 	n := 0
 	for _, m := range answers {
 		n += len(m)
@@ -367,7 +372,7 @@ func watchedBefore(t time.Time) catalogue.Sample {
 // run of failures it is in, from up's history (deadRun). Other targets in
 // the same group (a sidecar's exporter) are not the replica's business.
 // first is the start of the window.
-func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild, first time.Time) {
+func (s *Source) addUpFailures(up matrix, b *fleetBuild, first time.Time) {
 	fleet := newFleetTargets(s.group)
 	for _, r := range s.replicas {
 		fleet.add(r.name, r.targets)
@@ -404,7 +409,7 @@ func (s *Source) addUpFailures(up model.Matrix, b *fleetBuild, first time.Time) 
 // samples have none as new (its series were not read: it died before the
 // window). The first failure of a run stays however long it lasts, the
 // newest maxFailures too: they say since when, and the latest.
-func deadRun(samples []catalogue.Sample, up *model.SampleStream) []catalogue.Sample {
+func deadRun(samples []catalogue.Sample, up *sampleStream) []catalogue.Sample {
 	vs := up.Values
 	i := len(vs)
 	for i > 0 && vs[i-1].Value == 0 {
@@ -413,7 +418,7 @@ func deadRun(samples []catalogue.Sample, up *model.SampleStream) []catalogue.Sam
 	if i == len(vs) {
 		return samples // scraped at last: nothing failing to add
 	}
-	run := upFailures(&model.SampleStream{Metric: up.Metric, Values: vs[i:]})
+	run := upFailures(&sampleStream{Metric: up.Metric, Values: vs[i:]})
 	kept := outside(samples, run[0].Time)
 	if i > 0 {
 		good := vs[i-1].Timestamp.Time()

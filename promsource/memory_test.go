@@ -96,6 +96,51 @@ func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
 	}
 }
 
+// manyLabels is a matrix answer of one series of n labels, some 55
+// bytes of JSON each.
+func manyLabels(n int, at float64) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"vllm:num_requests_running"`)
+	for i := range n {
+		fmt.Fprintf(&b, `,"label_%07d":"%036d"`, i, i)
+	}
+	fmt.Fprintf(&b, `},"values":[[%.3f,"1"]]}]}}`, at)
+	return b.Bytes()
+}
+
+// A server answering every query with one series of a million labels
+// (55 MB of JSON) is refused as the labels arrive, not once the series
+// is whole: the message says how far into that series the bound was
+// passed, and the heap never holds more than the bound.
+func TestOneSeriesOfAMillionLabelsIsRefusedAsItArrives(t *testing.T) {
+	const bound = 256 << 20 // the default of --max-memory
+	body := manyLabels(1_000_000, float64(time.Now().Unix()))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	runtime.GC()
+	stop := peakHeap()
+	s := testSource(t, Config{URL: srv.URL, MaxMemory: bound, Timeout: time.Minute})
+	rep := refreshOnce(t, s)
+	peak := stop()
+	st := s.Status()
+	t.Logf("peak heap %.0f MiB (the answer: %.0f MB of JSON); problem: %s", float64(peak)/(1<<20), float64(len(body))/1e6, st.Problem)
+	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256 MiB", "(at 0 series of the answer to ", " labels of the next)"} {
+		if !strings.Contains(st.Problem, want) {
+			t.Errorf("problem %q, want one with %q", st.Problem, want)
+		}
+	}
+	if len(rep.Replicas) != 0 {
+		t.Errorf("%d replicas: a refused answer gives none", len(rep.Replicas))
+	}
+	if peak > bound {
+		t.Errorf("peak heap %d MiB, over the bound of %d MiB", peak>>20, bound>>20)
+	}
+}
+
 // A query in a message is one line of at most shortExprRunes runes (and
 // the ellipsis), its regex of names cut short, whatever vtop asked.
 func TestShortExpr(t *testing.T) {
@@ -155,7 +200,7 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = p.read(t.Context(), func(_, _ model.Matrix, _, _ model.Time) error {
+	err = p.read(t.Context(), func(_, _ matrix, _, _ model.Time) error {
 		t.Error("a chunk over its budget was handed on")
 		return nil
 	})
@@ -171,5 +216,28 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 		var asked []string
 		chunks.Range(func(k, _ any) bool { asked = append(asked, k.(string)); return true })
 		t.Errorf("chunks asked %v: the chunk was not halved down to 10s before giving up", asked)
+	}
+}
+
+// The answers' share of the default --max-memory holds what the
+// documents say (README, docs/flags.md): some 290,000 series of a 30 s
+// window scraped every 5 s, 110,000 scraped every second, counted as the
+// decoder counts them (simulated two-engine replicas as Prometheus
+// labels them).
+func TestAnswerShareHoldsTheSeriesDocumented(t *testing.T) {
+	share := Config{MaxMemory: DefaultMaxMemory}.answerBudget()
+	for _, tt := range []struct {
+		points, atLeast int
+	}{{7, 280_000}, {31, 105_000}} {
+		m := simulatedWindow(t, 20, tt.points)
+		b := newBudget(1 << 40)
+		got, _, err := decodeMatrix(bytes.NewReader(matrixAnswer(t, m)), len(m), b)
+		if err != nil || len(got) != len(m) {
+			t.Fatalf("%d series, %v; want %d", len(got), err, len(m))
+		}
+		perSeries := float64(b.limit-b.left.Load()) / float64(len(got))
+		if held := int(float64(share) / perSeries); held < tt.atLeast {
+			t.Errorf("%d points a series: %.0f bytes counted each, %d series in %d MiB; the documents say %d", tt.points, perSeries, held, share>>20, tt.atLeast)
+		}
 	}
 }

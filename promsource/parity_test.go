@@ -89,7 +89,7 @@ func TestSourceParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := testSource(t, Config{})
-		s.apply(t0, 10*time.Second, fetched{raw: asStored("10.0.0.1:8000", before[i], now[i])})
+		s.apply(t0, 10*time.Second, fetched{raw: decodedOf(asStored("10.0.0.1:8000", before[i], now[i]))})
 		readings := s.snapshot()
 		if len(readings) != 1 || len(readings[0].Samples) == 0 {
 			t.Fatalf("replica %d: %d replicas read back", i, len(readings))
@@ -173,7 +173,7 @@ func TestSourceParityEnginePages(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := testSource(t, Config{})
-			s.apply(t0, 10*time.Second, fetched{raw: asStored("10.0.0.1:8000", fams, fams)})
+			s.apply(t0, 10*time.Second, fetched{raw: decodedOf(asStored("10.0.0.1:8000", fams, fams))})
 			readings := s.snapshot()
 			if len(readings) != 1 || len(readings[0].Samples) == 0 {
 				t.Fatalf("%d replicas read back", len(readings))

@@ -150,18 +150,19 @@ func (p *Past) name(withSeries, failed model.Matrix) {
 	byName := map[string][]scrapeTarget{}
 	fleet := newFleetTargets(p.src.group)
 	for _, ss := range withSeries {
-		t := targetOf(ss.Metric)
-		fleet.add(safetext.Sanitize(p.src.group.name(ss.Metric)), map[scrapeTarget]bool{t: true})
+		l := labelsOf(ss.Metric)
+		fleet.add(safetext.Sanitize(p.src.group.name(l)), map[scrapeTarget]bool{targetOf(l): true})
 	}
 	for _, ss := range slices.Concat(withSeries, slices.DeleteFunc(slices.Clone(failed), func(ss *model.SampleStream) bool {
-		return !fleet.owns(ss.Metric)
+		return !fleet.owns(labelsOf(ss.Metric))
 	})) {
-		t := targetOf(ss.Metric)
+		l := labelsOf(ss.Metric)
+		t := targetOf(l)
 		if _, seen := p.index[t]; seen {
 			continue
 		}
 		p.index[t] = -1
-		n := p.src.group.name(ss.Metric)
+		n := p.src.group.name(l)
 		byName[n] = append(byName[n], t)
 	}
 	for n, ts := range byName {
@@ -201,7 +202,7 @@ func describeList(ts []scrapeTarget) string {
 // is never older than one of the chunk before. An error of visit stops
 // the reading and is returned.
 func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) error {
-	return p.read(ctx, func(raw, up model.Matrix, after, through model.Time) error {
+	return p.read(ctx, func(raw, up matrix, after, through model.Time) error {
 		return p.eachPages(raw, up, after, through, visit)
 	})
 }
@@ -210,7 +211,7 @@ func (p *Past) Read(ctx context.Context, visit func(pages []PastPage) error) err
 // the raw samples and Prometheus's record of the scrapes (up) of each
 // chunk, which holds the samples in (after, through]. The next chunk is
 // read while visit works on one: Prometheus answers while vtop computes.
-func (p *Past) read(ctx context.Context, visit func(raw, up model.Matrix, after, through model.Time) error) error {
+func (p *Past) read(ctx context.Context, visit func(raw, up matrix, after, through model.Time) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	chunks := make(chan pastChunk)
 	go p.fetch(ctx, chunks)
@@ -232,7 +233,7 @@ func (p *Past) read(ctx context.Context, visit func(raw, up model.Matrix, after,
 
 // pastChunk is one chunk read, or the error that ended the reading.
 type pastChunk struct {
-	raw, up        model.Matrix
+	raw, up        matrix
 	after, through model.Time
 	err            error
 }
@@ -277,7 +278,7 @@ func (e chunkTooBigError) Error() string { return e.err.Error() }
 
 // readChunk reads the samples in (after, through] of every series vtop
 // reads, and Prometheus's record of the scrapes (up).
-func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, up model.Matrix, err error) {
+func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, up matrix, err error) {
 	s := p.src
 	at := through.Time()
 	width := time.Duration(through-after) * time.Millisecond
@@ -290,7 +291,7 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 		exprs = append(exprs, s.q.raw(i, width))
 	}
 	exprs = append(exprs, s.q.up(width))
-	answers := make([]model.Matrix, len(exprs))
+	answers := make([]matrix, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, expr := range exprs {
@@ -321,8 +322,8 @@ const pastBatchBytes = 8 << 20
 // sample was written, in time order (by target within a time), in
 // batches of about pastBatchBytes of text that never split the pages of
 // one time: a batch's pages are all those at or before its last.
-func (p *Past) eachPages(raw, up model.Matrix, after, through model.Time, visit func([]PastPage) error) error {
-	perTarget := make([][]*model.SampleStream, len(p.Targets))
+func (p *Past) eachPages(raw, up matrix, after, through model.Time, visit func([]PastPage) error) error {
+	perTarget := make([][]*sampleStream, len(p.Targets))
 	for _, ss := range raw {
 		if i, ok := p.index[targetOf(ss.Metric)]; ok && i >= 0 {
 			perTarget[i] = append(perTarget[i], ss)
@@ -361,7 +362,7 @@ func (p *Past) eachPages(raw, up model.Matrix, after, through model.Time, visit 
 // appendFailures appends a failed page for each scrape of a target that
 // Prometheus failed (up is 0) in (after, through]. A failed scrape writes
 // no series, so its time has no page already.
-func (p *Past) appendFailures(out []PastPage, up model.Matrix, after, through model.Time) []PastPage {
+func (p *Past) appendFailures(out []PastPage, up matrix, after, through model.Time) []PastPage {
 	for _, ss := range up {
 		i, ok := p.index[targetOf(ss.Metric)]
 		if !ok || i < 0 {

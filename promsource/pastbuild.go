@@ -25,15 +25,15 @@ type PastSample struct {
 // scrapes built into samples rather than written as pages: the way to
 // reports when no recording is kept.
 func (p *Past) ReadSamples(ctx context.Context, visit func(samples []PastSample) error) error {
-	return p.read(ctx, func(raw, up model.Matrix, after, through model.Time) error {
+	return p.read(ctx, func(raw, up matrix, after, through model.Time) error {
 		return visit(p.samples(raw, up, after, through))
 	})
 }
 
 // samples builds the scrapes in (after, through], one per target and
 // timestamp, and a failed one where up was 0, sorted by time then target.
-func (p *Past) samples(raw, up model.Matrix, after, through model.Time) []PastSample {
-	in := make(model.Matrix, 0, len(raw))
+func (p *Past) samples(raw, up matrix, after, through model.Time) []PastSample {
+	in := make(matrix, 0, len(raw))
 	for _, ss := range raw {
 		if i, ok := p.index[targetOf(ss.Metric)]; !ok || i < 0 {
 			continue
@@ -44,7 +44,7 @@ func (p *Past) samples(raw, up model.Matrix, after, through model.Time) []PastSa
 			hi++
 		}
 		if lo < hi {
-			in = append(in, &model.SampleStream{Metric: ss.Metric, Values: ss.Values[lo:hi]})
+			in = append(in, &sampleStream{Metric: ss.Metric, Values: ss.Values[lo:hi]})
 		}
 	}
 	b := newFleetBuild(p.src.group)

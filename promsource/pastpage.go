@@ -23,7 +23,7 @@ type pageWriter struct {
 
 // pageLine is one series of a page: where it goes and how it is written.
 type pageLine struct {
-	series *model.SampleStream
+	series *sampleStream
 	family string // the family's name: a histogram's without its suffix
 	kind   string // its TYPE: histogram, counter or gauge
 	key    string // name{labels} as the page writes it
@@ -35,7 +35,7 @@ type pageLine struct {
 // prepare lays out one target's series for its pages of the samples in
 // (after, through] and returns their timestamps, oldest first; page
 // writes each, in that order.
-func (w *pageWriter) prepare(series []*model.SampleStream, after, through model.Time) []model.Time {
+func (w *pageWriter) prepare(series []*sampleStream, after, through model.Time) []model.Time {
 	w.layOut(series)
 	w.pos = w.pos[:0]
 	w.times = w.times[:0]
@@ -86,10 +86,10 @@ func (w *pageWriter) page(t model.Time) []byte {
 // layOut orders the target's series as a page writes them: by family,
 // a histogram's series by their labels, then bucket (by bound), sum and
 // count. The text format wants each family's lines together.
-func (w *pageWriter) layOut(series []*model.SampleStream) {
+func (w *pageWriter) layOut(series []*sampleStream) {
 	w.lines = w.lines[:0]
 	for _, ss := range series {
-		name := string(ss.Metric[model.MetricNameLabel])
+		name := ss.Metric.get(model.MetricNameLabel)
 		ro, ok := roleOf(name)
 		if !ok {
 			continue
@@ -98,7 +98,7 @@ func (w *pageWriter) layOut(series []*model.SampleStream) {
 		if catalogue.Reads[ro.read].Kind.IsHistogram() {
 			l.family, l.kind = strings.TrimSuffix(name, ro.suffix), "histogram"
 			l.rank = slices.Index([]string{"_bucket", "_sum", "_count"}, ro.suffix)
-			if le, err := strconv.ParseFloat(string(ss.Metric[labelLE]), 64); err == nil {
+			if le, err := strconv.ParseFloat(ss.Metric.get(labelLE), 64); err == nil {
 				l.le = le
 			}
 		} else if strings.HasSuffix(name, "_total") {
@@ -115,28 +115,26 @@ func (w *pageWriter) layOut(series []*model.SampleStream) {
 
 // seriesKey writes name{labels} as the text format spells it, labels
 // sorted, and the labels but le alone.
-func seriesKey(name string, m model.Metric) (key, labels string) {
-	names := make([]string, 0, len(m))
-	for ln := range m {
-		if ln != model.MetricNameLabel {
-			names = append(names, string(ln))
-		}
-	}
-	slices.Sort(names)
-	var all, rest strings.Builder
+func seriesKey(name string, m labels) (key, rest string) {
+	var all, others strings.Builder
 	all.WriteString(name)
 	all.WriteByte('{')
-	for k, ln := range names {
-		if k > 0 {
+	first := true
+	m.each(func(ln, value string) {
+		if ln == model.MetricNameLabel {
+			return
+		}
+		if !first {
 			all.WriteByte(',')
 		}
-		pair := ln + `="` + page.EscapeLabelValue(string(m[model.LabelName(ln)])) + `"`
+		first = false
+		pair := ln + `="` + page.EscapeLabelValue(value) + `"`
 		all.WriteString(pair)
 		if ln != labelLE {
-			rest.WriteString(pair)
-			rest.WriteByte(',')
+			others.WriteString(pair)
+			others.WriteByte(',')
 		}
-	}
+	})
 	all.WriteByte('}')
-	return all.String(), rest.String()
+	return all.String(), others.String()
 }

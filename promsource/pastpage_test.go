@@ -67,7 +67,7 @@ func gatherFleet(t *testing.T, fleet *sim.Fleet) [][]*dto.MetricFamily {
 func checkPastPages(t *testing.T, replica int, stored model.Matrix) {
 	t.Helper()
 	s := testSource(t, Config{})
-	s.apply(t0, 10*time.Second, fetched{raw: stored})
+	s.apply(t0, 10*time.Second, fetched{raw: decodedOf(stored)})
 	readings := s.snapshot()
 	if len(readings) != 1 {
 		t.Fatalf("replica %d: %d replicas built", replica, len(readings))
@@ -129,7 +129,7 @@ func TestPastPageText(t *testing.T) {
 		series("vllm:request_success_total", 9, "finished_reason", "stop", "model_name", "m"),
 	}
 	var w pageWriter
-	times := w.prepare(stored, 0, at)
+	times := w.prepare(decodedOf(stored), 0, at)
 	if len(times) != 1 {
 		t.Fatalf("%d pages, want 1", len(times))
 	}
@@ -181,7 +181,7 @@ func TestPastPagesComeInBatches(t *testing.T) {
 	}
 	var batches [][]PastPage
 	total := 0
-	err := p.eachPages(raw, nil, 0, model.Time(1<<62), func(pages []PastPage) error {
+	err := p.eachPages(decodedOf(raw), nil, 0, model.Time(1<<62), func(pages []PastPage) error {
 		batches = append(batches, pages)
 		return nil
 	})
@@ -220,7 +220,7 @@ func TestPastPagesComeInBatches(t *testing.T) {
 // pages is every page of eachPages at once.
 func (p *Past) pages(raw, up model.Matrix, after, through model.Time) []PastPage {
 	var out []PastPage
-	_ = p.eachPages(raw, up, after, through, func(pages []PastPage) error {
+	_ = p.eachPages(decodedOf(raw), decodedOf(up), after, through, func(pages []PastPage) error {
 		out = append(out, pages...)
 		return nil
 	})

@@ -2,8 +2,10 @@ package promsource
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,13 +38,13 @@ const queryPath = "/api/v1/query"
 // Errors are the query client's (a *v1.Error for an HTTP or API error,
 // the transport's otherwise), so that they read alike whichever query
 // failed.
-func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
 	return s.stream(ctx, expr, at, resultMatrix)
 }
 
 // streamVector is streamMatrix for a query whose answer is an instant
 // vector: each element is a series of one point.
-func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (model.Matrix, []string, error) {
+func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
 	return s.stream(ctx, expr, at, resultVector)
 }
 
@@ -54,7 +56,7 @@ const (
 
 // stream runs an instant query whose result is of type want and decodes
 // it as it arrives.
-func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string) (model.Matrix, []string, error) {
+func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string) (matrix, []string, error) {
 	timeout := s.queryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -86,8 +88,14 @@ func (s *Source) tooManySeries() error {
 // of characters, and a screen that wraps the message must not push the
 // advice out of sight.
 func (s *Source) overBudget(expr string, over overBudgetError) error {
-	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (at %d series of the answer to %s)",
-		s.answers.limit>>20, s.cfg.MaxMemory>>20, over.series, shortExpr(expr)))
+	at := fmt.Sprintf("at %d series of the answer to %s", over.series, shortExpr(expr))
+	if over.labels > 0 {
+		// One series of so many labels is no fleet's: say so, or the
+		// advice to narrow the selector reads as the whole story.
+		at = fmt.Sprintf("at %d series of the answer to %s, and %d labels of the next", over.series, shortExpr(expr), over.labels)
+	}
+	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
+		s.answers.limit>>20, s.cfg.MaxMemory>>20, at))
 }
 
 // shortExprRunes is the most of a query a message shows.
@@ -117,7 +125,7 @@ func shortExpr(expr string) string {
 
 // postQuery sends the query as a form, falling back to GET where POST is
 // refused (as the query client does), and decodes the answer.
-func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string) (model.Matrix, []string, error) {
+func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string) (matrix, []string, error) {
 	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
 	u := s.client.URL(queryPath, nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
@@ -215,13 +223,13 @@ var errTooManySeries = errors.New("too many series")
 // arrives, so no count has to be asked first, and vtop never holds more.
 // So does one whose decoded size passes what is left of b (nil: no
 // bound), with an overBudgetError.
-func decodeMatrix(body io.Reader, maxSeries int, b *budget) (model.Matrix, []string, error) {
+func decodeMatrix(body io.Reader, maxSeries int, b *budget) (matrix, []string, error) {
 	return decodeAnswer(body, resultMatrix, maxSeries, b)
 }
 
 // decodeAnswer is decodeMatrix for a result of type want: a matrix, or a
 // vector whose elements become series of one point.
-func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (model.Matrix, []string, error) {
+func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
 		// The query client's words for it, which problem() knows: a UI
@@ -231,7 +239,7 @@ func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (model.
 	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
 	var status, errType, errMsg string
 	var warnings []string
-	d := matrixData{want: want, in: interner{m: map[string]string{}}}
+	d := matrixData{want: want, in: newInterner()}
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
@@ -278,7 +286,7 @@ func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (model.
 type matrixData struct {
 	want       string // the result type asked for
 	resultType string
-	result     model.Matrix
+	result     matrix
 	gotResult  bool
 	disordered int // series whose points were put in order
 	in         interner
@@ -302,9 +310,8 @@ func (d *matrixData) decode(it *jsoniter.Iterator, maxSeries int, b *budget) err
 				it.Skip()
 				continue
 			}
-			var over bool
-			if d.result, over = decodeSeries(it, &d.in, d.result, maxSeries, b, &d.disordered); over {
-				return overBudgetError{series: len(d.result)}
+			if labels, over := d.decodeSeries(it, maxSeries, b); over {
+				return overBudgetError{series: len(d.result), labels: labels}
 			}
 			if len(d.result) > maxSeries {
 				return errTooManySeries
@@ -327,46 +334,115 @@ func (e notMatrixError) Error() string {
 	return "a range selector answered " + e.got + ", not a matrix"
 }
 
-// decodeSeries appends the series of a matrix result to m, stopping
-// once m holds more than maxSeries or b is spent (over), each with its
-// points in time order (see inOrder); disordered counts the series that
-// were not.
-func decodeSeries(it *jsoniter.Iterator, in *interner, m model.Matrix, maxSeries int, b *budget, disordered *int) (_ model.Matrix, over bool) {
-	for len(m) <= maxSeries && it.ReadArray() {
-		ss := &model.SampleStream{}
+// decodeSeries appends the series of a matrix result to d.result,
+// stopping once it holds more than maxSeries or b is spent (over, after
+// labels of the series being read when that was in its labels), each
+// with its points in time order (see inOrder); d.disordered counts the
+// series that were not. Every part of a series is taken from b as it is
+// decoded, its labels too: one series of a million labels passes the
+// budget as it arrives, not once it is whole.
+func (d *matrixData) decodeSeries(it *jsoniter.Iterator, maxSeries int, b *budget) (labels int, over bool) {
+	var scratch []labelPair // a series' labels as they are read
+	for len(d.result) <= maxSeries && it.ReadArray() {
+		ss := &sampleStream{}
+		if !b.take(seriesBytes) {
+			return 0, true
+		}
 		for f := it.ReadObject(); f != "" && it.Error == nil; f = it.ReadObject() {
 			switch f {
 			case "metric":
-				ss.Metric = model.Metric{}
-				for name := it.ReadObject(); name != "" && it.Error == nil; name = it.ReadObject() {
-					ss.Metric[model.LabelName(in.get(name))] = model.LabelValue(in.get(it.ReadString()))
+				if ss.Metric, scratch, labels, over = decodeLabels(it, &d.in, scratch, b); over {
+					return labels, true
 				}
 			case "values":
 				if ss.Values, over = decodeValues(it, ss.Values, b); over {
-					return m, true
+					return 0, true
 				}
 			case "value": // an instant vector's element
 				ss.Values = append(ss.Values[:0], decodePoint(it))
 				if !b.take(pointBytes) {
-					return m, true
+					return 0, true
 				}
 			default: // native histograms: vtop reads classic buckets only
 				it.Skip()
 			}
 		}
 		if it.Error != nil {
-			return m, false
-		}
-		if !b.take(seriesBytes + labelBytes*int64(len(ss.Metric)) + in.taken()) {
-			return m, true
+			return 0, false
 		}
 		var changed bool
 		if ss.Values, changed = inOrder(ss.Values); changed {
-			*disordered++
+			d.disordered++
 		}
-		m = append(m, ss)
+		d.result = append(d.result, ss)
 	}
-	return m, false
+	return 0, false
+}
+
+// labelsPerTake is how many labels of a series are read between takes
+// from the budget: often enough that a series of a million labels is
+// refused within a small part of it, seldom enough that the shared count
+// is not asked twice per label.
+const labelsPerTake = 256
+
+// decodeLabels reads a series' labels (a JSON object of strings) into its
+// name, its bound and the interned set of the others, taking from b the
+// bytes of what it keeps as it goes (over: b is spent). scratch is the
+// caller's, handed back to be used again; read is how many labels were.
+func decodeLabels(it *jsoniter.Iterator, in *interner, scratch []labelPair, b *budget) (l labels, _ []labelPair, read int, over bool) {
+	pairs := scratch[:0]
+	for name := it.ReadObject(); name != "" && it.Error == nil; name = it.ReadObject() {
+		read++
+		value := in.get(it.ReadString())
+		switch name {
+		case model.MetricNameLabel:
+			l.name = value
+		case labelLE:
+			l.le = value
+		default:
+			pairs = append(pairs, labelPair{in.get(name), value})
+		}
+		if read%labelsPerTake == 0 && !b.take(in.taken()+labelPairBytes*labelsPerTake) {
+			return l, pairs, read, true
+		}
+	}
+	if !b.take(in.taken()) {
+		return l, pairs, read, true
+	}
+	l.rest = in.set(sortedLabels(pairs))
+	return l, pairs, read, !b.take(in.taken())
+}
+
+// sortedLabels sorts labels by name in place, keeps the last of any name
+// given twice, as a map of them would, and drops the empty ones: an empty
+// label is no label (Prometheus's rule; it answers none).
+func sortedLabels(pairs []labelPair) []labelPair {
+	if slices.IsSortedFunc(pairs, byLabelName) && !hasRepeats(pairs) && !slices.ContainsFunc(pairs, emptyLabel) {
+		return pairs // as Prometheus writes them
+	}
+	slices.SortStableFunc(pairs, byLabelName)
+	out := pairs[:0]
+	for i, p := range pairs {
+		if i+1 < len(pairs) && pairs[i+1].name == p.name {
+			continue
+		}
+		out = append(out, p)
+	}
+	return slices.DeleteFunc(out, emptyLabel)
+}
+
+func emptyLabel(p labelPair) bool { return p.value == "" }
+
+func byLabelName(a, b labelPair) int { return strings.Compare(a.name, b.name) }
+
+// hasRepeats reports whether sorted labels name one label twice.
+func hasRepeats(sorted []labelPair) bool {
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].name == sorted[i-1].name {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeValues appends a series' points to vs, taking their size from b
@@ -424,7 +500,7 @@ func decodePoint(it *jsoniter.Iterator) model.SamplePair {
 		it.ReportError("decodePoint", "point without a value")
 		return p
 	}
-	v, err := strconv.ParseFloat(it.ReadString(), 64)
+	v, err := pointValue(it)
 	if err != nil {
 		it.ReportError("decodePoint", "value: "+err.Error())
 		return p
@@ -434,6 +510,25 @@ func decodePoint(it *jsoniter.Iterator) model.SamplePair {
 		it.Skip()
 	}
 	return p
+}
+
+// pointValue reads a point's value, a number in a JSON string, without
+// copying the string where it has no escapes (Prometheus writes none in
+// a number): the copy of every point of an answer was a third of what
+// decoding it allocated.
+func pointValue(it *jsoniter.Iterator) (float64, error) {
+	if it.WhatIsNext() != jsoniter.StringValue {
+		return strconv.ParseFloat(it.ReadString(), 64) // its error
+	}
+	raw := it.ReadStringAsSlice()
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return strconv.ParseFloat(string(raw), 64) // on the stack
+	}
+	var v string
+	if err := json.Unmarshal(slices.Concat([]byte{'"'}, raw, []byte{'"'}), &v); err != nil {
+		return 0, err
+	}
+	return strconv.ParseFloat(v, 64)
 }
 
 // recordingReader keeps the error of the reader below, which the JSON
@@ -465,39 +560,18 @@ func (r *recordingReader) firstByte() (byte, error) {
 	}
 }
 
-// interner keeps one copy of each label name and value of an answer,
-// counting the bytes of the copies it keeps.
-type interner struct {
-	m     map[string]string
-	bytes int64 // kept since the last taken
-}
-
-func (in *interner) get(s string) string {
-	if v, ok := in.m[s]; ok {
-		return v
-	}
-	in.m[s] = s
-	in.bytes += int64(len(s)) + stringBytes
-	return s
-}
-
-// taken returns the bytes kept since the last call.
-func (in *interner) taken() int64 {
-	n := in.bytes
-	in.bytes = 0
-	return n
-}
-
 // The sizes a decoded answer is counted in, as the Go runtime holds it
-// on 64-bit machines: a series (its SampleStream, the matrix's pointer to
-// it and its label map's header), each label of it (a map slot of two
-// strings, with the map's spare room), each point, and each string kept
-// (its header in the interner's map, beside its bytes).
+// on 64-bit machines: a series (its sampleStream and the matrix's pointer
+// to it), each point, each string kept (its header in the interner's map,
+// beside its bytes), each set of labels kept (the set, the interner's
+// entry for it, beside its key's bytes) and each label of such a set, or
+// of a series being read.
 const (
-	seriesBytes = 48 + 8 + 64
-	labelBytes  = 64
-	pointBytes  = 16
-	stringBytes = 64
+	seriesBytes    = 64 + 8
+	pointBytes     = 16
+	stringBytes    = 64
+	setBytes       = 24 + 64
+	labelPairBytes = 32
 )
 
 // budget is the bytes the decoded answers of one refresh may still
@@ -521,8 +595,9 @@ func (b *budget) take(n int64) bool {
 }
 
 // overBudgetError is an answer refused once its decoded size passed its
-// budget, after series of it.
-type overBudgetError struct{ series int }
+// budget, after series of it and, when it passed in the labels of the
+// next, labels of that one.
+type overBudgetError struct{ series, labels int }
 
 func (e overBudgetError) Error() string {
 	return fmt.Sprintf("the answer passed its memory budget at %d series", e.series)

@@ -85,11 +85,11 @@ func histogramByName(name string) (catalogue.Histogram, bool) {
 // readBuckets turns the rows of the buckets' answers into each scrape
 // target's WindowBuckets (by grouper.key), evaluated at at over window.
 // A row without a known histogram, a bound or a point is passed over.
-func readBuckets(m model.Matrix, g grouper, at time.Time, window time.Duration) map[string]*catalogue.WindowBuckets {
+func readBuckets(m matrix, g grouper, at time.Time, window time.Duration) map[string]*catalogue.WindowBuckets {
 	out := map[string]*catalogue.WindowBuckets{}
 	for _, ss := range m {
-		h, ok := histogramByName(string(ss.Metric[labelHistogram]))
-		le, err := strconv.ParseFloat(string(ss.Metric[labelLE]), 64)
+		h, ok := histogramByName(ss.Metric.get(labelHistogram))
+		le, err := strconv.ParseFloat(ss.Metric.get(labelLE), 64)
 		if !ok || err != nil || len(ss.Values) != 1 {
 			continue
 		}
@@ -140,7 +140,7 @@ func (s *Source) wantBuckets() bool {
 
 // upRead is the answer to the up query, read ahead of the others.
 type upRead struct {
-	up    model.Matrix
+	up    matrix
 	warns []string
 	err   error
 }
@@ -210,7 +210,7 @@ func (s *Source) wantedBuckets(width time.Duration) string {
 // withWanted adds the wanted replicas' raw buckets to the window's
 // series (and their added times: all new, so those replicas are built
 // whole, on the bounds their buckets bring).
-func withWanted(raw model.Matrix, added []model.Time, wanted model.Matrix) (model.Matrix, []model.Time) {
+func withWanted(raw matrix, added []model.Time, wanted matrix) (matrix, []model.Time) {
 	if len(wanted) == 0 {
 		return raw, added
 	}

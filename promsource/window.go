@@ -48,7 +48,7 @@ const minMargin = 2 * time.Second
 // all at once every minute made one refresh a minute overrun its interval;
 // a part with each refresh costs a little, evenly.
 type rawWindow struct {
-	series map[model.Fingerprint]*model.SampleStream
+	series map[model.Fingerprint]*sampleStream
 	at     time.Time     // evaluation time of the samples held; zero: none
 	width  time.Duration // the window they cover, ending at at
 	// recheck counts the increments since the newest whole read: the
@@ -172,14 +172,14 @@ func (w *rawWindow) holds(t model.Time) bool {
 // series may come more than once in m (the increment, and again in the
 // recheck's part). The samples older than the window are dropped, and the
 // series left with none.
-func (w *rawWindow) merge(m model.Matrix, at time.Time, width time.Duration, full bool) {
+func (w *rawWindow) merge(m matrix, at time.Time, width time.Duration, full bool) {
 	w.added = map[model.Fingerprint]model.Time{}
 	if full || w.series == nil {
-		w.series = make(map[model.Fingerprint]*model.SampleStream, len(m))
+		w.series = make(map[model.Fingerprint]*sampleStream, len(m))
 		w.added, w.recheck = nil, 0
 	}
 	for _, s := range m {
-		fp := s.Metric.Fingerprint()
+		fp := s.Metric.fingerprint()
 		held := w.series[fp]
 		if held == nil {
 			w.series[fp] = s
@@ -248,9 +248,9 @@ func byTime(p model.SamplePair, t model.Time) int { return cmp.Compare(p.Timesta
 // from refresh to refresh (sums over series then add up alike), and for
 // each the time of the oldest sample the newest merge added to it
 // (noneAdded if none); nil after a full read.
-func (w *rawWindow) matrix() (model.Matrix, []model.Time) {
+func (w *rawWindow) matrix() (matrix, []model.Time) {
 	fps := slices.Sorted(maps.Keys(w.series))
-	m := make(model.Matrix, len(fps))
+	m := make(matrix, len(fps))
 	var added []model.Time
 	if w.added != nil {
 		added = make([]model.Time, len(fps))

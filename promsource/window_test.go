@@ -41,8 +41,8 @@ func secsOf(ps []model.SamplePair) []float64 {
 	return out
 }
 
-func stream(name string, ps []model.SamplePair) *model.SampleStream {
-	return &model.SampleStream{Metric: model.Metric{"__name__": model.LabelValue(name), "instance": "a:8000"}, Values: ps}
+func stream(name string, ps []model.SamplePair) *sampleStream {
+	return &sampleStream{Metric: labelsOf(model.Metric{"__name__": model.LabelValue(name), "instance": "a:8000"}), Values: ps}
 }
 
 // An increment adds what is new, keeps what is held, drops what left the
@@ -113,9 +113,9 @@ func TestRawWindowMerge(t *testing.T) {
 		m, added := w.matrix()
 		gotAdded := map[string]float64{}
 		for i, s := range m {
-			got[string(s.Metric["__name__"])] = secsOf(s.Values)
+			got[string(s.Metric.get("__name__"))] = secsOf(s.Values)
 			if added != nil && added[i] != noneAdded {
-				gotAdded[string(s.Metric["__name__"])] = float64(added[i]-model.TimeFromUnixNano(t0.UnixNano())) / 1000
+				gotAdded[string(s.Metric.get("__name__"))] = float64(added[i]-model.TimeFromUnixNano(t0.UnixNano())) / 1000
 			}
 		}
 		if (added == nil) != tt.full || !maps.Equal(gotAdded, tt.added) {
@@ -133,8 +133,8 @@ func TestRawWindowMerge(t *testing.T) {
 	}
 }
 
-func matrixOf(series map[string][]float64) model.Matrix {
-	var m model.Matrix
+func matrixOf(series map[string][]float64) matrix {
+	var m matrix
 	for name, secs := range series {
 		m = append(m, stream(name, pts(secs...)))
 	}
@@ -171,7 +171,7 @@ func TestRawWindowRange(t *testing.T) {
 			for s := -25.0; s <= -tt.lag; s += tt.scrape {
 				secs = append(secs, s)
 			}
-			w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
+			w.merge(matrix{stream("x", pts(secs...))}, t0, width, true)
 		}
 		r, full := w.rangeFor(t0.Add(tt.after), tt.width)
 		if r != tt.wantRange || full != tt.wantFull {
@@ -202,7 +202,7 @@ func TestRecheckInTurn(t *testing.T) {
 	for s := -29.0; s <= 0; s++ {
 		secs = append(secs, s)
 	}
-	w.merge(model.Matrix{stream("x", pts(secs...))}, t0, width, true)
+	w.merge(matrix{stream("x", pts(secs...))}, t0, width, true)
 	at := t0
 	for i := range 2*parts + 1 {
 		at = at.Add(interval)
@@ -214,9 +214,9 @@ func TestRecheckInTurn(t *testing.T) {
 			t.Errorf("refresh %d re-reads part %d, want %d", i+1, got, i%parts)
 		}
 		end := at.Sub(t0).Seconds()
-		w.merge(model.Matrix{stream("x", pts(end-4, end-3, end-2, end-1, end))}, at, width, false)
+		w.merge(matrix{stream("x", pts(end-4, end-3, end-2, end-1, end))}, at, width, false)
 	}
-	w.merge(model.Matrix{stream("x", pts(secs...))}, at, width, true)
+	w.merge(matrix{stream("x", pts(secs...))}, at, width, true)
 	if got := w.nextRecheck(parts); got != 0 {
 		t.Errorf("after a whole read the recheck resumes at part %d, want 0", got)
 	}
@@ -288,7 +288,7 @@ func TestAvoidEdge(t *testing.T) {
 	// Samples at -10 s and 1 ms after it: t0 and t0+1ms both put one on
 	// the edge.
 	held := pts(-10, -9.999, -5, 0)
-	w.merge(model.Matrix{stream("x", held)}, t0, time.Minute, true)
+	w.merge(matrix{stream("x", held)}, t0, time.Minute, true)
 	tests := []struct {
 		at, want time.Time
 	}{
@@ -309,7 +309,7 @@ func TestAvoidEdge(t *testing.T) {
 // infinities, warnings.
 func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 	want := model.Matrix{
-		stream("vllm:num_requests_running", pts(-2.5, -1.001, 0)),
+		{Metric: model.Metric{"__name__": "vllm:num_requests_running", "instance": "a:8000"}, Values: pts(-2.5, -1.001, 0)},
 		{Metric: model.Metric{"__name__": "vllm:e2e_request_latency_seconds_bucket", "le": "+Inf", "model_name": "a \"quoted\"\nmodel ünïcode"},
 			Values: []model.SamplePair{{Timestamp: 1733030000123, Value: model.SampleValue(math.NaN())}, {Timestamp: 1733030001000, Value: model.SampleValue(math.Inf(1))}, {Timestamp: 1733030002007, Value: -0.25}}},
 	}
@@ -330,7 +330,7 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 		t.Fatalf("%d series, warnings %q; want %d, [w1]", len(got), warns, len(client))
 	}
 	for i := range client {
-		if !got[i].Metric.Equal(client[i].Metric) || len(got[i].Values) != len(client[i].Values) {
+		if !got[i].Metric.metric().Equal(client[i].Metric) || len(got[i].Values) != len(client[i].Values) {
 			t.Errorf("series %d: %v, want %v", i, got[i], client[i])
 			continue
 		}
@@ -345,7 +345,7 @@ func TestDecodeMatrixMatchesTheClient(t *testing.T) {
 // The series cap is checked as the answer arrives: an answer with more
 // series than the cap is refused, whatever follows the series over it.
 func TestDecodeMatrixCapsSeries(t *testing.T) {
-	three, err := json.Marshal(model.Matrix{stream("a", pts(0)), stream("b", pts(0)), stream("c", pts(0))})
+	three, err := json.Marshal(matrix{stream("a", pts(0)), stream("b", pts(0)), stream("c", pts(0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,13 +455,13 @@ func TestIncrementalBuildEqualsWhole(t *testing.T) {
 				read = append(read, &model.SampleStream{Metric: ss.Metric, Values: recent})
 			}
 		}
-		inc.raw.merge(read, at, width, full)
+		inc.raw.merge(decodedOf(read), at, width, full)
 		f := fetched{}
 		f.raw, f.added = inc.raw.matrix()
 		inc.apply(at, width, f)
 
 		whole := testSource(t, Config{})
-		whole.raw.merge(window, at, width, true)
+		whole.raw.merge(decodedOf(window), at, width, true)
 		g := fetched{}
 		g.raw, g.added = whole.raw.matrix()
 		whole.apply(at, width, g)

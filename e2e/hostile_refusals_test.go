@@ -208,6 +208,30 @@ func TestHostileRefusals(t *testing.T) {
 			code: -1, want: []string{"past 2^53"}, notWant: []string{"window holds a restart", `"restarted": true`},
 			within: 30 * time.Second,
 		},
+		{
+			name: "vtop rules --group-by without: a PromQL keyword promtool rejects in by (…)",
+			args: func(*testing.T) []string { return []string{"rules", "--group-by", "without"} },
+			code: command.ExitUsage, want: []string{`group-by "without" is a PromQL keyword`}, notWant: []string{"groups:"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "vtop rules --group-by pod,NaN: a PromQL number",
+			args: func(*testing.T) []string { return []string{"rules", "--group-by", "pod,NaN"} },
+			code: command.ExitUsage, want: []string{`group-by "NaN" is a PromQL number`}, notWant: []string{"groups:"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "vtop rules --hysteresis 9223372036854775807: a for: that wrapped to -10s",
+			args: func(*testing.T) []string { return []string{"rules", "--hysteresis", "9223372036854775807"} },
+			code: command.ExitUsage, want: []string{"hysteresis 9223372036854775807: for: would be"}, notWant: []string{"groups:", "for: -"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "vtop rules --hysteresis 3689348815: a for: that wrapped to -3s709ms",
+			args: func(*testing.T) []string { return []string{"rules", "--hysteresis", "3689348815"} },
+			code: command.ExitUsage, want: []string{"hysteresis 3689348815: for: would be"}, notWant: []string{"groups:", "for: -"},
+			within: 10 * time.Second,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

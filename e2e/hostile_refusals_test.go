@@ -232,6 +232,26 @@ func TestHostileRefusals(t *testing.T) {
 			code: command.ExitUsage, want: []string{"hysteresis 3689348815: for: would be"}, notWant: []string{"groups:", "for: -"},
 			within: 10 * time.Second,
 		},
+		{
+			name: "--at -1m --window 1000h: a read of 36,000 chunks is refused at once",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(&valueStore{families: nanFamilies, value: alternatingCounters})
+				t.Cleanup(srv.Close)
+				return []string{"--prometheus", srv.URL, "--at", "-1m", "--window", "1000h", "--once"}
+			},
+			code: command.ExitUsage, want: []string{"--window 1000h0m0s with --at: the read of the past would span 1000h0m10s"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "--at -1m --window 2562047h: a read that started in 1734 is refused at once",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(&valueStore{families: nanFamilies, value: alternatingCounters})
+				t.Cleanup(srv.Close)
+				return []string{"--prometheus", srv.URL, "--at", "-1m", "--window", "2562047h", "--once"}
+			},
+			code: command.ExitUsage, want: []string{"--window 2562047h0m0s with --at"},
+			within: 10 * time.Second,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

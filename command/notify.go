@@ -52,6 +52,9 @@ func (f notifyFlags) validate(once, jsonl bool) error {
 		if f.AlertmanagerResend < time.Second {
 			return usagef("--alertmanager-resend %s: want 1s or more", f.AlertmanagerResend)
 		}
+		if err := checkHeaders("--alertmanager-header", f.AlertmanagerHeader); err != nil {
+			return err
+		}
 	}
 	switch {
 	case f.OnChangeTimeout <= 0:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/discover"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
@@ -299,6 +300,9 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 // options, the Prometheus URL) without starting anything, so that a
 // mistake in them is said before anything else.
 func (w *Watch) checkInputs() error {
+	if err := checkHeaders("--header", w.Header); err != nil {
+		return err
+	}
 	if _, err := w.notifyFlags.alertmanager(nil); err != nil {
 		return err
 	}
@@ -423,6 +427,17 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, e
 	}
 	targets, err := w.listedTargets()
 	return targets, nil, err
+}
+
+// checkHeaders refuses a line of a header flag that no request can carry
+// (httperr.ParseHeader), naming the flag and the key, never the value.
+func checkHeaders(flag string, lines []string) error {
+	for _, l := range lines {
+		if _, _, err := httperr.ParseHeader(l); err != nil {
+			return usagef("%s %v", flag, err)
+		}
+	}
+	return nil
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's

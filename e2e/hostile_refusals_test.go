@@ -6,6 +6,8 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -250,6 +252,41 @@ func TestHostileRefusals(t *testing.T) {
 				return []string{"--prometheus", srv.URL, "--at", "-1m", "--window", "2562047h", "--once"}
 			},
 			code: command.ExitUsage, want: []string{"--window 2562047h0m0s with --at"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "-f /dev/zero names the line and the limit",
+			args: func(*testing.T) []string { return []string{"--once", "-f", "/dev/zero"} },
+			code: command.ExitUsage, want: []string{"/dev/zero:1: a line over 64 KiB: one target per line"}, notWant: []string{"bufio"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "-f a file of 1 GiB of NULs names the line and the limit",
+			args: func(t *testing.T) []string {
+				p := filepath.Join(t.TempDir(), "nuls.txt")
+				if err := os.WriteFile(p, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Truncate(p, 1<<30); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"--once", "-f", p}
+			},
+			code: command.ExitUsage, want: []string{"nuls.txt:1: a line over 64 KiB: one target per line"}, notWant: []string{"bufio"},
+			within: 10 * time.Second,
+		},
+		{
+			name: "a target on port 99999 is a usage error, not DOWN",
+			args: func(*testing.T) []string { return []string{"127.0.0.1:99999", "--once"} },
+			code: command.ExitUsage, want: []string{`invalid target "127.0.0.1:99999": port 99999 is not 1–65535`},
+			within: 10 * time.Second,
+		},
+		{
+			name: "a --header with CR LF in its value is refused at start",
+			args: func(*testing.T) []string {
+				return []string{"--once", "--header", "X-Token: s3cret\r\nX-Other: b", "127.0.0.1:1"}
+			},
+			code: command.ExitUsage, want: []string{`--header "X-Token": its value holds a control character`}, notWant: []string{"s3cret"},
 			within: 10 * time.Second,
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -340,5 +341,56 @@ func runRefusal(t *testing.T, tt refusalCase) {
 	}
 	if peakMiB > 256 {
 		t.Errorf("peak RSS %.0f MiB, over --max-memory's 256 MiB", peakMiB)
+	}
+}
+
+// TestHostileTargetsFIFO: -f from a FIFO that never writes (a hung
+// -f <(kubectl …)) is stopped by Ctrl-C or SIGTERM, whether a writer has
+// the FIFO open or none ever opens it.
+func TestHostileTargetsFIFO(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		sig    syscall.Signal
+		writer bool // a writer holds the FIFO open, writing nothing
+	}{
+		{"Ctrl-C, a writer that writes nothing", syscall.SIGINT, true},
+		{"SIGTERM, a writer that writes nothing", syscall.SIGTERM, true},
+		{"Ctrl-C, no writer ever", syscall.SIGINT, false},
+		{"SIGTERM, no writer ever", syscall.SIGTERM, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fifo := filepath.Join(t.TempDir(), "targets")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tt.writer {
+				w, err := os.OpenFile(fifo, os.O_RDWR, 0) // opens at once, and holds a writer
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { w.Close() })
+			}
+			cmd := testutil.VtopCommand(t, "--once", "--no-gpus", "-f", fifo)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second) // reading the FIFO by now
+			began := time.Now()
+			_ = cmd.Process.Signal(tt.sig)
+			err := testutil.WaitWithin(t, cmd, 10*time.Second)
+			code := testutil.ExitStatus(t, err, cmd.Args)
+			t.Logf("exit %d %s after the signal; stderr %q", code, time.Since(began).Round(time.Millisecond), stderr.String())
+			if code != command.ExitUsage {
+				t.Errorf("exit %d, want %d: the targets never came", code, command.ExitUsage)
+			}
+			if !strings.Contains(stderr.String(), fifo) {
+				t.Errorf("stderr %q does not name the file", stderr.String())
+			}
+		})
 	}
 }

@@ -290,6 +290,20 @@ func TestHostileRefusals(t *testing.T) {
 			code: command.ExitUsage, want: []string{`--header "X-Token": its value holds a control character`}, notWant: []string{"s3cret"},
 			within: 10 * time.Second,
 		},
+		{
+			name: "diff b.vtrec b.vtrec of a fleet with a replica that never answered compares, saying so",
+			args: func(t *testing.T) []string {
+				live := testutil.StartServer(t, testutil.ServePage(string(testutil.VLLMPage(t, 1)), "text/plain; version=0.0.4"))
+				dead := testutil.ClosedPort(t)
+				rec := filepath.Join(t.TempDir(), "b.vtrec")
+				if _, stderr, code := testutil.RunVtop(t, "record", "-o", rec, "--duration", "3s", "--interval", "200ms", "--window", "1s", live, dead); code != 0 {
+					t.Fatalf("record: exit %d: %s", code, stderr)
+				}
+				return []string{"diff", rec, rec}
+			},
+			code: 0, want: []string{"no good scrape in the part compared; left out of the sum"}, notWant: []string{"fewer than two readings"},
+			within: 30 * time.Second,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -304,6 +304,16 @@ func TestHostileRefusals(t *testing.T) {
 			code: 0, want: []string{"no good scrape in the part compared; left out of the sum"}, notWant: []string{"fewer than two readings"},
 			within: 30 * time.Second,
 		},
+		{
+			name: "--once against a store that never answers waits what it says (no answer within 6s), not twice",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+				t.Cleanup(srv.Close)
+				return []string{"--once", "--json", "--prometheus", srv.URL, "--timeout", "2s", "--interval", "5s"}
+			},
+			code: command.ExitNoData, want: []string{"no answer within 6s"},
+			within: 9 * time.Second,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -209,7 +209,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		return pastCounts{}, err
 	}
 	w := newPastWriter(rec, targets, p)
-	err = past.Read(ctx, w.chunk)
+	err = pastReadError(ctx, past.Read(ctx, w.chunk))
 	if err == nil {
 		w.ticksThrough(p.end())
 	}
@@ -221,7 +221,23 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	if err == nil && w.ticks == 0 {
 		err = p.noData(src)
 	}
+	if err != nil && frames == 0 {
+		// A header naming targets of which nothing was kept is no
+		// recording: nothing is left behind.
+		_ = os.Remove(path)
+	}
 	return pastCounts{frames, w.ticks}, err
+}
+
+// pastReadError is the error of a read of the past that stopped: what
+// the server could not give (no answer, answers past the memory budget)
+// leaves nothing to judge (exit 3), as when the stretch cannot be opened;
+// vtop's own failures, and a stop asked for, stay what they are.
+func pastReadError(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && promsource.IsServerError(err) {
+		return &NoDataError{err.Error()}
+	}
+	return err
 }
 
 // pastCounts is what a recording of the past holds.

@@ -156,6 +156,28 @@ func nanPage(t *testing.T) string {
 	})
 }
 
+// pastFlood is a store whose targets of a stretch are one, and whose
+// every other answer is 100,000 series: the reads of the past pass
+// their share of --max-memory.
+func pastFlood(t *testing.T) http.Handler {
+	flood := floodOf(100_000)
+	one := &valueStore{families: nanFamilies, value: alternatingCounters}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		if strings.HasPrefix(r.Form.Get("query"), "group by") {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"instance":"a:8000","job":"vllm"},"values":[[%s,"1"]]}]}}`, r.Form.Get("end"))
+			return
+		}
+		if r.Form.Get("query") == "" {
+			one.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(flood)
+	})
+}
+
 // refusalCase is one row of the hostile table's refusals: a run of the
 // binary, the exit code it must end with, what its output must say (and
 // must not), the time it may take, and its peak RSS, which must stay
@@ -313,6 +335,32 @@ func TestHostileRefusals(t *testing.T) {
 			},
 			code: command.ExitNoData, want: []string{"no answer within 6s"},
 			within: 9 * time.Second,
+		},
+		{
+			name: "record --prometheus whose stretch's reads pass the memory budget exits 3 and leaves no header-only file",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(pastFlood(t))
+				t.Cleanup(srv.Close)
+				out := filepath.Join(t.TempDir(), "past.vtrec")
+				t.Cleanup(func() {
+					if _, err := os.Stat(out); err == nil {
+						t.Errorf("%s left behind, holding no scrape", out)
+					}
+				})
+				return []string{"record", "--prometheus", srv.URL, "--from", "-2m", "-o", out}
+			},
+			code: command.ExitNoData, want: []string{"narrow the selector"},
+			within: 60 * time.Second,
+		},
+		{
+			name: "--at against a store whose reads pass the memory budget exits 3",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(pastFlood(t))
+				t.Cleanup(srv.Close)
+				return []string{"--prometheus", srv.URL, "--at", "-1m", "--once"}
+			},
+			code: command.ExitNoData, want: []string{"narrow the selector"},
+			within: 60 * time.Second,
 		},
 	}
 	for _, tt := range tests {

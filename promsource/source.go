@@ -562,6 +562,14 @@ func (s *Source) fail(problem string) error {
 	return &sourceError{source: s.name, problem: problem}
 }
 
+// IsServerError reports whether err is the server's problem, as the
+// source words one (a query it failed, no answer, an answer past a
+// bound), rather than vtop's own failure or the caller's.
+func IsServerError(err error) bool {
+	var se *sourceError
+	return errors.As(err, &se)
+}
+
 // problemOf is the problem of a failed refresh without the server's name,
 // which the status names apart: said together, the header read
 // "Prometheus http://…: Prometheus http://…: connection refused".

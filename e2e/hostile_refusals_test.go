@@ -329,8 +329,14 @@ func TestHostileRefusals(t *testing.T) {
 		{
 			name: "--once against a store that never answers waits what it says (no answer within 6s), not twice",
 			args: func(t *testing.T) []string {
-				srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-				t.Cleanup(srv.Close)
+				stop := make(chan struct{})
+				srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+					select {
+					case <-r.Context().Done():
+					case <-stop:
+					}
+				}))
+				t.Cleanup(func() { close(stop); srv.Close() })
 				return []string{"--once", "--json", "--prometheus", srv.URL, "--timeout", "2s", "--interval", "5s"}
 			},
 			code: command.ExitNoData, want: []string{"no answer within 6s"},

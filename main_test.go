@@ -360,6 +360,10 @@ func TestRejections(t *testing.T) {
 	}
 	page := filepath.Join(dir, "page.txt")
 	writePage(t, page, reading{running: 1, finished: 1, generationTokens: 1, ttftSum: 1})
+	longLine := filepath.Join(dir, "long.txt") // a line of 1 MB after a good one
+	if err := os.WriteFile(longLine, append([]byte("gpu-a:8000\n"), bytes.Repeat([]byte("x"), 1<<20)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	const target = "127.0.0.1:1"
 
 	tests := []struct {
@@ -406,6 +410,15 @@ func TestRejections(t *testing.T) {
 		{"targets file of comments only", []string{"-f", commentsOnly}, "none.txt: no targets in it"},
 		{"a dcgm-exporter in the targets file", []string{"-f", simulated}, "sim.txt:2: \"dcgm http://127.0.0.1:40002/metrics\" is a dcgm-exporter, not an inference server: read its GPUs with --dcgm http://127.0.0.1:40002/metrics"},
 		{"header without a colon", []string{"--header", "no-colon", target}, `header must be "Key: Value"`},
+		{"header with a line break in its value", []string{"--header", "X-Token: secret\r\nX-Other: b", target}, `--header "X-Token": its value holds a control character (CR, LF, NUL…), which no HTTP request carries`},
+		{"header with a line break in its value, to Prometheus", []string{"--prometheus", "http://127.0.0.1:1", "--header", "X-Token: secret\nb"}, `--header "X-Token": its value holds a control character`},
+		{"alertmanager header with a line break", []string{"--jsonl", "--alertmanager", "http://am:9093", "--alertmanager-header", "X-Token: secret\rb", target}, `--alertmanager-header "X-Token": its value holds a control character`},
+		{"header name of a space", []string{"--header", "X Token: secret", target}, `header must be "Key: Value"`},
+		{"target port out of range", []string{"--once", "127.0.0.1:99999"}, `invalid target "127.0.0.1:99999": port 99999 is not 1–65535`},
+		{"target URL port out of range", []string{"--once", "http://127.0.0.1:0/metrics"}, `invalid target "http://127.0.0.1:0/metrics": port 0 is not 1–65535`},
+		{"target port not a number", []string{"--once", "gpu-a:http"}, `invalid target "gpu-a:http": port "http" is not 1–65535`},
+		{"targets file of a line of 1 MB", []string{"-f", longLine}, "long.txt:2: a line over 64 KiB: one target per line"},
+		{"targets file of /dev/zero", []string{"-f", "/dev/zero"}, "/dev/zero:1: a line over 64 KiB: one target per line"},
 		{"CA file without a certificate", []string{"--ca-file", empty, target}, "no PEM certificate found"},
 		{"empty token file", []string{"--bearer-token-file", empty, target}, "is empty"},
 		{"analyze zero seconds apart", []string{"analyze", page, page, "--seconds", "0"}, "--seconds 0: the readings must be taken some seconds apart"},

@@ -1,6 +1,7 @@
 package catalogue
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -299,6 +300,54 @@ func CountRefusal(v float64) string {
 		return "a count is ≥ 0"
 	}
 	return ""
+}
+
+// HistogramRefusal says which value of a histogram is out of its domain
+// (CountRefusal), "" when none is: the first bucket count (bounds[i] is
+// the upper bound of counts[i]), then _count, then _sum. A value not sent
+// is given as 0. Every source leaves a histogram with such a value out,
+// its figures n/a, so that no drop between two refused values reads as a
+// reset.
+func HistogramRefusal(bounds, counts []float64, count, sum float64) string {
+	for i, c := range counts {
+		if why := BucketRefusal(bounds[i], c); why != "" {
+			return why
+		}
+	}
+	return cmp.Or(HistogramCountRefusal(count), HistogramSumRefusal(sum))
+}
+
+// BucketRefusal says why the count c of the bucket le is not read, ""
+// when it is.
+func BucketRefusal(le, c float64) string {
+	if why := CountRefusal(c); why != "" {
+		return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(le), why)
+	}
+	return ""
+}
+
+// HistogramCountRefusal says why a histogram's _count c is not read, ""
+// when it is.
+func HistogramCountRefusal(c float64) string {
+	if why := CountRefusal(c); why != "" {
+		return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(c), why)
+	}
+	return ""
+}
+
+// HistogramSumRefusal says why a histogram's _sum v is not read, ""
+// when it is.
+func HistogramSumRefusal(v float64) string {
+	if why := CountRefusal(v); why != "" {
+		return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(v), why)
+	}
+	return ""
+}
+
+// HistogramRefusalWarning is the warning of a histogram left out for a
+// value out of its domain (HistogramRefusal's words), naming the family.
+func HistogramRefusalWarning(family, why string) string {
+	return family + ": " + why + "; its figures are n/a"
 }
 
 // RefusalWarning is the warning of a series' value the fold does not

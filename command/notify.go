@@ -22,7 +22,7 @@ type notifyFlags struct {
 	AlertmanagerHeader          []string      `placeholder:"'K: V'" help:"With --alertmanager: extra request header, repeatable."`
 
 	OnChange          string        `placeholder:"CMD" help:"Run CMD (sh -c) at each state change of a replica, as the event log shows them (a replica's first state is a change from none), the change as JSON on stdin (and VTOP_REPLICA, VTOP_FROM, VTOP_STATE, VTOP_SEVERITY, VTOP_TEXT); it never delays a frame or a report, and its failure is said, not fatal."`
-	OnChangeTimeout   time.Duration `default:"10s" placeholder:"D" help:"With --on-change: kill a run (and what it started) after this long."`
+	OnChangeTimeout   time.Duration `default:"10s" placeholder:"D" help:"With --on-change: kill a run (and what it started in its process group) after this long."`
 	OnChangePerMinute int           `default:"10" placeholder:"N" help:"With --on-change: start at most N runs a minute; the changes past it are counted and said."`
 
 	Bell string `placeholder:"STATES" help:"Ring the terminal's bell when a replica changes into one of STATES, its first state included, comma-separated (e.g. down,full,preempting)."`
@@ -51,6 +51,9 @@ func (f notifyFlags) validate(once, jsonl bool) error {
 		}
 		if f.AlertmanagerResend < time.Second {
 			return usagef("--alertmanager-resend %s: want 1s or more", f.AlertmanagerResend)
+		}
+		if err := checkHeaders("--alertmanager-header", f.AlertmanagerHeader); err != nil {
+			return err
 		}
 	}
 	switch {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,7 +37,9 @@ func (f pastFlags) asked() bool { return f.At != "" || f.From != "" || f.To != "
 
 // Bounds of the past.
 const (
-	// maxPastRange is the longest stretch read at once.
+	// maxPastRange is the longest stretch read at once, and the longest
+	// window read before its first report: one read asks for at most
+	// twice that (and two intervals), 577 chunks of 5 minutes.
 	maxPastRange = 24 * time.Hour
 	// atAround is how far either side of --at the screen reaches.
 	atAround = 10 * time.Minute
@@ -67,6 +70,9 @@ func (p pastStretch) end() time.Time { return p.reports[len(p.reports)-1] }
 // either side). Errors name the flag.
 func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen bool) (pastStretch, error) {
 	p := pastStretch{window: window, interval: interval}
+	if err := f.boundWindow(now, window, interval); err != nil {
+		return p, err
+	}
 	switch {
 	case f.At != "" && (f.From != "" || f.To != ""):
 		return p, usagef("--at and --from/--to exclude each other: one time, or a stretch")
@@ -112,6 +118,33 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 	}
 	p.every(from, to)
 	return p, nil
+}
+
+// boundWindow refuses a window of the past longer than maxPastRange: the
+// read starts that far before the first report, and a --window of 1000h
+// was 36,000 chunks to read (2562047h started the read in 1734).
+func (f pastFlags) boundWindow(now time.Time, window, interval time.Duration) error {
+	if window <= maxPastRange {
+		return nil
+	}
+	flag, stretch := "--at", time.Duration(0)
+	if f.At == "" {
+		flag = "--from"
+		from, err := parsePastTime("--from", f.From, now)
+		to, errTo := now, error(nil)
+		if f.To != "" {
+			to, errTo = parsePastTime("--to", f.To, now)
+		}
+		if err == nil && errTo == nil && to.After(from) {
+			stretch = to.Sub(from)
+		}
+	}
+	read := "past the longest duration"
+	if window <= math.MaxInt64/2-stretch-2*interval {
+		read = (window + 2*interval + stretch).String()
+	}
+	return usagef("%s %s with %s: the read of the past would span %s (the window and two intervals before the report, to the last); a window of the past is at most %s: narrow --window",
+		"--window", window, flag, read, maxPastRange)
 }
 
 // orNow names an empty --to.
@@ -176,7 +209,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		return pastCounts{}, err
 	}
 	w := newPastWriter(rec, targets, p)
-	err = past.Read(ctx, w.chunk)
+	err = pastReadError(ctx, past.Read(ctx, w.chunk))
 	if err == nil {
 		w.ticksThrough(p.end())
 	}
@@ -188,7 +221,23 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	if err == nil && w.ticks == 0 {
 		err = p.noData(src)
 	}
+	if err != nil && frames == 0 {
+		// A header naming targets of which nothing was kept is no
+		// recording: nothing is left behind.
+		_ = os.Remove(path)
+	}
 	return pastCounts{frames, w.ticks}, err
+}
+
+// pastReadError is the error of a read of the past that stopped: what
+// the server could not give (no answer, answers past the memory budget)
+// leaves nothing to judge (exit 3), as when the stretch cannot be opened;
+// vtop's own failures, and a stop asked for, stay what they are.
+func pastReadError(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && promsource.IsServerError(err) {
+		return &NoDataError{err.Error()}
+	}
+	return err
 }
 
 // pastCounts is what a recording of the past holds.

@@ -51,7 +51,7 @@ func pastReports(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 	for _, t := range past.Targets {
 		a.names = append(a.names, t.Name)
 	}
-	err = past.ReadSamples(ctx, a.chunk)
+	err = pastReadError(ctx, past.ReadSamples(ctx, a.chunk))
 	if err == nil {
 		err = a.reportsThrough(p.end())
 	}

@@ -156,3 +156,30 @@ type cutWant struct {
 	seq   int64
 	count int
 }
+
+// TestPastReadBound: what one read of the past asks for, the window (and
+// two intervals) before the first report to the last report, is bounded:
+// the stretch by the 24 h it may span, the window as long: --window 1000h
+// with --at asked 36,000 chunks, and --window 2562047h started the read
+// in 1734.
+func TestPastReadBound(t *testing.T) {
+	now := time.Date(2026, 12, 5, 9, 30, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		f      pastFlags
+		window time.Duration
+		err    string
+	}{
+		{"at, a window of a day", pastFlags{At: "-1m"}, 24 * time.Hour, ""},
+		{"at, a window of 1000h", pastFlags{At: "-1m"}, 1000 * time.Hour, "--window 1000h0m0s with --at: the read of the past would span 1000h0m10s (the window and two intervals before the report, to the last); a window of the past is at most 24h0m0s"},
+		{"at, the longest window", pastFlags{At: "-1m"}, 2562047 * time.Hour, "--window 2562047h0m0s with --at: the read of the past would span"},
+		{"from, a day and a window of a day", pastFlags{From: "-24h"}, 24 * time.Hour, ""},
+		{"from, a window over a day", pastFlags{From: "-1h"}, 25 * time.Hour, "--window 25h0m0s with --from: the read of the past would span 26h0m10s"},
+	}
+	for _, tt := range tests {
+		_, err := tt.f.stretch(now, tt.window, 5*time.Second, false)
+		if tt.err == "" && err != nil || tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: error %v, want %q", tt.name, err, tt.err)
+		}
+	}
+}

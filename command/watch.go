@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/discover"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
@@ -268,7 +269,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 	if err := w.validateRecord(w); err != nil {
 		return err
 	}
-	if err := w.checkInputs(); err != nil {
+	if err := w.checkInputs(ctx); err != nil {
 		return err
 	}
 	if !w.Once && !w.JSONL && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
@@ -298,7 +299,10 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 // checkInputs reads what the flags name (targets, files, the client's
 // options, the Prometheus URL) without starting anything, so that a
 // mistake in them is said before anything else.
-func (w *Watch) checkInputs() error {
+func (w *Watch) checkInputs(ctx context.Context) error {
+	if err := checkHeaders("--header", w.Header); err != nil {
+		return err
+	}
 	if _, err := w.notifyFlags.alertmanager(nil); err != nil {
 		return err
 	}
@@ -317,7 +321,7 @@ func (w *Watch) checkInputs() error {
 		_, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
 		return err
 	}
-	_, err = w.listedTargets()
+	_, err = w.listedTargets(ctx)
 	return err
 }
 
@@ -424,14 +428,47 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, e
 		w.found = f
 		return targets, nil, err
 	}
-	targets, err := w.listedTargets()
+	targets, err := w.listedTargets(ctx)
 	return targets, nil, err
+}
+
+// readTargetsFile reads -f FILE (scrape.ReadTargetsFile) until ctx ends:
+// a FIFO that nothing writes to (a hung -f <(kubectl …)) blocks the open
+// or the read, which neither Ctrl-C nor SIGTERM interrupts; the read left
+// blocked ends with the process.
+func readTargetsFile(ctx context.Context, path string) ([]scrape.Target, error) {
+	type read struct {
+		targets []scrape.Target
+		err     error
+	}
+	done := make(chan read, 1)
+	go func() {
+		targets, err := scrape.ReadTargetsFile(path)
+		done <- read{targets, err}
+	}()
+	select {
+	case r := <-done:
+		return r.targets, r.err
+	case <-ctx.Done():
+		return nil, usagef("-f %s: stopped while waiting for its targets: nothing was written to it", path)
+	}
+}
+
+// checkHeaders refuses a line of a header flag that no request can carry
+// (httperr.ParseHeader), naming the flag and the key, never the value.
+func checkHeaders(flag string, lines []string) error {
+	for _, l := range lines {
+		if _, _, err := httperr.ParseHeader(l); err != nil {
+			return usagef("%s %v", flag, err)
+		}
+	}
+	return nil
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's
 // default address. The file is read once, when the inputs are checked:
 // it may be a pipe (-f <(kubectl …)), which a second read finds empty.
-func (w *Watch) listedTargets() ([]scrape.Target, error) {
+func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
 		return w.listed, nil
 	}
@@ -444,7 +481,7 @@ func (w *Watch) listedTargets() ([]scrape.Target, error) {
 		targets = append(targets, t)
 	}
 	if w.File != "" {
-		more, err := scrape.ReadTargetsFile(w.File)
+		more, err := readTargetsFile(ctx, w.File)
 		if err != nil {
 			return nil, usagef("%v", err)
 		}

@@ -105,7 +105,7 @@ func side(rec *record.Recording, name string, opts Options) (Side, error) {
 	if opts.Length > 0 && from.Add(opts.Length).Before(to) {
 		to = from.Add(opts.Length)
 	}
-	samples := fleetSamples(rec, from, to)
+	samples, silent := fleetSamples(rec, from, to)
 	if len(samples) < 2 {
 		return Side{}, errors.Join(ErrTooShort, errors.New(name))
 	}
@@ -118,7 +118,7 @@ func side(rec *record.Recording, name string, opts Options) (Side, error) {
 	rep := analysis.Analyze(end, []catalogue.Readings{{Target: name, Samples: samples}}, cfg, nil).Replicas[0]
 	f := rep.Figures
 	s := Side{
-		Name: name, Replicas: len(rec.Targets()), From: samples[0].Time, To: end,
+		Name: name, Replicas: len(rec.Targets()) - len(silent), From: samples[0].Time, To: end,
 		TTFT: f.TTFT, ITL: f.ITL, E2E: f.E2E,
 		RequestsPerSecond: f.RequestsPerSecond, PromptTokensPerSecond: f.PromptTokensPerSecond,
 		GenerationTokensPerSecond: f.GenerationTokensPerSecond, Goodput: f.Goodput,
@@ -127,6 +127,9 @@ func side(rec *record.Recording, name string, opts Options) (Side, error) {
 		KVCacheUsage: mean(samples, catalogue.KVCacheUsage),
 	}
 	s.Load = load(samples, f)
+	for _, target := range silent {
+		s.Warnings = append(s.Warnings, silentWarning(target))
+	}
 	for _, smp := range samples {
 		for _, w := range smp.Warnings {
 			if !slices.Contains(s.Warnings, w) {

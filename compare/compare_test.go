@@ -21,6 +21,13 @@ import (
 // 1 s, configured by cfg, as `vtop record` would.
 func simRecording(t testing.TB, cfg func(*sim.ReplicaConfig), d time.Duration) *record.Recording {
 	t.Helper()
+	return simRecordingWith(t, cfg, d, nil)
+}
+
+// simRecordingWith is simRecording with the targets dead beside the
+// replica: every scrape of theirs failed.
+func simRecordingWith(t testing.TB, cfg func(*sim.ReplicaConfig), d time.Duration, dead []scrape.Target) *record.Recording {
+	t.Helper()
 	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 42, Configure: func(_ int, c *sim.ReplicaConfig) { cfg(c) }})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +35,7 @@ func simRecording(t testing.TB, cfg func(*sim.ReplicaConfig), d time.Duration) *
 	target := scrape.Target{Name: "127.0.0.1:8000", URL: "http://127.0.0.1:8000/metrics"}
 	start := time.Unix(1_800_000_000, 0)
 	path := filepath.Join(t.TempDir(), "r.vtrec")
-	rec, err := record.Create(path, record.Options{Targets: []scrape.Target{target}, Interval: time.Second, Start: start, Config: analysis.DefaultConfig()})
+	rec, err := record.Create(path, record.Options{Targets: append([]scrape.Target{target}, dead...), Interval: time.Second, Start: start, Config: analysis.DefaultConfig()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +45,11 @@ func simRecording(t testing.TB, cfg func(*sim.ReplicaConfig), d time.Duration) *
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec.Page(scrape.Page{Target: target, Time: start.Add(time.Duration(s+1) * time.Second), Body: body, ContentType: "text/plain; version=0.0.4"})
+		at := start.Add(time.Duration(s+1) * time.Second)
+		rec.Page(scrape.Page{Target: target, Time: at, Body: body, ContentType: "text/plain; version=0.0.4"})
+		for _, d := range dead {
+			rec.Page(scrape.Page{Target: d, Time: at, Err: "connection refused"})
+		}
 	}
 	rec.Close()
 	r, err := record.Open(path)

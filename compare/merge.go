@@ -14,21 +14,37 @@ import (
 // sum is the fleet's.
 // A counter reset in one replica inside the part reads as a reset of the
 // sum, which overstates that part's rates: compare parts without restarts.
-func fleetSamples(rec *record.Recording, from, to time.Time) []catalogue.Sample {
+// A target with no good scrape in the part (it never answered) is left
+// out of the sum and named in silent: the others' sum is the fleet that
+// served.
+func fleetSamples(rec *record.Recording, from, to time.Time) (out []catalogue.Sample, silent []string) {
 	per := targetSamples(rec, from, to)
-	var out []catalogue.Sample
+	var answered []record.Target
+	var live [][]catalogue.Sample
+	for ti, ss := range per {
+		if len(ss) == 0 {
+			silent = append(silent, rec.Targets()[ti].Name)
+			continue
+		}
+		answered, live = append(answered, rec.Targets()[ti]), append(live, ss)
+	}
 	for at := from; !at.After(to); at = at.Add(rec.Header.Interval) {
 		var parts []*catalogue.Sample
-		for _, ss := range per {
+		for _, ss := range live {
 			if s := newestAt(ss, at); s != nil {
 				parts = append(parts, s)
 			}
 		}
-		if len(parts) == len(per) && len(parts) > 0 {
-			out = append(out, sum(at, parts, rec.Targets()))
+		if len(parts) == len(live) && len(parts) > 0 {
+			out = append(out, sum(at, parts, answered))
 		}
 	}
-	return out
+	return out, silent
+}
+
+// silentWarning says that a target was left out of the sum.
+func silentWarning(target string) string {
+	return target + ": no good scrape in the part compared; left out of the sum"
 }
 
 // targetSamples decodes the good samples of every target in [from, to].

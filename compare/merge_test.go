@@ -8,6 +8,8 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // The fleet's sum is the catalogue's: a fleet with one replica awake is
@@ -55,5 +57,27 @@ func TestTextSaysWhatTheSumLeftOut(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "warning: after: b:8000: buckets of ttft unlike\n") {
 		t.Errorf("text %q does not say the candidate's warning", buf.String())
+	}
+}
+
+// A target that never answered in the part compared is left out of the
+// sum, and said: the recording of a fleet with one dead replica compares
+// (with itself too) instead of holding "fewer than two readings".
+func TestDeadTargetLeftOut(t *testing.T) {
+	dead := scrape.Target{Name: "10.0.0.9:8000", URL: "http://10.0.0.9:8000/metrics"}
+	rec := simRecordingWith(t, func(*sim.ReplicaConfig) {}, 60*time.Second, []scrape.Target{dead})
+	res, err := Compare(rec, rec, "b.vtrec", "b.vtrec", Options{})
+	if err != nil {
+		t.Fatalf("compare of a recording with itself: %v", err)
+	}
+	want := "10.0.0.9:8000: no good scrape in the part compared; left out of the sum"
+	if !slices.Contains(res.Baseline.Warnings, want) {
+		t.Errorf("warnings %q, want %q", res.Baseline.Warnings, want)
+	}
+	if res.Baseline.Replicas != 1 {
+		t.Errorf("%d replicas, want the 1 that answered", res.Baseline.Replicas)
+	}
+	if !res.Baseline.RequestsPerSecond.Known() || res.Baseline.RequestsPerSecond != res.Candidate.RequestsPerSecond {
+		t.Errorf("req/s %v and %v, want the live replica's, alike", res.Baseline.RequestsPerSecond, res.Candidate.RequestsPerSecond)
 	}
 }

@@ -174,3 +174,35 @@ func invalidCertificateProblem(e x509.CertificateInvalidError) string {
 	}
 	return "TLS: invalid certificate (" + safetext.Sanitize(e.Error()) + ")"
 }
+
+// ErrHeaderForm is ParseHeader's error for a line that is not "Key:
+// Value"; it does not hold the line, whose value may be a secret.
+var ErrHeaderForm = errors.New(`must be "Key: Value"`)
+
+// ParseHeader reads a request header given as "Key: Value", the one rule
+// for every flag that adds one (--header, --alertmanager-header): a key
+// of token characters, a value without control characters but tab (a CR
+// or LF would end the header early, and Go's client refuses the request:
+// every scrape failed). The error names the key, never the value.
+func ParseHeader(line string) (key, value string, err error) {
+	k, v, ok := strings.Cut(line, ":")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" || strings.IndexFunc(k, notTokenChar) >= 0 {
+		return "", "", ErrHeaderForm
+	}
+	v = strings.TrimSpace(v)
+	if strings.IndexFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) >= 0 {
+		return "", "", fmt.Errorf("%q: its value holds a control character (CR, LF, NUL…), which no HTTP request carries", k)
+	}
+	return k, v, nil
+}
+
+// notTokenChar reports whether r may not be in a header's name (RFC 9110's
+// token).
+func notTokenChar(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return false
+	}
+	return !strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}

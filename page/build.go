@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -283,7 +282,7 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 		b.sample.Derived.Add(catalogue.HistogramFigure(which))
 	}
 	if w := histogramRefusal(h); w != "" {
-		b.warn(f.Name + ": " + w + "; its figures are n/a")
+		b.warn(catalogue.HistogramRefusalWarning(f.Name, w))
 		return
 	}
 	dst := &acc.series.Histograms[which]
@@ -297,32 +296,28 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 }
 
 // histogramRefusal says which value of a histogram series is out of its
-// domain (catalogue.CountRefusal), "" when none is.
+// domain (catalogue.HistogramRefusal's rule, read off the series in
+// place), "" when none is.
 func histogramRefusal(h *dto.Histogram) string {
 	for _, bk := range h.GetBucket() {
 		c := float64(bk.GetCumulativeCount())
 		if bk.CumulativeCountFloat != nil {
 			c = bk.GetCumulativeCountFloat()
 		}
-		if why := catalogue.CountRefusal(c); why != "" {
-			return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(bk.GetUpperBound()), why)
+		if why := catalogue.BucketRefusal(bk.GetUpperBound(), c); why != "" {
+			return why
 		}
 	}
 	if h.SampleCountFloat != nil {
-		if why := catalogue.CountRefusal(h.GetSampleCountFloat()); why != "" {
-			return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(h.GetSampleCountFloat()), why)
+		if why := catalogue.HistogramCountRefusal(h.GetSampleCountFloat()); why != "" {
+			return why
 		}
 	}
 	if h.SampleSum != nil {
-		if why := catalogue.CountRefusal(h.GetSampleSum()); why != "" {
-			return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(h.GetSampleSum()), why)
-		}
+		return catalogue.HistogramSumRefusal(h.GetSampleSum())
 	}
 	return ""
 }
-
-// formatG writes a number as short as it reads back.
-func formatG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // buckets copies the parsed histogram of a resolved series into the
 // sample's form, its bounds interned, to be merged into dst.

@@ -420,3 +420,43 @@ func TestWholeReadsGetLongerTimeouts(t *testing.T) {
 		}
 	}
 }
+
+// A server that answers nothing costs a refresh one wait, the one its
+// problem names ("no answer within 600ms"): the targets read ahead (up)
+// failing ends the refresh, instead of the raw read waiting as long again
+// (--once waited 60 s saying "no answer within 30s").
+func TestSlowServerOneWait(t *testing.T) {
+	fake := &fakeProm{mode: "slow", count: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	s := testSource(t, Config{URL: srv.URL, Timeout: 200 * time.Millisecond})
+	began := time.Now()
+	refreshOnce(t, s)
+	took := time.Since(began)
+	if st := s.Status(); !strings.Contains(st.Problem, "no answer within 600ms") {
+		t.Fatalf("problem %q, want no answer within 600ms", st.Problem)
+	}
+	if took > 1100*time.Millisecond {
+		t.Errorf("the refresh took %s, over the 600ms its problem names", took.Round(time.Millisecond))
+	}
+}
+
+// A refresh asked as the source starts (--once) is served by the first
+// refresh, which began with nothing read: against a server that answers
+// nothing, one wait, not that one and another.
+func TestFirstRefreshServesTheFirstAsk(t *testing.T) {
+	fake := &fakeProm{mode: "slow", count: 2}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	s := testSource(t, Config{URL: srv.URL, Timeout: 200 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	began := time.Now()
+	time.Sleep(50 * time.Millisecond) // the first refresh is under way
+	<-s.Refresh()
+	if took := time.Since(began); took > 1100*time.Millisecond {
+		t.Errorf("the first refresh asked came in after %s, over the 600ms its problem names (%q)", took.Round(time.Millisecond), s.Status().Problem)
+	}
+}

@@ -525,16 +525,18 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 	series := make([]catalogue.Series, len(names))
 	named := 0
 	s.sample.EngineKind = catalogue.DominantEngine(&s.kinds)
+	var warnings []string
 	for i, n := range names {
-		series[i] = s.engines[n].finish(n, bounds)
+		series[i], warnings = s.engines[n].finish(n, bounds, warnings)
 		s.sample.Derived |= series[i].Derive(s.sample.EngineKind)
 		if n != "" {
 			named++
 		}
 	}
 	out := s.sample
-	var warnings []string
-	out.Total, warnings = total(names, series)
+	var disagree []string
+	out.Total, disagree = total(names, series)
+	warnings = append(warnings, disagree...)
 	out.DeriveKVCapacity()
 	if named >= 2 {
 		out.Engines = make([]catalogue.Engine, 0, named)
@@ -549,8 +551,10 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 
 // finish returns the engine's series, histograms on the replica's bounds
 // (NaN where a bucket has no sample at this time), before the figures
-// derived from them (catalogue.Series.Derive).
-func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogue.Series {
+// derived from them (catalogue.Series.Derive). A histogram with a value
+// out of its domain is left out, as the page parser leaves it, with a
+// warning added to warnings.
+func (e *engineBuild) finish(name string, bounds map[histKey][]float64, warnings []string) (catalogue.Series, []string) {
 	s := e.series
 	if e.kvN > 0 {
 		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
@@ -561,6 +565,13 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 		if !hb.present || b == nil {
 			continue
 		}
+		if why := catalogue.HistogramRefusal(b, hb.counts, sentOrZero(hb.count), sentOrZero(hb.sum)); why != "" {
+			w := catalogue.HistogramRefusalWarning(catalogue.HistogramName(h), why)
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+			continue
+		}
 		counts := hb.counts
 		for i, ok := range hb.seen {
 			if !ok {
@@ -569,7 +580,16 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64) catalogu
 		}
 		s.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: hb.sum, Count: hb.count}
 	}
-	return s
+	return s, warnings
+}
+
+// sentOrZero is a histogram's _count or _sum, 0 when not sent (NaN) for
+// catalogue.HistogramRefusal.
+func sentOrZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 // total sums the engines (catalogue.Merge), and says which were left out

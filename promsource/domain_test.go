@@ -57,6 +57,33 @@ func TestValuesOutOfDomain(t *testing.T) {
 			warning: "vllm:num_preemptions_total: value NaN is out of its domain (not a finite number)",
 		},
 	}
+	// A histogram whose counts alternate 1e308 and 1e307: past 2^53,
+	// refused as the page parser refuses them, so that no drop between
+	// them reads as a restart.
+	alternating := func(name string, kv ...string) *model.SampleStream {
+		var pts [][2]float64
+		for s := 9.5; s >= 0; s-- {
+			pts = append(pts, [2]float64{s, []float64{1e308, 1e307}[int(s)%2]})
+		}
+		return series(lbl(name, kv...), pts...)
+	}
+	tests = append(tests, struct {
+		name    string
+		raw     model.Matrix
+		figure  func(f *analysis.Figures) float64
+		warning string
+	}{
+		name: "TTFT counts alternating 1e308 and 1e307",
+		raw: model.Matrix{
+			alternating("vllm:time_to_first_token_seconds_bucket", "le", "0.5"),
+			alternating("vllm:time_to_first_token_seconds_bucket", "le", "+Inf"),
+			alternating("vllm:time_to_first_token_seconds_count"),
+			alternating("vllm:time_to_first_token_seconds_sum"),
+			steady(lbl("vllm:num_requests_running"), 1, 0),
+		},
+		figure:  func(f *analysis.Figures) float64 { return float64(f.TTFT.P50) },
+		warning: "vllm:time_to_first_token_seconds: count 1e+30",
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rep := analyze(t, testSource(t, Config{}), tt.raw, nil)
@@ -66,6 +93,9 @@ func TestValuesOutOfDomain(t *testing.T) {
 			}
 			if !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, tt.warning) }) {
 				t.Errorf("warnings %q, want one holding %q", r.Warnings, tt.warning)
+			}
+			if r.Restarted {
+				t.Errorf("restarted at %s on values that are n/a (reasons %q)", r.RestartedAt, r.Reasons)
 			}
 			if r.State == analysis.StatePreempting || r.State == analysis.StateFull {
 				t.Errorf("state %v on a figure that is n/a (reasons %q)", r.State, r.Reasons)

@@ -15,6 +15,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -424,12 +425,28 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 	ticker := time.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
-	for {
+	for first := true; ; first = false {
 		s.mu.Lock()
 		waiters := s.waiters
 		s.waiters = nil
 		s.mu.Unlock()
 		s.refresh(ctx)
+		if first {
+			// Asked while the first refresh ran: nothing was read before
+			// it, so it is the news they wait for. Read again, a server
+			// that does not answer made --once wait twice what its
+			// problem says.
+			// Their kick is taken first: one that comes after it comes
+			// with a waiter left for the next refresh.
+			select {
+			case <-s.kick:
+			default:
+			}
+			s.mu.Lock()
+			waiters = append(waiters, s.waiters...)
+			s.waiters = nil
+			s.mu.Unlock()
+		}
 		for _, ch := range waiters {
 			close(ch)
 		}
@@ -476,9 +493,18 @@ func (s *Source) refresh(ctx context.Context) {
 	if !full {
 		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
 	}
-	gpusIn := s.startGPUs(ctx, at)
-	f, err := s.fetch(ctx, at, width, rawRange, full, recheck, pre)
-	gpusIn()
+	var f fetched
+	var err error
+	if pre != nil && pre.err != nil && httperr.IsNoAnswer(problemOf(pre.err)) {
+		// A server that did not answer the read ahead fails the refresh
+		// with it: the raw read and the GPUs' would only wait as long
+		// again (--once waited 60 s saying "no answer within 30s").
+		err = pre.err
+	} else {
+		gpusIn := s.startGPUs(ctx, at)
+		f, err = s.fetch(ctx, at, width, rawRange, full, recheck, pre)
+		gpusIn()
+	}
 	if s.identified != nil {
 		select {
 		case <-s.identified:
@@ -557,6 +583,14 @@ func (e *sourceError) Error() string { return "Prometheus " + e.source + ": " + 
 // fail wraps a problem of the server.
 func (s *Source) fail(problem string) error {
 	return &sourceError{source: s.name, problem: problem}
+}
+
+// IsServerError reports whether err is the server's problem, as the
+// source words one (a query it failed, no answer, an answer past a
+// bound), rather than vtop's own failure or the caller's.
+func IsServerError(err error) bool {
+	var se *sourceError
+	return errors.As(err, &se)
 }
 
 // problemOf is the problem of a failed refresh without the server's name,

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
 )
@@ -92,13 +93,11 @@ func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (
 // parseHeaders adds each "Key: Value" to h.
 func parseHeaders(lines []string, h http.Header) error {
 	for _, line := range lines {
-		k, v, ok := strings.Cut(line, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
-			// do not echo the header: its value may be a secret
-			return errors.New(`header must be "Key: Value"`)
+		k, v, err := httperr.ParseHeader(line)
+		if err != nil {
+			return fmt.Errorf("header %w", err)
 		}
-		h.Add(k, strings.TrimSpace(v))
+		h.Add(k, v)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"bytes"
 	"flag"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,21 @@ var outputs = []struct {
 	{"pods-15s-no-keep", FormatPrometheus, func(o *Options) {
 		o.GroupBy, o.EvaluationInterval, o.KeepFiringFor = []string{"namespace", "pod"}, 15*time.Second, false
 		o.Config.Window, o.Config.Hysteresis, o.Config.SLOTTFT = 2*time.Minute, 3, 2500*time.Millisecond
+	}, false},
+	// The edges of what Validate accepts: promtool takes every file
+	// vtop rules writes.
+	{"the longest window and interval", FormatPrometheus, func(o *Options) {
+		o.Config.Window, o.EvaluationInterval = math.MaxInt64, time.Duration(math.MaxInt64/thresholdReadings())
+	}, false},
+	{"the longest for: accepted", FormatPrometheus, func(o *Options) {
+		e := o.EvaluationInterval
+		o.Config.Hysteresis = int((math.MaxInt64-e/2)/e) + 1
+	}, false},
+	{"SLOs of 1ns and of 2562047h", FormatOperator, func(o *Options) {
+		o.Config.SLOTTFT, o.Config.SLOITL = 1, 2562047*time.Hour
+	}, false},
+	{"labels named like PromQL's functions and aggregations", FormatPrometheus, func(o *Options) {
+		o.GroupBy = []string{"sum", "rate", "count", "topk", "start", "end", "step", "le"}
 	}, false},
 }
 

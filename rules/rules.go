@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,22 +118,41 @@ func (o Options) Validate() error {
 	switch {
 	case o.EvaluationInterval < time.Second:
 		return fmt.Errorf("evaluation interval %s: want 1s or more", o.EvaluationInterval)
-	case c.Window < 2*o.EvaluationInterval:
+	case c.Window/2 < o.EvaluationInterval:
 		return fmt.Errorf("window %s must hold two evaluations (%s apart)", c.Window, o.EvaluationInterval)
 	case c.SLOTTFT <= 0 || c.SLOITL <= 0:
 		return fmt.Errorf("the SLOs must be positive (TTFT %s, ITL %s)", c.SLOTTFT, c.SLOITL)
 	case c.Hysteresis < 1:
 		return fmt.Errorf("hysteresis %d: want 1 or more evaluations", c.Hysteresis)
+	case !spans(thresholdReadings(), o.EvaluationInterval):
+		return fmt.Errorf("evaluation interval %s: %d evaluations of it pass the longest duration a rule can hold (%s)",
+			o.EvaluationInterval, thresholdReadings(), dur(math.MaxInt64))
+	case !spans(c.Hysteresis, o.EvaluationInterval):
+		// (hysteresis − 1) × interval past time.Duration wrapped: for: -10s.
+		return fmt.Errorf("hysteresis %d: for: would be %d evaluations of %s, past the longest duration a rule can hold (%s)",
+			c.Hysteresis, c.Hysteresis-1, o.EvaluationInterval, dur(math.MaxInt64))
 	case len(o.GroupBy) == 0:
 		return fmt.Errorf("no label to group by")
 	}
 	for _, l := range o.GroupBy {
-		if !labelName.MatchString(l) || strings.HasPrefix(l, "__") {
+		switch lower := strings.ToLower(l); {
+		case !labelName.MatchString(l) || strings.HasPrefix(l, "__"):
 			return fmt.Errorf("group-by %q is not a label name", l)
+		case lower == "inf" || lower == "nan":
+			return fmt.Errorf("group-by %q is a PromQL number, which PromQL does not take for a label in by (…): relabel it", l)
+		case slices.Contains(groupingKeywords, lower):
+			return fmt.Errorf("group-by %q is a PromQL keyword, which PromQL does not take for a label in by (…) or on (…): relabel it", l)
 		}
 	}
 	return nil
 }
+
+// groupingKeywords are the PromQL keywords of grouping and vector
+// matching, which its lexer reads in any case: Prometheus 2.42 takes
+// some of them for a label in by (…) and not without, and the rules
+// write each label in by (…) and on (…), so none of them is taken.
+// Aggregations and functions (sum, rate) are names there, and taken.
+var groupingKeywords = []string{"by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "and", "or", "unless", "atan2"}
 
 // Build writes vtop's judgement as rules under o.
 func Build(o Options) (File, error) {
@@ -167,6 +187,19 @@ func (b builder) info() Rule {
 		labels = append(labels, Pair{l[0], l[1]})
 	}
 	return Rule{Record: promql.RecordedInfo, Expr: "vector(1)", Labels: labels}
+}
+
+// spans reports whether the span of the newest n evaluations every e
+// (builder.readings) is a duration, not past time.Duration's range.
+func spans(n int, e time.Duration) bool {
+	return n >= 1 && n-1 <= int((math.MaxInt64-e/2)/e)
+}
+
+// thresholdReadings is the most evaluations a rule reads besides the
+// hysteresis: the readings of FULL and STALE, and the two of a change.
+func thresholdReadings() int {
+	t := analysis.JudgementThresholds()
+	return max(t.FullReadings, t.StaleReadings, 2)
 }
 
 // readings is the span that holds the newest n evaluations: half an

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,24 @@ func TestValidate(t *testing.T) {
 		{"no label", func(o *Options) { o.GroupBy = nil }, "no label"},
 		{"not a label", func(o *Options) { o.GroupBy = []string{"pod-name"} }, "not a label name"},
 		{"reserved label", func(o *Options) { o.GroupBy = []string{"__name__"} }, "not a label name"},
+		// What promtool rejects in by (…): PromQL's keywords and its
+		// numbers, in any case.
+		{"a keyword", func(o *Options) { o.GroupBy = []string{"pod", "without"} }, `group-by "without" is a PromQL keyword`},
+		{"a keyword in capitals", func(o *Options) { o.GroupBy = []string{"BY"} }, `group-by "BY" is a PromQL keyword`},
+		{"inf", func(o *Options) { o.GroupBy = []string{"inf"} }, `group-by "inf" is a PromQL number`},
+		{"Inf", func(o *Options) { o.GroupBy = []string{"Inf"} }, `group-by "Inf" is a PromQL number`},
+		{"NaN", func(o *Options) { o.GroupBy = []string{"NaN"} }, `group-by "NaN" is a PromQL number`},
+		// A for: past time.Duration's range wrapped to -10s and -3s709ms.
+		{"the largest hysteresis", func(o *Options) { o.Config.Hysteresis = math.MaxInt }, "hysteresis 9223372036854775807: for: would be"},
+		{"a hysteresis whose for: wraps", func(o *Options) { o.Config.Hysteresis = 3689348815 }, "hysteresis 3689348815: for: would be"},
+		{"an interval whose two evaluations wrap", func(o *Options) { o.EvaluationInterval = 2562047 * time.Hour }, "two evaluations"},
+		{"an interval whose FULL readings wrap", func(o *Options) {
+			o.Config.Window, o.EvaluationInterval = math.MaxInt64, math.MaxInt64/2
+		}, "evaluations of it pass the longest duration"},
+		{"one more than the longest for:", func(o *Options) {
+			e := o.EvaluationInterval
+			o.Config.Hysteresis = int((math.MaxInt64-e/2)/e) + 2
+		}, "past the longest duration a rule can hold"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -122,13 +122,11 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		c.auth = "Bearer " + t
 	}
 	for _, h := range opts.Headers {
-		k, v, ok := strings.Cut(h, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
-			// do not echo the header: its value may be a secret
-			return nil, errors.New(`header must be "Key: Value"`)
+		k, v, err := httperr.ParseHeader(h)
+		if err != nil {
+			return nil, fmt.Errorf("header %w", err)
 		}
-		c.headers.Add(k, strings.TrimSpace(v))
+		c.headers.Add(k, v)
 	}
 	addSecrets(c.auth, c.headers)
 	transport := &http.Transport{

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/vtop-dev/vtop/safetext"
@@ -66,8 +67,10 @@ func ParseTarget(s string) (Target, error) {
 		if i := strings.IndexByte(s, '/'); i >= 0 {
 			host, path = s[:i], s[i:]
 		}
-		if _, _, err := net.SplitHostPort(host); err != nil {
+		if _, port, err := net.SplitHostPort(host); err != nil {
 			host = net.JoinHostPort(strings.Trim(host, "[]"), defaultPort)
+		} else if err := checkPort(port); err != nil {
+			return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
 		}
 		raw = "http://" + host + path
 	}
@@ -86,6 +89,11 @@ func ParseTarget(s string) (Target, error) {
 	if u.Hostname() == "" {
 		return Target{}, fmt.Errorf("invalid target %q: no host", sanitizeTarget(s))
 	}
+	if port := u.Port(); port != "" {
+		if err := checkPort(port); err != nil {
+			return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
+		}
+	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
 	}
@@ -98,6 +106,25 @@ func ParseTarget(s string) (Target, error) {
 		name += "?" + u.RawQuery
 	}
 	return Target{URL: u.String(), Name: safetext.Sanitize(name)}, nil
+}
+
+// checkPort refuses a port no connection can be made to: 99999 was
+// accepted, and every scrape then failed ("invalid port") where a usage
+// error was due.
+func checkPort(port string) error {
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %s is not 1–65535", quoteUnlessNumber(port))
+	}
+	return nil
+}
+
+// quoteUnlessNumber writes a port as typed: a number bare, anything else
+// quoted and made safe.
+func quoteUnlessNumber(s string) string {
+	if _, err := strconv.Atoi(s); err == nil {
+		return s
+	}
+	return strconv.Quote(sanitizeTarget(s))
 }
 
 // sanitizeTarget keeps error messages about a typed target on one line
@@ -123,7 +150,8 @@ func ReadTargetsFile(path string) ([]Target, error) {
 	defer f.Close()
 	var targets []Target
 	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := sc.Text()
 		if i := strings.Index(line, " #"); i >= 0 {
 			line = line[:i]
@@ -142,7 +170,11 @@ func ReadTargetsFile(path string) ([]Target, error) {
 		}
 		targets = append(targets, t)
 	}
-	if err := sc.Err(); err != nil {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		// A NUL-filled file or /dev/zero is one endless line.
+		return nil, fmt.Errorf("%s:%d: a line over %d KiB: one target per line", path, n, bufio.MaxScanTokenSize>>10)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return targets, nil

@@ -2,11 +2,8 @@ package promsource
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -59,7 +56,7 @@ type rulesInfo struct {
 // returns the one written with this vtop's settings; note says why none
 // is read ("" when no rules are loaded at all, which is no news).
 func (s *Source) findRules(ctx context.Context, at time.Time) (info rulesInfo, note string, ok bool) {
-	v, _, err := s.recordedQuery(ctx, promql.RulesInfoQuery(), at)
+	v, _, err := s.recordedQuery(ctx, promql.RulesInfoQuery(), at, resultVector)
 	if err != nil {
 		return rulesInfo{}, "", false
 	}
@@ -133,12 +130,13 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 		up = "up{" + s.q.matchers + "}"
 	}
 	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(span), up}
+	wants := []string{resultMatrix, resultMatrix, resultVector}
 	answers := make([]model.Value, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, e := range exprs {
-		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, info.at) })
+		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, info.at, wants[i]) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -293,58 +291,32 @@ func overrunNote(st catalogue.SourceStatus, interval time.Duration) string {
 		st.LastRefresh.Round(10*time.Millisecond), interval)
 }
 
-// recordedQuery runs one instant query of the fast path at at. It asks
-// with nocache=1: VictoriaMetrics answers a query of the last
+// recordedQuery runs one instant query of the fast path at at, whose
+// result is of type want, decoded as every answer is: within the
+// refresh's share of the memory bound and the series cap. It asks with
+// nocache=1: VictoriaMetrics answers a query of the last
 // -search.latencyOffset (30 s by default) as of that long ago unless told
 // so, and the rules' newest evaluation is seconds old. Prometheus
 // ignores the parameter.
-func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time) (model.Value, []string, error) {
-	timeout := s.queryTimeout()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	form := url.Values{"query": {expr}, "time": {formatTime(at)}, "nocache": {"1"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.client.URL(queryPath, nil).String(), strings.NewReader(form.Encode()))
+func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time, want string) (model.Value, []string, error) {
+	m, warns, err := s.stream(ctx, expr, at, want, true)
 	if err != nil {
-		return nil, nil, s.fail(err.Error())
+		return nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := s.httpc.Do(req)
-	if err != nil {
-		return nil, nil, s.fail(problem(err, timeout))
+	if want == resultVector {
+		vec := make(model.Vector, 0, len(m))
+		for _, ss := range m {
+			if n := len(ss.Values); n > 0 {
+				vec = append(vec, &model.Sample{Metric: ss.Metric.metric(), Value: ss.Values[n-1].Value, Timestamp: ss.Values[n-1].Timestamp})
+			}
+		}
+		return vec, warns, nil
 	}
-	defer drain(resp)
-	if resp.StatusCode/100 != 2 {
-		return nil, nil, s.fail(problem(statusError(resp), timeout))
+	out := make(model.Matrix, len(m))
+	for i, ss := range m {
+		out[i] = &model.SampleStream{Metric: ss.Metric.metric(), Values: ss.Values}
 	}
-	var answer struct {
-		Status   string   `json:"status"`
-		Error    string   `json:"error"`
-		Warnings []string `json:"warnings"`
-		Data     struct {
-			ResultType string          `json:"resultType"`
-			Result     json.RawMessage `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil || answer.Status != "success" {
-		return nil, nil, s.fail(safetext.Sanitize(fmt.Sprintf("%s: not a query answer (%v %s)", shortExpr(expr), err, answer.Error)))
-	}
-	var v model.Value
-	switch answer.Data.ResultType {
-	case "vector":
-		var vec model.Vector
-		err = json.Unmarshal(answer.Data.Result, &vec)
-		v = vec
-	case "matrix":
-		var m model.Matrix
-		err = json.Unmarshal(answer.Data.Result, &m)
-		v = m
-	default:
-		err = fmt.Errorf("a %q answer", answer.Data.ResultType)
-	}
-	if err != nil {
-		return nil, nil, s.fail(safetext.Sanitize(shortExpr(expr) + ": " + err.Error()))
-	}
-	return v, s.cleanAll(answer.Warnings), nil
+	return out, warns, nil
 }
 
 // detailSource is the raw path for the replicas wanted (SetWanted: the

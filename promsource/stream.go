@@ -39,13 +39,13 @@ const queryPath = "/api/v1/query"
 // the transport's otherwise), so that they read alike whichever query
 // failed.
 func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultMatrix)
+	return s.stream(ctx, expr, at, resultMatrix, false)
 }
 
 // streamVector is streamMatrix for a query whose answer is an instant
 // vector: each element is a series of one point.
 func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultVector)
+	return s.stream(ctx, expr, at, resultVector, false)
 }
 
 // The result types the source decodes.
@@ -55,12 +55,13 @@ const (
 )
 
 // stream runs an instant query whose result is of type want and decodes
-// it as it arrives.
-func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string) (matrix, []string, error) {
+// it as it arrives; uncached asks the store not to answer from its cache
+// (recordedQuery).
+func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
 	timeout := s.queryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	m, warns, err := s.postQuery(ctx, expr, at, want)
+	m, warns, err := s.postQuery(ctx, expr, at, want, uncached)
 	var over overBudgetError
 	switch {
 	case errors.Is(err, errTooManySeries):
@@ -125,8 +126,11 @@ func shortExpr(expr string) string {
 
 // postQuery sends the query as a form, falling back to GET where POST is
 // refused (as the query client does), and decodes the answer.
-func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string) (matrix, []string, error) {
+func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
 	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
+	if uncached {
+		form.Set("nocache", "1")
+	}
 	u := s.client.URL(queryPath, nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(form.Encode()))
 	if err != nil {

@@ -298,26 +298,14 @@ func (ev *evidence) enoughForHealth(cfg Config) bool {
 	return ev.EvidenceSeconds >= leastSpan(cfg).Seconds()-0.05
 }
 
-// gaugesKnown reports whether running and waiting, the gauges FULL, STALE
-// and IDLE read, have a reading in the window. A page or a store whose
-// values of them were all refused (NaN, past 2^53) shows no problem, and
-// rules none out either.
-func (ev *evidence) gaugesKnown() bool { return ev.Running.N > 0 && ev.Waiting.N > 0 }
-
-// gaugesUnknownText is UNJUDGED's reason when gaugesKnown fails.
-const gaugesUnknownText = "running and waiting are n/a over the window (see the warnings): without them health cannot be proven and no problem ruled out"
-
 // unprovenVerdict is the state of a replica in which no problem was found
 // but health is not proven either: the window is short of the least
-// evidence (WARMING), running and waiting are n/a, the page cannot show
-// whether it is SLOW, or the window holds too few requests to read a p99
-// by while some missed the SLO (UNJUDGED).
+// evidence (WARMING), the page cannot show whether it is SLOW, or the
+// window holds too few requests to read a p99 by while some missed the
+// SLO (UNJUDGED).
 func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !ev.enoughForHealth(cfg) {
 		return verdict{State: StateWarming, Reasons: append([]string{warmingReason(ev, cfg), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
-	}
-	if !ev.gaugesKnown() {
-		return verdict{State: StateUnjudged, Reasons: []string{gaugesUnknownText, healthySummary(f)}}, true
 	}
 	if !ev.Router && (!ev.Kind.CanJudge(catalogue.JudgeSlow) || ev.NoLatency) {
 		why := "this page exports no latency histograms"
@@ -725,9 +713,6 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 // stretch, still in the window, is past. Where it counts none, the
 // window's.
 func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
-	if !ev.gaugesKnown() {
-		return verdict{}, false // nothing shows that nothing ran or waited
-	}
 	if q := &ev.Quiet; q.Known {
 		if q.Seconds < leastSpan(cfg).Seconds()-0.05 || q.Running.Max > 0 || q.Waiting.Max > 0 {
 			return verdict{}, false

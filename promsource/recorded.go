@@ -242,19 +242,31 @@ func recordedField(rec *catalogue.Recorded, name string) *float64 {
 	return nil
 }
 
+// rulesRecheck is how long a store that showed no vtop rules is read raw
+// before it is asked again.
+const rulesRecheck = time.Minute
+
 // refreshRecorded is a refresh through the fast path; false when the
 // rules are not there to read (the raw path then reads the window).
 func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int64) bool {
-	if s.cfg.Rules.SLOTTFT <= 0 {
+	if s.cfg.Rules.SLOTTFT <= 0 || !s.noRulesAt.IsZero() && time.Since(s.noRulesAt) < rulesRecheck {
 		return false
 	}
-	info, note, ok := s.findRules(ctx, s.evaluationTime())
+	// The question is one small series: a store that cannot answer it
+	// within half the timeout is read raw, not made to wait twice.
+	askCtx, cancel := context.WithTimeout(ctx, s.cfg.Timeout/2)
+	info, note, ok := s.findRules(askCtx, s.evaluationTime())
+	cancel()
 	s.mu.Lock()
 	s.rulesNote = note
 	s.mu.Unlock()
 	if !ok {
+		if note == "" {
+			s.noRulesAt = time.Now()
+		}
 		return false
 	}
+	s.noRulesAt = time.Time{}
 	r, err := s.readRecorded(ctx, info)
 	if err == nil {
 		r.readings = withRaw(r.readings, s.wantedRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at))

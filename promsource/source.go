@@ -176,6 +176,11 @@ type Source struct {
 	// rulesNote says why vtop's recording rules in the store are not
 	// read (recorded.go); "" when none are loaded, or they are read.
 	rulesNote string
+	// noRulesAt is when the store last showed no vtop rules at all (or
+	// did not answer the question in time): they are asked again only
+	// rulesRecheck later, so that a store without them pays no extra
+	// round trip a refresh.
+	noRulesAt time.Time
 	// detail reads the wanted replicas' raw series beside the fast path
 	// (recorded.go); owned by the refresh loop.
 	detail *detailSource

@@ -47,7 +47,7 @@ type poolQueue struct {
 // timeouts count.
 func poolQueueOf(samples []catalogue.Sample, now time.Time, kind catalogue.EngineKind) poolQueue {
 	var q poolQueue
-	if kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[kind].WorkerPerConnection {
+	if !kind.WorkerPerConnection() {
 		return q
 	}
 	from := now.Add(-poolQueueSpan)
@@ -110,8 +110,7 @@ const poolQueueNote = "llama.cpp gives each open connection one HTTP thread, and
 // be fixed, with requests running: a run of timeouts that follows is
 // likely its pool taken by requests.
 func busyOnPool(s *catalogue.Sample) bool {
-	k := s.EngineKind
-	return k < catalogue.NumEngineKinds && catalogue.Capabilities[k].WorkerPerConnection && s.Total.Scalars[catalogue.Running] > 0
+	return s.EngineKind.WorkerPerConnection() && s.Total.Scalars[catalogue.Running] > 0
 }
 
 // behindPool reports whether a run of timeouts is likely a queue in the

@@ -179,6 +179,12 @@ func (k EngineKind) PartialOn(j Judgement, derived FigureSet) string {
 	return c.Partial[j]
 }
 
+// WorkerPerConnection reports whether a server of kind k gives each open
+// connection a worker of its HTTP pool (Capability.WorkerPerConnection).
+func (k EngineKind) WorkerPerConnection() bool {
+	return k < NumEngineKinds && Capabilities[k].WorkerPerConnection
+}
+
 // CanJudge reports whether state j can be judged from a page of kind k.
 func (k EngineKind) CanJudge(j Judgement) bool {
 	return k < NumEngineKinds && j < NumJudgements && Capabilities[k].Cannot[j] == ""

@@ -406,11 +406,8 @@ const keepAliveBelow = time.Second
 // scrape, a router, an exporter) keeps its connection only when scraped
 // faster than keepAliveBelow.
 func KeepsAlive(engine catalogue.EngineKind, interval time.Duration) bool {
-	switch {
-	case engine == catalogue.EngineUnknown:
+	if engine == catalogue.EngineUnknown {
 		return interval < keepAliveBelow
-	case engine < catalogue.NumEngineKinds:
-		return !catalogue.Capabilities[engine].WorkerPerConnection
 	}
-	return true
+	return !engine.WorkerPerConnection()
 }

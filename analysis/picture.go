@@ -1,13 +1,17 @@
 package analysis
 
-// Picture is the fleet at a glance: its worst state, and how many of its
-// replicas ask for action (NeedsAction). A replay's n and N move from
-// one change of it to the next: in a large fleet some replica changes
-// state in almost every report, but the picture changes when an incident
-// begins, grows, shrinks or ends.
+// Picture is the fleet at a glance: its worst state, how many of its
+// replicas ask for action (NeedsAction), and how many are DOWN. A
+// replay's n and N move from one change of it to the next: in a large
+// fleet some replica changes state in almost every report, but the
+// picture changes when an incident begins, grows, shrinks or ends. DOWN
+// is counted apart: a FULL replica that dies leaves the worst state and
+// the urgent count as they were, yet it is the moment an engineer looks
+// for.
 type Picture struct {
 	Worst  State
 	Urgent int
+	Down   int
 }
 
 // PictureOf is the picture of a report's fleet.
@@ -19,6 +23,9 @@ func PictureOf(r *Report) Picture {
 		if NeedsAction(s) {
 			p.Urgent++
 		}
+		if s == StateDown {
+			p.Down++
+		}
 	}
 	return p
 }
@@ -28,11 +35,11 @@ func PictureOf(r *Report) Picture {
 func NeedsAction(s State) bool { return severityRank(s) >= severityRank(StateSlow) }
 
 // Changed reports whether the fleet's picture differs between p and q:
-// another worst state, or the count of replicas asking for action on
-// another step of the ladder 0, 1, 2, 5, 10, 20, 50, 100, … (a count
-// moving within a step, 31 to 30, is the same picture).
+// another worst state, or the count of replicas asking for action, or of
+// those DOWN, on another step of the ladder 0, 1, 2, 5, 10, 20, 50, 100,
+// … (a count moving within a step, 31 to 30, is the same picture).
 func (p Picture) Changed(q Picture) bool {
-	return p.Worst != q.Worst || urgentStep(p.Urgent) != urgentStep(q.Urgent)
+	return p.Worst != q.Worst || urgentStep(p.Urgent) != urgentStep(q.Urgent) || urgentStep(p.Down) != urgentStep(q.Down)
 }
 
 // urgentStep is the step of the ladder 0, 1, 2, 5, 10, 20, 50, … that n

@@ -210,7 +210,7 @@ func (s *Source) OnReport(f func(*analysis.Report)) { s.ahead.onReport = f }
 
 // NextChange jumps to the next report where the fleet's picture changes
 // (analysis.Picture: its worst state, or the count of replicas asking
-// for action crossing a step), or, for a target, that replica's state;
+// for action or DOWN crossing a step), or, for a target, that replica's state;
 // it reports whether there was one. It runs the analysis ahead as far as
 // needed.
 func (s *Source) NextChange(target string) bool {

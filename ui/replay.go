@@ -22,7 +22,7 @@ type Player interface {
 	ChangeSpeed(dir int)
 	// NextChange and PrevChange jump to the next or previous report where
 	// the fleet's picture changes (its worst state, or how many replicas
-	// ask for action: analysis.Picture), or, given a target, where that
+	// ask for action or are DOWN: analysis.Picture), or, given a target, where that
 	// replica's state changes; they report whether there was one.
 	NextChange(target string) bool
 	PrevChange(target string) bool

@@ -148,6 +148,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		ev.Kind, ev.Router, ev.Derived = rep.EngineKind, rep.Router != catalogue.RouterNone, newestGood.Derived
 		ev.NoLatency = !hasLatency(newestGood)
 		ev.Quiet = quietSpan(samples, prev)
+		ev.Refused = w.refusedUnknown()
 		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
 		ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
 		rep.busyOnPool = busyOnPool(newestGood)

@@ -27,6 +27,10 @@ type evidence struct {
 	CountersMoved   bool    // some engine counter increased in the window
 	AllZero         bool    // every engine value is zero in every sample
 	ResetMs         int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
+	// Refused are the health figures every value of which the window's
+	// pages sent was refused (window.refusedUnknown): no health is proven
+	// on them.
+	Refused catalogue.FigureSet
 
 	// The evidence of vLLM's newest families; NaN (or no readings) when the
 	// page lacks them.

@@ -49,6 +49,9 @@ type server struct {
 	noHistograms  bool
 	engines       []string // data-parallel engine names; nil for one
 	engineRunning []float64
+	// refused are the figures whose values the page sends but a parser
+	// refuses (NaN, past 2^53): n/a in the sample, marked refused.
+	refused catalogue.FigureSet
 }
 
 // newServer returns a server with every core metric at zero and no prefix
@@ -109,7 +112,7 @@ func (s *server) scrape(t time.Time) catalogue.Sample {
 	}
 	smp := catalogue.Sample{Time: t, HasVLLM: true, Model: "meta-llama/Llama-3.1-8B-Instruct", Total: tot,
 		KVCapacityTokens: s.kvCapacity, ProcessStartTime: s.startTime, ProcessRSSBytes: 3e9,
-		GCCollections: math.NaN(), HTTPRequests: s.httpRequests}
+		GCCollections: math.NaN(), HTTPRequests: s.httpRequests, Refused: s.refused}
 	for i, name := range s.engines {
 		e := catalogue.Engine{Name: name, Series: halve(tot, len(s.engines))}
 		if i < len(s.engineRunning) {

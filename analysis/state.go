@@ -300,12 +300,16 @@ func (ev *evidence) enoughForHealth(cfg Config) bool {
 
 // unprovenVerdict is the state of a replica in which no problem was found
 // but health is not proven either: the window is short of the least
-// evidence (WARMING), the page cannot show whether it is SLOW, or the
-// window holds too few requests to read a p99 by while some missed the
-// SLO (UNJUDGED).
+// evidence (WARMING), the figures health rests on were refused
+// (refusedVerdict), the page cannot show whether it is SLOW, or the window
+// holds too few requests to read a p99 by while some missed the SLO
+// (UNJUDGED).
 func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !ev.enoughForHealth(cfg) {
 		return verdict{State: StateWarming, Reasons: append([]string{warmingReason(ev, cfg), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
+	}
+	if v, ok := refusedVerdict(f, ev, cfg); ok {
+		return v, true
 	}
 	if !ev.Router && (!ev.Kind.CanJudge(catalogue.JudgeSlow) || ev.NoLatency) {
 		why := "this page exports no latency histograms"
@@ -711,8 +715,12 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 // (quietSpan): a token counted is work though no scrape caught its
 // request running (llama.cpp's short requests), and the work before the
 // stretch, still in the window, is past. Where it counts none, the
-// window's.
+// window's. Never on figures refused (refusedVerdict): a refused value is
+// no zero.
 func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+	if ev.Refused != 0 {
+		return verdict{}, false
+	}
 	if q := &ev.Quiet; q.Known {
 		if q.Seconds < leastSpan(cfg).Seconds()-0.05 || q.Running.Max > 0 || q.Waiting.Max > 0 {
 			return verdict{}, false

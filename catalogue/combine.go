@@ -177,6 +177,7 @@ func (m *Merge) AddSample(s *Sample) HistogramSet {
 		w.Model, w.EngineKind, w.Router, w.Role = s.Model, s.EngineKind, s.Router, s.Role
 	}
 	w.Derived |= s.Derived
+	w.Refused |= s.Refused
 	return refused
 }
 

@@ -343,6 +343,13 @@ type Sample struct {
 	// such as TGI's prompt tokens from its input-length histogram.
 	// Catalogue's Capabilities say how each was derived.
 	Derived FigureSet
+	// Refused marks the figures the page (or the store) sent values of
+	// that were not read, being out of their domain (Fold.Refusal: NaN,
+	// ±Inf, past 2^53, a negative count): n/a as if absent, but not
+	// absent. The analysis tells them apart: a figure the page does not
+	// export is a limit of the engine's, a value refused is a page that
+	// cannot be judged on it (docs/verdicts.md).
+	Refused FigureSet
 	// LoRA is vllm:lora_requests_info: the adapters loaded and in use.
 	LoRA LoRA
 	// Model is the model_name label, stripped of control characters.

@@ -254,6 +254,18 @@ func (f Fold) Figures() FigureSet {
 	return s
 }
 
+// Refuses is the figure a refused value of the fold leaves n/a, as a
+// set (Sample.Refused): Figures, and for a finish count the finished
+// requests it is one of.
+func (f Fold) Refuses() FigureSet {
+	if f.To == ToFinished {
+		var s FigureSet
+		s.Add(ScalarFigure(FinishedRequests))
+		return s
+	}
+	return f.Figures()
+}
+
 // MaxMagnitude is the largest value read: past 2^53 a float no longer
 // counts by ones, so a counter there cannot move and a gauge that large
 // counts nothing a server holds.

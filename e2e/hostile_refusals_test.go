@@ -131,6 +131,28 @@ func alternating(family string, s int64, everything bool) float64 {
 	return 1e307
 }
 
+// nanPage serves a vLLM page whose gauges and counters are all NaN while
+// its TTFT histogram counts 2 first tokens a second.
+func nanPage(t *testing.T) string {
+	start := time.Now()
+	return testutil.StartServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		c := math.Round(2 * time.Since(start).Seconds())
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		var b strings.Builder
+		for _, name := range []string{"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"} {
+			fmt.Fprintf(&b, "# TYPE %s gauge\n%s{model_name=\"m\"} NaN\n", name, name)
+		}
+		for _, name := range []string{"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:num_preemptions_total"} {
+			fmt.Fprintf(&b, "# TYPE %s counter\n%s{model_name=\"m\"} NaN\n", name, name)
+		}
+		b.WriteString("# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason=\"stop\",model_name=\"m\"} NaN\n")
+		fmt.Fprintf(&b, ttftType+"vllm:time_to_first_token_seconds_bucket{le=\"0.5\",model_name=\"m\"} %g\n"+
+			"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} %g\n"+
+			"vllm:time_to_first_token_seconds_sum{model_name=\"m\"} %g\nvllm:time_to_first_token_seconds_count{model_name=\"m\"} %g\n", c, c, c/10, c)
+		_, _ = w.Write([]byte(b.String()))
+	})
+}
+
 // pastFlood is a store whose targets of a stretch are one, and whose
 // every other answer is 100,000 series: the reads of the past pass
 // their share of --max-memory.
@@ -170,6 +192,26 @@ type refusalCase struct {
 func TestHostileRefusals(t *testing.T) {
 	t.Parallel()
 	tests := []refusalCase{
+		{
+			name: "a page whose gauges and counters are all NaN while first tokens come is UNJUDGED, not IDLE or HEALTHY",
+			args: func(t *testing.T) []string {
+				return []string{"--once", "--json", "--no-gpus", "--window", "6s", "--interval", "2s", nanPage(t)}
+			},
+			code: command.ExitDegraded, want: []string{`"state": "unjudged"`, "running, waiting, prompt tokens, generation tokens, finished requests refused over the window", "the TTFT histogram counted"},
+			notWant: []string{`"state": "idle"`, `"state": "healthy"`},
+			within:  30 * time.Second,
+		},
+		{
+			name: "a store whose gauges and counters are all NaN while first tokens come is UNJUDGED, not IDLE or HEALTHY",
+			args: func(t *testing.T) []string {
+				srv := httptest.NewServer(&valueStore{families: nanFamilies, value: nanButTTFT})
+				t.Cleanup(srv.Close)
+				return []string{"--once", "--json", "--window", "30s", "--interval", "1s", "--prometheus", srv.URL}
+			},
+			code: command.ExitDegraded, want: []string{`"state": "unjudged"`, "running, waiting, prompt tokens, generation tokens, finished requests refused over the window", "the TTFT histogram counted 2 req/s"},
+			notWant: []string{`"state": "idle"`, `"state": "healthy"`},
+			within:  30 * time.Second,
+		},
 		{
 			name: "a store whose counters alternate 1e308 and 1e307 (refused) marks no restart",
 			args: func(t *testing.T) []string {

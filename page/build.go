@@ -170,13 +170,14 @@ func (b *builder) apply(row int, to catalogue.Fold, acc *engineAcc, t dto.Metric
 }
 
 // takes reports whether the fold reads the row's value v (Fold.Takes);
-// when it does not, the figure is n/a and the first refusal of each
-// family is said.
+// when it does not, the figure is n/a, marked refused, and the first
+// refusal of each family is said.
 func (b *builder) takes(row int, to catalogue.Fold, v float64) bool {
 	why := to.Refusal(v)
 	if why == "" {
 		return true
 	}
+	b.sample.Refused |= to.Refuses()
 	if !slices.Contains(b.refused, row) {
 		b.refused = append(b.refused, row)
 		b.warn(catalogue.RefusalWarning(catalogue.Reads[row].Name, v, why))
@@ -283,6 +284,7 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineA
 	}
 	if w := histogramRefusal(h); w != "" {
 		b.warn(catalogue.HistogramRefusalWarning(f.Name, w))
+		b.sample.Refused.Add(catalogue.HistogramFigure(which))
 		return
 	}
 	dst := &acc.series.Histograms[which]

@@ -350,6 +350,8 @@ func (r *replicaBuild) addSeries(metric labels, values []model.SamplePair, info 
 		}
 		if v := float64(p.Value); info.fold.Labelled || r.takes(row.Name, info.fold, v) {
 			apply(sb, v)
+		} else {
+			sb.sample.Refused |= info.fold.Refuses()
 		}
 	}
 }
@@ -527,7 +529,7 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 	s.sample.EngineKind = catalogue.DominantEngine(&s.kinds)
 	var warnings []string
 	for i, n := range names {
-		series[i], warnings = s.engines[n].finish(n, bounds, warnings)
+		series[i], warnings = s.engines[n].finish(n, bounds, warnings, &s.sample.Refused)
 		s.sample.Derived |= series[i].Derive(s.sample.EngineKind)
 		if n != "" {
 			named++
@@ -553,8 +555,8 @@ func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []
 // (NaN where a bucket has no sample at this time), before the figures
 // derived from them (catalogue.Series.Derive). A histogram with a value
 // out of its domain is left out, as the page parser leaves it, with a
-// warning added to warnings.
-func (e *engineBuild) finish(name string, bounds map[histKey][]float64, warnings []string) (catalogue.Series, []string) {
+// warning added to warnings, and marked in refused.
+func (e *engineBuild) finish(name string, bounds map[histKey][]float64, warnings []string, refused *catalogue.FigureSet) (catalogue.Series, []string) {
 	s := e.series
 	if e.kvN > 0 {
 		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
@@ -570,6 +572,7 @@ func (e *engineBuild) finish(name string, bounds map[histKey][]float64, warnings
 			if !slices.Contains(warnings, w) {
 				warnings = append(warnings, w)
 			}
+			refused.Add(catalogue.HistogramFigure(catalogue.Histogram(h)))
 			continue
 		}
 		counts := hb.counts

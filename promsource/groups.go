@@ -572,7 +572,7 @@ func (tr *instanceTrack) sampleAt(ms, startMs, endMs int64) catalogue.Sample {
 	if newest == nil {
 		return s
 	}
-	s.HasVLLM, s.Model, s.EngineKind, s.Router, s.Role, s.Derived = newest.HasVLLM, newest.Model, newest.EngineKind, newest.Router, newest.Role, newest.Derived
+	s.HasVLLM, s.Model, s.EngineKind, s.Router, s.Role, s.Derived, s.Refused = newest.HasVLLM, newest.Model, newest.EngineKind, newest.Router, newest.Role, newest.Derived, newest.Refused
 	for k, v := range newest.Total.Scalars {
 		if !catalogue.Scalar(k).IsCounter() {
 			s.Total.Scalars[k] = v

@@ -282,13 +282,65 @@ func TestRulesPathReadsTheScreenRaw(t *testing.T) {
 			if n := src.Stats().LastRequests; n != len(exprs) {
 				t.Errorf("the source counts %d requests, the store saw %d", n, len(exprs))
 			}
-			// Scrolled: the replicas brought into view call for a read
-			// at once; a set with none new does not.
-			if !src.SetInView(fleets[tt.job][len(fleets[tt.job])-1:]) && !slices.Contains(want, fleets[tt.job][len(fleets[tt.job])-1]) {
+			// Scrolled to the last replica: brought into view, it calls for
+			// a read at once, and is read raw with those that just left
+			// the screen; a screen with none new calls for none.
+			last := fleets[tt.job][len(fleets[tt.job])-1]
+			if !src.SetInView([]string{last}) && !slices.Contains(want, last) {
 				t.Errorf("a replica brought into view asked for no read")
 			}
 			if src.SetInView(nil) {
 				t.Errorf("a screen with no replica asked for a read")
+			}
+			src.refresh(t.Context())
+			want = slices.Sorted(slices.Values(slices.Compact(append(want, last))))
+			for _, e := range log.take() {
+				if got := namedInstances(e); got != nil && !slices.Equal(got, want) {
+					t.Errorf("after the scroll a query names %v, want %v", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRawNames: the replicas read raw beside the rules' rows are those
+// wanted in detail, those on screen, and those that left the screen
+// less than inViewLinger ago (a replica whose raw state sorts it off the
+// screen stays raw, instead of its rows flipping between the two paths
+// every refresh), the most recent first within maxInView; a replica
+// that left longer ago is forgotten.
+func TestRawNames(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	many := inViewFleet("r", maxInView)
+	tests := []struct {
+		name           string
+		wanted, inView []string
+		left           map[string]time.Time
+		want           []string
+		wantLeft       []string
+	}{
+		{"nothing", nil, nil, nil, nil, nil},
+		{"on screen and in detail, once each", []string{"b"}, []string{"c", "b", "a"}, nil, []string{"a", "b", "c"}, nil},
+		{"just left the screen", nil, []string{"c"}, map[string]time.Time{"a": ago(time.Second)}, []string{"a", "c"}, []string{"a"}},
+		{"left long ago: forgotten", nil, []string{"c"}, map[string]time.Time{"a": ago(inViewLinger + time.Second)}, []string{"c"}, nil},
+		{"a full screen: the most recent that left first", nil, many[2:],
+			map[string]time.Time{"x": ago(3 * time.Second), "y": ago(time.Second), "z": ago(2 * time.Second)},
+			slices.Sorted(slices.Values(append([]string{"y", "z"}, many[2:]...))), []string{"x", "y", "z"}},
+		{"a full screen and the detail", []string{"d"}, many, map[string]time.Time{"x": ago(time.Second)},
+			slices.Sorted(slices.Values(append([]string{"d"}, many...))), []string{"x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			left := maps.Clone(tt.left)
+			if left == nil {
+				left = map[string]time.Time{}
+			}
+			if got := rawNames(tt.wanted, tt.inView, left, now); !slices.Equal(got, tt.want) {
+				t.Errorf("read raw %v, want %v", got, tt.want)
+			}
+			if got := slices.Sorted(maps.Keys(left)); !slices.Equal(got, tt.wantLeft) {
+				t.Errorf("remembered as left %v, want %v", got, tt.wantLeft)
 			}
 		})
 	}

@@ -349,24 +349,61 @@ const maxInView = 200
 // SetInView names the replicas on screen (the panes of the grid's page,
 // the rows of the table in view), in the order drawn; nil for none. On
 // the fast path their raw series are read beside the rules' rows, from
-// the next refresh on, for what the rules do not record. It reports
+// the next refresh on, for what the rules do not record, and for
+// inViewLinger after they leave the screen. It reports
 // whether the set calls for a refresh now: the fast path is read and the
-// set names a replica not read raw before. It is the monitor.Viewing of
+// set names a replica not read raw already. It is the monitor.Viewing of
 // the source.
 func (s *Source) SetInView(replicas []string) (readNow bool) {
 	replicas = slices.Clone(replicas[:min(len(replicas), maxInView)])
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stats.Path == PathRules {
-		for _, r := range replicas {
-			if !slices.Contains(s.inView, r) && !slices.Contains(s.wanted, r) {
-				readNow = true
-				break
-			}
+	if s.leftView == nil {
+		s.leftView = map[string]time.Time{}
+	}
+	for _, r := range s.inView {
+		if !slices.Contains(replicas, r) {
+			s.leftView[r] = now
 		}
+	}
+	for _, r := range replicas {
+		_, lingers := s.leftView[r]
+		if s.stats.Path == PathRules && !lingers && !slices.Contains(s.inView, r) && !slices.Contains(s.wanted, r) {
+			readNow = true
+		}
+		delete(s.leftView, r)
 	}
 	s.inView = replicas
 	return readNow
+}
+
+// inViewLinger is how long a replica that left the screen is still read
+// raw. A replica whose raw state and the rules' differ is sorted apart by
+// each: read raw, it could leave the screen, fall back to the rules'
+// state, come back into view, and so flip between the two every refresh
+// (each flip an event); lingering, it stays read raw while the screen
+// holds it.
+const inViewLinger = time.Minute
+
+// rawNames are the replicas read raw beside the fast path, sorted: those
+// wanted in detail, those on screen, and those that left the screen (left,
+// by when) less than inViewLinger before now, the most recent first
+// within maxInView. Those that left longer ago are forgotten from left.
+func rawNames(wanted, inView []string, left map[string]time.Time, now time.Time) []string {
+	var recent []string
+	for name, when := range left {
+		if now.Sub(when) >= inViewLinger {
+			delete(left, name)
+		} else if !slices.Contains(inView, name) {
+			recent = append(recent, name)
+		}
+	}
+	slices.SortFunc(recent, func(a, b string) int { return left[b].Compare(left[a]) })
+	room := max(maxInView-len(inView), 0)
+	names := slices.Concat(wanted, inView, recent[:min(len(recent), room)])
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // rawBeside is the raw path for the replicas on screen and wanted in
@@ -381,14 +418,13 @@ type rawBeside struct {
 	at    time.Time // the evaluation its next refresh reads
 }
 
-// besideRaw reads the raw series of the replicas on screen and wanted
-// at at, the group label by naming them; nil when there are none.
+// besideRaw reads the raw series of the replicas on screen (or just
+// left it) and wanted at at, the group label by naming them (rawNames);
+// nil when there are none.
 func (s *Source) besideRaw(ctx context.Context, by string, at time.Time) []catalogue.Readings {
 	s.mu.Lock()
-	names := slices.Concat(s.wanted, s.inView)
+	names := rawNames(s.wanted, s.inView, s.leftView, time.Now())
 	s.mu.Unlock()
-	slices.Sort(names)
-	names = slices.Compact(names)
 	if len(names) == 0 {
 		s.beside = nil
 		return nil

@@ -162,8 +162,9 @@ type Source struct {
 
 	mu       sync.Mutex // guards what follows
 	window   time.Duration
-	wanted   []string // replicas whose raw buckets are read when the others' are not
-	inView   []string // replicas on screen, read raw beside the rules' rows (SetInView)
+	wanted   []string             // replicas whose raw buckets are read when the others' are not
+	inView   []string             // replicas on screen, read raw beside the rules' rows (SetInView)
+	leftView map[string]time.Time // replicas that left the screen, by when (rawNames)
 	keep     time.Duration
 	waiters  []chan struct{}
 	ended    bool

@@ -603,6 +603,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		ScrapeNow: mon.Refresh,
 		SetWindow: mon.SetWindow,
 		Want:      mon.SetWanted,
+		InView:    mon.SetInView,
 		Insecure:  w.Insecure,
 		Hint:      w.hint(),
 		Demo:      w.Demo,

@@ -85,6 +85,17 @@ func (m *Monitor) SetWanted(targets []string) {
 	}
 }
 
+// SetInView tells a Viewing source which targets are on screen, and asks
+// for a refresh at once when the source says the set calls for one (a
+// scroll brought replicas it read in less detail), so that their rows
+// fill without waiting an interval. A source that is not Viewing ignores
+// it. Safe to call from any goroutine.
+func (m *Monitor) SetInView(targets []string) {
+	if v, ok := m.source.(Viewing); ok && v.SetInView(targets) {
+		m.Refresh()
+	}
+}
+
 // Refresh asks the source for new readings at once; a report follows when
 // they are in. Safe to call from any goroutine; never blocks.
 func (m *Monitor) Refresh() {

@@ -355,6 +355,41 @@ func TestMonitorSetWanted(t *testing.T) {
 	}
 }
 
+// viewingSource records the targets it is told are on screen, and
+// says a read is called for when readNow.
+type viewingSource struct {
+	keepingSource
+	inView  [][]string
+	readNow bool
+}
+
+func (s *viewingSource) SetInView(targets []string) bool {
+	s.inView = append(s.inView, targets)
+	return s.readNow
+}
+
+// The monitor passes the targets on screen to a source that reads them
+// in more detail, and asks for a refresh only when the source says the
+// set calls for one; a source that does not read them is left alone.
+func TestMonitorSetInView(t *testing.T) {
+	for _, readNow := range []bool{true, false} {
+		src := &viewingSource{readNow: readNow}
+		m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+		m.SetInView([]string{"gpu-a", "gpu-b"})
+		if len(src.inView) != 1 || !slices.Equal(src.inView[0], []string{"gpu-a", "gpu-b"}) {
+			t.Errorf("told %v, want [[gpu-a gpu-b]]", src.inView)
+		}
+		if kicked := len(m.kick) == 1; kicked != readNow {
+			t.Errorf("source asking for a read %v: refresh asked %v", readNow, kicked)
+		}
+	}
+	m := New(&keepingSource{}, analysis.Config{Window: 30 * time.Second}, nil)
+	m.SetInView([]string{"gpu-a"})
+	if len(m.kick) != 0 {
+		t.Error("a source that reads no target in more detail was asked to refresh")
+	}
+}
+
 // The monitor's first report carries the first changes of the stream
 // every output reads (the event log, a hook, the bell, the alerts): a
 // target down when vtop starts is a change from none at once; one that

@@ -53,6 +53,15 @@ type Wanting interface {
 	SetWanted(targets []string)
 }
 
+// Viewing is a Source that reads the targets on screen in more detail
+// than the rest of a large fleet: a Prometheus source that reads its
+// store's recording rules reads the raw series of those. It says whether
+// the new set calls for a read now (it names a target the source did not
+// read in detail); the UI names the targets through Monitor.SetInView.
+type Viewing interface {
+	SetInView(targets []string) (readNow bool)
+}
+
 // readingsNow returns the source's readings and the time to evaluate them
 // at.
 func readingsNow(source Source, dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {

@@ -24,8 +24,11 @@ import (
 // and the alerts that fire, instead of the raw series: its cost is in
 // replicas, not in the series (most of them histogram buckets) the rules
 // evaluated. The report is that of the evaluation's time, its figures and
-// states the rules'. Where they are absent, or written with other
-// settings, the refresh reads the raw series, and the status says why.
+// states the rules'; the replicas on screen and the one in detail
+// (SetInView, SetWanted) are read raw beside them, in one read at the
+// same time, for what the rules do not record. Where they are absent, or
+// written with other settings, the refresh reads the raw series, and the
+// status says why.
 
 // The paths a refresh reads, as the status names them.
 const (
@@ -267,9 +270,15 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 		return false
 	}
 	s.noRulesAt = time.Time{}
+	// The raw read of the replicas on screen is asked beside the rules'
+	// rows, not after them: the refresh waits for the slower of the two.
+	var raw []catalogue.Readings
+	var wg sync.WaitGroup
+	wg.Go(func() { raw = s.besideRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at) })
 	r, err := s.readRecorded(ctx, info)
+	wg.Wait()
 	if err == nil {
-		r.readings = withRaw(r.readings, s.wantedRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at))
+		r.readings = withRaw(r.readings, raw)
 	}
 	if ctx.Err() != nil {
 		return true
@@ -331,33 +340,101 @@ func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time, w
 	return out, warns, nil
 }
 
-// detailSource is the raw path for the replicas wanted (SetWanted: the
-// one a detail view shows), beside the fast path: a source of its own
+// maxInView bounds the replicas on screen read raw beside the fast path
+// (SetInView): a screenful of the tallest terminal. The raw read's cost
+// is in those replicas, so that the refresh's stays constant in the
+// fleet's size.
+const maxInView = 200
+
+// SetInView names the replicas on screen (the panes of the grid's page,
+// the rows of the table in view), in the order drawn; nil for none. On
+// the fast path their raw series are read beside the rules' rows, from
+// the next refresh on, for what the rules do not record, and for
+// inViewLinger after they leave the screen. It reports
+// whether the set calls for a refresh now: the fast path is read and the
+// set names a replica not read raw already. It is the monitor.Viewing of
+// the source.
+func (s *Source) SetInView(replicas []string) (readNow bool) {
+	replicas = slices.Clone(replicas[:min(len(replicas), maxInView)])
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leftView == nil {
+		s.leftView = map[string]time.Time{}
+	}
+	for _, r := range s.inView {
+		if !slices.Contains(replicas, r) {
+			s.leftView[r] = now
+		}
+	}
+	for _, r := range replicas {
+		_, lingers := s.leftView[r]
+		if s.stats.Path == PathRules && !lingers && !slices.Contains(s.inView, r) && !slices.Contains(s.wanted, r) {
+			readNow = true
+		}
+		delete(s.leftView, r)
+	}
+	s.inView = replicas
+	return readNow
+}
+
+// inViewLinger is how long a replica that left the screen is still read
+// raw. A replica whose raw state and the rules' differ is sorted apart by
+// each: read raw, it could leave the screen, fall back to the rules'
+// state, come back into view, and so flip between the two every refresh
+// (each flip an event); lingering, it stays read raw while the screen
+// holds it.
+const inViewLinger = time.Minute
+
+// rawNames are the replicas read raw beside the fast path, sorted: those
+// wanted in detail, those on screen, and those that left the screen (left,
+// by when) less than inViewLinger before now, the most recent first
+// within maxInView. Those that left longer ago are forgotten from left.
+func rawNames(wanted, inView []string, left map[string]time.Time, now time.Time) []string {
+	var recent []string
+	for name, when := range left {
+		if now.Sub(when) >= inViewLinger {
+			delete(left, name)
+		} else if !slices.Contains(inView, name) {
+			recent = append(recent, name)
+		}
+	}
+	slices.SortFunc(recent, func(a, b string) int { return left[b].Compare(left[a]) })
+	room := max(maxInView-len(inView), 0)
+	names := slices.Concat(wanted, inView, recent[:min(len(recent), room)])
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// rawBeside is the raw path for the replicas on screen and wanted in
+// detail (SetInView, SetWanted), beside the fast path: a source of its own
 // over the selector narrowed to them, kept while they stay the same so
-// that its reads are increments, evaluated at the rules' time.
-type detailSource struct {
+// that its reads are increments, evaluated at the rules' time. Its
+// queries are those of a raw refresh, as many whatever the replicas: one
+// selector names them all.
+type rawBeside struct {
 	names []string
 	src   *Source
 	at    time.Time // the evaluation its next refresh reads
 }
 
-// wantedRaw reads the raw series of the replicas wanted at at, the
-// group label by naming them; nil when none is wanted.
-func (s *Source) wantedRaw(ctx context.Context, by string, at time.Time) []catalogue.Readings {
+// besideRaw reads the raw series of the replicas on screen (or just
+// left it) and wanted at at, the group label by naming them (rawNames);
+// nil when there are none.
+func (s *Source) besideRaw(ctx context.Context, by string, at time.Time) []catalogue.Readings {
 	s.mu.Lock()
-	names := slices.Clone(s.wanted)
+	names := rawNames(s.wanted, s.inView, s.leftView, time.Now())
 	s.mu.Unlock()
-	slices.Sort(names)
 	if len(names) == 0 {
-		s.detail = nil
+		s.beside = nil
 		return nil
 	}
-	if s.detail == nil || !slices.Equal(s.detail.names, names) {
-		d := &detailSource{names: names}
+	if s.beside == nil || !slices.Equal(s.beside.names, names) {
+		b := &rawBeside{names: names}
 		cfg := s.cfg
 		cfg.Rules, cfg.GPUs, cfg.IdentifyStore, cfg.BucketsAbove = promql.RulesSettings{}, false, false, -1
 		cfg.Window = s.analysisWindow()
-		cfg.Now = func() time.Time { return d.at.Add(settle) }
+		cfg.Now = func() time.Time { return b.at.Add(settle) }
 		quoted := make([]string, len(names))
 		for i, n := range names {
 			quoted[i] = regexp.QuoteMeta(n)
@@ -371,13 +448,13 @@ func (s *Source) wantedRaw(ctx context.Context, by string, at time.Time) []catal
 		if err != nil {
 			return nil // a replica's name that makes no selector: its rows stand
 		}
-		d.src, s.detail = src, d
+		b.src, s.beside = src, b
 	}
-	s.detail.at = at
-	s.detail.src.SetWindow(s.analysisWindow())
-	s.detail.src.refresh(ctx)
-	s.requests.Add(int64(s.detail.src.Stats().LastRequests)) // the refresh's queries count them
-	readings, when := s.detail.src.ReadingsAt(nil)
+	s.beside.at = at
+	s.beside.src.SetWindow(s.analysisWindow())
+	s.beside.src.refresh(ctx)
+	s.requests.Add(int64(s.beside.src.Stats().LastRequests)) // the refresh's queries count them
+	readings, when := s.beside.src.ReadingsAt(nil)
 	if !when.Equal(at) {
 		return nil // its read failed: the rules' rows stand
 	}

@@ -162,7 +162,9 @@ type Source struct {
 
 	mu       sync.Mutex // guards what follows
 	window   time.Duration
-	wanted   []string // replicas whose raw buckets are read when the others' are not
+	wanted   []string             // replicas whose raw buckets are read when the others' are not
+	inView   []string             // replicas on screen, read raw beside the rules' rows (SetInView)
+	leftView map[string]time.Time // replicas that left the screen, by when (rawNames)
 	keep     time.Duration
 	waiters  []chan struct{}
 	ended    bool
@@ -181,9 +183,9 @@ type Source struct {
 	// rulesRecheck later, so that a store without them pays no extra
 	// round trip a refresh.
 	noRulesAt time.Time
-	// detail reads the wanted replicas' raw series beside the fast path
-	// (recorded.go); owned by the refresh loop.
-	detail *detailSource
+	// beside reads the raw series of the replicas on screen and wanted
+	// beside the fast path (recorded.go); owned by the refresh loop.
+	beside *rawBeside
 	// identified is closed once the store's identification is over; the
 	// first refresh waits for it before it publishes, so that the first
 	// report names the store. Nil after. Owned by the refresh loop.

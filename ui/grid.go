@@ -270,6 +270,20 @@ func fitSegments(w int, variants ...[]string) string {
 	return last[0]
 }
 
+// span is the panes of the page drawn, [start, end).
+func (g gridScreen) span() (start, end int) {
+	return g.top, min(g.top+g.layout.perPage, len(g.panes))
+}
+
+// inView are the targets of the panes drawn.
+func (g gridScreen) inView() []string {
+	if len(g.panes) == 0 {
+		return nil
+	}
+	start, end := g.span()
+	return targetsOf(g.panes[start:end])
+}
+
 // view draws the panes, worst first, the "+N more" hint and the event log
 // when there is room for it.
 func (g gridScreen) view() []string {
@@ -278,8 +292,7 @@ func (g gridScreen) view() []string {
 	}
 	l := g.layout
 	sel := indexOf(g.panes, g.selected)
-	start := g.top
-	end := min(start+l.perPage, len(g.panes))
+	start, end := g.span()
 	var lines []string
 	for rowStart := start; rowStart < end; rowStart += l.cols {
 		panes := make([]string, 0, l.cols)

@@ -445,6 +445,19 @@ func (t *tableScreen) stepSort(dir int) {
 // visibleRows is how many rows fit under the title and the column headers.
 func (t *tableScreen) visibleRows() int { return max(t.height-2, 1) }
 
+// span is the rows drawn, [start, end): from the top the user scrolled
+// to, as many as fit.
+func (t tableScreen) span() (start, end int) {
+	start = min(t.top, max(len(t.rows)-1, 0))
+	return start, min(start+t.visibleRows(), len(t.rows))
+}
+
+// inView are the targets of the rows drawn.
+func (t tableScreen) inView() []string {
+	start, end := t.span()
+	return targetsOf(t.rows[start:end])
+}
+
 // reveal scrolls as little as needed to show row i.
 func (t *tableScreen) reveal(i int) {
 	if i < t.top {
@@ -481,8 +494,7 @@ func (t tableScreen) view() []string {
 		return append(lines, th.dim.Render("  "+noRowsText(t.total, t.source)))
 	}
 	cursor := indexOf(t.rows, t.selected)
-	start := min(t.top, max(len(t.rows)-1, 0))
-	end := min(start+t.visibleRows(), len(t.rows))
+	start, end := t.span()
 	// The rows off the screen are counted first: short, they fit the
 	// narrowest title.
 	if start > 0 {

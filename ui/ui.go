@@ -63,6 +63,12 @@ type Options struct {
 	// view's; nil when none), so that a source that reads a large fleet
 	// in less detail reads those in full. Nil: nobody asks.
 	Want func(targets []string)
+	// InView names the replicas whose panes or rows the screen draws (at
+	// most a screenful; nil when it draws none), as they change with the
+	// page, the scroll, the sort, the filter and the terminal's size, so
+	// that a source that reads a large fleet in less detail reads those
+	// in full. Nil: nobody asks.
+	InView func(targets []string)
 	// Insecure shows a loud INSECURE TLS badge: certificates are not checked.
 	Insecure bool
 	// Hint is shown in place of the empty event log while no replica has
@@ -159,6 +165,8 @@ type Model struct {
 	opts Options
 	// wanted is the replica last named to opts.Want ("" for none).
 	wanted string
+	// inView are the replicas last named to opts.InView.
+	inView []string
 	theme  *Theme
 	keys   globalKeys
 	fkeys  filterKeys
@@ -350,7 +358,42 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if want := m.wantCmd(); want != nil {
 		cmd = tea.Batch(cmd, want)
 	}
+	if inView := m.inViewCmd(); inView != nil {
+		cmd = tea.Batch(cmd, inView)
+	}
 	return m, cmd
+}
+
+// inViewCmd names the replicas whose panes or rows the screen draws to
+// opts.InView when they changed (a page, a scroll, a sort, a filter, a
+// resize, a report that reordered them), through a Cmd; nil otherwise.
+func (m *Model) inViewCmd() tea.Cmd {
+	if m.opts.InView == nil {
+		return nil
+	}
+	targets := m.onScreen()
+	if slices.Equal(targets, m.inView) {
+		return nil
+	}
+	m.inView = targets
+	inView := m.opts.InView
+	return func() tea.Msg { inView(targets); return nil }
+}
+
+// onScreen are the targets of the panes or rows the frame draws, in the
+// order drawn: none in a frame too small to draw, or on a screen of one
+// replica (the detail view: opts.Want names it) or of none. The help
+// overlay, a moment's, leaves those under it named.
+func (m *Model) onScreen() []string {
+	switch {
+	case m.tooSmall():
+		return nil
+	case m.screen == screenGrid:
+		return m.grid.inView()
+	case m.screen == screenTable:
+		return m.table.inView()
+	}
+	return nil
 }
 
 // wantCmd names the replica the detail view shows to opts.Want when it
@@ -551,6 +594,15 @@ func (m *Model) followWorst() {
 // by target only when those tie. A spike shows its worst replica first,
 // not the one whose name sorts first.
 func bySeverity(a, b *analysis.ReplicaReport) int { return analysis.CompareSeverity(a, b) }
+
+// targetsOf are the targets of a list, in its order.
+func targetsOf(list []*analysis.ReplicaReport) []string {
+	out := make([]string, len(list))
+	for i, r := range list {
+		out[i] = r.Target
+	}
+	return out
+}
 
 // indexOf is the position of a target in a list, or -1.
 func indexOf(list []*analysis.ReplicaReport, target string) int {

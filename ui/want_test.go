@@ -1,10 +1,15 @@
 package ui
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/vtop-dev/vtop/analysis"
 )
 
 // runWant runs a command and the commands of a batch it returns.
@@ -52,5 +57,87 @@ func TestWantNamesTheDetail(t *testing.T) {
 		if !slices.EqualFunc(calls, s.want, slices.Equal) {
 			t.Fatalf("step %d: named %q, want %q", i, calls, s.want)
 		}
+	}
+}
+
+// drawnTarget is a target drawn as a pane's title or a row's first cell.
+var drawnTarget = regexp.MustCompile(`(?m)(?:^|[┃│])(?:▸ |  )(r\d\d:8000)`)
+
+// TestInViewFollowsTheScreen: the replicas named to Options.InView are
+// exactly those whose panes or rows the frame draws, as the grid pages,
+// the table scrolls, sorts and filters and the terminal is resized; a
+// screen that draws no replica's pane or row (the detail view, whose
+// replica Want names) names none, and a frame that draws the same ones
+// names nothing again.
+func TestInViewFollowsTheScreen(t *testing.T) {
+	reps := make([]analysis.ReplicaReport, 50)
+	for k := range reps {
+		reps[k] = replica(fmt.Sprintf("r%02d:8000", k), analysis.StateHealthy)
+		reps[k].Running = analysis.Num(k)
+	}
+	reps[7] = replica("r07:8000", analysis.StateFull)
+	var calls [][]string
+	opts := testOptions()
+	opts.InView = func(targets []string) { calls = append(calls, targets) }
+	m := sized(New(opts), 120, 40)
+	step := func(msg tea.Msg) {
+		next, cmd := m.Update(msg)
+		m = next.(Model)
+		runWant(cmd)
+	}
+	// drawn are the targets of the panes or rows the frame draws: a
+	// pane's title (after its border) or a row's first cell (after the
+	// cursor column), not the header's "worst" or a hint's.
+	drawn := func() []string {
+		var out []string
+		for _, m := range drawnTarget.FindAllStringSubmatch(ansi.Strip(m.View()), -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	step(ReportMsg{Report: report(t0, reps...)})
+	steps := []struct {
+		name string
+		msgs []tea.Msg
+		none bool // the screen draws no replica's pane or row
+	}{
+		{"the grid's first page", nil, false},
+		{"the grid's next page", []tea.Msg{keyMsg("pgdown")}, false},
+		{"the table", []tea.Msg{keyMsg("t")}, false},
+		{"the table a page down", []tea.Msg{keyMsg("pgdown")}, false},
+		{"a taller terminal", []tea.Msg{tea.WindowSizeMsg{Width: 120, Height: 60}}, false},
+		{"a shorter terminal", []tea.Msg{tea.WindowSizeMsg{Width: 100, Height: 20}}, false},
+		{"sorted by another column", []tea.Msg{keyMsg("g"), keyMsg("s")}, false},
+		{"filtered", []tea.Msg{keyMsg("/"), keyMsg("r"), keyMsg("4"), keyMsg("enter")}, false},
+		{"the detail view", []tea.Msg{keyMsg("enter")}, true},
+		{"back to the table", []tea.Msg{keyMsg("esc")}, false},
+		{"a new report, the same rows", []tea.Msg{ReportMsg{Report: report(t0.Add(time.Second), reps...)}}, false},
+	}
+	var prev []string
+	for _, s := range steps {
+		before := len(calls)
+		for _, msg := range s.msgs {
+			step(msg)
+		}
+		want := drawn()
+		if s.none {
+			want = nil
+		}
+		if !s.none && len(want) == 0 {
+			t.Fatalf("%s: the frame draws no replica:\n%s", s.name, ansi.Strip(m.View()))
+		}
+		var named []string
+		if len(calls) > 0 {
+			named = calls[len(calls)-1]
+		}
+		got := slices.Sorted(slices.Values(named))
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: named %v, want the %d drawn %v", s.name, got, len(want), want)
+		}
+		if slices.Equal(want, prev) && len(calls) != before {
+			t.Errorf("%s: named %v again, the same replicas as before", s.name, calls[len(calls)-1])
+		}
+		prev = want
 	}
 }

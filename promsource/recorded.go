@@ -39,7 +39,10 @@ const rulesStale = 3
 
 // recordedRead is what one refresh of the fast path read.
 type recordedRead struct {
-	at       time.Time // the rules' evaluation time
+	at time.Time // the rules' evaluation time
+	// readAt is the time the evaluation's queries read the store as of,
+	// which vtop:rules_info records; zero where its row is not read.
+	readAt   time.Time
 	readings []catalogue.Readings
 	rows     int
 	warnings []string
@@ -167,6 +170,12 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	atMs := info.at.UnixMilli()
 	for _, row := range rows {
+		if row.Metric[model.MetricNameLabel] == promql.RecordedInfo {
+			if v, ok := valueAt(row.Values, atMs); ok && sameGroup(row.Metric, info.labels) {
+				r.readAt = time.UnixMilli(int64(math.Round(v * 1000)))
+			}
+			continue
+		}
 		rec := replicas[string(row.Metric[by])]
 		if rec == nil {
 			continue // outside the selector
@@ -188,6 +197,37 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	slices.SortFunc(r.readings, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
 	return r, nil
+}
+
+// sameGroup reports whether a row of vtop:rules_info is that of the
+// group whose labels (without the name) are info.
+func sameGroup(row, info model.Metric) bool {
+	if len(row) != len(info)+1 {
+		return false
+	}
+	for name, value := range info {
+		if row[name] != value {
+			return false
+		}
+	}
+	return true
+}
+
+// laggedNote says, where the rules' evaluation at stamp read the store
+// as of another time, readAt, that the rules are not read, and why; ""
+// where it read the store at its own time (to half an interval: the
+// store's clock and the stamp's rounding). VictoriaMetrics answers a
+// query of its last -search.latencyOffset (30 s by default) as of that
+// long ago unless asked with nocache=1: vmalert evaluating rules that do
+// not ask so records at T the figures of T−30s, and its states, which
+// read them back, later still.
+func laggedNote(stamp, readAt time.Time, interval time.Duration) string {
+	lag := stamp.Sub(readAt)
+	if readAt.IsZero() || lag.Abs() <= interval/2 {
+		return ""
+	}
+	return fmt.Sprintf("vtop's recording rules in the store read it %s before the time they record (VictoriaMetrics' -search.latencyOffset, where the rules' queries do not ask with nocache=1): their figures and states are of the past; reading the raw series; `vtop rules --format vmalert` writes rules that ask so",
+		lag.Round(time.Millisecond))
 }
 
 // valueAt is the value of the sample at ms, if there is one.
@@ -268,6 +308,13 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 	}
 	s.noRulesAt = time.Time{}
 	r, err := s.readRecorded(ctx, info)
+	if note := laggedNote(r.at, r.readAt, info.interval); err == nil && note != "" {
+		s.mu.Lock()
+		s.rulesNote = note
+		s.mu.Unlock()
+		s.noRulesAt = time.Now() // asked again a minute later, as a store without rules is
+		return false
+	}
 	if err == nil {
 		r.readings = withRaw(r.readings, s.wantedRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at))
 	}

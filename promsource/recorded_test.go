@@ -34,3 +34,37 @@ func TestOverrunNote(t *testing.T) {
 		})
 	}
 }
+
+// TestLaggedNote: rules whose evaluation read the store as of another
+// time than the one they record (VictoriaMetrics' latency offset, for
+// vmalert's queries without nocache=1) are not read, and the note says
+// by how much and how to write rules that read the present; rules that
+// read it at their own time, to half an interval, are read.
+func TestLaggedNote(t *testing.T) {
+	stamp := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		readAt   time.Time
+		interval time.Duration
+		lagged   bool
+	}{
+		{"read at the evaluation time", stamp, 5 * time.Second, false},
+		{"VictoriaMetrics' default offset", stamp.Add(-30 * time.Second), 5 * time.Second, true},
+		{"a millisecond's rounding", stamp.Add(-time.Millisecond), time.Second, false},
+		{"half an interval", stamp.Add(-500 * time.Millisecond), time.Second, false},
+		{"past half an interval", stamp.Add(-501 * time.Millisecond), time.Second, true},
+		{"ahead of the stamp", stamp.Add(2 * time.Second), time.Second, true},
+		{"no info row read", time.Time{}, time.Second, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := laggedNote(stamp, tt.readAt, tt.interval)
+			if (got != "") != tt.lagged {
+				t.Fatalf("note %q, want one: %v", got, tt.lagged)
+			}
+			if tt.lagged && !(strings.Contains(got, stamp.Sub(tt.readAt).String()) && strings.Contains(got, "`vtop rules --format vmalert`") && strings.Contains(got, "raw series")) {
+				t.Errorf("note %q: want the lag, the raw path, and the rules that ask with nocache=1", got)
+			}
+		})
+	}
+}

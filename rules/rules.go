@@ -186,7 +186,7 @@ func (b builder) info() Rule {
 		Hysteresis: c.Hysteresis, GroupBy: b.o.GroupBy}, b.o.EvaluationInterval) {
 		labels = append(labels, Pair{l[0], l[1]})
 	}
-	return Rule{Record: promql.RecordedInfo, Expr: "vector(1)", Labels: labels}
+	return Rule{Record: promql.RecordedInfo, Expr: promql.RecordedInfoExpr, Labels: labels}
 }
 
 // spans reports whether the span of the newest n evaluations every e

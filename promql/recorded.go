@@ -131,7 +131,7 @@ func RecordedRowsQuery(span time.Duration) string {
 const StateLabel = "vtop_state"
 
 // FiringStatesQuery reads the firing alerts of vtop's rules over the span
-// before an evaluation, with the times they were written at.
+// before the time it is asked at, with the times they were written at.
 func FiringStatesQuery(span time.Duration) string {
 	return `ALERTS{alertstate="firing", ` + StateLabel + `!=""}[` + dur(span) + "]"
 }

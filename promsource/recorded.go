@@ -132,14 +132,18 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	if s.q.matchers != "" {
 		up = "up{" + s.q.matchers + "}"
 	}
-	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(span), up}
+	// The alerts of the evaluation are those written within its interval
+	// from its time (alertsOf), asked for at the interval's end.
+	every := max(info.interval, time.Millisecond)
+	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(every), up}
+	times := []time.Time{info.at, info.at.Add(every - time.Millisecond), info.at}
 	wants := []string{resultMatrix, resultMatrix, resultVector}
 	answers := make([]model.Value, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, e := range exprs {
-		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, info.at, wants[i]) })
+		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, times[i], wants[i]) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -188,7 +192,7 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	for _, a := range alerts {
 		rec := replicas[string(a.Metric[by])]
-		if _, ok := valueAt(a.Values, atMs); ok && rec != nil {
+		if alertsOf(a.Values, atMs, every) && rec != nil {
 			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
 		}
 	}
@@ -228,6 +232,21 @@ func laggedNote(stamp, readAt time.Time, interval time.Duration) string {
 	}
 	return fmt.Sprintf("vtop's recording rules in the store read it %s before the time they record (VictoriaMetrics' -search.latencyOffset, where the rules' queries do not ask with nocache=1): their figures and states are of the past; reading the raw series; `vtop rules --format vmalert` writes rules that ask so",
 		lag.Round(time.Millisecond))
+}
+
+// alertsOf reports whether an alert's series has a sample of the
+// evaluation at ms, whose interval is every: one within [ms, ms+every).
+// Prometheus writes an evaluation's alerts at its time, as it writes its
+// records; vmalert writes the records at the evaluation's time aligned to
+// the interval and the alerts at the second the evaluation began, up to
+// an interval later.
+func alertsOf(values []model.SamplePair, ms int64, every time.Duration) bool {
+	for _, p := range values {
+		if t := int64(p.Timestamp); t >= ms && t < ms+every.Milliseconds() {
+			return true
+		}
+	}
+	return false
 }
 
 // valueAt is the value of the sample at ms, if there is one.

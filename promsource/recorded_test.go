@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
@@ -64,6 +66,39 @@ func TestLaggedNote(t *testing.T) {
 			}
 			if tt.lagged && !(strings.Contains(got, stamp.Sub(tt.readAt).String()) && strings.Contains(got, "`vtop rules --format vmalert`") && strings.Contains(got, "raw series")) {
 				t.Errorf("note %q: want the lag, the raw path, and the rules that ask with nocache=1", got)
+			}
+		})
+	}
+}
+
+// TestAlertsOf: an evaluation's alerts are those written within its
+// interval from its time: Prometheus's at the time itself, vmalert's at
+// the second its evaluation began (the records at that time aligned to
+// the interval: 12:00:05 for an evaluation begun at 12:00:09 every 5s);
+// the evaluation before's and the next's are not.
+func TestAlertsOf(t *testing.T) {
+	at := time.Date(2026, 12, 7, 12, 0, 5, 0, time.UTC).UnixMilli()
+	tests := []struct {
+		name    string
+		written []int64 // ms after the evaluation's time
+		of      bool
+	}{
+		{"Prometheus: at the evaluation's time", []int64{0}, true},
+		{"vmalert: the second its evaluation began", []int64{4000}, true},
+		{"the last millisecond of the interval", []int64{4999}, true},
+		{"the next evaluation's", []int64{5000}, false},
+		{"the evaluation before's", []int64{-1}, false},
+		{"the one before and the next", []int64{-5000, 5000}, false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var values []model.SamplePair
+			for _, ms := range tt.written {
+				values = append(values, model.SamplePair{Timestamp: model.Time(at + ms), Value: 1})
+			}
+			if got := alertsOf(values, at, 5*time.Second); got != tt.of {
+				t.Errorf("alerts written at %v ms: of the evaluation %v, want %v", tt.written, got, tt.of)
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -348,4 +349,54 @@ func TestRulesPathVictoriaMetrics(t *testing.T) {
 	// evaluation, and the states take more evaluations to settle.
 	waitEvaluations(t, vm.URL(), 4*rulesEvaluations, alert.Log)
 	rulesAgainstRaw(t, vm.URL(), true, vmalertLag)
+}
+
+// TestRulesPathVMAlertStamps: rows as vmalert writes them at a 5s
+// interval, into a real VictoriaMetrics: the records (vtop:rules_info
+// among them) at the evaluation's time aligned to the interval, the
+// alerts at the second the evaluation began, 4 s later. The fast path
+// reads the alerts of that evaluation (at a 1s interval, which
+// TestRulesPathVictoriaMetrics runs, the two stamps are one second).
+func TestRulesPathVMAlertStamps(t *testing.T) {
+	t.Parallel()
+	testutil.VictoriaMetricsBinary(t)
+	const every = 5 * time.Second
+	cfg := analysis.DefaultConfig()
+	settings := promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis, GroupBy: []string{"instance"}}
+	var info []string
+	for _, l := range promql.InfoLabels(settings, every) {
+		info = append(info, fmt.Sprintf("%s=%q", l[0], l[1]))
+	}
+	// Evaluations from 10 s ago to a minute ahead: whenever the source
+	// reads, the newest is within the interval.
+	var text strings.Builder
+	first := time.Now().Add(-2 * every).Truncate(every)
+	for at := first; at.Before(first.Add(time.Minute + 2*every)); at = at.Add(every) {
+		fmt.Fprintf(&text, `up{job="vllm",instance="vllm-0:8000"} 1 %[1]d
+up{job="vllm",instance="vllm-1:8000"} 1 %[1]d
+vtop:waiting{instance="vllm-0:8000"} 40 %[1]d
+vtop:waiting{instance="vllm-1:8000"} 0 %[1]d
+vtop:rules_info{%[2]s} %[3]d %[1]d
+ALERTS{alertname="VtopFull",alertstate="firing",alertgroup="vtop",severity="critical",vtop_state="FULL",instance="vllm-0:8000"} 1 %[4]d
+`, at.UnixMilli(), strings.Join(info, ","), at.Unix(), at.UnixMilli()+4000)
+	}
+	path := filepath.Join(t.TempDir(), "vmalert.prom")
+	if err := os.WriteFile(path, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vm := testutil.StartVictoriaMetrics(t)
+	vm.Import(path, func() bool { return len(vectorAt(t, vm.URL(), "ALERTS", first.Add(every))) == 1 })
+	readings, when, st := readOnce(t, fastPath(promsource.Config{URL: vm.URL(), Selector: `{job="vllm"}`, Interval: every, Window: cfg.Window}, cfg))
+	if st.Path != promsource.PathRules || !when.Equal(when.Truncate(every)) || len(readings) != 2 {
+		t.Fatalf("path %q at %s, %d replicas, warnings %q; want the rules of an evaluation every %s, 2 replicas", st.Path, when, len(readings), st.Warnings, every)
+	}
+	for _, r := range readings {
+		want := []string(nil)
+		if r.Target == "vllm-0:8000" {
+			want = []string{"full"}
+		}
+		if !slices.Equal(r.Recorded.Firing, want) {
+			t.Errorf("replica %s: firing %q, want %q", r.Target, r.Recorded.Firing, want)
+		}
+	}
 }

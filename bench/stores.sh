@@ -43,7 +43,9 @@
 #
 # RULES=1 measures the rules path: the stores evaluate `vtop rules`
 # (every STEP) and vtop reads what they recorded. VictoriaMetrics' rules
-# are evaluated by vmalert, written back into it. Prometheus's back-filled
+# are evaluated by vmalert, written back into it (the rules in vmalert's
+# format, whose queries VictoriaMetrics answers at their time despite
+# its default -search.latencyOffset). Prometheus's back-filled
 # blocks reach past the present and refuse samples of the present, so a
 # second Prometheus evaluates the rules over the first's samples through
 # its remote-read API and keeps what they record; vtop reads that one.
@@ -163,7 +165,7 @@ if [[ -n ${RULES:-} ]]; then
 	command -v vmalert >/dev/null || { echo "vmalert not found in PATH" >&2; exit 1; }
 	"$WORK/vtop" rules --evaluation-interval "$STEP" -o "$WORK/vtop-rules.yml"
 	# Debian's vmalert does not read keep_firing_for.
-	"$WORK/vtop" rules --evaluation-interval "$STEP" --no-keep-firing-for -o "$WORK/vtop-rules-vm.yml"
+	"$WORK/vtop" rules --evaluation-interval "$STEP" --no-keep-firing-for --format vmalert -o "$WORK/vtop-rules-vm.yml"
 	eval_port=$(free_port)
 	printf 'global:\n  query_log_file: %s\nrule_files: [%s]\nscrape_configs: []\nremote_read:\n  - url: %s/api/v1/read\n    read_recent: true\n' \
 		"$WORK/query.log" "$WORK/vtop-rules.yml" "$PROM" >"$WORK/prometheus-rules.yml"

@@ -20,7 +20,7 @@ type Rules struct {
 	Hysteresis         int           `default:"2" help:"Evaluations a judged state (SLOW, STALE, IDLE, and every return to health) must hold: for: and keep_firing_for: are this many evaluations less one."`
 	EvaluationInterval time.Duration `default:"5s" help:"The rule group's interval; set it to the scrape interval of the replicas: one reading is one evaluation."`
 	GroupBy            []string      `default:"instance" placeholder:"LABEL" help:"The labels whose values are the replicas (the labels your fleet uses: pod, or instance)."`
-	Format             string        `enum:"prometheus,prometheus-operator" default:"prometheus" help:"prometheus: a rule file for rule_files; prometheus-operator: a PrometheusRule object."`
+	Format             string        `enum:"prometheus,prometheus-operator,vmalert" default:"prometheus" help:"prometheus: a rule file for rule_files; prometheus-operator: a PrometheusRule object; vmalert: a rule file for vmalert over VictoriaMetrics (its queries ask with nocache=1, which VictoriaMetrics' default -search.latencyOffset needs for the rules to read the present)."`
 	KeepFiringFor      bool          `default:"true" negatable:"" help:"Write keep_firing_for: (Prometheus 2.42 and later); --no-keep-firing-for for older servers."`
 	Output             string        `short:"o" placeholder:"FILE" help:"Write to FILE, replacing it (default: standard output)."`
 }
@@ -41,7 +41,8 @@ header lists what the rules cannot say as vtop does, and why.
 
   vtop rules -o /etc/prometheus/rules/vtop.yml
   promtool check rules /etc/prometheus/rules/vtop.yml
-  vtop rules --format prometheus-operator --group-by pod | kubectl apply -f -`
+  vtop rules --format prometheus-operator --group-by pod | kubectl apply -f -
+  vtop rules --format vmalert -o /etc/vmalert/vtop.yml`
 }
 
 // Run writes the rules.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/promsource"
+	"github.com/vtop-dev/vtop/rules"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -98,24 +100,25 @@ func readOnce(t *testing.T, cfg promsource.Config, wanted ...string) ([]catalogu
 
 // recordedFigure is one figure the fast path reads, of a report.
 type recordedFigure struct {
-	name string
-	of   func(*analysis.ReplicaReport) analysis.Num
+	name  string
+	of    func(*analysis.ReplicaReport) analysis.Num
+	gauge bool // a reading at the evaluation time, not over the window
 }
 
 var recordedFigures = []recordedFigure{
-	{"running", func(r *analysis.ReplicaReport) analysis.Num { return r.Running }},
-	{"waiting", func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }},
-	{"requests/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }},
-	{"prompt tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PromptTokensPerSecond }},
-	{"generation tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }},
-	{"preemptions/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }},
-	{"recomputed tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RecomputedTokensPerSecond }},
-	{"TTFT p99", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }},
-	{"TTFT p50", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P50 }},
-	{"TTFT observations", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.Observations }},
-	{"ITL p99", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }},
-	{"ITL p50", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P50 }},
-	{"ITL observations", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.Observations }},
+	{"running", func(r *analysis.ReplicaReport) analysis.Num { return r.Running }, true},
+	{"waiting", func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }, true},
+	{"requests/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }, false},
+	{"prompt tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PromptTokensPerSecond }, false},
+	{"generation tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }, false},
+	{"preemptions/s", func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }, false},
+	{"recomputed tokens/s", func(r *analysis.ReplicaReport) analysis.Num { return r.RecomputedTokensPerSecond }, false},
+	{"TTFT p99", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P99 }, false},
+	{"TTFT p50", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.P50 }, false},
+	{"TTFT observations", func(r *analysis.ReplicaReport) analysis.Num { return r.TTFT.Observations }, false},
+	{"ITL p99", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P99 }, false},
+	{"ITL p50", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.P50 }, false},
+	{"ITL observations", func(r *analysis.ReplicaReport) analysis.Num { return r.ITL.Observations }, false},
 }
 
 // relClose: both unknown, or equal to tol relative (absolute near 0).
@@ -128,12 +131,14 @@ func relClose(a, b analysis.Num, tol float64) bool {
 
 // rulesAgainstRaw reads the store through the fast path, then through the
 // raw path as a live vtop would have read it up to the rules' evaluation
-// time, and compares the reports: figures to tol relative, states equal
+// time, and compares the reports: figures to 1e-6 relative, states equal
 // (or equal to the raw path's at one of the lag evaluations before, for
-// an evaluator that lags). With tol NaN the figures are not the raw
-// path's (see TestRulesPathVictoriaMetrics): their differences are
-// logged.
-func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
+// an evaluator that lags). With metricsQL the windowed figures are the
+// store's MetricsQL, not the raw path's (see
+// TestRulesPathVictoriaMetrics): the gauges are held to the raw path's,
+// the rest to the store's own evaluation (rulesAgainstStore), and their
+// differences from the raw path's are logged.
+func rulesAgainstRaw(t *testing.T, url string, metricsQL bool, lag int) {
 	t.Helper()
 	cfg := analysis.DefaultConfig()
 	base := promsource.Config{URL: url, Selector: `{job="vllm"}`, Interval: rulesStep, Window: cfg.Window}
@@ -168,6 +173,9 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 			}
 		}
 	}
+	if metricsQL {
+		rulesAgainstStore(t, url, readings, at, lag)
+	}
 	fromRules := analysis.Analyze(at, readings, cfg, nil)
 	states := map[string]int{}
 	for i := range fromRules.Replicas {
@@ -184,11 +192,11 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 		}
 		for _, f := range recordedFigures {
 			got, want := f.of(r), f.of(w)
-			if math.IsNaN(tol) {
+			if metricsQL && !f.gauge {
 				t.Logf("replica %s: %s %v through the rules, %v through the raw series (%+.1f%%)", r.Target, f.name, got, want, 100*(got-want)/want)
 				continue
 			}
-			if !relClose(got, want, tol) {
+			if !relClose(got, want, 1e-6) {
 				t.Errorf("replica %s: %s %v through the rules, %v through the raw series", r.Target, f.name, got, want)
 			}
 		}
@@ -197,6 +205,63 @@ func rulesAgainstRaw(t *testing.T, url string, tol float64, lag int) {
 		t.Errorf("states %v: the mixed fleet should show at least three", states)
 	}
 	t.Logf("at the rules' evaluation %s: states %v through the rules", at.Format(time.RFC3339Nano), states)
+}
+
+// storeFigure is a windowed figure of the fast path, as the store
+// evaluates its rule. chained: the rule reads what an earlier rule of the
+// group recorded, which vmalert reads back from the store a flush later.
+type storeFigure struct {
+	record  string
+	of      func(*catalogue.Recorded) float64
+	chained bool
+}
+
+var storeFigures = []storeFigure{
+	{promql.RecordedRequests, func(r *catalogue.Recorded) float64 { return r.Requests }, false},
+	{promql.RecordedPrompted, func(r *catalogue.Recorded) float64 { return r.PromptTokens }, false},
+	{promql.RecordedGenerated, func(r *catalogue.Recorded) float64 { return r.GenerationTokens }, false},
+	{promql.RecordedPreempted, func(r *catalogue.Recorded) float64 { return r.Preemptions }, false},
+	{promql.RecordedObservations(promql.LatencyTTFT), func(r *catalogue.Recorded) float64 { return r.TTFT.Observations }, false},
+	{promql.RecordedObservations(promql.LatencyITL), func(r *catalogue.Recorded) float64 { return r.ITL.Observations }, false},
+	{promql.RecordedRecomputed, func(r *catalogue.Recorded) float64 { return r.RecomputedTokens }, false},
+	{promql.RecordedQuantile(promql.LatencyTTFT, "p99"), func(r *catalogue.Recorded) float64 { return r.TTFT.P99 }, true},
+	{promql.RecordedQuantile(promql.LatencyTTFT, "p50"), func(r *catalogue.Recorded) float64 { return r.TTFT.P50 }, true},
+	{promql.RecordedQuantile(promql.LatencyITL, "p99"), func(r *catalogue.Recorded) float64 { return r.ITL.P99 }, true},
+	{promql.RecordedQuantile(promql.LatencyITL, "p50"), func(r *catalogue.Recorded) float64 { return r.ITL.P50 }, true},
+}
+
+// rulesAgainstStore checks that each windowed figure the fast path read
+// at the evaluation time at is the store's own evaluation of its rule's
+// expression then, to 1e-6; for a chained rule, then or at one of the lag
+// evaluations before it, as the rows it reads back may be.
+func rulesAgainstStore(t *testing.T, url string, readings []catalogue.Readings, at time.Time, lag int) {
+	t.Helper()
+	o := rules.DefaultOptions()
+	o.EvaluationInterval = rulesStep
+	file, err := rules.Build(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprOf := map[string]string{}
+	for _, r := range file.Groups[0].Rules {
+		exprOf[r.Record] = r.Expr
+	}
+	for _, f := range storeFigures {
+		// The store's value of each replica at the evaluations allowed.
+		byReplica := map[string][]float64{}
+		for k := 0; k <= lag && (k == 0 || f.chained); k++ {
+			for _, s := range vectorAt(t, url, exprOf[f.record], at.Add(-time.Duration(k)*rulesStep)) {
+				name := string(s.Metric["instance"])
+				byReplica[name] = append(byReplica[name], float64(s.Value))
+			}
+		}
+		for _, r := range readings {
+			got := analysis.Num(f.of(r.Recorded))
+			if !slices.ContainsFunc(byReplica[r.Target], func(v float64) bool { return relClose(got, analysis.Num(v), 1e-6) }) {
+				t.Errorf("replica %s: %s %v through the rules; the store's evaluation of its rule: %v", r.Target, f.record, got, byReplica[r.Target])
+			}
+		}
+	}
 }
 
 // fastPath is cfg reading the store's rules of the settings of acfg.
@@ -247,7 +312,7 @@ func TestRulesPathPrometheus(t *testing.T) {
 	history, ruleFile := rulesHistory(t)
 	prom := testutil.EvaluateRules(t, testutil.ServeBlocks(t, testutil.Backfill(t, history)), rulesStep, ruleFile)
 	waitEvaluations(t, prom.URL(), rulesEvaluations, prom.Log)
-	rulesAgainstRaw(t, prom.URL(), 1e-6, 0)
+	rulesAgainstRaw(t, prom.URL(), false, 0)
 	wantedRaw(t, prom.URL(), "vllm-2:8000")
 
 	// Rules of other settings are not read, and the status says why.
@@ -261,28 +326,77 @@ func TestRulesPathPrometheus(t *testing.T) {
 	}
 }
 
-// TestRulesPathVictoriaMetrics: VictoriaMetrics with Debian's vmalert
-// evaluating vtop's rules (without keep_firing_for:, which this vmalert
-// does not read) over the same back-filled fleet: the states are the raw
-// path's. The figures are not, and the test logs by how much: the
-// windowed ones are MetricsQL's, whose rate() and increase() do not
-// extrapolate to the window's edges (the source's note on
-// VictoriaMetrics), a few per cent off; and this vmalert stamps with an
-// evaluation's time the raw samples of about an interval before it, so
-// that even a gauge is one reading older than the raw path's.
+// TestRulesPathVictoriaMetrics: VictoriaMetrics, with its default
+// settings, and Debian's vmalert evaluating vtop's rules in vmalert's
+// format (asking with nocache=1; without keep_firing_for:, which this
+// vmalert does not read) over the same back-filled fleet: the states are
+// the raw path's, the gauges too; the windowed figures are the store's
+// own evaluation of their rules at the evaluation time (MetricsQL's
+// increase() does not extrapolate, the raw path does: their differences
+// are logged). VictoriaMetrics' default latency offset answers a query of
+// its last 30 s as of 30 s before unless asked with nocache=1: rules that
+// do not ask so record the figures of 30 s before, and the states that
+// read them back later still.
 func TestRulesPathVictoriaMetrics(t *testing.T) {
 	t.Parallel()
 	testutil.VictoriaMetricsBinary(t)
-	history, ruleFile := rulesHistory(t, "--no-keep-firing-for")
-	// vmalert's queries are of the present: answered as of 30 s before it
-	// (VictoriaMetrics' default latency offset), its figures would be
-	// another moment's than the raw series' at the evaluation time.
-	vm := testutil.StartVictoriaMetrics(t, "-search.latencyOffset=0s")
+	history, ruleFile := rulesHistory(t, "--no-keep-firing-for", "--format", "vmalert")
+	vm := testutil.StartVictoriaMetrics(t)
 	vm.Import(history, func() bool { return targetsIn(t, vm.URL()) == rulesReplicas })
 	alert := testutil.StartVMAlert(t, vm, rulesStep, ruleFile)
 	// vmalert reads what the group's earlier rules wrote back from the
 	// store, a flush later: each step of the rules' chain lags an
 	// evaluation, and the states take more evaluations to settle.
 	waitEvaluations(t, vm.URL(), 4*rulesEvaluations, alert.Log)
-	rulesAgainstRaw(t, vm.URL(), math.NaN(), vmalertLag)
+	rulesAgainstRaw(t, vm.URL(), true, vmalertLag)
+}
+
+// TestRulesPathVMAlertStamps: rows as vmalert writes them at a 5s
+// interval, into a real VictoriaMetrics: the records (vtop:rules_info
+// among them) at the evaluation's time aligned to the interval, the
+// alerts at the second the evaluation began, 4 s later. The fast path
+// reads the alerts of that evaluation (at a 1s interval, which
+// TestRulesPathVictoriaMetrics runs, the two stamps are one second).
+func TestRulesPathVMAlertStamps(t *testing.T) {
+	t.Parallel()
+	testutil.VictoriaMetricsBinary(t)
+	const every = 5 * time.Second
+	cfg := analysis.DefaultConfig()
+	settings := promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis, GroupBy: []string{"instance"}}
+	var info []string
+	for _, l := range promql.InfoLabels(settings, every) {
+		info = append(info, fmt.Sprintf("%s=%q", l[0], l[1]))
+	}
+	// Evaluations from 10 s ago to a minute ahead: whenever the source
+	// reads, the newest is within the interval.
+	var text strings.Builder
+	first := time.Now().Add(-2 * every).Truncate(every)
+	for at := first; at.Before(first.Add(time.Minute + 2*every)); at = at.Add(every) {
+		fmt.Fprintf(&text, `up{job="vllm",instance="vllm-0:8000"} 1 %[1]d
+up{job="vllm",instance="vllm-1:8000"} 1 %[1]d
+vtop:waiting{instance="vllm-0:8000"} 40 %[1]d
+vtop:waiting{instance="vllm-1:8000"} 0 %[1]d
+vtop:rules_info{%[2]s} %[3]d %[1]d
+ALERTS{alertname="VtopFull",alertstate="firing",alertgroup="vtop",severity="critical",vtop_state="FULL",instance="vllm-0:8000"} 1 %[4]d
+`, at.UnixMilli(), strings.Join(info, ","), at.Unix(), at.UnixMilli()+4000)
+	}
+	path := filepath.Join(t.TempDir(), "vmalert.prom")
+	if err := os.WriteFile(path, []byte(text.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vm := testutil.StartVictoriaMetrics(t)
+	vm.Import(path, func() bool { return len(vectorAt(t, vm.URL(), "ALERTS", first.Add(every))) == 1 })
+	readings, when, st := readOnce(t, fastPath(promsource.Config{URL: vm.URL(), Selector: `{job="vllm"}`, Interval: every, Window: cfg.Window}, cfg))
+	if st.Path != promsource.PathRules || !when.Equal(when.Truncate(every)) || len(readings) != 2 {
+		t.Fatalf("path %q at %s, %d replicas, warnings %q; want the rules of an evaluation every %s, 2 replicas", st.Path, when, len(readings), st.Warnings, every)
+	}
+	for _, r := range readings {
+		want := []string(nil)
+		if r.Target == "vllm-0:8000" {
+			want = []string{"full"}
+		}
+		if !slices.Equal(r.Recorded.Firing, want) {
+			t.Errorf("replica %s: firing %q, want %q", r.Target, r.Recorded.Firing, want)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package promql
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,14 +32,20 @@ const (
 	RecordedRequests   = "vtop:requests:increase_window"
 	// RecordedInfo is one series per rule group that says which rules
 	// they are: its labels are RulesVersion and the settings the figures
-	// were recorded with (InfoLabels).
+	// were recorded with (InfoLabels); its value is the time, in seconds,
+	// its evaluation read the store as of (RecordedInfoExpr), which is
+	// the evaluation's own unless the store answers it as of another.
 	RecordedInfo = "vtop:rules_info"
 )
 
 // RulesVersion is the version of the recorded series: raised whenever
 // what a recorded series means changes, so that a vtop reads back only
 // rules it would write itself.
-const RulesVersion = "1"
+const RulesVersion = "2"
+
+// RecordedInfoExpr is RecordedInfo's expression: the time the store
+// evaluates it at. (Version 1 recorded 1.)
+const RecordedInfoExpr = "vector(time())"
 
 // A latency histogram's recorded series: its buckets' rates over the
 // window, its p99 and median, the observations they are read from.
@@ -106,13 +113,14 @@ func InfoLabels(s RulesSettings, interval time.Duration) [][2]string {
 // its newest evaluation: one row per group, valued its timestamp.
 func RulesInfoQuery() string { return "timestamp(" + RecordedInfo + ")" }
 
-// RecordedRowsQuery reads the recorded figures over the span before an
-// evaluation: as a range, so that each row bears the time it was
-// evaluated at and a row the rules no longer write is told from a
-// current one.
+// RecordedRowsQuery reads the recorded figures, and the rule groups'
+// RecordedInfo, over the span before an evaluation: as a range, so that
+// each row bears the time it was evaluated at and a row the rules no
+// longer write is told from a current one.
 func RecordedRowsQuery(span time.Duration) string {
-	quoted := make([]string, len(RecordedFigures))
-	for i, n := range RecordedFigures {
+	names := append(slices.Clone(RecordedFigures), RecordedInfo)
+	quoted := make([]string, len(names))
+	for i, n := range names {
 		quoted[i] = regexp.QuoteMeta(n)
 	}
 	return `{__name__=~"` + strings.Join(quoted, "|") + `"}[` + dur(span) + "]"
@@ -123,7 +131,7 @@ func RecordedRowsQuery(span time.Duration) string {
 const StateLabel = "vtop_state"
 
 // FiringStatesQuery reads the firing alerts of vtop's rules over the span
-// before an evaluation, with the times they were written at.
+// before the time it is asked at, with the times they were written at.
 func FiringStatesQuery(span time.Duration) string {
 	return `ALERTS{alertstate="firing", ` + StateLabel + `!=""}[` + dur(span) + "]"
 }

@@ -42,7 +42,10 @@ const rulesStale = 3
 
 // recordedRead is what one refresh of the fast path read.
 type recordedRead struct {
-	at       time.Time // the rules' evaluation time
+	at time.Time // the rules' evaluation time
+	// readAt is the time the evaluation's queries read the store as of,
+	// which vtop:rules_info records; zero where its row is not read.
+	readAt   time.Time
 	readings []catalogue.Readings
 	rows     int
 	warnings []string
@@ -132,14 +135,18 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	if s.q.matchers != "" {
 		up = "up{" + s.q.matchers + "}"
 	}
-	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(span), up}
+	// The alerts of the evaluation are those written within its interval
+	// from its time (alertsOf), asked for at the interval's end.
+	every := max(info.interval, time.Millisecond)
+	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(every), up}
+	times := []time.Time{info.at, info.at.Add(every - time.Millisecond), info.at}
 	wants := []string{resultMatrix, resultMatrix, resultVector}
 	answers := make([]model.Value, len(exprs))
 	warns := make([][]string, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, e := range exprs {
-		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, info.at, wants[i]) })
+		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, times[i], wants[i]) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -170,6 +177,12 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	atMs := info.at.UnixMilli()
 	for _, row := range rows {
+		if row.Metric[model.MetricNameLabel] == promql.RecordedInfo {
+			if v, ok := valueAt(row.Values, atMs); ok && sameGroup(row.Metric, info.labels) {
+				r.readAt = time.UnixMilli(int64(math.Round(v * 1000)))
+			}
+			continue
+		}
 		rec := replicas[string(row.Metric[by])]
 		if rec == nil {
 			continue // outside the selector
@@ -182,7 +195,7 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	for _, a := range alerts {
 		rec := replicas[string(a.Metric[by])]
-		if _, ok := valueAt(a.Values, atMs); ok && rec != nil {
+		if alertsOf(a.Values, atMs, every) && rec != nil {
 			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
 		}
 	}
@@ -191,6 +204,52 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	}
 	slices.SortFunc(r.readings, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
 	return r, nil
+}
+
+// sameGroup reports whether a row of vtop:rules_info is that of the
+// group whose labels (without the name) are info.
+func sameGroup(row, info model.Metric) bool {
+	if len(row) != len(info)+1 {
+		return false
+	}
+	for name, value := range info {
+		if row[name] != value {
+			return false
+		}
+	}
+	return true
+}
+
+// laggedNote says, where the rules' evaluation at stamp read the store
+// as of another time, readAt, that the rules are not read, and why; ""
+// where it read the store at its own time (to half an interval: the
+// store's clock and the stamp's rounding). VictoriaMetrics answers a
+// query of its last -search.latencyOffset (30 s by default) as of that
+// long ago unless asked with nocache=1: vmalert evaluating rules that do
+// not ask so records at T the figures of T−30s, and its states, which
+// read them back, later still.
+func laggedNote(stamp, readAt time.Time, interval time.Duration) string {
+	lag := stamp.Sub(readAt)
+	if readAt.IsZero() || lag.Abs() <= interval/2 {
+		return ""
+	}
+	return fmt.Sprintf("vtop's recording rules in the store read it %s before the time they record (VictoriaMetrics' -search.latencyOffset, where the rules' queries do not ask with nocache=1): their figures and states are of the past; reading the raw series; `vtop rules --format vmalert` writes rules that ask so",
+		lag.Round(time.Millisecond))
+}
+
+// alertsOf reports whether an alert's series has a sample of the
+// evaluation at ms, whose interval is every: one within [ms, ms+every).
+// Prometheus writes an evaluation's alerts at its time, as it writes its
+// records; vmalert writes the records at the evaluation's time aligned to
+// the interval and the alerts at the second the evaluation began, up to
+// an interval later.
+func alertsOf(values []model.SamplePair, ms int64, every time.Duration) bool {
+	for _, p := range values {
+		if t := int64(p.Timestamp); t >= ms && t < ms+every.Milliseconds() {
+			return true
+		}
+	}
+	return false
 }
 
 // valueAt is the value of the sample at ms, if there is one.
@@ -277,6 +336,13 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 	wg.Go(func() { raw = s.besideRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at) })
 	r, err := s.readRecorded(ctx, info)
 	wg.Wait()
+	if note := laggedNote(r.at, r.readAt, info.interval); err == nil && note != "" {
+		s.mu.Lock()
+		s.rulesNote = note
+		s.mu.Unlock()
+		s.noRulesAt = time.Now() // asked again a minute later, as a store without rules is
+		return false
+	}
 	if err == nil {
 		r.readings = withRaw(r.readings, raw)
 	}

@@ -26,6 +26,8 @@ var outputs = []struct {
 }{
 	{"default", FormatPrometheus, func(*Options) {}, true},
 	{"default-operator", FormatOperator, func(*Options) {}, true},
+	// Debian's vmalert (1.79) does not read keep_firing_for.
+	{"vmalert-no-keep", FormatVMAlert, func(o *Options) { o.KeepFiringFor = false }, true},
 	{"pods-15s-no-keep", FormatPrometheus, func(o *Options) {
 		o.GroupBy, o.EvaluationInterval, o.KeepFiringFor = []string{"namespace", "pod"}, 15*time.Second, false
 		o.Config.Window, o.Config.Hysteresis, o.Config.SLOTTFT = 2*time.Minute, 3, 2500*time.Millisecond
@@ -94,6 +96,9 @@ func TestGolden(t *testing.T) {
 func TestPromtoolCheck(t *testing.T) {
 	promtool := testutil.PrometheusTool(t, "promtool")
 	for _, out := range outputs {
+		if out.format == FormatVMAlert {
+			continue // vmalert's params: is no Prometheus field (TestVMAlertCheck)
+		}
 		t.Run(out.name, func(t *testing.T) {
 			text := render(t, out.format, out.edit)
 			if out.format == FormatOperator {
@@ -107,6 +112,27 @@ func TestPromtoolCheck(t *testing.T) {
 			msg, err := cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(msg), "SUCCESS") {
 				t.Fatalf("promtool check rules: %v\n%s", err, msg)
+			}
+		})
+	}
+}
+
+// TestVMAlertCheck runs vmalert's own checker (-dryRun, which refuses a
+// field it does not know) on the outputs in vmalert's format.
+func TestVMAlertCheck(t *testing.T) {
+	vmalert := testutil.VMAlertBinary(t)
+	for _, out := range outputs {
+		if out.format != FormatVMAlert {
+			continue
+		}
+		t.Run(out.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rules.yml")
+			if err := os.WriteFile(path, render(t, out.format, out.edit), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			msg, err := exec.Command(vmalert, "-dryRun", "-rule="+path).CombinedOutput()
+			if err != nil || strings.Contains(string(msg), "fatal") {
+				t.Fatalf("vmalert -dryRun: %v\n%s", err, msg)
 			}
 		})
 	}

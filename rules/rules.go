@@ -186,7 +186,7 @@ func (b builder) info() Rule {
 		Hysteresis: c.Hysteresis, GroupBy: b.o.GroupBy}, b.o.EvaluationInterval) {
 		labels = append(labels, Pair{l[0], l[1]})
 	}
-	return Rule{Record: promql.RecordedInfo, Expr: "vector(1)", Labels: labels}
+	return Rule{Record: promql.RecordedInfo, Expr: promql.RecordedInfoExpr, Labels: labels}
 }
 
 // spans reports whether the span of the newest n evaluations every e
@@ -322,7 +322,10 @@ func (b builder) downExpr() string {
 
 // recomputedExpr: the prompt tokens recomputed over the window, where the
 // engine counts them; else the preemptions times the mean prompt and half
-// the mean output of the requests finished in it.
+// the mean output of the requests finished in it. The preemptions are
+// read from the raw counters, not from recPreempted: vmalert reads the
+// group's own rows back from the store a flush later, and the product
+// would mix two evaluations.
 func (b builder) recomputedExpr() string {
 	w, on := b.o.Config.Window, b.q.On()
 	mean := func(h catalogue.Histogram) string {
@@ -330,7 +333,7 @@ func (b builder) recomputedExpr() string {
 	}
 	return fmt.Sprintf("%s\nor %s\n%s * %s (\n  %s\n  + %s\n  %s / 2\n)",
 		b.q.IncreaseScalar(catalogue.PromptTokensRecomputed, w), on,
-		recPreempted, on, mean(catalogue.PromptLength), on, mean(catalogue.GenerationLength))
+		b.q.IncreaseScalar(catalogue.Preemptions, w), on, mean(catalogue.PromptLength), on, mean(catalogue.GenerationLength))
 }
 
 // materialExpr: the preemption counter rose over the trailing span, and

@@ -18,10 +18,27 @@ const (
 	// FormatOperator is a PrometheusRule object of the Prometheus
 	// Operator, whose spec is the rule file.
 	FormatOperator Format = "prometheus-operator"
+	// FormatVMAlert is a rule file for vmalert (-rule) over
+	// VictoriaMetrics: the Prometheus one, its group asking with
+	// nocache=1 (vmalertParams).
+	FormatVMAlert Format = "vmalert"
 )
 
 // Formats are the formats Write knows.
-var Formats = []Format{FormatPrometheus, FormatOperator}
+var Formats = []Format{FormatPrometheus, FormatOperator, FormatVMAlert}
+
+// vmalertParams are the parameters of every query of the group in
+// vmalert's format, with why. VictoriaMetrics answers a query of its
+// last -search.latencyOffset (30 s by default) as of that long ago unless
+// asked with nocache=1: vmalert's evaluation at T would record the
+// figures of T−30s stamped T, and every rule reading the group's own
+// rows back (the states, the alerts) would read them another 30 s late,
+// so that the states would be neither vtop's nor of their time.
+var vmalertParams = []Pair{{"nocache", "1"}}
+
+// vmalertNote is the header line of vmalert's format that says why its
+// queries ask with nocache=1.
+const vmalertNote = "For vmalert: each query asks with nocache=1, or VictoriaMetrics would answer it as of -search.latencyOffset (30s by default) ago and the rules would judge the past."
 
 // OperatorName is the PrometheusRule object's name.
 const OperatorName = "vtop"
@@ -29,12 +46,19 @@ const OperatorName = "vtop"
 // Write renders f as YAML in the format asked.
 func Write(w io.Writer, f File, format Format) error {
 	var b bytes.Buffer
-	for _, line := range f.Header {
+	header := f.Header
+	if format == FormatVMAlert {
+		header = append([]string{header[0], vmalertNote}, header[1:]...)
+	}
+	for _, line := range header {
 		b.WriteString(strings.TrimRight("# "+line, " ") + "\n")
 	}
 	indent := ""
+	var params []Pair
 	switch format {
 	case FormatPrometheus:
+	case FormatVMAlert:
+		params = vmalertParams
 	case FormatOperator:
 		b.WriteString("apiVersion: monitoring.coreos.com/v1\nkind: PrometheusRule\nmetadata:\n")
 		b.WriteString("  name: " + OperatorName + "\n  labels:\n    app.kubernetes.io/name: vtop\nspec:\n")
@@ -42,17 +66,24 @@ func Write(w io.Writer, f File, format Format) error {
 	default:
 		return fmt.Errorf("format %q: want one of %v", format, Formats)
 	}
-	writeGroups(&b, indent, f.Groups)
+	writeGroups(&b, indent, f.Groups, params)
 	_, err := w.Write(b.Bytes())
 	return err
 }
 
-// writeGroups writes the groups: key under indent.
-func writeGroups(b *bytes.Buffer, indent string, groups []Group) {
+// writeGroups writes the groups: key under indent, each group's queries
+// with the parameters given (vmalert's params:).
+func writeGroups(b *bytes.Buffer, indent string, groups []Group, params []Pair) {
 	b.WriteString(indent + "groups:\n")
 	for _, g := range groups {
 		fmt.Fprintf(b, "%s  - name: %s\n", indent, quote(g.Name))
 		fmt.Fprintf(b, "%s    interval: %s\n", indent, dur(g.Interval))
+		if len(params) > 0 {
+			fmt.Fprintf(b, "%s    params:\n", indent)
+			for _, p := range params {
+				fmt.Fprintf(b, "%s      %s: [%s]\n", indent, p.Name, quote(p.Value))
+			}
+		}
 		fmt.Fprintf(b, "%s    rules:\n", indent)
 		for _, r := range g.Rules {
 			writeRule(b, indent+"      ", r)

@@ -27,14 +27,7 @@ type VMAlert struct {
 // when RequireVictoriaMetricsEnv is set).
 func StartVMAlert(t testing.TB, vm *VictoriaMetrics, evaluation time.Duration, ruleFiles ...string) *VMAlert {
 	t.Helper()
-	bin, err := exec.LookPath("vmalert")
-	if err != nil {
-		msg := "no vmalert binary on PATH (Debian: apt-get install vmalert); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"
-		if os.Getenv(RequireVictoriaMetricsEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := VMAlertBinary(t)
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
 	t.Cleanup(sink.Close)
 	a := &VMAlert{t: t, dir: t.TempDir()}
@@ -99,4 +92,19 @@ func (a *VMAlert) Log() string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
+}
+
+// VMAlertBinary returns the path of Debian's vmalert, or skips the test
+// (fails it when RequireVictoriaMetricsEnv is set).
+func VMAlertBinary(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("vmalert")
+	if err != nil {
+		msg := "no vmalert binary on PATH (Debian: apt-get install vmalert); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"
+		if os.Getenv(RequireVictoriaMetricsEnv) != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return bin
 }

@@ -86,11 +86,13 @@ func inViewStore(t *testing.T, fleets map[string][]string) (string, time.Time) {
 			t.Fatal(err)
 		}
 	}
-	gauge := func(name string, series [][]*dto.LabelPair, at []time.Time) *dto.MetricFamily {
+	// value is a series' value at a time: 1, or for the rules' info the
+	// time its evaluation read the store (as Prometheus's time() records it).
+	gauge := func(name string, series [][]*dto.LabelPair, at []time.Time, value func(time.Time) float64) *dto.MetricFamily {
 		mf := &dto.MetricFamily{Name: proto.String(name), Type: dto.MetricType_GAUGE.Enum()}
 		for _, labels := range series {
 			for _, when := range at {
-				mf.Metric = append(mf.Metric, &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(1)}, TimestampMs: proto.Int64(when.UnixMilli())})
+				mf.Metric = append(mf.Metric, &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: proto.Float64(value(when))}, TimestampMs: proto.Int64(when.UnixMilli())})
 			}
 		}
 		return mf
@@ -122,9 +124,10 @@ func inViewStore(t *testing.T, fleets map[string][]string) (string, time.Time) {
 		}
 		write(out)
 	}
-	write(gauge("up", targets, scrapes))
+	one := func(time.Time) float64 { return 1 }
+	write(gauge("up", targets, scrapes, one))
 	for _, name := range promql.RecordedFigures {
-		write(gauge(name, rows, evaluations))
+		write(gauge(name, rows, evaluations, one))
 	}
 	rules := inViewRules()
 	rules.GroupBy = []string{string(labelInstance)}
@@ -132,7 +135,8 @@ func inViewStore(t *testing.T, fleets map[string][]string) (string, time.Time) {
 	for _, l := range promql.InfoLabels(rules, ivStep) {
 		info = append(info, omLabel(l[0], l[1]))
 	}
-	write(gauge(promql.RecordedInfo, [][]*dto.LabelPair{info}, evaluations))
+	readAt := func(when time.Time) float64 { return float64(when.UnixMilli()) / 1000 }
+	write(gauge(promql.RecordedInfo, [][]*dto.LabelPair{info}, evaluations, readAt))
 	om.WriteString("# EOF\n")
 	path := filepath.Join(t.TempDir(), "history.om")
 	if err := os.WriteFile(path, om.Bytes(), 0o600); err != nil {

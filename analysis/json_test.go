@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // definedNumJSON is a figure's JSON by its definition: the figure rounded
 // to jsonDigits significant digits (a format and a parse), then written
-// shortest; null when unknown. Num.AppendJSON lays the digits of one
+// shortest; null when unknown. Num.MarshalJSON lays the digits of one
 // formatting out instead, and must write these bytes.
 func definedNumJSON(n Num) string {
 	if !n.Known() {
@@ -76,53 +76,10 @@ func FuzzNumJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, bits uint64) {
 		n := Num(math.Float64frombits(bits))
 		want := definedNumJSON(n)
-		if got := string(n.AppendJSON(nil)); got != want {
+		if got, err := n.MarshalJSON(); err != nil || string(got) != want {
 			t.Fatalf("Num(%v) written %q, want %q", float64(n), got, want)
 		}
 	})
-}
-
-// quantilesFields is Quantiles without its MarshalJSON: encoding/json
-// writes it from the struct tags, which define the JSON of Quantiles.
-type quantilesFields Quantiles
-
-// TestQuantilesJSON: the hand-written Quantiles are what encoding/json
-// writes from the struct's tags, for quantiles known, n/a and with
-// infinite bounds.
-func TestQuantilesJSON(t *testing.T) {
-	na := QuantileBucket{Lower: NA, Upper: NA}
-	tests := []struct {
-		name string
-		q    Quantiles
-	}{
-		{"n/a", Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}},
-		{"zero", Quantiles{}},
-		{"known", Quantiles{Mean: 0.52, P50: 0.48, P90: 0.91, P99: 2.4, Observations: 1234.5,
-			P50Bucket: QuantileBucket{0.25, 0.5}, P90Bucket: QuantileBucket{0.5, 1}, P99Bucket: QuantileBucket{2, 5}}},
-		{"infinite bounds", Quantiles{Mean: 1e-7, P50: 3e6, P90: 80, P99: 80, Observations: 1.0 / 3,
-			P50Bucket: QuantileBucket{Num(math.Inf(-1)), 0.1}, P90Bucket: QuantileBucket{80, Num(math.Inf(1))}, P99Bucket: QuantileBucket{80, Num(math.Inf(1))}}},
-		{"half known", Quantiles{Mean: Num(math.Inf(1)), P50: NA, P90: 1, P99: Num(math.Copysign(0, -1)), Observations: 0,
-			P50Bucket: QuantileBucket{NA, 1}, P90Bucket: QuantileBucket{0, NA}, P99Bucket: QuantileBucket{Num(math.Inf(-1)), Num(math.Inf(1))}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			want, err := json.Marshal(quantilesFields(tt.q))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := json.Marshal(tt.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("Quantiles written\n%s\nwant\n%s", got, want)
-			}
-			var back Quantiles
-			if err := json.Unmarshal(got, &back); err != nil {
-				t.Fatalf("reading it back: %v", err)
-			}
-		})
-	}
 }
 
 // goldenReports are the reports of the golden file: busy, warming, down,
@@ -155,8 +112,8 @@ func goldenReports() (lines []Report, indented Report) {
 var goldenPath = filepath.Join("testdata", "reports.golden.jsonl")
 
 // TestReportJSONGolden: whole reports — busy, warming, down, with n/a
-// figures and infinite bounds — are written byte for byte as the golden
-// file holds them (written by the encoding before the hand-written one).
+// figures and infinite bounds — are written by encoding/json, as --json
+// and --jsonl write them, byte for byte as the golden file holds them.
 func TestReportJSONGolden(t *testing.T) {
 	lines, indentedReport := goldenReports()
 	var out bytes.Buffer
@@ -192,8 +149,9 @@ func TestReportJSONGolden(t *testing.T) {
 // neither whole nor zero.
 func BenchmarkNumJSON(b *testing.B) {
 	figures := []Num{6.99825043739, 0.00377791770066, 3001.99950012, 0.0335294117647, 8847.82179455, 3.456e6}
-	var buf []byte
 	for i := range b.N {
-		buf = figures[i%len(figures)].AppendJSON(buf[:0])
+		if _, err := figures[i%len(figures)].MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -30,20 +30,19 @@ func (n Num) Float() float64 { return float64(n) }
 // (11.100000000000001 is written 11.1).
 const jsonDigits = 12
 
-// MarshalJSON writes the figure rounded to jsonDigits significant digits,
-// or null when it is unknown.
+// MarshalJSON writes the figure rounded to jsonDigits significant digits
+// and then written shortest (strconv's 'g' of the rounded value:
+// e-notation for an exponent below -4 or from 6 up), or null when it is
+// unknown. It is the one definition of a figure's JSON.
 func (n Num) MarshalJSON() ([]byte, error) {
-	var buf [32]byte
-	return append([]byte(nil), n.AppendJSON(buf[:0])...), nil
+	return n.appendJSON(make([]byte, 0, 24)), nil
 }
 
-// AppendJSON appends the figure as MarshalJSON writes it. Rounded to
-// jsonDigits significant digits and then written shortest, as the figure
-// always was (strconv's 'g' of the rounded value: e-notation for an
-// exponent below -4 or from 6 up); written from one formatting instead of
-// a format, a parse and a format, which were nearly half of the cost of
-// writing a report.
-func (n Num) AppendJSON(dst []byte) []byte {
+// appendJSON appends the figure as MarshalJSON writes it, for the
+// QuantileBucket's two bounds. It lays out the digits of one formatting
+// instead of a format, a parse and a format, which were nearly half of the
+// cost of writing a report.
+func (n Num) appendJSON(dst []byte) []byte {
 	f := float64(n)
 	if !n.Known() {
 		return append(dst, "null"...)
@@ -235,28 +234,6 @@ type Quantiles struct {
 	P99Bucket QuantileBucket `json:"p99_bucket"`
 }
 
-// MarshalJSON writes the quantiles as the struct's tags say, by hand:
-// encoding/json re-scans the output of every Marshaler it calls, and the
-// eleven figures of each of a replica's many Quantiles were eleven calls
-// and eleven scans. TestQuantilesJSON holds it to the tags.
-func (q Quantiles) MarshalJSON() ([]byte, error) {
-	var buf [384]byte
-	return append([]byte(nil), q.AppendJSON(buf[:0])...), nil
-}
-
-// AppendJSON appends the quantiles as MarshalJSON writes them.
-func (q Quantiles) AppendJSON(dst []byte) []byte {
-	dst = q.Mean.AppendJSON(append(dst, `{"mean":`...))
-	dst = q.P50.AppendJSON(append(dst, `,"p50":`...))
-	dst = q.P90.AppendJSON(append(dst, `,"p90":`...))
-	dst = q.P99.AppendJSON(append(dst, `,"p99":`...))
-	dst = q.Observations.AppendJSON(append(dst, `,"observations":`...))
-	dst = q.P50Bucket.AppendJSON(append(dst, `,"p50_bucket":`...))
-	dst = q.P90Bucket.AppendJSON(append(dst, `,"p90_bucket":`...))
-	dst = q.P99Bucket.AppendJSON(append(dst, `,"p99_bucket":`...))
-	return append(dst, '}')
-}
-
 // QuantileBucket is the histogram bucket a quantile fell in. Lower is 0 in
 // the first bucket (histogram_quantile interpolates from 0 there); Upper is
 // +Inf beyond the last finite bound, where histogram_quantile returns that
@@ -316,19 +293,9 @@ func (b QuantileBucket) MarshalJSON() ([]byte, error) {
 	if !b.known() {
 		return []byte("null"), nil
 	}
-	// Written by hand: a nested json.Marshal per quantile was half of
-	// the cost of a --jsonl line.
-	var buf [64]byte
-	return append([]byte(nil), b.AppendJSON(buf[:0])...), nil
-}
-
-// AppendJSON appends the bucket as MarshalJSON writes it.
-func (b QuantileBucket) AppendJSON(dst []byte) []byte {
-	if !b.known() {
-		return append(dst, "null"...)
-	}
-	dst = b.Lower.AppendJSON(append(dst, '['))
-	return append(b.Upper.AppendJSON(append(dst, ',')), ']')
+	dst := make([]byte, 0, 64)
+	dst = b.Lower.appendJSON(append(dst, '['))
+	return append(b.Upper.appendJSON(append(dst, ',')), ']'), nil
 }
 
 // UnmarshalJSON reads [lower, upper]; a null upper bound is +Inf, a null

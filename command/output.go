@@ -1,19 +1,16 @@
 package command
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
-	"github.com/vtop-dev/vtop/reportjson"
 )
 
 // status is how a one-shot report ends the process: nil when every replica
@@ -87,35 +84,10 @@ func writeSource(w io.Writer, src *analysis.SourceStatus) {
 }
 
 // writeJSON writes the report as one JSON object (indented for --json, one
-// line for --jsonl), as encoding/json's Encoder writes it. Package
-// reportjson does it for a fraction of the cost, and --json indents its
-// line as the Encoder does; a report that writer leaves to encoding/json
-// (see reportjson.Append) is written by the Encoder itself.
+// line for --jsonl) by encoding/json, from the struct tags of the
+// analysis.Report and the MarshalJSON of its figures. The Encoder writes
+// each object with one Write, so a --jsonl line is never split.
 func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
-	buf := jsonBuffers.Get().(*[]byte)
-	defer jsonBuffers.Put(buf)
-	line, err := reportjson.Append((*buf)[:0], &r)
-	if err != nil {
-		return encodeJSON(w, r, indent)
-	}
-	line = append(line, '\n')
-	*buf = line
-	if indent {
-		var indented bytes.Buffer
-		if err := json.Indent(&indented, line, "", "  "); err != nil {
-			return err
-		}
-		line = indented.Bytes()
-	}
-	_, err = w.Write(line)
-	return err
-}
-
-// jsonBuffers keeps the buffer of a --jsonl line for the next one.
-var jsonBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// encodeJSON is writeJSON by encoding/json, the encoding of record.
-func encodeJSON(w io.Writer, r analysis.Report, indent bool) error {
 	enc := json.NewEncoder(w)
 	if indent {
 		enc.SetIndent("", "  ")

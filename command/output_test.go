@@ -2,56 +2,66 @@ package command
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/reportjson"
 )
 
-// writeJSON writes what encoding/json's Encoder writes, one line or
-// indented, through the report's own writer or, for a report that writer
-// leaves to encoding/json, through the Encoder; a report encoding/json
-// rejects fails alike.
-func TestWriteJSONAsEncoder(t *testing.T) {
-	odd := reportOf(analysis.StateFull, analysis.StateDown, analysis.StateWarming)
-	odd.Replicas[0].Reasons = []string{`"quoted" <b>&</b>`, "bad \xff utf-8, \u2028 line end"}
-	odd.Replicas[1].Derived = map[string]string{"z": "last", "a": "first"}
-	odd.Replicas[2].Figures.TTFT.P99 = analysis.NA
-	odd.Fleet.States = map[string]int{"full": 1, "down": 1}
+// writeJSON writes a --jsonl report as one line, in a single write, its
+// strings escaped (a server's text cannot break the line); --json writes
+// the same object indented; a report JSON cannot hold is an error and
+// writes nothing, so no half line reaches the output.
+func TestWriteJSONLines(t *testing.T) {
+	odd := reportOf(analysis.StateFull, analysis.StateDown)
+	odd.Replicas[0].Reasons = []string{"two\nlines \"quoted\" <b>&</b>", "bad \xff utf-8, \u2028 line end"}
+	odd.Replicas[1].Figures.TTFT.P99 = analysis.NA
 
-	// Groups nested deeper than the fast writer goes: encoding/json's.
-	deep := reportOf(analysis.StateHealthy)
-	groups := []analysis.FleetGroup{{Model: "innermost"}}
-	for range 600 {
-		groups = []analysis.FleetGroup{{Model: "m", FleetFigures: analysis.FleetFigures{Groups: groups}}}
+	var line writeCounter
+	if err := writeJSON(&line, odd, false); err != nil {
+		t.Fatal(err)
 	}
-	deep.Fleet.Groups = groups
-	if _, err := reportjson.Append(nil, &deep); err == nil {
-		t.Fatal("the deep report was written by the fast writer: it no longer tests the Encoder's path")
+	text := line.buf.String()
+	if line.writes != 1 || strings.Count(text, "\n") != 1 || !strings.HasSuffix(text, "\n") {
+		t.Fatalf("--jsonl wrote %q in %d writes, want one line in one write", text, line.writes)
+	}
+	var back analysis.Report
+	if err := json.Unmarshal(line.buf.Bytes(), &back); err != nil || back.Replicas[0].Reasons[0] != odd.Replicas[0].Reasons[0] {
+		t.Errorf("the line reads back as %v (%v), want the reasons unchanged", back.Replicas, err)
+	}
+	if !strings.Contains(text, `"p99":null`) {
+		t.Errorf("an n/a figure is not null in %s", text)
+	}
+
+	var indented bytes.Buffer
+	if err := writeJSON(&indented, odd, true); err != nil {
+		t.Fatal(err)
+	}
+	var compacted bytes.Buffer
+	if err := json.Compact(&compacted, indented.Bytes()); err != nil || compacted.String()+"\n" != text || !strings.Contains(indented.String(), "\n  \"") {
+		t.Errorf("--json wrote\n%s\nwant the line indented (%v)", indented.String(), err)
 	}
 
 	rejected := reportOf(analysis.StateHealthy)
 	rejected.WindowSeconds = math.Inf(1)
-
-	for name, r := range map[string]analysis.Report{"odd": odd, "empty": {}, "deep": deep, "rejected": rejected} {
-		for _, indent := range []bool{false, true} {
-			var got, want bytes.Buffer
-			err := writeJSON(&got, r, indent)
-			wantErr := encodeJSON(&want, r, indent)
-			if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
-				t.Errorf("%s, indented %v: error %v, want %v", name, indent, err, wantErr)
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Errorf("%s, indented %v: written\n%s\nwant\n%s", name, indent, got.Bytes(), want.Bytes())
-			}
-			if name != "rejected" && (want.Len() == 0 || want.Bytes()[want.Len()-1] != '\n') {
-				t.Errorf("%s, indented %v: the Encoder wrote %q, not a line", name, indent, want.Bytes())
-			}
-		}
+	var none bytes.Buffer
+	if err := writeJSON(&none, rejected, false); err == nil || none.Len() != 0 {
+		t.Errorf("an infinite window: error %v, written %q; want an error and nothing written", err, none.String())
 	}
+}
+
+// writeCounter keeps what is written to it and counts the writes.
+type writeCounter struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (w *writeCounter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.buf.Write(p)
 }
 
 // A replica that sums several instances says how many in the text

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
 	"github.com/vtop-dev/vtop/testutil"
 )
 

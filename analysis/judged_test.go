@@ -12,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // quantilesOf are a replica's latency summaries by histogram.
@@ -33,6 +34,7 @@ func sameNum(a, b analysis.Num) bool { return a.Known() == b.Known() && (!a.Know
 // on each side; the judged histograms' figures are the same, the others'
 // quantiles n/a with their means still known.
 func TestJudgedHistograms(t *testing.T) {
+	testutil.SkipShort(t, "four fleets of 12 replicas through three simulated minutes, each second analysed twice")
 	tests := []struct {
 		name     string
 		scenario sim.Scenario

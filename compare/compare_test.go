@@ -15,6 +15,7 @@ import (
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // simRecording records one simulated replica in virtual time for d at
@@ -69,6 +70,7 @@ func longChat(kvBlocks int) func(*sim.ReplicaConfig) {
 }
 
 func TestCompare(t *testing.T) {
+	testutil.SkipShort(t, "recordings of eight simulated minutes")
 	bigKV := simRecording(t, longChat(27000), 8*time.Minute)
 	cases := []struct {
 		name      string

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // floodAnswer is a matrix answer of n series of six points each, as a
@@ -67,6 +69,7 @@ func peakHeap() (stop func() uint64) {
 // of the memory bound, with a message naming the query and the series
 // read, and the heap never holds more than the bound.
 func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
+	testutil.SkipShort(t, "answers of some 30 MB of JSON")
 	const bound = 256 << 20 // the default of --max-memory
 	at := float64(time.Now().Unix())
 	body := floodAnswer(100_000, at)
@@ -113,6 +116,7 @@ func manyLabels(n int, at float64) []byte {
 // is whole: the message says how far into that series the bound was
 // passed, and the heap never holds more than the bound.
 func TestOneSeriesOfAMillionLabelsIsRefusedAsItArrives(t *testing.T) {
+	testutil.SkipShort(t, "answers of 55 MB of JSON")
 	const bound = 256 << 20 // the default of --max-memory
 	body := manyLabels(1_000_000, float64(time.Now().Unix()))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -177,6 +181,7 @@ func TestShortExpr(t *testing.T) {
 // read ten seconds at a time, is refused with what to do (the selector,
 // --max-memory) and the least it was read by, not a bare "too big".
 func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
+	testutil.SkipShort(t, "answers of some 30 MB of JSON, chunk after chunk")
 	end := time.Now().Truncate(time.Second)
 	start := end.Add(-time.Hour)
 	flood := floodAnswer(100_000, float64(end.Unix()))
@@ -225,6 +230,7 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 // decoder counts them (simulated two-engine replicas as Prometheus
 // labels them).
 func TestAnswerShareHoldsTheSeriesDocumented(t *testing.T) {
+	testutil.SkipShort(t, "simulated windows of 290,000 and 110,000 series decoded")
 	share := Config{MaxMemory: DefaultMaxMemory}.answerBudget()
 	for _, tt := range []struct {
 		points, atLeast int

@@ -11,6 +11,7 @@ import (
 	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // A page the parser refuses as a whole (cut mid-line, garbage between the
@@ -57,6 +58,7 @@ func TestRefusedPagesKeepTheirError(t *testing.T) {
 // One per target, each with zstd's default window, allocated some 10 MB
 // apiece: 2 GB for these 200 targets.
 func TestRecordingManyTargetsSharesEncoders(t *testing.T) {
+	testutil.SkipShort(t, "600 pages of 200 simulated replicas")
 	const targets, steps = 200, 3
 	fleet := simFleet(t, sim.Options{Replicas: targets})
 	var bodies [steps][][]byte

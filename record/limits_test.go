@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/scrape"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // forgedFrame is a key frame as an attacker writes it: content
@@ -111,6 +112,7 @@ func allocated(f func()) uint64 {
 // sixteenth of --max-memory) before it is decoded, and a frame decodes no
 // further than the size it states, whatever its zstd content says.
 func TestFramePageCap(t *testing.T) {
+	testutil.SkipShort(t, "pages of 16 and 60 MiB decoded")
 	bomb := commentPage(60 << 20)
 	cases := []struct {
 		name      string
@@ -171,6 +173,7 @@ func TestFramePageCap(t *testing.T) {
 // is refused before they are read, naming how many; a recorder is never
 // started on more.
 func TestHeaderTargetsBound(t *testing.T) {
+	testutil.SkipShort(t, "headers of 10,000 and 200,000 targets")
 	for _, n := range []int{MaxTargets, MaxTargets + 1, 200_000} {
 		data := forged(t, n, forgedFrame{seq: 1, page: []byte("vllm:num_requests_running 1\n")})
 		rec, err := Parse(data)
@@ -218,6 +221,7 @@ func TestLastFramesEvaluated(t *testing.T) {
 // frame, all targets in turn as a replay does, holding no more than that,
 // and gives the same pages as a cursor with room for all of them.
 func TestCursorHoldsWithinLimits(t *testing.T) {
+	testutil.SkipShort(t, "32 pages of 1.5 MiB recorded and read twice")
 	const targets, steps = 8, 4
 	path := tempPath(t)
 	rec, err := Create(path, Options{Targets: manyTargets(targets), Interval: time.Second, Start: time.Unix(1_800_000_000, 0), All: true, KeyEvery: 3})

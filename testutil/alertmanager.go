@@ -33,9 +33,10 @@ type Alertmanager struct {
 
 // StartAlertmanager runs Debian's prometheus-alertmanager until the test
 // ends, or skips the test when it is not installed (fails it when
-// RequireAlertmanagerEnv is set).
+// RequireAlertmanagerEnv is set) or under -short.
 func StartAlertmanager(t testing.TB) *Alertmanager {
 	t.Helper()
+	SkipShort(t, "runs a real Alertmanager")
 	bin, err := exec.LookPath(alertmanagerBinary)
 	if err != nil {
 		msg := "no " + alertmanagerBinary + " binary on PATH (Debian: apt-get install prometheus-alertmanager); set " + RequireAlertmanagerEnv + "=1 to make this a failure"

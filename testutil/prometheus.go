@@ -25,9 +25,10 @@ const RequirePrometheusEnv = "VTOP_REQUIRE_PROMETHEUS"
 
 // PrometheusTool returns the path of a binary of Debian's prometheus
 // package (prometheus, promtool), or skips the test (fails it when
-// RequirePrometheusEnv is set).
+// RequirePrometheusEnv is set); under -short it skips it.
 func PrometheusTool(t testing.TB, name string) string {
 	t.Helper()
+	SkipShort(t, "runs the real "+name)
 	bin, err := exec.LookPath(name)
 	if err != nil {
 		msg := "no " + name + " binary on PATH (Debian: apt-get install prometheus); set " + RequirePrometheusEnv + "=1 to make this a failure"

@@ -18,9 +18,10 @@ const RequireVictoriaMetricsEnv = "VTOP_REQUIRE_VICTORIAMETRICS"
 
 // VictoriaMetricsBinary returns the path of Debian's victoria-metrics (the
 // single-node server), or skips the test (fails it when
-// RequireVictoriaMetricsEnv is set).
+// RequireVictoriaMetricsEnv is set); under -short it skips it.
 func VictoriaMetricsBinary(t testing.TB) string {
 	t.Helper()
+	SkipShort(t, "runs a real VictoriaMetrics")
 	bin, err := exec.LookPath("victoria-metrics")
 	if err != nil {
 		msg := "no victoria-metrics binary on PATH (Debian: apt-get install victoria-metrics); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 var (
@@ -45,10 +46,14 @@ var scenarioTruth = map[string]analysis.State{
 // TestJudgementBenchmark runs every scenario with every seed and logs
 // the report (go test -v). It checks that the harness works; with
 // -verdicts.goals it also fails when vtop's verdicts miss the goals.
-// Under -short or the race detector it runs the first seed only.
+// Under the race detector it runs the first seed only; under -short not
+// at all (the benchmark is simulation and analysis alone, with no
+// goroutines for the race detector to watch; .ci/run runs it in a stage
+// of its own).
 func TestJudgementBenchmark(t *testing.T) {
+	testutil.SkipShort(t, "every scenario through minutes of simulated time")
 	seeds := seeds
-	if raceEnabled || testing.Short() {
+	if raceEnabled {
 		seeds = seeds[:1] // the harness is checked as well on one seed
 	}
 	res, runs, err := Benchmark(Scenarios(), seeds)

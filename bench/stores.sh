@@ -45,7 +45,8 @@
 # (every RULES_EVERY, STEP unless set) and vtop reads what they recorded.
 # At 1,000 x 2 an evaluation through remote read outlasts a 5 s interval
 # on two cores (23 s): vtop then finds the rules stale and reads raw, as
-# it should; RULES_EVERY=30s lets the evaluator keep up. VictoriaMetrics' rules
+# it should; RULES_EVERY=15s lets the evaluator keep up (the window,
+# 30 s, must hold two evaluations). VictoriaMetrics' rules
 # are evaluated by vmalert, written back into it (the rules in vmalert's
 # format, whose queries VictoriaMetrics answers at their time despite
 # its default -search.latencyOffset). Prometheus's back-filled

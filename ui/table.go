@@ -448,7 +448,7 @@ func (t *tableScreen) visibleRows() int { return max(t.height-2, 1) }
 // span is the rows drawn, [start, end): from the top the user scrolled
 // to, as many as fit.
 func (t tableScreen) span() (start, end int) {
-	start = min(t.top, max(len(t.rows)-1, 0))
+	start = max(min(t.top, len(t.rows)-1), 0)
 	return start, min(start+t.visibleRows(), len(t.rows))
 }
 
@@ -460,6 +460,9 @@ func (t tableScreen) inView() []string {
 
 // reveal scrolls as little as needed to show row i.
 func (t *tableScreen) reveal(i int) {
+	if i < 0 {
+		return // no such row: nothing to show
+	}
 	if i < t.top {
 		t.top = i
 	}

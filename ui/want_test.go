@@ -141,3 +141,27 @@ func TestInViewFollowsTheScreen(t *testing.T) {
 		prev = want
 	}
 }
+
+// TestInViewBeforeAnyReport: the table asked for before the first report
+// (an engineer pressing t at once) names nothing and does not fail; the
+// first report's rows are then named. It panicked: following the worst
+// first with no row scrolled the table to row -1.
+func TestInViewBeforeAnyReport(t *testing.T) {
+	for _, screen := range []string{"t", "g"} {
+		var calls [][]string
+		opts := testOptions()
+		opts.InView = func(targets []string) { calls = append(calls, targets) }
+		m := sized(New(opts), 120, 40)
+		step := func(msg tea.Msg) {
+			next, cmd := m.Update(msg)
+			m = next.(Model)
+			runWant(cmd)
+		}
+		step(keyMsg(screen))
+		step(ReportMsg{Report: report(t0)})
+		step(ReportMsg{Report: report(t0.Add(time.Second), replica("a:8000", analysis.StateHealthy), replica("b:8000", analysis.StateFull))})
+		if len(calls) == 0 || !slices.Equal(calls[len(calls)-1], []string{"b:8000", "a:8000"}) {
+			t.Errorf("after %q and the first reports: named %q, want the two rows, worst first", screen, calls)
+		}
+	}
+}

@@ -111,12 +111,13 @@ func codeSpans(s string) []string {
 	return out
 }
 
-// importsCell is the table's third column for these imports.
-func importsCell(imports []string) string {
-	if len(imports) == 0 {
+// codeList writes names as the package map does (its third column): each
+// backquoted, "—" for none.
+func codeList(names []string) string {
+	if len(names) == 0 {
 		return "—"
 	}
-	return "`" + strings.Join(imports, "`, `") + "`"
+	return "`" + strings.Join(names, "`, `") + "`"
 }
 
 // packageMap is what the README's map says: each table row's imports by
@@ -172,10 +173,10 @@ func TestPackageMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	doc := readPackageMap(t, string(readme))
-	real := map[string]bool{}
+	exists := map[string]bool{}
 	var wantTestOnly []string
 	for _, p := range modulePackages(t) {
-		real[p.dir] = true
+		exists[p.dir] = true
 		if testOnly(p.dir) {
 			wantTestOnly = append(wantTestOnly, p.dir)
 			continue
@@ -183,21 +184,21 @@ func TestPackageMap(t *testing.T) {
 		said, listed := doc.rows[p.dir]
 		switch {
 		case !listed:
-			t.Errorf("README.md: package %s has no row in the package map: add\n| `%s` | <its role, in a few words> | %s |", p.dir, p.dir, importsCell(p.imports))
+			t.Errorf("README.md: package %s has no row in the package map: add\n| `%s` | <its role, in a few words> | %s |", p.dir, p.dir, codeList(p.imports))
 		case !slices.Equal(said, p.imports):
-			t.Errorf("README.md: package %s imports %s; its row says %s: write %s", p.dir, importsCell(p.imports), importsCell(said), importsCell(p.imports))
+			t.Errorf("README.md: package %s imports %s; its row says %s: write %s", p.dir, codeList(p.imports), codeList(said), codeList(p.imports))
 		}
 	}
 	for _, dir := range doc.order {
 		switch {
 		case testOnly(dir):
 			t.Errorf("README.md: %s serves tests and benchmarks: name it on the line %q, not in the table", dir, testOnlyLead)
-		case !real[dir]:
+		case !exists[dir]:
 			t.Errorf("README.md: the package map has a row for %s, which is no package of the module: remove it", dir)
 		}
 	}
 	slices.Sort(wantTestOnly)
 	if got := slices.Sorted(slices.Values(doc.testOnly)); !slices.Equal(got, wantTestOnly) {
-		t.Errorf("README.md: the line %q names %s; the packages of tests and benchmarks are %s", testOnlyLead, importsCell(got), importsCell(wantTestOnly))
+		t.Errorf("README.md: the line %q names %s; the packages of tests and benchmarks are %s", testOnlyLead, codeList(got), codeList(wantTestOnly))
 	}
 }

@@ -24,22 +24,41 @@ func runWant(c tea.Cmd) {
 	}
 }
 
+// namer is a sized Model whose Want or InView records what it names, and
+// steps it as the program would, running the commands it returns.
+type namer struct {
+	m     Model
+	calls [][]string
+}
+
+func newNamer(inView bool) *namer {
+	n := &namer{}
+	opts := testOptions()
+	record := func(targets []string) { n.calls = append(n.calls, targets) }
+	if inView {
+		opts.InView = record
+	} else {
+		opts.Want = record
+	}
+	n.m = sized(New(opts), 120, 40)
+	return n
+}
+
+func (n *namer) step(msg tea.Msg) {
+	next, cmd := n.m.Update(msg)
+	n.m = next.(Model)
+	runWant(cmd)
+}
+
 // TestWantNamesTheDetail: the replica the detail view shows is named to
 // Options.Want when the view opens, and nothing once it closes; reports
 // and moves that leave it as it is name nothing again.
 func TestWantNamesTheDetail(t *testing.T) {
-	var calls [][]string
-	opts := testOptions()
-	opts.Want = func(targets []string) { calls = append(calls, targets) }
-	m := sized(New(opts), 120, 40)
-	step := func(msg tea.Msg) {
-		next, cmd := m.Update(msg)
-		m = next.(Model)
-		runWant(cmd)
-	}
+	n := newNamer(false)
+	step, m := n.step, &n.m
 	step(ReportMsg{Report: allStates(t0)})
-	if len(calls) != 0 {
-		t.Fatalf("named %v before any detail opened", calls)
+	if len(n.calls) != 0 {
+		t.Fatalf("named %v before any detail opened", n.calls)
 	}
 	selected := m.selectedReport().Target
 	steps := []struct {
@@ -54,8 +73,8 @@ func TestWantNamesTheDetail(t *testing.T) {
 	}
 	for i, s := range steps {
 		step(s.msg)
-		if !slices.EqualFunc(calls, s.want, slices.Equal) {
-			t.Fatalf("step %d: named %q, want %q", i, calls, s.want)
+		if !slices.EqualFunc(n.calls, s.want, slices.Equal) {
+			t.Fatalf("step %d: named %q, want %q", i, n.calls, s.want)
 		}
 	}
 }
@@ -76,15 +95,8 @@ func TestInViewFollowsTheScreen(t *testing.T) {
 		reps[k].Running = analysis.Num(k)
 	}
 	reps[7] = replica("r07:8000", analysis.StateFull)
-	var calls [][]string
-	opts := testOptions()
-	opts.InView = func(targets []string) { calls = append(calls, targets) }
-	m := sized(New(opts), 120, 40)
-	step := func(msg tea.Msg) {
-		next, cmd := m.Update(msg)
-		m = next.(Model)
-		runWant(cmd)
-	}
+	n := newNamer(true)
+	step, m := n.step, &n.m
 	// drawn are the targets of the panes or rows the frame draws: a
 	// pane's title (after its border) or a row's first cell (after the
 	// cursor column), not the header's "worst" or a hint's.
@@ -116,7 +128,7 @@ func TestInViewFollowsTheScreen(t *testing.T) {
 	}
 	var prev []string
 	for _, s := range steps {
-		before := len(calls)
+		before := len(n.calls)
 		for _, msg := range s.msgs {
 			step(msg)
 		}
@@ -128,15 +140,15 @@ func TestInViewFollowsTheScreen(t *testing.T) {
 			t.Fatalf("%s: the frame draws no replica:\n%s", s.name, ansi.Strip(m.View()))
 		}
 		var named []string
-		if len(calls) > 0 {
-			named = calls[len(calls)-1]
+		if len(n.calls) > 0 {
+			named = n.calls[len(n.calls)-1]
 		}
 		got := slices.Sorted(slices.Values(named))
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: named %v, want the %d drawn %v", s.name, got, len(want), want)
 		}
-		if slices.Equal(want, prev) && len(calls) != before {
-			t.Errorf("%s: named %v again, the same replicas as before", s.name, calls[len(calls)-1])
+		if slices.Equal(want, prev) && len(n.calls) != before {
+			t.Errorf("%s: named %v again, the same replicas as before", s.name, n.calls[len(n.calls)-1])
 		}
 		prev = want
 	}
@@ -147,21 +159,15 @@ func TestInViewFollowsTheScreen(t *testing.T) {
 // first report's rows are then named. It panicked: following the worst
 // first with no row scrolled the table to row -1.
 func TestInViewBeforeAnyReport(t *testing.T) {
-	for _, screen := range []string{"t", "g"} {
-		var calls [][]string
-		opts := testOptions()
-		opts.InView = func(targets []string) { calls = append(calls, targets) }
-		m := sized(New(opts), 120, 40)
-		step := func(msg tea.Msg) {
-			next, cmd := m.Update(msg)
-			m = next.(Model)
-			runWant(cmd)
+	for screen, keys := range map[string][]tea.Msg{"the table": {keyMsg("t")}, "the grid": nil} {
+		n := newNamer(true)
+		for _, k := range keys {
+			n.step(k)
 		}
-		step(keyMsg(screen))
-		step(ReportMsg{Report: report(t0)})
-		step(ReportMsg{Report: report(t0.Add(time.Second), replica("a:8000", analysis.StateHealthy), replica("b:8000", analysis.StateFull))})
-		if len(calls) == 0 || !slices.Equal(calls[len(calls)-1], []string{"b:8000", "a:8000"}) {
-			t.Errorf("after %q and the first reports: named %q, want the two rows, worst first", screen, calls)
+		n.step(ReportMsg{Report: report(t0)})
+		n.step(ReportMsg{Report: report(t0.Add(time.Second), replica("a:8000", analysis.StateHealthy), replica("b:8000", analysis.StateFull))})
+		if len(n.calls) == 0 || !slices.Equal(n.calls[len(n.calls)-1], []string{"b:8000", "a:8000"}) {
+			t.Errorf("%s before the first reports: named %q, want the two, worst first", screen, n.calls)
 		}
 	}
 }

@@ -129,6 +129,20 @@ func relClose(a, b analysis.Num, tol float64) bool {
 	return math.Abs(float64(a-b)) <= tol*max(math.Abs(float64(a)), math.Abs(float64(b)), 1e-9)
 }
 
+// urgentThroughout reports whether s and every state of raw ask for
+// action (analysis.NeedsAction).
+func urgentThroughout(s analysis.State, raw []analysis.State) bool {
+	if !analysis.NeedsAction(s) || len(raw) == 0 {
+		return false
+	}
+	for _, w := range raw {
+		if !analysis.NeedsAction(w) {
+			return false
+		}
+	}
+	return true
+}
+
 // rulesAgainstRaw reads the store through the fast path, then through the
 // raw path as a live vtop would have read it up to the rules' evaluation
 // time, and compares the reports: figures to 1e-6 relative, states equal
@@ -186,7 +200,15 @@ func rulesAgainstRaw(t *testing.T, url string, metricsQL bool, lag int) {
 			continue
 		}
 		states[r.State.String()]++
-		if !r.Recorded || !slices.Contains(earlier[r.Target], r.State) {
+		switch {
+		case r.Recorded && slices.Contains(earlier[r.Target], r.State):
+		case r.Recorded && metricsQL && urgentThroughout(r.State, earlier[r.Target]):
+			// Through vmalert a rule counting the group's own newest rows
+			// sees only those flushed back: a move between urgent states
+			// can come late (docs/prometheus.md). Urgent both ways is
+			// required; which urgent state, through Prometheus alone.
+			t.Logf("replica %s: %s through the rules, %v through the raw series: vmalert's flush lag between urgent states", r.Target, r.State, earlier[r.Target])
+		default:
 			t.Errorf("replica %s: %s through the rules (recorded %v), %v through the raw series at the evaluation and the %d before (%q)",
 				r.Target, r.State, r.Recorded, earlier[r.Target], lag, w.Reasons)
 		}
@@ -330,7 +352,8 @@ func TestRulesPathPrometheus(t *testing.T) {
 // settings, and Debian's vmalert evaluating vtop's rules in vmalert's
 // format (asking with nocache=1; without keep_firing_for:, which this
 // vmalert does not read) over the same back-filled fleet: the states are
-// the raw path's, the gauges too; the windowed figures are the store's
+// the raw path's (an urgent one may be another urgent one, vmalert's
+// flush lag: urgentThroughout), the gauges too; the windowed figures are the store's
 // own evaluation of their rules at the evaluation time (MetricsQL's
 // increase() does not extrapolate, the raw path does: their differences
 // are logged). VictoriaMetrics' default latency offset answers a query of

@@ -36,15 +36,7 @@ type Alertmanager struct {
 // RequireAlertmanagerEnv is set) or under -short.
 func StartAlertmanager(t testing.TB) *Alertmanager {
 	t.Helper()
-	SkipShort(t, "runs a real Alertmanager")
-	bin, err := exec.LookPath(alertmanagerBinary)
-	if err != nil {
-		msg := "no " + alertmanagerBinary + " binary on PATH (Debian: apt-get install prometheus-alertmanager); set " + RequireAlertmanagerEnv + "=1 to make this a failure"
-		if os.Getenv(RequireAlertmanagerEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	bin := Binary(t, alertmanagerBinary, "prometheus-alertmanager", RequireAlertmanagerEnv)
 	a := &Alertmanager{t: t, dir: t.TempDir(), addr: ClosedPort(t)}
 	config := "route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n"
 	if err := os.WriteFile(filepath.Join(a.dir, "alertmanager.yml"), []byte(config), 0o600); err != nil {

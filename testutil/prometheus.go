@@ -28,16 +28,7 @@ const RequirePrometheusEnv = "VTOP_REQUIRE_PROMETHEUS"
 // RequirePrometheusEnv is set); under -short it skips it.
 func PrometheusTool(t testing.TB, name string) string {
 	t.Helper()
-	SkipShort(t, "runs the real "+name)
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		msg := "no " + name + " binary on PATH (Debian: apt-get install prometheus); set " + RequirePrometheusEnv + "=1 to make this a failure"
-		if os.Getenv(RequirePrometheusEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return Binary(t, name, "prometheus", RequirePrometheusEnv)
 }
 
 // Prometheus is a real Prometheus server run by a test on a free loopback

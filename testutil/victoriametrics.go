@@ -21,16 +21,7 @@ const RequireVictoriaMetricsEnv = "VTOP_REQUIRE_VICTORIAMETRICS"
 // RequireVictoriaMetricsEnv is set); under -short it skips it.
 func VictoriaMetricsBinary(t testing.TB) string {
 	t.Helper()
-	SkipShort(t, "runs a real VictoriaMetrics")
-	bin, err := exec.LookPath("victoria-metrics")
-	if err != nil {
-		msg := "no victoria-metrics binary on PATH (Debian: apt-get install victoria-metrics); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"
-		if os.Getenv(RequireVictoriaMetricsEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return Binary(t, "victoria-metrics", "victoria-metrics", RequireVictoriaMetricsEnv)
 }
 
 // VictoriaMetrics is a real single-node VictoriaMetrics run by a test on a

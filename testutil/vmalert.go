@@ -95,16 +95,8 @@ func (a *VMAlert) Log() string {
 }
 
 // VMAlertBinary returns the path of Debian's vmalert, or skips the test
-// (fails it when RequireVictoriaMetricsEnv is set).
+// (fails it when RequireVictoriaMetricsEnv is set); under -short it skips it.
 func VMAlertBinary(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("vmalert")
-	if err != nil {
-		msg := "no vmalert binary on PATH (Debian: apt-get install vmalert); set " + RequireVictoriaMetricsEnv + "=1 to make this a failure"
-		if os.Getenv(RequireVictoriaMetricsEnv) != "" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return bin
+	return Binary(t, "vmalert", "vmalert", RequireVictoriaMetricsEnv)
 }

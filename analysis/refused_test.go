@@ -11,13 +11,8 @@ import (
 
 // refusing makes the page send values of every gauge and work counter
 // that a parser refuses (NaN): n/a, and marked refused.
-func refusing(s *server, _ int) {
-	s.running, s.waiting, s.kv = math.NaN(), math.NaN(), math.NaN()
-	s.prompt, s.gen, s.preemptions, s.httpRequests = math.NaN(), math.NaN(), math.NaN(), math.NaN()
-	for r := range s.finished {
-		s.finished[r] = math.NaN()
-	}
-	s.refused = 0
+func refusing(s *server, i int) {
+	unexported(s, i)
 	for _, k := range []catalogue.Scalar{catalogue.Running, catalogue.Waiting, catalogue.KVCacheUsage,
 		catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.Preemptions, catalogue.FinishedRequests} {
 		s.refused.Add(catalogue.ScalarFigure(k))

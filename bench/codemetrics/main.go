@@ -2,7 +2,7 @@
 // Markdown table, so that BENCHMARKS.md can set the code a newcomer must read
 // before and after a change beside each other:
 //
-//	go run ./bench/codemetrics [-over 60] [-top 5] [DIR]
+//	go run ./bench/codemetrics [-over 60] [-complex 15] [-top 5] [DIR]
 //
 // DIR (the current directory by default) is the module's root. What it
 // counts:
@@ -19,8 +19,8 @@
 //     brace, doc comment excluded;
 //   - complexity is cyclomatic complexity as github.com/fzipp/gocyclo
 //     computes it (1, plus one for each if, for, range, non-default case or
-//     select case, && and ||), and the most complex functions are taken from
-//     the non-test code only.
+//     select case, && and ||); functions past -complex are counted on both
+//     sides, and the table of the most complex lists non-test code only.
 //
 // The tool reads files and never builds them, so it can measure any commit
 // checked out in a worktree, including one from before the tool existed.
@@ -46,6 +46,7 @@ import (
 func main() {
 	over := flag.Int("over", 60, "a function longer than this many lines is counted as long")
 	top := flag.Int("top", 5, "how many of the most complex functions to list")
+	complex := flag.Int("complex", 15, "a function of a cyclomatic complexity over this is counted as complex")
 	flag.Parse()
 	root := "."
 	switch flag.NArg() {
@@ -53,21 +54,27 @@ func main() {
 	case 1:
 		root = flag.Arg(0)
 	default:
-		fmt.Fprintln(os.Stderr, "usage: codemetrics [-over 60] [-top 5] [DIR]")
+		fmt.Fprintln(os.Stderr, "usage: codemetrics [-over 60] [-complex 15] [-top 5] [DIR]")
 		os.Exit(64)
 	}
-	m, err := measure(root, *over)
+	m, err := measure(root, limits{lines: *over, complexity: *complex})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "codemetrics:", err)
 		os.Exit(1)
 	}
-	write(os.Stdout, m, *over, *top)
+	write(os.Stdout, m, limits{lines: *over, complexity: *complex}, *top)
 }
 
 // side holds the figures of one side of the module: its non-test or its
 // test code.
 type side struct {
-	files, lines, funcs, long int
+	files, lines, funcs, long, complex int
+}
+
+// limits are the length and the complexity past which a function is
+// counted as long or as complex.
+type limits struct {
+	lines, complexity int
 }
 
 // function is one func declaration of the non-test code, with what the
@@ -86,9 +93,9 @@ type metrics struct {
 	funcs      []function // non-test functions, most complex first
 }
 
-// measure walks the module rooted at root and counts its Go code; a function
-// longer than over lines is counted as long.
-func measure(root string, over int) (metrics, error) {
+// measure walks the module rooted at root and counts its Go code, with the
+// functions past each limit.
+func measure(root string, over limits) (metrics, error) {
 	var m metrics
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -126,7 +133,7 @@ func measure(root string, over int) (metrics, error) {
 }
 
 // add counts one file into m.
-func (m *metrics) add(root, path string, over int) error {
+func (m *metrics) add(root, path string, over limits) error {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -160,18 +167,29 @@ func (m *metrics) add(root, path string, over int) error {
 		n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
 		length[fset.Position(fn.Pos()).Offset] = n
 		s.funcs++
-		if n > over {
+		if n > over.lines {
 			s.long++
 		}
 	}
-	if test {
-		return nil
-	}
-	for _, st := range gocyclo.AnalyzeASTFile(f, fset, nil) {
+	m.rate(gocyclo.AnalyzeASTFile(f, fset, nil), s, rel, test, length, over.complexity)
+	return nil
+}
+
+// rate counts the functions of one file past the complexity limit into s
+// and, for non-test code, keeps each for the table of the most complex;
+// length holds each declaration's lines by the offset of its func keyword.
+func (m *metrics) rate(stats gocyclo.Stats, s *side, rel string, test bool, length map[int]int, limit int) {
+	for _, st := range stats {
 		n, ok := length[st.Pos.Offset]
 		if !ok {
 			// A function literal bound to a package-level variable: gocyclo
 			// rates it, but it is not a declaration this tool counts.
+			continue
+		}
+		if st.Complexity > limit {
+			s.complex++
+		}
+		if test {
 			continue
 		}
 		m.funcs = append(m.funcs, function{
@@ -182,7 +200,6 @@ func (m *metrics) add(root, path string, over int) error {
 			complexity: st.Complexity,
 		})
 	}
-	return nil
 }
 
 // physicalLines is the number of lines of src, a last line without its
@@ -197,13 +214,14 @@ func physicalLines(src []byte) int {
 
 // write prints m as two Markdown tables: the sizes, then the top most
 // complex functions.
-func write(w io.Writer, m metrics, over, top int) {
+func write(w io.Writer, m metrics, over limits, top int) {
 	fmt.Fprintln(w, "| Go code | non-test | test |")
 	fmt.Fprintln(w, "|---|---:|---:|")
 	fmt.Fprintf(w, "| files | %d | %d |\n", m.code.files, m.test.files)
 	fmt.Fprintf(w, "| lines | %d | %d |\n", m.code.lines, m.test.lines)
 	fmt.Fprintf(w, "| functions | %d | %d |\n", m.code.funcs, m.test.funcs)
-	fmt.Fprintf(w, "| functions over %d lines | %d | %d |\n", over, m.code.long, m.test.long)
+	fmt.Fprintf(w, "| functions over %d lines | %d | %d |\n", over.lines, m.code.long, m.test.long)
+	fmt.Fprintf(w, "| functions of complexity over %d | %d | %d |\n", over.complexity, m.code.complex, m.test.complex)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| cyclomatic complexity | function (non-test) | lines | where |")
 	fmt.Fprintln(w, "|---:|---|---:|---|")

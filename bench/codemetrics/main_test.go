@@ -33,7 +33,7 @@ func TestMeasure(t *testing.T) {
 	tests := []struct {
 		name  string
 		files map[string]string
-		over  int
+		over  limits
 		code  side
 		test  side
 		top   []function
@@ -48,7 +48,7 @@ func TestMeasure(t *testing.T) {
 				"README.md":  "not go\n",
 				"b/notes.gx": "package b\n",
 			},
-			over: 60,
+			over: limits{lines: 60, complexity: 15},
 			code: side{files: 2, lines: 6, funcs: 2},
 			test: side{files: 1, lines: 3, funcs: 1},
 			top: []function{
@@ -70,7 +70,7 @@ func TestMeasure(t *testing.T) {
 				"inner/ok.go":          "package inner\n",
 				"inner/testdata/in.go": "package in\n",
 			},
-			over: 60,
+			over: limits{lines: 60, complexity: 15},
 			code: side{files: 2, lines: 2},
 		},
 		{
@@ -79,7 +79,7 @@ func TestMeasure(t *testing.T) {
 				"a.go":      "package a\n" + longFunc("AtLimit", 60) + longFunc("Over", 61),
 				"a_test.go": "package a\n" + longFunc("TestOver", 70),
 			},
-			over: 60,
+			over: limits{lines: 60, complexity: 15},
 			code: side{files: 1, lines: 122, funcs: 2, long: 1},
 			test: side{files: 1, lines: 71, funcs: 1, long: 1},
 			top: []function{
@@ -118,9 +118,10 @@ func OneIf(a bool) {
 `,
 				"a_test.go": "package a\n\nfunc TestHard(a, b, c bool) { if a && b && c { return } }\n",
 			},
-			over: 60,
-			code: side{files: 1, lines: 25, funcs: 3},
-			test: side{files: 1, lines: 3, funcs: 1},
+			// M (7) is past a limit of 2, OneIf (2) is not; TestHard (4) is.
+			over: limits{lines: 60, complexity: 2},
+			code: side{files: 1, lines: 25, funcs: 3, complex: 1},
+			test: side{files: 1, lines: 3, funcs: 1, complex: 1},
 			top: []function{
 				// 1 + if + && + || + range + two non-default cases.
 				{name: "a.(*T).M", file: "a.go", line: 5, lines: 13, complexity: 7},
@@ -155,7 +156,7 @@ func OneIf(a bool) {
 
 func TestWrite(t *testing.T) {
 	m := metrics{
-		code: side{files: 3, lines: 300, funcs: 20, long: 2},
+		code: side{files: 3, lines: 300, funcs: 20, long: 2, complex: 1},
 		test: side{files: 1, lines: 90, funcs: 4},
 		funcs: []function{
 			{name: "p.(*T).Hard", file: "p/t.go", line: 10, lines: 80, complexity: 30},
@@ -163,13 +164,14 @@ func TestWrite(t *testing.T) {
 		},
 	}
 	var b strings.Builder
-	write(&b, m, 60, 1)
+	write(&b, m, limits{lines: 60, complexity: 15}, 1)
 	want := `| Go code | non-test | test |
 |---|---:|---:|
 | files | 3 | 1 |
 | lines | 300 | 90 |
 | functions | 20 | 4 |
 | functions over 60 lines | 2 | 0 |
+| functions of complexity over 15 | 1 | 0 |
 
 | cyclomatic complexity | function (non-test) | lines | where |
 |---:|---|---:|---|

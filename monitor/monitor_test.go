@@ -440,3 +440,44 @@ func knowsDown(r analysis.Report, target string) bool {
 	}
 	return false
 }
+
+// A source that sets the pace (Steps) gets one report per step and no
+// other: no first refresh, no ticker. Each report takes the step's time,
+// readings and window (unless SetWindow chose one), and a step that
+// restarts is judged against the report it carries, not the last one.
+func TestMonitorReportsAtTheSourcesSteps(t *testing.T) {
+	feed := &keepingSource{} // its interval is a second: a ticker would report
+	steps := make(chan Step)
+	reports := make(chan analysis.Report, 10)
+	m := New(Source{Feed: feed, Steps: steps}, analysis.Config{Window: 30 * time.Second}, func(r analysis.Report) error {
+		reports <- r
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	at := time.Unix(1e9, 0)
+	readings := []catalogue.Readings{{Target: "a", Samples: []catalogue.Sample{{Time: at, Err: "refused"}}}}
+	steps <- Step{Now: at, Readings: readings, Window: time.Minute}
+	first := receive(t, reports)
+	if !first.Time.Equal(at) || first.WindowSeconds != 60 || len(first.Replicas) != 1 || len(first.Changes) != 1 {
+		t.Errorf("first report at %v over %vs, %d replicas, changes %+v; want the step's, with a DOWN from none",
+			first.Time, first.WindowSeconds, len(first.Replicas), first.Changes)
+	}
+	select {
+	case r := <-reports:
+		t.Fatalf("a report at %v without a step", r.Time)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	m.SetWindow(2 * time.Minute)
+	steps <- Step{Now: at.Add(time.Second), Readings: readings, Window: time.Minute}
+	if r := receive(t, reports); r.WindowSeconds != 120 || len(r.Changes) != 0 {
+		t.Errorf("second report over %vs with changes %+v; want SetWindow's 120s and no news", r.WindowSeconds, r.Changes)
+	}
+	steps <- Step{Now: at.Add(2 * time.Second), Readings: readings, Restart: true}
+	if r := receive(t, reports); len(r.Changes) != 1 {
+		t.Errorf("a restart without a report before: changes %+v, want the DOWN from none again", r.Changes)
+	}
+}

@@ -196,7 +196,6 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 		wait = cfg.Window
 	}
 	source.Keep(keepFor(max(wait, cfg.Window), source.Interval()) + source.Interval())
-	tellWindow(source, cfg.Window)
 	defer runSource(ctx, source)()
 
 	start := source.Now()

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // GPUSource is the state of one source of GPU figures: nvidia-smi on this
@@ -21,22 +21,22 @@ type GPUSource struct {
 }
 
 // ApplyGPUs puts the GPUs under the fleet into a report: the list itself
-// (each GPU's Replica already set by gpu.Join, on evidence only), the
+// (each GPU's Replica already set by device.Join, on evidence only), the
 // state of their sources, and, for each replica, the GPU evidence that
-// changes what to do (gpu.Evidence): a fault badge and the fault's action
+// changes what to do (device.Evidence): a fault badge and the fault's action
 // after an XID error or failed memory, the batch cap rather than the GPU
 // while FULL with the GPU half idle, throttled clocks or heat while SLOW,
 // a full framebuffer while PREEMPTING. The state itself is the metrics'.
 //
 // gs is taken over by the report. It is pure: the monitor calls it after
 // Analyze with what its GPU collectors read.
-func ApplyGPUs(r *Report, gs []gpu.GPU, sources []GPUSource) {
+func ApplyGPUs(r *Report, gs []device.GPU, sources []GPUSource) {
 	if gs == nil {
-		gs = []gpu.GPU{}
+		gs = []device.GPU{}
 	}
-	gpu.Sort(gs)
+	device.Sort(gs)
 	r.GPUs, r.GPUSources = gs, sources
-	byReplica := map[string][]gpu.GPU{}
+	byReplica := map[string][]device.GPU{}
 	for _, g := range gs {
 		if g.Replica != "" {
 			byReplica[g.Replica] = append(byReplica[g.Replica], g)
@@ -54,7 +54,7 @@ func ApplyGPUs(r *Report, gs []gpu.GPU, sources []GPUSource) {
 // names the badge and, being the cause of everything else, takes the
 // first action; a finding that explains the state takes it too, since it
 // changes what to do (raise max_num_seqs rather than add replicas).
-func applyEvidence(rep *ReplicaReport, joined []gpu.GPU) {
+func applyEvidence(rep *ReplicaReport, joined []device.GPU) {
 	rep.Reasons = slices.Clone(rep.Reasons) // never append into a slice the analysis may share
 	rep.GPUCount = len(joined)
 	var util, used, total float64
@@ -74,22 +74,22 @@ func applyEvidence(rep *ReplicaReport, joined []gpu.GPU) {
 	if total > 0 && !math.IsNaN(used) {
 		rep.GPUMemoryUsage = Num(used / total)
 	}
-	s := gpu.Situation{
+	s := device.Situation{
 		Full:       rep.State == StateFull,
 		Slow:       rep.State == StateSlow,
 		Preempting: rep.State == StatePreempting,
 		KVUsage:    rep.KVCacheUsage.Float(),
 	}
-	findings := gpu.Evidence(joined, s)
+	findings := device.Evidence(joined, s)
 	// Faults first: they are the first thing to act on.
-	slices.SortStableFunc(findings, func(a, b gpu.Finding) int {
+	slices.SortStableFunc(findings, func(a, b device.Finding) int {
 		return boolRank(b.Fault) - boolRank(a.Fault)
 	})
 	actionSet := false
 	var first []string // the reason of the action, which the pane shows
 	for _, f := range findings {
 		switch f.Kind {
-		case gpu.FindingXID, gpu.FindingRemappedRows:
+		case device.FindingXID, device.FindingRemappedRows:
 			if rep.Fault == "" {
 				rep.Fault = faultBadge(f, joined)
 			}
@@ -108,8 +108,8 @@ func applyEvidence(rep *ReplicaReport, joined []gpu.GPU) {
 }
 
 // faultBadge is the short text of a fault's badge: "XID 79", "ROWS".
-func faultBadge(f gpu.Finding, joined []gpu.GPU) string {
-	if f.Kind == gpu.FindingRemappedRows {
+func faultBadge(f device.Finding, joined []device.GPU) string {
+	if f.Kind == device.FindingRemappedRows {
 		return "ROW REMAP"
 	}
 	for _, g := range joined {
@@ -128,8 +128,8 @@ func boolRank(b bool) int {
 }
 
 // ReplicaGPUs returns the GPUs of r joined to target, in the strip's order.
-func (r *Report) ReplicaGPUs(target string) []gpu.GPU {
-	var out []gpu.GPU
+func (r *Report) ReplicaGPUs(target string) []device.GPU {
+	var out []device.GPU
 	for _, g := range r.GPUs {
 		if g.Replica == target {
 			out = append(out, g)

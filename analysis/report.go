@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // Num is a figure that may be unknown. NaN means "n/a": the server does not
@@ -765,7 +765,7 @@ type Report struct {
 	// GPUs are the GPUs (or MIG instances) under the fleet, each with the
 	// replica the evidence joins it to; empty when no GPU source answers,
 	// nil when none was asked (ApplyGPUs).
-	GPUs []gpu.GPU `json:"gpus"`
+	GPUs []device.GPU `json:"gpus"`
 	// GPUSources are the sources of the GPU figures and their notes.
 	GPUSources []GPUSource `json:"gpu_sources,omitempty"`
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/discover"
-	"github.com/vtop-dev/vtop/gpu"
 	"github.com/vtop-dev/vtop/gpu/collect"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/safetext"
@@ -43,7 +43,7 @@ func (f gpuFlags) check() error {
 }
 
 // gpuInput reads the GPUs under the watched fleet for the monitor and
-// joins them to its replicas on evidence only (gpu.Join). Every reader
+// joins them to its replicas on evidence only (device.Join). Every reader
 // runs on its own; GPUs answers from their latest snapshots at once.
 type gpuInput struct {
 	readers []collect.Reader
@@ -52,7 +52,7 @@ type gpuInput struct {
 
 	// known is what vtop knows of each target: its host, its pod (the
 	// demo), its server process (local discovery).
-	known map[string]gpu.Replica
+	known map[string]device.Replica
 	// podTargets says the targets are pod names where they are not
 	// host:port (a Prometheus source grouped by pod).
 	podTargets bool
@@ -68,7 +68,7 @@ type gpuInput struct {
 }
 
 // GPUs implements monitor.GPUInput.
-func (in *gpuInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
+func (in *gpuInput) GPUs(targets []string) ([]device.GPU, []analysis.GPUSource) {
 	snaps := make([]collect.Snapshot, len(in.readers))
 	sources := make([]analysis.GPUSource, 0, len(in.readers)+1)
 	for i, r := range in.readers {
@@ -81,7 +81,7 @@ func (in *gpuInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
 		sources = append(sources, analysis.GPUSource{Name: "Prometheus " + in.prom.Name(), GPUs: len(pgs), Note: note})
 		gs = append(gs, pgs...)
 	}
-	replicas := make([]gpu.Replica, len(targets))
+	replicas := make([]device.Replica, len(targets))
 	anyPID := false
 	for i, t := range targets {
 		replicas[i] = in.replica(t)
@@ -92,16 +92,16 @@ func (in *gpuInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
 		// Only a GPU to join is worth walking the process table for.
 		parents = in.processTree()
 	}
-	gpu.Join(gs, replicas, parents, in.localHost)
+	device.Join(gs, replicas, parents, in.localHost)
 	return gs, sources
 }
 
 // replica is what the join knows of target.
-func (in *gpuInput) replica(target string) gpu.Replica {
+func (in *gpuInput) replica(target string) device.Replica {
 	if r, ok := in.known[target]; ok {
 		return r
 	}
-	r := gpu.Replica{Target: target, Host: hostOf(target)}
+	r := device.Replica{Target: target, Host: hostOf(target)}
 	if in.podTargets && r.Host == "" {
 		r.Pod = target
 	}
@@ -198,11 +198,11 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		return nil, usagef("%v", err)
 	}
 	name, _ := os.Hostname()
-	in := &gpuInput{known: map[string]gpu.Replica{}, localHost: safetext.Sanitize(name), prom: prom,
+	in := &gpuInput{known: map[string]device.Replica{}, localHost: safetext.Sanitize(name), prom: prom,
 		podTargets: prom != nil, parentsTTL: 5 * time.Second}
 	pids := localPIDs(targets, host.PIDs, in.localHost)
 	for _, t := range targets {
-		in.known[t.Name] = gpu.Replica{Target: t.Name, Host: hostOf(t.URL), PID: pids[t.Name]}
+		in.known[t.Name] = device.Replica{Target: t.Name, Host: hostOf(t.URL), PID: pids[t.Name]}
 	}
 	if len(pids) > 0 {
 		in.proc = os.DirFS("/proc")
@@ -239,7 +239,7 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 				in.stop()
 				return nil, err
 			}
-			in.known[d.target] = gpu.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
+			in.known[d.target] = device.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
 		}
 	case prom != nil:
 	case !w.anyLocal(targets, in.localHost):
@@ -247,7 +247,7 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		// theirs, and its missing nvidia-smi no news.
 	default:
 		smi := collect.StartSMI(ctx, collect.SMIOptions{Interval: interval, Host: in.localHost})
-		in.readers, in.names = append(in.readers, smi), append(in.names, gpu.SourceSMI)
+		in.readers, in.names = append(in.readers, smi), append(in.names, device.SourceSMI)
 		if len(w.DCGM) == 0 && collect.Listening(ctx, collect.LocalExporter) {
 			t, err := collect.ParseExporter(collect.LocalExporter)
 			if err == nil {

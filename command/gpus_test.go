@@ -7,8 +7,8 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/vtop-dev/vtop/gpu"
 	"github.com/vtop-dev/vtop/gpu/collect"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -157,12 +157,12 @@ func TestProcessTreeOnlyForGPUs(t *testing.T) {
 		"43/stat": {Data: []byte("43 (EngineCore) S 42 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 0 0 0")},
 	}}
 	in := &gpuInput{proc: proc, parentsTTL: time.Hour,
-		known: map[string]gpu.Replica{"127.0.0.1:8000": {Target: "127.0.0.1:8000", Host: "127.0.0.1", PID: 42}}}
+		known: map[string]device.Replica{"127.0.0.1:8000": {Target: "127.0.0.1:8000", Host: "127.0.0.1", PID: 42}}}
 	in.GPUs([]string{"127.0.0.1:8000"})
 	if proc.opens != 0 {
 		t.Fatalf("no GPU to join, yet the process table was read %d times", proc.opens)
 	}
-	in.readers = append(in.readers, fixedReader{collect.Snapshot{GPUs: []gpu.GPU{gpu.Unknown()}}})
+	in.readers = append(in.readers, fixedReader{collect.Snapshot{GPUs: []device.GPU{device.Unknown()}}})
 	in.names = append(in.names, "test")
 	in.GPUs([]string{"127.0.0.1:8000"})
 	if proc.opens == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
@@ -46,8 +47,8 @@ func newGPURun(t *testing.T, opts sim.Options) *gpuRun {
 func (r *gpuRun) step() analysis.Report {
 	r.t.Helper()
 	rep := r.fleetRun.step(time.Second)
-	var gs []gpu.GPU
-	replicas := make([]gpu.Replica, len(r.targets))
+	var gs []device.GPU
+	replicas := make([]device.Replica, len(r.targets))
 	for i, e := range r.exporters {
 		body, _, err := r.client.Fetch(r.t.Context(), e, healthyTimeout, nil)
 		if err != nil {
@@ -58,9 +59,9 @@ func (r *gpuRun) step() analysis.Report {
 			r.t.Fatalf("exporter %d: %v", i, err)
 		}
 		gs = append(gs, page...)
-		replicas[i] = gpu.Replica{Target: r.targets[i].Name, Host: "127.0.0.1", Pod: sim.PodName(i), Namespace: sim.PodNamespace()}
+		replicas[i] = device.Replica{Target: r.targets[i].Name, Host: "127.0.0.1", Pod: sim.PodName(i), Namespace: sim.PodNamespace()}
 	}
-	gpu.Join(gs, replicas, nil, "vtop-test-host")
+	device.Join(gs, replicas, nil, "vtop-test-host")
 	analysis.ApplyGPUs(&rep, gs, nil)
 	return rep
 }
@@ -95,8 +96,8 @@ func TestGPUEvidenceChangesTheAction(t *testing.T) {
 		if rr.State != analysis.StateFull {
 			t.Fatalf("state %s, want full; reasons %q", rr.State, rr.Reasons)
 		}
-		if rr.GPUCount != 1 || !(rr.GPUUtilization < gpu.LowUtilization) {
-			t.Fatalf("joined GPUs %d, utilisation %v: the case needs one GPU under %v busy", rr.GPUCount, rr.GPUUtilization, gpu.LowUtilization)
+		if rr.GPUCount != 1 || !(rr.GPUUtilization < device.LowUtilization) {
+			t.Fatalf("joined GPUs %d, utilisation %v: the case needs one GPU under %v busy", rr.GPUCount, rr.GPUUtilization, device.LowUtilization)
 		}
 		if !strings.Contains(rr.Reasons[0], "busy") || !strings.HasPrefix(rr.Action, "raise max_num_seqs") {
 			t.Errorf("reasons %q, action %q: want the idle GPU first and max_num_seqs raised", rr.Reasons, rr.Action)

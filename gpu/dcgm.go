@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/gpu/device"
+	"github.com/vtop-dev/vtop/page"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -27,9 +29,9 @@ type Series struct {
 // instance, with the figures of catalogue.DCGMReads under either DCGM
 // spelling. source is the exporter's URL. Families vtop does not read are
 // dropped before parsing, so a broken line of one of them costs nothing.
-func ParseDCGM(page []byte, source string) ([]GPU, error) {
+func ParseDCGM(body []byte, source string) ([]device.GPU, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(bytes.NewReader(wantedLines(page)))
+	fams, err := p.TextToMetricFamilies(bytes.NewReader(wantedLines(body)))
 	if err != nil {
 		return nil, fmt.Errorf("dcgm-exporter page: %w", err)
 	}
@@ -44,34 +46,30 @@ func ParseDCGM(page []byte, source string) ([]GPU, error) {
 
 // wantedLines keeps the HELP, TYPE and sample lines of the families vtop
 // reads.
-func wantedLines(page []byte) []byte {
+func wantedLines(body []byte) []byte {
 	var out []byte
-	for line := range bytes.Lines(page) {
-		rest := line
-		if m, ok := bytes.CutPrefix(line, []byte("# ")); ok {
-			if _, r, ok := bytes.Cut(m, []byte(" ")); ok {
-				rest = r
-			}
+	for line := range bytes.Lines(body) {
+		if _, ok := catalogue.FindDCGMRead(string(lineName(line))); !ok {
+			continue
 		}
-		if isWanted(rest) {
-			out = append(out, line...)
-			if !bytes.HasSuffix(line, []byte("\n")) {
-				out = append(out, '\n')
-			}
+		out = append(out, line...)
+		if !bytes.HasSuffix(line, []byte("\n")) {
+			out = append(out, '\n')
 		}
 	}
 	return out
 }
 
-// isWanted reports whether a line (past any "# HELP " / "# TYPE ") starts
-// with the name of a family vtop reads.
-func isWanted(rest []byte) bool {
-	end := bytes.IndexAny(rest, "{ \t")
-	if end < 0 {
-		return false
+// lineName is the metric name a line names, split as the page parser
+// splits it: a sample's name, or a comment's second field ("# TYPE name
+// gauge").
+func lineName(line []byte) []byte {
+	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
+		_, rest := page.NextField(comment)
+		name, _ := page.NextField(rest)
+		return name
 	}
-	_, ok := catalogue.FindDCGMRead(string(rest[:end]))
-	return ok
+	return page.SampleName(line)
 }
 
 func labelMap(m *dto.Metric) map[string]string {
@@ -96,7 +94,7 @@ func value(m *dto.Metric) float64 {
 
 // partial gathers the raw fields of one GPU before units are converted.
 type partial struct {
-	gpu    GPU
+	gpu    device.GPU
 	fields [catalogue.NumGPUFields]float64
 }
 
@@ -105,7 +103,7 @@ type partial struct {
 // exporter's pod) took the names pod and namespace: the workload is then
 // read from exported_pod and exported_namespace only. On the exporter's
 // own page the workload is pod and namespace.
-func FromDCGMSeries(series []Series, source string, viaPrometheus bool) []GPU {
+func FromDCGMSeries(series []Series, source string, viaPrometheus bool) []device.GPU {
 	byKey := map[string]*partial{}
 	var order []string
 	for _, s := range series {
@@ -126,18 +124,18 @@ func FromDCGMSeries(series []Series, source string, viaPrometheus bool) []GPU {
 		}
 		p.fields[r.Field] = s.Value
 	}
-	out := make([]GPU, 0, len(order))
+	out := make([]device.GPU, 0, len(order))
 	for _, k := range order {
 		out = append(out, byKey[k].finish())
 	}
-	Sort(out)
+	device.Sort(out)
 	return out
 }
 
 // identity reads who a series is about from its labels, cleaned for the
 // screen where they enter.
-func identity(l map[string]string, source string, viaPrometheus bool) GPU {
-	g := Unknown()
+func identity(l map[string]string, source string, viaPrometheus bool) device.GPU {
+	g := device.Unknown()
 	g.Source = source
 	clean := func(name string) string { return safetext.Sanitize(l[name]) }
 	g.Host = clean(catalogue.DCGMLabelHostname)
@@ -165,7 +163,7 @@ func identity(l map[string]string, source string, viaPrometheus bool) GPU {
 }
 
 // finish converts DCGM's units to the model's.
-func (p *partial) finish() GPU {
+func (p *partial) finish() device.GPU {
 	g, f := p.gpu, p.fields
 	g.Utilization = f[catalogue.GPUUtil] / 100
 	if math.IsNaN(g.Utilization) {

@@ -175,6 +175,23 @@ func TestParseDCGMNotAPage(t *testing.T) {
 	}
 }
 
+// Only the families vtop reads reach the parser: a broken line, or a
+// second TYPE, of a family it does not read costs nothing, and the last
+// line is read without its newline.
+func TestParseDCGMDropsUnreadFamilies(t *testing.T) {
+	page := "# HELP DCGM_FI_DEV_UNREAD not read\n# TYPE DCGM_FI_DEV_UNREAD gauge\n# TYPE DCGM_FI_DEV_UNREAD counter\n" +
+		"DCGM_FI_DEV_UNREAD{gpu=\"0\" 1\n" +
+		"# HELP DCGM_FI_DEV_GPU_TEMP Temperature.\n# TYPE DCGM_FI_DEV_GPU_TEMP gauge\n" +
+		"DCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-a\"} 40"
+	gs, err := ParseDCGM([]byte(page), "src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 1 || gs[0].UUID != "GPU-a" || gs[0].TemperatureCelsius != 40 {
+		t.Errorf("got %+v, want GPU-a at 40 °C", gs)
+	}
+}
+
 func TestDCGMQuery(t *testing.T) {
 	q := DCGMQuery(`exported_namespace="llm"`)
 	for _, want := range []string{"DCGM_FI_DEV_GPU_TEMP|", "DCGM_FI_DEV_GPU_TEMP_CELSIUS", "DCGM_FI_DEV_XID_ERROR|", `,exported_namespace="llm"}`} {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -36,46 +37,46 @@ var SMIComputeAppFields = []string{"pid", "gpu_uuid", "used_memory"}
 const mib = 1 << 20
 
 // setters fill one field of a GPU from nvidia-smi's text (nounits).
-var setters = map[string]func(g *GPU, v string){
-	"index":                       func(g *GPU, v string) { g.Index = intOr(v, -1) },
-	"uuid":                        func(g *GPU, v string) { g.UUID = known(v) },
-	"name":                        func(g *GPU, v string) { g.Model = known(v) },
-	"utilization.gpu":             func(g *GPU, v string) { g.Utilization = number(v) / 100 },
-	"memory.used":                 func(g *GPU, v string) { g.MemoryUsedBytes = number(v) * mib },
-	"memory.total":                func(g *GPU, v string) { g.MemoryTotalBytes = number(v) * mib },
-	"power.draw":                  func(g *GPU, v string) { g.PowerWatts = number(v) },
-	"power.limit":                 func(g *GPU, v string) { g.PowerLimitWatts = number(v) },
-	"enforced.power.limit":        func(g *GPU, v string) { g.PowerLimitWatts = number(v) },
-	"temperature.gpu":             func(g *GPU, v string) { g.TemperatureCelsius = number(v) },
-	"temperature.gpu.tlimit":      func(g *GPU, v string) { g.SlowdownMarginCelsius = number(v) },
-	"clocks.sm":                   func(g *GPU, v string) { g.SMClockHz = number(v) * 1e6 },
-	"clocks.current.sm":           func(g *GPU, v string) { g.SMClockHz = number(v) * 1e6 },
-	"clocks.max.sm":               func(g *GPU, v string) { g.MaxSMClockHz = number(v) * 1e6 },
-	"clocks_event_reasons.active": func(g *GPU, v string) { g.ClockEventReasons = bitmask(v) },
-	"remapped_rows.uncorrectable": func(g *GPU, v string) { g.UncorrectableRemappedRows = number(v) },
+var setters = map[string]func(g *device.GPU, v string){
+	"index":                       func(g *device.GPU, v string) { g.Index = intOr(v, -1) },
+	"uuid":                        func(g *device.GPU, v string) { g.UUID = known(v) },
+	"name":                        func(g *device.GPU, v string) { g.Model = known(v) },
+	"utilization.gpu":             func(g *device.GPU, v string) { g.Utilization = number(v) / 100 },
+	"memory.used":                 func(g *device.GPU, v string) { g.MemoryUsedBytes = number(v) * mib },
+	"memory.total":                func(g *device.GPU, v string) { g.MemoryTotalBytes = number(v) * mib },
+	"power.draw":                  func(g *device.GPU, v string) { g.PowerWatts = number(v) },
+	"power.limit":                 func(g *device.GPU, v string) { g.PowerLimitWatts = number(v) },
+	"enforced.power.limit":        func(g *device.GPU, v string) { g.PowerLimitWatts = number(v) },
+	"temperature.gpu":             func(g *device.GPU, v string) { g.TemperatureCelsius = number(v) },
+	"temperature.gpu.tlimit":      func(g *device.GPU, v string) { g.SlowdownMarginCelsius = number(v) },
+	"clocks.sm":                   func(g *device.GPU, v string) { g.SMClockHz = number(v) * 1e6 },
+	"clocks.current.sm":           func(g *device.GPU, v string) { g.SMClockHz = number(v) * 1e6 },
+	"clocks.max.sm":               func(g *device.GPU, v string) { g.MaxSMClockHz = number(v) * 1e6 },
+	"clocks_event_reasons.active": func(g *device.GPU, v string) { g.ClockEventReasons = bitmask(v) },
+	"remapped_rows.uncorrectable": func(g *device.GPU, v string) { g.UncorrectableRemappedRows = number(v) },
 }
 
 // ParseSMIRow reads one row of `nvidia-smi --query-gpu=FIELDS
 // --format=csv,noheader,nounits`. Fields nvidia-smi cannot give ("[N/A]",
 // "[Not Supported]", "[Unknown Error]" …) stay unknown. The row must carry
 // one value per field.
-func ParseSMIRow(fields []string, line, host string) (GPU, error) {
+func ParseSMIRow(fields []string, line, host string) (device.GPU, error) {
 	vals, err := splitCSV(line)
 	if err != nil {
-		return GPU{}, err
+		return device.GPU{}, err
 	}
 	if len(vals) != len(fields) {
-		return GPU{}, fmt.Errorf("nvidia-smi row has %d values, want %d", len(vals), len(fields))
+		return device.GPU{}, fmt.Errorf("nvidia-smi row has %d values, want %d", len(vals), len(fields))
 	}
-	g := Unknown()
-	g.Host, g.Source = host, SourceSMI
+	g := device.Unknown()
+	g.Host, g.Source = host, device.SourceSMI
 	for i, f := range fields {
 		if set, ok := setters[f]; ok {
 			set(&g, vals[i])
 		}
 	}
 	if g.UUID == "" && g.Index < 0 {
-		return GPU{}, errors.New("nvidia-smi row names no GPU")
+		return device.GPU{}, errors.New("nvidia-smi row names no GPU")
 	}
 	return g, nil
 }
@@ -108,7 +109,7 @@ func ParseComputeApps(out string) []Process {
 }
 
 // AttachProcesses sets the PIDs of each GPU from the compute processes.
-func AttachProcesses(gs []GPU, ps []Process) {
+func AttachProcesses(gs []device.GPU, ps []Process) {
 	for i := range gs {
 		gs[i].PIDs = gs[i].PIDs[:0]
 		for _, p := range ps {

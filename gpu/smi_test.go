@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -60,7 +61,7 @@ func TestParseSMIRowRealH200(t *testing.T) {
 				t.Errorf("%d fields: %s = %v, want %v", len(fields), c.name, c.got, c.want)
 			}
 		}
-		if g.UUID != "GPU-00000000-0000-0000-0000-000000000000" || g.Model != "NVIDIA H200" || g.Host != "gpu-host" || g.Source != SourceSMI {
+		if g.UUID != "GPU-00000000-0000-0000-0000-000000000000" || g.Model != "NVIDIA H200" || g.Host != "gpu-host" || g.Source != device.SourceSMI {
 			t.Errorf("identity = %q %q %q %q", g.UUID, g.Model, g.Host, g.Source)
 		}
 	}
@@ -107,7 +108,7 @@ func TestParseSMIRowUnknowns(t *testing.T) {
 
 func TestParseSMIRowErrors(t *testing.T) {
 	tests := []struct{ name, line string }{
-		{"too few values", "0, GPU-1"},
+		{"too few values", "0, device.GPU-1"},
 		{"empty", "   "},
 		{"error text", "Failed to initialize NVML: Driver/library version mismatch"},
 		{"no identity", strings.Repeat("[N/A], ", len(SMIBaseFields)-1) + "[N/A]"},
@@ -132,7 +133,7 @@ func TestParseComputeApps(t *testing.T) {
 		{"real processes", string(b), []int{10291, 10293, 10309}},
 		{"none", "", nil},
 		{"old driver message", "No running processes found\n", nil},
-		{"bad pid skipped", "x, GPU-1, 5\n7, GPU-1, 5\n", []int{7}},
+		{"bad pid skipped", "x, device.GPU-1, 5\n7, device.GPU-1, 5\n", []int{7}},
 	}
 	for _, tt := range tests {
 		var pids []int
@@ -147,7 +148,7 @@ func TestParseComputeApps(t *testing.T) {
 	if ps[2].UsedBytes != 28234*mib || ps[2].GPUUUID != "GPU-00000000-0000-0000-0000-000000000000" {
 		t.Errorf("process = %+v", ps[2])
 	}
-	gs := []GPU{{UUID: "GPU-00000000-0000-0000-0000-000000000000"}, {UUID: "GPU-other"}}
+	gs := []device.GPU{{UUID: "GPU-00000000-0000-0000-0000-000000000000"}, {UUID: "GPU-other"}}
 	AttachProcesses(gs, ps)
 	if len(gs[0].PIDs) != 3 || len(gs[1].PIDs) != 0 {
 		t.Errorf("attached %v / %v", gs[0].PIDs, gs[1].PIDs)

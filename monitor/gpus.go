@@ -2,7 +2,7 @@ package monitor
 
 import (
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // GPUInput is the monitor's second input beside its Source: the GPUs
@@ -11,10 +11,10 @@ import (
 // per report and must answer at once from what its collectors last read:
 // a missing or hanging GPU source never delays a report.
 type GPUInput interface {
-	// GPUs returns the latest GPUs, each joined (gpu.Join) to one of
+	// GPUs returns the latest GPUs, each joined (device.Join) to one of
 	// targets where the evidence names it, and the state of every GPU
 	// source.
-	GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource)
+	GPUs(targets []string) ([]device.GPU, []analysis.GPUSource)
 }
 
 // SetGPUs makes every report carry the GPUs of in, joined to its

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // joiningInput is a GPUInput with one GPU, joined to whatever target it is
@@ -18,15 +18,15 @@ type joiningInput struct {
 	targets atomic.Value // []string
 }
 
-func (in *joiningInput) GPUs(targets []string) ([]gpu.GPU, []analysis.GPUSource) {
+func (in *joiningInput) GPUs(targets []string) ([]device.GPU, []analysis.GPUSource) {
 	in.reads.Add(1)
 	in.targets.Store(targets)
-	g := gpu.Unknown()
+	g := device.Unknown()
 	g.Host, g.Index, g.UUID, g.XID, g.Source = "gpu-a", 0, "GPU-1", 79, "test"
 	if len(targets) > 0 {
 		g.Replica = targets[0]
 	}
-	return []gpu.GPU{g}, []analysis.GPUSource{{Name: "test", GPUs: 1}}
+	return []device.GPU{g}, []analysis.GPUSource{{Name: "test", GPUs: 1}}
 }
 
 // TestMonitorReadsGPUsEachReport: every report carries the GPU input's

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // maxGPUSeries caps the DCGM series one refresh reads: a Prometheus of a
@@ -19,7 +20,7 @@ const maxGPUSeries = 100000
 // under the fleet, from the same server, at the same evaluation time.
 type dcgmState struct {
 	mu   sync.Mutex
-	gpus []gpu.GPU
+	gpus []device.GPU
 	note string
 	read bool // a refresh has asked at least once
 }
@@ -27,13 +28,13 @@ type dcgmState struct {
 // GPUs returns the GPUs of the DCGM series (dcgm-exporter, DCGM 3 or 4
 // names) the newest refresh read, and a note when the query failed or
 // found none. Safe to call while Run runs.
-func (s *Source) GPUs() ([]gpu.GPU, string) {
+func (s *Source) GPUs() ([]device.GPU, string) {
 	s.dcgm.mu.Lock()
 	defer s.dcgm.mu.Unlock()
 	if !s.dcgm.read {
 		return nil, "reading the DCGM series"
 	}
-	return append([]gpu.GPU(nil), s.dcgm.gpus...), s.dcgm.note
+	return append([]device.GPU(nil), s.dcgm.gpus...), s.dcgm.note
 }
 
 // startGPUs asks for the DCGM series at the refresh's evaluation time,
@@ -62,7 +63,7 @@ func (s *Source) startGPUs(ctx context.Context, at time.Time) (wait func()) {
 
 // readGPUs runs the DCGM query. A failure is a note: the fleet's figures
 // do not depend on it.
-func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]gpu.GPU, string) {
+func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]device.GPU, string) {
 	v, _, err := s.query(ctx, gpu.DCGMQuery(), at)
 	if err != nil {
 		// The note's source is named after the server: not again here.

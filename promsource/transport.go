@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vtop-dev/vtop/httpclient"
 	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
-	"github.com/vtop-dev/vtop/scrape"
 )
 
 // Access is how the server is reached: TLS trust and credentials.
@@ -40,7 +40,7 @@ type Access struct {
 var errTooLarge = errors.New("answer too large")
 
 // transport adds the access headers to every request to the configured
-// host (a redirect elsewhere goes without them: scrape.SameHost) and caps
+// host (a redirect elsewhere goes without them: httpclient.SameHost) and caps
 // the body of every response.
 type transport struct {
 	base    http.RoundTripper
@@ -55,7 +55,7 @@ type transport struct {
 // newTransport builds the round tripper of the query client. Errors name
 // the option at fault and never echo a secret.
 func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (*transport, error) {
-	tlsConfig, err := scrape.TLSConfig(a.CAFile, a.Insecure)
+	tlsConfig, err := httpclient.TLSConfig(a.CAFile, a.Insecure)
 	if err != nil {
 		return nil, err
 	}
@@ -146,13 +146,8 @@ func (f *tokenFile) read() (string, error) {
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("User-Agent", "vtop")
-	if scrape.Loopback(req.URL.Hostname()) && req.Header.Get("Accept-Encoding") == "" {
-		// Go's transport would ask for gzip: on this machine compressing
-		// the raw read costs Prometheus more than sending it (see
-		// scrape.Loopback).
-		req.Header.Set("Accept-Encoding", "identity")
-	}
-	if scrape.SameHost(t.host, req.URL) {
+	httpclient.IdentityOnLoopback(req) // compressing costs Prometheus more than sending
+	if httpclient.SameHost(t.host, req.URL) {
 		if err := t.addAccess(req); err != nil {
 			return nil, err
 		}

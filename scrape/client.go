@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/httpclient"
 	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -77,33 +77,13 @@ func (e *Error) Error() string { return e.Target + ": " + e.Problem }
 
 var errRedirectLoop = fmt.Errorf("redirect loop (more than %d redirects)", maxRedirects)
 
-// TLSConfig is the TLS of vtop's clients (the scraper's, a Prometheus
-// server's): the system roots, or the PEM bundle in caFile; verification
-// skipped only on explicit request (--insecure). Errors name the option.
-func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
-	config := &tls.Config{InsecureSkipVerify: insecure}
-	if caFile == "" {
-		return config, nil
-	}
-	pem, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("CA file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("CA file %s: no PEM certificate found", caFile)
-	}
-	config.RootCAs = pool
-	return config, nil
-}
-
 // NewClient builds the shared client. Errors name the option at fault.
 func NewClient(opts ClientOptions) (*Client, error) {
 	c := &Client{maxBody: opts.MaxBody, headers: http.Header{}, pages: newPageBudget(opts.MaxMemory)}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBody
 	}
-	tlsConfig, err := TLSConfig(opts.CAFile, opts.Insecure)
+	tlsConfig, err := httpclient.TLSConfig(opts.CAFile, opts.Insecure)
 	if err != nil {
 		return nil, err
 	}
@@ -156,12 +136,12 @@ func addSecrets(auth string, headers http.Header) {
 }
 
 // checkRedirect caps redirects and keeps Authorization and the extra
-// headers from leaking to another host (SameHost).
+// headers from leaking to another host (httpclient.SameHost).
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > maxRedirects {
 		return errRedirectLoop
 	}
-	if !SameHost(via[0].URL, req.URL) {
+	if !httpclient.SameHost(via[0].URL, req.URL) {
 		req.Header.Del("Authorization")
 		for k := range c.headers {
 			req.Header.Del(k)
@@ -205,10 +185,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	req.Close = !keepAlive
 	req.Header.Set("Accept", acceptHeader)
 	req.Header.Set("User-Agent", "vtop")
-	if Loopback(req.URL.Hostname()) && req.Header.Get("Accept-Encoding") == "" {
-		// Go's transport would ask for gzip: not worth it on this machine.
-		req.Header.Set("Accept-Encoding", "identity")
-	}
+	httpclient.IdentityOnLoopback(req)
 	if c.auth != "" {
 		req.Header.Set("Authorization", c.auth)
 	}

@@ -8,10 +8,11 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/sim"
 )
 
-func readGPUs(t *testing.T, g *sim.GPUs, replica int) []gpu.GPU {
+func readGPUs(t *testing.T, g *sim.GPUs, replica int) []device.GPU {
 	t.Helper()
 	page, err := g.Render(replica)
 	if err != nil {

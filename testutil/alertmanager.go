@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -24,11 +22,8 @@ const alertmanagerBinary = "prometheus-alertmanager"
 // port, clustering off, with a receiver that sends nowhere: what it holds
 // is read back through its API.
 type Alertmanager struct {
-	t    testing.TB
-	dir  string
+	server
 	addr string
-	cmd  *exec.Cmd
-	done chan struct{}
 }
 
 // StartAlertmanager runs Debian's prometheus-alertmanager until the test
@@ -37,65 +32,20 @@ type Alertmanager struct {
 func StartAlertmanager(t testing.TB) *Alertmanager {
 	t.Helper()
 	bin := Binary(t, alertmanagerBinary, "prometheus-alertmanager", RequireAlertmanagerEnv)
-	a := &Alertmanager{t: t, dir: t.TempDir(), addr: ClosedPort(t)}
+	a := &Alertmanager{server: newServer(t, "alertmanager"), addr: ClosedPort(t)}
 	config := "route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n"
 	if err := os.WriteFile(filepath.Join(a.dir, "alertmanager.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log, err := os.Create(filepath.Join(a.dir, "alertmanager.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.cmd = exec.Command(bin, "--config.file="+filepath.Join(a.dir, "alertmanager.yml"),
-		"--storage.path="+filepath.Join(a.dir, "data"), "--web.listen-address="+a.addr,
-		"--cluster.listen-address=")
-	a.cmd.Stdout, a.cmd.Stderr = log, log
-	if err := a.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	a.done = make(chan struct{})
-	go func() { _ = a.cmd.Wait(); log.Close(); close(a.done) }()
-	t.Cleanup(a.stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(a.URL() + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return a
-			}
-		}
-		select {
-		case <-a.done:
-			t.Fatalf("alertmanager exited at start; its log: %s", a.Log())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	t.Fatalf("alertmanager not ready within 30s; its log: %s", a.Log())
-	return nil
+	t.Cleanup(a.Stop)
+	a.start(bin, []string{"--config.file=" + filepath.Join(a.dir, "alertmanager.yml"),
+		"--storage.path=" + filepath.Join(a.dir, "data"), "--web.listen-address=" + a.addr,
+		"--cluster.listen-address="}, a.URL()+"/-/ready", 30*time.Second)
+	return a
 }
 
 // URL is the server's base URL.
 func (a *Alertmanager) URL() string { return "http://" + a.addr }
-
-// Log returns the tail of the server's log.
-func (a *Alertmanager) Log() string {
-	b, _ := os.ReadFile(filepath.Join(a.dir, "alertmanager.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
-}
-
-func (a *Alertmanager) stop() {
-	_ = a.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-a.done:
-	case <-time.After(10 * time.Second):
-		_ = a.cmd.Process.Kill()
-		<-a.done
-	}
-}
 
 // HeldAlert is an alert as GET /api/v2/alerts returns it.
 type HeldAlert struct {

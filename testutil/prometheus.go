@@ -3,13 +3,11 @@ package testutil
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,14 +32,11 @@ func PrometheusTool(t testing.TB, name string) string {
 // Prometheus is a real Prometheus server run by a test on a free loopback
 // port: scraping loopback targets, or serving blocks made beforehand.
 type Prometheus struct {
-	t       testing.TB
+	server  // its directory holds the config and the log
 	bin     string
-	dir     string // config and log live here
 	data    string // the TSDB
 	addr    string // host:port it listens on
 	extra   []string
-	cmd     *exec.Cmd
-	done    chan struct{}
 	scrape  time.Duration
 	targets []string
 }
@@ -51,17 +46,21 @@ type Prometheus struct {
 // the test. It is stopped when the test ends.
 func StartPrometheus(t testing.TB, scrape time.Duration, targets []string) *Prometheus {
 	t.Helper()
-	p := newPrometheus(t)
-	p.scrape, p.targets = scrape, targets
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
+	return StartPrometheusJobs(t, scrape, targets, vllmJob(targets))
+}
+
+// vllmJob is the scrape_configs of one job "vllm" scraping targets.
+func vllmJob(targets []string) string {
+	return "  - job_name: vllm\n    static_configs:\n      - targets: [" + quoteAll(targets) + "]\n"
+}
+
+// quoteAll is each of s quoted, comma-separated, for a YAML list.
+func quoteAll(s []string) string {
+	quoted := make([]string, len(s))
+	for i, x := range s {
+		quoted[i] = fmt.Sprintf("%q", x)
 	}
-	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: [%s]\n",
-		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), strings.Join(quoted, ", ")))
-	p.Start()
-	t.Cleanup(p.Stop)
-	return p
+	return strings.Join(quoted, ", ")
 }
 
 // StartPrometheusRules is StartPrometheus that also loads the rule files
@@ -69,21 +68,7 @@ func StartPrometheus(t testing.TB, scrape time.Duration, targets []string) *Prom
 // interval: wins over it).
 func StartPrometheusRules(t testing.TB, scrape, evaluation time.Duration, targets []string, ruleFiles ...string) *Prometheus {
 	t.Helper()
-	p := newPrometheus(t)
-	p.scrape, p.targets = scrape, targets
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
-	}
-	files := make([]string, len(ruleFiles))
-	for i, f := range ruleFiles {
-		files[i] = fmt.Sprintf("%q", f)
-	}
-	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\n  evaluation_interval: %dms\nrule_files: [%s]\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n      - targets: [%s]\n",
-		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), evaluation.Milliseconds(), strings.Join(files, ", "), strings.Join(quoted, ", ")))
-	p.Start()
-	t.Cleanup(p.Stop)
-	return p
+	return startScraping(t, scrape, targets, fmt.Sprintf("  evaluation_interval: %dms\nrule_files: [%s]\n", evaluation.Milliseconds(), quoteAll(ruleFiles)), vllmJob(targets))
 }
 
 // StartPrometheusURLs is StartPrometheus for the metrics URLs of targets
@@ -91,23 +76,17 @@ func StartPrometheusRules(t testing.TB, scrape, evaluation time.Duration, target
 // scraped at its own path.
 func StartPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *Prometheus {
 	t.Helper()
-	p := newPrometheus(t)
-	p.scrape = scrape
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n  - job_name: vllm\n    static_configs:\n",
-		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds())
+	var targets []string
+	cfg := "  - job_name: vllm\n    static_configs:\n"
 	for _, raw := range urls {
 		u, err := url.Parse(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.targets = append(p.targets, u.Host)
-		fmt.Fprintf(&cfg, "      - targets: [%q]\n        labels: {__metrics_path__: %q}\n", u.Host, u.Path)
+		targets = append(targets, u.Host)
+		cfg += fmt.Sprintf("      - targets: [%q]\n        labels: {__metrics_path__: %q}\n", u.Host, u.Path)
 	}
-	p.writeConfig(cfg.String())
-	p.Start()
-	t.Cleanup(p.Stop)
-	return p
+	return StartPrometheusJobs(t, scrape, targets, cfg)
 }
 
 // StartPrometheusJobs is StartPrometheus with the scrape_configs given
@@ -116,10 +95,18 @@ func StartPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *Pro
 // WaitForWindow.
 func StartPrometheusJobs(t testing.TB, scrape time.Duration, targets []string, scrapeConfigs string) *Prometheus {
 	t.Helper()
+	return startScraping(t, scrape, targets, "", scrapeConfigs)
+}
+
+// startScraping runs Prometheus scraping every scrape interval with the
+// scrape_configs given; more is further YAML of the config, global's
+// lines (indented) first.
+func startScraping(t testing.TB, scrape time.Duration, targets []string, more, scrapeConfigs string) *Prometheus {
+	t.Helper()
 	p := newPrometheus(t)
 	p.scrape, p.targets = scrape, targets
-	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\nscrape_configs:\n%s",
-		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), scrapeConfigs))
+	p.writeConfig(fmt.Sprintf("global:\n  scrape_interval: %dms\n  scrape_timeout: %dms\n%sscrape_configs:\n%s",
+		scrape.Milliseconds(), (scrape * 9 / 10).Milliseconds(), more, scrapeConfigs))
 	p.Start()
 	t.Cleanup(p.Stop)
 	return p
@@ -148,20 +135,17 @@ func ServeBlocks(t testing.TB, dir string) *Prometheus {
 func EvaluateRules(t testing.TB, over *Prometheus, evaluation time.Duration, ruleFiles ...string) *Prometheus {
 	t.Helper()
 	p := newPrometheus(t)
-	files := make([]string, len(ruleFiles))
-	for i, f := range ruleFiles {
-		files[i] = fmt.Sprintf("%q", f)
-	}
 	p.writeConfig(fmt.Sprintf("global:\n  evaluation_interval: %dms\nrule_files: [%s]\nscrape_configs: []\nremote_read:\n  - url: %q\n    read_recent: true\n",
-		evaluation.Milliseconds(), strings.Join(files, ", "), over.URL()+"/api/v1/read"))
+		evaluation.Milliseconds(), quoteAll(ruleFiles), over.URL()+"/api/v1/read"))
 	p.Start()
 	t.Cleanup(p.Stop)
 	return p
 }
 
 func newPrometheus(t testing.TB) *Prometheus {
-	dir := t.TempDir()
-	return &Prometheus{t: t, bin: PrometheusTool(t, "prometheus"), dir: dir, data: filepath.Join(dir, "data"), addr: ClosedPort(t)}
+	p := &Prometheus{server: newServer(t, "prometheus"), bin: PrometheusTool(t, "prometheus"), addr: ClosedPort(t)}
+	p.data = filepath.Join(p.dir, "data")
+	return p
 }
 
 func (p *Prometheus) writeConfig(cfg string) {
@@ -178,63 +162,8 @@ func (p *Prometheus) URL() string { return "http://" + p.addr }
 // Stop) and waits until it is ready.
 func (p *Prometheus) Start() {
 	p.t.Helper()
-	log, err := os.OpenFile(filepath.Join(p.dir, "prometheus.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	args := append([]string{"--config.file=" + filepath.Join(p.dir, "prometheus.yml"),
-		"--storage.tsdb.path=" + p.data, "--web.listen-address=" + p.addr}, p.extra...)
-	p.cmd = exec.Command(p.bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.done = make(chan struct{})
-	go func() { _ = p.cmd.Wait(); log.Close(); close(p.done) }()
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(p.URL() + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-p.done:
-			p.t.Fatalf("prometheus exited at start; its log: %s", p.Log())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	p.t.Fatalf("prometheus not ready within a minute; its log: %s", p.Log())
-}
-
-// Stop ends the server (SIGTERM, then SIGKILL) and waits for it.
-func (p *Prometheus) Stop() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-// Log returns the tail of the server's log.
-func (p *Prometheus) Log() string {
-	b, _ := os.ReadFile(filepath.Join(p.dir, "prometheus.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
+	p.start(p.bin, append([]string{"--config.file=" + filepath.Join(p.dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + p.data, "--web.listen-address=" + p.addr}, p.extra...), p.URL()+"/-/ready", time.Minute)
 }
 
 // API returns a query client of the server.

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -29,11 +27,8 @@ func VictoriaMetricsBinary(t testing.TB) string {
 // samples of any age (retention 100 years) and caching no answer, so
 // that what was imported is what a query reads.
 type VictoriaMetrics struct {
-	t    testing.TB
-	dir  string
+	server
 	addr string
-	cmd  *exec.Cmd
-	done chan struct{}
 }
 
 // StartVictoriaMetrics runs an empty VictoriaMetrics until the test ends
@@ -41,37 +36,11 @@ type VictoriaMetrics struct {
 func StartVictoriaMetrics(t testing.TB, extra ...string) *VictoriaMetrics {
 	t.Helper()
 	bin := VictoriaMetricsBinary(t)
-	v := &VictoriaMetrics{t: t, dir: t.TempDir(), addr: ClosedPort(t)}
-	log, err := os.Create(filepath.Join(v.dir, "victoria-metrics.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.cmd = exec.Command(bin, append([]string{"-storageDataPath=" + filepath.Join(v.dir, "data"), "-httpListenAddr=" + v.addr,
-		"-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"}, extra...)...)
-	v.cmd.Stdout, v.cmd.Stderr = log, log
-	if err := v.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	v.done = make(chan struct{})
-	go func() { _ = v.cmd.Wait(); log.Close(); close(v.done) }()
+	v := &VictoriaMetrics{server: newServer(t, "victoria-metrics"), addr: ClosedPort(t)}
 	t.Cleanup(v.Stop)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(v.URL() + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return v
-			}
-		}
-		select {
-		case <-v.done:
-			t.Fatalf("victoria-metrics exited at start; its log: %s", v.Log())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	t.Fatalf("victoria-metrics not ready within 30 s; its log: %s", v.Log())
-	return nil
+	v.start(bin, append([]string{"-storageDataPath=" + filepath.Join(v.dir, "data"), "-httpListenAddr=" + v.addr,
+		"-retentionPeriod=100y", "-search.disableCache", "-loggerLevel=WARN"}, extra...), v.URL()+"/health", 30*time.Second)
+	return v
 }
 
 // URL is the server's base URL (its Prometheus query API is under it).
@@ -97,32 +66,4 @@ func (v *VictoriaMetrics) Import(path string, ready func() bool) {
 		v.t.Fatalf("victoria-metrics import of %s: %s; its log: %s", path, resp.Status, v.Log())
 	}
 	WaitFor(v.t, 30*time.Second, fmt.Sprintf("victoria-metrics to show what %s imported", path), ready)
-}
-
-// Stop ends the server (SIGTERM, then SIGKILL) and waits for it.
-func (v *VictoriaMetrics) Stop() {
-	if v.cmd == nil || v.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-v.done:
-		return
-	default:
-	}
-	_ = v.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-v.done:
-	case <-time.After(20 * time.Second):
-		_ = v.cmd.Process.Kill()
-		<-v.done
-	}
-}
-
-// Log returns the tail of the server's log.
-func (v *VictoriaMetrics) Log() string {
-	b, _ := os.ReadFile(filepath.Join(v.dir, "victoria-metrics.log"))
-	if len(b) > 2000 {
-		b = b[len(b)-2000:]
-	}
-	return string(b)
 }

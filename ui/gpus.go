@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/ring"
 )
 
@@ -32,10 +32,10 @@ type gpuPoint struct {
 type gpuHistory map[string]*ring.Ring[gpuPoint]
 
 // gpuID names a GPU across reports: its host and its key there.
-func gpuID(g gpu.GPU) string { return g.Host + "|" + g.Key() }
+func gpuID(g device.GPU) string { return g.Host + "|" + g.Key() }
 
 // record pushes a report's GPUs and forgets the ones that left.
-func (h gpuHistory) record(gs []gpu.GPU, limit int) {
+func (h gpuHistory) record(gs []device.GPU, limit int) {
 	seen := make(map[string]bool, len(gs))
 	for _, g := range gs {
 		id := gpuID(g)
@@ -63,7 +63,7 @@ type gpuStrip struct {
 	full    bool // a cell per GPU; otherwise one line
 	compact bool // cells without clock, power limit and replica, two or more a row
 	maxRows int  // rows of cells in full mode
-	gpus    []gpu.GPU
+	gpus    []device.GPU
 	sources []analysis.GPUSource
 }
 
@@ -257,7 +257,7 @@ func (s gpuStrip) summaryLine() string {
 // cell is one GPU: name, utilisation and memory bars, power, temperature,
 // SM clock, XID and the replica it is joined to; compact, the bar of
 // utilisation, the memory share, power, temperature and XID.
-func (s gpuStrip) cell(g gpu.GPU) string {
+func (s gpuStrip) cell(g device.GPU) string {
 	th := s.theme
 	name := fitWidth(s.name(g), s.nameWidth())
 	xid := "      "
@@ -291,7 +291,7 @@ func (s gpuStrip) cell(g gpu.GPU) string {
 
 // name is how the strip names a GPU: "GPU 3", or "host/3" when the GPUs
 // span hosts; a MIG instance adds its profile.
-func (s gpuStrip) name(g gpu.GPU) string {
+func (s gpuStrip) name(g device.GPU) string {
 	n := "GPU " + indexText(g.Index)
 	if s.manyHosts() {
 		n = shortHost(g.Host) + "/" + indexText(g.Index)
@@ -416,7 +416,7 @@ func (s stats) mean() float64 {
 // gpuDetail is the GPU section of a replica's detail view: one line per
 // joined GPU with its figures and sparklines of utilisation, memory and
 // power over the history.
-func gpuDetail(th *Theme, gs []gpu.GPU, hist gpuHistory, w int) []string {
+func gpuDetail(th *Theme, gs []device.GPU, hist gpuHistory, w int) []string {
 	if len(gs) == 0 {
 		return nil
 	}
@@ -446,7 +446,7 @@ func gpuDetail(th *Theme, gs []gpu.GPU, hist gpuHistory, w int) []string {
 }
 
 // joinEvidence says how a GPU came to be joined to its replica.
-func joinEvidence(g gpu.GPU) string {
+func joinEvidence(g device.GPU) string {
 	switch {
 	case g.Pod != "":
 		return "pod " + g.Pod

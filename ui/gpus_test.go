@@ -8,13 +8,13 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // h100 is an H100 on host, joined to replica, its figures as a quarter of
 // a busy fleet reports them.
-func h100(host string, index int, replica string, util float64) gpu.GPU {
-	g := gpu.Unknown()
+func h100(host string, index int, replica string, util float64) device.GPU {
+	g := device.Unknown()
 	g.Host, g.Index, g.UUID, g.Model, g.Replica, g.Source = host, index, "GPU-"+host+string(rune('0'+index)), "NVIDIA H100 80GB HBM3", replica, "http://"+host+":9400/metrics"
 	g.Utilization, g.MemoryUsedBytes, g.MemoryTotalBytes = util, 40<<30, 80<<30
 	g.PowerWatts, g.PowerLimitWatts, g.TemperatureCelsius = 400, 700, 61
@@ -26,11 +26,11 @@ func h100(host string, index int, replica string, util float64) gpu.GPU {
 // and one GPU whose source gives no figures but its identity.
 func withGPUs() analysis.Report {
 	r := allStates(t0)
-	gs := []gpu.GPU{
+	gs := []device.GPU{
 		h100("gpu-a", 0, "gpu-a:8000", 0.62),
 		h100("gpu-c", 0, "gpu-c:8000", 0.31),
 		h100("gpu-g", 0, "gpu-g:8000", 0.9),
-		gpu.Unknown(),
+		device.Unknown(),
 	}
 	gs[2].XID = 79
 	gs[3].Host, gs[3].Index, gs[3].Source = "gpu-h", 1, "nvidia-smi"
@@ -152,7 +152,7 @@ func TestFoundInHeader(t *testing.T) {
 // body; the title says how many are shown.
 func TestGPUStripBounded(t *testing.T) {
 	r := allStates(t0)
-	var gs []gpu.GPU
+	var gs []device.GPU
 	for i := range 40 {
 		gs = append(gs, h100("node", i, "", 0.5))
 	}

@@ -17,6 +17,19 @@ func sparkline(vals []float64, width int, lo, hi float64) string {
 	if width <= 0 {
 		return ""
 	}
+	vals, hi = lastOnScale(vals, width, lo, hi)
+	var b strings.Builder
+	b.Grow(width * 3)
+	b.WriteString(strings.Repeat(" ", width-len(vals)))
+	for _, v := range vals {
+		b.WriteRune(sparkRune(v, lo, hi))
+	}
+	return b.String()
+}
+
+// lastOnScale is the last width of vals, and the top of their scale: hi,
+// or where hi ≤ lo the largest of them (lo at least).
+func lastOnScale(vals []float64, width int, lo, hi float64) ([]float64, float64) {
 	if len(vals) > width {
 		vals = vals[len(vals)-width:]
 	}
@@ -28,13 +41,7 @@ func sparkline(vals []float64, width int, lo, hi float64) string {
 			}
 		}
 	}
-	var b strings.Builder
-	b.Grow(width * 3)
-	b.WriteString(strings.Repeat(" ", width-len(vals)))
-	for _, v := range vals {
-		b.WriteRune(sparkRune(v, lo, hi))
-	}
-	return b.String()
+	return vals, hi
 }
 
 // sparkRune maps one value onto the eight levels.
@@ -60,17 +67,7 @@ func sparkRows(vals []float64, width int, lo, hi float64, rows int) []string {
 	if width <= 0 {
 		return make([]string, rows)
 	}
-	if len(vals) > width {
-		vals = vals[len(vals)-width:]
-	}
-	if hi <= lo {
-		hi = lo
-		for _, v := range vals {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) && v > hi {
-				hi = v
-			}
-		}
-	}
+	vals, hi = lastOnScale(vals, width, lo, hi)
 	out := make([]string, rows)
 	for k := range out {
 		var b strings.Builder

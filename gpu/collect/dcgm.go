@@ -11,6 +11,7 @@ import (
 
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
 )
@@ -87,7 +88,7 @@ func (e *Exporter) Snapshot() Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.snap
-	s.GPUs = append([]gpu.GPU(nil), s.GPUs...)
+	s.GPUs = append([]device.GPU(nil), s.GPUs...)
 	return s
 }
 
@@ -120,7 +121,7 @@ func (e *Exporter) poll(ctx context.Context) {
 // and says why.
 func (e *Exporter) readOnce(ctx context.Context, buf []byte) []byte {
 	body, _, err := e.opts.Client.Fetch(ctx, e.target, e.opts.Timeout, buf)
-	var gs []gpu.GPU
+	var gs []device.GPU
 	if err == nil {
 		gs, err = gpu.ParseDCGM(body, e.target.URL)
 		if err != nil {

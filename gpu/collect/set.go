@@ -3,7 +3,7 @@ package collect
 import (
 	"math"
 
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 // Reader is a running GPU reader: an *SMI or an *Exporter.
@@ -17,7 +17,7 @@ type Reader interface {
 // notes. A GPU seen by nvidia-smi and by an exporter (the same UUID and
 // MIG instance) is listed once: the exporter's reading, which has XIDs and
 // pods, completed by nvidia-smi's figures and compute processes.
-func Merge(snaps ...Snapshot) (gs []gpu.GPU, notes []string) {
+func Merge(snaps ...Snapshot) (gs []device.GPU, notes []string) {
 	index := map[string]int{}
 	for _, s := range snaps {
 		if s.Note != "" {
@@ -34,18 +34,18 @@ func Merge(snaps ...Snapshot) (gs []gpu.GPU, notes []string) {
 			gs[i] = combine(gs[i], g)
 		}
 	}
-	gpu.Sort(gs)
+	device.Sort(gs)
 	return gs, notes
 }
 
 // combine keeps the exporter's reading of a GPU two sources report and
 // fills what it lacks from nvidia-smi's.
-func combine(a, b gpu.GPU) gpu.GPU {
+func combine(a, b device.GPU) device.GPU {
 	exp, smi := a, b
-	if a.Source == gpu.SourceSMI {
+	if a.Source == device.SourceSMI {
 		exp, smi = b, a
 	}
-	if exp.Source == gpu.SourceSMI {
+	if exp.Source == device.SourceSMI {
 		return b // two nvidia-smi readings: the later
 	}
 	fill := func(dst *float64, src float64) {

@@ -4,21 +4,21 @@ import (
 	"math"
 	"testing"
 
-	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 )
 
 func TestMerge(t *testing.T) {
-	smi := gpu.Unknown()
-	smi.UUID, smi.Index, smi.Source = "GPU-a", 0, gpu.SourceSMI
+	smi := device.Unknown()
+	smi.UUID, smi.Index, smi.Source = "GPU-a", 0, device.SourceSMI
 	smi.Utilization, smi.PowerLimitWatts, smi.PIDs, smi.ClockEventReasons = 0.5, 700, []int{42}, 4
-	exp := gpu.Unknown()
+	exp := device.Unknown()
 	exp.UUID, exp.Index, exp.Source, exp.XID, exp.Pod = "GPU-a", 0, "http://localhost:9400/metrics", 79, "vllm-0"
 	exp.Utilization = 0.6
-	other := gpu.Unknown()
-	other.UUID, other.Index, other.Source = "GPU-b", 1, gpu.SourceSMI
+	other := device.Unknown()
+	other.UUID, other.Index, other.Source = "GPU-b", 1, device.SourceSMI
 
-	gs, notes := Merge(Snapshot{GPUs: []gpu.GPU{smi, other}, OK: true},
-		Snapshot{GPUs: []gpu.GPU{exp}, Note: "dcgm-exporter slow"}, Snapshot{Note: "x"})
+	gs, notes := Merge(Snapshot{GPUs: []device.GPU{smi, other}, OK: true},
+		Snapshot{GPUs: []device.GPU{exp}, Note: "dcgm-exporter slow"}, Snapshot{Note: "x"})
 	if len(gs) != 2 || len(notes) != 2 {
 		t.Fatalf("%d GPUs, notes %v", len(gs), notes)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/gpu/device"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -79,7 +80,7 @@ func (o *SMIOptions) defaults() {
 // Snapshot is what a reader knows now.
 type Snapshot struct {
 	// GPUs are the latest readings, sorted; each is a copy.
-	GPUs []gpu.GPU
+	GPUs []device.GPU
 	// OK is true while the source answers.
 	OK bool
 	// Note says what is wrong (or, while starting, what is tried); ""
@@ -97,7 +98,7 @@ type SMI struct {
 	done    sync.WaitGroup
 
 	mu     sync.Mutex
-	gpus   map[string]gpu.GPU
+	gpus   map[string]device.GPU
 	seen   map[string]time.Time // when each GPU was last reported
 	over   time.Time            // when a row past MaxGPUs was last dropped
 	procs  []gpu.Process
@@ -113,7 +114,7 @@ type SMI struct {
 func StartSMI(ctx context.Context, opts SMIOptions) *SMI {
 	opts.defaults()
 	ctx, stop := context.WithCancel(ctx)
-	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]gpu.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
+	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
 	path, err := exec.LookPath(opts.Command)
 	if err != nil {
 		s.setNote(false, opts.Command+" not found on PATH: no GPU figures from this host")
@@ -140,12 +141,12 @@ func (s *SMI) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forget(time.Now())
-	gs := make([]gpu.GPU, 0, len(s.gpus))
+	gs := make([]device.GPU, 0, len(s.gpus))
 	for _, g := range s.gpus {
 		gs = append(gs, g)
 	}
 	gpu.AttachProcesses(gs, s.procs)
-	gpu.Sort(gs)
+	device.Sort(gs)
 	return Snapshot{GPUs: gs, OK: s.ok, Note: s.note, At: s.at}
 }
 
@@ -276,7 +277,7 @@ func (s *SMI) readRows(ctx context.Context, lines <-chan string, fields []string
 
 // store keeps one GPU's reading. A GPU beyond MaxGPUs is dropped, and
 // the note says so while such rows keep coming.
-func (s *SMI) store(g gpu.GPU) {
+func (s *SMI) store(g device.GPU) {
 	now := time.Now()
 	s.mu.Lock()
 	k := g.Key()

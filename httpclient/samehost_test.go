@@ -1,4 +1,4 @@
-package scrape
+package httpclient
 
 import (
 	"net/url"

@@ -139,7 +139,7 @@ func benchmarkRound(b *testing.B, targets []scrape.Target) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mon := monitor.New(poller, analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
+	mon := monitor.New(monitor.Of(poller), analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

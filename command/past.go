@@ -414,11 +414,10 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	ms, err := w.prometheusSource()
+	src, err := w.prometheusSource()
 	if err != nil {
 		return err
 	}
-	src := ms.(*promsource.Source)
 	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
 	if !screen {
 		return w.printPast(ctx, env, src, p, cfg)
@@ -486,11 +485,10 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	ms, err := w.prometheusSource()
+	src, err := w.prometheusSource()
 	if err != nil {
 		return err
 	}
-	src := ms.(*promsource.Source)
 	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
 	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("2006-01-02 15:04:05"), zoneNote(p.reports[0]), r.Output)

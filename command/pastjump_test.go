@@ -108,7 +108,7 @@ func TestPastJumpBenchmark(t *testing.T) {
 	src.SetPaused(true)
 	msgs := make(chan tea.Msg, 100)
 	pl := player{src}
-	mon := monitor.New(src, cfg, replayOutput(rec.Ticks(), pl, func(m tea.Msg) { msgs <- m }))
+	mon := monitor.New(src.Paced(), cfg, replayOutput(rec.Ticks(), pl, func(m tea.Msg) { msgs <- m }))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	computed := make(chan struct{})

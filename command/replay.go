@@ -167,7 +167,7 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	ticks := rec.Ticks()
 	var program *tea.Program
 	send := func(msg tea.Msg) { program.Send(msg) }
-	mon := monitor.New(src, cfg, replayOutput(ticks, pl, send))
+	mon := monitor.New(src.Paced(), cfg, replayOutput(ticks, pl, send))
 	src.OnReport(stretchEvents(send))
 	model := ui.New(ui.Options{
 		Interval:   rec.Header.Interval,

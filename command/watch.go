@@ -326,7 +326,7 @@ func (w *Watch) checkInputs(ctx context.Context) error {
 }
 
 // prometheusSource is the source that reads the fleet from --prometheus.
-func (w *Watch) prometheusSource() (monitor.Source, error) {
+func (w *Watch) prometheusSource() (*promsource.Source, error) {
 	maxMemory, err := w.maxMemory()
 	if err != nil {
 		return nil, err
@@ -365,20 +365,27 @@ func (w *Watch) prometheusSource() (monitor.Source, error) {
 	return src, nil
 }
 
-// source is where the readings come from: the fleet's Prometheus server,
-// or vtop's own scrapes of the targets.
+// source is where the readings come from, with what the source can do:
+// the fleet's Prometheus server (everything a store can), or vtop's own
+// scrapes of the targets (readings alone).
 func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
-	if w.Prometheus != "" {
-		src, err := w.prometheusSource()
-		if err != nil {
-			return nil, err
-		}
-		prom, _ := src.(*promsource.Source)
-		if w.gpuIn, err = w.startGPUs(ctx, nil, found{}, prom, nil); err != nil {
-			return nil, err
-		}
-		return src, nil
+	if w.Prometheus == "" {
+		poller, err := w.poller(ctx, env)
+		return monitor.Of(poller), err
 	}
+	prom, err := w.prometheusSource()
+	if err != nil {
+		return monitor.Source{}, err
+	}
+	if w.gpuIn, err = w.startGPUs(ctx, nil, found{}, prom, nil); err != nil {
+		return monitor.Source{}, err
+	}
+	return monitor.Source{Feed: prom, ReadingsAt: prom.ReadingsAt, Status: prom.Status, History: prom.History,
+		SetWindow: prom.SetWindow, SetWanted: prom.SetWanted, SetInView: prom.SetInView}, nil
+}
+
+// poller is the source of vtop's own scrapes of the targets.
+func (w *Watch) poller(ctx context.Context, env *Env) (*scrape.Poller, error) {
 	clientOpts, err := w.options()
 	if err != nil {
 		return nil, err
@@ -502,7 +509,7 @@ func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 // holds the window (Prometheus) answers at once: nothing to count down.
 func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) error {
 	wait := w.Window
-	if _, holdsWindow := source.(monitor.Windowed); holdsWindow {
+	if source.HoldsWindow() {
 		wait = 0
 	}
 	targets := len(source.Readings(nil))

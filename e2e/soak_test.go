@@ -125,7 +125,7 @@ func TestSoak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mon := monitor.New(poller, analysis.DefaultConfig(), consumer.consume)
+	mon := monitor.New(monitor.Of(poller), analysis.DefaultConfig(), consumer.consume)
 	consumer.poller = poller
 
 	runCtx, stopRun := context.WithCancel(context.Background())

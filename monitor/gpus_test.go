@@ -39,7 +39,7 @@ func TestMonitorReadsGPUsEachReport(t *testing.T) {
 	reports := make(chan analysis.Report, 100)
 	cfg := analysis.DefaultConfig()
 	cfg.Window = time.Second
-	m := New(p, cfg, func(r analysis.Report) error { reports <- r; return nil })
+	m := New(Of(p), cfg, func(r analysis.Report) error { reports <- r; return nil })
 	m.SetGPUs(in)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -8,41 +8,13 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// The interfaces below are optional: a Source implements them when it can.
-// The direct scraper implements none of them; a source that reads a
-// Prometheus server implements all three.
-
-// Historian is a Source that already holds the past, such as a Prometheus
-// server: the screen can start with full charts instead of empty ones.
-type Historian interface {
-	// History returns the charted figures of every target over the span
-	// that ends now, at most points per target, evenly spaced. Text in it
-	// is safe to draw.
-	History(ctx context.Context, span time.Duration, points int) ([]catalogue.TargetHistory, error)
-}
-
-// Windowed is a Source that fetches exactly the analysis window for each
-// evaluation (a Prometheus server is asked for the window's raw samples)
-// rather than keeping everything it read: it must be told the window. The
-// monitor does so at start and on every change.
-type Windowed interface {
-	SetWindow(d time.Duration)
-}
-
-// StatusReporter is a Source that can fail as a whole. What the header
-// shows: Problem and the age of LastGood when not OK.
-type StatusReporter interface {
-	Status() catalogue.SourceStatus
-}
-
-// sourceStatus is the status a report carries: a StatusReporter's, nil for
-// a source whose targets speak for themselves.
+// sourceStatus is the status a report carries: the source's Status, nil
+// for a source whose targets speak for themselves.
 func sourceStatus(src Source) *analysis.SourceStatus {
-	sr, ok := src.(StatusReporter)
-	if !ok {
+	if src.Status == nil {
 		return nil
 	}
-	st := sr.Status()
+	st := src.Status()
 	out := &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood,
 		Checked: st.Checked, Warnings: st.Warnings, Store: st.Store, StoreVersion: st.StoreVersion,
 		RefreshSeconds: st.LastRefresh.Seconds(), Queries: st.Queries, Path: st.Path}
@@ -64,7 +36,7 @@ type historyRequest struct {
 }
 
 // SetHistory asks Run to load span of history, at most points per target,
-// from a source that holds it (a Historian) and hand it to out once, beside
+// from a source that holds it (History) and hand it to out once, beside
 // the first report (in either order). Sources without history ignore it;
 // so does a failure, which the source's Status tells. Call before Run.
 func (m *Monitor) SetHistory(span time.Duration, points int, out HistoryOutput) {
@@ -73,11 +45,10 @@ func (m *Monitor) SetHistory(span time.Duration, points int, out HistoryOutput) 
 
 // loadHistory runs the history request, if any, against the source.
 func (m *Monitor) loadHistory(ctx context.Context) {
-	h, ok := m.source.(Historian)
-	if m.history == nil || !ok || m.history.span <= 0 {
+	if m.history == nil || m.source.History == nil || m.history.span <= 0 {
 		return
 	}
-	th, err := h.History(ctx, m.history.span, m.history.points)
+	th, err := m.source.History(ctx, m.history.span, m.history.points)
 	if err != nil || ctx.Err() != nil {
 		return
 	}
@@ -111,10 +82,11 @@ func point(hp catalogue.HistoryPoint) analysis.Point {
 
 // tellWindow passes the window to a source that fetches it itself.
 func tellWindow(source Source, d time.Duration) {
-	if w, ok := source.(Windowed); ok {
-		if d <= 0 {
-			d = analysis.DefaultConfig().Window
-		}
-		w.SetWindow(d)
+	if source.SetWindow == nil {
+		return
 	}
+	if d <= 0 {
+		d = analysis.DefaultConfig().Window
+	}
+	source.SetWindow(d)
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // historySource is a keepingSource that holds a past and fetches its own
-// window.
+// window (source).
 type historySource struct {
 	keepingSource
 	history []catalogue.TargetHistory
@@ -31,13 +31,18 @@ func (s *historySource) History(ctx context.Context, span time.Duration, points 
 	return s.history, s.err
 }
 
+// source is s with what it can do: History and SetWindow.
+func (s *historySource) source() Source {
+	return Source{Feed: s, History: s.History, SetWindow: s.SetWindow}
+}
+
 func (s *historySource) SetWindow(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.windows = append(s.windows, d)
 }
 
-// The monitor tells a Windowed source the window at start and on every
+// The monitor tells a source that fetches its window (SetWindow) the window at start and on every
 // change, the default when the config leaves it at zero.
 func TestMonitorTellsTheWindow(t *testing.T) {
 	tests := []struct {
@@ -51,7 +56,7 @@ func TestMonitorTellsTheWindow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		src := &historySource{}
-		m := New(src, analysis.Config{Window: tt.start}, nil)
+		m := New(src.source(), analysis.Config{Window: tt.start}, nil)
 		for _, d := range tt.set {
 			m.SetWindow(d)
 		}
@@ -88,7 +93,7 @@ func TestMonitorLoadsHistoryOnce(t *testing.T) {
 	for _, tt := range tests {
 		src := &historySource{err: tt.err, history: []catalogue.TargetHistory{{Target: "a", Points: []catalogue.HistoryPoint{{Time: at, Values: values}}}}}
 		got := make(chan map[string][]analysis.Point, 2)
-		m := New(src, analysis.DefaultConfig(), func(analysis.Report) error { return nil })
+		m := New(src.source(), analysis.DefaultConfig(), func(analysis.Report) error { return nil })
 		m.SetHistory(15*time.Minute, 100, func(h map[string][]analysis.Point) { got <- h })
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -175,12 +180,13 @@ func (s *evaluatedSource) ReadingsAt(dst []catalogue.Readings) ([]catalogue.Read
 
 func (s *evaluatedSource) Now() time.Time { return s.at.Add(5 * time.Second) }
 
-// A report of an Evaluated source is evaluated at the time its readings
+// A report of a source whose readings carry their time (ReadingsAt) is evaluated at the time its readings
 // belong to, not at the source's clock read apart from them: once and
 // live.
 func TestReportAtTheReadingsTime(t *testing.T) {
 	at := time.Unix(1e9, 0)
-	src := &evaluatedSource{at: at}
+	evaluated := &evaluatedSource{at: at}
+	src := Source{Feed: evaluated, ReadingsAt: evaluated.ReadingsAt, SetWindow: evaluated.SetWindow}
 	r, err := Once(context.Background(), src, analysis.Config{Window: 30 * time.Second}, 0)
 	if err != nil || !r.Time.Equal(at) {
 		t.Errorf("once: report at %v (error %v), want %v", r.Time, err, at)

@@ -70,28 +70,28 @@ func (m *Monitor) SetWindow(d time.Duration) {
 	m.mu.Unlock()
 }
 
-// SetWanted tells a Wanting source which targets are wanted in detail
-// from its next refresh on (nil: none), and asks for that refresh at once
-// so that a detail view opened gets them without waiting an interval. A
-// source that is not Wanting ignores it. Safe to call from any goroutine.
+// SetWanted tells a source that reads some targets in more detail
+// (Source.SetWanted) which are wanted from its next refresh on (nil:
+// none), and asks for that refresh at once so that a detail view opened
+// gets them without waiting an interval. Other sources ignore it. Safe to
+// call from any goroutine.
 func (m *Monitor) SetWanted(targets []string) {
-	w, ok := m.source.(Wanting)
-	if !ok {
+	if m.source.SetWanted == nil {
 		return
 	}
-	w.SetWanted(targets)
+	m.source.SetWanted(targets)
 	if len(targets) > 0 {
 		m.Refresh()
 	}
 }
 
-// SetInView tells a Viewing source which targets are on screen, and asks
-// for a refresh at once when the source says the set calls for one (a
-// scroll brought replicas it read in less detail), so that their rows
-// fill without waiting an interval. A source that is not Viewing ignores
-// it. Safe to call from any goroutine.
+// SetInView tells a source that reads the targets on screen in more
+// detail (Source.SetInView) which they are, and asks for a refresh at once
+// when the source says the set calls for one (a scroll brought replicas it
+// read in less detail), so that their rows fill without waiting an
+// interval. Other sources ignore it. Safe to call from any goroutine.
 func (m *Monitor) SetInView(targets []string) {
-	if v, ok := m.source.(Viewing); ok && v.SetInView(targets) {
+	if m.source.SetInView != nil && m.source.SetInView(targets) {
 		m.Refresh()
 	}
 }
@@ -106,55 +106,79 @@ func (m *Monitor) Refresh() {
 }
 
 // Run collects and analyses until ctx is done or an output fails. The first
-// report follows the first readings of every target.
+// report follows the first readings of every target; then one follows
+// every interval and every refresh, or, for a source that sets the pace
+// (Steps), every step.
 func (m *Monitor) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait() // deferred first, so it runs after cancel
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg.Go(func() { _ = m.source.Run(ctx) })
-	if paced, ok := m.source.(Paced); ok {
-		return m.runPaced(ctx, paced)
-	}
 	wg.Go(func() { m.loadHistory(ctx) })
 
+	// A source's steps are its only pace; otherwise the ticker and the
+	// refreshes, the first one at once, are.
 	interval := m.source.Interval()
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	round := m.source.Refresh()
+	var ticker *time.Ticker
+	var tick <-chan time.Time
+	var kick chan struct{}
+	var round <-chan struct{}
+	if m.source.Steps == nil {
+		ticker = time.NewTicker(interval)
+		defer ticker.Stop()
+		tick, kick, round = ticker.C, m.kick, m.source.Refresh()
+	}
 	var readings []catalogue.Readings
 	var prev *analysis.Report
-	analyze := func() error {
-		m.mu.Lock()
-		cfg := m.cfg
-		m.mu.Unlock()
-		var now time.Time
-		readings, now = readingsNow(m.source, readings)
-		r := analysis.Analyze(now, readings, cfg, prev)
-		r.SetSource(sourceStatus(m.source))
-		addGPUs(&r, prev, m.gpus)
-		prev = &r
-		m.observe(now, cfg, readings, &r)
-		return m.output(r)
-	}
 	for {
-		var err error
+		var step Step
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-ticker.C:
-			err = analyze()
+		case <-kick:
+			round = m.source.Refresh()
+			continue
+		case step = <-m.source.Steps:
+		case <-tick:
+			step = m.source.step(readings)
 		case <-round:
 			round = nil
-			err = analyze()
+			step = m.source.step(readings)
 			ticker.Reset(interval) // the round was a report; keep the rhythm from here
-		case <-m.kick:
-			round = m.source.Refresh()
 		}
-		if err != nil {
+		readings = step.Readings
+		var err error
+		if prev, err = m.report(step, prev); err != nil {
 			return err
 		}
 	}
+}
+
+// report evaluates one step against the report before it (prev, or the
+// step's own after a jump) and hands it to the outputs; it returns the
+// report, the next one's prev.
+func (m *Monitor) report(step Step, prev *analysis.Report) (*analysis.Report, error) {
+	m.mu.Lock()
+	cfg := m.cfg
+	if step.Window > 0 && !m.windowSet {
+		cfg.Window = step.Window
+	}
+	m.mu.Unlock()
+	if step.Restart {
+		prev = step.Prev
+	}
+	r := evaluate(m.source, step, cfg, prev)
+	addGPUs(&r, prev, m.gpus)
+	m.observe(step.Now, cfg, step.Readings, &r)
+	return &r, m.output(r)
+}
+
+// evaluate is the report of step against prev, with the source's status.
+func evaluate(source Source, step Step, cfg analysis.Config, prev *analysis.Report) analysis.Report {
+	r := analysis.Analyze(step.Now, step.Readings, cfg, prev)
+	r.SetSource(sourceStatus(source))
+	return r
 }
 
 // Once reads every target, waits (wait, or cfg.Window when zero) while the
@@ -162,17 +186,16 @@ func (m *Monitor) Run(ctx context.Context) error {
 // in between: the --once mode. The wait ends early when no target has
 // answered silentIntervals intervals in (waitWindow). The window is
 // widened when needed so that the first reading is inside it. A source
-// that already holds the window (Windowed: a Prometheus server) is read
+// that already holds the window (SetWindow: a Prometheus server) is read
 // once, without waiting. The error is ctx's.
 func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Duration) (analysis.Report, error) {
-	if _, holdsWindow := source.(Windowed); holdsWindow {
+	if source.HoldsWindow() {
 		return onceFromStore(ctx, source, cfg)
 	}
 	if wait <= 0 {
 		wait = cfg.Window
 	}
 	source.Keep(keepFor(max(wait, cfg.Window), source.Interval()) + source.Interval())
-	tellWindow(source, cfg.Window)
 	defer runSource(ctx, source)()
 
 	start := source.Now()
@@ -185,12 +208,11 @@ func Once(ctx context.Context, source Source, cfg analysis.Config, wait time.Dur
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
-	readings, now := readingsNow(source, nil)
-	now, span := readSpan(readings, start, now)
+	step := source.step(nil)
+	var span time.Duration
+	step.Now, span = readSpan(step.Readings, start, step.Now)
 	cfg.Window = max(cfg.Window, span)
-	r := analysis.Analyze(now, readings, cfg, nil)
-	r.SetSource(sourceStatus(source))
-	return r, nil
+	return evaluate(source, step, cfg, nil), nil
 }
 
 // silentIntervals is how many intervals in which no target has answered
@@ -268,10 +290,7 @@ func onceFromStore(ctx context.Context, source Source, cfg analysis.Config) (ana
 	if err := waitRound(ctx, source.Refresh()); err != nil {
 		return analysis.Report{}, err
 	}
-	readings, now := readingsNow(source, nil)
-	r := analysis.Analyze(now, readings, cfg, nil)
-	r.SetSource(sourceStatus(source))
-	return r, nil
+	return evaluate(source, source.step(nil), cfg, nil), nil
 }
 
 // runSource runs source until the returned stop is called, which waits

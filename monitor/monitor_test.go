@@ -44,7 +44,7 @@ func TestMonitorDeliversReportsAndFollowsWindow(t *testing.T) {
 	reports := make(chan analysis.Report, 100)
 	cfg := analysis.DefaultConfig()
 	cfg.Window = time.Second
-	m := New(p, cfg, func(r analysis.Report) error { reports <- r; return nil })
+	m := New(Of(p), cfg, func(r analysis.Report) error { reports <- r; return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = m.Run(ctx); close(done) }()
@@ -96,7 +96,7 @@ func TestMonitorStopsWhenAnOutputFails(t *testing.T) {
 	p, _ := countingPoller(t, &hits, 20*time.Millisecond)
 	broken := errors.New("write /dev/full: no space left on device")
 	calls := 0
-	m := New(p, analysis.DefaultConfig(), func(analysis.Report) error {
+	m := New(Of(p), analysis.DefaultConfig(), func(analysis.Report) error {
 		calls++
 		if calls == 3 {
 			return broken
@@ -124,7 +124,7 @@ func TestOnce(t *testing.T) {
 	cfg := analysis.DefaultConfig()
 	cfg.Window = 100 * time.Millisecond
 	start := time.Now()
-	r, err := Once(context.Background(), p, cfg, 300*time.Millisecond)
+	r, err := Once(context.Background(), Of(p), cfg, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestOnceWhenNoTargetAnswers(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			start := time.Now()
-			r, err := Once(ctx, p, analysis.DefaultConfig(), tt.wait)
+			r, err := Once(ctx, Of(p), analysis.DefaultConfig(), tt.wait)
 			if err != nil {
 				t.Fatalf("Once: %v", err)
 			}
@@ -208,7 +208,7 @@ func TestOnceCanceled(t *testing.T) {
 	p, _ := countingPoller(t, &hits, time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	_, err := Once(ctx, p, analysis.DefaultConfig(), time.Minute)
+	_, err := Once(ctx, Of(p), analysis.DefaultConfig(), time.Minute)
 	if err != context.DeadlineExceeded {
 		t.Errorf("error %v, want the context's", err)
 	}
@@ -239,7 +239,7 @@ func (s *keepingSource) Keep(d time.Duration) {
 // it and the one in flight, and more when the window widens.
 func TestMonitorKeepsTheWindow(t *testing.T) {
 	src := &keepingSource{}
-	m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+	m := New(Of(src), analysis.Config{Window: 30 * time.Second}, nil)
 	m.SetWindow(5 * time.Minute)
 	m.SetWindow(0) // ignored
 	want := []time.Duration{32 * time.Second, 5*time.Minute + 2*time.Second}
@@ -272,7 +272,7 @@ func TestOnceSlowAnswersDoNotShortenTheEvidence(t *testing.T) {
 	}
 	cfg := analysis.DefaultConfig()
 	cfg.Window = 600 * time.Millisecond
-	r, err := Once(context.Background(), p, cfg, cfg.Window)
+	r, err := Once(context.Background(), Of(p), cfg, cfg.Window)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestMonitorSetWanted(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := &wantingSource{}
-			m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+			m := New(Source{Feed: src, SetWanted: src.SetWanted}, analysis.Config{Window: 30 * time.Second}, nil)
 			for _, c := range tt.calls {
 				m.SetWanted(c)
 			}
@@ -348,7 +348,7 @@ func TestMonitorSetWanted(t *testing.T) {
 			}
 		})
 	}
-	m := New(&keepingSource{}, analysis.Config{Window: 30 * time.Second}, nil)
+	m := New(Of(&keepingSource{}), analysis.Config{Window: 30 * time.Second}, nil)
 	m.SetWanted([]string{"gpu-a"})
 	if len(m.kick) != 0 {
 		t.Error("a source that reads no target in more detail was asked to refresh")
@@ -374,7 +374,7 @@ func (s *viewingSource) SetInView(targets []string) bool {
 func TestMonitorSetInView(t *testing.T) {
 	for _, readNow := range []bool{true, false} {
 		src := &viewingSource{readNow: readNow}
-		m := New(src, analysis.Config{Window: 30 * time.Second}, nil)
+		m := New(Source{Feed: src, SetInView: src.SetInView}, analysis.Config{Window: 30 * time.Second}, nil)
 		m.SetInView([]string{"gpu-a", "gpu-b"})
 		if len(src.inView) != 1 || !slices.Equal(src.inView[0], []string{"gpu-a", "gpu-b"}) {
 			t.Errorf("told %v, want [[gpu-a gpu-b]]", src.inView)
@@ -383,7 +383,7 @@ func TestMonitorSetInView(t *testing.T) {
 			t.Errorf("source asking for a read %v: refresh asked %v", readNow, kicked)
 		}
 	}
-	m := New(&keepingSource{}, analysis.Config{Window: 30 * time.Second}, nil)
+	m := New(Of(&keepingSource{}), analysis.Config{Window: 30 * time.Second}, nil)
 	m.SetInView([]string{"gpu-a"})
 	if len(m.kick) != 0 {
 		t.Error("a source that reads no target in more detail was asked to refresh")
@@ -406,7 +406,7 @@ func TestFirstReportTellsATargetDownAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports := make(chan analysis.Report, 100)
-	m := New(p, analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
+	m := New(Of(p), analysis.DefaultConfig(), func(r analysis.Report) error { reports <- r; return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = m.Run(ctx); close(done) }()
@@ -439,4 +439,45 @@ func knowsDown(r analysis.Report, target string) bool {
 		}
 	}
 	return false
+}
+
+// A source that sets the pace (Steps) gets one report per step and no
+// other: no first refresh, no ticker. Each report takes the step's time,
+// readings and window (unless SetWindow chose one), and a step that
+// restarts is judged against the report it carries, not the last one.
+func TestMonitorReportsAtTheSourcesSteps(t *testing.T) {
+	feed := &keepingSource{} // its interval is a second: a ticker would report
+	steps := make(chan Step)
+	reports := make(chan analysis.Report, 10)
+	m := New(Source{Feed: feed, Steps: steps}, analysis.Config{Window: 30 * time.Second}, func(r analysis.Report) error {
+		reports <- r
+		return nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	at := time.Unix(1e9, 0)
+	readings := []catalogue.Readings{{Target: "a", Samples: []catalogue.Sample{{Time: at, Err: "refused"}}}}
+	steps <- Step{Now: at, Readings: readings, Window: time.Minute}
+	first := receive(t, reports)
+	if !first.Time.Equal(at) || first.WindowSeconds != 60 || len(first.Replicas) != 1 || len(first.Changes) != 1 {
+		t.Errorf("first report at %v over %vs, %d replicas, changes %+v; want the step's, with a DOWN from none",
+			first.Time, first.WindowSeconds, len(first.Replicas), first.Changes)
+	}
+	select {
+	case r := <-reports:
+		t.Fatalf("a report at %v without a step", r.Time)
+	case <-time.After(1500 * time.Millisecond):
+	}
+	m.SetWindow(2 * time.Minute)
+	steps <- Step{Now: at.Add(time.Second), Readings: readings, Window: time.Minute}
+	if r := receive(t, reports); r.WindowSeconds != 120 || len(r.Changes) != 0 {
+		t.Errorf("second report over %vs with changes %+v; want SetWindow's 120s and no news", r.WindowSeconds, r.Changes)
+	}
+	steps <- Step{Now: at.Add(2 * time.Second), Readings: readings, Restart: true}
+	if r := receive(t, reports); len(r.Changes) != 1 {
+		t.Errorf("a restart without a report before: changes %+v, want the DOWN from none again", r.Changes)
+	}
 }

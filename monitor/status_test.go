@@ -44,7 +44,8 @@ func TestSourceFailureMarksReplicasStale(t *testing.T) {
 			Since: at.Add(5 * time.Second), LastGood: at, Checked: at.Add(42 * time.Second)}, true, 42},
 	}
 	for _, tt := range tests {
-		src := &statusSource{status: tt.status, at: at}
+		st := &statusSource{status: tt.status, at: at}
+		src := Source{Feed: st, Status: st.Status}
 		check := func(how string, r analysis.Report) {
 			if len(r.Replicas) != 1 || r.Source == nil {
 				t.Fatalf("%s, %s: replicas %d, source %v", tt.name, how, len(r.Replicas), r.Source)

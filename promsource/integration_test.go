@@ -216,11 +216,14 @@ func checkExact(t *testing.T, prom *testutil.Prometheus, rep *analysis.Report, i
 	}
 }
 
-// firstMonitorReport runs a monitor on src and returns its first report.
+// firstMonitorReport runs a monitor on src, with all it can do as vtop
+// wires it, and returns its first report.
 func firstMonitorReport(t *testing.T, src *Source, acfg analysis.Config) analysis.Report {
 	t.Helper()
 	reports := make(chan analysis.Report, 10)
-	m := monitor.New(src, acfg, func(r analysis.Report) error { reports <- r; return nil })
+	ms := monitor.Source{Feed: src, ReadingsAt: src.ReadingsAt, Status: src.Status, History: src.History,
+		SetWindow: src.SetWindow, SetWanted: src.SetWanted, SetInView: src.SetInView}
+	m := monitor.New(ms, acfg, func(r analysis.Report) error { reports <- r; return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = m.Run(ctx); close(done) }()

@@ -418,8 +418,7 @@ const maxInView = 200
 // the next refresh on, for what the rules do not record, and for
 // inViewLinger after they leave the screen. It reports
 // whether the set calls for a refresh now: the fast path is read and the
-// set names a replica not read raw already. It is the monitor.Viewing of
-// the source.
+// set names a replica not read raw already (monitor.Source.SetInView).
 func (s *Source) SetInView(replicas []string) (readNow bool) {
 	replicas = slices.Clone(replicas[:min(len(replicas), maxInView)])
 	now := time.Now()

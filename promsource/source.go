@@ -145,9 +145,9 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Source reads a fleet from a Prometheus server. It is a monitor.Source,
-// and also a monitor.Windowed, monitor.Historian,
-// monitor.StatusReporter and monitor.Evaluated.
+// Source reads a fleet from a Prometheus server. It is a monitor.Feed that
+// can do everything a monitor.Source names beyond it but set the pace:
+// ReadingsAt, Status, History, SetWindow, SetWanted and SetInView.
 type Source struct {
 	cfg      Config
 	api      v1.API
@@ -334,7 +334,7 @@ func (s *Source) analysisWindow() time.Duration {
 // SetWanted names the replicas whose raw buckets are read even when the
 // server works out the fleet's (a detail view draws them: the
 // prompt-length heatmap, each engine's quantiles), from the next refresh
-// on; nil for none. It is the monitor.Wanting of the source.
+// on; nil for none (monitor.Source.SetWanted).
 func (s *Source) SetWanted(replicas []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -358,7 +358,7 @@ func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
 }
 
 // ReadingsAt is Readings with the evaluation time they belong to, under
-// one lock (monitor.Evaluated).
+// one lock (monitor.Source.ReadingsAt).
 func (s *Source) ReadingsAt(dst []catalogue.Readings) ([]catalogue.Readings, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

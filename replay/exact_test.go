@@ -51,7 +51,7 @@ func liveRecording(t *testing.T, o sim.Options, interval, window, d time.Duratio
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	mon := monitor.New(poller, cfg, func(r analysis.Report) error { return json.NewEncoder(&out).Encode(r) })
+	mon := monitor.New(monitor.Of(poller), cfg, func(r analysis.Report) error { return json.NewEncoder(&out).Encode(r) })
 	mon.Tap(rec.Tap)
 	runCtx, stop := context.WithTimeout(ctx, d)
 	defer stop()

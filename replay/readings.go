@@ -1,7 +1,8 @@
 // Package replay plays a recording back through the same page parser and
-// analysis as live mode: a monitor.Source (Paced, so the reports fall at
-// the recorded evaluation times whatever the speed) with the controls of
-// the replay screen, and Reports for the non-interactive modes.
+// analysis as live mode: a monitor.Source whose steps set the pace (the
+// reports fall at the recorded evaluation times whatever the speed), with
+// the controls of the replay screen, and Reports for the non-interactive
+// modes.
 package replay
 
 import (

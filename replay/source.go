@@ -16,9 +16,9 @@ import (
 // Speeds are the replay speeds the screen offers.
 var Speeds = []int{1, 10, 60}
 
-// Source plays a recording to a monitor: a monitor.Paced source whose
-// steps are the recorded evaluations, at the recorded pace times the
-// speed. The controls are safe to call from any goroutine (the screen's).
+// Source plays a recording to a monitor: a source that sets the pace
+// (Paced), whose steps are the recorded evaluations, at the recorded pace
+// times the speed. The controls are safe to call from any goroutine (the screen's).
 type Source struct {
 	rec   *record.Recording
 	ticks []record.Tick
@@ -33,8 +33,6 @@ type Source struct {
 	speed   int
 	rd      *reader // the reader of Run's goroutine
 }
-
-var _ monitor.Paced = (*Source)(nil)
 
 // New returns a source that plays rec from its start, with the analysis
 // configuration cfg (Config(rec) for live mode's), playing at ×1.
@@ -125,8 +123,9 @@ func (s *Source) advance() {
 	}
 }
 
-// Steps delivers one step per report to make.
-func (s *Source) Steps() <-chan monitor.Step { return s.steps }
+// Paced is the source as a monitor runs it: the recorded evaluations, one
+// step per report to make, set the pace.
+func (s *Source) Paced() monitor.Source { return monitor.Source{Feed: s, Steps: s.steps} }
 
 // Readings returns the readings of the current position.
 func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {

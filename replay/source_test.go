@@ -40,7 +40,7 @@ func TestSourceControls(t *testing.T) {
 	}
 	src.SetPaused(true)
 	shown := make(chan string, 16)
-	mon := monitor.New(src, Config(rec), func(r analysis.Report) error {
+	mon := monitor.New(src.Paced(), Config(rec), func(r analysis.Report) error {
 		b, _ := json.Marshal(r)
 		shown <- string(b)
 		return nil
@@ -223,7 +223,7 @@ func TestOnReportSeesEveryReportOnce(t *testing.T) {
 		}
 	})
 	src.SetPaused(true)
-	mon := monitor.New(src, Config(rec), func(analysis.Report) error { return nil })
+	mon := monitor.New(src.Paced(), Config(rec), func(analysis.Report) error { return nil })
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = mon.Run(ctx); close(stopped) }()

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/gpu"
+	"github.com/vtop-dev/vtop/promql"
 )
 
 // maxGPUSeries caps the DCGM series one refresh reads: a Prometheus of a
@@ -63,7 +64,7 @@ func (s *Source) startGPUs(ctx context.Context, at time.Time) (wait func()) {
 // readGPUs runs the DCGM query. A failure is a note: the fleet's figures
 // do not depend on it.
 func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]gpu.GPU, string) {
-	v, _, err := s.query(ctx, gpu.DCGMQuery(), at)
+	v, _, err := s.query(ctx, promql.DCGMQuery(), at)
 	if err != nil {
 		// The note's source is named after the server: not again here.
 		return nil, "DCGM series: " + problemOf(err)

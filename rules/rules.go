@@ -246,8 +246,8 @@ func (b builder) figures() []Rule {
 	for _, h := range latencies {
 		rules = append(rules,
 			Rule{Record: h.bucketRate(), Expr: b.q.HistogramRate(h.histogram, w)},
-			Rule{Record: h.quantile("p99"), Expr: "histogram_quantile(0.99, " + h.bucketRate() + ")"},
-			Rule{Record: h.quantile("p50"), Expr: "histogram_quantile(0.5, " + h.bucketRate() + ")"},
+			Rule{Record: h.quantile("p99"), Expr: promql.HistogramQuantile(0.99, h.bucketRate())},
+			Rule{Record: h.quantile("p50"), Expr: promql.HistogramQuantile(0.5, h.bucketRate())},
 			Rule{Record: h.observations(), Expr: b.q.HistogramCount(h.histogram, w)},
 		)
 	}
@@ -404,7 +404,7 @@ func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 func (b builder) staleExpr() string {
 	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0\nunless %[3]s (%[6]s)",
-		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(w))
+		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(b.o.Config.Window))
 }
 
 // stalledSpan is the span of STALLED's readings: StaleReadings of them,
@@ -423,23 +423,20 @@ func (b builder) stalledSpan() time.Duration {
 func (b builder) stalledExpr() string {
 	span, on := dur(b.stalledSpan()), b.q.On()
 	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)\nunless %[2]s %[8]s > 0",
-		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(span), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
+		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(b.stalledSpan()), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
 }
 
 // liveExpr: something on the group's page moved over the span besides
 // its work counters: the batch or the queue changed, or the API server's
 // own counters (its HTTP requests, its process's garbage collections)
 // rose.
-func (b builder) liveExpr(span string) string {
+func (b builder) liveExpr(span time.Duration) string {
 	terms := []string{
-		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, span),
-		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, span),
+		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, dur(span)),
+		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, dur(span)),
 	}
 	for _, name := range processCounters() {
-		if b.q.Matchers != "" {
-			name += "{" + b.q.Matchers + "}"
-		}
-		terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s])) > 0", b.q.By, name, span))
+		terms = append(terms, b.q.IncreaseOf(name, span)+" > 0")
 	}
 	return strings.Join(terms, " or "+b.q.On()+" ")
 }

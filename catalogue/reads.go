@@ -443,13 +443,12 @@ const VLLMPrefix = "vllm:"
 // "process_start_time_seconds" stays itself. LookupSample of the result
 // then finds the family.
 func Canonical(name string) string {
-	const own = VLLMPrefix
 	for _, p := range Prefixes {
-		if p == own || len(name) <= len(p) || name[:len(p)] != p {
+		if p == VLLMPrefix || len(name) <= len(p) || name[:len(p)] != p {
 			continue
 		}
-		c := own + name[len(p):]
-		if i, ok := LookupSample([]byte(c)); ok && Reads[i].Name[:len(own)] == own {
+		c := VLLMPrefix + name[len(p):]
+		if i, ok := LookupSample([]byte(c)); ok && Reads[i].Name[:len(VLLMPrefix)] == VLLMPrefix {
 			return c
 		}
 	}

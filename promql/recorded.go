@@ -124,10 +124,16 @@ func RecordedRowsQuery(span time.Duration) string {
 // (FULL, SLOW, …).
 const StateLabel = "vtop_state"
 
+// firing picks the ALERTS series of firing alerts.
+const firing = `alertstate="firing"`
+
+// FiringAlert selects the firing alert of that name.
+func FiringAlert(name string) string { return Selector("ALERTS", MatchAny("alertname", name), firing) }
+
 // FiringStatesQuery reads the firing alerts of vtop's rules over the span
 // before the time it is asked at, with the times they were written at.
 func FiringStatesQuery(span time.Duration) string {
-	return Over(`ALERTS{alertstate="firing", `+StateLabel+`!=""}`, span)
+	return Over(Selector("ALERTS", firing, StateLabel+`!=""`), span)
 }
 
 // FinishedIncrease is the requests each group finished over the window:

@@ -285,11 +285,6 @@ func (b builder) slo(l latency) time.Duration {
 // while the state's evidence holds, its value the evidence.
 func condition(state string) string { return "vtop:state_" + state }
 
-// firing selects the firing alert of that name.
-func firing(alert string) string {
-	return `ALERTS{alertname="` + alert + `", alertstate="firing"}`
-}
-
 // conditions are the recording rules of each state's evidence, as
 // docs/verdicts.md writes it. They read the alerts of the previous
 // evaluation where vtop reads the state it showed before (FULL held while
@@ -355,7 +350,7 @@ func (b builder) materialExpr() string {
 func (b builder) preemptingExpr() string {
 	on, n := b.q.On(), b.o.Config.Hysteresis
 	return fmt.Sprintf("%[1]s unless %[2]s (\n  (%[3]s or %[2]s %[4]s)\n  unless %[2]s count_over_time(%[1]s[%[5]s]) >= %[6]d\n)",
-		recMaterial, on, firing(AlertFull), firing(AlertSlow), dur(b.readings(n)), n)
+		recMaterial, on, promql.FiringAlert(AlertFull), promql.FiringAlert(AlertSlow), dur(b.readings(n)), n)
 }
 
 // fullSpan is the span of FULL's readings: FullReadings of them, over at
@@ -372,7 +367,7 @@ func (b builder) fullExpr() string {
 		recWaiting, span, on, b.t.FullReadings)
 	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
 		recWaiting, two, num(b.t.ObviousQueue), on)
-	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, firing(AlertFull))
+	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, promql.FiringAlert(AlertFull))
 	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
 		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
 	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
@@ -390,7 +385,7 @@ func (b builder) slowExpr(l latency) string {
 	}
 	slo := b.slo(l).Seconds()
 	exit := roundLimit(slo * (1 - b.o.Config.SLOExitMargin))
-	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, firing(AlertSlow))
+	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, promql.FiringAlert(AlertSlow))
 }
 
 // roundLimit drops the noise of binary floating point from a threshold

@@ -1,7 +1,7 @@
 // Package gpu is vtop's model of the GPUs under the inference servers: one
 // GPU (or MIG instance) with what its source reports and NaN for what it
 // does not, the readers' pure halves (nvidia-smi CSV rows, dcgm-exporter
-// pages, DCGM series from Prometheus and the PromQL that fetches them), the
+// pages, DCGM series from Prometheus, which promql.DCGMQuery asks for), the
 // join of GPUs to replicas on evidence only, and the GPU evidence the
 // analysis adds to a replica's state. It does no I/O: the child process and
 // the HTTP fetches live in gpu/collect.

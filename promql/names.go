@@ -140,12 +140,7 @@ func NameParts(n int, buckets bool) []string {
 // JobsOfVLLMSeries lists the jobs that have series that look like
 // vLLM's, whatever the selector: where they are, when it finds none.
 func JobsOfVLLMSeries() string {
-	var vllm []sampleName
-	for _, n := range sampleNames() {
-		if n.vllm {
-			vllm = append(vllm, n)
-		}
-	}
+	vllm := slices.DeleteFunc(sampleNames(), func(s sampleName) bool { return !s.vllm })
 	anyVLLM := strings.TrimSuffix(prefixGroup(), "?") + ".+|" + namesRegex(vllm)
 	return Aggregate("count", "job", Selector("", NameMatches(anyVLLM)))
 }

@@ -430,7 +430,11 @@ func LookupFamily(name []byte) (int, bool) {
 // colon made an underscore) and NVIDIA NIM's, which drops the prefix. A
 // reader of someone else's storage (a Prometheus server) meets them all; a
 // page of vLLM itself only the first.
-var Prefixes = []string{"vllm:", "kserve_vllm:", "ray_vllm_", ""}
+var Prefixes = []string{VLLMPrefix, "kserve_vllm:", "ray_vllm_", ""}
+
+// VLLMPrefix is vLLM's own prefix, the one the alias table spells its
+// names with.
+const VLLMPrefix = "vllm:"
 
 // Canonical returns the name a sample has under vLLM's own prefix when it
 // is a vLLM sample vtop reads under a rewritten prefix (or none), and the
@@ -439,13 +443,12 @@ var Prefixes = []string{"vllm:", "kserve_vllm:", "ray_vllm_", ""}
 // "process_start_time_seconds" stays itself. LookupSample of the result
 // then finds the family.
 func Canonical(name string) string {
-	const own = "vllm:"
 	for _, p := range Prefixes {
-		if p == own || len(name) <= len(p) || name[:len(p)] != p {
+		if p == VLLMPrefix || len(name) <= len(p) || name[:len(p)] != p {
 			continue
 		}
-		c := own + name[len(p):]
-		if i, ok := LookupSample([]byte(c)); ok && Reads[i].Name[:len(own)] == own {
+		c := VLLMPrefix + name[len(p):]
+		if i, ok := LookupSample([]byte(c)); ok && Reads[i].Name[:len(VLLMPrefix)] == VLLMPrefix {
 			return c
 		}
 	}

@@ -1,11 +1,8 @@
 package promql
 
 import (
-	"fmt"
 	"strings"
 	"time"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -48,7 +45,7 @@ func (q Group) SumScalar(s catalogue.Scalar) string {
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, catalogue.ScalarFigure(s), "") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(sel)))
+			terms = append(terms, Aggregate("sum", q.By, q.sel(sel)))
 		}
 	}
 	return q.OrEach(terms)
@@ -60,7 +57,7 @@ func (q Group) SumCounters() string {
 	var terms []string
 	for _, k := range engines() {
 		if names := counterNames(k); len(names) > 0 {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (%s)", q.By, q.sel(selector{names: names})))
+			terms = append(terms, Aggregate("sum", q.By, q.sel(selector{names: names})))
 		}
 	}
 	return q.OrEach(terms)
@@ -91,9 +88,6 @@ func (q Group) HistogramSum(h catalogue.Histogram, window time.Duration) string 
 	return q.windowed("increase", catalogue.HistogramFigure(h), "_sum", q.By, window)
 }
 
-// dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
-func dur(d time.Duration) string { return model.Duration(d).String() }
-
 // HistogramIncrease is a histogram's buckets' increase over the window,
 // summed by group and bound: the counts a quantile is read from, one row
 // per group and bound. increase() is rate() times the window, so the
@@ -110,10 +104,22 @@ func (q Group) windowed(fn string, fig catalogue.Figure, suffix, by string, wind
 	var terms []string
 	for _, k := range engines() {
 		for _, sel := range alternatives(k, fig, suffix) {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (%s(%s[%s]))", by, fn, q.sel(sel), dur(window)))
+			terms = append(terms, q.sumOver(fn, q.sel(sel), by, window))
 		}
 	}
 	return q.OrEach(terms)
+}
+
+// sumOver is fn (rate, increase) of the selector's series over the
+// window, summed by the labels by.
+func (q Group) sumOver(fn, sel, by string, window time.Duration) string {
+	return Aggregate("sum", by, fn+"("+Over(sel, window)+")")
+}
+
+// IncreaseOf is the increase over the window of the named counter (an
+// API server's own, which every engine's page has alike), per group.
+func (q Group) IncreaseOf(name string, window time.Duration) string {
+	return q.sumOver("increase", Selector(name, q.Matchers), q.By, window)
 }
 
 // FailedTargets lists the scrape targets whose newest scrape failed (up
@@ -121,9 +127,5 @@ func (q Group) windowed(fn string, fig catalogue.Figure, suffix, by string, wind
 // matchers without braces; "" for none): Prometheus's own record of a
 // target it could not scrape, the only one a dead server leaves.
 func FailedTargets(by []string, matchers string) string {
-	up := "up"
-	if matchers != "" {
-		up += "{" + matchers + "}"
-	}
-	return fmt.Sprintf("group by (%s) (%s == 0)", strings.Join(by, ", "), up)
+	return Aggregate("group", strings.Join(by, ", "), Selector("up", matchers)+" == 0")
 }

@@ -1,8 +1,6 @@
 package promql
 
 import (
-	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,11 +98,11 @@ type RulesSettings struct {
 func InfoLabels(s RulesSettings, interval time.Duration) [][2]string {
 	return [][2]string{
 		{InfoVersion, RulesVersion},
-		{InfoWindow, dur(s.Window)},
-		{InfoSLOTTFT, dur(s.SLOTTFT)},
-		{InfoSLOITL, dur(s.SLOITL)},
+		{InfoWindow, Duration(s.Window)},
+		{InfoSLOTTFT, Duration(s.SLOTTFT)},
+		{InfoSLOITL, Duration(s.SLOITL)},
 		{InfoHysteresis, strconv.Itoa(s.Hysteresis)},
-		{InfoInterval, dur(interval)},
+		{InfoInterval, Duration(interval)},
 		{InfoGroupBy, strings.Join(s.GroupBy, ",")},
 	}
 }
@@ -119,21 +117,23 @@ func RulesInfoQuery() string { return "timestamp(" + RecordedInfo + ")" }
 // longer write is told from a current one.
 func RecordedRowsQuery(span time.Duration) string {
 	names := append(slices.Clone(RecordedFigures), RecordedInfo)
-	quoted := make([]string, len(names))
-	for i, n := range names {
-		quoted[i] = regexp.QuoteMeta(n)
-	}
-	return `{__name__=~"` + strings.Join(quoted, "|") + `"}[` + dur(span) + "]"
+	return Over(Selector("", NameIs(names...)), span)
 }
 
 // StateLabel is the label of vtop's alerts that names the state they are
 // (FULL, SLOW, …).
 const StateLabel = "vtop_state"
 
+// firing picks the ALERTS series of firing alerts.
+const firing = `alertstate="firing"`
+
+// FiringAlert selects the firing alert of that name.
+func FiringAlert(name string) string { return Selector("ALERTS", MatchAny("alertname", name), firing) }
+
 // FiringStatesQuery reads the firing alerts of vtop's rules over the span
 // before the time it is asked at, with the times they were written at.
 func FiringStatesQuery(span time.Duration) string {
-	return `ALERTS{alertstate="firing", ` + StateLabel + `!=""}[` + dur(span) + "]"
+	return Over(Selector("ALERTS", firing, StateLabel+`!=""`), span)
 }
 
 // FinishedIncrease is the requests each group finished over the window:
@@ -143,10 +143,10 @@ func (q Group) FinishedIncrease(window time.Duration) string {
 	var terms []string
 	for _, k := range engines() {
 		if names := finishedByReason(k); len(names) > 0 {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(selector{names: names}), dur(window)))
+			terms = append(terms, q.sumOver("increase", q.sel(selector{names: names}), q.By, window))
 		}
 		for _, sel := range alternatives(k, catalogue.ScalarFigure(catalogue.FinishedRequests), "") {
-			terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s]))", q.By, q.sel(sel), dur(window)))
+			terms = append(terms, q.sumOver("increase", q.sel(sel), q.By, window))
 		}
 	}
 	return q.OrEach(terms)

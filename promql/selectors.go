@@ -1,9 +1,7 @@
 package promql
 
 import (
-	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/vtop-dev/vtop/catalogue"
 )
@@ -28,38 +26,16 @@ type selector struct {
 }
 
 // String is the selector in PromQL.
-func (s selector) String() string {
-	var m []string
-	if len(s.names) == 1 {
-		m = append(m, `__name__="`+s.names[0]+`"`)
-	} else {
-		quoted := make([]string, len(s.names))
-		for i, n := range s.names {
-			quoted[i] = regexp.QuoteMeta(n)
-		}
-		m = append(m, `__name__=~"`+strings.Join(quoted, "|")+`"`)
-	}
-	for _, x := range []string{s.label, s.extra} {
-		if x != "" {
-			m = append(m, x)
-		}
-	}
-	return "{" + strings.Join(m, ", ") + "}"
-}
+func (s selector) String() string { return Selector("", NameIs(s.names...), s.label, s.extra) }
 
 // exposedNames are the names a family is found under in a Prometheus
 // server: vLLM's with each of the prefixes its deployments rewrite it to,
 // every other engine's as it is.
 func exposedNames(r *catalogue.Read, suffix string) []string {
-	const own = "vllm:"
-	if r.Engine != catalogue.EngineVLLM || !strings.HasPrefix(r.Name, own) {
+	if r.Engine != catalogue.EngineVLLM {
 		return []string{r.Name + suffix}
 	}
-	var names []string
-	for _, p := range catalogue.Prefixes {
-		names = append(names, p+r.Name[len(own):]+suffix)
-	}
-	return names
+	return spellings(r.Name + suffix)
 }
 
 // alternatives are an engine's selectors of one figure, best first: the
@@ -96,15 +72,19 @@ func alternatives(k catalogue.EngineKind, fig catalogue.Figure, suffix string) [
 }
 
 // splitMatcher is the label matcher that picks fig's series of a split
-// family.
+// family; "" for none.
 func splitMatcher(r *catalogue.Read, fig catalogue.Figure) string {
+	var values []string
 	for _, s := range r.Split {
 		if s.Scalar == mustScalar(fig) && (r.Kind == catalogue.ReadSplitScalar || r.Kind == catalogue.ReadFinishedAs) ||
 			r.Kind == catalogue.ReadSplitHistogram && catalogue.HistogramFigure(s.Histogram) == fig {
-			return r.Label + `="` + s.Value + `"`
+			values = append(values, s.Value)
 		}
 	}
-	return ""
+	if len(values) == 0 {
+		return ""
+	}
+	return MatchAny(r.Label, values...)
 }
 
 // mustScalar is fig's scalar, or NumScalars for a histogram.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -190,7 +191,7 @@ func (s *Source) diagnose(ctx context.Context, at time.Time) string {
 	if s.q.matchers != "" {
 		what = "the selector {" + safetext.Sanitize(s.q.matchers) + "} matches no vLLM series"
 	}
-	names, ok := s.jobNames(ctx, jobs(), at)
+	names, ok := s.jobNames(ctx, promql.JobsOfVLLMSeries(), at)
 	switch {
 	case !ok:
 		return what
@@ -198,7 +199,7 @@ func (s *Source) diagnose(ctx context.Context, at time.Time) string {
 		return what + "; vLLM series exist under " + strings.Join(names, ", ")
 	}
 	what += ", and the server has none under any job"
-	scraped, ok := s.jobNames(ctx, scrapedJobs(), at)
+	scraped, ok := s.jobNames(ctx, promql.ScrapedJobs(), at)
 	if !ok || len(scraped) == 0 {
 		return what + " (and scrapes no job)"
 	}

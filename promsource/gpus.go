@@ -10,6 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/gpu"
 	"github.com/vtop-dev/vtop/gpu/device"
+	"github.com/vtop-dev/vtop/promql"
 )
 
 // maxGPUSeries caps the DCGM series one refresh reads: a Prometheus of a
@@ -64,7 +65,7 @@ func (s *Source) startGPUs(ctx context.Context, at time.Time) (wait func()) {
 // readGPUs runs the DCGM query. A failure is a note: the fleet's figures
 // do not depend on it.
 func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]device.GPU, string) {
-	v, _, err := s.query(ctx, gpu.DCGMQuery(), at)
+	v, _, err := s.query(ctx, promql.DCGMQuery(), at)
 	if err != nil {
 		// The note's source is named after the server: not again here.
 		return nil, "DCGM series: " + problemOf(err)

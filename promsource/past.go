@@ -111,7 +111,7 @@ func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (withSer
 	}
 	step := max(time.Minute, end.Sub(start)/maxPoints+time.Millisecond)
 	exprs := []string{
-		fmt.Sprintf("group by (%s) (%s)", strings.Join(by, ", "), s.q.selector(readNameRegex())),
+		promql.Aggregate("group", strings.Join(by, ", "), s.q.selector(promql.ReadNames())),
 		promql.FailedTargets(by, s.q.matchers),
 	}
 	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)

@@ -3,7 +3,6 @@ package promsource
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,7 +59,7 @@ func (g grouper) promqlGroup(matchers string) promql.Group {
 func (q queries) buckets(window time.Duration, histograms []catalogue.Histogram) []string {
 	terms := make([][]string, bucketSplit)
 	for i, h := range histograms {
-		tagged := fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", q.group.HistogramIncrease(h, window), labelHistogram, h.String())
+		tagged := promql.Tag(q.group.HistogramIncrease(h, window), labelHistogram, h.String())
 		terms[i%bucketSplit] = append(terms[i%bucketSplit], tagged)
 	}
 	out := make([]string, 0, bucketSplit)
@@ -204,7 +203,7 @@ func (s *Source) wantedBuckets(width time.Duration) string {
 		return ""
 	}
 	slices.Sort(instances)
-	return s.q.selectorWith(s.q.bucketNames, labelInstance+"=~"+strconv.Quote(strings.Join(instances, "|"))) + rangeSel(width)
+	return promql.OverMs(s.q.selectorWith(s.q.bucketNames, promql.MatchRegex(labelInstance, strings.Join(instances, "|"))), width)
 }
 
 // withWanted adds the wanted replicas' raw buckets to the window's

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // pts are points at t0 plus the given seconds, valued by their time.
@@ -219,60 +217,6 @@ func TestRecheckInTurn(t *testing.T) {
 	w.merge(matrix{stream("x", pts(secs...))}, at, width, true)
 	if got := w.nextRecheck(parts); got != 0 {
 		t.Errorf("after a whole read the recheck resumes at part %d, want 0", got)
-	}
-}
-
-// The recheck's parts hold every name vtop reads, each in exactly one
-// part, and about as many series each.
-func TestPartRegexes(t *testing.T) {
-	all := regexp.MustCompile("^(?:" + readNameRegex() + ")$")
-	for _, n := range []int{2, 5, maxRecheckParts} {
-		parts := partRegexes(n, true)
-		if len(parts) != n {
-			t.Fatalf("%d parts asked, %d made", n, len(parts))
-		}
-		res := make([]*regexp.Regexp, n)
-		for i, p := range parts {
-			res[i] = regexp.MustCompile("^(?:" + p + ")$")
-		}
-		load := make([]int, n)
-		weighed := map[string]bool{}
-		for _, r := range catalogue.Reads {
-			for _, name := range r.SampleNames() {
-				spellings := []string{name}
-				if rest, ok := strings.CutPrefix(name, vllmOwn); ok {
-					spellings = nil
-					for _, p := range catalogue.Prefixes {
-						spellings = append(spellings, p+rest)
-					}
-				}
-				for _, sp := range spellings {
-					var in []int
-					for i, re := range res {
-						if re.MatchString(sp) {
-							in = append(in, i)
-						}
-					}
-					if len(in) != 1 || !all.MatchString(sp) {
-						t.Errorf("%d parts: %s is in parts %v (read: %v), want exactly one", n, sp, in, all.MatchString(sp))
-						continue
-					}
-					// a vLLM name without its prefix is another engine's name
-					if key := strings.TrimPrefix(name, vllmOwn); sp == name && !weighed[key] {
-						weighed[key] = true
-						load[in[0]] += map[bool]int{true: 20, false: 1}[strings.HasSuffix(name, "_bucket")]
-					}
-				}
-			}
-		}
-		for i, re := range res {
-			if re.MatchString("vllm:not_a_family_bucket") || re.MatchString("up") {
-				t.Errorf("%d parts: part %d matches a name vtop does not read", n, i)
-			}
-		}
-		if lo, hi := slices.Min(load), slices.Max(load); hi > lo+20 {
-			t.Errorf("%d parts: loads %v, want them within one histogram of each other", n, load)
-		}
 	}
 }
 

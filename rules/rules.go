@@ -246,8 +246,8 @@ func (b builder) figures() []Rule {
 	for _, h := range latencies {
 		rules = append(rules,
 			Rule{Record: h.bucketRate(), Expr: b.q.HistogramRate(h.histogram, w)},
-			Rule{Record: h.quantile("p99"), Expr: "histogram_quantile(0.99, " + h.bucketRate() + ")"},
-			Rule{Record: h.quantile("p50"), Expr: "histogram_quantile(0.5, " + h.bucketRate() + ")"},
+			Rule{Record: h.quantile("p99"), Expr: promql.HistogramQuantile(0.99, h.bucketRate())},
+			Rule{Record: h.quantile("p50"), Expr: promql.HistogramQuantile(0.5, h.bucketRate())},
 			Rule{Record: h.observations(), Expr: b.q.HistogramCount(h.histogram, w)},
 		)
 	}
@@ -284,11 +284,6 @@ func (b builder) slo(l latency) time.Duration {
 // condition names the recording of a state's evidence: a series per group
 // while the state's evidence holds, its value the evidence.
 func condition(state string) string { return "vtop:state_" + state }
-
-// firing selects the firing alert of that name.
-func firing(alert string) string {
-	return `ALERTS{alertname="` + alert + `", alertstate="firing"}`
-}
 
 // conditions are the recording rules of each state's evidence, as
 // docs/verdicts.md writes it. They read the alerts of the previous
@@ -355,7 +350,7 @@ func (b builder) materialExpr() string {
 func (b builder) preemptingExpr() string {
 	on, n := b.q.On(), b.o.Config.Hysteresis
 	return fmt.Sprintf("%[1]s unless %[2]s (\n  (%[3]s or %[2]s %[4]s)\n  unless %[2]s count_over_time(%[1]s[%[5]s]) >= %[6]d\n)",
-		recMaterial, on, firing(AlertFull), firing(AlertSlow), dur(b.readings(n)), n)
+		recMaterial, on, promql.FiringAlert(AlertFull), promql.FiringAlert(AlertSlow), dur(b.readings(n)), n)
 }
 
 // fullSpan is the span of FULL's readings: FullReadings of them, over at
@@ -372,7 +367,7 @@ func (b builder) fullExpr() string {
 		recWaiting, span, on, b.t.FullReadings)
 	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
 		recWaiting, two, num(b.t.ObviousQueue), on)
-	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, firing(AlertFull))
+	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, promql.FiringAlert(AlertFull))
 	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
 		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
 	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
@@ -390,7 +385,7 @@ func (b builder) slowExpr(l latency) string {
 	}
 	slo := b.slo(l).Seconds()
 	exit := roundLimit(slo * (1 - b.o.Config.SLOExitMargin))
-	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, firing(AlertSlow))
+	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, promql.FiringAlert(AlertSlow))
 }
 
 // roundLimit drops the noise of binary floating point from a threshold
@@ -404,7 +399,7 @@ func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 func (b builder) staleExpr() string {
 	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0\nunless %[3]s (%[6]s)",
-		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(w))
+		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(b.o.Config.Window))
 }
 
 // stalledSpan is the span of STALLED's readings: StaleReadings of them,
@@ -423,23 +418,20 @@ func (b builder) stalledSpan() time.Duration {
 func (b builder) stalledExpr() string {
 	span, on := dur(b.stalledSpan()), b.q.On()
 	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)\nunless %[2]s %[8]s > 0",
-		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(span), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
+		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(b.stalledSpan()), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
 }
 
 // liveExpr: something on the group's page moved over the span besides
 // its work counters: the batch or the queue changed, or the API server's
 // own counters (its HTTP requests, its process's garbage collections)
 // rose.
-func (b builder) liveExpr(span string) string {
+func (b builder) liveExpr(span time.Duration) string {
 	terms := []string{
-		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, span),
-		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, span),
+		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, dur(span)),
+		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, dur(span)),
 	}
 	for _, name := range processCounters() {
-		if b.q.Matchers != "" {
-			name += "{" + b.q.Matchers + "}"
-		}
-		terms = append(terms, fmt.Sprintf("sum by (%s) (increase(%s[%s])) > 0", b.q.By, name, span))
+		terms = append(terms, b.q.IncreaseOf(name, span)+" > 0")
 	}
 	return strings.Join(terms, " or "+b.q.On()+" ")
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/vtop-dev/vtop/analysis"
 )
 
 // Flags and targets mix in any order, as in other command-line tools: a
@@ -76,6 +79,64 @@ func TestFlagsAndTargetsMix(t *testing.T) {
 		got := read(&c, kctx.Command())
 		if got.command != tt.want.command || !slices.Equal(got.targets, tt.want.targets) || got.caFile != tt.want.caFile || got.once != tt.want.once {
 			t.Errorf("%s: %q parsed as %+v, want %+v", tt.name, tt.args, got, tt.want)
+		}
+	}
+}
+
+// The flags' defaults are the analysis's (analysis.DefaultConfig) in every
+// command that has them, and docs/flags.md states the same: a default
+// changed in one home changes them all, or this fails.
+func TestFlagDefaultsAreTheAnalysisDefaults(t *testing.T) {
+	d := analysis.DefaultConfig()
+	doc, err := os.ReadFile(filepath.Join("docs", "flags.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"a.rec", "b.rec"} {
+		if err := os.WriteFile(name, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parsed := func(args ...string) *cli {
+		var c cli
+		parser, err := newParser(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parse(parser, args); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		return &c
+	}
+	w, r, rec, diff := parsed().Watch, parsed("rules").Rules, parsed("record", "-o", "x.rec").Record, parsed("diff", "a.rec", "b.rec").Diff
+	got := map[string][2]any{
+		"watch --window":              {w.Window, d.Window},
+		"watch --slo-ttft":            {w.SLOTTFT, d.SLOTTFT},
+		"watch --slo-itl":             {w.SLOITL, d.SLOITL},
+		"watch --target-queue-time":   {w.TargetQueueTime, d.TargetQueueTime},
+		"rules --window":              {r.Window, d.Window},
+		"rules --slo-ttft":            {r.SLOTTFT, d.SLOTTFT},
+		"rules --slo-itl":             {r.SLOITL, d.SLOITL},
+		"rules --hysteresis":          {r.Hysteresis, d.Hysteresis},
+		"record --window":             {rec.Window, d.Window},
+		"record --slo-ttft":           {rec.SLOTTFT, d.SLOTTFT},
+		"diff --slo-ttft":             {diff.SLOTTFT, d.SLOTTFT},
+		"analyze --target-queue-time": {parsed("analyze", "a.rec", "b.rec").Analyze.TargetQueueTime, d.TargetQueueTime},
+	}
+	for flag, v := range got {
+		if v[0] != v[1] {
+			t.Errorf("%s defaults to %v, analysis.DefaultConfig to %v", flag, v[0], v[1])
+		}
+	}
+
+	for _, row := range []string{
+		fmt.Sprintf("| `--window` | %s |", d.Window),
+		fmt.Sprintf("| `--slo-ttft`, `--slo-itl` | %s, %s |", d.SLOTTFT, d.SLOITL),
+		fmt.Sprintf("| `--target-queue-time` | %s |", d.TargetQueueTime),
+	} {
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/flags.md has no row %q", row)
 		}
 	}
 }

@@ -29,7 +29,7 @@ type Record struct {
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two reports of the stretch: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
-	Window   time.Duration `default:"30s" help:"Window of the reports a replay computes."`
+	Window   time.Duration `default:"${window}" help:"Window of the reports a replay computes."`
 
 	analysisFlags
 	clientFlags

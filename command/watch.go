@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,7 @@ type Watch struct {
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two refreshes: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
-	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
+	Window   time.Duration `default:"${window}" help:"Window of rates and quantiles ([ and ] change it live)."`
 	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
 	Color    string        `default:"auto" enum:"auto,always,never" placeholder:"WHEN" help:"Colour the dashboard: auto (on a terminal, unless NO_COLOR is set), always, never."`
 
@@ -102,10 +103,22 @@ func (w *Watch) Help() string { return Description }
 // analysisFlags are the thresholds of the analysis, shared by watch and
 // analyze.
 type analysisFlags struct {
-	SLOTTFT         time.Duration `name:"slo-ttft" default:"1s" help:"p99 TTFT above which a replica that is not full is SLOW."`
-	SLOITL          time.Duration `name:"slo-itl" default:"100ms" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
+	SLOTTFT         time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"p99 TTFT above which a replica that is not full is SLOW."`
+	SLOITL          time.Duration `name:"slo-itl" default:"${slo_itl}" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
 	SLOE2E          time.Duration `name:"slo-e2e" help:"e2e latency counted in goodput (default: TTFT only)."`
-	TargetQueueTime time.Duration `default:"1s" help:"Acceptable queue time for the scaling advice (Little's law)."`
+	TargetQueueTime time.Duration `default:"${target_queue_time}" help:"Acceptable queue time for the scaling advice (Little's law)."`
+}
+
+// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …):
+// the analysis defaults come from analysis.DefaultConfig, their one home,
+// so that no command's flag can default to another threshold.
+func FlagVars() map[string]string {
+	d := analysis.DefaultConfig()
+	return map[string]string{
+		"window": d.Window.String(), "slo_ttft": d.SLOTTFT.String(), "slo_itl": d.SLOITL.String(),
+		"target_queue_time": d.TargetQueueTime.String(), "hysteresis": strconv.Itoa(d.Hysteresis),
+		"faults": FaultKinds, "gpufaults": GPUFaultKinds,
+	}
 }
 
 // validate rejects thresholds that would make every replica SLOW or the

@@ -188,10 +188,44 @@ func (w *Watch) resolve(getenv func(string) string) {
 	}
 }
 
+// validate rejects flags that cannot work together, concern by concern.
 func (w *Watch) validate() error {
-	if err := w.validatePrometheus(); err != nil {
-		return err
+	return firstError(w.validatePrometheus, w.validateTiming, w.validateOutput, w.validateDemo, w.gpuFlags.check,
+		func() error { return w.notifyFlags.validate(w.Once, w.JSONL) }, w.analysisFlags.validate)
+}
+
+// firstError runs checks in order and returns the first error.
+func firstError(checks ...func() error) error {
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// givenFlag is a flag's name and whether the command line gave it.
+type givenFlag struct {
+	name  string
+	given bool
+}
+
+// goesWith refuses the first of flags given without the flag they go with.
+func goesWith(with givenFlag, flags ...givenFlag) error {
+	if with.given {
+		return nil
+	}
+	for _, f := range flags {
+		if f.given {
+			return usagef("%s goes with %s", f.name, with.name)
+		}
+	}
+	return nil
+}
+
+// validateTiming keeps scrapes from stacking and the window and history
+// holding scrapes.
+func (w *Watch) validateTiming() error {
 	switch {
 	case w.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
@@ -201,6 +235,14 @@ func (w *Watch) validate() error {
 		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
 	case w.History < w.Interval:
 		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
+	}
+	return nil
+}
+
+// validateOutput rejects the non-interactive modes' flags out of their
+// mode.
+func (w *Watch) validateOutput() error {
+	switch {
 	case w.JSON && !w.Once:
 		return usagef("--json goes with --once (use --jsonl for a stream)")
 	case w.Once && w.JSONL:
@@ -209,14 +251,23 @@ func (w *Watch) validate() error {
 		return usagef("--duration goes with --jsonl")
 	case w.Duration < 0:
 		return usagef("--duration %s: want a positive duration", w.Duration)
+	}
+	return nil
+}
+
+// validateDemo rejects a demo or a scan beside other fleets, and the
+// demo's options without it.
+func (w *Watch) validateDemo() error {
+	switch {
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
-	case len(w.DemoFault) > 0 && !w.Demo:
-		return usagef("--demo-fault goes with --demo")
-	case len(w.DemoGPUFault) > 0 && !w.Demo:
-		return usagef("--demo-gpu-fault goes with --demo")
+	}
+	if err := goesWith(givenFlag{"--demo", w.Demo}, givenFlag{"--demo-fault", len(w.DemoFault) > 0}, givenFlag{"--demo-gpu-fault", len(w.DemoGPUFault) > 0}); err != nil {
+		return err
+	}
+	switch {
 	case w.Scan && (w.Demo || w.Prometheus != "" || len(w.Targets) > 0 || w.File != ""):
 		return usagef("--scan finds the servers of this host: give no targets, --demo or --prometheus")
 	case len(w.DemoGPUFault) > 0 && w.NoGPUs:
@@ -225,35 +276,18 @@ func (w *Watch) validate() error {
 	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
 		return err
 	}
-	if _, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet); err != nil {
-		return err
-	}
-	if err := w.gpuFlags.check(); err != nil {
-		return err
-	}
-	if err := w.notifyFlags.validate(w.Once, w.JSONL); err != nil {
-		return err
-	}
-	return w.analysisFlags.validate()
+	_, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
+	return err
 }
 
 // validatePrometheus rejects the Prometheus flags without a server, and a
 // server beside targets of its own.
 func (w *Watch) validatePrometheus() error {
-	if w.Prometheus == "" {
-		switch {
-		case w.Selector != "":
-			return usagef("--selector goes with --prometheus")
-		case w.GroupBy != "":
-			return usagef("--group-by goes with --prometheus")
-		case w.BasicAuthFile != "":
-			return usagef("--basic-auth-file goes with --prometheus")
-		case w.MaxSeries != 0:
-			return usagef("--max-series goes with --prometheus")
-		case w.BucketsAbove != 0:
-			return usagef("--buckets-above goes with --prometheus")
-		}
-		return nil
+	if err := goesWith(givenFlag{"--prometheus", w.Prometheus != ""},
+		givenFlag{"--selector", w.Selector != ""}, givenFlag{"--group-by", w.GroupBy != ""},
+		givenFlag{"--basic-auth-file", w.BasicAuthFile != ""}, givenFlag{"--max-series", w.MaxSeries != 0},
+		givenFlag{"--buckets-above", w.BucketsAbove != 0}); err != nil || w.Prometheus == "" {
+		return err
 	}
 	switch {
 	case len(w.Targets) > 0 || w.File != "":

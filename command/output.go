@@ -58,7 +58,7 @@ func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 // writeSource names a source that reads the whole fleet, and its problem
 // once, with the age of the data: verdicts kept from before a failure
 // must not pass for fresh ones.
-func writeSource(w io.Writer, src *analysis.SourceStatus) {
+func writeSource(w io.Writer, src *catalogue.SourceStatus) {
 	if src == nil {
 		return
 	}

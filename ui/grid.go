@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/human"
 )
 
@@ -581,7 +582,7 @@ func instancesText(r *analysis.ReplicaReport) string {
 // noRowsText says why no replica is drawn when the report holds total
 // before the filter: none matches the filter, or there is none at all (a
 // source that has given none yet, a replica yet to answer).
-func noRowsText(total int, src *analysis.SourceStatus) string {
+func noRowsText(total int, src *catalogue.SourceStatus) string {
 	switch {
 	case total > 0:
 		return "no replica matches the filter (esc clears it)"

@@ -167,7 +167,7 @@ func otherReplicas(imb []analysis.Imbalance) int {
 	return len(seen) - 1
 }
 
-// pathWords say which path a store's source read (analysis.SourceStatus.Path).
+// pathWords say which path a store's source read (catalogue.SourceStatus.Path).
 var pathWords = map[string]string{"rules": ", via vtop's rules", "raw": ", via raw series"}
 
 // sourceLines name a source that reads the whole fleet (a Prometheus

@@ -72,10 +72,12 @@ func run(args []string) int {
 
 // newParser declares the command line of c.
 func newParser(c *cli) (*kong.Kong, error) {
+	vars := kong.Vars(command.FlagVars())
+	vars["version"] = "vtop " + version
 	return kong.New(c,
 		kong.Name("vtop"),
 		kong.Description(command.Description),
-		kong.Vars{"version": "vtop " + version, "faults": command.FaultKinds, "gpufaults": command.GPUFaultKinds},
+		vars,
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 	)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // Analyze evaluates every target over the window that ends at now and
@@ -416,7 +417,7 @@ func (w *window) restart(resetMs int64) (time.Time, string) {
 // skewed until the restart leaves the window.
 func restartNote(at time.Time, cause string, window time.Duration) string {
 	return fmt.Sprintf("%s%s (%s): rates count across it (Prometheus's reset rule); arrivals and queue growth are skewed until %s",
-		restartPrefix, at.Format("15:04:05"), cause, at.Add(window).Format("15:04:05"))
+		restartPrefix, at.Format(human.Clock), cause, at.Add(window).Format(human.Clock))
 }
 
 // restartPrefix starts the restart reason, so that a reason held by the

@@ -34,10 +34,9 @@ type Config struct {
 	MinObservations int
 }
 
-// DefaultConfig returns the documented defaults: 30 s window, SLOs of 1 s
-// TTFT and 100 ms ITL and none on e2e, 1 s target queue time, hysteresis
-// of 2, leaving SLOW 10 % under the SLO, and 20 observations to judge a
-// p99 by.
+// DefaultConfig returns the documented defaults: the one home of the
+// flags' defaults (command.FlagVars) and of docs/flags.md's, which a test
+// holds to these.
 func DefaultConfig() Config {
 	return Config{
 		Window:          30 * time.Second,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/vtop-dev/vtop/human"
 )
 
 // Change is one change of a replica's state as shown: the one stream of
@@ -148,7 +150,7 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 		}
 		if r.Restarted && !(before.Restarted && before.RestartedAt.Equal(r.RestartedAt)) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,
-				Text: "restarted at " + r.RestartedAt.Format("15:04:05") + " (" + r.restartCause + ")"})
+				Text: "restarted at " + r.RestartedAt.Format(human.Clock) + " (" + r.restartCause + ")"})
 		}
 		if r.KVCacheUsage >= kvBoundUsage && !(before.KVCacheUsage >= kvBoundUsage) && !changingTo(r, before, StateFull, StatePreempting) {
 			out = append(out, Event{Time: now, Target: r.Target, State: r.State,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/vtop-dev/vtop/human"
 )
 
 // The sentences of FULL and of the fleet's advice: the verdicts and the
@@ -44,7 +46,7 @@ func roughDuration(secs float64) string {
 func warmingReason(ev *evidence, cfg Config) string {
 	since := ""
 	if !ev.RestartedAt.IsZero() {
-		since = " since the restart at " + ev.RestartedAt.Format("15:04:05")
+		since = " since the restart at " + ev.RestartedAt.Format(human.Clock)
 	}
 	return fmt.Sprintf("judging: %s of readings%s of the %s a verdict of health needs; no problem shown so far",
 		seconds(ev.EvidenceSeconds), since, seconds(leastSpan(cfg).Seconds()))
@@ -129,7 +131,7 @@ func batchCapText(ev *evidence) string {
 	} else {
 		s = "batch cap " + count(ev.BatchCap) + ": the most running seen"
 		if !ev.BatchCapSince.IsZero() {
-			s += " since " + ev.BatchCapSince.Format("15:04:05")
+			s += " since " + ev.BatchCapSince.Format(human.Clock)
 		}
 		s += " (the page does not give max_num_seqs)"
 	}

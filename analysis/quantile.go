@@ -66,6 +66,13 @@ func strictlyAscending(b []Bucket) bool {
 	return true
 }
 
+// HistogramQuantile is Prometheus's histogram_quantile(q) of buckets b,
+// which it prepares in place (prepareBuckets); NaN where Prometheus gives
+// no number.
+func HistogramQuantile(q float64, b []Bucket) Num {
+	return Num(preparedQuantile(q, prepareBuckets(b)))
+}
+
 // preparedQuantile is Prometheus's histogram_quantile() (promql/quantile.go,
 // Prometheus 3.x) of buckets fixed by prepareBuckets: q outside [0, 1]
 // gives ±Inf and NaN q gives NaN; no +Inf bucket, fewer than two buckets or

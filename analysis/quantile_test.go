@@ -18,7 +18,7 @@ func bk(pairs ...float64) []Bucket {
 // quantile is histogram_quantile() the way the window computes it: the
 // buckets prepared (on a copy), then the rank found.
 func quantile(q float64, buckets []Bucket) float64 {
-	return preparedQuantile(q, prepareBuckets(slices.Clone(buckets)))
+	return float64(HistogramQuantile(q, slices.Clone(buckets)))
 }
 
 // TestQuantile holds every edge case of histogram_quantile with the

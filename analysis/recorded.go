@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // recordedNote opens the reasons of a replica the store's rules judged.
@@ -38,7 +39,7 @@ func recordedReplica(now time.Time, target string, rec *catalogue.Recorded, cfg 
 		}
 	}
 	rep.Pending = rep.State
-	rep.Reasons = []string{fmt.Sprintf("%s at %s", recordedNote, rec.At.UTC().Format("15:04:05"))}
+	rep.Reasons = []string{fmt.Sprintf("%s at %s", recordedNote, rec.At.UTC().Format(human.Clock))}
 	rep.Action = FirstAction(rep.State, rep.EngineKind, cfg)
 	rep.Severity = SeverityOf(&rep, cfg)
 	rep.Point = point(now, &rep, nil)

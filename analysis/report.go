@@ -759,9 +759,8 @@ type Report struct {
 	Changes []Change `json:"-"`
 	// Source is the health of a source that reads many targets at once
 	// (a Prometheus server); nil for direct scrapes, where each target's
-	// own error says everything. The monitor fills it: the analysis only
-	// carries it.
-	Source *SourceStatus `json:"source,omitempty"`
+	// own error says everything. The monitor fills it (SetSource).
+	Source *catalogue.SourceStatus `json:"source,omitempty"`
 	// GPUs are the GPUs (or MIG instances) under the fleet, each with the
 	// replica the evidence joins it to; empty when no GPU source answers,
 	// nil when none was asked (ApplyGPUs).
@@ -770,64 +769,17 @@ type Report struct {
 	GPUSources []GPUSource `json:"gpu_sources,omitempty"`
 }
 
-// SourceStatus is the health of the source of a report, apart from its
-// targets': the server a fleet is read from can fail while the replicas
-// behind it are fine.
-type SourceStatus struct {
-	// Name names the source, e.g. "Prometheus http://prom:9090".
-	Name string `json:"name"`
-	// Problem is why the last refresh failed; empty when it worked.
-	Problem string `json:"problem,omitempty"`
-	// Since is when the current run of failures began.
-	Since time.Time `json:"since,omitzero"`
-	// LastGood is the evaluation time of the newest good data.
-	LastGood time.Time `json:"last_good,omitzero"`
-	// Checked is the time of the newest attempt to read the source.
-	Checked time.Time `json:"checked,omitzero"`
-	// DataAgeSeconds is how old the figures are while the source fails:
-	// from LastGood to Checked. 0 when it works, or has never answered.
-	DataAgeSeconds float64 `json:"data_age_seconds,omitempty"`
-	// Warnings are problems that did not fail the refresh, and notes on
-	// the store's semantics where they differ from Prometheus's.
-	Warnings []string `json:"warnings,omitempty"`
-	// Store names the program that answered (Prometheus, VictoriaMetrics,
-	// Grafana Mimir), from its build information; empty when it did not
-	// say.
-	Store string `json:"store,omitempty"`
-	// StoreVersion is the store's version where it reports one.
-	StoreVersion string `json:"store_version,omitempty"`
-	// RefreshSeconds is the wall time of the source's newest refresh, and
-	// Queries the requests it sent: what reading the fleet costs.
-	RefreshSeconds float64 `json:"refresh_seconds,omitempty"`
-	Queries        int     `json:"queries,omitempty"`
-	// Path is what the newest refresh read: "rules" (the store's
-	// recording rules of vtop) or "raw" (the raw series).
-	Path string `json:"path,omitempty"`
-}
-
-// StoreLabel is the store as the source line names it: "VictoriaMetrics",
-// "Prometheus 2.42.0", "" when unknown.
-func (s *SourceStatus) StoreLabel() string {
-	if s == nil || s.Store == "" {
-		return ""
-	}
-	if s.StoreVersion == "" {
-		return s.Store
-	}
-	return s.Store + " " + s.StoreVersion
-}
-
-// Failing reports whether the source's last refresh failed: the report's
-// verdicts are then those of its last good data, DataAgeSeconds old.
-func (s *SourceStatus) Failing() bool { return s != nil && s.Problem != "" }
-
 // SetSource gives the report the health of its source. While the source
 // fails, every replica keeps the verdict of the last good data and is
 // marked SourceStale: the source failed, not the replicas, so none is
-// DOWN for it, and none passes for live either.
-func (r *Report) SetSource(st *SourceStatus) {
+// DOWN for it, and none passes for live either; the source says how old
+// that data is (DataAgeSeconds).
+func (r *Report) SetSource(st *catalogue.SourceStatus) {
 	r.Source = st
 	stale := st.Failing()
+	if stale && !st.LastGood.IsZero() && st.Checked.After(st.LastGood) {
+		st.DataAgeSeconds = st.Checked.Sub(st.LastGood).Seconds()
+	}
 	for i := range r.Replicas {
 		r.Replicas[i].SourceStale = stale
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // stalledSpan is how long work must be present with no token generated
@@ -190,9 +191,9 @@ func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, b
 		return verdict{}, false
 	}
 	quiet := duration(time.Duration(q.Seconds * float64(time.Second)))
-	since := fmt.Sprintf("for %s (since %s)", quiet, q.Since.Format("15:04:05"))
+	since := fmt.Sprintf("for %s (since %s)", quiet, q.Since.Format(human.Clock))
 	if !q.Found {
-		since = fmt.Sprintf("for at least %s (none in any reading since %s)", quiet, q.Since.Format("15:04:05"))
+		since = fmt.Sprintf("for at least %s (none in any reading since %s)", quiet, q.Since.Format(human.Clock))
 	}
 	reasons := []string{fmt.Sprintf("no token generated %s while running %s, waiting %s; the API server still answers",
 		since, count(f.Running.Float()), count(f.Waiting.Float()))}

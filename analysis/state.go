@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // verdict is a state with the sentences that prove it and the first action.
@@ -98,10 +99,10 @@ func downVerdict(samples []catalogue.Sample, run failures, target string, now ti
 	}
 	errText := newest.Err
 	reasons := []string{fmt.Sprintf("scrape failing since %s (%d failed in a row): %s",
-		run.since.Format("15:04:05"), run.count, errText)}
+		run.since.Format(human.Clock), run.count, errText)}
 	if !run.lastGood.IsZero() {
 		reasons = append(reasons, fmt.Sprintf("last good scrape at %s, %s",
-			run.lastGood.Format("15:04:05"), sinceText(now, run.lastGood)))
+			run.lastGood.Format(human.Clock), sinceText(now, run.lastGood)))
 	} else {
 		reasons = append(reasons, noGoodScrapeYet)
 	}
@@ -273,7 +274,7 @@ func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	}
 	until := c.At.Add(cfg.Window)
 	reasons := []string{fmt.Sprintf("the backlog cleared at %s: no request has waited since (the window's queue peaked at %s)",
-		c.At.Format("15:04:05"), count(ev.queueStats().Max))}
+		c.At.Format(human.Clock), count(ev.queueStats().Max))}
 	if c.TTFTMean.Known() {
 		recent := fmt.Sprintf("first tokens of the last %s came in %s on average (mean TTFT)", seconds(c.Seconds), c.TTFTMean.Seconds())
 		if f.Prefill.P99.Known() {
@@ -282,9 +283,9 @@ func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 		reasons = append(reasons, recent)
 	}
 	reasons = append(reasons, fmt.Sprintf("the window's %s still holds the backlog's requests, until about %s (%s after it cleared)",
-		figures, until.Format("15:04:05"), seconds(cfg.Window.Seconds())))
+		figures, until.Format(human.Clock), seconds(cfg.Window.Seconds())))
 	return verdict{State: StateRecovering, Reasons: reasons,
-		Action: fmt.Sprintf("%s; the window clears by about %s", recoveringAction, until.Format("15:04:05"))}, true
+		Action: fmt.Sprintf("%s; the window clears by about %s", recoveringAction, until.Format(human.Clock))}, true
 }
 
 // leastSpan is the span of readings a verdict of health needs under cfg:
@@ -727,7 +728,7 @@ func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 		}
 		if q.Found {
 			return verdict{State: StateIdle, Reasons: []string{fmt.Sprintf(idleSinceText,
-				q.Since.Format("15:04:05"), seconds(q.Seconds))}}, true
+				q.Since.Format(human.Clock), seconds(q.Seconds))}}, true
 		}
 		return verdict{State: StateIdle, Reasons: []string{fmt.Sprintf(idleText, seconds(q.Seconds))}}, true
 	}
@@ -873,7 +874,7 @@ func LateNote(r *ReplicaReport) string {
 	if r.LastGood.IsZero() {
 		return note + "; " + noGoodScrapeYet
 	}
-	return note + "; figures of " + r.LastGood.Format("15:04:05")
+	return note + "; figures of " + r.LastGood.Format(human.Clock)
 }
 
 // noGoodScrapeYet is said of a target with no good scrape: not "never

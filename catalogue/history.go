@@ -115,36 +115,58 @@ type TargetHistory struct {
 	Points []HistoryPoint
 }
 
-// SourceStatus is a source's own health, apart from its targets': the server a
-// source reads can fail while the targets behind it are fine.
+// SourceStatus is a source's own health, apart from its targets': the
+// server a fleet is read from can fail while the replicas behind it are
+// fine. The source writes it; a report carries it as it is.
 type SourceStatus struct {
-	// Source names the source (a URL without credentials).
-	Source string
+	// Name names the source, e.g. "Prometheus http://prom:9090" (a URL
+	// without credentials).
+	Name string `json:"name"`
 	// Problem is why the last refresh failed; empty when it worked.
-	Problem string
+	Problem string `json:"problem,omitempty"`
 	// Since is when the current run of failures began (zero when OK).
-	Since time.Time
-	// LastGood is the evaluation time of the newest data (zero if none).
-	LastGood time.Time
-	// Checked is the time of the newest attempt, good or not: while the
-	// source fails, its data are Checked − LastGood old.
-	Checked time.Time
-	// Warnings are problems that did not fail the refresh.
-	Warnings []string
+	Since time.Time `json:"since,omitzero"`
+	// LastGood is the evaluation time of the newest good data (zero if
+	// none).
+	LastGood time.Time `json:"last_good,omitzero"`
+	// Checked is the time of the newest attempt, good or not.
+	Checked time.Time `json:"checked,omitzero"`
+	// DataAgeSeconds is how old the figures are while the source fails:
+	// from LastGood to Checked (the report sets it). 0 when it works, or
+	// has never answered.
+	DataAgeSeconds float64 `json:"data_age_seconds,omitempty"`
+	// Warnings are problems that did not fail the refresh, and notes on
+	// the store's semantics where they differ from Prometheus's.
+	Warnings []string `json:"warnings,omitempty"`
 	// Store names the program that answers the source's queries
 	// (Prometheus, VictoriaMetrics, Grafana Mimir), "" while unknown.
-	Store string
+	Store string `json:"store,omitempty"`
 	// StoreVersion is the store's version where it reports one.
-	StoreVersion string
-	// LastRefresh is the wall time of the newest refresh, and Queries
-	// the requests it sent to the server.
-	LastRefresh time.Duration
-	Queries     int
+	StoreVersion string `json:"store_version,omitempty"`
+	// RefreshSeconds is the wall time of the newest refresh, and Queries
+	// the requests it sent to the server: what reading the fleet costs.
+	RefreshSeconds float64 `json:"refresh_seconds,omitempty"`
+	Queries        int     `json:"queries,omitempty"`
 	// Path is what the newest refresh read, where the source has a choice:
 	// "rules" (the store's recording rules of vtop) or "raw" (the raw
 	// series); "" for a source without one.
-	Path string
+	Path string `json:"path,omitempty"`
 }
 
 // OK reports whether the last refresh worked.
 func (s SourceStatus) OK() bool { return s.Problem == "" }
+
+// Failing reports whether a source (nil: none) failed its last refresh.
+func (s *SourceStatus) Failing() bool { return s != nil && s.Problem != "" }
+
+// StoreLabel is the store as the source line names it: "VictoriaMetrics",
+// "Prometheus 2.42.0", "" when unknown.
+func (s *SourceStatus) StoreLabel() string {
+	if s == nil || s.Store == "" {
+		return ""
+	}
+	if s.StoreVersion == "" {
+		return s.Store
+	}
+	return s.Store + " " + s.StoreVersion
+}

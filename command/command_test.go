@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 func TestExitCode(t *testing.T) {
@@ -78,15 +79,15 @@ func TestStatusOfAFailingSource(t *testing.T) {
 	tests := []struct {
 		name   string
 		states []analysis.State
-		src    *analysis.SourceStatus
+		src    *catalogue.SourceStatus
 		want   int
 	}{
-		{"working", []analysis.State{analysis.StateHealthy}, &analysis.SourceStatus{Name: "Prometheus http://p:9090"}, ExitHealthy},
+		{"working", []analysis.State{analysis.StateHealthy}, &catalogue.SourceStatus{Name: "Prometheus http://p:9090"}, ExitHealthy},
 		{"failing, last verdicts healthy", []analysis.State{analysis.StateHealthy},
-			&analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
+			&catalogue.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
 		{"failing, last verdicts down", []analysis.State{analysis.StateDown},
-			&analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
-		{"never answered", nil, &analysis.SourceStatus{Name: "Prometheus http://p:9090", Problem: `the selector {job="nope"} matches no vLLM series`}, ExitNoData},
+			&catalogue.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused"}, ExitNoData},
+		{"never answered", nil, &catalogue.SourceStatus{Name: "Prometheus http://p:9090", Problem: `the selector {job="nope"} matches no vLLM series`}, ExitNoData},
 	}
 	for _, tt := range tests {
 		r := reportOf(tt.states...)

@@ -22,9 +22,9 @@ func TestAnalysisConfigKeepsTheDefaults(t *testing.T) {
 	}{
 		{
 			name:       "the flags' defaults",
-			flags:      analysisFlags{SLOTTFT: time.Second, SLOITL: 100 * time.Millisecond, TargetQueueTime: time.Second},
-			window:     30 * time.Second,
-			hysteresis: 2,
+			flags:      analysisFlags{SLOTTFT: defaults.SLOTTFT, SLOITL: defaults.SLOITL, TargetQueueTime: defaults.TargetQueueTime},
+			window:     defaults.Window,
+			hysteresis: defaults.Hysteresis,
 			want:       func(*analysis.Config) {},
 		},
 		{

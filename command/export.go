@@ -91,7 +91,7 @@ type Diff struct {
 	Candidate string        `arg:"" placeholder:"CANDIDATE" help:"The recording of the candidate."`
 	JSON      bool          `help:"Print the comparison as one JSON object."`
 	Window    string        `placeholder:"[FROM:]TO" help:"The part of each recording to compare, as offsets from its first report: 5m is the first five minutes, 2m:7m from minute 2 to minute 7, 2m: from minute 2 to the end (default: all of it)."`
-	SLOTTFT   time.Duration `name:"slo-ttft" default:"1s" help:"TTFT within which a request counts as goodput."`
+	SLOTTFT   time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"TTFT within which a request counts as goodput."`
 	SLOE2E    time.Duration `name:"slo-e2e" help:"e2e latency within which a request counts as goodput (default: TTFT only)."`
 	recordingMemoryFlags
 }

@@ -32,30 +32,32 @@ type notifyFlags struct {
 // http(s), a state that does not exist, options without their flag, and
 // modes with no changes to tell (--once) or no terminal to ring (--jsonl).
 func (f notifyFlags) validate(once, jsonl bool) error {
+	return firstError(f.validateAlertmanager, func() error { return f.validateChanges(once, jsonl) })
+}
+
+// validateAlertmanager rejects its options without it, and a URL, a
+// resend interval or a header it cannot be sent with.
+func (f notifyFlags) validateAlertmanager() error {
 	if f.Alertmanager == "" {
-		switch {
-		case f.AlertmanagerCAFile != "":
-			return usagef("--alertmanager-ca-file goes with --alertmanager")
-		case f.AlertmanagerInsecure:
-			return usagef("--alertmanager-insecure goes with --alertmanager")
-		case f.AlertmanagerBearerTokenFile != "":
-			return usagef("--alertmanager-bearer-token-file goes with --alertmanager")
-		case f.AlertmanagerBasicAuthFile != "":
-			return usagef("--alertmanager-basic-auth-file goes with --alertmanager")
-		case len(f.AlertmanagerHeader) > 0:
-			return usagef("--alertmanager-header goes with --alertmanager")
-		}
-	} else {
-		if _, err := notify.ParseAlertmanagerURL(f.Alertmanager); err != nil {
-			return usagef("--alertmanager: %v", err)
-		}
-		if f.AlertmanagerResend < time.Second {
-			return usagef("--alertmanager-resend %s: want 1s or more", f.AlertmanagerResend)
-		}
-		if err := checkHeaders("--alertmanager-header", f.AlertmanagerHeader); err != nil {
-			return err
-		}
+		return goesWith(givenFlag{"--alertmanager", false},
+			givenFlag{"--alertmanager-ca-file", f.AlertmanagerCAFile != ""}, givenFlag{"--alertmanager-insecure", f.AlertmanagerInsecure},
+			givenFlag{"--alertmanager-bearer-token-file", f.AlertmanagerBearerTokenFile != ""},
+			givenFlag{"--alertmanager-basic-auth-file", f.AlertmanagerBasicAuthFile != ""},
+			givenFlag{"--alertmanager-header", len(f.AlertmanagerHeader) > 0})
 	}
+	if _, err := notify.ParseAlertmanagerURL(f.Alertmanager); err != nil {
+		return usagef("--alertmanager: %v", err)
+	}
+	if f.AlertmanagerResend < time.Second {
+		return usagef("--alertmanager-resend %s: want 1s or more", f.AlertmanagerResend)
+	}
+	return checkHeaders("--alertmanager-header", f.AlertmanagerHeader)
+}
+
+// validateChanges rejects --on-change's limits that stop every run, and
+// telling of changes where there are none (--once) or no terminal to ring
+// (--jsonl).
+func (f notifyFlags) validateChanges(once, jsonl bool) error {
 	switch {
 	case f.OnChangeTimeout <= 0:
 		return usagef("--on-change-timeout %s: want a positive duration", f.OnChangeTimeout)
@@ -65,11 +67,11 @@ func (f notifyFlags) validate(once, jsonl bool) error {
 		return usagef("--alertmanager, --on-change and --bell tell of changes while vtop watches: not with --once (one report)")
 	case jsonl && f.Bell != "":
 		return usagef("--bell rings the dashboard's terminal: not with --jsonl")
+	case f.Bell == "":
+		return nil
 	}
-	if f.Bell != "" {
-		if _, err := notify.ParseStates(f.Bell); err != nil {
-			return usagef("--bell: %v", err)
-		}
+	if _, err := notify.ParseStates(f.Bell); err != nil {
+		return usagef("--bell: %v", err)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // status is how a one-shot report ends the process: nil when every replica
@@ -57,7 +58,7 @@ func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 // writeSource names a source that reads the whole fleet, and its problem
 // once, with the age of the data: verdicts kept from before a failure
 // must not pass for fresh ones.
-func writeSource(w io.Writer, src *analysis.SourceStatus) {
+func writeSource(w io.Writer, src *catalogue.SourceStatus) {
 	if src == nil {
 		return
 	}
@@ -72,9 +73,9 @@ func writeSource(w io.Writer, src *analysis.SourceStatus) {
 		if !src.LastGood.IsZero() {
 			age = fmt.Sprintf("data %s old", analysis.Num(src.DataAgeSeconds).Seconds())
 		}
-		fmt.Fprintf(w, "! %s: %s; %s (failing since %s", src.Name, src.Problem, age, src.Since.Format("15:04:05"))
+		fmt.Fprintf(w, "! %s: %s; %s (failing since %s", src.Name, src.Problem, age, src.Since.Format(human.Clock))
 		if !src.LastGood.IsZero() {
-			fmt.Fprintf(w, ", verdicts as of %s", src.LastGood.Format("15:04:05"))
+			fmt.Fprintf(w, ", verdicts as of %s", src.LastGood.Format(human.Clock))
 		}
 		fmt.Fprintln(w, ")")
 	}
@@ -100,7 +101,7 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 // they were cleaned where they entered.
 func writeText(out io.Writer, r analysis.Report) error {
 	w := &stickyWriter{w: out}
-	fmt.Fprintf(w, "vtop · window %s · %s\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "vtop · window %s · %s\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format(human.DateClock))
 	writeSource(w, r.Source)
 	// The one line to act on comes first; the figures behind it follow.
 	if rec := r.Fleet.Advice.Recommendation; rec != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // writeJSON writes a --jsonl report as one line, in a single write, its
@@ -83,7 +84,7 @@ func TestTextReportCountsInstances(t *testing.T) {
 func TestTextReportOfAFailingSource(t *testing.T) {
 	r := reportOf(analysis.StateHealthy, analysis.StateFull)
 	at := r.Time
-	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: "connection refused",
+	r.SetSource(&catalogue.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: "connection refused",
 		Since: at.Add(10 * time.Second), LastGood: at, Checked: at.Add(42 * time.Second), DataAgeSeconds: 42})
 	var out bytes.Buffer
 	if err := writeText(&out, r); err != nil {
@@ -104,7 +105,7 @@ func TestTextReportOfAFailingSource(t *testing.T) {
 // the source line.
 func TestTextReportNamesTheStore(t *testing.T) {
 	r := reportOf(analysis.StateHealthy)
-	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: r.Time, Checked: r.Time,
+	r.SetSource(&catalogue.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: r.Time, Checked: r.Time,
 		Store: "VictoriaMetrics", Warnings: []string{"VictoriaMetrics evaluates MetricsQL"}})
 	var out bytes.Buffer
 	if err := writeText(&out, r); err != nil {

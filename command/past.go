@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/replay"
@@ -423,7 +424,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 		return w.printPast(ctx, env, src, p, cfg)
 	}
 	fmt.Fprintf(stderr(env), "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
-		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("15:04:05"), zoneNote(p.reports[0]))
+		p.reports[0].Format(human.DateClock), p.end().Format(human.Clock), zoneNote(p.reports[0]))
 	rec, err := untilDone(ctx, func() (*record.Recording, error) { return openPast(ctx, env, src, p, cfg) })
 	if rec == nil {
 		return err
@@ -491,7 +492,7 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	}
 	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
 	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
-		p.reports[0].Format("2006-01-02 15:04:05"), p.end().Format("2006-01-02 15:04:05"), zoneNote(p.reports[0]), r.Output)
+		p.reports[0].Format(human.DateClock), p.end().Format(human.DateClock), zoneNote(p.reports[0]), r.Output)
 	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
 	if err != nil {
 		return err
@@ -500,6 +501,6 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if fi, statErr := os.Stat(r.Output); statErr == nil {
 		size = fi.Size()
 	}
-	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, formatSize(size))
+	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(size))
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/scrape"
@@ -29,7 +30,7 @@ type Record struct {
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two reports of the stretch: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
-	Window   time.Duration `default:"30s" help:"Window of the reports a replay computes."`
+	Window   time.Duration `default:"${window}" help:"Window of the reports a replay computes."`
 
 	analysisFlags
 	clientFlags
@@ -260,7 +261,7 @@ func (f *recordFlags) finish(env *Env) error {
 	stopped := f.rec.Err()
 	closeErr := f.rec.Close()
 	out := stderr(env)
-	fmt.Fprintf(out, "vtop: recorded %d scrapes of %d targets in %s (%s)\n", f.rec.Frames(), f.targets, f.Record, formatSize(f.rec.Size()))
+	fmt.Fprintf(out, "vtop: recorded %d scrapes of %d targets in %s (%s)\n", f.rec.Frames(), f.targets, f.Record, human.Bytes(f.rec.Size()))
 	switch {
 	case stopped != nil && !errors.Is(stopped, record.ErrMaxSize):
 		return fmt.Errorf("--record: %w", stopped)
@@ -296,15 +297,4 @@ func stderr(env *Env) io.Writer {
 		return env.Stderr
 	}
 	return os.Stderr
-}
-
-// formatSize writes a byte count for people.
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

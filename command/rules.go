@@ -14,10 +14,10 @@ import (
 // Rules is `vtop rules`: vtop's judgement as a Prometheus rule file, so
 // that Prometheus raises the states vtop shows on a fleet nobody watches.
 type Rules struct {
-	SLOTTFT            time.Duration `name:"slo-ttft" default:"1s" help:"p99 TTFT above which a replica that is not full is SLOW."`
-	SLOITL             time.Duration `name:"slo-itl" default:"100ms" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
-	Window             time.Duration `default:"30s" help:"Window of rates and quantiles."`
-	Hysteresis         int           `default:"2" help:"Evaluations a judged state (SLOW, STALE, IDLE, and every return to health) must hold: for: and keep_firing_for: are this many evaluations less one."`
+	SLOTTFT            time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"p99 TTFT above which a replica that is not full is SLOW."`
+	SLOITL             time.Duration `name:"slo-itl" default:"${slo_itl}" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
+	Window             time.Duration `default:"${window}" help:"Window of rates and quantiles."`
+	Hysteresis         int           `default:"${hysteresis}" help:"Evaluations a judged state (SLOW, STALE, IDLE, and every return to health) must hold: for: and keep_firing_for: are this many evaluations less one."`
 	EvaluationInterval time.Duration `default:"5s" help:"The rule group's interval; set it to the scrape interval of the replicas: one reading is one evaluation."`
 	GroupBy            []string      `default:"instance" placeholder:"LABEL" help:"The labels whose values are the replicas (the labels your fleet uses: pod, or instance)."`
 	Format             string        `enum:"prometheus,prometheus-operator,vmalert" default:"prometheus" help:"prometheus: a rule file for rule_files; prometheus-operator: a PrometheusRule object; vmalert: a rule file for vmalert over VictoriaMetrics (its queries ask with nocache=1, which VictoriaMetrics' default -search.latencyOffset needs for the rules to read the present)."`

@@ -8,11 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/analysis"
 )
 
-// defaultRules are the flags' defaults.
+// defaultRules are the flags' defaults: the analysis's thresholds
+// (FlagVars) and the rules' own.
 func defaultRules() Rules {
-	return Rules{SLOTTFT: time.Second, SLOITL: 100 * time.Millisecond, Window: 30 * time.Second, Hysteresis: 2,
+	d := analysis.DefaultConfig()
+	return Rules{SLOTTFT: d.SLOTTFT, SLOITL: d.SLOITL, Window: d.Window, Hysteresis: d.Hysteresis,
 		EvaluationInterval: 5 * time.Second, GroupBy: []string{"instance"}, Format: "prometheus", KeepFiringFor: true}
 }
 

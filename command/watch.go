@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,7 @@ type Watch struct {
 
 	Interval time.Duration `help:"Time between two scrapes of a target (default 1s; with --prometheus, between two refreshes: default 5s)."`
 	Timeout  time.Duration `help:"Timeout of one scrape (default: 80% of --interval)."`
-	Window   time.Duration `default:"30s" help:"Window of rates and quantiles ([ and ] change it live)."`
+	Window   time.Duration `default:"${window}" help:"Window of rates and quantiles ([ and ] change it live)."`
 	History  time.Duration `default:"15m" help:"How far back the sparklines and charts reach."`
 	Color    string        `default:"auto" enum:"auto,always,never" placeholder:"WHEN" help:"Colour the dashboard: auto (on a terminal, unless NO_COLOR is set), always, never."`
 
@@ -102,10 +103,22 @@ func (w *Watch) Help() string { return Description }
 // analysisFlags are the thresholds of the analysis, shared by watch and
 // analyze.
 type analysisFlags struct {
-	SLOTTFT         time.Duration `name:"slo-ttft" default:"1s" help:"p99 TTFT above which a replica that is not full is SLOW."`
-	SLOITL          time.Duration `name:"slo-itl" default:"100ms" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
+	SLOTTFT         time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"p99 TTFT above which a replica that is not full is SLOW."`
+	SLOITL          time.Duration `name:"slo-itl" default:"${slo_itl}" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
 	SLOE2E          time.Duration `name:"slo-e2e" help:"e2e latency counted in goodput (default: TTFT only)."`
-	TargetQueueTime time.Duration `default:"1s" help:"Acceptable queue time for the scaling advice (Little's law)."`
+	TargetQueueTime time.Duration `default:"${target_queue_time}" help:"Acceptable queue time for the scaling advice (Little's law)."`
+}
+
+// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …):
+// the analysis defaults come from analysis.DefaultConfig, their one home,
+// so that no command's flag can default to another threshold.
+func FlagVars() map[string]string {
+	d := analysis.DefaultConfig()
+	return map[string]string{
+		"window": d.Window.String(), "slo_ttft": d.SLOTTFT.String(), "slo_itl": d.SLOITL.String(),
+		"target_queue_time": d.TargetQueueTime.String(), "hysteresis": strconv.Itoa(d.Hysteresis),
+		"faults": FaultKinds, "gpufaults": GPUFaultKinds,
+	}
 }
 
 // validate rejects thresholds that would make every replica SLOW or the
@@ -175,10 +188,44 @@ func (w *Watch) resolve(getenv func(string) string) {
 	}
 }
 
+// validate rejects flags that cannot work together, concern by concern.
 func (w *Watch) validate() error {
-	if err := w.validatePrometheus(); err != nil {
-		return err
+	return firstError(w.validatePrometheus, w.validateTiming, w.validateOutput, w.validateDemo, w.gpuFlags.check,
+		func() error { return w.notifyFlags.validate(w.Once, w.JSONL) }, w.analysisFlags.validate)
+}
+
+// firstError runs checks in order and returns the first error.
+func firstError(checks ...func() error) error {
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// givenFlag is a flag's name and whether the command line gave it.
+type givenFlag struct {
+	name  string
+	given bool
+}
+
+// goesWith refuses the first of flags given without the flag they go with.
+func goesWith(with givenFlag, flags ...givenFlag) error {
+	if with.given {
+		return nil
+	}
+	for _, f := range flags {
+		if f.given {
+			return usagef("%s goes with %s", f.name, with.name)
+		}
+	}
+	return nil
+}
+
+// validateTiming keeps scrapes from stacking and the window and history
+// holding scrapes.
+func (w *Watch) validateTiming() error {
 	switch {
 	case w.Interval < 100*time.Millisecond:
 		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
@@ -188,6 +235,14 @@ func (w *Watch) validate() error {
 		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
 	case w.History < w.Interval:
 		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
+	}
+	return nil
+}
+
+// validateOutput rejects the non-interactive modes' flags out of their
+// mode.
+func (w *Watch) validateOutput() error {
+	switch {
 	case w.JSON && !w.Once:
 		return usagef("--json goes with --once (use --jsonl for a stream)")
 	case w.Once && w.JSONL:
@@ -196,14 +251,23 @@ func (w *Watch) validate() error {
 		return usagef("--duration goes with --jsonl")
 	case w.Duration < 0:
 		return usagef("--duration %s: want a positive duration", w.Duration)
+	}
+	return nil
+}
+
+// validateDemo rejects a demo or a scan beside other fleets, and the
+// demo's options without it.
+func (w *Watch) validateDemo() error {
+	switch {
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
 		return usagef("--demo watches its own simulated fleet: give no targets")
 	case w.DemoFleet < 1 || w.DemoFleet > 500:
 		return usagef("--demo-fleet %d: want 1 to 500", w.DemoFleet)
-	case len(w.DemoFault) > 0 && !w.Demo:
-		return usagef("--demo-fault goes with --demo")
-	case len(w.DemoGPUFault) > 0 && !w.Demo:
-		return usagef("--demo-gpu-fault goes with --demo")
+	}
+	if err := goesWith(givenFlag{"--demo", w.Demo}, givenFlag{"--demo-fault", len(w.DemoFault) > 0}, givenFlag{"--demo-gpu-fault", len(w.DemoGPUFault) > 0}); err != nil {
+		return err
+	}
+	switch {
 	case w.Scan && (w.Demo || w.Prometheus != "" || len(w.Targets) > 0 || w.File != ""):
 		return usagef("--scan finds the servers of this host: give no targets, --demo or --prometheus")
 	case len(w.DemoGPUFault) > 0 && w.NoGPUs:
@@ -212,35 +276,18 @@ func (w *Watch) validate() error {
 	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
 		return err
 	}
-	if _, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet); err != nil {
-		return err
-	}
-	if err := w.gpuFlags.check(); err != nil {
-		return err
-	}
-	if err := w.notifyFlags.validate(w.Once, w.JSONL); err != nil {
-		return err
-	}
-	return w.analysisFlags.validate()
+	_, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
+	return err
 }
 
 // validatePrometheus rejects the Prometheus flags without a server, and a
 // server beside targets of its own.
 func (w *Watch) validatePrometheus() error {
-	if w.Prometheus == "" {
-		switch {
-		case w.Selector != "":
-			return usagef("--selector goes with --prometheus")
-		case w.GroupBy != "":
-			return usagef("--group-by goes with --prometheus")
-		case w.BasicAuthFile != "":
-			return usagef("--basic-auth-file goes with --prometheus")
-		case w.MaxSeries != 0:
-			return usagef("--max-series goes with --prometheus")
-		case w.BucketsAbove != 0:
-			return usagef("--buckets-above goes with --prometheus")
-		}
-		return nil
+	if err := goesWith(givenFlag{"--prometheus", w.Prometheus != ""},
+		givenFlag{"--selector", w.Selector != ""}, givenFlag{"--group-by", w.GroupBy != ""},
+		givenFlag{"--basic-auth-file", w.BasicAuthFile != ""}, givenFlag{"--max-series", w.MaxSeries != 0},
+		givenFlag{"--buckets-above", w.BucketsAbove != 0}); err != nil || w.Prometheus == "" {
+		return err
 	}
 	switch {
 	case len(w.Targets) > 0 || w.File != "":

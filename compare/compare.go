@@ -178,39 +178,14 @@ func shares(r analysis.FinishRates, total analysis.Num) analysis.FinishRates {
 }
 
 // lengthQuantiles reads p50 and p90 of the observations between two
-// readings of a length histogram (linear within a bucket, as
-// histogram_quantile does).
+// readings of a length histogram: histogram_quantile over the increases.
 func lengthQuantiles(first, last catalogue.Buckets) (p50, p90 analysis.Num) {
-	if !first.Present() || !last.Present() || len(first.Counts) != len(last.Counts) || len(last.Counts) == 0 {
+	if !first.Present() || !last.Present() || len(first.Counts) != len(last.Counts) {
 		return analysis.NA, analysis.NA
 	}
-	inc := make([]float64, len(last.Counts))
+	inc := make([]analysis.Bucket, len(last.Counts))
 	for i := range inc {
-		inc[i] = last.Counts[i] - first.Counts[i]
+		inc[i] = analysis.Bucket{Upper: last.Bounds[i], Count: last.Counts[i] - first.Counts[i]}
 	}
-	return quantile(0.5, last.Bounds, inc), quantile(0.9, last.Bounds, inc)
-}
-
-// quantile is histogram_quantile over cumulative counts.
-func quantile(q float64, bounds, counts []float64) analysis.Num {
-	n := len(counts)
-	if n < 2 || counts[n-1] <= 0 || !math.IsInf(bounds[n-1], 1) {
-		return analysis.NA
-	}
-	rank := q * counts[n-1]
-	i := 0
-	for i < n-1 && counts[i] < rank {
-		i++
-	}
-	if i == n-1 {
-		return analysis.Num(bounds[n-2])
-	}
-	lo, below := 0.0, 0.0
-	if i > 0 {
-		lo, below = bounds[i-1], counts[i-1]
-	}
-	if counts[i] == below {
-		return analysis.Num(bounds[i])
-	}
-	return analysis.Num(lo + (bounds[i]-lo)*(rank-below)/(counts[i]-below))
+	return analysis.HistogramQuantile(0.5, inc), analysis.HistogramQuantile(0.9, inc)
 }

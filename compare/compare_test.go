@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
@@ -175,6 +177,39 @@ func TestLoadDifferences(t *testing.T) {
 	for i, c := range cases {
 		if got := loadDifferences(c.b, c.c); strings.Join(got, "; ") != strings.Join(c.want, "; ") {
 			t.Errorf("%d: %q, want %q", i, got, c.want)
+		}
+	}
+}
+
+// The load's length quantiles are histogram_quantile over the increase of
+// each bucket between the first and the last reading: linear inside the
+// bucket of the rank, the last finite bound when the rank is in +Inf, and
+// n/a where Prometheus gives none (no +Inf bucket, nothing observed, the
+// bounds changed, the histogram absent).
+func TestLengthQuantiles(t *testing.T) {
+	inf := math.Inf(1)
+	bounds := []float64{100, 1000, inf}
+	tests := []struct {
+		name        string
+		first, last catalogue.Buckets
+		p50, p90    analysis.Num
+	}{
+		{"linear inside the bucket", catalogue.Buckets{Bounds: bounds, Counts: []float64{10, 10, 10}},
+			catalogue.Buckets{Bounds: bounds, Counts: []float64{30, 110, 110}}, 437.5, 887.5},
+		{"the rank in +Inf", catalogue.Buckets{Bounds: bounds, Counts: []float64{0, 0, 0}},
+			catalogue.Buckets{Bounds: bounds, Counts: []float64{1, 2, 100}}, 1000, 1000},
+		{"no +Inf bucket", catalogue.Buckets{Bounds: []float64{100, 1000}, Counts: []float64{0, 0}},
+			catalogue.Buckets{Bounds: []float64{100, 1000}, Counts: []float64{5, 10}}, analysis.NA, analysis.NA},
+		{"nothing observed", catalogue.Buckets{Bounds: bounds, Counts: []float64{5, 5, 5}},
+			catalogue.Buckets{Bounds: bounds, Counts: []float64{5, 5, 5}}, analysis.NA, analysis.NA},
+		{"the bounds changed", catalogue.Buckets{Bounds: []float64{inf}, Counts: []float64{0}},
+			catalogue.Buckets{Bounds: bounds, Counts: []float64{5, 5, 5}}, analysis.NA, analysis.NA},
+		{"absent", catalogue.Buckets{}, catalogue.Buckets{}, analysis.NA, analysis.NA},
+	}
+	same := func(a, b analysis.Num) bool { return a == b || !a.Known() && !b.Known() }
+	for _, tt := range tests {
+		if p50, p90 := lengthQuantiles(tt.first, tt.last); !same(p50, tt.p50) || !same(p90, tt.p90) {
+			t.Errorf("%s: p50 %v, p90 %v; want %v, %v", tt.name, p50, p90, tt.p50, tt.p90)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // JSON writes the result as one indented JSON object.
@@ -27,8 +28,8 @@ type row struct {
 // warnings, the figures side by side with deltas, the verdict.
 func (r Result) Text(w io.Writer) error {
 	b, c := r.Baseline, r.Candidate
-	fmt.Fprintf(w, "baseline  %s: %d replicas, %s – %s\n", b.Name, b.Replicas, b.From.Format("15:04:05"), b.To.Format("15:04:05"))
-	fmt.Fprintf(w, "candidate %s: %d replicas, %s – %s\n\n", c.Name, c.Replicas, c.From.Format("15:04:05"), c.To.Format("15:04:05"))
+	fmt.Fprintf(w, "baseline  %s: %d replicas, %s – %s\n", b.Name, b.Replicas, b.From.Format(human.Clock), b.To.Format(human.Clock))
+	fmt.Fprintf(w, "candidate %s: %d replicas, %s – %s\n\n", c.Name, c.Replicas, c.From.Format(human.Clock), c.To.Format(human.Clock))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tbaseline\tcandidate\tdelta\t")
 	for _, section := range [][]row{loadRows(b, c), latencyRows(b, c), throughputRows(b, c)} {

@@ -10,18 +10,12 @@ import (
 
 // sourceStatus is the status a report carries: the source's Status, nil
 // for a source whose targets speak for themselves.
-func sourceStatus(src Source) *analysis.SourceStatus {
+func sourceStatus(src Source) *catalogue.SourceStatus {
 	if src.Status == nil {
 		return nil
 	}
 	st := src.Status()
-	out := &analysis.SourceStatus{Name: st.Source, Problem: st.Problem, Since: st.Since, LastGood: st.LastGood,
-		Checked: st.Checked, Warnings: st.Warnings, Store: st.Store, StoreVersion: st.StoreVersion,
-		RefreshSeconds: st.LastRefresh.Seconds(), Queries: st.Queries, Path: st.Path}
-	if out.Failing() && !st.LastGood.IsZero() && st.Checked.After(st.LastGood) {
-		out.DataAgeSeconds = st.Checked.Sub(st.LastGood).Seconds()
-	}
-	return out
+	return &st
 }
 
 // HistoryOutput receives a source's history once, at start: each target's

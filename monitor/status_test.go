@@ -39,8 +39,8 @@ func TestSourceFailureMarksReplicasStale(t *testing.T) {
 		wantStale bool
 		wantAge   float64
 	}{
-		{"fine", catalogue.SourceStatus{Source: "Prometheus http://p:9090", LastGood: at, Checked: at}, false, 0},
-		{"failing", catalogue.SourceStatus{Source: "Prometheus http://p:9090", Problem: "connection refused",
+		{"fine", catalogue.SourceStatus{Name: "Prometheus http://p:9090", LastGood: at, Checked: at}, false, 0},
+		{"failing", catalogue.SourceStatus{Name: "Prometheus http://p:9090", Problem: "connection refused",
 			Since: at.Add(5 * time.Second), LastGood: at, Checked: at.Add(42 * time.Second)}, true, 42},
 	}
 	for _, tt := range tests {
@@ -54,7 +54,7 @@ func TestSourceFailureMarksReplicasStale(t *testing.T) {
 			if rep.SourceStale != tt.wantStale || rep.State == analysis.StateDown {
 				t.Errorf("%s, %s: %s, stale %v; want stale %v and never DOWN", tt.name, how, rep.State, rep.SourceStale, tt.wantStale)
 			}
-			if r.Source.DataAgeSeconds != tt.wantAge || r.Source.Name != tt.status.Source || r.Source.Problem != tt.status.Problem {
+			if r.Source.DataAgeSeconds != tt.wantAge || r.Source.Name != tt.status.Name || r.Source.Problem != tt.status.Problem {
 				t.Errorf("%s, %s: source %+v, want the data %vs old", tt.name, how, *r.Source, tt.wantAge)
 			}
 		}

@@ -128,8 +128,9 @@ func (f *firing) resolve(now time.Time) Alert {
 
 // labels identify a replica's alert: alertname, replica, state, severity.
 func labels(rep *analysis.ReplicaReport) map[string]string {
+	alert, _ := analysis.AlertOf(rep.State)
 	return map[string]string{
-		"alertname": AlertName(rep.State),
+		"alertname": alert.Name,
 		"replica":   rep.Target,
 		"state":     strings.ToUpper(rep.State.String()),
 		"severity":  Severity(rep.State),

@@ -81,41 +81,25 @@ func replicaIndex(r *analysis.Report) map[string]*analysis.ReplicaReport {
 	return index
 }
 
-// Severities of the alerts. A replica that serves nobody (DOWN), or that
-// needs more capacity now (FULL, PREEMPTING), pages; one that is slow or
-// whose exporter is stuck is a ticket.
-const (
-	SeverityCritical = "critical"
-	SeverityWarning  = "warning"
-	SeverityNone     = "none"
-)
+// SeverityNone is the severity of a change into a state that raises no
+// alert.
+const SeverityNone = "none"
 
-// Severity is the severity of an alert for state s: SeverityNone for the
-// states that are not problems (HEALTHY, IDLE, SLEEPING, WARMING,
-// UNJUDGED), which raise no alert.
+// Severity is the severity of an alert for state s as a running vtop
+// raises it (the Alertmanager, hooks): the rules' (analysis.AlertOf) for
+// a problem, SeverityNone for the states that are not problems. IDLE is
+// one of those here though the rules write it an informational alert:
+// the rules file keeps every state visible to a dashboard, while a
+// running vtop posts and pages only problems.
 func Severity(s analysis.State) string {
-	switch s {
-	case analysis.StateDown, analysis.StateStalled, analysis.StatePreempting, analysis.StateFull:
-		return SeverityCritical
-	case analysis.StateSlow, analysis.StateStale:
-		return SeverityWarning
+	if a, ok := analysis.AlertOf(s); ok && a.Severity != analysis.AlertInfo {
+		return a.Severity
 	}
 	return SeverityNone
 }
 
 // Alerting reports whether state s raises an alert.
 func Alerting(s analysis.State) bool { return Severity(s) != SeverityNone }
-
-// AlertName is the alertname of the alert for state s: VtopDown, VtopFull,
-// … — the names of the alerting rules `vtop rules` writes, so that routes
-// and silences match either source of the same alert.
-func AlertName(s analysis.State) string {
-	name := s.String()
-	if name == "" {
-		return "Vtop"
-	}
-	return "Vtop" + strings.ToUpper(name[:1]) + name[1:]
-}
 
 // ParseStates reads a comma-separated list of state names (down,full),
 // any case. Errors name the word at fault and the states there are.

@@ -178,8 +178,8 @@ func TestBadServers(t *testing.T) {
 		if st.OK() || !strings.Contains(st.Problem, tt.want) || !safetext.IsSafe(st.Problem) {
 			t.Errorf("%s: status problem %q, want one with %q", tt.name, st.Problem, tt.want)
 		}
-		if st.Source != "Prometheus "+s.Name() || strings.Contains(st.Problem, s.Name()) {
-			t.Errorf("%s: source %q, problem %q: want the server named once, by the source", tt.name, st.Source, st.Problem)
+		if st.Name != "Prometheus "+s.Name() || strings.Contains(st.Problem, s.Name()) {
+			t.Errorf("%s: source %q, problem %q: want the server named once, by the source", tt.name, st.Name, st.Problem)
 		}
 		if len(rep.Replicas) != 0 {
 			t.Errorf("%s: replicas %+v: a server that never answered has none to show", tt.name, rep.Replicas)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -469,7 +470,7 @@ func (s *Source) markStopped(at time.Time, r *replica) {
 		return
 	}
 	if at.Sub(last) > staleAfter(r.samples, s.cfg.Interval)+s.raw.late {
-		r.fail(at, "no samples since "+last.Format("15:04:05"))
+		r.fail(at, "no samples since "+last.Format(human.Clock))
 	}
 }
 

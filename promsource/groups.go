@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // A replica may be several scrape targets: the instances of a group
@@ -301,12 +302,12 @@ func restartOf(good []catalogue.Sample, resetAt int64) string {
 			continue
 		}
 		if !math.IsNaN(last) && v != last {
-			return good[i].Time.Format("15:04:05") + " (process_start_time_seconds changed)"
+			return good[i].Time.Format(human.Clock) + " (process_start_time_seconds changed)"
 		}
 		last = v
 	}
 	if resetAt > 0 {
-		return time.UnixMilli(resetAt).Format("15:04:05") + " (a counter went down)"
+		return time.UnixMilli(resetAt).Format(human.Clock) + " (a counter went down)"
 	}
 	return ""
 }

@@ -350,7 +350,7 @@ func checkPrometheusRestart(t *testing.T, cfg Config, acfg analysis.Config, prom
 	})
 	st := src.Status()
 	if !strings.Contains(st.Problem, "connection refused") || strings.Contains(st.Problem, "Prometheus") ||
-		st.Source != "Prometheus "+prom.URL() || st.LastGood.IsZero() || !st.Checked.After(st.LastGood) {
+		st.Name != "Prometheus "+prom.URL() || st.LastGood.IsZero() || !st.Checked.After(st.LastGood) {
 		t.Errorf("status %+v: want the server named once, connection refused, and the data's age", st)
 	}
 	// The server failed, not the replicas: they keep their last data and

@@ -371,11 +371,12 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 // overrunNote says, when a refresh of the raw path took longer than the
 // interval, that the store's recording rules would make it cheap.
 func overrunNote(st catalogue.SourceStatus, interval time.Duration) string {
-	if st.Path != PathRaw || st.LastRefresh <= interval {
+	took := time.Duration(st.RefreshSeconds * float64(time.Second))
+	if st.Path != PathRaw || took <= interval {
 		return ""
 	}
 	return fmt.Sprintf("a refresh of the raw series took %s, longer than the %s interval: `vtop rules` loaded into the store makes it cheap (vtop then reads what the rules recorded)",
-		st.LastRefresh.Round(10*time.Millisecond), interval)
+		took.Round(10*time.Millisecond), interval)
 }
 
 // recordedQuery runs one instant query of the fast path at at, whose

@@ -29,7 +29,7 @@ func TestOverrunNote(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := overrunNote(catalogue.SourceStatus{Path: tt.path, LastRefresh: tt.took}, tt.interval)
+			got := overrunNote(catalogue.SourceStatus{Path: tt.path, RefreshSeconds: tt.took.Seconds()}, tt.interval)
 			if (got != "") != tt.note || tt.note && !(strings.Contains(got, "`vtop rules`") && strings.Contains(got, "1.9s")) {
 				t.Errorf("note %q, want one: %v (naming vtop rules and the time taken)", got, tt.note)
 			}

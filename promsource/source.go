@@ -272,7 +272,7 @@ func New(cfg Config) (*Source, error) {
 		return nil, fmt.Errorf("URL: %w", err)
 	}
 	s.api, s.client, s.httpc = v1.NewAPI(client), client, &http.Client{Transport: rt}
-	s.status.Source = "Prometheus " + s.name
+	s.status.Name = "Prometheus " + s.name
 	return s, nil
 }
 
@@ -563,7 +563,7 @@ func (s *Source) countRefresh(start time.Time, sent int64) {
 	s.stats.Refreshes++
 	s.stats.LastRefresh = time.Since(start)
 	s.stats.LastRequests = int(s.requests.Load() - sent)
-	s.status.LastRefresh, s.status.Queries = s.stats.LastRefresh, s.stats.LastRequests
+	s.status.RefreshSeconds, s.status.Queries = s.stats.LastRefresh.Seconds(), s.stats.LastRequests
 }
 
 // settle is how far in the past the source evaluates. Prometheus stamps

@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -56,11 +57,8 @@ func (l Limits) heldCap() int { return int(l.MaxMemory / 4) }
 // tooLarge is the refusal of a frame whose page passes the cap.
 func (l Limits) tooLarge(seq int64, target string, size uint64) error {
 	return fmt.Errorf("frame %d of %s holds a page of %s, more than a page may hold at --max-memory %dMiB (%s): raise --max-memory to read it",
-		seq, target, mib(size), l.MaxMemory>>20, mib(uint64(l.pageCap())))
+		seq, target, human.Bytes(int64(size)), l.MaxMemory>>20, human.Bytes(int64(l.pageCap())))
 }
-
-// mib writes a size in MiB, rounded.
-func mib(n uint64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 
 // compressBound is more than zstd ever takes to compress n bytes (its
 // ZSTD_COMPRESSBOUND, n + n/256 and a little, with room for the frame's

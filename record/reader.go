@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -79,9 +80,9 @@ func (d Damage) String() string {
 	if d.Skipped > 0 {
 		parts = append(parts, plural(d.Skipped, "intact frame")+" skipped until the next key frame")
 	}
-	where := "damage after " + d.At.Format("15:04:05")
+	where := "damage after " + d.At.Format(human.Clock)
 	if d.Tail && d.Skipped == 0 {
-		where = "recording ends at " + d.At.Format("15:04:05")
+		where = "recording ends at " + d.At.Format(human.Clock)
 	}
 	return where + ": " + strings.Join(parts, ", ")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/monitor"
 	"github.com/vtop-dev/vtop/record"
 )
@@ -280,7 +281,7 @@ func (s *Source) statusOf(i int) Status {
 
 // String is the header line: "REPLAY 12:03:41 (3m10s of 15m00s) ×10 paused".
 func (st Status) String() string {
-	line := fmt.Sprintf("REPLAY %s (%s of %s) ×%d", st.Time.Format("15:04:05"), clock(st.Offset), clock(st.Length), st.Speed)
+	line := fmt.Sprintf("REPLAY %s (%s of %s) ×%d", st.Time.Format(human.Clock), clock(st.Offset), clock(st.Length), st.Speed)
 	if st.Paused {
 		line += " paused"
 	}

@@ -22,31 +22,32 @@ func (b builder) alerts() []Rule {
 		}
 		rules = append(rules, r)
 	}
-	add(b.alert(AlertDown, analysis.StateDown, "critical", 0, 0, ""), condition("down"))
-	add(b.alert(AlertStalled, analysis.StateStalled, "critical", 0, b.kept(), ""), condition("stalled"))
+	add(b.alert(analysis.StateDown, 0, 0, ""), condition("down"))
+	add(b.alert(analysis.StateStalled, 0, b.kept(), ""), condition("stalled"))
 	higher = append(higher, condition("stalled"))
-	add(b.alert(AlertPreempting, analysis.StatePreempting, "critical", 0, b.kept(), ""), condition("preempting"))
+	add(b.alert(analysis.StatePreempting, 0, b.kept(), ""), condition("preempting"))
 	higher = append(higher, condition("preempting"))
-	add(b.alert(AlertFull, analysis.StateFull, "critical", 0, b.kept(), ""), condition("full"))
+	add(b.alert(analysis.StateFull, 0, b.kept(), ""), condition("full"))
 	higher = append(higher, condition("full"))
 	for _, l := range latencies {
-		r := b.alert(AlertSlow, analysis.StateSlow, "warning", b.held(), b.kept(), l.name)
+		r := b.alert(analysis.StateSlow, b.held(), b.kept(), l.name)
 		add(r, l.condition())
 	}
 	for _, l := range latencies {
 		higher = append(higher, l.condition())
 	}
-	add(b.alert(AlertStale, analysis.StateStale, "warning", b.held(), b.kept(), ""), condition("stale"))
+	add(b.alert(analysis.StateStale, b.held(), b.kept(), ""), condition("stale"))
 	higher = append(higher, condition("stale"))
-	add(b.alert(AlertIdle, analysis.StateIdle, "info", b.held(), b.kept(), ""), condition("idle"))
+	add(b.alert(analysis.StateIdle, b.held(), b.kept(), ""), condition("idle"))
 	return rules
 }
 
 // alert is the rule of one state, without its expression. which names the
 // latency of a SLOW rule.
-func (b builder) alert(name string, s analysis.State, severity string, hold, keep time.Duration, which string) Rule {
+func (b builder) alert(s analysis.State, hold, keep time.Duration, which string) Rule {
 	state := strings.ToUpper(s.String())
-	labels := []Pair{{"severity", severity}, {"vtop_state", state}}
+	alert, _ := analysis.AlertOf(s)
+	labels := []Pair{{"severity", alert.Severity}, {"vtop_state", state}}
 	if s == analysis.StateSlow {
 		labels = append(labels, Pair{"latency", which})
 	}
@@ -61,7 +62,7 @@ func (b builder) alert(name string, s analysis.State, severity string, hold, kee
 		}
 		notes = append(notes, Pair{"first_action", action})
 	}
-	return Rule{Alert: name, For: hold, KeepFiringFor: keep, Labels: labels, Annotations: notes}
+	return Rule{Alert: alert.Name, For: hold, KeepFiringFor: keep, Labels: labels, Annotations: notes}
 }
 
 // replica is the template naming the group an alert is about.

@@ -52,17 +52,6 @@ const GroupName = "vtop"
 // rather than some other target that is down.
 const downMemory = time.Hour
 
-// Alert names, by state.
-const (
-	AlertDown       = "VtopDown"
-	AlertPreempting = "VtopPreempting"
-	AlertFull       = "VtopFull"
-	AlertSlow       = "VtopSlow"
-	AlertStale      = "VtopStale"
-	AlertStalled    = "VtopStalled"
-	AlertIdle       = "VtopIdle"
-)
-
 // Names of the recording rules the alerts read: package promql's, which
 // the Prometheus source reads back.
 const (
@@ -350,7 +339,7 @@ func (b builder) materialExpr() string {
 func (b builder) preemptingExpr() string {
 	on, n := b.q.On(), b.o.Config.Hysteresis
 	return fmt.Sprintf("%[1]s unless %[2]s (\n  (%[3]s or %[2]s %[4]s)\n  unless %[2]s count_over_time(%[1]s[%[5]s]) >= %[6]d\n)",
-		recMaterial, on, promql.FiringAlert(AlertFull), promql.FiringAlert(AlertSlow), dur(b.readings(n)), n)
+		recMaterial, on, promql.FiringAlert(analysis.AlertFull), promql.FiringAlert(analysis.AlertSlow), dur(b.readings(n)), n)
 }
 
 // fullSpan is the span of FULL's readings: FullReadings of them, over at
@@ -367,7 +356,7 @@ func (b builder) fullExpr() string {
 		recWaiting, span, on, b.t.FullReadings)
 	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
 		recWaiting, two, num(b.t.ObviousQueue), on)
-	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, promql.FiringAlert(AlertFull))
+	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, promql.FiringAlert(analysis.AlertFull))
 	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
 		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
 	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
@@ -385,7 +374,7 @@ func (b builder) slowExpr(l latency) string {
 	}
 	slo := b.slo(l).Seconds()
 	exit := roundLimit(slo * (1 - b.o.Config.SLOExitMargin))
-	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, promql.FiringAlert(AlertSlow))
+	return fmt.Sprintf("%s\nor %s\n(%s and %s %s)", over(slo), on, over(exit), on, promql.FiringAlert(analysis.AlertSlow))
 }
 
 // roundLimit drops the noise of binary floating point from a threshold

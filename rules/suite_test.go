@@ -47,8 +47,8 @@ var readFamilies = []string{
 
 // alertOf is the alert a true state must raise; "" for none.
 var alertOf = map[analysis.State]string{
-	analysis.StateDown: AlertDown, analysis.StatePreempting: AlertPreempting, analysis.StateFull: AlertFull,
-	analysis.StateSlow: AlertSlow, analysis.StateIdle: AlertIdle, analysis.StateStalled: AlertStalled, analysis.StateHealthy: "",
+	analysis.StateDown: analysis.AlertDown, analysis.StatePreempting: analysis.AlertPreempting, analysis.StateFull: analysis.AlertFull,
+	analysis.StateSlow: analysis.AlertSlow, analysis.StateIdle: analysis.AlertIdle, analysis.StateStalled: analysis.AlertStalled, analysis.StateHealthy: "",
 }
 
 // replay is one scenario's replicas: their pages every evaluation, their
@@ -188,7 +188,7 @@ func alertLabels(b builder, alert string) map[string]string {
 			for _, p := range r.Labels {
 				m[p.Name] = p.Value
 			}
-			if alert == AlertSlow {
+			if alert == analysis.AlertSlow {
 				m["latency"] = "ttft" // the benchmark's SLOW is TTFT's: ITL is within its SLO in every scenario
 			}
 			return m
@@ -229,7 +229,7 @@ func writeSuite(rp replay, o Options, ruleFile string) []byte {
 				fmt.Fprintf(&exprs, "          - labels: %s\n            value: 1\n", quote("ALERTS"+labelText(labels)))
 			}
 		}
-		for _, alert := range []string{AlertDown, AlertPreempting, AlertFull, AlertSlow, AlertStale, AlertIdle} {
+		for _, alert := range []string{analysis.AlertDown, analysis.AlertPreempting, analysis.AlertFull, analysis.AlertSlow, analysis.AlertStale, analysis.AlertIdle} {
 			var firing []string
 			for _, instance := range rp.replicas {
 				if cp.firing[instance] == alert {

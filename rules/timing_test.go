@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -107,42 +108,42 @@ type timingStep struct {
 }
 
 var timingSteps = []timingStep{
-	{"20s", "full", AlertFull, "", false, ""},
-	{"25s", "full", AlertFull, "firing", true, ""},
-	{"35s", "full", AlertFull, "firing", true, ""},
-	{"40s", "full", AlertFull, "firing", false, ""},
-	{"45s", "full", AlertFull, "", false, ""},
-	{"60s", "slow", AlertSlow, "", false, ""},
-	{"65s", "slow", AlertSlow, "pending", true, ""},
-	{"70s", "slow", AlertSlow, "firing", true, ""},
-	{"145s", "slow", AlertSlow, "firing", true, ""},
-	{"150s", "slow", AlertSlow, "firing", false, ""},
-	{"155s", "slow", AlertSlow, "", false, ""},
-	{"60s", "down", AlertDown, "", false, ""},
-	{"65s", "down", AlertDown, "firing", true, ""},
-	{"185s", "down", AlertDown, "firing", true, ""},
-	{"185s", "down", AlertStale, "", true, ""},
-	{"55s", "stale", AlertStale, "", false, ""},
-	{"60s", "stale", AlertStale, "pending", true, ""},
-	{"65s", "stale", AlertStale, "firing", true, ""},
-	{"185s", "stale", AlertStale, "firing", true, ""},
-	{"185s", "stale", AlertStalled, "", false, ""},
-	{"35s", "stalled", AlertStalled, "", false, ""},
-	{"40s", "stalled", AlertStalled, "firing", true, ""},
-	{"185s", "stalled", AlertStalled, "firing", true, ""},
-	{"185s", "stalled", AlertStale, "", false, ""},
-	{"60s", "itl", AlertSlow, "", false, "vtop:state_slow_itl"},
-	{"65s", "itl", AlertSlow, "pending", true, "vtop:state_slow_itl"},
-	{"70s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
-	{"185s", "itl", AlertSlow, "firing", true, "vtop:state_slow_itl"},
-	{"55s", "kvfull", AlertPreempting, "", false, ""},
-	{"60s", "kvfull", AlertPreempting, "", true, recMaterial},
-	{"60s", "kvfull", AlertPreempting, "", false, ""},
-	{"60s", "kvfull", AlertFull, "firing", true, ""},
-	{"65s", "kvfull", AlertPreempting, "firing", true, ""},
-	{"60s", "kvrare", AlertPreempting, "", false, recMaterial},
-	{"65s", "kvrare", AlertPreempting, "", false, ""},
-	{"65s", "kvrare", AlertFull, "firing", true, ""},
+	{"20s", "full", analysis.AlertFull, "", false, ""},
+	{"25s", "full", analysis.AlertFull, "firing", true, ""},
+	{"35s", "full", analysis.AlertFull, "firing", true, ""},
+	{"40s", "full", analysis.AlertFull, "firing", false, ""},
+	{"45s", "full", analysis.AlertFull, "", false, ""},
+	{"60s", "slow", analysis.AlertSlow, "", false, ""},
+	{"65s", "slow", analysis.AlertSlow, "pending", true, ""},
+	{"70s", "slow", analysis.AlertSlow, "firing", true, ""},
+	{"145s", "slow", analysis.AlertSlow, "firing", true, ""},
+	{"150s", "slow", analysis.AlertSlow, "firing", false, ""},
+	{"155s", "slow", analysis.AlertSlow, "", false, ""},
+	{"60s", "down", analysis.AlertDown, "", false, ""},
+	{"65s", "down", analysis.AlertDown, "firing", true, ""},
+	{"185s", "down", analysis.AlertDown, "firing", true, ""},
+	{"185s", "down", analysis.AlertStale, "", true, ""},
+	{"55s", "stale", analysis.AlertStale, "", false, ""},
+	{"60s", "stale", analysis.AlertStale, "pending", true, ""},
+	{"65s", "stale", analysis.AlertStale, "firing", true, ""},
+	{"185s", "stale", analysis.AlertStale, "firing", true, ""},
+	{"185s", "stale", analysis.AlertStalled, "", false, ""},
+	{"35s", "stalled", analysis.AlertStalled, "", false, ""},
+	{"40s", "stalled", analysis.AlertStalled, "firing", true, ""},
+	{"185s", "stalled", analysis.AlertStalled, "firing", true, ""},
+	{"185s", "stalled", analysis.AlertStale, "", false, ""},
+	{"60s", "itl", analysis.AlertSlow, "", false, "vtop:state_slow_itl"},
+	{"65s", "itl", analysis.AlertSlow, "pending", true, "vtop:state_slow_itl"},
+	{"70s", "itl", analysis.AlertSlow, "firing", true, "vtop:state_slow_itl"},
+	{"185s", "itl", analysis.AlertSlow, "firing", true, "vtop:state_slow_itl"},
+	{"55s", "kvfull", analysis.AlertPreempting, "", false, ""},
+	{"60s", "kvfull", analysis.AlertPreempting, "", true, recMaterial},
+	{"60s", "kvfull", analysis.AlertPreempting, "", false, ""},
+	{"60s", "kvfull", analysis.AlertFull, "firing", true, ""},
+	{"65s", "kvfull", analysis.AlertPreempting, "firing", true, ""},
+	{"60s", "kvrare", analysis.AlertPreempting, "", false, recMaterial},
+	{"65s", "kvrare", analysis.AlertPreempting, "", false, ""},
+	{"65s", "kvrare", analysis.AlertFull, "firing", true, ""},
 }
 
 // TestPromtoolTiming runs the timing suite against the default rules.
@@ -158,7 +159,7 @@ func TestPromtoolTiming(t *testing.T) {
 		switch {
 		case s.condition != "":
 			cond = s.condition
-		case s.alert == AlertSlow:
+		case s.alert == analysis.AlertSlow:
 			cond = latencies[0].condition()
 		}
 		steps.WriteString("      - {expr: 'count by (alertstate) (ALERTS{alertname=\"" + s.alert + "\", instance=\"" + s.instance + "\"})', eval_time: " + s.at)

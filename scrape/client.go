@@ -17,6 +17,7 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/httpclient"
 	"github.com/vtop-dev/vtop/httperr"
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -200,7 +201,7 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 	body, err := readHeld(ctx, resp.Body, buf[:0], c.maxBody, resp.ContentLength, hold)
 	if err != nil {
 		if errors.Is(err, errTooLarge) {
-			return fail("body larger than " + formatSize(c.maxBody))
+			return fail("body larger than " + human.Bytes(c.maxBody))
 		}
 		var refused budgetError
 		if errors.As(err, &refused) {
@@ -343,17 +344,6 @@ func describe(ctx context.Context, err error, timeout time.Duration) string {
 		err = errors.Join(err, context.DeadlineExceeded)
 	}
 	return httperr.Describe(err, timeout)
-}
-
-// formatSize writes a byte count the way a person reads it.
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // closeIdle closes the keep-alive connections nobody is using.

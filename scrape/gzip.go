@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"errors"
 	"net/http"
+
+	"github.com/vtop-dev/vtop/human"
 )
 
 // gzipMagic opens every gzip stream.
@@ -27,7 +29,7 @@ func gunzip(body []byte, limit int64) ([]byte, error) {
 	out, err := readCapped(z, nil, limit, -1)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return nil, errors.New("gzip-compressed page larger than " + formatSize(limit) + " once decompressed")
+		return nil, errors.New("gzip-compressed page larger than " + human.Bytes(limit) + " once decompressed")
 	case err != nil:
 		return nil, errors.New("gzip-compressed page does not decompress: " + err.Error())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // chartHeight is the height of one time-series chart, axes included: a
@@ -112,7 +113,7 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 		title = append(title, th.warn.Render("late"))
 	}
 	if r.Restarted {
-		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format("15:04:05")))
+		title = append(title, th.warn.Render("restarted "+r.RestartedAt.In(d.loc).Format(human.Clock)))
 	}
 	switch {
 	case r.State == analysis.StateDown && r.LastGood.IsZero():
@@ -243,7 +244,7 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 		timeserieslinechart.WithTimeRange(from, to),
 		timeserieslinechart.WithYRange(0, yMax),
 		timeserieslinechart.WithXLabelFormatter(func(_ int, v float64) string {
-			return time.Unix(int64(v), 0).In(loc).Format("15:04:05")
+			return time.Unix(int64(v), 0).In(loc).Format(human.Clock)
 		}),
 		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
 			return axisLabel(spec.format(analysis.Num(v)))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // eventsScreen is the event log on its own screen, newest first.
@@ -44,6 +45,6 @@ func (e eventsScreen) view() []string {
 
 // eventLine draws "14:01:05 gpu-b FULL: waiting 41 → 95, running 256 flat".
 func eventLine(th *Theme, loc *time.Location, e analysis.Event) string {
-	return th.dim.Render(e.Time.In(loc).Format("15:04:05")) + " " +
+	return th.dim.Render(e.Time.In(loc).Format(human.Clock)) + " " +
 		e.Target + " " + th.state(e.State).Render(e.Text)
 }

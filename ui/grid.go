@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // minPaneWidth is the narrowest pane: the figure lines fit in it.
@@ -452,7 +454,7 @@ const noGoodScrape = "no successful scrape yet"
 func downFor(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	switch {
 	case !r.DownSince.IsZero():
-		return "down for " + fmtAge(now.Sub(r.DownSince)) + " since " + r.DownSince.In(loc).Format("15:04:05")
+		return "down for " + fmtAge(now.Sub(r.DownSince)) + " since " + r.DownSince.In(loc).Format(human.Clock)
 	case !r.LastGood.IsZero():
 		return "down " + fmtAge(now.Sub(r.LastGood))
 	}
@@ -465,7 +467,7 @@ func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) stri
 	if r.LastGood.IsZero() {
 		return noGoodScrape
 	}
-	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format("15:04:05"), fmtAge(now.Sub(r.LastGood)))
+	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format(human.Clock), fmtAge(now.Sub(r.LastGood)))
 }
 
 // paneSparklines draw running, waiting, KV %, TTFT p99 and generation
@@ -535,7 +537,7 @@ func restartNote(th *Theme, r *analysis.ReplicaReport, loc *time.Location) strin
 	if !r.Restarted {
 		return ""
 	}
-	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format("15:04:05")) + " · "
+	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format(human.Clock)) + " · "
 }
 
 // lateNote leads the reason line of a late replica: what failed, how many
@@ -580,7 +582,7 @@ func instancesText(r *analysis.ReplicaReport) string {
 // noRowsText says why no replica is drawn when the report holds total
 // before the filter: none matches the filter, or there is none at all (a
 // source that has given none yet, a replica yet to answer).
-func noRowsText(total int, src *analysis.SourceStatus) string {
+func noRowsText(total int, src *catalogue.SourceStatus) string {
 	switch {
 	case total > 0:
 		return "no replica matches the filter (esc clears it)"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // healthyFour is the healthy-fleet golden scenario: four replicas with 40
@@ -281,11 +282,11 @@ func TestGroupsSayHowManyInstances(t *testing.T) {
 func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	const name = "Prometheus http://prom.example:9090"
-	failing := &analysis.SourceStatus{Name: name, Problem: "connection refused", Since: at.Add(10 * time.Second),
+	failing := &catalogue.SourceStatus{Name: name, Problem: "connection refused", Since: at.Add(10 * time.Second),
 		LastGood: at, Checked: at.Add(42 * time.Second), DataAgeSeconds: 42}
 	tests := []struct {
 		name      string
-		src       *analysis.SourceStatus
+		src       *catalogue.SourceStatus
 		keys      []string
 		want      []string
 		wantStale bool
@@ -293,7 +294,7 @@ func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
 		{"grid", failing, nil, []string{name + ": connection refused; data 42s old", "failing since 12:00:10"}, true},
 		{"table", failing, []string{"t"}, []string{name + ": connection refused; data 42s old"}, true},
 		{"detail", failing, []string{"enter"}, []string{name + ": connection refused; data 42s old", "FULL  stale"}, false},
-		{"working", &analysis.SourceStatus{Name: name, LastGood: at, Checked: at}, nil, []string{"source " + name}, false},
+		{"working", &catalogue.SourceStatus{Name: name, LastGood: at, Checked: at}, nil, []string{"source " + name}, false},
 	}
 	for _, tt := range tests {
 		r := report(at, replica("gpu-a:8000", analysis.StateHealthy), replica("gpu-b:8000", analysis.StateFull))
@@ -324,7 +325,7 @@ func TestSourceFailureIsSaidOnceWithTheAge(t *testing.T) {
 func TestNoReplicaIsNoFilter(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	r := report(at)
-	r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: `the selector {job="nope"} matches no vLLM series`, Since: at, Checked: at})
+	r.SetSource(&catalogue.SourceStatus{Name: "Prometheus http://prom.example:9090", Problem: `the selector {job="nope"} matches no vLLM series`, Since: at, Checked: at})
 	for _, keys := range [][]string{nil, {"t"}} {
 		frame := ansi.Strip(press(send(newModel(120, 30), ReportMsg{Report: r}), keys...).View())
 		if strings.Contains(frame, "filter (esc") || !strings.Contains(frame, "no replica to show: the source has given none (see above)") {
@@ -349,7 +350,7 @@ func TestSourceLineNamesTheStore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := report(at)
-		r.SetSource(&analysis.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: at, Checked: at, Store: tt.store, StoreVersion: tt.version, Path: tt.path})
+		r.SetSource(&catalogue.SourceStatus{Name: "Prometheus http://vm.example:8428", LastGood: at, Checked: at, Store: tt.store, StoreVersion: tt.version, Path: tt.path})
 		frame := ansi.Strip(send(newModel(120, 30), ReportMsg{Report: r}).View())
 		if !slices.ContainsFunc(strings.Split(frame, "\n"), func(l string) bool { return strings.TrimSpace(l) == tt.want }) {
 			t.Errorf("store %q %q: want the line %q in\n%s", tt.store, tt.version, tt.want, frame)

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // Player drives the replay of a recording: the same dashboard then shows
@@ -308,7 +309,7 @@ func (m Model) replayLines(w int) []string {
 	}
 	lines := []string{m.theme.alert.Render(" " + status + " ")}
 	if !m.elsewhere().IsZero() {
-		notice := m.theme.warn.Render("computing; figures of " + m.shown.Time.In(m.opts.Location).Format("15:04:05"))
+		notice := m.theme.warn.Render("computing; figures of " + m.shown.Time.In(m.opts.Location).Format(human.Clock))
 		if ansi.StringWidth(lines[0]+"  "+notice) <= w {
 			lines[0] += "  " + notice
 		} else {

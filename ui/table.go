@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // column is one column of the table view. Columns are as wide as their
@@ -362,7 +363,7 @@ type tableScreen struct {
 	rows     []*analysis.ReplicaReport // the panes, in the sort order
 	total    int                       // replicas before the filter
 	now      time.Time                 // the time of the report shown
-	source   *analysis.SourceStatus    // the report's source, for a table with no rows
+	source   *catalogue.SourceStatus   // the report's source, for a table with no rows
 	filter   string
 	sortCol  int
 	sortDesc bool

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/vtop-dev/vtop/analysis"
+	"github.com/vtop-dev/vtop/human"
 )
 
 // View draws the frame: exactly width × height, whatever the content. It
@@ -93,7 +94,7 @@ func (m Model) headerLines(w int) []string {
 	title := []string{th.title.Render("vtop " + m.opts.Version)}
 	title = append(title, "window "+fmtDuration(m.window)+m.coverage(), "every "+fmtDuration(m.opts.Interval))
 	if m.hasReport {
-		title = append(title, m.shown.Time.In(m.opts.Location).Format("15:04:05"))
+		title = append(title, m.shown.Time.In(m.opts.Location).Format(human.Clock))
 	}
 	if m.paused {
 		title = append(title, th.alert.Render(" PAUSED "))
@@ -166,7 +167,7 @@ func otherReplicas(imb []analysis.Imbalance) int {
 	return len(seen) - 1
 }
 
-// pathWords say which path a store's source read (analysis.SourceStatus.Path).
+// pathWords say which path a store's source read (catalogue.SourceStatus.Path).
 var pathWords = map[string]string{"rules": ", via vtop's rules", "raw": ", via raw series"}
 
 // sourceLines name a source that reads the whole fleet (a Prometheus
@@ -191,9 +192,9 @@ func (m Model) sourceLines(w int) []string {
 	if !src.LastGood.IsZero() {
 		age = "data " + fmtDuration(time.Duration(src.DataAgeSeconds*float64(time.Second)).Round(time.Second)) + " old"
 	}
-	when := "failing since " + src.Since.In(m.opts.Location).Format("15:04:05")
+	when := "failing since " + src.Since.In(m.opts.Location).Format(human.Clock)
 	if !src.LastGood.IsZero() {
-		when += ", verdicts as of " + src.LastGood.In(m.opts.Location).Format("15:04:05")
+		when += ", verdicts as of " + src.LastGood.In(m.opts.Location).Format(human.Clock)
 	}
 	lines := wrapLines(src.Name+": "+src.Problem+"; "+age+" ("+when+")", w)
 	for i, l := range lines {

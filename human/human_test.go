@@ -1,0 +1,28 @@
+package human
+
+import "testing"
+
+// A size is written in the largest unit that holds it whole, as a limit is
+// given (16 MiB, 65532 KiB); else to a tenth of MiB or KiB, as a measured
+// size reads; below a KiB in bytes.
+func TestBytes(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 bytes"},
+		{1023, "1023 bytes"},
+		{1 << 10, "1 KiB"},
+		{1536, "1.5 KiB"},
+		{65532 << 10, "65532 KiB"},
+		{16 << 20, "16 MiB"},
+		{1 << 30, "1024 MiB"},
+		{3355443, "3.2 MiB"},
+		{1e9, "953.7 MiB"},
+	}
+	for _, tt := range tests {
+		if got := Bytes(tt.n); got != tt.want {
+			t.Errorf("Bytes(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

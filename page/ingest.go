@@ -51,11 +51,10 @@ type Ingester struct {
 	parser   expfmt.TextParser
 	reader   bytes.Reader
 	s        *scratch // the buffers of the page being read, while Ingest runs
-	ways     readWays // the ways a page may be read (tests narrow them)
 	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
 	memoMin  int      // the fewest lines read into families a page must have for its memo to be kept
 	lastKept int      // lines the filter kept of the last page it read whole, -1 before the first
-	replayed bool     // the last page was read as values only (tests)
+	replayed bool     // the last page was read as values only
 
 	typeBuf []byte    // a TYPE line the filter writes
 	names   nameTable // the sample names of this target's pages (pass.sampleName)
@@ -80,21 +79,6 @@ type Ingester struct {
 }
 
 type bucketPair struct{ bound, count float64 }
-
-// readWays are the ways Ingest may read a page. Tests narrow them, to hold
-// each way to the others.
-type readWays uint8
-
-const (
-	// allWays reads a page of the last page's shape as values only, else
-	// by a direct pass, else the long way (see read).
-	allWays readWays = iota
-	// copyOnly reads the filter's copy of the page, by the fast path when
-	// it follows every line, else by expfmt: the long way only.
-	copyOnly
-	// expfmtOnly reads the filter's copy by expfmt.
-	expfmtOnly
-)
 
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
@@ -178,14 +162,18 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	if err := checkWhole(body, om); err != nil {
-		return catalogue.Sample{}, err
-	}
 	r, err := in.readPage(body, om)
 	defer func() { in.keepOrRelease(r.keep) }()
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
+	return in.sample(body, om, &r)
+}
+
+// sample builds the Sample of the families a page was read into, once
+// the page is found to hold no series twice. A page read as values only
+// has the lines of a page that passed; any other is checked (duplicate.go).
+func (in *Ingester) sample(body []byte, om bool, r *reading) (catalogue.Sample, error) {
 	if !in.replayed && in.mayRepeat(r.fams) {
 		r.keep = false // the line-by-line reading writes over the memo's lines
 		if err := in.duplicateLine(body, om); err != nil {
@@ -209,43 +197,37 @@ var errNotFast = errors.New("left to expfmt")
 // pass the filter hands each line it keeps to the fast path as it finds
 // it, so each line is scanned once and no copy of the page is written;
 // record says the pass notes the page's memo. When the fast path does not
-// follow a line, the page is read again the long way: the filter's copy,
-// then the fast path or expfmt on it, so every page it leaves is read as
-// before and every parse error is expfmt's. The pass returned is the one
-// that read the page.
-func (in *Ingester) read(body []byte, om, record bool) (p pass, fams map[string]*dto.MetricFamily, err error) {
-	if in.ways == allWays {
-		p, err = in.filter(body, om, in.s.fast, record)
-		if err == nil {
-			return p, in.s.fast.finish(), nil
-		}
-		if err != errNotFast {
-			return p, nil, err // the filter's own refusal, the same in both ways
-		}
+// follow a line, the page is read the long way (readCopy), so every parse
+// error is expfmt's. The pass returned is the one that read the page.
+func (in *Ingester) read(body []byte, om, record bool) (pass, map[string]*dto.MetricFamily, error) {
+	p, err := in.filter(body, om, in.s.fast, record)
+	switch err {
+	case nil:
+		return p, in.s.fast.finish(), nil
+	case errNotFast:
+		return in.readCopy(body, om)
 	}
-	if p, err = in.filter(body, om, nil, false); err != nil {
+	return p, nil, err // the filter's own refusal, the same in both ways
+}
+
+// readCopy is the long way: the filter's copy of the page, parsed by
+// expfmt. The fast path reads the copy's lines as it reads them in a
+// direct pass, so it is not tried again here.
+func (in *Ingester) readCopy(body []byte, om bool) (pass, map[string]*dto.MetricFamily, error) {
+	p, err := in.filter(body, om, nil, false)
+	if err != nil {
 		return p, nil, err
 	}
-	if fams, err = in.parse(); err != nil {
+	in.reader.Reset(in.s.filtered)
+	fams, err := in.parser.TextToMetricFamilies(&in.reader)
+	if err != nil {
 		return p, nil, in.parseError(err)
 	}
 	return p, fams, nil
 }
 
-// parse reads the filtered lines into families: by the fast path when it
-// follows every line, else (and for every error) by expfmt.
-func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
-	if in.ways != expfmtOnly {
-		if fams, ok := in.s.fast.parse(in.s.filtered); ok {
-			return fams, nil
-		}
-	}
-	in.reader.Reset(in.s.filtered)
-	return in.parser.TextToMetricFamilies(&in.reader)
-}
-
 // pageFormat dispatches on the Content-Type and reports whether the body is
-// OpenMetrics, or why it cannot be read at all.
+// OpenMetrics, or why it cannot be read at all (checkWhole included).
 func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -259,7 +241,7 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 	case "application/vnd.google.protobuf":
 		return false, errProtobuf
 	case "application/openmetrics-text":
-		return true, nil
+		return true, checkWhole(body, true)
 	}
 	switch {
 	case trimmed[0] == '<':
@@ -267,7 +249,8 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 	case trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}', trimmed[0] == '[' && trimmed[len(trimmed)-1] == ']':
 		return false, errJSON // a metrics page never starts and ends so
 	}
-	return bytes.HasSuffix(trimmed, []byte("# EOF")), nil
+	om := bytes.HasSuffix(trimmed, eofMarker)
+	return om, checkWhole(body, om)
 }
 
 // mediaType is the media type of a Content-Type header, remembered for

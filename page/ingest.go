@@ -495,18 +495,36 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 // (once), everything else dropped. It reports whether the line names a
 // vllm: family.
 func (p *pass) typeLine(line []byte, lineNo int32) (isVLLM bool, err error) {
-	keyword, rest := NextField(line[1:])
-	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
-		return false, nil
+	c := readComment(line)
+	if !c.isType {
+		return c.isVLLM, nil
 	}
-	if string(keyword) != "TYPE" {
+	return c.isVLLM, p.typeOf(c.name, string(c.typ), lineNo)
+}
+
+// comment is what a comment line says to the filters (the pass, and Keep).
+type comment struct {
+	isVLLM bool   // a # TYPE or # HELP line of a vllm: family
+	isType bool   // a # TYPE line, of family name and type typ
+	name   []byte // of a # TYPE line only
+	typ    []byte
+}
+
+// readComment splits a comment line ("# TYPE name type", "# HELP name
+// text", or any other).
+func readComment(line []byte) comment {
+	keyword, rest := nextToken(line[1:])
+	switch string(keyword) {
+	case "HELP":
 		// Only the prefix of a HELP line's name matters, and it holds no
 		// blank: the name's end need not be found.
-		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix), nil
+		return comment{isVLLM: bytes.HasPrefix(skipBlanks(rest), vllmPrefix)}
+	case "TYPE":
+		name, rest := nextToken(rest)
+		typ, _ := nextToken(rest)
+		return comment{isVLLM: bytes.HasPrefix(name, vllmPrefix), isType: true, name: name, typ: typ}
 	}
-	nameB, rest := NextField(rest)
-	typB, _ := NextField(rest)
-	return bytes.HasPrefix(nameB, vllmPrefix), p.typeOf(nameB, string(typB), lineNo)
+	return comment{}
 }
 
 // typeOf keeps the TYPE of a family in text format's terms, when vtop
@@ -571,20 +589,6 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 		line = line[:n-1]
 	}
 	return line, b[i+1:], true
-}
-
-// NextField returns the next space-separated field of b and what follows:
-// how the parser splits a comment line (# TYPE name type).
-func NextField(b []byte) (field, rest []byte) {
-	// Byte loops: the fields are short, and every comment line of a page
-	// is split so (bytes.IndexAny was most of the cost of a HELP line).
-	b = skipBlanks(b)
-	for i, c := range b {
-		if c == ' ' || c == '\t' {
-			return b[:i], b[i:]
-		}
-	}
-	return b, nil
 }
 
 // SampleName returns the metric name at the start of a sample line, as

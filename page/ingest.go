@@ -43,38 +43,38 @@ var (
 	errProtobuf  = errors.New("protobuf exposition is not supported")
 )
 
-// Ingester reduces pages of one target to Samples. It keeps the buffers of
-// the previous page for reuse and interns bucket bounds, the model name and
-// engine names so that the samples of one target share them. Not safe for
-// concurrent use: give each target its own.
+// Ingester reduces pages of one target to Samples. It is the target's
+// cache, as Prometheus's scrape cache is, held by whatever reads the
+// target (scrape, a recording's cursor): what one page leaves for reading
+// the next (the memo, the sample names, bucket bounds, label values) is
+// keyed by the bytes of the page, so nothing it keeps can be stale. Not
+// safe for concurrent use: give each target its own.
 type Ingester struct {
-	parser   expfmt.TextParser
-	reader   bytes.Reader
-	s        *scratch // the buffers of the page being read, while Ingest runs
-	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
-	memoMin  int      // the fewest lines read into families a page must have for its memo to be kept
-	lastKept int      // lines the filter kept of the last page it read whole, -1 before the first
-	replayed bool     // the last page was read as values only
+	parser expfmt.TextParser
+	reader bytes.Reader
+	s      *scratch // the buffers of the page being read, while Ingest runs
 
-	typeBuf []byte    // a TYPE line the filter writes
-	names   nameTable // the sample names of this target's pages (pass.sampleName)
-	typed   []bool    // per family row: a # TYPE line has been written
+	// The target's cache, kept from page to page.
+	memo      pageMemo             // the last page's shape and families, to read the next as values only (memo.go)
+	memoMin   int                  // the fewest lines read into families a page must have for its memo to be kept
+	lastKept  int                  // lines the filter kept of the last page it read whole, -1 before the first
+	replayed  bool                 // the last page was read as values only
+	names     nameTable            // the sample names of the target's pages (pass.sampleName)
+	bounds    map[string][]float64 // bucket bound lists, by their bits (internBounds)
+	rowBounds [][]float64          // per row of the alias table, the layout it read last
+	labels    map[string]string    // model and engine names as shown, by their raw text
+	media     string               // the media type of the last page's Content-Type (mediaType),
+	content   string               // that Content-Type
+	mediaRead bool
+
+	// The page being read.
+	typeBuf []byte // a TYPE line the filter writes
+	typed   []bool // per family row: a # TYPE line has been written
 	pairs   []bucketPair
+	keyBuf  []byte
+	seen    seriesSeen // the series of the page (duplicate.go)
 
-	bounds    map[string][]float64
-	rowBounds [][]float64 // per row of the alias table, the layout it read last
-	keyBuf    []byte
-	model     string // last model name, raw and sanitized
-	modelOK   string
-	engines   map[string]string
-
-	contentType     string // the last page's Content-Type,
-	media           string // its media type (mediaType)
-	contentTypeRead bool
-
-	seen seriesSeen // the series of the page being read (duplicate.go)
-
-	countsHint   int       // bucket counts the last sample carved (build.go)
+	countsHint   int       // bucket counts the last sample carved (build.go), a hint for the next
 	countScratch []float64 // the counts of a histogram merged into another's
 }
 
@@ -87,7 +87,7 @@ func NewIngester() *Ingester {
 		typed:     make([]bool, len(catalogue.Reads)),
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
-		engines:   make(map[string]string),
+		labels:    make(map[string]string),
 		memoMin:   memoMinLines,
 		lastKept:  -1,
 	}
@@ -257,8 +257,8 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 // the last header: a server sends the same one on every scrape, and
 // parsing it allocates its parameters each time.
 func (in *Ingester) mediaType(contentType string) string {
-	if !in.contentTypeRead || contentType != in.contentType {
-		in.contentType, in.contentTypeRead = contentType, true
+	if !in.mediaRead || contentType != in.content {
+		in.content, in.mediaRead = contentType, true
 		in.media, _, _ = mime.ParseMediaType(contentType)
 	}
 	return in.media
@@ -698,24 +698,21 @@ func (in *Ingester) internBoundsByKey(pairs []bucketPair) []float64 {
 	return b
 }
 
-// internModel returns the sanitized model name, reusing the last one.
-func (in *Ingester) internModel(raw string) string {
-	if raw != in.model {
-		in.model, in.modelOK = raw, safetext.Sanitize(raw)
-	}
-	return in.modelOK
-}
+// internModel returns the model name as shown: a label value, as
+// internEngine returns it.
+func (in *Ingester) internModel(raw string) string { return in.internEngine(raw) }
 
-// internEngine returns the sanitized engine name.
+// internEngine returns the engine name as shown (sanitized), from the
+// target's names of the last pages.
 func (in *Ingester) internEngine(raw string) string {
-	if s, ok := in.engines[raw]; ok {
+	if s, ok := in.labels[raw]; ok {
 		return s
 	}
-	if len(in.engines) >= 4*MaxEngines {
-		clear(in.engines)
+	if len(in.labels) >= 4*MaxEngines {
+		clear(in.labels)
 	}
 	s := safetext.Sanitize(raw)
-	in.engines[raw] = s
+	in.labels[raw] = s
 	return s
 }
 

@@ -567,11 +567,6 @@ func (p *pass) emitType(lineNo int32, name, typ string) error {
 // the page had it, so a page cut mid-line fails to parse as it should.
 func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
 	in.s.filtered = append(in.s.filtered, line...)
-	in.emitEnd(lineNo, newline)
-}
-
-// emitEnd ends a line already appended to the filtered page.
-func (in *Ingester) emitEnd(lineNo int32, newline bool) {
 	if newline {
 		in.s.filtered = append(in.s.filtered, '\n')
 	}

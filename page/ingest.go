@@ -397,7 +397,8 @@ func (p *pass) note(raw, line []byte, nameLen int, kind lineKind) {
 	}
 }
 
-// comment filters a comment or a blank line.
+// comment filters a comment or a blank line: a # TYPE of a wanted family
+// is kept (once), everything else dropped.
 func (p *pass) comment(raw, line []byte, lineNo int32) error {
 	if p.rec {
 		p.in.memo.note(raw, len(raw), lineWhole)
@@ -405,9 +406,12 @@ func (p *pass) comment(raw, line []byte, lineNo int32) error {
 	if len(line) == 0 {
 		return nil
 	}
-	isVLLM, err := p.typeLine(line, lineNo)
-	p.hasVLLM = p.hasVLLM || isVLLM
-	return err
+	c := readComment(line)
+	p.hasVLLM = p.hasVLLM || c.isVLLM
+	if !c.isType {
+		return nil
+	}
+	return p.typeOf(c.name, string(c.typ), lineNo)
 }
 
 // typeOnce writes the TYPE of a wanted family whose sample comes before
@@ -489,17 +493,6 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 	}
 	t.cur++
 	return &t.names[i]
-}
-
-// typeLine handles a comment line: a # TYPE of a wanted family is kept
-// (once), everything else dropped. It reports whether the line names a
-// vllm: family.
-func (p *pass) typeLine(line []byte, lineNo int32) (isVLLM bool, err error) {
-	c := readComment(line)
-	if !c.isType {
-		return c.isVLLM, nil
-	}
-	return c.isVLLM, p.typeOf(c.name, string(c.typ), lineNo)
 }
 
 // comment is what a comment line says to the filters (the pass, and Keep).

@@ -144,35 +144,6 @@ func newFastParser() *fastParser {
 	}
 }
 
-// parse reads b, the filter's output, into families. ok is false when the
-// page holds anything the fast path does not follow; the families are
-// then to be ignored and expfmt asked. The families live until the next
-// call.
-func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool) {
-	p.reset()
-	for len(b) > 0 {
-		nl := bytes.IndexByte(b, '\n')
-		if nl < 0 {
-			return nil, false // the last line is cut: expfmt's error
-		}
-		line := skipBlanks(b[:nl])
-		b = b[nl+1:]
-		if len(line) == 0 {
-			continue
-		}
-		var ok bool
-		if line[0] == '#' {
-			ok = p.typeLine(line)
-		} else {
-			ok = p.sampleLine(line, false)
-		}
-		if !ok {
-			return nil, false
-		}
-	}
-	return p.finish(), true
-}
-
 // finish completes the families of a page whose every line was read, and
 // returns them.
 func (p *fastParser) finish() map[string]*dto.MetricFamily {

@@ -23,8 +23,7 @@ func Keep(dst, body []byte) []byte {
 			line, rest = body[:i+1], body[i+1:]
 		}
 		body = rest
-		name, keep := keepLine(trimEOL(line))
-		isVLLM := bytes.HasPrefix(name, vllmPrefix)
+		isVLLM, keep := keepLine(trimEOL(line))
 		if keep {
 			dst = append(dst, line...)
 			keptVLLM = keptVLLM || isVLLM
@@ -42,36 +41,32 @@ func Keep(dst, body []byte) []byte {
 	return dst
 }
 
-// keepLine reports whether Ingest reads line, and the metric name it names
-// (if any), which tells whether the page is a vLLM page.
-func keepLine(line []byte) (name []byte, keep bool) {
+// keepLine reports whether Ingest reads line, and whether the line names
+// a vllm: family, which tells a vLLM page. It reads a line as the
+// filter's pass does (keptSample, readComment, keptType).
+func keepLine(line []byte) (isVLLM, keep bool) {
 	line = skipBlanks(line)
 	switch {
 	case len(line) == 0:
-		return nil, false
+		return false, false
 	case line[0] != '#':
-		name = SampleName(line)
+		name := SampleName(line)
 		_, keep = keptSample(name)
-		return name, keep
+		return bytes.HasPrefix(name, vllmPrefix), keep
 	case bytes.Equal(trimBlanks(line), eofMarker):
-		return nil, true
+		return false, true
 	}
-	keyword, rest := NextField(line[1:])
-	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
-		return nil, false
-	}
-	name, rest = NextField(rest)
-	if string(keyword) != "TYPE" {
-		return name, false
+	c := readComment(line)
+	if !c.isType {
+		return c.isVLLM, false
 	}
 	// The page's format is not known: a TYPE line is kept when either
 	// format's reading keeps it.
-	typ, _ := NextField(rest)
-	_, _, keep = keptType(name, string(typ), false)
+	_, _, keep = keptType(c.name, string(c.typ), false)
 	if !keep {
-		_, _, keep = keptType(name, string(typ), true)
+		_, _, keep = keptType(c.name, string(c.typ), true)
 	}
-	return name, keep
+	return c.isVLLM, keep
 }
 
 // keptSample reports whether the filter keeps the sample lines of a

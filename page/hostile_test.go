@@ -9,12 +9,14 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// ways names the read ways a page is held to, so that every way refuses
-// alike.
+// ways names the readings a page is held to, Ingest's and the reference
+// (byExpfmt), so that both refuse alike.
 var ways = []struct {
 	name string
-	way  readWays
-}{{"direct", allWays}, {"copy", copyOnly}, {"expfmt", expfmtOnly}}
+	read func(page []byte, contentType string) (catalogue.Sample, error)
+}{{"ingest", func(page []byte, contentType string) (catalogue.Sample, error) {
+	return NewIngester().Ingest(page, contentType)
+}}, {"expfmt", byExpfmt}}
 
 // TestIngestRefusesRepeatedSeries: a page holding one series twice is
 // malformed, as Prometheus's scrape says ("duplicate sample for
@@ -57,9 +59,7 @@ func TestIngestRefusesRepeatedSeries(t *testing.T) {
 	for _, tt := range tests {
 		for _, w := range ways {
 			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
-				in := NewIngester()
-				in.ways = w.way
-				s, err := in.Ingest([]byte(tt.page), "text/plain")
+				s, err := w.read([]byte(tt.page), "text/plain")
 				if err == nil {
 					t.Fatalf("accepted: running %v, warnings %q", s.Total.Scalars[catalogue.Running], s.Warnings)
 				}
@@ -172,9 +172,7 @@ func TestIngestValuesOutOfDomain(t *testing.T) {
 	for _, tt := range tests {
 		for _, w := range ways {
 			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
-				in := NewIngester()
-				in.ways = w.way
-				s, err := in.Ingest([]byte(tt.page), "text/plain")
+				s, err := w.read([]byte(tt.page), "text/plain")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -205,9 +203,7 @@ func TestIngestHistogramOutOfDomain(t *testing.T) {
 	for _, tt := range tests {
 		for _, w := range ways {
 			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
-				in := NewIngester()
-				in.ways = w.way
-				s, err := in.Ingest([]byte(tt.page), "text/plain")
+				s, err := w.read([]byte(tt.page), "text/plain")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -43,58 +43,42 @@ var (
 	errProtobuf  = errors.New("protobuf exposition is not supported")
 )
 
-// Ingester reduces pages of one target to Samples. It keeps the buffers of
-// the previous page for reuse and interns bucket bounds, the model name and
-// engine names so that the samples of one target share them. Not safe for
-// concurrent use: give each target its own.
+// Ingester reduces pages of one target to Samples. It is the target's
+// cache, as Prometheus's scrape cache is, held by whatever reads the
+// target (scrape, a recording's cursor): what one page leaves for reading
+// the next (the memo, the sample names, bucket bounds, label values) is
+// keyed by the bytes of the page, so nothing it keeps can be stale. Not
+// safe for concurrent use: give each target its own.
 type Ingester struct {
-	parser   expfmt.TextParser
-	reader   bytes.Reader
-	s        *scratch // the buffers of the page being read, while Ingest runs
-	ways     readWays // the ways a page may be read (tests narrow them)
-	memo     pageMemo // the last page's shape and families, to read the next as values only (memo.go)
-	memoMin  int      // the fewest lines read into families a page must have for its memo to be kept
-	lastKept int      // lines the filter kept of the last page it read whole, -1 before the first
-	replayed bool     // the last page was read as values only (tests)
+	parser expfmt.TextParser
+	reader bytes.Reader
+	s      *scratch // the buffers of the page being read, while Ingest runs
 
-	typeBuf []byte    // a TYPE line the filter writes
-	names   nameTable // the sample names of this target's pages (pass.sampleName)
-	typed   []bool    // per family row: a # TYPE line has been written
+	// The target's cache, kept from page to page.
+	memo      pageMemo             // the last page's shape and families, to read the next as values only (memo.go)
+	memoMin   int                  // the fewest lines read into families a page must have for its memo to be kept
+	lastKept  int                  // lines the filter kept of the last page it read whole, -1 before the first
+	replayed  bool                 // the last page was read as values only
+	names     nameTable            // the sample names of the target's pages (pass.sampleName)
+	bounds    map[string][]float64 // bucket bound lists, by their bits (internBounds)
+	rowBounds [][]float64          // per row of the alias table, the layout it read last
+	labels    map[string]string    // model and engine names as shown, by their raw text
+	media     string               // the media type of the last page's Content-Type (mediaType),
+	content   string               // that Content-Type
+	mediaRead bool
+
+	// The page being read.
+	typeBuf []byte // a TYPE line the filter writes
+	typed   []bool // per family row: a # TYPE line has been written
 	pairs   []bucketPair
+	keyBuf  []byte
+	seen    seriesSeen // the series of the page (duplicate.go)
 
-	bounds    map[string][]float64
-	rowBounds [][]float64 // per row of the alias table, the layout it read last
-	keyBuf    []byte
-	model     string // last model name, raw and sanitized
-	modelOK   string
-	engines   map[string]string
-
-	contentType     string // the last page's Content-Type,
-	media           string // its media type (mediaType)
-	contentTypeRead bool
-
-	seen seriesSeen // the series of the page being read (duplicate.go)
-
-	countsHint   int       // bucket counts the last sample carved (build.go)
+	countsHint   int       // bucket counts the last sample carved (build.go), a hint for the next
 	countScratch []float64 // the counts of a histogram merged into another's
 }
 
 type bucketPair struct{ bound, count float64 }
-
-// readWays are the ways Ingest may read a page. Tests narrow them, to hold
-// each way to the others.
-type readWays uint8
-
-const (
-	// allWays reads a page of the last page's shape as values only, else
-	// by a direct pass, else the long way (see read).
-	allWays readWays = iota
-	// copyOnly reads the filter's copy of the page, by the fast path when
-	// it follows every line, else by expfmt: the long way only.
-	copyOnly
-	// expfmtOnly reads the filter's copy by expfmt.
-	expfmtOnly
-)
 
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
@@ -103,7 +87,7 @@ func NewIngester() *Ingester {
 		typed:     make([]bool, len(catalogue.Reads)),
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
-		engines:   make(map[string]string),
+		labels:    make(map[string]string),
 		memoMin:   memoMinLines,
 		lastKept:  -1,
 	}
@@ -178,14 +162,18 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	if err := checkWhole(body, om); err != nil {
-		return catalogue.Sample{}, err
-	}
 	r, err := in.readPage(body, om)
 	defer func() { in.keepOrRelease(r.keep) }()
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
+	return in.sample(body, om, &r)
+}
+
+// sample builds the Sample of the families a page was read into, once
+// the page is found to hold no series twice. A page read as values only
+// has the lines of a page that passed; any other is checked (duplicate.go).
+func (in *Ingester) sample(body []byte, om bool, r *reading) (catalogue.Sample, error) {
 	if !in.replayed && in.mayRepeat(r.fams) {
 		r.keep = false // the line-by-line reading writes over the memo's lines
 		if err := in.duplicateLine(body, om); err != nil {
@@ -209,43 +197,37 @@ var errNotFast = errors.New("left to expfmt")
 // pass the filter hands each line it keeps to the fast path as it finds
 // it, so each line is scanned once and no copy of the page is written;
 // record says the pass notes the page's memo. When the fast path does not
-// follow a line, the page is read again the long way: the filter's copy,
-// then the fast path or expfmt on it, so every page it leaves is read as
-// before and every parse error is expfmt's. The pass returned is the one
-// that read the page.
-func (in *Ingester) read(body []byte, om, record bool) (p pass, fams map[string]*dto.MetricFamily, err error) {
-	if in.ways == allWays {
-		p, err = in.filter(body, om, in.s.fast, record)
-		if err == nil {
-			return p, in.s.fast.finish(), nil
-		}
-		if err != errNotFast {
-			return p, nil, err // the filter's own refusal, the same in both ways
-		}
+// follow a line, the page is read the long way (readCopy), so every parse
+// error is expfmt's. The pass returned is the one that read the page.
+func (in *Ingester) read(body []byte, om, record bool) (pass, map[string]*dto.MetricFamily, error) {
+	p, err := in.filter(body, om, in.s.fast, record)
+	switch err {
+	case nil:
+		return p, in.s.fast.finish(), nil
+	case errNotFast:
+		return in.readCopy(body, om)
 	}
-	if p, err = in.filter(body, om, nil, false); err != nil {
+	return p, nil, err // the filter's own refusal, the same in both ways
+}
+
+// readCopy is the long way: the filter's copy of the page, parsed by
+// expfmt. The fast path reads the copy's lines as it reads them in a
+// direct pass, so it is not tried again here.
+func (in *Ingester) readCopy(body []byte, om bool) (pass, map[string]*dto.MetricFamily, error) {
+	p, err := in.filter(body, om, nil, false)
+	if err != nil {
 		return p, nil, err
 	}
-	if fams, err = in.parse(); err != nil {
+	in.reader.Reset(in.s.filtered)
+	fams, err := in.parser.TextToMetricFamilies(&in.reader)
+	if err != nil {
 		return p, nil, in.parseError(err)
 	}
 	return p, fams, nil
 }
 
-// parse reads the filtered lines into families: by the fast path when it
-// follows every line, else (and for every error) by expfmt.
-func (in *Ingester) parse() (map[string]*dto.MetricFamily, error) {
-	if in.ways != expfmtOnly {
-		if fams, ok := in.s.fast.parse(in.s.filtered); ok {
-			return fams, nil
-		}
-	}
-	in.reader.Reset(in.s.filtered)
-	return in.parser.TextToMetricFamilies(&in.reader)
-}
-
 // pageFormat dispatches on the Content-Type and reports whether the body is
-// OpenMetrics, or why it cannot be read at all.
+// OpenMetrics, or why it cannot be read at all (checkWhole included).
 func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics bool, err error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
@@ -259,7 +241,7 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 	case "application/vnd.google.protobuf":
 		return false, errProtobuf
 	case "application/openmetrics-text":
-		return true, nil
+		return true, checkWhole(body, true)
 	}
 	switch {
 	case trimmed[0] == '<':
@@ -267,15 +249,16 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 	case trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}', trimmed[0] == '[' && trimmed[len(trimmed)-1] == ']':
 		return false, errJSON // a metrics page never starts and ends so
 	}
-	return bytes.HasSuffix(trimmed, []byte("# EOF")), nil
+	om := bytes.HasSuffix(trimmed, eofMarker)
+	return om, checkWhole(body, om)
 }
 
 // mediaType is the media type of a Content-Type header, remembered for
 // the last header: a server sends the same one on every scrape, and
 // parsing it allocates its parameters each time.
 func (in *Ingester) mediaType(contentType string) string {
-	if !in.contentTypeRead || contentType != in.contentType {
-		in.contentType, in.contentTypeRead = contentType, true
+	if !in.mediaRead || contentType != in.content {
+		in.content, in.mediaRead = contentType, true
 		in.media, _, _ = mime.ParseMediaType(contentType)
 	}
 	return in.media
@@ -414,7 +397,8 @@ func (p *pass) note(raw, line []byte, nameLen int, kind lineKind) {
 	}
 }
 
-// comment filters a comment or a blank line.
+// comment filters a comment or a blank line: a # TYPE of a wanted family
+// is kept (once), everything else dropped.
 func (p *pass) comment(raw, line []byte, lineNo int32) error {
 	if p.rec {
 		p.in.memo.note(raw, len(raw), lineWhole)
@@ -422,9 +406,12 @@ func (p *pass) comment(raw, line []byte, lineNo int32) error {
 	if len(line) == 0 {
 		return nil
 	}
-	isVLLM, err := p.typeLine(line, lineNo)
-	p.hasVLLM = p.hasVLLM || isVLLM
-	return err
+	c := readComment(line)
+	p.hasVLLM = p.hasVLLM || c.isVLLM
+	if !c.isType {
+		return nil
+	}
+	return p.typeOf(c.name, string(c.typ), lineNo)
 }
 
 // typeOnce writes the TYPE of a wanted family whose sample comes before
@@ -508,22 +495,29 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 	return &t.names[i]
 }
 
-// typeLine handles a comment line: a # TYPE of a wanted family is kept
-// (once), everything else dropped. It reports whether the line names a
-// vllm: family.
-func (p *pass) typeLine(line []byte, lineNo int32) (isVLLM bool, err error) {
-	keyword, rest := NextField(line[1:])
-	if string(keyword) != "TYPE" && string(keyword) != "HELP" {
-		return false, nil
-	}
-	if string(keyword) != "TYPE" {
+// comment is what a comment line says to the filters (the pass, and Keep).
+type comment struct {
+	isVLLM bool   // a # TYPE or # HELP line of a vllm: family
+	isType bool   // a # TYPE line, of family name and type typ
+	name   []byte // of a # TYPE line only
+	typ    []byte
+}
+
+// readComment splits a comment line ("# TYPE name type", "# HELP name
+// text", or any other).
+func readComment(line []byte) comment {
+	keyword, rest := nextToken(line[1:])
+	switch string(keyword) {
+	case "HELP":
 		// Only the prefix of a HELP line's name matters, and it holds no
 		// blank: the name's end need not be found.
-		return bytes.HasPrefix(skipBlanks(rest), vllmPrefix), nil
+		return comment{isVLLM: bytes.HasPrefix(skipBlanks(rest), vllmPrefix)}
+	case "TYPE":
+		name, rest := nextToken(rest)
+		typ, _ := nextToken(rest)
+		return comment{isVLLM: bytes.HasPrefix(name, vllmPrefix), isType: true, name: name, typ: typ}
 	}
-	nameB, rest := NextField(rest)
-	typB, _ := NextField(rest)
-	return bytes.HasPrefix(nameB, vllmPrefix), p.typeOf(nameB, string(typB), lineNo)
+	return comment{}
 }
 
 // typeOf keeps the TYPE of a family in text format's terms, when vtop
@@ -566,11 +560,6 @@ func (p *pass) emitType(lineNo int32, name, typ string) error {
 // the page had it, so a page cut mid-line fails to parse as it should.
 func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
 	in.s.filtered = append(in.s.filtered, line...)
-	in.emitEnd(lineNo, newline)
-}
-
-// emitEnd ends a line already appended to the filtered page.
-func (in *Ingester) emitEnd(lineNo int32, newline bool) {
 	if newline {
 		in.s.filtered = append(in.s.filtered, '\n')
 	}
@@ -588,20 +577,6 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 		line = line[:n-1]
 	}
 	return line, b[i+1:], true
-}
-
-// NextField returns the next space-separated field of b and what follows:
-// how the parser splits a comment line (# TYPE name type).
-func NextField(b []byte) (field, rest []byte) {
-	// Byte loops: the fields are short, and every comment line of a page
-	// is split so (bytes.IndexAny was most of the cost of a HELP line).
-	b = skipBlanks(b)
-	for i, c := range b {
-		if c == ' ' || c == '\t' {
-			return b[:i], b[i:]
-		}
-	}
-	return b, nil
 }
 
 // SampleName returns the metric name at the start of a sample line, as
@@ -711,24 +686,21 @@ func (in *Ingester) internBoundsByKey(pairs []bucketPair) []float64 {
 	return b
 }
 
-// internModel returns the sanitized model name, reusing the last one.
-func (in *Ingester) internModel(raw string) string {
-	if raw != in.model {
-		in.model, in.modelOK = raw, safetext.Sanitize(raw)
-	}
-	return in.modelOK
-}
+// internModel returns the model name as shown: a label value, as
+// internEngine returns it.
+func (in *Ingester) internModel(raw string) string { return in.internEngine(raw) }
 
-// internEngine returns the sanitized engine name.
+// internEngine returns the engine name as shown (sanitized), from the
+// target's names of the last pages.
 func (in *Ingester) internEngine(raw string) string {
-	if s, ok := in.engines[raw]; ok {
+	if s, ok := in.labels[raw]; ok {
 		return s
 	}
-	if len(in.engines) >= 4*MaxEngines {
-		clear(in.engines)
+	if len(in.labels) >= 4*MaxEngines {
+		clear(in.labels)
 	}
 	s := safetext.Sanitize(raw)
-	in.engines[raw] = s
+	in.labels[raw] = s
 	return s
 }
 

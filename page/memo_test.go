@@ -50,16 +50,15 @@ func moved(_ int, old string) string {
 }
 
 // readBoth reads the pages in turn with an Ingester whose memo is kept
-// for any page and with one that reads by expfmt alone, and fails where
+// for any page and by expfmt alone (byExpfmt), and fails where
 // the two samples (or errors) of a page differ. It returns whether each
 // page was read as values only.
 func readBoth(t *testing.T, contentType string, pages ...string) (replayed []bool) {
 	t.Helper()
-	in, plain := NewIngester(), NewIngester()
+	in := NewIngester()
 	in.memoMin = 0
-	plain.ways = expfmtOnly
 	for i, p := range pages {
-		got, want := show(in, p, contentType), show(plain, p, contentType)
+		got, want := show(in, p, contentType), showExpfmt(p, contentType)
 		if got != want {
 			t.Fatalf("page %d read as values only %v:\n%s\nexpfmt:\n%s", i, in.replayed, got, want)
 		}

@@ -48,8 +48,11 @@ func skipBlanks(b []byte) []byte {
 	return b
 }
 
-// nextToken returns the next blank-separated token of b and what follows.
+// nextToken returns the next blank-separated token of b and what follows:
+// how a comment line (# TYPE name type) and a sample's tail are split.
 func nextToken(b []byte) (token, rest []byte) {
+	// Byte loops: the tokens are short, and every comment line of a page
+	// is split so (bytes.IndexAny was most of the cost of a HELP line).
 	b = skipBlanks(b)
 	for i, c := range b {
 		if c == ' ' || c == '\t' {

@@ -94,7 +94,7 @@ func (o Options) withDefaults() Options {
 // targetState is everything the poller keeps for one target.
 type targetState struct {
 	target   Target
-	ingester *page.Ingester       // used by the target's goroutine only
+	ingester *page.Ingester       // the target's cache of its pages (as Prometheus's scrape cache); used by the target's goroutine only
 	pageSize int                  // of the last page read, same owner
 	engine   catalogue.EngineKind // of the last page read, same owner: whether to keep the connection (KeepsAlive)
 	kick     chan struct{}

@@ -49,7 +49,7 @@ func ParseDCGM(body []byte, source string) ([]device.GPU, error) {
 func wantedLines(body []byte) []byte {
 	var out []byte
 	for line := range bytes.Lines(body) {
-		if _, ok := catalogue.FindDCGMRead(string(lineName(line))); !ok {
+		if _, ok := catalogue.FindDCGMRead(string(page.LineName(line))); !ok {
 			continue
 		}
 		out = append(out, line...)
@@ -58,18 +58,6 @@ func wantedLines(body []byte) []byte {
 		}
 	}
 	return out
-}
-
-// lineName is the metric name a line names, split as the page parser
-// splits it: a sample's name, or a comment's second field ("# TYPE name
-// gauge").
-func lineName(line []byte) []byte {
-	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
-		_, rest := page.NextField(comment)
-		name, _ := page.NextField(rest)
-		return name
-	}
-	return page.SampleName(line)
 }
 
 func labelMap(m *dto.Metric) map[string]string {

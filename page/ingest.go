@@ -579,6 +579,18 @@ func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
 	return line, b[i+1:], true
 }
 
+// LineName is the metric name a line names, split as the parser splits
+// it: a sample's name, or a comment's second field ("# TYPE name gauge").
+// The GPU reader filters dcgm-exporter's pages with it.
+func LineName(line []byte) []byte {
+	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
+		_, rest := nextToken(comment)
+		name, _ := nextToken(rest)
+		return name
+	}
+	return SampleName(line)
+}
+
 // SampleName returns the metric name at the start of a sample line, as
 // the parser reads it.
 func SampleName(line []byte) []byte {

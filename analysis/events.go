@@ -94,7 +94,7 @@ func (r *Report) followChanges(prev *Report, befores []*ReplicaReport) {
 		}
 	}
 	if prev != nil && found < len(prev.Replicas) {
-		r.Changes = append(r.Changes, r.departures(prev)...)
+		r.addDepartures(prev)
 	}
 	for _, c := range r.Changes {
 		state := c.To
@@ -121,20 +121,18 @@ func changeOf(rep, before *ReplicaReport, t time.Time) (Change, bool) {
 	return c, true
 }
 
-// departures are the changes of the targets of prev that are not in r and
-// whose state was told: they left.
-func (r *Report) departures(prev *Report) []Change {
+// addDepartures adds the changes of the targets of prev that are not in r
+// and whose state was told: they left.
+func (r *Report) addDepartures(prev *Report) {
 	now := make(map[string]bool, len(r.Replicas))
 	for i := range r.Replicas {
 		now[r.Replicas[i].Target] = true
 	}
-	var left []Change
 	for i := range prev.Replicas {
 		if p := &prev.Replicas[i]; p.told && !now[p.Target] {
-			left = append(left, Change{Time: r.Time, Target: p.Target, From: p.State, Left: true, Text: leftText})
+			r.Changes = append(r.Changes, Change{Time: r.Time, Target: p.Target, From: p.State, Left: true, Text: leftText})
 		}
 	}
-	return left
 }
 
 // StateText is a replica's state and its first reason, as a change into it

@@ -27,6 +27,7 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	for _, name := range stateNames {
 		ff.States[name] = 0
 	}
+	var up []*ReplicaReport // here, not in t: a local slice may stay on the stack
 	var t fleetTotals
 	worst := -1
 	separate := hasOwnReplicas(reps)
@@ -43,6 +44,7 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 			ff.Routers++
 			continue
 		}
+		up = append(up, r)
 		t.add(&ff, r)
 	}
 	if worst >= 0 {
@@ -51,12 +53,12 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	ff.RequestsPerSecond, ff.PromptTokensPerSecond, ff.GenerationTokensPerSecond = t.rps.value(), t.prompt.value(), t.generation.value()
 	ff.Running, ff.Waiting = t.running.value(), t.waiting.value()
 	ff.SuccessRate = ratio(t.stop.value(), t.finished.value())
-	ff.Imbalance = imbalances(t.up)
+	ff.Imbalance = imbalances(up)
 	var before *Advice
 	if prev != nil {
 		before = &prev.Advice
 	}
-	ff.Advice = advice(t.up, ff.Down, cfg, now, before)
+	ff.Advice = advice(up, ff.Down, cfg, now, before)
 	return ff
 }
 
@@ -80,7 +82,6 @@ func (ff *FleetFigures) countState(r *ReplicaReport) {
 // fleetTotals adds up the replicas that serve (up, and not a router in
 // front of replicas of their own).
 type fleetTotals struct {
-	up                                        []*ReplicaReport
 	stop, finished                            sum
 	rps, prompt, generation, running, waiting sum
 }
@@ -88,7 +89,6 @@ type fleetTotals struct {
 // add counts one serving replica into the totals, and its TTFT p99 into
 // the fleet's worst.
 func (t *fleetTotals) add(ff *FleetFigures, r *ReplicaReport) {
-	t.up = append(t.up, r)
 	t.rps.add(r.RequestsPerSecond)
 	t.prompt.add(r.PromptTokensPerSecond)
 	t.generation.add(r.GenerationTokensPerSecond)

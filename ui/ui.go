@@ -342,7 +342,10 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg)
 		m.layout()
 	}
-	return m, tea.Batch(cmd, m.wantCmd(), m.inViewCmd())
+	// Asked for after the message is applied, and before m is returned:
+	// both note what they asked for in m.
+	cmd = tea.Batch(cmd, m.wantCmd(), m.inViewCmd())
+	return m, cmd
 }
 
 // reportMsg takes in a report (and the replay's position with it), and

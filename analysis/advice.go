@@ -83,7 +83,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
 		return a
 	}
-	var t fleetTally
+	var t adviceTally
 	for _, r := range counted {
 		t.add(&a, r)
 	}
@@ -124,10 +124,10 @@ type capacityFrom struct {
 	n           int
 }
 
-// fleetTally adds up the counted replicas: their demand, their queue, what
+// adviceTally adds up the counted replicas: their demand, their queue, what
 // every one finishes successfully (succeeded), and, in full and
 // preempting, what those at capacity finish.
-type fleetTally struct {
+type adviceTally struct {
 	arrivals, rejections, waiting, growth, succeeded sum
 	full, preempting                                 capacityFrom
 	stalled                                          int
@@ -136,7 +136,7 @@ type fleetTally struct {
 
 // add counts one replica into the tally, and its instances full, at
 // capacity or uncounted into a.
-func (t *fleetTally) add(a *Advice, r *ReplicaReport) {
+func (t *adviceTally) add(a *Advice, r *ReplicaReport) {
 	if r.State == StateStalled {
 		// Its arrivals and its queue wait for its engine, not for
 		// capacity: more replicas would not serve them.
@@ -160,7 +160,7 @@ func (t *fleetTally) add(a *Advice, r *ReplicaReport) {
 
 // addDemand counts what arrives at a replica, its queue and what it
 // finishes successfully.
-func (t *fleetTally) addDemand(r *ReplicaReport) {
+func (t *adviceTally) addDemand(r *ReplicaReport) {
 	// A replica settled at its capacity tells its demand and its
 	// queue's pace from its newest seconds there; another from its
 	// window, over which it finished what arrived.
@@ -180,7 +180,7 @@ func (t *fleetTally) addDemand(r *ReplicaReport) {
 
 // addCapacity counts what a replica at capacity, of n instances, finishes
 // there, or, while its capacity settles, how long it has been there.
-func (t *fleetTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
+func (t *adviceTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
 	if r.finishUncounted {
 		// Its page counts no finished requests: no capacity will
 		// ever be read of it, so none is settling.
@@ -208,7 +208,7 @@ func (t *fleetTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
 
 // measure sets the fleet's demand, queue and capacity from the tally, and
 // returns the backlog and what the replicas a capacity is read from abort.
-func (a *Advice) measure(t *fleetTally) (backlog, abortedAtCapacity Num) {
+func (a *Advice) measure(t *adviceTally) (backlog, abortedAtCapacity Num) {
 	// A FULL replica shows what a replica carries; a PREEMPTING one what
 	// its short KV cache lets it carry, which is a capacity only when no
 	// FULL replica shows one.

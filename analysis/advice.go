@@ -77,6 +77,28 @@ type HPARecommendation struct {
 // line, an autoscaler setting, is computed beside it; prev carries its
 // recent recommendations.
 func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
+	a := newAdvice(counted, down, cfg, now, prev)
+	if len(counted) == 0 {
+		a.Recommendation = "no replica is up: no advice"
+		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
+		return a
+	}
+	var t adviceTally
+	for _, r := range counted {
+		t.add(&a, r)
+	}
+	backlog, abortedAtCapacity := a.measure(&t)
+	a.autoscaler(now)
+	a.recommend(t.stalled, backlog, counted)
+	pending := a.hold(prev, backlog)
+	a.summarize(t.stalled, pending, backlog, abortedAtCapacity)
+	return a
+}
+
+// newAdvice is the advice before any replica is read: every figure n/a,
+// the HPA metric the counted replicas export, and prev's recent HPA
+// recommendations.
+func newAdvice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
 	a := Advice{
 		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
 		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
@@ -92,106 +114,132 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		window = prev.HPAWindow
 	}
 	a.HPAWindow = recentRecommendations(window, now)
-	if len(counted) == 0 {
-		a.Recommendation = "no replica is up: no advice"
-		a.Summary = a.uncountedSummary(append(a.Summary, a.Recommendation))
-		return a
+	return a
+}
+
+// capacityFrom is what the replicas at capacity a capacity may be read
+// from finish successfully and abort, and how many instances they are.
+type capacityFrom struct {
+	ok, aborted sum
+	n           int
+}
+
+// adviceTally adds up the counted replicas: their demand, their queue, what
+// every one finishes successfully (succeeded), and, in full and
+// preempting, what those at capacity finish.
+type adviceTally struct {
+	arrivals, rejections, waiting, growth, succeeded sum
+	full, preempting                                 capacityFrom
+	stalled                                          int
+	settling                                         float64 // the most seconds at capacity of a replica not settled
+}
+
+// add counts one replica into the tally, and its instances full, at
+// capacity or uncounted into a.
+func (t *adviceTally) add(a *Advice, r *ReplicaReport) {
+	if r.State == StateStalled {
+		// Its arrivals and its queue wait for its engine, not for
+		// capacity: more replicas would not serve them.
+		t.stalled += max(1, r.Instances)
+		return
 	}
-	// succeeded is what every counted replica finishes successfully; full
-	// and preempting what the replicas at capacity a capacity may be read
-	// from finish successfully and abort.
-	var arrivals, rejections, waiting, growth, succeeded sum
-	type capacityFrom struct {
-		ok, aborted sum
-		n           int
+	t.addDemand(r)
+	n := max(1, r.Instances) // a group counts its instances
+	if r.finishUncounted {
+		a.uncounted += n
 	}
-	var full, preempting capacityFrom
-	stalled := 0
-	settling := 0.0 // the most seconds at capacity of a replica not settled
-	for _, r := range counted {
-		if r.State == StateStalled {
-			// Its arrivals and its queue wait for its engine, not for
-			// capacity: more replicas would not serve them.
-			stalled += max(1, r.Instances)
-			continue
-		}
-		// A replica settled at its capacity tells its demand and its
-		// queue's pace from its newest seconds there; another from its
-		// window, over which it finished what arrived.
-		// Its queue's pace is said where its newest readings show it
-		// (queueTrend): a flat queue neither grows nor shrinks.
-		if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
-			arrivals.add(r.ArrivalsAtCapacity)
-			growth.add(queueTrend(r.WaitingGrowthAtCapacity, r.trailQueue))
-		} else {
-			arrivals.add(r.ArrivalsPerSecond)
-			growth.add(queueTrend(r.WaitingGrowth, r.trailQueue))
-		}
-		rejections.add(r.AdmissionRejectionsPerSecond)
-		waiting.add(r.Waiting)
-		succeeded.add(successfulPerSecond(&r.Figures))
-		n := max(1, r.Instances) // a group counts its instances
-		if r.finishUncounted {
-			a.uncounted += n
-		}
-		if r.State == StateFull {
-			a.Full += n
-		}
-		if !(r.State == StateFull || r.State == StatePreempting && r.AtCapacity) {
-			continue
-		}
-		a.AtCapacity += n
-		if r.finishUncounted {
-			// Its page counts no finished requests: no capacity will
-			// ever be read of it, so none is settling.
-			a.uncountedAtCapacity += n
-			continue
-		}
-		// A capacity is what a replica finishes at its capacity, read over
-		// the readings in which it has been there once capacitySettle of
-		// them is in: a batch that has just filled has not shown one yet.
-		if !r.CapacitySettled || !r.CapacityPerSecond.Known() {
-			if r.AtCapacitySeconds > settling || !a.SettlingSeconds.Known() {
-				settling = r.AtCapacitySeconds
-			}
-			a.SettlingSeconds = Num(settling)
-			continue
-		}
-		m := &full
-		if r.State != StateFull {
-			m = &preempting
-		}
-		m.ok.add(r.CapacityPerSecond)
-		m.aborted.add(r.FinishedPerSecond.Abort)
-		m.n += n
+	if r.State == StateFull {
+		a.Full += n
 	}
+	if !(r.State == StateFull || r.State == StatePreempting && r.AtCapacity) {
+		return
+	}
+	a.AtCapacity += n
+	t.addCapacity(a, r, n)
+}
+
+// addDemand counts what arrives at a replica, its queue and what it
+// finishes successfully.
+func (t *adviceTally) addDemand(r *ReplicaReport) {
+	// A replica settled at its capacity tells its demand and its
+	// queue's pace from its newest seconds there; another from its
+	// window, over which it finished what arrived.
+	// Its queue's pace is said where its newest readings show it
+	// (queueTrend): a flat queue neither grows nor shrinks.
+	if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
+		t.arrivals.add(r.ArrivalsAtCapacity)
+		t.growth.add(queueTrend(r.WaitingGrowthAtCapacity, r.trailQueue))
+	} else {
+		t.arrivals.add(r.ArrivalsPerSecond)
+		t.growth.add(queueTrend(r.WaitingGrowth, r.trailQueue))
+	}
+	t.rejections.add(r.AdmissionRejectionsPerSecond)
+	t.waiting.add(r.Waiting)
+	t.succeeded.add(successfulPerSecond(&r.Figures))
+}
+
+// addCapacity counts what a replica at capacity, of n instances, finishes
+// there, or, while its capacity settles, how long it has been there.
+func (t *adviceTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
+	if r.finishUncounted {
+		// Its page counts no finished requests: no capacity will
+		// ever be read of it, so none is settling.
+		a.uncountedAtCapacity += n
+		return
+	}
+	// A capacity is what a replica finishes at its capacity, read over
+	// the readings in which it has been there once capacitySettle of
+	// them is in: a batch that has just filled has not shown one yet.
+	if !r.CapacitySettled || !r.CapacityPerSecond.Known() {
+		if r.AtCapacitySeconds > t.settling || !a.SettlingSeconds.Known() {
+			t.settling = r.AtCapacitySeconds
+		}
+		a.SettlingSeconds = Num(t.settling)
+		return
+	}
+	m := &t.full
+	if r.State != StateFull {
+		m = &t.preempting
+	}
+	m.ok.add(r.CapacityPerSecond)
+	m.aborted.add(r.FinishedPerSecond.Abort)
+	m.n += n
+}
+
+// measure sets the fleet's demand, queue and capacity from the tally, and
+// returns the backlog and what the replicas a capacity is read from abort.
+func (a *Advice) measure(t *adviceTally) (backlog, abortedAtCapacity Num) {
 	// A FULL replica shows what a replica carries; a PREEMPTING one what
 	// its short KV cache lets it carry, which is a capacity only when no
 	// FULL replica shows one.
-	measured := full
+	measured := t.full
 	if measured.n == 0 {
-		measured = preempting
+		measured = t.preempting
 	}
-	atCapacity, abortedAtCapacity := measured.ok, measured.aborted
 	a.CapacityReplicas = measured.n
-	a.ArrivalsPerSecond = arrivals.value()
-	if a.RejectionsPerSecond = rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
+	a.ArrivalsPerSecond = t.arrivals.value()
+	if a.RejectionsPerSecond = t.rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
 		// A refused request was asked for: it is demand the fleet must
 		// serve, not traffic that went away.
 		a.ArrivalsPerSecond += a.RejectionsPerSecond
 	}
-	a.QueueGrowthPerSecond = growth.value()
-	a.SuccessfulPerSecond = succeeded.value()
-	backlog := waiting.value()
+	a.QueueGrowthPerSecond = t.growth.value()
+	a.SuccessfulPerSecond = t.succeeded.value()
+	backlog = t.waiting.value()
 	a.MeanWaitingPerReplica = backlog / Num(a.Replicas)
 	if a.CapacityReplicas > 0 {
 		a.SettlingSeconds = NA // a capacity is read: none is settling for it
-		a.CapacityPerReplica = atCapacity.value() / Num(a.CapacityReplicas)
+		a.CapacityPerReplica = measured.ok.value() / Num(a.CapacityReplicas)
 		if a.CapacityPerReplica > 0 && a.ArrivalsPerSecond.Known() {
 			a.ReplicasByCapacity = Num(math.Max(1, math.Ceil(float64(a.ArrivalsPerSecond/a.CapacityPerReplica))))
 		}
 	}
-	a.autoscaler(now)
+	return backlog, measured.aborted.value()
+}
+
+// recommend chooses the action, the count and the sentence from the
+// fleet's figures.
+func (a *Advice) recommend(stalled int, backlog Num, counted []*ReplicaReport) {
 	switch {
 	case a.AtCapacity > 0 && a.ReplicasByCapacity.Known():
 		a.addByCapacity(backlog)
@@ -217,7 +265,12 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	default:
 		a.keep(backlog)
 	}
-	pending := a.hold(prev, backlog)
+}
+
+// summarize writes the advice's sentences: the recommendation (with the
+// stalled replicas to restart), what is held pending, then the demand,
+// capacity, backlog, autoscaler and uncounted replicas.
+func (a *Advice) summarize(stalled int, pending string, backlog, abortedAtCapacity Num) {
 	if stalled > 0 && stalled < a.Replicas {
 		a.Recommendation += "; " + restartStalledWords(stalled)
 	}
@@ -226,11 +279,10 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 		a.Summary = append(a.Summary, pending)
 	}
 	a.Summary = a.demandSummary(a.Summary)
-	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity.value())
+	a.Summary = a.capacitySummary(a.Summary, abortedAtCapacity)
 	a.Summary = a.backlogSummary(a.Summary, backlog)
 	a.Summary = append(a.Summary, a.autoscalerWords())
 	a.Summary = a.uncountedSummary(a.Summary)
-	return a
 }
 
 // heldActions are the actions the advice holds within its noise: those
@@ -251,17 +303,10 @@ func countNoise(n float64) float64 { return math.Max(adviceCountNoiseMin, advice
 // evaluations ("" when nothing is held). The evaluations a change has
 // held are carried in the advice.
 func (a *Advice) hold(prev *Advice, backlog Num) string {
-	if prev == nil || !heldAction(prev.Action) || !heldAction(a.Action) || prev.Replicas != a.Replicas || prev.Uncounted != a.Uncounted ||
-		!prev.RecommendedReplicas.Known() || !a.RecommendedReplicas.Known() || !a.CapacityPerReplica.Known() {
+	if !a.mayHold(prev) {
 		return ""
 	}
 	shown, now := prev.RecommendedReplicas.Float(), a.RecommendedReplicas.Float()
-	if math.Abs(now-shown) > countNoise(shown) || now == shown && a.Action == prev.Action {
-		return ""
-	}
-	if prev.Action == "add" && shown <= float64(a.Replicas) {
-		return ""
-	}
 	key := a.Action + " " + strconv.FormatFloat(math.Copysign(1, now-shown), 'f', 0, 64)
 	n := 1
 	if prev.pendingKey == key {
@@ -278,18 +323,40 @@ func (a *Advice) hold(prev *Advice, backlog Num) string {
 		said += " → " + count(now)
 	}
 	a.pendingKey, a.pendingCount = key, n
+	a.keepPrevious(prev.Action, shown, backlog)
+	return heldWords(said, n)
+}
+
+// mayHold tells whether the advice differs from prev within its noise:
+// both hold an action, over the same replicas, with counts known and apart
+// by no more than the noise (and, when the action is the same, apart),
+// prev's addition not yet reached.
+func (a *Advice) mayHold(prev *Advice) bool {
+	if prev == nil || !heldAction(prev.Action) || !heldAction(a.Action) || prev.Replicas != a.Replicas || prev.Uncounted != a.Uncounted ||
+		!prev.RecommendedReplicas.Known() || !a.RecommendedReplicas.Known() || !a.CapacityPerReplica.Known() {
+		return false
+	}
+	shown, now := prev.RecommendedReplicas.Float(), a.RecommendedReplicas.Float()
+	if math.Abs(now-shown) > countNoise(shown) || now == shown && a.Action == prev.Action {
+		return false
+	}
+	return !(prev.Action == "add" && shown <= float64(a.Replicas))
+}
+
+// keepPrevious says the previous action, and its count shown, with
+// today's figures.
+func (a *Advice) keepPrevious(action string, shown float64, backlog Num) {
 	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
-	a.Action = prev.Action
+	a.Action = action
 	if a.Action == "add" {
 		a.setAdd(shown, demand, capacity, backlog)
-	} else {
-		a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(a.Replicas), NA, NA
-		if sp := float64(a.Replicas)*capacity - demand; backlog > 0 && sp > 0 {
-			a.BacklogClearSeconds = Num(backlog.Float() / sp)
-		}
-		a.Recommendation = a.roomWords(demand, capacity, backlog)
+		return
 	}
-	return heldWords(said, n)
+	a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(a.Replicas), NA, NA
+	if sp := float64(a.Replicas)*capacity - demand; backlog > 0 && sp > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / sp)
+	}
+	a.Recommendation = a.roomWords(demand, capacity, backlog)
 }
 
 // fullWord names the replicas at capacity as the panes do: FULL when

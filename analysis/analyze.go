@@ -98,77 +98,131 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		return lateReport(prev, run, &samples[len(samples)-1], now)
 	}
 	newestGood := lastGood(samples)
-	if newestGood != nil {
-		rep.LastGood = newestGood.Time
-		rep.Model = newestGood.Model
-		rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
-		rep.Warnings = newestGood.Warnings
-		rep.Instances = newestGood.Instances
-	}
-
-	var c verdict
+	rep.readNewestGood(newestGood)
+	c := downOrLate(&rep, samples, run, now, late)
 	var restart string
-	if v, down := downVerdict(samples, run, t.Target, now); down {
-		c = v
-		if !samples[len(samples)-1].OK() {
-			rep.Error = samples[len(samples)-1].Err
-		}
-		if late {
-			c, rep.Late = lateVerdict(&samples[len(samples)-1]), true
-		}
-	}
 	switch last := lastGoodEvaluation(prev, run, newestGood); {
 	case last != nil:
 		lastSeenFigures(&rep, last)
 	case newestGood != nil && run.count > 0:
-		// Failing with no earlier evaluation to hold: the figures as the
-		// evaluation at the last good scrape would have had them, not
-		// those of the good scrapes a window ending now still holds.
-		w.reset(samples, newestGood.Time, cfg.Window)
-		w.replicaFigures(&rep, newestGood, cfg)
-		describeEngine(&rep, newestGood)
-		rep.Restarted, rep.RestartedAt, rep.restartCause = false, time.Time{}, ""
-		rep.finishUncounted = !countsFinished(&newestGood.Total)
+		w.figuresAtLastGood(&rep, samples, newestGood, cfg)
 	case newestGood != nil:
-		var ev evidence
-		ev, restart = w.replicaFigures(&rep, newestGood, cfg)
-		ev.WasSlow = prev != nil && prev.State == StateSlow
-		ev.WasFull = prev != nil && prev.State == StateFull
-		ev.WasRecovering = prev != nil && prev.State == StateRecovering
-		if stated := statedBatchCap(newestGood, ev.Running.Max); stated > 0 {
-			rep.BatchCap, rep.BatchCapSince, rep.BatchCapStated = Num(stated), time.Time{}, true
-		} else {
-			rep.BatchCap, rep.BatchCapSince = batchCap(&rep, prev, &ev, w)
-		}
-		ev.BatchCap, ev.BatchCapSince, ev.BatchCapStated = rep.BatchCap.Float(), rep.BatchCapSince, rep.BatchCapStated
-		var rising bool
-		rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(&ev)
-		rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
-		rep.finishUncounted, rep.trailQueue = !countsFinished(&newestGood.Total), ev.Trail.Queue
-		describeEngine(&rep, newestGood)
-		ev.Kind, ev.Router, ev.Derived = rep.EngineKind, rep.Router != catalogue.RouterNone, newestGood.Derived
-		ev.NoLatency = !hasLatency(newestGood)
-		ev.Quiet = quietSpan(samples, prev)
-		ev.Refused = w.refusedUnknown()
-		ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
-		ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
-		rep.busyOnPool = busyOnPool(newestGood)
-		if c.State != StateDown {
-			rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, &ev, cfg)
-			c = classify(&rep.Figures, &ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
-			if c.State == StateStalled {
-				rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
-			}
-			if ev.Router {
-				c.Reasons = append(c.Reasons, routerNote(&rep))
-			}
-			if ev.NIXLFailed > 0 {
-				// Failing transfers lose work whatever the state: they
-				// are flagged on the pane as a scrape problem is.
-				rep.Warnings = append(slices.Clip(rep.Warnings), nixlFailureText(&rep.Figures, &ev))
-			}
-		}
+		c, restart = w.judge(&rep, c, samples, newestGood, prev, now, cfg)
 	}
+	rep.show(c, prev, run, restart, cfg)
+	if run.count > 0 {
+		// Nothing was read: the history has a gap here, not the figures
+		// last seen drawn as if current.
+		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+	} else {
+		rep.Point = point(now, &rep, w)
+	}
+	return rep
+}
+
+// readNewestGood takes what the newest good scrape says of the replica
+// itself (none when no scrape was good).
+func (rep *ReplicaReport) readNewestGood(newestGood *catalogue.Sample) {
+	if newestGood == nil {
+		return
+	}
+	rep.LastGood = newestGood.Time
+	rep.Model = newestGood.Model
+	rep.ProcessRSSBytes = Num(newestGood.ProcessRSSBytes)
+	rep.Warnings = newestGood.Warnings
+	rep.Instances = newestGood.Instances
+}
+
+// downOrLate is the verdict of a replica whose scrapes fail (DOWN, or late
+// when its answer is late), with the newest scrape's error; the zero
+// verdict while it answers.
+func downOrLate(rep *ReplicaReport, samples []catalogue.Sample, run failures, now time.Time, late bool) verdict {
+	c, down := downVerdict(samples, run, rep.Target, now)
+	if !down {
+		return verdict{}
+	}
+	newest := &samples[len(samples)-1]
+	if !newest.OK() {
+		rep.Error = newest.Err
+	}
+	if late {
+		c, rep.Late = lateVerdict(newest), true
+	}
+	return c
+}
+
+// figuresAtLastGood gives a failing replica with no earlier evaluation to
+// hold the figures as the evaluation at the last good scrape would have
+// had them, not those of the good scrapes a window ending now still holds.
+func (w *window) figuresAtLastGood(rep *ReplicaReport, samples []catalogue.Sample, newestGood *catalogue.Sample, cfg Config) {
+	w.reset(samples, newestGood.Time, cfg.Window)
+	w.replicaFigures(rep, newestGood, cfg)
+	describeEngine(rep, newestGood)
+	rep.Restarted, rep.RestartedAt, rep.restartCause = false, time.Time{}, ""
+	rep.finishUncounted = !countsFinished(&newestGood.Total)
+}
+
+// judge reads the figures and the evidence of a replica whose newest scrape
+// is good, and classifies it unless c already says it is DOWN; it returns
+// the verdict and the restart note ("" when none).
+func (w *window) judge(rep *ReplicaReport, c verdict, samples []catalogue.Sample, newestGood *catalogue.Sample, prev *ReplicaReport, now time.Time, cfg Config) (verdict, string) {
+	ev, restart := w.replicaFigures(rep, newestGood, cfg)
+	ev.WasSlow = prev != nil && prev.State == StateSlow
+	ev.WasFull = prev != nil && prev.State == StateFull
+	ev.WasRecovering = prev != nil && prev.State == StateRecovering
+	w.capacity(rep, &ev, newestGood, prev)
+	rep.finishUncounted, rep.trailQueue = !countsFinished(&newestGood.Total), ev.Trail.Queue
+	describeEngine(rep, newestGood)
+	ev.Kind, ev.Router, ev.Derived = rep.EngineKind, rep.Router != catalogue.RouterNone, newestGood.Derived
+	ev.NoLatency = !hasLatency(newestGood)
+	ev.Quiet = quietSpan(samples, prev)
+	ev.Refused = w.refusedUnknown()
+	ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+	ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
+	rep.busyOnPool = busyOnPool(newestGood)
+	if c.State != StateDown {
+		c = w.classifyReplica(rep, &ev, cfg)
+	}
+	return c, restart
+}
+
+// capacity sets the replica's batch cap (stated by its engine, or the most
+// it has been seen running), how long it has been at capacity and what it
+// finishes there, into rep and ev.
+func (w *window) capacity(rep *ReplicaReport, ev *evidence, newestGood *catalogue.Sample, prev *ReplicaReport) {
+	if stated := statedBatchCap(newestGood, ev.Running.Max); stated > 0 {
+		rep.BatchCap, rep.BatchCapSince, rep.BatchCapStated = Num(stated), time.Time{}, true
+	} else {
+		rep.BatchCap, rep.BatchCapSince = batchCap(rep, prev, ev, w)
+	}
+	ev.BatchCap, ev.BatchCapSince, ev.BatchCapStated = rep.BatchCap.Float(), rep.BatchCapSince, rep.BatchCapStated
+	var rising bool
+	rep.AtCapacitySeconds, rep.CapacityPerSecond, rep.ArrivalsAtCapacity, rep.WaitingGrowthAtCapacity, rising = w.atCapacity(ev)
+	rep.CapacitySettled = capacitySettled(rep.AtCapacitySeconds, rising, prev)
+}
+
+// classifyReplica is the verdict of a replica that answers, with the notes
+// its router and its failing transfers add.
+func (w *window) classifyReplica(rep *ReplicaReport, ev *evidence, cfg Config) verdict {
+	rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, ev, cfg)
+	c := classify(&rep.Figures, ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+	if c.State == StateStalled {
+		rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
+	}
+	if ev.Router {
+		c.Reasons = append(c.Reasons, routerNote(rep))
+	}
+	if ev.NIXLFailed > 0 {
+		// Failing transfers lose work whatever the state: they
+		// are flagged on the pane as a scrape problem is.
+		rep.Warnings = append(slices.Clip(rep.Warnings), nixlFailureText(&rep.Figures, ev))
+	}
+	return c
+}
+
+// show sets the state shown, held by hysteresis against prev, its reasons,
+// what is pending and the severity.
+func (rep *ReplicaReport) show(c verdict, prev *ReplicaReport, run failures, restart string, cfg Config) {
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis, &rep.Figures)
 	if shown.State == StateHealthy && c.State != StateHealthy && len(overSLOFigures(&rep.Figures, cfg, false)) > 0 {
 		// HEALTHY is never shown beside a window figure over its SLO: a
@@ -183,15 +237,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 		rep.Reasons = append(rep.Reasons, restart)
 	}
 	rep.Pending, rep.PendingCount = pending, pendingCount
-	rep.Severity = SeverityOf(&rep, cfg)
-	if run.count > 0 {
-		// Nothing was read: the history has a gap here, not the figures
-		// last seen drawn as if current.
-		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
-	} else {
-		rep.Point = point(now, &rep, w)
-	}
-	return rep
+	rep.Severity = SeverityOf(rep, cfg)
 }
 
 // batchCap is the most requests the replica has been seen running at once,

@@ -35,6 +35,28 @@ const capacitySettle = 10 * time.Second
 // that has just filled still finishes what it admitted before the queue,
 // and its rate climbs for about one time in the batch.
 func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num, rising bool) {
+	n := len(w.samples)
+	first := w.capacityStart(ev)
+	if n-first < 2 {
+		return 0, NA, NA, NA, false
+	}
+	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
+	if secs <= 0 {
+		return 0, NA, NA, NA, false
+	}
+	capacity, rising = w.finishedAtCapacity(first, secs)
+	arrivals, growth = NA, NA
+	if secs >= capacitySettle.Seconds() {
+		arrivals, growth = w.arrivalsAtCapacity(first)
+	}
+	return secs, capacity, arrivals, growth, rising
+}
+
+// capacityStart is the index of the first reading of the newest run at
+// capacity, a queue and a batch both standing, since the newest stall
+// (len(w.samples) when the newest reading is not at capacity). One reading
+// without a queue does not end the run; two in a row do.
+func (w *window) capacityStart(ev *evidence) int {
 	queue := catalogue.Waiting
 	if ev.WaitingCapacity.N > 0 {
 		queue = catalogue.WaitingCapacity
@@ -55,38 +77,47 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, gro
 			break // two readings in a row without a queue: not at capacity
 		}
 	}
-	if n-first < 2 {
-		return 0, NA, NA, NA, false
+	return first
+}
+
+// finishedAtCapacity is what the replica finished successfully per second
+// over the secs from reading first on (n/a when unknown), and whether the
+// newest half of that span finished faster beyond the noise.
+func (w *window) finishedAtCapacity(first int, secs float64) (capacity Num, rising bool) {
+	ok := successfulIncrease(w.samples[first:])
+	if math.IsNaN(ok) {
+		return NA, false
 	}
-	secs = float64(w.ms[n-1]-w.ms[first]) / 1000
-	if secs <= 0 {
-		return 0, NA, NA, NA, false
+	capacity = Num(ok / secs)
+	n := len(w.samples)
+	mid := first
+	for mid < n-1 && w.ms[n-1]-w.ms[mid+1] >= w.ms[mid+1]-w.ms[first] {
+		mid++
 	}
-	capacity, arrivals, growth = NA, NA, NA
-	if ok := successfulIncrease(w.samples[first:]); !math.IsNaN(ok) {
-		capacity = Num(ok / secs)
-		mid := first
-		for mid < n-1 && w.ms[n-1]-w.ms[mid+1] >= w.ms[mid+1]-w.ms[first] {
-			mid++
-		}
-		if half := float64(w.ms[n-1]-w.ms[mid]) / 1000; n-mid >= 2 && half > 0 {
-			newest := Num(successfulIncrease(w.samples[mid:]) / half)
-			rising = newest > capacity && beyondNoise(newest, capacity, half)
-		}
+	if half := float64(w.ms[n-1]-w.ms[mid]) / 1000; n-mid >= 2 && half > 0 {
+		newest := Num(successfulIncrease(w.samples[mid:]) / half)
+		rising = newest > capacity && beyondNoise(newest, capacity, half)
 	}
-	if secs >= capacitySettle.Seconds() {
-		from := n - 1
-		for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
-			from--
-		}
-		arrivals, growth = w.arrivedSince(from)
-		if whole, wholeGrowth := w.arrivedSince(first); whole.Known() && arrivals.Known() && !beyondNoise(arrivals, whole, capacitySettle.Seconds()) {
-			// The newest seconds say what the whole span says within
-			// their noise: the whole span's, which has less.
-			arrivals, growth = whole, wholeGrowth
-		}
+	return capacity, rising
+}
+
+// arrivalsAtCapacity is what arrived per second, and how fast the queue
+// grew, over the newest capacitySettle of the run at capacity from reading
+// first on, or over the whole run when that says the same within the
+// newest seconds' noise.
+func (w *window) arrivalsAtCapacity(first int) (arrivals, growth Num) {
+	n := len(w.samples)
+	from := n - 1
+	for from > first && w.ms[n-1]-w.ms[from] < capacitySettle.Milliseconds() {
+		from--
 	}
-	return secs, capacity, arrivals, growth, rising
+	arrivals, growth = w.arrivedSince(from)
+	if whole, wholeGrowth := w.arrivedSince(first); whole.Known() && arrivals.Known() && !beyondNoise(arrivals, whole, capacitySettle.Seconds()) {
+		// The newest seconds say what the whole span says within
+		// their noise: the whole span's, which has less.
+		return whole, wholeGrowth
+	}
+	return arrivals, growth
 }
 
 // stallEnd is the index of the reading that ends the window's newest

@@ -88,32 +88,15 @@ func (r *Report) followChanges(prev *Report, befores []*ReplicaReport) {
 	r.Changes = nil
 	found := 0
 	for i := range r.Replicas {
-		rep, before := &r.Replicas[i], befores[i]
-		told := before != nil && before.told
-		if before != nil {
+		if befores[i] != nil {
 			found++
 		}
-		rep.told = told || rep.State != StateWarming
-		if !rep.told || (told && before.State == rep.State) {
-			continue
+		if c, ok := changeOf(&r.Replicas[i], befores[i], r.Time); ok {
+			r.Changes = append(r.Changes, c)
 		}
-		c := Change{Time: r.Time, Target: rep.Target, To: rep.State, First: !told, Text: StateText(rep)}
-		if told {
-			c.From = before.State
-		}
-		r.Changes = append(r.Changes, c)
 	}
 	if prev != nil && found < len(prev.Replicas) {
-		// Some target of prev is not in r: it left.
-		now := make(map[string]bool, len(r.Replicas))
-		for i := range r.Replicas {
-			now[r.Replicas[i].Target] = true
-		}
-		for i := range prev.Replicas {
-			if p := &prev.Replicas[i]; p.told && !now[p.Target] {
-				r.Changes = append(r.Changes, Change{Time: r.Time, Target: p.Target, From: p.State, Left: true, Text: leftText})
-			}
-		}
+		r.addDepartures(prev)
 	}
 	for _, c := range r.Changes {
 		state := c.To
@@ -121,6 +104,36 @@ func (r *Report) followChanges(prev *Report, befores []*ReplicaReport) {
 			state = c.From
 		}
 		r.Events = append(r.Events, Event{Time: c.Time, Target: c.Target, State: state, Text: c.Text})
+	}
+}
+
+// changeOf is the change a replica's report tells at t against its
+// previous one (before, nil for none), if it tells one: a replica's
+// first state is told once it is out of WARMING, then each move.
+func changeOf(rep, before *ReplicaReport, t time.Time) (Change, bool) {
+	told := before != nil && before.told
+	rep.told = told || rep.State != StateWarming
+	if !rep.told || (told && before.State == rep.State) {
+		return Change{}, false
+	}
+	c := Change{Time: t, Target: rep.Target, To: rep.State, First: !told, Text: StateText(rep)}
+	if told {
+		c.From = before.State
+	}
+	return c, true
+}
+
+// addDepartures adds the changes of the targets of prev that are not in r
+// and whose state was told: they left.
+func (r *Report) addDepartures(prev *Report) {
+	now := make(map[string]bool, len(r.Replicas))
+	for i := range r.Replicas {
+		now[r.Replicas[i].Target] = true
+	}
+	for i := range prev.Replicas {
+		if p := &prev.Replicas[i]; p.told && !now[p.Target] {
+			r.Changes = append(r.Changes, Change{Time: r.Time, Target: p.Target, From: p.State, Left: true, Text: leftText})
+		}
 	}
 }
 

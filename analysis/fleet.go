@@ -27,54 +27,32 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	for _, name := range stateNames {
 		ff.States[name] = 0
 	}
-	var up []*ReplicaReport
-	var stop, finished sum
-	var rps, prompt, generation, running, waiting sum
+	var up []*ReplicaReport // here, not in t: a local slice may stay on the stack
+	var t fleetTotals
 	worst := -1
 	separate := hasOwnReplicas(reps)
 	for i := range reps {
 		r := &reps[i]
-		ff.States[r.State.String()]++
-		if r.Restarted {
-			ff.Restarted++
-		}
-		if r.Late {
-			ff.Late++
-		}
+		ff.countState(r)
 		if worse(r, reps, worst) {
 			worst = i
 		}
 		if r.State == StateDown {
-			ff.Down++
 			continue
 		}
-		ff.Up++
 		if separate && frontsOthers(r) {
 			ff.Routers++
 			continue
 		}
 		up = append(up, r)
-		rps.add(r.RequestsPerSecond)
-		prompt.add(r.PromptTokensPerSecond)
-		generation.add(r.GenerationTokensPerSecond)
-		running.add(r.Running)
-		waiting.add(r.Waiting)
-		if r.FinishedPerSecond.Stop.Known() {
-			// Only replicas that count their stops: an engine without
-			// finish reasons would pass its requests for failures.
-			stop.add(r.FinishedPerSecond.Stop)
-			finished.add(r.RequestsPerSecond)
-		}
-		if r.TTFT.P99.Known() && (!ff.WorstTTFTP99.Known() || r.TTFT.P99 > ff.WorstTTFTP99) {
-			ff.WorstTTFTP99 = r.TTFT.P99
-		}
+		t.add(&ff, r)
 	}
 	if worst >= 0 {
 		ff.Worst = reps[worst].Target
 	}
-	ff.RequestsPerSecond, ff.PromptTokensPerSecond, ff.GenerationTokensPerSecond = rps.value(), prompt.value(), generation.value()
-	ff.Running, ff.Waiting = running.value(), waiting.value()
-	ff.SuccessRate = ratio(stop.value(), finished.value())
+	ff.RequestsPerSecond, ff.PromptTokensPerSecond, ff.GenerationTokensPerSecond = t.rps.value(), t.prompt.value(), t.generation.value()
+	ff.Running, ff.Waiting = t.running.value(), t.waiting.value()
+	ff.SuccessRate = ratio(t.stop.value(), t.finished.value())
 	ff.Imbalance = imbalances(up)
 	var before *Advice
 	if prev != nil {
@@ -82,6 +60,49 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	}
 	ff.Advice = advice(up, ff.Down, cfg, now, before)
 	return ff
+}
+
+// countState counts a replica into the fleet's states: its state, and
+// whether it restarted, answered late, is down or up.
+func (ff *FleetFigures) countState(r *ReplicaReport) {
+	ff.States[r.State.String()]++
+	if r.Restarted {
+		ff.Restarted++
+	}
+	if r.Late {
+		ff.Late++
+	}
+	if r.State == StateDown {
+		ff.Down++
+	} else {
+		ff.Up++
+	}
+}
+
+// fleetTotals adds up the replicas that serve (up, and not a router in
+// front of replicas of their own).
+type fleetTotals struct {
+	stop, finished                            sum
+	rps, prompt, generation, running, waiting sum
+}
+
+// add counts one serving replica into the totals, and its TTFT p99 into
+// the fleet's worst.
+func (t *fleetTotals) add(ff *FleetFigures, r *ReplicaReport) {
+	t.rps.add(r.RequestsPerSecond)
+	t.prompt.add(r.PromptTokensPerSecond)
+	t.generation.add(r.GenerationTokensPerSecond)
+	t.running.add(r.Running)
+	t.waiting.add(r.Waiting)
+	if r.FinishedPerSecond.Stop.Known() {
+		// Only replicas that count their stops: an engine without
+		// finish reasons would pass its requests for failures.
+		t.stop.add(r.FinishedPerSecond.Stop)
+		t.finished.add(r.RequestsPerSecond)
+	}
+	if r.TTFT.P99.Known() && (!ff.WorstTTFTP99.Known() || r.TTFT.P99 > ff.WorstTTFTP99) {
+		ff.WorstTTFTP99 = r.TTFT.P99
+	}
 }
 
 // worse reports whether r is worse than reps[worst] (-1 for none), in the

@@ -149,6 +149,12 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 		}
 		return run
 	}
+	return continuedRun(run, samples, prev, prevTime)
+}
+
+// continuedRun is the run in hand, every sample of which failed, carried
+// on from the run the previous report had begun before the oldest.
+func continuedRun(run failures, samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
 	// The failures the previous report had not seen: those newer than the
 	// newest sample it held. Not those newer than its evaluation: a scrape
 	// is stamped when it begins and comes into hand when it ends, so a
@@ -774,18 +780,7 @@ const holdNote = "pending: "
 // reasons are today's figures with the pending note, never the held
 // state's old numbers.
 func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdict, pending State, pendingCount int) {
-	// The first evaluations after a target appears only gather evidence:
-	// holding their provisional state back would delay the first real one.
-	settling := prev != nil && prev.Samples < fullMinSamples
-	immediate := func(s State) bool {
-		return s == StateDown || s == StateWarming || s == StateUnjudged || s == StateSleeping
-	}
-	// FULL and PREEMPTING are proof when they end a state that asks
-	// nothing; between the urgent states the move is a judgement of which
-	// problem is the replica's, held like any other.
-	proven := (c.State == StateFull || c.State == StatePreempting) && !(prev != nil && urgent(prev.State)) ||
-		c.State == StateStalled
-	if prev == nil || n <= 1 || settling || c.State == prev.State || proven || immediate(c.State) || immediate(prev.State) {
+	if showsAtOnce(c, prev, n) {
 		return c, c.State, 0
 	}
 	count := 1
@@ -800,6 +795,29 @@ func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdic
 		fmt.Sprintf("%s%s (%d of %d readings): %s", holdNote, c.State, count, n, firstOr(c.Reasons, "")),
 	}}
 	return held, c.State, count
+}
+
+// showsAtOnce tells whether the candidate c is shown without being held
+// for n evaluations (see hysteresis).
+func showsAtOnce(c verdict, prev *ReplicaReport, n int) bool {
+	if prev == nil || n <= 1 {
+		return true
+	}
+	// The first evaluations after a target appears only gather evidence:
+	// holding their provisional state back would delay the first real one.
+	settling := prev.Samples < fullMinSamples
+	// FULL and PREEMPTING are proof when they end a state that asks
+	// nothing; between the urgent states the move is a judgement of which
+	// problem is the replica's, held like any other.
+	proven := (c.State == StateFull || c.State == StatePreempting) && !urgent(prev.State) ||
+		c.State == StateStalled
+	return settling || c.State == prev.State || proven || factState(c.State) || factState(prev.State)
+}
+
+// factState reports whether s is a fact of the scrapes or the page (DOWN,
+// WARMING, UNJUDGED, SLEEPING), shown at once and left at once.
+func factState(s State) bool {
+	return s == StateDown || s == StateWarming || s == StateUnjudged || s == StateSleeping
 }
 
 // urgent reports whether s is one of the states that ask for action on

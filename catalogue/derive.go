@@ -36,40 +36,75 @@ func (s *Series) apply(d Derivation) bool {
 			return false
 		}
 	}
-	dst := &s.Scalars[d.Scalar]
 	switch d.Op {
 	case DeriveMeanHistogram:
-		h := &s.Histograms[d.Histogram]
-		sum, n := s.Scalars[d.From], *dst
-		if h.Present() || math.IsNaN(sum) || math.IsNaN(n) {
-			return false
-		}
-		*h = Buckets{Bounds: []float64{math.Inf(1)}, Counts: []float64{n}, Sum: sum, Count: n}
+		return s.meanHistogram(d)
 	case DeriveHistogramSum:
-		h := s.Histograms[d.Histogram]
-		if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
-			return false
-		}
-		*dst = h.Sum
+		return s.histogramSum(d)
 	case DeriveCopy:
-		if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
-			return false
-		}
-		*dst = s.Scalars[d.From]
+		return s.copyScalar(d)
 	case DeriveAddFinished:
-		if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
-			return false
-		}
-		*dst += s.Finished[d.Finish]
+		return s.addFinished(d)
 	case DeriveRatio:
-		part, whole := s.Scalars[d.From], s.Scalars[d.Over]
-		if !math.IsNaN(*dst) || math.IsNaN(part) || !(whole > 0) || part > whole {
-			return false // a fraction is within 0–1
-		}
-		*dst = part / whole
-	default:
+		return s.ratio(d)
+	}
+	return false
+}
+
+// meanHistogram is DeriveMeanHistogram: a histogram of one bucket holding
+// the count (the derived scalar) and the sum (d.From), when the page has
+// none.
+func (s *Series) meanHistogram(d Derivation) bool {
+	h := &s.Histograms[d.Histogram]
+	sum, n := s.Scalars[d.From], s.Scalars[d.Scalar]
+	if h.Present() || math.IsNaN(sum) || math.IsNaN(n) {
 		return false
 	}
+	*h = Buckets{Bounds: []float64{math.Inf(1)}, Counts: []float64{n}, Sum: sum, Count: n}
+	return true
+}
+
+// histogramSum is DeriveHistogramSum: the scalar, when unknown, from its
+// histogram's sum.
+func (s *Series) histogramSum(d Derivation) bool {
+	dst, h := &s.Scalars[d.Scalar], &s.Histograms[d.Histogram]
+	if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
+		return false
+	}
+	*dst = h.Sum
+	return true
+}
+
+// copyScalar is DeriveCopy: the scalar, when unknown, from d.From.
+func (s *Series) copyScalar(d Derivation) bool {
+	dst := &s.Scalars[d.Scalar]
+	if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
+		return false
+	}
+	*dst = s.Scalars[d.From]
+	return true
+}
+
+// addFinished is DeriveAddFinished: the requests finished for d.Finish
+// added to the known scalar.
+func (s *Series) addFinished(d Derivation) bool {
+	dst := &s.Scalars[d.Scalar]
+	if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
+		return false
+	}
+	*dst += s.Finished[d.Finish]
+	return true
+}
+
+// ratio is DeriveRatio: the scalar, when unknown, as d.From over d.Over,
+// a fraction within 0–1.
+func (s *Series) ratio(d Derivation) bool {
+	dst := &s.Scalars[d.Scalar]
+	part, whole := s.Scalars[d.From], s.Scalars[d.Over]
+	if !math.IsNaN(*dst) || math.IsNaN(part) || !(whole > 0) || part > whole {
+		return false // a fraction is within 0–1
+	}
+	*dst = part / whole
 	return true
 }
 

@@ -191,6 +191,41 @@ func FamilyUse(name string) string {
 
 // feeds names the figures the row's series go to.
 func (r *Read) feeds() string {
+	switch r.Kind {
+	case ReadScalar:
+		return r.Scalar.String()
+	case ReadHistogram:
+		return r.Histogram.String()
+	case ReadSleep:
+		return SleepLevel.String()
+	case ReadFinishedAs:
+		s := "finished requests (" + FinishReasonNames[r.Finish] + ")"
+		if parts := r.splitFeeds(); len(parts) > 0 {
+			s += ", but " + strings.Join(parts, ", ")
+		}
+		return s
+	}
+	if name, ok := fixedFeeds[r.Kind]; ok {
+		return name
+	}
+	return strings.Join(r.splitFeeds(), ", ") + "; other values not read"
+}
+
+// fixedFeeds names what the rows of a kind feed, whatever the row.
+var fixedFeeds = map[ReadKind]string{
+	ReadFinished:     "finished requests by finished_reason",
+	ReadCacheConfig:  "KV capacity in tokens",
+	ReadKVCapacity:   "KV capacity in tokens",
+	ReadSpecPerPos:   "accepted tokens by draft position",
+	ReadLoRA:         "LoRA adapters",
+	ReadProcessStart: "process start (restarts)",
+	ReadRSS:          "resident memory",
+	ReadGC:           "GC collections",
+	ReadHTTP:         "HTTP requests",
+}
+
+// splitFeeds names the figure each value of the row's split label goes to.
+func (r *Read) splitFeeds() []string {
 	var parts []string
 	for _, sp := range r.Split {
 		fig := sp.Scalar.String()
@@ -199,37 +234,7 @@ func (r *Read) feeds() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s=%q → %s", r.Label, sp.Value, fig))
 	}
-	switch r.Kind {
-	case ReadScalar:
-		return r.Scalar.String()
-	case ReadHistogram:
-		return r.Histogram.String()
-	case ReadFinished:
-		return "finished requests by finished_reason"
-	case ReadFinishedAs:
-		s := "finished requests (" + FinishReasonNames[r.Finish] + ")"
-		if len(parts) > 0 {
-			s += ", but " + strings.Join(parts, ", ")
-		}
-		return s
-	case ReadCacheConfig, ReadKVCapacity:
-		return "KV capacity in tokens"
-	case ReadSleep:
-		return SleepLevel.String()
-	case ReadSpecPerPos:
-		return "accepted tokens by draft position"
-	case ReadLoRA:
-		return "LoRA adapters"
-	case ReadProcessStart:
-		return "process start (restarts)"
-	case ReadRSS:
-		return "resident memory"
-	case ReadGC:
-		return "GC collections"
-	case ReadHTTP:
-		return "HTTP requests"
-	}
-	return strings.Join(parts, ", ") + "; other values not read"
+	return parts
 }
 
 // derives names what is derived from the row's figure on its engine's

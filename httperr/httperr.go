@@ -64,36 +64,13 @@ func Status(code int) string {
 // result is safe to draw; advice names only the scheme and the host.
 func Describe(err error, timeout time.Duration) string {
 	failed := failedURL(err)
-	var dnsErr *net.DNSError
-	var unknownCA x509.UnknownAuthorityError
-	var hostErr x509.HostnameError
-	var invalid x509.CertificateInvalidError
-	var recordErr tls.RecordHeaderError
+	if problem, ok := connectionProblem(err, timeout); ok {
+		return problem
+	}
+	if problem, ok := tlsProblem(err, failed); ok {
+		return problem
+	}
 	switch {
-	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
-		return "DNS lookup failed for " + safetext.Sanitize(dnsErr.Name)
-	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
-		return NoAnswer(timeout)
-	case errors.Is(err, context.Canceled):
-		return "canceled"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset by the server"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		return "no route to host (host down, or a firewall rejects the connection)"
-	case errors.Is(err, syscall.ENETUNREACH):
-		return "network unreachable (no route from this machine: VPN down, or wrong address)"
-	case errors.Is(err, http.ErrSchemeMismatch):
-		return "server speaks plain HTTP, not HTTPS: use " + WithScheme(failed, "http")
-	case errors.As(err, &recordErr):
-		return "TLS: the server does not speak TLS (is this an HTTPS port?)"
-	case errors.As(err, &unknownCA):
-		return "TLS: certificate signed by unknown authority (trust its CA with --ca-file)"
-	case errors.As(err, &hostErr):
-		return hostnameProblem(hostErr)
-	case errors.As(err, &invalid):
-		return invalidCertificateProblem(invalid)
 	case errors.Is(err, io.EOF) && failed != nil && failed.Scheme == "http":
 		// Also what plain HTTP to a TLS port looks like when the server does
 		// not answer it with a 400: a Python asyncio TLS server (what
@@ -106,6 +83,51 @@ func Describe(err error, timeout time.Duration) string {
 		err = u // drop url.Error's "Get \"http://…\":" prefix
 	}
 	return safetext.Sanitize(err.Error())
+}
+
+// connectionProblem describes a request that reached no server, or that
+// timed out or was canceled; ok is false for another failure.
+func connectionProblem(err error, timeout time.Duration) (problem string, ok bool) {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr) && !dnsErr.IsTimeout:
+		return "DNS lookup failed for " + safetext.Sanitize(dnsErr.Name), true
+	case errors.Is(err, context.DeadlineExceeded), IsTimeout(err):
+		return NoAnswer(timeout), true
+	case errors.Is(err, context.Canceled):
+		return "canceled", true
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", true
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset by the server", true
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to host (host down, or a firewall rejects the connection)", true
+	case errors.Is(err, syscall.ENETUNREACH):
+		return "network unreachable (no route from this machine: VPN down, or wrong address)", true
+	}
+	return "", false
+}
+
+// tlsProblem describes a request whose TLS failed, or that asked HTTPS of
+// a plain HTTP server (failed is its URL); ok is false for another failure.
+func tlsProblem(err error, failed *url.URL) (problem string, ok bool) {
+	var unknownCA x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch):
+		return "server speaks plain HTTP, not HTTPS: use " + WithScheme(failed, "http"), true
+	case errors.As(err, &recordErr):
+		return "TLS: the server does not speak TLS (is this an HTTPS port?)", true
+	case errors.As(err, &unknownCA):
+		return "TLS: certificate signed by unknown authority (trust its CA with --ca-file)", true
+	case errors.As(err, &hostErr):
+		return hostnameProblem(hostErr), true
+	case errors.As(err, &invalid):
+		return invalidCertificateProblem(invalid), true
+	}
+	return "", false
 }
 
 // failedURL is the URL of the request that failed (the last redirect's,

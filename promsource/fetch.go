@@ -57,34 +57,8 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		s.answers = newBudget(s.cfg.answerBudget())
 		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.upQuery(width), at) })
 	}
-	exprs := make([]string, 0, rawSplit+1)
-	for i := range s.q.halves {
-		exprs = append(exprs, s.q.raw(i, rawRange))
-	}
-	if recheck != "" {
-		exprs = append(exprs, recheck)
-	}
-	wantedAt := -1
-	if w := s.wantedBuckets(width); w != "" {
-		wantedAt = len(exprs)
-		exprs = append(exprs, w)
-	}
-	raws := len(exprs)
-	if s.q.bucketless {
-		f.bucketWindow = s.analysisWindow()
-		exprs = append(exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
-	}
-	answers := make([]matrix, len(exprs))
-	warns := make([][]string, len(exprs))
-	errs := make([]error, len(exprs))
-	for i, expr := range exprs[1:] {
-		stream := s.streamMatrix
-		if i+1 >= raws {
-			stream = s.streamVector
-		}
-		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = stream(ctx, expr, at) })
-	}
-	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, exprs[0], at)
+	q := s.refreshQueries(&f, width, rawRange, recheck)
+	answers, warns, errs := s.streamAll(ctx, q, at)
 	wg.Wait()
 	err := cmp.Or(append(errs, upErr)...)
 	if pre != nil {
@@ -95,12 +69,12 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}
-	if wantedAt >= 0 {
-		f.wanted, answers[wantedAt] = answers[wantedAt], nil
+	if q.wantedAt >= 0 {
+		f.wanted, answers[q.wantedAt] = answers[q.wantedAt], nil
 	}
-	f.raw = slices.Concat(answers[:raws]...)
+	f.raw = slices.Concat(answers[:q.raws]...)
 	if s.q.bucketless {
-		f.buckets = slices.Concat(answers[raws:]...)
+		f.buckets = slices.Concat(answers[q.raws:]...)
 	}
 	f.warnings = slices.Concat(append(warns, upWarns)...)
 	if err == nil && whole && len(f.raw) == 0 {
@@ -111,6 +85,55 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.samples += len(ss.Values)
 	}
 	return f, err
+}
+
+// refreshQueries are the queries of one refresh but up: the first raws
+// of exprs ask for matrices (the raw halves, the recheck, the buckets of
+// the replicas wanted, at wantedAt, -1 for none), the rest for vectors.
+type refreshQueries struct {
+	exprs          []string
+	raws, wantedAt int
+}
+
+// refreshQueries writes the queries of one refresh but up, and sets f's
+// bucket window when the store evaluates the buckets.
+func (s *Source) refreshQueries(f *fetched, width, rawRange time.Duration, recheck string) refreshQueries {
+	q := refreshQueries{exprs: make([]string, 0, rawSplit+1), wantedAt: -1}
+	for i := range s.q.halves {
+		q.exprs = append(q.exprs, s.q.raw(i, rawRange))
+	}
+	if recheck != "" {
+		q.exprs = append(q.exprs, recheck)
+	}
+	if w := s.wantedBuckets(width); w != "" {
+		q.wantedAt = len(q.exprs)
+		q.exprs = append(q.exprs, w)
+	}
+	q.raws = len(q.exprs)
+	if s.q.bucketless {
+		f.bucketWindow = s.analysisWindow()
+		q.exprs = append(q.exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
+	}
+	return q
+}
+
+// streamAll asks the queries side by side, the first on this goroutine,
+// and returns their answers, warnings and errors in their order.
+func (s *Source) streamAll(ctx context.Context, q refreshQueries, at time.Time) ([]matrix, [][]string, []error) {
+	answers := make([]matrix, len(q.exprs))
+	warns := make([][]string, len(q.exprs))
+	errs := make([]error, len(q.exprs))
+	var wg sync.WaitGroup
+	for i, expr := range q.exprs[1:] {
+		stream := s.streamMatrix
+		if i+1 >= q.raws {
+			stream = s.streamVector
+		}
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = stream(ctx, expr, at) })
+	}
+	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, q.exprs[0], at)
+	wg.Wait()
+	return answers, warns, errs
 }
 
 // seriesIn counts the series of the answers.

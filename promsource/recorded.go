@@ -130,14 +130,61 @@ func settingsDiffer(m model.Metric, want map[string]string) []string {
 // info.at, the alerts that fired then, and up then: one reading per
 // replica the selector's up names.
 func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead, error) {
+	// The alerts of the evaluation are those written within its interval
+	// from its time (alertsOf), asked for at the interval's end.
+	every := max(info.interval, time.Millisecond)
+	ask, err := s.askRecorded(ctx, info, every)
+	if err != nil {
+		return recordedRead{}, err
+	}
+	r := recordedRead{at: info.at, warnings: ask.warnings, rows: len(ask.rows) + len(ask.alerts) + len(ask.ups)}
+	by := model.LabelName(string(info.labels[promql.InfoGroupBy]))
+	if strings.Contains(string(by), ",") {
+		return recordedRead{}, s.fail("vtop's rules group by several labels, which the fast path does not read")
+	}
+	replicas := map[string]*catalogue.Recorded{}
+	for _, u := range ask.ups {
+		name := string(u.Metric[by])
+		if name == "" {
+			continue
+		}
+		rec := replicas[name]
+		if rec == nil {
+			rec = newRecorded(info.at, s.analysisWindow())
+			replicas[name] = rec
+		}
+		rec.Up = rec.Up || u.Value == 1
+	}
+	atMs := info.at.UnixMilli()
+	r.readRows(ask.rows, replicas, by, info.labels, atMs)
+	for _, a := range ask.alerts {
+		rec := replicas[string(a.Metric[by])]
+		if alertsOf(a.Values, atMs, every) && rec != nil {
+			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
+		}
+	}
+	for name, rec := range replicas {
+		r.readings = append(r.readings, catalogue.Readings{Target: safetext.Sanitize(name), Recorded: rec})
+	}
+	slices.SortFunc(r.readings, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
+	return r, nil
+}
+
+// recordedAnswers are the answers of the three queries of a recorded read.
+type recordedAnswers struct {
+	rows, alerts model.Matrix
+	ups          model.Vector
+	warnings     []string
+}
+
+// askRecorded asks, side by side, for the rows the rules recorded at
+// info.at, the alerts that fired within every of it, and up then.
+func (s *Source) askRecorded(ctx context.Context, info rulesInfo, every time.Duration) (recordedAnswers, error) {
 	span := max(info.interval/2, time.Millisecond)
 	up := "up"
 	if s.q.matchers != "" {
 		up = "up{" + s.q.matchers + "}"
 	}
-	// The alerts of the evaluation are those written within its interval
-	// from its time (alertsOf), asked for at the interval's end.
-	every := max(info.interval, time.Millisecond)
 	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(every), up}
 	times := []time.Time{info.at, info.at.Add(every - time.Millisecond), info.at}
 	wants := []string{resultMatrix, resultMatrix, resultVector}
@@ -151,34 +198,24 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return recordedRead{}, err
+			return recordedAnswers{}, err
 		}
 	}
-	rows, _ := answers[0].(model.Matrix)
-	alerts, _ := answers[1].(model.Matrix)
-	ups, _ := answers[2].(model.Vector)
-	r := recordedRead{at: info.at, warnings: slices.Concat(warns...), rows: len(rows) + len(alerts) + len(ups)}
-	by := model.LabelName(string(info.labels[promql.InfoGroupBy]))
-	if strings.Contains(string(by), ",") {
-		return recordedRead{}, s.fail("vtop's rules group by several labels, which the fast path does not read")
-	}
-	replicas := map[string]*catalogue.Recorded{}
-	for _, u := range ups {
-		name := string(u.Metric[by])
-		if name == "" {
-			continue
-		}
-		rec := replicas[name]
-		if rec == nil {
-			rec = newRecorded(info.at, s.analysisWindow())
-			replicas[name] = rec
-		}
-		rec.Up = rec.Up || u.Value == 1
-	}
-	atMs := info.at.UnixMilli()
+	var a recordedAnswers
+	a.rows, _ = answers[0].(model.Matrix)
+	a.alerts, _ = answers[1].(model.Matrix)
+	a.ups, _ = answers[2].(model.Vector)
+	a.warnings = slices.Concat(warns...)
+	return a, nil
+}
+
+// readRows sets each replica's recorded figures from the rows at atMs,
+// and r's readAt from the rules' info row of the group whose labels are
+// info; rows of replicas outside the selector are left.
+func (r *recordedRead) readRows(rows model.Matrix, replicas map[string]*catalogue.Recorded, by model.LabelName, info model.Metric, atMs int64) {
 	for _, row := range rows {
 		if row.Metric[model.MetricNameLabel] == promql.RecordedInfo {
-			if v, ok := valueAt(row.Values, atMs); ok && sameGroup(row.Metric, info.labels) {
+			if v, ok := valueAt(row.Values, atMs); ok && sameGroup(row.Metric, info) {
 				r.readAt = time.UnixMilli(int64(math.Round(v * 1000)))
 			}
 			continue
@@ -193,17 +230,6 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 			}
 		}
 	}
-	for _, a := range alerts {
-		rec := replicas[string(a.Metric[by])]
-		if alertsOf(a.Values, atMs, every) && rec != nil {
-			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
-		}
-	}
-	for name, rec := range replicas {
-		r.readings = append(r.readings, catalogue.Readings{Target: safetext.Sanitize(name), Recorded: rec})
-	}
-	slices.SortFunc(r.readings, func(a, b catalogue.Readings) int { return strings.Compare(a.Target, b.Target) })
-	return r, nil
 }
 
 // sameGroup reports whether a row of vtop:rules_info is that of the

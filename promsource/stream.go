@@ -241,49 +241,82 @@ func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (matrix
 		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid character '<' looking for beginning of value"}
 	}
 	it := jsoniter.Parse(jsoniter.ConfigDefault, r, 64<<10)
-	var status, errType, errMsg string
-	var warnings []string
-	d := matrixData{want: want, in: newInterner()}
+	a := answer{data: matrixData{want: want, in: newInterner()}}
+	if err := a.read(it, maxSeries, b); err != nil {
+		return nil, nil, err
+	}
+	if err := readFailure(r, it); err != nil {
+		return nil, nil, err
+	}
+	return a.result(want)
+}
+
+// answer is a query answer's envelope as decoded so far: its status, its
+// error, its warnings and its data.
+type answer struct {
+	status, errType, errMsg string
+	warnings                []string
+	data                    matrixData
+}
+
+// read decodes the answer's fields from it; the error is the data's (too
+// many series, over the budget), a failed read being left in it.Error.
+func (a *answer) read(it *jsoniter.Iterator, maxSeries int, b *budget) error {
 	for field := it.ReadObject(); field != "" && it.Error == nil; field = it.ReadObject() {
 		switch field {
 		case "status":
-			status = it.ReadString()
+			a.status = it.ReadString()
 		case "errorType":
-			errType = it.ReadString()
+			a.errType = it.ReadString()
 		case "error":
-			errMsg = it.ReadString()
+			a.errMsg = it.ReadString()
 		case "warnings":
 			for it.ReadArray() {
-				warnings = append(warnings, it.ReadString())
+				a.warnings = append(a.warnings, it.ReadString())
 			}
 		case "data":
-			if err := d.decode(it, maxSeries, b); err != nil {
-				return nil, nil, err
+			if err := a.data.decode(it, maxSeries, b); err != nil {
+				return err
 			}
 		default:
 			it.Skip()
 		}
 	}
+	return nil
+}
+
+// readFailure is the error of a read that failed: the transport's (a
+// timeout, the body cap), an answer that ends early, or invalid JSON; nil
+// when the answer was read whole.
+func readFailure(r *recordingReader, it *jsoniter.Iterator) error {
 	switch {
 	case r.err != nil && r.err != io.EOF:
-		return nil, nil, r.err // the transport's: a timeout, the body cap
+		return r.err
 	case it.Error == io.EOF || (it.Error != nil && r.err == io.EOF):
-		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "the answer ends early (truncated JSON)"}
+		return &v1.Error{Type: v1.ErrBadResponse, Msg: "the answer ends early (truncated JSON)"}
 	case it.Error != nil:
-		return nil, nil, &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid JSON: " + it.Error.Error()}
+		return &v1.Error{Type: v1.ErrBadResponse, Msg: "invalid JSON: " + it.Error.Error()}
 	}
+	return nil
+}
+
+// result is the series of an answer read whole and its warnings, or the
+// error it states: an error status, no result, or a result of another
+// type than want.
+func (a *answer) result(want string) (matrix, []string, error) {
+	d := &a.data
 	switch {
-	case status == "error":
-		return nil, warnings, &v1.Error{Type: v1.ErrorType(errType), Msg: errMsg}
+	case a.status == "error":
+		return nil, a.warnings, &v1.Error{Type: v1.ErrorType(a.errType), Msg: a.errMsg}
 	case !d.gotResult:
-		return nil, warnings, errNoResult
+		return nil, a.warnings, errNoResult
 	case d.resultType != want:
-		return nil, warnings, notMatrixError{got: safetext.Sanitize(d.resultType), want: want}
+		return nil, a.warnings, notMatrixError{got: safetext.Sanitize(d.resultType), want: want}
 	}
 	if d.disordered > 0 {
-		warnings = append(warnings, disorderedWarning(d.disordered))
+		a.warnings = append(a.warnings, disorderedWarning(d.disordered))
 	}
-	return d.result, warnings, nil
+	return d.result, a.warnings, nil
 }
 
 // matrixData is the data of a query answer as decoded so far.

@@ -179,26 +179,38 @@ func (w *rawWindow) merge(m matrix, at time.Time, width time.Duration, full bool
 		w.added, w.recheck = nil, 0
 	}
 	for _, s := range m {
-		fp := s.Metric.fingerprint()
-		held := w.series[fp]
-		if held == nil {
-			w.series[fp] = s
-			if w.added != nil && len(s.Values) > 0 {
-				w.added[fp] = s.Values[0].Timestamp
-			}
-			continue
+		w.add(s)
+	}
+	w.dropBefore(model.TimeFromUnixNano(at.Add(-width).UnixNano()))
+	w.at, w.width = at, width
+	w.measure(at, w.added == nil)
+}
+
+// add folds one series of a read into the window, noting the oldest
+// sample it added (when the window notes them).
+func (w *rawWindow) add(s *sampleStream) {
+	fp := s.Metric.fingerprint()
+	held := w.series[fp]
+	if held == nil {
+		w.series[fp] = s
+		if w.added != nil && len(s.Values) > 0 {
+			w.added[fp] = s.Values[0].Timestamp
 		}
-		var oldest model.Time
-		held.Values, oldest = mergePoints(held.Values, s.Values)
-		if w.added != nil && oldest != noneAdded {
-			if t, ok := w.added[fp]; !ok || oldest < t {
-				w.added[fp] = oldest
-			}
+		return
+	}
+	var oldest model.Time
+	held.Values, oldest = mergePoints(held.Values, s.Values)
+	if w.added != nil && oldest != noneAdded {
+		if t, ok := w.added[fp]; !ok || oldest < t {
+			w.added[fp] = oldest
 		}
 	}
-	// The window is closed, [at-width, at]; avoidEdge keeps samples off
-	// its left edge, so this is also the left-open rule.
-	first := model.TimeFromUnixNano(at.Add(-width).UnixNano())
+}
+
+// dropBefore drops the samples older than first, and the series left
+// with none. The window is closed, [at-width, at]; avoidEdge keeps
+// samples off its left edge, so this is also the left-open rule.
+func (w *rawWindow) dropBefore(first model.Time) {
 	for fp, s := range w.series {
 		i := 0
 		for i < len(s.Values) && s.Values[i].Timestamp < first {
@@ -212,8 +224,6 @@ func (w *rawWindow) merge(m matrix, at time.Time, width time.Duration, full bool
 			s.Values = slices.Delete(s.Values, 0, i)
 		}
 	}
-	w.at, w.width = at, width
-	w.measure(at, w.added == nil)
 }
 
 // noneAdded is mergePoints' oldest when it added nothing.

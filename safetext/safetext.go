@@ -81,40 +81,60 @@ func skipEscape(s string, i int, r rune) int {
 		if j >= len(s) {
 			return j
 		}
-		switch s[j] {
-		case '[':
-			kind = 0x9b
-		case ']':
-			kind = 0x9d
-		case 'P', 'X', '^', '_':
-			kind = 0x90
-		default:
+		var ok bool
+		if kind, ok = escapeKind(s[j]); !ok {
 			return j + 1 // two-byte escape such as ESC c
 		}
 		j++
 	}
-	switch kind {
-	case 0x9b: // CSI: parameters then one final byte in 0x40–0x7e
-		for j < len(s) {
-			c := s[j]
-			j++
-			if c >= 0x40 && c <= 0x7e {
-				break
-			}
+	if kind == 0x9b {
+		return skipCSI(s, j)
+	}
+	return skipControlString(s, j)
+}
+
+// escapeKind is the C1 control an ESC followed by c stands for (CSI, OSC,
+// or DCS for the strings DCS, SOS, PM and APC); ok is false for a
+// two-byte escape.
+func escapeKind(c byte) (kind rune, ok bool) {
+	switch c {
+	case '[':
+		return 0x9b, true
+	case ']':
+		return 0x9d, true
+	case 'P', 'X', '^', '_':
+		return 0x90, true
+	}
+	return 0, false
+}
+
+// skipCSI returns the index just past a CSI's parameters, from j, and
+// its one final byte in 0x40–0x7e.
+func skipCSI(s string, j int) int {
+	for j < len(s) {
+		c := s[j]
+		j++
+		if c >= 0x40 && c <= 0x7e {
+			break
 		}
-	default: // OSC, DCS, SOS, PM, APC: up to BEL or ST (ESC \)
-		for j < len(s) {
-			if s[j] == 0x07 {
-				return j + 1
-			}
-			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
-				return j + 2
-			}
-			if r2, n := utf8.DecodeRuneInString(s[j:]); r2 == 0x9c {
-				return j + n
-			}
-			j++
+	}
+	return j
+}
+
+// skipControlString returns the index just past an OSC, DCS, SOS, PM or
+// APC string from j: up to BEL or ST (ESC \ or 0x9c), or the end.
+func skipControlString(s string, j int) int {
+	for j < len(s) {
+		if s[j] == 0x07 {
+			return j + 1
 		}
+		if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+			return j + 2
+		}
+		if r2, n := utf8.DecodeRuneInString(s[j:]); r2 == 0x9c {
+			return j + n
+		}
+		j++
 	}
 	return j
 }

@@ -57,22 +57,9 @@ func ParseTarget(s string) (Target, error) {
 	if s == "" {
 		return Target{}, errors.New("empty target")
 	}
-	raw := s
-	if !strings.Contains(s, "://") {
-		if strings.Contains(s, "@") {
-			return Target{}, errCredentials
-		}
-		host := s
-		path := ""
-		if i := strings.IndexByte(s, '/'); i >= 0 {
-			host, path = s[:i], s[i:]
-		}
-		if _, port, err := net.SplitHostPort(host); err != nil {
-			host = net.JoinHostPort(strings.Trim(host, "[]"), defaultPort)
-		} else if err := checkPort(port); err != nil {
-			return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
-		}
-		raw = "http://" + host + path
+	raw, err := withScheme(s)
+	if err != nil {
+		return Target{}, err
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -80,19 +67,11 @@ func ParseTarget(s string) (Target, error) {
 		// have control characters.
 		return Target{}, fmt.Errorf("invalid target %q", sanitizeTarget(s))
 	}
-	if u.User != nil {
-		return Target{}, errCredentials
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return Target{}, fmt.Errorf("invalid target %q: scheme must be http or https", sanitizeTarget(s))
-	}
-	if u.Hostname() == "" {
-		return Target{}, fmt.Errorf("invalid target %q: no host", sanitizeTarget(s))
-	}
-	if port := u.Port(); port != "" {
-		if err := checkPort(port); err != nil {
-			return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
+	if err := checkURL(u); err != nil {
+		if err == errCredentials {
+			return Target{}, err
 		}
+		return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
@@ -106,6 +85,48 @@ func ParseTarget(s string) (Target, error) {
 		name += "?" + u.RawQuery
 	}
 	return Target{URL: u.String(), Name: safetext.Sanitize(name)}, nil
+}
+
+// withScheme writes a target given without a scheme ("host:port", "host",
+// either with a path) as an http URL, on port 8000 when it names none; a
+// target with a scheme is returned as it is.
+func withScheme(s string) (string, error) {
+	if strings.Contains(s, "://") {
+		return s, nil
+	}
+	if strings.Contains(s, "@") {
+		return "", errCredentials
+	}
+	host := s
+	path := ""
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		host, path = s[:i], s[i:]
+	}
+	if _, port, err := net.SplitHostPort(host); err != nil {
+		host = net.JoinHostPort(strings.Trim(host, "[]"), defaultPort)
+	} else if err := checkPort(port); err != nil {
+		return "", fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
+	}
+	return "http://" + host + path, nil
+}
+
+// checkURL refuses a target URL with credentials (errCredentials), another
+// scheme than http or https, no host, or a port no connection can be made
+// to.
+func checkURL(u *url.URL) error {
+	if u.User != nil {
+		return errCredentials
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return errors.New("scheme must be http or https")
+	}
+	if u.Hostname() == "" {
+		return errors.New("no host")
+	}
+	if port := u.Port(); port != "" {
+		return checkPort(port)
+	}
+	return nil
 }
 
 // checkPort refuses a port no connection can be made to: 99999 was

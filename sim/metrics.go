@@ -41,7 +41,8 @@ type histFamily struct {
 // holds the replica's mutex for the whole Gather.
 type collector struct {
 	r          *Replica
-	engineLbl  bool // V1: an engine label on every engine metric
+	labels     []string // model_name, and engine on a V1 page
+	engineLbl  bool     // V1: an engine label on every engine metric
 	scalars    []scalarFamily
 	hists      []histFamily
 	success    *prometheus.Desc
@@ -58,123 +59,155 @@ type collector struct {
 
 func newCollector(r *Replica) *collector {
 	c := &collector{r: r, engineLbl: r.version != V0}
-	labels := []string{"model_name"}
+	c.labels = []string{"model_name"}
 	if c.engineLbl {
-		labels = append(labels, "engine")
+		c.labels = append(c.labels, "engine")
 	}
-	with := func(extra ...string) []string { return append(append([]string(nil), labels...), extra...) }
-	gauge := func(name, help string, f func(e *engine) float64) {
-		c.scalars = append(c.scalars, scalarFamily{prometheus.NewDesc(name, help, labels, nil), prometheus.GaugeValue, f})
-	}
-	counter := func(name, help string, f func(e *engine) float64) {
-		c.scalars = append(c.scalars, scalarFamily{prometheus.NewDesc(name, help, labels, nil), prometheus.CounterValue, f})
-	}
-	histogram := func(name, help string, f func(s *engineStats) *hist) {
-		c.hists = append(c.hists, histFamily{prometheus.NewDesc(name, help, labels, nil), f})
-	}
-	zero := func(*engine) float64 { return 0 }
-
-	gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
-		func(e *engine) float64 { return float64(len(e.running)) })
-	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting)
-	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.",
-		func(e *engine) float64 { return e.stats.promptTokens })
-	counter("vllm:generation_tokens_total", "Number of generation tokens processed.",
-		func(e *engine) float64 { return e.stats.generationTokens })
-	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
-		func(e *engine) float64 { return e.stats.preemptions })
-	c.success = prometheus.NewDesc("vllm:request_success_total",
-		"Count of successfully processed requests.", with("finished_reason"), nil)
-
+	c.addCoreFamilies()
 	if c.engineLbl {
-		gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", (*engine).kvUsage)
-		c.byReason = prometheus.NewDesc("vllm:num_requests_waiting_by_reason",
-			"Number of requests waiting to be processed, by reason.", with("reason"), nil)
-		c.sleep = prometheus.NewDesc("vllm:engine_sleep_state",
-			"Engine sleep state; awake = 0 means engine is sleeping.", with("sleep_state"), nil)
-		c.bySource = prometheus.NewDesc("vllm:prompt_tokens_by_source_total",
-			"Number of prompt tokens by source.", with("source"), nil)
-		counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).",
-			func(e *engine) float64 { return e.stats.promptCached + e.stats.promptExternal })
-		counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
-			func(e *engine) float64 { return e.stats.prefixQueries })
-		counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
-			func(e *engine) float64 { return e.stats.prefixHits })
-		counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", zero)
-		counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", zero)
-		counter("vllm:mm_cache_queries_total", "Multi-modal cache queries, in terms of number of queried items.", zero)
-		counter("vllm:mm_cache_hits_total", "Multi-modal cache hits, in terms of number of cached items.", zero)
-		counter("vllm:estimated_flops_per_gpu_total", "Estimated number of floating point operations per GPU (for Model Flops Utilization calculations).", zero)
-		counter("vllm:estimated_read_bytes_per_gpu_total", "Estimated number of bytes read from memory per GPU (for Model Bandwidth Utilization calculations).", zero)
-		counter("vllm:estimated_write_bytes_per_gpu_total", "Estimated number of bytes written to memory per GPU (for Model Bandwidth Utilization calculations).", zero)
-		if r.cfg.SpecTokens > 0 {
-			counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.",
-				func(e *engine) float64 { return e.stats.specDrafts })
-			counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.",
-				func(e *engine) float64 { return e.stats.specDraftTokens })
-			counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.",
-				func(e *engine) float64 { return e.stats.specAccepted })
-			c.specPerPos = prometheus.NewDesc("vllm:spec_decode_num_accepted_tokens_per_pos_total",
-				"Accepted tokens per draft position.", with("position"), nil)
-		}
+		c.addV1Families()
 	} else {
-		gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", zero)
-		// Engines are summed on a V0 page, so each contributes its share of
-		// the mean usage.
-		engines := float64(len(r.engines))
-		gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.",
-			func(e *engine) float64 { return e.kvUsage() / engines })
-		gauge("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", zero)
-		if r.cfg.PrefixCaching {
-			counter("vllm:gpu_prefix_cache_queries_total", "GPU prefix cache queries, in terms of number of queried tokens.",
-				func(e *engine) float64 { return e.stats.prefixQueries })
-			counter("vllm:gpu_prefix_cache_hits_total", "GPU prefix cache hits, in terms of number of cached tokens.",
-				func(e *engine) float64 { return e.stats.prefixHits })
-		}
+		c.addV0Families()
 	}
 	c.cacheInfo = prometheus.NewDesc("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", cacheInfoLabels(c.engineLbl), nil)
-
-	histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
-		func(s *engineStats) *hist { return s.iterationTokens })
-	histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
-		func(s *engineStats) *hist { return s.ttft })
-	if c.engineLbl {
-		histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
-			func(s *engineStats) *hist { return s.itl })
-		histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
-			func(s *engineStats) *hist { return s.tpot })
-		histogram("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
-			func(s *engineStats) *hist { return s.kvComputed })
-	} else {
-		histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.",
-			func(s *engineStats) *hist { return s.itl })
-	}
-	histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
-		func(s *engineStats) *hist { return s.e2e })
-	histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
-		func(s *engineStats) *hist { return s.queue })
-	histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
-		func(s *engineStats) *hist { return s.inference })
-	histogram("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
-		func(s *engineStats) *hist { return s.prefill })
-	histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
-		func(s *engineStats) *hist { return s.decode })
-	histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.",
-		func(s *engineStats) *hist { return s.promptLen })
-	histogram("vllm:request_generation_tokens", "Number of generation tokens processed.",
-		func(s *engineStats) *hist { return s.genLen })
-	histogram("vllm:request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens.",
-		func(s *engineStats) *hist { return s.maxGen })
-	histogram("vllm:request_params_n", "Histogram of the n request parameter.",
-		func(s *engineStats) *hist { return s.paramsN })
-	histogram("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
-		func(s *engineStats) *hist { return s.paramsMaxTokens })
-
+	c.addHistograms()
 	if r.version == Latest {
-		c.addLatestFamilies(histogram)
+		c.addLatestFamilies(c.histogram)
 	}
 	c.addProcessFamilies()
 	return c
+}
+
+// with is the collector's labels and extra ones, in a slice of their own.
+func (c *collector) with(extra ...string) []string {
+	return append(append([]string(nil), c.labels...), extra...)
+}
+
+// gauge declares a gauge with one value per engine, read by f.
+func (c *collector) gauge(name, help string, f func(e *engine) float64) {
+	c.scalars = append(c.scalars, scalarFamily{prometheus.NewDesc(name, help, c.labels, nil), prometheus.GaugeValue, f})
+}
+
+// counter declares a counter with one value per engine, read by f.
+func (c *collector) counter(name, help string, f func(e *engine) float64) {
+	c.scalars = append(c.scalars, scalarFamily{prometheus.NewDesc(name, help, c.labels, nil), prometheus.CounterValue, f})
+}
+
+// histogram declares a histogram with one child per engine, read by f.
+func (c *collector) histogram(name, help string, f func(s *engineStats) *hist) {
+	c.hists = append(c.hists, histFamily{prometheus.NewDesc(name, help, c.labels, nil), f})
+}
+
+// zero reads 0 of any engine: a family the simulator does not model.
+func zero(*engine) float64 { return 0 }
+
+// addCoreFamilies declares the families of every page: the batch, the
+// queue, the tokens, the preemptions and the finished requests.
+func (c *collector) addCoreFamilies() {
+	c.gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
+		func(e *engine) float64 { return float64(len(e.running)) })
+	c.gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", waiting)
+	c.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.",
+		func(e *engine) float64 { return e.stats.promptTokens })
+	c.counter("vllm:generation_tokens_total", "Number of generation tokens processed.",
+		func(e *engine) float64 { return e.stats.generationTokens })
+	c.counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.",
+		func(e *engine) float64 { return e.stats.preemptions })
+	c.success = prometheus.NewDesc("vllm:request_success_total",
+		"Count of successfully processed requests.", c.with("finished_reason"), nil)
+}
+
+// addV1Families declares the families of a V1 page: KV usage, the queue
+// by reason, sleep, prompt tokens by source, the caches and, with
+// speculative decoding, its drafts.
+func (c *collector) addV1Families() {
+	c.gauge("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.", (*engine).kvUsage)
+	c.byReason = prometheus.NewDesc("vllm:num_requests_waiting_by_reason",
+		"Number of requests waiting to be processed, by reason.", c.with("reason"), nil)
+	c.sleep = prometheus.NewDesc("vllm:engine_sleep_state",
+		"Engine sleep state; awake = 0 means engine is sleeping.", c.with("sleep_state"), nil)
+	c.bySource = prometheus.NewDesc("vllm:prompt_tokens_by_source_total",
+		"Number of prompt tokens by source.", c.with("source"), nil)
+	c.counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).",
+		func(e *engine) float64 { return e.stats.promptCached + e.stats.promptExternal })
+	c.counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.",
+		func(e *engine) float64 { return e.stats.prefixQueries })
+	c.counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.",
+		func(e *engine) float64 { return e.stats.prefixHits })
+	c.counter("vllm:external_prefix_cache_queries_total", "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.", zero)
+	c.counter("vllm:external_prefix_cache_hits_total", "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.", zero)
+	c.counter("vllm:mm_cache_queries_total", "Multi-modal cache queries, in terms of number of queried items.", zero)
+	c.counter("vllm:mm_cache_hits_total", "Multi-modal cache hits, in terms of number of cached items.", zero)
+	c.counter("vllm:estimated_flops_per_gpu_total", "Estimated number of floating point operations per GPU (for Model Flops Utilization calculations).", zero)
+	c.counter("vllm:estimated_read_bytes_per_gpu_total", "Estimated number of bytes read from memory per GPU (for Model Bandwidth Utilization calculations).", zero)
+	c.counter("vllm:estimated_write_bytes_per_gpu_total", "Estimated number of bytes written to memory per GPU (for Model Bandwidth Utilization calculations).", zero)
+	if c.r.cfg.SpecTokens > 0 {
+		c.counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.",
+			func(e *engine) float64 { return e.stats.specDrafts })
+		c.counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.",
+			func(e *engine) float64 { return e.stats.specDraftTokens })
+		c.counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.",
+			func(e *engine) float64 { return e.stats.specAccepted })
+		c.specPerPos = prometheus.NewDesc("vllm:spec_decode_num_accepted_tokens_per_pos_total",
+			"Accepted tokens per draft position.", c.with("position"), nil)
+	}
+}
+
+// addV0Families declares the families of a V0 page: swapped requests,
+// GPU and CPU cache usage and, with prefix caching, its queries and hits.
+func (c *collector) addV0Families() {
+	c.gauge("vllm:num_requests_swapped", "Number of requests swapped to CPU.", zero)
+	// Engines are summed on a V0 page, so each contributes its share of
+	// the mean usage.
+	engines := float64(len(c.r.engines))
+	c.gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.",
+		func(e *engine) float64 { return e.kvUsage() / engines })
+	c.gauge("vllm:cpu_cache_usage_perc", "CPU KV-cache usage. 1 means 100 percent usage.", zero)
+	if c.r.cfg.PrefixCaching {
+		c.counter("vllm:gpu_prefix_cache_queries_total", "GPU prefix cache queries, in terms of number of queried tokens.",
+			func(e *engine) float64 { return e.stats.prefixQueries })
+		c.counter("vllm:gpu_prefix_cache_hits_total", "GPU prefix cache hits, in terms of number of cached tokens.",
+			func(e *engine) float64 { return e.stats.prefixHits })
+	}
+}
+
+// addHistograms declares the latency and length histograms, V1's or V0's.
+func (c *collector) addHistograms() {
+	c.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.",
+		func(s *engineStats) *hist { return s.iterationTokens })
+	c.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+		func(s *engineStats) *hist { return s.ttft })
+	if c.engineLbl {
+		c.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+			func(s *engineStats) *hist { return s.itl })
+		c.histogram("vllm:request_time_per_output_token_seconds", "Histogram of time_per_output_token_seconds per request.",
+			func(s *engineStats) *hist { return s.tpot })
+		c.histogram("vllm:request_prefill_kv_computed_tokens", "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+			func(s *engineStats) *hist { return s.kvComputed })
+	} else {
+		c.histogram("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.",
+			func(s *engineStats) *hist { return s.itl })
+	}
+	c.histogram("vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.",
+		func(s *engineStats) *hist { return s.e2e })
+	c.histogram("vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.",
+		func(s *engineStats) *hist { return s.queue })
+	c.histogram("vllm:request_inference_time_seconds", "Histogram of time spent in RUNNING phase for request.",
+		func(s *engineStats) *hist { return s.inference })
+	c.histogram("vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.",
+		func(s *engineStats) *hist { return s.prefill })
+	c.histogram("vllm:request_decode_time_seconds", "Histogram of time spent in DECODE phase for request.",
+		func(s *engineStats) *hist { return s.decode })
+	c.histogram("vllm:request_prompt_tokens", "Number of prefill tokens processed.",
+		func(s *engineStats) *hist { return s.promptLen })
+	c.histogram("vllm:request_generation_tokens", "Number of generation tokens processed.",
+		func(s *engineStats) *hist { return s.genLen })
+	c.histogram("vllm:request_max_num_generation_tokens", "Histogram of maximum number of requested generation tokens.",
+		func(s *engineStats) *hist { return s.maxGen })
+	c.histogram("vllm:request_params_n", "Histogram of the n request parameter.",
+		func(s *engineStats) *hist { return s.paramsN })
+	c.histogram("vllm:request_params_max_tokens", "Histogram of the max_tokens request parameter.",
+		func(s *engineStats) *hist { return s.paramsMaxTokens })
 }
 
 // addLatestFamilies declares the newest page's families (vllm-metrics §3.3,

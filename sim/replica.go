@@ -56,6 +56,21 @@ func newReplica(index int, cfg ReplicaConfig, o *Options) (*Replica, error) {
 }
 
 func validate(c *ReplicaConfig) error {
+	if err := validateSizes(c); err != nil {
+		return err
+	}
+	if c.SpecTokens < 0 || c.SpecAcceptance < 0 || c.SpecAcceptance >= 1 {
+		return fmt.Errorf("speculative decoding: tokens %d, acceptance %g (want ≥ 0 and in [0,1))", c.SpecTokens, c.SpecAcceptance)
+	}
+	if err := validateEngine(c); err != nil {
+		return err
+	}
+	return validateWorkload(c)
+}
+
+// validateSizes checks the replica's engines, cache, batch and model
+// length are positive.
+func validateSizes(c *ReplicaConfig) error {
 	switch {
 	case c.Engines < 1:
 		return fmt.Errorf("engines %d < 1", c.Engines)
@@ -65,12 +80,13 @@ func validate(c *ReplicaConfig) error {
 		return fmt.Errorf("token budget, prefill rate and decode time must be positive")
 	case c.MaxModelLen < 2:
 		return fmt.Errorf("max_model_len %d < 2", c.MaxModelLen)
-	case c.SpecTokens < 0 || c.SpecAcceptance < 0 || c.SpecAcceptance >= 1:
-		return fmt.Errorf("speculative decoding: tokens %d, acceptance %g (want ≥ 0 and in [0,1))", c.SpecTokens, c.SpecAcceptance)
 	}
-	if err := validateEngine(c); err != nil {
-		return err
-	}
+	return nil
+}
+
+// validateWorkload checks each phase of the workload has classes when it
+// has a rate, and each class asks for tokens the model's length holds.
+func validateWorkload(c *ReplicaConfig) error {
 	for _, p := range c.Workload.Phases {
 		if p.Rate < 0 || (p.Rate > 0 && len(p.Classes) == 0) {
 			return fmt.Errorf("workload phase with rate %g and %d classes", p.Rate, len(p.Classes))

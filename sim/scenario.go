@@ -166,37 +166,13 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 		c.NumGPUBlocks = 4096
 		c.Workload = Steady(1.1, LongChat)
 	case Spike:
-		// Chat within capacity; then 12/s, above the ≈ 7.7/s 256 sequences
-		// drain (FULL); then long reports at 1.5/s, which the cache cannot
-		// hold once their answers grow (PREEMPTING, once the chat backlog
-		// has cleared); then light chat while the backlog drains (back to
-		// HEALTHY before the cycle repeats). The ~135 reports of the long
-		// phase are finished within the recovery, so the queue does not
-		// carry over from one cycle to the next.
-		c.Workload = Workload{Phases: []Phase{
-			{Duration: 60 * time.Second, Load: Load{Rate: 3, Classes: []Class{Chat}}},
-			{Duration: 60 * time.Second, Load: Load{Rate: 12, Classes: []Class{Chat}}},
-			{Duration: 90 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{LongReport}}},
-			{Duration: 150 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{Chat}}},
-		}}
+		c.Workload = spikeWorkload()
 	case Idle:
 		c.Workload = Workload{}
 	case Mixed:
-		c, err := ScenarioConfig(mixedOrder[index%len(mixedOrder)], index)
-		if err != nil {
-			return c, err
-		}
-		switch index {
-		case 0:
-			c.Engines = 2
-			c.Workload = c.Workload.scaled(2)
-		case 1:
-			c.PrefixCaching, c.PrefixHitShare = true, 0.4
-			c.SpecTokens, c.SpecAcceptance = 3, 0.7
-		}
-		return c, nil
+		return mixedConfig(index)
 	case MixedEngines:
-		c, err := ScenarioConfig(Mixed, index)
+		c, err := mixedConfig(index)
 		c.Engine = Engines()[index%len(Engines())]
 		return c, err
 	case Disaggregated:
@@ -207,6 +183,41 @@ func ScenarioConfig(s Scenario, index int) (ReplicaConfig, error) {
 		}
 	default:
 		return c, fmt.Errorf("unknown scenario %q", s)
+	}
+	return c, nil
+}
+
+// spikeWorkload is the spike scenario's cycle. Chat within capacity;
+// then 12/s, above the ≈ 7.7/s 256 sequences drain (FULL); then long
+// reports at 1.5/s, which the cache cannot hold once their answers grow
+// (PREEMPTING, once the chat backlog has cleared); then light chat while
+// the backlog drains (back to HEALTHY before the cycle repeats). The ~135
+// reports of the long phase are finished within the recovery, so the
+// queue does not carry over from one cycle to the next.
+func spikeWorkload() Workload {
+	return Workload{Phases: []Phase{
+		{Duration: 60 * time.Second, Load: Load{Rate: 3, Classes: []Class{Chat}}},
+		{Duration: 60 * time.Second, Load: Load{Rate: 12, Classes: []Class{Chat}}},
+		{Duration: 90 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{LongReport}}},
+		{Duration: 150 * time.Second, Load: Load{Rate: 1.5, Classes: []Class{Chat}}},
+	}}
+}
+
+// mixedConfig is replica index of the mixed fleet: the states in
+// mixedOrder, the first replica with two engines (and twice the load),
+// the second with prefix caching and speculative decoding.
+func mixedConfig(index int) (ReplicaConfig, error) {
+	c, err := ScenarioConfig(mixedOrder[index%len(mixedOrder)], index)
+	if err != nil {
+		return c, err
+	}
+	switch index {
+	case 0:
+		c.Engines = 2
+		c.Workload = c.Workload.scaled(2)
+	case 1:
+		c.PrefixCaching, c.PrefixHitShare = true, 0.4
+		c.SpecTokens, c.SpecAcceptance = 3, 0.7
 	}
 	return c, nil
 }

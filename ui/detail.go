@@ -98,6 +98,33 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 // nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
+	lines := packSegments(d.titleSegments(r), w, "  ")
+	add := func(s string) { lines = append(lines, wrapLines(s, w)...) }
+	switch {
+	case r.State == analysis.StateDown && r.Error != "":
+		add(th.warn.Render(downFor(r, now, d.loc)+": ") + r.Error)
+	case r.Late:
+		add(th.warn.Render(analysis.LateNote(r)))
+	case r.Error != "":
+		add(th.warn.Render("error: ") + r.Error)
+	}
+	for _, reason := range r.Reasons {
+		add("• " + reason)
+	}
+	if r.Action != "" {
+		add(th.action.Render("→ " + r.Action))
+	}
+	for _, warning := range r.Warnings {
+		add(th.warn.Render("warning: ") + warning)
+	}
+	return append(lines, d.summaryFigures(r, now, w)...)
+}
+
+// titleSegments are the detail view's title: the target, its engine, its
+// model and its state, with what marks the replica (instances, stale,
+// fault, late, restarted, no good scrape or warming up) and the keys.
+func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
+	th := d.theme
 	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
 	if n := instancesText(r); n != "" {
 		title = slices.Insert(title, 1, th.warn.Render(n))
@@ -122,38 +149,25 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	case r.WarmingUp && r.State != analysis.StateDown:
 		title = append(title, th.warn.Render("warming up"))
 	}
-	title = append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
-	lines := packSegments(title, w, "  ")
-	add := func(s string) { lines = append(lines, wrapLines(s, w)...) }
-	switch {
-	case r.State == analysis.StateDown && r.Error != "":
-		add(th.warn.Render(downFor(r, now, d.loc)+": ") + r.Error)
-	case r.Late:
-		add(th.warn.Render(analysis.LateNote(r)))
-	case r.Error != "":
-		add(th.warn.Render("error: ") + r.Error)
-	}
-	for _, reason := range r.Reasons {
-		add("• " + reason)
-	}
-	if r.Action != "" {
-		add(th.action.Render("→ " + r.Action))
-	}
-	for _, warning := range r.Warnings {
-		add(th.warn.Render("warning: ") + warning)
-	}
+	return append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
+}
+
+// summaryFigures are the replica's load figures packed to the width;
+// those of a DOWN replica dated and faint.
+func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, w int) []string {
+	th := d.theme
 	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
 		fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
 		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
 		"success " + fmtPct(r.SuccessRate)}, w, "  ")
-	if r.State == analysis.StateDown {
-		// Old figures, dated and faint: never drawn as if current.
-		lines = append(lines, th.dim.Render(lastSeen(r, now, d.loc)+":"))
-		for i, f := range figures {
-			figures[i] = th.dim.Render(f)
-		}
+	if r.State != analysis.StateDown {
+		return figures
 	}
-	return append(lines, figures...)
+	// Old figures, dated and faint: never drawn as if current.
+	for i, f := range figures {
+		figures[i] = th.dim.Render(f)
+	}
+	return append([]string{th.dim.Render(lastSeen(r, now, d.loc) + ":")}, figures...)
 }
 
 // chartSeries is one line of a chart, read off the history points. Its
@@ -238,43 +252,10 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	}
 	yMax := axisMax(spec, pts)
 	pts = downsample(pts, 2*w) // a braille cell is two dots wide: more points draw nothing new
-	loc := d.loc
-	chart := timeserieslinechart.New(w, chartHeight,
-		timeserieslinechart.WithXYSteps(2, (chartHeight-2)/yTicks),
-		timeserieslinechart.WithTimeRange(from, to),
-		timeserieslinechart.WithYRange(0, yMax),
-		timeserieslinechart.WithXLabelFormatter(func(_ int, v float64) string {
-			return time.Unix(int64(v), 0).In(loc).Format(human.Clock)
-		}),
-		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
-			return axisLabel(spec.format(analysis.Num(v)))
-		}),
-	)
+	chart := d.newTimeChart(spec, from, to, yMax, w)
 	var ends []canvas.Float64Point
 	for i, s := range spec.series {
-		last, end := analysis.NA, canvas.Float64Point{X: math.NaN()}
-		// Each run of known points is a data set of its own (name, "" between
-		// runs), since the chart joins a data set's points: an unknown
-		// stretch is a gap, never a fake 0 nor a line drawn across it.
-		segment, name := 0, ""
-		for _, p := range pts {
-			v := float64(s.get(p))
-			if !finite(v) {
-				if name != "" {
-					segment, name = segment+1, ""
-				}
-				continue
-			}
-			if name == "" {
-				name = fmt.Sprintf("%s·%d", s.name, segment)
-				chart.SetDataSetStyle(name, d.theme.seriesStyle(i))
-			}
-			// Clamp into the view: far-off points make the chart allocate
-			// huge line segments.
-			y := min(max(v, 0), yMax)
-			chart.PushDataSet(name, timeserieslinechart.TimePoint{Time: p.Time, Value: y})
-			last, end = analysis.Num(v), canvas.Float64Point{X: float64(p.Time.Unix()), Y: y}
-		}
+		last, end := d.plotSeries(&chart, i, s, pts, yMax)
 		glyph := "⣿"
 		if !th.colour() {
 			glyph = string(s.mark)
@@ -292,6 +273,53 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 		}
 	}
 	return legend + "\n" + chart.View()
+}
+
+// newTimeChart is an empty chart w wide over [from, to] and [0, yMax],
+// its axes labelled in the screen's time zone and the spec's format.
+func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax float64, w int) timeserieslinechart.Model {
+	loc := d.loc
+	return timeserieslinechart.New(w, chartHeight,
+		timeserieslinechart.WithXYSteps(2, (chartHeight-2)/yTicks),
+		timeserieslinechart.WithTimeRange(from, to),
+		timeserieslinechart.WithYRange(0, yMax),
+		timeserieslinechart.WithXLabelFormatter(func(_ int, v float64) string {
+			return time.Unix(int64(v), 0).In(loc).Format(human.Clock)
+		}),
+		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
+			return axisLabel(spec.format(analysis.Num(v)))
+		}),
+	)
+}
+
+// plotSeries pushes series s, the i-th of the chart, from the points; it
+// returns its last known value and the point its line ends at (X NaN when
+// none is known).
+func (d *detailScreen) plotSeries(chart *timeserieslinechart.Model, i int, s chartSeries, pts []analysis.Point, yMax float64) (last analysis.Num, end canvas.Float64Point) {
+	last, end = analysis.NA, canvas.Float64Point{X: math.NaN()}
+	// Each run of known points is a data set of its own (name, "" between
+	// runs), since the chart joins a data set's points: an unknown
+	// stretch is a gap, never a fake 0 nor a line drawn across it.
+	segment, name := 0, ""
+	for _, p := range pts {
+		v := float64(s.get(p))
+		if !finite(v) {
+			if name != "" {
+				segment, name = segment+1, ""
+			}
+			continue
+		}
+		if name == "" {
+			name = fmt.Sprintf("%s·%d", s.name, segment)
+			chart.SetDataSetStyle(name, d.theme.seriesStyle(i))
+		}
+		// Clamp into the view: far-off points make the chart allocate
+		// huge line segments.
+		y := min(max(v, 0), yMax)
+		chart.PushDataSet(name, timeserieslinechart.TimePoint{Time: p.Time, Value: y})
+		last, end = analysis.Num(v), canvas.Float64Point{X: float64(p.Time.Unix()), Y: y}
+	}
+	return last, end
 }
 
 // axisMax is the top of a chart's Y axis: yTicks even steps of a round

@@ -64,17 +64,23 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		m.toggleScreen(screenAdvice)
 		m.advice.viewport.GotoTop()
 	case key.Matches(k, m.keys.Filter):
-		if m.screen == screenDetail || m.screen == screenEvents || m.screen == screenAdvice {
-			m.screen = screenTable
-		}
-		m.filtering = true
-		return m.filter.Focus(), true
+		return m.startFilter(), true
 	case key.Matches(k, m.keys.Detail):
 		m.openDetail()
 	default:
 		return nil, false
 	}
 	return nil, true
+}
+
+// startFilter opens the filter's input, on the table when the screen
+// shown has no rows to filter.
+func (m *Model) startFilter() tea.Cmd {
+	if m.screen == screenDetail || m.screen == screenEvents || m.screen == screenAdvice {
+		m.screen = screenTable
+	}
+	m.filtering = true
+	return m.filter.Focus()
 }
 
 // screenKey gives a key to the screen shown. The table's sort keys reach

@@ -236,34 +236,16 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 			keep = append(keep, i)
 		}
 	}
-	need := func(i int) int {
-		if m := tableColumns[i].minW; m > 0 {
-			return min(m, natural[i])
-		}
-		return natural[i]
-	}
-	used := func() int {
-		u := cursorW
-		for _, i := range keep {
-			u += need(i) + 1
-		}
-		return u
-	}
-	for used() > w {
-		at := -1
-		for k, i := range keep {
-			if d := tableColumns[i].drop; d > 0 && (at < 0 || d < tableColumns[keep[at]].drop) {
-				at = k
-			}
-		}
+	for usedWidth(keep, natural) > w {
+		at := nextDrop(keep)
 		if at < 0 {
 			break // nothing left to drop: the row is cut at the edge
 		}
 		keep = slices.Delete(keep, at, at+1)
 	}
-	left := w - used()
+	left := w - usedWidth(keep, natural)
 	for _, i := range keep {
-		widths[i] = need(i)
+		widths[i] = columnNeed(natural, i)
 		if left < 0 && tableColumns[i].onlyDown {
 			// Nothing else can go: the error column takes what is left
 			// rather than pushing the row past the edge, where every row
@@ -278,6 +260,37 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 		}
 	}
 	return keep, widths
+}
+
+// columnNeed is the width column i needs: its natural width, or a
+// flexible column's minimum when that is less.
+func columnNeed(natural []int, i int) int {
+	if m := tableColumns[i].minW; m > 0 {
+		return min(m, natural[i])
+	}
+	return natural[i]
+}
+
+// usedWidth is the width of a row of the kept columns at their need, the
+// cursor and the gaps included.
+func usedWidth(keep, natural []int) int {
+	u := cursorW
+	for _, i := range keep {
+		u += columnNeed(natural, i) + 1
+	}
+	return u
+}
+
+// nextDrop is the place in keep of the column to drop first (the lowest
+// drop order), -1 when none may be dropped.
+func nextDrop(keep []int) int {
+	at := -1
+	for k, i := range keep {
+		if d := tableColumns[i].drop; d > 0 && (at < 0 || d < tableColumns[keep[at]].drop) {
+			at = k
+		}
+	}
+	return at
 }
 
 // minErrorW is the narrowest the error column gets: enough for an age

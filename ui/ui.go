@@ -319,16 +319,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		m.refresh()
 	case ReportMsg:
-		if msg.Replay != nil {
-			m.replayMsg(*msg.Replay)
-		}
-		m.ingest(msg.Report)
-		if msg.Bell {
-			m.bells++
-			m.bell = m.bells
-			n := m.bells
-			cmd = tea.Tick(bellShown, func(time.Time) tea.Msg { return bellDoneMsg{n} })
-		}
+		cmd = m.reportMsg(msg)
 	case bellDoneMsg:
 		if m.bell == msg.n {
 			m.bell = 0
@@ -336,11 +327,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case NoticeMsg:
 		m.events.add([]analysis.Event{{Time: msg.Time, Target: noticeTarget, State: analysis.StateStale, Text: msg.Text}}, msg.Time)
 	case HistoryMsg:
-		if msg.At.IsZero() {
-			m.preload(msg.Points)
-		} else if msg.At.Equal(m.play.at) {
-			m.fillBefore(msg.At, msg.Points)
-		}
+		m.historyMsg(msg)
 	case ReplayMsg:
 		m.replayMsg(msg)
 	case EventsMsg:
@@ -355,13 +342,36 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg)
 		m.layout()
 	}
-	if want := m.wantCmd(); want != nil {
-		cmd = tea.Batch(cmd, want)
-	}
-	if inView := m.inViewCmd(); inView != nil {
-		cmd = tea.Batch(cmd, inView)
-	}
+	// Asked for after the message is applied, and before m is returned:
+	// both note what they asked for in m.
+	cmd = tea.Batch(cmd, m.wantCmd(), m.inViewCmd())
 	return m, cmd
+}
+
+// reportMsg takes in a report (and the replay's position with it), and
+// rings the bell when it asks, through a Cmd that ends the bell's mark.
+func (m *Model) reportMsg(msg ReportMsg) tea.Cmd {
+	if msg.Replay != nil {
+		m.replayMsg(*msg.Replay)
+	}
+	m.ingest(msg.Report)
+	if !msg.Bell {
+		return nil
+	}
+	m.bells++
+	m.bell = m.bells
+	n := m.bells
+	return tea.Tick(bellShown, func(time.Time) tea.Msg { return bellDoneMsg{n} })
+}
+
+// historyMsg takes in the history points stored before the first report
+// (At zero), or those before the replay's position at At.
+func (m *Model) historyMsg(msg HistoryMsg) {
+	if msg.At.IsZero() {
+		m.preload(msg.Points)
+	} else if msg.At.Equal(m.play.at) {
+		m.fillBefore(msg.At, msg.Points)
+	}
 }
 
 // inViewCmd names the replicas whose panes or rows the screen draws to

@@ -90,6 +90,31 @@ func waitingBody(w, h int) []string {
 // headerLines are the title with its badges, then the fleet totals and the
 // state counts packed into as few lines as the width allows.
 func (m Model) headerLines(w int) []string {
+	lines := m.withFound(packSegments(m.titleSegments(), w, "  "), w)
+	lines = append(lines, m.replayLines(w)...)
+	if !m.hasReport {
+		return lines
+	}
+	lines = append(lines, m.sourceLines(w)...)
+	if round := m.shown.Fleet.LateRound; round != "" {
+		// Most targets late at once: vtop's side, said before the counts.
+		wrapped := wrapLines(round, w)
+		for _, l := range wrapped[:min(len(wrapped), 2)] {
+			lines = append(lines, m.theme.alert.Render(l))
+		}
+	}
+	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
+	lines = append(lines, m.groupLines()...)
+	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
+		lines = append(lines, m.imbalanceLine(imb, w))
+	}
+	return append(lines, m.adviceLines(w)...)
+}
+
+// titleSegments are the header's title: vtop's version, the window, the
+// interval and the report's time, with the badges of what holds now
+// (paused, insecure TLS, demo, warming up, the filter, recording).
+func (m Model) titleSegments() []string {
 	th := m.theme
 	title := []string{th.title.Render("vtop " + m.opts.Version)}
 	title = append(title, "window "+fmtDuration(m.window)+m.coverage(), "every "+fmtDuration(m.opts.Interval))
@@ -111,50 +136,48 @@ func (m Model) headerLines(w int) []string {
 	if v := m.filter.Value(); v != "" && !m.filtering {
 		title = append(title, "filter: "+v)
 	}
-	title = append(title, m.recordingBadge()...)
-	lines := packSegments(title, w, "  ")
-	if found := m.opts.Found; found != "" && ansi.StringWidth(lines[len(lines)-1]+"  "+found) <= w {
+	return append(title, m.recordingBadge()...)
+}
+
+// withFound adds what discovery found to the title's lines: on the last
+// one when it fits, else wrapped on at most two lines of its own.
+func (m Model) withFound(lines []string, w int) []string {
+	found := m.opts.Found
+	if found == "" {
+		return lines
+	}
+	if ansi.StringWidth(lines[len(lines)-1]+"  "+found) <= w {
 		// Short ("3 vLLM servers found on this host"): on the title's
 		// line rather than a line of its own.
 		lines[len(lines)-1] += "  " + m.theme.dim.Render(found)
-	} else if found != "" {
-		// Wrapped, at most two lines: what was looked for must be read
-		// whole when nothing was found.
-		found := wrapLines(m.opts.Found, w)
-		for _, l := range found[:min(len(found), 2)] {
-			lines = append(lines, m.theme.dim.Render(l))
-		}
-	}
-	lines = append(lines, m.replayLines(w)...)
-	if !m.hasReport {
 		return lines
 	}
-	lines = append(lines, m.sourceLines(w)...)
-	if round := m.shown.Fleet.LateRound; round != "" {
-		// Most targets late at once: vtop's side, said before the counts.
-		wrapped := wrapLines(round, w)
-		for _, l := range wrapped[:min(len(wrapped), 2)] {
-			lines = append(lines, th.alert.Render(l))
-		}
+	// Wrapped, at most two lines: what was looked for must be read
+	// whole when nothing was found.
+	wrapped := wrapLines(found, w)
+	for _, l := range wrapped[:min(len(wrapped), 2)] {
+		lines = append(lines, m.theme.dim.Render(l))
 	}
-	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
-	lines = append(lines, m.groupLines()...)
-	if imb := m.shown.Fleet.Imbalance; len(imb) > 0 {
-		line := th.warn.Render("imbalance: ") + imb[0].Text
-		if more := otherReplicas(imb); more > 0 {
-			// The count is said whole when the line would be cut: ahead
-			// of the text, not "(+49 mor…" at its end; the advice view (a)
-			// lists them all.
-			suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
-			if ansi.StringWidth(line+suffix) <= w {
-				line += th.dim.Render(suffix)
-			} else {
-				line = th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
-			}
-		}
-		lines = append(lines, line)
+	return lines
+}
+
+// imbalanceLine is the header's line of the first imbalance, with how
+// many other replicas the list names.
+func (m Model) imbalanceLine(imb []analysis.Imbalance, w int) string {
+	th := m.theme
+	line := th.warn.Render("imbalance: ") + imb[0].Text
+	more := otherReplicas(imb)
+	if more == 0 {
+		return line
 	}
-	return append(lines, m.adviceLines(w)...)
+	// The count is said whole when the line would be cut: ahead of the
+	// text, not "(+49 mor…" at its end; the advice view (a) lists them
+	// all.
+	suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
+	if ansi.StringWidth(line+suffix) <= w {
+		return line + th.dim.Render(suffix)
+	}
+	return th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
 }
 
 // otherReplicas counts the replicas an imbalance list names besides its

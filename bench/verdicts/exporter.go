@@ -44,35 +44,60 @@ type finished struct {
 func NewExporter(cfg Config, start float64) *Exporter {
 	e := &Exporter{reg: prometheus.NewRegistry()}
 	engine := prometheus.Labels{catalogue.LabelEngine: "0", catalogue.LabelModel: Model}
-	gauge := func(name string) prometheus.Gauge {
-		v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
-		e.reg.MustRegister(v)
-		return v.With(engine)
-	}
-	counter := func(name string, extra ...string) prometheus.Counter {
-		v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
-		e.reg.MustRegister(v)
-		return v.With(withExtra(engine, extra...))
-	}
-	histogram := func(name string) prometheus.Observer {
-		f := family(name)
-		v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: name + " (vLLM).", Buckets: f.Buckets}, f.Labels)
-		e.reg.MustRegister(v)
-		return v.With(engine)
-	}
-	e.running = gauge("vllm:num_requests_running")
-	e.waiting = gauge("vllm:num_requests_waiting")
-	e.kvUsage = gauge("vllm:kv_cache_usage_perc")
+	e.running = e.gauge("vllm:num_requests_running", engine)
+	e.waiting = e.gauge("vllm:num_requests_waiting", engine)
+	e.kvUsage = e.gauge("vllm:kv_cache_usage_perc", engine)
 	byReason := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:num_requests_waiting_by_reason", Help: "waiting by reason (vLLM)."},
 		family("vllm:num_requests_waiting_by_reason").Labels)
 	e.reg.MustRegister(byReason)
 	e.waitingCapacity = byReason.With(withExtra(engine, "reason", "capacity"))
 	e.waitingDeferred = byReason.With(withExtra(engine, "reason", "deferred"))
-	e.promptTokens = counter("vllm:prompt_tokens_total")
-	e.generationTokens = counter("vllm:generation_tokens_total")
-	e.preemptions = counter("vllm:num_preemptions_total")
-	// vLLM creates every finished_reason at 0; "stop" moves here, and
-	// "abort" where clients give up (Config.AbortAfter).
+	e.promptTokens = e.counter("vllm:prompt_tokens_total", engine)
+	e.generationTokens = e.counter("vllm:generation_tokens_total", engine)
+	e.preemptions = e.counter("vllm:num_preemptions_total", engine)
+	e.registerFinished(engine)
+	e.ttft = e.histogram("vllm:time_to_first_token_seconds", engine)
+	e.itl = e.histogram("vllm:inter_token_latency_seconds", engine)
+	e.e2e = e.histogram("vllm:e2e_request_latency_seconds", engine)
+	e.queue = e.histogram("vllm:request_queue_time_seconds", engine)
+	e.prefill = e.histogram("vllm:request_prefill_time_seconds", engine)
+	e.decode = e.histogram("vllm:request_decode_time_seconds", engine)
+	e.inference = e.histogram("vllm:request_inference_time_seconds", engine)
+	e.promptLen = e.histogram("vllm:request_prompt_tokens", engine)
+	e.gens = e.histogram("vllm:request_generation_tokens", engine)
+	e.registerProcess(cfg, start)
+	return e
+}
+
+// gauge registers the catalogue's gauge of that name and returns the
+// engine's.
+func (e *Exporter) gauge(name string, engine prometheus.Labels) prometheus.Gauge {
+	v := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
+	e.reg.MustRegister(v)
+	return v.With(engine)
+}
+
+// counter registers the catalogue's counter of that name and returns the
+// engine's.
+func (e *Exporter) counter(name string, engine prometheus.Labels) prometheus.Counter {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: name + " (vLLM)."}, family(name).Labels)
+	e.reg.MustRegister(v)
+	return v.With(engine)
+}
+
+// histogram registers the catalogue's histogram of that name, with its
+// buckets, and returns the engine's.
+func (e *Exporter) histogram(name string, engine prometheus.Labels) prometheus.Observer {
+	f := family(name)
+	v := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: name + " (vLLM).", Buckets: f.Buckets}, f.Labels)
+	e.reg.MustRegister(v)
+	return v.With(engine)
+}
+
+// registerFinished registers the finished requests by reason. vLLM
+// creates every finished_reason at 0; "stop" moves here, and "abort"
+// where clients give up (Config.AbortAfter).
+func (e *Exporter) registerFinished(engine prometheus.Labels) {
 	success := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "finished requests (vLLM)."},
 		family("vllm:request_success_total").Labels)
 	e.reg.MustRegister(success)
@@ -85,16 +110,11 @@ func NewExporter(cfg Config, start float64) *Exporter {
 			e.abort = c
 		}
 	}
-	e.ttft = histogram("vllm:time_to_first_token_seconds")
-	e.itl = histogram("vllm:inter_token_latency_seconds")
-	e.e2e = histogram("vllm:e2e_request_latency_seconds")
-	e.queue = histogram("vllm:request_queue_time_seconds")
-	e.prefill = histogram("vllm:request_prefill_time_seconds")
-	e.decode = histogram("vllm:request_decode_time_seconds")
-	e.inference = histogram("vllm:request_inference_time_seconds")
-	e.promptLen = histogram("vllm:request_prompt_tokens")
-	e.gens = histogram("vllm:request_generation_tokens")
+}
 
+// registerProcess registers the cache config of cfg and the process's
+// start at virtual time start.
+func (e *Exporter) registerProcess(cfg Config, start float64) {
 	info := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig"},
 		[]string{catalogue.LabelEngine, "block_size", "num_gpu_blocks", "enable_prefix_caching"})
 	e.reg.MustRegister(info)
@@ -103,7 +123,6 @@ func NewExporter(cfg Config, start float64) *Exporter {
 	startTime := prometheus.NewGauge(prometheus.GaugeOpts{Name: "process_start_time_seconds", Help: "Start time of the process since unix epoch in seconds."})
 	e.reg.MustRegister(startTime)
 	startTime.Set(startEpoch + start)
-	return e
 }
 
 // family is the catalogue's V1 family of that name; the benchmark lists

@@ -245,14 +245,7 @@ func (r *Replica) Advance(dt float64) {
 		r.up = true
 		r.Exporter = NewExporter(r.cfg, t0)
 	}
-	times := make([]float64, n)
-	for i := range times {
-		times[i] = t0 + dt*r.rng.Float64()
-	}
-	slices.Sort(times)
-	for _, at := range times {
-		r.queue = append(r.queue, &request{arrival: at, prompt: r.draw(r.cfg.PromptTokens), output: r.draw(r.cfg.OutputTokens)})
-	}
+	r.arrive(n, t0, dt)
 	r.abandon(t0)
 	if r.cfg.Stalled(t0 + dt/2) {
 		r.stall(t0, t1, &rec)
@@ -263,11 +256,37 @@ func (r *Replica) Advance(dt float64) {
 	// arrived in this step is admitted at its arrival.
 	used := r.used()
 	r.refill(t0, &used, &rec, nil)
-	// Decode over the step, at the step time of the batch as it is. A
-	// slot freed by a finished request is refilled from the queue at
-	// once, and the request admitted to it runs from then.
 	step := r.cfg.Step(len(r.running))
 	rec.Step = step
+	freed := r.decode(t0, t1, step)
+	used = r.used()
+	r.refill(t1, &used, &rec, freed)
+	used = r.preempt(used, &rec)
+	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), used
+	rec.Generated, rec.Finished = r.generated, r.finished
+	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(used)/float64(r.cfg.KVBlocks))
+	r.now = t1
+	r.Steps = append(r.Steps, rec)
+}
+
+// arrive queues n requests arriving at random times over [t0, t0+dt), in
+// the order they arrive.
+func (r *Replica) arrive(n int, t0, dt float64) {
+	times := make([]float64, n)
+	for i := range times {
+		times[i] = t0 + dt*r.rng.Float64()
+	}
+	slices.Sort(times)
+	for _, at := range times {
+		r.queue = append(r.queue, &request{arrival: at, prompt: r.draw(r.cfg.PromptTokens), output: r.draw(r.cfg.OutputTokens)})
+	}
+}
+
+// decode runs the batch over [t0, t1) at the step time of the batch as
+// it is, and returns when each finished request freed its slot, oldest
+// first: a freed slot is refilled from the queue at once, and the request
+// admitted to it runs from then.
+func (r *Replica) decode(t0, t1, step float64) []float64 {
 	var freed []float64
 	kept := r.running[:0]
 	for _, q := range r.running {
@@ -280,10 +299,13 @@ func (r *Replica) Advance(dt float64) {
 	clear(r.running[len(kept):])
 	r.running = kept
 	slices.Sort(freed)
-	used = r.used()
-	r.refill(t1, &used, &rec, freed)
-	// Preemption: while the batch holds more blocks than there are, the
-	// request admitted last goes back to the head of the queue.
+	return freed
+}
+
+// preempt sends the request admitted last back to the head of the queue
+// while the batch holds more blocks than there are (used), and returns
+// the blocks used then.
+func (r *Replica) preempt(used int, rec *StepRecord) int {
 	for used > r.cfg.KVBlocks && len(r.running) > 0 {
 		q := r.running[len(r.running)-1]
 		r.running = r.running[:len(r.running)-1]
@@ -293,11 +315,7 @@ func (r *Replica) Advance(dt float64) {
 		rec.Recomputed += q.prompt + int(q.generated)
 		r.Exporter.Preempted()
 	}
-	rec.Running, rec.Waiting, rec.KVBlocksUsed = len(r.running), len(r.queue), used
-	rec.Generated, rec.Finished = r.generated, r.finished
-	r.Exporter.SetGauges(rec.Running, rec.Waiting, float64(used)/float64(r.cfg.KVBlocks))
-	r.now = t1
-	r.Steps = append(r.Steps, rec)
+	return used
 }
 
 // stall is a step [t0, t1) in which the engine does not step: the

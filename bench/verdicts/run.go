@@ -101,34 +101,43 @@ func RunScenario(sc Scenario, seed uint64) (Run, error) {
 		}
 		report := analysis.Analyze(now, readings, cfg, prev)
 		prev = &report
-		up, load, queued := 0, 0.0, false
-		for i, r := range reps {
-			truth := r.Truth(float64(sec), StepSeconds)
-			rr := &report.Replicas[i]
-			tl := &run.Replicas[i]
-			last := r.Steps[len(r.Steps)-1]
-			tl.Truth = append(tl.Truth, truth)
-			tl.Shown = append(tl.Shown, rr.State)
-			tl.Action = append(tl.Action, rr.Action)
-			tl.Reason = append(tl.Reason, firstReason(rr.Reasons))
-			tl.Running = append(tl.Running, last.Running)
-			tl.Waiting = append(tl.Waiting, last.Waiting)
-			tl.OverSLO = append(tl.OverSLO, overSLO(rr, cfg))
-			if truth != analysis.StateDown {
-				up++
-				load += r.cfg.Arrivals(float64(sec)) / r.cfg.HeldCapacity()
-				queued = queued || truth == analysis.StateFull ||
-					truth == analysis.StatePreempting && r.QueuePersists(float64(sec), StepSeconds)
-			}
-		}
-		run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
-		run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
-		run.Worst = append(run.Worst, slices.IndexFunc(readings, func(r catalogue.Readings) bool { return r.Target == report.Fleet.Worst }))
-		run.AdviceAction = append(run.AdviceAction, report.Fleet.Advice.Action)
-		run.Right = append(run.Right, RightCount(up, load, queued))
-		run.Queued = append(run.Queued, queued || len(run.Queued) > 0 && run.Queued[len(run.Queued)-1])
+		run.record(sec, reps, &report, readings, cfg)
 	}
 	return run, nil
+}
+
+// record adds second sec to the run: each replica's truth beside what
+// the report showed, and the fleet's advice beside the right count.
+func (run *Run) record(sec int, reps []*Replica, report *analysis.Report, readings []catalogue.Readings, cfg analysis.Config) {
+	up, load, queued := 0, 0.0, false
+	for i, r := range reps {
+		truth := r.Truth(float64(sec), StepSeconds)
+		run.Replicas[i].record(truth, r.Steps[len(r.Steps)-1], &report.Replicas[i], cfg)
+		if truth != analysis.StateDown {
+			up++
+			load += r.cfg.Arrivals(float64(sec)) / r.cfg.HeldCapacity()
+			queued = queued || truth == analysis.StateFull ||
+				truth == analysis.StatePreempting && r.QueuePersists(float64(sec), StepSeconds)
+		}
+	}
+	run.Advice = append(run.Advice, report.Fleet.Advice.RecommendedReplicas.Float())
+	run.AdviceText = append(run.AdviceText, report.Fleet.Advice.Recommendation)
+	run.Worst = append(run.Worst, slices.IndexFunc(readings, func(r catalogue.Readings) bool { return r.Target == report.Fleet.Worst }))
+	run.AdviceAction = append(run.AdviceAction, report.Fleet.Advice.Action)
+	run.Right = append(run.Right, RightCount(up, load, queued))
+	run.Queued = append(run.Queued, queued || len(run.Queued) > 0 && run.Queued[len(run.Queued)-1])
+}
+
+// record adds a second to the timeline: the true state, the model's last
+// step, and what vtop's report showed.
+func (tl *Timeline) record(truth analysis.State, last StepRecord, rr *analysis.ReplicaReport, cfg analysis.Config) {
+	tl.Truth = append(tl.Truth, truth)
+	tl.Shown = append(tl.Shown, rr.State)
+	tl.Action = append(tl.Action, rr.Action)
+	tl.Reason = append(tl.Reason, firstReason(rr.Reasons))
+	tl.Running = append(tl.Running, last.Running)
+	tl.Waiting = append(tl.Waiting, last.Waiting)
+	tl.OverSLO = append(tl.OverSLO, overSLO(rr, cfg))
 }
 
 // overSLO reports whether a window figure of the report is over its SLO,

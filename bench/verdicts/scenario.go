@@ -54,54 +54,66 @@ func shortKV(c Config, blocks int) Config {
 	return c
 }
 
+// spike returns c at half its capacity, with three times that from 60 s
+// to 120 s.
+func spike(c Config) Config {
+	rate := 0.5 * c.Capacity()
+	c.Arrivals = func(t float64) float64 {
+		if t >= 60 && t < 120 {
+			return 3 * rate
+		}
+		return rate
+	}
+	return c
+}
+
+// slowFill returns c with arrivals that grow from 0.6 to 1.4 times its
+// capacity over 240 s.
+func slowFill(c Config) Config {
+	capacity := c.Capacity()
+	c.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * capacity }
+	return c
+}
+
+// drains returns c at 0.4 times its capacity, with twice its capacity
+// from 60 s to 90 s: a backlog that then drains.
+func drains(c Config) Config {
+	capacity := c.Capacity()
+	c.Arrivals = func(t float64) float64 {
+		if t >= 60 && t < 90 {
+			return 2 * capacity
+		}
+		return 0.4 * capacity
+	}
+	return c
+}
+
+// bigSpike returns c at half its capacity, with four times that for 90 s
+// (twice what it carries), then just over what it carries for 90 s (the
+// queue grows slowly: the count must hold, not swing), then half again.
+func bigSpike(c Config) Config {
+	rate := 0.5 * c.Capacity()
+	c.Arrivals = func(t float64) float64 {
+		switch {
+		case t >= 60 && t < 150:
+			return 4 * rate
+		case t >= 150 && t < 240:
+			return 2.2 * rate
+		}
+		return rate
+	}
+	return c
+}
+
 // Scenarios are the benchmark's scenarios; every one runs with each seed.
 func Scenarios() []Scenario {
 	b := base()
-	spike := func() Config {
-		c := b
-		rate := 0.5 * c.Capacity()
-		c.Arrivals = func(t float64) float64 {
-			if t >= 60 && t < 120 {
-				return 3 * rate
-			}
-			return rate
-		}
-		return c
-	}
-	fill := b
-	fill.Arrivals = func(t float64) float64 { return (0.6 + 0.8*t/240) * fill.Capacity() }
-	drains := func() Config {
-		c := b
-		capacity := c.Capacity()
-		c.Arrivals = func(t float64) float64 {
-			if t >= 60 && t < 90 {
-				return 2 * capacity
-			}
-			return 0.4 * capacity
-		}
-		return c
-	}
-	// A bigger fleet and spike: twelve replicas at half their capacity
-	// get four times that for 90 s (twice what they carry: 24 replicas'
-	// worth), then just over what they carry for 90 s (the queue grows
-	// slowly: the count must hold, not swing), then half again.
-	bigSpike := func() Config {
-		c := b
-		rate := 0.5 * c.Capacity()
-		c.Arrivals = func(t float64) float64 {
-			switch {
-			case t >= 60 && t < 150:
-				return 4 * rate
-			case t >= 150 && t < 240:
-				return 2.2 * rate
-			}
-			return rate
-		}
-		return c
-	}
+	fill := slowFill(b)
+	// A bigger fleet and spike: twelve replicas (24 replicas' worth at
+	// the spike's top).
 	big := make([]Config, 12)
 	for i := range big {
-		big[i] = bigSpike()
+		big[i] = bigSpike(b)
 	}
 	// Clients that give up after 5 s in the queue, at replicas that get
 	// 1.6 times what they carry: a third of what finishes is aborts.
@@ -133,11 +145,11 @@ func Scenarios() []Scenario {
 		{Name: "idle", Steady: true, Seconds: 180, Replicas: []Config{perSecond(b, 0)}},
 		{Name: "restart", Seconds: 240, Replicas: []Config{restart}},
 		{Name: "stall", Seconds: 300, Replicas: []Config{stall}},
-		{Name: "spike", Seconds: 300, Replicas: []Config{spike(), spike(), spike()}},
+		{Name: "spike", Seconds: 300, Replicas: []Config{spike(b), spike(b), spike(b)}},
 		{Name: "big spike", Seconds: 330, Replicas: big},
 		{Name: "aborts at full", Steady: true, Seconds: 240, Replicas: []Config{aborting, aborting}},
 		{Name: "slow fill", Seconds: 240, Replicas: []Config{fill}},
-		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(), drains()}},
+		{Name: "backlog drains", Seconds: 240, Replicas: []Config{drains(b), drains(b)}},
 		{Name: "just under SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 7200), 3)}},
 		{Name: "just over SLO", Steady: true, Seconds: 240, Replicas: []Config{perSecond(longPrompts(b, 9200), 3)}},
 		{Name: "timeout round", Steady: true, Seconds: 180, Replicas: []Config{late, late, late, late, steady(b, 0.6), steady(b, 0.6)}},

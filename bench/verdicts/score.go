@@ -166,51 +166,66 @@ func Blame(action string) string {
 func PromptAdvice(action string) bool { return Blame(action) == BlamePrompts }
 
 func (t *Tally) addTimeline(tl Timeline) {
-	n := len(tl.Truth)
 	lastChange := -Grace - 1 // index of the newest truth transition
-	for i := range n {
+	for i := range len(tl.Truth) {
 		if i > 0 && tl.Truth[i] != tl.Truth[i-1] {
 			lastChange = i
 			t.transition(tl, i)
 		}
-		if i+1 <= LeastEvidence {
-			continue
+		if i+1 > LeastEvidence {
+			t.addSecond(tl, i, i-lastChange < Grace)
 		}
-		truth, shown := tl.Truth[i], tl.Shown[i]
-		t.ReplicaSeconds++
-		if truth == analysis.StateFull && shown == analysis.StateSlow {
-			t.SlowWhileFull++
-			t.SlowFullBlame[Blame(tl.Action[i])]++
-			if PromptAdvice(tl.Action[i]) {
-				t.SlowPromptWhileFull++
-			}
+	}
+}
+
+// addSecond scores the second at index i of a timeline; inGrace is set
+// within Grace of the newest truth transition.
+func (t *Tally) addSecond(tl Timeline, i int, inGrace bool) {
+	truth, shown := tl.Truth[i], tl.Shown[i]
+	t.ReplicaSeconds++
+	t.addMisreads(truth, shown, tl.Action[i])
+	if shown == analysis.StateHealthy && (tl.OverSLO[i] || !inGrace && truth != analysis.StateHealthy) {
+		t.HealthyWrong++
+	}
+	t.addScore(truth, shown, inGrace)
+	if i+1 > LeastEvidence+1 && shown != tl.Shown[i-1] && !slices.Contains(tl.Truth[max(0, i-Grace):i+1], shown) {
+		t.Flaps++
+	}
+}
+
+// addMisreads counts the misreads that matter whatever the grace: SLOW
+// shown while FULL (by the cause its action blames), DOWN shown while up.
+func (t *Tally) addMisreads(truth, shown analysis.State, action string) {
+	if truth == analysis.StateFull && shown == analysis.StateSlow {
+		t.SlowWhileFull++
+		t.SlowFullBlame[Blame(action)]++
+		if PromptAdvice(action) {
+			t.SlowPromptWhileFull++
 		}
-		if shown == analysis.StateDown && truth != analysis.StateDown {
-			t.FalseDown++
+	}
+	if shown == analysis.StateDown && truth != analysis.StateDown {
+		t.FalseDown++
+	}
+}
+
+// addScore counts a second in grace, or scores it: right, or where it
+// falls in the confusion matrix, and whether HEALTHY was shown wrongly.
+func (t *Tally) addScore(truth, shown analysis.State, inGrace bool) {
+	falseHealthy := shown == analysis.StateHealthy && wrongHealthy(truth)
+	if inGrace {
+		t.Grace++
+		if falseHealthy {
+			t.FalseHealthyGrace++
 		}
-		falseHealthy := shown == analysis.StateHealthy && wrongHealthy(truth)
-		inGrace := i-lastChange < Grace
-		if shown == analysis.StateHealthy && (tl.OverSLO[i] || !inGrace && truth != analysis.StateHealthy) {
-			t.HealthyWrong++
-		}
-		if inGrace {
-			t.Grace++
-			if falseHealthy {
-				t.FalseHealthyGrace++
-			}
-		} else {
-			t.Scored++
-			t.Confusion[[2]analysis.State{truth, shown}]++
-			if truth == shown {
-				t.Right++
-			}
-			if falseHealthy {
-				t.FalseHealthy++
-			}
-		}
-		if i+1 > LeastEvidence+1 && shown != tl.Shown[i-1] && !slices.Contains(tl.Truth[max(0, i-Grace):i+1], shown) {
-			t.Flaps++
-		}
+		return
+	}
+	t.Scored++
+	t.Confusion[[2]analysis.State{truth, shown}]++
+	if truth == shown {
+		t.Right++
+	}
+	if falseHealthy {
+		t.FalseHealthy++
 	}
 }
 
@@ -247,30 +262,53 @@ func (t *Tally) addAdvice(run Run) {
 				lastFall = i
 			}
 		}
-		right := run.Right[i]
-		if i+1 > LeastEvidence {
-			t.AdviceSeconds++
-			if !sameCount(run.Advice[i], run.Advice[i-1]) || i < len(run.AdviceAction) && run.AdviceAction[i] != run.AdviceAction[i-1] {
-				t.AdviceChanges++
-			}
-		}
-		if i < len(run.Queued) && run.Queued[i] && i+1 > LeastEvidence && i-lastFall >= Grace && !math.IsNaN(right) && !math.IsNaN(run.Advice[i]) {
-			t.AfterFull++
-			if run.Advice[i] > right+math.Max(AdviceOvershoot*right, 1) {
-				t.Overshoot++
-			}
-		}
-		if i+1 <= LeastEvidence || i-lastChange < Grace || math.IsNaN(right) {
+		if i+1 <= LeastEvidence {
 			continue
 		}
-		t.AdviceScored++
-		advice := run.Advice[i]
-		switch {
-		case math.IsNaN(advice):
-			t.AdviceNA++
-		case math.Abs(advice-right) <= AdviceTolerance*right:
-			t.AdviceWithin++
+		t.addAdviceSecond(run, i)
+		if i-lastFall >= Grace {
+			t.addOvershoot(run, i)
 		}
+		if i-lastChange >= Grace {
+			t.addAdviceScore(run.Advice[i], run.Right[i])
+		}
+	}
+}
+
+// addAdviceSecond counts a second of advice, and whether its count or
+// its action changed from the second before.
+func (t *Tally) addAdviceSecond(run Run, i int) {
+	t.AdviceSeconds++
+	if !sameCount(run.Advice[i], run.Advice[i-1]) || i < len(run.AdviceAction) && run.AdviceAction[i] != run.AdviceAction[i-1] {
+		t.AdviceChanges++
+	}
+}
+
+// addOvershoot counts a second after the first FULL, away from a fall of
+// the right count, whose advice is known, and whether it overshoots.
+func (t *Tally) addOvershoot(run Run, i int) {
+	right := run.Right[i]
+	if i >= len(run.Queued) || !run.Queued[i] || math.IsNaN(right) || math.IsNaN(run.Advice[i]) {
+		return
+	}
+	t.AfterFull++
+	if run.Advice[i] > right+math.Max(AdviceOvershoot*right, 1) {
+		t.Overshoot++
+	}
+}
+
+// addAdviceScore scores an advice against the right count, when that is
+// known: n/a, or within AdviceTolerance of it.
+func (t *Tally) addAdviceScore(advice, right float64) {
+	if math.IsNaN(right) {
+		return
+	}
+	t.AdviceScored++
+	switch {
+	case math.IsNaN(advice):
+		t.AdviceNA++
+	case math.Abs(advice-right) <= AdviceTolerance*right:
+		t.AdviceWithin++
 	}
 }
 
@@ -425,37 +463,60 @@ func num(x float64) string {
 // confusion of the scored seconds.
 func (r *Result) Table() string {
 	var b strings.Builder
+	r.scenarioTable(&b)
+	r.stateTable(&b)
+	r.transitionTable(&b)
+	b.WriteString("\n| shown SLOW while truly FULL, the action blames | seconds |\n| --- | --: |\n")
+	for _, blame := range []string{BlamePrompts, BlameOutside, BlameQueue, BlameOther} {
+		fmt.Fprintf(&b, "| %s | %d |\n", blame, r.All.SlowFullBlame[blame])
+	}
+	r.confusionTable(&b)
+	return b.String()
+}
+
+// scenarioTable writes a row per scenario, then one of them all.
+func (r *Result) scenarioTable(b *strings.Builder) {
 	b.WriteString("| scenario | replica-s | scored | right | false-HEALTHY | false-HEALTHY in grace | HEALTHY over SLO or not healthy | false-DOWN | worst never up | SLOW while FULL (prompt advice) | flaps / replica-h | transitions: median / max s to right, missed | advice ±10 % (n/a) | advice over +20 % after FULL | advice changes / h |\n")
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
-	row := func(name string, t *Tally) {
-		var all []int
-		missed := 0
-		for _, d := range t.Delays {
-			all = append(all, d...)
-		}
-		for _, m := range t.Missed {
-			missed += m
-		}
-		maxDelay := "n/a"
-		if m := t.MaxDelay(); m >= 0 {
-			maxDelay = fmt.Sprint(m)
-		}
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %d | %d | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) | %d of %d | %s |\n",
-			name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong, t.FalseDown, t.WorstNeverUp,
-			t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
-			t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA, t.Overshoot, t.AfterFull, num(t.AdviceChangesPerHour()))
-	}
 	for _, name := range r.Scenarios {
-		row(name, r.By[name])
+		scenarioRow(b, name, r.By[name])
 	}
-	row("**all**", r.All)
+	scenarioRow(b, "**all**", r.All)
+}
 
+// scenarioRow writes the row of one tally.
+func scenarioRow(b *strings.Builder, name string, t *Tally) {
+	var all []int
+	missed := 0
+	for _, d := range t.Delays {
+		all = append(all, d...)
+	}
+	for _, m := range t.Missed {
+		missed += m
+	}
+	maxDelay := "n/a"
+	if m := t.MaxDelay(); m >= 0 {
+		maxDelay = fmt.Sprint(m)
+	}
+	fmt.Fprintf(b, "| %s | %d | %d | %s | %d | %d | %d | %d | %d | %d (%d) | %s | %d: %s / %s, %d missed | %s (%d) | %d of %d | %s |\n",
+		name, t.ReplicaSeconds, t.Scored, pct(t.RightShare()), t.FalseHealthy, t.FalseHealthyGrace, t.HealthyWrong, t.FalseDown, t.WorstNeverUp,
+		t.SlowWhileFull, t.SlowPromptWhileFull, num(t.FlapsPerHour()),
+		t.Transitions(), num(median(all)), maxDelay, missed, pct(t.AdviceShare()), t.AdviceNA, t.Overshoot, t.AfterFull, num(t.AdviceChangesPerHour()))
+}
+
+// stateTable writes, per judged state, its seconds true and shown, and
+// vtop's precision and recall.
+func (r *Result) stateTable(b *strings.Builder) {
 	b.WriteString("\n| state | truth s | shown s | precision | recall |\n| --- | --: | --: | --: | --: |\n")
 	for _, s := range JudgedStates {
-		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s |\n", s, r.All.TruthSeconds(s), r.All.ShownSeconds(s),
+		fmt.Fprintf(b, "| %s | %d | %d | %s | %s |\n", s, r.All.TruthSeconds(s), r.All.ShownSeconds(s),
 			pct(r.All.Precision(s)), pct(r.All.Recall(s)))
 	}
+}
 
+// transitionTable writes, per state transitioned into, the time to the
+// right verdict and the transitions missed, then the brief ones.
+func (r *Result) transitionTable(b *strings.Builder) {
 	b.WriteString("\n| into | transitions | median s | max s | missed | brief (< grace, not timed) |\n| --- | --: | --: | --: | --: | --: |\n")
 	for _, s := range JudgedStates {
 		d := r.All.Delays[s]
@@ -466,15 +527,13 @@ func (r *Result) Table() string {
 		if len(d) > 0 {
 			maxDelay = fmt.Sprint(slices.Max(d))
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %d | |\n", s, len(d)+r.All.Missed[s], num(median(d)), maxDelay, r.All.Missed[s])
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %d | |\n", s, len(d)+r.All.Missed[s], num(median(d)), maxDelay, r.All.Missed[s])
 	}
-	fmt.Fprintf(&b, "| (brief) | | | | | %d |\n", r.All.Brief)
+	fmt.Fprintf(b, "| (brief) | | | | | %d |\n", r.All.Brief)
+}
 
-	b.WriteString("\n| shown SLOW while truly FULL, the action blames | seconds |\n| --- | --: |\n")
-	for _, blame := range []string{BlamePrompts, BlameOutside, BlameQueue, BlameOther} {
-		fmt.Fprintf(&b, "| %s | %d |\n", blame, r.All.SlowFullBlame[blame])
-	}
-
+// confusionTable writes the scored seconds by true state and state shown.
+func (r *Result) confusionTable(b *strings.Builder) {
 	shownStates := []analysis.State{}
 	for k := range r.All.Confusion {
 		if !slices.Contains(shownStates, k[1]) {
@@ -484,15 +543,14 @@ func (r *Result) Table() string {
 	slices.Sort(shownStates)
 	b.WriteString("\n| truth \\ shown |")
 	for _, s := range shownStates {
-		fmt.Fprintf(&b, " %s |", s)
+		fmt.Fprintf(b, " %s |", s)
 	}
 	b.WriteString("\n| --- |" + strings.Repeat(" --: |", len(shownStates)) + "\n")
 	for _, ts := range JudgedStates {
-		fmt.Fprintf(&b, "| %s |", ts)
+		fmt.Fprintf(b, "| %s |", ts)
 		for _, s := range shownStates {
-			fmt.Fprintf(&b, " %d |", r.All.Confusion[[2]analysis.State{ts, s}])
+			fmt.Fprintf(b, " %d |", r.All.Confusion[[2]analysis.State{ts, s}])
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
 }

@@ -43,45 +43,14 @@ type Forged struct {
 // compressed once, so that a bomb of gigabytes costs the test a second.
 func (f Forged) Write(t testing.TB) string {
 	t.Helper()
-	const contentType = "text/plain; version=0.0.4"
-	page := f.Page
-	if page == nil {
-		line := "# " + string(bytes.Repeat([]byte("x"), 1021)) + "\n"
-		page = bytes.Repeat([]byte(line), max(1, (f.Decoded-len(contentType)-16)/len(line)))
-	}
-	// The page as its column of keys, with no values: the lines of a page
-	// that end in no space or tab are kept whole in it.
-	content := append([]byte(contentType+"\n"), binary.AppendUvarint(nil, uint64(len(page)))...)
-	content = append(content, page...)
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	zst := enc.EncodeAll(content, nil)
-	if f.Unsized { // a stream's encoder does not know the size it will write
-		var b bytes.Buffer
-		enc.Reset(&b)
-		_, err = enc.Write(content)
-		if err = errors.Join(err, enc.Close()); err != nil {
-			t.Fatal(err)
-		}
-		zst = b.Bytes()
-	}
+	content := f.content()
+	zst := compress(t, content, f.Unsized)
 	declared := f.Declared
 	if declared == 0 {
 		declared = len(content)
 	}
-	h := record.Header{Format: record.FormatVersion, Vtop: "forged", Start: Start, Interval: time.Second, All: true, KeyEvery: 1}
-	for i := range f.Targets {
-		name := fmt.Sprintf("127.%d.%d.%d:8000", i>>16, (i>>8)&255, i&255+1)
-		h.Targets = append(h.Targets, record.Target{Name: name, URL: "http://" + name + "/metrics"})
-	}
-	js, err := json.Marshal(h)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := append([]byte("\x89VTR\r\n\x1a\n"), 1, 0) // the magic and format version 1
-	out = appendRecord(out, 'H', js)
+	out = appendRecord(out, 'H', f.header(t))
 	framed := f.Targets
 	if f.Framed > 0 {
 		framed = f.Framed
@@ -102,6 +71,56 @@ func (f Forged) Write(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// forgedContentType is the content type of a forged frame's page.
+const forgedContentType = "text/plain; version=0.0.4"
+
+// content is a frame's content: the page (f.Page, or comment lines of
+// about f.Decoded bytes) as its column of keys, with no values: the lines
+// of a page that end in no space or tab are kept whole in it.
+func (f Forged) content() []byte {
+	page := f.Page
+	if page == nil {
+		line := "# " + string(bytes.Repeat([]byte("x"), 1021)) + "\n"
+		page = bytes.Repeat([]byte(line), max(1, (f.Decoded-len(forgedContentType)-16)/len(line)))
+	}
+	content := append([]byte(forgedContentType+"\n"), binary.AppendUvarint(nil, uint64(len(page)))...)
+	return append(content, page...)
+}
+
+// compress is content in a zstd frame, whose head leaves its size out
+// when unsized.
+func compress(t testing.TB, content []byte, unsized bool) []byte {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !unsized {
+		return enc.EncodeAll(content, nil)
+	}
+	// A stream's encoder does not know the size it will write.
+	var b bytes.Buffer
+	enc.Reset(&b)
+	_, err = enc.Write(content)
+	if err = errors.Join(err, enc.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// header is the recording's header, in JSON: f.Targets loopback targets.
+func (f Forged) header(t testing.TB) []byte {
+	h := record.Header{Format: record.FormatVersion, Vtop: "forged", Start: Start, Interval: time.Second, All: true, KeyEvery: 1}
+	for i := range f.Targets {
+		name := fmt.Sprintf("127.%d.%d.%d:8000", i>>16, (i>>8)&255, i&255+1)
+		h.Targets = append(h.Targets, record.Target{Name: name, URL: "http://" + name + "/metrics"})
+	}
+	js, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
 }
 
 // SimulatedPage is the page of a healthy simulated replica.

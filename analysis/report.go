@@ -74,6 +74,12 @@ func (n Num) appendJSON(dst []byte) []byte {
 		dst = append(dst, '-')
 		f = -f
 	}
+	return appendRounded(dst, f)
+}
+
+// appendRounded appends f (positive, normal) rounded to jsonDigits and
+// written shortest, as MarshalJSON does.
+func appendRounded(dst []byte, f float64) []byte {
 	// The jsonDigits digits of the rounding and their exponent. Those
 	// digits, without their trailing zeros, are the shortest text of the
 	// rounded value: a decimal of at most 15 significant digits reads back

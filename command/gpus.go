@@ -216,32 +216,40 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		in.readers, in.names = append(in.readers, e), append(in.names, "dcgm-exporter "+t.Name)
 		return nil
 	}
+	if err := w.startGPUReaders(ctx, in, targets, demo, exporter, interval); err != nil {
+		in.stop()
+		return nil, err
+	}
+	return in, nil
+}
+
+// startGPUReaders starts the readers startGPUs chose into in: the
+// exporters of --dcgm, then the demo's exporters, or none beside a
+// Prometheus, or this host's nvidia-smi (and its dcgm-exporter) when a
+// target may run here. exporter starts one dcgm-exporter.
+func (w *Watch) startGPUReaders(ctx context.Context, in *gpuInput, targets []scrape.Target, demo []demoExporter, exporter func(scrape.Target) error, interval time.Duration) error {
 	for _, a := range w.DCGM {
 		t, err := collect.ParseExporter(a)
 		if err != nil {
-			in.stop()
-			return nil, usagef("--dcgm %q: %v", a, err)
+			return usagef("--dcgm %q: %v", a, err)
 		}
 		if err := exporter(t); err != nil {
-			in.stop()
-			return nil, err
+			return err
 		}
 	}
 	switch {
 	case len(demo) > 0:
 		for _, d := range demo {
 			t, err := collect.ParseExporter(d.addr)
-			if err != nil {
-				in.stop()
-				return nil, err
+			if err == nil {
+				err = exporter(t)
 			}
-			if err := exporter(t); err != nil {
-				in.stop()
-				return nil, err
+			if err != nil {
+				return err
 			}
 			in.known[d.target] = device.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
 		}
-	case prom != nil:
+	case in.prom != nil:
 	case !w.anyLocal(targets, in.localHost):
 		// Every target is on another host: this host's GPUs are none of
 		// theirs, and its missing nvidia-smi no news.
@@ -253,13 +261,10 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 			if err == nil {
 				err = exporter(t)
 			}
-			if err != nil {
-				in.stop()
-				return nil, err
-			}
+			return err
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // anyLocal reports whether a target runs on this host (loopback, or this

@@ -36,20 +36,8 @@ type Sim struct {
 // Run serves the fleet, prints one URL per replica once every replica
 // listens, and serves until ctx ends.
 func (s *Sim) Run(ctx context.Context, env *Env) error {
-	if s.Replicas < 1 || s.Replicas > 2000 {
-		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
-	}
-	if s.WarmUp < 0 || s.WarmUp > time.Hour {
-		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
-	}
-	if s.History == 0 && (s.End != "" || s.Output != "" || s.Chunk != 0) {
-		return usagef("--end, --output and --chunk go with --history")
-	}
-	if err := checkListen(s.Listen); err != nil {
-		return usagef("--listen %q: %v", s.Listen, err)
-	}
-	if s.DataParallel < 0 || s.DataParallel > maxSimEngines {
-		return usagef("--data-parallel %d: want 0 to %d", s.DataParallel, maxSimEngines)
+	if err := s.validate(); err != nil {
+		return err
 	}
 	faults, err := parseFaults("fault", s.Fault, s.Replicas)
 	if err != nil {
@@ -62,6 +50,45 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 	if len(gpuFaults) > 0 && !s.DCGM {
 		return usagef("--gpu-fault goes with --dcgm")
 	}
+	fleet, err := sim.NewFleet(s.options())
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if s.History != 0 {
+		if s.DCGM || len(faults) > 0 {
+			return usagef("--history writes the replicas' pages only: no --dcgm, no --fault")
+		}
+		return s.writeHistory(ctx, env, fleet)
+	}
+	if err := s.serve(ctx, env, fleet, faults, gpuFaults); err != nil {
+		_ = fleet.Close()
+		return err
+	}
+	<-ctx.Done()
+	return fleet.Close()
+}
+
+// validate checks the flags that need no parsing.
+func (s *Sim) validate() error {
+	switch {
+	case s.Replicas < 1 || s.Replicas > 2000:
+		return usagef("--replicas %d: want 1 to 2000", s.Replicas)
+	case s.WarmUp < 0 || s.WarmUp > time.Hour:
+		return usagef("--warm-up %s: want 0 to 1h", s.WarmUp)
+	case s.History == 0 && (s.End != "" || s.Output != "" || s.Chunk != 0):
+		return usagef("--end, --output and --chunk go with --history")
+	}
+	if err := checkListen(s.Listen); err != nil {
+		return usagef("--listen %q: %v", s.Listen, err)
+	}
+	if s.DataParallel < 0 || s.DataParallel > maxSimEngines {
+		return usagef("--data-parallel %d: want 0 to %d", s.DataParallel, maxSimEngines)
+	}
+	return nil
+}
+
+// options is the fleet the flags ask for.
+func (s *Sim) options() sim.Options {
 	opts := sim.Options{
 		Replicas:    s.Replicas,
 		Scenario:    sim.Scenario(s.Scenario),
@@ -75,42 +102,34 @@ func (s *Sim) Run(ctx context.Context, env *Env) error {
 		// gives it shared among them.
 		opts.Configure = func(_ int, c *sim.ReplicaConfig) { c.Engines = engines }
 	}
-	fleet, err := sim.NewFleet(opts)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	if s.History != 0 {
-		if s.DCGM || len(faults) > 0 {
-			return usagef("--history writes the replicas' pages only: no --dcgm, no --fault")
-		}
-		return s.writeHistory(ctx, env, fleet)
-	}
+	return opts
+}
+
+// serve warms the fleet up, starts its replicas (and their GPUs' pages
+// with --dcgm), puts the faults in, and prints a URL a line.
+func (s *Sim) serve(ctx context.Context, env *Env, fleet *sim.Fleet, faults []faultSpec, gpuFaults []gpuFaultSpec) error {
 	fleet.Advance(s.WarmUp)
 	urls, err := fleet.Start(ctx)
 	if err != nil {
 		return err
 	}
 	if err := applyFaults(ctx, fleet, faults); err != nil {
-		_ = fleet.Close()
 		return err
 	}
 	lines := urls
 	if s.DCGM {
 		exporters, err := serveSimGPUs(ctx, fleet, gpuFaults, s.Replicas, hostOf(s.Listen))
 		if err != nil {
-			_ = fleet.Close()
 			return err
 		}
 		lines = append(slices.Clone(urls), exporters...)
 	}
 	for _, u := range lines {
 		if _, err := fmt.Fprintln(env.Stdout, u); err != nil {
-			_ = fleet.Close()
 			return fmt.Errorf("printing the URLs: %w", err)
 		}
 	}
-	<-ctx.Done()
-	return fleet.Close()
+	return nil
 }
 
 // maxSimEngines caps --data-parallel: the page parser reads at most

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"slices"
 	"strconv"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -192,8 +191,8 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 			return catalogue.Sample{}, err
 		}
 	}
-	b := builder{in: in, sample: catalogue.NewSample(time.Time{})}
-	b.sample.HasVLLM = r.hasVLLM
+	b := newBuilder(in)
+	b.acc.Sample.HasVLLM = r.hasVLLM
 	if r.dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
 	}

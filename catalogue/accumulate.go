@@ -184,15 +184,12 @@ func (a *Accumulator) takes(row int, to Fold, v float64) bool {
 }
 
 // AddHistogram adds src, buckets of histogram h of row's family (one
-// series', or one scrape's), into e's histogram; said when they give no
-// quantiles or lie on bounds unlike those already there.
+// series', or one scrape's), into e's histogram; said when they lie on
+// bounds unlike those already there.
 func (a *Accumulator) AddHistogram(row int, e *EngineAcc, h Histogram, src Buckets) {
 	f := &Reads[row]
 	if f.Derived {
 		a.Sample.Derived.Add(HistogramFigure(h))
-	}
-	if w := src.Problem(); w != "" {
-		a.notes.Warn(f.Name + ": " + w + "; its quantiles are n/a")
 	}
 	if !e.Series.Histograms[h].Add(src) {
 		a.notes.Warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))

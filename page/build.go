@@ -186,7 +186,11 @@ func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *catalog
 		b.acc.RefuseHistogram(row, which, why)
 		return
 	}
-	b.acc.AddHistogram(row, acc, which, b.buckets(row, h, &acc.Series.Histograms[which]))
+	src := b.buckets(row, h, &acc.Series.Histograms[which])
+	if w := src.Problem(); w != "" {
+		b.warn(catalogue.Reads[row].Name + ": " + w + "; its quantiles are n/a")
+	}
+	b.acc.AddHistogram(row, acc, which, src)
 }
 
 // histogramRefusal says which value of a histogram series is out of its

@@ -19,7 +19,8 @@ type Accumulator struct {
 	// Sample is what the scrape says so far; the caller sets its
 	// description (model, role, router). Finish completes it.
 	Sample    Sample
-	notes     *Notes
+	shared    *Notes       // where the warnings go when samples share them
+	own       Notes        // else the sample's own
 	named     []*EngineAcc // in the order found, until Engines sorts them
 	unlabeled *EngineAcc   // the series without an engine label
 	kinds     [NumEngineKinds]int
@@ -53,11 +54,23 @@ func (n *Notes) Warn(w string) {
 	}
 }
 
-// NewAccumulator starts the sample of a scrape at t, its warnings said
-// into notes.
-func NewAccumulator(t time.Time, notes *Notes) Accumulator {
-	return Accumulator{Sample: NewSample(t), notes: notes}
+// NewAccumulator starts the sample of a scrape at t. Its warnings go into
+// shared when the samples of a replica share theirs (the caller then
+// sets their Warnings), else into the sample's own.
+func NewAccumulator(t time.Time, shared *Notes) Accumulator {
+	return Accumulator{Sample: NewSample(t), shared: shared}
 }
+
+// notes is where the sample's warnings go.
+func (a *Accumulator) notes() *Notes {
+	if a.shared != nil {
+		return a.shared
+	}
+	return &a.own
+}
+
+// Warn adds a warning of the sample's, once.
+func (a *Accumulator) Warn(w string) { a.notes().Warn(w) }
 
 // Family counts a row of the alias table with series in the scrape,
 // once per row: the engine kind of the most rows is the sample's.
@@ -111,7 +124,7 @@ func (a *Accumulator) Engines() []*EngineAcc {
 // family is said. Histograms and LoRA have their own ways in.
 func (a *Accumulator) Add(row int, to Fold, e *EngineAcc, v float64) {
 	if to.Warning != "" {
-		a.notes.Warn(to.Warning)
+		a.Warn(to.Warning)
 	}
 	if to.Labelled {
 		v = to.Value
@@ -176,7 +189,7 @@ func (a *Accumulator) takes(row int, to Fold, v float64) bool {
 		return true
 	}
 	a.Sample.Refused |= to.Refuses()
-	if n := a.notes; !slices.Contains(n.said, row) {
+	if n := a.notes(); !slices.Contains(n.said, row) {
 		n.said = append(n.said, row)
 		n.Warn(RefusalWarning(Reads[row].Name, v, why))
 	}
@@ -192,7 +205,7 @@ func (a *Accumulator) AddHistogram(row int, e *EngineAcc, h Histogram, src Bucke
 		a.Sample.Derived.Add(HistogramFigure(h))
 	}
 	if !e.Series.Histograms[h].Add(src) {
-		a.notes.Warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
+		a.Warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
 	}
 }
 
@@ -204,7 +217,7 @@ func (a *Accumulator) RefuseHistogram(row int, h Histogram, why string) {
 	if f.Derived {
 		a.Sample.Derived.Add(HistogramFigure(h))
 	}
-	a.notes.Warn(HistogramRefusalWarning(f.Name, why))
+	a.Warn(HistogramRefusalWarning(f.Name, why))
 	a.Sample.Refused.Add(HistogramFigure(h))
 }
 
@@ -230,13 +243,9 @@ func (a *Accumulator) Finish() Sample {
 		}
 		s.Derived |= e.Series.Derive(s.EngineKind)
 	}
-	switch len(all) {
-	case 0:
-		return *s
-	case 1:
-		s.Total = all[0].Series
-	default:
+	if len(all) > 0 {
 		s.Total = a.total(all)
+		s.DeriveKVCapacity()
 	}
 	if len(a.named) >= 2 {
 		s.Engines = make([]Engine, len(a.named))
@@ -244,20 +253,26 @@ func (a *Accumulator) Finish() Sample {
 			s.Engines[i] = Engine{Name: e.Name, Series: e.Series}
 		}
 	}
-	s.DeriveKVCapacity()
+	if a.shared == nil {
+		s.Warnings = a.own.Warnings
+	}
 	return *s
 }
 
-// total sums the engines into the replica's series (Merge); an engine
+// total sums the engines into the replica's series (Merge), one engine
+// being the sum itself; an engine
 // whose buckets of a histogram differ from the others' is left out of
 // that histogram's sum, and said.
 func (a *Accumulator) total(all []*EngineAcc) Series {
+	if len(all) == 1 {
+		return all[0].Series
+	}
 	var m Merge
 	for _, e := range all {
 		refused := m.Add(&e.Series)
 		for h := range NumHistograms {
 			if refused.Has(h) {
-				a.notes.Warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", HistogramName(h), e.Name))
+				a.Warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", HistogramName(h), e.Name))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -17,7 +16,6 @@ import (
 type builder struct {
 	in       *Ingester
 	acc      catalogue.Accumulator
-	notes    catalogue.Notes
 	raws     [MaxEngines]rawEngine // engines by the label value first found
 	nraws    int
 	series   int
@@ -33,16 +31,8 @@ type rawEngine struct {
 	acc *catalogue.EngineAcc
 }
 
-// newBuilder starts the Sample of a page.
-func newBuilder(in *Ingester) *builder {
-	b := &builder{in: in}
-	b.acc = catalogue.NewAccumulator(time.Time{}, &b.notes)
-	b.acc.MaxEngines = MaxEngines
-	return b
-}
-
 // warn adds a warning once, safe to draw.
-func (b *builder) warn(w string) { b.notes.Warn(safetext.Sanitize(w)) }
+func (b *builder) warn(w string) { b.acc.Warn(safetext.Sanitize(w)) }
 
 // engine returns the accumulator of an engine label value, or nil when the
 // engine cap is reached.
@@ -276,7 +266,5 @@ const minCountSlab = 256
 func (b *builder) finish() catalogue.Sample {
 	b.in.countsHint = b.carved
 	b.acc.Sample.Backends = b.routerBackends()
-	s := b.acc.Finish()
-	s.Warnings = b.notes.Warnings
-	return s
+	return b.acc.Finish()
 }

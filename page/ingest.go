@@ -9,6 +9,7 @@ import (
 	"mime"
 	"slices"
 	"strconv"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -191,7 +192,8 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 			return catalogue.Sample{}, err
 		}
 	}
-	b := newBuilder(in)
+	b := builder{in: in, acc: catalogue.NewAccumulator(time.Time{}, nil)}
+	b.acc.MaxEngines = MaxEngines
 	b.acc.Sample.HasVLLM = r.hasVLLM
 	if r.dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))

@@ -383,7 +383,7 @@ func (hb *histBuild) add(suffix string, at int, v float64) {
 }
 
 // samples returns the replica's scrapes, oldest first, each with its
-// engines summed into Total as the page parser sums them.
+// engines summed into Total by the Accumulator, as a page's are.
 func (r *replicaBuild) samples() []catalogue.Sample {
 	times := make([]int64, 0, len(r.times))
 	for ms := range r.times {

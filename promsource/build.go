@@ -127,8 +127,14 @@ type histKey struct {
 // sampleBuild is one scrape of one replica being assembled.
 type sampleBuild struct {
 	acc   catalogue.Accumulator
-	hists map[string]*[catalogue.NumHistograms]histBuild // by engine
-	rows  []uint64                                       // the rows of catalogue.Reads with a series, as bits
+	hists []engineHists // the engines' histograms, few
+	rows  []uint64      // the rows of catalogue.Reads with a series, as bits
+}
+
+// engineHists are the histograms of one engine in one scrape.
+type engineHists struct {
+	engine string
+	h      [catalogue.NumHistograms]histBuild
 }
 
 // note counts a row of the alias table with a series in the scrape, as
@@ -351,15 +357,12 @@ func (r *replicaBuild) adder(metric labels, info seriesInfo) func(*sampleBuild, 
 // histogram returns the histogram k of the scrape, made on first use on
 // the nb bounds of the replica's for it, fed first by row.
 func (s *sampleBuild) histogram(k histKey, row, nb int) *histBuild {
-	if s.hists == nil {
-		s.hists = map[string]*[catalogue.NumHistograms]histBuild{}
-	}
-	hs := s.hists[k.engine]
+	hs := s.engineHists(k.engine)
 	if hs == nil {
-		hs = new([catalogue.NumHistograms]histBuild)
-		s.hists[k.engine] = hs
+		s.hists = append(s.hists, engineHists{engine: k.engine})
+		hs = &s.hists[len(s.hists)-1]
 	}
-	hb := &hs[k.h]
+	hb := &hs.h[k.h]
 	if !hb.present {
 		*hb = histBuild{row: row, counts: make([]float64, nb), seen: make([]bool, nb), sum: math.NaN(), count: math.NaN(), present: true}
 	}
@@ -403,38 +406,51 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 	return out
 }
 
-// finish adds the scrape's histograms, on the replica's bounds (NaN
-// where a bucket has no sample at this time), to their engines, engine
-// by engine in the sample's order, and completes the sample. A
-// histogram with a value out of its domain is left out, as the page
-// parser leaves it.
+// engineHists returns the histograms of an engine of the scrape, nil
+// when it has none.
+func (s *sampleBuild) engineHists(engine string) *engineHists {
+	for i := range s.hists {
+		if s.hists[i].engine == engine {
+			return &s.hists[i]
+		}
+	}
+	return nil
+}
+
+// finish adds the scrape's histograms to their engines, engine by engine
+// in the sample's order, and completes the sample.
 func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
-	for name := range s.hists {
-		s.engine(name) // an engine may have histograms only
+	for i := range s.hists {
+		s.engine(s.hists[i].engine) // an engine may have histograms only
 	}
 	for _, e := range s.acc.Engines() {
-		hs := s.hists[e.Name]
-		if hs == nil {
-			continue
-		}
-		for h := range hs {
-			hb, b := &hs[h], bounds[histKey{e.Name, catalogue.Histogram(h)}]
-			if !hb.present || b == nil {
-				continue
-			}
-			if why := catalogue.HistogramRefusal(b, hb.counts, sentOrZero(hb.count), sentOrZero(hb.sum)); why != "" {
-				s.acc.RefuseHistogram(hb.row, catalogue.Histogram(h), why)
-				continue
-			}
-			for i, ok := range hb.seen {
-				if !ok {
-					hb.counts[i] = math.NaN()
-				}
-			}
-			s.acc.AddHistogram(hb.row, e, catalogue.Histogram(h), catalogue.Buckets{Bounds: b, Counts: hb.counts, Sum: hb.sum, Count: hb.count})
+		if hs := s.engineHists(e.Name); hs != nil {
+			s.addHistograms(e, hs, bounds)
 		}
 	}
 	return s.acc.Finish()
+}
+
+// addHistograms adds an engine's histograms, on the replica's bounds (NaN
+// where a bucket has no sample at this time). A histogram with a value
+// out of its domain is left out, as a page's is.
+func (s *sampleBuild) addHistograms(e *catalogue.EngineAcc, hs *engineHists, bounds map[histKey][]float64) {
+	for h := range hs.h {
+		hb, b := &hs.h[h], bounds[histKey{e.Name, catalogue.Histogram(h)}]
+		if !hb.present || b == nil {
+			continue
+		}
+		if why := catalogue.HistogramRefusal(b, hb.counts, sentOrZero(hb.count), sentOrZero(hb.sum)); why != "" {
+			s.acc.RefuseHistogram(hb.row, catalogue.Histogram(h), why)
+			continue
+		}
+		for i, ok := range hb.seen {
+			if !ok {
+				hb.counts[i] = math.NaN()
+			}
+		}
+		s.acc.AddHistogram(hb.row, e, catalogue.Histogram(h), catalogue.Buckets{Bounds: b, Counts: hb.counts, Sum: hb.sum, Count: hb.count})
+	}
 }
 
 // sentOrZero is a histogram's _count or _sum, 0 when not sent (NaN) for

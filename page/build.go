@@ -1,7 +1,6 @@
 package page
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -12,77 +11,51 @@ import (
 	"github.com/vtop-dev/vtop/safetext"
 )
 
-// engineAcc accumulates the series of one engine label value ("" for
-// series without the label).
-type engineAcc struct {
-	name   string
-	series catalogue.Series
-	kvSum  float64 // KV cache usage is averaged, not summed
-	kvN    int
-}
-
-// builder turns the parsed families of one page into a Sample.
+// builder turns the parsed families of one page into a Sample, through
+// the catalogue's Accumulator.
 type builder struct {
-	in        *Ingester
-	sample    catalogue.Sample
-	engines   []*engineAcc
-	raws      [MaxEngines]string // per engine, the label value it was first found by
-	unlabeled *engineAcc
-	series    int
-	capped    bool
-	kinds     [catalogue.NumEngineKinds]int // families read, per engine
-	backends  []string                      // a router's backends, raw
-	loraAt    float64                       // value of the lora_requests_info series kept
-	counts    []float64                     // the sample's slab of bucket counts (carve)
-	refused   []int                         // rows a value of which was out of its domain (takes)
-	carved    int                           // counts carved for the sample so far
+	in       *Ingester
+	acc      catalogue.Accumulator
+	raws     [MaxEngines]rawEngine // engines by the label value first found
+	nraws    int
+	series   int
+	capped   bool
+	backends []string  // a router's backends, raw
+	counts   []float64 // the sample's slab of bucket counts (carve)
+	carved   int       // counts carved for the sample so far
 }
 
-// warn adds a warning once.
-func (b *builder) warn(w string) {
-	w = safetext.Sanitize(w)
-	if !slices.Contains(b.sample.Warnings, w) {
-		b.sample.Warnings = append(b.sample.Warnings, w)
-	}
+// rawEngine is an engine label value of the page and its accumulator.
+type rawEngine struct {
+	raw string
+	acc *catalogue.EngineAcc
 }
+
+// warn adds a warning once, safe to draw.
+func (b *builder) warn(w string) { b.acc.Warn(safetext.Sanitize(w)) }
 
 // engine returns the accumulator of an engine label value, or nil when the
 // engine cap is reached.
-func (b *builder) engine(raw string) *engineAcc {
+func (b *builder) engine(raw string) *catalogue.EngineAcc {
 	if raw == "" {
-		if b.unlabeled == nil {
-			b.unlabeled = &engineAcc{}
-			*b.unlabeled = newEngineAcc("")
-		}
-		return b.unlabeled
+		return b.acc.Unlabeled()
 	}
 	// The values of a page's engine label are its interned strings, so
 	// comparing them mostly stops at their pointers: cheaper than the
 	// look-up of the sanitized name.
-	for i, e := range b.engines {
-		if b.raws[i] == raw {
-			return e
+	for _, r := range b.raws[:b.nraws] {
+		if r.raw == raw {
+			return r.acc
 		}
 	}
-	name := b.in.internEngine(raw)
-	for _, e := range b.engines {
-		if e.name == name {
-			return e
-		}
-	}
-	if len(b.engines) >= MaxEngines {
+	e := b.acc.Engine(b.in.internEngine(raw))
+	if e == nil {
 		b.warn(fmt.Sprintf("more than %d engines on the page; the rest were ignored", MaxEngines))
-		return nil
+	} else if b.nraws < MaxEngines {
+		b.raws[b.nraws] = rawEngine{raw, e}
+		b.nraws++
 	}
-	e := &engineAcc{}
-	*e = newEngineAcc(name)
-	b.raws[len(b.engines)] = raw
-	b.engines = append(b.engines, e)
 	return e
-}
-
-func newEngineAcc(name string) engineAcc {
-	return engineAcc{name: name, series: catalogue.NewSeries(), kvSum: math.NaN()}
 }
 
 // read walks the alias table in order and folds every wanted family in.
@@ -95,7 +68,7 @@ func (b *builder) read(fams map[string]*dto.MetricFamily) {
 			continue
 		}
 		if len(mf.GetMetric()) > 0 {
-			b.kinds[f.Engine]++
+			b.acc.Family(i)
 		}
 		for _, m := range mf.GetMetric() {
 			if b.series >= MaxSeries {
@@ -128,70 +101,37 @@ func currentFigures(fams map[string]*dto.MetricFamily) catalogue.FigureSet {
 func (b *builder) readMetric(row int, t dto.MetricType, m *dto.Metric) {
 	f := &catalogue.Reads[row]
 	to := f.Resolve(func(name string) string { return labelValue(m, name) })
-	if !f.Kind.PerEngine() {
-		b.readPageWide(row, to, t, m)
-		return
+	var acc *catalogue.EngineAcc
+	if f.Kind.PerEngine() {
+		b.notePage(row, f, m)
+		if acc = b.engine(labelValue(m, catalogue.LabelEngine)); acc == nil {
+			return
+		}
 	}
-	b.notePage(row, f, m)
-	acc := b.engine(labelValue(m, catalogue.LabelEngine))
-	if acc == nil {
-		return
-	}
-	if to.Warning != "" {
-		b.warn(to.Warning)
-	}
-	b.apply(row, to, acc, t, m)
-}
-
-// apply folds the value of a resolved series into acc.
-func (b *builder) apply(row int, to catalogue.Fold, acc *engineAcc, t dto.MetricType, m *dto.Metric) {
 	switch to.To {
 	case catalogue.ToHistogram:
 		if h := m.GetHistogram(); h != nil {
 			b.readHistogram(row, catalogue.Histogram(to.Which), acc, h)
 		}
 		return
-	case catalogue.ToSleep:
-		readSleep(acc, to.Which, t, m)
+	case catalogue.ToLoRA:
+		if v, ok := scalarValue(t, m); ok {
+			b.acc.AddLoRA(v, func() catalogue.LoRA { return LoRAOf(func(name string) string { return labelValue(m, name) }) })
+		}
 		return
 	}
-	v, ok := scalarValue(t, m)
-	if !ok || !b.takes(row, to, v) {
-		return
+	if v, ok := scalarValue(t, m); ok || to.Labelled {
+		b.acc.Add(row, to, acc, v)
 	}
-	switch to.To {
-	case catalogue.ToScalar:
-		b.readScalar(&catalogue.Reads[row], to, acc, v)
-	case catalogue.ToFinished:
-		acc.series.Finished[to.Which] = catalogue.NanAdd(acc.series.Finished[to.Which], v)
-	case catalogue.ToSpecPosition:
-		readSpecPerPos(acc, to.Which, v)
-	}
-}
-
-// takes reports whether the fold reads the row's value v (Fold.Takes);
-// when it does not, the figure is n/a, marked refused, and the first
-// refusal of each family is said.
-func (b *builder) takes(row int, to catalogue.Fold, v float64) bool {
-	why := to.Refusal(v)
-	if why == "" {
-		return true
-	}
-	b.sample.Refused |= to.Refuses()
-	if !slices.Contains(b.refused, row) {
-		b.refused = append(b.refused, row)
-		b.warn(catalogue.RefusalWarning(catalogue.Reads[row].Name, v, why))
-	}
-	return false
 }
 
 // notePage records what one engine series says of the page as a whole: its
 // model, its role, and the backend it belongs to when a router wrote it.
 func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
-	if b.sample.Model == "" {
+	if b.acc.Sample.Model == "" {
 		if ml := f.Model(); ml != "" {
 			if raw := labelValue(m, ml); raw != "" {
-				b.sample.Model = b.in.internModel(raw)
+				b.acc.Sample.Model = b.in.internModel(raw)
 			}
 		}
 	}
@@ -199,13 +139,13 @@ func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 		// The production-stack router re-exports vLLM's names with a
 		// server label; vLLM itself never writes one.
 		if v := labelValue(m, catalogue.LabelServer); v != "" {
-			b.sample.Router = catalogue.RouterProductionStack
+			b.acc.Sample.Router = catalogue.RouterProductionStack
 			b.addBackend(v)
 		}
 		return // vLLM states no role: spare its many series the look-up
 	}
 	if f.Router != catalogue.RouterNone {
-		b.sample.Router = f.Router
+		b.acc.Sample.Router = f.Router
 		for _, l := range f.Router.BackendLabels() {
 			if v := labelValue(m, l); v != "" {
 				b.addBackend(v)
@@ -213,8 +153,8 @@ func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 			}
 		}
 	}
-	if b.sample.Role == catalogue.RoleUnknown {
-		b.sample.Role = catalogue.RoleOf(labelValue(m, catalogue.LabelEngineType))
+	if b.acc.Sample.Role == catalogue.RoleUnknown {
+		b.acc.Sample.Role = catalogue.RoleOf(labelValue(m, catalogue.LabelEngineType))
 	}
 }
 
@@ -230,71 +170,17 @@ func (b *builder) addBackend(raw string) {
 	b.backends = append(b.backends, raw)
 }
 
-// readPageWide folds a family that describes the whole server, not an
-// engine: its configuration and its process.
-func (b *builder) readPageWide(row int, to catalogue.Fold, t dto.MetricType, m *dto.Metric) {
-	if to.To == catalogue.ToLoRA {
-		b.readLoRA(t, m)
-		return
-	}
-	v, ok := scalarValue(t, m)
-	if to.Labelled {
-		v, ok = to.Value, true
-	}
-	if !ok || !b.takes(row, to, v) {
-		return
-	}
-	s := &b.sample
-	switch to.To {
-	case catalogue.ToKVCapacity:
-		s.KVCapacityTokens = catalogue.NanAdd(s.KVCapacityTokens, v)
-	case catalogue.ToProcessStart:
-		if math.IsNaN(s.ProcessStartTime) || v > s.ProcessStartTime {
-			s.ProcessStartTime = v
-		}
-	case catalogue.ToRSS:
-		s.ProcessRSSBytes = catalogue.NanAdd(s.ProcessRSSBytes, v)
-	case catalogue.ToGC:
-		s.GCCollections = catalogue.NanAdd(s.GCCollections, v)
-	case catalogue.ToHTTP:
-		s.HTTPRequests = catalogue.NanAdd(s.HTTPRequests, v)
-	}
-}
-
-// readScalar adds a gauge's or counter's value, one the fold takes, to
-// acc's scalar.
-func (b *builder) readScalar(f *catalogue.Read, to catalogue.Fold, acc *engineAcc, v float64) {
-	sc := catalogue.Scalar(to.Which)
-	if f.Derived {
-		b.sample.Derived.Add(catalogue.ScalarFigure(sc))
-	}
-	if sc == catalogue.KVCacheUsage {
-		acc.kvSum = catalogue.NanAdd(acc.kvSum, v)
-		acc.kvN++
-		return
-	}
-	acc.series.Scalars[sc] = catalogue.FoldScalar(sc, acc.series.Scalars[sc], v)
-}
-
 // readHistogram adds a histogram series of the row to acc's histogram.
-func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *engineAcc, h *dto.Histogram) {
-	f := &catalogue.Reads[row]
-	if f.Derived {
-		b.sample.Derived.Add(catalogue.HistogramFigure(which))
-	}
-	if w := histogramRefusal(h); w != "" {
-		b.warn(catalogue.HistogramRefusalWarning(f.Name, w))
-		b.sample.Refused.Add(catalogue.HistogramFigure(which))
+func (b *builder) readHistogram(row int, which catalogue.Histogram, acc *catalogue.EngineAcc, h *dto.Histogram) {
+	if why := histogramRefusal(h); why != "" {
+		b.acc.RefuseHistogram(row, which, why)
 		return
 	}
-	dst := &acc.series.Histograms[which]
-	src := b.buckets(row, h, dst)
+	src := b.buckets(row, h, &acc.Series.Histograms[which])
 	if w := src.Problem(); w != "" {
-		b.warn(f.Name + ": " + w + "; its quantiles are n/a")
+		b.warn(catalogue.Reads[row].Name + ": " + w + "; its quantiles are n/a")
 	}
-	if !dst.Add(src) {
-		b.warn(fmt.Sprintf("%s: series with different buckets; one was ignored", f.Name))
-	}
+	b.acc.AddHistogram(row, acc, which, src)
 }
 
 // histogramRefusal says which value of a histogram series is out of its
@@ -375,56 +261,10 @@ func (b *builder) carve(n int) []float64 {
 // one engine needs some hundreds.
 const minCountSlab = 256
 
-// finish derives what the engine's page lacks, sums the engines into
-// Total and lists them when there are two or more named ones.
+// finish completes the Sample: the engines summed, a router's backends
+// listed, every warning.
 func (b *builder) finish() catalogue.Sample {
-	defer func() { b.in.countsHint = b.carved }()
-	slices.SortFunc(b.engines, func(x, y *engineAcc) int {
-		return cmp.Or(cmp.Compare(len(x.name), len(y.name)), cmp.Compare(x.name, y.name))
-	})
-	b.sample.EngineKind = catalogue.DominantEngine(&b.kinds)
-	b.sample.Backends = b.routerBackends()
-	all := b.engines
-	if b.unlabeled != nil {
-		all = append(all, b.unlabeled)
-	}
-	for _, e := range all {
-		if e.kvN > 0 {
-			e.series.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
-		}
-		b.sample.Derived |= e.series.Derive(b.sample.EngineKind)
-	}
-	switch len(all) {
-	case 0:
-		return b.sample
-	case 1:
-		b.sample.Total = all[0].series
-		b.sample.DeriveKVCapacity()
-		return b.sample
-	}
-	b.sample.Total = b.total(all)
-	if len(b.engines) >= 2 {
-		b.sample.Engines = make([]catalogue.Engine, len(b.engines))
-		for i, e := range b.engines {
-			b.sample.Engines[i] = catalogue.Engine{Name: e.name, Series: e.series}
-		}
-	}
-	b.sample.DeriveKVCapacity()
-	return b.sample
-}
-
-// total sums the engines into the replica's series (catalogue.Merge); an
-// engine whose buckets of a histogram differ from the others' is left out
-// of that histogram's sum, and said.
-func (b *builder) total(all []*engineAcc) catalogue.Series {
-	var m catalogue.Merge
-	for _, e := range all {
-		refused := m.Add(&e.series)
-		for h := range catalogue.NumHistograms {
-			if refused.Has(h) {
-				b.warn(fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), e.name))
-			}
-		}
-	}
-	return m.Series()
+	b.in.countsHint = b.carved
+	b.acc.Sample.Backends = b.routerBackends()
+	return b.acc.Finish()
 }

@@ -180,8 +180,9 @@ func (in *Ingester) sample(body []byte, om bool, r *reading) (catalogue.Sample, 
 			return catalogue.Sample{}, err
 		}
 	}
-	b := builder{in: in, sample: catalogue.NewSample(time.Time{})}
-	b.sample.HasVLLM = r.hasVLLM
+	b := builder{in: in, acc: catalogue.NewAccumulator(time.Time{}, nil)}
+	b.acc.MaxEngines = MaxEngines
+	b.acc.Sample.HasVLLM = r.hasVLLM
 	if r.dropped > 0 {
 		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	dto "github.com/prometheus/client_model/go"
-
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/safetext"
 )
@@ -19,46 +17,6 @@ const (
 	// maxLoRANames caps the adapter names kept of lora_requests_info.
 	maxLoRANames = 64
 )
-
-// readSleep reads one series of vllm:engine_sleep_state, the state of
-// sleep level, into the engine's SleepLevel: the deepest level whose
-// state is 1.
-func readSleep(acc *engineAcc, level int, t dto.MetricType, m *dto.Metric) {
-	v, ok := scalarValue(t, m)
-	if !ok || v != 1 {
-		return
-	}
-	cur := &acc.series.Scalars[catalogue.SleepLevel]
-	if math.IsNaN(*cur) || float64(level) > *cur {
-		*cur = float64(level)
-	}
-}
-
-// readSpecPerPos reads one draft position of
-// vllm:spec_decode_num_accepted_tokens_per_pos_total.
-func readSpecPerPos(acc *engineAcc, pos int, v float64) {
-	acc.series.SpecAcceptedPerPos = growNaN(acc.series.SpecAcceptedPerPos, pos+1)
-	acc.series.SpecAcceptedPerPos[pos] = catalogue.NanAdd(acc.series.SpecAcceptedPerPos[pos], v)
-}
-
-// growNaN extends s to n entries, the new ones absent.
-func growNaN(s []float64, n int) []float64 {
-	for len(s) < n {
-		s = append(s, math.NaN())
-	}
-	return s
-}
-
-// readLoRA reads vllm:lora_requests_info. Its value is the time of the
-// last change and old series stay, so the newest one is the state.
-func (b *builder) readLoRA(t dto.MetricType, m *dto.Metric) {
-	v, ok := scalarValue(t, m)
-	if !ok || (b.sample.LoRA.Present && !(v > b.loraAt)) {
-		return
-	}
-	b.loraAt = v
-	b.sample.LoRA = LoRAOf(func(name string) string { return labelValue(m, name) })
-}
 
 // LoRAOf is what one series of vllm:lora_requests_info says of the
 // adapters, given its labels, names made safe to draw. Of several series,

@@ -1,7 +1,6 @@
 package promsource
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -89,14 +88,14 @@ type fleetBuild struct {
 // replicaBuild accumulates the samples of one replica, one per scrape
 // timestamp.
 type replicaBuild struct {
-	name     string
-	targets  map[scrapeTarget]bool
-	current  catalogue.FigureSet // figures with a series under the current name
-	times    map[int64]*sampleBuild
-	bounds   map[histKey]map[float64]bool // the union of bucket bounds seen
-	sorted   map[histKey][]float64        // bounds, sorted: one slice per histogram
-	index    map[histKey]map[float64]int  // a bound's place in sorted
-	warnings []string
+	name    string
+	targets map[scrapeTarget]bool
+	current catalogue.FigureSet // figures with a series under the current name
+	times   map[int64]*sampleBuild
+	bounds  map[histKey]map[float64]bool // the union of bucket bounds seen
+	sorted  map[histKey][]float64        // bounds, sorted: one slice per histogram
+	index   map[histKey]map[float64]int  // a bound's place in sorted
+	notes   catalogue.Notes              // every scrape's warnings, each once
 }
 
 // layOut sorts the bounds of every histogram of every engine once, so
@@ -127,11 +126,15 @@ type histKey struct {
 
 // sampleBuild is one scrape of one replica being assembled.
 type sampleBuild struct {
-	sample  catalogue.Sample
-	engines map[string]*engineBuild
-	loraAt  float64                       // the value of the LoRA series kept
-	rows    []uint64                      // the rows of catalogue.Reads with a series, as bits
-	kinds   [catalogue.NumEngineKinds]int // the rows with a series, by engine
+	acc   catalogue.Accumulator
+	hists []engineHists // the engines' histograms, few
+	rows  []uint64      // the rows of catalogue.Reads with a series, as bits
+}
+
+// engineHists are the histograms of one engine in one scrape.
+type engineHists struct {
+	engine string
+	h      [catalogue.NumHistograms]histBuild
 }
 
 // note counts a row of the alias table with a series in the scrape, as
@@ -142,22 +145,14 @@ func (s *sampleBuild) note(row int) {
 	}
 	if bit := uint64(1) << (row % 64); s.rows[row/64]&bit == 0 {
 		s.rows[row/64] |= bit
-		s.kinds[catalogue.Reads[row].Engine]++
+		s.acc.Family(row)
 	}
 }
 
-// engineBuild is one engine label value ("" for series without one) in
-// one scrape.
-type engineBuild struct {
-	series catalogue.Series
-	kvSum  float64
-	kvN    int
-	hist   [catalogue.NumHistograms]histBuild
-}
-
-// histBuild is one histogram in one scrape: counts in the order of the
-// replica's bounds for it.
+// histBuild is one histogram of one engine in one scrape: counts in the
+// order of the replica's bounds for it.
 type histBuild struct {
+	row        int // of catalogue.Reads, the family that fed it first
 	counts     []float64
 	seen       []bool // counts[i] has a value
 	sum, count float64
@@ -291,20 +286,19 @@ func (b *fleetBuild) replica(key, name string) *replicaBuild {
 func (r *replicaBuild) at(ms int64) *sampleBuild {
 	s := r.times[ms]
 	if s == nil {
-		s = &sampleBuild{engines: map[string]*engineBuild{}, sample: catalogue.NewSample(time.UnixMilli(ms))}
+		s = &sampleBuild{acc: catalogue.NewAccumulator(time.UnixMilli(ms), &r.notes)}
 		r.times[ms] = s
 	}
 	return s
 }
 
-// engine returns the engine of a scrape, made on first use.
-func (s *sampleBuild) engine(name string) *engineBuild {
-	e := s.engines[name]
-	if e == nil {
-		e = &engineBuild{series: catalogue.NewSeries(), kvSum: math.NaN()}
-		s.engines[name] = e
+// engine returns the accumulator of an engine of the scrape; "" is the
+// series without an engine label (or one no longer there once safe).
+func (s *sampleBuild) engine(name string) *catalogue.EngineAcc {
+	if name == "" {
+		return s.acc.Unlabeled()
 	}
-	return e
+	return s.acc.Engine(name)
 }
 
 // addSeries folds every sample of one series into the replica's scrapes.
@@ -317,164 +311,67 @@ func (r *replicaBuild) addSeries(metric labels, values []model.SamplePair, info 
 	if ml := row.Model(); ml != "" {
 		modelName = safetext.Sanitize(metric.get(ml))
 	}
-	at, nb := -1, 0
-	if info.fold.To == catalogue.ToHistogram {
-		k := histKey{info.engine, catalogue.Histogram(info.fold.Which)}
-		nb = len(r.sorted[k])
-		if info.role.suffix == "_bucket" {
-			at = r.index[k][info.le]
-		}
-	}
-	apply := foldValue(info, at, nb)
-	if info.fold.To == catalogue.ToLoRA {
-		apply = loraFold(metric)
-	}
 	role, isVLLM := catalogue.RoleUnknown, strings.HasPrefix(row.Name, vllmOwn)
 	if row.Engine != catalogue.EngineVLLM {
 		role = catalogue.RoleOf(string(metric.get(catalogue.LabelEngineType)))
 	}
+	add := r.adder(metric, info)
 	for _, p := range values {
 		sb := r.at(int64(p.Timestamp))
 		sb.note(info.role.read)
-		sb.sample.HasVLLM = sb.sample.HasVLLM || isVLLM
-		if row.Kind.PerEngine() {
-			if sb.sample.Model == "" {
-				sb.sample.Model = modelName
+		sb.acc.Sample.HasVLLM = sb.acc.Sample.HasVLLM || isVLLM
+		if s := &sb.acc.Sample; row.Kind.PerEngine() {
+			if s.Model == "" {
+				s.Model = modelName
 			}
-			if sb.sample.Role == catalogue.RoleUnknown {
-				sb.sample.Role = role
-			}
-		}
-		if row.Derived {
-			sb.sample.Derived |= info.fold.Figures()
-		}
-		if v := float64(p.Value); info.fold.Labelled || r.takes(row.Name, info.fold, v) {
-			apply(sb, v)
-		} else {
-			sb.sample.Refused |= info.fold.Refuses()
-		}
-	}
-}
-
-// takes reports whether the fold reads a value of the family, as the page
-// parser asks (catalogue.Fold.Takes); the first refusal of each family is
-// said among the replica's warnings, the figure n/a.
-func (r *replicaBuild) takes(family string, to catalogue.Fold, v float64) bool {
-	why := to.Refusal(v)
-	if why == "" {
-		return true
-	}
-	said := func(w string) bool { return strings.HasPrefix(w, family+": value ") }
-	if !slices.ContainsFunc(r.warnings, said) {
-		r.warnings = append(r.warnings, catalogue.RefusalWarning(family, v, why))
-	}
-	return false
-}
-
-// foldValue returns what adds one value of a series to a scrape, where
-// the series' row of the alias table says; a bucket is at its place among
-// the nb bounds of its histogram.
-func foldValue(info seriesInfo, at, nb int) func(*sampleBuild, float64) {
-	to, engine := info.fold, info.engine
-	if to.To.PerEngine() {
-		return engineFold(to, engine, info.role.suffix, at, nb)
-	}
-	return sampleFold(to)
-}
-
-// engineFold adds a value to the engine's series.
-func engineFold(to catalogue.Fold, engine, suffix string, at, nb int) func(*sampleBuild, float64) {
-	switch to.To {
-	case catalogue.ToScalar:
-		return func(s *sampleBuild, v float64) {
-			s.engine(engine).addScalar(catalogue.Scalar(to.Which), v)
-		}
-	case catalogue.ToFinished:
-		return func(s *sampleBuild, v float64) {
-			f := &s.engine(engine).series.Finished[to.Which]
-			*f = catalogue.NanAdd(*f, v)
-		}
-	case catalogue.ToHistogram:
-		return func(s *sampleBuild, v float64) {
-			s.engine(engine).addHistogram(catalogue.Histogram(to.Which), suffix, at, nb, v)
-		}
-	case catalogue.ToSleep:
-		return func(s *sampleBuild, v float64) {
-			cur := &s.engine(engine).series.Scalars[catalogue.SleepLevel]
-			if v == 1 && (math.IsNaN(*cur) || float64(to.Which) > *cur) {
-				*cur = float64(to.Which)
+			if s.Role == catalogue.RoleUnknown {
+				s.Role = role
 			}
 		}
-	}
-	return func(s *sampleBuild, v float64) { // catalogue.ToSpecPosition
-		e := s.engine(engine)
-		for len(e.series.SpecAcceptedPerPos) <= to.Which {
-			e.series.SpecAcceptedPerPos = append(e.series.SpecAcceptedPerPos, math.NaN())
-		}
-		e.series.SpecAcceptedPerPos[to.Which] = catalogue.NanAdd(e.series.SpecAcceptedPerPos[to.Which], v)
+		add(sb, float64(p.Value))
 	}
 }
 
-// loraFold keeps what the series of vllm:lora_requests_info of the
-// highest value (the newest change) says, as the page parser does.
-func loraFold(m labels) func(*sampleBuild, float64) {
-	lora := page.LoRAOf(func(name string) string { return m.get(name) })
-	return func(s *sampleBuild, v float64) {
-		if !s.sample.LoRA.Present || v > s.loraAt {
-			s.sample.LoRA, s.loraAt = lora, v
+// adder returns what adds one value of a series to a scrape, where the
+// series' row of the alias table resolves it.
+func (r *replicaBuild) adder(metric labels, info seriesInfo) func(*sampleBuild, float64) {
+	row, to, engine := info.role.read, info.fold, info.engine
+	switch {
+	case to.To == catalogue.ToHistogram:
+		k := histKey{engine, catalogue.Histogram(to.Which)}
+		at, nb := -1, len(r.sorted[k])
+		if info.role.suffix == "_bucket" {
+			at = r.index[k][info.le]
 		}
+		return func(s *sampleBuild, v float64) { s.histogram(k, row, nb).add(info.role.suffix, at, v) }
+	case to.To == catalogue.ToLoRA:
+		lora := page.LoRAOf(func(name string) string { return metric.get(name) })
+		of := func() catalogue.LoRA { return lora }
+		return func(s *sampleBuild, v float64) { s.acc.AddLoRA(v, of) }
+	case to.To.PerEngine():
+		return func(s *sampleBuild, v float64) { s.acc.Add(row, to, s.engine(engine), v) }
 	}
+	return func(s *sampleBuild, v float64) { s.acc.Add(row, to, nil, v) }
 }
 
-// sampleFold adds a value to the figures of the server as a whole.
-func sampleFold(to catalogue.Fold) func(*sampleBuild, float64) {
-	add := func(f func(*catalogue.Sample) *float64) func(*sampleBuild, float64) {
-		return func(s *sampleBuild, v float64) {
-			if to.Labelled {
-				v = to.Value
-			}
-			if p := f(&s.sample); to.Takes(v) {
-				*p = catalogue.NanAdd(*p, v)
-			}
-		}
+// histogram returns the histogram k of the scrape, made on first use on
+// the nb bounds of the replica's for it, fed first by row.
+func (s *sampleBuild) histogram(k histKey, row, nb int) *histBuild {
+	hs := s.engineHists(k.engine)
+	if hs == nil {
+		s.hists = append(s.hists, engineHists{engine: k.engine})
+		hs = &s.hists[len(s.hists)-1]
 	}
-	switch to.To {
-	case catalogue.ToKVCapacity:
-		return add(func(s *catalogue.Sample) *float64 { return &s.KVCapacityTokens })
-	case catalogue.ToRSS:
-		return add(func(s *catalogue.Sample) *float64 { return &s.ProcessRSSBytes })
-	case catalogue.ToGC:
-		return add(func(s *catalogue.Sample) *float64 { return &s.GCCollections })
-	case catalogue.ToHTTP:
-		return add(func(s *catalogue.Sample) *float64 { return &s.HTTPRequests })
-	case catalogue.ToProcessStart:
-		return func(s *sampleBuild, v float64) {
-			if math.IsNaN(s.sample.ProcessStartTime) || v > s.sample.ProcessStartTime {
-				s.sample.ProcessStartTime = v
-			}
-		}
-	}
-	return func(*sampleBuild, float64) {} // ToNothing
-}
-
-// addScalar adds a gauge or counter; KV cache usage is averaged, not
-// summed, over the series of one engine.
-func (e *engineBuild) addScalar(k catalogue.Scalar, v float64) {
-	if k == catalogue.KVCacheUsage {
-		e.kvSum = catalogue.NanAdd(e.kvSum, v)
-		e.kvN++
-		return
-	}
-	e.series.Scalars[k] = catalogue.FoldScalar(k, e.series.Scalars[k], v)
-}
-
-// addHistogram adds one value of a histogram's bucket (the at-th of nb
-// bounds), sum or count.
-func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, at, nb int, v float64) {
-	hb := &e.hist[h]
+	hb := &hs.h[k.h]
 	if !hb.present {
-		*hb = histBuild{counts: make([]float64, nb), seen: make([]bool, nb), sum: math.NaN(), count: math.NaN(), present: true}
+		*hb = histBuild{row: row, counts: make([]float64, nb), seen: make([]bool, nb), sum: math.NaN(), count: math.NaN(), present: true}
 	}
+	return hb
+}
+
+// add adds one value of a histogram's bucket (the at-th of its bounds),
+// sum or count.
+func (hb *histBuild) add(suffix string, at int, v float64) {
 	switch suffix {
 	case "_bucket":
 		if hb.seen[at] {
@@ -489,7 +386,7 @@ func (e *engineBuild) addHistogram(h catalogue.Histogram, suffix string, at, nb 
 }
 
 // samples returns the replica's scrapes, oldest first, each with its
-// engines summed into Total as the page parser sums them.
+// engines summed into Total by the Accumulator, as a page's are.
 func (r *replicaBuild) samples() []catalogue.Sample {
 	times := make([]int64, 0, len(r.times))
 	for ms := range r.times {
@@ -498,92 +395,62 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 	slices.Sort(times)
 	out := make([]catalogue.Sample, 0, len(times))
 	for _, ms := range times {
-		s, warnings := r.times[ms].finish(r.sorted)
-		out = append(out, s)
-		for _, w := range warnings {
-			if !slices.Contains(r.warnings, w) {
-				r.warnings = append(r.warnings, w)
-			}
-		}
+		out = append(out, r.times[ms].finish(r.sorted))
 	}
 	if len(r.targets) > 1 {
-		r.warnings = append(r.warnings, fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
+		r.notes.Warn(fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
 	}
 	for i := range out {
-		out[i].Warnings = r.warnings
+		out[i].Warnings = r.notes.Warnings
 	}
 	return out
 }
 
-// finish assembles the scrape: engines sorted as the page parser sorts
-// them, their sum in Total, and the engines listed when two or more are
-// named; and what summing them has to say.
-func (s *sampleBuild) finish(bounds map[histKey][]float64) (catalogue.Sample, []string) {
-	names := make([]string, 0, len(s.engines))
-	for n := range s.engines {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(x, y string) int { return cmp.Or(cmp.Compare(len(x), len(y)), cmp.Compare(x, y)) })
-	series := make([]catalogue.Series, len(names))
-	named := 0
-	s.sample.EngineKind = catalogue.DominantEngine(&s.kinds)
-	var warnings []string
-	for i, n := range names {
-		series[i], warnings = s.engines[n].finish(n, bounds, warnings, &s.sample.Refused)
-		s.sample.Derived |= series[i].Derive(s.sample.EngineKind)
-		if n != "" {
-			named++
+// engineHists returns the histograms of an engine of the scrape, nil
+// when it has none.
+func (s *sampleBuild) engineHists(engine string) *engineHists {
+	for i := range s.hists {
+		if s.hists[i].engine == engine {
+			return &s.hists[i]
 		}
 	}
-	out := s.sample
-	var disagree []string
-	out.Total, disagree = total(names, series)
-	warnings = append(warnings, disagree...)
-	out.DeriveKVCapacity()
-	if named >= 2 {
-		out.Engines = make([]catalogue.Engine, 0, named)
-		for i, n := range names {
-			if n != "" {
-				out.Engines = append(out.Engines, catalogue.Engine{Name: n, Series: series[i]})
-			}
-		}
-	}
-	return out, warnings
+	return nil
 }
 
-// finish returns the engine's series, histograms on the replica's bounds
-// (NaN where a bucket has no sample at this time), before the figures
-// derived from them (catalogue.Series.Derive). A histogram with a value
-// out of its domain is left out, as the page parser leaves it, with a
-// warning added to warnings, and marked in refused.
-func (e *engineBuild) finish(name string, bounds map[histKey][]float64, warnings []string, refused *catalogue.FigureSet) (catalogue.Series, []string) {
-	s := e.series
-	if e.kvN > 0 {
-		s.Scalars[catalogue.KVCacheUsage] = e.kvSum / float64(e.kvN)
+// finish adds the scrape's histograms to their engines, engine by engine
+// in the sample's order, and completes the sample.
+func (s *sampleBuild) finish(bounds map[histKey][]float64) catalogue.Sample {
+	for i := range s.hists {
+		s.engine(s.hists[i].engine) // an engine may have histograms only
 	}
-	for h := range catalogue.NumHistograms {
-		hb := &e.hist[h]
-		b := bounds[histKey{name, h}]
+	for _, e := range s.acc.Engines() {
+		if hs := s.engineHists(e.Name); hs != nil {
+			s.addHistograms(e, hs, bounds)
+		}
+	}
+	return s.acc.Finish()
+}
+
+// addHistograms adds an engine's histograms, on the replica's bounds (NaN
+// where a bucket has no sample at this time). A histogram with a value
+// out of its domain is left out, as a page's is.
+func (s *sampleBuild) addHistograms(e *catalogue.EngineAcc, hs *engineHists, bounds map[histKey][]float64) {
+	for h := range hs.h {
+		hb, b := &hs.h[h], bounds[histKey{e.Name, catalogue.Histogram(h)}]
 		if !hb.present || b == nil {
 			continue
 		}
 		if why := catalogue.HistogramRefusal(b, hb.counts, sentOrZero(hb.count), sentOrZero(hb.sum)); why != "" {
-			w := catalogue.HistogramRefusalWarning(catalogue.HistogramName(h), why)
-			if !slices.Contains(warnings, w) {
-				warnings = append(warnings, w)
-			}
-			refused.Add(catalogue.HistogramFigure(catalogue.Histogram(h)))
+			s.acc.RefuseHistogram(hb.row, catalogue.Histogram(h), why)
 			continue
 		}
-		counts := hb.counts
 		for i, ok := range hb.seen {
 			if !ok {
-				counts[i] = math.NaN()
+				hb.counts[i] = math.NaN()
 			}
 		}
-		s.Histograms[h] = catalogue.Buckets{Bounds: b, Counts: counts, Sum: hb.sum, Count: hb.count}
+		s.acc.AddHistogram(hb.row, e, catalogue.Histogram(h), catalogue.Buckets{Bounds: b, Counts: hb.counts, Sum: hb.sum, Count: hb.count})
 	}
-	return s, warnings
 }
 
 // sentOrZero is a histogram's _count or _sum, 0 when not sent (NaN) for
@@ -593,25 +460,6 @@ func sentOrZero(v float64) float64 {
 		return 0
 	}
 	return v
-}
-
-// total sums the engines (catalogue.Merge), and says which were left out
-// of a histogram's sum for buckets unlike the others'.
-func total(names []string, engines []catalogue.Series) (catalogue.Series, []string) {
-	if len(engines) == 1 {
-		return engines[0], nil
-	}
-	var m catalogue.Merge
-	var warnings []string
-	for i := range engines {
-		refused := m.Add(&engines[i])
-		for h := range catalogue.NumHistograms {
-			if refused.Has(h) {
-				warnings = append(warnings, fmt.Sprintf("engines disagree on the buckets of %s; engine %s left out of the total", catalogue.HistogramName(h), names[i]))
-			}
-		}
-	}
-	return m.Series(), warnings
 }
 
 // upFailures returns the scrapes Prometheus failed (up is 0) of the

@@ -116,13 +116,13 @@ func TestHostileMemory(t *testing.T) {
 		// the header's targets before they are read.
 		{name: "six key frames of 7 KB that decode to 60 MiB each, replayed --once", args: func(t *testing.T) ([]string, string) {
 			return []string{"replay", simrec.Forged{Targets: 1, Frames: 6, Decoded: 60 << 20}.Write(t), "--once", "--json"}, ""
-		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60 MiB"},
+		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60.0 MiB"},
 		{name: "20 targets of such frames replayed", args: func(t *testing.T) ([]string, string) {
 			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t), "--jsonl"}, ""
 		}, codes: []int{record.ExitData}, want: "more than a page may hold at --max-memory 256MiB (16 MiB)"},
 		{name: "20 targets of such frames exported", args: func(t *testing.T) ([]string, string) {
 			return []string{"export", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t)}, ""
-		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60 MiB"},
+		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60.0 MiB"},
 		{name: "20 targets of frames that state 4 KiB, their zstd frames 60 MiB, replayed", args: func(t *testing.T) ([]string, string) {
 			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 4 << 10}.Write(t), "--jsonl"}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: recording ends at"},

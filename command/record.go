@@ -90,13 +90,10 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 
 // validate rejects what the parser cannot see.
 func (r *Record) validate() error {
+	if err := checkScrapeTiming(r.Interval, r.Timeout, r.Window); err != nil {
+		return err
+	}
 	switch {
-	case r.Interval < 100*time.Millisecond:
-		return usagef("--interval %s is too short (at least 100ms)", r.Interval)
-	case r.Timeout < 0 || r.Timeout >= r.Interval:
-		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", r.Timeout, r.Interval)
-	case r.Window < 2*r.Interval:
-		return usagef("--window %s must hold at least two scrapes (--interval %s)", r.Window, r.Interval)
 	case r.Duration < 0:
 		return usagef("--duration %s: want a positive duration", r.Duration)
 	case r.Demo && (len(r.Targets) > 0 || r.File != ""):

@@ -178,19 +178,7 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 		Judgement:  cfg,
 	})
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithContext(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mon.Run(ctx)
-	}()
-	_, err = program.Run()
-	interrupted := ctx.Err() != nil
-	cancel()
-	<-done
-	if err != nil && !interrupted {
-		return fmt.Errorf("terminal: %w", err)
-	}
-	return nil
+	return runBeside(ctx, cancel, program, mon)
 }
 
 // jumpHistory is how many reports before a jump's position the charts are

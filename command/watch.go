@@ -223,16 +223,27 @@ func goesWith(with givenFlag, flags ...givenFlag) error {
 	return nil
 }
 
+// checkScrapeTiming keeps scrapes from stacking and the window holding two
+// of them, for every command that scrapes.
+func checkScrapeTiming(interval, timeout, window time.Duration) error {
+	switch {
+	case interval < 100*time.Millisecond:
+		return usagef("--interval %s is too short (at least 100ms)", interval)
+	case timeout < 0 || timeout >= interval:
+		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", timeout, interval)
+	case window < 2*interval:
+		return usagef("--window %s must hold at least two scrapes (--interval %s)", window, interval)
+	}
+	return nil
+}
+
 // validateTiming keeps scrapes from stacking and the window and history
 // holding scrapes.
 func (w *Watch) validateTiming() error {
+	if err := checkScrapeTiming(w.Interval, w.Timeout, w.Window); err != nil {
+		return err
+	}
 	switch {
-	case w.Interval < 100*time.Millisecond:
-		return usagef("--interval %s is too short (at least 100ms)", w.Interval)
-	case w.Timeout < 0 || w.Timeout >= w.Interval:
-		return usagef("--timeout %s must be shorter than --interval %s, so scrapes never stack", w.Timeout, w.Interval)
-	case w.Window < 2*w.Interval:
-		return usagef("--window %s must hold at least two scrapes (--interval %s)", w.Window, w.Interval)
 	case w.History < w.Interval:
 		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
 	}
@@ -679,12 +690,18 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		return err
 	}
 	defer notifier.stop()
+	return runBeside(ctx, cancel, program, mon)
+}
+
+// runBeside runs the dashboard and, beside it, the monitor that feeds it,
+// until the dashboard ends; cancel (ctx's) then stops the monitor.
+func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Program, mon *monitor.Monitor) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = mon.Run(ctx)
 	}()
-	_, err = program.Run()
+	_, err := program.Run()
 	// A signal ends the program through ctx: that is a normal exit. The
 	// check comes before cancel, which would make it always true.
 	interrupted := ctx.Err() != nil

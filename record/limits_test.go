@@ -123,7 +123,7 @@ func TestFramePageCap(t *testing.T) {
 		pageErr   string // the error of decoding the frame, "" for none
 		allocMiB  float64
 	}{
-		{name: "a page of 60 MiB", frame: forgedFrame{page: bomb}, refused: "frame 1 of 10.0.0.0:8000 holds a page of 60 MiB, more than a page may hold at --max-memory 256MiB (16 MiB): raise --max-memory to read it", allocMiB: 2},
+		{name: "a page of 60 MiB", frame: forgedFrame{page: bomb}, refused: "frame 1 of 10.0.0.0:8000 holds a page of 60.0 MiB, more than a page may hold at --max-memory 256MiB (16 MiB): raise --max-memory to read it", allocMiB: 2},
 		{name: "a page of 60 MiB under --max-memory 1GiB", frame: forgedFrame{page: bomb}, maxMemory: 1 << 30, allocMiB: 130},
 		{name: "a page of 16 MiB, the cap", frame: forgedFrame{page: commentPage(16<<20 - 64)}, allocMiB: 40},
 		{name: "stating 4 KiB, its zstd frame 60 MiB", frame: forgedFrame{page: bomb, stated: 4 << 10}, damaged: 1, allocMiB: 2},

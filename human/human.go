@@ -4,6 +4,7 @@ package human
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -26,6 +27,16 @@ func Bytes(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// FlagBytes writes a size as --max-memory is written, Bytes without the
+// space ("256MiB"), so that a message names the flag's value as typed.
+func FlagBytes(n int64) string {
+	s := Bytes(n)
+	if strings.HasSuffix(s, " bytes") {
+		return s
+	}
+	return strings.Replace(s, " ", "", 1)
 }
 
 // DateClock is the layout of a date and a time of day, as the text

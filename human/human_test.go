@@ -26,3 +26,12 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// A size as --max-memory is written: Bytes without the space.
+func TestFlagBytes(t *testing.T) {
+	for n, want := range map[int64]string{256 << 20: "256MiB", 1e9: "953.7MiB", 64 << 10: "64KiB", 100: "100 bytes"} {
+		if got := FlagBytes(n); got != want {
+			t.Errorf("FlagBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func TestLargeAnswersAreRefusedWithinTheBound(t *testing.T) {
 	peak := stop()
 	st := s.Status()
 	t.Logf("peak heap %.0f MiB (the answer: %.0f MiB of JSON); problem: %s", float64(peak)/(1<<20), float64(len(body))/(1<<20), st.Problem)
-	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256 MiB; narrow the selector", "raise --max-memory (at ", ` series of the answer to {__name__=~"`, `…"`} {
+	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256MiB; narrow the selector", "raise --max-memory (at ", ` series of the answer to {__name__=~"`, `…"`} {
 		if !strings.Contains(st.Problem, want) {
 			t.Errorf("problem %q, want one with %q", st.Problem, want)
 		}
@@ -132,7 +132,7 @@ func TestOneSeriesOfAMillionLabelsIsRefusedAsItArrives(t *testing.T) {
 	peak := stop()
 	st := s.Status()
 	t.Logf("peak heap %.0f MiB (the answer: %.0f MB of JSON); problem: %s", float64(peak)/(1<<20), float64(len(body))/1e6, st.Problem)
-	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256 MiB", "(at 0 series of the answer to ", " labels of the next)"} {
+	for _, want := range []string{"Prometheus's answers passed 64 MiB, their share of --max-memory 256MiB", "(at 0 series of the answer to ", " labels of the next)"} {
 		if !strings.Contains(st.Problem, want) {
 			t.Errorf("problem %q, want one with %q", st.Problem, want)
 		}
@@ -212,7 +212,7 @@ func TestPastOverItsBudgetSaysWhatToDo(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error: the answers passed their budget")
 	}
-	for _, want := range []string{"Prometheus's answers passed 32 MiB, their share of --max-memory 256 MiB", "narrow the selector", "raise --max-memory", "the stretch was read 10s at a time, the least"} {
+	for _, want := range []string{"Prometheus's answers passed 32 MiB, their share of --max-memory 256MiB", "narrow the selector", "raise --max-memory", "the stretch was read 10s at a time, the least"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q, want one with %q", err, want)
 		}

@@ -21,6 +21,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/safetext"
 )
 
@@ -95,8 +96,8 @@ func (s *Source) overBudget(expr string, over overBudgetError) error {
 		// advice to narrow the selector reads as the whole story.
 		at = fmt.Sprintf("at %d series of the answer to %s, and %d labels of the next", over.series, shortExpr(expr), over.labels)
 	}
-	return s.fail(fmt.Sprintf("Prometheus's answers passed %d MiB, their share of --max-memory %d MiB; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
-		s.answers.limit>>20, s.cfg.MaxMemory>>20, at))
+	return s.fail(fmt.Sprintf("Prometheus's answers passed %s, their share of --max-memory %s; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
+		human.Bytes(int64(s.answers.limit)), human.FlagBytes(int64(s.cfg.MaxMemory)), at))
 }
 
 // shortExprRunes is the most of a query a message shows.

@@ -56,8 +56,8 @@ func (l Limits) heldCap() int { return int(l.MaxMemory / 4) }
 
 // tooLarge is the refusal of a frame whose page passes the cap.
 func (l Limits) tooLarge(seq int64, target string, size uint64) error {
-	return fmt.Errorf("frame %d of %s holds a page of %s, more than a page may hold at --max-memory %dMiB (%s): raise --max-memory to read it",
-		seq, target, human.Bytes(int64(size)), l.MaxMemory>>20, human.Bytes(int64(l.pageCap())))
+	return fmt.Errorf("frame %d of %s holds a page of %s, more than a page may hold at --max-memory %s (%s): raise --max-memory to read it",
+		seq, target, human.Bytes(int64(size)), human.FlagBytes(int64(l.MaxMemory)), human.Bytes(int64(l.pageCap())))
 }
 
 // compressBound is more than zstd ever takes to compress n bytes (its

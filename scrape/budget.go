@@ -80,18 +80,18 @@ func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
 	b := h.budget
 	if n > b.total {
 		return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s): raise --max-memory or lower --max-body",
-			pageSize(n, read), flagSize(b.maxMemory), human.Bytes(b.total)))
+			pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.used+n-h.held > b.total {
 		if ctx.Err() != nil {
 			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read, and no room was given back within the scrape's timeout; raise --max-memory",
-				pageSize(n, read), flagSize(b.maxMemory), human.Bytes(b.total)))
+				pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
 		}
 		if h.held > 0 && b.waiting+1 >= b.holders {
 			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read; raise --max-memory",
-				pageSize(n, read), flagSize(b.maxMemory), human.Bytes(b.total)))
+				pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
 		}
 		b.wait(ctx, h.held > 0)
 	}
@@ -145,13 +145,4 @@ func pageSize(buffers int64, read int) string {
 		return "buffer of " + human.Bytes(buffers)
 	}
 	return fmt.Sprintf("of more than %s (read into %s of buffers)", human.Bytes(int64(read)), human.Bytes(buffers))
-}
-
-// flagSize writes a size as --max-memory is written: "256MiB".
-func flagSize(n int64) string {
-	s := human.Bytes(n)
-	if s[len(s)-1] == 's' { // "N bytes"
-		return s
-	}
-	return s[:len(s)-4] + s[len(s)-3:]
 }

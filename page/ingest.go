@@ -457,7 +457,7 @@ const (
 type sampleName struct {
 	name  []byte
 	row   int  // the alias table's row, when read
-	read  bool // vtop reads the name (keptSample)
+	read  bool // vtop reads the name (catalogue.LookupSample)
 	valid bool // the name passed sampleShape's check
 }
 
@@ -482,7 +482,7 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 		}
 		i = int32(len(t.names))
 		r := sampleName{name: slices.Clone(name)}
-		r.row, r.read = keptSample(name)
+		r.row, r.read = catalogue.LookupSample(name)
 		t.names = append(t.names, r)
 		t.index[string(r.name)] = i
 	}
@@ -741,8 +741,6 @@ func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
 	return 0, false
 }
 
-func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
-
 // sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
 // bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
 func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
@@ -755,6 +753,7 @@ func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
 		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
 	}
 	// A page lists its buckets in order: checking costs less than the sort.
+	byBound := func(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
 	if !slices.IsSortedFunc(pairs, byBound) {
 		slices.SortStableFunc(pairs, byBound)
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"mime"
 	"slices"
@@ -350,7 +351,7 @@ func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
 	if !hadNewline || !p.fp.sampleLine(line, repeated) {
 		return errNotFast // a cut last line is expfmt's error
 	}
-	p.note(raw, line, len(name), lineKept)
+	p.note(raw, len(raw)-len(line)+len(name), lineKept)
 	p.lastRead = true
 	return nil
 }
@@ -387,23 +388,39 @@ func (p *pass) drop(raw, line []byte, nameLen int, lineNo int32) error {
 	if p.last.read {
 		p.dropped++
 	}
-	p.note(raw, line, nameLen, lineDropped)
+	p.note(raw, len(raw)-len(line)+nameLen, lineDropped)
 	return nil
 }
 
-// note adds a sample line to the memo being recorded, if any.
-func (p *pass) note(raw, line []byte, nameLen int, kind lineKind) {
-	if p.rec {
-		p.rec = p.in.memo.noteSample(raw, len(raw)-len(line)+nameLen, kind)
+// note adds a line to the memo being recorded, if any: a hash of its bytes
+// before the value, after the name that ends at nameEnd, the label set and
+// the blanks around them, as the fast path reads them (all of a comment or
+// blank line). A sample line whose value cannot be found (never one the
+// filter accepted) ends the recording: the page keeps no memo.
+func (p *pass) note(raw []byte, nameEnd int, kind lineKind) {
+	if !p.rec {
+		return
 	}
+	at := len(raw)
+	if kind != lineWhole {
+		at = len(raw) - len(skipBlanks(raw[nameEnd:]))
+		if at < len(raw) && raw[at] == '{' {
+			end := labelSetEnd(raw[at:])
+			if p.rec = end >= 0; !p.rec {
+				return
+			}
+			at += end
+		}
+		at = len(raw) - len(skipBlanks(raw[at:]))
+	}
+	m := &p.in.memo
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:at]), prefix: int32(at), kind: kind})
 }
 
 // comment filters a comment or a blank line: a # TYPE of a wanted family
 // is kept (once), everything else dropped.
 func (p *pass) comment(raw, line []byte, lineNo int32) error {
-	if p.rec {
-		p.in.memo.note(raw, len(raw), lineWhole)
-	}
+	p.note(raw, len(raw), lineWhole)
 	if len(line) == 0 {
 		return nil
 	}

@@ -107,39 +107,6 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 	return true
 }
 
-// note records a line whose first prefix bytes must come again.
-func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
-	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
-}
-
-// noteSample records a sample line whose name ends at nameEnd. It returns
-// false, and the page keeps no memo, when the value's place cannot be
-// found (never on a line the filter accepted).
-func (m *pageMemo) noteSample(raw []byte, nameEnd int, kind lineKind) bool {
-	at, ok := valueAt(raw, nameEnd)
-	if ok {
-		m.note(raw, at, kind)
-	}
-	return ok
-}
-
-// valueAt returns where the value of a sample line starts: after its name,
-// its label set and the blanks around them, as the fast path reads them.
-func valueAt(line []byte, nameEnd int) (int, bool) {
-	i := nameEnd + blanksAt(line[nameEnd:])
-	if i < len(line) && line[i] == '{' {
-		end := labelSetEnd(line[i:])
-		if end < 0 {
-			return 0, false
-		}
-		i += end
-	}
-	return i + blanksAt(line[i:]), true
-}
-
-// blanksAt counts the blanks that start b.
-func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
-
 // reading is what readPage made of a page.
 type reading struct {
 	hasVLLM bool // a line names a vllm: family

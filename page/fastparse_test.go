@@ -402,7 +402,7 @@ func FuzzIngestAcrossScrapes(f *testing.F) {
 			return // the parser's limits are not what this compares
 		}
 		in := NewIngester()
-		in.memoMin = 0 // the second page is read by the first's memo where it can be
+		setMemoMin(t, 0) // the second page is read by the first's memo where it can be
 		show(in, first, contentType)
 		if after, want := show(in, second, contentType), showExpfmt(second, contentType); after != want {
 			t.Errorf("read after another page:\n%s\nexpfmt:\n%s", after, want)

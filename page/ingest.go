@@ -57,7 +57,6 @@ type Ingester struct {
 
 	// The target's cache, kept from page to page.
 	memo      pageMemo             // the last page's shape and families, to read the next as values only (memo.go)
-	memoMin   int                  // the fewest lines read into families a page must have for its memo to be kept
 	lastKept  int                  // lines the filter kept of the last page it read whole, -1 before the first
 	replayed  bool                 // the last page was read as values only
 	names     nameTable            // the sample names of the target's pages (pass.sampleName)
@@ -89,7 +88,6 @@ func NewIngester() *Ingester {
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
 		labels:    make(map[string]string),
-		memoMin:   memoMinLines,
 		lastKept:  -1,
 	}
 }

@@ -32,8 +32,9 @@ import (
 // which a page keeps its memo: some three engines of vLLM. A one-engine
 // page (200–330 such lines) is read in full in about 55 µs, while its memo
 // would hold some 100 KB for every target; eight engines' memo holds some
-// 340 KB and saves 190 µs of every scrape (BENCHMARKS.md).
-const memoMinLines = 1024
+// 340 KB and saves 190 µs of every scrape (BENCHMARKS.md). Tests lower it
+// to read small pages as values only.
+var memoMinLines = 1024
 
 var memoSeed = maphash.MakeSeed()
 
@@ -132,7 +133,7 @@ func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
 	}
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
-	record := !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
+	record := !om && (in.lastKept < 0 || in.lastKept >= memoMinLines)
 	p, fams, err := in.read(body, om, record)
 	if err != nil {
 		return reading{}, err
@@ -147,7 +148,7 @@ func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
 // read the whole page says so), it is large enough, within the free
 // list's bounds, and every line it kept left one sink, as replay relies on.
 func (in *Ingester) memoFits(p pass) bool {
-	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= in.memoMin && in.s.keepable()
+	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester

@@ -120,10 +120,10 @@ const maxHistSlots = 4096
 
 func newFastParser() *fastParser {
 	return &fastParser{
-		fams:     make(map[string]*dto.MetricFamily),
-		hists:    make(map[string]*histSlot),
-		names:    newInterner(1024),
-		values:   newInterner(8192),
+		fams:   make(map[string]*dto.MetricFamily),
+		hists:  make(map[string]*histSlot),
+		names:  newInterner(1024),
+		values: newInterner(8192),
 	}
 }
 

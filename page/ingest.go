@@ -62,7 +62,6 @@ type Ingester struct {
 	labels    map[string]string    // model and engine names as shown, by their raw text
 	media     string               // the media type of the last page's Content-Type (mediaType),
 	content   string               // that Content-Type
-	mediaRead bool
 
 	// The page being read.
 	typeBuf []byte // a TYPE line the filter writes
@@ -246,10 +245,11 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 
 // mediaType is the media type of a Content-Type header, remembered for
 // the last header: a server sends the same one on every scrape, and
-// parsing it allocates its parameters each time.
+// parsing it allocates its parameters each time. (The zero Ingester holds
+// the media type of an empty header, none.)
 func (in *Ingester) mediaType(contentType string) string {
-	if !in.mediaRead || contentType != in.content {
-		in.content, in.mediaRead = contentType, true
+	if contentType != in.content {
+		in.content = contentType
 		in.media, _, _ = mime.ParseMediaType(contentType)
 	}
 	return in.media

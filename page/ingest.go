@@ -130,7 +130,6 @@ func putScratch(s *scratch) {
 	if !s.keepable() {
 		return
 	}
-	s.fast.prefix.text = nil // it points into the page, which may go now
 	select {
 	case freeScratch <- s:
 	default:

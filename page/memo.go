@@ -158,8 +158,8 @@ func (in *Ingester) memoFits(p pass) bool {
 func (in *Ingester) keepOrRelease(keep bool) {
 	s := in.s
 	in.s = nil
+	s.fast.prefix.text = nil // it points into the page, which goes now
 	if keep {
-		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s
 		return
 	}

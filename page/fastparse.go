@@ -54,6 +54,9 @@ type fastParser struct {
 	lastPairs      []lastPair        // the previous lines' labels, by position in the line (see labelName)
 	spare          lastPair          // the pair of a position past maxCachedLabels
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
+	leOrdinal      int               // the bucket line's place in its series, as labels counts it
+	leBounds       *[]leBound        // the last family's bounds by place (see bound)
+	boundsOf       map[*dto.MetricFamily]*[]leBound
 
 	// While record is set, each sample line read leaves where its value
 	// went, so that a page of the same shape can be read as values only
@@ -66,6 +69,19 @@ type fastParser struct {
 	// (replay relies on it).
 	fractions bool
 }
+
+// maxBoundFamilies caps the families whose bounds are remembered.
+const maxBoundFamilies = 1024
+
+// leBound is a bucket bound's text as a label value and the number it
+// reads to.
+type leBound struct {
+	text  string
+	bound float64
+}
+
+// maxLeBounds is how many places of a series bound remembers.
+const maxLeBounds = 64
 
 // histSlot is a histogram series met on page gen.
 type histSlot struct {
@@ -120,10 +136,11 @@ const maxHistSlots = 4096
 
 func newFastParser() *fastParser {
 	return &fastParser{
-		fams:   make(map[string]*dto.MetricFamily),
-		hists:  make(map[string]*histSlot),
-		names:  newInterner(1024),
-		values: newInterner(8192),
+		fams:     make(map[string]*dto.MetricFamily),
+		hists:    make(map[string]*histSlot),
+		boundsOf: make(map[*dto.MetricFamily]*[]leBound),
+		names:    newInterner(1024),
+		values:   newInterner(8192),
 	}
 }
 
@@ -284,6 +301,7 @@ func (p *fastParser) lineFamily(line []byte, repeated bool) (n int, mf *dto.Metr
 		}
 		mf, suf = p.family(line[:n])
 		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
+		p.leBounds = p.familyBounds(mf)
 	}
 	if mf.Type == nil {
 		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
@@ -427,17 +445,18 @@ func (p *fastParser) labelName(j int, b []byte) (*lastPair, []byte, bool) {
 }
 
 // leValue reads a histogram's le value (after its opening quote) as the
-// line's bucket bound.
+// line's bucket bound. Bounds differ from line to line: not worth
+// interning, but each series of a family repeats them in order.
 func (p *fastParser) leValue(ls *labelScan, b []byte) ([]byte, bool) {
-	q := valueEnd(b)
-	if q < 0 {
-		return nil, false // cut, escaped or invalid: expfmt's to judge
+	ordinal := 0
+	if ls.hit {
+		ordinal = p.leOrdinal + 1
 	}
-	v, ok := parseValue(b[:q])
+	q, v, ok := p.bound(b, ordinal)
 	if !ok {
 		return nil, false
 	}
-	ls.bucket = v
+	p.leOrdinal, ls.bucket = ordinal, v
 	return skipBlanks(b[q+1:]), true
 }
 
@@ -461,6 +480,55 @@ func (p *fastParser) plainLabel(last *lastPair, b []byte) ([]byte, bool) {
 	}
 	p.lineLabels = append(p.lineLabels, p.pair(last.name, last.value))
 	return skipBlanks(b[q+1:]), true
+}
+
+// bound reads the le value b starts with (after its opening quote): the
+// index of its closing quote and the bound. The series of a family repeat
+// their bounds in one order, page after page, so the value read last at
+// this place of a series of the family is tried first: a hit costs one
+// comparison instead of the scan for the quote and the parse. The text is
+// kept with the bound parsed from it, so a hit reads what the parse would.
+func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
+	memo := p.leBounds
+	if memo != nil && ordinal < len(*memo) {
+		lb := &(*memo)[ordinal]
+		if q = len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
+			return q, lb.bound, true
+		}
+	}
+	if q = valueEnd(b); q < 0 {
+		return 0, 0, false // cut, escaped or invalid: expfmt's to judge
+	}
+	if v, ok = parseValue(b[:q]); !ok {
+		return 0, 0, false
+	}
+	if memo == nil || ordinal >= maxLeBounds {
+		return q, v, true
+	}
+	for len(*memo) <= ordinal {
+		*memo = append(*memo, leBound{})
+	}
+	(*memo)[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
+	return q, v, true
+}
+
+// familyBounds returns where the bounds of a histogram family's series are
+// remembered by place. Its key is the family's slot, which a page much
+// like the last one gives the same family: a family in another slot only
+// misses.
+func (p *fastParser) familyBounds(mf *dto.MetricFamily) *[]leBound {
+	if mf.GetType() != dto.MetricType_HISTOGRAM {
+		return nil
+	}
+	memo := p.boundsOf[mf]
+	if memo == nil {
+		if len(p.boundsOf) >= maxBoundFamilies {
+			clear(p.boundsOf)
+		}
+		memo = new([]leBound)
+		p.boundsOf[mf] = memo
+	}
+	return memo
 }
 
 // labelPrefix is an accepted line's label set up to its last pair: the

@@ -227,20 +227,15 @@ func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSi
 		}
 	}
 	tail, rest := cutValueLine(body[n:])
-	return rest, p.replayTail(kind, tail, sink)
-}
-
-// replayTail reads what follows a line's prefix, up to its end, as a line
-// of the kind reads it.
-func (p *fastParser) replayTail(kind lineKind, tail []byte, sink valueSink) bool {
 	switch kind {
 	case lineWhole:
-		return len(tail) == 0
-	case lineDropped:
-		return droppedValue(tail)
+		return rest, len(tail) == 0
+	case lineDropped: // a value the filter lets pass, so that the line may be dropped again
+		value, after := nextToken(tail)
+		return rest, len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
 	}
 	v, ok := parseValue(tail)
-	return ok && p.store(sink, v)
+	return rest, ok && p.store(sink, v)
 }
 
 // plainCount reads a count and the newline after it: at most
@@ -264,13 +259,6 @@ func plainCount(b []byte) (v float64, end int, ok bool) {
 
 // maxPlainDigits is the most digits plainCount reads.
 const maxPlainDigits = 15
-
-// droppedValue reports whether what follows a dropped line's prefix is a
-// value the filter lets pass, so that the line may be dropped again.
-func droppedValue(tail []byte) bool {
-	value, after := nextToken(tail)
-	return len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
-}
 
 // cutValueLine is cutLine for what follows a line's prefix: mostly a short
 // value, whose newline a plain scan finds sooner than a call of IndexByte.

@@ -264,10 +264,17 @@ func (b *builder) carve(n int) []float64 {
 const minCountSlab = 256
 
 // finish completes the Sample: the engines summed, a router's backends
-// listed, every warning.
+// listed (sorted, safe to draw), every warning.
 func (b *builder) finish() catalogue.Sample {
 	b.in.countsHint = b.carved
-	b.acc.Sample.Backends = b.routerBackends()
+	if len(b.backends) > 0 {
+		backends := make([]string, len(b.backends))
+		for i, raw := range b.backends {
+			backends[i] = safetext.Sanitize(raw)
+		}
+		slices.Sort(backends)
+		b.acc.Sample.Backends = slices.Compact(backends)
+	}
 	return b.acc.Finish()
 }
 

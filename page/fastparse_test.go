@@ -268,7 +268,8 @@ func byExpfmt(page []byte, contentType string) (catalogue.Sample, error) {
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	return in.sample(page, om, &reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams})
+	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
+	return in.sample(page, om, fams, new(bool))
 }
 
 // showExpfmt is show for byExpfmt's reading.

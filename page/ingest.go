@@ -150,31 +150,32 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	r, err := in.readPage(body, om)
-	defer func() { in.keepOrRelease(r.keep) }()
+	fams, keep, err := in.readPage(body, om)
+	defer func() { in.keepOrRelease(keep) }()
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	return in.sample(body, om, &r)
+	return in.sample(body, om, fams, &keep)
 }
 
 // sample builds the Sample of the families a page was read into, once
 // the page is found to hold no series twice. A page read as values only
-// has the lines of a page that passed; any other is checked (duplicate.go).
-func (in *Ingester) sample(body []byte, om bool, r *reading) (catalogue.Sample, error) {
-	if !in.replayed && in.mayRepeat(r.fams) {
-		r.keep = false // the line-by-line reading writes over the memo's lines
+// has the lines of a page that passed; any other is checked (duplicate.go),
+// and its scratch set then is not kept.
+func (in *Ingester) sample(body []byte, om bool, fams map[string]*dto.MetricFamily, keep *bool) (catalogue.Sample, error) {
+	if !in.replayed && in.mayRepeat(fams) {
+		*keep = false // the line-by-line reading writes over the memo's lines
 		if err := in.duplicateLine(body, om); err != nil {
 			return catalogue.Sample{}, err
 		}
 	}
 	b := builder{in: in, acc: catalogue.NewAccumulator(time.Time{}, nil)}
 	b.acc.MaxEngines = MaxEngines
-	b.acc.Sample.HasVLLM = r.hasVLLM
-	if r.dropped > 0 {
-		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
+	b.acc.Sample.HasVLLM = in.memo.hasVLLM
+	if d := in.memo.dropped; d > 0 {
+		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, d))
 	}
-	b.read(r.fams)
+	b.read(fams)
 	return b.finish(), nil
 }
 

@@ -42,8 +42,8 @@ var memoSeed = maphash.MakeSeed()
 type pageMemo struct {
 	s       *scratch // the families the page was read into (its fast path's), and the sinks of its values
 	lines   []memoLine
-	hasVLLM bool
-	dropped int
+	hasVLLM bool // a line of the page names a vllm: family
+	dropped int  // lines of wanted families over maxKeptLines
 }
 
 // memoLine is one line of the memo's page.
@@ -108,25 +108,17 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 	return true
 }
 
-// reading is what readPage made of a page.
-type reading struct {
-	hasVLLM bool // a line names a vllm: family
-	dropped int  // lines of wanted families over maxKeptLines
-	fams    map[string]*dto.MetricFamily
-	keep    bool // the scratch set stays as the page's memo (keepOrRelease)
-}
-
 // readPage reads the page into families, as values only when the last
 // page left a memo it matches, else in full (recording the page's memo
-// when it is of the text format). keepOrRelease must follow, once the
-// families are built.
-func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
+// when it is of the text format); keep says the scratch set may stay as
+// the page's memo. keepOrRelease must follow, once the families are built.
+func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricFamily, keep bool, err error) {
 	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
 			in.replayed = true
-			return reading{hasVLLM: in.memo.hasVLLM, dropped: in.memo.dropped, fams: in.s.fast.fams, keep: true}, nil
+			return in.s.fast.fams, true, nil
 		}
 	} else {
 		in.s = getScratch()
@@ -136,11 +128,11 @@ func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
 	record := !om && (in.lastKept < 0 || in.lastKept >= memoMinLines)
 	p, fams, err := in.read(body, om, record)
 	if err != nil {
-		return reading{}, err
+		return nil, false, err
 	}
 	in.lastKept = p.kept
 	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
-	return reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams, keep: in.memoFits(p)}, nil
+	return fams, in.memoFits(p), nil
 }
 
 // memoFits reports whether the page a pass read whole may be kept as its

@@ -1,9 +1,11 @@
 package page
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -48,7 +50,7 @@ func (b *builder) engine(raw string) *catalogue.EngineAcc {
 			return r.acc
 		}
 	}
-	e := b.acc.Engine(b.in.internEngine(raw))
+	e := b.acc.Engine(b.in.internLabel(raw))
 	if e == nil {
 		b.warn(fmt.Sprintf("more than %d engines on the page; the rest were ignored", MaxEngines))
 	} else if b.nraws < MaxEngines {
@@ -131,7 +133,7 @@ func (b *builder) notePage(row int, f *catalogue.Read, m *dto.Metric) {
 	if b.acc.Sample.Model == "" {
 		if ml := f.Model(); ml != "" {
 			if raw := labelValue(m, ml); raw != "" {
-				b.acc.Sample.Model = b.in.internModel(raw)
+				b.acc.Sample.Model = b.in.internLabel(raw)
 			}
 		}
 	}
@@ -262,9 +264,140 @@ func (b *builder) carve(n int) []float64 {
 const minCountSlab = 256
 
 // finish completes the Sample: the engines summed, a router's backends
-// listed, every warning.
+// listed (sorted, safe to draw), every warning.
 func (b *builder) finish() catalogue.Sample {
 	b.in.countsHint = b.carved
-	b.acc.Sample.Backends = b.routerBackends()
+	if len(b.backends) > 0 {
+		backends := make([]string, len(b.backends))
+		for i, raw := range b.backends {
+			backends[i] = safetext.Sanitize(raw)
+		}
+		slices.Sort(backends)
+		b.acc.Sample.Backends = slices.Compact(backends)
+	}
 	return b.acc.Finish()
+}
+
+type bucketPair struct{ bound, count float64 }
+
+// emptyBounds marks a histogram exported with _sum and _count but no
+// buckets: present (the mean is known), quantiles n/a.
+var emptyBounds = []float64{}
+
+// internBounds returns the shared copy of a list of bounds, so that every
+// sample of a target points at one slice per histogram. row is the alias
+// table's row the histogram was read by.
+func (in *Ingester) internBounds(row int, pairs []bucketPair) []float64 {
+	if len(pairs) == 0 {
+		return emptyBounds
+	}
+	// A histogram keeps its buckets from page to page: comparing with the
+	// row's last layout costs less than writing the key of the map below.
+	if b := in.rowBounds[row]; sameBounds(b, pairs) {
+		return b
+	}
+	b := in.internBoundsByKey(pairs)
+	in.rowBounds[row] = b
+	return b
+}
+
+// sameBounds reports whether b holds the bounds of pairs, bit for bit (as
+// the map's key tells them apart).
+func sameBounds(b []float64, pairs []bucketPair) bool {
+	if len(b) != len(pairs) {
+		return false
+	}
+	for i, p := range pairs {
+		if math.Float64bits(b[i]) != math.Float64bits(p.bound) {
+			return false
+		}
+	}
+	return true
+}
+
+// internBoundsByKey interns a layout by the text of its bounds.
+func (in *Ingester) internBoundsByKey(pairs []bucketPair) []float64 {
+	in.keyBuf = in.keyBuf[:0]
+	for _, p := range pairs {
+		in.keyBuf = strconv.AppendUint(in.keyBuf, math.Float64bits(p.bound), 36)
+		in.keyBuf = append(in.keyBuf, ',')
+	}
+	if b, ok := in.bounds[string(in.keyBuf)]; ok {
+		return b
+	}
+	if len(in.bounds) >= maxInternedBounds {
+		clear(in.bounds)
+	}
+	b := make([]float64, len(pairs))
+	for i, p := range pairs {
+		b[i] = p.bound
+	}
+	in.bounds[string(in.keyBuf)] = b
+	return b
+}
+
+// internLabel returns an engine or model name as shown (sanitized), from
+// the target's names of the last pages.
+func (in *Ingester) internLabel(raw string) string {
+	if s, ok := in.labels[raw]; ok {
+		return s
+	}
+	if len(in.labels) >= 4*MaxEngines {
+		clear(in.labels)
+	}
+	s := safetext.Sanitize(raw)
+	in.labels[raw] = s
+	return s
+}
+
+// labelValue returns the value of the named label, or "".
+func labelValue(m *dto.Metric, name string) string {
+	for _, lp := range m.GetLabel() {
+		if lp.GetName() == name {
+			return lp.GetValue()
+		}
+	}
+	return ""
+}
+
+// scalarValue reads a gauge, counter or untyped value; ok is false for
+// other types.
+func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
+	switch {
+	case t == dto.MetricType_GAUGE && m.Gauge != nil:
+		return m.Gauge.GetValue(), true
+	case t == dto.MetricType_COUNTER && m.Counter != nil:
+		return m.Counter.GetValue(), true
+	case t == dto.MetricType_UNTYPED && m.Untyped != nil:
+		return m.Untyped.GetValue(), true
+	}
+	return 0, false
+}
+
+// sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
+// bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
+func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
+	pairs := in.pairs[:0]
+	for _, b := range h.GetBucket() {
+		c := float64(b.GetCumulativeCount())
+		if b.CumulativeCountFloat != nil {
+			c = b.GetCumulativeCountFloat()
+		}
+		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
+	}
+	// A page lists its buckets in order: checking costs less than the sort.
+	byBound := func(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
+	if !slices.IsSortedFunc(pairs, byBound) {
+		slices.SortStableFunc(pairs, byBound)
+	}
+	out := pairs[:0]
+	for _, p := range pairs {
+		if n := len(out); n > 0 && out[n-1].bound == p.bound {
+			out[n-1].count += p.count
+			continue
+		}
+		out = append(out, p)
+	}
+	in.pairs = pairs
+	return out
 }

@@ -188,7 +188,7 @@ func (p *fastParser) typeLine(line []byte) bool {
 		return false
 	}
 	sp := bytes.IndexByte(rest, ' ')
-	if sp <= 0 || !plainMetricName(rest[:sp]) {
+	if sp <= 0 || nameLen(rest, metricByte) != sp {
 		return false
 	}
 	var t dto.MetricType
@@ -295,9 +295,7 @@ func (p *fastParser) lineFamily(line []byte, repeated bool) (n int, mf *dto.Metr
 		// The previous line's name, found valid, ends where this one's does.
 		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
 	} else {
-		for n < len(line) && metricNameByte(line[n], n == 0) {
-			n++
-		}
+		n = nameLen(line, metricByte)
 		if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
 			return 0, nil, 0, false // a quoted name, a name inside the braces, or garbage
 		}
@@ -435,13 +433,10 @@ func (p *fastParser) labelName(j int, b []byte) (*lastPair, []byte, bool) {
 		last = &p.lastPairs[j]
 	}
 	n := len(last.name)
-	if n > 0 && len(b) > n && string(b[:n]) == last.name && !isLabelNameByte(b[n], false) {
+	if n > 0 && len(b) > n && string(b[:n]) == last.name && nameBytes[b[n]]&labelByte == 0 {
 		return last, b[n:], true
 	}
-	n = 0
-	for n < len(b) && isLabelNameByte(b[n], n == 0) {
-		n++
-	}
+	n = nameLen(b, labelByte)
 	if n == 0 || n < len(b) && b[n] == '"' || string(b[:n]) == "__name__" {
 		return nil, nil, false
 	}
@@ -848,26 +843,6 @@ general:
 // pow10 holds the powers of ten a float64 holds exactly that parseValue
 // divides by.
 var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
-
-// isLabelNameByte reports whether c may appear in a plain label name.
-func isLabelNameByte(c byte, first bool) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
-}
-
-// metricNameByte reports whether c may appear in a plain metric name.
-func metricNameByte(c byte, first bool) bool {
-	return c == ':' || isLabelNameByte(c, first)
-}
-
-// plainMetricName reports whether name is a plain, unquoted metric name.
-func plainMetricName(name []byte) bool {
-	for i, c := range name {
-		if !metricNameByte(c, i == 0) {
-			return false
-		}
-	}
-	return len(name) > 0
-}
 
 // slabChunk is how many values a slab allocates at once. A chunk holds
 // 6–22 KB; a target that keeps its memo keeps its chunks, and a quarter of

@@ -268,7 +268,8 @@ func byExpfmt(page []byte, contentType string) (catalogue.Sample, error) {
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	return in.sample(page, om, &reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams})
+	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
+	return in.sample(page, om, fams, new(bool))
 }
 
 // showExpfmt is show for byExpfmt's reading.
@@ -402,7 +403,7 @@ func FuzzIngestAcrossScrapes(f *testing.F) {
 			return // the parser's limits are not what this compares
 		}
 		in := NewIngester()
-		in.memoMin = 0 // the second page is read by the first's memo where it can be
+		setMemoMin(t, 0) // the second page is read by the first's memo where it can be
 		show(in, first, contentType)
 		if after, want := show(in, second, contentType), showExpfmt(second, contentType); after != want {
 			t.Errorf("read after another page:\n%s\nexpfmt:\n%s", after, want)

@@ -10,7 +10,7 @@ import (
 // the families in catalogue.Reads and their # TYPE lines, byte for byte
 // and in page order, plus "# EOF" lines. Ingesting the result gives the
 // same sample as ingesting the page, as the filter chooses its lines by
-// the same rules (keptSample, keptType); the format of the page need not
+// the same rules (catalogue.LookupSample, keptType); the format of the page need not
 // be known. One more line is kept when needed for that: the first line
 // that names a vllm: family, when no kept line does (it tells a vLLM page
 // without the families vtop reads from another exporter).
@@ -43,7 +43,7 @@ func Keep(dst, body []byte) []byte {
 
 // keepLine reports whether Ingest reads line, and whether the line names
 // a vllm: family, which tells a vLLM page. It reads a line as the
-// filter's pass does (keptSample, readComment, keptType).
+// filter's pass does (catalogue.LookupSample, readComment, keptType).
 func keepLine(line []byte) (isVLLM, keep bool) {
 	line = skipBlanks(line)
 	switch {
@@ -51,7 +51,7 @@ func keepLine(line []byte) (isVLLM, keep bool) {
 		return false, false
 	case line[0] != '#':
 		name := SampleName(line)
-		_, keep = keptSample(name)
+		_, keep = catalogue.LookupSample(name)
 		return bytes.HasPrefix(name, vllmPrefix), keep
 	case bytes.Equal(trimBlanks(line), eofMarker):
 		return false, true
@@ -68,10 +68,6 @@ func keepLine(line []byte) (isVLLM, keep bool) {
 	}
 	return c.isVLLM, keep
 }
-
-// keptSample reports whether the filter keeps the sample lines of a
-// metric name, and the row of the alias table that reads them.
-func keptSample(name []byte) (row int, ok bool) { return catalogue.LookupSample(name) }
 
 // keptType reports whether the filter keeps the "# TYPE name typ" line of
 // a page (om: OpenMetrics), with the row of the alias table that reads the

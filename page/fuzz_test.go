@@ -48,7 +48,7 @@ func FuzzIngest(f *testing.F) {
 			return
 		}
 		texts := slices.Concat([]string{s.Model}, s.Warnings, s.Backends, s.LoRA.Running, s.LoRA.Waiting)
-		if len(s.Backends) > MaxEngines || len(s.Total.SpecAcceptedPerPos) > maxSpecPositions {
+		if len(s.Backends) > MaxEngines || len(s.Total.SpecAcceptedPerPos) > catalogue.MaxSpecPositions {
 			t.Errorf("%d backends, %d draft positions", len(s.Backends), len(s.Total.SpecAcceptedPerPos))
 		}
 		for _, e := range s.Engines {

@@ -78,7 +78,7 @@ func TestIngestDuplicateThenClean(t *testing.T) {
 	clean := "vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 4\nvllm:num_requests_running{engine=\"1\",model_name=\"m\"} 5\n"
 	dup := clean + "vllm:num_requests_running{engine=\"1\",model_name=\"m\"} 6\n"
 	in := NewIngester()
-	in.memoMin = 0
+	setMemoMin(t, 0)
 	for i, page := range []string{clean, dup, clean, strings.ReplaceAll(clean, "} 5", "} 8"), dup} {
 		s, err := in.Ingest([]byte(page), "text/plain")
 		if (err != nil) != (page == dup) {

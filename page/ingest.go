@@ -2,13 +2,11 @@ package page
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
 	"fmt"
-	"math"
+	"hash/maphash"
 	"mime"
 	"slices"
-	"strconv"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -56,7 +54,6 @@ type Ingester struct {
 
 	// The target's cache, kept from page to page.
 	memo      pageMemo             // the last page's shape and families, to read the next as values only (memo.go)
-	memoMin   int                  // the fewest lines read into families a page must have for its memo to be kept
 	lastKept  int                  // lines the filter kept of the last page it read whole, -1 before the first
 	replayed  bool                 // the last page was read as values only
 	names     nameTable            // the sample names of the target's pages (pass.sampleName)
@@ -65,7 +62,6 @@ type Ingester struct {
 	labels    map[string]string    // model and engine names as shown, by their raw text
 	media     string               // the media type of the last page's Content-Type (mediaType),
 	content   string               // that Content-Type
-	mediaRead bool
 
 	// The page being read.
 	typeBuf []byte // a TYPE line the filter writes
@@ -78,8 +74,6 @@ type Ingester struct {
 	countScratch []float64 // the counts of a histogram merged into another's
 }
 
-type bucketPair struct{ bound, count float64 }
-
 // NewIngester returns an Ingester with empty state.
 func NewIngester() *Ingester {
 	return &Ingester{
@@ -88,7 +82,6 @@ func NewIngester() *Ingester {
 		bounds:    make(map[string][]float64),
 		rowBounds: make([][]float64, len(catalogue.Reads)),
 		labels:    make(map[string]string),
-		memoMin:   memoMinLines,
 		lastKept:  -1,
 	}
 }
@@ -137,16 +130,11 @@ func putScratch(s *scratch) {
 	if !s.keepable() {
 		return
 	}
-	s.fast.prefix.text = nil // it points into the page, which may go now
 	select {
 	case freeScratch <- s:
 	default:
 	}
 }
-
-// emptyBounds marks a histogram exported with _sum and _count but no
-// buckets: present (the mean is known), quantiles n/a.
-var emptyBounds = []float64{}
 
 // Ingest parses one page. contentType is the response's Content-Type (may
 // be empty). The returned Sample has no Time: the caller stamps it. An
@@ -162,31 +150,32 @@ func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, e
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	r, err := in.readPage(body, om)
-	defer func() { in.keepOrRelease(r.keep) }()
+	fams, keep, err := in.readPage(body, om)
+	defer func() { in.keepOrRelease(keep) }()
 	if err != nil {
 		return catalogue.Sample{}, err
 	}
-	return in.sample(body, om, &r)
+	return in.sample(body, om, fams, &keep)
 }
 
 // sample builds the Sample of the families a page was read into, once
 // the page is found to hold no series twice. A page read as values only
-// has the lines of a page that passed; any other is checked (duplicate.go).
-func (in *Ingester) sample(body []byte, om bool, r *reading) (catalogue.Sample, error) {
-	if !in.replayed && in.mayRepeat(r.fams) {
-		r.keep = false // the line-by-line reading writes over the memo's lines
+// has the lines of a page that passed; any other is checked (duplicate.go),
+// and its scratch set then is not kept.
+func (in *Ingester) sample(body []byte, om bool, fams map[string]*dto.MetricFamily, keep *bool) (catalogue.Sample, error) {
+	if !in.replayed && in.mayRepeat(fams) {
+		*keep = false // the line-by-line reading writes over the memo's lines
 		if err := in.duplicateLine(body, om); err != nil {
 			return catalogue.Sample{}, err
 		}
 	}
 	b := builder{in: in, acc: catalogue.NewAccumulator(time.Time{}, nil)}
 	b.acc.MaxEngines = MaxEngines
-	b.acc.Sample.HasVLLM = r.hasVLLM
-	if r.dropped > 0 {
-		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, r.dropped))
+	b.acc.Sample.HasVLLM = in.memo.hasVLLM
+	if d := in.memo.dropped; d > 0 {
+		b.warn(fmt.Sprintf("page has more than %d lines of vLLM series; %d were ignored", maxKeptLines, d))
 	}
-	b.read(r.fams)
+	b.read(fams)
 	return b.finish(), nil
 }
 
@@ -256,10 +245,11 @@ func (in *Ingester) pageFormat(body []byte, contentType string) (openMetrics boo
 
 // mediaType is the media type of a Content-Type header, remembered for
 // the last header: a server sends the same one on every scrape, and
-// parsing it allocates its parameters each time.
+// parsing it allocates its parameters each time. (The zero Ingester holds
+// the media type of an empty header, none.)
 func (in *Ingester) mediaType(contentType string) string {
-	if !in.mediaRead || contentType != in.content {
-		in.content, in.mediaRead = contentType, true
+	if contentType != in.content {
+		in.content = contentType
 		in.media, _, _ = mime.ParseMediaType(contentType)
 	}
 	return in.media
@@ -350,7 +340,7 @@ func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
 	if !hadNewline || !p.fp.sampleLine(line, repeated) {
 		return errNotFast // a cut last line is expfmt's error
 	}
-	p.note(raw, line, len(name), lineKept)
+	p.note(raw, len(raw)-len(line)+len(name), lineKept)
 	p.lastRead = true
 	return nil
 }
@@ -387,23 +377,39 @@ func (p *pass) drop(raw, line []byte, nameLen int, lineNo int32) error {
 	if p.last.read {
 		p.dropped++
 	}
-	p.note(raw, line, nameLen, lineDropped)
+	p.note(raw, len(raw)-len(line)+nameLen, lineDropped)
 	return nil
 }
 
-// note adds a sample line to the memo being recorded, if any.
-func (p *pass) note(raw, line []byte, nameLen int, kind lineKind) {
-	if p.rec {
-		p.rec = p.in.memo.noteSample(raw, len(raw)-len(line)+nameLen, kind)
+// note adds a line to the memo being recorded, if any: a hash of its bytes
+// before the value, after the name that ends at nameEnd, the label set and
+// the blanks around them, as the fast path reads them (all of a comment or
+// blank line). A sample line whose value cannot be found (never one the
+// filter accepted) ends the recording: the page keeps no memo.
+func (p *pass) note(raw []byte, nameEnd int, kind lineKind) {
+	if !p.rec {
+		return
 	}
+	at := len(raw)
+	if kind != lineWhole {
+		at = len(raw) - len(skipBlanks(raw[nameEnd:]))
+		if at < len(raw) && raw[at] == '{' {
+			end := labelSetEnd(raw[at:])
+			if p.rec = end >= 0; !p.rec {
+				return
+			}
+			at += end
+		}
+		at = len(raw) - len(skipBlanks(raw[at:]))
+	}
+	m := &p.in.memo
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:at]), prefix: int32(at), kind: kind})
 }
 
 // comment filters a comment or a blank line: a # TYPE of a wanted family
 // is kept (once), everything else dropped.
 func (p *pass) comment(raw, line []byte, lineNo int32) error {
-	if p.rec {
-		p.in.memo.note(raw, len(raw), lineWhole)
-	}
+	p.note(raw, len(raw), lineWhole)
 	if len(line) == 0 {
 		return nil
 	}
@@ -457,7 +463,7 @@ const (
 type sampleName struct {
 	name  []byte
 	row   int  // the alias table's row, when read
-	read  bool // vtop reads the name (keptSample)
+	read  bool // vtop reads the name (catalogue.LookupSample)
 	valid bool // the name passed sampleShape's check
 }
 
@@ -482,7 +488,7 @@ func (in *Ingester) lookupName(line []byte) *sampleName {
 		}
 		i = int32(len(t.names))
 		r := sampleName{name: slices.Clone(name)}
-		r.row, r.read = keptSample(name)
+		r.row, r.read = catalogue.LookupSample(name)
 		t.names = append(t.names, r)
 		t.index[string(r.name)] = i
 	}
@@ -645,127 +651,4 @@ func stripExemplar(line []byte, nameLen int) []byte {
 		return bytes.TrimRight(line[:i+j], " \t")
 	}
 	return line
-}
-
-// internBounds returns the shared copy of a list of bounds, so that every
-// sample of a target points at one slice per histogram. row is the alias
-// table's row the histogram was read by.
-func (in *Ingester) internBounds(row int, pairs []bucketPair) []float64 {
-	if len(pairs) == 0 {
-		return emptyBounds
-	}
-	// A histogram keeps its buckets from page to page: comparing with the
-	// row's last layout costs less than writing the key of the map below.
-	if b := in.rowBounds[row]; sameBounds(b, pairs) {
-		return b
-	}
-	b := in.internBoundsByKey(pairs)
-	in.rowBounds[row] = b
-	return b
-}
-
-// sameBounds reports whether b holds the bounds of pairs, bit for bit (as
-// the map's key tells them apart).
-func sameBounds(b []float64, pairs []bucketPair) bool {
-	if len(b) != len(pairs) {
-		return false
-	}
-	for i, p := range pairs {
-		if math.Float64bits(b[i]) != math.Float64bits(p.bound) {
-			return false
-		}
-	}
-	return true
-}
-
-// internBoundsByKey interns a layout by the text of its bounds.
-func (in *Ingester) internBoundsByKey(pairs []bucketPair) []float64 {
-	in.keyBuf = in.keyBuf[:0]
-	for _, p := range pairs {
-		in.keyBuf = strconv.AppendUint(in.keyBuf, math.Float64bits(p.bound), 36)
-		in.keyBuf = append(in.keyBuf, ',')
-	}
-	if b, ok := in.bounds[string(in.keyBuf)]; ok {
-		return b
-	}
-	if len(in.bounds) >= maxInternedBounds {
-		clear(in.bounds)
-	}
-	b := make([]float64, len(pairs))
-	for i, p := range pairs {
-		b[i] = p.bound
-	}
-	in.bounds[string(in.keyBuf)] = b
-	return b
-}
-
-// internModel returns the model name as shown: a label value, as
-// internEngine returns it.
-func (in *Ingester) internModel(raw string) string { return in.internEngine(raw) }
-
-// internEngine returns the engine name as shown (sanitized), from the
-// target's names of the last pages.
-func (in *Ingester) internEngine(raw string) string {
-	if s, ok := in.labels[raw]; ok {
-		return s
-	}
-	if len(in.labels) >= 4*MaxEngines {
-		clear(in.labels)
-	}
-	s := safetext.Sanitize(raw)
-	in.labels[raw] = s
-	return s
-}
-
-// labelValue returns the value of the named label, or "".
-func labelValue(m *dto.Metric, name string) string {
-	for _, lp := range m.GetLabel() {
-		if lp.GetName() == name {
-			return lp.GetValue()
-		}
-	}
-	return ""
-}
-
-// scalarValue reads a gauge, counter or untyped value; ok is false for
-// other types.
-func scalarValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
-	switch {
-	case t == dto.MetricType_GAUGE && m.Gauge != nil:
-		return m.Gauge.GetValue(), true
-	case t == dto.MetricType_COUNTER && m.Counter != nil:
-		return m.Counter.GetValue(), true
-	case t == dto.MetricType_UNTYPED && m.Untyped != nil:
-		return m.Untyped.GetValue(), true
-	}
-	return 0, false
-}
-
-func byBound(a, b bucketPair) int { return cmp.Compare(a.bound, b.bound) }
-
-// sortedPairs fills in.pairs with the buckets of h sorted by bound, equal
-// bounds (le="1" and le="1.0") coalesced by summing, as Prometheus does.
-func (in *Ingester) sortedPairs(h *dto.Histogram) []bucketPair {
-	pairs := in.pairs[:0]
-	for _, b := range h.GetBucket() {
-		c := float64(b.GetCumulativeCount())
-		if b.CumulativeCountFloat != nil {
-			c = b.GetCumulativeCountFloat()
-		}
-		pairs = append(pairs, bucketPair{b.GetUpperBound(), c})
-	}
-	// A page lists its buckets in order: checking costs less than the sort.
-	if !slices.IsSortedFunc(pairs, byBound) {
-		slices.SortStableFunc(pairs, byBound)
-	}
-	out := pairs[:0]
-	for _, p := range pairs {
-		if n := len(out); n > 0 && out[n-1].bound == p.bound {
-			out[n-1].count += p.count
-			continue
-		}
-		out = append(out, p)
-	}
-	in.pairs = pairs
-	return out
 }

@@ -32,8 +32,9 @@ import (
 // which a page keeps its memo: some three engines of vLLM. A one-engine
 // page (200–330 such lines) is read in full in about 55 µs, while its memo
 // would hold some 100 KB for every target; eight engines' memo holds some
-// 340 KB and saves 190 µs of every scrape (BENCHMARKS.md).
-const memoMinLines = 1024
+// 340 KB and saves 190 µs of every scrape (BENCHMARKS.md). Tests lower it
+// to read small pages as values only.
+var memoMinLines = 1024
 
 var memoSeed = maphash.MakeSeed()
 
@@ -41,8 +42,8 @@ var memoSeed = maphash.MakeSeed()
 type pageMemo struct {
 	s       *scratch // the families the page was read into (its fast path's), and the sinks of its values
 	lines   []memoLine
-	hasVLLM bool
-	dropped int
+	hasVLLM bool // a line of the page names a vllm: family
+	dropped int  // lines of wanted families over maxKeptLines
 }
 
 // memoLine is one line of the memo's page.
@@ -107,72 +108,31 @@ func (p *fastParser) store(v valueSink, x float64) bool {
 	return true
 }
 
-// note records a line whose first prefix bytes must come again.
-func (m *pageMemo) note(raw []byte, prefix int, kind lineKind) {
-	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, raw[:prefix]), prefix: int32(prefix), kind: kind})
-}
-
-// noteSample records a sample line whose name ends at nameEnd. It returns
-// false, and the page keeps no memo, when the value's place cannot be
-// found (never on a line the filter accepted).
-func (m *pageMemo) noteSample(raw []byte, nameEnd int, kind lineKind) bool {
-	at, ok := valueAt(raw, nameEnd)
-	if ok {
-		m.note(raw, at, kind)
-	}
-	return ok
-}
-
-// valueAt returns where the value of a sample line starts: after its name,
-// its label set and the blanks around them, as the fast path reads them.
-func valueAt(line []byte, nameEnd int) (int, bool) {
-	i := nameEnd + blanksAt(line[nameEnd:])
-	if i < len(line) && line[i] == '{' {
-		end := labelSetEnd(line[i:])
-		if end < 0 {
-			return 0, false
-		}
-		i += end
-	}
-	return i + blanksAt(line[i:]), true
-}
-
-// blanksAt counts the blanks that start b.
-func blanksAt(b []byte) int { return len(b) - len(skipBlanks(b)) }
-
-// reading is what readPage made of a page.
-type reading struct {
-	hasVLLM bool // a line names a vllm: family
-	dropped int  // lines of wanted families over maxKeptLines
-	fams    map[string]*dto.MetricFamily
-	keep    bool // the scratch set stays as the page's memo (keepOrRelease)
-}
-
 // readPage reads the page into families, as values only when the last
 // page left a memo it matches, else in full (recording the page's memo
-// when it is of the text format). keepOrRelease must follow, once the
-// families are built.
-func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
+// when it is of the text format); keep says the scratch set may stay as
+// the page's memo. keepOrRelease must follow, once the families are built.
+func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricFamily, keep bool, err error) {
 	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
 		in.memo.s = nil
 		if !om && in.replay(body) {
 			in.replayed = true
-			return reading{hasVLLM: in.memo.hasVLLM, dropped: in.memo.dropped, fams: in.s.fast.fams, keep: true}, nil
+			return in.s.fast.fams, true, nil
 		}
 	} else {
 		in.s = getScratch()
 	}
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
-	record := !om && (in.lastKept < 0 || in.lastKept >= in.memoMin)
+	record := !om && (in.lastKept < 0 || in.lastKept >= memoMinLines)
 	p, fams, err := in.read(body, om, record)
 	if err != nil {
-		return reading{}, err
+		return nil, false, err
 	}
 	in.lastKept = p.kept
 	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
-	return reading{hasVLLM: p.hasVLLM, dropped: p.dropped, fams: fams, keep: in.memoFits(p)}, nil
+	return fams, in.memoFits(p), nil
 }
 
 // memoFits reports whether the page a pass read whole may be kept as its
@@ -180,7 +140,7 @@ func (in *Ingester) readPage(body []byte, om bool) (reading, error) {
 // read the whole page says so), it is large enough, within the free
 // list's bounds, and every line it kept left one sink, as replay relies on.
 func (in *Ingester) memoFits(p pass) bool {
-	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= in.memoMin && in.s.keepable()
+	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
@@ -190,8 +150,8 @@ func (in *Ingester) memoFits(p pass) bool {
 func (in *Ingester) keepOrRelease(keep bool) {
 	s := in.s
 	in.s = nil
+	s.fast.prefix.text = nil // it points into the page, which goes now
 	if keep {
-		s.fast.prefix.text = nil // it points into the page, which goes now
 		in.memo.s = s
 		return
 	}
@@ -259,20 +219,15 @@ func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSi
 		}
 	}
 	tail, rest := cutValueLine(body[n:])
-	return rest, p.replayTail(kind, tail, sink)
-}
-
-// replayTail reads what follows a line's prefix, up to its end, as a line
-// of the kind reads it.
-func (p *fastParser) replayTail(kind lineKind, tail []byte, sink valueSink) bool {
 	switch kind {
 	case lineWhole:
-		return len(tail) == 0
-	case lineDropped:
-		return droppedValue(tail)
+		return rest, len(tail) == 0
+	case lineDropped: // a value the filter lets pass, so that the line may be dropped again
+		value, after := nextToken(tail)
+		return rest, len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
 	}
 	v, ok := parseValue(tail)
-	return ok && p.store(sink, v)
+	return rest, ok && p.store(sink, v)
 }
 
 // plainCount reads a count and the newline after it: at most
@@ -296,13 +251,6 @@ func plainCount(b []byte) (v float64, end int, ok bool) {
 
 // maxPlainDigits is the most digits plainCount reads.
 const maxPlainDigits = 15
-
-// droppedValue reports whether what follows a dropped line's prefix is a
-// value the filter lets pass, so that the line may be dropped again.
-func droppedValue(tail []byte) bool {
-	value, after := nextToken(tail)
-	return len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
-}
 
 // cutValueLine is cutLine for what follows a line's prefix: mostly a short
 // value, whose newline a plain scan finds sooner than a call of IndexByte.

@@ -56,7 +56,7 @@ func moved(_ int, old string) string {
 func readBoth(t *testing.T, contentType string, pages ...string) (replayed []bool) {
 	t.Helper()
 	in := NewIngester()
-	in.memoMin = 0
+	setMemoMin(t, 0)
 	for i, p := range pages {
 		got, want := show(in, p, contentType), showExpfmt(p, contentType)
 		if got != want {
@@ -76,10 +76,18 @@ func readBoth(t *testing.T, contentType string, pages ...string) (replayed []boo
 // never saw another: those it keeps as the page's memo. The Sample does
 // not tell an integer count from the same count as a float, the families
 // do.
+// setMemoMin sets the fewest lines a page needs to keep its memo while the
+// test runs.
+func setMemoMin(t testing.TB, n int) {
+	old := memoMinLines
+	memoMinLines = n
+	t.Cleanup(func() { memoMinLines = old })
+}
+
 func freshFamilies(t *testing.T, page, contentType string) map[string]*dto.MetricFamily {
 	t.Helper()
 	in := NewIngester()
-	in.memoMin = 0
+	setMemoMin(t, 0)
 	if _, err := in.Ingest([]byte(page), contentType); err != nil || in.memo.s == nil {
 		t.Fatalf("a page read as values only after another kept no memo when read alone (%v)", err)
 	}

@@ -78,12 +78,13 @@ func lineError(lineNo int32, problem string, line []byte) error {
 // after them), and returns what is wrong, or "" when nothing is. It is
 // cheap: one pass over the line, no allocation. Label names are not
 // checked; Prometheus would refuse a few more lines than this does.
-// nameValid says the name was found valid on a previous line.
-func sampleShape(line []byte, nameLen int, nameValid, om bool) string {
-	if !nameValid && !validName(line[:nameLen]) || (nameLen == 0 && line[0] != '{') {
+// The name is the line's first n bytes; nameValid says it was found valid
+// on a previous line.
+func sampleShape(line []byte, n int, nameValid, om bool) string {
+	if !nameValid && nameLen(line[:n], metricByte) != n || (n == 0 && line[0] != '{') {
 		return "metric name expected"
 	}
-	rest := line[nameLen:]
+	rest := line[n:]
 	if len(rest) > 0 && rest[0] == '{' {
 		end := labelSetEnd(rest)
 		if end < 0 {
@@ -125,27 +126,35 @@ func tailShape(rest []byte, om bool) string {
 	return ""
 }
 
-// nameByte marks the bytes of a metric name in the text format: letters,
-// digits, '_' and ':' (a digit may not start one).
-var nameByte = func() (t [256]bool) {
+// The bytes of the text format's plain names: letters, digits and '_' in
+// a label name, and ':' too in a metric name; no digit starts one.
+const (
+	labelByte uint8 = 1 << iota
+	metricByte
+)
+
+var nameBytes = func() (t [256]uint8) {
 	for c := range 256 {
-		t[c] = c == '_' || c == ':' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			t[c] = labelByte | metricByte
+		}
 	}
+	t[':'] = metricByte
 	return t
 }()
 
-// validName reports whether name is a metric name of the text format; an
-// empty name is valid here (the name may be quoted in the label set).
-func validName(name []byte) bool {
-	if len(name) > 0 && '0' <= name[0] && name[0] <= '9' {
-		return false
+// nameLen returns the length of the plain name of the class (labelByte,
+// metricByte) that b starts with, 0 when none.
+func nameLen(b []byte, class uint8) int {
+	if len(b) > 0 && '0' <= b[0] && b[0] <= '9' {
+		return 0
 	}
-	for _, c := range name {
-		if !nameByte[c] {
-			return false
+	for i, c := range b {
+		if nameBytes[c]&class == 0 {
+			return i
 		}
 	}
-	return true
+	return len(b)
 }
 
 // labelSetEnd returns the index just past the '}' that closes the label set

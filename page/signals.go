@@ -2,7 +2,6 @@ package page
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -10,13 +9,8 @@ import (
 	"github.com/vtop-dev/vtop/safetext"
 )
 
-// Caps on what one page may make the sample hold, beyond MaxEngines.
-const (
-	// maxSpecPositions caps the draft positions read.
-	maxSpecPositions = catalogue.MaxSpecPositions
-	// maxLoRANames caps the adapter names kept of lora_requests_info.
-	maxLoRANames = 64
-)
+// maxLoRANames caps the adapter names kept of lora_requests_info.
+const maxLoRANames = 64
 
 // LoRAOf is what one series of vllm:lora_requests_info says of the
 // adapters, given its labels, names made safe to draw. Of several series,
@@ -46,17 +40,4 @@ func adapterNames(v string) []string {
 		}
 	}
 	return out
-}
-
-// routerBackends returns a router page's backends, sorted and safe.
-func (b *builder) routerBackends() []string {
-	if len(b.backends) == 0 {
-		return nil
-	}
-	out := make([]string, len(b.backends))
-	for i, raw := range b.backends {
-		out[i] = safetext.Sanitize(raw)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }

@@ -107,7 +107,7 @@ func BenchmarkIngestV1Page(b *testing.B) {
 			b.Run(sub, func(b *testing.B) {
 				in := NewIngester()
 				if full {
-					in.memoMin = math.MaxInt
+					setMemoMin(b, math.MaxInt)
 				}
 				b.ReportAllocs()
 				b.SetBytes(int64(len(page)))

@@ -96,7 +96,7 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 		reg.MustRegister(g)
 		return func(e int) {
 			for _, v := range values {
-				g.With(labels(e, v)).Set(gaugeValue(f.Name, e, v))
+				g.With(labels(e, v)).Set(value(f.Name, e, v))
 			}
 		}
 	case catalogue.TypeCounter:
@@ -104,7 +104,7 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 		reg.MustRegister(c)
 		return func(e int) {
 			for _, v := range values {
-				c.With(labels(e, v)).Add(counterValue(f.Name, e, v))
+				c.With(labels(e, v)).Add(value(f.Name, e, v))
 			}
 		}
 	default:
@@ -125,8 +125,8 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 	}
 }
 
-// gaugeValue is engine e's value of a gauge (and of its extra label v).
-func gaugeValue(name string, e int, v string) float64 {
+// value is engine e's value of a gauge or counter (and of its extra label v).
+func value(name string, e int, v string) float64 {
 	switch name {
 	case "vllm:num_requests_running":
 		return float64(10 + e)
@@ -138,13 +138,6 @@ func gaugeValue(name string, e int, v string) float64 {
 		}
 	case "vllm:kv_cache_usage_perc":
 		return 0.1 * float64(e+1)
-	}
-	return 0
-}
-
-// counterValue is engine e's value of a counter (and of its extra label v).
-func counterValue(name string, e int, v string) float64 {
-	switch name {
 	case "vllm:prompt_tokens_total":
 		return float64(1000 * (e + 1))
 	case "vllm:generation_tokens_total":

@@ -90,7 +90,9 @@ func (c *Config) HeldSeqs() int {
 // HeldCapacity is Capacity at the batch the KV cache holds: the rate a
 // KV-short replica can sustain. It is Capacity when the KV cache holds
 // the whole batch.
-func (c *Config) HeldCapacity() float64 { return float64(c.HeldSeqs()) / c.ServiceSeconds(c.HeldSeqs()) }
+func (c *Config) HeldCapacity() float64 {
+	return float64(c.HeldSeqs()) / c.ServiceSeconds(c.HeldSeqs())
+}
 
 // request is one request in the server.
 type request struct {

@@ -94,19 +94,11 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 	case catalogue.TypeGauge:
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: help}, f.Labels)
 		reg.MustRegister(g)
-		return func(e int) {
-			for _, v := range values {
-				g.With(labels(e, v)).Set(value(f.Name, e, v))
-			}
-		}
+		return fillWith(g.With, f.Name, values, labels)
 	case catalogue.TypeCounter:
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: help}, f.Labels)
 		reg.MustRegister(c)
-		return func(e int) {
-			for _, v := range values {
-				c.With(labels(e, v)).Add(value(f.Name, e, v))
-			}
-		}
+		return fillWith(c.With, f.Name, values, labels)
 	default:
 		buckets := f.Buckets
 		if slices.Equal(buckets, catalogue.TokenBuckets(catalogue.DefaultMaxModelLen)) {
@@ -121,6 +113,16 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 					o.Observe(v)
 				}
 			}
+		}
+	}
+}
+
+// fillWith is what sets engine e's series of a gauge or counter, once
+// for each value of its extra label: the value function's.
+func fillWith[M interface{ Add(float64) }](with func(prometheus.Labels) M, name string, values []string, labels func(int, string) prometheus.Labels) func(e int) {
+	return func(e int) {
+		for _, v := range values {
+			with(labels(e, v)).Add(value(name, e, v))
 		}
 	}
 }

@@ -184,11 +184,7 @@ func (r *Recorder) Tap(ev monitor.Evaluation) {
 		}
 		cuts[i] = r.targets[i].cut(rd.Samples)
 	}
-	payload := appendTick(nil, Tick{Time: ev.Now, Window: ev.Config.Window, Cuts: cuts}, r.start)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.buf = appendRecord(r.buf[:0], kindTick, payload)
-	_ = r.writeLocked(r.buf)
+	r.Tick(Tick{Time: ev.Now, Window: ev.Config.Window, Cuts: cuts})
 }
 
 // writeLocked appends b to the file in one write, unless that would pass

@@ -118,7 +118,7 @@ func newRecorder(path string, f *os.File, opts Options) *Recorder {
 	for i, t := range opts.Targets {
 		r.index[t.URL] = i
 		r.byName[t.Name] = i
-		r.targets = append(r.targets, newTargetEnc(i))
+		r.targets = append(r.targets, &targetEnc{index: i})
 	}
 	return r
 }

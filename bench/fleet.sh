@@ -36,39 +36,15 @@ N=$1 T=$2 RUNS=${3:-1}
 TUI_SIZE=${TUI_SIZE:-160x50}
 TUI_HISTORY=${TUI_HISTORY:-15m}
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d)
-HZ=$(getconf CLK_TCK)
-TMUX_SOCKET="vtop-bench-$$"
-PIDS=()
+source "$(dirname "$0")/lib.sh"
+need prometheus
 
-cleanup() {
-	for pid in "${PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${PIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-	tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
-
-# Both are built as the README builds vtop: static, with no C library mapped.
-echo "building vtop and the floor…" >&2
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" . && CGO_ENABLED=0 go build -o "$WORK/floor" ./bench/floor)
+build_vtop
+echo "building the floor…" >&2
+(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/floor" ./bench/floor)
 
 # The simulated fleet: one URL per line on stdout once it is serving.
-"$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$ENGINES" >"$WORK/urls" 2>"$WORK/sim.log" &
-PIDS+=($!)
-for _ in $(seq 200); do
-	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break
-	sleep 0.05
-done
-[[ $(wc -l <"$WORK/urls") -ge $N ]] || { echo "the simulator did not start:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
+start_sim "$WORK/urls" --replicas "$N" --scenario mixed --data-parallel "$ENGINES"
 cp "$WORK/urls" "$WORK/targets"
 
 # Prometheus wants host:port per static target and one metrics_path per
@@ -87,26 +63,6 @@ cp "$WORK/urls" "$WORK/targets"
 			}
 		}'
 } >"$WORK/prometheus.yml"
-
-# measure PID: wait T seconds, read VmHWM, stop the process, print
-# "cpu_seconds peak_rss_kib". CPU is read before the stop so that shutdown
-# work (Prometheus' final head compaction) is not counted.
-measure() {
-	local pid=$1
-	sleep "$T"
-	if [[ ! -r /proc/$pid/stat ]]; then
-		echo "process $pid died early" >&2
-		return 1
-	fi
-	local hwm stat utime stime
-	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-	stat=$(cat "/proc/$pid/stat")
-	stat=${stat##*) } # the fields after "(comm) "; comm may hold spaces
-	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
-}
 
 run_vtop() {
 	env ${VTOP_ENV:-} "$WORK/vtop" --jsonl -f "$WORK/targets" --interval 1s >/dev/null 2>"$WORK/vtop.log" &

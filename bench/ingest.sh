@@ -12,9 +12,7 @@
 set -euo pipefail
 
 REV=${1:?usage: bench/ingest.sh REV [ROUNDS]} ROUNDS=${2:-10}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/lib.sh"
 
 # The benchmark, dropped into both trees' page package: it reads the pages
 # from $INGEST_PAGES, and writes them there when asked to.

@@ -11,21 +11,9 @@
 set -euo pipefail
 
 N=${1:-100} TRIES=${2:-20}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d)
-SOCKET="vtop-latency-$$"
-SIM_PID=""
-cleanup() {
-	tmux -L "$SOCKET" kill-server 2>/dev/null || true
-	[ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-CGO_ENABLED=0 go build -C "$ROOT" -o "$WORK/vtop" .
-"$WORK/vtop" sim --replicas "$N" --scenario mixed > "$WORK/targets" &
-SIM_PID=$!
-for _ in $(seq 100); do [ "$(wc -l < "$WORK/targets")" -ge "$N" ] && break; sleep 0.05; done
+source "$(dirname "$0")/lib.sh"
+build_vtop
+start_sim "$WORK/targets" --replicas "$N" --scenario mixed
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
@@ -35,7 +23,7 @@ wait_for() {
 	local start=$1 text=$2 want=${3:-there}
 	while :; do
 		local found=gone
-		tmux -L "$SOCKET" capture-pane -p -t bench 2>/dev/null | grep -qF -- "$text" && found=there
+		tmux -L "$TMUX_SOCKET" capture-pane -p -t bench 2>/dev/null | grep -qF -- "$text" && found=there
 		if [ "$found" = "$want" ]; then
 			echo $(( $(now_ms) - start ))
 			return
@@ -49,42 +37,42 @@ stats() { sort -n | awk '{a[NR]=$1} END {printf "median %d ms, max %d ms (%d tri
 
 # A tmux server that is already running, so that its own start (70-90 ms)
 # is not counted as vtop's.
-tmux -L "$SOCKET" new-session -d -s idle -x 200 -y 60 "sleep 600"
+tmux -L "$TMUX_SOCKET" new-session -d -s idle -x 200 -y 60 "sleep 600"
 # Opening a tmux session costs 50-70 ms before the command even starts:
 # measure that with a command that prints the same words at once, and
 # report vtop's figure beside it.
 first=() baseline=()
 for i in $(seq 5); do
 	start=$(now_ms)
-	tmux -L "$SOCKET" new-session -d -s bench -x 200 -y 60 "echo every 1s; sleep 60"
+	tmux -L "$TMUX_SOCKET" new-session -d -s bench -x 200 -y 60 "echo every 1s; sleep 60"
 	baseline+=("$(wait_for "$start" "every 1s")")
-	tmux -L "$SOCKET" kill-session -t bench
+	tmux -L "$TMUX_SOCKET" kill-session -t bench
 	start=$(now_ms)
-	tmux -L "$SOCKET" new-session -d -s bench -x 200 -y 60 "$WORK/vtop -f $WORK/targets"
+	tmux -L "$TMUX_SOCKET" new-session -d -s bench -x 200 -y 60 "$WORK/vtop -f $WORK/targets"
 	first+=("$(wait_for "$start" "every 1s")")
-	tmux -L "$SOCKET" kill-session -t bench
+	tmux -L "$TMUX_SOCKET" kill-session -t bench
 done
 
-tmux -L "$SOCKET" new-session -d -s bench -x 200 -y 60 "$WORK/vtop -f $WORK/targets"
+tmux -L "$TMUX_SOCKET" new-session -d -s bench -x 200 -y 60 "$WORK/vtop -f $WORK/targets"
 wait_for "$(now_ms)" "up $N/$N" > /dev/null
 sleep 3
 table=() grid=()
 for i in $(seq "$TRIES"); do
-	start=$(now_ms); tmux -L "$SOCKET" send-keys -t bench t
+	start=$(now_ms); tmux -L "$TMUX_SOCKET" send-keys -t bench t
 	table+=("$(wait_for "$start" "of $N replicas")")
 	sleep 0.3
-	start=$(now_ms); tmux -L "$SOCKET" send-keys -t bench Escape
+	start=$(now_ms); tmux -L "$TMUX_SOCKET" send-keys -t bench Escape
 	grid+=("$(wait_for "$start" "of $N replicas" gone)")
 	sleep 0.3
 done
 
 # The same measure for a key echoed by cat: what tmux itself adds.
-tmux -L "$SOCKET" kill-session -t bench
-tmux -L "$SOCKET" new-session -d -s bench -x 200 -y 60 "cat"
+tmux -L "$TMUX_SOCKET" kill-session -t bench
+tmux -L "$TMUX_SOCKET" new-session -d -s bench -x 200 -y 60 "cat"
 sleep 0.3
 echoed=()
 for i in $(seq "$TRIES"); do
-	start=$(now_ms); tmux -L "$SOCKET" send-keys -t bench -l "k$i."
+	start=$(now_ms); tmux -L "$TMUX_SOCKET" send-keys -t bench -l "k$i."
 	echoed+=("$(wait_for "$start" "k$i.")")
 done
 

@@ -25,41 +25,16 @@ usage() { echo "usage: $0 N T [ENGINES]   (N replicas, T seconds per run)" >&2; 
 N=$1 T=$2 ENGINES=${3:-1} INTERVAL=5s ROUNDS=${ROUNDS:-3} SCRAPE=${SCRAPE:-1s}
 [[ $ENGINES =~ ^[0-9]+$ && $ENGINES -ge 1 && $ROUNDS =~ ^[0-9]+$ && $ROUNDS -ge 1 && $SCRAPE =~ ^[1-9][0-9]*s$ ]] || usage
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d)
-HZ=$(getconf CLK_TCK)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-command -v prometheus >/dev/null || { echo "prometheus not found in PATH" >&2; exit 1; }
-
-echo "building vtop…" >&2
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
+source "$(dirname "$0")/lib.sh"
+need prometheus
+build_vtop
 kinds=(prom direct)
-if [[ -n ${BASELINE:-} ]]; then
-	echo "building vtop at $BASELINE…" >&2
-	mkdir "$WORK/base"
-	git -C "$ROOT" archive "$BASELINE" | tar -x -C "$WORK/base"
-	(cd "$WORK/base" && CGO_ENABLED=0 go build -o "$WORK/vtop-base" .)
-	kinds+=(base)
-fi
-
-"$WORK/vtop" sim --replicas "$N" --data-parallel "$ENGINES" --scenario mixed >"$WORK/urls" 2>"$WORK/sim.log" &
-PIDS+=($!)
-for _ in $(seq 400); do
-	[[ $(wc -l <"$WORK/urls") -ge $N ]] && break
-	sleep 0.05
-done
-[[ $(wc -l <"$WORK/urls") -ge $N ]] || { echo "the simulator did not start" >&2; exit 1; }
+[[ -z ${BASELINE:-} ]] || kinds+=(base)
+start_sim "$WORK/urls" --replicas "$N" --data-parallel "$ENGINES" --scenario mixed
 
 targets=$(sed -E 's#http://([^/]+)/metrics#"\1"#' "$WORK/urls" | paste -sd, -)
 printf 'global: {scrape_interval: %s, scrape_timeout: 900ms}\nscrape_configs:\n  - job_name: vllm\n    static_configs: [{targets: [%s]}]\n' "$SCRAPE" "$targets" >"$WORK/prometheus.yml"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+port=$(free_port)
 prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/data" \
 	--web.listen-address=127.0.0.1:$port >"$WORK/prometheus.log" 2>&1 &
 PIDS+=($!)
@@ -70,19 +45,6 @@ sleep $((40 + ${SCRAPE%s}))
 # queries counts the query API requests Prometheus has answered.
 queries() {
 	curl -s "$URL/metrics" | awk '/^prometheus_http_requests_total\{.*handler="\/api\/v1\/query(_range)?"/ { n += $NF } END { print n + 0 }'
-}
-
-# measure PID: wait T seconds, print "cpu_seconds peak_rss_kib", stop it.
-measure() {
-	local pid=$1 hwm stat utime stime
-	sleep "$T"
-	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-	stat=$(cat "/proc/$pid/stat")
-	stat=${stat##*) }
-	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
 }
 
 # run KIND: one measured run; appends "cpu% rss_mb queries/refresh once_s" to $WORK/KIND.

@@ -16,33 +16,10 @@ N=$1 T=$2 E=${3:-1}
 SIZE=${SIZE:-160x50}
 HISTORY=${HISTORY:-15m}
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d)
-HZ=$(getconf CLK_TCK)
-TMUX_SOCKET="vtop-screen-$$"
-SIM=
-
-cleanup() {
-	tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
-	if [[ -n $SIM ]]; then
-		kill "$SIM" 2>/dev/null || true
-		wait "$SIM" 2>/dev/null || true
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-command -v tmux >/dev/null || { echo "tmux not found in PATH" >&2; exit 1; }
-
-echo "building vtop…" >&2
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
-"$WORK/vtop" sim --replicas "$N" --scenario mixed --data-parallel "$E" >"$WORK/targets" 2>"$WORK/sim.log" &
-SIM=$!
-for _ in $(seq 200); do
-	[[ $(wc -l <"$WORK/targets") -ge $N ]] && break
-	sleep 0.05
-done
-[[ $(wc -l <"$WORK/targets") -ge $N ]] || { echo "the simulator did not start:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+need tmux
+build_vtop
+start_sim "$WORK/targets" --replicas "$N" --scenario mixed --data-parallel "$E"
 
 tmux -L "$TMUX_SOCKET" new-session -d -x "${SIZE%x*}" -y "${SIZE#*x}" \
 	"exec env ${VTOP_ENV:-} '$WORK/vtop' -f '$WORK/targets' --interval 1s --history '$HISTORY' 2>'$WORK/vtop.log'"
@@ -53,9 +30,6 @@ while ((SECONDS - start < T)); do
 	[[ -r /proc/$pid/status ]] || { echo "vtop ended early:" >&2; cat "$WORK/vtop.log" >&2; exit 1; }
 	awk -v t=$((SECONDS - start)) '/^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END { printf "%4ds  RSS %6.1f MB  peak %6.1f MB\n", t, r / 1024, h / 1024 }' "/proc/$pid/status"
 done
-stat=$(cat "/proc/$pid/stat")
-stat=${stat##*) }
-read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
-hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-awk -v n="$N" -v e="$E" -v T="$T" -v s="$SIZE" -v u="$utime" -v st="$stime" -v hz="$HZ" -v k="$hwm" \
-	'BEGIN { printf "vtop dashboard, N=%d E=%d, %s, %d s: CPU %.2f s (%.2f %%), peak RSS %.1f MB\n", n, e, s, T, (u + st) / hz, 100 * (u + st) / hz / T, k / 1024 }'
+read -r cpu hwm < <(usage_of "$pid")
+awk -v n="$N" -v e="$E" -v T="$T" -v s="$SIZE" -v c="$cpu" -v k="$hwm" \
+	'BEGIN { printf "vtop dashboard, N=%d E=%d, %s, %d s: CPU %.2f s (%.2f %%), peak RSS %.1f MB\n", n, e, s, T, c, 100 * c / T, k / 1024 }'

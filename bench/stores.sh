@@ -78,33 +78,12 @@ seconds() {
 }
 span_s=$(seconds "$SPAN") lead_s=$(seconds "$LEAD") step_s=$(seconds "$STEP")
 
-for bin in prometheus promtool victoria-metrics curl python3; do
-	command -v "$bin" >/dev/null || { echo "$bin not found in PATH" >&2; exit 1; }
-done
+source "$(dirname "$0")/lib.sh"
+need prometheus promtool victoria-metrics curl python3
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/stores-bench.XXXXXX")
-HZ=$(getconf CLK_TCK)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-	[[ -n ${KEEP:-} ]] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-echo "building vtop…" >&2
-(cd "$ROOT" && CGO_ENABLED=0 go build -o "$WORK/vtop" .)
+build_vtop
 kinds=(now)
-if [[ -n ${BASELINE:-} ]]; then
-	echo "building vtop at $BASELINE…" >&2
-	mkdir "$WORK/base"
-	git -C "$ROOT" archive "$BASELINE" | tar -x -C "$WORK/base"
-	(cd "$WORK/base" && CGO_ENABLED=0 go build -o "$WORK/vtop-base" .)
-	kinds+=(base)
-fi
+[[ -z ${BASELINE:-} ]] || kinds+=(base)
 
 # VictoriaMetrics first, empty: it takes each chunk as it is made.
 vm_port=$(free_port)
@@ -167,7 +146,7 @@ rules_evaluated() {
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(1 if r else 0)'
 }
 if [[ -n ${RULES:-} ]]; then
-	command -v vmalert >/dev/null || { echo "vmalert not found in PATH" >&2; exit 1; }
+	need vmalert
 	"$WORK/vtop" rules --evaluation-interval "$RULES_EVERY" -o "$WORK/vtop-rules.yml"
 	# Debian's vmalert does not read keep_firing_for.
 	"$WORK/vtop" rules --evaluation-interval "$RULES_EVERY" --no-keep-firing-for --format vmalert -o "$WORK/vtop-rules-vm.yml"
@@ -235,17 +214,6 @@ cpu_ticks() {
 	stat=${stat##*) }
 	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
 	echo $((utime + stime))
-}
-
-# measure PID: wait T seconds, print "cpu_seconds peak_rss_kib", stop it.
-measure() {
-	local pid=$1 hwm ticks
-	sleep "$T"
-	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")
-	ticks=$(cpu_ticks "$pid")
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	awk -v t="$ticks" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", t / hz, k }'
 }
 
 # run STORE KIND: one measured run; appends "cpu% rss_mb

@@ -72,7 +72,7 @@ func startVtop(t *testing.T, args ...string) (stdout, stderr *syncBuffer) {
 // would have resolved it.
 func TestAlertmanagerReceivesResolvesAndResends(t *testing.T) {
 	t.Parallel()
-	am := testutil.StartAlertmanager(t)
+	am := StartAlertmanager(t)
 	fleet, urls := healthyFleet(t)
 	const resend = 2 * time.Second
 	_, stderr := startVtop(t, append([]string{"--jsonl", "--interval", "250ms", "--window", "5s", "--no-gpus",
@@ -87,7 +87,7 @@ func TestAlertmanagerReceivesResolvesAndResends(t *testing.T) {
 		t.Fatal(err)
 	}
 	downAt := time.Now()
-	wait := func(what string, limit time.Duration, cond func([]testutil.HeldAlert) bool) []testutil.HeldAlert {
+	wait := func(what string, limit time.Duration, cond func([]HeldAlert) bool) []HeldAlert {
 		t.Helper()
 		deadline := time.Now().Add(limit)
 		for {
@@ -102,7 +102,7 @@ func TestAlertmanagerReceivesResolvesAndResends(t *testing.T) {
 		}
 	}
 
-	held := wait("VtopDown received", 10*time.Second, func(h []testutil.HeldAlert) bool { return len(h) > 0 })
+	held := wait("VtopDown received", 10*time.Second, func(h []HeldAlert) bool { return len(h) > 0 })
 	fired := held[0]
 	t.Logf("received %s after %s", fired, time.Since(downAt).Round(time.Millisecond))
 	want := map[string]string{"alertname": "VtopDown", "state": "DOWN", "severity": "critical"}
@@ -121,7 +121,7 @@ func TestAlertmanagerReceivesResolvesAndResends(t *testing.T) {
 		t.Errorf("endsAt %s after startsAt, want 4 re-sends (%s)", life, 4*resend)
 	}
 
-	held = wait("VtopDown re-sent (endsAt moved on)", 3*resend+5*time.Second, func(h []testutil.HeldAlert) bool {
+	held = wait("VtopDown re-sent (endsAt moved on)", 3*resend+5*time.Second, func(h []HeldAlert) bool {
 		return len(h) == 1 && h[0].EndsAt.After(fired.EndsAt)
 	})
 	resent := held[0]
@@ -137,7 +137,7 @@ func TestAlertmanagerReceivesResolvesAndResends(t *testing.T) {
 		t.Fatal(err)
 	}
 	upAt := time.Now()
-	wait("VtopDown resolved", 10*time.Second, func(h []testutil.HeldAlert) bool { return len(h) == 0 })
+	wait("VtopDown resolved", 10*time.Second, func(h []HeldAlert) bool { return len(h) == 0 })
 	resolvedAt := time.Now()
 	t.Logf("resolved %s after the replica answered again; its last endsAt was %s later", resolvedAt.Sub(upAt).Round(time.Millisecond), resent.EndsAt.Sub(resolvedAt).Round(time.Millisecond))
 	if !resolvedAt.Before(resent.EndsAt.Add(-time.Second)) {
@@ -225,7 +225,7 @@ func TestOnChangeHookDelaysNoReport(t *testing.T) {
 // the event log tells the same changes.
 func TestDownAtStartReachesEveryOutput(t *testing.T) {
 	t.Parallel()
-	am := testutil.StartAlertmanager(t)
+	am := StartAlertmanager(t)
 	fleet, urls := healthyFleet(t)
 	down := fleet.Replicas()[0]
 	if err := down.SetFault(sim.FaultDown); err != nil {

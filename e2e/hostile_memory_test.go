@@ -115,34 +115,34 @@ func TestHostileMemory(t *testing.T) {
 		// Recordings: a frame's page is bounded before it is decoded, and
 		// the header's targets before they are read.
 		{name: "six key frames of 7 KB that decode to 60 MiB each, replayed --once", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 1, Frames: 6, Decoded: 60 << 20}.Write(t), "--once", "--json"}, ""
+			return []string{"replay", forged{Targets: 1, Frames: 6, Decoded: 60 << 20}.Write(t), "--once", "--json"}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60.0 MiB"},
 		{name: "20 targets of such frames replayed", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t), "--jsonl"}, ""
+			return []string{"replay", forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t), "--jsonl"}, ""
 		}, codes: []int{record.ExitData}, want: "more than a page may hold at --max-memory 256MiB (16 MiB)"},
 		{name: "20 targets of such frames exported", args: func(t *testing.T) ([]string, string) {
-			return []string{"export", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t)}, ""
+			return []string{"export", forged{Targets: 20, Frames: 6, Decoded: 60 << 20}.Write(t)}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: frame 1 of 127.0.0.1:8000 holds a page of 60.0 MiB"},
 		{name: "20 targets of frames that state 4 KiB, their zstd frames 60 MiB, replayed", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 4 << 10}.Write(t), "--jsonl"}, ""
+			return []string{"replay", forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 4 << 10}.Write(t), "--jsonl"}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: recording ends at"},
 		{name: "20 targets of frames that state 64 KiB and decode to 60 MiB without saying so, replayed", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t), "--once", "--json"}, ""
+			return []string{"replay", forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t), "--once", "--json"}, ""
 		}, codes: []int{command.ExitDown}, want: "forged.vtrec: frame 6 decodes to more than the 65536 bytes it states"},
 		{name: "20 targets of frames that state 64 KiB and decode to 60 MiB without saying so, exported", args: func(t *testing.T) ([]string, string) {
-			return []string{"export", simrec.Forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t)}, ""
+			return []string{"export", forged{Targets: 20, Frames: 6, Decoded: 60 << 20, Declared: 64 << 10, Unsized: true}.Write(t)}, ""
 		}, codes: []int{0}, want: "forged.vtrec: skipped 120 scrapes that could not be read (the first: 127.0.0.1:8000: frame 1 decodes to more than the 65536 bytes it states"},
 		{name: "20 targets of frames of 16 MiB pages, the most a frame may hold, replayed", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 20, Frames: 3, Decoded: 16 << 20}.Write(t), "--jsonl"}, ""
+			return []string{"replay", forged{Targets: 20, Frames: 3, Decoded: 16 << 20}.Write(t), "--jsonl"}, ""
 		}, codes: []int{0}},
 		{name: "20 targets of frames of 16 MiB pages exported", args: func(t *testing.T) ([]string, string) {
-			return []string{"export", simrec.Forged{Targets: 20, Frames: 3, Decoded: 16 << 20}.Write(t)}, ""
+			return []string{"export", forged{Targets: 20, Frames: 3, Decoded: 16 << 20}.Write(t)}, ""
 		}, codes: []int{0}, want: "exported 0 series, 0 samples from 60 scrapes"},
 		{name: "a header of 200,000 targets and one frame, exported", args: func(t *testing.T) ([]string, string) {
-			return []string{"export", simrec.Forged{Targets: 200_000, Framed: 1, Frames: 1, Page: simrec.SimulatedPage(t)}.Write(t)}, ""
+			return []string{"export", forged{Targets: 200_000, Framed: 1, Frames: 1, Page: simulatedPage(t)}.Write(t)}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: the header lists 200000 targets"},
 		{name: "a header of 200,000 targets and one frame, replayed", args: func(t *testing.T) ([]string, string) {
-			return []string{"replay", simrec.Forged{Targets: 200_000, Framed: 1, Frames: 1, Page: simrec.SimulatedPage(t)}.Write(t), "--once", "--json"}, ""
+			return []string{"replay", forged{Targets: 200_000, Framed: 1, Frames: 1, Page: simulatedPage(t)}.Write(t), "--once", "--json"}, ""
 		}, codes: []int{record.ExitData}, want: "forged.vtrec: the header lists 200000 targets"},
 	}
 	for _, tt := range tests {

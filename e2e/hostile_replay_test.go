@@ -82,7 +82,7 @@ func TestHostileReplay(t *testing.T) {
 		{name: "one byte of the header damaged", file: damaged(30, 31, false), args: []string{"--jsonl"}, wantCode: 0, wantErr: "damaged", reports: 85},
 		{name: "a stretch copied again", file: damaged(0, 0, true), args: []string{"--jsonl"}, wantCode: 0, wantErr: "damaged", reports: 85},
 		{name: "a recording of one scrape", file: func(t *testing.T, _ string) string {
-			return simrec.Forged{Targets: 1, Frames: 1, Page: simrec.SimulatedPage(t)}.Write(t)
+			return forged{Targets: 1, Frames: 1, Page: simulatedPage(t)}.Write(t)
 		}, args: []string{"--jsonl"}, wantCode: 0, reports: 1},
 		{name: "8 GiB sparse file under a 4 GiB limit", file: sparse, args: []string{"--once", "--json"}, limit: "4194304", wantCode: 0, wantErr: "recording ends at"},
 	}

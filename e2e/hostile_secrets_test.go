@@ -302,7 +302,7 @@ func TestHostileSecretsFlagsBetweenTargets(t *testing.T) {
 // holds, in its replica label and its annotations, and the hook's input.
 func TestHostileSecretsInStoreLabels(t *testing.T) {
 	t.Parallel()
-	am := testutil.StartAlertmanager(t)
+	am := StartAlertmanager(t)
 	fleet, urls := healthyFleet(t)
 	var hosts []string
 	for _, raw := range urls {
@@ -333,7 +333,7 @@ func TestHostileSecretsInStoreLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 	replica := safetext.Redacted + ":1"
-	var fired testutil.HeldAlert
+	var fired HeldAlert
 	testutil.WaitFor(t, 60*time.Second, "VtopDown for "+replica+" held by the Alertmanager", func() bool {
 		for _, a := range am.Alerts() {
 			if a.Labels["alertname"] == "VtopDown" {

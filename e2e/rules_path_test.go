@@ -362,11 +362,11 @@ func TestRulesPathPrometheus(t *testing.T) {
 // read them back later still.
 func TestRulesPathVictoriaMetrics(t *testing.T) {
 	t.Parallel()
-	testutil.VictoriaMetricsBinary(t)
+	VictoriaMetricsBinary(t)
 	history, ruleFile := rulesHistory(t, "--no-keep-firing-for", "--format", "vmalert")
-	vm := testutil.StartVictoriaMetrics(t)
+	vm := StartVictoriaMetrics(t)
 	vm.Import(history, func() bool { return targetsIn(t, vm.URL()) == rulesReplicas })
-	alert := testutil.StartVMAlert(t, vm, rulesStep, ruleFile)
+	alert := StartVMAlert(t, vm, rulesStep, ruleFile)
 	// vmalert reads what the group's earlier rules wrote back from the
 	// store, a flush later: each step of the rules' chain lags an
 	// evaluation, and the states take more evaluations to settle.
@@ -382,7 +382,7 @@ func TestRulesPathVictoriaMetrics(t *testing.T) {
 // TestRulesPathVictoriaMetrics runs, the two stamps are one second).
 func TestRulesPathVMAlertStamps(t *testing.T) {
 	t.Parallel()
-	testutil.VictoriaMetricsBinary(t)
+	VictoriaMetricsBinary(t)
 	const every = 5 * time.Second
 	cfg := analysis.DefaultConfig()
 	settings := promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis, GroupBy: []string{"instance"}}
@@ -407,7 +407,7 @@ ALERTS{alertname="VtopFull",alertstate="firing",alertgroup="vtop",severity="crit
 	if err := os.WriteFile(path, []byte(text.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	vm := testutil.StartVictoriaMetrics(t)
+	vm := StartVictoriaMetrics(t)
 	vm.Import(path, func() bool { return len(vectorAt(t, vm.URL(), "ALERTS", first.Add(every))) == 1 })
 	readings, when, st := readOnce(t, fastPath(promsource.Config{URL: vm.URL(), Selector: `{job="vllm"}`, Interval: every, Window: cfg.Window}, cfg))
 	if st.Path != promsource.PathRules || !when.Equal(when.Truncate(every)) || len(readings) != 2 {

@@ -50,7 +50,7 @@ type storeReport struct {
 // VictoriaMetrics and compares vtop's reports through each.
 func TestStoresReadAlike(t *testing.T) {
 	testutil.PrometheusTool(t, "promtool")
-	testutil.VictoriaMetricsBinary(t)
+	VictoriaMetricsBinary(t)
 	const (
 		replicas = 5
 		step     = 5 * time.Second
@@ -65,7 +65,7 @@ func TestStoresReadAlike(t *testing.T) {
 	stamps := scrapeTimes(t, history)
 
 	prom := testutil.ServeBlocks(t, testutil.Backfill(t, history))
-	vm := testutil.StartVictoriaMetrics(t)
+	vm := StartVictoriaMetrics(t)
 	vm.Import(history, func() bool { return targetsIn(t, vm.URL()) == replicas })
 	if n := targetsIn(t, prom.URL()); n != replicas {
 		t.Fatalf("Prometheus holds %d targets of the history, want %d", n, replicas)

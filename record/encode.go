@@ -39,8 +39,6 @@ type frameRef struct {
 	seq  int64
 }
 
-func newTargetEnc(index int) *targetEnc { return &targetEnc{index: index} }
-
 // Encoders are shared, not one per target: a frame's dictionary is the
 // target's previous frame, set at every frame, so an encoder holds nothing
 // of a target between frames. One each, with zstd's default window, held

@@ -28,16 +28,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ExitCode returns the exit code err calls for: an *Error's code, else
-// fallback.
-func ExitCode(err error, fallback int) int {
-	var re *Error
-	if errors.As(err, &re) {
-		return re.Code
-	}
-	return fallback
-}
-
 // Problems a reader reports.
 var (
 	ErrNotRecording = errors.New("not a vtop recording")

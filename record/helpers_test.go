@@ -1,6 +1,8 @@
 package record
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"github.com/vtop-dev/vtop/catalogue"
 	"os"
@@ -110,3 +112,20 @@ func readFile(t testing.TB, path string) []byte {
 func sampleString(s catalogue.Sample) string { return fmt.Sprintf("%+v", s) }
 
 var textFormat = expfmt.NewFormat(expfmt.TypeTextPlain)
+
+// ExitCode returns the exit code err calls for: an *Error's code, else
+// fallback.
+func ExitCode(err error, fallback int) int {
+	var re *Error
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return fallback
+}
+
+// Parse reads a recording from memory (it keeps data). It fails only
+// when there is nothing to replay: not a recording, a newer format, no
+// header, no targets; damage after the header is reported in Damage.
+func Parse(data []byte) (*Recording, error) {
+	return parse(bytes.NewReader(data), int64(len(data)), Limits{})
+}

@@ -28,16 +28,16 @@ type varReader struct {
 
 func (v *varReader) uvarint() uint64 {
 	x, n := binary.Uvarint(v.d[v.pos:])
-	if n <= 0 {
-		v.bad = true
-		return 0
-	}
-	v.pos += n
-	return x
+	return v.took(x, n)
 }
 
 func (v *varReader) varint() int64 {
 	x, n := binary.Varint(v.d[v.pos:])
+	return int64(v.took(uint64(x), n))
+}
+
+// took moves past a varint of n bytes holding x, or marks v bad.
+func (v *varReader) took(x uint64, n int) uint64 {
 	if n <= 0 {
 		v.bad = true
 		return 0

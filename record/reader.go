@@ -160,13 +160,6 @@ func notAFile(m os.FileMode) error {
 	return errors.New(what + ", not a file: a recording is read from a file (save the stream to one first)")
 }
 
-// Parse reads a recording from memory (it keeps data). It fails only
-// when there is nothing to replay: not a recording, a newer format, no
-// header, no targets; damage after the header is reported in Damage.
-func Parse(data []byte) (*Recording, error) {
-	return parse(bytes.NewReader(data), int64(len(data)), Limits{})
-}
-
 // parse reads the recording of size bytes in src as a stream, keeping
 // only its index: frames are read back from src when decoded.
 func parse(src io.ReaderAt, size int64, limits Limits) (*Recording, error) {

@@ -118,7 +118,7 @@ func newRecorder(path string, f *os.File, opts Options) *Recorder {
 	for i, t := range opts.Targets {
 		r.index[t.URL] = i
 		r.byName[t.Name] = i
-		r.targets = append(r.targets, newTargetEnc(i))
+		r.targets = append(r.targets, &targetEnc{index: i})
 	}
 	return r
 }
@@ -184,11 +184,7 @@ func (r *Recorder) Tap(ev monitor.Evaluation) {
 		}
 		cuts[i] = r.targets[i].cut(rd.Samples)
 	}
-	payload := appendTick(nil, Tick{Time: ev.Now, Window: ev.Config.Window, Cuts: cuts}, r.start)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.buf = appendRecord(r.buf[:0], kindTick, payload)
-	_ = r.writeLocked(r.buf)
+	r.Tick(Tick{Time: ev.Now, Window: ev.Config.Window, Cuts: cuts})
 }
 
 // writeLocked appends b to the file in one write, unless that would pass

@@ -91,8 +91,7 @@ func (a *ahead) run(stop <-chan struct{}) {
 // lock held.
 func (a *ahead) extend(i int) {
 	for n := len(a.states); n <= i && n < len(a.ticks) && !a.closed; n++ {
-		t := a.ticks[n]
-		r := analysis.Analyze(t.Time, a.rd.readings(t), tickConfig(a.cfg, t), a.prev)
+		r := a.rd.analyze(a.ticks[n], a.cfg, a.prev)
 		a.prev = &r
 		a.keep(n, &r)
 		if a.onReport != nil {
@@ -207,14 +206,9 @@ func (a *ahead) report(i int, rd *reader) *analysis.Report {
 		a.mu.Unlock()
 		return r
 	}
-	c := i / a.every
-	r := a.checks[c]
 	a.mu.Unlock()
-	for n := c*a.every + 1; n <= i; n++ {
-		t := a.ticks[n]
-		next := analysis.Analyze(t.Time, rd.readings(t), tickConfig(a.cfg, t), r)
-		r = &next
-	}
+	var r *analysis.Report
+	a.each(i, i, rd, func(at *analysis.Report) { r = at })
 	return r
 }
 
@@ -253,9 +247,9 @@ func (a *ahead) close() {
 }
 
 // each calls out with reports from through to (indices, clamped to the
-// recording), in order, recomputed from the checkpoint at or before from
-// with a reader of its own, so that the screen's playing goes on.
-func (a *ahead) each(from, to int, out func(*analysis.Report)) {
+// recording), in order, recomputed with rd from the checkpoint at or
+// before from.
+func (a *ahead) each(from, to int, rd *reader, out func(*analysis.Report)) {
 	from = max(from, 0)
 	if from > to {
 		return
@@ -266,12 +260,9 @@ func (a *ahead) each(from, to int, out func(*analysis.Report)) {
 	c := min(from/a.every, len(a.checks)-1)
 	r := a.checks[c]
 	a.mu.Unlock()
-	rd := newReader(a.rec)
-	defer rd.close()
 	for n := c * a.every; n <= to; n++ {
 		if n > c*a.every {
-			t := a.ticks[n]
-			next := analysis.Analyze(t.Time, rd.readings(t), tickConfig(a.cfg, t), r)
+			next := rd.analyze(a.ticks[n], a.cfg, r)
 			r = &next
 		}
 		if n >= from {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/record"
 )
@@ -52,6 +53,15 @@ func (r *reader) readings(t record.Tick) []catalogue.Readings {
 	}
 	wg.Wait()
 	return out
+}
+
+// analyze is the report of tick t as live mode computed it, from what it
+// read, with the tick's window unless cfg sets its own.
+func (r *reader) analyze(t record.Tick, cfg analysis.Config, prev *analysis.Report) analysis.Report {
+	if cfg.Window <= 0 {
+		cfg.Window = t.Window
+	}
+	return analysis.Analyze(t.Time, r.readings(t), cfg, prev)
 }
 
 // target is the readings of target i at tick t; only the cursor of i

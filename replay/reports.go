@@ -35,7 +35,7 @@ func Reports(rec *record.Recording, cfg analysis.Config, out func(analysis.Repor
 	defer rd.close()
 	var prev *analysis.Report
 	for _, t := range ticks {
-		r := analysis.Analyze(t.Time, rd.readings(t), tickConfig(cfg, t), prev)
+		r := rd.analyze(t, cfg, prev)
 		prev = &r
 		if err := out(r); err != nil {
 			return err
@@ -49,12 +49,4 @@ func Last(rec *record.Recording, cfg analysis.Config) (analysis.Report, error) {
 	var last analysis.Report
 	err := Reports(rec, cfg, func(r analysis.Report) error { last = r; return nil })
 	return last, err
-}
-
-// tickConfig is cfg with the tick's window, unless cfg sets its own.
-func tickConfig(cfg analysis.Config, t record.Tick) analysis.Config {
-	if cfg.Window <= 0 {
-		cfg.Window = t.Window
-	}
-	return cfg
 }

@@ -312,14 +312,11 @@ func (s *Source) PointsBefore(at time.Time, n int) map[string][]analysis.Point {
 		return kept
 	}
 	points := make(map[string][]analysis.Point)
-	s.ahead.each(i-n, i-1, func(r *analysis.Report) {
+	rd := newReader(s.rec)
+	defer rd.close()
+	s.ahead.each(i-n, i-1, rd, func(r *analysis.Report) {
 		for k := range r.Replicas {
-			rep := &r.Replicas[k]
-			p := rep.Point
-			if p.Time.IsZero() {
-				p.Time = r.Time
-			}
-			points[rep.Target] = append(points[rep.Target], p)
+			points[r.Replicas[k].Target] = append(points[r.Replicas[k].Target], pointOf(r, &r.Replicas[k]))
 		}
 	})
 	return points

@@ -69,8 +69,8 @@ func (h *pageHold) expected() int64 {
 }
 
 // growTo makes the hold n bytes (the buffers a page is read into, read
-// bytes of it so far), waiting,
-// within the scrape's timeout (ctx), for other pages to give room back.
+// bytes of it so far), waiting, within the scrape's timeout (ctx), for
+// other pages to give room back.
 // A page fails at once when every other page holding room is waiting
 // too: one must give way. The error says the bound the page would pass.
 func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
@@ -79,19 +79,16 @@ func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
 	}
 	b := h.budget
 	if n > b.total {
-		return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s): raise --max-memory or lower --max-body",
-			pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
+		return b.refuse(n, read, ": raise --max-memory or lower --max-body")
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.used+n-h.held > b.total {
 		if ctx.Err() != nil {
-			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read, and no room was given back within the scrape's timeout; raise --max-memory",
-				pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
+			return b.refuse(n, read, " with the other pages being read, and no room was given back within the scrape's timeout; raise --max-memory")
 		}
 		if h.held > 0 && b.waiting+1 >= b.holders {
-			return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s) with the other pages being read; raise --max-memory",
-				pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total)))
+			return b.refuse(n, read, " with the other pages being read; raise --max-memory")
 		}
 		b.wait(ctx, h.held > 0)
 	}
@@ -101,6 +98,13 @@ func (h *pageHold) growTo(ctx context.Context, n int64, read int) error {
 	b.used += n - h.held
 	h.held = n
 	return nil
+}
+
+// refuse is the error of a page of n bytes of buffers (read of them read)
+// that would pass the budget, and why.
+func (b *pageBudget) refuse(n int64, read int, why string) error {
+	return budgetError(fmt.Sprintf("page %s would pass the pages' share of --max-memory %s (%s)%s",
+		pageSize(n, read), human.FlagBytes(b.maxMemory), human.Bytes(b.total), why))
 }
 
 // wait gives b.mu up until bytes are given back or ctx ends; holding

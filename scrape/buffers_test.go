@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"bytes"
+	"context"
 	"testing"
 )
 
@@ -56,7 +57,7 @@ func TestReadCappedGrowsToPoolClasses(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			body := bytes.Repeat([]byte("x"), tc.body)
-			got, err := readCapped(bytes.NewReader(body), nil, limit, tc.size)
+			got, err := readHeld(context.Background(), bytes.NewReader(body), nil, limit, tc.size, nil)
 			if err != nil || !bytes.Equal(got, body) {
 				t.Fatalf("read %d bytes, err %v; want the %d of the body", len(got), err, len(body))
 			}
@@ -73,7 +74,7 @@ func TestReadCappedGrowsToPoolClasses(t *testing.T) {
 			r := bytes.NewReader(body)
 			allocs := testing.AllocsPerRun(5, func() {
 				r.Reset(body)
-				readCapped(r, nil, limit, tc.size)
+				readHeld(context.Background(), r, nil, limit, tc.size, nil)
 			})
 			if tc.oneAlloc && allocs > 1 {
 				t.Errorf("%v allocations, want one", allocs)
@@ -86,7 +87,7 @@ func TestReadCappedGrowsToPoolClasses(t *testing.T) {
 func TestReadCappedLimit(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), 5000)
 	for _, size := range []int64{-1, 5000, 100} {
-		if _, err := readCapped(bytes.NewReader(body), nil, 4096, size); err != errTooLarge {
+		if _, err := readHeld(context.Background(), bytes.NewReader(body), nil, 4096, size, nil); err != errTooLarge {
 			t.Errorf("Content-Length %d: err %v, want errTooLarge", size, err)
 		}
 	}

@@ -219,19 +219,14 @@ func (c *Client) fetch(ctx context.Context, t Target, timeout time.Duration, buf
 
 var errTooLarge = errors.New("body too large")
 
-// readCapped appends r to buf, stopping with errTooLarge past limit bytes.
-// size is the length the server announced (Content-Length), or -1: the
-// buffer is made that large at once, up to the largest one the pool keeps,
-// so that a server announcing more than it sends cannot make every scrape
-// allocate the limit.
-func readCapped(r io.Reader, buf []byte, limit, size int64) ([]byte, error) {
-	return readHeld(context.Background(), r, buf, limit, size, nil)
-}
-
-// readHeld is readCapped with the buffers a page is read into counted in
-// hold (nil: not counted) as it grows: once for a page that fits the
-// buffer it is read into, a few times for one that doubles it. The buffer never grows past
-// limit+1 bytes.
+// readHeld appends r to buf, stopping with errTooLarge past limit bytes,
+// with the buffers a page is read into counted in hold (nil: not counted)
+// as it grows: once for a page that fits the buffer it is read into, a
+// few times for one that doubles it. size is the length the server
+// announced (Content-Length), or -1: the buffer is made that large at
+// once, up to the largest one the pool keeps, so that a server announcing
+// more than it sends cannot make every scrape allocate the limit. The
+// buffer never grows past limit+1 bytes.
 func readHeld(ctx context.Context, r io.Reader, buf []byte, limit, size int64, hold *pageHold) ([]byte, error) {
 	want := int64(cap(buf))
 	if size >= 0 && size < maxPooledBuffer && size <= limit {

@@ -3,6 +3,7 @@ package scrape
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"net/http"
 
@@ -26,7 +27,7 @@ func gunzip(body []byte, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, errors.New("gzip-compressed page does not decompress: " + err.Error())
 	}
-	out, err := readCapped(z, nil, limit, -1)
+	out, err := readHeld(context.Background(), z, nil, limit, -1, nil)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return nil, errors.New("gzip-compressed page larger than " + human.Bytes(limit) + " once decompressed")

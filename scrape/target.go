@@ -65,13 +65,13 @@ func ParseTarget(s string) (Target, error) {
 	if err != nil {
 		// url errors quote the input; it has no credentials here but may
 		// have control characters.
-		return Target{}, fmt.Errorf("invalid target %q", sanitizeTarget(s))
+		return Target{}, fmt.Errorf("invalid target %q", safetext.Sanitize(s))
 	}
 	if err := checkURL(u); err != nil {
 		if err == errCredentials {
 			return Target{}, err
 		}
-		return Target{}, fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
+		return Target{}, fmt.Errorf("invalid target %q: %w", safetext.Sanitize(s), err)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
@@ -105,7 +105,7 @@ func withScheme(s string) (string, error) {
 	if _, port, err := net.SplitHostPort(host); err != nil {
 		host = net.JoinHostPort(strings.Trim(host, "[]"), defaultPort)
 	} else if err := checkPort(port); err != nil {
-		return "", fmt.Errorf("invalid target %q: %w", sanitizeTarget(s), err)
+		return "", fmt.Errorf("invalid target %q: %w", safetext.Sanitize(s), err)
 	}
 	return "http://" + host + path, nil
 }
@@ -145,12 +145,8 @@ func quoteUnlessNumber(s string) string {
 	if _, err := strconv.Atoi(s); err == nil {
 		return s
 	}
-	return strconv.Quote(sanitizeTarget(s))
+	return strconv.Quote(safetext.Sanitize(s))
 }
-
-// sanitizeTarget keeps error messages about a typed target on one line
-// and free of escape sequences.
-func sanitizeTarget(s string) string { return safetext.Sanitize(s) }
 
 // DCGMLinePrefix begins the lines that name a dcgm-exporter in what `vtop
 // sim --dcgm` prints ("dcgm URL"), which a targets file refuses.
@@ -183,7 +179,7 @@ func ReadTargetsFile(path string) ([]Target, error) {
 		}
 		if exporter, ok := strings.CutPrefix(line, DCGMLinePrefix); ok {
 			return nil, fmt.Errorf("%s:%d: %q is a dcgm-exporter, not an inference server: read its GPUs with --dcgm %s",
-				path, n, sanitizeTarget(line), sanitizeTarget(strings.TrimSpace(exporter)))
+				path, n, safetext.Sanitize(line), safetext.Sanitize(strings.TrimSpace(exporter)))
 		}
 		t, err := ParseTarget(line)
 		if err != nil {

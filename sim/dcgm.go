@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -10,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 )
 
 // GPUFault is something wrong with a replica's simulated GPUs.
@@ -94,18 +92,7 @@ func (g *GPUs) Render(replica int) ([]byte, error) {
 	if err := reg.Register(&gpuCollector{r: g.fleet.replicas[replica], fault: g.fault(replica)}); err != nil {
 		return nil, err
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			return nil, err
-		}
-	}
-	return buf.Bytes(), nil
+	return render(reg.Gather, textFormat)
 }
 
 // Handler serves replica's page at /metrics, as dcgm-exporter does.
@@ -117,7 +104,7 @@ func (g *GPUs) Handler(replica int) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+		w.Header().Set("Content-Type", string(textFormat))
 		_, _ = w.Write(page)
 	})
 	return mux

@@ -65,13 +65,10 @@ type pageWriter struct {
 // family sends one series of a family described by the catalogue list.
 func (w *pageWriter) family(list []catalogue.Family, name string, value float64, labels ...string) {
 	f, ok := catalogue.FindFamily(list, name)
-	if !ok {
-		panic("sim: " + name + " is not catalogued")
+	if !ok || f.Type == catalogue.TypeHistogram {
+		panic("sim: " + name + " is not a catalogued gauge or counter")
 	}
 	desc := prometheus.NewDesc(f.Name, f.Name, f.Labels, nil)
-	if f.Type == catalogue.TypeHistogram {
-		panic("sim: " + name + " is a histogram")
-	}
 	kind := prometheus.GaugeValue
 	if f.Type == catalogue.TypeCounter {
 		kind = prometheus.CounterValue
@@ -90,12 +87,9 @@ func (w *pageWriter) histogram(list []catalogue.Family, name string, h func(*eng
 	w.ch <- prometheus.MustNewConstHistogram(desc, s.count, s.sum, s.cumulative(), labels...)
 }
 
-// sum sums f over the replica's engines.
-func (w *pageWriter) sum(f func(e *engine) float64) float64 { return w.v.scalar(f) }
-
 // finished sums the finished requests of the given reasons.
 func (w *pageWriter) finished(reasons ...int) float64 {
-	return w.sum(func(e *engine) float64 {
+	return w.v.scalar(func(e *engine) float64 {
 		n := 0.0
 		for _, r := range reasons {
 			n += e.stats.finished[r]
@@ -144,9 +138,9 @@ func (w *pageWriter) sglang() {
 	ranks := []string{role, cfg.Model, "0", "0", "0"}
 	l := catalogue.SGLang
 	capacity := float64(cfg.NumGPUBlocks * cfg.BlockSize * len(w.r.engines))
-	used := w.sum(func(e *engine) float64 { return float64((cfg.NumGPUBlocks - e.free) * cfg.BlockSize) })
-	w.family(l, "sglang:num_running_reqs", w.sum(running), ranks...)
-	w.family(l, "sglang:num_queue_reqs", w.sum(waiting), ranks...)
+	used := w.v.scalar(func(e *engine) float64 { return float64((cfg.NumGPUBlocks - e.free) * cfg.BlockSize) })
+	w.family(l, "sglang:num_running_reqs", w.v.scalar(running), ranks...)
+	w.family(l, "sglang:num_queue_reqs", w.v.scalar(waiting), ranks...)
 	w.family(l, "sglang:num_used_tokens", used, ranks...)
 	w.family(l, "sglang:token_usage", used/capacity, ranks...)
 	w.family(l, "sglang:max_total_num_tokens", capacity, ranks...)
@@ -157,13 +151,13 @@ func (w *pageWriter) sglang() {
 	w.histogram(l, "sglang:inter_token_latency_seconds", func(s *engineStats) *hist { return s.itl }, cfg.Model)
 	w.histogram(l, "sglang:e2e_request_latency_seconds", func(s *engineStats) *hist { return s.e2e }, cfg.Model)
 	lc := catalogue.SGLangCurrent
-	w.family(lc, "sglang:num_retracted_requests_total", w.sum(func(e *engine) float64 { return e.stats.preemptions }), ranks...)
-	w.family(lc, "sglang:num_retracted_input_tokens_total", w.sum(func(e *engine) float64 { return e.stats.retractedInput }), ranks...)
-	w.family(lc, "sglang:num_retracted_output_tokens_total", w.sum(func(e *engine) float64 { return e.stats.retractedOutput }), ranks...)
-	w.family(l, "sglang:prompt_tokens_total", w.sum(func(e *engine) float64 { return e.stats.promptTokens }), cfg.Model)
-	w.family(l, "sglang:generation_tokens_total", w.sum(func(e *engine) float64 { return e.stats.generationTokens }), cfg.Model)
+	w.family(lc, "sglang:num_retracted_requests_total", w.v.scalar(func(e *engine) float64 { return e.stats.preemptions }), ranks...)
+	w.family(lc, "sglang:num_retracted_input_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.retractedInput }), ranks...)
+	w.family(lc, "sglang:num_retracted_output_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.retractedOutput }), ranks...)
+	w.family(l, "sglang:prompt_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.promptTokens }), cfg.Model)
+	w.family(l, "sglang:generation_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.generationTokens }), cfg.Model)
 	w.family(l, "sglang:num_requests_total", w.finished(reasonStop, reasonLength, reasonAbort, reasonError), cfg.Model)
-	w.family(l, "sglang:cached_tokens_total", w.sum(func(e *engine) float64 { return e.stats.promptCached }), cfg.Model)
+	w.family(l, "sglang:cached_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.promptCached }), cfg.Model)
 	w.family(l, "sglang:num_aborted_requests_total", w.finished(reasonAbort), cfg.Model)
 }
 
@@ -173,9 +167,9 @@ func (w *pageWriter) trtllm() {
 	cfg := &w.r.cfg
 	lbl := []string{"trtllm", cfg.Model}
 	l := catalogue.TRTLLM
-	w.family(l, "trtllm_num_requests_running", w.sum(running), lbl...)
-	w.family(l, "trtllm_num_requests_waiting", w.sum(waiting), lbl...)
-	w.family(l, "trtllm_kv_cache_utilization", w.sum((*engine).kvUsage)/float64(len(w.r.engines)), lbl...)
+	w.family(l, "trtllm_num_requests_running", w.v.scalar(running), lbl...)
+	w.family(l, "trtllm_num_requests_waiting", w.v.scalar(waiting), lbl...)
+	w.family(l, "trtllm_kv_cache_utilization", w.v.scalar((*engine).kvUsage)/float64(len(w.r.engines)), lbl...)
 	w.family(l, "trtllm_num_requests_completed_total", w.finished(reasonStop, reasonLength, reasonAbort, reasonError), lbl...)
 	for _, reason := range []int{reasonStop, reasonLength, reasonAbort} {
 		w.family(l, "trtllm_request_success_total", w.finished(reason), "trtllm", reasonNames[reason], cfg.Model)
@@ -191,10 +185,10 @@ func (w *pageWriter) trtllm() {
 // a client that gives up is neither a success nor a failure.
 func (w *pageWriter) tgi() {
 	l := catalogue.TGI
-	w.family(l, "tgi_batch_current_size", w.sum(running))
+	w.family(l, "tgi_batch_current_size", w.v.scalar(running))
 	w.family(l, "tgi_batch_current_max_tokens", float64(w.r.cfg.MaxBatchedTokens))
-	w.family(l, "tgi_queue_size", w.sum(waiting))
-	w.family(l, "tgi_request_count", w.sum(func(e *engine) float64 { return e.stats.arrived }))
+	w.family(l, "tgi_queue_size", w.v.scalar(waiting))
+	w.family(l, "tgi_request_count", w.v.scalar(func(e *engine) float64 { return e.stats.arrived }))
 	w.family(l, "tgi_request_success", w.finished(reasonStop, reasonLength))
 	if n := w.finished(reasonError); n > 0 { // created on the first failure
 		w.family(l, "tgi_request_failure", n, "validation")
@@ -226,7 +220,7 @@ func (w *pageWriter) tgiLengths() {
 func (w *pageWriter) llamacpp() {
 	l := catalogue.LlamaCpp
 	sum := func(f func(s *engineStats) float64) float64 {
-		return w.sum(func(e *engine) float64 { return f(e.stats) })
+		return w.v.scalar(func(e *engine) float64 { return f(e.stats) })
 	}
 	prompt, prefillSec := sum(func(s *engineStats) float64 { return s.promptTokens }), sum(func(s *engineStats) float64 { return s.prefillSeconds })
 	gen, decodeSec := sum(func(s *engineStats) float64 { return s.generationTokens }), sum(func(s *engineStats) float64 { return s.decodeSeconds })
@@ -239,8 +233,8 @@ func (w *pageWriter) llamacpp() {
 	w.family(l, "llamacpp:n_tokens_max", sum(func(s *engineStats) float64 { return s.maxStepTokens }))
 	w.family(l, "llamacpp:prompt_tokens_seconds", ratio(prompt, prefillSec))
 	w.family(l, "llamacpp:predicted_tokens_seconds", ratio(gen, decodeSec))
-	w.family(l, "llamacpp:requests_processing", w.sum(running))
-	w.family(l, "llamacpp:requests_deferred", w.sum(waiting))
+	w.family(l, "llamacpp:requests_processing", w.v.scalar(running))
+	w.family(l, "llamacpp:requests_deferred", w.v.scalar(waiting))
 	w.family(l, "llamacpp:n_busy_slots_per_decode", ratio(sum(func(s *engineStats) float64 { return s.busySlots }), steps))
 }
 

@@ -201,8 +201,11 @@ func (r *Replica) Gather() ([]*dto.MetricFamily, error) {
 
 // Render returns the replica's /metrics page in the given format
 // (expfmt.NewFormat(expfmt.TypeTextPlain) for what vLLM serves).
-func (r *Replica) Render(format expfmt.Format) ([]byte, error) {
-	mfs, err := r.Gather()
+func (r *Replica) Render(format expfmt.Format) ([]byte, error) { return render(r.Gather, format) }
+
+// render writes what gather returns in format.
+func render(gather func() ([]*dto.MetricFamily, error), format expfmt.Format) ([]byte, error) {
+	mfs, err := gather()
 	if err != nil {
 		return nil, err
 	}

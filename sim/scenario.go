@@ -126,21 +126,6 @@ const (
 	Disaggregated Scenario = "disaggregated"
 )
 
-// Scenarios lists every scenario, for help texts and flag validation.
-func Scenarios() []Scenario {
-	return []Scenario{Healthy, Full, Slow, Preempting, Spike, Mixed, Idle, MixedEngines, Disaggregated}
-}
-
-// ParseScenario returns the scenario of that name.
-func ParseScenario(name string) (Scenario, error) {
-	for _, s := range Scenarios() {
-		if string(s) == name {
-			return s, nil
-		}
-	}
-	return "", fmt.Errorf("unknown scenario %q (want one of %v)", name, Scenarios())
-}
-
 // mixedOrder is the state of replica i%4 in the mixed scenario.
 var mixedOrder = [...]Scenario{Healthy, Full, Slow, Preempting}
 

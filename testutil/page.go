@@ -94,19 +94,11 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 	case catalogue.TypeGauge:
 		g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.Name, Help: help}, f.Labels)
 		reg.MustRegister(g)
-		return func(e int) {
-			for _, v := range values {
-				g.With(labels(e, v)).Set(gaugeValue(f.Name, e, v))
-			}
-		}
+		return fillWith(g.With, f.Name, values, labels)
 	case catalogue.TypeCounter:
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: f.Name, Help: help}, f.Labels)
 		reg.MustRegister(c)
-		return func(e int) {
-			for _, v := range values {
-				c.With(labels(e, v)).Add(counterValue(f.Name, e, v))
-			}
-		}
+		return fillWith(c.With, f.Name, values, labels)
 	default:
 		buckets := f.Buckets
 		if slices.Equal(buckets, catalogue.TokenBuckets(catalogue.DefaultMaxModelLen)) {
@@ -125,8 +117,18 @@ func register(reg *prometheus.Registry, f catalogue.Family) func(e int) {
 	}
 }
 
-// gaugeValue is engine e's value of a gauge (and of its extra label v).
-func gaugeValue(name string, e int, v string) float64 {
+// fillWith is what sets engine e's series of a gauge or counter, once
+// for each value of its extra label: the value function's.
+func fillWith[M interface{ Add(float64) }](with func(prometheus.Labels) M, name string, values []string, labels func(int, string) prometheus.Labels) func(e int) {
+	return func(e int) {
+		for _, v := range values {
+			with(labels(e, v)).Add(value(name, e, v))
+		}
+	}
+}
+
+// value is engine e's value of a gauge or counter (and of its extra label v).
+func value(name string, e int, v string) float64 {
 	switch name {
 	case "vllm:num_requests_running":
 		return float64(10 + e)
@@ -138,13 +140,6 @@ func gaugeValue(name string, e int, v string) float64 {
 		}
 	case "vllm:kv_cache_usage_perc":
 		return 0.1 * float64(e+1)
-	}
-	return 0
-}
-
-// counterValue is engine e's value of a counter (and of its extra label v).
-func counterValue(name string, e int, v string) float64 {
-	switch name {
 	case "vllm:prompt_tokens_total":
 		return float64(1000 * (e + 1))
 	case "vllm:generation_tokens_total":

@@ -32,7 +32,7 @@ func PrometheusTool(t testing.TB, name string) string {
 // Prometheus is a real Prometheus server run by a test on a free loopback
 // port: scraping loopback targets, or serving blocks made beforehand.
 type Prometheus struct {
-	server  // its directory holds the config and the log
+	Server  // its directory holds the config and the log
 	bin     string
 	data    string // the TSDB
 	addr    string // host:port it listens on
@@ -143,15 +143,15 @@ func EvaluateRules(t testing.TB, over *Prometheus, evaluation time.Duration, rul
 }
 
 func newPrometheus(t testing.TB) *Prometheus {
-	p := &Prometheus{server: newServer(t, "prometheus"), bin: PrometheusTool(t, "prometheus"), addr: ClosedPort(t)}
-	p.data = filepath.Join(p.dir, "data")
+	p := &Prometheus{Server: NewServer(t, "prometheus"), bin: PrometheusTool(t, "prometheus"), addr: ClosedPort(t)}
+	p.data = filepath.Join(p.Dir, "data")
 	return p
 }
 
 func (p *Prometheus) writeConfig(cfg string) {
-	p.t.Helper()
-	if err := os.WriteFile(filepath.Join(p.dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
-		p.t.Fatal(err)
+	p.T.Helper()
+	if err := os.WriteFile(filepath.Join(p.Dir, "prometheus.yml"), []byte(cfg), 0o600); err != nil {
+		p.T.Fatal(err)
 	}
 }
 
@@ -161,33 +161,33 @@ func (p *Prometheus) URL() string { return "http://" + p.addr }
 // Start runs the server on its address and data directory (again, after
 // Stop) and waits until it is ready.
 func (p *Prometheus) Start() {
-	p.t.Helper()
-	p.start(p.bin, append([]string{"--config.file=" + filepath.Join(p.dir, "prometheus.yml"),
+	p.T.Helper()
+	p.Run(p.bin, append([]string{"--config.file=" + filepath.Join(p.Dir, "prometheus.yml"),
 		"--storage.tsdb.path=" + p.data, "--web.listen-address=" + p.addr}, p.extra...), p.URL()+"/-/ready", time.Minute)
 }
 
 // API returns a query client of the server.
 func (p *Prometheus) API() v1.API {
-	p.t.Helper()
+	p.T.Helper()
 	c, err := api.NewClient(api.Config{Address: p.URL()})
 	if err != nil {
-		p.t.Fatal(err)
+		p.T.Fatal(err)
 	}
 	return v1.NewAPI(c)
 }
 
 // Vector runs an instant query at t.
 func (p *Prometheus) Vector(expr string, t time.Time) model.Vector {
-	p.t.Helper()
+	p.T.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, _, _, err := p.API().Query(ctx, expr, t)
 	if err != nil {
-		p.t.Fatalf("%s: %v", expr, err)
+		p.T.Fatalf("%s: %v", expr, err)
 	}
 	vec, ok := v.(model.Vector)
 	if !ok {
-		p.t.Fatalf("%s: answered %s", expr, v.Type())
+		p.T.Fatalf("%s: answered %s", expr, v.Type())
 	}
 	return vec
 }
@@ -195,10 +195,10 @@ func (p *Prometheus) Vector(expr string, t time.Time) model.Vector {
 // WaitForWindow waits until the server holds a full window of scrapes of
 // every target.
 func (p *Prometheus) WaitForWindow(window time.Duration) {
-	p.t.Helper()
+	p.T.Helper()
 	need := int(window / p.scrape)
 	expr := fmt.Sprintf("count_over_time(up{job=\"vllm\"}[%dms])", window.Milliseconds())
-	WaitFor(p.t, window+time.Minute, "a full window in Prometheus", func() bool {
+	WaitFor(p.T, window+time.Minute, "a full window in Prometheus", func() bool {
 		vec := p.Vector(expr, time.Now())
 		if len(vec) < len(p.targets) {
 			return false

@@ -10,34 +10,35 @@ import (
 	"time"
 )
 
-// server is a real server binary run by a test: its output in a log in a
-// directory of the test, stopped when the test ends. Prometheus,
+// Server is a real server binary run by a test: its output in a log in
+// Dir, a directory of the test, stopped when the test ends. Prometheus,
 // VictoriaMetrics, vmalert and Alertmanager each are one.
-type server struct {
-	t    testing.TB
+type Server struct {
+	T    testing.TB
+	Dir  string
 	name string // the binary's, in messages and the log's file name
-	dir  string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
 
-func newServer(t testing.TB, name string) server {
-	return server{t: t, name: name, dir: t.TempDir()}
+// NewServer is the server of binary name, not yet started.
+func NewServer(t testing.TB, name string) Server {
+	return Server{T: t, name: name, Dir: t.TempDir()}
 }
 
-// start runs bin with args (again, after Stop: the log is appended to) and
+// Run runs bin with args (again, after Stop: the log is appended to) and
 // waits until GET ready answers 200, failing the test if the server exits
 // first or is not ready within limit.
-func (s *server) start(bin string, args []string, ready string, limit time.Duration) {
-	s.t.Helper()
+func (s *Server) Run(bin string, args []string, ready string, limit time.Duration) {
+	s.T.Helper()
 	log, err := os.OpenFile(s.logPath(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	s.cmd = exec.Command(bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	s.done = make(chan struct{})
 	go func() { _ = s.cmd.Wait(); log.Close(); close(s.done) }()
@@ -52,15 +53,15 @@ func (s *server) start(bin string, args []string, ready string, limit time.Durat
 		}
 		select {
 		case <-s.done:
-			s.t.Fatalf("%s exited at start; its log: %s", s.name, s.Log())
+			s.T.Fatalf("%s exited at start; its log: %s", s.name, s.Log())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	s.t.Fatalf("%s not ready within %s; its log: %s", s.name, limit, s.Log())
+	s.T.Fatalf("%s not ready within %s; its log: %s", s.name, limit, s.Log())
 }
 
 // Stop ends the server (SIGTERM, then SIGKILL) and waits for it.
-func (s *server) Stop() {
+func (s *Server) Stop() {
 	if s.cmd == nil || s.cmd.Process == nil {
 		return
 	}
@@ -79,7 +80,7 @@ func (s *server) Stop() {
 }
 
 // Log returns the tail of the server's log.
-func (s *server) Log() string {
+func (s *Server) Log() string {
 	b, _ := os.ReadFile(s.logPath())
 	if len(b) > 2000 {
 		b = b[len(b)-2000:]
@@ -87,4 +88,4 @@ func (s *server) Log() string {
 	return string(b)
 }
 
-func (s *server) logPath() string { return filepath.Join(s.dir, s.name+".log") }
+func (s *Server) logPath() string { return filepath.Join(s.Dir, s.name+".log") }

@@ -3,6 +3,7 @@ package verdicts
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,8 +51,8 @@ func NewExporter(cfg Config, start float64) *Exporter {
 	byReason := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vllm:num_requests_waiting_by_reason", Help: "waiting by reason (vLLM)."},
 		family("vllm:num_requests_waiting_by_reason").Labels)
 	e.reg.MustRegister(byReason)
-	e.waitingCapacity = byReason.With(withExtra(engine, "reason", "capacity"))
-	e.waitingDeferred = byReason.With(withExtra(engine, "reason", "deferred"))
+	e.waitingCapacity = byReason.With(withLabel(engine, "reason", "capacity"))
+	e.waitingDeferred = byReason.With(withLabel(engine, "reason", "deferred"))
 	e.promptTokens = e.counter("vllm:prompt_tokens_total", engine)
 	e.generationTokens = e.counter("vllm:generation_tokens_total", engine)
 	e.preemptions = e.counter("vllm:num_preemptions_total", engine)
@@ -102,7 +103,7 @@ func (e *Exporter) registerFinished(engine prometheus.Labels) {
 		family("vllm:request_success_total").Labels)
 	e.reg.MustRegister(success)
 	for _, reason := range catalogue.FinishReasonNames {
-		c := success.With(withExtra(engine, catalogue.LabelFinishedReason, reason))
+		c := success.With(withLabel(engine, catalogue.LabelFinishedReason, reason))
 		switch reason {
 		case "stop":
 			e.stop = c
@@ -135,15 +136,10 @@ func family(name string) catalogue.Family {
 	return f
 }
 
-// withExtra returns the engine's labels plus the pairs of extra.
-func withExtra(engine prometheus.Labels, extra ...string) prometheus.Labels {
-	ls := prometheus.Labels{}
-	for k, v := range engine {
-		ls[k] = v
-	}
-	for i := 0; i+1 < len(extra); i += 2 {
-		ls[extra[i]] = extra[i+1]
-	}
+// withLabel returns the engine's labels plus name=value.
+func withLabel(engine prometheus.Labels, name, value string) prometheus.Labels {
+	ls := maps.Clone(engine)
+	ls[name] = value
 	return ls
 }
 

@@ -68,17 +68,16 @@ type Outage struct {
 // tokens of each of them.
 func (c *Config) Step(running int) float64 { return c.StepBase + c.StepPerSeq*float64(running) }
 
-// ServiceSeconds is how long a mean request holds a batch slot while the
-// batch is at its cap: its prefill, then its tokens after the first at
-// the step of a full batch.
-func (c *Config) ServiceSeconds() float64 {
-	return c.PromptTokens/c.PrefillTokensPerSecond + (c.OutputTokens-1)*c.Step(c.MaxNumSeqs)
+// ServiceSeconds is how long a mean request holds a batch slot in a batch
+// of n: its prefill, then its tokens after the first at that batch's step.
+func (c *Config) ServiceSeconds(n int) float64 {
+	return c.PromptTokens/c.PrefillTokensPerSecond + (c.OutputTokens-1)*c.Step(n)
 }
 
 // Capacity is the rate, in requests per second, that the replica finishes
 // at its cap (Little's law: MaxNumSeqs ÷ ServiceSeconds). Arrivals above
 // it grow the queue.
-func (c *Config) Capacity() float64 { return float64(c.MaxNumSeqs) / c.ServiceSeconds() }
+func (c *Config) Capacity() float64 { return float64(c.MaxNumSeqs) / c.ServiceSeconds(c.MaxNumSeqs) }
 
 // HeldSeqs is the batch the KV cache holds at the mean request's
 // footprint over its life (its prompt and half its output), at most
@@ -92,8 +91,7 @@ func (c *Config) HeldSeqs() int {
 // KV-short replica can sustain. It is Capacity when the KV cache holds
 // the whole batch.
 func (c *Config) HeldCapacity() float64 {
-	n := c.HeldSeqs()
-	return float64(n) / (c.PromptTokens/c.PrefillTokensPerSecond + (c.OutputTokens-1)*c.Step(n))
+	return float64(c.HeldSeqs()) / c.ServiceSeconds(c.HeldSeqs())
 }
 
 // request is one request in the server.

@@ -29,11 +29,7 @@ func base() Config {
 }
 
 // steady returns c with a constant arrival rate of share × its capacity.
-func steady(c Config, share float64) Config {
-	rate := share * c.Capacity()
-	c.Arrivals = func(float64) float64 { return rate }
-	return c
-}
+func steady(c Config, share float64) Config { return perSecond(c, share*c.Capacity()) }
 
 // perSecond returns c with a constant arrival rate in requests/s.
 func perSecond(c Config, rate float64) Config {

@@ -315,10 +315,6 @@ func (t *Tally) addAdviceScore(advice, right float64) {
 // sameCount compares two counts, NaN equal to NaN.
 func sameCount(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
-// OvershootShare is the share of the reports after the first FULL whose
-// count is above the right one by more than AdviceOvershoot.
-func (t *Tally) OvershootShare() float64 { return ratio(t.Overshoot, t.AfterFull) }
-
 // AdviceChangesPerHour are the changes of the advice per hour of a run.
 func (t *Tally) AdviceChangesPerHour() float64 { return ratio(t.AdviceChanges*3600, t.AdviceSeconds) }
 
@@ -332,15 +328,9 @@ func (t *Tally) FlapsPerHour() float64 { return ratio(t.Flaps*3600, t.ReplicaSec
 // tolerance.
 func (t *Tally) AdviceShare() float64 { return ratio(t.AdviceWithin, t.AdviceScored) }
 
-// Precision and Recall of a state over the scored seconds.
+// Precision of a state over the scored seconds.
 func (t *Tally) Precision(s analysis.State) float64 {
-	shown := 0
-	for k, n := range t.Confusion {
-		if k[1] == s {
-			shown += n
-		}
-	}
-	return ratio(t.Confusion[[2]analysis.State{s, s}], shown)
+	return ratio(t.Confusion[[2]analysis.State{s, s}], t.ShownSeconds(s))
 }
 
 // Recall of a state over the scored seconds.

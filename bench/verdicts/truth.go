@@ -199,60 +199,52 @@ func (r *Replica) QueuePersists(t, dt float64) bool {
 // RecoveringWindow over the SLO, or, with fewer than SlowMinRequests of
 // them, their median.
 func (r *Replica) recovering(t float64) bool {
-	ft := r.FirstTokens
-	end := len(ft)
-	for end > 0 && ft[end-1].At > t {
-		end--
-	}
-	start := end
-	for start > 0 && ft[start-1].At > t-RecoveringWindow {
-		start--
-	}
-	if start == end {
-		return false
-	}
-	q := 0.99
-	if end-start < SlowMinRequests {
-		q = 0.5
-	}
-	ttfts := make([]float64, 0, end-start)
-	for _, s := range ft[start:end] {
-		ttfts = append(ttfts, s.TTFT)
-	}
-	slices.Sort(ttfts)
-	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO
+	start, end := r.servedWithin(t, RecoveringWindow)
+	return overSLOAt(r.FirstTokens[start:end], end-start >= SlowMinRequests, func(s Served) float64 { return s.TTFT })
 }
 
 // slow is SLOW's rule at t: the p99 of the recent requests' time from
 // admission to first token over the SLO, or, with fewer than
 // SlowMinRequests in SlowLongest, their median.
 func (r *Replica) slow(t float64) bool {
+	start, end := r.servedWithin(t, SlowRecent)
+	if end-start < SlowMinRequests {
+		start = end
+		for start > 0 && end-start < SlowMinRequests && r.FirstTokens[start-1].At > t-SlowLongest {
+			start--
+		}
+	}
+	return overSLOAt(r.FirstTokens[start:end], end-start >= SlowMinRequests, func(s Served) float64 { return s.Admitted })
+}
+
+// servedWithin is the range of FirstTokens in (t−span, t].
+func (r *Replica) servedWithin(t, span float64) (start, end int) {
 	ft := r.FirstTokens
-	end := len(ft)
+	end = len(ft)
 	for end > 0 && ft[end-1].At > t {
 		end--
 	}
-	start := end
-	for start > 0 && ft[start-1].At > t-SlowRecent {
+	start = end
+	for start > 0 && ft[start-1].At > t-span {
 		start--
 	}
-	q := 0.99
-	if end-start < SlowMinRequests {
-		start = end
-		for start > 0 && end-start < SlowMinRequests && ft[start-1].At > t-SlowLongest {
-			start--
-		}
-		if end-start < SlowMinRequests {
-			q = 0.5
-		}
-	}
-	if start == end {
+	return start, end
+}
+
+// overSLOAt reports whether the p99 (nearest rank) of value over served,
+// or their median when not enough, is over the SLO; false with none.
+func overSLOAt(served []Served, enough bool, value func(Served) float64) bool {
+	if len(served) == 0 {
 		return false
 	}
-	ttfts := make([]float64, 0, end-start)
-	for _, s := range ft[start:end] {
-		ttfts = append(ttfts, s.Admitted)
+	q := 0.99
+	if !enough {
+		q = 0.5
 	}
-	slices.Sort(ttfts)
-	return ttfts[int(math.Ceil(q*float64(len(ttfts))))-1] > SLO
+	xs := make([]float64, 0, len(served))
+	for _, s := range served {
+		xs = append(xs, value(s))
+	}
+	slices.Sort(xs)
+	return xs[int(math.Ceil(q*float64(len(xs))))-1] > SLO
 }

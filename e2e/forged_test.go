@@ -1,4 +1,4 @@
-package simrec
+package e2e
 
 import (
 	"bytes"
@@ -17,15 +17,16 @@ import (
 
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/testutil/simrec"
 )
 
-// Forged describes a recording written from the format
+// forged describes a recording written from the format
 // (record/FORMAT.md) as an attacker writes it, not as vtop records: its
 // records are intact (their checksums hold), and what they hold is what
 // the fields say. Its frames are key frames, each holding Page (or, when
 // Page is nil, a page of one comment line repeated to Decoded bytes: a
 // zstd bomb).
-type Forged struct {
+type forged struct {
 	Targets int // listed in the header
 	Framed  int // how many of them, the first, have frames (0: all)
 	Frames  int // frames of each
@@ -41,7 +42,7 @@ type Forged struct {
 
 // Write writes the recording and returns its path. A frame's content is
 // compressed once, so that a bomb of gigabytes costs the test a second.
-func (f Forged) Write(t testing.TB) string {
+func (f forged) Write(t testing.TB) string {
 	t.Helper()
 	content := f.content()
 	zst := compress(t, content, f.Unsized)
@@ -79,7 +80,7 @@ const forgedContentType = "text/plain; version=0.0.4"
 // content is a frame's content: the page (f.Page, or comment lines of
 // about f.Decoded bytes) as its column of keys, with no values: the lines
 // of a page that end in no space or tab are kept whole in it.
-func (f Forged) content() []byte {
+func (f forged) content() []byte {
 	page := f.Page
 	if page == nil {
 		line := "# " + string(bytes.Repeat([]byte("x"), 1021)) + "\n"
@@ -110,8 +111,8 @@ func compress(t testing.TB, content []byte, unsized bool) []byte {
 }
 
 // header is the recording's header, in JSON: f.Targets loopback targets.
-func (f Forged) header(t testing.TB) []byte {
-	h := record.Header{Format: record.FormatVersion, Vtop: "forged", Start: Start, Interval: time.Second, All: true, KeyEvery: 1}
+func (f forged) header(t testing.TB) []byte {
+	h := record.Header{Format: record.FormatVersion, Vtop: "forged", Start: simrec.Start, Interval: time.Second, All: true, KeyEvery: 1}
 	for i := range f.Targets {
 		name := fmt.Sprintf("127.%d.%d.%d:8000", i>>16, (i>>8)&255, i&255+1)
 		h.Targets = append(h.Targets, record.Target{Name: name, URL: "http://" + name + "/metrics"})
@@ -123,8 +124,8 @@ func (f Forged) header(t testing.TB) []byte {
 	return js
 }
 
-// SimulatedPage is the page of a healthy simulated replica.
-func SimulatedPage(t testing.TB) []byte {
+// simulatedPage is the page of a healthy simulated replica.
+func simulatedPage(t testing.TB) []byte {
 	t.Helper()
 	fleet, err := sim.NewFleet(sim.Options{Replicas: 1, Scenario: sim.Healthy, Seed: 3})
 	if err != nil {

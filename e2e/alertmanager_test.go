@@ -1,4 +1,4 @@
-package testutil
+package e2e
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/testutil"
 )
 
 // RequireAlertmanagerEnv makes a missing prometheus-alertmanager binary a
@@ -22,7 +24,7 @@ const alertmanagerBinary = "prometheus-alertmanager"
 // port, clustering off, with a receiver that sends nowhere: what it holds
 // is read back through its API.
 type Alertmanager struct {
-	server
+	testutil.Server
 	addr string
 }
 
@@ -31,15 +33,15 @@ type Alertmanager struct {
 // RequireAlertmanagerEnv is set) or under -short.
 func StartAlertmanager(t testing.TB) *Alertmanager {
 	t.Helper()
-	bin := Binary(t, alertmanagerBinary, "prometheus-alertmanager", RequireAlertmanagerEnv)
-	a := &Alertmanager{server: newServer(t, "alertmanager"), addr: ClosedPort(t)}
+	bin := testutil.Binary(t, alertmanagerBinary, "prometheus-alertmanager", RequireAlertmanagerEnv)
+	a := &Alertmanager{Server: testutil.NewServer(t, "alertmanager"), addr: testutil.ClosedPort(t)}
 	config := "route:\n  receiver: nowhere\nreceivers:\n  - name: nowhere\n"
-	if err := os.WriteFile(filepath.Join(a.dir, "alertmanager.yml"), []byte(config), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(a.Dir, "alertmanager.yml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(a.Stop)
-	a.start(bin, []string{"--config.file=" + filepath.Join(a.dir, "alertmanager.yml"),
-		"--storage.path=" + filepath.Join(a.dir, "data"), "--web.listen-address=" + a.addr,
+	a.Run(bin, []string{"--config.file=" + filepath.Join(a.Dir, "alertmanager.yml"),
+		"--storage.path=" + filepath.Join(a.Dir, "data"), "--web.listen-address=" + a.addr,
 		"--cluster.listen-address="}, a.URL()+"/-/ready", 30*time.Second)
 	return a
 }
@@ -61,18 +63,18 @@ type HeldAlert struct {
 
 // Alerts returns the alerts the server holds and has not resolved.
 func (a *Alertmanager) Alerts() []HeldAlert {
-	a.t.Helper()
+	a.T.Helper()
 	resp, err := http.Get(a.URL() + "/api/v2/alerts")
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		a.t.Fatalf("GET /api/v2/alerts: %s", resp.Status)
+		a.T.Fatalf("GET /api/v2/alerts: %s", resp.Status)
 	}
 	var alerts []HeldAlert
 	if err := json.NewDecoder(resp.Body).Decode(&alerts); err != nil {
-		a.t.Fatalf("GET /api/v2/alerts: %v", err)
+		a.T.Fatalf("GET /api/v2/alerts: %v", err)
 	}
 	return alerts
 }

@@ -40,7 +40,7 @@ type fetched struct {
 // rawSplit halves), up over the window and, with an increment, the
 // recheck's part of the series over the whole window (recheck, "" for
 // none). The series cap is checked as the raw samples arrive (see
-// decodeMatrix) and over the halves together, so no query counts the
+// decodeAnswer) and over the halves together, so no query counts the
 // series first: counting touches every series as the read does, and cost
 // Prometheus as much again. Only a whole read that finds no series asks
 // more, to say why.
@@ -125,11 +125,11 @@ func (s *Source) streamAll(ctx context.Context, q refreshQueries, at time.Time) 
 	errs := make([]error, len(q.exprs))
 	var wg sync.WaitGroup
 	for i, expr := range q.exprs[1:] {
-		stream := s.streamMatrix
+		want := resultMatrix
 		if i+1 >= q.raws {
-			stream = s.streamVector
+			want = resultVector
 		}
-		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = stream(ctx, expr, at) })
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.stream(ctx, expr, at, want, false) })
 	}
 	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, q.exprs[0], at)
 	wg.Wait()

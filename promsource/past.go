@@ -114,24 +114,13 @@ func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (withSer
 		promql.Aggregate("group", strings.Join(by, ", "), s.q.selector(promql.ReadNames())),
 		promql.FailedTargets(by, s.q.matchers),
 	}
-	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)
-	defer cancel()
 	answers := make([]model.Matrix, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, expr := range exprs {
 		wg.Go(func() {
-			v, _, _, err := s.api.QueryRange(ctx, expr, v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step})
-			if err != nil {
-				errs[i] = s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout))
-				return
-			}
-			m, ok := v.(model.Matrix)
-			if !ok {
-				errs[i] = s.fail("not a Prometheus query API: a range query answered " + typeOf(v))
-				return
-			}
-			answers[i] = m
+			r := v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step}
+			answers[i], errs[i] = s.queryRange(ctx, "the targets of the stretch", expr, r, wholeReadTimeouts*s.cfg.Timeout)
 		})
 	}
 	wg.Wait()
@@ -175,7 +164,7 @@ func (p *Past) name(withSeries, failed model.Matrix) {
 		}
 		if len(ts) > 1 {
 			p.Warnings = append(p.Warnings, safetext.Sanitize(fmt.Sprintf(
-				"replica %s has %d scrape targets; the past shows each apart (%s), where a live watch sums them", n, len(ts), describeList(ts))))
+				"replica %s has %d scrape targets; the past shows each apart (%s), where a live watch sums them", n, len(ts), describeTargets(ts))))
 		}
 	}
 	slices.SortFunc(p.Targets, func(a, b PastTarget) int {
@@ -185,16 +174,6 @@ func (p *Past) name(withSeries, failed model.Matrix) {
 		p.index[scrapeTarget{job: t.Job, instance: t.Instance}] = i
 	}
 	slices.Sort(p.Warnings)
-}
-
-// describeList lists targets for a warning.
-func describeList(ts []scrapeTarget) string {
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = t.job + "/" + t.instance
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ", ")
 }
 
 // Read reads the stretch chunk by chunk, oldest first, and hands visit

@@ -524,18 +524,8 @@ func (s *Source) refresh(ctx context.Context) {
 		return        // stopping: a canceled query is no news
 	}
 	if err != nil {
-		// The server failed, not the replicas: they keep their last
-		// readings at the time they were read, so that their last
-		// verdicts stand (marked stale by the monitor from the status)
-		// instead of turning DOWN with the server's problem.
 		s.raw.reset()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.countRefresh(start, sent)
-		if s.status.Problem == "" {
-			s.status.Since = at
-		}
-		s.status.Problem, s.status.Checked = problemOf(err), at
+		s.publish(start, sent, at, err, nil, nil, Stats{})
 		return
 	}
 	s.targets = len(f.up)
@@ -543,27 +533,39 @@ func (s *Source) refresh(ctx context.Context) {
 	f.raw, f.added = s.raw.matrix()
 	f.raw, f.added = withWanted(f.raw, f.added, f.wanted)
 	s.apply(at, width, f)
-	readings := s.snapshot()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.now, s.readings = at, readings
-	s.countRefresh(start, sent)
-	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
-	s.status.Warnings, s.status.Path, s.stats.Path = f.warnings, PathRaw, PathRaw
-	s.stats.Series, s.stats.Samples = f.series, f.samples
-	s.stats.Bucketless, s.stats.BucketRows = s.q.bucketless, len(f.buckets)
+	st := Stats{Series: f.series, Samples: f.samples, Bucketless: s.q.bucketless, BucketRows: len(f.buckets), Path: PathRaw}
 	if full {
-		s.stats.FullReads++
+		st.FullReads = 1
 	}
+	s.publish(start, sent, at, nil, s.snapshot(), f.warnings, st)
 }
 
-// countRefresh counts a refresh that began at start, when sent requests
-// had been sent, in the stats and the status; s.mu held.
-func (s *Source) countRefresh(start time.Time, sent int64) {
+// publish ends a refresh that began at start, when sent requests had
+// been sent, evaluated at at: it failed with err, or read readings and
+// warnings by st.Path, at the cost st says (its Series, Samples,
+// Bucketless, BucketRows, and FullReads to add). A failure is the
+// server's, not the replicas': they keep their last readings at the time
+// they were read, so that their last verdicts stand (marked stale by the
+// monitor from the status) instead of turning DOWN with its problem.
+func (s *Source) publish(start time.Time, sent int64, at time.Time, err error, readings []catalogue.Readings, warnings []string, st Stats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.stats.Refreshes++
 	s.stats.LastRefresh = time.Since(start)
 	s.stats.LastRequests = int(s.requests.Load() - sent)
 	s.status.RefreshSeconds, s.status.Queries = s.stats.LastRefresh.Seconds(), s.stats.LastRequests
+	if err != nil {
+		if s.status.Problem == "" {
+			s.status.Since = at
+		}
+		s.status.Problem, s.status.Checked = problemOf(err), at
+		return
+	}
+	s.now, s.readings = at, readings
+	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
+	s.status.Warnings, s.status.Path, s.stats.Path = warnings, st.Path, st.Path
+	s.stats.Series, s.stats.Samples, s.stats.Bucketless, s.stats.BucketRows = st.Series, st.Samples, st.Bucketless, st.BucketRows
+	s.stats.FullReads += st.FullReads
 }
 
 // settle is how far in the past the source evaluates. Prometheus stamps

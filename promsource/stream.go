@@ -43,12 +43,6 @@ func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (m
 	return s.stream(ctx, expr, at, resultMatrix, false)
 }
 
-// streamVector is streamMatrix for a query whose answer is an instant
-// vector: each element is a series of one point.
-func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultVector, false)
-}
-
 // The result types the source decodes.
 const (
 	resultMatrix = "matrix"
@@ -221,19 +215,14 @@ var errNoResult = errors.New("no query result")
 // errTooManySeries is an answer with more series than the source may hold.
 var errTooManySeries = errors.New("too many series")
 
-// decodeMatrix decodes a query answer whose result must be a matrix,
+// decodeAnswer decodes a query answer whose result must be of type want
+// (a matrix, or a vector whose elements become series of one point),
 // returning its series and warnings; an error answer is a *v1.Error, a
 // failed read the transport's error. An answer of more than maxSeries
 // series stops at the first one over: the cap is checked as the answer
 // arrives, so no count has to be asked first, and vtop never holds more.
 // So does one whose decoded size passes what is left of b (nil: no
 // bound), with an overBudgetError.
-func decodeMatrix(body io.Reader, maxSeries int, b *budget) (matrix, []string, error) {
-	return decodeAnswer(body, resultMatrix, maxSeries, b)
-}
-
-// decodeAnswer is decodeMatrix for a result of type want: a matrix, or a
-// vector whose elements become series of one point.
 func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {

@@ -281,7 +281,7 @@ func recordedField(rec *catalogue.Recorded, name string) *float64 {
 		promql.RecordedPrompted: &rec.PromptTokens, promql.RecordedGenerated: &rec.GenerationTokens,
 		promql.RecordedPreempted: &rec.Preemptions, promql.RecordedRecomputed: &rec.RecomputedTokens,
 		promql.RecordedQuantile(promql.LatencyTTFT, "p99"): &rec.TTFT.P99, promql.RecordedQuantile(promql.LatencyTTFT, "p50"): &rec.TTFT.P50,
-		promql.RecordedObservations(promql.LatencyTTFT): &rec.TTFT.Observations,
+		promql.RecordedObservations(promql.LatencyTTFT):   &rec.TTFT.Observations,
 		promql.RecordedQuantile(promql.LatencyITL, "p99"): &rec.ITL.P99, promql.RecordedQuantile(promql.LatencyITL, "p50"): &rec.ITL.P50,
 		promql.RecordedObservations(promql.LatencyITL): &rec.ITL.Observations,
 	}[name]

@@ -99,8 +99,8 @@ type refreshQueries struct {
 // bucket window when the store evaluates the buckets.
 func (s *Source) refreshQueries(f *fetched, width, rawRange time.Duration, recheck string) refreshQueries {
 	q := refreshQueries{exprs: make([]string, 0, rawSplit+1), wantedAt: -1}
-	for i := range s.q.halves {
-		q.exprs = append(q.exprs, s.q.raw(i, rawRange))
+	for _, half := range s.q.halves {
+		q.exprs = append(q.exprs, s.q.raw(half, rawRange))
 	}
 	if recheck != "" {
 		q.exprs = append(q.exprs, recheck)
@@ -150,11 +150,17 @@ func seriesIn(answers []matrix) int {
 // (their replicas then show as stopped), else which jobs do have vLLM
 // series.
 func (s *Source) explainEmpty(ctx context.Context, at time.Time) error {
-	n, _, err := s.count(ctx, at)
-	switch {
-	case err != nil:
+	// How many series the raw query would read: those with a sample in
+	// the lookback period, a bound of the window's.
+	v, _, err := s.query(ctx, promql.Aggregate("count", "", s.q.selector(promql.ReadNames())), at)
+	if err != nil {
 		return err
-	case n == 0:
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return s.fail(fmt.Sprintf("not a Prometheus query API: count() answered %s, not a vector", v.Type()))
+	}
+	if len(vec) == 0 || vec[0].Value == 0 { // count() of nothing is an empty vector
 		return s.fail(s.diagnose(ctx, at))
 	}
 	return nil
@@ -188,22 +194,6 @@ func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Va
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	}
 	return v, s.cleanAll(warns), nil
-}
-
-// count returns how many series the raw query would read.
-func (s *Source) count(ctx context.Context, at time.Time) (int, []string, error) {
-	v, warns, err := s.query(ctx, s.q.count(), at)
-	if err != nil {
-		return 0, nil, err
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return 0, nil, s.fail(fmt.Sprintf("not a Prometheus query API: count() answered %s, not a vector", v.Type()))
-	}
-	if len(vec) == 0 {
-		return 0, warns, nil // count() of nothing is an empty vector
-	}
-	return int(vec[0].Value), warns, nil
 }
 
 // diagnose explains a selector that matches no vLLM series: which jobs do
@@ -323,11 +313,7 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 		if _, ok := since[rb]; ok {
 			// The samples built before stay; those that left the
 			// window go. r.built is never published: r.samples is a copy.
-			i := 0
-			for i < len(r.built) && r.built[i].Time.Before(first) {
-				i++
-			}
-			r.built = append(r.built[i:], fresh...)
+			r.built = append(r.built[before(r.built, first):], fresh...)
 		} else {
 			r.built = fresh
 		}
@@ -421,9 +407,7 @@ func (s *Source) addUpFailures(up matrix, b *fleetBuild, first time.Time) {
 			continue
 		}
 		failed := upFailures(ss)
-		for len(failed) > 0 && failed[0].Time.Before(first) {
-			failed = failed[1:] // up read further back than the window (upLookBack)
-		}
+		failed = failed[before(failed, first):] // up is read further back than the window (upLookBack)
 		r.samples = mergeFailures(r.samples, failed)
 	}
 }
@@ -444,7 +428,7 @@ func deadRun(samples []catalogue.Sample, up *sampleStream) []catalogue.Sample {
 		return samples // scraped at last: nothing failing to add
 	}
 	run := upFailures(&sampleStream{Metric: up.Metric, Values: vs[i:]})
-	kept := outside(samples, run[0].Time)
+	kept := slices.Clip(samples[:before(samples, run[0].Time)])
 	if i > 0 {
 		good := vs[i-1].Timestamp.Time()
 		if n := len(kept); n == 0 || kept[n-1].Time.Before(good) {
@@ -470,13 +454,13 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// outside returns the samples before t.
-func outside(samples []catalogue.Sample, t time.Time) []catalogue.Sample {
+// before is how many of the samples (oldest first) are before t.
+func before(samples []catalogue.Sample, t time.Time) int {
 	i := 0
 	for i < len(samples) && samples[i].Time.Before(t) {
 		i++
 	}
-	return samples[:i:i]
+	return i
 }
 
 // markStopped turns a replica DOWN when nothing of it arrived for a few

@@ -266,8 +266,8 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	// being read: each gets half the answers' share of the memory bound.
 	s.answers = newBudget(s.cfg.answerBudget() / 2)
 	exprs := make([]string, 0, rawSplit+1)
-	for i := range s.q.halves {
-		exprs = append(exprs, s.q.raw(i, width))
+	for _, half := range s.q.halves {
+		exprs = append(exprs, s.q.raw(half, width))
 	}
 	exprs = append(exprs, s.q.up(width))
 	answers := make([]matrix, len(exprs))

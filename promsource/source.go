@@ -498,7 +498,7 @@ func (s *Source) refresh(ctx context.Context) {
 	s.whole = full
 	recheck := ""
 	if !full {
-		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
+		recheck = s.q.raw(s.q.parts[s.raw.nextRecheck(len(s.q.parts))], width)
 	}
 	var f fetched
 	var err error

@@ -88,7 +88,7 @@ func (s *Source) overBudget(expr string, over overBudgetError) error {
 	if over.labels > 0 {
 		// One series of so many labels is no fleet's: say so, or the
 		// advice to narrow the selector reads as the whole story.
-		at = fmt.Sprintf("at %d series of the answer to %s, and %d labels of the next", over.series, shortExpr(expr), over.labels)
+		at += fmt.Sprintf(", and %d labels of the next", over.labels)
 	}
 	return s.fail(fmt.Sprintf("Prometheus's answers passed %s, their share of --max-memory %s; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
 		human.Bytes(int64(s.answers.limit)), human.FlagBytes(int64(s.cfg.MaxMemory)), at))

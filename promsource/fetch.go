@@ -57,8 +57,8 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		s.answers = newBudget(s.cfg.answerBudget())
 		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.upQuery(width), at) })
 	}
-	q := s.refreshQueries(&f, width, rawRange, recheck)
-	answers, warns, errs := s.streamAll(ctx, q, at)
+	q := s.refreshQueries(&f, at, width, rawRange, recheck)
+	answers, warns, errs := s.streamAll(ctx, q.qs, false)
 	wg.Wait()
 	err := cmp.Or(append(errs, upErr)...)
 	if pre != nil {
@@ -88,50 +88,56 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 }
 
 // refreshQueries are the queries of one refresh but up: the first raws
-// of exprs ask for matrices (the raw halves, the recheck, the buckets of
-// the replicas wanted, at wantedAt, -1 for none), the rest for vectors.
+// ask for matrices (the raw halves, the recheck, the buckets of the
+// replicas wanted, at wantedAt, -1 for none), the rest for vectors.
 type refreshQueries struct {
-	exprs          []string
+	qs             []streamed
 	raws, wantedAt int
 }
 
-// refreshQueries writes the queries of one refresh but up, and sets f's
-// bucket window when the store evaluates the buckets.
-func (s *Source) refreshQueries(f *fetched, width, rawRange time.Duration, recheck string) refreshQueries {
-	q := refreshQueries{exprs: make([]string, 0, rawSplit+1), wantedAt: -1}
+// refreshQueries writes the queries of one refresh at at but up, and
+// sets f's bucket window when the store evaluates the buckets.
+func (s *Source) refreshQueries(f *fetched, at time.Time, width, rawRange time.Duration, recheck string) refreshQueries {
+	q := refreshQueries{qs: make([]streamed, 0, rawSplit+1), wantedAt: -1}
 	for _, half := range s.q.halves {
-		q.exprs = append(q.exprs, s.q.raw(half, rawRange))
+		q.qs = append(q.qs, streamed{s.q.raw(half, rawRange), resultMatrix, at})
 	}
 	if recheck != "" {
-		q.exprs = append(q.exprs, recheck)
+		q.qs = append(q.qs, streamed{recheck, resultMatrix, at})
 	}
 	if w := s.wantedBuckets(width); w != "" {
-		q.wantedAt = len(q.exprs)
-		q.exprs = append(q.exprs, w)
+		q.wantedAt = len(q.qs)
+		q.qs = append(q.qs, streamed{w, resultMatrix, at})
 	}
-	q.raws = len(q.exprs)
+	q.raws = len(q.qs)
 	if s.q.bucketless {
 		f.bucketWindow = s.analysisWindow()
-		q.exprs = append(q.exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
+		for _, expr := range s.q.buckets(f.bucketWindow, s.cfg.Histograms) {
+			q.qs = append(q.qs, streamed{expr, resultVector, at})
+		}
 	}
 	return q
 }
 
+// streamed is one query of those asked side by side: expr at at, whose
+// result is of type want.
+type streamed struct {
+	expr, want string
+	at         time.Time
+}
+
 // streamAll asks the queries side by side, the first on this goroutine,
-// and returns their answers, warnings and errors in their order.
-func (s *Source) streamAll(ctx context.Context, q refreshQueries, at time.Time) ([]matrix, [][]string, []error) {
-	answers := make([]matrix, len(q.exprs))
-	warns := make([][]string, len(q.exprs))
-	errs := make([]error, len(q.exprs))
+// and returns their answers, warnings and errors in their order;
+// uncached as stream.
+func (s *Source) streamAll(ctx context.Context, qs []streamed, uncached bool) ([]matrix, [][]string, []error) {
+	answers := make([]matrix, len(qs))
+	warns := make([][]string, len(qs))
+	errs := make([]error, len(qs))
 	var wg sync.WaitGroup
-	for i, expr := range q.exprs[1:] {
-		want := resultMatrix
-		if i+1 >= q.raws {
-			want = resultVector
-		}
-		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.stream(ctx, expr, at, want, false) })
+	for i, q := range qs[1:] {
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.stream(ctx, q.expr, q.at, q.want, uncached) })
 	}
-	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, q.exprs[0], at)
+	answers[0], warns[0], errs[0] = s.stream(ctx, qs[0].expr, qs[0].at, qs[0].want, uncached)
 	wg.Wait()
 	return answers, warns, errs
 }

@@ -265,18 +265,11 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	// Two chunks are held at once, the one being reported on and the next
 	// being read: each gets half the answers' share of the memory bound.
 	s.answers = newBudget(s.cfg.answerBudget() / 2)
-	exprs := make([]string, 0, rawSplit+1)
+	qs := make([]streamed, 0, rawSplit+1)
 	for _, half := range s.q.halves {
-		exprs = append(exprs, s.q.raw(half, width))
+		qs = append(qs, streamed{s.q.raw(half, width), resultMatrix, at})
 	}
-	exprs = append(exprs, s.q.up(width))
-	answers := make([]matrix, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
-	for i, expr := range exprs {
-		wg.Go(func() { answers[i], _, errs[i] = s.streamMatrix(ctx, expr, at) })
-	}
-	wg.Wait()
+	answers, _, errs := s.streamAll(ctx, append(qs, streamed{s.q.up(width), resultMatrix, at}), false)
 	if err := cmp.Or(errs...); err != nil {
 		if s.answers.left.Load() < 0 {
 			return nil, nil, chunkTooBigError{err: err}

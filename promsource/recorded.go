@@ -63,7 +63,7 @@ type rulesInfo struct {
 // returns the one written with this vtop's settings; note says why none
 // is read ("" when no rules are loaded at all, which is no news).
 func (s *Source) findRules(ctx context.Context, at time.Time) (info rulesInfo, note string, ok bool) {
-	vec, _, err := s.recordedQuery(ctx, promql.RulesInfoQuery(), at, resultVector)
+	vec, _, err := s.stream(ctx, promql.RulesInfoQuery(), at, resultVector, true)
 	if err != nil || len(vec) == 0 {
 		return rulesInfo{}, "", false
 	}
@@ -175,17 +175,8 @@ func (s *Source) askRecorded(ctx context.Context, info rulesInfo, every time.Dur
 	if s.q.matchers != "" {
 		up = "up{" + s.q.matchers + "}"
 	}
-	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(every), up}
-	times := []time.Time{info.at, info.at.Add(every - time.Millisecond), info.at}
-	wants := []string{resultMatrix, resultMatrix, resultVector}
-	answers := make([]matrix, len(exprs))
-	warns := make([][]string, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
-	for i, e := range exprs {
-		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, times[i], wants[i]) })
-	}
-	wg.Wait()
+	answers, warns, errs := s.streamAll(ctx, []streamed{{promql.RecordedRowsQuery(span), resultMatrix, info.at},
+		{promql.FiringStatesQuery(every), resultMatrix, info.at.Add(every - time.Millisecond)}, {up, resultVector, info.at}}, true)
 	if err := cmp.Or(errs...); err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -348,21 +339,6 @@ func overrunNote(st catalogue.SourceStatus, interval time.Duration) string {
 	}
 	return fmt.Sprintf("a refresh of the raw series took %s, longer than the %s interval: `vtop rules` loaded into the store makes it cheap (vtop then reads what the rules recorded)",
 		took.Round(10*time.Millisecond), interval)
-}
-
-// recordedQuery runs one instant query of the fast path at at, whose
-// result is of type want, decoded as every answer is: within the
-// refresh's share of the memory bound and the series cap. It asks with
-// nocache=1: VictoriaMetrics answers a query of the last
-// -search.latencyOffset (30 s by default) as of that long ago unless told
-// so, and the rules' newest evaluation is seconds old. Prometheus
-// ignores the parameter.
-func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time, want string) (matrix, []string, error) {
-	m, warns, err := s.stream(ctx, expr, at, want, true)
-	if want == resultVector { // an element without a value is no sample
-		m = slices.DeleteFunc(m, func(ss *sampleStream) bool { return len(ss.Values) == 0 })
-	}
-	return m, warns, err
 }
 
 // maxInView bounds the replicas on screen read raw beside the fast path

@@ -173,73 +173,59 @@ type Source struct {
 	readings []catalogue.Readings
 	status   catalogue.SourceStatus
 	stats    Stats
-	// storeNote is the warning the store's semantics call for (store.go).
-	storeNote string
-	// rulesNote says why vtop's recording rules in the store are not
-	// read (recorded.go); "" when none are loaded, or they are read.
-	rulesNote string
-	// noRulesAt is when the store last showed no vtop rules at all (or
-	// did not answer the question in time): they are asked again only
-	// rulesRecheck later, so that a store without them pays no extra
-	// round trip a refresh.
-	noRulesAt time.Time
-	// beside reads the raw series of the replicas on screen and wanted
-	// beside the fast path (recorded.go); owned by the refresh loop.
-	beside *rawBeside
-	// identified is closed once the store's identification is over; the
-	// first refresh waits for it before it publishes, so that the first
-	// report names the store. Nil after. Owned by the refresh loop.
-	identified chan struct{}
+	// storeNote is the warning the store's semantics call for (store.go);
+	// rulesNote says why vtop's recording rules in the store are not read
+	// (recorded.go), "" when none are loaded or they are read.
+	storeNote, rulesNote string
 
-	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
+	// Owned by the refresh loop:
+	// noRulesAt is when the store last showed no vtop rules at all (or did
+	// not answer in time): they are asked again only rulesRecheck later,
+	// so that a store without them pays no extra round trip a refresh.
+	noRulesAt time.Time
+	beside    *rawBeside // the raw read of the replicas on screen and wanted (recorded.go)
+	// identified is closed once the store's identification is over (nil
+	// after): the first refresh waits for it, so that its report names
+	// the store.
+	identified chan struct{}
+	replicas   map[string]*replica // by instance (grouper.key)
 	// appliedAt and appliedWidth are the window of the newest good
-	// refresh, which groups of instances are combined over; owned by the
-	// refresh loop.
+	// refresh, which groups of instances are combined over.
 	appliedAt    time.Time
 	appliedWidth time.Duration
-
-	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
-	raw   rawWindow // owned by the refresh loop
-	whole bool      // owned by the refresh loop: this refresh reads the whole window
-	// answers is what the decoded answers of the refresh in progress may
-	// still take; owned by the refresh loop.
-	answers *budget
+	dcgm         dcgmState // the GPUs under the fleet (gpus.go)
+	raw          rawWindow
+	whole        bool    // this refresh reads the whole window
+	answers      *budget // what the decoded answers of the refresh in progress may still take
 	// targets is how many scrape targets answered up at the newest good
 	// refresh (-1 before the first): whether the buckets are left to the
-	// server follows it. Owned by the refresh loop.
+	// server follows it.
 	targets int
 	// buckets are the store-evaluated buckets of the newest good refresh,
 	// by scrape target (grouper.key); nil when the raw read had them.
-	// Owned by the refresh loop.
 	buckets map[string]*catalogue.WindowBuckets
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
 type Stats struct {
-	// Refreshes is the number of refreshes done.
 	Refreshes int
 	// Requests is the number of HTTP requests sent, history included.
-	Requests int64
-	// LastRefresh is the wall time of the newest refresh.
-	LastRefresh time.Duration
+	Requests    int64
+	LastRefresh time.Duration // the wall time of the newest refresh
 	// Series and Samples are what the newest refresh read: the whole
-	// window, or what was new since the refresh before and the part of
-	// the series re-read over the window with it (a series in both is
-	// counted twice).
+	// window, or what was new since the refresh before and the recheck's
+	// part (a series in both is counted twice).
 	Series, Samples int
-	// FullReads counts the refreshes that read the whole window.
-	FullReads int
+	FullReads       int // refreshes that read the whole window
 	// LastRequests is the number of HTTP requests sent while the newest
-	// refresh ran (the store's identification, asked once beside the
-	// first refresh, included).
+	// refresh ran (the store's identification, beside the first, included).
 	LastRequests int
 	// Bucketless is set when the newest refresh left the buckets to the
 	// server, and BucketRows is how many rows (target × histogram ×
 	// bound) its answers held.
 	Bucketless bool
 	BucketRows int
-	// Path is the path the newest refresh read: PathRules or PathRaw.
-	Path string
+	Path       string // the path the newest refresh read: PathRules or PathRaw
 }
 
 // New checks the configuration and prepares a source; nothing is asked of

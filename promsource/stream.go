@@ -50,8 +50,10 @@ const (
 )
 
 // stream runs an instant query whose result is of type want and decodes
-// it as it arrives; uncached asks the store not to answer from its cache
-// (recordedQuery).
+// it as it arrives. uncached asks with nocache=1, as the fast path does:
+// VictoriaMetrics answers a query of the last -search.latencyOffset (30 s
+// by default) as of that long ago unless told so, and the rules' newest
+// evaluation is seconds old. Prometheus ignores the parameter.
 func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
 	timeout := s.queryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -69,6 +71,9 @@ func (s *Source) stream(ctx context.Context, expr string, at time.Time, want str
 		return nil, nil, s.fail("not a Prometheus query API: " + safetext.Sanitize(err.Error()))
 	case err != nil:
 		return nil, nil, s.fail(problem(err, timeout))
+	}
+	if want == resultVector { // an element without a value is no sample
+		m = slices.DeleteFunc(m, func(ss *sampleStream) bool { return len(ss.Values) == 0 })
 	}
 	return m, s.cleanAll(warns), nil
 }

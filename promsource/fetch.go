@@ -55,7 +55,7 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
 	} else {
 		s.answers = newBudget(s.cfg.answerBudget())
-		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.upQuery(width), at) })
+		wg.Go(func() { f.up, upWarns, upErr = s.stream(ctx, s.upQuery(width), at, resultMatrix, false) })
 	}
 	q := s.refreshQueries(&f, at, width, rawRange, recheck)
 	answers, warns, errs := s.streamAll(ctx, q.qs, false)
@@ -66,7 +66,11 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		// budget) is the cause of the others' (the budget spent).
 		err = cmp.Or(upErr, err)
 	}
-	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
+	series := 0 // in the halves together
+	for _, m := range answers[:len(s.q.halves)] {
+		series += len(m)
+	}
+	if err == nil && series > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}
 	if q.wantedAt >= 0 {
@@ -140,15 +144,6 @@ func (s *Source) streamAll(ctx context.Context, qs []streamed, uncached bool) ([
 	answers[0], warns[0], errs[0] = s.stream(ctx, qs[0].expr, qs[0].at, qs[0].want, uncached)
 	wg.Wait()
 	return answers, warns, errs
-}
-
-// seriesIn counts the series of the answers.
-func seriesIn(answers []matrix) int {
-	n := 0
-	for _, m := range answers {
-		n += len(m)
-	}
-	return n
 }
 
 // explainEmpty is the error of a whole read that found no series: none if

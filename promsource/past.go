@@ -226,15 +226,14 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 	for after < end {
 		through := min(after+model.Time(p.chunk.Milliseconds()), end)
 		raw, up, err := p.readChunk(ctx, after, through)
-		var tooBig chunkTooBigError
-		if errors.As(err, &tooBig) {
+		if err != nil && p.src.answers.left.Load() < 0 { // the chunk's answers passed their budget
 			if p.chunk > minPastChunk {
 				p.chunk = max(p.chunk/2, minPastChunk)
 				continue
 			}
 			// Even the least chunk is too big: the answer's own error says
 			// by how much and what to do (--max-memory, the selector).
-			err = p.src.fail(problemOf(tooBig.err) + fmt.Sprintf("; the stretch was read %s at a time, the least", minPastChunk))
+			err = p.src.fail(problemOf(err) + fmt.Sprintf("; the stretch was read %s at a time, the least", minPastChunk))
 		}
 		select {
 		case out <- pastChunk{raw: raw, up: up, after: after, through: through, err: err}:
@@ -247,13 +246,6 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 		after = through
 	}
 }
-
-// chunkTooBigError is a chunk whose answers passed their memory budget;
-// err is the answer's error, which names the budget and what to do.
-type chunkTooBigError struct{ err error }
-
-// Error is the answer's error.
-func (e chunkTooBigError) Error() string { return e.err.Error() }
 
 // readChunk reads the samples in (after, through] of every series vtop
 // reads, and Prometheus's record of the scrapes (up).
@@ -271,9 +263,6 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	}
 	answers, _, errs := s.streamAll(ctx, append(qs, streamed{s.q.up(width), resultMatrix, at}), false)
 	if err := cmp.Or(errs...); err != nil {
-		if s.answers.left.Load() < 0 {
-			return nil, nil, chunkTooBigError{err: err}
-		}
 		return nil, nil, err
 	}
 	raw = slices.Concat(answers[:len(s.q.halves)]...)

@@ -338,9 +338,8 @@ func (s *Source) rangeWidth() time.Duration {
 // Readings appends every replica's samples, by name, to dst[:0]. The
 // samples are shared, never modified: callers must not modify them.
 func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append(dst[:0], s.readings...)
+	readings, _ := s.ReadingsAt(dst)
+	return readings
 }
 
 // ReadingsAt is Readings with the evaluation time they belong to, under
@@ -479,7 +478,10 @@ func (s *Source) refresh(ctx context.Context) {
 		return
 	}
 	pre := s.countTargets(ctx, at, width)
-	s.setBucketless(s.wantBuckets())
+	// The buckets are left to the store when more scrape targets than
+	// BucketsAbove answered up at the newest good refresh (or at this
+	// one's up, read first: see countTargets); before any answer, not.
+	s.setBucketless(s.cfg.BucketsAbove >= 0 && s.targets > s.cfg.BucketsAbove)
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
 	recheck := ""

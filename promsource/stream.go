@@ -28,29 +28,21 @@ import (
 // queryPath is the instant-query endpoint, under the server's URL.
 const queryPath = "/api/v1/query"
 
-// streamMatrix runs an instant query whose answer is a range vector, as
-// matrix does, but decodes the answer as it arrives instead of reading it
-// whole first. The raw read is by far the largest answer of a refresh:
-// the query client holds the whole body, then decodes it three times
-// over (its envelope, its data, its result), which cost vtop more CPU and
-// memory than the samples it held. Label values are interned, so the
-// many series of one replica share one copy of each.
-//
-// Errors are the query client's (a *v1.Error for an HTTP or API error,
-// the transport's otherwise), so that they read alike whichever query
-// failed.
-func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultMatrix, false)
-}
-
 // The result types the source decodes.
 const (
 	resultMatrix = "matrix"
 	resultVector = "vector"
 )
 
-// stream runs an instant query whose result is of type want and decodes
-// it as it arrives. uncached asks with nocache=1, as the fast path does:
+// stream runs an instant query whose result is of type want (a range
+// vector's matrix, or a vector) and decodes the answer as it arrives
+// instead of reading it whole first, as the query client does. The raw
+// read is by far the largest answer of a refresh: the query client holds
+// the whole body, then decodes it three times over (its envelope, its
+// data, its result), which cost vtop more CPU and memory than the samples
+// it held. Label values are interned, so the many series of one replica
+// share one copy of each. Errors read as the query client's do, whichever
+// query failed. uncached asks with nocache=1, as the fast path does:
 // VictoriaMetrics answers a query of the last -search.latencyOffset (30 s
 // by default) as of that long ago unless told so, and the rules' newest
 // evaluation is seconds old. Prometheus ignores the parameter.

@@ -317,13 +317,11 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 		s.noRulesAt = time.Now() // asked again a minute later, as a store without rules is
 		return false
 	}
-	if err == nil {
-		r.readings = withRaw(r.readings, raw)
-	}
 	if ctx.Err() != nil {
 		return true
 	}
 	if err == nil {
+		r.readings = withRaw(r.readings, raw)
 		s.raw.reset() // the raw window is read whole when the raw path is next taken
 	}
 	s.publish(start, sent, info.at, err, r.readings, r.warnings, Stats{Series: r.rows, Samples: r.rows, Path: PathRules})

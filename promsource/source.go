@@ -112,21 +112,13 @@ type Config struct {
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
-	set := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	set(&c.Interval, DefaultInterval)
-	set(&c.Window, DefaultWindow)
-	set(&c.Timeout, DefaultTimeout)
-	set(&c.Forget, DefaultForget)
-	if c.MaxSeries <= 0 {
-		c.MaxSeries = DefaultMaxSeries
-	}
-	if c.MaxMemory <= 0 {
-		c.MaxMemory = DefaultMaxMemory
-	}
+	orDefault(&c.Interval, DefaultInterval)
+	orDefault(&c.Window, DefaultWindow)
+	orDefault(&c.Timeout, DefaultTimeout)
+	orDefault(&c.Forget, DefaultForget)
+	orDefault(&c.MaxSeries, DefaultMaxSeries)
+	orDefault(&c.MaxMemory, DefaultMaxMemory)
+	orDefault(&c.MaxBody, DefaultMaxBody)
 	if c.BucketsAbove == 0 {
 		c.BucketsAbove = DefaultBucketsAbove
 	}
@@ -135,14 +127,18 @@ func (c Config) withDefaults() Config {
 	}
 	// Only the histograms vtop reads quantiles of have buckets to ask for.
 	c.Histograms = slices.DeleteFunc(slices.Clone(c.Histograms), func(h catalogue.Histogram) bool { return !slices.Contains(summarised, h) })
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
 	c.MaxBody = min(c.MaxBody, c.answerBudget())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	return c
+}
+
+// orDefault sets v to d where it is zero or less.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Source reads a fleet from a Prometheus server. It is a monitor.Feed that
@@ -356,14 +352,10 @@ func (s *Source) Status() catalogue.SourceStatus {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Warnings = slices.Clone(st.Warnings)
-	if s.storeNote != "" {
-		st.Warnings = append(st.Warnings, s.storeNote)
-	}
-	if s.rulesNote != "" {
-		st.Warnings = append(st.Warnings, s.rulesNote)
-	}
-	if note := overrunNote(st, s.cfg.Interval); note != "" {
-		st.Warnings = append(st.Warnings, note)
+	for _, note := range []string{s.storeNote, s.rulesNote, overrunNote(st, s.cfg.Interval)} {
+		if note != "" {
+			st.Warnings = append(st.Warnings, note)
+		}
 	}
 	if st.Checked.IsZero() && !s.asked.IsZero() {
 		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",

@@ -470,10 +470,7 @@ func (s *Source) refresh(ctx context.Context) {
 		return
 	}
 	pre := s.countTargets(ctx, at, width)
-	// The buckets are left to the store when more scrape targets than
-	// BucketsAbove answered up at the newest good refresh (or at this
-	// one's up, read first: see countTargets); before any answer, not.
-	s.setBucketless(s.cfg.BucketsAbove >= 0 && s.targets > s.cfg.BucketsAbove)
+	s.setBucketless()
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
 	recheck := ""
@@ -499,13 +496,11 @@ func (s *Source) refresh(ctx context.Context) {
 		}
 		s.identified = nil
 	}
-	if ctx.Err() != nil {
-		s.raw.reset() // an increment may have been cut short: read whole next time
-		return        // stopping: a canceled query is no news
-	}
-	if err != nil {
-		s.raw.reset()
-		s.publish(start, sent, at, err, nil, nil, Stats{})
+	if ctx.Err() != nil || err != nil {
+		s.raw.reset()         // an increment may have been cut short: read whole next time
+		if ctx.Err() == nil { // stopping, a canceled query is no news
+			s.publish(start, sent, at, err, nil, nil, Stats{})
+		}
 		return
 	}
 	s.targets = len(f.up)

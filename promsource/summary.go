@@ -153,8 +153,12 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 }
 
 // setBucketless switches the raw read to or from leaving the buckets to
-// the store; a switch reads the whole window again, of other series.
-func (s *Source) setBucketless(on bool) {
+// the store; a switch reads the whole window again, of other series. They
+// are left to the store when more scrape targets than BucketsAbove
+// answered up at the newest good refresh (or at this one's up, read
+// first: see countTargets); before any answer, not.
+func (s *Source) setBucketless() {
+	on := s.cfg.BucketsAbove >= 0 && s.targets > s.cfg.BucketsAbove
 	if on == s.q.bucketless {
 		return
 	}

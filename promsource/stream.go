@@ -119,7 +119,8 @@ func shortExpr(expr string) string {
 // postQuery sends the query as a form, falling back to GET where POST is
 // refused (as the query client does), and decodes the answer.
 func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
-	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
+	// The query API's time: seconds with a fraction.
+	form := url.Values{"query": {expr}, "time": {strconv.FormatFloat(float64(at.Unix())+float64(at.Nanosecond())/1e9, 'f', -1, 64)}}
 	if uncached {
 		form.Set("nocache", "1")
 	}
@@ -165,11 +166,6 @@ func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want 
 func drain(resp *http.Response) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	_ = resp.Body.Close()
-}
-
-// formatTime is the query API's time: seconds with a fraction.
-func formatTime(t time.Time) string {
-	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
 }
 
 // statusError is the error of an answer with an error status, as the
@@ -301,7 +297,7 @@ func (a *answer) result(want string) (matrix, []string, error) {
 		return nil, a.warnings, notMatrixError{got: safetext.Sanitize(d.resultType), want: want}
 	}
 	if d.disordered > 0 {
-		a.warnings = append(a.warnings, disorderedWarning(d.disordered))
+		a.warnings = append(a.warnings, fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", d.disordered))
 	}
 	return d.result, a.warnings, nil
 }
@@ -501,11 +497,6 @@ func inOrder(ps []model.SamplePair) ([]model.SamplePair, bool) {
 	}
 	slices.SortStableFunc(ps, func(a, b model.SamplePair) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
 	return slices.CompactFunc(ps, func(a, b model.SamplePair) bool { return a.Timestamp == b.Timestamp }), true
-}
-
-// disorderedWarning says that n series of an answer were put in order.
-func disorderedWarning(n int) string {
-	return fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", n)
 }
 
 // decodePoint decodes [time, "value"]; a malformed point sets the

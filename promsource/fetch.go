@@ -524,8 +524,10 @@ func (s *Source) snapshot() []catalogue.Readings {
 		names := make([]string, len(rs))
 		parts := make([][]catalogue.Sample, len(rs))
 		var watched *catalogue.Sample
+		var wbs []*catalogue.WindowBuckets
 		for i, r := range rs {
 			names[i] = instanceName(r.targets)
+			wbs = append(wbs, bucketsOf[r])
 			parts[i] = r.samples
 			if r.watched && len(r.samples) > 0 {
 				if watched == nil {
@@ -540,10 +542,6 @@ func (s *Source) snapshot() []catalogue.Readings {
 		start := time.Time{}
 		if !s.appliedAt.IsZero() {
 			start = s.appliedAt.Add(-s.appliedWidth)
-		}
-		var wbs []*catalogue.WindowBuckets
-		for _, r := range rs {
-			wbs = append(wbs, bucketsOf[r])
 		}
 		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched), Buckets: sumBuckets(wbs)})
 	}

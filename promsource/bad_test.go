@@ -375,7 +375,7 @@ func TestConstantRequestsPerRefresh(t *testing.T) {
 				hasCount = true
 			case strings.HasPrefix(q, "{__name__"):
 				for p := range s.q.parts {
-					if q == s.q.rawPart(p, 30*time.Second) {
+					if q == s.q.raw(s.q.parts[p], 30*time.Second) {
 						part = p
 					}
 				}

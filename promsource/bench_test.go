@@ -174,7 +174,7 @@ func BenchmarkReadWindow(b *testing.B) {
 				return len(m), warns, err
 			}},
 			{"stream", func() (int, []string, error) {
-				got, warns, err := src.streamMatrix(ctx, "raw", at)
+				got, warns, err := src.stream(ctx, "raw", at, resultMatrix, false)
 				return len(got), warns, err
 			}},
 		}

@@ -398,7 +398,7 @@ func (r *replicaBuild) samples() []catalogue.Sample {
 		out = append(out, r.times[ms].finish(r.sorted))
 	}
 	if len(r.targets) > 1 {
-		r.notes.Warn(fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(r.targets)))
+		r.notes.Warn(fmt.Sprintf("series come from %d scrape targets (%s); their values are summed", len(r.targets), describeTargets(slices.Collect(maps.Keys(r.targets)))))
 	}
 	for i := range out {
 		out[i].Warnings = r.notes.Warnings
@@ -494,9 +494,9 @@ func mergeFailures(good, failed []catalogue.Sample) []catalogue.Sample {
 }
 
 // describeTargets lists targets for a warning, briefly.
-func describeTargets(ts map[scrapeTarget]bool) string {
+func describeTargets(ts []scrapeTarget) string {
 	var parts []string
-	for t := range ts {
+	for _, t := range ts {
 		parts = append(parts, t.job+"/"+t.instance)
 	}
 	slices.Sort(parts)

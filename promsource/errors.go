@@ -22,7 +22,10 @@ func problem(err error, timeout time.Duration) string {
 	if errors.As(err, &apiErr) {
 		return apiProblem(apiErr)
 	}
-	return safetext.Sanitize(transportProblem(err, timeout))
+	if errors.Is(err, errTooLarge) {
+		return "the answer is larger than the cap; narrow the selector"
+	}
+	return safetext.Sanitize(httperr.Describe(err, timeout))
 }
 
 // apiProblem describes an error the query API answered with.
@@ -86,15 +89,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// transportProblem describes an error below HTTP, in the words every
-// source uses (httperr).
-func transportProblem(err error, timeout time.Duration) string {
-	if errors.Is(err, errTooLarge) {
-		return "the answer is larger than the cap; narrow the selector"
-	}
-	return httperr.Describe(err, timeout)
 }
 
 // displayURL is the server's URL as shown: without user info or query.

@@ -40,7 +40,7 @@ type fetched struct {
 // rawSplit halves), up over the window and, with an increment, the
 // recheck's part of the series over the whole window (recheck, "" for
 // none). The series cap is checked as the raw samples arrive (see
-// decodeMatrix) and over the halves together, so no query counts the
+// decodeAnswer) and over the halves together, so no query counts the
 // series first: counting touches every series as the read does, and cost
 // Prometheus as much again. Only a whole read that finds no series asks
 // more, to say why.
@@ -55,10 +55,10 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		f.up, upWarns, upErr = pre.up, pre.warns, pre.err
 	} else {
 		s.answers = newBudget(s.cfg.answerBudget())
-		wg.Go(func() { f.up, upWarns, upErr = s.streamMatrix(ctx, s.upQuery(width), at) })
+		wg.Go(func() { f.up, upWarns, upErr = s.stream(ctx, s.upQuery(width), at, resultMatrix, false) })
 	}
-	q := s.refreshQueries(&f, width, rawRange, recheck)
-	answers, warns, errs := s.streamAll(ctx, q, at)
+	q := s.refreshQueries(&f, at, width, rawRange, recheck)
+	answers, warns, errs := s.streamAll(ctx, q.qs, false)
 	wg.Wait()
 	err := cmp.Or(append(errs, upErr)...)
 	if pre != nil {
@@ -66,7 +66,11 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 		// budget) is the cause of the others' (the budget spent).
 		err = cmp.Or(upErr, err)
 	}
-	if n := seriesIn(answers[:len(s.q.halves)]); err == nil && n > s.cfg.MaxSeries {
+	series := 0 // in the halves together
+	for _, m := range answers[:len(s.q.halves)] {
+		series += len(m)
+	}
+	if err == nil && series > s.cfg.MaxSeries {
 		err = s.tooManySeries()
 	}
 	if q.wantedAt >= 0 {
@@ -88,61 +92,58 @@ func (s *Source) fetch(ctx context.Context, at time.Time, width, rawRange time.D
 }
 
 // refreshQueries are the queries of one refresh but up: the first raws
-// of exprs ask for matrices (the raw halves, the recheck, the buckets of
-// the replicas wanted, at wantedAt, -1 for none), the rest for vectors.
+// ask for matrices (the raw halves, the recheck, the buckets of the
+// replicas wanted, at wantedAt, -1 for none), the rest for vectors.
 type refreshQueries struct {
-	exprs          []string
+	qs             []streamed
 	raws, wantedAt int
 }
 
-// refreshQueries writes the queries of one refresh but up, and sets f's
-// bucket window when the store evaluates the buckets.
-func (s *Source) refreshQueries(f *fetched, width, rawRange time.Duration, recheck string) refreshQueries {
-	q := refreshQueries{exprs: make([]string, 0, rawSplit+1), wantedAt: -1}
-	for i := range s.q.halves {
-		q.exprs = append(q.exprs, s.q.raw(i, rawRange))
+// refreshQueries writes the queries of one refresh at at but up, and
+// sets f's bucket window when the store evaluates the buckets.
+func (s *Source) refreshQueries(f *fetched, at time.Time, width, rawRange time.Duration, recheck string) refreshQueries {
+	q := refreshQueries{qs: make([]streamed, 0, rawSplit+1), wantedAt: -1}
+	for _, half := range s.q.halves {
+		q.qs = append(q.qs, streamed{s.q.raw(half, rawRange), resultMatrix, at})
 	}
 	if recheck != "" {
-		q.exprs = append(q.exprs, recheck)
+		q.qs = append(q.qs, streamed{recheck, resultMatrix, at})
 	}
 	if w := s.wantedBuckets(width); w != "" {
-		q.wantedAt = len(q.exprs)
-		q.exprs = append(q.exprs, w)
+		q.wantedAt = len(q.qs)
+		q.qs = append(q.qs, streamed{w, resultMatrix, at})
 	}
-	q.raws = len(q.exprs)
+	q.raws = len(q.qs)
 	if s.q.bucketless {
 		f.bucketWindow = s.analysisWindow()
-		q.exprs = append(q.exprs, s.q.buckets(f.bucketWindow, s.cfg.Histograms)...)
+		for _, expr := range s.q.buckets(f.bucketWindow, s.cfg.Histograms) {
+			q.qs = append(q.qs, streamed{expr, resultVector, at})
+		}
 	}
 	return q
 }
 
-// streamAll asks the queries side by side, the first on this goroutine,
-// and returns their answers, warnings and errors in their order.
-func (s *Source) streamAll(ctx context.Context, q refreshQueries, at time.Time) ([]matrix, [][]string, []error) {
-	answers := make([]matrix, len(q.exprs))
-	warns := make([][]string, len(q.exprs))
-	errs := make([]error, len(q.exprs))
-	var wg sync.WaitGroup
-	for i, expr := range q.exprs[1:] {
-		stream := s.streamMatrix
-		if i+1 >= q.raws {
-			stream = s.streamVector
-		}
-		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = stream(ctx, expr, at) })
-	}
-	answers[0], warns[0], errs[0] = s.streamMatrix(ctx, q.exprs[0], at)
-	wg.Wait()
-	return answers, warns, errs
+// streamed is one query of those asked side by side: expr at at, whose
+// result is of type want.
+type streamed struct {
+	expr, want string
+	at         time.Time
 }
 
-// seriesIn counts the series of the answers.
-func seriesIn(answers []matrix) int {
-	n := 0
-	for _, m := range answers {
-		n += len(m)
+// streamAll asks the queries side by side, the first on this goroutine,
+// and returns their answers, warnings and errors in their order;
+// uncached as stream.
+func (s *Source) streamAll(ctx context.Context, qs []streamed, uncached bool) ([]matrix, [][]string, []error) {
+	answers := make([]matrix, len(qs))
+	warns := make([][]string, len(qs))
+	errs := make([]error, len(qs))
+	var wg sync.WaitGroup
+	for i, q := range qs[1:] {
+		wg.Go(func() { answers[i+1], warns[i+1], errs[i+1] = s.stream(ctx, q.expr, q.at, q.want, uncached) })
 	}
-	return n
+	answers[0], warns[0], errs[0] = s.stream(ctx, qs[0].expr, qs[0].at, qs[0].want, uncached)
+	wg.Wait()
+	return answers, warns, errs
 }
 
 // explainEmpty is the error of a whole read that found no series: none if
@@ -150,11 +151,17 @@ func seriesIn(answers []matrix) int {
 // (their replicas then show as stopped), else which jobs do have vLLM
 // series.
 func (s *Source) explainEmpty(ctx context.Context, at time.Time) error {
-	n, _, err := s.count(ctx, at)
-	switch {
-	case err != nil:
+	// How many series the raw query would read: those with a sample in
+	// the lookback period, a bound of the window's.
+	v, _, err := s.query(ctx, promql.Aggregate("count", "", s.q.selector(promql.ReadNames())), at)
+	if err != nil {
 		return err
-	case n == 0:
+	}
+	vec, ok := v.(model.Vector)
+	if !ok {
+		return s.fail(fmt.Sprintf("not a Prometheus query API: count() answered %s, not a vector", v.Type()))
+	}
+	if len(vec) == 0 || vec[0].Value == 0 { // count() of nothing is an empty vector
 		return s.fail(s.diagnose(ctx, at))
 	}
 	return nil
@@ -188,22 +195,6 @@ func (s *Source) query(ctx context.Context, expr string, at time.Time) (model.Va
 		return nil, nil, s.fail("not a Prometheus query API: the answer holds no query result")
 	}
 	return v, s.cleanAll(warns), nil
-}
-
-// count returns how many series the raw query would read.
-func (s *Source) count(ctx context.Context, at time.Time) (int, []string, error) {
-	v, warns, err := s.query(ctx, s.q.count(), at)
-	if err != nil {
-		return 0, nil, err
-	}
-	vec, ok := v.(model.Vector)
-	if !ok {
-		return 0, nil, s.fail(fmt.Sprintf("not a Prometheus query API: count() answered %s, not a vector", v.Type()))
-	}
-	if len(vec) == 0 {
-		return 0, warns, nil // count() of nothing is an empty vector
-	}
-	return int(vec[0].Value), warns, nil
 }
 
 // diagnose explains a selector that matches no vLLM series: which jobs do
@@ -323,11 +314,7 @@ func (s *Source) apply(at time.Time, width time.Duration, f fetched) {
 		if _, ok := since[rb]; ok {
 			// The samples built before stay; those that left the
 			// window go. r.built is never published: r.samples is a copy.
-			i := 0
-			for i < len(r.built) && r.built[i].Time.Before(first) {
-				i++
-			}
-			r.built = append(r.built[i:], fresh...)
+			r.built = append(r.built[before(r.built, first):], fresh...)
 		} else {
 			r.built = fresh
 		}
@@ -421,9 +408,7 @@ func (s *Source) addUpFailures(up matrix, b *fleetBuild, first time.Time) {
 			continue
 		}
 		failed := upFailures(ss)
-		for len(failed) > 0 && failed[0].Time.Before(first) {
-			failed = failed[1:] // up read further back than the window (upLookBack)
-		}
+		failed = failed[before(failed, first):] // up is read further back than the window (upLookBack)
 		r.samples = mergeFailures(r.samples, failed)
 	}
 }
@@ -444,7 +429,7 @@ func deadRun(samples []catalogue.Sample, up *sampleStream) []catalogue.Sample {
 		return samples // scraped at last: nothing failing to add
 	}
 	run := upFailures(&sampleStream{Metric: up.Metric, Values: vs[i:]})
-	kept := outside(samples, run[0].Time)
+	kept := slices.Clip(samples[:before(samples, run[0].Time)])
 	if i > 0 {
 		good := vs[i-1].Timestamp.Time()
 		if n := len(kept); n == 0 || kept[n-1].Time.Before(good) {
@@ -470,13 +455,13 @@ func latest(a, b time.Time) time.Time {
 	return a
 }
 
-// outside returns the samples before t.
-func outside(samples []catalogue.Sample, t time.Time) []catalogue.Sample {
+// before is how many of the samples (oldest first) are before t.
+func before(samples []catalogue.Sample, t time.Time) int {
 	i := 0
 	for i < len(samples) && samples[i].Time.Before(t) {
 		i++
 	}
-	return samples[:i:i]
+	return i
 }
 
 // markStopped turns a replica DOWN when nothing of it arrived for a few
@@ -539,8 +524,10 @@ func (s *Source) snapshot() []catalogue.Readings {
 		names := make([]string, len(rs))
 		parts := make([][]catalogue.Sample, len(rs))
 		var watched *catalogue.Sample
+		var wbs []*catalogue.WindowBuckets
 		for i, r := range rs {
 			names[i] = instanceName(r.targets)
+			wbs = append(wbs, bucketsOf[r])
 			parts[i] = r.samples
 			if r.watched && len(r.samples) > 0 {
 				if watched == nil {
@@ -555,10 +542,6 @@ func (s *Source) snapshot() []catalogue.Readings {
 		start := time.Time{}
 		if !s.appliedAt.IsZero() {
 			start = s.appliedAt.Add(-s.appliedWidth)
-		}
-		var wbs []*catalogue.WindowBuckets
-		for _, r := range rs {
-			wbs = append(wbs, bucketsOf[r])
 		}
 		out = append(out, catalogue.Readings{Target: name, Samples: combine(names, parts, start, s.appliedAt, watched), Buckets: sumBuckets(wbs)})
 	}

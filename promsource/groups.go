@@ -12,39 +12,27 @@ import (
 )
 
 // A replica may be several scrape targets: the instances of a group
-// (--group-by job), or a pod's server and its sidecar. Their series are
-// built apart, one instance each, and combined here into one series of
-// samples the analysis reads as it reads any replica's. Summing the raw
-// values of unlike things went wrong every way: the instances are
-// scraped at different times, so one timestamp held some of them and not
-// others; their counters start at different values and reset apart, so
-// the sum went up and down and every drop read as a restart.
-//
-// The combined samples are taken once per scrape interval (the
-// instances' median) back from the end of the window, and at its start.
-// At each time every instance adds:
+// (--group-by job), or a pod's server and its sidecar. Summing their raw
+// values went wrong every way: they are scraped at different times, and
+// their counters start and reset apart, so every drop read as a restart.
+// So each is built apart and they are combined here, at one time per
+// scrape interval (the instances' median) back from the window's end, and
+// at its start. At each time every instance adds:
 //   - a counter: its value with its own resets compensated (Prometheus's
-//     reset rule), interpolated between its scrapes, and outside them
-//     extended with its average slope exactly as far as PromQL's rate()
-//     extrapolates that series (to the window's edge when it is closer
-//     than 1.1 average intervals, else half an interval; never below
-//     zero). The combined counter never drops, and its increase from one
-//     edge of the window to the other is the sum of the instances'
-//     rate() increases: the group's rate is sum(rate(x[w])).
+//     rule), interpolated between its scrapes, and beyond them extended
+//     with its average slope exactly as far as rate() extrapolates that
+//     series (never below zero). The combined counter never drops, and its
+//     increase over the window is the sum of the instances' rate()
+//     increases: the group's rate is sum(rate(x[w])).
 //   - a gauge: its newest value at or before that time (as an instant
-//     query's sum() reads it), nothing before its first scrape or after
-//     a failed one.
+//     query's sum() reads it), nothing before its first scrape or after a
+//     failed one.
 //
-// The instances' readings at that time are then summed as every whole is
-// (catalogue.Merge): gauges that count add up, KV cache usage is the
-// mean weighted by capacity, the sleep level the least asleep, buckets
-// add on equal bounds. An instance whose buckets differ from the group's
-// is left out of that histogram, with a warning.
-//
-// A restart of one instance is told as that instance's, in a warning;
-// the group's process start time is unknown, so the group never reads as
-// restarted. An instance that fails while others answer is a warning;
-// the group is DOWN only when every instance fails.
+// The instances' readings are then summed as every whole is
+// (catalogue.Merge); an instance whose buckets differ from the group's is
+// left out of that histogram, with a warning. A restart of one instance
+// is a warning, not the group's restart; an instance that fails while
+// others answer is a warning; the group is DOWN only when every one fails.
 
 // instanceTrack is one instance of a group: its good samples and what
 // reading its counters at any time needs.

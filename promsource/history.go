@@ -31,17 +31,30 @@ func (s *Source) History(ctx context.Context, span time.Duration, points int) ([
 	end := s.evaluationTime()
 	step := historyStep(span, points, s.cfg.Interval)
 	r := v1.Range{Start: end.Add(-span + step), End: end, Step: step}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-	defer cancel()
-	v, _, _, err := s.api.QueryRange(ctx, promql.History(cmp.Or(s.cfg.GroupBy, labelPod), s.q.matchers, s.rangeWidth()), r)
+	m, err := s.queryRange(ctx, "history", promql.History(cmp.Or(s.cfg.GroupBy, labelPod), s.q.matchers, s.rangeWidth()), r, s.cfg.Timeout)
 	if err != nil {
-		return nil, s.fail("history: " + problem(err, s.cfg.Timeout))
+		return nil, err
+	}
+	return historyOf(m), nil
+}
+
+// queryRange runs a range query within timeout; what names it in errors.
+func (s *Source) queryRange(ctx context.Context, what, expr string, r v1.Range, timeout time.Duration) (model.Matrix, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, _, _, err := s.api.QueryRange(ctx, expr, r)
+	if err != nil {
+		return nil, s.fail(what + ": " + problem(err, timeout))
 	}
 	m, ok := v.(model.Matrix)
 	if !ok {
-		return nil, s.fail("history: not a Prometheus query API: a range query answered " + typeOf(v))
+		got := "nothing"
+		if v != nil {
+			got = v.Type().String()
+		}
+		return nil, s.fail(what + ": not a Prometheus query API: a range query answered " + got)
 	}
-	return historyOf(m), nil
+	return m, nil
 }
 
 // historyStep spaces points evenly over the span: no finer than the
@@ -53,13 +66,6 @@ func historyStep(span time.Duration, points int, interval time.Duration) time.Du
 		step = (span + maxPoints - 1) / maxPoints
 	}
 	return step
-}
-
-func typeOf(v model.Value) string {
-	if v == nil {
-		return "nothing"
-	}
-	return v.Type().String()
 }
 
 // historyOf turns the tagged range-query answer into each replica's

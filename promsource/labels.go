@@ -101,14 +101,6 @@ func (l labels) fingerprint() model.Fingerprint {
 	return model.Fingerprint(h)
 }
 
-// metric is the labels as a map, for the few readers of a whole set
-// (tests, messages).
-func (l labels) metric() model.Metric {
-	m := model.Metric{}
-	l.each(func(name, value string) { m[model.LabelName(name)] = model.LabelValue(value) })
-	return m
-}
-
 // labelsOf is a map's labels, for the answers the query client decodes;
 // its empty labels are none, as the decoder's are.
 func labelsOf(m model.Metric) labels {

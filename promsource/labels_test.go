@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"io"
 	"slices"
 	"testing"
 
@@ -76,4 +77,16 @@ func withoutEmpty(m model.Metric) model.Metric {
 		}
 	}
 	return out
+}
+
+// metric is the labels as a map, for tests that compare whole sets.
+func (l labels) metric() model.Metric {
+	m := model.Metric{}
+	l.each(func(name, value string) { m[model.LabelName(name)] = model.LabelValue(value) })
+	return m
+}
+
+// decodeMatrix decodes an answer whose result must be a matrix.
+func decodeMatrix(body io.Reader, maxSeries int, b *budget) (matrix, []string, error) {
+	return decodeAnswer(body, resultMatrix, maxSeries, b)
 }

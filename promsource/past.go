@@ -114,24 +114,13 @@ func (s *Source) pastTargets(ctx context.Context, start, end time.Time) (withSer
 		promql.Aggregate("group", strings.Join(by, ", "), s.q.selector(promql.ReadNames())),
 		promql.FailedTargets(by, s.q.matchers),
 	}
-	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)
-	defer cancel()
 	answers := make([]model.Matrix, len(exprs))
 	errs := make([]error, len(exprs))
 	var wg sync.WaitGroup
 	for i, expr := range exprs {
 		wg.Go(func() {
-			v, _, _, err := s.api.QueryRange(ctx, expr, v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step})
-			if err != nil {
-				errs[i] = s.fail("the targets of the stretch: " + problem(err, wholeReadTimeouts*s.cfg.Timeout))
-				return
-			}
-			m, ok := v.(model.Matrix)
-			if !ok {
-				errs[i] = s.fail("not a Prometheus query API: a range query answered " + typeOf(v))
-				return
-			}
-			answers[i] = m
+			r := v1.Range{Start: start, End: end.Add(step - time.Millisecond), Step: step}
+			answers[i], errs[i] = s.queryRange(ctx, "the targets of the stretch", expr, r, wholeReadTimeouts*s.cfg.Timeout)
 		})
 	}
 	wg.Wait()
@@ -175,7 +164,7 @@ func (p *Past) name(withSeries, failed model.Matrix) {
 		}
 		if len(ts) > 1 {
 			p.Warnings = append(p.Warnings, safetext.Sanitize(fmt.Sprintf(
-				"replica %s has %d scrape targets; the past shows each apart (%s), where a live watch sums them", n, len(ts), describeList(ts))))
+				"replica %s has %d scrape targets; the past shows each apart (%s), where a live watch sums them", n, len(ts), describeTargets(ts))))
 		}
 	}
 	slices.SortFunc(p.Targets, func(a, b PastTarget) int {
@@ -185,16 +174,6 @@ func (p *Past) name(withSeries, failed model.Matrix) {
 		p.index[scrapeTarget{job: t.Job, instance: t.Instance}] = i
 	}
 	slices.Sort(p.Warnings)
-}
-
-// describeList lists targets for a warning.
-func describeList(ts []scrapeTarget) string {
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = t.job + "/" + t.instance
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ", ")
 }
 
 // Read reads the stretch chunk by chunk, oldest first, and hands visit
@@ -247,15 +226,14 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 	for after < end {
 		through := min(after+model.Time(p.chunk.Milliseconds()), end)
 		raw, up, err := p.readChunk(ctx, after, through)
-		var tooBig chunkTooBigError
-		if errors.As(err, &tooBig) {
+		if err != nil && p.src.answers.left.Load() < 0 { // the chunk's answers passed their budget
 			if p.chunk > minPastChunk {
 				p.chunk = max(p.chunk/2, minPastChunk)
 				continue
 			}
 			// Even the least chunk is too big: the answer's own error says
 			// by how much and what to do (--max-memory, the selector).
-			err = p.src.fail(problemOf(tooBig.err) + fmt.Sprintf("; the stretch was read %s at a time, the least", minPastChunk))
+			err = p.src.fail(problemOf(err) + fmt.Sprintf("; the stretch was read %s at a time, the least", minPastChunk))
 		}
 		select {
 		case out <- pastChunk{raw: raw, up: up, after: after, through: through, err: err}:
@@ -269,13 +247,6 @@ func (p *Past) fetch(ctx context.Context, out chan<- pastChunk) {
 	}
 }
 
-// chunkTooBigError is a chunk whose answers passed their memory budget;
-// err is the answer's error, which names the budget and what to do.
-type chunkTooBigError struct{ err error }
-
-// Error is the answer's error.
-func (e chunkTooBigError) Error() string { return e.err.Error() }
-
 // readChunk reads the samples in (after, through] of every series vtop
 // reads, and Prometheus's record of the scrapes (up).
 func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, up matrix, err error) {
@@ -286,22 +257,12 @@ func (p *Past) readChunk(ctx context.Context, after, through model.Time) (raw, u
 	// Two chunks are held at once, the one being reported on and the next
 	// being read: each gets half the answers' share of the memory bound.
 	s.answers = newBudget(s.cfg.answerBudget() / 2)
-	exprs := make([]string, 0, rawSplit+1)
-	for i := range s.q.halves {
-		exprs = append(exprs, s.q.raw(i, width))
+	qs := make([]streamed, 0, rawSplit+1)
+	for _, half := range s.q.halves {
+		qs = append(qs, streamed{s.q.raw(half, width), resultMatrix, at})
 	}
-	exprs = append(exprs, s.q.up(width))
-	answers := make([]matrix, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
-	for i, expr := range exprs {
-		wg.Go(func() { answers[i], _, errs[i] = s.streamMatrix(ctx, expr, at) })
-	}
-	wg.Wait()
+	answers, _, errs := s.streamAll(ctx, append(qs, streamed{s.q.up(width), resultMatrix, at}), false)
 	if err := cmp.Or(errs...); err != nil {
-		if s.answers.left.Load() < 0 {
-			return nil, nil, chunkTooBigError{err: err}
-		}
 		return nil, nil, err
 	}
 	raw = slices.Concat(answers[:len(s.q.halves)]...)

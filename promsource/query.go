@@ -73,22 +73,11 @@ func (q queries) selectorWith(re, extra string) string {
 	return promql.Selector("", promql.NameMatches(re), q.matchers, extra)
 }
 
-// raw is the raw samples over w of the series in half i of the names
-// vtop reads: the raw read is all halves.
-func (q queries) raw(i int, w time.Duration) string {
-	return promql.OverMs(q.selector(q.halves[i]), w)
-}
-
-// rawPart is the raw samples over the window of the series whose names
-// are in part i of the recheck.
-func (q queries) rawPart(i int, w time.Duration) string {
-	return promql.OverMs(q.selector(q.parts[i]), w)
-}
-
-// count is how many series raw would return (those with a sample in the
-// lookback period, a bound of the window's).
-func (q queries) count() string {
-	return promql.Aggregate("count", "", q.selector(promql.ReadNames()))
+// raw is the raw samples over w of the series whose names match names:
+// a half of those vtop reads (the raw read is all halves), or a part of
+// the recheck.
+func (q queries) raw(names string, w time.Duration) string {
+	return promql.OverMs(q.selector(names), w)
 }
 
 // up is Prometheus's own record of each scrape over the window.

@@ -1,6 +1,7 @@
 package promsource
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -53,7 +54,7 @@ type recordedRead struct {
 
 // rulesInfo is one vtop rule group's settings and its newest evaluation.
 type rulesInfo struct {
-	labels   model.Metric
+	labels   labels
 	at       time.Time
 	interval time.Duration
 }
@@ -62,12 +63,8 @@ type rulesInfo struct {
 // returns the one written with this vtop's settings; note says why none
 // is read ("" when no rules are loaded at all, which is no news).
 func (s *Source) findRules(ctx context.Context, at time.Time) (info rulesInfo, note string, ok bool) {
-	v, _, err := s.recordedQuery(ctx, promql.RulesInfoQuery(), at, resultVector)
-	if err != nil {
-		return rulesInfo{}, "", false
-	}
-	vec, _ := v.(model.Vector)
-	if len(vec) == 0 {
+	vec, _, err := s.stream(ctx, promql.RulesInfoQuery(), at, resultVector, true)
+	if err != nil || len(vec) == 0 {
 		return rulesInfo{}, "", false
 	}
 	want := s.wantedRules()
@@ -78,8 +75,8 @@ func (s *Source) findRules(ctx context.Context, at time.Time) (info rulesInfo, n
 			differs = append(differs, strings.Join(diff, ", "))
 			continue
 		}
-		ms := int64(math.Round(float64(row.Value) * 1000))
-		interval, _ := model.ParseDuration(string(row.Metric[promql.InfoInterval]))
+		ms := int64(math.Round(float64(row.Values[0].Value) * 1000))
+		interval, _ := model.ParseDuration(row.Metric.get(promql.InfoInterval))
 		info = rulesInfo{labels: row.Metric, at: time.UnixMilli(ms), interval: time.Duration(interval)}
 		if age := at.Sub(info.at); info.interval > 0 && age > rulesStale*info.interval {
 			return rulesInfo{}, fmt.Sprintf("vtop's recording rules were last evaluated %s ago: reading the raw series", age.Round(time.Second)), false
@@ -113,10 +110,10 @@ func (s *Source) wantedRules() map[string]string {
 
 // settingsDiffer names the settings of a rule group's info row that are
 // not those wanted, as "window 1m (this vtop: 30s)".
-func settingsDiffer(m model.Metric, want map[string]string) []string {
+func settingsDiffer(m labels, want map[string]string) []string {
 	var diff []string
 	for _, name := range []string{promql.InfoVersion, promql.InfoWindow, promql.InfoSLOTTFT, promql.InfoSLOITL, promql.InfoHysteresis, promql.InfoGroupBy} {
-		if got := string(m[model.LabelName(name)]); got != want[name] {
+		if got := m.get(name); got != want[name] {
 			if got == "" {
 				got = "none"
 			}
@@ -133,18 +130,18 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	// The alerts of the evaluation are those written within its interval
 	// from its time (alertsOf), asked for at the interval's end.
 	every := max(info.interval, time.Millisecond)
-	ask, err := s.askRecorded(ctx, info, every)
+	rows, alerts, ups, warnings, err := s.askRecorded(ctx, info, every)
 	if err != nil {
 		return recordedRead{}, err
 	}
-	r := recordedRead{at: info.at, warnings: ask.warnings, rows: len(ask.rows) + len(ask.alerts) + len(ask.ups)}
-	by := model.LabelName(string(info.labels[promql.InfoGroupBy]))
-	if strings.Contains(string(by), ",") {
+	r := recordedRead{at: info.at, warnings: warnings, rows: len(rows) + len(alerts) + len(ups)}
+	by := info.labels.get(promql.InfoGroupBy)
+	if strings.Contains(by, ",") {
 		return recordedRead{}, s.fail("vtop's rules group by several labels, which the fast path does not read")
 	}
 	replicas := map[string]*catalogue.Recorded{}
-	for _, u := range ask.ups {
-		name := string(u.Metric[by])
+	for _, u := range ups {
+		name := u.Metric.get(by)
 		if name == "" {
 			continue
 		}
@@ -153,14 +150,14 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 			rec = newRecorded(info.at, s.analysisWindow())
 			replicas[name] = rec
 		}
-		rec.Up = rec.Up || u.Value == 1
+		rec.Up = rec.Up || u.Values[0].Value == 1
 	}
 	atMs := info.at.UnixMilli()
-	r.readRows(ask.rows, replicas, by, info.labels, atMs)
-	for _, a := range ask.alerts {
-		rec := replicas[string(a.Metric[by])]
+	r.readRows(rows, replicas, by, info.labels, atMs)
+	for _, a := range alerts {
+		rec := replicas[a.Metric.get(by)]
 		if alertsOf(a.Values, atMs, every) && rec != nil {
-			rec.Firing = append(rec.Firing, strings.ToLower(string(a.Metric[promql.StateLabel])))
+			rec.Firing = append(rec.Firing, strings.ToLower(a.Metric.get(promql.StateLabel)))
 		}
 	}
 	for name, rec := range replicas {
@@ -170,62 +167,40 @@ func (s *Source) readRecorded(ctx context.Context, info rulesInfo) (recordedRead
 	return r, nil
 }
 
-// recordedAnswers are the answers of the three queries of a recorded read.
-type recordedAnswers struct {
-	rows, alerts model.Matrix
-	ups          model.Vector
-	warnings     []string
-}
-
 // askRecorded asks, side by side, for the rows the rules recorded at
 // info.at, the alerts that fired within every of it, and up then.
-func (s *Source) askRecorded(ctx context.Context, info rulesInfo, every time.Duration) (recordedAnswers, error) {
+func (s *Source) askRecorded(ctx context.Context, info rulesInfo, every time.Duration) (rows, alerts, ups matrix, warnings []string, err error) {
 	span := max(info.interval/2, time.Millisecond)
 	up := "up"
 	if s.q.matchers != "" {
 		up = "up{" + s.q.matchers + "}"
 	}
-	exprs := []string{promql.RecordedRowsQuery(span), promql.FiringStatesQuery(every), up}
-	times := []time.Time{info.at, info.at.Add(every - time.Millisecond), info.at}
-	wants := []string{resultMatrix, resultMatrix, resultVector}
-	answers := make([]model.Value, len(exprs))
-	warns := make([][]string, len(exprs))
-	errs := make([]error, len(exprs))
-	var wg sync.WaitGroup
-	for i, e := range exprs {
-		wg.Go(func() { answers[i], warns[i], errs[i] = s.recordedQuery(ctx, e, times[i], wants[i]) })
+	answers, warns, errs := s.streamAll(ctx, []streamed{{promql.RecordedRowsQuery(span), resultMatrix, info.at},
+		{promql.FiringStatesQuery(every), resultMatrix, info.at.Add(every - time.Millisecond)}, {up, resultVector, info.at}}, true)
+	if err := cmp.Or(errs...); err != nil {
+		return nil, nil, nil, nil, err
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return recordedAnswers{}, err
-		}
-	}
-	var a recordedAnswers
-	a.rows, _ = answers[0].(model.Matrix)
-	a.alerts, _ = answers[1].(model.Matrix)
-	a.ups, _ = answers[2].(model.Vector)
-	a.warnings = slices.Concat(warns...)
-	return a, nil
+	return answers[0], answers[1], answers[2], slices.Concat(warns...), nil
 }
 
 // readRows sets each replica's recorded figures from the rows at atMs,
 // and r's readAt from the rules' info row of the group whose labels are
 // info; rows of replicas outside the selector are left.
-func (r *recordedRead) readRows(rows model.Matrix, replicas map[string]*catalogue.Recorded, by model.LabelName, info model.Metric, atMs int64) {
+func (r *recordedRead) readRows(rows matrix, replicas map[string]*catalogue.Recorded, by string, info labels, atMs int64) {
 	for _, row := range rows {
-		if row.Metric[model.MetricNameLabel] == promql.RecordedInfo {
+		name := row.Metric.get(model.MetricNameLabel)
+		if name == promql.RecordedInfo {
 			if v, ok := valueAt(row.Values, atMs); ok && sameGroup(row.Metric, info) {
 				r.readAt = time.UnixMilli(int64(math.Round(v * 1000)))
 			}
 			continue
 		}
-		rec := replicas[string(row.Metric[by])]
+		rec := replicas[row.Metric.get(by)]
 		if rec == nil {
 			continue // outside the selector
 		}
 		if v, ok := valueAt(row.Values, atMs); ok {
-			if field := recordedField(rec, string(row.Metric[model.MetricNameLabel])); field != nil {
+			if field := recordedField(rec, name); field != nil {
 				*field = v
 			}
 		}
@@ -233,17 +208,10 @@ func (r *recordedRead) readRows(rows model.Matrix, replicas map[string]*catalogu
 }
 
 // sameGroup reports whether a row of vtop:rules_info is that of the
-// group whose labels (without the name) are info.
-func sameGroup(row, info model.Metric) bool {
-	if len(row) != len(info)+1 {
-		return false
-	}
-	for name, value := range info {
-		if row[name] != value {
-			return false
-		}
-	}
-	return true
+// group whose labels (without the name) are info: the same labels but
+// the name, by their hash, as the raw window tells series apart.
+func sameGroup(row, info labels) bool {
+	return labels{le: row.le, rest: row.rest}.fingerprint() == info.fingerprint()
 }
 
 // laggedNote says, where the rules' evaluation at stamp read the store
@@ -296,38 +264,18 @@ func newRecorded(at time.Time, window time.Duration) *catalogue.Recorded {
 		GenerationTokens: nan, Preemptions: nan, RecomputedTokens: nan, TTFT: l, ITL: l}
 }
 
-// recordedField is where the recorded series of that name goes.
+// recordedField is where the recorded series of that name goes; nil for
+// none.
 func recordedField(rec *catalogue.Recorded, name string) *float64 {
-	switch name {
-	case promql.RecordedRunning:
-		return &rec.Running
-	case promql.RecordedWaiting:
-		return &rec.Waiting
-	case promql.RecordedRequests:
-		return &rec.Requests
-	case promql.RecordedPrompted:
-		return &rec.PromptTokens
-	case promql.RecordedGenerated:
-		return &rec.GenerationTokens
-	case promql.RecordedPreempted:
-		return &rec.Preemptions
-	case promql.RecordedRecomputed:
-		return &rec.RecomputedTokens
-	}
-	for _, l := range []struct {
-		name string
-		rec  *catalogue.RecordedLatency
-	}{{promql.LatencyTTFT, &rec.TTFT}, {promql.LatencyITL, &rec.ITL}} {
-		switch name {
-		case promql.RecordedQuantile(l.name, "p99"):
-			return &l.rec.P99
-		case promql.RecordedQuantile(l.name, "p50"):
-			return &l.rec.P50
-		case promql.RecordedObservations(l.name):
-			return &l.rec.Observations
-		}
-	}
-	return nil
+	return map[string]*float64{
+		promql.RecordedRunning: &rec.Running, promql.RecordedWaiting: &rec.Waiting, promql.RecordedRequests: &rec.Requests,
+		promql.RecordedPrompted: &rec.PromptTokens, promql.RecordedGenerated: &rec.GenerationTokens,
+		promql.RecordedPreempted: &rec.Preemptions, promql.RecordedRecomputed: &rec.RecomputedTokens,
+		promql.RecordedQuantile(promql.LatencyTTFT, "p99"): &rec.TTFT.P99, promql.RecordedQuantile(promql.LatencyTTFT, "p50"): &rec.TTFT.P50,
+		promql.RecordedObservations(promql.LatencyTTFT):   &rec.TTFT.Observations,
+		promql.RecordedQuantile(promql.LatencyITL, "p99"): &rec.ITL.P99, promql.RecordedQuantile(promql.LatencyITL, "p50"): &rec.ITL.P50,
+		promql.RecordedObservations(promql.LatencyITL): &rec.ITL.Observations,
+	}[name]
 }
 
 // rulesRecheck is how long a store that showed no vtop rules is read raw
@@ -359,7 +307,7 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 	// rows, not after them: the refresh waits for the slower of the two.
 	var raw []catalogue.Readings
 	var wg sync.WaitGroup
-	wg.Go(func() { raw = s.besideRaw(ctx, string(info.labels[promql.InfoGroupBy]), info.at) })
+	wg.Go(func() { raw = s.besideRaw(ctx, info.labels.get(promql.InfoGroupBy), info.at) })
 	r, err := s.readRecorded(ctx, info)
 	wg.Wait()
 	if note := laggedNote(r.at, r.readAt, info.interval); err == nil && note != "" {
@@ -369,28 +317,14 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 		s.noRulesAt = time.Now() // asked again a minute later, as a store without rules is
 		return false
 	}
-	if err == nil {
-		r.readings = withRaw(r.readings, raw)
-	}
 	if ctx.Err() != nil {
 		return true
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.countRefresh(start, sent)
-	if err != nil {
-		if s.status.Problem == "" {
-			s.status.Since = info.at
-		}
-		s.status.Problem, s.status.Checked = problemOf(err), info.at
-		return true
+	if err == nil {
+		r.readings = withRaw(r.readings, raw)
+		s.raw.reset() // the raw window is read whole when the raw path is next taken
 	}
-	s.raw.reset() // the raw window is read whole when the raw path is next taken
-	s.now, s.readings = r.at, r.readings
-	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, r.at, r.at
-	s.status.Warnings, s.status.Path = r.warnings, PathRules
-	s.stats.Series, s.stats.Samples, s.stats.Bucketless, s.stats.BucketRows = r.rows, r.rows, false, 0
-	s.stats.Path = PathRules
+	s.publish(start, sent, info.at, err, r.readings, r.warnings, Stats{Series: r.rows, Samples: r.rows, Path: PathRules})
 	return true
 }
 
@@ -403,34 +337,6 @@ func overrunNote(st catalogue.SourceStatus, interval time.Duration) string {
 	}
 	return fmt.Sprintf("a refresh of the raw series took %s, longer than the %s interval: `vtop rules` loaded into the store makes it cheap (vtop then reads what the rules recorded)",
 		took.Round(10*time.Millisecond), interval)
-}
-
-// recordedQuery runs one instant query of the fast path at at, whose
-// result is of type want, decoded as every answer is: within the
-// refresh's share of the memory bound and the series cap. It asks with
-// nocache=1: VictoriaMetrics answers a query of the last
-// -search.latencyOffset (30 s by default) as of that long ago unless told
-// so, and the rules' newest evaluation is seconds old. Prometheus
-// ignores the parameter.
-func (s *Source) recordedQuery(ctx context.Context, expr string, at time.Time, want string) (model.Value, []string, error) {
-	m, warns, err := s.stream(ctx, expr, at, want, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	if want == resultVector {
-		vec := make(model.Vector, 0, len(m))
-		for _, ss := range m {
-			if n := len(ss.Values); n > 0 {
-				vec = append(vec, &model.Sample{Metric: ss.Metric.metric(), Value: ss.Values[n-1].Value, Timestamp: ss.Values[n-1].Timestamp})
-			}
-		}
-		return vec, warns, nil
-	}
-	out := make(model.Matrix, len(m))
-	for i, ss := range m {
-		out[i] = &model.SampleStream{Metric: ss.Metric.metric(), Values: ss.Values}
-	}
-	return out, warns, nil
 }
 
 // maxInView bounds the replicas on screen read raw beside the fast path

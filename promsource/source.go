@@ -112,21 +112,13 @@ type Config struct {
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
-	set := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	set(&c.Interval, DefaultInterval)
-	set(&c.Window, DefaultWindow)
-	set(&c.Timeout, DefaultTimeout)
-	set(&c.Forget, DefaultForget)
-	if c.MaxSeries <= 0 {
-		c.MaxSeries = DefaultMaxSeries
-	}
-	if c.MaxMemory <= 0 {
-		c.MaxMemory = DefaultMaxMemory
-	}
+	orDefault(&c.Interval, DefaultInterval)
+	orDefault(&c.Window, DefaultWindow)
+	orDefault(&c.Timeout, DefaultTimeout)
+	orDefault(&c.Forget, DefaultForget)
+	orDefault(&c.MaxSeries, DefaultMaxSeries)
+	orDefault(&c.MaxMemory, DefaultMaxMemory)
+	orDefault(&c.MaxBody, DefaultMaxBody)
 	if c.BucketsAbove == 0 {
 		c.BucketsAbove = DefaultBucketsAbove
 	}
@@ -135,14 +127,18 @@ func (c Config) withDefaults() Config {
 	}
 	// Only the histograms vtop reads quantiles of have buckets to ask for.
 	c.Histograms = slices.DeleteFunc(slices.Clone(c.Histograms), func(h catalogue.Histogram) bool { return !slices.Contains(summarised, h) })
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
 	c.MaxBody = min(c.MaxBody, c.answerBudget())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	return c
+}
+
+// orDefault sets v to d where it is zero or less.
+func orDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
 }
 
 // Source reads a fleet from a Prometheus server. It is a monitor.Feed that
@@ -173,73 +169,59 @@ type Source struct {
 	readings []catalogue.Readings
 	status   catalogue.SourceStatus
 	stats    Stats
-	// storeNote is the warning the store's semantics call for (store.go).
-	storeNote string
-	// rulesNote says why vtop's recording rules in the store are not
-	// read (recorded.go); "" when none are loaded, or they are read.
-	rulesNote string
-	// noRulesAt is when the store last showed no vtop rules at all (or
-	// did not answer the question in time): they are asked again only
-	// rulesRecheck later, so that a store without them pays no extra
-	// round trip a refresh.
-	noRulesAt time.Time
-	// beside reads the raw series of the replicas on screen and wanted
-	// beside the fast path (recorded.go); owned by the refresh loop.
-	beside *rawBeside
-	// identified is closed once the store's identification is over; the
-	// first refresh waits for it before it publishes, so that the first
-	// report names the store. Nil after. Owned by the refresh loop.
-	identified chan struct{}
+	// storeNote is the warning the store's semantics call for (store.go);
+	// rulesNote says why vtop's recording rules in the store are not read
+	// (recorded.go), "" when none are loaded or they are read.
+	storeNote, rulesNote string
 
-	replicas map[string]*replica // owned by the refresh loop, by instance (grouper.key)
+	// Owned by the refresh loop:
+	// noRulesAt is when the store last showed no vtop rules at all (or did
+	// not answer in time): they are asked again only rulesRecheck later,
+	// so that a store without them pays no extra round trip a refresh.
+	noRulesAt time.Time
+	beside    *rawBeside // the raw read of the replicas on screen and wanted (recorded.go)
+	// identified is closed once the store's identification is over (nil
+	// after): the first refresh waits for it, so that its report names
+	// the store.
+	identified chan struct{}
+	replicas   map[string]*replica // by instance (grouper.key)
 	// appliedAt and appliedWidth are the window of the newest good
-	// refresh, which groups of instances are combined over; owned by the
-	// refresh loop.
+	// refresh, which groups of instances are combined over.
 	appliedAt    time.Time
 	appliedWidth time.Duration
-
-	dcgm  dcgmState // the GPUs under the fleet (gpus.go)
-	raw   rawWindow // owned by the refresh loop
-	whole bool      // owned by the refresh loop: this refresh reads the whole window
-	// answers is what the decoded answers of the refresh in progress may
-	// still take; owned by the refresh loop.
-	answers *budget
+	dcgm         dcgmState // the GPUs under the fleet (gpus.go)
+	raw          rawWindow
+	whole        bool    // this refresh reads the whole window
+	answers      *budget // what the decoded answers of the refresh in progress may still take
 	// targets is how many scrape targets answered up at the newest good
 	// refresh (-1 before the first): whether the buckets are left to the
-	// server follows it. Owned by the refresh loop.
+	// server follows it.
 	targets int
 	// buckets are the store-evaluated buckets of the newest good refresh,
 	// by scrape target (grouper.key); nil when the raw read had them.
-	// Owned by the refresh loop.
 	buckets map[string]*catalogue.WindowBuckets
 }
 
 // Stats are the costs of the source, for benchmarks and debugging.
 type Stats struct {
-	// Refreshes is the number of refreshes done.
 	Refreshes int
 	// Requests is the number of HTTP requests sent, history included.
-	Requests int64
-	// LastRefresh is the wall time of the newest refresh.
-	LastRefresh time.Duration
+	Requests    int64
+	LastRefresh time.Duration // the wall time of the newest refresh
 	// Series and Samples are what the newest refresh read: the whole
-	// window, or what was new since the refresh before and the part of
-	// the series re-read over the window with it (a series in both is
-	// counted twice).
+	// window, or what was new since the refresh before and the recheck's
+	// part (a series in both is counted twice).
 	Series, Samples int
-	// FullReads counts the refreshes that read the whole window.
-	FullReads int
+	FullReads       int // refreshes that read the whole window
 	// LastRequests is the number of HTTP requests sent while the newest
-	// refresh ran (the store's identification, asked once beside the
-	// first refresh, included).
+	// refresh ran (the store's identification, beside the first, included).
 	LastRequests int
 	// Bucketless is set when the newest refresh left the buckets to the
 	// server, and BucketRows is how many rows (target × histogram ×
 	// bound) its answers held.
 	Bucketless bool
 	BucketRows int
-	// Path is the path the newest refresh read: PathRules or PathRaw.
-	Path string
+	Path       string // the path the newest refresh read: PathRules or PathRaw
 }
 
 // New checks the configuration and prepares a source; nothing is asked of
@@ -352,9 +334,8 @@ func (s *Source) rangeWidth() time.Duration {
 // Readings appends every replica's samples, by name, to dst[:0]. The
 // samples are shared, never modified: callers must not modify them.
 func (s *Source) Readings(dst []catalogue.Readings) []catalogue.Readings {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append(dst[:0], s.readings...)
+	readings, _ := s.ReadingsAt(dst)
+	return readings
 }
 
 // ReadingsAt is Readings with the evaluation time they belong to, under
@@ -371,14 +352,10 @@ func (s *Source) Status() catalogue.SourceStatus {
 	defer s.mu.Unlock()
 	st := s.status
 	st.Warnings = slices.Clone(st.Warnings)
-	if s.storeNote != "" {
-		st.Warnings = append(st.Warnings, s.storeNote)
-	}
-	if s.rulesNote != "" {
-		st.Warnings = append(st.Warnings, s.rulesNote)
-	}
-	if note := overrunNote(st, s.cfg.Interval); note != "" {
-		st.Warnings = append(st.Warnings, note)
+	for _, note := range []string{s.storeNote, s.rulesNote, overrunNote(st, s.cfg.Interval)} {
+		if note != "" {
+			st.Warnings = append(st.Warnings, note)
+		}
 	}
 	if st.Checked.IsZero() && !s.asked.IsZero() {
 		st.Problem = fmt.Sprintf("no answer yet: the first refresh was asked %s ago",
@@ -493,12 +470,12 @@ func (s *Source) refresh(ctx context.Context) {
 		return
 	}
 	pre := s.countTargets(ctx, at, width)
-	s.setBucketless(s.wantBuckets())
+	s.setBucketless()
 	rawRange, full := s.raw.rangeFor(at, width)
 	s.whole = full
 	recheck := ""
 	if !full {
-		recheck = s.q.rawPart(s.raw.nextRecheck(len(s.q.parts)), width)
+		recheck = s.q.raw(s.q.parts[s.raw.nextRecheck(len(s.q.parts))], width)
 	}
 	var f fetched
 	var err error
@@ -519,23 +496,11 @@ func (s *Source) refresh(ctx context.Context) {
 		}
 		s.identified = nil
 	}
-	if ctx.Err() != nil {
-		s.raw.reset() // an increment may have been cut short: read whole next time
-		return        // stopping: a canceled query is no news
-	}
-	if err != nil {
-		// The server failed, not the replicas: they keep their last
-		// readings at the time they were read, so that their last
-		// verdicts stand (marked stale by the monitor from the status)
-		// instead of turning DOWN with the server's problem.
-		s.raw.reset()
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.countRefresh(start, sent)
-		if s.status.Problem == "" {
-			s.status.Since = at
+	if ctx.Err() != nil || err != nil {
+		s.raw.reset()         // an increment may have been cut short: read whole next time
+		if ctx.Err() == nil { // stopping, a canceled query is no news
+			s.publish(start, sent, at, err, nil, nil, Stats{})
 		}
-		s.status.Problem, s.status.Checked = problemOf(err), at
 		return
 	}
 	s.targets = len(f.up)
@@ -543,27 +508,39 @@ func (s *Source) refresh(ctx context.Context) {
 	f.raw, f.added = s.raw.matrix()
 	f.raw, f.added = withWanted(f.raw, f.added, f.wanted)
 	s.apply(at, width, f)
-	readings := s.snapshot()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.now, s.readings = at, readings
-	s.countRefresh(start, sent)
-	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
-	s.status.Warnings, s.status.Path, s.stats.Path = f.warnings, PathRaw, PathRaw
-	s.stats.Series, s.stats.Samples = f.series, f.samples
-	s.stats.Bucketless, s.stats.BucketRows = s.q.bucketless, len(f.buckets)
+	st := Stats{Series: f.series, Samples: f.samples, Bucketless: s.q.bucketless, BucketRows: len(f.buckets), Path: PathRaw}
 	if full {
-		s.stats.FullReads++
+		st.FullReads = 1
 	}
+	s.publish(start, sent, at, nil, s.snapshot(), f.warnings, st)
 }
 
-// countRefresh counts a refresh that began at start, when sent requests
-// had been sent, in the stats and the status; s.mu held.
-func (s *Source) countRefresh(start time.Time, sent int64) {
+// publish ends a refresh that began at start, when sent requests had
+// been sent, evaluated at at: it failed with err, or read readings and
+// warnings by st.Path, at the cost st says (its Series, Samples,
+// Bucketless, BucketRows, and FullReads to add). A failure is the
+// server's, not the replicas': they keep their last readings at the time
+// they were read, so that their last verdicts stand (marked stale by the
+// monitor from the status) instead of turning DOWN with its problem.
+func (s *Source) publish(start time.Time, sent int64, at time.Time, err error, readings []catalogue.Readings, warnings []string, st Stats) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.stats.Refreshes++
 	s.stats.LastRefresh = time.Since(start)
 	s.stats.LastRequests = int(s.requests.Load() - sent)
 	s.status.RefreshSeconds, s.status.Queries = s.stats.LastRefresh.Seconds(), s.stats.LastRequests
+	if err != nil {
+		if s.status.Problem == "" {
+			s.status.Since = at
+		}
+		s.status.Problem, s.status.Checked = problemOf(err), at
+		return
+	}
+	s.now, s.readings = at, readings
+	s.status.Problem, s.status.Since, s.status.LastGood, s.status.Checked = "", time.Time{}, at, at
+	s.status.Warnings, s.status.Path, s.stats.Path = warnings, st.Path, st.Path
+	s.stats.Series, s.stats.Samples, s.stats.Bucketless, s.stats.BucketRows = st.Series, st.Samples, st.Bucketless, st.BucketRows
+	s.stats.FullReads += st.FullReads
 }
 
 // settle is how far in the past the source evaluates. Prometheus stamps

@@ -34,8 +34,9 @@ type storeIdentity struct {
 // a few hundred bytes from every store known.
 const buildInfoLimit = 64 << 10
 
-// identifyStore asks the server which program it is, with one request
-// to /api/v1/status/buildinfo, and reads the answer and its headers:
+// learnStore asks the server which program it is, with one request to
+// /api/v1/status/buildinfo, and puts the answer in the status. It reads
+// the answer and its headers:
 //   - VictoriaMetrics (every component of it) sends an X-Server-Hostname
 //     header, and its build information names no version, or
 //     Prometheus's 2.24.0 which it imitates;
@@ -43,33 +44,27 @@ const buildInfoLimit = 64 << 10
 //   - anything else with a version is taken for Prometheus, or something
 //     that reports Prometheus's version as its own (Thanos, Cortex).
 //
-// ok is false when the server said nothing useful (an error, a proxy's
-// 404): the store stays unknown and is not asked again.
-func (s *Source) identifyStore(ctx context.Context) (storeIdentity, bool) {
+// A server that said nothing useful (an error, a proxy's 404) stays
+// unknown and is not asked again.
+func (s *Source) learnStore(ctx context.Context) {
 	// As long as a whole read may take: nothing waits for the answer.
 	ctx, cancel := context.WithTimeout(ctx, wholeReadTimeouts*s.cfg.Timeout)
 	defer cancel()
 	u := s.client.URL("/api/v1/status/buildinfo", nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return storeIdentity{}, false
+		return
 	}
 	resp, err := s.httpc.Do(req)
 	if err != nil {
-		return storeIdentity{}, false
+		return
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, buildInfoLimit))
 	if err != nil {
-		return storeIdentity{}, false
+		return
 	}
-	return identify(resp.StatusCode, resp.Header, body)
-}
-
-// learnStore asks the server which program it is and puts the answer
-// in the status.
-func (s *Source) learnStore(ctx context.Context) {
-	id, ok := s.identifyStore(ctx)
+	id, ok := identify(resp.StatusCode, resp.Header, body)
 	if !ok {
 		return
 	}
@@ -78,7 +73,7 @@ func (s *Source) learnStore(ctx context.Context) {
 	s.status.Store, s.status.StoreVersion, s.storeNote = id.name, id.version, id.note()
 }
 
-// identify reads a build-information answer (see identifyStore).
+// identify reads a build-information answer (see learnStore).
 func identify(status int, h http.Header, body []byte) (storeIdentity, bool) {
 	var answer struct {
 		Status string `json:"status"`

@@ -28,36 +28,24 @@ import (
 // queryPath is the instant-query endpoint, under the server's URL.
 const queryPath = "/api/v1/query"
 
-// streamMatrix runs an instant query whose answer is a range vector, as
-// matrix does, but decodes the answer as it arrives instead of reading it
-// whole first. The raw read is by far the largest answer of a refresh:
-// the query client holds the whole body, then decodes it three times
-// over (its envelope, its data, its result), which cost vtop more CPU and
-// memory than the samples it held. Label values are interned, so the
-// many series of one replica share one copy of each.
-//
-// Errors are the query client's (a *v1.Error for an HTTP or API error,
-// the transport's otherwise), so that they read alike whichever query
-// failed.
-func (s *Source) streamMatrix(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultMatrix, false)
-}
-
-// streamVector is streamMatrix for a query whose answer is an instant
-// vector: each element is a series of one point.
-func (s *Source) streamVector(ctx context.Context, expr string, at time.Time) (matrix, []string, error) {
-	return s.stream(ctx, expr, at, resultVector, false)
-}
-
 // The result types the source decodes.
 const (
 	resultMatrix = "matrix"
 	resultVector = "vector"
 )
 
-// stream runs an instant query whose result is of type want and decodes
-// it as it arrives; uncached asks the store not to answer from its cache
-// (recordedQuery).
+// stream runs an instant query whose result is of type want (a range
+// vector's matrix, or a vector) and decodes the answer as it arrives
+// instead of reading it whole first, as the query client does. The raw
+// read is by far the largest answer of a refresh: the query client holds
+// the whole body, then decodes it three times over (its envelope, its
+// data, its result), which cost vtop more CPU and memory than the samples
+// it held. Label values are interned, so the many series of one replica
+// share one copy of each. Errors read as the query client's do, whichever
+// query failed. uncached asks with nocache=1, as the fast path does:
+// VictoriaMetrics answers a query of the last -search.latencyOffset (30 s
+// by default) as of that long ago unless told so, and the rules' newest
+// evaluation is seconds old. Prometheus ignores the parameter.
 func (s *Source) stream(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
 	timeout := s.queryTimeout()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -75,6 +63,9 @@ func (s *Source) stream(ctx context.Context, expr string, at time.Time, want str
 		return nil, nil, s.fail("not a Prometheus query API: " + safetext.Sanitize(err.Error()))
 	case err != nil:
 		return nil, nil, s.fail(problem(err, timeout))
+	}
+	if want == resultVector { // an element without a value is no sample
+		m = slices.DeleteFunc(m, func(ss *sampleStream) bool { return len(ss.Values) == 0 })
 	}
 	return m, s.cleanAll(warns), nil
 }
@@ -94,7 +85,7 @@ func (s *Source) overBudget(expr string, over overBudgetError) error {
 	if over.labels > 0 {
 		// One series of so many labels is no fleet's: say so, or the
 		// advice to narrow the selector reads as the whole story.
-		at = fmt.Sprintf("at %d series of the answer to %s, and %d labels of the next", over.series, shortExpr(expr), over.labels)
+		at += fmt.Sprintf(", and %d labels of the next", over.labels)
 	}
 	return s.fail(fmt.Sprintf("Prometheus's answers passed %s, their share of --max-memory %s; narrow the selector (e.g. by namespace or job) or raise --max-memory (%s)",
 		human.Bytes(int64(s.answers.limit)), human.FlagBytes(int64(s.cfg.MaxMemory)), at))
@@ -128,7 +119,8 @@ func shortExpr(expr string) string {
 // postQuery sends the query as a form, falling back to GET where POST is
 // refused (as the query client does), and decodes the answer.
 func (s *Source) postQuery(ctx context.Context, expr string, at time.Time, want string, uncached bool) (matrix, []string, error) {
-	form := url.Values{"query": {expr}, "time": {formatTime(at)}}
+	// The query API's time: seconds with a fraction.
+	form := url.Values{"query": {expr}, "time": {strconv.FormatFloat(float64(at.Unix())+float64(at.Nanosecond())/1e9, 'f', -1, 64)}}
 	if uncached {
 		form.Set("nocache", "1")
 	}
@@ -176,11 +168,6 @@ func drain(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
-// formatTime is the query API's time: seconds with a fraction.
-func formatTime(t time.Time) string {
-	return strconv.FormatFloat(float64(t.Unix())+float64(t.Nanosecond())/1e9, 'f', -1, 64)
-}
-
 // statusError is the error of an answer with an error status, as the
 // query client makes it: the API's own error where the body carries one
 // (Prometheus answers 400 and 422 so), else the status.
@@ -221,19 +208,14 @@ var errNoResult = errors.New("no query result")
 // errTooManySeries is an answer with more series than the source may hold.
 var errTooManySeries = errors.New("too many series")
 
-// decodeMatrix decodes a query answer whose result must be a matrix,
+// decodeAnswer decodes a query answer whose result must be of type want
+// (a matrix, or a vector whose elements become series of one point),
 // returning its series and warnings; an error answer is a *v1.Error, a
 // failed read the transport's error. An answer of more than maxSeries
 // series stops at the first one over: the cap is checked as the answer
 // arrives, so no count has to be asked first, and vtop never holds more.
 // So does one whose decoded size passes what is left of b (nil: no
 // bound), with an overBudgetError.
-func decodeMatrix(body io.Reader, maxSeries int, b *budget) (matrix, []string, error) {
-	return decodeAnswer(body, resultMatrix, maxSeries, b)
-}
-
-// decodeAnswer is decodeMatrix for a result of type want: a matrix, or a
-// vector whose elements become series of one point.
 func decodeAnswer(body io.Reader, want string, maxSeries int, b *budget) (matrix, []string, error) {
 	r := &recordingReader{r: bufio.NewReaderSize(body, 64<<10)}
 	if first, err := r.firstByte(); err == nil && first == '<' {
@@ -315,7 +297,7 @@ func (a *answer) result(want string) (matrix, []string, error) {
 		return nil, a.warnings, notMatrixError{got: safetext.Sanitize(d.resultType), want: want}
 	}
 	if d.disordered > 0 {
-		a.warnings = append(a.warnings, disorderedWarning(d.disordered))
+		a.warnings = append(a.warnings, fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", d.disordered))
 	}
 	return d.result, a.warnings, nil
 }
@@ -515,11 +497,6 @@ func inOrder(ps []model.SamplePair) ([]model.SamplePair, bool) {
 	}
 	slices.SortStableFunc(ps, func(a, b model.SamplePair) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
 	return slices.CompactFunc(ps, func(a, b model.SamplePair) bool { return a.Timestamp == b.Timestamp }), true
-}
-
-// disorderedWarning says that n series of an answer were put in order.
-func disorderedWarning(n int) string {
-	return fmt.Sprintf("%d series answered points out of time order or twice at one time; read in time order, the first point of each time kept, as Prometheus stores them", n)
 }
 
 // decodePoint decodes [time, "value"]; a malformed point sets the

@@ -71,27 +71,19 @@ func (q queries) buckets(window time.Duration, histograms []catalogue.Histogram)
 	return out
 }
 
-// histogramByName is the summarised histogram of a short name.
-func histogramByName(name string) (catalogue.Histogram, bool) {
-	for _, h := range summarised {
-		if h.String() == name {
-			return h, true
-		}
-	}
-	return 0, false
-}
-
 // readBuckets turns the rows of the buckets' answers into each scrape
 // target's WindowBuckets (by grouper.key), evaluated at at over window.
 // A row without a known histogram, a bound or a point is passed over.
 func readBuckets(m matrix, g grouper, at time.Time, window time.Duration) map[string]*catalogue.WindowBuckets {
 	out := map[string]*catalogue.WindowBuckets{}
 	for _, ss := range m {
-		h, ok := histogramByName(ss.Metric.get(labelHistogram))
+		name := ss.Metric.get(labelHistogram)
+		i := slices.IndexFunc(summarised, func(h catalogue.Histogram) bool { return h.String() == name })
 		le, err := strconv.ParseFloat(ss.Metric.get(labelLE), 64)
-		if !ok || err != nil || len(ss.Values) != 1 {
+		if i < 0 || err != nil || len(ss.Values) != 1 {
 			continue
 		}
+		h := summarised[i]
 		key := g.key(ss.Metric)
 		wb := out[key]
 		if wb == nil {
@@ -129,14 +121,6 @@ func sumBuckets(parts []*catalogue.WindowBuckets) *catalogue.WindowBuckets {
 	return out
 }
 
-// wantBuckets decides whether this refresh leaves the buckets to the
-// store: when more scrape targets than Config.BucketsAbove answered up
-// over the window at the newest good refresh (or at this one's up,
-// read first: see countTargets). Before any answer, the raw read.
-func (s *Source) wantBuckets() bool {
-	return s.cfg.BucketsAbove >= 0 && s.targets > s.cfg.BucketsAbove
-}
-
 // upRead is the answer to the up query, read ahead of the others.
 type upRead struct {
 	up    matrix
@@ -161,7 +145,7 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 	// is held while the others are read (fetch).
 	s.answers = newBudget(s.cfg.answerBudget())
 	var r upRead
-	r.up, r.warns, r.err = s.streamMatrix(ctx, s.upQuery(width), at)
+	r.up, r.warns, r.err = s.stream(ctx, s.upQuery(width), at, resultMatrix, false)
 	if r.err == nil {
 		s.targets = len(r.up)
 	}
@@ -169,8 +153,12 @@ func (s *Source) countTargets(ctx context.Context, at time.Time, width time.Dura
 }
 
 // setBucketless switches the raw read to or from leaving the buckets to
-// the store; a switch reads the whole window again, of other series.
-func (s *Source) setBucketless(on bool) {
+// the store; a switch reads the whole window again, of other series. They
+// are left to the store when more scrape targets than BucketsAbove
+// answered up at the newest good refresh (or at this one's up, read
+// first: see countTargets); before any answer, not.
+func (s *Source) setBucketless() {
+	on := s.cfg.BucketsAbove >= 0 && s.targets > s.cfg.BucketsAbove
 	if on == s.q.bucketless {
 		return
 	}

@@ -60,8 +60,12 @@ func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (
 		return nil, err
 	}
 	t := &transport{host: host, headers: http.Header{}, maxBody: maxBody, count: count}
-	if err := parseHeaders(a.Headers, t.headers); err != nil {
-		return nil, err
+	for _, line := range a.Headers {
+		k, v, err := httperr.ParseHeader(line)
+		if err != nil {
+			return nil, fmt.Errorf("header %w", err)
+		}
+		t.headers.Add(k, v)
 	}
 	if a.BasicAuthFile != "" {
 		user, pass, err := readBasicAuth(a.BasicAuthFile)
@@ -88,18 +92,6 @@ func newTransport(host *url.URL, a Access, maxBody int64, count *atomic.Int64) (
 		ExpectContinueTimeout: time.Second,
 	}
 	return t, nil
-}
-
-// parseHeaders adds each "Key: Value" to h.
-func parseHeaders(lines []string, h http.Header) error {
-	for _, line := range lines {
-		k, v, err := httperr.ParseHeader(line)
-		if err != nil {
-			return fmt.Errorf("header %w", err)
-		}
-		h.Add(k, v)
-	}
-	return nil
 }
 
 // readBasicAuth reads "user:password" from a file.

@@ -137,22 +137,8 @@ func (a *Accumulator) Add(row int, to Fold, e *EngineAcc, v float64) {
 	}
 	if to.To.PerEngine() {
 		e.add(to, v)
-		return
-	}
-	s := &a.Sample
-	switch to.To {
-	case ToKVCapacity:
-		s.KVCapacityTokens = NanAdd(s.KVCapacityTokens, v)
-	case ToProcessStart:
-		if math.IsNaN(s.ProcessStartTime) || v > s.ProcessStartTime {
-			s.ProcessStartTime = v
-		}
-	case ToRSS:
-		s.ProcessRSSBytes = NanAdd(s.ProcessRSSBytes, v)
-	case ToGC:
-		s.GCCollections = NanAdd(s.GCCollections, v)
-	case ToHTTP:
-		s.HTTPRequests = NanAdd(s.HTTPRequests, v)
+	} else {
+		a.Sample.addWhole(to.To, v)
 	}
 }
 
@@ -169,8 +155,8 @@ func (e *EngineAcc) add(to Fold, v float64) {
 	case ToFinished:
 		s.Finished[to.Which] = NanAdd(s.Finished[to.Which], v)
 	case ToSleep: // a level's state: the deepest level whose state is 1
-		if cur := &s.Scalars[SleepLevel]; v == 1 && (math.IsNaN(*cur) || float64(to.Which) > *cur) {
-			*cur = float64(to.Which)
+		if v == 1 {
+			s.Scalars[SleepLevel] = nanMax(s.Scalars[SleepLevel], float64(to.Which))
 		}
 	case ToSpecPosition:
 		for len(s.SpecAcceptedPerPos) <= to.Which {

@@ -18,13 +18,7 @@ func (s *Series) Derive(kind EngineKind) FigureSet {
 		return derived
 	}
 	for _, v := range s.Finished {
-		switch {
-		case math.IsNaN(v):
-		case math.IsNaN(s.Scalars[FinishedRequests]):
-			s.Scalars[FinishedRequests] = v
-		default:
-			s.Scalars[FinishedRequests] += v
-		}
+		s.Scalars[FinishedRequests] = NanAdd(s.Scalars[FinishedRequests], v)
 	}
 	return derived
 }

@@ -1,5 +1,7 @@
 package catalogue
 
+import "slices"
+
 // The newest vLLM generation's families beyond VLLMV1 (vllm-metrics §3.1,
 // §3.3, §3.5, §8; engines-and-gpus §1), grouped by what registers them.
 // Labels are model_name and engine unless noted.
@@ -222,18 +224,10 @@ var EndpointPicker = []Family{
 // EnginePages lists each kind's catalogued families: where a family the
 // alias table reads must be found.
 var EnginePages = [NumEngineKinds][]Family{
-	EngineVLLM:     concatFamilies(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
-	EngineSGLang:   concatFamilies(SGLang, SGLangV04, SGLangCurrent),
-	EngineTRTLLM:   concatFamilies(TRTLLM, TRTLLMCurrent),
-	EngineTGI:      concatFamilies(TGI, TGIV3),
-	EngineLlamaCpp: concatFamilies(LlamaCpp, LlamaCppB4747),
-	EngineDynamo:   concatFamilies(Dynamo, DynamoCurrent),
-}
-
-func concatFamilies(lists ...[]Family) []Family {
-	var out []Family
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
+	EngineVLLM:     slices.Concat(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
+	EngineSGLang:   slices.Concat(SGLang, SGLangV04, SGLangCurrent),
+	EngineTRTLLM:   slices.Concat(TRTLLM, TRTLLMCurrent),
+	EngineTGI:      slices.Concat(TGI, TGIV3),
+	EngineLlamaCpp: slices.Concat(LlamaCpp, LlamaCppB4747),
+	EngineDynamo:   slices.Concat(Dynamo, DynamoCurrent),
 }

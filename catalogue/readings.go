@@ -121,12 +121,7 @@ var scalarNames = [NumScalars]string{
 }
 
 // String returns the scalar's short name ("running", "prompt_tokens", …).
-func (s Scalar) String() string {
-	if s < NumScalars {
-		return scalarNames[s]
-	}
-	return "scalar"
-}
+func (s Scalar) String() string { return nameOf(scalarNames[:], s, "scalar") }
 
 // Histogram names a histogram family vtop reads.
 type Histogram uint8
@@ -154,12 +149,7 @@ var histogramNames = [NumHistograms]string{
 }
 
 // String returns the histogram's short name ("ttft", "itl", …).
-func (h Histogram) String() string {
-	if h < NumHistograms {
-		return histogramNames[h]
-	}
-	return "histogram"
-}
+func (h Histogram) String() string { return nameOf(histogramNames[:], h, "histogram") }
 
 // FinishReason is a value of the finished_reason label of
 // vllm:request_success_total.

@@ -377,12 +377,8 @@ func LookupSample(name []byte) (int, bool) {
 
 // FinishReasonOf maps a finished_reason label value to its FinishReason.
 func FinishReasonOf(v string) (FinishReason, bool) {
-	for i, name := range FinishReasonNames {
-		if name == v {
-			return FinishReason(i), true
-		}
-	}
-	return 0, false
+	i := slices.Index(FinishReasonNames[:], v)
+	return FinishReason(max(i, 0)), i >= 0
 }
 
 // HistogramName returns vLLM's current exposed name of a histogram.

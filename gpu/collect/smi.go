@@ -92,10 +92,8 @@ type Snapshot struct {
 
 // SMI reads GPUs from nvidia-smi. Safe for concurrent use.
 type SMI struct {
-	opts    SMIOptions
-	updates chan struct{}
-	stop    context.CancelFunc
-	done    sync.WaitGroup
+	background
+	opts SMIOptions
 
 	mu     sync.Mutex
 	gpus   map[string]device.GPU
@@ -113,28 +111,16 @@ type SMI struct {
 // snapshot says so and nothing runs.
 func StartSMI(ctx context.Context, opts SMIOptions) *SMI {
 	opts.defaults()
-	ctx, stop := context.WithCancel(ctx)
-	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
+	s := &SMI{background: newBackground(), opts: opts, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
 	path, err := exec.LookPath(opts.Command)
 	if err != nil {
 		s.setNote(false, opts.Command+" not found on PATH: no GPU figures from this host")
 		return s
 	}
 	s.setNote(false, "starting "+opts.Command)
-	s.done.Add(2)
-	go func() { defer s.done.Done(); s.stream(ctx, path) }()
-	go func() { defer s.done.Done(); s.pollApps(ctx, path) }()
+	s.run(ctx, func(ctx context.Context) { s.stream(ctx, path) }, func(ctx context.Context) { s.pollApps(ctx, path) })
 	return s
 }
-
-// Stop ends the reader and waits until its nvidia-smi processes are gone.
-func (s *SMI) Stop() {
-	s.stop()
-	s.done.Wait()
-}
-
-// Updates is signalled (without blocking the reader) after every change.
-func (s *SMI) Updates() <-chan struct{} { return s.updates }
 
 // Snapshot returns what the reader knows now.
 func (s *SMI) Snapshot() Snapshot {
@@ -148,13 +134,6 @@ func (s *SMI) Snapshot() Snapshot {
 	gpu.AttachProcesses(gs, s.procs)
 	device.Sort(gs)
 	return Snapshot{GPUs: gs, OK: s.ok, Note: s.note, At: s.at}
-}
-
-func (s *SMI) signal() {
-	select {
-	case s.updates <- struct{}{}:
-	default:
-	}
 }
 
 func (s *SMI) setNote(ok bool, note string) {

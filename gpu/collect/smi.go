@@ -95,15 +95,14 @@ type SMI struct {
 	background
 	opts SMIOptions
 
-	mu     sync.Mutex
-	gpus   map[string]device.GPU
-	seen   map[string]time.Time // when each GPU was last reported
-	over   time.Time            // when a row past MaxGPUs was last dropped
-	procs  []gpu.Process
-	ok     bool
-	note   string
-	at     time.Time
-	fields []string
+	mu    sync.Mutex
+	gpus  map[string]device.GPU
+	seen  map[string]time.Time // when each GPU was last reported
+	over  time.Time            // when a row past MaxGPUs was last dropped
+	procs []gpu.Process
+	ok    bool
+	note  string
+	at    time.Time
 }
 
 // StartSMI starts reading in the background until ctx ends or Stop is
@@ -111,7 +110,7 @@ type SMI struct {
 // snapshot says so and nothing runs.
 func StartSMI(ctx context.Context, opts SMIOptions) *SMI {
 	opts.defaults()
-	s := &SMI{background: newBackground(), opts: opts, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
+	s := &SMI{background: newBackground(), opts: opts, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}}
 	path, err := exec.LookPath(opts.Command)
 	if err != nil {
 		s.setNote(false, opts.Command+" not found on PATH: no GPU figures from this host")
@@ -145,14 +144,14 @@ func (s *SMI) setNote(ok bool, note string) {
 
 // stream keeps one nvidia-smi streaming, restarting it with backoff.
 func (s *SMI) stream(ctx context.Context, path string) {
-	wait := s.opts.Backoff
+	wait, fields := s.opts.Backoff, gpu.SMIFields
 	for {
-		rows, err := s.runStream(ctx, path)
+		rows, err := s.runStream(ctx, path, fields)
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, errUnknownField) && len(s.currentFields()) == len(gpu.SMIFields) {
-			s.useFields(gpu.SMIBaseFields) // an older driver: ask for less
+		if errors.Is(err, errUnknownField) && len(fields) == len(gpu.SMIFields) {
+			fields = gpu.SMIBaseFields // an older driver: ask for less
 			continue
 		}
 		if rows > 0 {
@@ -168,26 +167,13 @@ func (s *SMI) stream(ctx context.Context, path string) {
 	}
 }
 
-func (s *SMI) currentFields() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fields
-}
-
-func (s *SMI) useFields(f []string) {
-	s.mu.Lock()
-	s.fields = f
-	s.mu.Unlock()
-}
-
 var errUnknownField = errors.New("nvidia-smi refused a field")
 
 // runStream runs one streaming nvidia-smi until it ends, stalls or ctx
 // ends. It returns the rows read and why the stream ended.
-func (s *SMI) runStream(ctx context.Context, path string) (int, error) {
+func (s *SMI) runStream(ctx context.Context, path string, fields []string) (int, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fields := s.currentFields()
 	cmd := exec.CommandContext(runCtx, path, "--query-gpu="+strings.Join(fields, ","),
 		"--format=csv,noheader,nounits", "-lms", strconv.FormatInt(s.opts.Interval.Milliseconds(), 10))
 	cmd.WaitDelay = time.Second // a child that keeps the pipe open cannot hold us

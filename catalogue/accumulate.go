@@ -35,8 +35,7 @@ type Accumulator struct {
 type EngineAcc struct {
 	Name   string
 	Series Series
-	kvSum  float64 // KV cache usage is averaged, not summed
-	kvN    int
+	kv     kvMean // KV cache usage is averaged, not summed
 }
 
 // Notes is what building samples says: each warning once, and the first
@@ -102,7 +101,7 @@ func (a *Accumulator) Engine(name string) *EngineAcc {
 }
 
 func newEngineAcc(name string) *EngineAcc {
-	return &EngineAcc{Name: name, Series: NewSeries(), kvSum: math.NaN()}
+	return &EngineAcc{Name: name, Series: NewSeries()}
 }
 
 // Engines returns the engines so far in the order of the sample's: named
@@ -150,7 +149,7 @@ func (e *EngineAcc) add(to Fold, v float64) {
 		if k := Scalar(to.Which); k != KVCacheUsage {
 			s.Scalars[k] = FoldScalar(k, s.Scalars[k], v)
 		} else {
-			e.kvSum, e.kvN = NanAdd(e.kvSum, v), e.kvN+1
+			e.kv.add(v, math.NaN()) // the engines of one page are alike: the plain mean
 		}
 	case ToFinished:
 		s.Finished[to.Which] = NanAdd(s.Finished[to.Which], v)
@@ -221,11 +220,16 @@ func (a *Accumulator) AddLoRA(v float64, of func() LoRA) {
 // into Total and lists them when two or more have a name.
 func (a *Accumulator) Finish() Sample {
 	s := &a.Sample
-	s.EngineKind = DominantEngine(&a.kinds)
+	s.EngineKind = EngineUnknown
+	for k := EngineVLLM; k < NumEngineKinds; k++ { // the kind of the most families; a tie to the first
+		if a.kinds[k] > a.kinds[s.EngineKind] {
+			s.EngineKind = k
+		}
+	}
 	all := a.Engines()
 	for _, e := range all {
-		if e.kvN > 0 {
-			e.Series.Scalars[KVCacheUsage] = e.kvSum / float64(e.kvN)
+		if e.kv.n > 0 {
+			e.Series.Scalars[KVCacheUsage] = e.kv.value()
 		}
 		s.Derived |= e.Series.Derive(s.EngineKind)
 	}

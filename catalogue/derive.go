@@ -102,19 +102,6 @@ func (s *Series) ratio(d Derivation) bool {
 	return true
 }
 
-// DominantEngine is the engine kind with the most families on a page
-// (families counts them by kind); a tie goes to the first kind,
-// EngineUnknown when no engine's family was there.
-func DominantEngine(families *[NumEngineKinds]int) EngineKind {
-	best := EngineUnknown
-	for k := EngineVLLM; k < NumEngineKinds; k++ {
-		if families[k] > families[best] {
-			best = k
-		}
-	}
-	return best
-}
-
 // DeriveKVCapacity gives the sample its KV cache's capacity in tokens from
 // the blocks and the tokens a block holds, where the page states no
 // capacity in tokens: TensorRT-LLM's, Triton's and Dynamo's pages count

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -126,10 +127,7 @@ func identity(l map[string]string, source string, viaPrometheus bool) device.GPU
 	g := device.Unknown()
 	g.Source = source
 	clean := func(name string) string { return safetext.Sanitize(l[name]) }
-	g.Host = clean(catalogue.DCGMLabelHostname)
-	if g.Host == "" {
-		g.Host = clean(catalogue.DCGMLabelHostnameLC)
-	}
+	g.Host = cmp.Or(clean(catalogue.DCGMLabelHostname), clean(catalogue.DCGMLabelHostnameLC))
 	if n, err := strconv.Atoi(l[catalogue.DCGMLabelGPU]); err == nil {
 		g.Index = n
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -176,7 +177,7 @@ func (a *Accumulator) takes(row int, to Fold, v float64) bool {
 	a.Sample.Refused |= to.Refuses()
 	if n := a.notes(); !slices.Contains(n.said, row) {
 		n.said = append(n.said, row)
-		n.Warn(RefusalWarning(Reads[row].Name, v, why))
+		n.Warn(fmt.Sprintf("%s: value %s is out of its domain (%s); the figure is n/a", Reads[row].Name, strconv.FormatFloat(v, 'g', 6, 64), why))
 	}
 	return false
 }
@@ -202,7 +203,7 @@ func (a *Accumulator) RefuseHistogram(row int, h Histogram, why string) {
 	if f.Derived {
 		a.Sample.Derived.Add(HistogramFigure(h))
 	}
-	a.Warn(HistogramRefusalWarning(f.Name, why))
+	a.Warn(f.Name + ": " + why + "; its figures are n/a")
 	a.Sample.Refused.Add(HistogramFigure(h))
 }
 

@@ -37,8 +37,7 @@ const (
 	ReadSplitHistogram
 )
 
-// IsHistogram reports whether the family is a histogram: its _bucket,
-// _sum and _count samples belong to it.
+// IsHistogram reports whether the family is a histogram (with _bucket, _sum and _count samples).
 func (k ReadKind) IsHistogram() bool { return k == ReadHistogram || k == ReadSplitHistogram }
 
 // Split maps one value of a Read's Label to the figure its series feed.

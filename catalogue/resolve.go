@@ -249,9 +249,10 @@ func (f Fold) Refuses() FigureSet {
 const MaxMagnitude = 1 << 53
 
 // Refusal says why the fold does not read a series' value v, "" when it
-// does: the one rule of which values are read, that every source asks. Every number vtop reads counts something or is a fraction: a value
-// that is not a finite number, or past MaxMagnitude, or negative, is not
-// a reading, nor a fraction outside 0–1. A counter that falls is another
+// does: the one rule of which values are read, that every source asks.
+// Every number vtop reads counts something or is a fraction: a value that
+// is not a finite number, or past MaxMagnitude, or negative, is not a
+// reading, nor a fraction outside 0–1. A counter that falls is another
 // matter (a reset, the analysis' to find). A histogram's values and the
 // labels of a sleep level or a LoRA series are judged where they are read.
 func (f Fold) Refusal(v float64) string {
@@ -299,8 +300,7 @@ func HistogramRefusal(bounds, counts []float64, count, sum float64) string {
 	return cmp.Or(HistogramCountRefusal(count), HistogramSumRefusal(sum))
 }
 
-// BucketRefusal says why the count c of the bucket le is not read, ""
-// when it is.
+// BucketRefusal says why the count c of the bucket le is not read.
 func BucketRefusal(le, c float64) string {
 	if why := CountRefusal(c); why != "" {
 		return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(le), why)
@@ -308,8 +308,7 @@ func BucketRefusal(le, c float64) string {
 	return ""
 }
 
-// HistogramCountRefusal says why a histogram's _count c is not read, ""
-// when it is.
+// HistogramCountRefusal says why a histogram's _count c is not read.
 func HistogramCountRefusal(c float64) string {
 	if why := CountRefusal(c); why != "" {
 		return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(c), why)
@@ -317,23 +316,10 @@ func HistogramCountRefusal(c float64) string {
 	return ""
 }
 
-// HistogramSumRefusal says why a histogram's _sum v is not read, ""
-// when it is.
+// HistogramSumRefusal says why a histogram's _sum v is not read.
 func HistogramSumRefusal(v float64) string {
 	if why := CountRefusal(v); why != "" {
 		return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(v), why)
 	}
 	return ""
-}
-
-// HistogramRefusalWarning is the warning of a histogram left out for a
-// value out of its domain (HistogramRefusal's words), naming the family.
-func HistogramRefusalWarning(family, why string) string {
-	return family + ": " + why + "; its figures are n/a"
-}
-
-// RefusalWarning is the warning of a series' value the fold does not
-// read, naming the family: the same words from every source.
-func RefusalWarning(family string, v float64, why string) string {
-	return fmt.Sprintf("%s: value %s is out of its domain (%s); the figure is n/a", family, strconv.FormatFloat(v, 'g', 6, 64), why)
 }

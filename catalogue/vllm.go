@@ -26,6 +26,15 @@ type Family struct {
 	Buckets []float64
 }
 
+// families are the families of those names, of one type and label set.
+func families(t Type, labels []string, names ...string) []Family {
+	out := make([]Family, len(names))
+	for i, name := range names {
+		out[i] = Family{Name: name, Type: t, Labels: labels}
+	}
+	return out
+}
+
 // Bucket lists of vLLM's histograms (vllm-metrics §5), shared by every
 // version that exports them. Never modify them.
 var (

@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,10 +128,7 @@ func (s *SMI) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forget(time.Now())
-	gs := make([]device.GPU, 0, len(s.gpus))
-	for _, g := range s.gpus {
-		gs = append(gs, g)
-	}
+	gs := slices.Collect(maps.Values(s.gpus))
 	gpu.AttachProcesses(gs, s.procs)
 	device.Sort(gs)
 	return Snapshot{GPUs: gs, OK: s.ok, Note: s.note, At: s.at}

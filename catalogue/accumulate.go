@@ -61,7 +61,6 @@ func NewAccumulator(t time.Time, shared *Notes) Accumulator {
 	return Accumulator{Sample: NewSample(t), shared: shared}
 }
 
-// notes is where the sample's warnings go.
 func (a *Accumulator) notes() *Notes {
 	if a.shared != nil {
 		return a.shared

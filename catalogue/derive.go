@@ -23,7 +23,6 @@ func (s *Series) Derive(kind EngineKind) FigureSet {
 	return derived
 }
 
-// apply computes d into s and reports whether it did.
 func (s *Series) apply(d Derivation) bool {
 	for _, r := range d.Requires {
 		if math.IsNaN(s.Scalars[r]) {
@@ -45,9 +44,6 @@ func (s *Series) apply(d Derivation) bool {
 	return false
 }
 
-// meanHistogram is DeriveMeanHistogram: a histogram of one bucket holding
-// the count (the derived scalar) and the sum (d.From), when the page has
-// none.
 func (s *Series) meanHistogram(d Derivation) bool {
 	h := &s.Histograms[d.Histogram]
 	sum, n := s.Scalars[d.From], s.Scalars[d.Scalar]
@@ -58,8 +54,6 @@ func (s *Series) meanHistogram(d Derivation) bool {
 	return true
 }
 
-// histogramSum is DeriveHistogramSum: the scalar, when unknown, from its
-// histogram's sum.
 func (s *Series) histogramSum(d Derivation) bool {
 	dst, h := &s.Scalars[d.Scalar], &s.Histograms[d.Histogram]
 	if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
@@ -69,7 +63,6 @@ func (s *Series) histogramSum(d Derivation) bool {
 	return true
 }
 
-// copyScalar is DeriveCopy: the scalar, when unknown, from d.From.
 func (s *Series) copyScalar(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
@@ -79,8 +72,6 @@ func (s *Series) copyScalar(d Derivation) bool {
 	return true
 }
 
-// addFinished is DeriveAddFinished: the requests finished for d.Finish
-// added to the known scalar.
 func (s *Series) addFinished(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
@@ -90,8 +81,6 @@ func (s *Series) addFinished(d Derivation) bool {
 	return true
 }
 
-// ratio is DeriveRatio: the scalar, when unknown, as d.From over d.Over,
-// a fraction within 0–1.
 func (s *Series) ratio(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	part, whole := s.Scalars[d.From], s.Scalars[d.Over]

@@ -333,7 +333,6 @@ var eppReads = []Read{
 	{Name: "inference_pool_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage, Legacy: true},
 }
 
-// engineRows sets the engine of every row.
 func engineRows(k EngineKind, rows []Read) []Read {
 	for i := range rows {
 		rows[i].Engine = k
@@ -341,10 +340,8 @@ func engineRows(k EngineKind, rows []Read) []Read {
 	return rows
 }
 
-// readIndex maps an exposed family name to its row in Reads.
 var readIndex = indexReads(Reads)
 
-// indexReads maps the names of rows to their places.
 func indexReads(rows []Read) map[string]int {
 	m := make(map[string]int, len(rows))
 	for i, f := range rows {
@@ -353,7 +350,6 @@ func indexReads(rows []Read) map[string]int {
 	return m
 }
 
-// histogramSuffixes are the sample suffixes of a histogram family.
 var histogramSuffixes = [...]string{"_bucket", "_sum", "_count"}
 
 // LookupSample returns the row of Reads a sample name belongs to, and

@@ -56,7 +56,6 @@ type Fold struct {
 // Labels gives the value of a series' label by name, "" when absent.
 type Labels func(name string) string
 
-// warnSpecPositions is the warning of a draft position beyond the cap.
 var warnSpecPositions = fmt.Sprintf("speculative decoding beyond %d draft positions ignored", MaxSpecPositions)
 
 // Resolve says where the value of one series of the row goes, given the
@@ -125,7 +124,6 @@ func (r *Read) split(label Labels) (Split, bool) {
 	return Split{}, false
 }
 
-// specPosition resolves a draft position label.
 func specPosition(v string) Fold {
 	pos, err := strconv.Atoi(v)
 	switch {

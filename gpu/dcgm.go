@@ -148,7 +148,6 @@ func identity(l map[string]string, source string, viaPrometheus bool) device.GPU
 	return g
 }
 
-// finish converts DCGM's units to the model's.
 func (p *partial) finish() device.GPU {
 	g, f := p.gpu, p.fields
 	g.Utilization = f[catalogue.GPUUtil] / 100

@@ -141,7 +141,6 @@ func (s *SMI) setNote(ok bool, note string) {
 	s.signal()
 }
 
-// stream keeps one nvidia-smi streaming, restarting it with backoff.
 func (s *SMI) stream(ctx context.Context, path string) {
 	wait, fields := s.opts.Backoff, gpu.SMIFields
 	for {

@@ -165,7 +165,7 @@ func (e *EngineAcc) add(to Fold, v float64) {
 	}
 }
 
-// takes reports whether the fold reads the row's value v (Fold.Takes);
+// takes reports whether the fold reads the row's value v (Fold.Refusal);
 // when it does not, the figure is n/a, marked refused, and the first
 // refusal of each family is said.
 func (a *Accumulator) takes(row int, to Fold, v float64) bool {

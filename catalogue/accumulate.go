@@ -36,7 +36,8 @@ type Accumulator struct {
 type EngineAcc struct {
 	Name   string
 	Series Series
-	kv     kvMean // KV cache usage is averaged, not summed
+	kvSum  float64 // KV cache usage is averaged, not summed
+	kvN    int
 }
 
 // Notes is what building samples says: each warning once, and the first
@@ -101,7 +102,7 @@ func (a *Accumulator) Engine(name string) *EngineAcc {
 }
 
 func newEngineAcc(name string) *EngineAcc {
-	return &EngineAcc{Name: name, Series: NewSeries()}
+	return &EngineAcc{Name: name, Series: NewSeries(), kvSum: math.NaN()}
 }
 
 // Engines returns the engines so far in the order of the sample's: named
@@ -149,7 +150,7 @@ func (e *EngineAcc) add(to Fold, v float64) {
 		if k := Scalar(to.Which); k != KVCacheUsage {
 			s.Scalars[k] = FoldScalar(k, s.Scalars[k], v)
 		} else {
-			e.kv.add(v, math.NaN()) // the engines of one page are alike: the plain mean
+			e.kvSum, e.kvN = NanAdd(e.kvSum, v), e.kvN+1
 		}
 	case ToFinished:
 		s.Finished[to.Which] = NanAdd(s.Finished[to.Which], v)
@@ -228,8 +229,8 @@ func (a *Accumulator) Finish() Sample {
 	}
 	all := a.Engines()
 	for _, e := range all {
-		if e.kv.n > 0 {
-			e.Series.Scalars[KVCacheUsage] = e.kv.value()
+		if e.kvN > 0 {
+			e.Series.Scalars[KVCacheUsage] = e.kvSum / float64(e.kvN)
 		}
 		s.Derived |= e.Series.Derive(s.EngineKind)
 	}

@@ -85,22 +85,18 @@ var LlamaCppB4747 = families(TypeGauge, nil, "llamacpp:kv_cache_usage_ratio", "l
 // containing PR #9526, 2026-05; names from prometheus_names.rs) beyond the
 // capture's. The model_* gauges are a worker's configuration, for each
 // model.
-var DynamoCurrent = []Family{
-	{Name: "dynamo_frontend_active_requests", Type: TypeGauge, Labels: dynamoModel},
+var DynamoCurrent = slices.Concat(
+	families(TypeGauge, dynamoModel, "dynamo_frontend_active_requests"),
 	// requests_total gains an error_type label (overload, cancelled, …);
 	// its value on a success is not stated here, so its labels are not
 	// listed.
-	{Name: "dynamo_frontend_requests_total", Type: TypeCounter},
-	{Name: "dynamo_frontend_model_max_num_seqs", Type: TypeGauge, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_max_num_batched_tokens", Type: TypeGauge, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_total_kv_blocks", Type: TypeGauge, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_kv_cache_block_size", Type: TypeGauge, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_context_length", Type: TypeGauge, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_rejection_total", Type: TypeCounter, Labels: dynamoModel},
-	{Name: "dynamo_frontend_model_cancellation_total", Type: TypeCounter, Labels: dynamoModel},
-	{Name: "dynamo_frontend_worker_active_decode_blocks", Type: TypeGauge, Labels: []string{"dp_rank", "worker_id", "worker_type"}},
-	{Name: "dynamo_frontend_router_queue_pending_requests", Type: TypeGauge},
-}
+	families(TypeCounter, nil, "dynamo_frontend_requests_total"),
+	families(TypeGauge, dynamoModel, "dynamo_frontend_model_max_num_seqs", "dynamo_frontend_model_max_num_batched_tokens",
+		"dynamo_frontend_model_total_kv_blocks", "dynamo_frontend_model_kv_cache_block_size", "dynamo_frontend_model_context_length"),
+	families(TypeCounter, dynamoModel, "dynamo_frontend_model_rejection_total", "dynamo_frontend_model_cancellation_total"),
+	families(TypeGauge, []string{"dp_rank", "worker_id", "worker_type"}, "dynamo_frontend_worker_active_decode_blocks"),
+	families(TypeGauge, nil, "dynamo_frontend_router_queue_pending_requests"),
+)
 
 // EndpointPickerCurrent are the llm-d router's picker families
 // (llm-d/llm-d-router 2026-08-22, pkg/epp/metrics/llm_d_router_metrics.go

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -61,7 +62,6 @@ func NewAccumulator(t time.Time, shared *Notes) Accumulator {
 	return Accumulator{Sample: NewSample(t), shared: shared}
 }
 
-// notes is where the sample's warnings go.
 func (a *Accumulator) notes() *Notes {
 	if a.shared != nil {
 		return a.shared
@@ -137,22 +137,8 @@ func (a *Accumulator) Add(row int, to Fold, e *EngineAcc, v float64) {
 	}
 	if to.To.PerEngine() {
 		e.add(to, v)
-		return
-	}
-	s := &a.Sample
-	switch to.To {
-	case ToKVCapacity:
-		s.KVCapacityTokens = NanAdd(s.KVCapacityTokens, v)
-	case ToProcessStart:
-		if math.IsNaN(s.ProcessStartTime) || v > s.ProcessStartTime {
-			s.ProcessStartTime = v
-		}
-	case ToRSS:
-		s.ProcessRSSBytes = NanAdd(s.ProcessRSSBytes, v)
-	case ToGC:
-		s.GCCollections = NanAdd(s.GCCollections, v)
-	case ToHTTP:
-		s.HTTPRequests = NanAdd(s.HTTPRequests, v)
+	} else {
+		a.Sample.addWhole(to.To, v)
 	}
 }
 
@@ -169,8 +155,8 @@ func (e *EngineAcc) add(to Fold, v float64) {
 	case ToFinished:
 		s.Finished[to.Which] = NanAdd(s.Finished[to.Which], v)
 	case ToSleep: // a level's state: the deepest level whose state is 1
-		if cur := &s.Scalars[SleepLevel]; v == 1 && (math.IsNaN(*cur) || float64(to.Which) > *cur) {
-			*cur = float64(to.Which)
+		if v == 1 {
+			s.Scalars[SleepLevel] = nanMax(s.Scalars[SleepLevel], float64(to.Which))
 		}
 	case ToSpecPosition:
 		for len(s.SpecAcceptedPerPos) <= to.Which {
@@ -180,7 +166,7 @@ func (e *EngineAcc) add(to Fold, v float64) {
 	}
 }
 
-// takes reports whether the fold reads the row's value v (Fold.Takes);
+// takes reports whether the fold reads the row's value v (Fold.Refusal);
 // when it does not, the figure is n/a, marked refused, and the first
 // refusal of each family is said.
 func (a *Accumulator) takes(row int, to Fold, v float64) bool {
@@ -191,7 +177,7 @@ func (a *Accumulator) takes(row int, to Fold, v float64) bool {
 	a.Sample.Refused |= to.Refuses()
 	if n := a.notes(); !slices.Contains(n.said, row) {
 		n.said = append(n.said, row)
-		n.Warn(RefusalWarning(Reads[row].Name, v, why))
+		n.Warn(fmt.Sprintf("%s: value %s is out of its domain (%s); the figure is n/a", Reads[row].Name, strconv.FormatFloat(v, 'g', 6, 64), why))
 	}
 	return false
 }
@@ -217,7 +203,7 @@ func (a *Accumulator) RefuseHistogram(row int, h Histogram, why string) {
 	if f.Derived {
 		a.Sample.Derived.Add(HistogramFigure(h))
 	}
-	a.Warn(HistogramRefusalWarning(f.Name, why))
+	a.Warn(f.Name + ": " + why + "; its figures are n/a")
 	a.Sample.Refused.Add(HistogramFigure(h))
 }
 
@@ -235,7 +221,12 @@ func (a *Accumulator) AddLoRA(v float64, of func() LoRA) {
 // into Total and lists them when two or more have a name.
 func (a *Accumulator) Finish() Sample {
 	s := &a.Sample
-	s.EngineKind = DominantEngine(&a.kinds)
+	s.EngineKind = EngineUnknown
+	for k := EngineVLLM; k < NumEngineKinds; k++ { // the kind of the most families; a tie to the first
+		if a.kinds[k] > a.kinds[s.EngineKind] {
+			s.EngineKind = k
+		}
+	}
 	all := a.Engines()
 	for _, e := range all {
 		if e.kvN > 0 {

@@ -100,6 +100,23 @@ func FoldScalar(k Scalar, acc, v float64) float64 {
 	return NanAdd(acc, v)
 }
 
+// addWhole folds v into the figure of the sample as a whole that t names:
+// the latest process start, the sum of the others.
+func (s *Sample) addWhole(t Target, v float64) {
+	switch t {
+	case ToKVCapacity:
+		s.KVCapacityTokens = NanAdd(s.KVCapacityTokens, v)
+	case ToProcessStart:
+		s.ProcessStartTime = nanMax(s.ProcessStartTime, v)
+	case ToRSS:
+		s.ProcessRSSBytes = NanAdd(s.ProcessRSSBytes, v)
+	case ToGC:
+		s.GCCollections = NanAdd(s.GCCollections, v)
+	case ToHTTP:
+		s.HTTPRequests = NanAdd(s.HTTPRequests, v)
+	}
+}
+
 // nanMax is the larger of what is known of a and b.
 func nanMax(a, b float64) float64 {
 	if math.IsNaN(a) || b > a {
@@ -165,13 +182,11 @@ func (m *Merge) Add(s *Series) HistogramSet {
 func (m *Merge) AddSample(s *Sample) HistogramSet {
 	refused := m.add(&s.Total, s.KVCapacityTokens)
 	w := &m.sum
-	w.KVCapacityTokens = NanAdd(w.KVCapacityTokens, s.KVCapacityTokens)
-	w.ProcessRSSBytes = NanAdd(w.ProcessRSSBytes, s.ProcessRSSBytes)
-	w.GCCollections = NanAdd(w.GCCollections, s.GCCollections)
-	w.HTTPRequests = NanAdd(w.HTTPRequests, s.HTTPRequests)
-	if math.IsNaN(w.ProcessStartTime) || s.ProcessStartTime > w.ProcessStartTime {
-		w.ProcessStartTime = s.ProcessStartTime
-	}
+	w.addWhole(ToKVCapacity, s.KVCapacityTokens)
+	w.addWhole(ToRSS, s.ProcessRSSBytes)
+	w.addWhole(ToGC, s.GCCollections)
+	w.addWhole(ToHTTP, s.HTTPRequests)
+	w.addWhole(ToProcessStart, s.ProcessStartTime)
 	if s.HasVLLM && !w.HasVLLM {
 		w.HasVLLM = true
 		w.Model, w.EngineKind, w.Router, w.Role = s.Model, s.EngineKind, s.Router, s.Role

@@ -18,18 +18,11 @@ func (s *Series) Derive(kind EngineKind) FigureSet {
 		return derived
 	}
 	for _, v := range s.Finished {
-		switch {
-		case math.IsNaN(v):
-		case math.IsNaN(s.Scalars[FinishedRequests]):
-			s.Scalars[FinishedRequests] = v
-		default:
-			s.Scalars[FinishedRequests] += v
-		}
+		s.Scalars[FinishedRequests] = NanAdd(s.Scalars[FinishedRequests], v)
 	}
 	return derived
 }
 
-// apply computes d into s and reports whether it did.
 func (s *Series) apply(d Derivation) bool {
 	for _, r := range d.Requires {
 		if math.IsNaN(s.Scalars[r]) {
@@ -51,9 +44,6 @@ func (s *Series) apply(d Derivation) bool {
 	return false
 }
 
-// meanHistogram is DeriveMeanHistogram: a histogram of one bucket holding
-// the count (the derived scalar) and the sum (d.From), when the page has
-// none.
 func (s *Series) meanHistogram(d Derivation) bool {
 	h := &s.Histograms[d.Histogram]
 	sum, n := s.Scalars[d.From], s.Scalars[d.Scalar]
@@ -64,8 +54,6 @@ func (s *Series) meanHistogram(d Derivation) bool {
 	return true
 }
 
-// histogramSum is DeriveHistogramSum: the scalar, when unknown, from its
-// histogram's sum.
 func (s *Series) histogramSum(d Derivation) bool {
 	dst, h := &s.Scalars[d.Scalar], &s.Histograms[d.Histogram]
 	if !math.IsNaN(*dst) || !h.Present() || math.IsNaN(h.Sum) {
@@ -75,7 +63,6 @@ func (s *Series) histogramSum(d Derivation) bool {
 	return true
 }
 
-// copyScalar is DeriveCopy: the scalar, when unknown, from d.From.
 func (s *Series) copyScalar(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	if !math.IsNaN(*dst) || math.IsNaN(s.Scalars[d.From]) {
@@ -85,8 +72,6 @@ func (s *Series) copyScalar(d Derivation) bool {
 	return true
 }
 
-// addFinished is DeriveAddFinished: the requests finished for d.Finish
-// added to the known scalar.
 func (s *Series) addFinished(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	if math.IsNaN(*dst) || math.IsNaN(s.Finished[d.Finish]) {
@@ -96,8 +81,6 @@ func (s *Series) addFinished(d Derivation) bool {
 	return true
 }
 
-// ratio is DeriveRatio: the scalar, when unknown, as d.From over d.Over,
-// a fraction within 0–1.
 func (s *Series) ratio(d Derivation) bool {
 	dst := &s.Scalars[d.Scalar]
 	part, whole := s.Scalars[d.From], s.Scalars[d.Over]
@@ -106,19 +89,6 @@ func (s *Series) ratio(d Derivation) bool {
 	}
 	*dst = part / whole
 	return true
-}
-
-// DominantEngine is the engine kind with the most families on a page
-// (families counts them by kind); a tie goes to the first kind,
-// EngineUnknown when no engine's family was there.
-func DominantEngine(families *[NumEngineKinds]int) EngineKind {
-	best := EngineUnknown
-	for k := EngineVLLM; k < NumEngineKinds; k++ {
-		if families[k] > families[best] {
-			best = k
-		}
-	}
-	return best
 }
 
 // DeriveKVCapacity gives the sample its KV cache's capacity in tokens from

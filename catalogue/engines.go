@@ -22,11 +22,14 @@ const (
 var engineKindNames = [NumEngineKinds]string{"unknown", "vllm", "sglang", "trtllm", "tgi", "llamacpp", "dynamo"}
 
 // String returns the kind's name ("vllm", "sglang", …).
-func (k EngineKind) String() string {
-	if k < NumEngineKinds {
-		return engineKindNames[k]
+func (k EngineKind) String() string { return nameOf(engineKindNames[:], k, "unknown") }
+
+// nameOf is v's name in names, def past their end.
+func nameOf[T ~uint8](names []string, v T, def string) string {
+	if int(v) < len(names) {
+		return names[v]
 	}
-	return "unknown"
+	return def
 }
 
 // MarshalText spells the kind by name in JSON.
@@ -59,12 +62,7 @@ const (
 var routerKindNames = [NumRouterKinds]string{"", "production-stack", "endpoint-picker"}
 
 // String returns the router's name, "" for RouterNone.
-func (k RouterKind) String() string {
-	if k < NumRouterKinds {
-		return routerKindNames[k]
-	}
-	return ""
-}
+func (k RouterKind) String() string { return nameOf(routerKindNames[:], k, "") }
 
 // MarshalText spells the router by name in JSON.
 func (k RouterKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
@@ -104,12 +102,7 @@ const (
 var roleNames = [NumRoles]string{"", "unified", "prefill", "decode"}
 
 // String returns the role's name, "" for RoleUnknown.
-func (r Role) String() string {
-	if r < NumRoles {
-		return roleNames[r]
-	}
-	return ""
-}
+func (r Role) String() string { return nameOf(roleNames[:], r, "") }
 
 // MarshalText spells the role by name in JSON.
 func (r Role) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
@@ -122,12 +115,7 @@ func (r *Role) UnmarshalText(b []byte) error {
 
 // RoleOf maps a label value (SGLang's engine_type) to a role; values that
 // are no role (TensorRT-LLM's engine_type="trtllm") give RoleUnknown.
-func RoleOf(v string) Role {
-	if i := slices.Index(roleNames[:], v); i > 0 {
-		return Role(i)
-	}
-	return RoleUnknown
-}
+func RoleOf(v string) Role { return Role(max(slices.Index(roleNames[:], v), 0)) }
 
 // Figure names one figure of a Series: a scalar or a histogram.
 type Figure uint8
@@ -183,9 +171,4 @@ const (
 var judgementNames = [NumJudgements]string{"PREEMPTING", "FULL", "SLOW", "STALE", "IDLE"}
 
 // String returns the state's name as the analysis shows it.
-func (j Judgement) String() string {
-	if j < NumJudgements {
-		return judgementNames[j]
-	}
-	return "?"
-}
+func (j Judgement) String() string { return nameOf(judgementNames[:], j, "?") }

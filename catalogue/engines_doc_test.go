@@ -241,3 +241,181 @@ func TestUnverifiedFamiliesMarked(t *testing.T) {
 		}
 	}
 }
+
+// Unread says, of each catalogued family vtop does not read, why not.
+var Unread = map[string]string{
+	// vLLM
+	"vllm:iteration_tokens_total":                "tokens per engine step: the token counters give the throughput",
+	"vllm:estimated_flops_per_gpu_total":         "an estimate of the model's work, not of the server's load",
+	"vllm:estimated_read_bytes_per_gpu_total":    "an estimate of the model's work, not of the server's load",
+	"vllm:estimated_write_bytes_per_gpu_total":   "an estimate of the model's work, not of the server's load",
+	"vllm:mm_cache_hits_total":                   "the multimodal input cache: no verdict reads it",
+	"vllm:mm_cache_queries_total":                "the multimodal input cache: no verdict reads it",
+	"vllm:request_inference_time_seconds":        "prefill + decode time, read apart",
+	"vllm:request_max_num_generation_tokens":     "a request's parameter, not its service",
+	"vllm:request_params_max_tokens":             "a request's parameter, not its service",
+	"vllm:request_params_n":                      "a request's parameter, not its service",
+	"vllm:request_prefill_kv_computed_tokens":    "the prompt tokens by source give it",
+	"vllm:request_time_per_output_token_seconds": "a per-request mean; the inter-token latency is read",
+	"vllm:nixl_num_descriptors":                  "the transfer's bookkeeping; its time and bytes are read",
+	"vllm:nixl_post_time_seconds":                "the transfer's bookkeeping; its time and bytes are read",
+	"vllm:nixl_num_failed_notifications_total":   "failed transfers are read; notifications follow them",
+	"vllm:nixl_num_kv_expired_reqs_total":        "failed transfers are read",
+	"vllm:kv_offload_load_time_total":            "the bytes moved are read",
+	"vllm:kv_offload_store_time_total":           "the bytes moved are read",
+	"process_cpu_seconds_total":                  "the API server's CPU; the engine's work is in its own families",
+	// SGLang
+	"sglang:cache_hit_rate":                  "a gauge reset by every decode report: the rate of cached_tokens_total ÷ prompt_tokens_total is read",
+	"sglang:gen_throughput":                  "a gauge of the last logging interval: the token counter's rate is read",
+	"sglang:num_used_tokens":                 "token_usage, its fraction of the pool, is read",
+	"sglang:num_retracted_reqs":              "the retractions of the last interval: num_retracted_requests_total counts them all",
+	"sglang:num_prefill_inflight_queue_reqs": "prefill done, its KV cache being sent: not waiting",
+	"sglang:max_running_requests_under_SLO":  "a cap only when configured, on the requests within the SLO: not the batch cap",
+	"sglang:spec_accept_length":              "a mean of the last interval, and SGLang counts no accepted tokens: acceptance stays n/a",
+	"sglang:spec_accept_rate":                "a mean of the last interval, and SGLang counts no accepted tokens: acceptance stays n/a",
+	"sglang:spec_num_draft_tokens":           "the adaptive tier's setting, not a count",
+	"sglang:spec_num_steps":                  "the adaptive tier's setting, not a count",
+	// TensorRT-LLM and Triton
+	"trtllm_max_batch_size_static":             "the engine's build limit; max_num_active_requests caps the running requests",
+	"trtllm_max_batch_size_runtime":            "the tuner's step limit; max_num_active_requests caps the running requests",
+	"trtllm_max_num_tokens_runtime":            "a per-step token limit, not a cap of requests",
+	"trtllm_kv_cache_used_blocks":              "kv_cache_utilization is used ÷ max blocks, read",
+	"trtllm_kv_cache_free_blocks":              "max − used blocks",
+	"trtllm_kv_cache_hit_rate":                 "a gauge: the cached prompt tokens' counter is read",
+	"trtllm_spec_decode_acceptance_length":     "the draft and accepted token counters give it",
+	"trtllm_spec_decode_drafted_tokens_total":  "by token_position: no count of drafts to divide the positions by, so no acceptance by position; the totals are read",
+	"trtllm_spec_decode_accepted_tokens_total": "by token_position: no count of drafts to divide the positions by, so no acceptance by position; the totals are read",
+	"trtllm_request_inference_time_seconds":    "prefill + decode time, read apart",
+	// TGI
+	"tgi_request_count":              "arrivals: the finished requests and the queue are read",
+	"tgi_request_inference_duration": "per-batch time read by method (prefill) instead",
+	"tgi_request_skipped_tokens":     "speculative tokens skipped; no figure of vtop's holds it",
+	// llama.cpp
+	"llamacpp:kv_cache_tokens":          "the tokens held: kv_cache_usage_ratio, their fraction, is read; no capacity is exported",
+	"llamacpp:n_decode_total":           "decode calls: no figure of vtop's holds them",
+	"llamacpp:n_busy_slots_per_decode":  "a running mean typed counter: no rate can be taken of it",
+	"llamacpp:n_tokens_max":             "the largest batch seen in tokens, typed counter: not a capacity",
+	"llamacpp:prompt_tokens_seconds":    "b4747 resets it on every read, by anyone: rates come from the counters",
+	"llamacpp:predicted_tokens_seconds": "b4747 resets it on every read, by anyone: rates come from the counters",
+	// Dynamo
+	"dynamo_frontend_model_max_num_batched_tokens": "a per-step token limit, not a cap of requests",
+	"dynamo_frontend_model_context_length":         "a request's limit, not the server's load",
+	"dynamo_frontend_model_cancellation_total":     "cancellations are in requests_total, read",
+	"dynamo_frontend_worker_active_decode_blocks":  "per worker, and the frontend says not how many workers share the model's blocks",
+	// Endpoint picker
+	"inference_model_request_total":     "arrivals at the picker: its backends' own pages count them",
+	"inference_objective_request_total": "arrivals at the picker: its backends' own pages count them",
+	"llm_d_epp_request_total":           "arrivals at the picker: its backends' own pages count them",
+	"inference_pool_average_queue_size": "the per-backend queues are read and summed",
+	"llm_d_epp_average_queue_size":      "the per-backend queues are read and summed",
+	"inference_pool_ready_pods":         "the backends are counted from the queues' labels",
+	"llm_d_epp_ready_endpoints":         "the backends are counted from the queues' labels",
+}
+
+// FamilyUse says what vtop does with a catalogued family: the figures it
+// feeds (and under which label values), whether only where a newer name is
+// absent, what is derived from it; or why it is not read. "" when the
+// catalogue does not say, which a test forbids.
+func FamilyUse(name string) string {
+	i, ok := readIndex[name]
+	if !ok {
+		if why := Unread[name]; why != "" {
+			return "not read: " + why
+		}
+		return ""
+	}
+	r := &Reads[i]
+	var b strings.Builder
+	b.WriteString("read: " + r.feeds())
+	if r.Legacy {
+		b.WriteString(", where no newer name is on the page")
+	}
+	if r.Derived {
+		b.WriteString(" (standing in, with another meaning)")
+	}
+	if d := r.derives(); d != "" {
+		b.WriteString("; derives " + d)
+	}
+	return b.String()
+}
+
+// feeds names the figures the row's series go to.
+func (r *Read) feeds() string {
+	switch r.Kind {
+	case ReadScalar:
+		return r.Scalar.String()
+	case ReadHistogram:
+		return r.Histogram.String()
+	case ReadSleep:
+		return SleepLevel.String()
+	case ReadFinishedAs:
+		s := "finished requests (" + FinishReasonNames[r.Finish] + ")"
+		if parts := r.splitFeeds(); len(parts) > 0 {
+			s += ", but " + strings.Join(parts, ", ")
+		}
+		return s
+	}
+	if name, ok := fixedFeeds[r.Kind]; ok {
+		return name
+	}
+	return strings.Join(r.splitFeeds(), ", ") + "; other values not read"
+}
+
+// fixedFeeds names what the rows of a kind feed, whatever the row.
+var fixedFeeds = map[ReadKind]string{
+	ReadFinished:     "finished requests by finished_reason",
+	ReadCacheConfig:  "KV capacity in tokens",
+	ReadKVCapacity:   "KV capacity in tokens",
+	ReadSpecPerPos:   "accepted tokens by draft position",
+	ReadLoRA:         "LoRA adapters",
+	ReadProcessStart: "process start (restarts)",
+	ReadRSS:          "resident memory",
+	ReadGC:           "GC collections",
+	ReadHTTP:         "HTTP requests",
+}
+
+// splitFeeds names the figure each value of the row's split label goes to.
+func (r *Read) splitFeeds() []string {
+	var parts []string
+	for _, sp := range r.Split {
+		fig := sp.Scalar.String()
+		if r.Kind == ReadSplitHistogram {
+			fig = sp.Histogram.String()
+		}
+		parts = append(parts, fmt.Sprintf("%s=%q → %s", r.Label, sp.Value, fig))
+	}
+	return parts
+}
+
+// derives names what is derived from the row's figure on its engine's
+// pages.
+func (r *Read) derives() string {
+	var out []string
+	for _, d := range Derivations {
+		if d.Engine != r.Engine {
+			continue
+		}
+		var src FigureSet
+		switch d.Op {
+		case DeriveHistogramSum:
+			src.Add(HistogramFigure(d.Histogram))
+		case DeriveCopy:
+			src.Add(ScalarFigure(d.From))
+		case DeriveRatio:
+			src.Add(ScalarFigure(d.From))
+			src.Add(ScalarFigure(d.Over))
+		case DeriveAddFinished:
+			if r.Kind == ReadFinishedAs && r.Finish == d.Finish {
+				out = append(out, d.Scalar.String())
+			}
+			continue
+		}
+		if r.FigureSet()&src != 0 {
+			out = append(out, d.Scalar.String())
+		}
+	}
+	if r.FigureSet()&(1<<ScalarFigure(KVBlocks)|1<<ScalarFigure(KVBlockTokens)) != 0 {
+		out = append(out, "KV capacity in tokens (blocks × tokens per block)")
+	}
+	return strings.Join(out, ", ")
+}

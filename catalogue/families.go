@@ -1,5 +1,7 @@
 package catalogue
 
+import "slices"
+
 // The newest vLLM generation's families beyond VLLMV1 (vllm-metrics §3.1,
 // §3.3, §3.5, §8; engines-and-gpus §1), grouped by what registers them.
 // Labels are model_name and engine unless noted.
@@ -68,25 +70,19 @@ var (
 // reads and their neighbours, as the 2026 capture has them. The
 // cached-token and aborted-request counters are named by the reference,
 // not the capture; they are given the other counters' labels.
-var SGLang = []Family{
-	{Name: "sglang:num_running_reqs", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:num_queue_reqs", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:num_used_tokens", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:token_usage", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:max_total_num_tokens", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:gen_throughput", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:cache_hit_rate", Type: TypeGauge, Labels: sglangRanks},
-	{Name: "sglang:queue_time_seconds", Type: TypeHistogram, Labels: sglangRanks, Buckets: SGLangQueueBuckets},
-	{Name: "sglang:time_to_first_token_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangTTFTBuckets},
-	{Name: "sglang:inter_token_latency_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangITLBuckets},
-	{Name: "sglang:e2e_request_latency_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangE2EBuckets},
-	{Name: "sglang:num_retractions", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangRetractionsBuckets},
-	{Name: "sglang:prompt_tokens_total", Type: TypeCounter, Labels: []string{LabelModel}},
-	{Name: "sglang:generation_tokens_total", Type: TypeCounter, Labels: []string{LabelModel}},
-	{Name: "sglang:num_requests_total", Type: TypeCounter, Labels: []string{LabelModel}},
-	{Name: "sglang:cached_tokens_total", Type: TypeCounter, Labels: []string{LabelModel}},
-	{Name: "sglang:num_aborted_requests_total", Type: TypeCounter, Labels: []string{LabelModel}},
-}
+var SGLang = slices.Concat(
+	families(TypeGauge, sglangRanks, "sglang:num_running_reqs", "sglang:num_queue_reqs", "sglang:num_used_tokens",
+		"sglang:token_usage", "sglang:max_total_num_tokens", "sglang:gen_throughput", "sglang:cache_hit_rate"),
+	[]Family{
+		{Name: "sglang:queue_time_seconds", Type: TypeHistogram, Labels: sglangRanks, Buckets: SGLangQueueBuckets},
+		{Name: "sglang:time_to_first_token_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangTTFTBuckets},
+		{Name: "sglang:inter_token_latency_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangITLBuckets},
+		{Name: "sglang:e2e_request_latency_seconds", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangE2EBuckets},
+		{Name: "sglang:num_retractions", Type: TypeHistogram, Labels: []string{LabelModel}, Buckets: SGLangRetractionsBuckets},
+	},
+	families(TypeCounter, []string{LabelModel}, "sglang:prompt_tokens_total", "sglang:generation_tokens_total",
+		"sglang:num_requests_total", "sglang:cached_tokens_total", "sglang:num_aborted_requests_total"),
+)
 
 // SGLangV04 are the families of SGLang ~0.4 (its docs' sample page) that
 // current SGLang renamed.
@@ -155,37 +151,30 @@ func TGILengthBuckets(max int) []float64 {
 // the capture): no labels but err and method, counters without _total,
 // durations without _seconds. Length buckets depend on the server's
 // limits (TGILengthBuckets), so they are not listed.
-var TGI = []Family{
-	{Name: "tgi_batch_current_size", Type: TypeGauge},
-	{Name: "tgi_batch_current_max_tokens", Type: TypeGauge},
-	{Name: "tgi_queue_size", Type: TypeGauge},
-	{Name: "tgi_request_count", Type: TypeCounter},
-	{Name: "tgi_request_success", Type: TypeCounter},
-	{Name: "tgi_request_failure", Type: TypeCounter, Labels: []string{"err"}},
-	{Name: "tgi_request_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
-	{Name: "tgi_request_queue_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
-	{Name: "tgi_request_inference_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
-	{Name: "tgi_request_mean_time_per_token_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
-	{Name: "tgi_batch_inference_duration", Type: TypeHistogram, Labels: []string{LabelMethod}, Buckets: TGIDurationBuckets},
-	{Name: "tgi_request_input_length", Type: TypeHistogram},
-	{Name: "tgi_request_generated_tokens", Type: TypeHistogram},
-}
+var TGI = slices.Concat(
+	families(TypeGauge, nil, "tgi_batch_current_size", "tgi_batch_current_max_tokens", "tgi_queue_size"),
+	families(TypeCounter, nil, "tgi_request_count", "tgi_request_success"),
+	families(TypeCounter, []string{"err"}, "tgi_request_failure"),
+	[]Family{
+		{Name: "tgi_request_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
+		{Name: "tgi_request_queue_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
+		{Name: "tgi_request_inference_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
+		{Name: "tgi_request_mean_time_per_token_duration", Type: TypeHistogram, Buckets: TGIDurationBuckets},
+		{Name: "tgi_batch_inference_duration", Type: TypeHistogram, Labels: []string{LabelMethod}, Buckets: TGIDurationBuckets},
+	},
+	families(TypeHistogram, nil, "tgi_request_input_length", "tgi_request_generated_tokens"),
+)
 
 // LlamaCpp is llama.cpp server's page with --metrics: the capture's 11
 // families, no labels, no histograms (n_tokens_max is typed a counter).
-var LlamaCpp = []Family{
-	{Name: "llamacpp:prompt_tokens_total", Type: TypeCounter},
-	{Name: "llamacpp:prompt_seconds_total", Type: TypeCounter},
-	{Name: "llamacpp:tokens_predicted_total", Type: TypeCounter},
-	{Name: "llamacpp:tokens_predicted_seconds_total", Type: TypeCounter},
-	{Name: "llamacpp:n_decode_total", Type: TypeCounter},
-	{Name: "llamacpp:n_tokens_max", Type: TypeCounter},
-	{Name: "llamacpp:prompt_tokens_seconds", Type: TypeGauge},
-	{Name: "llamacpp:predicted_tokens_seconds", Type: TypeGauge},
-	{Name: "llamacpp:requests_processing", Type: TypeGauge},
-	{Name: "llamacpp:requests_deferred", Type: TypeGauge},
-	{Name: "llamacpp:n_busy_slots_per_decode", Type: TypeCounter}, // a running mean, typed counter upstream
-}
+var LlamaCpp = slices.Concat(
+	families(TypeCounter, nil, "llamacpp:prompt_tokens_total", "llamacpp:prompt_seconds_total",
+		"llamacpp:tokens_predicted_total", "llamacpp:tokens_predicted_seconds_total", "llamacpp:n_decode_total",
+		"llamacpp:n_tokens_max"),
+	families(TypeGauge, nil, "llamacpp:prompt_tokens_seconds", "llamacpp:predicted_tokens_seconds",
+		"llamacpp:requests_processing", "llamacpp:requests_deferred"),
+	families(TypeCounter, nil, "llamacpp:n_busy_slots_per_decode"), // a running mean, typed counter upstream
+)
 
 // dynamoModel is the Dynamo frontend's label set of most families.
 var dynamoModel = []string{LabelDynamoModel}
@@ -222,18 +211,10 @@ var EndpointPicker = []Family{
 // EnginePages lists each kind's catalogued families: where a family the
 // alias table reads must be found.
 var EnginePages = [NumEngineKinds][]Family{
-	EngineVLLM:     concatFamilies(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
-	EngineSGLang:   concatFamilies(SGLang, SGLangV04, SGLangCurrent),
-	EngineTRTLLM:   concatFamilies(TRTLLM, TRTLLMCurrent),
-	EngineTGI:      concatFamilies(TGI, TGIV3),
-	EngineLlamaCpp: concatFamilies(LlamaCpp, LlamaCppB4747),
-	EngineDynamo:   concatFamilies(Dynamo, DynamoCurrent),
-}
-
-func concatFamilies(lists ...[]Family) []Family {
-	var out []Family
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
+	EngineVLLM:     slices.Concat(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
+	EngineSGLang:   slices.Concat(SGLang, SGLangV04, SGLangCurrent),
+	EngineTRTLLM:   slices.Concat(TRTLLM, TRTLLMCurrent),
+	EngineTGI:      slices.Concat(TGI, TGIV3),
+	EngineLlamaCpp: slices.Concat(LlamaCpp, LlamaCppB4747),
+	EngineDynamo:   slices.Concat(Dynamo, DynamoCurrent),
 }

@@ -16,7 +16,7 @@ import (
 
 // Scalar names a single-valued metric vtop reads (a gauge or a counter),
 // after the alias table of the scraper has resolved version renames and
-// engine dialects. The comments name vLLM's family; EngineReads lists what
+// engine dialects. The comments name vLLM's family; Reads lists what
 // feeds each scalar on the other engines' pages.
 type Scalar uint8
 
@@ -55,7 +55,7 @@ const (
 	KVOffloadStoreBytes       // vllm:kv_offload_store_bytes_total, GPU to offload storage (counter)
 
 	// The figures of the other engines that vLLM does not export as such
-	// (EngineReads names each engine's family).
+	// (Reads names each engine's family).
 
 	// MaxRunning is the most requests the engine runs at once, as it
 	// states it (TensorRT-LLM's max_num_active_requests, Dynamo's
@@ -121,12 +121,7 @@ var scalarNames = [NumScalars]string{
 }
 
 // String returns the scalar's short name ("running", "prompt_tokens", …).
-func (s Scalar) String() string {
-	if s < NumScalars {
-		return scalarNames[s]
-	}
-	return "scalar"
-}
+func (s Scalar) String() string { return nameOf(scalarNames[:], s, "scalar") }
 
 // Histogram names a histogram family vtop reads.
 type Histogram uint8
@@ -154,12 +149,7 @@ var histogramNames = [NumHistograms]string{
 }
 
 // String returns the histogram's short name ("ttft", "itl", …).
-func (h Histogram) String() string {
-	if h < NumHistograms {
-		return histogramNames[h]
-	}
-	return "histogram"
-}
+func (h Histogram) String() string { return nameOf(histogramNames[:], h, "histogram") }
 
 // FinishReason is a value of the finished_reason label of
 // vllm:request_success_total.

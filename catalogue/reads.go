@@ -37,8 +37,7 @@ const (
 	ReadSplitHistogram
 )
 
-// IsHistogram reports whether the family is a histogram: its _bucket,
-// _sum and _count samples belong to it.
+// IsHistogram reports whether the family is a histogram (with _bucket, _sum and _count samples).
 func (k ReadKind) IsHistogram() bool { return k == ReadHistogram || k == ReadSplitHistogram }
 
 // Split maps one value of a Read's Label to the figure its series feed.
@@ -334,7 +333,6 @@ var eppReads = []Read{
 	{Name: "inference_pool_average_kv_cache_utilization", Router: RouterEndpointPicker, Kind: ReadScalar, Scalar: KVCacheUsage, Legacy: true},
 }
 
-// engineRows sets the engine of every row.
 func engineRows(k EngineKind, rows []Read) []Read {
 	for i := range rows {
 		rows[i].Engine = k
@@ -342,10 +340,8 @@ func engineRows(k EngineKind, rows []Read) []Read {
 	return rows
 }
 
-// readIndex maps an exposed family name to its row in Reads.
 var readIndex = indexReads(Reads)
 
-// indexReads maps the names of rows to their places.
 func indexReads(rows []Read) map[string]int {
 	m := make(map[string]int, len(rows))
 	for i, f := range rows {
@@ -354,7 +350,6 @@ func indexReads(rows []Read) map[string]int {
 	return m
 }
 
-// histogramSuffixes are the sample suffixes of a histogram family.
 var histogramSuffixes = [...]string{"_bucket", "_sum", "_count"}
 
 // LookupSample returns the row of Reads a sample name belongs to, and
@@ -377,12 +372,8 @@ func LookupSample(name []byte) (int, bool) {
 
 // FinishReasonOf maps a finished_reason label value to its FinishReason.
 func FinishReasonOf(v string) (FinishReason, bool) {
-	for i, name := range FinishReasonNames {
-		if name == v {
-			return FinishReason(i), true
-		}
-	}
-	return 0, false
+	i := slices.Index(FinishReasonNames[:], v)
+	return FinishReason(max(i, 0)), i >= 0
 }
 
 // HistogramName returns vLLM's current exposed name of a histogram.

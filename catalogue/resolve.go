@@ -18,36 +18,18 @@ type Target uint8
 // engine's (Series, split by the engine label); the rest are the
 // Sample's, whatever the engine.
 const (
-	// ToNothing: the series feeds nothing (a label value vtop does not
-	// know, or a row that says nothing of where it goes).
-	ToNothing Target = iota
-	// ToScalar: Series.Scalars[Which], summed over series (KVCacheUsage
-	// averaged).
-	ToScalar
-	// ToFinished: Series.Finished[Which], summed over series.
-	ToFinished
-	// ToHistogram: Series.Histograms[Which], its _bucket, _sum and _count
-	// samples.
-	ToHistogram
-	// ToSleep: Series.Scalars[SleepLevel] is Which when the value is 1;
-	// the deepest such level.
-	ToSleep
-	// ToSpecPosition: Series.SpecAcceptedPerPos[Which], summed over
-	// series.
-	ToSpecPosition
-	// ToKVCapacity: Sample.KVCapacityTokens, summed over series; a
-	// negative value is not read.
-	ToKVCapacity
-	// ToProcessStart: Sample.ProcessStartTime, the latest.
-	ToProcessStart
-	// ToRSS: Sample.ProcessRSSBytes, summed over series.
-	ToRSS
-	// ToGC: Sample.GCCollections, summed over series.
-	ToGC
-	// ToHTTP: Sample.HTTPRequests, summed over series.
-	ToHTTP
-	// ToLoRA: Sample.LoRA, from the labels of the newest series.
-	ToLoRA
+	ToNothing      Target = iota // a label value vtop does not know, or a row that says nothing of where it goes
+	ToScalar                     // Series.Scalars[Which], summed over series (KVCacheUsage averaged)
+	ToFinished                   // Series.Finished[Which], summed over series
+	ToHistogram                  // Series.Histograms[Which]: its _bucket, _sum and _count samples
+	ToSleep                      // Series.Scalars[SleepLevel] is Which where the value is 1: the deepest such level
+	ToSpecPosition               // Series.SpecAcceptedPerPos[Which], summed over series
+	ToKVCapacity                 // Sample.KVCapacityTokens, summed over series; a negative value is not read
+	ToProcessStart               // Sample.ProcessStartTime, the latest
+	ToRSS                        // Sample.ProcessRSSBytes, summed over series
+	ToGC                         // Sample.GCCollections, summed over series
+	ToHTTP                       // Sample.HTTPRequests, summed over series
+	ToLoRA                       // Sample.LoRA, from the labels of the newest series
 )
 
 // PerEngine reports whether the value goes to an engine's Series (the
@@ -74,7 +56,6 @@ type Fold struct {
 // Labels gives the value of a series' label by name, "" when absent.
 type Labels func(name string) string
 
-// warnSpecPositions is the warning of a draft position beyond the cap.
 var warnSpecPositions = fmt.Sprintf("speculative decoding beyond %d draft positions ignored", MaxSpecPositions)
 
 // Resolve says where the value of one series of the row goes, given the
@@ -143,7 +124,6 @@ func (r *Read) split(label Labels) (Split, bool) {
 	return Split{}, false
 }
 
-// specPosition resolves a draft position label.
 func specPosition(v string) Fold {
 	pos, err := strconv.Atoi(v)
 	switch {
@@ -218,14 +198,9 @@ func (r *Read) SampleNames() []string {
 // call while anything reads the table: tests only, one at a time.
 func UseReads(rows ...Read) (restore func()) {
 	old := Reads
-	setReads(slices.Concat(old, rows))
-	return func() { setReads(old) }
-}
-
-// setReads replaces the alias table and what is derived from it.
-func setReads(rows []Read) {
-	Reads = rows
-	readIndex = indexReads(rows)
+	Reads = slices.Concat(old, rows)
+	readIndex = indexReads(Reads)
+	return func() { Reads, readIndex = old, indexReads(old) }
 }
 
 // PerEngine reports whether a family of the kind is read by engine (and
@@ -271,14 +246,11 @@ func (f Fold) Refuses() FigureSet {
 // counts nothing a server holds.
 const MaxMagnitude = 1 << 53
 
-// Takes reports whether the fold reads a series' value v: the one rule of
-// which values are read, that every source asks (Refusal says why not).
-func (f Fold) Takes(v float64) bool { return f.Refusal(v) == "" }
-
 // Refusal says why the fold does not read a series' value v, "" when it
-// does. Every number vtop reads counts something or is a fraction: a value
-// that is not a finite number, or past MaxMagnitude, or negative, is not
-// a reading, nor a fraction outside 0–1. A counter that falls is another
+// does: the one rule of which values are read, that every source asks.
+// Every number vtop reads counts something or is a fraction: a value that
+// is not a finite number, or past MaxMagnitude, or negative, is not a
+// reading, nor a fraction outside 0–1. A counter that falls is another
 // matter (a reset, the analysis' to find). A histogram's values and the
 // labels of a sleep level or a LoRA series are judged where they are read.
 func (f Fold) Refusal(v float64) string {
@@ -287,7 +259,7 @@ func (f Fold) Refusal(v float64) string {
 		return ""
 	}
 	switch {
-	case !finite(v):
+	case !(math.Abs(v) <= MaxMagnitude): // NaN, ±Inf or too large
 		return CountRefusal(v)
 	case f.To == ToScalar && Scalar(f.Which) == KVCacheUsage && !(v >= 0 && v <= 1):
 		return "a fraction is within 0–1"
@@ -296,9 +268,6 @@ func (f Fold) Refusal(v float64) string {
 	}
 	return CountRefusal(v)
 }
-
-// finite reports whether v is a number within MaxMagnitude.
-func finite(v float64) bool { return math.Abs(v) <= MaxMagnitude }
 
 // CountRefusal says why a count (or a histogram's sum) v is not read, ""
 // when it is: it is a finite number, within MaxMagnitude, ≥ 0.
@@ -329,8 +298,7 @@ func HistogramRefusal(bounds, counts []float64, count, sum float64) string {
 	return cmp.Or(HistogramCountRefusal(count), HistogramSumRefusal(sum))
 }
 
-// BucketRefusal says why the count c of the bucket le is not read, ""
-// when it is.
+// BucketRefusal says why the count c of the bucket le is not read.
 func BucketRefusal(le, c float64) string {
 	if why := CountRefusal(c); why != "" {
 		return fmt.Sprintf("count %s of le=%s is out of its domain (%s)", formatG(c), formatG(le), why)
@@ -338,8 +306,7 @@ func BucketRefusal(le, c float64) string {
 	return ""
 }
 
-// HistogramCountRefusal says why a histogram's _count c is not read, ""
-// when it is.
+// HistogramCountRefusal says why a histogram's _count c is not read.
 func HistogramCountRefusal(c float64) string {
 	if why := CountRefusal(c); why != "" {
 		return fmt.Sprintf("_count %s is out of its domain (%s)", formatG(c), why)
@@ -347,23 +314,10 @@ func HistogramCountRefusal(c float64) string {
 	return ""
 }
 
-// HistogramSumRefusal says why a histogram's _sum v is not read, ""
-// when it is.
+// HistogramSumRefusal says why a histogram's _sum v is not read.
 func HistogramSumRefusal(v float64) string {
 	if why := CountRefusal(v); why != "" {
 		return fmt.Sprintf("sum %s is out of its domain (%s)", formatG(v), why)
 	}
 	return ""
-}
-
-// HistogramRefusalWarning is the warning of a histogram left out for a
-// value out of its domain (HistogramRefusal's words), naming the family.
-func HistogramRefusalWarning(family, why string) string {
-	return family + ": " + why + "; its figures are n/a"
-}
-
-// RefusalWarning is the warning of a series' value the fold does not
-// read, naming the family: the same words from every source.
-func RefusalWarning(family string, v float64, why string) string {
-	return fmt.Sprintf("%s: value %s is out of its domain (%s); the figure is n/a", family, strconv.FormatFloat(v, 'g', 6, 64), why)
 }

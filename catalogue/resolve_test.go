@@ -199,3 +199,6 @@ func TestTakes(t *testing.T) {
 		}
 	}
 }
+
+// Takes reports whether the fold reads a series' value v.
+func (f Fold) Takes(v float64) bool { return f.Refusal(v) == "" }

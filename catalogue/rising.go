@@ -1,6 +1,9 @@
 package catalogue
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // MarkRising sets the Rising histograms (and the RisingScalars,
 // RisingFinished and RisingTotals) of every series of s, a sample a
@@ -19,77 +22,52 @@ func (s *Sample) MarkRising(prev *Sample) {
 	if !s.OK() {
 		return
 	}
-	s.Total.markAbsent()
-	for i := range s.Engines {
-		s.Engines[i].markAbsent()
-	}
 	if prev == nil || !prev.OK() {
-		s.Total.clearMarks()
-		for i := range s.Engines {
-			s.Engines[i].clearMarks()
-		}
-		return
+		prev = &noReading
 	}
-	s.Total.markFrom(&prev.Total)
+	s.Total.mark(&prev.Total)
 	for i := range s.Engines {
-		s.Engines[i].clearMarks()
-		if before := prev.EngineSeries(s.Engines[i].Name); before != nil {
-			s.Engines[i].markFrom(before)
-		}
+		s.Engines[i].mark(cmp.Or(prev.EngineSeries(s.Engines[i].Name), &noReading.Total))
 	}
 }
 
-// clearMarks marks nothing rising: there is no reading to rise from.
-func (s *Series) clearMarks() {
-	s.Rising, s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0, 0
-}
+// noReading is what a series is marked against when there is no reading
+// before it: every figure absent, so nothing rises.
+var noReading = Sample{Total: NewSeries()}
 
-// markAbsent marks what s lacks.
-func (s *Series) markAbsent() {
+// mark marks what s lacks, and what rose in s since prev.
+func (s *Series) mark(prev *Series) {
+	s.Rising, s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0, 0
 	s.AbsentScalars, s.AbsentFinished, s.AbsentHistograms = 0, 0, 0
+	// v >= before is false when either is NaN: a reading missing or dropping does not rise.
 	for k, v := range s.Scalars {
 		if math.IsNaN(v) {
 			s.AbsentScalars |= 1 << k
+		}
+		if v >= prev.Scalars[k] {
+			s.RisingScalars |= 1 << k
 		}
 	}
 	for r, v := range s.Finished {
 		if math.IsNaN(v) {
 			s.AbsentFinished |= 1 << r
 		}
-	}
-	for h := range NumHistograms {
-		if !s.Histograms[h].Present() {
-			s.AbsentHistograms.Add(h)
-		}
-	}
-}
-
-// markFrom marks what rose in s since prev.
-func (s *Series) markFrom(prev *Series) {
-	s.Rising = risingFrom(prev, s)
-	s.RisingScalars, s.RisingFinished, s.RisingTotals = 0, 0, 0
-	for k, v := range s.Scalars {
-		if risesFrom(prev.Scalars[k], v) {
-			s.RisingScalars |= 1 << k
-		}
-	}
-	for r, v := range s.Finished {
-		if risesFrom(prev.Finished[r], v) {
+		if v >= prev.Finished[r] {
 			s.RisingFinished |= 1 << r
 		}
 	}
 	for h := range NumHistograms {
 		b, p := &s.Histograms[h], &prev.Histograms[h]
-		if b.Present() && p.Present() && risesFrom(p.Sum, b.Sum) && risesFrom(p.Count, b.Count) {
+		if !b.Present() {
+			s.AbsentHistograms.Add(h)
+		}
+		if rises(p, b) {
+			s.Rising.Add(h)
+		}
+		if b.Present() && p.Present() && b.Sum >= p.Sum && b.Count >= p.Count {
 			s.RisingTotals.Add(h)
 		}
 	}
-}
-
-// risesFrom reports whether a reading cur, after prev, neither is missing
-// nor drops.
-func risesFrom(prev, cur float64) bool {
-	return cur >= prev // false when either is NaN
 }
 
 // EngineSeries returns the series of the first engine of that name in s,
@@ -101,18 +79,6 @@ func (s *Sample) EngineSeries(name string) *Series {
 		}
 	}
 	return nil
-}
-
-// risingFrom returns the histograms of cur whose every count is at least
-// the same bucket's in prev, both present with equal bounds.
-func risingFrom(prev, cur *Series) HistogramSet {
-	var set HistogramSet
-	for h := range NumHistograms {
-		if rises(&prev.Histograms[h], &cur.Histograms[h]) {
-			set.Add(h)
-		}
-	}
-	return set
 }
 
 // rises reports whether no bucket of cur is below prev's, the two

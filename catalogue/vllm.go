@@ -26,6 +26,15 @@ type Family struct {
 	Buckets []float64
 }
 
+// families are the families of those names, of one type and label set.
+func families(t Type, labels []string, names ...string) []Family {
+	out := make([]Family, len(names))
+	for i, name := range names {
+		out[i] = Family{Name: name, Type: t, Labels: labels}
+	}
+	return out
+}
+
 // Bucket lists of vLLM's histograms (vllm-metrics §5), shared by every
 // version that exports them. Never modify them.
 var (
@@ -70,54 +79,43 @@ func withLabel(extra string) []string {
 // TokenBuckets(DefaultMaxModelLen).
 var VLLMV1 = func() []Family {
 	tok := TokenBuckets(DefaultMaxModelLen)
-	g := func(name string, labels []string) Family { return Family{Name: name, Type: TypeGauge, Labels: labels} }
-	c := func(name string, labels []string) Family {
-		return Family{Name: name, Type: TypeCounter, Labels: labels}
-	}
 	h := func(name string, buckets []float64) Family {
 		return Family{Name: name, Type: TypeHistogram, Labels: engineLabels, Buckets: buckets}
 	}
-	return []Family{
-		g("vllm:num_requests_running", engineLabels),
-		g("vllm:num_requests_waiting", engineLabels),
-		g("vllm:num_requests_waiting_by_reason", withLabel("reason")),
-		g("vllm:kv_cache_usage_perc", engineLabels),
-		g("vllm:engine_sleep_state", withLabel("sleep_state")),
-		c("vllm:prompt_tokens_total", engineLabels),
-		c("vllm:generation_tokens_total", engineLabels),
-		c("vllm:prompt_tokens_by_source_total", withLabel("source")),
-		c("vllm:prompt_tokens_cached_total", engineLabels),
-		c("vllm:request_success_total", withLabel(LabelFinishedReason)),
-		c("vllm:num_preemptions_total", engineLabels),
-		c("vllm:prefix_cache_queries_total", engineLabels),
-		c("vllm:prefix_cache_hits_total", engineLabels),
-		c("vllm:external_prefix_cache_queries_total", engineLabels),
-		c("vllm:external_prefix_cache_hits_total", engineLabels),
-		c("vllm:mm_cache_queries_total", engineLabels),
-		c("vllm:mm_cache_hits_total", engineLabels),
-		c("vllm:estimated_flops_per_gpu_total", engineLabels),
-		c("vllm:estimated_read_bytes_per_gpu_total", engineLabels),
-		c("vllm:estimated_write_bytes_per_gpu_total", engineLabels),
-		c("vllm:spec_decode_num_drafts_total", engineLabels),
-		c("vllm:spec_decode_num_draft_tokens_total", engineLabels),
-		c("vllm:spec_decode_num_accepted_tokens_total", engineLabels),
-		c("vllm:spec_decode_num_accepted_tokens_per_pos_total", withLabel("position")),
-		h("vllm:time_to_first_token_seconds", TTFTBuckets),
-		h("vllm:inter_token_latency_seconds", ITLBuckets),
-		h("vllm:request_time_per_output_token_seconds", ITLBuckets),
-		h("vllm:e2e_request_latency_seconds", RequestLatencyBuckets),
-		h("vllm:request_queue_time_seconds", RequestLatencyBuckets),
-		h("vllm:request_inference_time_seconds", RequestLatencyBuckets),
-		h("vllm:request_prefill_time_seconds", RequestLatencyBuckets),
-		h("vllm:request_decode_time_seconds", RequestLatencyBuckets),
-		h("vllm:request_prompt_tokens", tok),
-		h("vllm:request_generation_tokens", tok),
-		h("vllm:request_prefill_kv_computed_tokens", tok),
-		h("vllm:request_max_num_generation_tokens", tok),
-		h("vllm:request_params_max_tokens", tok),
-		h("vllm:request_params_n", ParamsNBuckets),
-		h("vllm:iteration_tokens_total", IterationTokenBuckets),
-	}
+	return slices.Concat(
+		families(TypeGauge, engineLabels, "vllm:num_requests_running", "vllm:num_requests_waiting"),
+		families(TypeGauge, withLabel("reason"), "vllm:num_requests_waiting_by_reason"),
+		families(TypeGauge, engineLabels, "vllm:kv_cache_usage_perc"),
+		families(TypeGauge, withLabel("sleep_state"), "vllm:engine_sleep_state"),
+		families(TypeCounter, engineLabels, "vllm:prompt_tokens_total", "vllm:generation_tokens_total"),
+		families(TypeCounter, withLabel("source"), "vllm:prompt_tokens_by_source_total"),
+		families(TypeCounter, engineLabels, "vllm:prompt_tokens_cached_total"),
+		families(TypeCounter, withLabel(LabelFinishedReason), "vllm:request_success_total"),
+		families(TypeCounter, engineLabels, "vllm:num_preemptions_total", "vllm:prefix_cache_queries_total",
+			"vllm:prefix_cache_hits_total", "vllm:external_prefix_cache_queries_total",
+			"vllm:external_prefix_cache_hits_total", "vllm:mm_cache_queries_total", "vllm:mm_cache_hits_total",
+			"vllm:estimated_flops_per_gpu_total", "vllm:estimated_read_bytes_per_gpu_total",
+			"vllm:estimated_write_bytes_per_gpu_total", "vllm:spec_decode_num_drafts_total",
+			"vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total"),
+		families(TypeCounter, withLabel("position"), "vllm:spec_decode_num_accepted_tokens_per_pos_total"),
+		[]Family{
+			h("vllm:time_to_first_token_seconds", TTFTBuckets),
+			h("vllm:inter_token_latency_seconds", ITLBuckets),
+			h("vllm:request_time_per_output_token_seconds", ITLBuckets),
+			h("vllm:e2e_request_latency_seconds", RequestLatencyBuckets),
+			h("vllm:request_queue_time_seconds", RequestLatencyBuckets),
+			h("vllm:request_inference_time_seconds", RequestLatencyBuckets),
+			h("vllm:request_prefill_time_seconds", RequestLatencyBuckets),
+			h("vllm:request_decode_time_seconds", RequestLatencyBuckets),
+			h("vllm:request_prompt_tokens", tok),
+			h("vllm:request_generation_tokens", tok),
+			h("vllm:request_prefill_kv_computed_tokens", tok),
+			h("vllm:request_max_num_generation_tokens", tok),
+			h("vllm:request_params_max_tokens", tok),
+			h("vllm:request_params_n", ParamsNBuckets),
+			h("vllm:iteration_tokens_total", IterationTokenBuckets),
+		},
+	)
 }()
 
 // VLLMV0 is a V0-era page (≤ 0.10, vllm-metrics §6–7): the old names and no
@@ -125,19 +123,17 @@ var VLLMV1 = func() []Family {
 // that differ from V1 or that vtop reads are listed.
 var VLLMV0 = func() []Family {
 	m := []string{LabelModel}
-	return []Family{
-		{Name: "vllm:num_requests_running", Type: TypeGauge, Labels: m},
-		{Name: "vllm:num_requests_waiting", Type: TypeGauge, Labels: m},
-		{Name: "vllm:gpu_cache_usage_perc", Type: TypeGauge, Labels: m},
-		{Name: "vllm:prompt_tokens_total", Type: TypeCounter, Labels: m},
-		{Name: "vllm:gpu_prefix_cache_queries_total", Type: TypeCounter, Labels: m},
-		{Name: "vllm:gpu_prefix_cache_hits_total", Type: TypeCounter, Labels: m},
-		{Name: "vllm:request_success_total", Type: TypeCounter, Labels: []string{LabelFinishedReason, LabelModel}},
-		{Name: "vllm:time_to_first_token_seconds", Type: TypeHistogram, Labels: m, Buckets: TTFTBuckets},
-		{Name: "vllm:time_per_output_token_seconds", Type: TypeHistogram, Labels: m, Buckets: ITLBuckets},
-		{Name: "vllm:e2e_request_latency_seconds", Type: TypeHistogram, Labels: m, Buckets: RequestLatencyBuckets},
-		{Name: "vllm:iteration_tokens_total", Type: TypeHistogram, Labels: m, Buckets: IterationTokenBuckets},
-	}
+	return slices.Concat(
+		families(TypeGauge, m, "vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:gpu_cache_usage_perc"),
+		families(TypeCounter, m, "vllm:prompt_tokens_total", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_hits_total"),
+		families(TypeCounter, []string{LabelFinishedReason, LabelModel}, "vllm:request_success_total"),
+		[]Family{
+			{Name: "vllm:time_to_first_token_seconds", Type: TypeHistogram, Labels: m, Buckets: TTFTBuckets},
+			{Name: "vllm:time_per_output_token_seconds", Type: TypeHistogram, Labels: m, Buckets: ITLBuckets},
+			{Name: "vllm:e2e_request_latency_seconds", Type: TypeHistogram, Labels: m, Buckets: RequestLatencyBuckets},
+			{Name: "vllm:iteration_tokens_total", Type: TypeHistogram, Labels: m, Buckets: IterationTokenBuckets},
+		},
+	)
 }()
 
 // VLLMV1Absent and VLLMV0Absent are names of the other generation that a

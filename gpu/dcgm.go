@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -126,10 +127,7 @@ func identity(l map[string]string, source string, viaPrometheus bool) device.GPU
 	g := device.Unknown()
 	g.Source = source
 	clean := func(name string) string { return safetext.Sanitize(l[name]) }
-	g.Host = clean(catalogue.DCGMLabelHostname)
-	if g.Host == "" {
-		g.Host = clean(catalogue.DCGMLabelHostnameLC)
-	}
+	g.Host = cmp.Or(clean(catalogue.DCGMLabelHostname), clean(catalogue.DCGMLabelHostnameLC))
 	if n, err := strconv.Atoi(l[catalogue.DCGMLabelGPU]); err == nil {
 		g.Index = n
 	}
@@ -150,7 +148,6 @@ func identity(l map[string]string, source string, viaPrometheus bool) device.GPU
 	return g
 }
 
-// finish converts DCGM's units to the model's.
 func (p *partial) finish() device.GPU {
 	g, f := p.gpu, p.fields
 	g.Utilization = f[catalogue.GPUUtil] / 100

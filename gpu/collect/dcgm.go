@@ -31,11 +31,9 @@ type ExporterOptions struct {
 // Exporter reads one dcgm-exporter in the background. Safe for concurrent
 // use.
 type Exporter struct {
-	target  scrape.Target
-	opts    ExporterOptions
-	updates chan struct{}
-	stop    context.CancelFunc
-	done    sync.WaitGroup
+	background
+	target scrape.Target
+	opts   ExporterOptions
 
 	mu   sync.Mutex
 	snap Snapshot
@@ -75,11 +73,9 @@ func StartExporter(ctx context.Context, target scrape.Target, opts ExporterOptio
 	if opts.Timeout <= 0 {
 		opts.Timeout = 2 * time.Second
 	}
-	ctx, stop := context.WithCancel(ctx)
-	e := &Exporter{target: target, opts: opts, updates: make(chan struct{}, 1), stop: stop}
+	e := &Exporter{background: newBackground(), target: target, opts: opts}
 	e.snap.Note = "reading " + target.Name
-	e.done.Add(1)
-	go func() { defer e.done.Done(); e.poll(ctx) }()
+	e.run(ctx, e.poll)
 	return e, nil
 }
 
@@ -92,23 +88,11 @@ func (e *Exporter) Snapshot() Snapshot {
 	return s
 }
 
-// Updates is signalled after every fetch.
-func (e *Exporter) Updates() <-chan struct{} { return e.updates }
-
-// Stop ends the reader and waits for it.
-func (e *Exporter) Stop() {
-	e.stop()
-	e.done.Wait()
-}
-
 func (e *Exporter) poll(ctx context.Context) {
 	var buf []byte
 	for {
 		buf = e.readOnce(ctx, buf)
-		select {
-		case e.updates <- struct{}{}:
-		default:
-		}
+		e.signal()
 		select {
 		case <-ctx.Done():
 			return

@@ -1,7 +1,9 @@
 package collect
 
 import (
+	"context"
 	"math"
+	"sync"
 
 	"github.com/vtop-dev/vtop/gpu/device"
 )
@@ -68,6 +70,41 @@ func combine(a, b device.GPU) device.GPU {
 	}
 	exp.PIDs = smi.PIDs
 	return exp
+}
+
+// background is what each reader runs: goroutines stopped together, and
+// a signal of news that never blocks them.
+type background struct {
+	updates chan struct{}
+	stop    context.CancelFunc
+	done    sync.WaitGroup
+}
+
+func newBackground() background { return background{updates: make(chan struct{}, 1), stop: func() {}} }
+
+// run starts each of fs until ctx ends or Stop is called.
+func (b *background) run(ctx context.Context, fs ...func(context.Context)) {
+	ctx, b.stop = context.WithCancel(ctx)
+	for _, f := range fs {
+		b.done.Go(func() { f(ctx) })
+	}
+}
+
+// Updates is signalled after every change.
+func (b *background) Updates() <-chan struct{} { return b.updates }
+
+// Stop ends the reader and waits until its goroutines (and their child
+// processes) are gone.
+func (b *background) Stop() {
+	b.stop()
+	b.done.Wait()
+}
+
+func (b *background) signal() {
+	select {
+	case b.updates <- struct{}{}:
+	default:
+	}
 }
 
 var (

@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,20 +94,17 @@ type Snapshot struct {
 
 // SMI reads GPUs from nvidia-smi. Safe for concurrent use.
 type SMI struct {
-	opts    SMIOptions
-	updates chan struct{}
-	stop    context.CancelFunc
-	done    sync.WaitGroup
+	background
+	opts SMIOptions
 
-	mu     sync.Mutex
-	gpus   map[string]device.GPU
-	seen   map[string]time.Time // when each GPU was last reported
-	over   time.Time            // when a row past MaxGPUs was last dropped
-	procs  []gpu.Process
-	ok     bool
-	note   string
-	at     time.Time
-	fields []string
+	mu    sync.Mutex
+	gpus  map[string]device.GPU
+	seen  map[string]time.Time // when each GPU was last reported
+	over  time.Time            // when a row past MaxGPUs was last dropped
+	procs []gpu.Process
+	ok    bool
+	note  string
+	at    time.Time
 }
 
 // StartSMI starts reading in the background until ctx ends or Stop is
@@ -113,48 +112,26 @@ type SMI struct {
 // snapshot says so and nothing runs.
 func StartSMI(ctx context.Context, opts SMIOptions) *SMI {
 	opts.defaults()
-	ctx, stop := context.WithCancel(ctx)
-	s := &SMI{opts: opts, updates: make(chan struct{}, 1), stop: stop, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}, fields: gpu.SMIFields}
+	s := &SMI{background: newBackground(), opts: opts, gpus: map[string]device.GPU{}, seen: map[string]time.Time{}}
 	path, err := exec.LookPath(opts.Command)
 	if err != nil {
 		s.setNote(false, opts.Command+" not found on PATH: no GPU figures from this host")
 		return s
 	}
 	s.setNote(false, "starting "+opts.Command)
-	s.done.Add(2)
-	go func() { defer s.done.Done(); s.stream(ctx, path) }()
-	go func() { defer s.done.Done(); s.pollApps(ctx, path) }()
+	s.run(ctx, func(ctx context.Context) { s.stream(ctx, path) }, func(ctx context.Context) { s.pollApps(ctx, path) })
 	return s
 }
-
-// Stop ends the reader and waits until its nvidia-smi processes are gone.
-func (s *SMI) Stop() {
-	s.stop()
-	s.done.Wait()
-}
-
-// Updates is signalled (without blocking the reader) after every change.
-func (s *SMI) Updates() <-chan struct{} { return s.updates }
 
 // Snapshot returns what the reader knows now.
 func (s *SMI) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.forget(time.Now())
-	gs := make([]device.GPU, 0, len(s.gpus))
-	for _, g := range s.gpus {
-		gs = append(gs, g)
-	}
+	gs := slices.Collect(maps.Values(s.gpus))
 	gpu.AttachProcesses(gs, s.procs)
 	device.Sort(gs)
 	return Snapshot{GPUs: gs, OK: s.ok, Note: s.note, At: s.at}
-}
-
-func (s *SMI) signal() {
-	select {
-	case s.updates <- struct{}{}:
-	default:
-	}
 }
 
 func (s *SMI) setNote(ok bool, note string) {
@@ -164,16 +141,15 @@ func (s *SMI) setNote(ok bool, note string) {
 	s.signal()
 }
 
-// stream keeps one nvidia-smi streaming, restarting it with backoff.
 func (s *SMI) stream(ctx context.Context, path string) {
-	wait := s.opts.Backoff
+	wait, fields := s.opts.Backoff, gpu.SMIFields
 	for {
-		rows, err := s.runStream(ctx, path)
+		rows, err := s.runStream(ctx, path, fields)
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, errUnknownField) && len(s.currentFields()) == len(gpu.SMIFields) {
-			s.useFields(gpu.SMIBaseFields) // an older driver: ask for less
+		if errors.Is(err, errUnknownField) && len(fields) == len(gpu.SMIFields) {
+			fields = gpu.SMIBaseFields // an older driver: ask for less
 			continue
 		}
 		if rows > 0 {
@@ -189,26 +165,13 @@ func (s *SMI) stream(ctx context.Context, path string) {
 	}
 }
 
-func (s *SMI) currentFields() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.fields
-}
-
-func (s *SMI) useFields(f []string) {
-	s.mu.Lock()
-	s.fields = f
-	s.mu.Unlock()
-}
-
 var errUnknownField = errors.New("nvidia-smi refused a field")
 
 // runStream runs one streaming nvidia-smi until it ends, stalls or ctx
 // ends. It returns the rows read and why the stream ended.
-func (s *SMI) runStream(ctx context.Context, path string) (int, error) {
+func (s *SMI) runStream(ctx context.Context, path string, fields []string) (int, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	fields := s.currentFields()
 	cmd := exec.CommandContext(runCtx, path, "--query-gpu="+strings.Join(fields, ","),
 		"--format=csv,noheader,nounits", "-lms", strconv.FormatInt(s.opts.Interval.Milliseconds(), 10))
 	cmd.WaitDelay = time.Second // a child that keeps the pipe open cannot hold us

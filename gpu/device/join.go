@@ -2,6 +2,7 @@ package device
 
 import (
 	"net"
+	"slices"
 	"strings"
 )
 
@@ -42,9 +43,11 @@ func joinOne(g GPU, replicas []Replica, parents map[int]int, localHost string) s
 			return r.Pod == g.Pod && (r.Namespace == "" || g.Namespace == "" || r.Namespace == g.Namespace)
 		})
 	}
-	if len(g.PIDs) > 0 && anyPID(replicas) {
+	if len(g.PIDs) > 0 && slices.ContainsFunc(replicas, func(r Replica) bool { return r.PID > 0 }) {
 		// the processes on the GPU decide, even when none is a replica's
-		return only(replicas, func(r Replica) bool { return r.PID > 0 && ownsAny(r.PID, g.PIDs, parents) })
+		return only(replicas, func(r Replica) bool {
+			return r.PID > 0 && slices.ContainsFunc(g.PIDs, func(p int) bool { return Descends(p, r.PID, parents) })
+		})
 	}
 	host := canonicalHost(g.Host, localHost)
 	if host == "" {
@@ -66,25 +69,6 @@ func only(replicas []Replica, match func(Replica) bool) string {
 		found = r.Target
 	}
 	return found
-}
-
-func anyPID(replicas []Replica) bool {
-	for _, r := range replicas {
-		if r.PID > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// ownsAny reports whether one of pids is root or a descendant of root.
-func ownsAny(root int, pids []int, parents map[int]int) bool {
-	for _, p := range pids {
-		if Descends(p, root, parents) {
-			return true
-		}
-	}
-	return false
 }
 
 // Descends reports whether pid is root or one of its descendants, walking

@@ -143,7 +143,7 @@ func putScratch(s *scratch) {
 //
 // A page holding one series twice is refused, naming the series and its
 // line (duplicate.go). A value out of its figure's domain (NaN, ±Inf,
-// past 2^53, a negative count, a fraction outside 0–1: catalogue.Fold.Takes)
+// past 2^53, a negative count, a fraction outside 0–1: catalogue.Fold.Refusal)
 // is not read: the figure is n/a, with a warning naming the family.
 func (in *Ingester) Ingest(body []byte, contentType string) (catalogue.Sample, error) {
 	om, err := in.pageFormat(body, contentType)

@@ -20,7 +20,7 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 		cfg.Window = DefaultConfig().Window
 	}
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
-	befores := previousReports(prev, targets)
+	befores := previousReports(prev, len(targets), func(i int) string { return targets[i].Target })
 	var prevTime time.Time
 	if prev != nil {
 		prevTime = prev.Time
@@ -47,10 +47,10 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	return r
 }
 
-// previousReports finds each target's report in prev (nil where there is
-// none), indexed: fleets run to hundreds of replicas.
-func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaReport {
-	befores := make([]*ReplicaReport, len(targets))
+// previousReports finds the report in prev of each of n targets (nil
+// where there is none), indexed: fleets run to hundreds of replicas.
+func previousReports(prev *Report, n int, target func(i int) string) []*ReplicaReport {
+	befores := make([]*ReplicaReport, n)
 	if prev == nil {
 		return befores
 	}
@@ -58,8 +58,8 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 	for i := range prev.Replicas {
 		index[prev.Replicas[i].Target] = &prev.Replicas[i]
 	}
-	for i, t := range targets {
-		befores[i] = index[t.Target]
+	for i := range befores {
+		befores[i] = index[target(i)]
 	}
 	return befores
 }

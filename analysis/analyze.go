@@ -69,7 +69,7 @@ func previousReports(prev *Report, n int, target func(i int) string) []*ReplicaR
 // the zero time, when there is none).
 func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time, lateRound bool) ReplicaReport {
 	samples := upTo(t.Samples, now)
-	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA, CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
+	rep := naReport(t.Target)
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
@@ -107,8 +107,7 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	}
 	rep.show(c, prev, run, restart, cfg)
 	if run.count > 0 {
-		// Nothing was read: a gap in the history, not old figures.
-		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+		rep.Point = gapPoint(now, rep.State)
 	} else {
 		rep.Point = point(now, &rep, w)
 	}
@@ -460,6 +459,12 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 	return nil
 }
 
+// naReport is the report of target before anything is read of it.
+func naReport(target string) ReplicaReport {
+	return ReplicaReport{Target: target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA,
+		CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
+}
+
 // naFigures returns Figures in which everything is unknown.
 func naFigures() Figures {
 	q := naQuantiles()
@@ -487,6 +492,12 @@ func gaugesOnly(f Figures) Figures {
 	g.Running, g.Waiting, g.KVCacheUsage, g.KVCapacityTokens = f.Running, f.Waiting, f.KVCacheUsage, f.KVCapacityTokens
 	g.WaitingCapacity, g.WaitingDeferred, g.SleepLevel = f.WaitingCapacity, f.WaitingDeferred, f.SleepLevel
 	return g
+}
+
+// gapPoint is the history point of an evaluation that read nothing: a
+// gap, not old figures drawn as if current.
+func gapPoint(now time.Time, s State) Point {
+	return point(now, &ReplicaReport{State: s, Figures: naFigures()}, nil)
 }
 
 // point reduces the evaluation to a history point. w may be nil.

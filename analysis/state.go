@@ -780,7 +780,7 @@ func lateReport(prev *ReplicaReport, run failures, newest *catalogue.Sample, now
 	rep.Error = newest.Err
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
 	rep.newestSample = newest.Time
-	rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+	rep.Point = gapPoint(now, rep.State)
 	return rep
 }
 

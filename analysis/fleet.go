@@ -32,8 +32,8 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	for i := range reps {
 		r := &reps[i]
 		ff.countState(r)
-		if worse(r, reps, worst) {
-			worst = i
+		if worst < 0 || CompareSeverity(r, &reps[worst]) < 0 {
+			worst = i // the worst-first order of every screen
 		}
 		if r.State == StateDown {
 			continue
@@ -98,12 +98,6 @@ func (t *fleetTotals) add(ff *FleetFigures, r *ReplicaReport) {
 	if r.TTFT.P99.Known() && (!ff.WorstTTFTP99.Known() || r.TTFT.P99 > ff.WorstTTFTP99) {
 		ff.WorstTTFTP99 = r.TTFT.P99
 	}
-}
-
-// worse reports whether r is worse than reps[worst] (-1 for none), in the
-// worst-first order of every screen (CompareSeverity).
-func worse(r *ReplicaReport, reps []ReplicaReport, worst int) bool {
-	return worst < 0 || CompareSeverity(r, &reps[worst]) < 0
 }
 
 // sum adds the known figures; unknown when none is known, or past what a

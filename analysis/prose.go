@@ -164,16 +164,11 @@ func (a *Advice) addWords(rec, demand, capacity float64, backlog Num) string {
 	if a.SuccessfulPerSecond.Known() {
 		s += amount(a.SuccessfulPerSecond.Float()) + " succeed, "
 	}
-	s += fmt.Sprintf("a full replica does %s: %s", amount(capacity), a.upWords())
-	return s + " → " + count(rec) + a.backlogWords(backlog)
-}
-
-// upWords is "3 up", and the replicas down uncounted.
-func (a *Advice) upWords() string {
+	s += fmt.Sprintf("a full replica does %s: %d up", amount(capacity), a.Replicas)
 	if a.Uncounted > 0 {
-		return fmt.Sprintf("%d up (%d down uncounted)", a.Replicas, a.Uncounted)
+		s += fmt.Sprintf(" (%d down uncounted)", a.Uncounted)
 	}
-	return fmt.Sprintf("%d up", a.Replicas)
+	return s + " → " + count(rec) + a.backlogWords(backlog)
 }
 
 // backlogWords is what follows an advice with a count: how soon the
@@ -185,26 +180,20 @@ func (a *Advice) backlogWords(backlog Num) string {
 		return ""
 	}
 	s := "; backlog " + count(backlog.Float())
-	if aim := a.drainAimWords(backlog); aim != "" {
-		return s + ": " + aim
+	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
+		return s + ": " + count(a.replicasFor(backlog.Float()/aim)) + " would clear it in about " + roughDuration(aim)
 	}
 	return s + " clears in about " + roughDuration(a.BacklogClearSeconds.Float())
-}
-
-// drainAimWords is how many replicas would clear the backlog within
-// backlogDrainAim, when the count advised takes longer; "" otherwise.
-func (a *Advice) drainAimWords(backlog Num) string {
-	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
-		return count(a.replicasFor(backlog.Float()/aim)) + " would clear it in about " + roughDuration(aim)
-	}
-	return ""
 }
 
 // roomWords is the advice when replicas are FULL but those up carry the
 // demand spread evenly: spread the load (rebalance) or let the backlog
 // clear (drain).
 func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
-	carry := a.upWords()
+	carry := fmt.Sprintf("%d up", a.Replicas)
+	if a.Uncounted > 0 {
+		carry += fmt.Sprintf(" (%d down uncounted)", a.Uncounted)
+	}
 	carry += fmt.Sprintf(" carry the %s req/s arriving at %s a full replica does", amount(demand), amount(capacity))
 	n := float64(a.AtCapacity)
 	if a.Action != "rebalance" {
@@ -400,8 +389,8 @@ func (a *Advice) backlogSummary(s []string, backlog Num) []string {
 	if a.BacklogClearSeconds.Known() {
 		b += fmt.Sprintf(": clears in about %s at %s replicas", roughDuration(a.BacklogClearSeconds.Float()), count(a.RecommendedReplicas.Float()))
 	}
-	if aim := a.drainAimWords(backlog); aim != "" {
-		b += "; " + aim
+	if aim := backlogDrainAim.Seconds(); a.BacklogClearSeconds > Num(aim) {
+		b += fmt.Sprintf("; %s would clear it in about %s", count(a.replicasFor(backlog.Float()/aim)), roughDuration(aim))
 	}
 	return append(s, b)
 }

@@ -9,21 +9,15 @@ import (
 )
 
 // The Kubernetes HPA's defaults, which the autoscaler line computes with:
-// no change while the metric is within hpaTolerance of its target, and a
-// scale-down stabilisation window (the highest recommendation of the last
-// hpaScaleDownWindow is the one used; scaling up is immediate).
+// no change within hpaTolerance of the target; the highest recommendation
+// of the last hpaScaleDownWindow is used; per hpaScaleUpPeriod, at most
+// the larger of hpaScaleUpPods and hpaScaleUpShare more pods.
 const (
 	hpaTolerance       = 0.1
 	hpaScaleDownWindow = 300 * time.Second
-)
-
-// The Kubernetes HPA's default scale-up policy: per hpaScaleUpPeriod, at
-// most the larger of hpaScaleUpPods more pods and hpaScaleUpShare more
-// (100 %: double).
-const (
-	hpaScaleUpPeriod = 15 * time.Second
-	hpaScaleUpPods   = 4
-	hpaScaleUpShare  = 1.0
+	hpaScaleUpPeriod   = 15 * time.Second
+	hpaScaleUpPods     = 4
+	hpaScaleUpShare    = 1.0
 )
 
 // hpaFirstStep is where the HPA's default scale-up policy takes current
@@ -33,17 +27,12 @@ func hpaFirstStep(current int, desired float64) float64 {
 	return math.Min(desired, math.Max(c+hpaScaleUpPods, c*(1+hpaScaleUpShare)))
 }
 
-// The advice's noise: a count within adviceCountNoise of the one shown (a
-// share of it, and at least adviceCountNoiseMin replicas), or another
-// action while replicas are FULL (add, spread the load, no replica to
-// add), is shown only once the inputs have said it on adviceHold
-// evaluations in a row. A count read off a demand and a capacity each
-// good to some percent moves by a replica at a ceil's edge from one
-// refresh to the next, and the action between spreading the load and
-// letting a backlog clear turns on the sign of a queue's slope: shown as
-// read, the advice changed every second while nothing had. A count
-// further off is a change of load, shown at once, as are the first count
-// and any change of the replicas up.
+// The advice's noise: a count within adviceCountNoise of the one shown (at
+// least adviceCountNoiseMin replicas), or another action while replicas
+// are FULL, is shown only once said on adviceHold evaluations in a row. A
+// count read off noisy rates moves by a replica at a ceil's edge, and
+// rebalance or drain turns on the sign of a queue's slope: shown as read,
+// the advice changed every second while nothing had.
 const (
 	adviceCountNoise    = 0.10
 	adviceCountNoiseMin = 1
@@ -61,21 +50,12 @@ type HPARecommendation struct {
 	Desired float64   `json:"desired"`
 }
 
-// advice is the fleet's scaling advice, from one model. Demand is what
-// arrives at the counted replicas (finished, aborts included, plus the
-// growth of the batch and the queue, plus the admissions refused); a
-// replica's capacity is what a replica at its capacity finishes
-// successfully (stop and length, not aborts), read from the replicas FULL
-// (or PREEMPTING with a standing queue) over at least fullMinSamples
-// readings; the backlog is what waits. The count is what carries the
-// demand spread evenly, with room to clear the backlog. While a replica is
-// FULL the advice adds replicas, or, when the fleet up carries the demand,
-// says to spread the load or that the backlog clears; it never says keep
-// beside a FULL pane. Without a measured capacity it says so rather than
-// give a count; with no replica FULL it keeps the fleet. down replicas
-// are neither demand nor capacity and are said as not counted. The HPA
-// line, an autoscaler setting, is computed beside it; prev carries its
-// recent recommendations.
+// advice is the fleet's scaling advice, from one model: demand is what
+// arrives at the counted replicas, capacity what a replica at its
+// capacity finishes successfully, and the count what carries the demand
+// spread evenly with room to clear the backlog. Without a measured
+// capacity it gives no count; it never says keep beside a FULL pane. prev
+// carries the HPA's recent recommendations and what is held.
 func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
 	a := newAdvice(counted, down, cfg, now, prev)
 	if len(counted) == 0 {
@@ -95,9 +75,7 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 	return a
 }
 
-// newAdvice is the advice before any replica is read: every figure n/a,
-// the HPA metric the counted replicas export, and prev's recent HPA
-// recommendations.
+// newAdvice is the advice before any replica is read: every figure n/a.
 func newAdvice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
 	a := Advice{
 		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
@@ -106,7 +84,13 @@ func newAdvice(counted []*ReplicaReport, down int, cfg Config, now time.Time, pr
 		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA, SettlingSeconds: NA,
 		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
 	}
-	if metrics := waitingMetrics(counted); len(metrics) > 0 {
+	var metrics []string
+	for _, r := range counted {
+		if m := waitingMetric(r.EngineKind); !slices.Contains(metrics, m) {
+			metrics = append(metrics, m)
+		}
+	}
+	if len(metrics) > 0 {
 		a.HPAMetric = strings.Join(metrics, " or ")
 	}
 	var window []HPARecommendation
@@ -117,16 +101,15 @@ func newAdvice(counted []*ReplicaReport, down int, cfg Config, now time.Time, pr
 	return a
 }
 
-// capacityFrom is what the replicas at capacity a capacity may be read
-// from finish successfully and abort, and how many instances they are.
+// capacityFrom is what the replicas a capacity is read from finish
+// successfully and abort, and how many instances they are.
 type capacityFrom struct {
 	ok, aborted sum
 	n           int
 }
 
-// adviceTally adds up the counted replicas: their demand, their queue, what
-// every one finishes successfully (succeeded), and, in full and
-// preempting, what those at capacity finish.
+// adviceTally adds up the counted replicas' demand, queue and successes,
+// and what those at capacity finish.
 type adviceTally struct {
 	arrivals, rejections, waiting, growth, succeeded sum
 	full, preempting                                 capacityFrom
@@ -138,8 +121,7 @@ type adviceTally struct {
 // capacity or uncounted into a.
 func (t *adviceTally) add(a *Advice, r *ReplicaReport) {
 	if r.State == StateStalled {
-		// Its arrivals and its queue wait for its engine, not for
-		// capacity: more replicas would not serve them.
+		// Its queue waits for its engine: more replicas would not serve it.
 		t.stalled += max(1, r.Instances)
 		return
 	}
@@ -161,11 +143,8 @@ func (t *adviceTally) add(a *Advice, r *ReplicaReport) {
 // addDemand counts what arrives at a replica, its queue and what it
 // finishes successfully.
 func (t *adviceTally) addDemand(r *ReplicaReport) {
-	// A replica settled at its capacity tells its demand and its
-	// queue's pace from its newest seconds there; another from its
-	// window, over which it finished what arrived.
-	// Its queue's pace is said where its newest readings show it
-	// (queueTrend): a flat queue neither grows nor shrinks.
+	// A replica settled at its capacity tells its demand and queue's pace
+	// from its newest seconds there; another from its window.
 	if r.CapacitySettled && r.ArrivalsAtCapacity.Known() {
 		t.arrivals.add(r.ArrivalsAtCapacity)
 		t.growth.add(queueTrend(r.WaitingGrowthAtCapacity, r.trailQueue))
@@ -182,14 +161,10 @@ func (t *adviceTally) addDemand(r *ReplicaReport) {
 // there, or, while its capacity settles, how long it has been there.
 func (t *adviceTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
 	if r.finishUncounted {
-		// Its page counts no finished requests: no capacity will
-		// ever be read of it, so none is settling.
-		a.uncountedAtCapacity += n
+		a.uncountedAtCapacity += n // no capacity will ever be read of it
 		return
 	}
-	// A capacity is what a replica finishes at its capacity, read over
-	// the readings in which it has been there once capacitySettle of
-	// them is in: a batch that has just filled has not shown one yet.
+	// A batch that has just filled has not shown its capacity yet.
 	if !r.CapacitySettled || !r.CapacityPerSecond.Known() {
 		if r.AtCapacitySeconds > t.settling || !a.SettlingSeconds.Known() {
 			t.settling = r.AtCapacitySeconds
@@ -209,9 +184,8 @@ func (t *adviceTally) addCapacity(a *Advice, r *ReplicaReport, n int) {
 // measure sets the fleet's demand, queue and capacity from the tally, and
 // returns the backlog and what the replicas a capacity is read from abort.
 func (a *Advice) measure(t *adviceTally) (backlog, abortedAtCapacity Num) {
-	// A FULL replica shows what a replica carries; a PREEMPTING one what
-	// its short KV cache lets it carry, which is a capacity only when no
-	// FULL replica shows one.
+	// A PREEMPTING replica shows what its short KV cache lets it carry: a
+	// capacity only when no FULL replica shows one.
 	measured := t.full
 	if measured.n == 0 {
 		measured = t.preempting
@@ -219,8 +193,7 @@ func (a *Advice) measure(t *adviceTally) (backlog, abortedAtCapacity Num) {
 	a.CapacityReplicas = measured.n
 	a.ArrivalsPerSecond = t.arrivals.value()
 	if a.RejectionsPerSecond = t.rejections.value(); a.RejectionsPerSecond > 0 && a.ArrivalsPerSecond.Known() {
-		// A refused request was asked for: it is demand the fleet must
-		// serve, not traffic that went away.
+		// A refused request is demand, not traffic that went away.
 		a.ArrivalsPerSecond += a.RejectionsPerSecond
 	}
 	a.QueueGrowthPerSecond = t.growth.value()
@@ -250,8 +223,7 @@ func (a *Advice) recommend(stalled int, backlog Num, counted []*ReplicaReport) {
 		a.keep(0)
 		a.Recommendation = "keep " + plural(float64(a.RecommendedReplicas), "replica") + ": every replica up is STALLED; restart them, more replicas would not serve their queues"
 	case !a.ArrivalsPerSecond.Known() && a.uncounted > 0 && a.QueueGrowthPerSecond > 0:
-		// Its pages count no finished requests: arrivals will never be
-		// read, nor a capacity; the queue's growth is all there is.
+		// No arrivals will ever be read: the queue's growth is all there is.
 		a.Recommendation = a.uncountedGrowsWords(backlog)
 	case !a.ArrivalsPerSecond.Known() && a.uncounted > 0 && a.QueueGrowthPerSecond.Known():
 		a.keep(backlog)
@@ -267,9 +239,7 @@ func (a *Advice) recommend(stalled int, backlog Num, counted []*ReplicaReport) {
 	}
 }
 
-// summarize writes the advice's sentences: the recommendation (with the
-// stalled replicas to restart), what is held pending, then the demand,
-// capacity, backlog, autoscaler and uncounted replicas.
+// summarize writes the advice's sentences.
 func (a *Advice) summarize(stalled int, pending string, backlog, abortedAtCapacity Num) {
 	if stalled > 0 && stalled < a.Replicas {
 		a.Recommendation += "; " + restartStalledWords(stalled)
@@ -285,9 +255,8 @@ func (a *Advice) summarize(stalled int, pending string, backlog, abortedAtCapaci
 	a.Summary = a.uncountedSummary(a.Summary)
 }
 
-// heldActions are the actions the advice holds within its noise: those
-// while replicas are FULL. Into and out of them the advice moves at once:
-// it never says keep beside a FULL pane, nor adds with none.
+// heldAction reports whether the advice holds action within its noise:
+// the actions while replicas are FULL. Into and out of them it moves at once.
 func heldAction(action string) bool {
 	return action == "add" || action == "rebalance" || action == "drain"
 }
@@ -296,12 +265,10 @@ func heldAction(action string) bool {
 // the advice's noise.
 func countNoise(n float64) float64 { return math.Max(adviceCountNoiseMin, adviceCountNoise*n) }
 
-// hold keeps the previous advice while the new one differs from it within
-// its noise and has not yet held adviceHold evaluations: the action and
-// the count shown are the previous ones, said with today's figures, and
-// the sentence returned says what the inputs say now and for how many
-// evaluations ("" when nothing is held). The evaluations a change has
-// held are carried in the advice.
+// hold keeps the previous action and count, said with today's figures,
+// while the new advice differs within its noise and has not yet held
+// adviceHold evaluations; it returns the sentence of what is held ("" when
+// nothing is).
 func (a *Advice) hold(prev *Advice, backlog Num) string {
 	if !a.mayHold(prev) {
 		return ""
@@ -327,10 +294,8 @@ func (a *Advice) hold(prev *Advice, backlog Num) string {
 	return heldWords(said, n)
 }
 
-// mayHold tells whether the advice differs from prev within its noise:
-// both hold an action, over the same replicas, with counts known and apart
-// by no more than the noise (and, when the action is the same, apart),
-// prev's addition not yet reached.
+// mayHold tells whether the advice differs from prev within its noise,
+// over the same replicas, prev's addition not yet reached.
 func (a *Advice) mayHold(prev *Advice) bool {
 	if prev == nil || !heldAction(prev.Action) || !heldAction(a.Action) || prev.Replicas != a.Replicas || prev.Uncounted != a.Uncounted ||
 		!prev.RecommendedReplicas.Known() || !a.RecommendedReplicas.Known() || !a.CapacityPerReplica.Known() {
@@ -347,21 +312,16 @@ func (a *Advice) mayHold(prev *Advice) bool {
 // today's figures.
 func (a *Advice) keepPrevious(action string, shown float64, backlog Num) {
 	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
-	a.Action = action
-	if a.Action == "add" {
+	if action == "add" {
 		a.setAdd(shown, demand, capacity, backlog)
 		return
 	}
-	a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(a.Replicas), NA, NA
-	if sp := float64(a.Replicas)*capacity - demand; backlog > 0 && sp > 0 {
-		a.BacklogClearSeconds = Num(backlog.Float() / sp)
-	}
-	a.Recommendation = a.roomWords(demand, capacity, backlog)
+	a.Action = action
+	a.room(backlog, capacity, demand)
 }
 
-// fullWord names the replicas at capacity as the panes do: FULL when
-// every one of them is shown FULL, "at capacity" when some are PREEMPTING
-// with a standing queue.
+// fullWord names the replicas at capacity as the panes do: FULL, or "at
+// capacity" when some are PREEMPTING with a standing queue.
 func (a *Advice) fullWord() string {
 	if a.Full == a.AtCapacity {
 		return "FULL"
@@ -369,8 +329,7 @@ func (a *Advice) fullWord() string {
 	return "at capacity"
 }
 
-// instances is how many serving processes the replicas are: a replica
-// that sums several scrape targets (--group-by) counts each of them.
+// instances is how many serving processes the replicas are (--group-by).
 func instances(reps []*ReplicaReport) int {
 	n := 0
 	for _, r := range reps {
@@ -379,21 +338,8 @@ func instances(reps []*ReplicaReport) int {
 	return n
 }
 
-// waitingMetrics are the waiting-requests families of the engines among
-// the replicas, each once, in the order first seen.
-func waitingMetrics(reps []*ReplicaReport) []string {
-	var out []string
-	for _, r := range reps {
-		if m := waitingMetric(r.EngineKind); !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // successfulPerSecond is what a replica finishes successfully: stops and
-// lengths, not aborts or errors. Without finish reasons on the page every
-// finished request counts: there is nothing to tell them apart by.
+// lengths; every finished request where the page has no finish reasons.
 func successfulPerSecond(f *Figures) Num {
 	if !f.FinishedPerSecond.Stop.Known() {
 		return f.RequestsPerSecond
@@ -405,30 +351,23 @@ func successfulPerSecond(f *Figures) Num {
 	return ok
 }
 
-// queueGrows reports whether the queue grows beyond the queue time the
-// advice aims at: more waiting than TargetQueueSeconds of arrivals
-// (Little's law), and more each second.
+// queueGrows reports whether more wait than TargetQueueSeconds of
+// arrivals (Little's law), and more each second.
 func (a *Advice) queueGrows(backlog Num) bool {
 	return a.QueueGrowthPerSecond > 0 && backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds
 }
 
 // queueStands reports whether more wait than TargetQueueSeconds of
-// arrivals (Little's law), and on average a FULL replica's obvious queue
-// each: a queue no fleet is to be kept at, FULL or not. A handful caught
-// between two steps at a quiet replica is not one.
+// arrivals, and an obvious queue per replica: no fleet is to be kept so.
 func (a *Advice) queueStands(backlog Num) bool {
 	return backlog > a.ArrivalsPerSecond*a.TargetQueueSeconds && a.MeanWaitingPerReplica >= obviousQueue
 }
 
 // addByCapacity is the advice while replicas are FULL and a capacity is
-// measured: the count that carries the demand spread evenly (each replica
-// finishing what a full one does), one more when it would leave no spare
-// to clear the backlog, and enough to clear it within backlogDrainAim
-// when the replicas up would not. Above the replicas up it is the number
-// to add;
-// at or below, the fleet up has room: FULL replicas beside it want the
-// load spread (their queues grow while others have room), or their
-// backlog clears without more (it shrinks).
+// measured: the count that carries the demand spread evenly, one more
+// when it leaves no spare to clear the backlog, enough to clear it within
+// backlogDrainAim when the replicas up would not. At or below the replicas
+// up, the fleet has room (roomAtFull).
 func (a *Advice) addByCapacity(backlog Num) {
 	capacity, demand := a.CapacityPerReplica.Float(), a.ArrivalsPerSecond.Float()
 	up := float64(a.Replicas)
@@ -439,14 +378,12 @@ func (a *Advice) addByCapacity(backlog Num) {
 	}
 	a.Basis = "capacity"
 	if rec <= up && a.QueueGrowthPerSecond > 0 && a.AtCapacity >= a.Replicas {
-		// Every replica is FULL and the queue grows: the evenly spread
-		// count is the noise of a fleet at its capacity, not room.
+		// Every replica is FULL and the queue grows: no room, whatever
+		// the noisy count says.
 		rec = up + 1
 	}
 	if aim := backlogDrainAim.Seconds(); rec <= up && backlog > 0 && !(spare(up) > 0 && backlog.Float()/spare(up) <= aim) {
-		// The fleet up carries the demand but its spare would take
-		// longer than the aim to clear the backlog (a fleet at about its
-		// capacity, whose queue's slope is noise): enough to clear it.
+		// The spare of the fleet up would take longer than the aim.
 		rec = math.Max(up+1, a.replicasFor(backlog.Float()/aim))
 	}
 	if rec <= up {
@@ -460,31 +397,39 @@ func (a *Advice) addByCapacity(backlog Num) {
 // the backlog takes to clear at it, and the sentence.
 func (a *Advice) setAdd(rec, demand, capacity float64, backlog Num) {
 	a.Action = "add"
-	a.RecommendedReplicas, a.Add, a.BacklogClearSeconds = Num(rec), Num(rec-float64(a.Replicas)), NA
-	if s := rec*capacity - demand; backlog > 0 && s > 0 {
-		a.BacklogClearSeconds = Num(backlog.Float() / s)
-	}
+	a.RecommendedReplicas, a.Add = Num(rec), Num(rec-float64(a.Replicas))
+	a.clearIn(rec, capacity, demand, backlog)
 	a.Recommendation = a.addWords(rec, demand, capacity, backlog)
 }
 
 // roomAtFull is the advice when replicas are FULL but the replicas up
 // carry the demand spread evenly: a backlog that shrinks fast enough to
-// clear within backlogDrainAim at its own pace clears without more
-// replicas; otherwise (the queue grows, holds, or shrinks by a trickle)
-// the FULL replicas keep it while others have room, and the load is to
-// be spread. A queue about flat must not be said to clear: its slope
-// swings about zero from one refresh to the next.
+// clear within backlogDrainAim at its own pace drains; otherwise (the
+// queue grows, holds, or shrinks by a trickle whose slope swings about
+// zero) the load is to be spread.
 func (a *Advice) roomAtFull(backlog Num, capacity, demand float64) {
-	up := float64(a.Replicas)
-	a.RecommendedReplicas = Num(up)
-	if s := up*capacity - demand; backlog > 0 && s > 0 {
-		a.BacklogClearSeconds = Num(backlog.Float() / s)
-	}
 	a.Action = "rebalance"
 	if g := a.QueueGrowthPerSecond; g < 0 && backlog.Float()/-g.Float() <= backlogDrainAim.Seconds() {
 		a.Action = "drain"
 	}
+	a.room(backlog, capacity, demand)
+}
+
+// room is the advice, Action rebalance or drain, that the replicas up
+// carry the demand.
+func (a *Advice) room(backlog Num, capacity, demand float64) {
+	a.RecommendedReplicas, a.Add = Num(a.Replicas), NA
+	a.clearIn(float64(a.Replicas), capacity, demand, backlog)
 	a.Recommendation = a.roomWords(demand, capacity, backlog)
+}
+
+// clearIn sets how long n replicas take to clear the backlog at their
+// spare capacity; n/a without a backlog or a spare.
+func (a *Advice) clearIn(n, capacity, demand float64, backlog Num) {
+	a.BacklogClearSeconds = NA
+	if spare := n*capacity - demand; backlog > 0 && spare > 0 {
+		a.BacklogClearSeconds = Num(backlog.Float() / spare)
+	}
 }
 
 // replicasFor is how many replicas carry the demand and extra req/s more
@@ -494,18 +439,16 @@ func (a *Advice) replicasFor(extra float64) float64 {
 }
 
 // keep is the advice with no replica FULL and no queue growing. Fewer
-// replicas are never advised: without a FULL replica there is no measured
-// capacity to say how many would do. Replicas down are to be brought
-// back, not dropped from the count by their silence.
+// replicas are never advised: there is no measured capacity to say how
+// many would do; replicas down are to be brought back.
 func (a *Advice) keep(backlog Num) {
 	a.Action, a.Basis = "keep", "queue"
 	a.RecommendedReplicas = Num(a.Replicas + a.Uncounted)
 	a.Recommendation = a.keepWords(backlog)
 }
 
-// autoscaler computes the HPA line: the target (waitingTarget), the
-// desired count of this evaluation (hpaDesired) and the recommendation
-// after the scale-down window (the highest desired count within it).
+// autoscaler computes the HPA line: the target, this evaluation's desired
+// count and the recommendation after the scale-down window.
 func (a *Advice) autoscaler(now time.Time) {
 	a.WaitingTargetPerReplica = waitingTarget(a.CapacityPerReplica, a.TargetQueueSeconds.Float())
 	if !a.WaitingTargetPerReplica.Known() || !a.MeanWaitingPerReplica.Known() {
@@ -518,9 +461,8 @@ func (a *Advice) autoscaler(now time.Time) {
 }
 
 // waitingTarget is the autoscaling target on the waiting requests per
-// replica: the queue a replica at its cap serves in the target queue time
-// (Little's law, L = λW, with λ what a full replica finishes successfully).
-// Unknown without a capacity.
+// replica: the queue a full replica serves in the target queue time
+// (Little's law, L = λW). Unknown without a capacity.
 func waitingTarget(capacity Num, queueSeconds float64) Num {
 	if !(capacity > 0) || !(queueSeconds > 0) {
 		return NA
@@ -540,7 +482,7 @@ func hpaDesired(current int, value, target float64) (desired float64, within boo
 }
 
 // recentRecommendations keeps the recommendations inside the scale-down
-// window that ends at now (none from after now: a replay stepped back).
+// window that ends at now (none after now: a replay stepped back).
 func recentRecommendations(window []HPARecommendation, now time.Time) []HPARecommendation {
 	cutoff := now.Add(-hpaScaleDownWindow)
 	var kept []HPARecommendation
@@ -552,10 +494,9 @@ func recentRecommendations(window []HPARecommendation, now time.Time) []HPARecom
 	return kept
 }
 
-// stabilise adds this evaluation's desired count to the recommendations
-// of the window and returns those that may still be its highest, highest
-// first: an older one no higher than a newer one never will be again. The
-// first is the recommendation, as the HPA's stabilisation takes it.
+// stabilise adds this evaluation's desired count to the window and keeps
+// those that may still be its highest, highest first: an older one no
+// higher than a newer one never will be again.
 func stabilise(window []HPARecommendation, now time.Time, desired float64) []HPARecommendation {
 	kept := make([]HPARecommendation, 0, len(window)+1)
 	for _, r := range window {
@@ -566,14 +507,10 @@ func stabilise(window []HPARecommendation, now time.Time, desired float64) []HPA
 	return append(kept, HPARecommendation{Time: now, Desired: desired})
 }
 
-// alignFullActions writes each group's advice into the actions of its
-// FULL replicas, in place of what a replica said from its own figures:
-// the head follows the group's action (a FULL pane says "add replicas"
-// only where the group's advice adds them: beside replicas with room it
-// says to spread the load, beside a backlog that clears that none is to
-// be added), and the autoscaler target is the group's, the one an HPA for
-// the group would be set to, so that the panes and the advice say one
-// thing.
+// alignFullActions writes each group's advice (its action and its
+// autoscaler target) into the actions of its FULL replicas, in place of
+// what a replica said from its own figures: the panes and the advice say
+// one thing.
 func alignFullActions(reps []ReplicaReport, ff *FleetFigures) {
 	index := make(map[string]*ReplicaReport, len(reps))
 	for i := range reps {

@@ -10,19 +10,17 @@ import (
 	"github.com/vtop-dev/vtop/human"
 )
 
-// Analyze evaluates every target over the window that ends at now and
-// returns the report. prev is the previous evaluation (nil for the first, or
-// for one-shot reports); it carries hysteresis, the basis of events and
-// the autoscaler's recent recommendations.
-//
-// Samples after now are ignored. The window is closed, [now-cfg.Window,
-// now] (see window); a zero or negative cfg.Window means the default 30 s.
+// Analyze evaluates every target over the window [now-cfg.Window, now]
+// and returns the report; samples after now are ignored, and a cfg.Window
+// not above zero is the default. prev is the previous evaluation (nil for
+// the first, or for one-shot reports): hysteresis, events and the
+// autoscaler's recent recommendations carry on from it.
 func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Report) Report {
 	if cfg.Window <= 0 {
 		cfg.Window = DefaultConfig().Window
 	}
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
-	befores := previousReports(prev, targets)
+	befores := previousReports(prev, len(targets), func(i int) string { return targets[i].Target })
 	var prevTime time.Time
 	if prev != nil {
 		prevTime = prev.Time
@@ -49,11 +47,10 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	return r
 }
 
-// previousReports finds each target's report in prev (nil where there is
-// none), with one index rather than a scan per target: fleets run to
-// hundreds of replicas.
-func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaReport {
-	befores := make([]*ReplicaReport, len(targets))
+// previousReports finds the report in prev of each of n targets (nil
+// where there is none), indexed: fleets run to hundreds of replicas.
+func previousReports(prev *Report, n int, target func(i int) string) []*ReplicaReport {
+	befores := make([]*ReplicaReport, n)
 	if prev == nil {
 		return befores
 	}
@@ -61,19 +58,18 @@ func previousReports(prev *Report, targets []catalogue.Readings) []*ReplicaRepor
 	for i := range prev.Replicas {
 		index[prev.Replicas[i].Target] = &prev.Replicas[i]
 	}
-	for i, t := range targets {
-		befores[i] = index[t.Target]
+	for i := range befores {
+		befores[i] = index[target(i)]
 	}
 	return befores
 }
 
 // analyzeReplica evaluates one target in w, whose scratch space it reuses.
 // prev is the target's previous report, evaluated at prevTime (nil, and
-// the zero time, when there is none). lateRound is set when most of the
-// fleet timed out at once (see lateRound).
+// the zero time, when there is none).
 func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, prev *ReplicaReport, prevTime time.Time, lateRound bool) ReplicaReport {
 	samples := upTo(t.Samples, now)
-	rep := ReplicaReport{Target: t.Target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA, CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
+	rep := naReport(t.Target)
 	if len(samples) == 0 {
 		rep.WarmingUp = true
 		rep.State, rep.Pending = StateWarming, StateWarming
@@ -111,17 +107,14 @@ func analyzeReplica(w *window, now time.Time, t catalogue.Readings, cfg Config, 
 	}
 	rep.show(c, prev, run, restart, cfg)
 	if run.count > 0 {
-		// Nothing was read: the history has a gap here, not the figures
-		// last seen drawn as if current.
-		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+		rep.Point = gapPoint(now, rep.State)
 	} else {
 		rep.Point = point(now, &rep, w)
 	}
 	return rep
 }
 
-// readNewestGood takes what the newest good scrape says of the replica
-// itself (none when no scrape was good).
+// readNewestGood takes what the newest good scrape says of the replica.
 func (rep *ReplicaReport) readNewestGood(newestGood *catalogue.Sample) {
 	if newestGood == nil {
 		return
@@ -133,9 +126,8 @@ func (rep *ReplicaReport) readNewestGood(newestGood *catalogue.Sample) {
 	rep.Instances = newestGood.Instances
 }
 
-// downOrLate is the verdict of a replica whose scrapes fail (DOWN, or late
-// when its answer is late), with the newest scrape's error; the zero
-// verdict while it answers.
+// downOrLate is the verdict of a replica whose scrapes fail (DOWN, or
+// late); the zero verdict while it answers.
 func downOrLate(rep *ReplicaReport, samples []catalogue.Sample, run failures, now time.Time, late bool) verdict {
 	c, down := downVerdict(samples, run, rep.Target, now)
 	if !down {
@@ -151,9 +143,8 @@ func downOrLate(rep *ReplicaReport, samples []catalogue.Sample, run failures, no
 	return c
 }
 
-// figuresAtLastGood gives a failing replica with no earlier evaluation to
-// hold the figures as the evaluation at the last good scrape would have
-// had them, not those of the good scrapes a window ending now still holds.
+// figuresAtLastGood gives a failing replica with no earlier evaluation
+// the figures an evaluation at its last good scrape would have had.
 func (w *window) figuresAtLastGood(rep *ReplicaReport, samples []catalogue.Sample, newestGood *catalogue.Sample, cfg Config) {
 	w.reset(samples, newestGood.Time, cfg.Window)
 	w.replicaFigures(rep, newestGood, cfg)
@@ -163,8 +154,8 @@ func (w *window) figuresAtLastGood(rep *ReplicaReport, samples []catalogue.Sampl
 }
 
 // judge reads the figures and the evidence of a replica whose newest scrape
-// is good, and classifies it unless c already says it is DOWN; it returns
-// the verdict and the restart note ("" when none).
+// is good, and classifies it unless c says it is DOWN; it returns the
+// verdict and the restart note ("" when none).
 func (w *window) judge(rep *ReplicaReport, c verdict, samples []catalogue.Sample, newestGood *catalogue.Sample, prev *ReplicaReport, now time.Time, cfg Config) (verdict, string) {
 	ev, restart := w.replicaFigures(rep, newestGood, cfg)
 	ev.WasSlow = prev != nil && prev.State == StateSlow
@@ -186,9 +177,8 @@ func (w *window) judge(rep *ReplicaReport, c verdict, samples []catalogue.Sample
 	return c, restart
 }
 
-// capacity sets the replica's batch cap (stated by its engine, or the most
-// it has been seen running), how long it has been at capacity and what it
-// finishes there, into rep and ev.
+// capacity sets the replica's batch cap, how long it has been at capacity
+// and what it finishes there, into rep and ev.
 func (w *window) capacity(rep *ReplicaReport, ev *evidence, newestGood *catalogue.Sample, prev *ReplicaReport) {
 	if stated := statedBatchCap(newestGood, ev.Running.Max); stated > 0 {
 		rep.BatchCap, rep.BatchCapSince, rep.BatchCapStated = Num(stated), time.Time{}, true
@@ -213,8 +203,7 @@ func (w *window) classifyReplica(rep *ReplicaReport, ev *evidence, cfg Config) v
 		c.Reasons = append(c.Reasons, routerNote(rep))
 	}
 	if ev.NIXLFailed > 0 {
-		// Failing transfers lose work whatever the state: they
-		// are flagged on the pane as a scrape problem is.
+		// Failing transfers lose work whatever the state: a warning.
 		rep.Warnings = append(slices.Clip(rep.Warnings), nixlFailureText(&rep.Figures, ev))
 	}
 	return c
@@ -225,8 +214,7 @@ func (w *window) classifyReplica(rep *ReplicaReport, ev *evidence, cfg Config) v
 func (rep *ReplicaReport) show(c verdict, prev *ReplicaReport, run failures, restart string, cfg Config) {
 	shown, pending, pendingCount := hysteresis(c, prev, cfg.Hysteresis, &rep.Figures)
 	if shown.State == StateHealthy && c.State != StateHealthy && len(overSLOFigures(&rep.Figures, cfg, false)) > 0 {
-		// HEALTHY is never shown beside a window figure over its SLO: a
-		// move out of it whose evidence is that figure shows at once.
+		// HEALTHY is never shown beside a window figure over its SLO.
 		shown, pending, pendingCount = c, c.State, 0
 	}
 	rep.State, rep.Reasons, rep.Action = shown.State, shown.Reasons, shown.Action
@@ -241,10 +229,8 @@ func (rep *ReplicaReport) show(c verdict, prev *ReplicaReport, run failures, res
 }
 
 // batchCap is the most requests the replica has been seen running at once,
-// and since when vtop has watched for it: the previous evaluation's carried
-// forward with the window's highest running, or the window's alone after a
-// restart (the new process may run with another --max-num-seqs) or when
-// there is no previous one. n/a while no reading knows running.
+// and since when: carried from the previous evaluation, not across a
+// restart (the new process may run with another --max-num-seqs).
 func batchCap(rep, prev *ReplicaReport, ev *evidence, w *window) (Num, time.Time) {
 	seen := ev.Running.Max
 	carried := prev != nil && prev.BatchCap.Known() && !(rep.Restarted && prev.BatchCapSince.Before(rep.RestartedAt))
@@ -264,12 +250,10 @@ func batchCap(rep, prev *ReplicaReport, ev *evidence, w *window) (Num, time.Time
 	return Num(seen), since
 }
 
-// statedBatchCap is the batch cap the newest page states (TensorRT-LLM's
-// max_num_active_requests, Triton's max), NaN where it states none or
-// where the statement is not the cap of the running the page counts: a
-// frontend that fronts workers states a worker's cap (Dynamo's
-// model_max_num_seqs) while its running sums theirs, and a cap the
-// window's running went beyond is not the one it runs at.
+// statedBatchCap is the batch cap the newest page states (TensorRT-LLM,
+// Triton), NaN where it states none or not the cap of the running it
+// counts: a frontend states a worker's cap while its running sums theirs,
+// and a cap the window's running went beyond is not the one it runs at.
 func statedBatchCap(s *catalogue.Sample, runningMax float64) float64 {
 	c := s.Total.Scalars[catalogue.MaxRunning]
 	if !(c > 0) || runningMax > c || s.EngineKind < catalogue.NumEngineKinds && catalogue.Capabilities[s.EngineKind].FrontsWorkers {
@@ -279,10 +263,8 @@ func statedBatchCap(s *catalogue.Sample, runningMax float64) float64 {
 }
 
 // lastGoodEvaluation is the previous report whose figures a failing
-// target keeps: the last evaluation that read a good scrape, or one that
-// kept that evaluation's figures. Nil when the newest scrape succeeded,
-// when there is no previous report with a good scrape, or when a good
-// scrape newer than the previous report's is in hand.
+// target keeps; nil when the newest scrape succeeded, there is none, or
+// a newer good scrape is in hand.
 func lastGoodEvaluation(prev *ReplicaReport, run failures, newestGood *catalogue.Sample) *ReplicaReport {
 	if run.count == 0 || prev == nil || prev.LastGood.IsZero() {
 		return nil
@@ -294,8 +276,7 @@ func lastGoodEvaluation(prev *ReplicaReport, run failures, newestGood *catalogue
 }
 
 // lastSeenFigures gives a failing replica the figures of the last good
-// evaluation, frozen: what it was doing when it was last seen, dated by
-// LastGood.
+// evaluation, frozen and dated by LastGood.
 func lastSeenFigures(rep *ReplicaReport, last *ReplicaReport) {
 	rep.Figures, rep.Engines = last.Figures, last.Engines
 	rep.LastGood, rep.Model = last.LastGood, last.Model
@@ -308,8 +289,8 @@ func lastSeenFigures(rep *ReplicaReport, last *ReplicaReport) {
 
 // replicaFigures fills the figures of the replica and of its engines and
 // returns the evidence of the replica as a whole, and the restart reason
-// when the window holds a restart. Gauges come from the
-// newest good sample even when it is older than the window.
+// when the window holds a restart. Gauges come from the newest good
+// sample even when it is older than the window.
 func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample, cfg Config) (ev evidence, note string) {
 	if len(w.samples) == 0 {
 		w.onlySample(newestGood)
@@ -320,14 +301,14 @@ func (w *window) replicaFigures(rep *ReplicaReport, newestGood *catalogue.Sample
 	}
 	ev = w.figures(&rep.Figures, series, newestGood.KVCapacityTokens, cfg)
 	w.stored = nil // the store's buckets are the replica's, not an engine's
-	rep.GCPerSecond = Num(w.sampleRate(func(s *catalogue.Sample) float64 { return s.GCCollections }))
+	gc := w.sampleRun(func(s *catalogue.Sample) float64 { return s.GCCollections })
+	rep.GCPerSecond = Num(w.rateOf(&gc))
 	rep.RestartedAt, rep.restartCause = w.restart(ev.ResetMs)
 	rep.Restarted = !rep.RestartedAt.IsZero()
 	ev.EvidenceSeconds = ev.SpanSeconds
 	if rep.Restarted {
 		note = restartNote(rep.RestartedAt, rep.restartCause, cfg.Window)
-		// The new process has shown only what came since it started:
-		// the old one's readings prove nothing of it.
+		// The old process's readings prove nothing of the new one.
 		ev.EvidenceSeconds, ev.RestartedAt = newestGood.Time.Sub(rep.RestartedAt).Seconds(), rep.RestartedAt
 	}
 	if len(w.samples) < 2 {
@@ -366,10 +347,9 @@ func (w *window) engineReports(engines []catalogue.Engine, cfg Config, gaugesOnl
 }
 
 // markEnginesInOrder marks the samples whose engines are named as engines
-// are, in the same order, with no name twice: there the engine of a name is
-// the one at its index, which is what EngineSeries would find (the first
-// of that name). A page's engines seldom change between scrapes, so the
-// names are compared once per sample rather than searched for per engine.
+// are, in the same order, with no name twice: there an engine is at its
+// index. Names seldom change, so they are compared once per sample rather
+// than searched for per engine.
 func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
 	if cap(w.inOrder) < len(w.samples) {
 		w.inOrder = make([]bool, 0, len(w.samples))
@@ -381,9 +361,8 @@ func (w *window) markEnginesInOrder(engines []catalogue.Engine) {
 	}
 }
 
-// distinctEngineNames reports whether no two engines share a name. The
-// engines are indexed, not ranged over: a range copies each engine's whole
-// series to read its name.
+// distinctEngineNames reports whether no two engines share a name (indexed:
+// a range would copy each engine's whole series).
 func distinctEngineNames(engines []catalogue.Engine) bool {
 	for e := range engines {
 		for before := range e {
@@ -409,20 +388,13 @@ func sameEngineNames(a, b []catalogue.Engine) bool {
 	return true
 }
 
-// sampleRate is rate() of a process-level counter of the samples.
-func (w *window) sampleRate(value func(*catalogue.Sample) float64) float64 {
-	r := w.sampleRun(value)
-	return w.rateOf(&r)
-}
-
 // sampleIncrease is increase() of a process-level counter of the samples.
 func (w *window) sampleIncrease(value func(*catalogue.Sample) float64) float64 {
 	r := w.sampleRun(value)
 	return w.increaseOf(&r)
 }
 
-// sampleRun is the run of a process-level counter over the samples, read
-// as every counter of a series is (gatherRuns).
+// sampleRun is the run of a process-level counter over the samples.
 func (w *window) sampleRun(value func(*catalogue.Sample) float64) counterRun {
 	var r counterRun
 	for i, s := range w.samples {
@@ -457,17 +429,15 @@ func (w *window) restart(resetMs int64) (time.Time, string) {
 }
 
 // restartNote is the reason a replica with a restart in its window is
-// given, whatever its state: its rates count across the restart by
-// Prometheus's reset rule, while the gauges fell to zero with it, so the
-// growth of the queue and the batch, and the arrivals read off them, are
-// skewed until the restart leaves the window.
+// given, whatever its state: the gauges fell to zero with it, skewing the
+// growth and arrivals read off them until it leaves the window.
 func restartNote(at time.Time, cause string, window time.Duration) string {
 	return fmt.Sprintf("%s%s (%s): rates count across it (Prometheus's reset rule); arrivals and queue growth are skewed until %s",
 		restartPrefix, at.Format(human.Clock), cause, at.Add(window).Format(human.Clock))
 }
 
-// restartPrefix starts the restart reason, so that a reason held by the
-// hysteresis can leave an old one out.
+// restartPrefix starts the restart reason, so that a held reason can
+// leave an old one out.
 const restartPrefix = "window holds a restart at "
 
 // upTo returns the prefix of samples (oldest first) taken at or before now.
@@ -487,6 +457,12 @@ func lastGood(samples []catalogue.Sample) *catalogue.Sample {
 		}
 	}
 	return nil
+}
+
+// naReport is the report of target before anything is read of it.
+func naReport(target string) ReplicaReport {
+	return ReplicaReport{Target: target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA,
+		CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA}
 }
 
 // naFigures returns Figures in which everything is unknown.
@@ -518,12 +494,18 @@ func gaugesOnly(f Figures) Figures {
 	return g
 }
 
+// gapPoint is the history point of an evaluation that read nothing: a
+// gap, not old figures drawn as if current.
+func gapPoint(now time.Time, s State) Point {
+	return point(now, &ReplicaReport{State: s, Figures: naFigures()}, nil)
+}
+
 // point reduces the evaluation to a history point. w may be nil.
 func point(now time.Time, rep *ReplicaReport, w *window) Point {
 	f := &rep.Figures
 	p := Point{Time: now, State: rep.State}
 	for c := range catalogue.NumChartFigures {
-		*p.Chart(c) = f32(f.Chart(c))
+		*p.Chart(c) = float32(f.Chart(c)) // unknown stays NaN
 	}
 	if w != nil {
 		p.PromptLengthBounds, p.PromptLengthDeltas = w.promptLengthColumn()
@@ -531,14 +513,10 @@ func point(now time.Time, rep *ReplicaReport, w *window) Point {
 	return p
 }
 
-// f32 narrows a figure for the history; unknown stays NaN.
-func f32(n Num) float32 { return float32(n) }
-
 // promptLengthColumn is one column of the prompt-length heatmap: the
 // requests that finished in each bucket of vllm:request_prompt_tokens
-// between the last two good samples (not cumulative; a reset counts the new
-// value). Nil when the histogram is missing from either, has no buckets,
-// or its bounds changed.
+// between the last two good samples (a reset counts the new value). Nil
+// when either lacks its buckets or the bounds changed.
 func (w *window) promptLengthColumn() ([]float64, []float32) {
 	n := len(w.samples)
 	if n < 2 {
@@ -546,8 +524,8 @@ func (w *window) promptLengthColumn() ([]float64, []float32) {
 	}
 	a, b := &w.samples[n-2].Total.Histograms[catalogue.PromptLength], &w.samples[n-1].Total.Histograms[catalogue.PromptLength]
 	if !catalogue.Comparable(a, b) || len(b.Bounds) == 0 {
-		// No bounds: _sum and _count alone, the buckets left to the store.
 		return nil, nil
+
 	}
 	deltas := make([]float32, len(b.Bounds))
 	prevCum := 0.0

@@ -7,33 +7,20 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// capacitySettle is how long a replica must have been at its capacity (a
-// queue in each of its readings) before what it finishes there is read as
-// a replica's capacity. A batch that has just filled finishes the requests
-// it admitted before the queue formed, fewer than it finishes at its
-// steady pace: read over the first seconds, or over a window most of
-// which was before the queue, a capacity is low and a count from it three
-// times too high. Ten seconds hold about one service time of a chat-like
-// request at the cap and some hundred finished requests of a replica.
+// capacitySettle is how long a replica must have been at its capacity
+// before what it finishes there is read as its capacity: a batch that has
+// just filled finishes fewer than at its steady pace, and a count from it
+// comes out three times too high. Ten seconds hold about one service time
+// of a chat-like request at the cap.
 const capacitySettle = 10 * time.Second
 
-// atCapacity returns how long the replica has been at its capacity: the
-// span of the window's newest readings that hold a queue (for capacity,
-// where the page splits the waiting by reason) with requests running, a
-// single reading without one inside it or at its end allowed, as FULL
-// allows it (a queue about to empty reads 0 between two readings of 2);
-// what it finished successfully per second over that span (n/a with
-// fewer than two readings); and what arrived per second over the newest
-// capacitySettle of it (n/a when the span is shorter): what finished, of
-// every reason, plus what the batch and the queue grew by between its
-// ends; and how fast the queue grew over those seconds. A spike's
-// arrivals are read from its own seconds, not from a window most of which
-// was before it, or, at its end, most of which was the spike.
-//
-// rising is set while the successful finish rate of the newest half of the
-// span is above the whole span's beyond a Poisson count's noise: a batch
-// that has just filled still finishes what it admitted before the queue,
-// and its rate climbs for about one time in the batch.
+// atCapacity returns how long the replica has been at its capacity
+// (capacityStart); what it finished successfully per second over that
+// span; what arrived, and how fast the queue grew, per second over the
+// newest capacitySettle of it (n/a when shorter): a spike's arrivals from
+// its own seconds. rising is set while the finish rate of the newest half
+// of the span is above the whole's beyond the noise: a batch that has just
+// filled still finishes what it admitted before the queue.
 func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, growth Num, rising bool) {
 	n := len(w.samples)
 	first := w.capacityStart(ev)
@@ -55,12 +42,9 @@ func (w *window) atCapacity(ev *evidence) (secs float64, capacity, arrivals, gro
 // capacityStart is the index of the first reading of the newest run at
 // capacity, a queue and a batch both standing, since the newest stall
 // (len(w.samples) when the newest reading is not at capacity). One reading
-// without a queue does not end the run; two in a row do.
+// without a queue does not end the run, as FULL allows it; two in a row do.
 func (w *window) capacityStart(ev *evidence) int {
-	queue := catalogue.Waiting
-	if ev.WaitingCapacity.N > 0 {
-		queue = catalogue.WaitingCapacity
-	}
+	queue := ev.queueScalar()
 	held := func(i int) bool {
 		s := &w.samples[i].Total
 		return s.Scalars[queue] > 0 && s.Scalars[catalogue.Running] > 0
@@ -103,8 +87,7 @@ func (w *window) finishedAtCapacity(first int, secs float64) (capacity Num, risi
 
 // arrivalsAtCapacity is what arrived per second, and how fast the queue
 // grew, over the newest capacitySettle of the run at capacity from reading
-// first on, or over the whole run when that says the same within the
-// newest seconds' noise.
+// first on, or over the whole run when that agrees within the noise.
 func (w *window) arrivalsAtCapacity(first int) (arrivals, growth Num) {
 	n := len(w.samples)
 	from := n - 1
@@ -113,21 +96,17 @@ func (w *window) arrivalsAtCapacity(first int) (arrivals, growth Num) {
 	}
 	arrivals, growth = w.arrivedSince(from)
 	if whole, wholeGrowth := w.arrivedSince(first); whole.Known() && arrivals.Known() && !beyondNoise(arrivals, whole, capacitySettle.Seconds()) {
-		// The newest seconds say what the whole span says within
-		// their noise: the whole span's, which has less.
 		return whole, wholeGrowth
 	}
 	return arrivals, growth
 }
 
 // stallEnd is the index of the reading that ends the window's newest
-// stall, where no work counter moved for stalledSpan or longer (0 when
-// there is none, or when the engine counts only when requests end, whose
-// counters stand still between finishes): a queue standing behind an
-// engine that does not step is not a batch at its capacity, and its
-// seconds would read a capacity of nothing.
+// stall of stalledSpan or longer (0 when none, or when the engine counts
+// only when requests end): a queue behind an engine that does not step is
+// not a batch at its capacity.
 func (w *window) stallEnd(ev *evidence) int {
-	if ev.Kind < catalogue.NumEngineKinds && catalogue.Capabilities[ev.Kind].CountsAtEnd {
+	if ev.countsAtEnd() {
 		return 0
 	}
 	end := -1 // the newest reading of the quiet stretch being walked
@@ -159,19 +138,16 @@ func (w *window) arrivedSince(from int) (arrivals, growth Num) {
 }
 
 // beyondNoise reports whether a rate read over secs differs from a
-// steadier one by more than twice the standard deviation of a Poisson
-// count at that rate over secs: a change of load, not the scatter of
-// arrivals.
+// steadier one by more than twice a Poisson count's standard deviation:
+// a change of load, not the scatter of arrivals.
 func beyondNoise(rate, steadier Num, secs float64) bool {
 	sd := math.Sqrt(math.Max(rate.Float(), steadier.Float())*secs) / secs
 	return math.Abs(rate.Float()-steadier.Float()) > 2*sd
 }
 
 // arrivedPerSecond is what arrived at the samples' replica per second
-// over secs, the span from the first of them to the last: every request
-// that finished, of every reason, plus the growth of the batch and the
-// queue between the two (what arrives is either finished or still
-// there). n/a when the finished requests are unknown.
+// over secs, their span: every request that finished plus the growth of
+// the batch and the queue. n/a when the finished requests are unknown.
 func arrivedPerSecond(samples []*catalogue.Sample, secs float64) Num {
 	finished := math.NaN()
 	for r := range catalogue.NumFinishReasons {
@@ -205,9 +181,8 @@ func nanZero(x float64) float64 {
 
 // capacitySettled reports whether a replica at capacity for secs has
 // shown its capacity: capacitySettle of it, with its finish rate no
-// longer rising; once settled, it stays so while it stays at capacity
-// (prev, its previous report), so that the scatter of one reading does
-// not take the count away.
+// longer rising; once settled, it stays so while at capacity, so that one
+// reading's scatter does not take the count away.
 func capacitySettled(secs float64, rising bool, prev *ReplicaReport) bool {
 	if secs < capacitySettle.Seconds() {
 		return false
@@ -216,9 +191,7 @@ func capacitySettled(secs float64, rising bool, prev *ReplicaReport) bool {
 }
 
 // successfulIncrease is what the samples' replica finished successfully
-// from the first to the last of them: stops and lengths; every finished
-// request where the page has no finish reasons (as successfulPerSecond).
-// NaN when neither is known.
+// from the first to the last of them, as successfulPerSecond counts it.
 func successfulIncrease(samples []*catalogue.Sample) float64 {
 	finished := func(r catalogue.FinishReason) float64 {
 		return plainIncrease(len(samples), func(i int) float64 { return samples[i].Total.Finished[r] })
@@ -236,9 +209,7 @@ func successfulIncrease(samples []*catalogue.Sample) float64 {
 // plainIncrease is the plain increase of one value over n readings,
 // oldest first: the sum of its rises, a drop counted as a reset, no
 // extrapolation; NaN when fewer than two readings know it. value(i) is
-// the i-th reading's value, NaN where it has none (a failed scrape). An
-// index, not a slice, so that readings held as values or as pointers are
-// read in place.
+// the i-th reading's value, NaN where it has none.
 func plainIncrease(n int, value func(i int) float64) float64 {
 	inc, last, known := 0.0, math.NaN(), 0
 	for i := range n {
@@ -262,9 +233,8 @@ func plainIncrease(n int, value func(i int) float64) float64 {
 	return inc
 }
 
-// countsFinished reports whether a page counts finished requests: a total
-// or a count by finish reason. A page without either (llama.cpp's) shows
-// no replica's capacity however long it is FULL.
+// countsFinished reports whether a page counts finished requests, in
+// total or by finish reason (llama.cpp's does not).
 func countsFinished(s *catalogue.Series) bool {
 	if !math.IsNaN(s.Scalars[catalogue.FinishedRequests]) {
 		return true

@@ -22,21 +22,18 @@ type Config struct {
 	// Hysteresis is how many consecutive evaluations a new state must hold
 	// before it is shown (DOWN is shown at once). 1 disables it.
 	Hysteresis int
-	// SLOExitMargin is the hysteresis on the SLO thresholds themselves: a
-	// replica enters SLOW when a p99 is over its SLO and leaves it only
-	// when the p99 is below SLO × (1 − SLOExitMargin), so that a p99 that
-	// wanders around the SLO does not flip the state. 0 disables it.
+	// SLOExitMargin is the hysteresis on the SLO thresholds: a replica
+	// leaves SLOW only when the p99 is below SLO × (1 − SLOExitMargin), so
+	// that a p99 that wanders around the SLO does not flip the state.
 	SLOExitMargin float64
 	// MinObservations is how many observations a latency histogram must
-	// hold in the window (requests for TTFT, tokens for ITL) before its
-	// p99 may make a replica SLOW: the p99 of a handful of requests is
-	// their maximum. 0 disables it.
+	// hold in the window before its p99 may make a replica SLOW: the p99
+	// of a handful of requests is their maximum.
 	MinObservations int
 }
 
 // DefaultConfig returns the documented defaults: the one home of the
-// flags' defaults (command.FlagVars) and of docs/flags.md's, which a test
-// holds to these.
+// flags' defaults and of docs/flags.md's.
 func DefaultConfig() Config {
 	return Config{
 		Window:          30 * time.Second,
@@ -49,16 +46,11 @@ func DefaultConfig() Config {
 	}
 }
 
-// JudgedHistograms are the histograms whose buckets the states read under
-// cfg: the quantiles or the share within an SLO that a state, its reasons
-// or its action rest on. TTFT and ITL against their SLOs (and TTFT's share
-// within its SLO, the goodput); the prefill time's p99, which says whether
-// a slow TTFT's queue is gone; the NIXL transfer time's p99, named in the
-// action for requests deferred for a KV transfer; e2e only with an e2e SLO,
-// for the goodput. The other histograms' quantiles (queue, decode, e2e,
-// preemptions per request) are shown, never judged, and their means come
-// from _sum and _count: a source that spares a large fleet's buckets may
-// leave theirs out and the states stay the same (judged_test.go).
+// JudgedHistograms are the histograms whose buckets the states, their
+// reasons or actions read under cfg: TTFT and ITL against their SLOs, the
+// prefill's p99 (is a slow TTFT's queue gone), the NIXL transfer's p99,
+// e2e only for the goodput under an e2e SLO. The others' quantiles are
+// shown, never judged: a source may spare a large fleet their buckets.
 func JudgedHistograms(cfg Config) []catalogue.Histogram {
 	judged := []catalogue.Histogram{catalogue.TTFT, catalogue.ITL, catalogue.PrefillTime, catalogue.NIXLTransferTime}
 	if cfg.SLOE2E > 0 {

@@ -17,8 +17,7 @@ type LoRAReport struct {
 }
 
 // engineKind is the engine of a page: the one the parser named, or vLLM
-// for a source that reads vLLM's families without naming the engine (a
-// Prometheus server queried by vLLM's names).
+// for a source that reads vLLM's families without naming it.
 func engineKind(s *catalogue.Sample) catalogue.EngineKind {
 	if s.EngineKind == catalogue.EngineUnknown && s.HasVLLM {
 		return catalogue.EngineVLLM
@@ -26,10 +25,8 @@ func engineKind(s *catalogue.Sample) catalogue.EngineKind {
 	return s.EngineKind
 }
 
-// describeEngine fills what the newest good page says of the server: its
-// engine, router, role and LoRA adapters, and how its derived figures
-// were computed. It also completes the figures the engine lacks but that
-// its own figures determine (TGI's mean TTFT).
+// describeEngine fills what the newest good page says of the server, and
+// completes the figures its own figures determine (TGI's mean TTFT).
 func describeEngine(rep *ReplicaReport, s *catalogue.Sample) {
 	rep.EngineKind = engineKind(s)
 	rep.Router, rep.Role = s.Router, s.Role
@@ -47,8 +44,7 @@ func describeEngine(rep *ReplicaReport, s *catalogue.Sample) {
 	}
 	if rep.EngineKind == catalogue.EngineTGI && !rep.TTFT.Mean.Known() && rep.Queue.Mean.Known() && rep.Prefill.Mean.Known() {
 		// TGI times the queue and the prefill batch, not the first token:
-		// their means add up to the mean TTFT (means add, quantiles do
-		// not, so the quantiles stay n/a).
+		// their means add up to the mean TTFT (quantiles do not add).
 		rep.TTFT.Mean = rep.Queue.Mean + rep.Prefill.Mean
 		how, _ := rep.EngineKind.DerivedBy(catalogue.HistogramFigure(catalogue.TTFT))
 		rep.addDerived("ttft_seconds", how)
@@ -73,8 +69,7 @@ func nonNil(s []string) []string {
 }
 
 // canJudge reports whether the engine's page gives the evidence of a
-// judgement. A router's page is judged on what its summed figures show:
-// a rule finds nothing in figures that are n/a.
+// judgement; a router's page is judged on whatever its figures show.
 func (ev *evidence) canJudge(j catalogue.Judgement) bool {
 	return ev.Router || ev.Kind.CanJudge(j)
 }
@@ -89,8 +84,8 @@ var judgedState = [catalogue.NumJudgements]State{
 }
 
 // engineNotes are the reasons that say what an engine's page does not
-// show: each state that cannot be judged from it, and what is missing from
-// the evidence of the state it was judged to be in.
+// show: each state it cannot be judged on, and what the evidence of its
+// state lacks.
 func engineNotes(state State, ev *evidence) []string {
 	if ev.Router || ev.Kind == catalogue.EngineUnknown || ev.Kind >= catalogue.NumEngineKinds {
 		return nil
@@ -121,20 +116,17 @@ func cannotText(j catalogue.Judgement, why string) string {
 	return fmt.Sprintf("%s: %s cannot be judged", why, j)
 }
 
-// routerNote is the reason a router's page is given: what it is, and that
-// its figures are not added to the fleet's.
+// routerNote is the reason a router's page is given.
 func routerNote(rep *ReplicaReport) string {
 	return fmt.Sprintf("%s router in front of %s: its figures are theirs, summed, and are not added to the fleet totals",
 		rep.Router, plural(float64(len(rep.Backends)), "backend"))
 }
 
-// finishedTotal takes the finished requests from the engine's own count of
-// every finished request when the page has one. The engines that count
-// only some reasons apart (SGLang its aborts, TGI its failures) would
-// otherwise have their finish rate read off that one reason; vLLM's count
-// is the sum of its reasons, so nothing changes for it. A total below the
-// sum of the reasons is a page at odds with itself: the reasons, counted
-// one by one, are kept, so that no share exceeds the whole.
+// finishedTotal takes the finished requests from the engine's own total
+// when the page has one: engines that count only some reasons apart
+// (SGLang its aborts) would otherwise have their rate read off that one. A
+// total below the sum of the reasons is kept out, so that no share
+// exceeds the whole.
 func (w *window) finishedTotal(f *Figures, ev *evidence, runs *seriesRuns) {
 	total := Num(w.rateOf(&runs.scalars[catalogue.FinishedRequests]))
 	if !total.Known() || total < f.RequestsPerSecond {
@@ -213,18 +205,19 @@ func figureKey(f catalogue.Figure) string {
 
 // staleWindowShare is how much of the window an engine that counts only
 // when requests end must have watched without a counter moving before it
-// is STALE: one scrape interval short of the whole, as the window is
-// seldom filled to the millisecond.
+// is STALE: a scrape interval short of the whole.
 const staleWindowShare = 0.9
 
+// countsAtEnd reports whether the engine counts work only when requests
+// end, so that its counters stand still between finishes.
+func (ev *evidence) countsAtEnd() bool {
+	return ev.Kind < catalogue.NumEngineKinds && catalogue.Capabilities[ev.Kind].CountsAtEnd
+}
+
 // longEnoughForStale reports whether the window is long enough to call
-// the engine's still counters stale: any span for an engine that counts
-// as it works, most of the window for one that counts when requests end.
+// the engine's still counters stale.
 func (ev *evidence) longEnoughForStale(cfg Config) bool {
-	if ev.Kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[ev.Kind].CountsAtEnd {
-		return true
-	}
-	return ev.SpanSeconds >= staleWindowShare*cfg.Window.Seconds()
+	return !ev.countsAtEnd() || ev.SpanSeconds >= staleWindowShare*cfg.Window.Seconds()
 }
 
 // hasLatency reports whether a page has any of the latency histograms SLOW

@@ -8,34 +8,20 @@ import (
 	"github.com/vtop-dev/vtop/human"
 )
 
-// Change is one change of a replica's state as shown: the one stream of
-// state changes that the event log, a hook (--on-change), the bell and
-// Alertmanager all read (Report.Changes), so that none of them tells what
-// another leaves out. Every change of the state shown is one Change, From
-// the state shown at the previous evaluation; a target's first state is a
-// change from none (First), and a target no longer read is a change to
-// none (Left).
-//
-// One change is not told, for every reader alike: a target that vtop has
-// just started reading is WARMING, and that is no news; until it shows
-// another state it has told nothing, and its first other state is its
-// first change, from none. A target judged before that warms up again (a
-// restart) tells its WARMING and then the state it settles in, like any
-// other change. So each target's changes form a chain: the first from
-// none, each next From the state the one before it went To.
+// Change is one change of a replica's state as shown: the one stream that
+// the event log, a hook (--on-change), the bell and Alertmanager all read
+// (Report.Changes), so that none tells what another leaves out. A target
+// vtop has just started reading tells nothing while WARMING: its first
+// other state is its first change, from none (First); a target no longer
+// read changes to none (Left). Each target's changes form a chain.
 type Change struct {
 	Time   time.Time
 	Target string
 	From   State // the state shown before; meaningless when First
 	To     State // the state shown now; meaningless when Left
-	// First is set on a target's first change: it had no state to tell
-	// before (FromName says "none").
-	First bool
-	// Left is set when the target is no longer among those read: it has
-	// no state now (ToName says "none").
-	Left bool
-	// Text is the change as the event log writes it: "FULL: waiting 41 in
-	// each of 3 readings", the new state and its first reason.
+	First  bool
+	Left   bool
+	// Text is the change as the event log writes it (StateText).
 	Text string
 }
 
@@ -65,21 +51,10 @@ const leftText = "no longer among the targets read"
 
 // FollowChanges gives r its stream of changes (Report.Changes) from prev,
 // the evaluation before it (nil for the first), and an event for each
-// change, before any other event. Analyze does it for each report it
-// makes; a report made otherwise (a test's) is given its stream here,
-// once, in order.
+// change, before any other event: what Analyze does for each report it
+// makes, for a report made otherwise.
 func (r *Report) FollowChanges(prev *Report) {
-	befores := make([]*ReplicaReport, len(r.Replicas))
-	if prev != nil {
-		index := make(map[string]*ReplicaReport, len(prev.Replicas))
-		for i := range prev.Replicas {
-			index[prev.Replicas[i].Target] = &prev.Replicas[i]
-		}
-		for i := range r.Replicas {
-			befores[i] = index[r.Replicas[i].Target]
-		}
-	}
-	r.followChanges(prev, befores)
+	r.followChanges(prev, previousReports(prev, len(r.Replicas), func(i int) string { return r.Replicas[i].Target }))
 }
 
 // followChanges is FollowChanges with each replica's previous report found
@@ -108,8 +83,7 @@ func (r *Report) followChanges(prev *Report, befores []*ReplicaReport) {
 }
 
 // changeOf is the change a replica's report tells at t against its
-// previous one (before, nil for none), if it tells one: a replica's
-// first state is told once it is out of WARMING, then each move.
+// previous one (before, nil for none), if it tells one.
 func changeOf(rep, before *ReplicaReport, t time.Time) (Change, bool) {
 	told := before != nil && before.told
 	rep.told = told || rep.State != StateWarming
@@ -123,8 +97,7 @@ func changeOf(rep, before *ReplicaReport, t time.Time) (Change, bool) {
 	return c, true
 }
 
-// addDepartures adds the changes of the targets of prev that are not in r
-// and whose state was told: they left.
+// addDepartures adds the changes of the told targets of prev not in r.
 func (r *Report) addDepartures(prev *Report) {
 	now := make(map[string]bool, len(r.Replicas))
 	for i := range r.Replicas {
@@ -147,13 +120,10 @@ func StateText(rep *ReplicaReport) string {
 	return text
 }
 
-// events are this evaluation's events other than state changes (those
-// are its Changes'): a restart, and threshold crossings (KV cache usage
-// reaching 90 %, p99 TTFT going over the SLO, read from enough requests
-// to judge by). A crossing that comes with a change to a state that
-// explains it is not an event of its own: the state's event says it.
-// befores[i] is reps[i]'s previous report; a target new in this
-// evaluation has none, so no basis for a crossing.
+// events are this evaluation's events other than state changes: a
+// restart, and threshold crossings (KV cache usage reaching kvBoundUsage,
+// p99 TTFT going over the SLO) that no change to a state explains.
+// befores[i] is reps[i]'s previous report: a new target has no crossing.
 func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg Config) []Event {
 	var out []Event
 	for i := range reps {
@@ -181,11 +151,8 @@ func events(now time.Time, reps []ReplicaReport, befores []*ReplicaReport, cfg C
 	return out
 }
 
-// changingTo reports whether r is changing to one of the states, now (it
-// is shown for the first time) or on its way (it is pending, held back by
-// the hysteresis: its event comes when it shows). A crossing at such a
-// change is part of it: a full queue or preemption raises TTFT and fills
-// the KV cache, and a slow TTFT is what SLOW says.
+// changingTo reports whether r is changing to one of the states, shown
+// now or pending: a crossing at such a change is part of it.
 func changingTo(r, before *ReplicaReport, states ...State) bool {
 	for _, s := range states {
 		if (r.State == s && before.State != s) || (r.Pending == s && r.State != s) {

@@ -12,9 +12,8 @@ import (
 type evidence struct {
 	Samples     int     // good samples in the window
 	SpanSeconds float64 // time between the oldest and newest of them
-	// EvidenceSeconds is the span of the readings of the newest process:
-	// SpanSeconds, or the time since RestartedAt when the window holds a
-	// restart (zero time when not). Health is judged on it.
+	// EvidenceSeconds is the span of the newest process's readings, since
+	// RestartedAt when the window holds a restart: health is judged on it.
 	EvidenceSeconds float64
 	RestartedAt     time.Time
 	Running         gaugeStats
@@ -27,70 +26,54 @@ type evidence struct {
 	CountersMoved   bool    // some engine counter increased in the window
 	AllZero         bool    // every engine value is zero in every sample
 	ResetMs         int64   // Unix ms of the newest scrape where an engine counter dropped; 0 for none
-	// Refused are the health figures every value of which the window's
-	// pages sent was refused (window.refusedUnknown): no health is proven
-	// on them.
+	// Refused are the health figures every value of which was refused
+	// (refusedUnknown): no health is proven on them.
 	Refused catalogue.FigureSet
 
-	// The evidence of vLLM's newest families; NaN (or no readings) when the
-	// page lacks them.
+	// vLLM's newest families; NaN (or no readings) when the page lacks them.
 	WaitingCapacity gaugeStats // requests waiting for scheduler capacity
 	Rejections      float64    // increase of admission rejections
 	NIXLFailed      float64    // increase of failed NIXL KV transfers
 	SleepLevel      float64    // the newest sleep level
 
 	// Kind is the engine whose page it is; Router is set for a router's
-	// page, judged on whatever its summed figures show.
+	// page, judged on its summed figures.
 	Kind   catalogue.EngineKind
 	Router bool
-	// Derived are the figures the newest page's parser derived
-	// (catalogue.Sample.Derived): a state judged on one may be judged on
-	// partial evidence (catalogue.EngineKind.PartialOn).
+	// Derived are the figures the newest page's parser derived: a state
+	// judged on one may be judged on partial evidence.
 	Derived catalogue.FigureSet
-	// Trail is the trailing evidence: the newest readings, over which FULL
-	// and PREEMPTING are judged so that readings from before a spike do
-	// not hide it for a whole window (see trailing).
+	// Trail is the evidence of the newest readings, over which FULL and
+	// PREEMPTING are judged so that older readings do not hide a spike.
 	Trail trail
-	// WasFull is set when the previous evaluation showed the replica
-	// FULL: the queue it was full of must be gone before it leaves.
+	// WasFull, WasSlow and WasRecovering say the previous evaluation's
+	// state, which is left only once its evidence is gone.
 	WasFull bool
-	// BatchCap is the replica's batch cap (ReplicaReport.BatchCap): the
-	// page's statement of it where BatchCapStated, else the most running
-	// seen, and BatchCapSince when vtop began to watch for it; 0 and zero
-	// unknown.
+	// BatchCap, BatchCapSince and BatchCapStated are the replica's
+	// (ReplicaReport.BatchCap); 0 when unknown.
 	BatchCap       float64
 	BatchCapSince  time.Time
 	BatchCapStated bool
-	// NoLatency is set when the page has none of the latency histograms
-	// (TTFT, inter-token, e2e), whatever its engine can export: Triton's
-	// TensorRT-LLM backend is TensorRT-LLM without them.
-	NoLatency bool
-	// WasRecovering is set when the previous evaluation showed the
-	// replica RECOVERING: it leaves when its figures are SLOExitMargin
-	// under their SLOs, as SLOW does.
+	// NoLatency is set when the page has none of the latency histograms,
+	// whatever its engine can export (Triton's TensorRT-LLM backend).
+	NoLatency     bool
 	WasRecovering bool
 	// Cleared is the evidence of a backlog that drained (see cleared).
 	Cleared backlogCleared
-	// Quiet is the evidence of a stall: the readings in hand since a
-	// token last moved (quietSpan). GCMoved is set when the API server's
-	// own process counters rose in the window.
+	// Quiet is the evidence of a stall (quietSpan); GCMoved is set when
+	// the API server's own process counters rose in the window.
 	Quiet   quiet
 	GCMoved bool
 	// PoolQueue is the evidence of requests queued in the server's HTTP
-	// pool, where no metric counts them (see poolQueue).
+	// pool, where no metric counts them.
 	PoolQueue poolQueue
 }
 
 // backlogCleared is the evidence RECOVERING names: when the window's
-// queue was last seen and how fast first tokens come since.
+// queue was last seen (zero when it still stands or never did), and the
+// mean TTFT over the Seconds since, at most the trailing fullSpan.
 type backlogCleared struct {
-	// At is the first reading with no queue after the newest that held
-	// one; zero when the window holds no queue or the newest readings
-	// still do.
-	At time.Time
-	// TTFTMean is the mean TTFT of the first tokens over the trailing
-	// fullSpan since At (from the TTFT histogram's _sum and _count), over
-	// Seconds; NaN when unknown.
+	At       time.Time
 	TTFTMean Num
 	Seconds  float64
 }
@@ -100,10 +83,8 @@ var engineCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.Genera
 
 // figures computes into f the Figures of one replica or engine over the
 // window, and returns the evidence. series[i] is its Series in the i-th
-// good sample (nil when absent there). kvCapacity is the KV cache size in
-// tokens (NaN when unknown). Every counter is read off the runs of one
-// walk over the series (gatherRuns). f is filled where it lies, in the
-// report: returned, the kilobyte of a Figures was copied twice per engine.
+// good sample (nil when absent there); kvCapacity is in tokens (NaN when
+// unknown). f is filled in place: a Figures is a kilobyte.
 func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity float64, cfg Config) evidence {
 	*f = Figures{}
 	ev := evidence{Samples: len(w.samples)}
@@ -140,9 +121,8 @@ func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity floa
 	if perRequest := f.MeanPromptTokens + f.MeanGenerationTokens; f.KVCapacityTokens.Known() && perRequest > 0 {
 		f.MaxSeqsKVHolds = Num(math.Floor(float64(f.KVCapacityTokens / perRequest)))
 	}
-	// Recomputed tokens are an estimate: a preempted request is recomputed
-	// from scratch, so it costs its prompt plus the output generated so far,
-	// on average half of its final output.
+	// A preempted request is recomputed from scratch: its prompt plus, on
+	// average, half of its final output.
 	f.RecomputedTokensPerSecond = f.PreemptionsPerSecond * (f.MeanPromptTokens + f.MeanGenerationTokens/2)
 	if f.PreemptionsPerSecond == 0 {
 		f.RecomputedTokensPerSecond = 0
@@ -155,15 +135,10 @@ func (w *window) figures(f *Figures, series []*catalogue.Series, kvCapacity floa
 	return ev
 }
 
-// cleared fills ev.Cleared from the series: the reading at which the
-// window's queue (the one FULL is judged on) was gone for good, and the
-// mean TTFT of the first tokens since, over at most the trailing fullSpan.
+// cleared fills ev.Cleared from the series.
 func (w *window) cleared(ev *evidence, series []*catalogue.Series) {
 	ev.Cleared = backlogCleared{TTFTMean: NA}
-	queue := catalogue.Waiting
-	if ev.WaitingCapacity.N > 0 {
-		queue = catalogue.WaitingCapacity
-	}
+	queue := ev.queueScalar()
 	n := len(series)
 	last := -1
 	for i := n - 1; i >= 0; i-- {
@@ -191,27 +166,30 @@ func (w *window) cleared(ev *evidence, series []*catalogue.Series) {
 
 // trail is the evidence of the newest readings of a window.
 type trail struct {
-	// Queue and Running summarise the readings of the last fullSpan
-	// (at least fullMinSamples of them when the window has them): the
-	// queue is the requests waiting for capacity where the page splits
-	// the waiting by reason, else all waiting requests.
+	// Queue (queueScalar) and Running summarise the readings of the last
+	// fullSpan (at least fullMinSamples), which span Seconds.
 	Queue, Running gaugeStats
-	// Seconds is the time between the first and the last of them.
-	Seconds float64
+	Seconds        float64
 	// LastTwoQueue summarises the queue of the two newest readings.
 	LastTwoQueue gaugeStats
-	// Preemptions is the increase of the preemption counter over the
-	// readings of the last preemptingSpan (a drop is a restart, after
-	// which the counter's value is its increase); NaN when unknown.
+	// Preemptions is the plain increase of the preemption counter over
+	// the last preemptingSpan; NaN when unknown.
 	Preemptions float64
 }
 
+// queueScalar is the gauge FULL's queue is read from: the requests
+// waiting for capacity where the page splits the waiting by reason.
+func (ev *evidence) queueScalar() catalogue.Scalar {
+	if ev.WaitingCapacity.N > 0 {
+		return catalogue.WaitingCapacity
+	}
+	return catalogue.Waiting
+}
+
 // queueTrend is the one rule of when a queue's slope is a trend: the
-// slope, where the newest readings (q, the trail's queue) show the queue
-// moving its way, else 0; n/a where the slope is. The window's slope
-// alone is a trend of one dip or one jump: a queue held at 6 after one
-// jump from 0 "grows by 0.2/s" for a window, and one held at 6 after a
-// reading at 7 "shrinks by 0/s".
+// slope where the newest readings (q) show the queue moving its way, else
+// 0. The window's slope alone is a trend of one dip or one jump: a queue
+// held at 6 after one jump from 0 "grows by 0.2/s" for a window.
 func queueTrend(growth Num, q gaugeStats) Num {
 	switch {
 	case !growth.Known():
@@ -224,10 +202,7 @@ func queueTrend(growth Num, q gaugeStats) Num {
 
 // trailing fills ev.Trail from the newest readings of the series.
 func (w *window) trailing(ev *evidence, series []*catalogue.Series) {
-	queue := catalogue.Waiting
-	if ev.WaitingCapacity.N > 0 {
-		queue = catalogue.WaitingCapacity
-	}
+	queue := ev.queueScalar()
 	n := len(series)
 	if n == 0 {
 		ev.Trail = trail{Preemptions: math.NaN()}
@@ -240,9 +215,8 @@ func (w *window) trailing(ev *evidence, series []*catalogue.Series) {
 	ev.Trail.Preemptions = counterIncrease(series[w.trailStart(preemptingSpan, 2):], catalogue.Preemptions)
 }
 
-// trailStart is the index of the first of the window's newest readings
-// that cover the last span, or of the last minReadings readings when
-// fewer cover it (a slow scrape interval).
+// trailStart is the index of the first of the window's readings that
+// cover the last span, or of the last minReadings when fewer do.
 func (w *window) trailStart(span time.Duration, minReadings int) int {
 	n := len(w.ms)
 	if n == 0 {
@@ -256,11 +230,9 @@ func (w *window) trailStart(span time.Duration, minReadings int) int {
 	return i
 }
 
-// counterIncrease is the plain increase of counter k over the series: the
-// sum of its rises, a drop counted as a reset (the new value is what it
-// rose by). No extrapolation: the trailing evidence asks whether the
-// counter moved, not at what rate. NaN when fewer than two readings know
-// it.
+// counterIncrease is the plain increase of counter k over the series
+// (plainIncrease): the trailing evidence asks whether it moved, not at
+// what rate.
 func counterIncrease(series []*catalogue.Series, k catalogue.Scalar) float64 {
 	return plainIncrease(len(series), func(i int) float64 {
 		if series[i] == nil {
@@ -298,8 +270,8 @@ func (w *window) finishFigures(f *Figures, ev *evidence, runs *seriesRuns) {
 }
 
 // littlesLaw fills time running, queue growth, arrivals and efficiency.
-// Arrivals are what finished plus what the batch and the queue grew by; they
-// cannot be negative, so noise that makes the sum negative reads 0.
+// Arrivals are what finished plus what the batch and the queue grew by,
+// never negative.
 func (w *window) littlesLaw(f *Figures, ev *evidence, series []*catalogue.Series) {
 	f.TimeRunningSeconds = NA
 	if f.RequestsPerSecond > 0 {
@@ -341,10 +313,8 @@ func (w *window) latencyFigures(f *Figures, series []*catalogue.Series, runs *se
 	f.MeanGenerationTokens = w.histogramMean(runs, catalogue.GenerationLength)
 }
 
-// histogramMean is the mean observation of histogram h over the window:
-// the increase of its _sum over that of its _count (n/a where no page has
-// the histogram, since its runs then hold no reading). Its buckets are not
-// read.
+// histogramMean is the mean observation of histogram h over the window,
+// from its _sum and _count.
 func (w *window) histogramMean(runs *seriesRuns, h catalogue.Histogram) Num {
 	return ratio(Num(w.increaseOf(&runs.histSum[h])), Num(w.increaseOf(&runs.histCount[h])))
 }
@@ -369,9 +339,7 @@ func (w *window) counterMovement(ev *evidence, series []*catalogue.Series, runs 
 		check(&runs.finished[r])
 	}
 	for h := range catalogue.NumHistograms {
-		// Only pages that have the histogram: an absent one is no count
-		// of zero, so neither a counter that is known nor one that dropped.
-		check(&runs.histCount[h])
+		check(&runs.histCount[h]) // an absent histogram's run holds no reading
 	}
 	ev.AllZero = len(w.samples) > 0
 	for _, s := range series {
@@ -414,7 +382,7 @@ func newestSeries(series []*catalogue.Series) *catalogue.Series {
 }
 
 // ratio is a ÷ b, n/a when either is unknown or b is not positive (no
-// queries means no hit rate, not a 0 % hit rate).
+// queries is no hit rate, not 0 %).
 func ratio(a, b Num) Num {
 	if !a.Known() || !b.Known() || b <= 0 {
 		return NA

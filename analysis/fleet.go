@@ -10,9 +10,7 @@ import (
 
 // Imbalance rules: with at least imbalanceMinReplicas replicas up, a
 // replica whose figure is more than imbalanceFactor times the fleet median
-// (and a metric's minimum gap away from it),
-// or less than its inverse, is named. A queue where the median replica has
-// none is named above imbalanceMinWaiting requests.
+// or less than its inverse, and a metric's minimum gap away, is named.
 const (
 	imbalanceMinReplicas = 3
 	imbalanceFactor      = 2.0
@@ -21,7 +19,7 @@ const (
 
 // fleetFigures totals the replicas and derives the scaling advice at now;
 // prev is the same fleet's figures at the previous evaluation (nil for
-// none), whose advice carries the autoscaler's recent recommendations.
+// none).
 func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) FleetFigures {
 	ff := FleetFigures{Replicas: len(reps), States: make(map[string]int, len(stateNames)), WorstTTFTP99: NA}
 	for _, name := range stateNames {
@@ -34,8 +32,8 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	for i := range reps {
 		r := &reps[i]
 		ff.countState(r)
-		if worse(r, reps, worst) {
-			worst = i
+		if worst < 0 || CompareSeverity(r, &reps[worst]) < 0 {
+			worst = i // the worst-first order of every screen
 		}
 		if r.State == StateDown {
 			continue
@@ -62,8 +60,7 @@ func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFi
 	return ff
 }
 
-// countState counts a replica into the fleet's states: its state, and
-// whether it restarted, answered late, is down or up.
+// countState counts a replica into the fleet's states.
 func (ff *FleetFigures) countState(r *ReplicaReport) {
 	ff.States[r.State.String()]++
 	if r.Restarted {
@@ -79,8 +76,7 @@ func (ff *FleetFigures) countState(r *ReplicaReport) {
 	}
 }
 
-// fleetTotals adds up the replicas that serve (up, and not a router in
-// front of replicas of their own).
+// fleetTotals adds up the replicas that serve.
 type fleetTotals struct {
 	stop, finished                            sum
 	rps, prompt, generation, running, waiting sum
@@ -95,8 +91,7 @@ func (t *fleetTotals) add(ff *FleetFigures, r *ReplicaReport) {
 	t.running.add(r.Running)
 	t.waiting.add(r.Waiting)
 	if r.FinishedPerSecond.Stop.Known() {
-		// Only replicas that count their stops: an engine without
-		// finish reasons would pass its requests for failures.
+		// An engine without finish reasons would pass its requests for failures.
 		t.stop.add(r.FinishedPerSecond.Stop)
 		t.finished.add(r.RequestsPerSecond)
 	}
@@ -105,14 +100,8 @@ func (t *fleetTotals) add(ff *FleetFigures, r *ReplicaReport) {
 	}
 }
 
-// worse reports whether r is worse than reps[worst] (-1 for none), in the
-// worst-first order of every screen (CompareSeverity).
-func worse(r *ReplicaReport, reps []ReplicaReport, worst int) bool {
-	return worst < 0 || CompareSeverity(r, &reps[worst]) < 0
-}
-
-// sum adds the known figures; unknown when none is known, or when they
-// add up past what a float holds (a total is never infinite).
+// sum adds the known figures; unknown when none is known, or past what a
+// float holds.
 type sum struct {
 	total float64
 	known bool
@@ -132,10 +121,9 @@ func (s *sum) value() Num {
 	return Num(s.total)
 }
 
-// imbalances names the replicas far from the fleet median in requests/s,
-// KV cache usage or waiting requests, the most extreme first (the largest
-// Ratio, see ratioToMedian), so that a screen that names one names the
-// worst.
+// imbalances names the replicas far from the fleet median in
+// imbalanceMetrics, the most extreme first, so that a screen that names
+// one names the worst.
 func imbalances(up []*ReplicaReport) []Imbalance {
 	if len(up) < imbalanceMinReplicas {
 		return nil
@@ -169,18 +157,15 @@ func imbalances(up []*ReplicaReport) []Imbalance {
 	return out
 }
 
-// ratioToMedian is how far v is from the median med: the larger over the
-// smaller, each plus the metric's minimum gap, which keeps the ratio
-// finite at zero and ranks a queue of 1,072 against a median of 6 (×98)
-// before an empty one against the same median (×2.2).
+// ratioToMedian is how far v is from the median med (Imbalance.Ratio):
+// a queue of 1,072 against a median of 6 is ×98, an empty one ×2.2.
 func ratioToMedian(v, med, gap float64) float64 {
 	hi, lo := math.Max(v, med), math.Min(v, med)
 	return (hi + gap) / (lo + gap)
 }
 
-// imbalanceMetric is one figure compared across the fleet. A replica is far
-// from the median when it is more than imbalanceFactor times above or below
-// it and, so that small numbers do not raise alarms, more than minGap away.
+// imbalanceMetric is one figure compared across the fleet; minGap keeps
+// small numbers from raising alarms.
 type imbalanceMetric struct {
 	name, label string
 	value       func(*ReplicaReport) Num

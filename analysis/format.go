@@ -7,15 +7,10 @@ import (
 	"time"
 )
 
-// These are the words of the analysis: how a figure is written inside a
-// sentence. Reasons, actions, events, the fleet advice and the text report
-// of `vtop analyze` and `vtop --once` are read as prose and copied into
-// tickets and configuration, so a number there is written in full, with
-// thousands separators and the precision it needs: "cap max_num_seqs at
-// 537", "430,000 tokens", "13.8 req/s", "350ms". The panes of the screen
-// have a few columns per figure and keep their own compact formatters in
-// package ui ("12k", "1.2M"): the two sets differ in width on purpose, not
-// in meaning, and both write an unknown figure as "n/a", never as 0.
+// The words of the analysis: how a figure is written inside a sentence
+// that is copied into tickets and configuration, in full ("430,000
+// tokens", "13.8 req/s", "350ms"), where the panes keep ui's compact
+// formatters ("12k"). Both write an unknown figure as "n/a", never 0.
 
 // count formats a number of things: whole, with thousands separators
 // ("12,400"); "n/a" when unknown.
@@ -66,9 +61,8 @@ func trimZeros(s string) string {
 }
 
 // percent formats a 0–1 fraction as a percentage: whole from 10% ("95%"),
-// with one decimal below it ("1.6%", "8%"), where a whole number would
-// turn a KV cache at 1.6% into 2%. The screen writes every percentage
-// with it, so a pane's figures and its reasons agree.
+// with one decimal below it ("1.6%", "8%"). The screen writes every
+// percentage with it, so a pane's figures and its reasons agree.
 func percent(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "n/a"
@@ -99,9 +93,8 @@ func duration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// Count writes the figure as a whole number with thousands separators
-// ("12,400"), or "n/a" when it is unknown. Count, Amount, Percent and
-// Seconds are the words the reasons use, for reports printed as text.
+// Count writes the figure as a whole number ("12,400"), or "n/a". Count,
+// Amount, Percent and Seconds are the reasons' words, for text reports.
 func (n Num) Count() string { return count(float64(n)) }
 
 // Amount writes a rate or a mean with the precision it needs ("6", "12.5",

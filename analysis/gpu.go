@@ -20,16 +20,10 @@ type GPUSource struct {
 	Note string `json:"note,omitempty"`
 }
 
-// ApplyGPUs puts the GPUs under the fleet into a report: the list itself
-// (each GPU's Replica already set by device.Join, on evidence only), the
-// state of their sources, and, for each replica, the GPU evidence that
-// changes what to do (device.Evidence): a fault badge and the fault's action
-// after an XID error or failed memory, the batch cap rather than the GPU
-// while FULL with the GPU half idle, throttled clocks or heat while SLOW,
-// a full framebuffer while PREEMPTING. The state itself is the metrics'.
-//
-// gs is taken over by the report. It is pure: the monitor calls it after
-// Analyze with what its GPU collectors read.
+// ApplyGPUs puts the GPUs under the fleet (each GPU's Replica set by
+// device.Join) and the state of their sources into a report, and, for
+// each replica, the GPU evidence that changes what to do
+// (device.Evidence); the state itself is the metrics'. gs is taken over.
 func ApplyGPUs(r *Report, gs []device.GPU, sources []GPUSource) {
 	if gs == nil {
 		gs = []device.GPU{}
@@ -50,10 +44,9 @@ func ApplyGPUs(r *Report, gs []device.GPU, sources []GPUSource) {
 	}
 }
 
-// applyEvidence adds one replica's GPU findings to its reasons; a fault
-// names the badge and, being the cause of everything else, takes the
-// first action; a finding that explains the state takes it too, since it
-// changes what to do (raise max_num_seqs rather than add replicas).
+// applyEvidence adds one replica's GPU findings to its reasons; a fault,
+// the cause of everything else, or a finding that explains the state takes
+// the first action, since it changes what to do.
 func applyEvidence(rep *ReplicaReport, joined []device.GPU) {
 	rep.Reasons = slices.Clone(rep.Reasons) // never append into a slice the analysis may share
 	rep.GPUCount = len(joined)
@@ -139,8 +132,7 @@ func (r *Report) ReplicaGPUs(target string) []device.GPU {
 }
 
 // AddFaultEvents adds an event for each replica whose GPU fault badge is
-// new since prev: a GPU falling off the bus is news in the event log as a
-// change of state is.
+// new since prev: a GPU falling off the bus is news.
 func AddFaultEvents(r, prev *Report) {
 	before := make(map[string]string, len(prev.Replicas))
 	for i := range prev.Replicas {

@@ -10,8 +10,7 @@ import (
 // FleetGroup is the replicas serving one model in one role: their totals,
 // worst replica and scaling advice, apart from the rest of the fleet.
 type FleetGroup struct {
-	// Model is the model served; "" when no replica of the group has
-	// said (none answered yet).
+	// Model is the model served; "" when no replica has said.
 	Model string `json:"model"`
 	// Role is the prefill/decode role of the group, when the pages say.
 	Role catalogue.Role `json:"role,omitempty"`
@@ -20,8 +19,7 @@ type FleetGroup struct {
 	FleetFigures
 }
 
-// Name is how screens name the group: the model, and the role when the
-// pages state one.
+// Name is how screens name the group: the model, and its role if any.
 func (g *FleetGroup) Name() string {
 	name := g.Model
 	if name == "" {
@@ -40,15 +38,12 @@ type groupKey struct {
 }
 
 // fleetGroups groups the replicas by model and role and gives each group
-// its own figures. A replica that has not said its model (it never
-// answered) joins the only group there is, or a group of its own when
-// there are several. With several groups the fleet's advice is the sum of
-// the groups': a queue of one model is no reason to add replicas of
-// another. prev is the fleet's figures at the previous evaluation (nil for
-// none): each group finds its own past there.
+// its own figures: a queue of one model is no reason to add replicas of
+// another. A replica that has not said its model joins the only group, or
+// one of its own among several. prev is the fleet's figures at the
+// previous evaluation (nil for none).
 func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) {
 	if k, ok := soleGroup(reps); ok {
-		// The common fleet of one model: no map of members to build.
 		g := FleetGroup{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps, nil)}
 		g.Groups = nil
 		ff.Groups = []FleetGroup{g}
@@ -76,8 +71,7 @@ func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Ti
 	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
 }
 
-// previousGroup is the figures of group k at the previous evaluation; nil
-// when there was none.
+// previousGroup is the figures of group k at the previous evaluation.
 func previousGroup(prev *FleetFigures, k groupKey) *FleetFigures {
 	if prev == nil {
 		return nil
@@ -90,8 +84,7 @@ func previousGroup(prev *FleetFigures, k groupKey) *FleetFigures {
 	return nil
 }
 
-// keyOf is the group of a replica. A unified server does both phases, as
-// one that does not say its role.
+// keyOf is the group of a replica; a unified server is one of no role.
 func keyOf(r *ReplicaReport) groupKey {
 	k := groupKey{r.Model, r.Role}
 	if k.role == catalogue.RoleUnified {
@@ -100,9 +93,8 @@ func keyOf(r *ReplicaReport) groupKey {
 	return k
 }
 
-// soleGroup returns the one group of reps when there is at most one
-// besides the replicas that have not said their model, which join it (the
-// zero key when none has said), and false when there are several.
+// soleGroup returns the one group of reps besides the replicas that have
+// not said their model (the zero key when none has), false for several.
 func soleGroup(reps []ReplicaReport) (groupKey, bool) {
 	var sole groupKey
 	for i := range reps {
@@ -135,9 +127,8 @@ func targetsOf(reps []ReplicaReport, idx []int) []string {
 }
 
 // groupedAdvice is the fleet's advice when it serves several groups: the
-// replicas each group's advice asks for, added up, and each group's
-// recommendation. The fleet-wide rules would weigh one model's arrivals
-// against another's queue, so their figures are left n/a.
+// replicas each group's advice asks for, added up; the fleet-wide figures
+// that would weigh one model's arrivals against another's queue are n/a.
 func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
 	a := Advice{
 		Replicas: fleet.Replicas, Uncounted: fleet.Uncounted, Full: fleet.Full, CapacityReplicas: fleet.CapacityReplicas,
@@ -191,8 +182,7 @@ func frontsOthers(r *ReplicaReport) bool {
 
 // hasOwnReplicas reports whether the fleet holds a replica that answers
 // with its own figures: then routers and frontends are left out of the
-// totals, which would otherwise count their backends twice. A fleet of
-// routers alone is totalled from them, the only figures there are.
+// totals, which would count their backends twice.
 func hasOwnReplicas(reps []ReplicaReport) bool {
 	for i := range reps {
 		if reps[i].State != StateDown && !frontsOthers(&reps[i]) {

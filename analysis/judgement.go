@@ -6,34 +6,18 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// Thresholds are the spans and counts of the state rules, for an evaluator
-// of the same judgement outside this package (the Prometheus rules `vtop
-// rules` writes): the constants the analysis itself judges by, so that
-// the two cannot drift apart.
+// Thresholds are the spans and counts of the state rules (their constants
+// in state.go say what each means), for an evaluator of the same judgement
+// outside this package (`vtop rules`), so that the two cannot drift apart.
 type Thresholds struct {
-	// FullReadings is how many of the newest readings must each hold a
-	// queue for a replica to be FULL, read over at least FullSpan.
-	FullReadings int
-	FullSpan     time.Duration
-	// ObviousQueue is the queue that makes a replica FULL on two readings.
-	ObviousQueue float64
-	// PreemptingSpan is the trailing span over which a preemption makes a
-	// replica PREEMPTING (at least two readings), when its cost over the
-	// window is material: its recomputed tokens at least
-	// MaterialRecomputed of the tokens generated, or its preemptions at
-	// least MaterialPreempted of the requests finished.
+	FullReadings                          int
+	FullSpan                              time.Duration
+	ObviousQueue                          float64
 	PreemptingSpan                        time.Duration
 	MaterialRecomputed, MaterialPreempted float64
-	// LeastEvidence is the span of readings a verdict of health or
-	// idleness needs (the window, when it is shorter).
-	LeastEvidence time.Duration
-	// StaleReadings is how many readings must show no counter moving while
-	// requests run for a replica to be STALE.
-	StaleReadings int
-	// StalledSpan is how long work must be present with no token
-	// generated for a replica to be STALLED (over StaleReadings readings
-	// at least).
-	StalledSpan time.Duration
+	LeastEvidence                         time.Duration
+	StaleReadings                         int
+	StalledSpan                           time.Duration
 }
 
 // JudgementThresholds returns the thresholds the analysis judges by.
@@ -55,25 +39,20 @@ func JudgementThresholds() Thresholds {
 // capacity is not known, so no cap can be computed.
 const preemptingAction = "lower max_num_seqs (or raise gpu_memory_utilization), or add VRAM / replicas"
 
-// slowAction is SLOW's first action before the histograms name a cause:
-// the causes vtop tells apart, and what each asks for.
+// slowAction is SLOW's first action before the histograms name a cause.
 const slowAction = "by the cause the histograms show: long prompts (shorten them, prefix caching, chunked prefill), slow prefill, " +
 	"prefill interference (chunked prefill with a smaller max_num_batched_tokens, or split prefill and decode), " +
 	"slow decode steps (lower max_num_seqs, or add replicas)"
 
-// recoveringAction is RECOVERING's first action: none, since the cause
-// has passed; what to watch, and what a recurrence would mean.
+// recoveringAction is RECOVERING's first action: none, the cause passed.
 const recoveringAction = "none to take: watch that it clears; if backlogs recur, the load needs more replicas (see the advice)"
 
 // downAction is DOWN's first action, without the target and error a
 // replica's report names.
 const downAction = "check the inference server process / pod"
 
-// FirstAction is the first action of a state in vtop's words, as far as
-// it can be said without one replica's figures (which the screen adds: the
-// cap of max_num_seqs the KV cache holds, the cause of a slow TTFT, the
-// scaling target). The waiting gauge named is the engine's; "" for the
-// states that ask for nothing.
+// FirstAction is the first action of a state, as far as it can be said
+// without one replica's figures; "" for the states that ask for nothing.
 func FirstAction(s State, kind catalogue.EngineKind, cfg Config) string {
 	switch s {
 	case StateDown:

@@ -22,9 +22,8 @@ var stateMeanings = [...]string{
 	StateDown:       "the scrape fails: refused, an HTTP error, or no engine metrics",
 }
 
-// StateMeaning is what a state means, in one short line: the legend of the
-// help overlay. FirstAction is what to do about it; docs/verdicts.md has
-// the whole rule of each. "" for an unknown state.
+// StateMeaning is what a state means, in one short line (stateMeanings);
+// "" for an unknown state.
 func StateMeaning(s State) string {
 	if int(s) < len(stateMeanings) {
 		return stateMeanings[s]
@@ -33,11 +32,8 @@ func StateMeaning(s State) string {
 }
 
 // SlowMark is the short why of a SLOW replica whose p99 TTFT is within the
-// TTFT SLO, for a line that shows that p99 beside the state (a table row):
-// the return to health the hysteresis holds ("pending healthy 1/2"), the
-// ITL p99 over its SLO ("ITL 150ms"), or a p99 between its SLO and the
-// exit SLOExitMargin under it ("until TTFT <900ms"). "" when the p99 TTFT
-// shown is over its SLO (the figure says why), or the replica is not SLOW.
+// TTFT SLO, for a table row: "pending healthy 1/2", "ITL 150ms" or "until
+// TTFT <900ms". "" when the p99 TTFT is over its SLO, or not SLOW.
 func SlowMark(r *ReplicaReport, cfg Config) string {
 	if r.State != StateSlow || r.TTFT.P99.Float() > cfg.SLOTTFT.Seconds() {
 		return ""

@@ -1,13 +1,9 @@
 package analysis
 
-// Picture is the fleet at a glance: its worst state, how many of its
-// replicas ask for action (NeedsAction), and how many are DOWN. A
-// replay's n and N move from one change of it to the next: in a large
-// fleet some replica changes state in almost every report, but the
-// picture changes when an incident begins, grows, shrinks or ends. DOWN
-// is counted apart: a FULL replica that dies leaves the worst state and
-// the urgent count as they were, yet it is the moment an engineer looks
-// for.
+// Picture is the fleet at a glance: its worst state, how many replicas
+// ask for action, and how many are DOWN (apart: a FULL replica that dies
+// leaves the others as they were). A replay steps from one change of it to
+// the next: in a large fleet some replica changes in almost every report.
 type Picture struct {
 	Worst  State
 	Urgent int
@@ -35,9 +31,7 @@ func PictureOf(r *Report) Picture {
 func NeedsAction(s State) bool { return severityRank(s) >= severityRank(StateSlow) }
 
 // Changed reports whether the fleet's picture differs between p and q:
-// another worst state, or the count of replicas asking for action, or of
-// those DOWN, on another step of the ladder 0, 1, 2, 5, 10, 20, 50, 100,
-// … (a count moving within a step, 31 to 30, is the same picture).
+// another worst state, or a count on another step (urgentStep).
 func (p Picture) Changed(q Picture) bool {
 	return p.Worst != q.Worst || urgentStep(p.Urgent) != urgentStep(q.Urgent) || urgentStep(p.Down) != urgentStep(q.Down)
 }

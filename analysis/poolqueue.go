@@ -7,35 +7,27 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// A queue no metric counts. A server that gives each open connection a
-// worker of a fixed HTTP pool (catalogue.Capability.WorkerPerConnection:
-// llama.cpp before its pool grew threads on demand) lets the requests
-// past its pool wait for a worker in its HTTP layer, where no gauge
-// counts them. vtop's own scrape waits in that queue too: scrapes that
-// wait for an answer while requests run at the batch cap are the queue,
-// seen from outside. With a thread free, such a server answers its page
-// within a step of its loop: 0–90 ms on a real llama.cpp server's 2
-// loaded cores, against 0.4–2.3 s with the pool taken (BENCHMARKS.md).
+// A queue no metric counts: a server that gives each open connection a
+// worker of a fixed HTTP pool (WorkerPerConnection: older llama.cpp) lets
+// the requests past its pool wait where no gauge counts them, and vtop's
+// own scrapes wait there too. With a thread free such a server answers
+// within 0–90 ms, against 0.4–2.3 s with the pool taken (BENCHMARKS.md).
 const (
-	// poolQueueSpan is how far back the scrapes are counted.
+	// poolQueueLate scrapes of the last poolQueueSpan that waited
+	// poolQueueWait or more (a timeout counts) prove the queue: one is a
+	// slow moment, three while requests stay at the cap a pool taken.
 	poolQueueSpan = 10 * time.Second
-	// poolQueueWait is how long a scrape must wait for its page to be
-	// counted as waiting for a worker (a timeout counts too).
 	poolQueueWait = 250 * time.Millisecond
-	// poolQueueLate is how many of the span's scrapes must have waited to
-	// prove the queue: one is a slow moment, three in ten seconds while
-	// requests stay at the cap are a pool that stays taken.
 	poolQueueLate = 3
 	// lateScrapesBehindPool is lateScrapes for such a server whose newest
-	// page showed requests running: its scrapes wait with the requests,
-	// and several time out in a row while it serves (four, on a real one);
-	// it is DOWN when none is answered for this many.
+	// page showed requests running: several time out in a row while it
+	// serves (four, on a real one).
 	lateScrapesBehindPool = 10
 )
 
 // poolQueue is the evidence of a queue in the HTTP pool: the scrapes of
-// the last poolQueueSpan, how many of them waited poolQueueWait or more
-// (Late) and how many of those got no answer within the timeout.
+// the last poolQueueSpan, how many waited (Late) and how many of those
+// got no answer within the timeout.
 type poolQueue struct {
 	Late, Unanswered, Scrapes int
 	Problem                   string // the newest timeout's error
@@ -43,8 +35,7 @@ type poolQueue struct {
 
 // poolQueueOf counts the scrapes of the last poolQueueSpan before now and
 // those that waited, for a server of that engine; the zero evidence for
-// another. A recording keeps no answer times: replayed, only the
-// timeouts count.
+// another. Replayed, only the timeouts count.
 func poolQueueOf(samples []catalogue.Sample, now time.Time, kind catalogue.EngineKind) poolQueue {
 	var q poolQueue
 	if !kind.WorkerPerConnection() {
@@ -67,8 +58,7 @@ func poolQueueOf(samples []catalogue.Sample, now time.Time, kind catalogue.Engin
 }
 
 // proves reports whether the scrapes that waited prove a queue in the
-// pool: poolQueueLate of them while requests ran in every reading of the
-// trail, at the batch cap in one (every slot busy).
+// pool: requests ran in every reading of the trail, at the cap in one.
 func (q poolQueue) proves(ev *evidence) bool {
 	r := &ev.Trail.Running
 	return q.Late >= poolQueueLate && r.N > 0 && r.Min > 0 && (!(ev.BatchCap > 0) || r.Max >= ev.BatchCap)
@@ -107,15 +97,14 @@ func poolQueueReasons(ev *evidence) []string {
 const poolQueueNote = "llama.cpp gives each open connection one HTTP thread, and its older versions (b4747 among them; b8901 grows the pool on demand) fix the pool at start (--threads-http, by default max(parallel+2, cores−1)): requests past it wait where requests_deferred does not count them; --threads-http above the slots plus the clients makes them counted"
 
 // busyOnPool reports whether the page is of a server whose HTTP pool may
-// be fixed, with requests running: a run of timeouts that follows is
-// likely its pool taken by requests.
+// be fixed, with requests running.
 func busyOnPool(s *catalogue.Sample) bool {
 	return s.EngineKind.WorkerPerConnection() && s.Total.Scalars[catalogue.Running] > 0
 }
 
 // behindPool reports whether a run of timeouts is likely a queue in the
-// HTTP pool of a server busy at its last answer (busyOnPool): late, not
-// DOWN, until lateScrapesBehindPool scrapes in a row went unanswered.
+// HTTP pool of a server busy at its last answer: late, not DOWN, until
+// lateScrapesBehindPool in a row.
 func behindPool(prev *ReplicaReport, run failures) bool {
 	return prev != nil && prev.busyOnPool && run.count < lateScrapesBehindPool
 }

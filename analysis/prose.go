@@ -9,8 +9,7 @@ import (
 )
 
 // The sentences of FULL and of the fleet's advice: the verdicts and the
-// advice decide, the functions here say it. Figures are written with the
-// words of format.go (count, amount, percent, seconds).
+// advice decide, the functions here say it.
 
 // plural writes a count with its noun, "1 preemption", "22 preemptions".
 func plural(n float64, noun string) string {
@@ -41,8 +40,7 @@ func roughDuration(secs float64) string {
 	return amount(math.Round(secs/360)/10) + " h"
 }
 
-// warmingReason says how much of the least evidence a verdict of health
-// needs the window holds.
+// warmingReason says how much of the least evidence the window holds.
 func warmingReason(ev *evidence, cfg Config) string {
 	since := ""
 	if !ev.RestartedAt.IsZero() {
@@ -75,13 +73,11 @@ func fullReasons(f *Figures, ev *evidence) []string {
 		reasons = append(reasons, capText)
 	}
 	if g := queueTrend(f.WaitingGrowth, t.Queue); g < 0 && t.Queue.Last > 0 {
-		// Said only of a queue the newest readings show shrinking.
 		shrink := float64(-g)
 		reasons = append(reasons, fmt.Sprintf("the queue shrinks by %s/s: empty in about %s at that rate",
 			amount(shrink), seconds(t.Queue.Last/shrink)))
 	}
 	if t.Queue.N < fullMinSamples && !poolOnly {
-		// Said, because one more reading is the usual standard of proof.
 		reasons = append(reasons, fmt.Sprintf("judged on %d readings: a queue of %s and %s at the cap is full without waiting for a third",
 			t.Queue.N, count(t.Queue.First), count(t.Queue.Last)))
 	}
@@ -98,10 +94,7 @@ func fullReasons(f *Figures, ev *evidence) []string {
 }
 
 // batchBound says, short, what holds the batch of a FULL replica: the KV
-// cache when it is nearly full; else whether running is at the batch cap
-// (the one the page states, or the most seen where it states none: vLLM
-// does not export max_num_seqs) or under it, where a limit below the cap
-// holds the batch.
+// cache when it is nearly full, else the batch cap, or a limit under it.
 func batchBound(ev *evidence) string {
 	at := ev.BatchCap > 0 && ev.Trail.Running.Last >= atCapShare*ev.BatchCap
 	switch {
@@ -119,8 +112,8 @@ func batchBound(ev *evidence) string {
 	return "under the " + count(ev.BatchCap) + " seen at most"
 }
 
-// batchCapText is the reason that says where the batch cap comes from, and
-// what holds a batch under it.
+// batchCapText says where the batch cap comes from, and what holds a
+// batch under it.
 func batchCapText(ev *evidence) string {
 	if !(ev.BatchCap > 0) {
 		return ""
@@ -148,15 +141,13 @@ func rejectionText(f *Figures, ev *evidence) string {
 }
 
 // scaleOnUncountedWords is scaleOnWords for n replicas whose pages count
-// no finished requests (llama.cpp): no capacity will ever give the
-// target, so none is promised.
+// no finished requests: no capacity will ever give the target.
 func scaleOnUncountedWords(head, metric string, n int) string {
 	return head + "scale on " + metric + " with a target set by hand: " + noFinishCounterWords(n)
 }
 
 // scaleOnWords is head and "scale on METRIC with target T per replica
-// (…)": the one wording of the autoscaling target, on a FULL pane and in
-// the fleet's HPA line.
+// (…)", on a FULL pane and in the fleet's HPA line.
 func scaleOnWords(head, metric string, target, capacity Num, queueSeconds float64) string {
 	s := head + "scale on " + metric + " with target "
 	if !target.Known() {
@@ -181,9 +172,9 @@ func (a *Advice) addWords(rec, demand, capacity float64, backlog Num) string {
 }
 
 // backlogWords is what follows an advice with a count: how soon the
-// backlog clears at that count, or, when that is beyond backlogDrainAim,
-// how many would clear it within it: a drain of hours, read off a small
-// spare, is noise more than a time. Empty without a backlog to clear.
+// backlog clears at that count, or, beyond backlogDrainAim, how many
+// would clear it within it (a drain of hours off a small spare is noise
+// more than a time). Empty without a backlog to clear.
 func (a *Advice) backlogWords(backlog Num) string {
 	if !a.BacklogClearSeconds.Known() {
 		return ""
@@ -196,8 +187,8 @@ func (a *Advice) backlogWords(backlog Num) string {
 }
 
 // roomWords is the advice when replicas are FULL but those up carry the
-// demand spread evenly: spread the load (Action rebalance) or let the
-// backlog clear (drain).
+// demand spread evenly: spread the load (rebalance) or let the backlog
+// clear (drain).
 func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	carry := fmt.Sprintf("%d up", a.Replicas)
 	if a.Uncounted > 0 {
@@ -212,8 +203,7 @@ func (a *Advice) roomWords(demand, capacity float64, backlog Num) string {
 	s := fmt.Sprintf("spread the load: %s, but %d %s %s%s while others have room",
 		carry, a.AtCapacity, isAre(n), a.fullWord(), a.queuePaceWords())
 	if a.BacklogClearSeconds.Known() {
-		// The time is the fleet's spare once the load is spread, not the
-		// pace at which the FULL replicas clear it now.
+		// The fleet's spare once the load is spread, not the FULL replicas' pace.
 		s += "; spread evenly, the backlog of " + count(backlog.Float()) + " clears in about " + roughDuration(a.BacklogClearSeconds.Float())
 	}
 	return s
@@ -232,8 +222,7 @@ func fullHead(action, own string) string {
 }
 
 // queuePaceWords says how the fleet's queue moves while FULL replicas
-// hold it: growing, shrinking too slowly to clear on its own, or not
-// shrinking; nothing when its pace is unknown.
+// hold it; nothing when its pace is unknown.
 func (a *Advice) queuePaceWords() string {
 	switch g := a.QueueGrowthPerSecond; {
 	case g > 0:
@@ -268,15 +257,19 @@ func (a *Advice) addWithoutCount(s string) string {
 	} else {
 		s += fmt.Sprintf("; a count once a replica has been at capacity for %s s and shows what it carries", count(capacitySettle.Seconds()))
 	}
+	return s + a.downWords()
+}
+
+// downWords is "; 2 down, not counted", or "" with none down.
+func (a *Advice) downWords() string {
 	if a.Uncounted > 0 {
-		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
+		return fmt.Sprintf("; %d down, not counted", a.Uncounted)
 	}
-	return s
+	return ""
 }
 
 // noFinishCounterWords says why no capacity is read of n replicas whose
-// pages count no finished requests (llama.cpp): a capacity is what a
-// replica at its capacity finishes, and nothing counts what they finish.
+// pages count no finished requests (llama.cpp).
 func noFinishCounterWords(n int) string {
 	if n == 1 {
 		return "the page exports no finished-request counter, so no capacity can be read"
@@ -285,28 +278,20 @@ func noFinishCounterWords(n int) string {
 }
 
 // uncountedGrowsWords is the advice while the queue grows at replicas
-// none of which is FULL yet and whose pages count no finished requests:
-// no demand can be read to weigh the queue against, nor a capacity.
+// none of which is FULL yet and whose pages count no finished requests.
 func (a *Advice) uncountedGrowsWords(backlog Num) string {
-	s := fmt.Sprintf("no advice: the queue grows by %s/s (%s waiting) with no replica FULL yet; no count: %s",
-		amount(a.QueueGrowthPerSecond.Float()), count(backlog.Float()), noFinishCounterWords(a.uncounted))
-	if a.Uncounted > 0 {
-		s += fmt.Sprintf("; %d down, not counted", a.Uncounted)
-	}
-	return s
+	return fmt.Sprintf("no advice: the queue grows by %s/s (%s waiting) with no replica FULL yet; no count: %s",
+		amount(a.QueueGrowthPerSecond.Float()), count(backlog.Float()), noFinishCounterWords(a.uncounted)) + a.downWords()
 }
 
-// heldWords is the sentence of an advice held within its noise: what the
-// inputs say now, and on how many evaluations of the adviceHold a change
-// within it must hold.
+// heldWords is the sentence of an advice held within its noise.
 func heldWords(said string, n int) string {
 	return fmt.Sprintf("held: the inputs now say %s (%d of %d evaluations); a count within %s of the one shown (at least %s), or another action while replicas are FULL, is shown once it holds %d",
 		said, n, adviceHold, percent(adviceCountNoise), plural(adviceCountNoiseMin, "replica"), adviceHold)
 }
 
 // settlingWords says how much of capacitySettle the replicas at capacity
-// have shown, "settling: 3 of 10 s at capacity", or that their finish rate
-// still climbs after it.
+// have shown, or that their finish rate still climbs after it.
 func (a *Advice) settlingWords() string {
 	secs := 0.0
 	if a.SettlingSeconds.Known() {
@@ -319,8 +304,7 @@ func (a *Advice) settlingWords() string {
 }
 
 // queueStandsWords is the advice when a queue stands that no replica is
-// FULL of yet: none, and why (the replicas still WARMING, or what they
-// are).
+// FULL of yet: none, and why.
 func queueStandsWords(backlog Num, counted []*ReplicaReport) string {
 	warming := 0
 	for _, r := range counted {
@@ -368,8 +352,7 @@ func (a *Advice) demandSummary(s []string) []string {
 	return append(s, d)
 }
 
-// capacitySummary appends the sentence of the capacity: what it is read
-// from, and what it leaves out.
+// capacitySummary appends the sentence of the capacity.
 func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 	switch {
 	case a.CapacityPerReplica.Known():
@@ -397,8 +380,7 @@ func (a *Advice) capacitySummary(s []string, aborted Num) []string {
 }
 
 // backlogSummary appends the sentence of the backlog when one stands and a
-// count was given: how soon it clears, and how many would clear it within
-// backlogDrainAim when that is sooner.
+// count was given.
 func (a *Advice) backlogSummary(s []string, backlog Num) []string {
 	if !(backlog > 0) || !a.RecommendedReplicas.Known() || a.Action == "keep" {
 		return s
@@ -422,8 +404,7 @@ func (a *Advice) uncountedSummary(s []string) []string {
 		a.Uncounted, plural(float64(a.Replicas+a.Uncounted), "replica")))
 }
 
-// autoscalerWords is the HPA line: an autoscaler setting, what it would
-// ask for now, and why.
+// autoscalerWords is the HPA line: a setting, and what it would ask for now.
 func (a *Advice) autoscalerWords() string {
 	const head = "autoscaler setting, not a count to act on: an HPA would "
 	if !a.WaitingTargetPerReplica.Known() && a.uncounted > 0 && a.uncounted == a.Replicas {
@@ -440,8 +421,7 @@ func (a *Advice) autoscalerWords() string {
 	case a.HPADesired == 1 && a.MeanWaitingPerReplica == 0:
 		s += "1, its minimum"
 	case a.RecommendedReplicas > 0 && a.HPADesired.Float() > a.RecommendedReplicas.Float()+countNoise(a.RecommendedReplicas.Float()):
-		// A standing backlog read as load: the arithmetic is shown as
-		// such, beside the count it overshoots, not as a count.
+		// A standing backlog read as load: the arithmetic, not a count.
 		s = strings.TrimSuffix(s, "it asks for ") + fmt.Sprintf("its arithmetic, ceil(%d × %s ÷ %s) = %s, reads the backlog as load, beyond the %s the advice counts: its default policy would step to %s in its first %s and on",
 			a.Replicas, amount(a.MeanWaitingPerReplica.Float()), amount(a.WaitingTargetPerReplica.Float()), count(a.HPADesired.Float()),
 			count(a.RecommendedReplicas.Float()), count(hpaFirstStep(a.Replicas, a.HPADesired.Float())), roughDuration(hpaScaleUpPeriod.Seconds()))
@@ -455,8 +435,7 @@ func (a *Advice) autoscalerWords() string {
 	return s
 }
 
-// restartStalledWords is the advice's clause for n STALLED replicas in
-// the count: restart them, since their queues are not demand.
+// restartStalledWords is the advice's clause for n STALLED replicas.
 func restartStalledWords(n int) string {
 	if n == 1 {
 		return "restart 1 replica STALLED: its queue waits for its engine, not for more replicas, and is not counted as demand"

@@ -31,16 +31,13 @@ func outOfRangeQuantile(q float64) float64 {
 
 // prepareBuckets sorts, merges and fixes the buckets in place, as
 // histogram_quantile does before it looks for the rank, and returns the
-// fixed slice; nil when there is none or no +Inf bucket. Equal bounds are
-// merged by summing their counts, and counts are forced monotonic,
-// ignoring relative deltas below 1e-12. Quantiles and SLO shares are then
-// read off the same prepared slice.
+// fixed slice; nil when there is none or no +Inf bucket. Quantiles and
+// SLO shares are then read off the same prepared slice.
 func prepareBuckets(b []Bucket) []Bucket {
 	if len(b) == 0 {
 		return nil
 	}
-	// A page's bounds come in order, each once: then there is nothing to
-	// sort or merge, and one comparison per bucket says so.
+	// A page's bounds come in order, each once: nothing to sort or merge.
 	ascending := strictlyAscending(b)
 	if !ascending && !slices.IsSortedFunc(b, compareUpper) {
 		slices.SortFunc(b, compareUpper)
@@ -70,22 +67,15 @@ func strictlyAscending(b []Bucket) bool {
 // which it prepares in place (prepareBuckets); NaN where Prometheus gives
 // no number.
 func HistogramQuantile(q float64, b []Bucket) Num {
-	return Num(preparedQuantile(q, prepareBuckets(b)))
+	v, _ := rankedQuantile(q, prepareBuckets(b))
+	return Num(v)
 }
 
-// preparedQuantile is Prometheus's histogram_quantile() (promql/quantile.go,
-// Prometheus 3.x) of buckets fixed by prepareBuckets: q outside [0, 1]
-// gives ±Inf and NaN q gives NaN; no +Inf bucket, fewer than two buckets or
-// zero observations give NaN; the rank is found with Go's sort.Search and
-// interpolated linearly inside its bucket, from 0 for the lowest bucket
-// when its bound is positive.
-func preparedQuantile(q float64, b []Bucket) float64 {
-	v, _ := rankedQuantile(q, b)
-	return v
-}
-
-// rankedQuantile is preparedQuantile(q, b) and the index of the bucket it
-// was read from (rankIndex), -1 when it was not read from one.
+// rankedQuantile is Prometheus 3.x's histogram_quantile() of buckets fixed
+// by prepareBuckets, and the index of the bucket it was read from (-1 when
+// none): q outside [0, 1] gives ±Inf, NaN q, fewer than two buckets or
+// zero observations NaN; the rank is interpolated linearly inside its
+// bucket, from 0 for the lowest bucket when its bound is positive.
 func rankedQuantile(q float64, b []Bucket) (float64, int) {
 	if !quantileInRange(q) {
 		return outOfRangeQuantile(q), -1
@@ -98,7 +88,8 @@ func rankedQuantile(q float64, b []Bucket) (float64, int) {
 		return math.NaN(), -1
 	}
 	rank := q * observations
-	i := rankIndex(rank, b)
+	// Go's binary search over all but the +Inf bucket, as Prometheus's.
+	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 	if i == len(b)-1 {
 		return b[len(b)-2].Upper, i
 	}
@@ -115,18 +106,10 @@ func rankedQuantile(q float64, b []Bucket) (float64, int) {
 	return start + (end-start)*(rank/count), i
 }
 
-// rankIndex is the bucket histogram_quantile reads a rank from: Go's
-// binary search over all but the +Inf bucket, len(b)-1 when the rank is in
-// the +Inf bucket.
-func rankIndex(rank float64, b []Bucket) int {
-	return sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
-}
-
-// quantileWithBucket is preparedQuantile(q, b) and the bucket it reads
-// its answer from, found by one search for the rank, with the same rules:
-// beyond the last finite bound the upper bound is +Inf, the first bucket
-// starts at 0 (or at -Inf when its bound is not positive). Both bounds are
-// n/a when the quantile is.
+// quantileWithBucket is the quantile q of the prepared buckets b and the
+// bucket it reads its answer from: beyond the last finite bound the upper
+// bound is +Inf, the first bucket starts at 0 (or at -Inf when its bound
+// is not positive). Both bounds are n/a when the quantile is.
 func quantileWithBucket(q float64, b []Bucket) (Num, QuantileBucket) {
 	v, i := rankedQuantile(q, b)
 	if math.IsNaN(v) || !quantileInRange(q) {
@@ -144,10 +127,8 @@ func quantileWithBucket(q float64, b []Bucket) (Num, QuantileBucket) {
 }
 
 // shareWithin is the fraction of observations at or below limit, read off
-// buckets fixed by prepareBuckets: the count of the highest bound not above
-// limit over all observations. When limit falls inside a bucket that
-// bucket is left out, so the share is a lower bound. NaN without
-// observations.
+// buckets fixed by prepareBuckets: a lower bound when limit falls inside a
+// bucket, which is left out. NaN without observations.
 func shareWithin(limit float64, b []Bucket) float64 {
 	if len(b) < 2 {
 		return math.NaN()
@@ -230,7 +211,6 @@ func almostEqual(a, b, epsilon float64) bool {
 	if a == 0 || b == 0 || absSum < minNormal {
 		return diff < epsilon*minNormal
 	}
-	// For the absSum that reaches here (from minNormal up, +Inf or NaN) the
-	// built-in min is math.Min, without the call.
+	// For the absSum that reaches here the built-in min is math.Min.
 	return diff/min(absSum, math.MaxFloat64) < epsilon
 }

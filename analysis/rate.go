@@ -5,14 +5,11 @@ import "math"
 // ExtrapolatedRate is Prometheus's rate(), increase() and delta() over the
 // raw samples of one series (ts in milliseconds, oldest first), for the range
 // [rangeStartMs, rangeEndMs]: rate is (isCounter, isRate) = (true, true),
-// increase is (true, false), delta is (false, false).
-//
-// It follows promql/functions.go extrapolatedRate of Prometheus ≥ 2.51: a
-// counter drop adds the value just before it (a reset), the result is
-// extrapolated to the window edges when the first or last sample is closer to
-// them than 1.1 average intervals (else by half an interval), and a counter
-// is never extrapolated below zero (the zero-point clamp, applied after the
-// half-interval rule). Ordinary NaN values stay in, as in Prometheus.
+// increase is (true, false), delta is (false, false). The analysis reads
+// counters through counterRun and span; this is the same rule over a
+// series whose NaN values stay in, as in Prometheus (a comparison with
+// NaN is false, so NaN never counts as a drop), and the reference the
+// other sources' rates are tested against.
 //
 // ok is false when there is no value: fewer than two samples, or (unlike
 // Prometheus, whose storage cannot hold them) samples that span no time.
@@ -21,26 +18,22 @@ func ExtrapolatedRate(ts []int64, vs []float64, rangeStartMs, rangeEndMs int64, 
 	if n < 2 || len(ts) != n {
 		return 0, false
 	}
-	result := vs[n-1] - vs[0]
-	if isCounter {
-		result += resetCompensation(vs)
+	result, resets := vs[n-1]-vs[0], 0.0
+	for i := 1; i < n; i++ {
+		if vs[i] < vs[i-1] {
+			resets += vs[i-1] // a reset: the value just before the drop
+		}
 	}
-	return extrapolate(ts[0], ts[n-1], n, vs[0], result, rangeStartMs, rangeEndMs, isCounter, isRate)
+	if isCounter {
+		result += resets
+	}
+	s := newSpan(ts[0], ts[n-1], n, rangeStartMs, rangeEndMs)
+	return s.extrapolate(vs[0], result, isCounter, isRate)
 }
 
-// extrapolate is the rest of ExtrapolatedRate once the samples are read:
-// n samples from first (at firstMs) to the last (at lastMs), whose
-// difference, resets compensated for a counter, is result. Both of the
-// ways the analysis reads samples end here, so they extrapolate alike.
-func extrapolate(firstMs, lastMs int64, n int, first, result float64, rangeStartMs, rangeEndMs int64, isCounter, isRate bool) (float64, bool) {
-	s := newSpan(firstMs, lastMs, n, rangeStartMs, rangeEndMs)
-	return s.extrapolate(first, result, isCounter, isRate)
-}
-
-// span is what extrapolation reads of the times of a series' readings
-// alone, apart from their values: counters read at the same times (the
-// buckets of a histogram that rose throughout the window) share one, so
-// that its divisions are done once rather than once per bucket.
+// span is what extrapolation reads of the times of a series' readings,
+// apart from their values: counters read at the same times (a histogram's
+// buckets) share one, its divisions done once.
 type span struct {
 	sampled          float64 // seconds from the first reading to the last
 	toStart, toEnd   float64 // seconds extrapolated before and after, before the zero-point clamp
@@ -50,9 +43,9 @@ type span struct {
 }
 
 // newSpan is the span of n readings from firstMs to lastMs in the range
-// [rangeStartMs, rangeEndMs]: extrapolated to the edges when the first or
-// last reading is closer to them than 1.1 average intervals, else by half
-// an interval.
+// [rangeStartMs, rangeEndMs], as Prometheus ≥ 2.51's extrapolatedRate:
+// extrapolated to the edges when the first or last reading is closer to
+// them than 1.1 average intervals, else by half an interval.
 func newSpan(firstMs, lastMs int64, n int, rangeStartMs, rangeEndMs int64) span {
 	sampledInterval := float64(lastMs-firstMs) / 1000
 	if sampledInterval <= 0 {
@@ -92,19 +85,6 @@ func (s *span) extrapolate(first, result float64, isCounter, isRate bool) (float
 		factor /= s.rangeSeconds
 	}
 	return result * factor, true
-}
-
-// resetCompensation is what counter resets hide: for every drop, the value
-// just before it. A comparison with NaN is false, so NaN never counts as a
-// drop (as in Prometheus).
-func resetCompensation(vs []float64) float64 {
-	var add float64
-	for i := 1; i < len(vs); i++ {
-		if vs[i] < vs[i-1] {
-			add += vs[i-1]
-		}
-	}
-	return add
 }
 
 // Deriv is Prometheus's deriv(): the least-squares slope per second of the

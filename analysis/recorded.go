@@ -11,30 +11,28 @@ import (
 // recordedNote opens the reasons of a replica the store's rules judged.
 const recordedNote = "judged by the store's recording rules of vtop"
 
-// recordedReplica reports a replica from the figures and states the
-// store's recording rules of vtop recorded for it (catalogue.Recorded):
-// its gauges and quantiles as recorded, its rates the increases over the
-// window divided by it (Prometheus's rate() is increase() over the
-// range), its state the highest whose alert fires. What the rules do not
-// record is n/a. The rules hold their own hysteresis (for: and
-// keep_firing_for:), so none is added here.
+// recordedReplica reports a replica from what vtop's recording rules in
+// the store recorded for it: its rates the increases over the window
+// divided by it, its state the highest whose alert fires; what the rules
+// do not record is n/a. The rules hold their own hysteresis.
 func recordedReplica(now time.Time, target string, rec *catalogue.Recorded, cfg Config) ReplicaReport {
-	rep := ReplicaReport{Target: target, Figures: naFigures(), ProcessRSSBytes: NA, GCPerSecond: NA, BatchCap: NA,
-		CapacityPerSecond: NA, ArrivalsAtCapacity: NA, WaitingGrowthAtCapacity: NA, Recorded: true, LastGood: rec.At}
+	rep := naReport(target)
+	rep.Recorded, rep.LastGood = true, rec.At
 	if !rec.Up {
 		rep.State, rep.Pending = StateDown, StateDown
 		rep.Error = "the store's scrapes of it fail (up is 0)"
 		rep.Reasons = []string{recordedNote + ": " + rep.Error}
 		rep.Action = FirstAction(StateDown, rep.EngineKind, cfg)
 		rep.Severity = SeverityOf(&rep, cfg)
-		rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+		rep.Point = gapPoint(now, rep.State)
 		return rep
 	}
 	recordedFigures(&rep.Figures, rec)
 	rep.CoveredSeconds = rec.Window.Seconds()
 	rep.State = StateHealthy
 	for _, name := range rec.Firing {
-		if s, ok := stateNamed(name); ok && s > rep.State {
+		var s State
+		if s.UnmarshalText([]byte(name)) == nil && s > rep.State {
 			rep.State = s
 		}
 	}
@@ -60,14 +58,4 @@ func recordedFigures(f *Figures, rec *catalogue.Recorded) {
 	}{{&f.TTFT, rec.TTFT}, {&f.ITL, rec.ITL}} {
 		l.q.P99, l.q.P50, l.q.Observations = Num(l.rec.P99), Num(l.rec.P50), Num(l.rec.Observations)
 	}
-}
-
-// stateNamed is the state of that name (State.String's).
-func stateNamed(name string) (State, bool) {
-	for i, n := range stateNames {
-		if n == name {
-			return State(i), true
-		}
-	}
-	return 0, false
 }

@@ -14,10 +14,8 @@ import (
 var healthFigures = []catalogue.Scalar{catalogue.Running, catalogue.Waiting,
 	catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.FinishedRequests}
 
-// refusedUnknown is the set of health figures the window's pages sent
-// values of that were refused (catalogue.Sample.Refused), and that no
-// reading in the window knows: a figure refused in one reading and read
-// in the others is known.
+// refusedUnknown is the set of health figures whose values the window's
+// pages sent were refused, and that no reading in the window knows.
 func (w *window) refusedUnknown() catalogue.FigureSet {
 	var refused catalogue.FigureSet
 	for _, s := range w.samples {
@@ -51,9 +49,7 @@ func (w *window) knows(k catalogue.Scalar) bool {
 }
 
 // refusedVerdict: the figures health rests on were refused over the
-// window (ev.Refused), so neither health nor idleness can be proven: a
-// refused value is no zero. The reasons name the figures, and the work
-// the latency histograms counted meanwhile.
+// window, so neither health nor idleness can be proven.
 func refusedVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if ev.Refused == 0 {
 		return verdict{}, false

@@ -8,29 +8,23 @@ import (
 )
 
 // counterRun is what rate(), increase() and the reset checks read of one
-// metric's known readings over the window, gathered in one pass: the first
-// and last readings, how many there are, and what the drops hide. It is
-// what collecting the readings and handing them to ExtrapolatedRate reads
-// of them, without the copy: every figure of a counter, and its reset,
-// comes from one walk over the samples instead of one walk per figure.
+// metric's known readings over the window, gathered in one walk over the
+// samples: the first and last readings, how many, and what drops hide.
 type counterRun struct {
 	n               int
 	firstMs, lastMs int64
 	first, last     float64
-	resets          float64 // the reading before each drop, summed oldest first (resetCompensation)
+	resets          float64 // the reading before each drop, summed oldest first
 	droppedMs       int64   // Unix ms of the newest drop; 0 for none
 }
 
 // setRising makes r the run of n readings, from first at firstMs to last
-// at lastMs, known to have no NaN and no drop: what add would gather from
-// them, without reading those in between. Set field by field, the run is
-// written in place rather than built aside and copied.
+// at lastMs, known to have no NaN and no drop: what add would gather.
 func (r *counterRun) setRising(n int, firstMs, lastMs int64, first, last float64) {
 	r.n, r.firstMs, r.lastMs, r.first, r.last, r.resets, r.droppedMs = n, firstMs, lastMs, first, last, 0, 0
 }
 
-// add takes the next reading, at ms; a NaN is a missing sample, skipped
-// as collect skips it.
+// add takes the next reading, at ms; a NaN is a missing sample, skipped.
 func (r *counterRun) add(ms int64, v float64) {
 	switch {
 	case math.IsNaN(v):
@@ -49,14 +43,6 @@ func (r *counterRun) add(ms int64, v float64) {
 // drops hid added back: what increase() extrapolates.
 func (r *counterRun) difference() float64 { return r.last - r.first + r.resets }
 
-// risingDifference is the difference of a run from first to last with no
-// drop: what difference gives for it, resets of zero added so that -0
-// less +0 reads +0 as there.
-func risingDifference(first, last float64) float64 {
-	const noResets = 0.0
-	return last - first + noResets
-}
-
 // known reports whether the metric has a reading in the window.
 func (r *counterRun) known() bool { return r.n > 0 }
 
@@ -67,7 +53,7 @@ func (w *window) rateOf(r *counterRun) float64 { return w.extrapolateRun(r, true
 // unknown.
 func (w *window) increaseOf(r *counterRun) float64 { return w.extrapolateRun(r, false) }
 
-// extrapolateRun is ExtrapolatedRate of a counter over the run's readings.
+// extrapolateRun is rate() or increase() of a counter over the run.
 func (w *window) extrapolateRun(r *counterRun, isRate bool) float64 {
 	if r.n < 2 {
 		return math.NaN()
@@ -81,25 +67,20 @@ func (w *window) extrapolateRun(r *counterRun, isRate bool) float64 {
 }
 
 // seriesRuns are the counter runs of one replica's (or engine's) series
-// over the window, every scalar, finish reason and histogram total at once.
+// over the window: every scalar, finish reason and histogram total.
 type seriesRuns struct {
-	scalars  [catalogue.NumScalars]counterRun
-	finished [catalogue.NumFinishReasons]counterRun
-	// histSum and histCount are _sum and _count of each histogram where
-	// the page has the histogram.
+	scalars            [catalogue.NumScalars]counterRun
+	finished           [catalogue.NumFinishReasons]counterRun
 	histSum, histCount [catalogue.NumHistograms]counterRun
-	// rising is what rose throughout the window, read off its ends.
+	// rising is what rose throughout the window, read off its ends;
+	// absent what no series has, never read.
 	rising risingSets
-	// absent is what no series of the window has: its runs hold no
-	// reading, and no sample is read for it.
 	absent absentSets
 }
 
-// gatherRuns walks the series once and returns their runs, held in the
-// window's scratch space until the next call. series[i] is the series in
-// the i-th sample of the window (nil when absent there). A metric marked
-// rising throughout (risingThroughout) is not walked: its run is its
-// first and last readings.
+// gatherRuns walks the series once and returns their runs, valid until
+// the next call. series[i] is the series in the i-th sample of the window
+// (nil when absent there).
 func (w *window) gatherRuns(series []*catalogue.Series) *seriesRuns {
 	r := &w.runs
 	*r = seriesRuns{rising: risingThroughout(series), absent: absentThroughout(series)}
@@ -139,9 +120,7 @@ const (
 )
 
 // risingSets are what rose from every sample of a window to the next
-// (catalogue's MarkRising): the buckets of histograms, scalars, finish
-// counts and histogram totals. What is in them every series has, with no
-// NaN and no drop.
+// (catalogue's MarkRising), with no NaN and no drop.
 type risingSets struct {
 	buckets, totals catalogue.HistogramSet
 	scalars         catalogue.ScalarSet
@@ -167,16 +146,14 @@ func risingThroughout(series []*catalogue.Series) risingSets {
 	return all
 }
 
-// absentSets are what every series of a window lacks, as the catalogue
-// marked them (AbsentScalars and the rest).
+// absentSets are what every series of a window lacks.
 type absentSets struct {
 	scalars    catalogue.ScalarSet
 	finished   catalogue.FinishSet
 	histograms catalogue.HistogramSet
 }
 
-// absentThroughout returns what no series has: a sample without the
-// series has none of it.
+// absentThroughout returns what no series has.
 func absentThroughout(series []*catalogue.Series) absentSets {
 	all := absentSets{scalars: allScalars, finished: allFinished, histograms: allHistograms}
 	for _, s := range series {
@@ -190,9 +167,8 @@ func absentThroughout(series []*catalogue.Series) absentSets {
 }
 
 // risingMetricRuns fills the runs of the scalars, finish counts and
-// histogram totals that rise throughout the window: every sample has a
-// reading and none drops, so a run is its first and last readings, which
-// is what add would gather from them all.
+// histogram totals that rise throughout the window from their first and
+// last readings.
 func (w *window) risingMetricRuns(r *seriesRuns, series []*catalogue.Series) {
 	n := len(series)
 	if n < 2 {

@@ -6,32 +6,20 @@ import (
 	"strings"
 )
 
-// SeverityOf scores how much a replica needs the engineer, for
-// worst-first order; Analyze writes it in ReplicaReport.Severity, which the
-// grid, the table's default order and the fleet's worst replica read
-// (CompareSeverity). cfg gives the TTFT SLO.
-//
-// It is 100 × the state's rank plus the evidence, capped below 100. The ranks: HEALTHY 0, IDLE 1, SLEEPING 2,
-// WARMING, UNJUDGED and RECOVERING 3, STALE and a target that never
-// answered 4, the urgent states PREEMPTING, FULL, SLOW and STALLED 5
-// together, DOWN 6. The urgent states share a rank so that the evidence,
-// not the state's name, decides among them: a FULL replica with 1,900
-// waiting and a 159 s p99 TTFT comes before a PREEMPTING one with 30
-// waiting. A target DOWN that has never answered (no good scrape, none
-// carried: neverAnswered) is a question of configuration, not a replica
-// in trouble: it ranks with STALE, after every live replica in trouble,
-// so that it does not stand first for a whole incident.
-//
-// The evidence counts doublings, so that no one figure drowns the others:
-// log2(1 + waiting) + log2(p99 TTFT ÷ the TTFT SLO) when over it +
-// log2(1 + preemptions per minute). An engine that exports no TTFT
-// histogram has its queue's wait (waiting ÷ requests/s, Little's law) in
-// place of p99 TTFT. A figure that is n/a adds nothing. A DOWN replica's
-// figures are its last seen, not current: they add nothing.
+// SeverityOf scores how much a replica needs the engineer, for the
+// worst-first order of every screen (CompareSeverity): 100 × the state's
+// rank (severityRank) plus the evidence in doublings, so that no one
+// figure drowns the others: log2(1 + waiting) + log2(p99 TTFT ÷ SLO) when
+// over it (the queue's wait where there is no TTFT histogram) + log2(1 +
+// preemptions per minute), capped below 100. The urgent states share a
+// rank, so that the evidence, not the name, decides among them. A DOWN
+// replica's figures are its last seen and add nothing; one that never
+// answered is a question of configuration and ranks with STALE, so that
+// it does not stand first for a whole incident.
 func SeverityOf(r *ReplicaReport, cfg Config) float64 {
 	rank := severityRank(r.State)
 	if r.State == StateDown {
-		if neverAnswered(r) {
+		if r.LastGood.IsZero() {
 			rank = severityRank(StateStale)
 		}
 		return 100 * rank
@@ -49,10 +37,8 @@ func SeverityOf(r *ReplicaReport, cfg Config) float64 {
 	return 100*rank + min(evidence, maxEvidence)
 }
 
-// ttftOrQueueWait is the p99 TTFT of r, or, when its engine exports no
-// TTFT histogram, how long its queue takes to drain at its finish rate
-// (Little's law: waiting ÷ requests/s), the wait a request arriving now
-// has before its first token; NaN when neither is known.
+// ttftOrQueueWait is the p99 TTFT of r, or without a TTFT histogram the
+// wait of a request arriving now (Little's law: waiting ÷ requests/s).
 func ttftOrQueueWait(r *ReplicaReport) float64 {
 	if r.TTFT.P99.Known() {
 		return r.TTFT.P99.Float()
@@ -62,10 +48,6 @@ func ttftOrQueueWait(r *ReplicaReport) float64 {
 	}
 	return math.NaN()
 }
-
-// neverAnswered reports whether r is a target with no good scrape since
-// vtop started: none in hand and none carried from an earlier evaluation.
-func neverAnswered(r *ReplicaReport) bool { return r.LastGood.IsZero() }
 
 // maxEvidence caps the evidence of severity below the next rank.
 const maxEvidence = 99.99
@@ -91,8 +73,7 @@ func severityRank(s State) float64 {
 }
 
 // CompareSeverity orders replicas worst first: the higher Severity, then
-// the worse state (PREEMPTING before FULL before SLOW on equal evidence),
-// then by target, so that the order is the same on every screen.
+// the worse state, then by target, the same on every screen.
 func CompareSeverity(a, b *ReplicaReport) int {
 	if d := cmp.Compare(b.Severity, a.Severity); d != 0 {
 		return d

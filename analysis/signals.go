@@ -7,59 +7,47 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// Signals are the figures read from vLLM's newest families: why requests
-// wait, whether the engine sleeps, admissions it refused, preemptions per
-// request, where prompt tokens came from, KV transfers between
-// disaggregated servers (NIXL), KV offload, the external prefix cache and
-// speculative decoding by draft position. Each is n/a when the page lacks
-// its family, never 0.
+// Signals are the figures read from vLLM's newest families, each n/a when
+// the page lacks its family, never 0.
 type Signals struct {
 	// WaitingCapacity and WaitingDeferred split the waiting requests by
 	// reason: capacity waits for the scheduler (the queue that makes a
-	// replica FULL); deferred was skipped for the LoRA budget, a KV
-	// transfer or a blocked status.
+	// replica FULL); deferred for the LoRA budget, a KV transfer or a
+	// blocked status.
 	WaitingCapacity Num `json:"waiting_capacity"`
 	WaitingDeferred Num `json:"waiting_deferred"`
 	// SleepLevel is vllm:engine_sleep_state: 0 awake, 1 weights offloaded,
 	// 2 weights and KV cache discarded.
 	SleepLevel Num `json:"sleep_level"`
-	// AdmissionRejectionsPerSecond are arrivals refused with HTTP 503
-	// (the queue at --max-num-queued-reqs).
+	// AdmissionRejectionsPerSecond are arrivals refused with HTTP 503.
 	AdmissionRejectionsPerSecond Num `json:"admission_rejections_per_second"`
-	// PreemptionsPerRequest is vllm:request_num_preemptions over the
-	// window: how often a finished request was preempted.
+	// PreemptionsPerRequest is vllm:request_num_preemptions over the window.
 	PreemptionsPerRequest Quantiles `json:"preemptions_per_request"`
 	// RecomputedMeasured is true when RecomputedTokensPerSecond is read
-	// from vllm:prompt_tokens_recomputed rather than estimated from
-	// preemptions and request lengths.
+	// from vllm:prompt_tokens_recomputed rather than estimated.
 	RecomputedMeasured bool `json:"recomputed_measured"`
 	// PromptCachedShare is the share of prompt tokens not computed here:
 	// local prefix-cache hits and KV received from elsewhere.
 	PromptCachedShare Num `json:"prompt_cached_share"`
-	// ExternalPrefixCacheHitRate is the hit rate of the KV connector's
-	// external prefix cache, in tokens.
+	// ExternalPrefixCacheHitRate is the KV connector's external prefix
+	// cache hit rate, in tokens.
 	ExternalPrefixCacheHitRate Num `json:"external_prefix_cache_hit_rate"`
-	// NIXLTransfer is the time of one KV transfer; NIXLBytesPerSecond
-	// the bytes moved; NIXLFailedPerSecond the transfers that failed.
+	// NIXLTransfer is the time of one KV transfer between disaggregated
+	// servers; NIXLBytesPerSecond the bytes moved; NIXLFailedPerSecond the
+	// transfers that failed.
 	NIXLTransfer        Quantiles `json:"nixl_transfer_seconds"`
 	NIXLBytesPerSecond  Num       `json:"nixl_bytes_per_second"`
 	NIXLFailedPerSecond Num       `json:"nixl_failed_transfers_per_second"`
-	// KVOffloadLoadBytesPerSecond and KVOffloadStoreBytesPerSecond are
-	// KV moved from offload storage to the GPU and back.
+	// KVOffloadLoadBytesPerSecond and KVOffloadStoreBytesPerSecond are KV
+	// moved from offload storage to the GPU and back.
 	KVOffloadLoadBytesPerSecond  Num `json:"kv_offload_load_bytes_per_second"`
 	KVOffloadStoreBytesPerSecond Num `json:"kv_offload_store_bytes_per_second"`
-	// SpecDecodeMeanAcceptanceLength is 1 + accepted tokens per draft:
-	// the tokens one verification step yields.
+	// SpecDecodeMeanAcceptanceLength is 1 + accepted tokens per draft.
 	SpecDecodeMeanAcceptanceLength Num `json:"spec_decode_mean_acceptance_length"`
 	// SpecDecodeAcceptanceByPosition is, per draft position, the share of
-	// drafts whose token at that position was accepted; nil when the page
-	// does not count by position.
+	// drafts whose token there was accepted; nil when not counted.
 	SpecDecodeAcceptanceByPosition []Num `json:"spec_decode_acceptance_by_position,omitempty"`
 }
-
-// NASignals returns Signals in which every figure is n/a: what a report
-// built without vLLM's newest families carries.
-func NASignals() Signals { return naSignals() }
 
 // naSignals returns Signals in which everything is unknown.
 func naSignals() Signals {
@@ -80,8 +68,7 @@ func naQuantiles() Quantiles {
 }
 
 // quantiles summarises histogram h over the window (histogram_quantile
-// semantics) and returns its window for further reading. runs are the
-// series' runs (gatherRuns).
+// semantics) and returns its window for further reading.
 func (w *window) quantiles(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) (Quantiles, histogramWindow) {
 	hw := w.histogram(series, runs, h)
 	q := Quantiles{Mean: ratio(Num(hw.Sum), Num(hw.Count)), Observations: Num(hw.Count)}
@@ -91,9 +78,8 @@ func (w *window) quantiles(series []*catalogue.Series, runs *seriesRuns, h catal
 	return q, hw
 }
 
-// signalFigures fills f.Signals and the evidence they give; it runs after
-// the other figures, whose estimate of recomputed tokens it replaces when
-// the page counts them.
+// signalFigures fills f.Signals and their evidence, after the other
+// figures, whose estimate of recomputed tokens it replaces when counted.
 func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Series, runs *seriesRuns) {
 	scalar := func(k catalogue.Scalar) *counterRun { return &runs.scalars[k] }
 	s := naSignals()
@@ -142,9 +128,8 @@ func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Ser
 	f.Signals = s
 }
 
-// acceptanceByPosition is, per draft position, the accepted tokens at that
-// position ÷ the drafts over the window; nil when the page does not count
-// by position or there were no drafts.
+// acceptanceByPosition is, per draft position, the accepted tokens there
+// ÷ the drafts over the window; nil when not counted or no drafts.
 func (w *window) acceptanceByPosition(series []*catalogue.Series, runs *seriesRuns) []Num {
 	positions := 0
 	for _, s := range series {
@@ -171,12 +156,10 @@ func (w *window) acceptanceByPosition(series []*catalogue.Series, runs *seriesRu
 
 // lowAcceptance is the speculative-decoding acceptance rate below which
 // drafting costs more than it saves: each draft token costs a forward
-// pass of the draft model, and fewer than half of them survive.
+// pass of the draft model.
 const lowAcceptance = 0.5
 
-// signalNotes are the reasons the newest signals add to whatever state a
-// replica is in: deferred waiting named as its own cause, failing KV
-// transfers, and speculative decoding that does not pay.
+// signalNotes are the reasons the newest signals add to any state.
 func signalNotes(f *Figures, ev *evidence) []string {
 	var notes []string
 	if d := f.WaitingDeferred; d > 0 {
@@ -199,9 +182,8 @@ func nixlFailureText(f *Figures, ev *evidence) string {
 		plural(ev.NIXLFailed, "failed NIXL KV transfer"), seconds(ev.SpanSeconds), amount(f.NIXLFailedPerSecond.Float()))
 }
 
-// sleepingVerdict: the engine says it sleeps (vLLM's /sleep). It serves
-// nothing until woken, which is neither down (it answers) nor idle (it
-// could not serve if asked).
+// sleepingVerdict: the engine says it sleeps (vLLM's /sleep): neither
+// down (it answers) nor idle (it could not serve if asked).
 func sleepingVerdict(f *Figures, ev *evidence) (verdict, bool) {
 	if !(ev.SleepLevel > 0) {
 		return verdict{}, false
@@ -219,10 +201,8 @@ func sleepingVerdict(f *Figures, ev *evidence) (verdict, bool) {
 	return verdict{State: StateSleeping, Reasons: reasons, Action: action}, true
 }
 
-// queueStats is the queue FULL is judged on: the requests waiting for
-// capacity when the page splits the waiting by reason (deferred requests
-// wait for something more replicas would not give), else every waiting
-// request.
+// queueStats is the queue FULL is judged on (queueScalar): deferred
+// requests wait for something more replicas would not give.
 func (ev *evidence) queueStats() gaugeStats {
 	if ev.WaitingCapacity.N > 0 {
 		return ev.WaitingCapacity
@@ -230,8 +210,8 @@ func (ev *evidence) queueStats() gaugeStats {
 	return ev.Waiting
 }
 
-// rejectingVerdict: the server refuses work while it runs requests. That
-// is FULL whatever the queue shows, since the queue is capped.
+// rejectingVerdict: the server refuses work while it runs requests: FULL
+// whatever the capped queue shows.
 func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
 		return verdict{}, false
@@ -244,7 +224,7 @@ func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict,
 }
 
 // preemptionsPerRequestText is PREEMPTING's evidence from
-// vllm:request_num_preemptions; "" when the page lacks it.
+// vllm:request_num_preemptions; "" without it.
 func preemptionsPerRequestText(f *Figures) string {
 	q := f.PreemptionsPerRequest
 	if !q.P50.Known() {
@@ -254,11 +234,9 @@ func preemptionsPerRequestText(f *Figures) string {
 		q.P50Bucket.Count(q.P50), q.P99Bucket.Count(q.P99), amount(q.Mean.Float()))
 }
 
-// Count writes the quantile v of a histogram of whole numbers (such as
-// preemptions per request) that fell in b as the bucket proves it, since
-// an interpolated 0.5 preemptions is no request's count: "≤1" in the first
-// bucket, the bound itself in a bucket one wide, "6–10" in a wider one,
-// ">20" beyond the last bound; "n/a" when unknown.
+// Count writes the quantile v of a histogram of whole numbers that fell in
+// b as the bucket proves it, since 0.5 preemptions is no request's count:
+// "≤1", "3", "6–10", ">20" or "n/a".
 func (b QuantileBucket) Count(v Num) string {
 	lower, upper := b.Lower.Float(), b.Upper.Float()
 	switch {
@@ -277,10 +255,10 @@ func (b QuantileBucket) Count(v Num) string {
 // deferredAction is the action when requests wait but none for capacity:
 // more replicas would not shorten a wait for a KV transfer or a LoRA slot.
 func deferredAction(f *Figures) string {
+	check := "the KV connector"
 	if f.NIXLTransfer.P99.Known() {
-		return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the NIXL link to the prefill servers (p99 transfer %s) and max_loras",
-			count(f.WaitingDeferred.Float()), f.NIXLTransfer.P99Bucket.Seconds(f.NIXLTransfer.P99))
+		check = "the NIXL link to the prefill servers (p99 transfer " + f.NIXLTransfer.P99Bucket.Seconds(f.NIXLTransfer.P99) + ")"
 	}
-	return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check the KV connector and max_loras",
-		count(f.WaitingDeferred.Float()))
+	return fmt.Sprintf("requests wait for their KV transfer or a LoRA slot, not a batch slot (%s deferred, none waiting for capacity): check %s and max_loras",
+		count(f.WaitingDeferred.Float()), check)
 }

@@ -11,36 +11,30 @@ import (
 )
 
 // stalledSpan is how long work must be present with no token generated
-// and no request finished before an engine is STALLED (over at least
-// staleMinSamples readings). A live engine with work emits tokens every
-// step, tens of milliseconds apart; 5 s is some two hundred decode steps,
-// and longer than the prefill of any prompt an 8 B model on one GPU
-// computes alone in one step, while it names a stall well within the 15 s
-// an on-call engineer should wait for it.
+// and no request finished before an engine is STALLED: some two hundred
+// decode steps, longer than any one prefill step, and well within the
+// 15 s an on-call engineer should wait.
 const stalledSpan = 5 * time.Second
 
 // stalledAction is the first action for an engine that stopped stepping.
 const stalledAction = "the engine stopped stepping: restart it; check the GPU (Xid errors in the kernel log, nvidia-smi) and its interconnect (NCCL, NVLink)"
 
 // quiet is the evidence of an engine that stopped stepping: the readings
-// since its work counters (tokens and finished requests) last moved, and
-// whether anything else on the page moved over them, which tells a live
-// API server over a hung engine from a page whose values are frozen.
+// since its work counters last moved, and whether anything else on the
+// page moved over them, which tells a live API server over a hung engine
+// from frozen values.
 type quiet struct {
 	// Known is set when a work counter is on the page of two readings.
 	Known bool
-	// Since is the newest reading at which a work counter moved, in hand
-	// or carried from the previous report (Found); when none is known,
-	// the oldest reading known without one (in hand, or carried).
+	// Since is the newest reading at which a work counter moved (Found),
+	// else the oldest known without one; either may be carried.
 	Since time.Time
 	Found bool
 	// Seconds and Readings are the time from Since to the newest good
 	// reading and the good readings in hand over it.
 	Seconds  float64
 	Readings int
-	// What moved over those readings besides the work counters: the
-	// gauges (first and last), the HTTP request counter (its increase),
-	// the API server's own process counters.
+	// What moved over those readings besides the work counters.
 	Running, Waiting, KV gaugeStats
 	HTTP                 float64
 	GC                   bool
@@ -57,20 +51,16 @@ func moved(g gaugeStats) bool { return g.N > 1 && g.Min != g.Max }
 // still reports whether a gauge took at most one value (or is absent).
 func still(g gaugeStats) bool { return !moved(g) }
 
-// workCounters are the counters that move when an engine steps: the tokens
-// it computes and generates, and the requests it finishes (as scalars for
-// the engines that count them so).
+// workCounters are the counters that move when an engine steps.
 var workCounters = []catalogue.Scalar{catalogue.PromptTokens, catalogue.GenerationTokens, catalogue.FinishedRequests}
 
-// workHistograms are the histograms whose count moves with a token (the
-// inter-token latency, observed as tokens come even where the token
-// counters move only when a request finishes, as SGLang's do), a first
-// token or a finished request.
+// workHistograms are the histograms whose count moves with a token (ITL,
+// even where the token counters move only when a request finishes, as
+// SGLang's do), a first token or a finished request.
 var workHistograms = []catalogue.Histogram{catalogue.ITL, catalogue.TTFT, catalogue.E2E, catalogue.PromptLength, catalogue.GenerationLength}
 
 // workMoved reports whether a work counter changed from reading a to the
-// later reading b (a drop is a restart: the new process's first reading),
-// and whether any work counter is known in both.
+// later reading b (a drop is a restart), and whether any is known in both.
 func workMoved(a, b *catalogue.Series) (changed, known bool) {
 	cmp := func(x, y float64) {
 		if math.IsNaN(x) || math.IsNaN(y) {
@@ -96,10 +86,9 @@ func workMoved(a, b *catalogue.Series) (changed, known bool) {
 }
 
 // quietSpan is the quiet evidence of the samples in hand (oldest first,
-// failed ones skipped). The last movement is the newest reading at which
-// a work counter changed; when no reading in hand shows one, the previous
-// report's LastToken carries it, as DOWN carries the start of its outage.
-// It allocates nothing: it runs for every replica at every evaluation.
+// failed ones skipped); when no reading in hand shows a movement, the
+// previous report's LastToken carries it. It allocates nothing: it runs
+// for every replica at every evaluation.
 func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
 	var q quiet
 	newest := len(samples) - 1
@@ -129,8 +118,6 @@ func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
 	}
 	q.Since = samples[first].Time
 	if !q.Found && prev != nil && !prev.LastToken.IsZero() && !prev.LastToken.After(q.Since) {
-		// The previous report knew the last token, or a reading older
-		// than these without one.
 		q.Since, q.Found = prev.LastToken, !prev.lastTokenBound
 	}
 	quietOnes := samples[first : newest+1]
@@ -141,9 +128,8 @@ func quietSpan(samples []catalogue.Sample, prev *ReplicaReport) quiet {
 	return q
 }
 
-// sampleGauge summarises gauge k of the good samples' totals: its first
-// and last known values, its least and most, and how many know it (the
-// mean is not worked out). Every value is NaN when none knows it.
+// sampleGauge summarises gauge k of the good samples' totals, but for the
+// mean; NaN when none knows it.
 func sampleGauge(samples []catalogue.Sample, k catalogue.Scalar) gaugeStats {
 	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN()}
 	for i := range samples {
@@ -161,26 +147,20 @@ func sampleGauge(samples []catalogue.Sample, k catalogue.Scalar) gaugeStats {
 }
 
 // longEnoughForStall reports whether the quiet readings prove a stall:
-// stalledSpan over staleMinSamples readings, and for an engine that counts
-// only when requests end most of the window, as for STALE
-// (longEnoughForStale).
+// stalledSpan over staleMinSamples readings, and most of the window for
+// an engine that counts only when requests end, as for STALE.
 func (ev *evidence) longEnoughForStall(cfg Config) bool {
 	q := &ev.Quiet
 	if q.Readings < staleMinSamples || q.Seconds < stalledSpan.Seconds()-0.05 {
 		return false
 	}
-	if ev.Kind >= catalogue.NumEngineKinds || !catalogue.Capabilities[ev.Kind].CountsAtEnd {
-		return true
-	}
-	return q.Seconds >= staleWindowShare*cfg.Window.Seconds()
+	return !ev.countsAtEnd() || q.Seconds >= staleWindowShare*cfg.Window.Seconds()
 }
 
-// stalledVerdict: work is present (requests running, or waiting for
-// capacity) and no token was generated nor request finished over
-// stalledSpan, while the page is alive (a gauge moved, the HTTP counter
-// rose, or the API server's own process counters moved): the engine
-// stopped stepping under an API server that still answers. A page on
-// which nothing moves at all is frozen telemetry (staleVerdict).
+// stalledVerdict: work is present and no token was generated nor request
+// finished over stalledSpan, while the page is alive: the engine stopped
+// stepping under an API server that still answers. A page on which
+// nothing moves at all is frozen telemetry (staleVerdict).
 func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	q := &ev.Quiet
 	queue := f.Waiting
@@ -217,8 +197,7 @@ func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, b
 	return verdict{State: StateStalled, Reasons: reasons, Action: stalledAction}, true
 }
 
-// goodValue is v, a value of sample s, or NaN when s is a failed scrape,
-// which carries no figures.
+// goodValue is v, a value of sample s, or NaN when s is a failed scrape.
 func goodValue(s *catalogue.Sample, v float64) float64 {
 	if !s.OK() {
 		return math.NaN()

@@ -24,67 +24,46 @@ const noEngineReason = "no inference-engine metrics on this page that vtop reads
 // down; TestVerdictsDocument holds it to these numbers.
 const (
 	// kvBoundUsage is the KV cache usage from which a full batch is
-	// KV-bound rather than at the max_num_seqs cap, and the threshold of
-	// the KV event.
+	// KV-bound rather than at the max_num_seqs cap, and the KV event's.
 	kvBoundUsage = 0.9
-	// atCapShare is how close to the batch cap (the most running seen)
-	// running must be to be said to sit at it.
+	// atCapShare is how close to the batch cap running must be to sit at it.
 	atCapShare = 0.9
 	// longPromptTokens is the mean prompt length from which a slow TTFT is
 	// blamed on long prompts.
 	longPromptTokens = 2000
-	// staleMinSamples is how many good scrapes (two intervals) must show
-	// no counter movement before a replica is STALE.
+	// staleMinSamples is how many good scrapes must show no counter
+	// movement before a replica is STALE.
 	staleMinSamples = 3
-	// fullMinSamples is how many readings must show a queue before a
-	// replica is FULL, and fullSpan the trailing time they are read over
-	// (at least fullMinSamples readings even when they span more): a queue
-	// in each of them is a queue that persists, not requests that wait a
-	// step for the scheduler.
+	// fullMinSamples is how many readings, over at least fullSpan, must
+	// each show a queue for a replica to be FULL: a queue that persists,
+	// not requests that wait a step for the scheduler.
 	fullMinSamples = 3
 	fullSpan       = 5 * time.Second
-	// obviousQueue is a queue long enough to call a replica full on two
+	// obviousQueue, or obviousQueueBatches times the batch (llama.cpp's 2
+	// slots with 6 waiting), is a queue that makes a replica FULL on two
 	// readings, so that a server full at start is not first called SLOW.
-	obviousQueue = 10
-	// obviousQueueBatches is the queue, in batches (times the requests
-	// running), that calls a replica full on two readings as obviousQueue
-	// does: a small server (llama.cpp's 2 slots) is full with 6 waiting,
-	// three batches' worth that two readings apart are still there.
+	obviousQueue        = 10
 	obviousQueueBatches = 3
-	// preemptingSpan is the trailing time over which a preemption makes a
-	// replica PREEMPTING when its cost is material (at least two
-	// readings): the state ends a preemptingSpan after the last one.
+	// preemptingSpan is the trailing time over which a material
+	// preemption makes a replica PREEMPTING.
 	preemptingSpan = 15 * time.Second
-	// materialRecomputed is the share of the tokens generated that the
-	// tokens preemption recomputes must reach, over the window, for a
-	// replica to be PREEMPTING. Below a tenth of the work redone, capping
-	// max_num_seqs to end it costs about as much as it saves: a batch
-	// preempted that rarely is at most a few requests over what the KV
-	// cache holds, and the cap takes those requests' throughput away for
-	// good, while the preemptions cost a tenth only now and then. One
-	// preemption of a chat request (1,000 prompt and 200 output tokens)
-	// over 30 s at 9 requests/s is 2 %.
+	// materialRecomputed is the share of generated tokens preemption must
+	// recompute for a replica to be PREEMPTING: below a tenth of the work
+	// redone, capping max_num_seqs takes away more throughput for good
+	// than the rare preemptions cost.
 	materialRecomputed = 0.10
-	// materialPreempted is the share of the finished requests preempted
-	// (preemptions ÷ finished, or vLLM's preemptions per finished request)
-	// that makes a replica PREEMPTING, whatever it recomputes: one request
-	// in twenty waits again and is prefilled again, so the p95 of the
-	// end-to-end latency is a preempted request's. It decides for short
-	// prompts and long outputs, whose recomputation is cheap against
-	// what they generate.
+	// materialPreempted is the share of finished requests preempted that
+	// makes a replica PREEMPTING whatever it recomputes: at one in twenty
+	// the p95 of the e2e latency is a preempted request's.
 	materialPreempted = 0.05
 	// leastEvidence is the span of readings a verdict of health needs
-	// (shortened to the window when the window is shorter): a replica shown
-	// HEALTHY or IDLE on one second of data may be preempting or slow
-	// with nothing in that second to show it. States that prove a problem
-	// are shown as soon as their evidence is in.
+	// (at most the window): one second of data may hide a problem.
 	leastEvidence = 10 * time.Second
 )
 
 // downVerdict reports whether the target is DOWN: the newest sample
-// failed, or the newest page has no inference-engine metrics. samples are
-// the target's samples in hand up to now, oldest first, and must not be
-// empty; run is the run of failures the newest sample ends (failureRun).
+// failed, or the newest page has no inference-engine metrics. samples
+// must not be empty; run is the run of failures the newest sample ends.
 func downVerdict(samples []catalogue.Sample, run failures, target string, now time.Time) (verdict, bool) {
 	newest := &samples[len(samples)-1]
 	if newest.OK() {
@@ -102,7 +81,7 @@ func downVerdict(samples []catalogue.Sample, run failures, target string, now ti
 		run.since.Format(human.Clock), run.count, errText)}
 	if !run.lastGood.IsZero() {
 		reasons = append(reasons, fmt.Sprintf("last good scrape at %s, %s",
-			run.lastGood.Format(human.Clock), sinceText(now, run.lastGood)))
+			run.lastGood.Format(human.Clock), duration(now.Sub(run.lastGood))+" ago"))
 	} else {
 		reasons = append(reasons, noGoodScrapeYet)
 	}
@@ -119,11 +98,9 @@ type failures struct {
 }
 
 // failureRun is the run of failed scrapes the newest sample ends; the zero
-// run when the newest succeeded. The samples in hand are a ring of the
-// newest: when every one of them failed, the run may have begun before
-// the oldest, and the previous report (evaluated at prevTime, holding
-// samples up to its newestSample) carries its start, its count and the
-// good scrape before it.
+// run when the newest succeeded. When every sample in hand failed, the
+// run may have begun before the oldest, and the previous report
+// (evaluated at prevTime) carries its start and count.
 func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
 	n := len(samples)
 	if n == 0 || samples[n-1].OK() {
@@ -142,8 +119,7 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 		return run
 	}
 	if prev == nil || prev.DownSince.IsZero() || !prev.DownSince.Before(run.since) {
-		// The run begins in hand: this is its start. (A previous report
-		// that was not failing, or whose run began where this one does.)
+		// The run begins in hand.
 		if prev != nil {
 			run.lastGood = prev.LastGood
 		}
@@ -155,11 +131,9 @@ func failureRun(samples []catalogue.Sample, prev *ReplicaReport, prevTime time.T
 // continuedRun is the run in hand, every sample of which failed, carried
 // on from the run the previous report had begun before the oldest.
 func continuedRun(run failures, samples []catalogue.Sample, prev *ReplicaReport, prevTime time.Time) failures {
-	// The failures the previous report had not seen: those newer than the
-	// newest sample it held. Not those newer than its evaluation: a scrape
-	// is stamped when it begins and comes into hand when it ends, so a
-	// scrape that waits out its timeout is stamped before the evaluation
-	// that first holds it, and would never be counted.
+	// The failures newer than the newest sample the previous report held,
+	// not than its evaluation: a scrape that waits out its timeout is
+	// stamped before the evaluation that first holds it.
 	seen := prevTime
 	if !prev.newestSample.IsZero() {
 		seen = prev.newestSample
@@ -175,10 +149,7 @@ func continuedRun(run failures, samples []catalogue.Sample, prev *ReplicaReport,
 }
 
 // classify picks the candidate state of an up replica from its figures, in
-// priority order: sleeping (the engine says so), warming (one reading
-// proves nothing else), preempting, full, slow, stale, idle, healthy. A
-// state the engine's page cannot show is not judged, and the reasons say
-// so (see engineNotes).
+// priority order (classifyRules), with the notes every state carries.
 func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
 	v := classifyRules(f, ev, httpIncrease, cfg)
 	if note := preemptionNote(v.State, f, ev); note != "" {
@@ -195,7 +166,8 @@ type stateRule struct {
 	judge     func(*Figures, *evidence, float64, Config) (verdict, bool)
 }
 
-// stateRules are classify's rules in priority order.
+// stateRules are classify's rules in priority order, after sleeping and
+// warming; a state the engine's page cannot show is not judged.
 var stateRules = []stateRule{
 	{catalogue.JudgeStale, stalledVerdict},
 	{catalogue.JudgePreempting, preemptingVerdict},
@@ -237,11 +209,9 @@ type sloFigure struct {
 	slo  time.Duration
 }
 
-// overSLOFigures are the window's figures over their SLOs: p99 TTFT and
-// p99 ITL, and p99 e2e under an e2e SLO (--slo-e2e). With exiting, the
-// limit is the SLO less cfg.SLOExitMargin: a replica shown in a state
-// these figures hold leaves it below the margin, as SLOW does. A replica
-// is never HEALTHY beside one of them (docs/verdicts.md).
+// overSLOFigures are the window's p99 TTFT, ITL and e2e over their SLOs;
+// with exiting, over the SLO less cfg.SLOExitMargin. A replica is never
+// HEALTHY beside one of them.
 func overSLOFigures(f *Figures, cfg Config, exiting bool) []sloFigure {
 	var over []sloFigure
 	for _, l := range []sloFigure{{"TTFT", f.TTFT, cfg.SLOTTFT}, {"ITL", f.ITL, cfg.SLOITL}, {"e2e", f.E2E, cfg.SLOE2E}} {
@@ -257,11 +227,9 @@ func overSLOFigures(f *Figures, cfg Config, exiting bool) []sloFigure {
 }
 
 // recoveringVerdict: no other state holds, but a window figure is over
-// its SLO: the requests a backlog that is gone held up are still in the
-// window (the rule queueGone keeps from SLOW), or, under an e2e SLO, the
-// e2e that no other state judges. Not a problem to act on, and not
-// healthy: the reasons say when the backlog cleared, how fast first
-// tokens come since, and when its requests leave the window.
+// its SLO, held there by a backlog that is gone (queueGone) or by an e2e
+// no other state judges. The reasons say when the backlog cleared and
+// when its requests leave the window.
 func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	over := overSLOFigures(f, cfg, ev.WasRecovering)
 	if len(over) == 0 {
@@ -299,18 +267,14 @@ func recoveringVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 func leastSpan(cfg Config) time.Duration { return min(leastEvidence, cfg.Window) }
 
 // enoughForHealth reports whether the window holds the least evidence a
-// verdict of health (or idleness) needs. The span is measured to the
-// millisecond: readings taken a second apart are not shortened by jitter.
+// verdict of health (or idleness) needs, allowing for scrape jitter.
 func (ev *evidence) enoughForHealth(cfg Config) bool {
 	return ev.EvidenceSeconds >= leastSpan(cfg).Seconds()-0.05
 }
 
-// unprovenVerdict is the state of a replica in which no problem was found
-// but health is not proven either: the window is short of the least
-// evidence (WARMING), the figures health rests on were refused
-// (refusedVerdict), the page cannot show whether it is SLOW, or the window
-// holds too few requests to read a p99 by while some missed the SLO
-// (UNJUDGED).
+// unprovenVerdict is the state of a replica with no problem found whose
+// health is not proven: too little evidence (WARMING), figures refused,
+// or no way to judge SLOW (UNJUDGED).
 func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !ev.enoughForHealth(cfg) {
 		return verdict{State: StateWarming, Reasons: append([]string{warmingReason(ev, cfg), healthySummary(f)}, tooFewNotes(f, ev, cfg)...)}, true
@@ -333,8 +297,7 @@ func unprovenVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 }
 
 // warmingUpVerdict is the state while the window holds one good scrape:
-// only gauges are known, so no state of health can be proven, not even
-// idle (requests may have come and gone between the scrapes). A long queue
+// only gauges are known, so nothing is proven, not even idle. A long queue
 // is named: it is FULL on the next reading if it persists.
 func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 	reason := fmt.Sprintf("warming up: %d good scrape in the window, rates need two; running %s, waiting %s",
@@ -349,11 +312,8 @@ func warmingUpVerdict(f *Figures, ev *evidence) verdict {
 
 // preemptionCost is what preemption cost over the window.
 type preemptionCost struct {
-	// Recomputed is the tokens preemption recomputes (counted by the page
-	// or estimated, see figures) over the tokens generated; Preempted the
-	// share of finished requests preempted: vLLM's preemptions per
-	// finished request where the page has them, else preemptions over
-	// finished requests. n/a when unknown.
+	// Recomputed is the tokens preemption recomputes over the tokens
+	// generated; Preempted the share of finished requests preempted.
 	Recomputed, Preempted Num
 }
 
@@ -391,11 +351,9 @@ func (c preemptionCost) text() string {
 }
 
 // preemptingVerdict: the preemption counter rose in the last
-// preemptingSpan, and preemption's cost over the window is material (see
-// preemptionCost). A material preemption is proof: it is shown at once
-// from a state that asks nothing, and the state ends a preemptingSpan
-// after the last one. A rare preemption is a reason on the state the
-// replica is in (preemptionNote).
+// preemptingSpan, and preemption's cost over the window is material. A
+// rare preemption is a reason on the state the replica is in
+// (preemptionNote).
 func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
 	cost := costOf(f)
 	if !(ev.Trail.Preemptions > 0) || !cost.material() {
@@ -450,13 +408,9 @@ func preemptionNote(state State, f *Figures, ev *evidence) string {
 	return fmt.Sprintf("%s over %s (%s): %s", plural(ev.Preemptions, "preemption"), seconds(ev.SpanSeconds), price, why)
 }
 
-// fullVerdict: requests wait at the batch, in every one of the newest
-// readings (see fullEvidence). The queue is what the batch cannot take, so
-// a queue that persists is a batch at its capacity whatever holds it
-// there (max_num_seqs, KV blocks, the token budget); the reasons say
-// which. A queue that shrinks is still FULL until it is gone: every
-// request that arrives meanwhile waits, and the reasons say when it
-// empties at that rate.
+// fullVerdict: requests wait at the batch in the newest readings
+// (fullEvidence): a batch at its capacity, whatever holds it there; the
+// reasons say which. A queue that shrinks is FULL until it is gone.
 func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	if !fullEvidence(f, ev, cfg) {
 		return verdict{}, false
@@ -465,12 +419,11 @@ func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 }
 
 // fullEvidence reports whether the newest readings prove a replica FULL:
-// a queue in each of the last fullMinSamples readings (over fullSpan) with
-// requests running; or a queue of obviousQueue or more, or of
-// obviousQueueBatches times the batch, in the two newest readings; or a p99 TTFT over the SLO that is mostly queue time
-// while the two newest readings hold a queue; or scrapes that waited in a
-// queue the page cannot count (poolQueue). A replica already FULL stays
-// so until its two newest readings hold no queue.
+// a queue in each of the last fullMinSamples readings with requests
+// running; an obvious queue in the two newest; a queue the page cannot
+// count (poolQueue); or a p99 TTFT over the SLO that is mostly queue time
+// while the two newest hold a queue. A replica FULL stays so until its
+// two newest readings hold no queue.
 func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 	t := &ev.Trail
 	if !(t.Running.Max > 0) || ev.Samples < 2 {
@@ -491,17 +444,15 @@ func fullEvidence(f *Figures, ev *evidence, cfg Config) bool {
 		cfg.SLOTTFT > 0 && f.TTFT.P99.Float() > cfg.SLOTTFT.Seconds()
 }
 
-// obviousQueueAt reports whether a queue of waiting beside running
-// requests is long enough to prove a replica full on two readings:
-// obviousQueue, or obviousQueueBatches times the batch.
+// obviousQueueAt reports whether waiting beside running requests is an
+// obvious queue (obviousQueue, obviousQueueBatches).
 func obviousQueueAt(waiting, running float64) bool {
 	return running > 0 && (waiting >= obviousQueue || waiting >= obviousQueueBatches*running)
 }
 
 // fullAction is FULL's first action: more replicas, and the autoscaling
-// target that would have added them, from what this replica finishes
-// successfully; the fleet then writes its own advice and target in their
-// place (alignFullActions), so that every pane states the fleet's.
+// target from what this replica finishes; the fleet writes its own in
+// their place (alignFullActions).
 func fullAction(f *Figures, ev *evidence, cfg Config) string {
 	if ev.queueOnlyInPool() {
 		return poolQueueAction
@@ -537,13 +488,10 @@ func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool
 }
 
 // queueGone reports whether the window's slow TTFT is a queue's that is
-// gone: the window held a queue, the two newest readings hold none (nor
-// does the newest hold any deferred request), and
-// the time besides the wait is within the SLO (the prefill's p99 is, or,
-// where the page has no prefill histogram, most of the mean TTFT was the
-// queue's). The window's p99 still counts the requests that waited in it,
-// for as long as the window is, but the cause has passed, as FULL has: a
-// replica is not SLOW for a queue it no longer has (docs/verdicts.md).
+// gone: the window held a queue, the newest readings hold none, and the
+// time besides the wait is within the SLO (the prefill's p99, or else
+// most of the mean TTFT was the queue's). A replica is not SLOW for a
+// queue it no longer has.
 func queueGone(f *Figures, ev *evidence, cfg Config) bool {
 	if !(ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Max == 0 && ev.queueStats().Max > 0 && f.Waiting == 0) {
 		return false
@@ -554,10 +502,9 @@ func queueGone(f *Figures, ev *evidence, cfg Config) bool {
 	return ratio(f.Queue.Mean, f.TTFT.Mean) >= dominantShare
 }
 
-// overSLO reports whether the p99 of q is over its SLO, with hysteresis on
-// the threshold: a replica that was SLOW stays over until the p99 is below
-// the SLO less cfg.SLOExitMargin. tooFew is true when it is over but read
-// from fewer than cfg.MinObservations observations, too few to judge by.
+// overSLO reports whether the p99 of q is over its SLO, less
+// cfg.SLOExitMargin for a replica that was SLOW. tooFew is true when it
+// is over but read from fewer than cfg.MinObservations observations.
 func overSLO(q Quantiles, slo time.Duration, wasSlow bool, cfg Config) (over, tooFew bool) {
 	if slo <= 0 || !q.P99.Known() {
 		return false, false
@@ -576,8 +523,7 @@ func overSLO(q Quantiles, slo time.Duration, wasSlow bool, cfg Config) (over, to
 	return over, over && few
 }
 
-// sloHead is the start of the reason a p99 makes a replica SLOW: over the
-// SLO, or held between the exit and the SLO by the threshold hysteresis.
+// sloHead is the start of the reason a p99 makes a replica SLOW.
 func sloHead(name string, q Quantiles, slo time.Duration, cfg Config) string {
 	if q.P99.Float() > slo.Seconds() {
 		return fmt.Sprintf("p99 %s %s over the %s SLO", name, q.P99Bucket.Seconds(q.P99), seconds(slo.Seconds()))
@@ -586,8 +532,7 @@ func sloHead(name string, q Quantiles, slo time.Duration, cfg Config) string {
 		seconds(slo.Seconds()*(1-cfg.SLOExitMargin)), percent(cfg.SLOExitMargin), seconds(slo.Seconds()))
 }
 
-// fewButMedian is the reason a p99 from too few observations still counts:
-// their median is over the SLO too. Empty when there are enough.
+// fewButMedian is the reason a p99 from too few observations still counts.
 func fewButMedian(unit string, q Quantiles, cfg Config) []string {
 	if q.Observations.Float() >= float64(cfg.MinObservations) {
 		return nil
@@ -613,9 +558,8 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 	return notes
 }
 
-// ttftCause splits mean TTFT into its queue and prefill phases (means are
-// exact, from _sum and _count; quantiles do not add up) and names the phase
-// that dominates: waiting for a batch slot, or prefill.
+// ttftCause splits mean TTFT into its queue and prefill phases (means add
+// up, quantiles do not) and names the phase that dominates.
 func ttftCause(f *Figures, ev *evidence, cfg Config) ([]string, string) {
 	reasons := append([]string{sloHead("TTFT", f.TTFT, cfg.SLOTTFT, cfg)}, fewButMedian("requests", f.TTFT, cfg)...)
 	queue, prefill := ratio(f.Queue.Mean, f.TTFT.Mean), ratio(f.Prefill.Mean, f.TTFT.Mean)
@@ -630,9 +574,7 @@ func ttftCause(f *Figures, ev *evidence, cfg Config) ([]string, string) {
 	kind := ev.Kind
 	switch {
 	case ev.Trail.LastTwoQueue.N == 2 && ev.Trail.LastTwoQueue.Min > 0 && !(f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0)):
-		// A queue stands now: the split lags it, since the queue and
-		// prefill times of a request are counted when it finishes, its
-		// first token when it comes.
+		// A queue stands now: the split, counted as requests finish, lags it.
 		return reasons, fmt.Sprintf("a queue stands (running %s, waiting %s): requests wait for a batch slot; add replicas, and scale on %s",
 			count(f.Running.Float()), count(f.Waiting.Float()), waitingMetric(kind))
 	case queue >= dominantShare && f.WaitingDeferred > 0 && !(f.WaitingCapacity > 0):
@@ -649,8 +591,7 @@ func ttftCause(f *Figures, ev *evidence, cfg Config) ([]string, string) {
 	return reasons, "TTFT cannot be split: one of the queue and prefill histograms is missing"
 }
 
-// prefillAction is the action when prefill dominates TTFT: long prompts
-// when they are long, otherwise a prefill that is slow for its length.
+// prefillAction is the action when prefill dominates TTFT.
 func prefillAction(f *Figures) string {
 	if f.MeanPromptTokens >= longPromptTokens {
 		return fmt.Sprintf("long prompts (mean %s tokens): shorten them, enable prefix caching (hit rate %s), or chunked prefill",
@@ -660,10 +601,8 @@ func prefillAction(f *Figures) string {
 		promptWords(f), percent(f.PrefixCacheHitRate.Float()))
 }
 
-// itlCause tells ITL spikes from slow steps: when the median token is
-// within the SLO the tail is spikes, which prefill chunks in the batch
-// cause; when the median is over it too, every decode step is slow, which
-// the batch size causes (a decode step reads the whole batch's KV cache).
+// itlCause tells ITL spikes (median within the SLO: prefill chunks in the
+// batch) from slow steps (median over it: the batch size).
 func itlCause(f *Figures, cfg Config) ([]string, string) {
 	slo := cfg.SLOITL.Seconds()
 	if f.ITL.P50.Float() > slo {
@@ -681,8 +620,7 @@ func itlCause(f *Figures, cfg Config) ([]string, string) {
 	return []string{reason}, "ITL spikes with no prefill in the window: not prefill interference; check preemptions and the host CPU"
 }
 
-// promptWords is the mean prompt length in words: "mean prompt 6,000
-// tokens", or "prompt length n/a" when the histogram is not exported.
+// promptWords is "mean prompt 6,000 tokens", or "prompt length n/a".
 func promptWords(f *Figures) string {
 	if !f.MeanPromptTokens.Known() {
 		return "prompt length n/a"
@@ -697,11 +635,10 @@ const staleAction = "check PROMETHEUS_MULTIPROC_DIR (one shared, emptied directo
 // cause vtop cannot tell apart from it.
 const frozenStaleNote = "an engine that stopped stepping while no request arrives looks the same: if the exporter is sound, restart the engine"
 
-// staleVerdict: the server answers, reports running requests, but nothing
-// on its page moved over the window, gauges, HTTP requests and the API
-// server's process counters included (a page that moves while no token
-// does is a stalled engine: stalledVerdict); or every engine value is zero
-// while the HTTP request counter rose (an empty multiprocess directory).
+// staleVerdict: the server reports running requests, but nothing on its
+// page moved over the window, gauges and HTTP requests included; or every
+// engine value is zero while the HTTP request counter rose (an empty
+// multiprocess directory).
 func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (verdict, bool) {
 	frozen := still(ev.Running) && still(ev.Waiting) && still(ev.KVCacheUsage) && !(httpIncrease > 0) && !ev.GCMoved
 	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && frozen && ev.longEnoughForStale(cfg) {
@@ -717,13 +654,9 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 }
 
 // idleVerdict: nothing ran or waited, and no request finished, over at
-// least the least evidence. Where the page counts work (tokens, finished
-// requests), that is the newest stretch over which no work counter moved
-// (quietSpan): a token counted is work though no scrape caught its
-// request running (llama.cpp's short requests), and the work before the
-// stretch, still in the window, is past. Where it counts none, the
-// window's. Never on figures refused (refusedVerdict): a refused value is
-// no zero.
+// least the least evidence: the newest stretch with no work counted
+// (quietSpan) where the page counts work, else the window. Never on
+// figures refused: a refused value is no zero.
 func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
 	if ev.Refused != 0 {
 		return verdict{}, false
@@ -767,18 +700,10 @@ func healthySummary(f *Figures) string {
 const holdNote = "pending: "
 
 // hysteresis decides the state shown given the candidate and the previous
-// evaluation of the same target, as Prometheus's for: moves an alert from
-// pending to firing. A state that is a fact or a proof shows at once: DOWN,
-// WARMING, UNJUDGED and SLEEPING (facts of the scrapes and the page),
-// FULL (its evidence is a queue that persisted over fullMinSamples
-// readings) and PREEMPTING (a material preemption happened) when they
-// end a state that is not urgent; so does leaving WARMING, UNJUDGED, DOWN
-// and SLEEPING. Any other change must be the candidate on n consecutive
-// evaluations: SLOW, STALE, IDLE, a move between the urgent states
-// (FULL, PREEMPTING, SLOW), and the return to HEALTHY from a problem.
-// While a change is held, the state shown keeps its action, and its
-// reasons are today's figures with the pending note, never the held
-// state's old numbers.
+// evaluation, as Prometheus's for: moves an alert from pending to firing.
+// A fact or a proof shows at once (showsAtOnce); any other change must be
+// the candidate on n consecutive evaluations, while the state shown keeps
+// its action and its reasons are today's figures with the pending note.
 func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdict, pending State, pendingCount int) {
 	if showsAtOnce(c, prev, n) {
 		return c, c.State, 0
@@ -790,9 +715,13 @@ func hysteresis(c verdict, prev *ReplicaReport, n int, f *Figures) (shown verdic
 	if count >= n {
 		return c, c.State, 0
 	}
+	first := ""
+	if len(c.Reasons) > 0 {
+		first = c.Reasons[0]
+	}
 	held := verdict{State: prev.State, Action: prev.Action, Reasons: []string{
 		healthySummary(f),
-		fmt.Sprintf("%s%s (%d of %d readings): %s", holdNote, c.State, count, n, firstOr(c.Reasons, "")),
+		fmt.Sprintf("%s%s (%d of %d readings): %s", holdNote, c.State, count, n, first),
 	}}
 	return held, c.State, count
 }
@@ -803,12 +732,11 @@ func showsAtOnce(c verdict, prev *ReplicaReport, n int) bool {
 	if prev == nil || n <= 1 {
 		return true
 	}
-	// The first evaluations after a target appears only gather evidence:
-	// holding their provisional state back would delay the first real one.
+	// Holding the first evaluations' provisional state back would delay
+	// the first real one.
 	settling := prev.Samples < fullMinSamples
 	// FULL and PREEMPTING are proof when they end a state that asks
-	// nothing; between the urgent states the move is a judgement of which
-	// problem is the replica's, held like any other.
+	// nothing; a move between urgent states is held like any other.
 	proven := (c.State == StateFull || c.State == StatePreempting) && !urgent(prev.State) ||
 		c.State == StateStalled
 	return settling || c.State == prev.State || proven || factState(c.State) || factState(prev.State)
@@ -820,62 +748,44 @@ func factState(s State) bool {
 	return s == StateDown || s == StateWarming || s == StateUnjudged || s == StateSleeping
 }
 
-// urgent reports whether s is one of the states that ask for action on
-// the replica's load: FULL, PREEMPTING and SLOW. A move among them is held
-// by the hysteresis (see hysteresis).
-func urgent(s State) bool { return s == StateFull || s == StatePreempting || s == StateSlow }
-
-// firstOr returns the first string, or def when there is none.
-func firstOr(ss []string, def string) string {
-	if len(ss) == 0 {
-		return def
-	}
-	return ss[0]
+// urgent reports whether s asks for action on the replica's load.
+func urgent(s State) bool {
+	return s == StateFull || s == StatePreempting || s == StateSlow
 }
 
-// sinceText formats how long ago t was, relative to now.
-func sinceText(now, t time.Time) string { return duration(now.Sub(t)) + " ago" }
-
-// Late answers. A scrape that got no answer within its timeout proves
-// less than a refused connection: the target may be slow, or the host
-// that scrapes it loaded.
+// Late answers: a scrape that got no answer within its timeout proves
+// less than a refused connection, since the host that scrapes may be
+// loaded.
 const (
 	// lateScrapes is how many scrapes in a row must time out before a
-	// replica is DOWN: one slow round on a loaded host is not an outage,
-	// three (three seconds at the default interval) are.
+	// replica is DOWN: one slow round on a loaded host is not an outage.
 	lateScrapes = 3
-	// lateRoundMinTargets is the fewest targets from which a round in
-	// which most of them time out at once is read as vtop's failure (its
-	// host, its network) rather than theirs: with fewer, "most" is one or
-	// two replicas, which may well be slow together.
+	// lateRoundMinTargets is the fewest targets from which most of them
+	// timing out at once is read as vtop's failure rather than theirs.
 	lateRoundMinTargets = 4
 )
 
 // isLate reports whether a run of failures leaves the replica late rather
-// than DOWN: every failure of it timed out, and either it has not
-// repeated lateScrapes times or most of the fleet timed out at once
-// (lateRound).
+// than DOWN: every failure timed out, and it has not repeated lateScrapes
+// times or most of the fleet timed out at once.
 func isLate(run failures, lateRound bool) bool {
 	return run.count > 0 && run.timedOut && (run.count < lateScrapes || lateRound)
 }
 
 // lateReport is the report of a late replica: its previous evaluation,
-// verdict and figures as they were, marked late with the newest failure
-// and the run's start and count. The history has a gap here: nothing was
-// read.
+// marked late with the newest failure; the history has a gap here.
 func lateReport(prev *ReplicaReport, run failures, newest *catalogue.Sample, now time.Time) ReplicaReport {
 	rep := *prev
 	rep.Late = true
 	rep.Error = newest.Err
 	rep.DownSince, rep.FailedScrapes = run.since, run.count
 	rep.newestSample = newest.Time
-	rep.Point = point(now, &ReplicaReport{State: rep.State, Figures: naFigures()}, nil)
+	rep.Point = gapPoint(now, rep.State)
 	return rep
 }
 
 // lateVerdict is the state of a late replica with no earlier verdict to
-// keep (its first evaluation, or a one-shot report): nothing is proven,
-// neither down nor healthy.
+// keep: nothing is proven, neither down nor healthy.
 func lateVerdict(newest *catalogue.Sample) verdict {
 	return verdict{State: StateWarming, Reasons: []string{
 		"late: " + newest.Err + ", and no earlier verdict to keep; DOWN if it repeats " + plural(lateScrapes, "time") + " in a row"}}
@@ -899,11 +809,9 @@ func LateNote(r *ReplicaReport) string {
 // answered", since a server that answers with an error status did answer.
 const noGoodScrapeYet = "no successful scrape yet"
 
-// lateRound is the fleet's notice when most targets timed out in the same
-// evaluation, having answered before: "26 of 47 targets at once: no
-// answer within 800ms; likely this host or its network, not the
-// replicas"; empty otherwise. "Most" is more than half, of at least
-// lateRoundMinTargets. befores are the targets' previous reports.
+// lateRound is the fleet's notice when more than half of at least
+// lateRoundMinTargets targets timed out in the same evaluation, having
+// answered before; empty otherwise. befores are their previous reports.
 func lateRound(targets []catalogue.Readings, befores []*ReplicaReport, now time.Time) string {
 	if len(targets) < lateRoundMinTargets {
 		return ""

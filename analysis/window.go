@@ -9,16 +9,13 @@ import (
 )
 
 // window holds the good samples of one target inside the analysis window
-// and the scratch space the figures are computed in, reused from one metric
-// to the next, and from one target to the next (reset), so that an
-// evaluation allocates little.
+// and the scratch space the figures are computed in, reused from one
+// target to the next so that an evaluation allocates little.
 //
-// The window is CLOSED, [now-window, now]: a sample exactly at now-window is
-// in. This is Prometheus's rule before 3.0 (3.x leaves the start open). It is
-// chosen so that two readings exactly N seconds apart, evaluated at the
-// second with a window of N seconds, give the plain difference ÷ N with no
-// extrapolation: what `vtop analyze before.txt after.txt --seconds N`
-// promises.
+// The window is CLOSED, [now-window, now], as in Prometheus before 3.0: two
+// readings exactly N seconds apart, evaluated at the second with a window
+// of N seconds, give the plain difference ÷ N, as `vtop analyze before.txt
+// after.txt --seconds N` promises.
 type window struct {
 	samples        []*catalogue.Sample // good samples in the window, oldest first
 	ms             []int64             // their times in Unix ms, read once for every metric
@@ -39,14 +36,12 @@ type window struct {
 	everySample span
 
 	// stored are the target's buckets as the store evaluated them (nil
-	// for none): read for a histogram whose samples hold no bounds, while
-	// the replica's own figures are worked out (see storedIncreases).
+	// for none; storedIncreases).
 	stored *catalogue.WindowBuckets
 }
 
 // reset makes w the window of the good samples of samples (oldest first)
-// with now-length <= Time <= now, keeping its scratch space: one window
-// serves every replica of an evaluation.
+// with now-length <= Time <= now, keeping its scratch space.
 func (w *window) reset(samples []catalogue.Sample, now time.Time, length time.Duration) {
 	w.endMs, w.startMs, w.seconds = now.UnixMilli(), now.Add(-length).UnixMilli(), length.Seconds()
 	if cap(w.samples) < len(samples) {
@@ -73,9 +68,7 @@ func (w *window) newSpanOver(ms []int64) span {
 	return newSpan(ms[0], ms[len(ms)-1], len(ms), w.startMs, w.endMs)
 }
 
-// spanOf is the span of n readings from firstMs to lastMs in the window:
-// n readings from as many samples of the window are all of them, whose
-// span is worked out already.
+// spanOf is the span of n readings from firstMs to lastMs in the window.
 func (w *window) spanOf(n int, firstMs, lastMs int64) span {
 	if n == len(w.ms) {
 		return w.everySample
@@ -102,10 +95,8 @@ func (w *window) onlySample(s *catalogue.Sample) {
 }
 
 // startAtFirstGood shortens a window that reaches back before the first
-// good scrape of the target: just after vtop starts (or a target first
-// answers) rates are over the time vtop has watched, which is Prometheus's
-// rate() over that shorter range, instead of being diluted by seconds
-// nobody saw. A window with older history is left as it is.
+// good scrape of the target: just after vtop starts, rates are over the
+// time vtop has watched, not diluted by seconds nobody saw.
 func (w *window) startAtFirstGood(samples []catalogue.Sample) {
 	for i := range samples {
 		if !samples[i].OK() {
@@ -119,39 +110,10 @@ func (w *window) startAtFirstGood(samples []catalogue.Sample) {
 	}
 }
 
-// collectScalar fills the scratch slices with the known values of scalar k
-// of the series: in a Sample NaN means "not on the page", which for
-// Prometheus is a missing sample, not a NaN value.
-// series[i] is the series in the i-th sample (nil when absent there).
-func (w *window) collectScalar(series []*catalogue.Series, k catalogue.Scalar) {
-	w.ts, w.vs = w.ts[:0], w.vs[:0]
-	for i, s := range series {
-		if s == nil {
-			continue
-		}
-		if v := s.Scalars[k]; !math.IsNaN(v) {
-			w.ts = append(w.ts, w.ms[i])
-			w.vs = append(w.vs, v)
-		}
-	}
-}
-
-// scalarDeriv is deriv() of gauge k of the series over the window; NaN
-// when unknown.
-func (w *window) scalarDeriv(series []*catalogue.Series, k catalogue.Scalar) float64 {
-	w.collectScalar(series, k)
-	r, ok := Deriv(w.ts, w.vs)
-	if !ok {
-		return math.NaN()
-	}
-	return r
-}
-
-// gaugeDeriv is scalarDeriv of gauge k, whose summary over the window is
-// g. Fewer than two readings have no slope, and a gauge that never moved
-// has none to work out: deriv() gives 0 for readings all equal (NaN when
-// they are infinite) whatever their times. An empty queue, or an idle
-// engine's batch, stays put window after window.
+// gaugeDeriv is deriv() of gauge k of the series over the window, whose
+// summary is g; NaN when unknown. A gauge that never moved (an empty
+// queue) has no slope to work out: deriv() gives 0 for readings all equal
+// (NaN when infinite). A NaN reading is a missing sample, not a value.
 func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g gaugeStats) float64 {
 	switch {
 	case g.N < 2:
@@ -161,20 +123,29 @@ func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g ga
 	case g.Min == g.Max:
 		return 0
 	}
-	return w.scalarDeriv(series, k)
+	w.ts, w.vs = w.ts[:0], w.vs[:0]
+	for i, s := range series {
+		if s != nil && !math.IsNaN(s.Scalars[k]) {
+			w.ts = append(w.ts, w.ms[i])
+			w.vs = append(w.vs, s.Scalars[k])
+		}
+	}
+	r, ok := Deriv(w.ts, w.vs)
+	if !ok {
+		return math.NaN()
+	}
+	return r
 }
 
-// gaugeStats summarises a gauge over the window. Every field is NaN when the
-// gauge is absent from every sample.
+// gaugeStats summarises a gauge over the window; NaN when it is absent.
 type gaugeStats struct {
 	First, Last, Min, Max, Mean float64
 	N                           int
 }
 
-// scalarGauge summarises gauge k of the series over the window, read in
-// place: only a gauge that moved is collected again, for its slope
-// (gaugeDeriv). The built-in min and max treat -0 and the infinities as
-// math.Min and math.Max do, without a call per reading.
+// scalarGauge summarises gauge k of the series over the window. The
+// built-in min and max treat -0 and the infinities as math.Min and
+// math.Max do, without a call per reading.
 func (w *window) scalarGauge(series []*catalogue.Series, k catalogue.Scalar) gaugeStats {
 	g := gaugeStats{First: math.NaN(), Last: math.NaN(), Min: math.NaN(), Max: math.NaN(), Mean: math.NaN()}
 	// Kept apart from g until the end, so that they stay in registers.
@@ -210,13 +181,9 @@ type histogramWindow struct {
 }
 
 // histogram computes the per-bucket increase of histogram h over the
-// window (counter semantics, resets handled per bucket), using the bounds of
-// the newest sample that has it. Samples with other bounds (the server
-// restarted with another max_model_len) are another series and are left
-// out; a bucket with fewer than two readings disappears, as in Prometheus.
-// runs are the series' runs (gatherRuns), which hold _sum and _count.
-// The returned buckets live in the window's scratch space and are valid
-// until the next call.
+// window, using the bounds of the newest sample that has it: samples with
+// other bounds (another max_model_len) are another series, left out. runs
+// hold _sum and _count. The buckets are valid until the next call.
 func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) histogramWindow {
 	hw := histogramWindow{Sum: math.NaN(), Count: math.NaN()}
 	if runs.absent.histograms.Has(h) {
@@ -243,19 +210,11 @@ func (w *window) histogram(series []*catalogue.Series, runs *seriesRuns, h catal
 }
 
 // storedIncreases appends to w.buckets the store's increase of each
-// bucket of histogram h, where the samples hold the histogram's _sum and
-// _count but no buckets. They are used only for the very window being
-// evaluated: the store's increase() runs over [At−Window, At], so the
-// window must end at At and span Window, not shortened to a target's
-// first scrape (startAtFirstGood), over which the store extrapolates
-// otherwise. Then each bucket's increase is the one walkedIncreases would
-// find from the raw samples (Prometheus's extrapolation, resets
-// included), and so are the quantiles read off them; for a target of
-// several engines, the store sums their increases where the raw samples
-// sum their counts first, which agree unless an engine's extrapolation
-// stops at zero or its counter resets alone (docs/prometheus.md).
-// Otherwise the histogram has no buckets, and its quantiles are n/a,
-// never a guess.
+// bucket of histogram h, where the samples hold _sum and _count but no
+// buckets: only for the very window the store evaluated ([At−Window, At],
+// not shortened by startAtFirstGood), over which its increases are those
+// walkedIncreases would find (docs/prometheus.md). Otherwise the
+// histogram has no buckets, and its quantiles are n/a, never a guess.
 func (w *window) storedIncreases(h catalogue.Histogram) {
 	st := w.stored
 	if st == nil || st.At.UnixMilli() != w.endMs || st.At.Add(-st.Window).UnixMilli() != w.startMs {
@@ -269,24 +228,23 @@ func (w *window) storedIncreases(h catalogue.Histogram) {
 }
 
 // risingIncreases appends to w.buckets the increase of each bucket of a
-// histogram that rises throughout the window: every sample has a reading
-// and none drops, so a bucket's run is its first and last readings, which
-// is what walkRuns would find reading them all. Every bucket is read at
-// the same times, so one span serves them all.
+// histogram that rises throughout the window: a bucket's run is its first
+// and last readings, all read at the same times, so one span serves all.
 func (w *window) risingIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	n := len(series)
 	first, last := series[0].Histograms[h].Counts, series[n-1].Histograms[h].Counts
 	sp := w.spanOf(n, w.ms[0], w.ms[n-1])
 	for j, upper := range bounds {
-		if inc, ok := sp.extrapolate(first[j], risingDifference(first[j], last[j]), true, false); ok && !math.IsNaN(inc) {
+		// Resets of zero added, as difference does, so that -0 less +0 reads +0.
+		const noResets = 0.0
+		if inc, ok := sp.extrapolate(first[j], last[j]-first[j]+noResets, true, false); ok && !math.IsNaN(inc) {
 			w.buckets = append(w.buckets, Bucket{Upper: upper, Count: inc})
 		}
 	}
 }
 
 // walkedIncreases appends to w.buckets the increase of each bucket of a
-// histogram, every sample of the window read (walkRuns); a bucket with
-// fewer than two readings has none.
+// histogram; a bucket with fewer than two readings has none.
 func (w *window) walkedIncreases(series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	if cap(w.bucketRuns) < len(bounds) {
 		w.bucketRuns = make([]counterRun, len(bounds))
@@ -301,8 +259,7 @@ func (w *window) walkedIncreases(series []*catalogue.Series, h catalogue.Histogr
 }
 
 // walkRuns gathers every bucket's run in one walk over the samples with
-// these bounds, each sample's counts read in order: a histogram has tens
-// of buckets, read over every sample of the window.
+// these bounds.
 func (w *window) walkRuns(bucketRuns []counterRun, series []*catalogue.Series, h catalogue.Histogram, bounds []float64) {
 	clear(bucketRuns)
 	for i, s := range series {

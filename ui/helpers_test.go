@@ -40,6 +40,8 @@ func testOptions() Options {
 // naFigures returns figures in which everything is unknown.
 func naFigures() analysis.Figures {
 	q := analysis.Quantiles{Mean: nan, P50: nan, P90: nan, P99: nan}
+	na := analysis.QuantileBucket{Lower: nan, Upper: nan}
+	sq := analysis.Quantiles{Mean: nan, P50: nan, P90: nan, P99: nan, Observations: nan, P50Bucket: na, P90Bucket: na, P99Bucket: na}
 	return analysis.Figures{
 		Running: nan, Waiting: nan, KVCacheUsage: nan,
 		RequestsPerSecond: nan,
@@ -51,7 +53,12 @@ func naFigures() analysis.Figures {
 		PrefixCacheHitRate: nan, SpecDecodeAcceptanceRate: nan, SpecDecodeAcceptedPerDraft: nan,
 		MeanPromptTokens: nan, MeanGenerationTokens: nan, KVCapacityTokens: nan, MaxSeqsKVHolds: nan,
 		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q, Goodput: nan,
-		Signals: analysis.NASignals(),
+		Signals: analysis.Signals{
+			WaitingCapacity: nan, WaitingDeferred: nan, SleepLevel: nan, AdmissionRejectionsPerSecond: nan,
+			PreemptionsPerRequest: sq, PromptCachedShare: nan, ExternalPrefixCacheHitRate: nan,
+			NIXLTransfer: sq, NIXLBytesPerSecond: nan, NIXLFailedPerSecond: nan,
+			KVOffloadLoadBytesPerSecond: nan, KVOffloadStoreBytesPerSecond: nan, SpecDecodeMeanAcceptanceLength: nan,
+		},
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
@@ -27,70 +25,39 @@ const yTicks = 4
 // detailScreen is one replica in depth: its reasons, time-series charts,
 // the prompt-length heatmap and the breakdowns, in a scrolling viewport.
 type detailScreen struct {
+	pager
 	theme    *Theme
 	loc      *time.Location
-	viewport viewport.Model
-	// gpuLines are the replica's GPUs, drawn by the root (gpuDetail)
-	// before render.
-	gpuLines []string
+	gpuLines []string // the replica's GPUs, drawn by the root before render
 }
 
 func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
-	vp := viewport.New(80, 20)
-	vp.Style = theme.renderer.NewStyle()
-	vp.KeyMap = scrollKeys()
-	return detailScreen{theme: theme, loc: loc, viewport: vp}
+	return detailScreen{pager: newPager(theme), theme: theme, loc: loc}
 }
-
-// setSize gives the detail view the body of the frame. The content keeps
-// its width until the next render, which follows every resize.
-func (d *detailScreen) setSize(w, h int) {
-	d.viewport.Width, d.viewport.Height = w, h
-}
-
-// gotoTop scrolls back to the title, for a replica opened afresh.
-func (d *detailScreen) gotoTop() { d.viewport.GotoTop() }
-
-// update scrolls.
-func (d detailScreen) update(k tea.KeyMsg) (detailScreen, tea.Cmd) {
-	var cmd tea.Cmd
-	d.viewport, cmd = d.viewport.Update(k)
-	return d, cmd
-}
-
-// view is the visible part of the content, one string per line.
-func (d detailScreen) view() []string { return strings.Split(d.viewport.View(), "\n") }
 
 // render builds the view of a replica (nil: none selected) from its
-// history points, as of now. It runs in Update (on data, size or selection
-// change), never in View: charts are the expensive part of a frame.
+// history points, as of now, in Update: charts are the expensive part of
+// a frame.
 func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, now time.Time) {
 	th, w := d.theme, d.viewport.Width
 	if r == nil {
 		d.viewport.SetContent("no replica selected")
 		return
 	}
-	var sections []string
-	sections = append(sections, d.summary(r, now, w)...)
-	if len(d.gpuLines) > 0 {
-		sections = append(sections, "")
-		sections = append(sections, d.gpuLines...)
-	}
-	sections = append(sections, "")
-	sections = append(sections, d.charts(pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, promptHeatmap(th, pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
-	sections = append(sections, "")
-	sections = append(sections, engineFigures(th, r)...)
+	sections := [][]string{d.summary(r, now, w), d.gpuLines, d.charts(pts, w), promptHeatmap(th, pts, w),
+		sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r)),
+		sideBySide(w, cacheFigures(th, r), littleFigures(th, r)), engineFigures(th, r)}
 	if len(r.Engines) > 1 {
-		sections = append(sections, "")
-		sections = append(sections, engineTable(th, r)...)
+		sections = append(sections, engineTable(th, r))
 	}
-	d.viewport.SetContent(strings.Join(fitLines(sections, w), "\n"))
+	var lines []string
+	for _, sec := range sections {
+		if len(sec) > 0 && len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, sec...)
+	}
+	d.viewport.SetContent(strings.Join(fitLines(lines, w), "\n"))
 }
 
 // summary is the title, every reason, the action, the error and the
@@ -218,23 +185,14 @@ func (d *detailScreen) charts(pts []analysis.Point, w int) []string {
 	for i := 0; i < len(detailCharts); i += perRow {
 		var row []string
 		for j := i; j < min(i+perRow, len(detailCharts)); j++ {
+			if j > i {
+				row = append(row, " ")
+			}
 			row = append(row, d.timeChart(detailCharts[j], pts, chartW))
 		}
-		joined := lipgloss.JoinHorizontal(lipgloss.Top, withGaps(row)...)
-		lines = append(lines, strings.Split(joined, "\n")...)
+		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, row...), "\n")...)
 	}
 	return lines
-}
-
-func withGaps(blocks []string) []string {
-	out := make([]string, 0, 2*len(blocks))
-	for i, b := range blocks {
-		if i > 0 {
-			out = append(out, " ")
-		}
-		out = append(out, b)
-	}
-	return out
 }
 
 // timeChart draws one chart with ntcharts' braille time-series chart. It is

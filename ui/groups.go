@@ -62,7 +62,7 @@ func (m Model) groupWorst(g *analysis.FleetGroup) *analysis.ReplicaReport {
 	}
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; in[r.Target] && (worst == nil || bySeverity(r, worst) < 0) {
+		if r := &m.shown.Replicas[i]; in[r.Target] && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
 			worst = r
 		}
 	}

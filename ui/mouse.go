@@ -26,7 +26,7 @@ func (m *Model) handleMouse(msg tea.MouseMsg) {
 // wheel scrolls the detail view, or moves the selection a row as ↑/↓ do.
 func (m *Model) wheel(msg tea.MouseMsg) {
 	if m.screen == screenDetail {
-		m.detail.viewport, _ = m.detail.viewport.Update(msg)
+		m.detail.update(msg)
 		return
 	}
 	k := tea.KeyMsg{Type: tea.KeyDown}

@@ -96,13 +96,9 @@ func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 	}
 	switch m.screen {
 	case screenDetail:
-		var cmd tea.Cmd
-		m.detail, cmd = m.detail.update(k)
-		return cmd
+		return m.detail.update(k)
 	case screenAdvice:
-		var cmd tea.Cmd
-		m.advice, cmd = m.advice.update(k)
-		return cmd
+		return m.advice.update(k)
 	case screenTable:
 		sel, moved := m.table.update(k)
 		m.userMoved(k, sel, moved)
@@ -155,7 +151,7 @@ func (m *Model) openDetail() {
 	m.follow = false
 	m.detailBack = m.screen
 	m.screen = screenDetail
-	m.detail.gotoTop()
+	m.detail.viewport.GotoTop()
 	m.refresh()
 }
 

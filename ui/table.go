@@ -165,7 +165,7 @@ func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 		if d := compareBy(c, col, a, b, desc); d != 0 {
 			return d
 		}
-		return bySeverity(a, b)
+		return analysis.CompareSeverity(a, b)
 	})
 }
 
@@ -188,7 +188,7 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		// The state column sorts by severity, the grid's order: the
 		// state's rank, then the evidence within and across the urgent
 		// states.
-		d = -bySeverity(a, b)
+		d = -analysis.CompareSeverity(a, b)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
 	case col == colEngine:

@@ -321,12 +321,12 @@ func (m Model) worstTTFT() string {
 }
 
 // worstReplica is the worst replica of the fleet, filter or not, in the
-// order of the grid (bySeverity), so that the header and the first pane
+// order of the grid, so that the header and the first pane
 // agree; nil without replicas.
 func (m Model) worstReplica() *analysis.ReplicaReport {
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; worst == nil || bySeverity(r, worst) < 0 {
+		if r := &m.shown.Replicas[i]; worst == nil || analysis.CompareSeverity(r, worst) < 0 {
 			worst = r
 		}
 	}

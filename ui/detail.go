@@ -15,15 +15,15 @@ import (
 	"github.com/vtop-dev/vtop/human"
 )
 
-// chartHeight is the height of one time-series chart, axes included: a
-// graph of eight rows, labelled every second row at four even steps.
-const chartHeight = 10
+// A chart's height, axes included (a graph of eight rows), and how many
+// steps its Y axis is labelled at.
+const (
+	chartHeight = 10
+	yTicks      = 4
+)
 
-// yTicks is how many steps the Y axis is labelled at.
-const yTicks = 4
-
-// detailScreen is one replica in depth: its reasons, time-series charts,
-// the prompt-length heatmap and the breakdowns, in a scrolling viewport.
+// detailScreen is one replica in depth: its reasons, charts, prompt-length
+// heatmap and breakdowns, scrolling.
 type detailScreen struct {
 	pager
 	theme    *Theme
@@ -61,8 +61,7 @@ func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, n
 }
 
 // summary is the title, every reason, the action, the error and the
-// warnings, each wrapped in full to the width: the detail view is where
-// nothing is cut.
+// warnings, wrapped in full: the detail view is where nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
 	lines := packSegments(d.titleSegments(r), w, "  ")
@@ -87,9 +86,8 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	return append(lines, d.summaryFigures(r, now, w)...)
 }
 
-// titleSegments are the detail view's title: the target, its engine, its
-// model and its state, with what marks the replica (instances, stale,
-// fault, late, restarted, no good scrape or warming up) and the keys.
+// titleSegments are the detail view's title: the target, engine, model
+// and state, what marks the replica, and the keys.
 func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 	th := d.theme
 	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
@@ -97,7 +95,6 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 		title = slices.Insert(title, 1, th.warn.Render(n))
 	}
 	if r.SourceStale {
-		// The verdict of the source's last data: the header says why.
 		title = append(title, th.warn.Render("stale"))
 	}
 	if r.Fault != "" {
@@ -119,8 +116,7 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 	return append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
 }
 
-// summaryFigures are the replica's load figures packed to the width;
-// those of a DOWN replica dated and faint.
+// summaryFigures are the replica's load figures; a DOWN one's dated and faint.
 func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
 	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
@@ -130,15 +126,14 @@ func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, 
 	if r.State != analysis.StateDown {
 		return figures
 	}
-	// Old figures, dated and faint: never drawn as if current.
 	for i, f := range figures {
 		figures[i] = th.dim.Render(f)
 	}
 	return append([]string{th.dim.Render(lastSeen(r, now, d.loc) + ":")}, figures...)
 }
 
-// chartSeries is one line of a chart, read off the history points. Its
-// mark ends the line when there is no colour to tell lines apart.
+// chartSeries is one line of a chart. Its mark ends the line when there
+// is no colour to tell lines apart.
 type chartSeries struct {
 	name string
 	mark rune
@@ -163,15 +158,16 @@ var detailCharts = []chartSpec{
 	{title: "tokens/s", format: fmtRate, series: []chartSeries{
 		{"prompt", 'p', func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
 		{"gen", 'g', func(p analysis.Point) float32 { return p.GenerationTokensPerSecond }}}},
-	{title: "TTFT", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.TTFTP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.TTFTP99 }}}},
-	{title: "ITL", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.ITLP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.ITLP99 }}}},
-	{title: "e2e", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.E2EP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.E2EP99 }}}},
+	latencyChart("TTFT", func(p analysis.Point) (float32, float32) { return p.TTFTP50, p.TTFTP99 }),
+	latencyChart("ITL", func(p analysis.Point) (float32, float32) { return p.ITLP50, p.ITLP99 }),
+	latencyChart("e2e", func(p analysis.Point) (float32, float32) { return p.E2EP50, p.E2EP99 }),
+}
+
+// latencyChart is a chart of a latency's p50 and p99.
+func latencyChart(title string, get func(analysis.Point) (p50, p99 float32)) chartSpec {
+	p50 := func(p analysis.Point) float32 { v, _ := get(p); return v }
+	p99 := func(p analysis.Point) float32 { _, v := get(p); return v }
+	return chartSpec{title: title, format: fmtSeconds, series: []chartSeries{{"p50", '5', p50}, {"p99", '9', p99}}}
 }
 
 // charts lays the charts out two to a row when the screen is wide.
@@ -195,9 +191,8 @@ func (d *detailScreen) charts(pts []analysis.Point, w int) []string {
 	return lines
 }
 
-// timeChart draws one chart with ntcharts' braille time-series chart. It is
-// rebuilt from our own history each time with explicit ranges: the chart's
-// own buffer is unbounded and its auto range only grows.
+// timeChart draws one chart with ntcharts, rebuilt from our own history
+// with explicit ranges: its own buffer is unbounded and its range only grows.
 func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 	th := d.theme
 	legend := th.title.Render(spec.title)
@@ -233,8 +228,7 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	return legend + "\n" + chart.View()
 }
 
-// newTimeChart is an empty chart w wide over [from, to] and [0, yMax],
-// its axes labelled in the screen's time zone and the spec's format.
+// newTimeChart is an empty chart w wide over [from, to] and [0, yMax].
 func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax float64, w int) timeserieslinechart.Model {
 	loc := d.loc
 	return timeserieslinechart.New(w, chartHeight,
@@ -250,9 +244,8 @@ func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax flo
 	)
 }
 
-// plotSeries pushes series s, the i-th of the chart, from the points; it
-// returns its last known value and the point its line ends at (X NaN when
-// none is known).
+// plotSeries pushes series s, the i-th of the chart; it returns its last
+// known value and the point its line ends at (X NaN when none is known).
 func (d *detailScreen) plotSeries(chart *timeserieslinechart.Model, i int, s chartSeries, pts []analysis.Point, yMax float64) (last analysis.Num, end canvas.Float64Point) {
 	last, end = analysis.NA, canvas.Float64Point{X: math.NaN()}
 	// Each run of known points is a data set of its own (name, "" between
@@ -280,9 +273,8 @@ func (d *detailScreen) plotSeries(chart *timeserieslinechart.Model, i int, s cha
 	return last, end
 }
 
-// axisMax is the top of a chart's Y axis: yTicks even steps of a round
-// size (1, 2 or 5 times a power of ten; whole numbers for counts) above
-// the largest value shown, or the spec's fixed top.
+// axisMax is the top of a chart's Y axis: yTicks round steps (niceStep)
+// above the largest value shown, or the spec's fixed top.
 func axisMax(spec chartSpec, pts []analysis.Point) float64 {
 	if spec.yMax > 0 {
 		return spec.yMax
@@ -335,13 +327,11 @@ func niceStep(v float64, counts bool) float64 {
 // axisLabel keeps chart labels ASCII: ntcharts measures labels in bytes.
 func axisLabel(s string) string { return strings.ReplaceAll(s, "µs", "us") }
 
-// heatShades are the levels of the prompt-length heatmap, glyphs that
-// survive NO_COLOR.
+// heatShades are the levels of the prompt-length heatmap.
 var heatShades = []rune(" ░▒▓█")
 
-// promptHeatmap draws the prompt-length distribution over time: one row per
-// bucket (longest at the top), one column per history point, shade by the
-// requests that finished in that bucket.
+// promptHeatmap draws the prompt-length distribution over time: a row per
+// bucket (longest on top), a column per point, shaded by requests finished.
 func promptHeatmap(th *Theme, pts []analysis.Point, w int) []string {
 	title := th.title.Render("prompt length over time") + th.dim.Render("  (requests finished per bucket: ░ few → █ most)")
 	var bounds []float64
@@ -374,7 +364,7 @@ func promptHeatmap(th *Theme, pts []analysis.Point, w int) []string {
 }
 
 // heatRange finds the largest cell and the lowest and highest buckets that
-// ever held a request, so that empty rows are not drawn.
+// held a request: empty rows are not drawn.
 func heatRange(pts []analysis.Point, n int) (peak float64, lo, hi int) {
 	lo, hi = n-1, 0
 	for _, p := range pts {
@@ -388,8 +378,7 @@ func heatRange(pts []analysis.Point, n int) (peak float64, lo, hi int) {
 	return peak, lo, hi
 }
 
-// cellValue is a point's count in bucket b; points whose buckets differ
-// (the server changed) count as empty.
+// cellValue is a point's count in bucket b; 0 when its buckets differ.
 func cellValue(p analysis.Point, b, n int) float64 {
 	if len(p.PromptLengthDeltas) != n {
 		return 0
@@ -465,8 +454,7 @@ func phaseBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 	return lines
 }
 
-// cacheFigures are the prefix cache, speculative decoding and process
-// figures.
+// cacheFigures are the prefix cache, speculative decoding and process figures.
 func cacheFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
 		th.title.Render("caches and process"),
@@ -504,8 +492,8 @@ func engineTable(th *Theme, r *analysis.ReplicaReport) []string {
 	return lines
 }
 
-// sideBySide puts two blocks next to each other when the width allows,
-// otherwise one under the other.
+// sideBySide puts two blocks side by side when the width allows, else one
+// under the other.
 func sideBySide(w int, left, right []string) []string {
 	if w < 100 {
 		return append(append(left, ""), right...)

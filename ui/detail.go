@@ -119,10 +119,9 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 // summaryFigures are the replica's load figures; a DOWN one's dated and faint.
 func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
-		fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
-		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
-		"success " + fmtPct(r.SuccessRate)}, w, "  ")
+	figures := packSegments(append(loadFigures(r), fmtRate(r.RequestsPerSecond)+" req/s", "prompt "+fmtRate(r.PromptTokensPerSecond)+" tok/s",
+		"gen "+fmtRate(r.GenerationTokensPerSecond)+" tok/s", "preempt "+fmtRate(r.PreemptionsPerSecond)+"/s",
+		"success "+fmtPct(r.SuccessRate)), w, "  ")
 	if r.State != analysis.StateDown {
 		return figures
 	}

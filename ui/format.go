@@ -80,7 +80,7 @@ func fmtSeconds(n analysis.Num) string {
 	}
 }
 
-// Quantile picks one quantile of a histogram and the bucket it fell in.
+// quantile picks one quantile of a histogram and the bucket it fell in.
 type quantile func(analysis.Quantiles) (analysis.Num, analysis.QuantileBucket)
 
 // The quantiles drawn with their buckets.
@@ -91,10 +91,8 @@ var (
 )
 
 // fmtQuantile draws a latency quantile as the buckets allow: "<300ms" in
-// the first bucket, ">80s" beyond the last finite bound (the value there
-// is the bound, not the latency), "160s–640s" in a bucket too wide to
-// place it, else the value. A bucket without width
-// (a zero QuantileBucket) bounds nothing: the value is drawn as it is.
+// the first bucket, ">80s" beyond the last finite bound, "160s–640s" in a
+// bucket too wide to place it, else the value (also without a bucket).
 func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	v, b := which(q)
 	if !(b.Upper.Float() > b.Lower.Float()) {
@@ -166,8 +164,7 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
-// fitWidth truncates or pads one line to exactly w columns. It is ANSI
-// aware: escape sequences do not count and are never cut in half.
+// fitWidth truncates or pads one line to exactly w columns, ANSI aware.
 func fitWidth(s string, w int) string {
 	if w <= 0 {
 		return ""
@@ -181,9 +178,8 @@ func fitWidth(s string, w int) string {
 	return s
 }
 
-// fitBlock makes a block of text exactly w columns by h lines: every frame
-// the terminal receives has the terminal's size, so nothing wraps or
-// scrolls.
+// fitBlock makes a block of text exactly w columns by h lines, so that
+// nothing wraps or scrolls.
 func fitBlock(s string, w, h int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > h {
@@ -192,10 +188,7 @@ func fitBlock(s string, w, h int) string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	for i, l := range lines {
-		lines[i] = fitWidth(l, w)
-	}
-	return strings.Join(lines, "\n")
+	return strings.Join(fitLines(lines, w), "\n")
 }
 
 // fitLines truncates and pads each line to w columns.
@@ -207,8 +200,8 @@ func fitLines(lines []string, w int) []string {
 	return out
 }
 
-// packSegments lays out short segments left to right, starting a new line
-// when the next one would not fit in w columns.
+// packSegments lays out segments left to right, a new line when the next
+// does not fit in w columns.
 func packSegments(segs []string, w int, sep string) []string {
 	var lines []string
 	var cur strings.Builder

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -44,11 +45,7 @@ func (h gpuHistory) record(gs []device.GPU, limit int) {
 		r.Push(gpuPoint{util: float32(g.Utilization), mem: float32(g.MemoryShare()),
 			watts: float32(g.PowerWatts), temp: float32(g.TemperatureCelsius)})
 	}
-	for id := range h {
-		if !seen[id] {
-			delete(h, id)
-		}
-	}
+	maps.DeleteFunc(h, func(id string, _ *ring.Ring[gpuPoint]) bool { return !seen[id] })
 }
 
 // gpuStrip is the GPUs above the grid: a cell per GPU, or one summary
@@ -228,7 +225,7 @@ func (s gpuStrip) summaryLine() string {
 		"util "+fmtPct(analysis.Num(util.mean()))+" avg "+fmtPct(analysis.Num(util.max))+" max",
 		"mem "+fmtPct(analysis.Num(used.sum/total.sum)),
 		fmtWatts(watts.sum, limit.sum),
-		"max "+fmtCelsius(maxTemp),
+		"max "+fmtUnit(maxTemp, "°C"),
 	)
 	if src := s.sourcesText(); src != "" {
 		segs = append(segs, src)
@@ -249,11 +246,11 @@ func (s gpuStrip) cell(g device.GPU) string {
 	parts := []string{th.title.Render(fitWidth(s.name(g), s.nameWidth())),
 		"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4)}
 	if s.compact {
-		parts = append(parts, "mem "+mem, padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5), padLeft(fmtCelsius(g.TemperatureCelsius), 5), xid)
+		parts = append(parts, "mem "+mem, padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5), padLeft(fmtUnit(g.TemperatureCelsius, "°C"), 5), xid)
 		return strings.Join(parts, " ")
 	}
 	parts = append(parts, "mem "+gpuBar(th, g.MemoryShare())+" "+mem, padLeft(fmtWatts(g.PowerWatts, g.PowerLimitWatts), 9),
-		padLeft(fmtCelsius(g.TemperatureCelsius), 5), padLeft(fmtMHz(g.SMClockHz), 7), xid)
+		padLeft(fmtUnit(g.TemperatureCelsius, "°C"), 5), padLeft(fmtUnit(g.SMClockHz/1e6, "MHz"), 7), xid)
 	if g.Replica != "" {
 		parts = append(parts, th.dim.Render("→ "+replicaLabel(g.Replica)))
 	}
@@ -334,20 +331,12 @@ func fmtWatts(w, limit float64) string {
 	return fmt.Sprintf("%.0f/%.0fW", w, limit)
 }
 
-// fmtCelsius is "74°C".
-func fmtCelsius(c float64) string {
-	if math.IsNaN(c) {
-		return na + "°C"
+// fmtUnit is a whole number and its unit: "74°C", "1980MHz".
+func fmtUnit(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return na + unit
 	}
-	return fmt.Sprintf("%.0f°C", c)
-}
-
-// fmtMHz is a clock in Hz as "1980MHz".
-func fmtMHz(hz float64) string {
-	if math.IsNaN(hz) {
-		return na + "MHz"
-	}
-	return fmt.Sprintf("%.0fMHz", hz/1e6)
+	return fmt.Sprintf("%.0f%s", v, unit)
 }
 
 func padLeft(s string, w int) string {
@@ -457,6 +446,6 @@ func (m *Model) noteNoGPUs(r analysis.Report) {
 	}
 	m.noGPUsCount++
 	if m.noGPUsCount == gpuNoteReports {
-		m.events.add([]analysis.Event{{Time: r.Time, Target: noticeTarget, State: analysis.StateStale, Text: note}}, r.Time)
+		m.notice(r.Time, note)
 	}
 }

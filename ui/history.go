@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
@@ -50,9 +51,7 @@ func (l *eventLog) add(evs []analysis.Event, came time.Time) {
 		l.events = append(l.events, loggedEvent{e, came})
 	}
 	if over := len(l.events) - l.limit; over > 0 {
-		kept := make([]loggedEvent, l.limit)
-		copy(kept, l.events[over:])
-		l.events = kept
+		l.events = slices.Clone(l.events[over:])
 	}
 }
 

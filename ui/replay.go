@@ -225,17 +225,6 @@ func (m *Model) rewind(at time.Time) {
 	}
 }
 
-// fillBefore puts the stretch a jump to at skipped before each replica's
-// points from at on, in place of the ones it held before at.
-func (m *Model) fillBefore(at time.Time, points map[string][]analysis.Point) {
-	for target := range m.history {
-		m.putBefore(target, at, points[target])
-	}
-	if !m.paused {
-		m.refresh()
-	}
-}
-
 // recordingBadge is the title's mark of a recording: its file, or why it stopped.
 func (m Model) recordingBadge() []string {
 	switch {

@@ -122,16 +122,13 @@ func (m *Model) userMoved(k tea.KeyMsg, sel string, moved bool) {
 // filterKey edits the filter: enter keeps it, esc clears it, anything else
 // (q included) is typed.
 func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, m.fkeys.Keep):
+	if key.Matches(k, m.fkeys.Keep, m.fkeys.Clear) {
 		m.filtering = false
 		m.filter.Blur()
-		return nil
-	case key.Matches(k, m.fkeys.Clear):
-		m.filtering = false
-		m.filter.Blur()
-		m.filter.SetValue("")
-		m.refresh()
+		if key.Matches(k, m.fkeys.Clear) {
+			m.filter.SetValue("")
+			m.refresh()
+		}
 		return nil
 	}
 	var cmd tea.Cmd

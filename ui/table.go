@@ -555,12 +555,8 @@ func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 
 // cellText cuts or pads a cell to width, aligned left or right.
 func cellText(s string, width int, right bool) string {
-	if ansi.StringWidth(s) > width {
-		s = ansi.Truncate(s, width, "…")
-	}
-	pad := strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
 	if right {
-		return pad + s
+		return padLeft(ansi.Truncate(s, width, "…"), width)
 	}
-	return s + pad
+	return fitWidth(s, width)
 }

@@ -13,6 +13,7 @@
 package ui
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -108,8 +109,10 @@ type NoticeMsg struct {
 	Text string
 }
 
-// noticeTarget stands in the event log for the target of vtop's own notices.
-const noticeTarget = "vtop"
+// notice logs a notice of vtop's own, under the target "vtop".
+func (m *Model) notice(at time.Time, text string) {
+	m.events.add([]analysis.Event{{Time: at, Target: "vtop", State: analysis.StateStale, Text: text}}, at)
+}
 
 // bellShown is how long the frame carries the bell: long enough for the
 // renderer (60 frames a second) to write one frame with it, after which
@@ -298,7 +301,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.bell = 0
 		}
 	case NoticeMsg:
-		m.events.add([]analysis.Event{{Time: msg.Time, Target: noticeTarget, State: analysis.StateStale, Text: msg.Text}}, msg.Time)
+		m.notice(msg.Time, msg.Text)
 	case HistoryMsg:
 		m.historyMsg(msg)
 	case ReplayMsg:
@@ -336,13 +339,28 @@ func (m *Model) reportMsg(msg ReportMsg) tea.Cmd {
 	return tea.Tick(bellShown, func(time.Time) tea.Msg { return bellDoneMsg{n} })
 }
 
-// historyMsg takes in the history points stored before the first report
-// (At zero), or those before the replay's position at At.
+// historyMsg puts a source's past before each target's points (At zero),
+// or the stretch a jump to At skipped before each replica's points from At
+// on, in place of the ones it held before At.
 func (m *Model) historyMsg(msg HistoryMsg) {
-	if msg.At.IsZero() {
-		m.preload(msg.Points)
-	} else if msg.At.Equal(m.play.at) {
-		m.fillBefore(msg.At, msg.Points)
+	switch {
+	case msg.At.IsZero():
+		for target, pts := range msg.Points {
+			var first time.Time
+			if old := m.history[target]; old != nil && old.Len() > 0 {
+				first = old.At(0).Time
+			}
+			m.putBefore(target, first, pts)
+		}
+	case msg.At.Equal(m.play.at):
+		for target := range m.history {
+			m.putBefore(target, msg.At, msg.Points[target])
+		}
+	default:
+		return
+	}
+	if !m.paused {
+		m.refresh()
 	}
 }
 
@@ -415,11 +433,7 @@ func (m *Model) ingest(r analysis.Report) {
 		h.Push(p)
 	}
 	// Forget replicas that left, so a changing fleet does not grow it.
-	for t := range m.history {
-		if !seen[t] {
-			delete(m.history, t)
-		}
-	}
+	maps.DeleteFunc(m.history, func(t string, _ *pointHistory) bool { return !seen[t] })
 	if m.opts.Player == nil {
 		// A replay logs its stretch's events (EventsMsg).
 		m.events.add(r.Events, r.Time)
@@ -430,20 +444,6 @@ func (m *Model) ingest(r analysis.Report) {
 	m.hasReport = true
 	if !m.paused {
 		m.shown = r
-		m.refresh()
-	}
-}
-
-// preload puts a source's past before each target's points.
-func (m *Model) preload(history map[string][]analysis.Point) {
-	for target, pts := range history {
-		var first time.Time
-		if old := m.history[target]; old != nil && old.Len() > 0 {
-			first = old.At(0).Time
-		}
-		m.putBefore(target, first, pts)
-	}
-	if !m.paused {
 		m.refresh()
 	}
 }

@@ -9,17 +9,14 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// maxAdviceLines is how many header lines the advice's action takes at
-// most; the advice view (key a) has the rest.
-const maxAdviceLines = 2
+// The most header lines the advice takes, and what ends it when cut.
+const (
+	maxAdviceLines = 2
+	adviceMore     = " … a: all"
+)
 
-// adviceMore ends the header's advice when it is cut: where the rest is.
-const adviceMore = " … a: all"
-
-// adviceLines are the fleet's advice in the header: its action sentence
-// wrapped to the width, on at most maxAdviceLines lines, cut with a
-// pointer to the advice view when longer. Nothing without a report or
-// without an advice.
+// adviceLines are the fleet's advice in the header: its action sentence,
+// wrapped, cut to maxAdviceLines with a pointer to the advice view.
 func (m Model) adviceLines(w int) []string {
 	rec := m.shown.Fleet.Advice.Recommendation
 	if rec == "" {
@@ -73,9 +70,8 @@ func newAdviceScreen(theme *Theme) adviceScreen {
 	return adviceScreen{pager: newPager(theme), theme: theme}
 }
 
-// render lays the advice of f out at the viewport's width: the fleet's
-// sentences, then each group's when there are several, then the
-// imbalance, each sentence wrapped whole.
+// render lays the advice out: the fleet's sentences, each group's when
+// there are several, then the imbalance, each sentence wrapped whole.
 func (s *adviceScreen) render(f analysis.FleetFigures) {
 	th, w := s.theme, max(s.viewport.Width, 1)
 	var lines []string

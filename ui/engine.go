@@ -9,8 +9,8 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// engineName is how the screens name a replica's server: its engine
-// ("sglang"), "router" for a router's page, "" before it has answered.
+// engineName names a replica's server: its engine, "router", or "" before
+// it has answered.
 func engineName(r *analysis.ReplicaReport) string {
 	switch {
 	case r.Router != catalogue.RouterNone:
@@ -21,9 +21,8 @@ func engineName(r *analysis.ReplicaReport) string {
 	return r.EngineKind.String()
 }
 
-// paneEngine is the engine named in a pane's title: every engine but
-// vLLM, which is what vtop reads unless told otherwise, and routers with
-// their backends. Empty for a vLLM replica.
+// paneEngine is the engine named in a pane's title: any but vLLM, which
+// goes without saying, and routers with their backends.
 func paneEngine(r *analysis.ReplicaReport) string {
 	switch {
 	case r.Router != catalogue.RouterNone:
@@ -34,10 +33,8 @@ func paneEngine(r *analysis.ReplicaReport) string {
 	return r.EngineKind.String()
 }
 
-// engineFigures are the detail view's lines of what the engine's page says
-// beyond the common figures: its engine, role and router, how derived
-// figures were computed, and vLLM's newest signals where the page has
-// them. Nothing is drawn for a family the page lacks.
+// engineFigures are what the engine's page says beyond the common
+// figures: engine, role, router, derivations and vLLM's newest signals.
 func engineFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	head := "engine " + orNA(engineName(r))
 	if r.Role != catalogue.RoleUnknown {
@@ -66,7 +63,7 @@ func orNA(s string) string {
 	return s
 }
 
-// signalLines are vLLM's newest signals, one line per family present.
+// signalLines are vLLM's newest signals, a line per family the page has.
 func signalLines(r *analysis.ReplicaReport) []string {
 	var lines []string
 	add := func(known bool, format string, args ...any) {

@@ -25,8 +25,7 @@ func newEventsScreen(theme *Theme, loc *time.Location, log *eventLog) eventsScre
 // setSize gives the event log the body of the frame.
 func (e *eventsScreen) setSize(w, h int) { e.width, e.height = w, h }
 
-// show sets the time of the report shown; events after it are not drawn
-// while the display is paused.
+// show sets the time of the report shown: events after it wait.
 func (e *eventsScreen) show(until time.Time) { e.until = until }
 
 // view draws a title and as many of the newest events as fit.

@@ -7,13 +7,11 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// maxGroupLinesSmall is how many group lines the header gives a short
-// terminal (under 30 rows); a tall one shows every group.
+// maxGroupLinesSmall is the group lines of a terminal under 30 rows.
 const maxGroupLinesSmall = 2
 
-// groupLines are one header line per group of replicas (model and role)
-// when the fleet has several: their totals, worst replica and advice.
-// Nothing when the fleet serves one model, whose line the fleet's is.
+// groupLines are a header line per group of replicas (model and role)
+// when the fleet has several.
 func (m Model) groupLines() []string {
 	groups := m.shown.Fleet.Groups
 	if len(groups) < 2 {
@@ -53,8 +51,7 @@ func (m Model) groupLine(g *analysis.FleetGroup) string {
 	return strings.Join(segs, "  ")
 }
 
-// groupWorst is the group's worst replica in the grid's order; nil when
-// the group is empty.
+// groupWorst is the group's worst replica; nil when it is empty.
 func (m Model) groupWorst(g *analysis.FleetGroup) *analysis.ReplicaReport {
 	in := make(map[string]bool, len(g.Targets))
 	for _, t := range g.Targets {

@@ -326,24 +326,23 @@ func (m Model) footerLine() string {
 // footer shows what fits.
 func (m Model) footerKeys() []key.Binding {
 	k, l, s := m.keys, m.grid.keys, m.table.sortKeys
-	page := short(l.PageDown, "pgdn", "page")
+	// Every screen that scrolls or pages says so in the same words.
+	scroll, page := short(m.help.keys.Down, "↑/↓", "scroll"), short(l.PageDown, "pgdn", "page")
 	window := short(k.Longer, "[ ]", "window")
 	switch {
 	case m.showHelp && m.help.scrolls():
-		return []key.Binding{k.Help, k.Quit, short(m.help.keys.Down, "↑/↓", "scroll"), short(m.help.keys.PageDown, "pgdn", "page")}
+		return []key.Binding{k.Help, k.Quit, scroll, page}
 	case m.showHelp:
 		return []key.Binding{k.Help, k.Quit}
 	case m.screen == screenDetail:
-		v := m.detail.viewport.KeyMap
-		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause, window}
+		return []key.Binding{k.Help, k.Quit, k.Back, scroll, page, k.Pause, window}
 	case m.screen == screenTable:
 		return []key.Binding{k.Help, k.Quit, k.Detail, short(s.Sort, "s/S", "sort"), short(s.Reverse, "I", "reverse"),
 			k.Filter, k.Back, page, k.Pause, k.Events, window, k.ScrapeNow}
 	case m.screen == screenEvents:
 		return []key.Binding{k.Help, k.Quit, k.Back, k.Table, k.Pause}
 	case m.screen == screenAdvice:
-		v := m.advice.viewport.KeyMap
-		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause}
+		return []key.Binding{k.Help, k.Quit, k.Back, scroll, page, k.Pause}
 	}
 	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Advice, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
 }

@@ -238,7 +238,8 @@ func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax flo
 			return time.Unix(int64(v), 0).In(loc).Format(human.Clock)
 		}),
 		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
-			return axisLabel(spec.format(analysis.Num(v)))
+			// ASCII: ntcharts measures labels in bytes.
+			return strings.ReplaceAll(spec.format(analysis.Num(v)), "µs", "us")
 		}),
 	)
 }
@@ -322,9 +323,6 @@ func niceStep(v float64, counts bool) float64 {
 	}
 	return 10 * p
 }
-
-// axisLabel keeps chart labels ASCII: ntcharts measures labels in bytes.
-func axisLabel(s string) string { return strings.ReplaceAll(s, "µs", "us") }
 
 // heatShades are the levels of the prompt-length heatmap.
 var heatShades = []rune(" ░▒▓█")

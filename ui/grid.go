@@ -323,18 +323,11 @@ func (g gridScreen) pageHint(start, end, sel int) string {
 // eventPanel is the event log under the grid: a title and the newest events.
 func (g gridScreen) eventPanel(h int) []string {
 	th := g.theme
-	lines := []string{th.headerRow.Render("events") + th.dim.Render("  (e: all)")}
-	evs := g.events.newest(h-1, g.report.Time)
-	if len(evs) == 0 {
-		if g.hint != "" && g.report.Fleet.Replicas > 0 && g.report.Fleet.Up == 0 {
-			return append(lines, th.warn.Render(g.hint))
-		}
-		return append(lines, th.dim.Render("no state changes yet"))
+	empty := th.dim.Render(noEvents)
+	if g.hint != "" && g.report.Fleet.Replicas > 0 && g.report.Fleet.Up == 0 {
+		empty = th.warn.Render(g.hint)
 	}
-	for _, e := range evs {
-		lines = append(lines, eventLine(th, g.loc, e))
-	}
-	return lines
+	return eventLines(th, g.loc, th.headerRow.Render("events")+th.dim.Render("  (e: all)"), g.events.newest(h-1, g.report.Time), empty)
 }
 
 // renderPane draws one replica in a bordered box, its lines cut to the

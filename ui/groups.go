@@ -42,26 +42,11 @@ func (m Model) groupLine(g *analysis.FleetGroup) string {
 		"run " + fmtCount(g.Running),
 		"wait " + fmtCount(g.Waiting),
 	}
-	if worst := m.groupWorst(g); worst != nil {
+	if worst := m.worstOf(g.Targets); worst != nil && len(g.Targets) > 0 {
 		segs = append(segs, "worst "+worst.Target+" "+th.badge(worst.State))
 	}
 	if g.Advice.Recommendation != "" {
 		segs = append(segs, th.action.Render("→ "+g.Advice.Recommendation))
 	}
 	return strings.Join(segs, "  ")
-}
-
-// groupWorst is the group's worst replica; nil when it is empty.
-func (m Model) groupWorst(g *analysis.FleetGroup) *analysis.ReplicaReport {
-	in := make(map[string]bool, len(g.Targets))
-	for _, t := range g.Targets {
-		in[t] = true
-	}
-	var worst *analysis.ReplicaReport
-	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; in[r.Target] && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
-			worst = r
-		}
-	}
-	return worst
 }

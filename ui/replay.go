@@ -196,15 +196,6 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 	m.layout()
 }
 
-// elsewhere is the position the replay line names when the figures shown
-// are of another time (a jump's report still being computed), else zero.
-func (m Model) elsewhere() time.Time {
-	if !m.hasReport || m.play.position.IsZero() || m.play.position.Equal(m.shown.Time) {
-		return time.Time{}
-	}
-	return m.play.position
-}
-
 // rewind drops the points at or after at; on a jump forward (nothing at
 // or after at) it drops them all: what lies between was never seen.
 func (m *Model) rewind(at time.Time) {
@@ -248,7 +239,8 @@ func (m Model) replayLines(w int) []string {
 		status = "REPLAY"
 	}
 	lines := []string{m.theme.alert.Render(" " + status + " ")}
-	if !m.elsewhere().IsZero() {
+	if at := m.play.position; m.hasReport && !at.IsZero() && !at.Equal(m.shown.Time) {
+		// The figures are of another time: a jump's report is still being computed.
 		notice := m.theme.warn.Render("computing; figures of " + m.shown.Time.In(m.opts.Location).Format(human.Clock))
 		if ansi.StringWidth(lines[0]+"  "+notice) <= w {
 			lines[0] += "  " + notice

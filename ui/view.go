@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +158,12 @@ func (m Model) withFound(lines []string, w int) []string {
 func (m Model) imbalanceLine(imb []analysis.Imbalance, w int) string {
 	th := m.theme
 	line := th.warn.Render("imbalance: ") + imb[0].Text
-	more := otherReplicas(imb)
+	// A replica far from the median in several figures is one replica.
+	seen := map[string]bool{}
+	for _, im := range imb {
+		seen[im.Target] = true
+	}
+	more := len(seen) - 1
 	if more == 0 {
 		return line
 	}
@@ -168,16 +174,6 @@ func (m Model) imbalanceLine(imb []analysis.Imbalance, w int) string {
 		return line + th.dim.Render(suffix)
 	}
 	return th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
-}
-
-// otherReplicas counts the replicas an imbalance list names besides its
-// first: a replica far from the median in several figures is one replica.
-func otherReplicas(imb []analysis.Imbalance) int {
-	seen := map[string]bool{imb[0].Target: true}
-	for _, im := range imb[1:] {
-		seen[im.Target] = true
-	}
-	return len(seen) - 1
 }
 
 // pathWords say which path a store's source read (catalogue.SourceStatus.Path).
@@ -253,14 +249,17 @@ func (m Model) fleetSegments() []string {
 	f := m.shown.Fleet
 	n := len(m.shown.Replicas)
 	var counts [len(stateWords)]int
+	instances := 0 // the scrape targets the replicas stand for (--group-by)
 	for i := range m.shown.Replicas {
-		if s := m.shown.Replicas[i].State; int(s) < len(counts) {
-			counts[s]++
+		r := &m.shown.Replicas[i]
+		instances += max(r.Instances, 1)
+		if int(r.State) < len(counts) {
+			counts[r.State]++
 		}
 	}
 	down := counts[analysis.StateDown]
 	segs := []string{fmt.Sprintf("up %d/%d", n-down, n)}
-	if instances := instanceCount(m.shown.Replicas); instances > n { // --group-by
+	if instances > n {
 		segs[0] += fmt.Sprintf(" (%d instances)", instances)
 	}
 	segs = append(segs,
@@ -283,7 +282,7 @@ func (m Model) fleetSegments() []string {
 	if f.Late > 0 { // counted up at their last figures: the panes say why
 		segs = append(segs, th.warn.Render(fmt.Sprintf("late %d", f.Late)))
 	}
-	if worst := m.worstReplica(); worst != nil {
+	if worst := m.worstOf(nil); worst != nil {
 		segs = append(segs, "worst "+th.title.Render(worst.Target)+" "+th.badge(worst.State))
 	}
 	return segs
@@ -301,12 +300,13 @@ func (m Model) worstTTFT() string {
 	return fmtSeconds(worst)
 }
 
-// worstReplica is the worst replica of the fleet, filter or not, in the
-// grid's order; nil without replicas.
-func (m Model) worstReplica() *analysis.ReplicaReport {
+// worstOf is the worst replica of the fleet among targets (all when nil),
+// filter or not, in the grid's order; nil when there is none.
+func (m Model) worstOf(targets []string) *analysis.ReplicaReport {
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; worst == nil || analysis.CompareSeverity(r, worst) < 0 {
+		r := &m.shown.Replicas[i]
+		if (targets == nil || slices.Contains(targets, r.Target)) && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
 			worst = r
 		}
 	}
@@ -360,13 +360,4 @@ func inlineHelp(bindings ...key.Binding) string {
 		parts[i] = b.Help().Key + " " + b.Help().Desc
 	}
 	return strings.Join(parts, " · ")
-}
-
-// instanceCount is how many scrape targets the replicas stand for.
-func instanceCount(reps []analysis.ReplicaReport) int {
-	n := 0
-	for i := range reps {
-		n += max(reps[i].Instances, 1)
-	}
-	return n
 }

@@ -134,9 +134,6 @@ func paneHeight(level paneLevel, sparkPer, sparkH, reasonLines int) int {
 	return h
 }
 
-// sparkPerLine is how many sparklines share a line in a pane this wide.
-func sparkPerLine(inner int) int { return min(max(inner/minPaneWidth, 1), len(sparkNames)) }
-
 // paneShape is one way to draw a pane; shapes are tried richest first.
 type paneShape struct {
 	level            paneLevel
@@ -148,7 +145,7 @@ type paneShape struct {
 func paneShapes(inner int) []paneShape {
 	var full []paneShape
 	for h := maxSparkH; h >= 1; h-- {
-		for per := 1; per <= sparkPerLine(inner); per++ {
+		for per := 1; per <= min(max(inner/minPaneWidth, 1), len(sparkNames)); per++ {
 			full = append(full, paneShape{levelFull, per, h})
 		}
 	}
@@ -340,7 +337,16 @@ func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) 
 	if l.level == levelFull {
 		lines = append(lines, g.paneSparklines(r, inner, l.sparkPer, l.sparkH)...)
 	}
-	lines = append(lines, linesOf(lateNote(th, r)+restartNote(th, r, g.loc)+paneReason(th, r), inner, l.reasonLines)...)
+	// The evidence opens with why the figures may mislead: scrapes gone
+	// unanswered, a restart in the window (its rates count across it).
+	reason := paneReason(th, r)
+	if r.Restarted {
+		reason = th.warn.Render("restarted "+r.RestartedAt.In(g.loc).Format(human.Clock)) + " · " + reason
+	}
+	if r.Late {
+		reason = th.warn.Render(analysis.LateNote(r)) + " · " + reason
+	}
+	lines = append(lines, linesOf(reason, inner, l.reasonLines)...)
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
@@ -503,23 +509,6 @@ func sparkSeries(pts []analysis.Point) [len(sparkNames)][]float64 {
 		series[4][j] = float64(p.GenerationTokensPerSecond)
 	}
 	return series
-}
-
-// restartNote opens the evidence of a replica that restarted in the
-// window with when: its rates count across the restart.
-func restartNote(th *Theme, r *analysis.ReplicaReport, loc *time.Location) string {
-	if !r.Restarted {
-		return ""
-	}
-	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format(human.Clock)) + " · "
-}
-
-// lateNote leads the reason line of a late replica.
-func lateNote(th *Theme, r *analysis.ReplicaReport) string {
-	if !r.Late {
-		return ""
-	}
-	return th.warn.Render(analysis.LateNote(r)) + " · "
 }
 
 // paneReason is the one line of evidence and first action.

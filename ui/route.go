@@ -83,7 +83,7 @@ func (m *Model) startFilter() tea.Cmd {
 
 // screenKey gives a key to the screen shown; the sort keys to the table.
 func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
-	if m.table.isSortKey(k) {
+	if s := m.table.sortKeys; key.Matches(k, s.Sort, s.SortBack, s.Reverse) {
 		m.table.update(k)
 		// A sort is asked for its top rows, the followed selection the first.
 		m.table.top = 0

@@ -376,11 +376,6 @@ func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter st
 	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
-// isSortKey reports whether a key orders the table.
-func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
-	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.SortBack, t.sortKeys.Reverse)
-}
-
 // update sorts or moves the selection; it returns the selection and
 // whether the key moved it.
 func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {

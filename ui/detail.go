@@ -121,7 +121,7 @@ func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, 
 	th := d.theme
 	figures := packSegments(append(loadFigures(r), fmtRate(r.RequestsPerSecond)+" req/s", "prompt "+fmtRate(r.PromptTokensPerSecond)+" tok/s",
 		"gen "+fmtRate(r.GenerationTokensPerSecond)+" tok/s", "preempt "+fmtRate(r.PreemptionsPerSecond)+"/s",
-		"success "+fmtPct(r.SuccessRate)), w, "  ")
+		"success "+r.SuccessRate.Percent()), w, "  ")
 	if r.State != analysis.StateDown {
 		return figures
 	}
@@ -152,7 +152,7 @@ var detailCharts = []chartSpec{
 	{title: "running & waiting", format: fmtCount, counts: true, series: []chartSeries{
 		{"running", 'r', func(p analysis.Point) float32 { return p.Running }},
 		{"waiting", 'w', func(p analysis.Point) float32 { return p.Waiting }}}},
-	{title: "KV cache", format: fmtPct, yMax: 1, series: []chartSeries{
+	{title: "KV cache", format: analysis.Num.Percent, yMax: 1, series: []chartSeries{
 		{"KV", 'k', func(p analysis.Point) float32 { return p.KVCacheUsage }}}},
 	{title: "tokens/s", format: fmtRate, series: []chartSeries{
 		{"prompt", 'p', func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
@@ -433,7 +433,7 @@ func finishBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 		if share.Known() {
 			bar = strings.Repeat("█", int(math.Round(share.Float()*barW)))
 		}
-		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", catalogue.FinishReasonNames[i], fmtRate(v), fmtPct(share), bar))
+		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", catalogue.FinishReasonNames[i], fmtRate(v), share.Percent(), bar))
 	}
 	return lines
 }
@@ -455,8 +455,8 @@ func phaseBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 func cacheFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
 		th.title.Render("caches and process"),
-		"prefix cache hit rate   " + fmtPct(r.PrefixCacheHitRate),
-		"spec decode acceptance  " + fmtPct(r.SpecDecodeAcceptanceRate),
+		"prefix cache hit rate   " + r.PrefixCacheHitRate.Percent(),
+		"spec decode acceptance  " + r.SpecDecodeAcceptanceRate.Percent(),
 		"accepted per draft      " + fmtRate(r.SpecDecodeAcceptedPerDraft),
 		"KV capacity             " + fmtCount(r.KVCapacityTokens) + " tokens",
 		"max_num_seqs KV holds   " + fmtCount(r.MaxSeqsKVHolds),
@@ -469,11 +469,11 @@ func littleFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
 		th.title.Render("flow (Little's law)"),
 		"arrivals          " + fmtRate(r.ArrivalsPerSecond) + "/s",
-		"efficiency        " + fmtPct(r.Efficiency),
+		"efficiency        " + r.Efficiency.Percent(),
 		"waiting growth    " + fmtRate(r.WaitingGrowth) + "/s",
 		"time running      " + fmtSeconds(r.TimeRunningSeconds),
 		"prompt/gen tokens " + fmtCount(r.MeanPromptTokens) + " / " + fmtCount(r.MeanGenerationTokens) + "  (I/O " + fmtRate(r.IORatio) + ")",
-		"goodput           " + fmtPct(r.Goodput),
+		"goodput           " + r.Goodput.Percent(),
 	}
 }
 
@@ -483,7 +483,7 @@ func engineTable(th *Theme, r *analysis.ReplicaReport) []string {
 		th.headerRow.Render(fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", "engine", "run", "wait", "KV%", "req/s", "gen tok/s", "TTFT p99", "ITL p99"))}
 	for _, e := range r.Engines {
 		lines = append(lines, fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", e.Engine,
-			fmtCount(e.Running), fmtCount(e.Waiting), fmtPct(e.KVCacheUsage), fmtRate(e.RequestsPerSecond),
+			fmtCount(e.Running), fmtCount(e.Waiting), e.KVCacheUsage.Percent(), fmtRate(e.RequestsPerSecond),
 			fmtRate(e.GenerationTokensPerSecond), fmtQuantile(e.TTFT, p99), fmtQuantile(e.ITL, p99)))
 	}
 	return lines

@@ -82,18 +82,18 @@ func signalLines(r *analysis.ReplicaReport) []string {
 		recomputed = "counted"
 	}
 	add(r.RecomputedTokensPerSecond > 0, "recomputed prompt tokens %s/s (%s)", fmtRate(r.RecomputedTokensPerSecond), recomputed)
-	add(r.PromptCachedShare.Known(), "prompt tokens from cache or transfer %s", fmtPct(r.PromptCachedShare))
-	add(r.ExternalPrefixCacheHitRate.Known(), "external prefix cache hit rate %s", fmtPct(r.ExternalPrefixCacheHitRate))
+	add(r.PromptCachedShare.Known(), "prompt tokens from cache or transfer %s", r.PromptCachedShare.Percent())
+	add(r.ExternalPrefixCacheHitRate.Known(), "external prefix cache hit rate %s", r.ExternalPrefixCacheHitRate.Percent())
 	add(r.NIXLTransfer.P99.Known() || r.NIXLFailedPerSecond.Known(), "NIXL KV transfers: p99 %s, %s/s, failed %s/s",
 		fmtQuantile(r.NIXLTransfer, p99), bytesRate(r.NIXLBytesPerSecond), fmtRate(r.NIXLFailedPerSecond))
 	add(r.KVOffloadLoadBytesPerSecond.Known() || r.KVOffloadStoreBytesPerSecond.Known(), "KV offload: load %s/s, store %s/s",
 		bytesRate(r.KVOffloadLoadBytesPerSecond), bytesRate(r.KVOffloadStoreBytesPerSecond))
 	if r.SpecDecodeAcceptanceRate.Known() {
-		line := fmt.Sprintf("spec decode: acceptance α %s, mean acceptance length %s", fmtPct(r.SpecDecodeAcceptanceRate), r.SpecDecodeMeanAcceptanceLength.Amount())
+		line := fmt.Sprintf("spec decode: acceptance α %s, mean acceptance length %s", r.SpecDecodeAcceptanceRate.Percent(), r.SpecDecodeMeanAcceptanceLength.Amount())
 		if len(r.SpecDecodeAcceptanceByPosition) > 0 {
 			byPos := make([]string, len(r.SpecDecodeAcceptanceByPosition))
 			for i, a := range r.SpecDecodeAcceptanceByPosition {
-				byPos[i] = fmtPct(a)
+				byPos[i] = a.Percent()
 			}
 			line += ", by position " + strings.Join(byPos, " ")
 		}

@@ -10,7 +10,8 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// na is how an unknown figure is drawn: never as 0.
+// na is how an unknown figure is drawn: never as 0. Percentages are
+// analysis.Num.Percent: the reasons' own words, so a pane agrees with itself.
 const na = "n/a"
 
 // fmtCount draws a gauge that counts things (requests running, waiting).
@@ -109,10 +110,6 @@ func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	}
 	return prefix + bound(x)
 }
-
-// fmtPct draws a 0–1 fraction as a percentage ("n/a" when unknown), in the
-// reasons' own words, so that a pane agrees with itself.
-func fmtPct(n analysis.Num) string { return n.Percent() }
 
 // fmtBytes draws a size in bytes with a binary unit.
 func fmtBytes(n analysis.Num) string {

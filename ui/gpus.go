@@ -222,8 +222,8 @@ func (s gpuStrip) summaryLine() string {
 		segs = append(segs, th.alert.Render(x))
 	}
 	segs = append(segs,
-		"util "+fmtPct(analysis.Num(util.mean()))+" avg "+fmtPct(analysis.Num(util.max))+" max",
-		"mem "+fmtPct(analysis.Num(used.sum/total.sum)),
+		"util "+analysis.Num(util.mean()).Percent()+" avg "+analysis.Num(util.max).Percent()+" max",
+		"mem "+analysis.Num(used.sum/total.sum).Percent(),
 		fmtWatts(watts.sum, limit.sum),
 		"max "+fmtUnit(maxTemp, "°C"),
 	)
@@ -242,9 +242,9 @@ func (s gpuStrip) cell(g device.GPU) string {
 	if g.XID > 0 {
 		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
 	}
-	mem := padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4)
+	mem := padLeft(analysis.Num(g.MemoryShare()).Percent(), 4)
 	parts := []string{th.title.Render(fitWidth(s.name(g), s.nameWidth())),
-		"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4)}
+		"util " + gpuBar(th, g.Utilization) + " " + padLeft(analysis.Num(g.Utilization).Percent(), 4)}
 	if s.compact {
 		parts = append(parts, "mem "+mem, padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5), padLeft(fmtUnit(g.TemperatureCelsius, "°C"), 5), xid)
 		return strings.Join(parts, " ")

@@ -408,7 +408,7 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	gauges := fitSegments(inner, append(loadFigures(r), "preempt/s "+preempt), append(loadFigures(r), "preempt "+preempt+"/s"))
 	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
 	if r.MaterialAborts() { // counted in req/s
-		reqs += " " + th.warn.Render(fmtPct(r.AbortShare)+" abort")
+		reqs += " " + th.warn.Render(r.AbortShare.Percent()+" abort")
 	}
 	rates := fitSegments(inner, []string{reqs, "tok/s in " + in + " out " + out}, []string{reqs, "in " + in + "/s", "out " + out + "/s"})
 	ttft := "TTFT " + fmtQuantile(r.TTFT, p50) + "/" + fmtQuantile(r.TTFT, p99)
@@ -425,7 +425,7 @@ func compactFigures(r *analysis.ReplicaReport, inner int) string {
 
 // loadFigures are a replica's running, waiting and KV figures.
 func loadFigures(r *analysis.ReplicaReport) []string {
-	return []string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage)}
+	return []string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + r.KVCacheUsage.Percent()}
 }
 
 // noGoodScrape is said of a DOWN replica with no good scrape: not "never
@@ -463,7 +463,7 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows i
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
 	series := sparkSeries(pointsUntil(g.history[r.Target], sparkW, g.report.Time))
 	now := [len(sparkNames)]string{
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
+		fmtCount(r.Running), fmtCount(r.Waiting), r.KVCacheUsage.Percent(),
 		fmtQuantile(r.TTFT, p99), fmtRate(r.GenerationTokensPerSecond),
 	}
 	style, value := g.theme.state(r.State), g.theme.plain

@@ -61,16 +61,16 @@ var tableColumns = []column{
 	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
-	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
+	numColumn("KV%", 0, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
 	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
 	numColumn("gen tok/s", 5, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
 	quantileColumn("TTFT p99", 0, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.TTFT }),
 	quantileColumn("ITL p99", 6, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
 	numColumn("preempt/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
-	numColumn("success", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	numColumn("success", 3, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
 	// req/s counts every finished request, aborts included: their share
 	// beside it.
-	numColumn("abort", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.AbortShare }),
+	numColumn("abort", 3, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.AbortShare }),
 	gpuColumn("GPU%", 4, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
 	gpuColumn("GMEM%", 2, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
@@ -85,7 +85,7 @@ func numColumn(title string, drop int, format func(analysis.Num) string, get fun
 // gpuColumn is a percentage over the GPUs joined to a replica, drawn only
 // when some replica has GPUs; n/a for one without.
 func gpuColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Num) column {
-	c := numColumn(title, drop, fmtPct, func(r *analysis.ReplicaReport) analysis.Num {
+	c := numColumn(title, drop, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num {
 		if r.GPUCount == 0 {
 			return analysis.NA
 		}

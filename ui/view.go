@@ -269,7 +269,7 @@ func (m Model) fleetSegments() []string {
 		"running "+fmtCount(f.Running),
 		"waiting "+fmtCount(f.Waiting),
 		"worst TTFT p99 "+m.worstTTFT(),
-		"success "+fmtPct(f.SuccessRate),
+		"success "+f.SuccessRate.Percent(),
 	)
 	for s := len(counts) - 1; s >= 0; s-- {
 		if counts[s] > 0 {

@@ -35,9 +35,7 @@ func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
 	return detailScreen{pager: newPager(theme), theme: theme, loc: loc}
 }
 
-// render builds the view of a replica (nil: none selected) from its
-// history points, as of now, in Update: charts are the expensive part of
-// a frame.
+// render builds the view of a replica (nil: none) from its history points.
 func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, now time.Time) {
 	th, w := d.theme, d.viewport.Width
 	if r == nil {
@@ -86,8 +84,7 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	return append(lines, d.summaryFigures(r, now, w)...)
 }
 
-// titleSegments are the detail view's title: the target, engine, model
-// and state, what marks the replica, and the keys.
+// titleSegments are the detail view's title, what marks the replica, the keys.
 func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 	th := d.theme
 	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}

@@ -64,8 +64,7 @@ type gpuStrip struct {
 func (s *gpuStrip) show(r analysis.Report) { s.gpus, s.sources = r.GPUs, r.GPUSources }
 
 // setSize gives the strip the width and the body's height, and returns
-// the lines it takes: none without a GPU source, nor without a GPU in a
-// short body; one in a short body; else a title and rows of cells.
+// the lines it takes.
 func (s *gpuStrip) setSize(w, bodyH int) int {
 	s.width = w
 	if len(s.gpus) == 0 && (len(s.sources) == 0 || bodyH < stripFullHeight) {
@@ -193,8 +192,7 @@ func (s gpuStrip) sourcesText() string {
 	return strings.Join(parts, " ")
 }
 
-// summaryLine is the strip folded into one line: averages, totals, the
-// hottest GPU and any XID, then the sources.
+// summaryLine is the strip folded into one line.
 func (s gpuStrip) summaryLine() string {
 	th := s.theme
 	if len(s.gpus) == 0 {
@@ -257,8 +255,7 @@ func (s gpuStrip) cell(g device.GPU) string {
 	return strings.Join(parts, " ")
 }
 
-// name is how the strip names a GPU: "GPU 3", or "host/3" when the GPUs
-// span hosts; a MIG instance adds its profile.
+// name is "GPU 3", or "host/3" when the GPUs span hosts, and a MIG profile.
 func (s gpuStrip) name(g device.GPU) string {
 	n := "GPU " + indexText(g.Index)
 	if s.manyHosts() {

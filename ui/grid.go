@@ -92,16 +92,14 @@ func (g *gridScreen) alignTop() {
 	g.top -= g.top % per
 }
 
-// show gives the grid the report shown, its panes in order, the history
-// and the events.
+// show gives the grid what to draw.
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*pointHistory, events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
 	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
 	g.alignTop()
 }
 
-// update moves the selection and the page with it; it returns the
-// selection and whether the key moved it.
+// update moves the selection and the page with it, and whether it moved.
 func (g *gridScreen) update(k tea.KeyMsg) (string, bool) {
 	sel, moved := g.keys.move(g.panes, g.selected, g.layout.cols, g.layout.perPage, k)
 	if moved {
@@ -223,8 +221,7 @@ func wrapLines(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
 }
 
-// linesOf wraps text into exactly n lines of at most w columns; text that
-// does not fit ends with "…" on the last line.
+// linesOf wraps text into exactly n lines of w columns, "…" when cut.
 func linesOf(s string, w, n int) []string {
 	lines := wrapLines(s, w)
 	if len(lines) > n {
@@ -531,8 +528,7 @@ func paneReason(th *Theme, r *analysis.ReplicaReport) string {
 	}
 }
 
-// instancesText is "8 instances" for a replica that sums several scrape
-// targets, "" for one.
+// instancesText is "8 instances" for a replica of several targets.
 func instancesText(r *analysis.ReplicaReport) string {
 	if r.Instances < 2 {
 		return ""
@@ -540,8 +536,7 @@ func instancesText(r *analysis.ReplicaReport) string {
 	return fmt.Sprintf("%d instances", r.Instances)
 }
 
-// noRowsText says why no replica is drawn when the report holds total
-// before the filter.
+// noRowsText says why no replica is drawn, of total before the filter.
 func noRowsText(total int, src *catalogue.SourceStatus) string {
 	switch {
 	case total > 0:

@@ -14,9 +14,8 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// column is one column of the table view. Columns are as wide as their
-// widest cell (or title); flexible ones (minW > 0) shrink to minW before a
-// column is dropped, and share the room left over.
+// column is one column of the table, as wide as its widest cell; flexible
+// ones (minW > 0) shrink to minW before a column is dropped.
 type column struct {
 	title string
 	minW  int  // flexible: shrinks down to this; 0 for a fixed column
@@ -47,8 +46,7 @@ const (
 	colState  = 3
 )
 
-// tableColumns are the table's columns; s and S step through the ones
-// drawn to pick the sort key.
+// tableColumns are the table's columns, s and S step through.
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string {
 		if r.Instances > 1 {
@@ -126,9 +124,8 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	return badge
 }
 
-// downCell dates the figures of a replica that is down and gives its
-// error: "3m04s ago: connection refused", or "no successful scrape yet:
-// HTTP 500 Internal Server Error"; empty for one that answers.
+// downCell dates a DOWN replica's figures and gives its error: "3m04s
+// ago: connection refused"; empty for one that answers.
 func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 	switch {
 	case r.State != analysis.StateDown:
@@ -376,8 +373,7 @@ func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter st
 	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
-// update sorts or moves the selection; it returns the selection and
-// whether the key moved it.
+// update sorts or moves the selection, and whether the key moved it.
 func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {
 	switch {
 	case key.Matches(k, t.sortKeys.Sort):

@@ -102,8 +102,7 @@ type ReportMsg struct {
 	Replay *ReplayMsg
 }
 
-// NoticeMsg puts a notice of vtop's own into the event log: an alert that
-// could not be posted, a hook that failed.
+// NoticeMsg puts a notice of vtop's own into the event log (a failed hook).
 type NoticeMsg struct {
 	Time time.Time
 	Text string
@@ -115,8 +114,7 @@ func (m *Model) notice(at time.Time, text string) {
 }
 
 // bellShown is how long the frame carries the bell: long enough for the
-// renderer (60 frames a second) to write one frame with it, after which
-// the frame without it is written and the bell does not ring twice.
+// renderer (60 frames a second) to write one frame with it, not two.
 const bellShown = 250 * time.Millisecond
 
 // bellDoneMsg ends the frames that carry bell number n.
@@ -202,8 +200,7 @@ type Model struct {
 	noGPUsCount int
 }
 
-// New returns the model for a program; the first frame ("waiting for the
-// first scrape…") is ready before any report arrives.
+// New returns the model for a program, its first frame ready before any report.
 func New(opts Options) Model {
 	if opts.History <= 0 {
 		opts.History = DefaultHistory
@@ -266,8 +263,7 @@ func newFilterInput(theme *Theme) textinput.Model {
 	return ti
 }
 
-// helpColumns are the groups of keys the help overlay shows, by column:
-// every binding of the root and of the screens.
+// helpColumns are the groups of keys the help overlay shows, by column.
 func (m Model) helpColumns() [][]helpGroup {
 	k, s := m.keys, m.table.sortKeys
 	v := m.detail.viewport.KeyMap
@@ -323,8 +319,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, cmd
 }
 
-// reportMsg takes in a report (and the replay's position with it), and
-// rings the bell when it asks, through a Cmd that ends the bell's mark.
+// reportMsg takes in a report and the replay's position, and rings the
+// bell when asked, with a Cmd that ends the bell's mark.
 func (m *Model) reportMsg(msg ReportMsg) tea.Cmd {
 	if msg.Replay != nil {
 		m.replayMsg(*msg.Replay)
@@ -395,7 +391,7 @@ func (m *Model) onScreen() []string {
 }
 
 // wantCmd names the replica the detail view shows to opts.Want when it
-// changed (opened, another one, closed), through a Cmd; nil otherwise.
+// changed, through a Cmd; nil otherwise.
 func (m *Model) wantCmd() tea.Cmd {
 	target := ""
 	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
@@ -448,8 +444,8 @@ func (m *Model) ingest(r analysis.Report) {
 	}
 }
 
-// putBefore makes target's history pts before at (all of them when at is
-// zero), then its own points from at on.
+// putBefore makes target's history pts before at (all when at is zero),
+// then its own points from at on.
 func (m *Model) putBefore(target string, at time.Time, pts []analysis.Point) {
 	h := newPointHistory(m.opts.History)
 	for _, p := range pts {
@@ -468,8 +464,7 @@ func (m *Model) putBefore(target string, at time.Time, pts []analysis.Point) {
 }
 
 // refresh recomputes what depends on the shown report, the filter, the
-// selection and the size: the panes after the filter, the data each screen
-// draws, the layout and the detail charts.
+// selection and the size.
 func (m *Model) refresh() {
 	reps := m.shown.Replicas
 	filter := strings.ToLower(strings.TrimSpace(m.filter.Value()))
@@ -528,8 +523,7 @@ func (m *Model) renderDetail() {
 	m.detail.render(r, pts, m.shown.Time)
 }
 
-// matches reports whether a replica passes the filter (a case-insensitive
-// substring of its target, model or state).
+// matches reports whether filter is in a replica's target, model or state.
 func matches(r *analysis.ReplicaReport, filter string) bool {
 	if filter == "" {
 		return true

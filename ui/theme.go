@@ -90,10 +90,10 @@ func stateWord(s analysis.State) string {
 // stateColors pair light and dark terminal colours per state.
 var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateHealthy:    {Light: "#007a33", Dark: "#3ddc84"},
-	analysis.StateIdle:       {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateIdle:       neutral,
 	analysis.StateSleeping:   {Light: "#005f87", Dark: "#5fafd7"},
-	analysis.StateUnjudged:   {Light: "#555555", Dark: "#8a8a8a"},
-	analysis.StateWarming:    {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateUnjudged:   neutral,
+	analysis.StateWarming:    neutral,
 	analysis.StateRecovering: {Light: "#2e6b8a", Dark: "#7fbfdf"},
 	analysis.StateStale:      {Light: "#8a6d00", Dark: "#c9b458"},
 	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},
@@ -102,6 +102,9 @@ var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateStalled:    {Light: "#9b1c00", Dark: "#ff8700"},
 	analysis.StateDown:       {Light: "#1c1c1c", Dark: "#ffffff"},
 }
+
+// neutral is the grey of the states that say nothing is wrong nor right yet.
+var neutral = lipgloss.AdaptiveColor{Light: "#555555", Dark: "#8a8a8a"}
 
 // seriesColors are the colours of the lines of one chart, in order: the
 // action's blue, then colours of the states.

@@ -116,9 +116,10 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 // summaryFigures are the replica's load figures; a DOWN one's dated and faint.
 func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	figures := packSegments(append(loadFigures(r), fmtRate(r.RequestsPerSecond)+" req/s", "prompt "+fmtRate(r.PromptTokensPerSecond)+" tok/s",
-		"gen "+fmtRate(r.GenerationTokensPerSecond)+" tok/s", "preempt "+fmtRate(r.PreemptionsPerSecond)+"/s",
-		"success "+r.SuccessRate.Percent()), w, "  ")
+	run, wait, kv := loadFigures(r)
+	figures := packSegments([]string{run, wait, kv, fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
+		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
+		"success " + r.SuccessRate.Percent()}, w, "  ")
 	if r.State != analysis.StateDown {
 		return figures
 	}

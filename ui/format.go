@@ -186,13 +186,13 @@ func fitBlock(s string, w, h int) string {
 	return strings.Join(fitLines(lines, w), "\n")
 }
 
-// fitLines truncates and pads each line to w columns.
+// fitLines truncates and pads each line to w columns, in place: every
+// caller hands it lines of its own.
 func fitLines(lines []string, w int) []string {
-	out := make([]string, len(lines))
 	for i, l := range lines {
-		out[i] = fitWidth(l, w)
+		lines[i] = fitWidth(l, w)
 	}
-	return out
+	return lines
 }
 
 // packSegments lays out segments left to right, a new line when the next

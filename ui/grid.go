@@ -402,7 +402,8 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 		return []string{compactFigures(r, inner)}
 	}
 	preempt := fmtRate(r.PreemptionsPerSecond)
-	gauges := fitSegments(inner, append(loadFigures(r), "preempt/s "+preempt), append(loadFigures(r), "preempt "+preempt+"/s"))
+	run, wait, kv := loadFigures(r)
+	gauges := fitSegments(inner, []string{run, wait, kv, "preempt/s " + preempt}, []string{run, wait, kv, "preempt " + preempt + "/s"})
 	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
 	if r.MaterialAborts() { // counted in req/s
 		reqs += " " + th.warn.Render(r.AbortShare.Percent()+" abort")
@@ -417,12 +418,13 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 // compactFigures is the one figure line of a compact pane.
 func compactFigures(r *analysis.ReplicaReport, inner int) string {
 	ttft := fmtQuantile(r.TTFT, p99)
-	return fitSegments(inner, append(loadFigures(r), "TTFT p99 "+ttft), append(loadFigures(r), "p99 "+ttft))
+	run, wait, kv := loadFigures(r)
+	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + ttft}, []string{run, wait, kv, "p99 " + ttft})
 }
 
 // loadFigures are a replica's running, waiting and KV figures.
-func loadFigures(r *analysis.ReplicaReport) []string {
-	return []string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + r.KVCacheUsage.Percent()}
+func loadFigures(r *analysis.ReplicaReport) (run, wait, kv string) {
+	return "run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + r.KVCacheUsage.Percent()
 }
 
 // noGoodScrape is said of a DOWN replica with no good scrape: not "never

@@ -38,6 +38,7 @@ func sparkRows(vals []float64, width int, lo, hi float64, rows int) []string {
 	out := make([]string, rows)
 	for k := range out {
 		var b strings.Builder
+		b.Grow(width * 3)
 		b.WriteString(strings.Repeat(" ", width-len(vals)))
 		for _, v := range vals {
 			b.WriteRune(sparkCell(v, lo, hi, rows, rows-1-k))

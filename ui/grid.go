@@ -27,8 +27,22 @@ const (
 	levelFull                     // normal plus sparklines
 )
 
-// sparkNames label the sparklines in the order they are drawn.
-var sparkNames = [...]string{"run", "wait", "KV", "TTFT", "gen"}
+// sparks are a pane's sparklines in the order drawn: the label, the top
+// of the scale (0: the largest value shown), the history's figure and now's.
+var sparks = [...]struct {
+	name string
+	hi   float64
+	get  func(analysis.Point) float32
+	now  func(*analysis.ReplicaReport) string
+}{
+	{"run", 0, func(p analysis.Point) float32 { return p.Running }, func(r *analysis.ReplicaReport) string { return fmtCount(r.Running) }},
+	{"wait", 0, func(p analysis.Point) float32 { return p.Waiting }, func(r *analysis.ReplicaReport) string { return fmtCount(r.Waiting) }},
+	// KV usage is a fraction: a fixed scale makes 100% look full.
+	{"KV", 1, func(p analysis.Point) float32 { return p.KVCacheUsage }, func(r *analysis.ReplicaReport) string { return r.KVCacheUsage.Percent() }},
+	{"TTFT", 0, func(p analysis.Point) float32 { return p.TTFTP99 }, func(r *analysis.ReplicaReport) string { return fmtQuantile(r.TTFT, p99) }},
+	{"gen", 0, func(p analysis.Point) float32 { return p.GenerationTokensPerSecond },
+		func(r *analysis.ReplicaReport) string { return fmtRate(r.GenerationTokensPerSecond) }},
+}
 
 // gridLayout is how the grid body is divided. The first extra panes of a
 // row are one column wider, so that rows reach the right edge.
@@ -123,7 +137,7 @@ func paneHeight(level paneLevel, sparkPer, sparkH, reasonLines int) int {
 	h := 2 + 1 + reasonLines
 	switch level {
 	case levelFull:
-		h += 3 + (len(sparkNames)+sparkPer-1)/sparkPer*sparkH
+		h += 3 + (len(sparks)+sparkPer-1)/sparkPer*sparkH
 	case levelNormal:
 		h += 3
 	default:
@@ -143,11 +157,11 @@ type paneShape struct {
 func paneShapes(inner int) []paneShape {
 	var full []paneShape
 	for h := maxSparkH; h >= 1; h-- {
-		for per := 1; per <= min(max(inner/minPaneWidth, 1), len(sparkNames)); per++ {
+		for per := 1; per <= min(max(inner/minPaneWidth, 1), len(sparks)); per++ {
 			full = append(full, paneShape{levelFull, per, h})
 		}
 	}
-	lines := func(s paneShape) int { return (len(sparkNames) + s.sparkPer - 1) / s.sparkPer * s.sparkH }
+	lines := func(s paneShape) int { return (len(sparks) + s.sparkPer - 1) / s.sparkPer * s.sparkH }
 	slices.SortStableFunc(full, func(a, b paneShape) int { return lines(b) - lines(a) })
 	return append(full, paneShape{level: levelNormal}, paneShape{level: levelCompact})
 }
@@ -453,38 +467,34 @@ func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) stri
 	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format(human.Clock), fmtAge(now.Sub(r.LastGood)))
 }
 
-// paneSparklines draw the sparkNames over the history, per to a line,
+// paneSparklines draw the sparks over the history, per to a line,
 // each rows high: a tall screen gets taller sparklines, not blank rows.
 func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows int) []string {
 	per, rows = max(per, 1), max(rows, 1)
 	slot := inner / per
 	const labelW, valueW = 5, 7
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
-	series := sparkSeries(pointsUntil(g.history[r.Target], sparkW, g.report.Time))
-	now := [len(sparkNames)]string{
-		fmtCount(r.Running), fmtCount(r.Waiting), r.KVCacheUsage.Percent(),
-		fmtQuantile(r.TTFT, p99), fmtRate(r.GenerationTokensPerSecond),
-	}
+	pts := pointsUntil(g.history[r.Target], sparkW, g.report.Time)
 	style, value := g.theme.state(r.State), g.theme.plain
 	if r.State == analysis.StateDown { // old figures
 		style, value = g.theme.dim, g.theme.dim
 	}
 	var lines []string
 	cur := make([]strings.Builder, rows)
-	for i := range sparkNames {
-		hi := 0.0
-		if i == 2 {
-			hi = 1 // KV usage is a fraction: a fixed scale makes 100% look full
+	for i, s := range sparks {
+		series := make([]float64, len(pts))
+		for j, p := range pts {
+			series[j] = float64(s.get(p))
 		}
-		for k, spark := range sparkRows(series[i], sparkW, 0, hi, rows) {
+		for k, spark := range sparkRows(series, sparkW, 0, s.hi, rows) {
 			label, val := "", ""
 			if k == rows-1 { // the name and the value beside the newest bar
-				label, val = sparkNames[i], now[i]
+				label, val = s.name, s.now(r)
 			}
 			cell := fmt.Sprintf("%-*s", labelW, label) + style.Render(spark) + value.Render(fmt.Sprintf(" %*s", valueW, val))
 			cur[k].WriteString(fitWidth(cell, slot))
 		}
-		if (i+1)%per == 0 || i == len(sparkNames)-1 {
+		if (i+1)%per == 0 || i == len(sparks)-1 {
 			for k := range cur {
 				lines = append(lines, cur[k].String())
 				cur[k].Reset()
@@ -492,22 +502,6 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows i
 		}
 	}
 	return lines
-}
-
-// sparkSeries reads the sparklines' series off history points.
-func sparkSeries(pts []analysis.Point) [len(sparkNames)][]float64 {
-	var series [len(sparkNames)][]float64
-	for i := range series {
-		series[i] = make([]float64, len(pts))
-	}
-	for j, p := range pts {
-		series[0][j] = float64(p.Running)
-		series[1][j] = float64(p.Waiting)
-		series[2][j] = float64(p.KVCacheUsage)
-		series[3][j] = float64(p.TTFTP99)
-		series[4][j] = float64(p.GenerationTokensPerSecond)
-	}
-	return series
 }
 
 // paneReason is the one line of evidence and first action.

@@ -9,17 +9,14 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// maxAdviceLines is how many header lines the advice's action takes at
-// most; the advice view (key a) has the rest.
-const maxAdviceLines = 2
+// The most header lines the advice takes, and what ends it when cut.
+const (
+	maxAdviceLines = 2
+	adviceMore     = " … a: all"
+)
 
-// adviceMore ends the header's advice when it is cut: where the rest is.
-const adviceMore = " … a: all"
-
-// adviceLines are the fleet's advice in the header: its action sentence
-// wrapped to the width, on at most maxAdviceLines lines, cut with a
-// pointer to the advice view when longer. Nothing without a report or
-// without an advice.
+// adviceLines are the fleet's advice in the header: its action sentence,
+// wrapped, cut to maxAdviceLines with a pointer to the advice view.
 func (m Model) adviceLines(w int) []string {
 	rec := m.shown.Fleet.Advice.Recommendation
 	if rec == "" {
@@ -38,39 +35,43 @@ func (m Model) adviceLines(w int) []string {
 	return lines
 }
 
-// adviceScreen is the whole fleet advice, every sentence of it, with each
-// group's and every replica far from the median, in a scrolling viewport:
-// the header has room for the action alone.
-type adviceScreen struct {
-	theme    *Theme
-	viewport viewport.Model
-}
+// pager is a screen whose content scrolls in a viewport: the detail and
+// advice views.
+type pager struct{ viewport viewport.Model }
 
-func newAdviceScreen(theme *Theme) adviceScreen {
+func newPager(theme *Theme) pager {
 	vp := viewport.New(80, 20)
 	vp.Style = theme.renderer.NewStyle()
 	vp.KeyMap = scrollKeys()
-	return adviceScreen{theme: theme, viewport: vp}
+	return pager{vp}
 }
 
-// setSize gives the advice view the body of the frame.
-func (s *adviceScreen) setSize(w, h int) {
-	s.viewport.Width, s.viewport.Height = w, h
-}
+// setSize gives the view the body of the frame; the content keeps its
+// width until the next render, which follows every resize.
+func (p *pager) setSize(w, h int) { p.viewport.Width, p.viewport.Height = w, h }
 
 // update scrolls.
-func (s adviceScreen) update(k tea.KeyMsg) (adviceScreen, tea.Cmd) {
-	var cmd tea.Cmd
-	s.viewport, cmd = s.viewport.Update(k)
-	return s, cmd
+func (p *pager) update(msg tea.Msg) (cmd tea.Cmd) {
+	p.viewport, cmd = p.viewport.Update(msg)
+	return cmd
 }
 
-// view is the visible part of the advice, one string per line.
-func (s adviceScreen) view() []string { return strings.Split(s.viewport.View(), "\n") }
+// view is the visible part of the content, one string per line.
+func (p pager) view() []string { return strings.Split(p.viewport.View(), "\n") }
 
-// render lays the advice of f out at the viewport's width: the fleet's
-// sentences, then each group's when there are several, then the
-// imbalance, each sentence wrapped whole.
+// adviceScreen is the whole fleet advice, with each group's and every
+// replica far from the median: the header has room for the action alone.
+type adviceScreen struct {
+	pager
+	theme *Theme
+}
+
+func newAdviceScreen(theme *Theme) adviceScreen {
+	return adviceScreen{pager: newPager(theme), theme: theme}
+}
+
+// render lays the advice out: the fleet's sentences, each group's when
+// there are several, then the imbalance, each sentence wrapped whole.
 func (s *adviceScreen) render(f analysis.FleetFigures) {
 	th, w := s.theme, max(s.viewport.Width, 1)
 	var lines []string

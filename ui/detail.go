@@ -9,93 +9,57 @@ import (
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/linechart/timeserieslinechart"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/vtop-dev/vtop/analysis"
 	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/human"
 )
 
-// chartHeight is the height of one time-series chart, axes included: a
-// graph of eight rows, labelled every second row at four even steps.
-const chartHeight = 10
+// A chart's height, axes included (a graph of eight rows), and how many
+// steps its Y axis is labelled at.
+const (
+	chartHeight = 10
+	yTicks      = 4
+)
 
-// yTicks is how many steps the Y axis is labelled at.
-const yTicks = 4
-
-// detailScreen is one replica in depth: its reasons, time-series charts,
-// the prompt-length heatmap and the breakdowns, in a scrolling viewport.
+// detailScreen is one replica in depth: its reasons, charts, prompt-length
+// heatmap and breakdowns, scrolling.
 type detailScreen struct {
+	pager
 	theme    *Theme
 	loc      *time.Location
-	viewport viewport.Model
-	// gpuLines are the replica's GPUs, drawn by the root (gpuDetail)
-	// before render.
-	gpuLines []string
+	gpuLines []string // the replica's GPUs, drawn by the root before render
 }
 
 func newDetailScreen(theme *Theme, loc *time.Location) detailScreen {
-	vp := viewport.New(80, 20)
-	vp.Style = theme.renderer.NewStyle()
-	vp.KeyMap = scrollKeys()
-	return detailScreen{theme: theme, loc: loc, viewport: vp}
+	return detailScreen{pager: newPager(theme), theme: theme, loc: loc}
 }
 
-// setSize gives the detail view the body of the frame. The content keeps
-// its width until the next render, which follows every resize.
-func (d *detailScreen) setSize(w, h int) {
-	d.viewport.Width, d.viewport.Height = w, h
-}
-
-// gotoTop scrolls back to the title, for a replica opened afresh.
-func (d *detailScreen) gotoTop() { d.viewport.GotoTop() }
-
-// update scrolls.
-func (d detailScreen) update(k tea.KeyMsg) (detailScreen, tea.Cmd) {
-	var cmd tea.Cmd
-	d.viewport, cmd = d.viewport.Update(k)
-	return d, cmd
-}
-
-// view is the visible part of the content, one string per line.
-func (d detailScreen) view() []string { return strings.Split(d.viewport.View(), "\n") }
-
-// render builds the view of a replica (nil: none selected) from its
-// history points, as of now. It runs in Update (on data, size or selection
-// change), never in View: charts are the expensive part of a frame.
+// render builds the view of a replica (nil: none) from its history points.
 func (d *detailScreen) render(r *analysis.ReplicaReport, pts []analysis.Point, now time.Time) {
 	th, w := d.theme, d.viewport.Width
 	if r == nil {
 		d.viewport.SetContent("no replica selected")
 		return
 	}
-	var sections []string
-	sections = append(sections, d.summary(r, now, w)...)
-	if len(d.gpuLines) > 0 {
-		sections = append(sections, "")
-		sections = append(sections, d.gpuLines...)
-	}
-	sections = append(sections, "")
-	sections = append(sections, d.charts(pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, promptHeatmap(th, pts, w)...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r))...)
-	sections = append(sections, "")
-	sections = append(sections, sideBySide(w, cacheFigures(th, r), littleFigures(th, r))...)
-	sections = append(sections, "")
-	sections = append(sections, engineFigures(th, r)...)
+	sections := [][]string{d.summary(r, now, w), d.gpuLines, d.charts(pts, w), promptHeatmap(th, pts, w),
+		sideBySide(w, finishBreakdown(th, r), phaseBreakdown(th, r)),
+		sideBySide(w, cacheFigures(th, r), littleFigures(th, r)), engineFigures(th, r)}
 	if len(r.Engines) > 1 {
-		sections = append(sections, "")
-		sections = append(sections, engineTable(th, r)...)
+		sections = append(sections, engineTable(th, r))
 	}
-	d.viewport.SetContent(strings.Join(fitLines(sections, w), "\n"))
+	var lines []string
+	for _, sec := range sections {
+		if len(sec) > 0 && len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, sec...)
+	}
+	d.viewport.SetContent(strings.Join(fitLines(lines, w), "\n"))
 }
 
 // summary is the title, every reason, the action, the error and the
-// warnings, each wrapped in full to the width: the detail view is where
-// nothing is cut.
+// warnings, wrapped in full: the detail view is where nothing is cut.
 func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
 	lines := packSegments(d.titleSegments(r), w, "  ")
@@ -120,9 +84,7 @@ func (d *detailScreen) summary(r *analysis.ReplicaReport, now time.Time, w int) 
 	return append(lines, d.summaryFigures(r, now, w)...)
 }
 
-// titleSegments are the detail view's title: the target, its engine, its
-// model and its state, with what marks the replica (instances, stale,
-// fault, late, restarted, no good scrape or warming up) and the keys.
+// titleSegments are the detail view's title, what marks the replica, the keys.
 func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 	th := d.theme
 	title := []string{th.title.Render(r.Target), orNA(engineName(r)), th.dim.Render(r.Model), th.badge(r.State)}
@@ -130,7 +92,6 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 		title = slices.Insert(title, 1, th.warn.Render(n))
 	}
 	if r.SourceStale {
-		// The verdict of the source's last data: the header says why.
 		title = append(title, th.warn.Render("stale"))
 	}
 	if r.Fault != "" {
@@ -152,26 +113,24 @@ func (d *detailScreen) titleSegments(r *analysis.ReplicaReport) []string {
 	return append(title, th.dim.Render(" (esc back, ↑/↓ scroll)"))
 }
 
-// summaryFigures are the replica's load figures packed to the width;
-// those of a DOWN replica dated and faint.
+// summaryFigures are the replica's load figures; a DOWN one's dated and faint.
 func (d *detailScreen) summaryFigures(r *analysis.ReplicaReport, now time.Time, w int) []string {
 	th := d.theme
-	figures := packSegments([]string{"run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + fmtPct(r.KVCacheUsage),
-		fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
+	run, wait, kv := loadFigures(r)
+	figures := packSegments([]string{run, wait, kv, fmtRate(r.RequestsPerSecond) + " req/s", "prompt " + fmtRate(r.PromptTokensPerSecond) + " tok/s",
 		"gen " + fmtRate(r.GenerationTokensPerSecond) + " tok/s", "preempt " + fmtRate(r.PreemptionsPerSecond) + "/s",
-		"success " + fmtPct(r.SuccessRate)}, w, "  ")
+		"success " + r.SuccessRate.Percent()}, w, "  ")
 	if r.State != analysis.StateDown {
 		return figures
 	}
-	// Old figures, dated and faint: never drawn as if current.
 	for i, f := range figures {
 		figures[i] = th.dim.Render(f)
 	}
 	return append([]string{th.dim.Render(lastSeen(r, now, d.loc) + ":")}, figures...)
 }
 
-// chartSeries is one line of a chart, read off the history points. Its
-// mark ends the line when there is no colour to tell lines apart.
+// chartSeries is one line of a chart. Its mark ends the line when there
+// is no colour to tell lines apart.
 type chartSeries struct {
 	name string
 	mark rune
@@ -191,20 +150,21 @@ var detailCharts = []chartSpec{
 	{title: "running & waiting", format: fmtCount, counts: true, series: []chartSeries{
 		{"running", 'r', func(p analysis.Point) float32 { return p.Running }},
 		{"waiting", 'w', func(p analysis.Point) float32 { return p.Waiting }}}},
-	{title: "KV cache", format: fmtPct, yMax: 1, series: []chartSeries{
+	{title: "KV cache", format: analysis.Num.Percent, yMax: 1, series: []chartSeries{
 		{"KV", 'k', func(p analysis.Point) float32 { return p.KVCacheUsage }}}},
 	{title: "tokens/s", format: fmtRate, series: []chartSeries{
 		{"prompt", 'p', func(p analysis.Point) float32 { return p.PromptTokensPerSecond }},
 		{"gen", 'g', func(p analysis.Point) float32 { return p.GenerationTokensPerSecond }}}},
-	{title: "TTFT", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.TTFTP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.TTFTP99 }}}},
-	{title: "ITL", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.ITLP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.ITLP99 }}}},
-	{title: "e2e", format: fmtSeconds, series: []chartSeries{
-		{"p50", '5', func(p analysis.Point) float32 { return p.E2EP50 }},
-		{"p99", '9', func(p analysis.Point) float32 { return p.E2EP99 }}}},
+	latencyChart("TTFT", func(p analysis.Point) (float32, float32) { return p.TTFTP50, p.TTFTP99 }),
+	latencyChart("ITL", func(p analysis.Point) (float32, float32) { return p.ITLP50, p.ITLP99 }),
+	latencyChart("e2e", func(p analysis.Point) (float32, float32) { return p.E2EP50, p.E2EP99 }),
+}
+
+// latencyChart is a chart of a latency's p50 and p99.
+func latencyChart(title string, get func(analysis.Point) (p50, p99 float32)) chartSpec {
+	p50 := func(p analysis.Point) float32 { v, _ := get(p); return v }
+	p99 := func(p analysis.Point) float32 { _, v := get(p); return v }
+	return chartSpec{title: title, format: fmtSeconds, series: []chartSeries{{"p50", '5', p50}, {"p99", '9', p99}}}
 }
 
 // charts lays the charts out two to a row when the screen is wide.
@@ -218,28 +178,18 @@ func (d *detailScreen) charts(pts []analysis.Point, w int) []string {
 	for i := 0; i < len(detailCharts); i += perRow {
 		var row []string
 		for j := i; j < min(i+perRow, len(detailCharts)); j++ {
+			if j > i {
+				row = append(row, " ")
+			}
 			row = append(row, d.timeChart(detailCharts[j], pts, chartW))
 		}
-		joined := lipgloss.JoinHorizontal(lipgloss.Top, withGaps(row)...)
-		lines = append(lines, strings.Split(joined, "\n")...)
+		lines = append(lines, strings.Split(lipgloss.JoinHorizontal(lipgloss.Top, row...), "\n")...)
 	}
 	return lines
 }
 
-func withGaps(blocks []string) []string {
-	out := make([]string, 0, 2*len(blocks))
-	for i, b := range blocks {
-		if i > 0 {
-			out = append(out, " ")
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// timeChart draws one chart with ntcharts' braille time-series chart. It is
-// rebuilt from our own history each time with explicit ranges: the chart's
-// own buffer is unbounded and its auto range only grows.
+// timeChart draws one chart with ntcharts, rebuilt from our own history
+// with explicit ranges: its own buffer is unbounded and its range only grows.
 func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) string {
 	th := d.theme
 	legend := th.title.Render(spec.title)
@@ -275,8 +225,7 @@ func (d *detailScreen) timeChart(spec chartSpec, pts []analysis.Point, w int) st
 	return legend + "\n" + chart.View()
 }
 
-// newTimeChart is an empty chart w wide over [from, to] and [0, yMax],
-// its axes labelled in the screen's time zone and the spec's format.
+// newTimeChart is an empty chart w wide over [from, to] and [0, yMax].
 func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax float64, w int) timeserieslinechart.Model {
 	loc := d.loc
 	return timeserieslinechart.New(w, chartHeight,
@@ -287,14 +236,14 @@ func (d *detailScreen) newTimeChart(spec chartSpec, from, to time.Time, yMax flo
 			return time.Unix(int64(v), 0).In(loc).Format(human.Clock)
 		}),
 		timeserieslinechart.WithYLabelFormatter(func(_ int, v float64) string {
-			return axisLabel(spec.format(analysis.Num(v)))
+			// ASCII: ntcharts measures labels in bytes.
+			return strings.ReplaceAll(spec.format(analysis.Num(v)), "µs", "us")
 		}),
 	)
 }
 
-// plotSeries pushes series s, the i-th of the chart, from the points; it
-// returns its last known value and the point its line ends at (X NaN when
-// none is known).
+// plotSeries pushes series s, the i-th of the chart; it returns its last
+// known value and the point its line ends at (X NaN when none is known).
 func (d *detailScreen) plotSeries(chart *timeserieslinechart.Model, i int, s chartSeries, pts []analysis.Point, yMax float64) (last analysis.Num, end canvas.Float64Point) {
 	last, end = analysis.NA, canvas.Float64Point{X: math.NaN()}
 	// Each run of known points is a data set of its own (name, "" between
@@ -322,9 +271,8 @@ func (d *detailScreen) plotSeries(chart *timeserieslinechart.Model, i int, s cha
 	return last, end
 }
 
-// axisMax is the top of a chart's Y axis: yTicks even steps of a round
-// size (1, 2 or 5 times a power of ten; whole numbers for counts) above
-// the largest value shown, or the spec's fixed top.
+// axisMax is the top of a chart's Y axis: yTicks round steps (niceStep)
+// above the largest value shown, or the spec's fixed top.
 func axisMax(spec chartSpec, pts []analysis.Point) float64 {
 	if spec.yMax > 0 {
 		return spec.yMax
@@ -374,16 +322,11 @@ func niceStep(v float64, counts bool) float64 {
 	return 10 * p
 }
 
-// axisLabel keeps chart labels ASCII: ntcharts measures labels in bytes.
-func axisLabel(s string) string { return strings.ReplaceAll(s, "µs", "us") }
-
-// heatShades are the levels of the prompt-length heatmap, glyphs that
-// survive NO_COLOR.
+// heatShades are the levels of the prompt-length heatmap.
 var heatShades = []rune(" ░▒▓█")
 
-// promptHeatmap draws the prompt-length distribution over time: one row per
-// bucket (longest at the top), one column per history point, shade by the
-// requests that finished in that bucket.
+// promptHeatmap draws the prompt-length distribution over time: a row per
+// bucket (longest on top), a column per point, shaded by requests finished.
 func promptHeatmap(th *Theme, pts []analysis.Point, w int) []string {
 	title := th.title.Render("prompt length over time") + th.dim.Render("  (requests finished per bucket: ░ few → █ most)")
 	var bounds []float64
@@ -416,7 +359,7 @@ func promptHeatmap(th *Theme, pts []analysis.Point, w int) []string {
 }
 
 // heatRange finds the largest cell and the lowest and highest buckets that
-// ever held a request, so that empty rows are not drawn.
+// held a request: empty rows are not drawn.
 func heatRange(pts []analysis.Point, n int) (peak float64, lo, hi int) {
 	lo, hi = n-1, 0
 	for _, p := range pts {
@@ -430,8 +373,7 @@ func heatRange(pts []analysis.Point, n int) (peak float64, lo, hi int) {
 	return peak, lo, hi
 }
 
-// cellValue is a point's count in bucket b; points whose buckets differ
-// (the server changed) count as empty.
+// cellValue is a point's count in bucket b; 0 when its buckets differ.
 func cellValue(p analysis.Point, b, n int) float64 {
 	if len(p.PromptLengthDeltas) != n {
 		return 0
@@ -489,7 +431,7 @@ func finishBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 		if share.Known() {
 			bar = strings.Repeat("█", int(math.Round(share.Float()*barW)))
 		}
-		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", catalogue.FinishReasonNames[i], fmtRate(v), fmtPct(share), bar))
+		lines = append(lines, fmt.Sprintf("%-10s %7s/s %5s %s", catalogue.FinishReasonNames[i], fmtRate(v), share.Percent(), bar))
 	}
 	return lines
 }
@@ -507,13 +449,12 @@ func phaseBreakdown(th *Theme, r *analysis.ReplicaReport) []string {
 	return lines
 }
 
-// cacheFigures are the prefix cache, speculative decoding and process
-// figures.
+// cacheFigures are the prefix cache, speculative decoding and process figures.
 func cacheFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
 		th.title.Render("caches and process"),
-		"prefix cache hit rate   " + fmtPct(r.PrefixCacheHitRate),
-		"spec decode acceptance  " + fmtPct(r.SpecDecodeAcceptanceRate),
+		"prefix cache hit rate   " + r.PrefixCacheHitRate.Percent(),
+		"spec decode acceptance  " + r.SpecDecodeAcceptanceRate.Percent(),
 		"accepted per draft      " + fmtRate(r.SpecDecodeAcceptedPerDraft),
 		"KV capacity             " + fmtCount(r.KVCapacityTokens) + " tokens",
 		"max_num_seqs KV holds   " + fmtCount(r.MaxSeqsKVHolds),
@@ -526,11 +467,11 @@ func littleFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	return []string{
 		th.title.Render("flow (Little's law)"),
 		"arrivals          " + fmtRate(r.ArrivalsPerSecond) + "/s",
-		"efficiency        " + fmtPct(r.Efficiency),
+		"efficiency        " + r.Efficiency.Percent(),
 		"waiting growth    " + fmtRate(r.WaitingGrowth) + "/s",
 		"time running      " + fmtSeconds(r.TimeRunningSeconds),
 		"prompt/gen tokens " + fmtCount(r.MeanPromptTokens) + " / " + fmtCount(r.MeanGenerationTokens) + "  (I/O " + fmtRate(r.IORatio) + ")",
-		"goodput           " + fmtPct(r.Goodput),
+		"goodput           " + r.Goodput.Percent(),
 	}
 }
 
@@ -540,14 +481,14 @@ func engineTable(th *Theme, r *analysis.ReplicaReport) []string {
 		th.headerRow.Render(fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", "engine", "run", "wait", "KV%", "req/s", "gen tok/s", "TTFT p99", "ITL p99"))}
 	for _, e := range r.Engines {
 		lines = append(lines, fmt.Sprintf("%-8s %6s %6s %6s %7s %9s %9s %8s", e.Engine,
-			fmtCount(e.Running), fmtCount(e.Waiting), fmtPct(e.KVCacheUsage), fmtRate(e.RequestsPerSecond),
+			fmtCount(e.Running), fmtCount(e.Waiting), e.KVCacheUsage.Percent(), fmtRate(e.RequestsPerSecond),
 			fmtRate(e.GenerationTokensPerSecond), fmtQuantile(e.TTFT, p99), fmtQuantile(e.ITL, p99)))
 	}
 	return lines
 }
 
-// sideBySide puts two blocks next to each other when the width allows,
-// otherwise one under the other.
+// sideBySide puts two blocks side by side when the width allows, else one
+// under the other.
 func sideBySide(w int, left, right []string) []string {
 	if w < 100 {
 		return append(append(left, ""), right...)

@@ -9,8 +9,8 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// engineName is how the screens name a replica's server: its engine
-// ("sglang"), "router" for a router's page, "" before it has answered.
+// engineName names a replica's server: its engine, "router", or "" before
+// it has answered.
 func engineName(r *analysis.ReplicaReport) string {
 	switch {
 	case r.Router != catalogue.RouterNone:
@@ -21,9 +21,8 @@ func engineName(r *analysis.ReplicaReport) string {
 	return r.EngineKind.String()
 }
 
-// paneEngine is the engine named in a pane's title: every engine but
-// vLLM, which is what vtop reads unless told otherwise, and routers with
-// their backends. Empty for a vLLM replica.
+// paneEngine is the engine named in a pane's title: any but vLLM, which
+// goes without saying, and routers with their backends.
 func paneEngine(r *analysis.ReplicaReport) string {
 	switch {
 	case r.Router != catalogue.RouterNone:
@@ -34,10 +33,8 @@ func paneEngine(r *analysis.ReplicaReport) string {
 	return r.EngineKind.String()
 }
 
-// engineFigures are the detail view's lines of what the engine's page says
-// beyond the common figures: its engine, role and router, how derived
-// figures were computed, and vLLM's newest signals where the page has
-// them. Nothing is drawn for a family the page lacks.
+// engineFigures are what the engine's page says beyond the common
+// figures: engine, role, router, derivations and vLLM's newest signals.
 func engineFigures(th *Theme, r *analysis.ReplicaReport) []string {
 	head := "engine " + orNA(engineName(r))
 	if r.Role != catalogue.RoleUnknown {
@@ -66,7 +63,7 @@ func orNA(s string) string {
 	return s
 }
 
-// signalLines are vLLM's newest signals, one line per family present.
+// signalLines are vLLM's newest signals, a line per family the page has.
 func signalLines(r *analysis.ReplicaReport) []string {
 	var lines []string
 	add := func(known bool, format string, args ...any) {
@@ -85,18 +82,18 @@ func signalLines(r *analysis.ReplicaReport) []string {
 		recomputed = "counted"
 	}
 	add(r.RecomputedTokensPerSecond > 0, "recomputed prompt tokens %s/s (%s)", fmtRate(r.RecomputedTokensPerSecond), recomputed)
-	add(r.PromptCachedShare.Known(), "prompt tokens from cache or transfer %s", fmtPct(r.PromptCachedShare))
-	add(r.ExternalPrefixCacheHitRate.Known(), "external prefix cache hit rate %s", fmtPct(r.ExternalPrefixCacheHitRate))
+	add(r.PromptCachedShare.Known(), "prompt tokens from cache or transfer %s", r.PromptCachedShare.Percent())
+	add(r.ExternalPrefixCacheHitRate.Known(), "external prefix cache hit rate %s", r.ExternalPrefixCacheHitRate.Percent())
 	add(r.NIXLTransfer.P99.Known() || r.NIXLFailedPerSecond.Known(), "NIXL KV transfers: p99 %s, %s/s, failed %s/s",
 		fmtQuantile(r.NIXLTransfer, p99), bytesRate(r.NIXLBytesPerSecond), fmtRate(r.NIXLFailedPerSecond))
 	add(r.KVOffloadLoadBytesPerSecond.Known() || r.KVOffloadStoreBytesPerSecond.Known(), "KV offload: load %s/s, store %s/s",
 		bytesRate(r.KVOffloadLoadBytesPerSecond), bytesRate(r.KVOffloadStoreBytesPerSecond))
 	if r.SpecDecodeAcceptanceRate.Known() {
-		line := fmt.Sprintf("spec decode: acceptance α %s, mean acceptance length %s", fmtPct(r.SpecDecodeAcceptanceRate), r.SpecDecodeMeanAcceptanceLength.Amount())
+		line := fmt.Sprintf("spec decode: acceptance α %s, mean acceptance length %s", r.SpecDecodeAcceptanceRate.Percent(), r.SpecDecodeMeanAcceptanceLength.Amount())
 		if len(r.SpecDecodeAcceptanceByPosition) > 0 {
 			byPos := make([]string, len(r.SpecDecodeAcceptanceByPosition))
 			for i, a := range r.SpecDecodeAcceptanceByPosition {
-				byPos[i] = fmtPct(a)
+				byPos[i] = a.Percent()
 			}
 			line += ", by position " + strings.Join(byPos, " ")
 		}

@@ -10,7 +10,8 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// na is how an unknown figure is drawn: never as 0.
+// na is how an unknown figure is drawn: never as 0. Percentages are
+// analysis.Num.Percent: the reasons' own words, so a pane agrees with itself.
 const na = "n/a"
 
 // fmtCount draws a gauge that counts things (requests running, waiting).
@@ -80,7 +81,7 @@ func fmtSeconds(n analysis.Num) string {
 	}
 }
 
-// Quantile picks one quantile of a histogram and the bucket it fell in.
+// quantile picks one quantile of a histogram and the bucket it fell in.
 type quantile func(analysis.Quantiles) (analysis.Num, analysis.QuantileBucket)
 
 // The quantiles drawn with their buckets.
@@ -91,10 +92,8 @@ var (
 )
 
 // fmtQuantile draws a latency quantile as the buckets allow: "<300ms" in
-// the first bucket, ">80s" beyond the last finite bound (the value there
-// is the bound, not the latency), "160s–640s" in a bucket too wide to
-// place it, else the value. A bucket without width
-// (a zero QuantileBucket) bounds nothing: the value is drawn as it is.
+// the first bucket, ">80s" beyond the last finite bound, "160s–640s" in a
+// bucket too wide to place it, else the value (also without a bucket).
 func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	v, b := which(q)
 	if !(b.Upper.Float() > b.Lower.Float()) {
@@ -111,10 +110,6 @@ func fmtQuantile(q analysis.Quantiles, which quantile) string {
 	}
 	return prefix + bound(x)
 }
-
-// fmtPct draws a 0–1 fraction as a percentage ("n/a" when unknown), in the
-// reasons' own words, so that a pane agrees with itself.
-func fmtPct(n analysis.Num) string { return n.Percent() }
 
 // fmtBytes draws a size in bytes with a binary unit.
 func fmtBytes(n analysis.Num) string {
@@ -166,24 +161,20 @@ func fmtDuration(d time.Duration) string {
 	}
 }
 
-// fitWidth truncates or pads one line to exactly w columns. It is ANSI
-// aware: escape sequences do not count and are never cut in half.
+// fitWidth truncates or pads one line to exactly w columns, ANSI aware.
 func fitWidth(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) > w {
-		s = ansi.Truncate(s, w, "…")
-	}
+	s = ansi.Truncate(s, w, "…")
 	if pad := w - ansi.StringWidth(s); pad > 0 {
 		s += strings.Repeat(" ", pad)
 	}
 	return s
 }
 
-// fitBlock makes a block of text exactly w columns by h lines: every frame
-// the terminal receives has the terminal's size, so nothing wraps or
-// scrolls.
+// fitBlock makes a block of text exactly w columns by h lines, so that
+// nothing wraps or scrolls.
 func fitBlock(s string, w, h int) string {
 	lines := strings.Split(s, "\n")
 	if len(lines) > h {
@@ -192,23 +183,20 @@ func fitBlock(s string, w, h int) string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
+	return strings.Join(fitLines(lines, w), "\n")
+}
+
+// fitLines truncates and pads each line to w columns, in place: every
+// caller hands it lines of its own.
+func fitLines(lines []string, w int) []string {
 	for i, l := range lines {
 		lines[i] = fitWidth(l, w)
 	}
-	return strings.Join(lines, "\n")
+	return lines
 }
 
-// fitLines truncates and pads each line to w columns.
-func fitLines(lines []string, w int) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = fitWidth(l, w)
-	}
-	return out
-}
-
-// packSegments lays out short segments left to right, starting a new line
-// when the next one would not fit in w columns.
+// packSegments lays out segments left to right, a new line when the next
+// does not fit in w columns.
 func packSegments(segs []string, w int, sep string) []string {
 	var lines []string
 	var cur strings.Builder

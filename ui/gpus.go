@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -12,16 +13,12 @@ import (
 	"github.com/vtop-dev/vtop/ring"
 )
 
-// The GPU strip: the GPUs under the fleet above the grid, one cell per GPU
-// (utilisation and memory bars, power against its limit, temperature, SM
-// clock, XID), or one summary line when the body is short (80×24).
-
-// stripFullHeight is the body height from which the strip draws a cell
-// per GPU; below it the strip is one line.
-const stripFullHeight = 30
-
-// gpuBarWidth is the width of a utilisation or memory bar.
-const gpuBarWidth = 8
+// The body height from which the GPU strip draws a cell per GPU (below
+// it, one line), and the width of a utilisation or memory bar.
+const (
+	stripFullHeight = 30
+	gpuBarWidth     = 8
+)
 
 // gpuPoint is one GPU at one report, for the detail view's sparklines.
 type gpuPoint struct {
@@ -48,15 +45,11 @@ func (h gpuHistory) record(gs []device.GPU, limit int) {
 		r.Push(gpuPoint{util: float32(g.Utilization), mem: float32(g.MemoryShare()),
 			watts: float32(g.PowerWatts), temp: float32(g.TemperatureCelsius)})
 	}
-	for id := range h {
-		if !seen[id] {
-			delete(h, id)
-		}
-	}
+	maps.DeleteFunc(h, func(id string, _ *ring.Ring[gpuPoint]) bool { return !seen[id] })
 }
 
-// gpuStrip is the strip's child model: its width and the lines the root
-// gives it, and the report's GPUs and sources.
+// gpuStrip is the GPUs above the grid: a cell per GPU, or one summary
+// line when the body is short (80×24).
 type gpuStrip struct {
 	theme   *Theme
 	width   int
@@ -71,13 +64,11 @@ type gpuStrip struct {
 func (s *gpuStrip) show(r analysis.Report) { s.gpus, s.sources = r.GPUs, r.GPUSources }
 
 // setSize gives the strip the width and the body's height, and returns
-// how many lines it takes: none without a GPU source, nor without a GPU in
-// a short body; one in a short body, else a title and rows of cells.
+// the lines it takes.
 func (s *gpuStrip) setSize(w, bodyH int) int {
 	s.width = w
 	if len(s.gpus) == 0 && (len(s.sources) == 0 || bodyH < stripFullHeight) {
-		// No GPU to show: a short body (80×24) spends no line on why;
-		// the event log says it once and the help keeps it.
+		// A short body spends no line on why: the event log says it.
 		s.full = false
 		return 0
 	}
@@ -85,22 +76,19 @@ func (s *gpuStrip) setSize(w, bodyH int) int {
 	if !s.full {
 		return 1
 	}
-	// Two compact cells a row rather than one whole one: twice the GPUs
-	// in the same lines (120 columns).
+	// Two compact cells a row rather than one whole one (120 columns).
 	s.compact = false
 	if len(s.gpus) > 1 && s.perRow() == 1 {
 		s.compact = true // perRow measures compact cells now
 		s.compact = s.perRow() > 1
 	}
-	// The replicas are what the screen is for: the cells take at most
-	// an eighth of the body; the title says how many are not shown.
-	rows := ceilDiv(len(s.gpus), s.perRow())
-	s.maxRows = min(rows, max(bodyH/8, 1))
+	// The replicas are what the screen is for: at most an eighth of the body.
+	per := s.perRow()
+	s.maxRows = min((len(s.gpus)+per-1)/per, max(bodyH/8, 1))
 	return 1 + s.maxRows
 }
 
-// cellWidth is the width of one GPU's cell: the figures, and the replica
-// a GPU is joined to when any is.
+// cellWidth is the width of one GPU's cell.
 func (s *gpuStrip) cellWidth() int {
 	if s.compact {
 		return s.nameWidth() + 47
@@ -120,9 +108,8 @@ func (s *gpuStrip) replicaWidth() int {
 	return w
 }
 
-// replicaLabel names a joined replica in a GPU cell by its host and port:
-// a path (TensorRT-LLM's /prometheus/metrics) would push two cells a row
-// down to one and tells no replica apart.
+// replicaLabel names a joined replica by its host and port: a path would
+// push two cells a row down to one and tells no replica apart.
 func replicaLabel(target string) string {
 	hostPort := target
 	if _, rest, ok := strings.Cut(hostPort, "://"); ok {
@@ -160,8 +147,7 @@ func (s gpuStrip) view() []string {
 	return lines
 }
 
-// titleLine names the strip's sources, their notes, and what is not
-// shown.
+// titleLine names the strip's sources, their notes, and what is not shown.
 func (s gpuStrip) titleLine() string {
 	th := s.theme
 	shown := min(len(s.gpus), s.perRow()*s.maxRows)
@@ -176,9 +162,8 @@ func (s gpuStrip) titleLine() string {
 // source: "from nvidia-smi", "dcgm-exporter ×6", a source's note.
 func (s gpuStrip) sourcesText() string {
 	th := s.theme
-	var good []string
+	var kinds, notes []string
 	counts := map[string]int{}
-	var notes []string
 	for _, src := range s.sources {
 		if src.Note != "" {
 			notes = append(notes, th.warn.Render(src.Note))
@@ -188,33 +173,26 @@ func (s gpuStrip) sourcesText() string {
 		if strings.HasPrefix(kind, "dcgm-exporter ") {
 			kind = "dcgm-exporter"
 		}
-		if counts[kind] == 0 {
-			good = append(good, kind)
+		if counts[kind]++; counts[kind] == 1 {
+			kinds = append(kinds, kind)
 		}
-		counts[kind]++
 	}
-	parts := make([]string, 0, len(good)+len(notes))
-	for _, k := range good {
+	for i, k := range kinds {
 		if counts[k] > 1 {
-			k += " ×" + strconv.Itoa(counts[k])
+			kinds[i] += " ×" + strconv.Itoa(counts[k])
 		}
-		parts = append(parts, k)
 	}
-	text := ""
-	if len(parts) > 0 {
-		text = th.dim.Render("from " + strings.Join(parts, ", "))
+	var parts []string
+	if len(kinds) > 0 {
+		parts = append(parts, th.dim.Render("from "+strings.Join(kinds, ", ")))
 	}
 	if len(notes) > 0 {
-		if text != "" {
-			text += " "
-		}
-		text += strings.Join(notes, th.dim.Render(" · "))
+		parts = append(parts, strings.Join(notes, th.dim.Render(" · ")))
 	}
-	return text
+	return strings.Join(parts, " ")
 }
 
-// summaryLine is the strip folded into one line: averages, totals, the
-// hottest GPU and any XID, then the sources.
+// summaryLine is the strip folded into one line.
 func (s gpuStrip) summaryLine() string {
 	th := s.theme
 	if len(s.gpus) == 0 {
@@ -236,17 +214,16 @@ func (s gpuStrip) summaryLine() string {
 			xids = append(xids, fmt.Sprintf("XID %d on %s", g.XID, s.name(g)))
 		}
 	}
-	// A fault first: a line cut at the edge of a narrow terminal must not
-	// lose it.
+	// A fault first: a line cut at the edge must not lose it.
 	segs := []string{th.headerRow.Render("GPUs") + " " + strconv.Itoa(len(s.gpus))}
 	for _, x := range xids {
 		segs = append(segs, th.alert.Render(x))
 	}
 	segs = append(segs,
-		"util "+fmtPct(analysis.Num(util.mean()))+" avg "+fmtPct(analysis.Num(util.max))+" max",
-		"mem "+fmtPct(analysis.Num(used.sum/total.sum)),
+		"util "+analysis.Num(util.mean()).Percent()+" avg "+analysis.Num(util.max).Percent()+" max",
+		"mem "+analysis.Num(used.sum/total.sum).Percent(),
 		fmtWatts(watts.sum, limit.sum),
-		"max "+fmtCelsius(maxTemp),
+		"max "+fmtUnit(maxTemp, "°C"),
 	)
 	if src := s.sourcesText(); src != "" {
 		segs = append(segs, src)
@@ -255,42 +232,30 @@ func (s gpuStrip) summaryLine() string {
 }
 
 // cell is one GPU: name, utilisation and memory bars, power, temperature,
-// SM clock, XID and the replica it is joined to; compact, the bar of
-// utilisation, the memory share, power, temperature and XID.
+// SM clock, XID and the replica it is joined to; compact, without the
+// memory bar, power limit, clock and replica.
 func (s gpuStrip) cell(g device.GPU) string {
 	th := s.theme
-	name := fitWidth(s.name(g), s.nameWidth())
 	xid := "      "
 	if g.XID > 0 {
 		xid = th.alert.Render(fitWidth("XID "+strconv.Itoa(g.XID), 6))
 	}
+	mem := padLeft(analysis.Num(g.MemoryShare()).Percent(), 4)
+	parts := []string{th.title.Render(fitWidth(s.name(g), s.nameWidth())),
+		"util " + gpuBar(th, g.Utilization) + " " + padLeft(analysis.Num(g.Utilization).Percent(), 4)}
 	if s.compact {
-		return strings.Join([]string{
-			th.title.Render(name),
-			"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
-			"mem " + padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4),
-			padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5),
-			padLeft(fmtCelsius(g.TemperatureCelsius), 5),
-			xid,
-		}, " ")
+		parts = append(parts, "mem "+mem, padLeft(fmtWatts(g.PowerWatts, math.NaN()), 5), padLeft(fmtUnit(g.TemperatureCelsius, "°C"), 5), xid)
+		return strings.Join(parts, " ")
 	}
-	parts := []string{
-		th.title.Render(name),
-		"util " + gpuBar(th, g.Utilization) + " " + padLeft(fmtPct(analysis.Num(g.Utilization)), 4),
-		"mem " + gpuBar(th, g.MemoryShare()) + " " + padLeft(fmtPct(analysis.Num(g.MemoryShare())), 4),
-		padLeft(fmtWatts(g.PowerWatts, g.PowerLimitWatts), 9),
-		padLeft(fmtCelsius(g.TemperatureCelsius), 5),
-		padLeft(fmtMHz(g.SMClockHz), 7),
-		xid,
-	}
+	parts = append(parts, "mem "+gpuBar(th, g.MemoryShare())+" "+mem, padLeft(fmtWatts(g.PowerWatts, g.PowerLimitWatts), 9),
+		padLeft(fmtUnit(g.TemperatureCelsius, "°C"), 5), padLeft(fmtUnit(g.SMClockHz/1e6, "MHz"), 7), xid)
 	if g.Replica != "" {
 		parts = append(parts, th.dim.Render("→ "+replicaLabel(g.Replica)))
 	}
 	return strings.Join(parts, " ")
 }
 
-// name is how the strip names a GPU: "GPU 3", or "host/3" when the GPUs
-// span hosts; a MIG instance adds its profile.
+// name is "GPU 3", or "host/3" when the GPUs span hosts, and a MIG profile.
 func (s gpuStrip) name(g device.GPU) string {
 	n := "GPU " + indexText(g.Index)
 	if s.manyHosts() {
@@ -338,8 +303,7 @@ func indexText(i int) string {
 	return strconv.Itoa(i)
 }
 
-// gpuBar draws a 0–1 share as a bar of gpuBarWidth cells; "n/a" when
-// unknown. The glyphs carry the level without colour.
+// gpuBar draws a 0–1 share as a bar of gpuBarWidth cells; "n/a" when unknown.
 func gpuBar(th *Theme, f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return th.dim.Render(fitWidth(na, gpuBarWidth))
@@ -364,20 +328,12 @@ func fmtWatts(w, limit float64) string {
 	return fmt.Sprintf("%.0f/%.0fW", w, limit)
 }
 
-// fmtCelsius is "74°C".
-func fmtCelsius(c float64) string {
-	if math.IsNaN(c) {
-		return na + "°C"
+// fmtUnit is a whole number and its unit: "74°C", "1980MHz".
+func fmtUnit(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return na + unit
 	}
-	return fmt.Sprintf("%.0f°C", c)
-}
-
-// fmtMHz is a clock in Hz as "1980MHz".
-func fmtMHz(hz float64) string {
-	if math.IsNaN(hz) {
-		return na + "MHz"
-	}
-	return fmt.Sprintf("%.0fMHz", hz/1e6)
+	return fmt.Sprintf("%.0f%s", v, unit)
 }
 
 func padLeft(s string, w int) string {
@@ -386,8 +342,6 @@ func padLeft(s string, w int) string {
 	}
 	return s
 }
-
-func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // stats sums known values: NaN is left out, never read as 0.
 type stats struct {
@@ -413,9 +367,8 @@ func (s stats) mean() float64 {
 	return s.sum / float64(s.n)
 }
 
-// gpuDetail is the GPU section of a replica's detail view: one line per
-// joined GPU with its figures and sparklines of utilisation, memory and
-// power over the history.
+// gpuDetail is the GPU section of a replica's detail view: a line per
+// joined GPU and sparklines of its utilisation, memory and power.
 func gpuDetail(th *Theme, gs []device.GPU, hist gpuHistory, w int) []string {
 	if len(gs) == 0 {
 		return nil
@@ -457,8 +410,7 @@ func joinEvidence(g device.GPU) string {
 }
 
 // gpuNoneNote says why a report has no GPU figures: "GPUs none: " and its
-// sources' notes ("nvidia-smi not found on PATH: …"); "" when it has GPUs,
-// or no GPU source was asked (--no-gpus) or none has a note.
+// sources' notes; "" when it has GPUs or no source has a note.
 func gpuNoneNote(r analysis.Report) string {
 	if len(r.GPUs) > 0 {
 		return ""
@@ -477,13 +429,10 @@ func gpuNoneNote(r analysis.Report) string {
 
 // gpuNoteReports is how many reports in a row must give the same reason
 // for having no GPU figures before the event log says it: a source that
-// is starting says so in its note, then reports its GPUs, and that is no
-// event.
+// is starting says so in its note, and that is no event.
 const gpuNoteReports = 3
 
-// noteNoGPUs says in the event log, once, why there are no GPU figures
-// when it has held for gpuNoteReports reports: a short terminal spends no
-// line of the screen on it (gpuStrip.setSize), the help repeats it.
+// noteNoGPUs says in the event log, once, why there are no GPU figures.
 func (m *Model) noteNoGPUs(r analysis.Report) {
 	note := gpuNoneNote(r)
 	if note != m.noGPUs {
@@ -494,6 +443,6 @@ func (m *Model) noteNoGPUs(r analysis.Report) {
 	}
 	m.noGPUsCount++
 	if m.noGPUsCount == gpuNoteReports {
-		m.events.add([]analysis.Event{{Time: r.Time, Target: noticeTarget, State: analysis.StateStale, Text: note}}, r.Time)
+		m.notice(r.Time, note)
 	}
 }

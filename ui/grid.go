@@ -17,8 +17,8 @@ import (
 // minPaneWidth is the narrowest pane: the figure lines fit in it.
 const minPaneWidth = 38
 
-// paneLevel is how much a pane shows. Levels drop content in a fixed
-// priority so that more panes fit: sparklines first, then figure lines.
+// paneLevel is how much a pane shows: sparklines go first, then figure
+// lines, so that more panes fit.
 type paneLevel int
 
 const (
@@ -27,12 +27,25 @@ const (
 	levelFull                     // normal plus sparklines
 )
 
-// sparkNames label the sparklines in the order they are drawn.
-var sparkNames = [...]string{"run", "wait", "KV", "TTFT", "gen"}
+// sparks are a pane's sparklines in the order drawn: the label, the top
+// of the scale (0: the largest value shown), the history's figure and now's.
+var sparks = [...]struct {
+	name string
+	hi   float64
+	get  func(analysis.Point) float32
+	now  func(*analysis.ReplicaReport) string
+}{
+	{"run", 0, func(p analysis.Point) float32 { return p.Running }, func(r *analysis.ReplicaReport) string { return fmtCount(r.Running) }},
+	{"wait", 0, func(p analysis.Point) float32 { return p.Waiting }, func(r *analysis.ReplicaReport) string { return fmtCount(r.Waiting) }},
+	// KV usage is a fraction: a fixed scale makes 100% look full.
+	{"KV", 1, func(p analysis.Point) float32 { return p.KVCacheUsage }, func(r *analysis.ReplicaReport) string { return r.KVCacheUsage.Percent() }},
+	{"TTFT", 0, func(p analysis.Point) float32 { return p.TTFTP99 }, func(r *analysis.ReplicaReport) string { return fmtQuantile(r.TTFT, p99) }},
+	{"gen", 0, func(p analysis.Point) float32 { return p.GenerationTokensPerSecond },
+		func(r *analysis.ReplicaReport) string { return fmtRate(r.GenerationTokensPerSecond) }},
+}
 
-// gridLayout is how the grid body is divided. Panes share the width: the
-// first extra panes of a row are one column wider, so that rows reach the
-// right edge.
+// gridLayout is how the grid body is divided. The first extra panes of a
+// row are one column wider, so that rows reach the right edge.
 type gridLayout struct {
 	cols, paneW, extra int
 	level              paneLevel
@@ -55,8 +68,7 @@ func (l gridLayout) width(col int) int {
 func (l gridLayout) x(col int) int { return col*l.paneW + min(col, l.extra) }
 
 // gridScreen is the grid of replica panes, worst first, with the event log
-// under them when there is room. Its layout is computed when its size or
-// its panes change, not on every frame.
+// under them when there is room; laid out when its size or panes change.
 type gridScreen struct {
 	theme *Theme
 	loc   *time.Location
@@ -72,7 +84,7 @@ type gridScreen struct {
 	events   *eventLog
 	selected string
 	// top is the first pane of the page shown. Only the user's keys move
-	// it: a re-sort moves replicas, never the page under the user's eyes.
+	// it: a re-sort moves replicas, never the page.
 	top int
 }
 
@@ -87,25 +99,21 @@ func (g *gridScreen) setSize(w, h int) {
 	g.alignTop()
 }
 
-// alignTop keeps the page on a page boundary inside the list, after a
-// resize or a change of the fleet.
+// alignTop keeps the page on a page boundary inside the list.
 func (g *gridScreen) alignTop() {
 	per := max(g.layout.perPage, 1)
 	g.top = min(max(g.top, 0), max(len(g.panes)-1, 0))
 	g.top -= g.top % per
 }
 
-// show gives the grid what to draw: the report shown, its panes in order
-// and the history and events behind them.
+// show gives the grid what to draw.
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*pointHistory, events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
 	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
 	g.alignTop()
 }
 
-// update moves the selection and returns it, and whether the key moved
-// it; up and down move by a row of the grid, PgUp and PgDn by a page. The
-// page shown follows the selection the user moves.
+// update moves the selection and the page with it, and whether it moved.
 func (g *gridScreen) update(k tea.KeyMsg) (string, bool) {
 	sel, moved := g.keys.move(g.panes, g.selected, g.layout.cols, g.layout.perPage, k)
 	if moved {
@@ -129,7 +137,7 @@ func paneHeight(level paneLevel, sparkPer, sparkH, reasonLines int) int {
 	h := 2 + 1 + reasonLines
 	switch level {
 	case levelFull:
-		h += 3 + (len(sparkNames)+sparkPer-1)/sparkPer*sparkH
+		h += 3 + (len(sparks)+sparkPer-1)/sparkPer*sparkH
 	case levelNormal:
 		h += 3
 	default:
@@ -138,35 +146,30 @@ func paneHeight(level paneLevel, sparkPer, sparkH, reasonLines int) int {
 	return h
 }
 
-// sparkPerLine is how many sparklines share a line in a pane this wide.
-func sparkPerLine(inner int) int { return min(max(inner/minPaneWidth, 1), len(sparkNames)) }
-
 // paneShape is one way to draw a pane; shapes are tried richest first.
 type paneShape struct {
 	level            paneLevel
 	sparkPer, sparkH int
 }
 
-// paneShapes are the shapes of a pane inner columns wide, richest (tallest)
-// first: full panes with their sparklines one to a line and grown to
-// maxSparkH rows, down to compact panes.
+// paneShapes are the shapes of a pane inner columns wide, tallest first:
+// full panes with sparklines up to maxSparkH rows, down to compact panes.
 func paneShapes(inner int) []paneShape {
 	var full []paneShape
 	for h := maxSparkH; h >= 1; h-- {
-		for per := 1; per <= sparkPerLine(inner); per++ {
+		for per := 1; per <= min(max(inner/minPaneWidth, 1), len(sparks)); per++ {
 			full = append(full, paneShape{levelFull, per, h})
 		}
 	}
-	lines := func(s paneShape) int { return (len(sparkNames) + s.sparkPer - 1) / s.sparkPer * s.sparkH }
+	lines := func(s paneShape) int { return (len(sparks) + s.sparkPer - 1) / s.sparkPer * s.sparkH }
 	slices.SortStableFunc(full, func(a, b paneShape) int { return lines(b) - lines(a) })
 	return append(full, paneShape{level: levelNormal}, paneShape{level: levelCompact})
 }
 
 // layoutGrid divides w × h among the panes. Every pane on one screen comes
-// first, then the evidence in full (up to maxReasonLines), then the
-// richest shape that fills the height; if no shape fits every pane, the
-// compact one pages, with a hint line. The event log gets what is left
-// (on a tall screen at least eventReserve lines).
+// first, then the evidence in full, then the richest shape that fills the
+// height; if none fits every pane, compact panes page, with a hint line.
+// The event log gets what is left (at least eventReserve when tall).
 func layoutGrid(panes []*analysis.ReplicaReport, th *Theme, w, h int) gridLayout {
 	n := max(len(panes), 1)
 	cols := min(n, max(w/minPaneWidth, 1))
@@ -204,8 +207,8 @@ func layoutGrid(panes []*analysis.ReplicaReport, th *Theme, w, h int) gridLayout
 			}
 		}
 	}
-	// Paging: as many rows of compact panes as fit over the hint line,
-	// their evidence grown into the lines left over.
+	// Paging: rows of compact panes over the hint line, their evidence
+	// grown into the lines left over.
 	l.level, l.reasonLines = levelCompact, 1
 	l.paneH = paneHeight(levelCompact, 0, 0, 1)
 	fit := max((h-1)/l.paneH, 1)
@@ -215,8 +218,7 @@ func layoutGrid(panes []*analysis.ReplicaReport, th *Theme, w, h int) gridLayout
 	return l
 }
 
-// reasonNeed is how many lines the longest evidence takes in panes inner
-// columns wide, up to maxReasonLines.
+// reasonNeed is the lines the longest evidence takes, up to maxReasonLines.
 func reasonNeed(panes []*analysis.ReplicaReport, th *Theme, inner int) int {
 	need := 1
 	for _, r := range panes {
@@ -233,8 +235,7 @@ func wrapLines(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
 }
 
-// linesOf wraps text into exactly n lines of at most w columns; text that
-// does not fit ends with "…" on the last line.
+// linesOf wraps text into exactly n lines of w columns, "…" when cut.
 func linesOf(s string, w, n int) []string {
 	lines := wrapLines(s, w)
 	if len(lines) > n {
@@ -251,10 +252,9 @@ func linesOf(s string, w, n int) []string {
 	return lines
 }
 
-// fitSegments joins the first of the variants of a figure line that fits
-// in w columns, with two blanks between figures or else one; when none
-// fits, it drops whole figures from the end of the last variant: a figure
-// is never cut in the middle.
+// fitSegments joins the first variant of a figure line that fits in w,
+// two blanks between figures or else one; when none fits, whole figures
+// go from the end of the last: a figure is never cut.
 func fitSegments(w int, variants ...[]string) string {
 	for _, v := range variants {
 		for _, sep := range []string{"  ", " "} {
@@ -286,8 +286,7 @@ func (g gridScreen) inView() []string {
 	return targetsOf(g.panes[start:end])
 }
 
-// view draws the panes, worst first, the "+N more" hint and the event log
-// when there is room for it.
+// view draws the panes, the "+N more" hint and the event log.
 func (g gridScreen) view() []string {
 	if len(g.panes) == 0 {
 		return []string{"", center(noRowsText(len(g.report.Replicas), g.report.Source), g.width)}
@@ -312,9 +311,8 @@ func (g gridScreen) view() []string {
 	return lines
 }
 
-// pageHint is the line under a grid that does not show every pane: what
-// is above and below the page, with the keys that show it, and where the
-// selection went when a re-sort took it off the page.
+// pageHint says what is above and below the page, with the keys, and
+// where the selection went when a re-sort took it off the page.
 func (g gridScreen) pageHint(start, end, sel int) string {
 	var segs []string
 	if sel >= 0 && (sel < start || sel >= end) {
@@ -333,22 +331,15 @@ func (g gridScreen) pageHint(start, end, sel int) string {
 // eventPanel is the event log under the grid: a title and the newest events.
 func (g gridScreen) eventPanel(h int) []string {
 	th := g.theme
-	lines := []string{th.headerRow.Render("events") + th.dim.Render("  (e: all)")}
-	evs := g.events.newest(h-1, g.report.Time)
-	if len(evs) == 0 {
-		if g.hint != "" && g.report.Fleet.Replicas > 0 && g.report.Fleet.Up == 0 {
-			return append(lines, th.warn.Render(g.hint))
-		}
-		return append(lines, th.dim.Render("no state changes yet"))
+	empty := th.dim.Render(noEvents)
+	if g.hint != "" && g.report.Fleet.Replicas > 0 && g.report.Fleet.Up == 0 {
+		empty = th.warn.Render(g.hint)
 	}
-	for _, e := range evs {
-		lines = append(lines, eventLine(th, g.loc, e))
-	}
-	return lines
+	return eventLines(th, g.loc, th.headerRow.Render("events")+th.dim.Render("  (e: all)"), g.events.newest(h-1, g.report.Time), empty)
 }
 
-// renderPane draws one replica: a bordered box whose lines are cut to the
-// pane's width first, so lipgloss never wraps them.
+// renderPane draws one replica in a bordered box, its lines cut to the
+// width first so that lipgloss never wraps them.
 func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) string {
 	th, l := g.theme, g.layout
 	inner := max(w-2, 1)
@@ -357,12 +348,20 @@ func (g gridScreen) renderPane(r *analysis.ReplicaReport, w int, selected bool) 
 	if l.level == levelFull {
 		lines = append(lines, g.paneSparklines(r, inner, l.sparkPer, l.sparkH)...)
 	}
-	lines = append(lines, linesOf(lateNote(th, r)+restartNote(th, r, g.loc)+paneReason(th, r), inner, l.reasonLines)...)
+	// The evidence opens with why the figures may mislead: scrapes gone
+	// unanswered, a restart in the window (its rates count across it).
+	reason := paneReason(th, r)
+	if r.Restarted {
+		reason = th.warn.Render("restarted "+r.RestartedAt.In(g.loc).Format(human.Clock)) + " · " + reason
+	}
+	if r.Late {
+		reason = th.warn.Render(analysis.LateNote(r)) + " · " + reason
+	}
+	lines = append(lines, linesOf(reason, inner, l.reasonLines)...)
 	return th.pane(r.State, selected).Render(strings.Join(fitLines(lines, inner), "\n"))
 }
 
-// paneTitle is "▸ target engine model … BADGE", the badge kept at the
-// right edge; the engine is named when it is not vLLM.
+// paneTitle is "▸ target engine model … BADGE", the badge at the right edge.
 func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) string {
 	glyph := "  "
 	if selected {
@@ -377,12 +376,9 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 		right = th.alert.Render(r.Fault) + " " + right
 	}
 	if r.SourceStale {
-		// The verdict of the last data the source gave; the header says why.
 		right = th.warn.Render("stale") + " " + right
 	}
 	if r.Late {
-		// The verdict before the scrapes went unanswered; the reason line
-		// says since when.
 		right = th.warn.Render("late") + " " + right
 	}
 	rightW := lipgloss.Width(right)
@@ -400,9 +396,8 @@ func paneTitle(th *Theme, r *analysis.ReplicaReport, inner int, selected bool) s
 	return left + " " + right
 }
 
-// paneFigures are the figure lines: gauges, rates and latencies; or, for a
-// replica that is down, its error, then the figures of its last good
-// scrape, dated and faint: they are not current.
+// paneFigures are the figure lines: gauges, rates and latencies; for a
+// replica that is down, its error, then its last good figures, dated and faint.
 func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inner int) []string {
 	th := g.theme
 	if r.State == analysis.StateDown {
@@ -420,13 +415,12 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	if level == levelCompact {
 		return []string{compactFigures(r, inner)}
 	}
-	run, wait, kv := "run "+fmtCount(r.Running), "wait "+fmtCount(r.Waiting), "KV "+fmtPct(r.KVCacheUsage)
 	preempt := fmtRate(r.PreemptionsPerSecond)
+	run, wait, kv := loadFigures(r)
 	gauges := fitSegments(inner, []string{run, wait, kv, "preempt/s " + preempt}, []string{run, wait, kv, "preempt " + preempt + "/s"})
 	reqs, in, out := fmtRate(r.RequestsPerSecond)+" req/s", fmtRate(r.PromptTokensPerSecond), fmtRate(r.GenerationTokensPerSecond)
-	if r.MaterialAborts() {
-		// The req/s counts them: the share is said beside it.
-		reqs += " " + th.warn.Render(fmtPct(r.AbortShare)+" abort")
+	if r.MaterialAborts() { // counted in req/s
+		reqs += " " + th.warn.Render(r.AbortShare.Percent()+" abort")
 	}
 	rates := fitSegments(inner, []string{reqs, "tok/s in " + in + " out " + out}, []string{reqs, "in " + in + "/s", "out " + out + "/s"})
 	ttft := "TTFT " + fmtQuantile(r.TTFT, p50) + "/" + fmtQuantile(r.TTFT, p99)
@@ -435,22 +429,25 @@ func (g gridScreen) paneFigures(r *analysis.ReplicaReport, level paneLevel, inne
 	return []string{gauges, rates, lat}
 }
 
-// compactFigures is the one figure line of a compact pane, inner columns
-// wide at most.
+// compactFigures is the one figure line of a compact pane.
 func compactFigures(r *analysis.ReplicaReport, inner int) string {
-	run, wait, kv := "run "+fmtCount(r.Running), "wait "+fmtCount(r.Waiting), "KV "+fmtPct(r.KVCacheUsage)
 	ttft := fmtQuantile(r.TTFT, p99)
+	run, wait, kv := loadFigures(r)
 	return fitSegments(inner, []string{run, wait, kv, "TTFT p99 " + ttft}, []string{run, wait, kv, "p99 " + ttft})
 }
 
+// loadFigures are a replica's running, waiting and KV figures.
+func loadFigures(r *analysis.ReplicaReport) (run, wait, kv string) {
+	return "run " + fmtCount(r.Running), "wait " + fmtCount(r.Waiting), "KV " + r.KVCacheUsage.Percent()
+}
+
 // noGoodScrape is said of a DOWN replica with no good scrape: not "never
-// answered", since a server that answers with an error status did answer.
+// answered", since one that answers with an error status did answer.
 const noGoodScrape = "no successful scrape yet"
 
 // downFor says how long a replica has been down at now: "down for 1m41s
-// since 14:47:07", from the first failed scrape of its run of failures;
-// the age of its last good scrape when the run's start is not known (a
-// page with no engine metrics); "error" when neither is.
+// since 14:47:07"; the age of its last good scrape when the start of the
+// failures is not known; "error" when neither is.
 func downFor(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	switch {
 	case !r.DownSince.IsZero():
@@ -461,8 +458,8 @@ func downFor(r *analysis.ReplicaReport, now time.Time, loc *time.Location) strin
 	return "error"
 }
 
-// lastSeen dates the figures of a replica that is down, those of the last
-// good evaluation: "last seen 14:02:11 (3m04s ago)", or noGoodScrape.
+// lastSeen dates a DOWN replica's figures: "last seen 14:02:11 (3m04s
+// ago)", or noGoodScrape.
 func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) string {
 	if r.LastGood.IsZero() {
 		return noGoodScrape
@@ -470,41 +467,34 @@ func lastSeen(r *analysis.ReplicaReport, now time.Time, loc *time.Location) stri
 	return fmt.Sprintf("last seen %s (%s ago)", r.LastGood.In(loc).Format(human.Clock), fmtAge(now.Sub(r.LastGood)))
 }
 
-// paneSparklines draw running, waiting, KV %, TTFT p99 and generation
-// tokens/s over the history, per to a line, each rows high: a tall
-// screen gets taller sparklines rather than blank rows.
+// paneSparklines draw the sparks over the history, per to a line,
+// each rows high: a tall screen gets taller sparklines, not blank rows.
 func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows int) []string {
 	per, rows = max(per, 1), max(rows, 1)
 	slot := inner / per
 	const labelW, valueW = 5, 7
 	sparkW := max(slot-labelW-valueW-3, 1) // two blanks before the next cell
-	series := sparkSeries(pointsUntil(g.history[r.Target], sparkW, g.report.Time))
-	now := [len(sparkNames)]string{
-		fmtCount(r.Running), fmtCount(r.Waiting), fmtPct(r.KVCacheUsage),
-		fmtQuantile(r.TTFT, p99), fmtRate(r.GenerationTokensPerSecond),
-	}
+	pts := pointsUntil(g.history[r.Target], sparkW, g.report.Time)
 	style, value := g.theme.state(r.State), g.theme.plain
-	if r.State == analysis.StateDown {
-		// The figures of a replica that is down are old: faint, under
-		// the "last seen" line of the pane.
+	if r.State == analysis.StateDown { // old figures
 		style, value = g.theme.dim, g.theme.dim
 	}
 	var lines []string
 	cur := make([]strings.Builder, rows)
-	for i := range sparkNames {
-		hi := 0.0
-		if i == 2 {
-			hi = 1 // KV usage is a fraction: a fixed scale makes 100% look full
+	for i, s := range sparks {
+		series := make([]float64, len(pts))
+		for j, p := range pts {
+			series[j] = float64(s.get(p))
 		}
-		for k, spark := range sparkRows(series[i], sparkW, 0, hi, rows) {
+		for k, spark := range sparkRows(series, sparkW, 0, s.hi, rows) {
 			label, val := "", ""
 			if k == rows-1 { // the name and the value beside the newest bar
-				label, val = sparkNames[i], now[i]
+				label, val = s.name, s.now(r)
 			}
 			cell := fmt.Sprintf("%-*s", labelW, label) + style.Render(spark) + value.Render(fmt.Sprintf(" %*s", valueW, val))
 			cur[k].WriteString(fitWidth(cell, slot))
 		}
-		if (i+1)%per == 0 || i == len(sparkNames)-1 {
+		if (i+1)%per == 0 || i == len(sparks)-1 {
 			for k := range cur {
 				lines = append(lines, cur[k].String())
 				cur[k].Reset()
@@ -512,41 +502,6 @@ func (g gridScreen) paneSparklines(r *analysis.ReplicaReport, inner, per, rows i
 		}
 	}
 	return lines
-}
-
-// sparkSeries reads the sparklines' series off history points.
-func sparkSeries(pts []analysis.Point) [len(sparkNames)][]float64 {
-	var series [len(sparkNames)][]float64
-	for i := range series {
-		series[i] = make([]float64, len(pts))
-	}
-	for j, p := range pts {
-		series[0][j] = float64(p.Running)
-		series[1][j] = float64(p.Waiting)
-		series[2][j] = float64(p.KVCacheUsage)
-		series[3][j] = float64(p.TTFTP99)
-		series[4][j] = float64(p.GenerationTokensPerSecond)
-	}
-	return series
-}
-
-// restartNote opens the evidence of a replica that restarted in the
-// window with when it did: its rates count across the restart and its
-// queue trend is skewed, and the pane is where that must be read.
-func restartNote(th *Theme, r *analysis.ReplicaReport, loc *time.Location) string {
-	if !r.Restarted {
-		return ""
-	}
-	return th.warn.Render("restarted "+r.RestartedAt.In(loc).Format(human.Clock)) + " · "
-}
-
-// lateNote leads the reason line of a late replica: what failed, how many
-// times in a row, and whose figures these are.
-func lateNote(th *Theme, r *analysis.ReplicaReport) string {
-	if !r.Late {
-		return ""
-	}
-	return th.warn.Render(analysis.LateNote(r)) + " · "
 }
 
 // paneReason is the one line of evidence and first action.
@@ -569,9 +524,7 @@ func paneReason(th *Theme, r *analysis.ReplicaReport) string {
 	}
 }
 
-// instancesText is "8 instances" for a replica that sums several scrape
-// targets (a group read through Prometheus), "" for one: a pane that
-// stands for many must say so.
+// instancesText is "8 instances" for a replica of several targets.
 func instancesText(r *analysis.ReplicaReport) string {
 	if r.Instances < 2 {
 		return ""
@@ -579,9 +532,7 @@ func instancesText(r *analysis.ReplicaReport) string {
 	return fmt.Sprintf("%d instances", r.Instances)
 }
 
-// noRowsText says why no replica is drawn when the report holds total
-// before the filter: none matches the filter, or there is none at all (a
-// source that has given none yet, a replica yet to answer).
+// noRowsText says why no replica is drawn, of total before the filter.
 func noRowsText(total int, src *catalogue.SourceStatus) string {
 	switch {
 	case total > 0:

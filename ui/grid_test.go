@@ -55,7 +55,7 @@ func TestPanesFillTheScreen(t *testing.T) {
 			}
 			// What stays blank is the unused part of the event log's
 			// reserve and less than one step of sparkline growth.
-			if blank > eventReserve+len(sparkNames) {
+			if blank > eventReserve+len(sparks) {
 				t.Errorf("%d blank rows under the panes:\n%s", blank, strings.Join(lines, "\n"))
 			}
 		})
@@ -232,7 +232,8 @@ func TestSparklinesOutrankLongEvidence(t *testing.T) {
 			continue // its last figures are drawn dated, without sparklines
 		}
 		pane := paneText(f, r.Target)
-		for _, name := range sparkNames {
+		for _, spark := range sparks {
+			name := spark.name
 			found := false
 			for _, l := range pane {
 				if strings.HasPrefix(strings.TrimSpace(l), name+" ") {

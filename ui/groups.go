@@ -7,13 +7,11 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// maxGroupLinesSmall is how many group lines the header gives a short
-// terminal (under 30 rows); a tall one shows every group.
+// maxGroupLinesSmall is the group lines of a terminal under 30 rows.
 const maxGroupLinesSmall = 2
 
-// groupLines are one header line per group of replicas (model and role)
-// when the fleet has several: their totals, worst replica and advice.
-// Nothing when the fleet serves one model, whose line the fleet's is.
+// groupLines are a header line per group of replicas (model and role)
+// when the fleet has several.
 func (m Model) groupLines() []string {
 	groups := m.shown.Fleet.Groups
 	if len(groups) < 2 {
@@ -44,27 +42,11 @@ func (m Model) groupLine(g *analysis.FleetGroup) string {
 		"run " + fmtCount(g.Running),
 		"wait " + fmtCount(g.Waiting),
 	}
-	if worst := m.groupWorst(g); worst != nil {
+	if worst := m.worstOf(g.Targets); worst != nil && len(g.Targets) > 0 {
 		segs = append(segs, "worst "+worst.Target+" "+th.badge(worst.State))
 	}
 	if g.Advice.Recommendation != "" {
 		segs = append(segs, th.action.Render("→ "+g.Advice.Recommendation))
 	}
 	return strings.Join(segs, "  ")
-}
-
-// groupWorst is the group's worst replica in the grid's order; nil when
-// the group is empty.
-func (m Model) groupWorst(g *analysis.FleetGroup) *analysis.ReplicaReport {
-	in := make(map[string]bool, len(g.Targets))
-	for _, t := range g.Targets {
-		in[t] = true
-	}
-	var worst *analysis.ReplicaReport
-	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; in[r.Target] && (worst == nil || bySeverity(r, worst) < 0) {
-			worst = r
-		}
-	}
-	return worst
 }

@@ -13,10 +13,9 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// helpScreen is the help overlay: every key binding, from the same
-// bindings the screens handle, and the legend of the states: each one's
-// meaning and first action, in the analysis's words. What does not fit
-// the body scrolls.
+// helpScreen is the help overlay: every key binding, from the bindings
+// the screens handle, and the legend of the states in the analysis's
+// words. What does not fit the body scrolls.
 type helpScreen struct {
 	theme   *Theme
 	help    help.Model
@@ -62,8 +61,8 @@ func (s *helpScreen) setSize(w, h int) {
 	s.render()
 }
 
-// show gives the overlay what it says of the report: the engine FULL's
-// action names the waiting gauge of, and why there are no GPU figures.
+// show gives the overlay the engine FULL's action names the waiting gauge
+// of, and why there are no GPU figures.
 func (s *helpScreen) show(kind catalogue.EngineKind, gpuNote string) {
 	if kind == catalogue.EngineUnknown {
 		kind = catalogue.EngineVLLM
@@ -106,9 +105,8 @@ func (s *helpScreen) clamp() {
 	s.top = max(min(s.top, len(s.lines)-max(s.height-1, 1)), 0)
 }
 
-// view centres the overlay in the body when it fits; otherwise it shows
-// the lines from the one scrolled to, and the last line says how many are
-// below and how to reach them.
+// view centres the overlay in the body when it fits; otherwise the last
+// line says how many are below and how to reach them.
 func (s helpScreen) view() []string {
 	if !s.scrolls() {
 		top := max((s.height-len(s.lines))/2, 0)
@@ -161,9 +159,8 @@ func (s *helpScreen) render() {
 // longer than this are hard to read across.
 const maxLegendWidth = 100
 
-// legend is a line per state, worst first: its badge and its meaning,
-// then its first action wrapped under the meaning, both in the analysis's
-// words (StateMeaning, FirstAction), in w columns.
+// legend is a line per state, worst first: its badge and meaning, then
+// its first action, wrapped to w columns.
 func (s helpScreen) legend(w int) []string {
 	th := s.theme
 	badgeW := 0
@@ -208,9 +205,8 @@ func padBlock(lines []string) string {
 	return strings.Join(lines, "\n")
 }
 
-// keysBlock lays the groups out in columns, each group a title over its
-// keys, groups of a column one under the other; the columns that do not
-// fit beside the others in the width go under them.
+// keysBlock lays the groups out in columns, each a title over its keys;
+// the columns that do not fit beside the others go under them.
 func (s helpScreen) keysBlock() string {
 	var rows []string
 	var row []string
@@ -241,8 +237,7 @@ func (s helpScreen) keysBlock() string {
 	return strings.Join(rows, "\n\n")
 }
 
-// fleetEngine is the engine the legend's actions name the gauges of: the
-// first replica's whose engine is known; unknown when none is.
+// fleetEngine is the first known engine of the replicas.
 func fleetEngine(reps []analysis.ReplicaReport) catalogue.EngineKind {
 	for i := range reps {
 		if k := reps[i].EngineKind; k != catalogue.EngineUnknown {

@@ -1,15 +1,14 @@
 package ui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// pointsUntil returns up to n of the newest points of a replica's history
-// taken at or before until, oldest first. Points after until exist while
-// the display is paused: they are kept but not drawn. A nil history has no
-// points.
+// pointsUntil returns up to n of the newest points of a history at or
+// before until (later ones exist while paused), oldest first.
 func pointsUntil(h *pointHistory, n int, until time.Time) []analysis.Point {
 	if h == nil {
 		return nil
@@ -28,36 +27,30 @@ func pointsUntil(h *pointHistory, n int, until time.Time) []analysis.Point {
 	return out
 }
 
-// eventLog keeps the newest events, so that a transient spike stays visible
-// after its condition has cleared.
+// eventLog keeps the newest events: a transient spike stays visible.
 type eventLog struct {
 	events []loggedEvent
 	limit  int
 }
 
 // loggedEvent is an event and the time of the report that brought it:
-// while the display is paused, events that came after the report shown
-// wait, whatever time they carry.
+// while paused, events that came after the report shown wait.
 type loggedEvent struct {
 	analysis.Event
 	came time.Time
 }
 
-// add appends the events of a report made at came, keeping the newest
-// limit of them.
+// add appends the events of a report made at came, keeping limit.
 func (l *eventLog) add(evs []analysis.Event, came time.Time) {
 	for _, e := range evs {
 		l.events = append(l.events, loggedEvent{e, came})
 	}
 	if over := len(l.events) - l.limit; over > 0 {
-		kept := make([]loggedEvent, l.limit)
-		copy(kept, l.events[over:])
-		l.events = kept
+		l.events = slices.Clone(l.events[over:])
 	}
 }
 
-// newest returns up to n events, newest first, of the reports made at or
-// before until.
+// newest returns up to n events, newest first, of reports until until.
 func (l *eventLog) newest(n int, until time.Time) []analysis.Event {
 	var out []analysis.Event
 	for i := len(l.events) - 1; i >= 0 && len(out) < n; i-- {

@@ -5,10 +5,8 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 )
 
-// Bindings are grouped by who handles them: the root (globalKeys), the
-// filter input (filterKeys), the grid and the table (listKeys), the table
-// (sortKeys) and the detail view (its viewport's keys). The footer and the
-// help overlay are generated from them, so what is shown is what works.
+// Bindings are grouped by who handles them. The footer and the help
+// overlay are generated from them, so what is shown is what works.
 
 // globalKeys work on every screen; the root handles them.
 type globalKeys struct {
@@ -75,9 +73,8 @@ func (k listKeys) bindings() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.Left, k.Right, k.Next, k.Prev, k.PageUp, k.PageDown, k.First, k.Last}
 }
 
-// scrollKeys scroll the detail view: the viewport's own keys, named here
-// so that the help shows them. Left and right are left out: the content
-// is cut to the width, so there is nothing to scroll sideways.
+// scrollKeys scroll a viewport, named so that the help shows them; not
+// sideways: the content is cut to the width.
 func scrollKeys() viewport.KeyMap {
 	return viewport.KeyMap{
 		Up:           key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "line up")),
@@ -89,8 +86,7 @@ func scrollKeys() viewport.KeyMap {
 	}
 }
 
-// sortKeys order the table. They work from every screen, so that the
-// table opens already sorted.
+// sortKeys order the table, from every screen: it opens already sorted.
 type sortKeys struct {
 	Sort, SortBack, Reverse key.Binding
 }

@@ -5,12 +5,10 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// Mouse support needs the program option tea.WithMouseCellMotion(): a
-// click selects the pane or row under the pointer, a click on the
-// selected one opens its detail (a double click does both), the wheel
-// moves the selection a row (grid, table) or scrolls (detail).
-
-// handleMouse applies a mouse event to the screen shown.
+// handleMouse applies a mouse event to the screen shown (the program needs
+// tea.WithMouseCellMotion()): a click selects the pane or row under the
+// pointer, a click on the selected one opens its detail, the wheel moves
+// the selection a row or scrolls the detail.
 func (m *Model) handleMouse(msg tea.MouseMsg) {
 	if m.tooSmall() || m.showHelp || m.filtering || !m.hasReport || msg.Action != tea.MouseActionPress {
 		return
@@ -23,10 +21,9 @@ func (m *Model) handleMouse(msg tea.MouseMsg) {
 	}
 }
 
-// wheel scrolls the detail view, or moves the selection a row as ↑/↓ do.
 func (m *Model) wheel(msg tea.MouseMsg) {
 	if m.screen == screenDetail {
-		m.detail.viewport, _ = m.detail.viewport.Update(msg)
+		m.detail.update(msg)
 		return
 	}
 	k := tea.KeyMsg{Type: tea.KeyDown}
@@ -36,8 +33,6 @@ func (m *Model) wheel(msg tea.MouseMsg) {
 	m.screenKey(k)
 }
 
-// click selects what is at column x of body line y, or opens the detail
-// of the replica already selected there.
 func (m *Model) click(x, y int) {
 	var hit *analysis.ReplicaReport
 	switch m.screen {
@@ -75,8 +70,7 @@ func (g *gridScreen) at(x, y int) *analysis.ReplicaReport {
 	return g.panes[i]
 }
 
-// at is the row drawn at body line y, under the title and the column
-// headers, or nil.
+// at is the row drawn at body line y, or nil.
 func (t *tableScreen) at(y int) *analysis.ReplicaReport {
 	i := t.top + y - 2
 	if y < 2 || y-2 >= t.visibleRows() || i >= len(t.rows) {

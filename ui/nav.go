@@ -6,10 +6,9 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// move returns the target selected after a key, in a list laid out in cols
-// columns (the grid; the table has one) and shown page items at a time,
-// and whether the key was one of the list's. The selection stops at either
-// end.
+// move returns the target selected after a key in a list of cols columns
+// shown page items at a time, and whether the key was the list's. The
+// selection stops at either end.
 func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols, page int, msg tea.KeyMsg) (string, bool) {
 	if len(list) == 0 {
 		return selected, false
@@ -29,8 +28,7 @@ func (k listKeys) move(list []*analysis.ReplicaReport, selected string, cols, pa
 	case key.Matches(msg, k.Prev):
 		i--
 	case key.Matches(msg, k.PageDown):
-		// To the same place on the next page: the page then shown is the
-		// next one, as the "+N more" hint promises.
+		// To the same place on the next page, as the "+N more" hint promises.
 		i += max(page, 1)
 	case key.Matches(msg, k.PageUp):
 		i -= max(page, 1)

@@ -91,9 +91,15 @@ func (h *pointHistory) Push(p analysis.Point) {
 			p.E2EP50, p.E2EP90, p.E2EP99,
 		},
 	}
-	sp.loc = h.index(p.Time.Location())
+	// Past 255 zones (never: one clock stamps a replica's points) the
+	// last index is reused for the newest zone.
+	sp.loc = indexIn(&h.locs, p.Time.Location(), func(a, b *time.Location) bool { return a == b }, 255)
 	if p.PromptLengthBounds != nil {
-		sp.layout = h.layout(p.PromptLengthBounds) + 1
+		// The analysis shares one bounds slice while the server's buckets
+		// stay the same, so the pointer usually answers. Past 254 layouts
+		// (buckets changing every few seconds) the older points that carry
+		// the last index show the newest bounds.
+		sp.layout = indexIn(&h.layouts, p.PromptLengthBounds, sameLayout, 254) + 1
 	}
 	switch d := p.PromptLengthDeltas; {
 	case d == nil:
@@ -150,32 +156,14 @@ func (h *pointHistory) column(dst []float32, slot int) []float32 {
 	return dst
 }
 
-// index returns loc's index in locs, adding it when new. Past 255 zones
-// (never in practice: one clock stamps a replica's points) the last index
-// is reused for the newest zone.
-func (h *pointHistory) index(loc *time.Location) uint8 {
-	return indexIn(&h.locs, loc, func(a, b *time.Location) bool { return a == b }, 255)
-}
-
-// layout returns the index of bounds in layouts, adding them when new.
-// The analysis shares one bounds slice between reports while the server's
-// buckets stay the same, so the pointer usually answers. Past 254 layouts
-// (a server changing its buckets every few seconds) the last index is
-// reused, and the older points that carry it show the newest bounds.
-func (h *pointHistory) layout(bounds []float64) uint8 {
-	return indexIn(&h.layouts, bounds, sameLayout, 254)
-}
-
-// sameLayout reports whether two bucket layouts are equal, by pointer
-// first.
+// sameLayout reports whether two bucket layouts are equal, by pointer first.
 func sameLayout(a, b []float64) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || slices.Equal(a, b))
 }
 
 // indexIn returns the index of the first element of *list that same
-// finds like v, appending v when none does. Once the list holds limit
-// elements, the last one is replaced by v instead (the callers say why
-// that is acceptable).
+// finds like v, appending v when none does; once the list holds limit
+// elements, the last one is replaced by v instead.
 func indexIn[T any](list *[]T, v T, same func(a, b T) bool, limit int) uint8 {
 	for i, x := range *list {
 		if same(x, v) {

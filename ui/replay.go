@@ -11,10 +11,9 @@ import (
 	"github.com/vtop-dev/vtop/human"
 )
 
-// Player drives the replay of a recording: the same dashboard then shows
+// Player drives the replay of a recording: the dashboard then shows
 // recorded reports, with time controls. The ui calls it from tea.Cmds
-// only, never in Update; each control returns at once (a jump to a state
-// change may run the analysis ahead, off the Update path).
+// only; each control returns at once.
 type Player interface {
 	TogglePause()
 	// StepBy moves n scrapes forward, or back when n < 0, and pauses.
@@ -22,44 +21,38 @@ type Player interface {
 	// ChangeSpeed plays faster (dir > 0) or slower (dir < 0).
 	ChangeSpeed(dir int)
 	// NextChange and PrevChange jump to the next or previous report where
-	// the fleet's picture changes (its worst state, or how many replicas
-	// ask for action or are DOWN: analysis.Picture), or, given a target, where that
-	// replica's state changes; they report whether there was one.
+	// the fleet's picture (analysis.Picture), or given a target that
+	// replica's state, changes; they report whether there was one.
 	NextChange(target string) bool
 	PrevChange(target string) bool
 	// Home and End jump to the start and the end of the recording.
 	Home()
 	End()
-	// StatusLine is the replay line of the header: recorded time,
-	// position, speed, paused, damage.
+	// StatusLine is the replay line of the header.
 	StatusLine() string
 	// Position is the recorded time the replay stands at, whose report
-	// may still be on its way (a jump runs the analysis first).
+	// may still be on its way.
 	Position() time.Time
 }
 
 // ReplayMsg updates the replay line of the header. A source that jumped
-// sends it with Restart with the report at the new position, At (in
-// ReportMsg.Replay): the history then drops what lies at or after At,
-// and everything on a jump forward, so that sparklines never join two
-// distant stretches of the recording. The event log, the stretch's
-// (EventsMsg), stays.
+// sends it with Restart in the report at the new position, At: the
+// history drops what lies at or after At, and everything on a jump
+// forward, so that sparklines never join two distant stretches.
 type ReplayMsg struct {
 	Status  string
 	Note    string // a one-off remark, such as "no later change of the fleet"
 	Restart bool
 	At      time.Time
-	// Position is the recorded time Status names: until the report of
-	// that time is the one shown, the header says that the figures are of
-	// another time. Zero: Status names the report shown.
+	// Position is the recorded time Status names; until its report is
+	// shown, the header says the figures are of another time. Zero: the
+	// report shown.
 	Position time.Time
 }
 
-// EventsMsg carries the events of one report of a replay, in the order
-// of the recording, as the analysis ahead of the screen computes them:
-// the event log of a replay is the whole stretch's, read once and kept
-// across jumps (a report's own events are then not logged again), and
-// shows what happened up to the time shown.
+// EventsMsg carries the events of one report of a replay, as the analysis
+// ahead of the screen computes them: a replay's event log is the whole
+// stretch's, kept across jumps, shown up to the time shown.
 type EventsMsg struct {
 	Came   time.Time // the report's time
 	Events []analysis.Event
@@ -72,8 +65,7 @@ type RecordingMsg struct {
 }
 
 // replayKeys are the time controls of a replay. They win over the keys
-// they share with the dashboard (g and G, < and >, space), which then
-// keep only their other keys.
+// they share with the dashboard, which keep only their other keys.
 type replayKeys struct {
 	Pause, Back, Forward, Slower, Faster, NextChange, PrevChange, Start, End key.Binding
 }
@@ -92,8 +84,7 @@ func newReplayKeys() replayKeys {
 	}
 }
 
-// playback is the state of a replay (or of a recording made live) that
-// the header shows.
+// playback is the state of a replay or of a recording that the header shows.
 type playback struct {
 	keys       replayKeys
 	status     string
@@ -103,10 +94,8 @@ type playback struct {
 	position   time.Time // the position the status names (ReplayMsg.Position)
 }
 
-// setupReplay gives the replay's keys priority: the keys they take from
-// the dashboard are removed from the dashboard's bindings, so that the
-// help and the footer show what each key does. The screen's own pause is
-// the replay's pause.
+// setupReplay takes the replay's keys from the dashboard's bindings, so
+// that the help and the footer show what each key does.
 func (m *Model) setupReplay() {
 	if m.opts.Player == nil {
 		return
@@ -114,16 +103,12 @@ func (m *Model) setupReplay() {
 	m.play.keys = newReplayKeys()
 	m.keys.Pause.SetEnabled(false)
 	for _, l := range []*listKeys{&m.grid.keys, &m.table.keys} {
-		l.First.SetKeys("home")
-		l.First.SetHelp("home", "first, and stay there")
-		l.Last.SetKeys("end")
-		l.Last.SetHelp("end", "last")
+		l.First = key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "first, and stay there"))
+		l.Last = key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "last"))
 	}
 	s := &m.table.sortKeys
-	s.Sort.SetKeys("s")
-	s.Sort.SetHelp("s", "sort by next column")
-	s.SortBack.SetKeys("S")
-	s.SortBack.SetHelp("S", "sort by previous column")
+	s.Sort = key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column"))
+	s.SortBack = key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "sort by previous column"))
 	m.detail.viewport.KeyMap.PageDown.SetKeys("pgdown", "f")
 	cols := m.helpColumns()
 	last := len(cols) - 1
@@ -132,8 +117,7 @@ func (m *Model) setupReplay() {
 }
 
 // help is the replay's keys as the help shows them: pairs on one line,
-// in words short enough for the narrow last column at 80 columns (the
-// README has the long story).
+// short enough for the last column at 80 columns.
 func (k replayKeys) help() []key.Binding {
 	pair := func(a, b key.Binding, desc string) key.Binding {
 		return key.NewBinding(key.WithKeys(a.Keys()...), key.WithHelp(a.Help().Key+" "+b.Help().Key, desc))
@@ -161,54 +145,36 @@ func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	if p == nil {
 		return nil, false
 	}
+	// n and N move by the replica of the detail view, else the fleet's picture.
+	target, whose := "", "the fleet"
+	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
+		target, whose = r.Target, r.Target
+	}
+	var control func()
+	jump, none := func() bool { control(); return true }, ""
 	switch {
 	case key.Matches(k, keys.Pause):
-		return m.playerCmd(p.TogglePause), true
+		control = p.TogglePause
 	case key.Matches(k, keys.Back):
-		return m.playerCmd(func() { p.StepBy(-1) }), true
+		control = func() { p.StepBy(-1) }
 	case key.Matches(k, keys.Forward):
-		return m.playerCmd(func() { p.StepBy(+1) }), true
+		control = func() { p.StepBy(+1) }
 	case key.Matches(k, keys.Slower):
-		return m.playerCmd(func() { p.ChangeSpeed(-1) }), true
+		control = func() { p.ChangeSpeed(-1) }
 	case key.Matches(k, keys.Faster):
-		return m.playerCmd(func() { p.ChangeSpeed(+1) }), true
+		control = func() { p.ChangeSpeed(+1) }
 	case key.Matches(k, keys.NextChange):
-		target, whose := m.changeOf()
-		return m.jumpCmd(func() bool { return p.NextChange(target) }, "no later change of "+whose), true
+		jump, none = func() bool { return p.NextChange(target) }, "no later change of "+whose
 	case key.Matches(k, keys.PrevChange):
-		target, whose := m.changeOf()
-		return m.jumpCmd(func() bool { return p.PrevChange(target) }, "no earlier change of "+whose), true
+		jump, none = func() bool { return p.PrevChange(target) }, "no earlier change of "+whose
 	case key.Matches(k, keys.Start):
-		return m.playerCmd(p.Home), true
+		control = p.Home
 	case key.Matches(k, keys.End):
-		return m.playerCmd(p.End), true
+		control = p.End
+	default:
+		return nil, false
 	}
-	return nil, false
-}
-
-// changeOf is whose changes n and N move by: the replica of the detail
-// view, else the fleet's picture ("" for the player), with its name for
-// the header.
-func (m *Model) changeOf() (target, whose string) {
-	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
-		return r.Target, r.Target
-	}
-	return "", "the fleet"
-}
-
-// playerCmd runs a control off the Update path and brings back the
-// replay line it leads to.
-func (m *Model) playerCmd(control func()) tea.Cmd {
-	p := m.opts.Player
-	return func() tea.Msg {
-		control()
-		return ReplayMsg{Status: p.StatusLine(), Position: p.Position()}
-	}
-}
-
-// jumpCmd runs a jump to a change, noting when there is none.
-func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
-	p := m.opts.Player
+	// Off the Update path; it brings back the replay line it leads to.
 	return func() tea.Msg {
 		msg := ReplayMsg{}
 		if !jump() {
@@ -216,7 +182,7 @@ func (m *Model) jumpCmd(jump func() bool, none string) tea.Cmd {
 		}
 		msg.Status, msg.Position = p.StatusLine(), p.Position()
 		return msg
-	}
+	}, true
 }
 
 // replayMsg takes a replay line, and on a jump forgets what the new
@@ -230,23 +196,8 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 	m.layout()
 }
 
-// elsewhere is the position the replay line names when the figures shown
-// are of another time (a jump's report still being computed), else zero.
-func (m Model) elsewhere() time.Time {
-	if !m.hasReport || m.play.position.IsZero() || m.play.position.Equal(m.shown.Time) {
-		return time.Time{}
-	}
-	return m.play.position
-}
-
-// stretchEvents logs the events of one report of a replay's stretch.
-func (m *Model) stretchEvents(msg EventsMsg) {
-	m.events.add(msg.Events, msg.Came)
-}
-
 // rewind drops the points at or after at; on a jump forward (nothing at
-// or after at) it drops them all, since what lies between was never
-// seen. The event log is the stretch's (EventsMsg): it stays.
+// or after at) it drops them all: what lies between was never seen.
 func (m *Model) rewind(at time.Time) {
 	forward := true
 	for _, h := range m.history {
@@ -265,26 +216,7 @@ func (m *Model) rewind(at time.Time) {
 	}
 }
 
-// fillBefore puts the stretch a jump to at skipped (points, by target,
-// oldest first) before each shown replica's points from at on, in place
-// of the ones it held before at.
-func (m *Model) fillBefore(at time.Time, points map[string][]analysis.Point) {
-	for target := range m.history {
-		m.putBefore(target, at, points[target])
-	}
-	if !m.paused {
-		m.refresh()
-	}
-}
-
-// recordingMsg notes that the recording beside the screen stopped.
-func (m *Model) recordingMsg(msg RecordingMsg) {
-	m.play.recStopped = msg.Stopped
-	m.layout()
-}
-
-// recordingBadge is the title's mark of a recording made beside the
-// screen: what is recorded, or why it stopped.
+// recordingBadge is the title's mark of a recording: its file, or why it stopped.
 func (m Model) recordingBadge() []string {
 	switch {
 	case m.opts.Recording == "":
@@ -295,10 +227,9 @@ func (m Model) recordingBadge() []string {
 	return []string{m.theme.warn.Render("REC " + m.opts.Recording)}
 }
 
-// replayLines are the header's replay line, under the title: the
-// position, then, when the figures are of another time, the notice that
-// says so, whole at any width (on a line of its own when the two do not
-// fit one), then the notes, cut where the width ends.
+// replayLines are the header's replay line: the position, the notice
+// when the figures are of another time (whole, on a line of its own when
+// the two do not fit one), then the notes.
 func (m Model) replayLines(w int) []string {
 	if m.opts.Player == nil {
 		return nil
@@ -308,7 +239,8 @@ func (m Model) replayLines(w int) []string {
 		status = "REPLAY"
 	}
 	lines := []string{m.theme.alert.Render(" " + status + " ")}
-	if !m.elsewhere().IsZero() {
+	if at := m.play.position; m.hasReport && !at.IsZero() && !at.Equal(m.shown.Time) {
+		// The figures are of another time: a jump's report is still being computed.
 		notice := m.theme.warn.Render("computing; figures of " + m.shown.Time.In(m.opts.Location).Format(human.Clock))
 		if ansi.StringWidth(lines[0]+"  "+notice) <= w {
 			lines[0] += "  " + notice

@@ -7,9 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
-// handleKey routes a key: ctrl+c always quits; the filter input swallows
-// every other key while open; the help overlay comes next; then the keys
-// every screen shares; then the keys of the screen shown.
+// handleKey routes a key: ctrl+c, the filter input while open, the help
+// overlay, a replay's keys, the keys every screen shares, then the screen's.
 func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	if k.Type == tea.KeyCtrlC {
 		return tea.Quit
@@ -28,7 +27,7 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if cmd, ok := m.replayKey(k); ok { // before the dashboard's keys: they win in a replay
+	if cmd, ok := m.replayKey(k); ok {
 		return cmd
 	}
 	if cmd, ok := m.globalKey(k); ok {
@@ -37,8 +36,7 @@ func (m *Model) handleKey(k tea.KeyMsg) tea.Cmd {
 	return m.screenKey(k)
 }
 
-// globalKey handles the keys that work on every screen; ok is false for
-// any other key.
+// globalKey handles the keys of every screen; ok is false for any other.
 func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	switch {
 	case key.Matches(k, m.keys.Quit):
@@ -73,8 +71,8 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	return nil, true
 }
 
-// startFilter opens the filter's input, on the table when the screen
-// shown has no rows to filter.
+// startFilter opens the filter's input, on the table when the screen has
+// no rows to filter.
 func (m *Model) startFilter() tea.Cmd {
 	if m.screen == screenDetail || m.screen == screenEvents || m.screen == screenAdvice {
 		m.screen = screenTable
@@ -83,26 +81,20 @@ func (m *Model) startFilter() tea.Cmd {
 	return m.filter.Focus()
 }
 
-// screenKey gives a key to the screen shown. The table's sort keys reach
-// it from every screen, as they always have.
+// screenKey gives a key to the screen shown; the sort keys to the table.
 func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
-	if m.table.isSortKey(k) {
+	if s := m.table.sortKeys; key.Matches(k, s.Sort, s.SortBack, s.Reverse) {
 		m.table.update(k)
-		// A sort is asked for its top rows: they are shown, and the
-		// followed selection is the first of them.
+		// A sort is asked for its top rows, the followed selection the first.
 		m.table.top = 0
 		m.followWorst()
 		return nil
 	}
 	switch m.screen {
 	case screenDetail:
-		var cmd tea.Cmd
-		m.detail, cmd = m.detail.update(k)
-		return cmd
+		return m.detail.update(k)
 	case screenAdvice:
-		var cmd tea.Cmd
-		m.advice, cmd = m.advice.update(k)
-		return cmd
+		return m.advice.update(k)
 	case screenTable:
 		sel, moved := m.table.update(k)
 		m.userMoved(k, sel, moved)
@@ -113,7 +105,7 @@ func (m *Model) screenKey(k tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-// userMoved takes the selection a key made. A move ends following the
+// userMoved takes the selection a key made: a move ends following the
 // worst replica; first (g, home) goes back to it.
 func (m *Model) userMoved(k tea.KeyMsg, sel string, moved bool) {
 	if !moved {
@@ -123,19 +115,16 @@ func (m *Model) userMoved(k tea.KeyMsg, sel string, moved bool) {
 	m.follow = key.Matches(k, m.grid.keys.First)
 }
 
-// filterKey edits the filter: enter keeps it, esc clears it, anything else
-// (q included) is typed.
+// filterKey edits the filter: enter keeps it, esc clears it, anything
+// else (q included) is typed.
 func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
-	switch {
-	case key.Matches(k, m.fkeys.Keep):
+	if key.Matches(k, m.fkeys.Keep, m.fkeys.Clear) {
 		m.filtering = false
 		m.filter.Blur()
-		return nil
-	case key.Matches(k, m.fkeys.Clear):
-		m.filtering = false
-		m.filter.Blur()
-		m.filter.SetValue("")
-		m.refresh()
+		if key.Matches(k, m.fkeys.Clear) {
+			m.filter.SetValue("")
+			m.refresh()
+		}
 		return nil
 	}
 	var cmd tea.Cmd
@@ -144,10 +133,9 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-// openDetail shows the selected replica's detail view, remembering the
-// screen to go back to. Opening a replica is choosing it, as a move is:
-// the view must not turn to another replica that turns worse while the
-// user reads this one.
+// openDetail shows the selected replica's detail view. Opening a replica
+// is choosing it, as a move is: the view must not turn to another that
+// turns worse while the user reads this one.
 func (m *Model) openDetail() {
 	if m.screen == screenDetail || m.selectedReport() == nil {
 		return
@@ -155,12 +143,12 @@ func (m *Model) openDetail() {
 	m.follow = false
 	m.detailBack = m.screen
 	m.screen = screenDetail
-	m.detail.gotoTop()
+	m.detail.viewport.GotoTop()
 	m.refresh()
 }
 
-// goBack is esc: leave the detail view, then the table or event view, then
-// clear the filter. It never quits.
+// goBack is esc: leave the detail view, then clear the filter, then leave
+// the table or event view. It never quits.
 func (m *Model) goBack() {
 	switch {
 	case m.screen == screenDetail:
@@ -186,8 +174,7 @@ func (m *Model) toggleScreen(s screen) {
 	m.refresh()
 }
 
-// togglePause freezes or thaws the frame. Reports keep arriving while
-// paused and go into the history; thawing shows the newest.
+// togglePause freezes or thaws the frame; thawing shows the newest report.
 func (m *Model) togglePause() {
 	m.paused = !m.paused
 	if !m.paused && m.hasReport {
@@ -196,8 +183,7 @@ func (m *Model) togglePause() {
 	}
 }
 
-// stepWindow moves to the next shorter or longer analysis window and asks
-// for it through a Cmd.
+// stepWindow asks for the next shorter or longer window through a Cmd.
 func (m *Model) stepWindow(dir int) tea.Cmd {
 	ws := m.opts.Windows
 	if m.opts.SetWindow == nil || len(ws) == 0 {
@@ -205,7 +191,7 @@ func (m *Model) stepWindow(dir int) tea.Cmd {
 	}
 	i := slices.Index(ws, m.window)
 	if i < 0 {
-		// Not one of the choices: start from the first choice at least as long.
+		// Not a choice: start from the first at least as long.
 		i = len(ws) - 1
 		for j, w := range ws {
 			if w >= m.window {

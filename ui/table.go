@@ -14,16 +14,14 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// column is one column of the table view. Columns are as wide as their
-// widest cell (or title); flexible ones (minW > 0) shrink to minW before a
-// column is dropped, and share the room left over.
+// column is one column of the table, as wide as its widest cell; flexible
+// ones (minW > 0) shrink to minW before a column is dropped.
 type column struct {
 	title string
 	minW  int  // flexible: shrinks down to this; 0 for a fixed column
 	drop  int  // order in which columns are dropped when narrow (0: never)
 	right bool // right-aligned (numbers)
-	// onlyDown columns are drawn only when a row is DOWN; onlyGPU ones
-	// only when a row has GPUs joined.
+	// Drawn only when a row is DOWN; only when a row has GPUs joined.
 	onlyDown, onlyGPU bool
 	cell              func(cellCtx, *analysis.ReplicaReport) string
 	// num is the sort key of numeric columns; nil for text columns.
@@ -48,8 +46,7 @@ const (
 	colState  = 3
 )
 
-// tableColumns are the table's columns; s and S step through the ones
-// drawn to pick the sort key.
+// tableColumns are the table's columns, s and S step through.
 var tableColumns = []column{
 	{title: "target", minW: 20, cell: func(_ cellCtx, r *analysis.ReplicaReport) string {
 		if r.Instances > 1 {
@@ -62,67 +59,51 @@ var tableColumns = []column{
 	{title: "state", cell: stateCell},
 	numColumn("run", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Running }),
 	numColumn("wait", 0, fmtCount, func(r *analysis.ReplicaReport) analysis.Num { return r.Waiting }),
-	numColumn("KV%", 0, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
+	numColumn("KV%", 0, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.KVCacheUsage }),
 	numColumn("req/s", 0, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.RequestsPerSecond }),
 	numColumn("gen tok/s", 5, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.GenerationTokensPerSecond }),
 	quantileColumn("TTFT p99", 0, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.TTFT }),
 	quantileColumn("ITL p99", 6, func(r *analysis.ReplicaReport) analysis.Quantiles { return r.ITL }),
 	numColumn("preempt/s", 4, fmtRate, func(r *analysis.ReplicaReport) analysis.Num { return r.PreemptionsPerSecond }),
-	numColumn("success", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
+	numColumn("success", 3, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.SuccessRate }),
 	// req/s counts every finished request, aborts included: their share
 	// beside it.
-	numColumn("abort", 3, fmtPct, func(r *analysis.ReplicaReport) analysis.Num { return r.AbortShare }),
+	numColumn("abort", 3, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num { return r.AbortShare }),
 	gpuColumn("GPU%", 4, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUUtilization }),
 	gpuColumn("GMEM%", 2, func(r *analysis.ReplicaReport) analysis.Num { return r.GPUMemoryUsage }),
 	{title: "error", minW: 24, onlyDown: true, cell: downCell},
 }
 
+// numColumn is a figure of each replica, drawn faint on a DOWN row (row).
 func numColumn(title string, drop int, format func(analysis.Num) string, get func(*analysis.ReplicaReport) analysis.Num) column {
 	return column{title: title, drop: drop, right: true, num: get,
-		cell: func(c cellCtx, r *analysis.ReplicaReport) string {
-			if r.State == analysis.StateDown {
-				// The last good scrape's figure, dated in the row's last
-				// column: faint, never drawn as current.
-				return c.th.dim.Render(format(get(r)))
-			}
-			return format(get(r))
-		}}
+		cell: func(_ cellCtx, r *analysis.ReplicaReport) string { return format(get(r)) }}
 }
 
 // gpuColumn is a percentage over the GPUs joined to a replica, drawn only
 // when some replica has GPUs; n/a for one without.
 func gpuColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Num) column {
-	c := numColumn(title, drop, fmtPct, func(r *analysis.ReplicaReport) analysis.Num {
+	c := numColumn(title, drop, analysis.Num.Percent, func(r *analysis.ReplicaReport) analysis.Num {
 		if r.GPUCount == 0 {
 			return analysis.NA
 		}
 		return get(r)
 	})
-	// The GPUs' figures are current even for a replica that is down: not
-	// drawn faint as its last good scrape's are.
-	c.cell = func(_ cellCtx, r *analysis.ReplicaReport) string { return fmtPct(c.num(r)) }
 	c.onlyGPU = true
 	return c
 }
 
-// quantileColumn is a numeric column of a p99 latency, drawn as its
-// bucket allows (">80s") and sorted by its value.
+// quantileColumn is a p99 latency, drawn as its bucket allows (">80s")
+// and sorted by its value.
 func quantileColumn(title string, drop int, get func(*analysis.ReplicaReport) analysis.Quantiles) column {
 	c := numColumn(title, drop, fmtSeconds, func(r *analysis.ReplicaReport) analysis.Num { return get(r).P99 })
-	c.cell = func(ctx cellCtx, r *analysis.ReplicaReport) string {
-		text := fmtQuantile(get(r), p99)
-		if r.State == analysis.StateDown {
-			return ctx.th.dim.Render(text)
-		}
-		return text
-	}
+	c.cell = func(_ cellCtx, r *analysis.ReplicaReport) string { return fmtQuantile(get(r), p99) }
 	return c
 }
 
-// stateCell is the state's badge, marked RESTARTED when the window holds
-// a restart: its rates count across it. A SLOW row whose p99 TTFT is
-// within its SLO says why it is SLOW (analysis.SlowMark): the row shows
-// that p99, and the pane's reasons are not on the row.
+// stateCell is the state's badge and its marks: RESTARTED when the window
+// holds a restart (its rates count across it), and why a SLOW row whose
+// p99 TTFT is within its SLO is SLOW (analysis.SlowMark).
 func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	badge := c.th.badge(r.State)
 	if mark := analysis.SlowMark(r, c.cfg); mark != "" {
@@ -143,9 +124,8 @@ func stateCell(c cellCtx, r *analysis.ReplicaReport) string {
 	return badge
 }
 
-// downCell dates the figures of a replica that is down and gives its
-// error: "3m04s ago: connection refused", or "no successful scrape yet:
-// HTTP 500 Internal Server Error"; empty for one that answers.
+// downCell dates a DOWN replica's figures and gives its error: "3m04s
+// ago: connection refused"; empty for one that answers.
 func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 	switch {
 	case r.State != analysis.StateDown:
@@ -157,15 +137,14 @@ func downCell(c cellCtx, r *analysis.ReplicaReport) string {
 }
 
 // sortRows orders the table by a column. Unknown numbers sort last in both
-// directions (they are not small, they are missing); ties fall back to
-// severity and then the target, as in the grid.
+// directions (they are missing, not small); ties fall back to severity.
 func sortRows(rows []*analysis.ReplicaReport, col int, desc bool) {
 	c := tableColumns[col]
 	slices.SortStableFunc(rows, func(a, b *analysis.ReplicaReport) int {
 		if d := compareBy(c, col, a, b, desc); d != 0 {
 			return d
 		}
-		return bySeverity(a, b)
+		return analysis.CompareSeverity(a, b)
 	})
 }
 
@@ -185,10 +164,8 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 		}
 		d = cmp.Compare(x.Float(), y.Float())
 	case col == colState:
-		// The state column sorts by severity, the grid's order: the
-		// state's rank, then the evidence within and across the urgent
-		// states.
-		d = -bySeverity(a, b)
+		// By severity, the grid's order, not the state's name.
+		d = -analysis.CompareSeverity(a, b)
 	case col == colModel:
 		d = strings.Compare(a.Model, b.Model)
 	case col == colEngine:
@@ -206,8 +183,7 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 const cursorW = 2
 
 // naturalWidths measures each column: its widest cell, or its title with
-// room for the sort arrow, so that the arrow never pushes a header out.
-// Columns drawn only for DOWN rows measure 0 when no row is DOWN.
+// room for the sort arrow; 0 for a column not drawn (onlyDown, onlyGPU).
 func naturalWidths(rows []*analysis.ReplicaReport, ctx cellCtx) []int {
 	anyDown := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.State == analysis.StateDown })
 	anyGPU := slices.ContainsFunc(rows, func(r *analysis.ReplicaReport) bool { return r.GPUCount > 0 })
@@ -224,11 +200,10 @@ func naturalWidths(rows []*analysis.ReplicaReport, ctx cellCtx) []int {
 	return widths
 }
 
-// layoutColumns picks the columns that fit in w and their widths: every
-// column at its natural width, flexible ones shrunk to their minimum
-// first; then columns are dropped in their drop order until the rest
-// fit; what is left goes back to the flexible columns in order (target,
-// model, error), so that a wide terminal shows the model in full.
+// layoutColumns picks the columns that fit in w and their widths: flexible
+// columns shrunk to their minimum, then columns dropped in their drop order
+// until the rest fit; what is left goes back to the flexible columns in
+// order, so that a wide terminal shows the model in full.
 func layoutColumns(natural []int, w int) (keep, widths []int) {
 	widths = make([]int, len(tableColumns))
 	for i, n := range natural {
@@ -248,8 +223,7 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 		widths[i] = columnNeed(natural, i)
 		if left < 0 && tableColumns[i].onlyDown {
 			// Nothing else can go: the error column takes what is left
-			// rather than pushing the row past the edge, where every row
-			// would end in a cut.
+			// rather than push every row past the edge.
 			widths[i] = max(widths[i]+left, minErrorW)
 			left = 0
 		}
@@ -262,8 +236,7 @@ func layoutColumns(natural []int, w int) (keep, widths []int) {
 	return keep, widths
 }
 
-// columnNeed is the width column i needs: its natural width, or a
-// flexible column's minimum when that is less.
+// columnNeed is column i's natural width, or a flexible one's minimum when less.
 func columnNeed(natural []int, i int) int {
 	if m := tableColumns[i].minW; m > 0 {
 		return min(m, natural[i])
@@ -271,8 +244,7 @@ func columnNeed(natural []int, i int) int {
 	return natural[i]
 }
 
-// usedWidth is the width of a row of the kept columns at their need, the
-// cursor and the gaps included.
+// usedWidth is the width of a row of the kept columns at their need.
 func usedWidth(keep, natural []int) int {
 	u := cursorW
 	for _, i := range keep {
@@ -281,8 +253,7 @@ func usedWidth(keep, natural []int) int {
 	return u
 }
 
-// nextDrop is the place in keep of the column to drop first (the lowest
-// drop order), -1 when none may be dropped.
+// nextDrop is the place in keep of the column to drop first, -1 for none.
 func nextDrop(keep []int) int {
 	at := -1
 	for k, i := range keep {
@@ -293,15 +264,15 @@ func nextDrop(keep []int) int {
 	return at
 }
 
-// minErrorW is the narrowest the error column gets: enough for an age
-// and the end of a reason ("2m ago: …refused").
-const minErrorW = 12
+// The narrowest error column ("2m ago: …refused"), and the least of an
+// error's end worth showing beside its age.
+const (
+	minErrorW   = 12
+	minErrorEnd = 10
+)
 
-// minErrorEnd is the least of an error's end worth showing beside its age.
-const minErrorEnd = 10
-
-// commonEnds is the length of the prefix and of the suffix every target
-// shares: what does not tell the rows apart, and may be elided first.
+// commonEnds is the length of the prefix and suffix every target shares:
+// what does not tell the rows apart, elided first.
 func commonEnds(rows []*analysis.ReplicaReport) (pre, suf int) {
 	if len(rows) < 2 {
 		return 0, 0
@@ -328,11 +299,9 @@ func commonEnds(rows []*analysis.ReplicaReport) (pre, suf int) {
 	return pre, suf
 }
 
-// shortenMiddle fits s in w columns keeping what tells it apart from its
-// neighbours: the runes between a shared prefix of pre runes and a shared
-// suffix of suf runes (a port, a pod's suffix), with as much context
-// around them as fits, and "…" where text was cut. Without a part that
-// differs, it keeps both ends.
+// shortenMiddle fits s in w columns keeping the runes between a shared
+// prefix of pre runes and a shared suffix of suf runes, with what context
+// fits, and "…" where text was cut; without a part that differs, both ends.
 func shortenMiddle(s string, pre, suf, w int) string {
 	rs := []rune(s)
 	n := len(rs)
@@ -359,8 +328,7 @@ func shortenMiddle(s string, pre, suf, w int) string {
 	return "…" + string(rs[a:b]) + "…"
 }
 
-// tableScreen is the table of replicas for large fleets: one row each,
-// sorted by a column the user picks.
+// tableScreen is the table of replicas: a row each, sorted by a column.
 type tableScreen struct {
 	theme    *Theme
 	cfg      analysis.Config
@@ -381,25 +349,21 @@ type tableScreen struct {
 	sortCol  int
 	sortDesc bool
 	selected string
-	// top is the first row shown; like the grid's page, only the user's
-	// keys move it.
-	top int
+	top      int // the first row shown; only the user's keys move it
 }
 
 func newTableScreen(theme *Theme, cfg analysis.Config) tableScreen {
 	return tableScreen{theme: theme, cfg: cfg, keys: newListKeys(), sortKeys: newSortKeys(), sortCol: colState, sortDesc: true}
 }
 
-// setSize gives the table the body of the frame and picks the columns that
-// fit.
+// setSize gives the table the body of the frame and picks the columns.
 func (t *tableScreen) setSize(w, h int) {
 	t.width, t.height = w, h
 	t.columns, t.widths = layoutColumns(t.natural, w)
 }
 
-// show gives the table its replicas (after the filter), how many there are
-// before it, the filter text and the time of the report; the columns are
-// measured on them.
+// show gives the table its replicas after the filter, how many there are
+// before it, the filter and the report's time, and measures the columns.
 func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string, now time.Time) {
 	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
@@ -409,13 +373,7 @@ func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter st
 	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
-// isSortKey reports whether a key orders the table.
-func (t *tableScreen) isSortKey(k tea.KeyMsg) bool {
-	return key.Matches(k, t.sortKeys.Sort, t.sortKeys.SortBack, t.sortKeys.Reverse)
-}
-
-// update sorts (s, S, I) or moves the selection, and returns the selection
-// and whether the key moved it.
+// update sorts or moves the selection, and whether the key moved it.
 func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {
 	switch {
 	case key.Matches(k, t.sortKeys.Sort):
@@ -436,8 +394,7 @@ func (t *tableScreen) update(k tea.KeyMsg) (string, bool) {
 	return t.selected, false
 }
 
-// stepSort sorts by the next (dir +1) or previous (-1) sortable column
-// drawn, wrapping around.
+// stepSort sorts by the next (+1) or previous (-1) sortable column drawn.
 func (t *tableScreen) stepSort(dir int) {
 	var cols []int
 	for _, i := range t.columns {
@@ -459,8 +416,7 @@ func (t *tableScreen) stepSort(dir int) {
 // visibleRows is how many rows fit under the title and the column headers.
 func (t *tableScreen) visibleRows() int { return max(t.height-2, 1) }
 
-// span is the rows drawn, [start, end): from the top the user scrolled
-// to, as many as fit.
+// span is the rows drawn, [start, end).
 func (t tableScreen) span() (start, end int) {
 	start = max(min(t.top, len(t.rows)-1), 0)
 	return start, min(start+t.visibleRows(), len(t.rows))
@@ -485,8 +441,7 @@ func (t *tableScreen) reveal(i int) {
 	}
 }
 
-// view draws the title, the column headers with the sort arrow and the
-// rows from the top the user scrolled to.
+// view draws the title, the column headers with the sort arrow and the rows.
 func (t tableScreen) view() []string {
 	th := t.theme
 	arrow := "▲"
@@ -512,8 +467,7 @@ func (t tableScreen) view() []string {
 	}
 	cursor := indexOf(t.rows, t.selected)
 	start, end := t.span()
-	// The rows off the screen are counted first: short, they fit the
-	// narrowest title.
+	// The rows off the screen first: short, they fit the narrowest title.
 	if start > 0 {
 		lines[0] += " · " + th.warn.Render(fmt.Sprintf("%d above", start))
 	}
@@ -531,9 +485,8 @@ func (t tableScreen) view() []string {
 	return lines
 }
 
-// sortWords names the order of the rows: the column and its arrow, or,
-// for the state column, what it sorts by: the severity score (the grid's
-// order), not the state's name.
+// sortWords names the order of the rows: the column and its arrow, the
+// state column's by what it sorts by.
 func (t tableScreen) sortWords(arrow string) string {
 	if t.sortCol != colState {
 		return tableColumns[t.sortCol].title + " " + arrow
@@ -555,9 +508,8 @@ func plural(n int, word string) string {
 	return word + "s"
 }
 
-// row draws one replica; the cursor row has a ▸ glyph, which reads
-// without colour too. Targets are shortened in the middle, keeping what
-// tells them apart.
+// row draws one replica, the cursor's with a ▸; targets are shortened in
+// the middle, keeping what tells them apart.
 func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 	ctx := cellCtx{t.theme, t.now, t.cfg}
 	var b strings.Builder
@@ -570,13 +522,15 @@ func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 		c := tableColumns[i]
 		text := c.cell(ctx, r)
 		switch {
+		case c.num != nil && !c.onlyGPU && r.State == analysis.StateDown:
+			// The last good scrape's figure, dated in the row's last
+			// column: faint, never drawn as current. The GPUs' are current.
+			text = ctx.th.dim.Render(text)
 		case i == colTarget:
 			text = shortenMiddle(text, t.pre, t.suf, t.widths[i])
 		case c.onlyDown && ansi.StringWidth(text) > t.widths[i]:
 			// An error says what went wrong at its end ("connection
-			// refused"): keep the age and the end.
-			// When the column is too narrow for both, the end wins: the
-			// age is in the detail view.
+			// refused"): keep the age and the end; the end if not both.
 			age, msg, _ := strings.Cut(text, ": ")
 			prefix := age + ": "
 			if t.widths[i]-ansi.StringWidth(prefix) < minErrorEnd {
@@ -592,12 +546,8 @@ func (t tableScreen) row(r *analysis.ReplicaReport, cursor bool) string {
 
 // cellText cuts or pads a cell to width, aligned left or right.
 func cellText(s string, width int, right bool) string {
-	if ansi.StringWidth(s) > width {
-		s = ansi.Truncate(s, width, "…")
-	}
-	pad := strings.Repeat(" ", max(width-ansi.StringWidth(s), 0))
 	if right {
-		return pad + s
+		return padLeft(ansi.Truncate(s, width, "…"), width)
 	}
-	return s + pad
+	return fitWidth(s, width)
 }

@@ -11,37 +11,31 @@ import (
 	"github.com/vtop-dev/vtop/analysis"
 )
 
-// Theme is the look of the frames: every style the ui draws with, built
-// once for one renderer. Nothing global is changed by building or using
-// one, so two models can draw with different themes side by side.
+// Theme is every style the ui draws with, built once for one renderer;
+// nothing global changes, so two models can draw with different themes.
 type Theme struct {
 	renderer *lipgloss.Renderer
 
 	title, dim, alert, warn, action, selected, headerRow, downBadge lipgloss.Style
 
-	// states colour a state's figures; badges draw its word; panes are
-	// the pane borders, [state][selected].
+	// A state's figures, its word, its pane borders [state][selected].
 	states [len(stateWords)]lipgloss.Style
 	badges [len(stateWords)]lipgloss.Style
 	panes  [len(stateWords)][2]lipgloss.Style
 	plain  lipgloss.Style // for a state the theme does not know
 
-	// series tell the lines of one chart apart (the legend names them,
-	// so they stay readable without colour).
 	series []lipgloss.Style
 }
 
-// NewTheme builds the theme for a renderer: colours as far as the
-// renderer's profile allows. lipgloss.DefaultRenderer() reads the terminal
-// and the environment, so NO_COLOR and output that is not a terminal give
-// plain text.
+// NewTheme builds the theme for a renderer: colours as far as its profile
+// allows (plain text under NO_COLOR or into a pipe).
 func NewTheme(r *lipgloss.Renderer) *Theme {
 	t := &Theme{renderer: r, plain: r.NewStyle()}
 	t.title = r.NewStyle().Bold(true)
 	t.dim = r.NewStyle().Faint(true)
 	t.alert = r.NewStyle().Bold(true).Reverse(true)
-	t.warn = r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "#b36b00", Dark: "#ffb02e"})
-	t.action = r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "#005fd7", Dark: "#5fafff"})
+	t.warn = r.NewStyle().Bold(true).Foreground(stateColors[analysis.StateSlow])
+	t.action = r.NewStyle().Foreground(seriesColors[0])
 	t.selected = r.NewStyle().Bold(true)
 	t.headerRow = r.NewStyle().Bold(true).Underline(true)
 	// Complete colours: the true colour rounded to the 256-colour cube is
@@ -56,8 +50,7 @@ func NewTheme(r *lipgloss.Renderer) *Theme {
 		t.panes[s][0] = r.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(c)
 		t.panes[s][1] = r.NewStyle().Border(lipgloss.ThickBorder()).BorderForeground(c)
 	}
-	// DOWN's border is white on a dark terminal and near black on a light
-	// one; its figures are red.
+	// DOWN's border is white (near black on a light terminal), its figures red.
 	t.states[analysis.StateDown] = r.NewStyle().Foreground(lipgloss.Color("#ff5f5f"))
 	t.badges[analysis.StateDown] = t.downBadge
 	for _, c := range seriesColors {
@@ -66,8 +59,7 @@ func NewTheme(r *lipgloss.Renderer) *Theme {
 	return t
 }
 
-// PlainTheme is a theme without colour or attributes, as under NO_COLOR,
-// whatever the terminal: for golden frames and for users who ask for it.
+// PlainTheme is a theme without colour or attributes, whatever the terminal.
 func PlainTheme() *Theme {
 	r := lipgloss.NewRenderer(io.Discard)
 	r.SetColorProfile(termenv.Ascii)
@@ -76,8 +68,7 @@ func PlainTheme() *Theme {
 	return NewTheme(r)
 }
 
-// stateWords are the badges, in capitals so that they read as labels even
-// when colour is off.
+// stateWords are the badges, in capitals to read as labels without colour.
 var stateWords = [...]string{"HEALTHY", "IDLE", "SLEEPING", "UNJUDGED", "WARMING", "RECOVERING", "STALE", "SLOW", "FULL", "PREEMPTING", "STALLED", "DOWN"}
 
 // stateWord returns the badge text of a state.
@@ -99,10 +90,10 @@ func stateWord(s analysis.State) string {
 // stateColors pair light and dark terminal colours per state.
 var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateHealthy:    {Light: "#007a33", Dark: "#3ddc84"},
-	analysis.StateIdle:       {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateIdle:       neutral,
 	analysis.StateSleeping:   {Light: "#005f87", Dark: "#5fafd7"},
-	analysis.StateUnjudged:   {Light: "#555555", Dark: "#8a8a8a"},
-	analysis.StateWarming:    {Light: "#555555", Dark: "#8a8a8a"},
+	analysis.StateUnjudged:   neutral,
+	analysis.StateWarming:    neutral,
 	analysis.StateRecovering: {Light: "#2e6b8a", Dark: "#7fbfdf"},
 	analysis.StateStale:      {Light: "#8a6d00", Dark: "#c9b458"},
 	analysis.StateSlow:       {Light: "#b36b00", Dark: "#ffb02e"},
@@ -112,18 +103,18 @@ var stateColors = [len(stateWords)]lipgloss.AdaptiveColor{
 	analysis.StateDown:       {Light: "#1c1c1c", Dark: "#ffffff"},
 }
 
-// seriesColors are the colours of the lines of one chart, in order.
-var seriesColors = []lipgloss.AdaptiveColor{
-	{Light: "#005fd7", Dark: "#5fafff"},
-	{Light: "#b36b00", Dark: "#ffb02e"},
-	{Light: "#8b008b", Dark: "#ff6ad5"},
-	{Light: "#007a33", Dark: "#3ddc84"},
-}
+// neutral is the grey of the states that say nothing is wrong nor right yet.
+var neutral = lipgloss.AdaptiveColor{Light: "#555555", Dark: "#8a8a8a"}
+
+// seriesColors are the colours of the lines of one chart, in order: the
+// action's blue, then colours of the states.
+var seriesColors = []lipgloss.AdaptiveColor{{Light: "#005fd7", Dark: "#5fafff"},
+	stateColors[analysis.StateSlow], stateColors[analysis.StatePreempting], stateColors[analysis.StateHealthy]}
 
 // known reports whether the theme has styles for a state.
 func known(s analysis.State) bool { return int(s) < len(stateWords) }
 
-// state is the foreground style of a state's figures.
+// state is the style of a state's figures.
 func (t *Theme) state(s analysis.State) lipgloss.Style {
 	if !known(s) {
 		return t.plain
@@ -131,8 +122,7 @@ func (t *Theme) state(s analysis.State) lipgloss.Style {
 	return t.states[s]
 }
 
-// badge draws a state as a coloured word; the word alone carries the meaning
-// when colour is off.
+// badge draws a state as a coloured word.
 func (t *Theme) badge(s analysis.State) string {
 	if !known(s) {
 		return t.plain.Bold(true).Render(stateWord(s))
@@ -159,7 +149,7 @@ func (t *Theme) pane(s analysis.State, selected bool) lipgloss.Style {
 func (t *Theme) seriesStyle(i int) lipgloss.Style { return t.series[i%len(t.series)] }
 
 // helpStyles are the bubbles help styles, drawn with this theme's renderer
-// so that they follow its profile rather than the global one.
+// rather than the global one.
 func (t *Theme) helpStyles() help.Styles {
 	s := help.New().Styles
 	for _, st := range []*lipgloss.Style{&s.Ellipsis, &s.ShortKey, &s.ShortDesc, &s.ShortSeparator,
@@ -194,14 +184,6 @@ const (
 
 var colorModeNames = [...]string{"auto", "always", "never"}
 
-// String is the flag value of a mode.
-func (c ColorMode) String() string {
-	if int(c) < len(colorModeNames) {
-		return colorModeNames[c]
-	}
-	return "unknown"
-}
-
 // ParseColorMode reads a --color value: auto, always or never.
 func ParseColorMode(s string) (ColorMode, error) {
 	for i, name := range colorModeNames {
@@ -212,10 +194,7 @@ func ParseColorMode(s string) (ColorMode, error) {
 	return ColorAuto, fmt.Errorf("color %q: want auto, always or never", s)
 }
 
-// NewThemeFor is the theme of a program drawing to w (its standard output)
-// in a colour mode. The palette follows the terminal's background, which
-// lipgloss asks the terminal for (HasDarkBackground) the first time a
-// colour is drawn.
+// NewThemeFor is the theme of a program drawing to w in a colour mode.
 func NewThemeFor(w io.Writer, mode ColorMode) *Theme {
 	switch mode {
 	case ColorNever:
@@ -235,6 +214,5 @@ func NewThemeFor(w io.Writer, mode ColorMode) *Theme {
 	}
 }
 
-// colour reports whether the theme draws colour (and attributes): without
-// it, glyphs and words must carry every distinction.
+// colour reports whether the theme draws colour and attributes.
 func (t *Theme) colour() bool { return t.renderer.ColorProfile() != termenv.Ascii }

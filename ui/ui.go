@@ -1,22 +1,19 @@
 // Package ui is vtop's terminal interface: a Bubble Tea program that turns
 // analysis Reports into frames — a header with fleet totals, a grid of
-// replica panes worst first, a detail view with time-series charts, a
-// sortable and filterable table for large fleets, an event log and a help
-// overlay.
+// replica panes worst first, a detail view with charts, a sortable and
+// filterable table, an event log and a help overlay.
 //
-// The ui does no I/O. Reports arrive as ReportMsg, sent with Program.Send
-// by whatever runs the program, from any goroutine; the callbacks in Options
-// are run from tea.Cmds, never inside Update; View is a pure function of the
-// model and expensive charts are rendered in Update.
+// The ui does no I/O. Reports arrive as ReportMsg (Program.Send, from any
+// goroutine); the callbacks in Options run from tea.Cmds; View is a pure
+// function of the model, and charts are rendered in Update.
 //
-// The root Model owns the data (the shown report, the history, the event
-// log, the filter and the selection) and composes one child model per
-// screen: grid, table, detail, events and help. On every resize, report or
-// key it lays the frame out once and pushes each child its width and
-// height; children never measure the terminal.
+// The root Model owns the data (report, history, event log, filter,
+// selection) and composes one child model per screen. On every resize,
+// report or key it lays the frame out once and pushes each child its size.
 package ui
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -46,8 +43,7 @@ const (
 // Options configure the ui. The callbacks are invoked from tea.Cmds, off
 // the Update path; nil callbacks disable their keys.
 type Options struct {
-	// History is how many points per replica the sparklines and charts
-	// keep (DefaultHistory when zero).
+	// History is the points per replica the charts keep (DefaultHistory when zero).
 	History int
 	// Interval is the scrape interval, shown in the header.
 	Interval time.Duration
@@ -59,15 +55,11 @@ type Options struct {
 	ScrapeNow func()
 	// SetWindow changes the analysis window (keys [ and ]).
 	SetWindow func(time.Duration)
-	// Want names the replicas the screen shows in detail (the detail
-	// view's; nil when none), so that a source that reads a large fleet
-	// in less detail reads those in full. Nil: nobody asks.
+	// Want names the replica the detail view shows (nil when none), so
+	// that a source that reads a large fleet in less detail reads it in full.
 	Want func(targets []string)
-	// InView names the replicas whose panes or rows the screen draws (at
-	// most a screenful; nil when it draws none), as they change with the
-	// page, the scroll, the sort, the filter and the terminal's size, so
-	// that a source that reads a large fleet in less detail reads those
-	// in full. Nil: nobody asks.
+	// InView names the replicas whose panes or rows the screen draws (nil
+	// when none), whenever they change, for the same reason.
 	InView func(targets []string)
 	// Insecure shows a loud INSECURE TLS badge: certificates are not checked.
 	Insecure bool
@@ -78,30 +70,24 @@ type Options struct {
 	Demo bool
 	// Version is shown in the header.
 	Version string
-	// Theme is the look; nil is NewTheme(lipgloss.DefaultRenderer()), which
-	// follows the terminal and NO_COLOR. PlainTheme() turns colour off.
+	// Theme is the look; nil is NewTheme(lipgloss.DefaultRenderer()).
 	Theme *Theme
-	// Location is the zone of the clock times drawn (event log, chart
-	// axes); nil means the local zone.
+	// Location is the zone of the clock times drawn; nil means local.
 	Location *time.Location
 
-	// Player, when set, makes the dashboard a replay of a recording: its
-	// time controls take their keys and the header shows where it is
-	// (ReplayMsg). See replay.go.
+	// Player, when set, makes the dashboard a replay of a recording,
+	// with its time controls (replay.go).
 	Player Player
 	// ReplayNote is added to a replay's line: the day and the zone of a
 	// stretch of a Prometheus server's past.
 	ReplayNote string
-	// Recording names the file a recording made beside the screen writes:
-	// the header says so, and why it stopped (RecordingMsg).
+	// Recording names the file a recording made beside the screen writes.
 	Recording string
-	// Found says what local discovery found and how ("3 vLLM servers
-	// found on this host"), or what it looked for; "" when the targets
-	// were given. Shown in the header.
+	// Found says in the header what local discovery found, or what it
+	// looked for; "" when the targets were given.
 	Found string
-	// Judgement is the analysis's configuration (the SLOs and their exit
-	// margin), for the words that quote it: why a table row is SLOW under
-	// its SLO, the states' first actions in the help. Zero: the defaults.
+	// Judgement is the analysis's configuration, for the words that quote
+	// its SLOs (a SLOW row, the help's actions). Zero: the defaults.
 	Judgement analysis.Config
 }
 
@@ -111,41 +97,37 @@ type Options struct {
 type ReportMsg struct {
 	Report analysis.Report
 	Bell   bool
-	// Replay, in a replay, is the replay's line as the report comes,
-	// taken in the same message so that no frame shows the one without
-	// the other.
+	// Replay, in a replay, is the replay's line, in the same message so
+	// that no frame shows the one without the other.
 	Replay *ReplayMsg
 }
 
-// NoticeMsg puts a notice of vtop's own into the event log: an alert that
-// could not be posted, a hook that failed.
+// NoticeMsg puts a notice of vtop's own into the event log (a failed hook).
 type NoticeMsg struct {
 	Time time.Time
 	Text string
 }
 
-// noticeTarget is what the event log shows in the target's place for a
-// notice of vtop's own.
-const noticeTarget = "vtop"
+// notice logs a notice of vtop's own, under the target "vtop".
+func (m *Model) notice(at time.Time, text string) {
+	m.events.add([]analysis.Event{{Time: at, Target: "vtop", State: analysis.StateStale, Text: text}}, at)
+}
 
 // bellShown is how long the frame carries the bell: long enough for the
-// renderer (60 frames a second) to write one frame with it, after which
-// the frame without it is written and the bell does not ring twice.
+// renderer (60 frames a second) to write one frame with it, not two.
 const bellShown = 250 * time.Millisecond
 
 // bellDoneMsg ends the frames that carry bell number n.
 type bellDoneMsg struct{ n int }
 
-// HistoryMsg preloads the sparklines and charts with a source's past, by
-// target, oldest first: what a Prometheus server already holds when vtop
-// starts. It may arrive before or after the first report; points at or
+// HistoryMsg preloads the charts with a source's past, by target, oldest
+// first. It may arrive before or after the first report; points at or
 // after a target's oldest point are left out, so nothing is drawn twice.
 type HistoryMsg struct {
 	Points map[string][]analysis.Point
 	// At, set by a replay, is the position the points lead up to: they
-	// are the stretch before the report at At that a jump skipped, and
-	// take the place of what the screen holds before At. A message for a
-	// position the screen has since jumped away from is dropped.
+	// replace what the screen holds before At. A message for a position
+	// the screen has since jumped away from is dropped.
 	At time.Time
 }
 
@@ -162,11 +144,9 @@ const (
 
 // Model is the root Bubble Tea model.
 type Model struct {
-	opts Options
-	// wanted is the replica last named to opts.Want ("" for none).
-	wanted string
-	// inView are the replicas last named to opts.InView.
-	inView []string
+	opts   Options
+	wanted string   // the replica last named to opts.Want ("" for none)
+	inView []string // the replicas last named to opts.InView
 	theme  *Theme
 	keys   globalKeys
 	fkeys  filterKeys
@@ -181,8 +161,7 @@ type Model struct {
 	hasReport     bool
 	paused        bool
 
-	// history and events are shared by every copy of the model: a copy
-	// made before a report sees that report's points too.
+	// Shared by every copy of the model.
 	history map[string]*pointHistory
 	events  *eventLog
 	window  time.Duration
@@ -195,13 +174,12 @@ type Model struct {
 	filtering bool
 
 	// selected is the target of the selected pane. Until the user moves
-	// (follow), it is the first replica of the screen's order — the worst
-	// in the grid — so that an engineer arriving in a spike sees and opens
-	// the worst replica; once the user has moved, it follows the replica,
-	// not a position, so it survives re-sorting.
+	// (follow), it is the first of the screen's order — the worst in the
+	// grid — so that one arriving in a spike opens the worst replica; then
+	// it follows the replica, not a position, across re-sorting.
 	selected string
 	follow   bool
-	panes    []*analysis.ReplicaReport // after the filter, worst first (bySeverity)
+	panes    []*analysis.ReplicaReport // after the filter, worst first
 
 	grid   gridScreen
 	table  tableScreen
@@ -212,21 +190,17 @@ type Model struct {
 
 	play playback // a replay's controls and line, a recording's state
 
-	// bell is the number of the bell the frame carries (BEL before its
-	// first line), 0 for none; bells counts the bells rung.
-	bell, bells int
+	bell, bells int // the bell the frame carries (0: none), the bells rung
 
 	strip   gpuStrip   // the GPUs above the grid (gpus.go)
 	stripH  int        // lines the strip takes in the grid's body
 	gpuHist gpuHistory // each GPU's recent points, for the detail view
-	// noGPUs is why the newest reports have no GPU figures, and for how
-	// many reports in a row it has been so (noteNoGPUs).
+	// Why the newest reports have no GPU figures, and for how many reports.
 	noGPUs      string
 	noGPUsCount int
 }
 
-// New returns the model for a program; the first frame ("waiting for the
-// first scrape…") is ready before any report arrives.
+// New returns the model for a program, its first frame ready before any report.
 func New(opts Options) Model {
 	if opts.History <= 0 {
 		opts.History = DefaultHistory
@@ -283,15 +257,13 @@ func newFilterInput(theme *Theme) textinput.Model {
 	ti.Prompt = "/"
 	ti.Placeholder = "target, model or state"
 	ti.CharLimit = 128
-	// A static cursor: a blinking one would redraw the frame twice a second
-	// over SSH for nothing.
+	// Static: a blinking cursor redraws the frame twice a second.
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	theme.styleInput(&ti)
 	return ti
 }
 
-// helpColumns are the groups of keys the help overlay shows, by column:
-// every binding of the root and of the screens.
+// helpColumns are the groups of keys the help overlay shows, by column.
 func (m Model) helpColumns() [][]helpGroup {
 	k, s := m.keys, m.table.sortKeys
 	v := m.detail.viewport.KeyMap
@@ -325,15 +297,16 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.bell = 0
 		}
 	case NoticeMsg:
-		m.events.add([]analysis.Event{{Time: msg.Time, Target: noticeTarget, State: analysis.StateStale, Text: msg.Text}}, msg.Time)
+		m.notice(msg.Time, msg.Text)
 	case HistoryMsg:
 		m.historyMsg(msg)
 	case ReplayMsg:
 		m.replayMsg(msg)
 	case EventsMsg:
-		m.stretchEvents(msg)
+		m.events.add(msg.Events, msg.Came)
 	case RecordingMsg:
-		m.recordingMsg(msg)
+		m.play.recStopped = msg.Stopped
+		m.layout()
 	case tea.KeyMsg:
 		cmd = m.handleKey(msg)
 		// A key can change the header (a badge, the filter): lay out again.
@@ -342,14 +315,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.handleMouse(msg)
 		m.layout()
 	}
-	// Asked for after the message is applied, and before m is returned:
-	// both note what they asked for in m.
 	cmd = tea.Batch(cmd, m.wantCmd(), m.inViewCmd())
 	return m, cmd
 }
 
-// reportMsg takes in a report (and the replay's position with it), and
-// rings the bell when it asks, through a Cmd that ends the bell's mark.
+// reportMsg takes in a report and the replay's position, and rings the
+// bell when asked, with a Cmd that ends the bell's mark.
 func (m *Model) reportMsg(msg ReportMsg) tea.Cmd {
 	if msg.Replay != nil {
 		m.replayMsg(*msg.Replay)
@@ -364,19 +335,33 @@ func (m *Model) reportMsg(msg ReportMsg) tea.Cmd {
 	return tea.Tick(bellShown, func(time.Time) tea.Msg { return bellDoneMsg{n} })
 }
 
-// historyMsg takes in the history points stored before the first report
-// (At zero), or those before the replay's position at At.
+// historyMsg puts a source's past before each target's points (At zero),
+// or the stretch a jump to At skipped before each replica's points from At
+// on, in place of the ones it held before At.
 func (m *Model) historyMsg(msg HistoryMsg) {
-	if msg.At.IsZero() {
-		m.preload(msg.Points)
-	} else if msg.At.Equal(m.play.at) {
-		m.fillBefore(msg.At, msg.Points)
+	switch {
+	case msg.At.IsZero():
+		for target, pts := range msg.Points {
+			var first time.Time
+			if old := m.history[target]; old != nil && old.Len() > 0 {
+				first = old.At(0).Time
+			}
+			m.putBefore(target, first, pts)
+		}
+	case msg.At.Equal(m.play.at):
+		for target := range m.history {
+			m.putBefore(target, msg.At, msg.Points[target])
+		}
+	default:
+		return
+	}
+	if !m.paused {
+		m.refresh()
 	}
 }
 
-// inViewCmd names the replicas whose panes or rows the screen draws to
-// opts.InView when they changed (a page, a scroll, a sort, a filter, a
-// resize, a report that reordered them), through a Cmd; nil otherwise.
+// inViewCmd names the replicas the screen draws to opts.InView when they
+// changed, through a Cmd; nil otherwise.
 func (m *Model) inViewCmd() tea.Cmd {
 	if m.opts.InView == nil {
 		return nil
@@ -390,10 +375,9 @@ func (m *Model) inViewCmd() tea.Cmd {
 	return func() tea.Msg { inView(targets); return nil }
 }
 
-// onScreen are the targets of the panes or rows the frame draws, in the
-// order drawn: none in a frame too small to draw, or on a screen of one
-// replica (the detail view: opts.Want names it) or of none. The help
-// overlay, a moment's, leaves those under it named.
+// onScreen are the targets of the panes or rows the frame draws, in
+// order: none on the detail view (opts.Want names it) and the screens of
+// none. The help overlay, a moment's, leaves those under it named.
 func (m *Model) onScreen() []string {
 	switch {
 	case m.tooSmall():
@@ -407,7 +391,7 @@ func (m *Model) onScreen() []string {
 }
 
 // wantCmd names the replica the detail view shows to opts.Want when it
-// changed (opened, another one, closed), through a Cmd; nil otherwise.
+// changed, through a Cmd; nil otherwise.
 func (m *Model) wantCmd() tea.Cmd {
 	target := ""
 	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
@@ -425,10 +409,9 @@ func (m *Model) wantCmd() tea.Cmd {
 	return func() tea.Msg { want(targets); return nil }
 }
 
-// ingest records a report: its points go into the history and its events
-// into the log at once, but the frame only changes when not paused. Its
-// strings are drawn as they are: text from servers is made safe where it
-// enters vtop, before any Report is built.
+// ingest records a report's points and events at once; the frame changes
+// only when not paused. Its strings are drawn as they are: text from
+// servers is made safe where it enters vtop.
 func (m *Model) ingest(r analysis.Report) {
 	seen := make(map[string]bool, len(r.Replicas))
 	for i := range r.Replicas {
@@ -445,13 +428,8 @@ func (m *Model) ingest(r analysis.Report) {
 		}
 		h.Push(p)
 	}
-	// Forget replicas that left the fleet, so a changing fleet does not
-	// grow the history without bound.
-	for t := range m.history {
-		if !seen[t] {
-			delete(m.history, t)
-		}
-	}
+	// Forget replicas that left, so a changing fleet does not grow it.
+	maps.DeleteFunc(m.history, func(t string, _ *pointHistory) bool { return !seen[t] })
 	if m.opts.Player == nil {
 		// A replay logs its stretch's events (EventsMsg).
 		m.events.add(r.Events, r.Time)
@@ -466,22 +444,8 @@ func (m *Model) ingest(r analysis.Report) {
 	}
 }
 
-// preload puts a source's past before each target's points.
-func (m *Model) preload(history map[string][]analysis.Point) {
-	for target, pts := range history {
-		var first time.Time
-		if old := m.history[target]; old != nil && old.Len() > 0 {
-			first = old.At(0).Time
-		}
-		m.putBefore(target, first, pts)
-	}
-	if !m.paused {
-		m.refresh()
-	}
-}
-
-// putBefore makes target's history pts before at (all of them when at is
-// zero), then its own points from at on.
+// putBefore makes target's history pts before at (all when at is zero),
+// then its own points from at on.
 func (m *Model) putBefore(target string, at time.Time, pts []analysis.Point) {
 	h := newPointHistory(m.opts.History)
 	for _, p := range pts {
@@ -500,20 +464,18 @@ func (m *Model) putBefore(target string, at time.Time, pts []analysis.Point) {
 }
 
 // refresh recomputes what depends on the shown report, the filter, the
-// selection and the size: the panes after the filter, the data each screen
-// draws, the layout and the detail charts.
+// selection and the size.
 func (m *Model) refresh() {
 	reps := m.shown.Replicas
 	filter := strings.ToLower(strings.TrimSpace(m.filter.Value()))
-	// New slices rather than m.panes[:0]: copies of the model (tests branch
-	// from one) would otherwise share the backing array and be reordered too.
+	// A new slice, not m.panes[:0]: copies of the model share its array.
 	m.panes = make([]*analysis.ReplicaReport, 0, len(reps))
 	for i := range reps {
 		if matches(&reps[i], filter) {
 			m.panes = append(m.panes, &reps[i])
 		}
 	}
-	slices.SortStableFunc(m.panes, bySeverity)
+	slices.SortStableFunc(m.panes, analysis.CompareSeverity)
 	m.strip.show(m.shown)
 	m.grid.show(m.shown, m.panes, m.history, m.events)
 	m.table.show(m.panes, len(reps), m.filter.Value(), m.shown.Time)
@@ -531,8 +493,7 @@ func (m *Model) refresh() {
 }
 
 // layout computes the header once and pushes each screen the size of the
-// body: the width of the terminal and what the header and the footer line
-// leave of its height.
+// body: what the header and the footer leave of the terminal.
 func (m *Model) layout() {
 	m.footer.Width = m.width
 	m.header = m.headerLines(m.width)
@@ -547,8 +508,7 @@ func (m *Model) layout() {
 	m.grid.selected, m.table.selected = m.selected, m.selected
 }
 
-// renderDetail draws the selected replica's charts into the detail view.
-// It runs in Update (on data, size or selection change), never in View:
+// renderDetail draws the selected replica into the detail view, in Update:
 // charts are the expensive part of a frame.
 func (m *Model) renderDetail() {
 	r := m.selectedReport()
@@ -563,8 +523,7 @@ func (m *Model) renderDetail() {
 	m.detail.render(r, pts, m.shown.Time)
 }
 
-// matches reports whether a replica passes the filter (a case-insensitive
-// substring of its target, model or state).
+// matches reports whether filter is in a replica's target, model or state.
 func matches(r *analysis.ReplicaReport, filter string) bool {
 	if filter == "" {
 		return true
@@ -574,15 +533,12 @@ func matches(r *analysis.ReplicaReport, filter string) bool {
 		strings.Contains(r.State.String(), filter)
 }
 
-// followWorst selects the worst replica while the user has not moved (or
-// when the selected one left the list), with the grid at its top and the
-// table scrolled from its top to show it.
+// followWorst selects the first of the screen's order while the user has
+// not moved (or the selected one left), the grid and table at their top.
 func (m *Model) followWorst() {
 	if !m.follow && indexOf(m.panes, m.selected) >= 0 {
 		return
 	}
-	// The first of the screen's order: the table's, sorted by the column
-	// the user picked, while it is shown; the grid's (worst first) else.
 	order := m.panes
 	if m.screen == screenTable {
 		order = m.table.rows
@@ -596,14 +552,6 @@ func (m *Model) followWorst() {
 		m.table.reveal(indexOf(m.table.rows, m.selected))
 	}
 }
-
-// bySeverity orders replicas worst first, as the analysis scores them
-// (analysis.CompareSeverity): DOWN first, then among PREEMPTING, FULL and
-// SLOW the evidence (the queue, p99 TTFT beyond the SLO, preemptions)
-// rather than the state's name, then the states that prove nothing wrong;
-// by target only when those tie. A spike shows its worst replica first,
-// not the one whose name sorts first.
-func bySeverity(a, b *analysis.ReplicaReport) int { return analysis.CompareSeverity(a, b) }
 
 // targetsOf are the targets of a list, in its order.
 func targetsOf(list []*analysis.ReplicaReport) []string {

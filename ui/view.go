@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,29 +12,25 @@ import (
 	"github.com/vtop-dev/vtop/human"
 )
 
-// View draws the frame: exactly width × height, whatever the content. It
-// reads the model only; charts were rendered in Update.
+// View draws the frame, exactly width × height, from the model alone.
 func (m Model) View() string {
 	w, h := m.width, m.height
 	if m.tooSmall() {
 		return m.tooSmallView()
 	}
-	header := m.header
-	footer := m.footerLine()
-	bodyH := max(h-len(header)-1, 0)
+	bodyH := max(h-len(m.header)-1, 0)
 	body := fitLines(m.body(bodyH), w)
 	for len(body) < bodyH {
 		body = append(body, strings.Repeat(" ", w))
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, header...)
+	lines = append(lines, m.header...)
 	lines = append(lines, body[:bodyH]...)
-	lines = append(lines, footer)
+	lines = append(lines, m.footerLine())
 	frame := fitBlock(strings.Join(lines, "\n"), w, h)
 	if m.bell != 0 {
-		// BEL takes no cell: the terminal rings when the renderer writes
-		// this frame's first line, once, since the next frames without
-		// it are another line.
+		// BEL takes no cell; the terminal rings once, when the renderer
+		// writes this first line, which the next frames change.
 		frame = "\a" + frame
 	}
 	return frame
@@ -88,7 +85,7 @@ func waitingBody(w, h int) []string {
 }
 
 // headerLines are the title with its badges, then the fleet totals and the
-// state counts packed into as few lines as the width allows.
+// state counts packed into the width.
 func (m Model) headerLines(w int) []string {
 	lines := m.withFound(packSegments(m.titleSegments(), w, "  "), w)
 	lines = append(lines, m.replayLines(w)...)
@@ -112,8 +109,7 @@ func (m Model) headerLines(w int) []string {
 }
 
 // titleSegments are the header's title: vtop's version, the window, the
-// interval and the report's time, with the badges of what holds now
-// (paused, insecure TLS, demo, warming up, the filter, recording).
+// interval and the report's time, with the badges of what holds now.
 func (m Model) titleSegments() []string {
 	th := m.theme
 	title := []string{th.title.Render("vtop " + m.opts.Version)}
@@ -147,13 +143,9 @@ func (m Model) withFound(lines []string, w int) []string {
 		return lines
 	}
 	if ansi.StringWidth(lines[len(lines)-1]+"  "+found) <= w {
-		// Short ("3 vLLM servers found on this host"): on the title's
-		// line rather than a line of its own.
 		lines[len(lines)-1] += "  " + m.theme.dim.Render(found)
 		return lines
 	}
-	// Wrapped, at most two lines: what was looked for must be read
-	// whole when nothing was found.
 	wrapped := wrapLines(found, w)
 	for _, l := range wrapped[:min(len(wrapped), 2)] {
 		lines = append(lines, m.theme.dim.Render(l))
@@ -166,13 +158,17 @@ func (m Model) withFound(lines []string, w int) []string {
 func (m Model) imbalanceLine(imb []analysis.Imbalance, w int) string {
 	th := m.theme
 	line := th.warn.Render("imbalance: ") + imb[0].Text
-	more := otherReplicas(imb)
+	// A replica far from the median in several figures is one replica.
+	seen := map[string]bool{}
+	for _, im := range imb {
+		seen[im.Target] = true
+	}
+	more := len(seen) - 1
 	if more == 0 {
 		return line
 	}
-	// The count is said whole when the line would be cut: ahead of the
-	// text, not "(+49 mor…" at its end; the advice view (a) lists them
-	// all.
+	// The count is said whole, ahead of the text when the line would be
+	// cut: not "(+49 mor…" at its end.
 	suffix := fmt.Sprintf(" (+%d more %s)", more, plural(more, "replica"))
 	if ansi.StringWidth(line+suffix) <= w {
 		return line + th.dim.Render(suffix)
@@ -180,24 +176,12 @@ func (m Model) imbalanceLine(imb []analysis.Imbalance, w int) string {
 	return th.warn.Render("imbalance") + th.dim.Render(fmt.Sprintf(" (+%d more)", more)) + th.warn.Render(": ") + imb[0].Text
 }
 
-// otherReplicas counts the replicas an imbalance list names besides its
-// first: a replica far from the median in several figures is one replica.
-func otherReplicas(imb []analysis.Imbalance) int {
-	seen := map[string]bool{imb[0].Target: true}
-	for _, im := range imb[1:] {
-		seen[im.Target] = true
-	}
-	return len(seen) - 1
-}
-
 // pathWords say which path a store's source read (catalogue.SourceStatus.Path).
 var pathWords = map[string]string{"rules": ", via vtop's rules", "raw": ", via raw series"}
 
-// sourceLines name a source that reads the whole fleet (a Prometheus
-// server) and, when it fails, say so once with the age of the data still
-// drawn: the replicas keep their last verdicts, marked stale, which must
-// not pass for live ones. The age comes right after the problem, and the
-// lines wrap rather than cut it off.
+// sourceLines name a source that reads the whole fleet and, when it
+// fails, the age of the data still drawn: the replicas' last verdicts,
+// marked stale, must not pass for live ones. The lines wrap, not cut.
 func (m Model) sourceLines(w int) []string {
 	src := m.shown.Source
 	if src == nil {
@@ -227,14 +211,12 @@ func (m Model) sourceLines(w int) []string {
 }
 
 // coverage is " (1m40s so far)" while the readings reach back less than
-// the window: after ] lengthens it, or in the first window after start,
-// the figures are over the time covered, not the window the header names.
-// It is read off the time the good scrapes of the fullest replica span in
-// the window, not their count: on a loaded host fewer scrapes fit in it.
+// the window (after ], or after start): the figures are over the time
+// covered. It is the time the fullest replica's good scrapes span, not
+// their count: on a loaded host fewer scrapes fit in the window.
 func (m Model) coverage() string {
 	if !m.hasReport || m.opts.Interval <= 0 || m.shown.Source != nil {
-		// A source that reads a store (Prometheus) has the whole window
-		// at once, at its own scrape interval, not this refresh interval.
+		// A store (Prometheus) has the whole window at once.
 		return ""
 	}
 	most, covered := 0, time.Duration(0)
@@ -243,17 +225,15 @@ func (m Model) coverage() string {
 		most = max(most, r.Samples)
 		covered = max(covered, time.Duration(r.CoveredSeconds*float64(time.Second)))
 	}
-	// One interval of slack: where the scrapes fall in the window moves
-	// the count by one.
+	// One interval of slack: where the scrapes fall moves the count by one.
 	if most < 2 || covered+m.opts.Interval >= m.window {
 		return ""
 	}
 	return " (" + fmtAge(covered) + " so far)"
 }
 
-// warmingUp reports whether any replica that answers still lacks its second
-// scrape. A down replica has its own badge; it must not keep the whole fleet
-// "warming up".
+// warmingUp reports whether any replica that answers still lacks its
+// second scrape; a down one must not keep the fleet "warming up".
 func (m Model) warmingUp() bool {
 	for i := range m.shown.Replicas {
 		if r := &m.shown.Replicas[i]; r.WarmingUp && r.State != analysis.StateDown {
@@ -269,16 +249,17 @@ func (m Model) fleetSegments() []string {
 	f := m.shown.Fleet
 	n := len(m.shown.Replicas)
 	var counts [len(stateWords)]int
+	instances := 0 // the scrape targets the replicas stand for (--group-by)
 	for i := range m.shown.Replicas {
-		if s := m.shown.Replicas[i].State; int(s) < len(counts) {
-			counts[s]++
+		r := &m.shown.Replicas[i]
+		instances += max(r.Instances, 1)
+		if int(r.State) < len(counts) {
+			counts[r.State]++
 		}
 	}
 	down := counts[analysis.StateDown]
 	segs := []string{fmt.Sprintf("up %d/%d", n-down, n)}
-	if instances := instanceCount(m.shown.Replicas); instances > n {
-		// Groups of instances (--group-by): the replicas are fewer than
-		// the servers behind them.
+	if instances > n {
 		segs[0] += fmt.Sprintf(" (%d instances)", instances)
 	}
 	segs = append(segs,
@@ -288,7 +269,7 @@ func (m Model) fleetSegments() []string {
 		"running "+fmtCount(f.Running),
 		"waiting "+fmtCount(f.Waiting),
 		"worst TTFT p99 "+m.worstTTFT(),
-		"success "+fmtPct(f.SuccessRate),
+		"success "+f.SuccessRate.Percent(),
 	)
 	for s := len(counts) - 1; s >= 0; s-- {
 		if counts[s] > 0 {
@@ -298,11 +279,10 @@ func (m Model) fleetSegments() []string {
 	if f.Restarted > 0 {
 		segs = append(segs, th.warn.Render(fmt.Sprintf("restarted %d", f.Restarted)))
 	}
-	if f.Late > 0 {
-		// Counted up at their last figures, not down: the panes say why.
+	if f.Late > 0 { // counted up at their last figures: the panes say why
 		segs = append(segs, th.warn.Render(fmt.Sprintf("late %d", f.Late)))
 	}
-	if worst := m.worstReplica(); worst != nil {
+	if worst := m.worstOf(nil); worst != nil {
 		segs = append(segs, "worst "+th.title.Render(worst.Target)+" "+th.badge(worst.State))
 	}
 	return segs
@@ -320,21 +300,21 @@ func (m Model) worstTTFT() string {
 	return fmtSeconds(worst)
 }
 
-// worstReplica is the worst replica of the fleet, filter or not, in the
-// order of the grid (bySeverity), so that the header and the first pane
-// agree; nil without replicas.
-func (m Model) worstReplica() *analysis.ReplicaReport {
+// worstOf is the worst replica of the fleet among targets (all when nil),
+// filter or not, in the grid's order; nil when there is none.
+func (m Model) worstOf(targets []string) *analysis.ReplicaReport {
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
-		if r := &m.shown.Replicas[i]; worst == nil || bySeverity(r, worst) < 0 {
+		r := &m.shown.Replicas[i]
+		if (targets == nil || slices.Contains(targets, r.Target)) && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
 			worst = r
 		}
 	}
 	return worst
 }
 
-// footerLine is the filter input and its keys while it is open, otherwise
-// the keys of every screen.
+// footerLine is the filter input and its keys while it is open, else the
+// screen's keys.
 func (m Model) footerLine() string {
 	if m.filtering {
 		return m.filter.View() + m.theme.dim.Render("  "+inlineHelp(m.fkeys.Keep, m.fkeys.Clear))
@@ -343,33 +323,31 @@ func (m Model) footerLine() string {
 }
 
 // footerKeys are the keys of the screen shown, most needed first: the
-// footer shows what fits of them, and help always.
+// footer shows what fits.
 func (m Model) footerKeys() []key.Binding {
 	k, l, s := m.keys, m.grid.keys, m.table.sortKeys
-	page := short(l.PageDown, "pgdn", "page")
+	// Every screen that scrolls or pages says so in the same words.
+	scroll, page := short(m.help.keys.Down, "↑/↓", "scroll"), short(l.PageDown, "pgdn", "page")
 	window := short(k.Longer, "[ ]", "window")
 	switch {
 	case m.showHelp && m.help.scrolls():
-		return []key.Binding{k.Help, k.Quit, short(m.help.keys.Down, "↑/↓", "scroll"), short(m.help.keys.PageDown, "pgdn", "page")}
+		return []key.Binding{k.Help, k.Quit, scroll, page}
 	case m.showHelp:
 		return []key.Binding{k.Help, k.Quit}
 	case m.screen == screenDetail:
-		v := m.detail.viewport.KeyMap
-		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause, window}
+		return []key.Binding{k.Help, k.Quit, k.Back, scroll, page, k.Pause, window}
 	case m.screen == screenTable:
 		return []key.Binding{k.Help, k.Quit, k.Detail, short(s.Sort, "s/S", "sort"), short(s.Reverse, "I", "reverse"),
 			k.Filter, k.Back, page, k.Pause, k.Events, window, k.ScrapeNow}
 	case m.screen == screenEvents:
 		return []key.Binding{k.Help, k.Quit, k.Back, k.Table, k.Pause}
 	case m.screen == screenAdvice:
-		v := m.advice.viewport.KeyMap
-		return []key.Binding{k.Help, k.Quit, k.Back, short(v.Down, "↑/↓", "scroll"), short(v.PageDown, "pgdn", "page"), k.Pause}
+		return []key.Binding{k.Help, k.Quit, k.Back, scroll, page, k.Pause}
 	}
 	return []key.Binding{k.Help, k.Quit, k.Detail, k.Table, page, k.Advice, k.Filter, k.Events, k.Pause, window, k.ScrapeNow}
 }
 
-// short is a binding with a shorter help for the footer; the help overlay
-// keeps the long one.
+// short is a binding with a shorter help, for the footer.
 func short(b key.Binding, keys, desc string) key.Binding {
 	b.SetHelp(keys, desc)
 	return b
@@ -382,14 +360,4 @@ func inlineHelp(bindings ...key.Binding) string {
 		parts[i] = b.Help().Key + " " + b.Help().Desc
 	}
 	return strings.Join(parts, " · ")
-}
-
-// instanceCount is how many scrape targets the replicas stand for: a
-// group's instances, one for any other replica.
-func instanceCount(reps []analysis.ReplicaReport) int {
-	n := 0
-	for i := range reps {
-		n += max(reps[i].Instances, 1)
-	}
-	return n
 }

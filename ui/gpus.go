@@ -198,8 +198,7 @@ func (s gpuStrip) summaryLine() string {
 	if len(s.gpus) == 0 {
 		return th.headerRow.Render("GPUs") + " none  " + s.sourcesText()
 	}
-	var util, used, total, watts, limit stats
-	maxTemp := math.NaN()
+	var util, used, total, watts, limit, temp stats
 	var xids []string
 	for _, g := range s.gpus {
 		util.add(g.Utilization)
@@ -207,9 +206,7 @@ func (s gpuStrip) summaryLine() string {
 		total.add(g.MemoryTotalBytes)
 		watts.add(g.PowerWatts)
 		limit.add(g.PowerLimitWatts)
-		if !(g.TemperatureCelsius <= maxTemp) && !math.IsNaN(g.TemperatureCelsius) {
-			maxTemp = g.TemperatureCelsius
-		}
+		temp.add(g.TemperatureCelsius)
 		if g.XID > 0 {
 			xids = append(xids, fmt.Sprintf("XID %d on %s", g.XID, s.name(g)))
 		}
@@ -220,10 +217,10 @@ func (s gpuStrip) summaryLine() string {
 		segs = append(segs, th.alert.Render(x))
 	}
 	segs = append(segs,
-		"util "+analysis.Num(util.mean()).Percent()+" avg "+analysis.Num(util.max).Percent()+" max",
-		"mem "+analysis.Num(used.sum/total.sum).Percent(),
-		fmtWatts(watts.sum, limit.sum),
-		"max "+fmtUnit(maxTemp, "°C"),
+		"util "+analysis.Num(util.mean()).Percent()+" avg "+analysis.Num(util.peak()).Percent()+" max",
+		"mem "+analysis.Num(used.total()/total.total()).Percent(),
+		fmtWatts(watts.total(), limit.total()),
+		"max "+fmtUnit(temp.peak(), "°C"),
 	)
 	if src := s.sourcesText(); src != "" {
 		segs = append(segs, src)
@@ -343,10 +340,23 @@ func padLeft(s string, w int) string {
 	return s
 }
 
-// stats sums known values: NaN is left out, never read as 0.
+// stats sums known values: NaN is left out, never read as 0, and with no
+// value known each figure is NaN.
 type stats struct {
 	sum, max float64
 	n        int
+}
+
+func (s stats) total() float64 { return s.or(s.sum) }
+func (s stats) peak() float64  { return s.or(s.max) }
+func (s stats) mean() float64  { return s.or(s.sum / float64(s.n)) }
+
+// or is v when a value is known, else NaN.
+func (s stats) or(v float64) float64 {
+	if s.n == 0 {
+		return math.NaN()
+	}
+	return v
 }
 
 func (s *stats) add(v float64) {
@@ -358,13 +368,6 @@ func (s *stats) add(v float64) {
 	}
 	s.sum += v
 	s.n++
-}
-
-func (s stats) mean() float64 {
-	if s.n == 0 {
-		return math.NaN()
-	}
-	return s.sum / float64(s.n)
 }
 
 // gpuDetail is the GPU section of a replica's detail view: a line per

@@ -196,3 +196,20 @@ func TestGPUCellNamesReplicaByHostPort(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUSummaryWithoutFigures: GPUs that report their identity and no
+// figure fold into a summary line of n/a, never of 0.
+func TestGPUSummaryWithoutFigures(t *testing.T) {
+	r := allStates(t0)
+	gs := []device.GPU{device.Unknown(), device.Unknown()}
+	for i := range gs {
+		gs[i].Host, gs[i].Index, gs[i].Source = "gpu-h", i, "nvidia-smi"
+	}
+	analysis.ApplyGPUs(&r, gs, []analysis.GPUSource{{Name: "nvidia-smi", GPUs: 2}})
+	line := send(newModel(80, 24), ReportMsg{Report: r}).View()
+	for _, want := range []string{"util n/a avg n/a max", "mem n/a", "n/a W", "max n/a°C"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("no %q in\n%s", want, line)
+		}
+	}
+}

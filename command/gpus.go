@@ -20,7 +20,6 @@ import (
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
-	"github.com/vtop-dev/vtop/sim"
 )
 
 // gpuFlags choose the sources of GPU figures.
@@ -332,67 +331,6 @@ type demoExporter struct {
 	target, addr, pod, namespace string
 }
 
-// serveDemoGPUs serves a dcgm-exporter page per replica of the demo fleet,
-// consistent with its load, for the life of ctx.
-func serveDemoGPUs(ctx context.Context, gpus *sim.GPUs, targets []scrape.Target) ([]demoExporter, error) {
-	addrs, err := gpus.Serve(ctx, "127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]demoExporter, 0, len(addrs))
-	for i, a := range addrs {
-		if i >= len(targets) {
-			break
-		}
-		out = append(out, demoExporter{target: targets[i].Name, addr: a, pod: sim.PodName(i), namespace: sim.PodNamespace()})
-	}
-	return out, nil
-}
-
-// GPUFaultKinds are the names --gpu-fault and --demo-gpu-fault take.
-const GPUFaultKinds = "throttle, xid"
-
-// gpuFaultSpec is one GPU fault on one replica (1-based) or, with
-// replica 0, on all.
-type gpuFaultSpec struct {
-	fault   sim.GPUFault
-	replica int
-}
-
-// parseGPUFaults reads KIND[@N] values of flag for a fleet of n replicas.
-func parseGPUFaults(flag string, values []string, n int) ([]gpuFaultSpec, error) {
-	specs := make([]gpuFaultSpec, 0, len(values))
-	for _, v := range values {
-		kind, at, hasAt := strings.Cut(v, "@")
-		f := sim.GPUFault(kind)
-		if f != sim.GPUThrottle && f != sim.GPUXID {
-			return nil, usagef("--%s %q: unknown GPU fault %q (want %s, optionally @N for the Nth replica)", flag, v, kind, GPUFaultKinds)
-		}
-		replica, err := replicaAt(at, hasAt, n)
-		if err != nil {
-			return nil, usagef("--%s %q: %v", flag, v, err)
-		}
-		specs = append(specs, gpuFaultSpec{fault: f, replica: replica})
-	}
-	return specs, nil
-}
-
-// applyGPUFaults puts the simulated GPUs of a fleet of n replicas into
-// their faults.
-func applyGPUFaults(gpus *sim.GPUs, specs []gpuFaultSpec, n int) error {
-	for _, spec := range specs {
-		for i := range n {
-			if spec.replica != 0 && spec.replica != i+1 {
-				continue
-			}
-			if err := gpus.SetFault(i, spec.fault); err != nil {
-				return fmt.Errorf("replica %d: %w", i+1, err)
-			}
-		}
-	}
-	return nil
-}
-
 // gpuInput returns the monitor's GPU input: nil (no interface value) when
 // no GPU is read, so that the monitor reads none.
 func (w *Watch) gpuInput() monitor.GPUInput {
@@ -408,26 +346,4 @@ func (w *Watch) sayFound(env *Env) {
 	if w.found.Summary != "" {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w.found.Summary)
 	}
-}
-
-// serveSimGPUs serves a dcgm-exporter page per replica of a simulated
-// fleet on host, for `vtop sim --dcgm`, and returns the lines that name
-// them: "dcgm http://ADDR/metrics", in replica order.
-func serveSimGPUs(ctx context.Context, fleet *sim.Fleet, faults []gpuFaultSpec, n int, host string) ([]string, error) {
-	gpus := sim.NewGPUs(fleet)
-	if err := applyGPUFaults(gpus, faults, n); err != nil {
-		return nil, err
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	addrs, err := gpus.Serve(ctx, host)
-	if err != nil {
-		return nil, fmt.Errorf("dcgm-exporter pages: %w", err)
-	}
-	lines := make([]string, len(addrs))
-	for i, a := range addrs {
-		lines[i] = scrape.DCGMLinePrefix + "http://" + a + "/metrics"
-	}
-	return lines, nil
 }

@@ -65,7 +65,7 @@ func TestAnyLocal(t *testing.T) {
 
 func TestParseGPUFaults(t *testing.T) {
 	specs, err := parseGPUFaults("demo-gpu-fault", []string{"xid@2", "throttle"}, 3)
-	if err != nil || len(specs) != 2 || specs[0] != (gpuFaultSpec{sim.GPUXID, 2}) || specs[1] != (gpuFaultSpec{sim.GPUThrottle, 0}) {
+	if err != nil || len(specs) != 2 || specs[0] != (faultSpec[sim.GPUFault]{sim.GPUXID, 2}) || specs[1] != (faultSpec[sim.GPUFault]{sim.GPUThrottle, 0}) {
 		t.Errorf("specs %v, err %v", specs, err)
 	}
 	for _, bad := range []string{"melt", "xid@4", "xid@0", "throttle@x"} {

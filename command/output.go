@@ -27,9 +27,10 @@ func status(r analysis.Report) error {
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
+		case analysis.StateHealthy, analysis.StateIdle:
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStalled, analysis.StateStale, analysis.StateRecovering, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
+		default:
 			code = ExitDegraded
 		}
 	}
@@ -94,6 +95,18 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 		enc.SetIndent("", "  ")
 	}
 	return enc.Encode(r)
+}
+
+// jsonLines is --jsonl's output: each report one JSON line on out. A
+// line that cannot be written stops the run with the error, so that a
+// full disk or a closed reader never loses reports silently.
+func jsonLines(out io.Writer) func(analysis.Report) error {
+	return func(r analysis.Report) error {
+		if err := writeJSON(out, r, false); err != nil {
+			return fmt.Errorf("--jsonl: writing a report: %w", err)
+		}
+		return nil
+	}
 }
 
 // writeText writes the report as the compact table a person reads in a

@@ -212,14 +212,14 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	w := newPastWriter(rec, targets, p)
 	err = pastReadError(ctx, past.Read(ctx, w.chunk))
 	if err == nil {
-		w.ticksThrough(p.end())
+		_ = w.through(p.end())
 	}
 	stopped := rec.Err()
 	frames := rec.Frames()
 	if cerr := rec.Close(); err == nil {
 		err = cmp.Or(stopped, cerr)
 	}
-	if err == nil && w.ticks == 0 {
+	if err == nil && w.made == 0 {
 		err = p.noData(src)
 	}
 	if err != nil && frames == 0 {
@@ -227,7 +227,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		// recording: nothing is left behind.
 		_ = os.Remove(path)
 	}
-	return pastCounts{frames, w.ticks}, err
+	return pastCounts{frames, w.made}, err
 }
 
 // pastReadError is the error of a read of the past that stopped: what
@@ -262,16 +262,60 @@ func (p pastStretch) flags() string {
 	return " (--from/--to)"
 }
 
-// pastWriter writes the pages of the stretch and the evaluations between
-// them: a tick is written once every page at or before it is.
+// pastGrid makes the reports of a stretch as each target's items (frames
+// written, samples read) arrive, oldest first: a report is made once the
+// items up to its time are in, over those a live monitor's window holds
+// (heldAt), and the items no later report needs are forgotten. Reports
+// before any target's first item are not made: Prometheus held nothing
+// yet.
+type pastGrid[T any] struct {
+	p      pastStretch
+	timeOf func(T) time.Time
+	items  [][]T // per target
+	next   int   // the next report
+	made   int
+	report func(at time.Time, held [][]T) error
+}
+
+func newPastGrid[T any](p pastStretch, targets int, timeOf func(T) time.Time, report func(time.Time, [][]T) error) *pastGrid[T] {
+	return &pastGrid[T]{p: p, timeOf: timeOf, items: make([][]T, targets), report: report}
+}
+
+// through makes the reports at or before t.
+func (g *pastGrid[T]) through(t time.Time) error {
+	for ; g.next < len(g.p.reports) && !g.p.reports[g.next].After(t); g.next++ {
+		at := g.p.reports[g.next]
+		held := make([][]T, len(g.items))
+		seen := g.made > 0
+		for i, xs := range g.items {
+			lo, hi := heldAt(xs, g.timeOf, at, g.p.keep())
+			held[i] = xs[lo:hi]
+			seen = seen || hi > 0
+		}
+		if !seen {
+			continue
+		}
+		g.made++
+		if err := g.report(at, held); err != nil {
+			return err
+		}
+	}
+	if g.next < len(g.p.reports) {
+		from := g.p.reports[g.next].Add(-g.p.keep())
+		for i, xs := range g.items {
+			g.items[i] = neededFrom(xs, g.timeOf, from)
+		}
+	}
+	return nil
+}
+
+// pastWriter writes the pages of the stretch and, on its grid, the
+// evaluations between them (ticks).
 type pastWriter struct {
+	*pastGrid[frameAt]
 	rec     *record.Recorder
 	targets []scrape.Target
-	p       pastStretch
-	next    int         // the next report to tick
-	frames  [][]frameAt // per target: its recent frames, oldest first
-	seq     []int64     // per target: the last frame's sequence number
-	ticks   int         // the ticks written
+	seq     []int64 // per target: the last frame's sequence number
 	workers int
 }
 
@@ -284,8 +328,16 @@ type frameAt struct {
 func (f frameAt) time() time.Time { return f.t }
 
 func newPastWriter(rec *record.Recorder, targets []scrape.Target, p pastStretch) *pastWriter {
-	return &pastWriter{rec: rec, targets: targets, p: p, frames: make([][]frameAt, len(targets)),
-		seq: make([]int64, len(targets)), workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+	w := &pastWriter{rec: rec, targets: targets, seq: make([]int64, len(targets)), workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+	w.pastGrid = newPastGrid(p, len(targets), frameAt.time, func(at time.Time, held [][]frameAt) error {
+		tick := record.Tick{Time: at, Window: p.window, Cuts: make([]record.Cut, len(held))}
+		for i, fs := range held {
+			tick.Cuts[i] = cutOf(fs)
+		}
+		w.rec.Tick(tick)
+		return nil
+	})
+	return w
 }
 
 // chunk writes one chunk's pages, the targets shared among workers (a
@@ -306,7 +358,7 @@ func (w *pastWriter) chunk(pages []promsource.PastPage) error {
 		})
 	}
 	wg.Wait()
-	w.ticksThrough(pages[len(pages)-1].Time)
+	_ = w.through(pages[len(pages)-1].Time)
 	if err := w.rec.Err(); err != nil {
 		return fmt.Errorf("writing the recording: %w", err)
 	}
@@ -318,42 +370,15 @@ func (w *pastWriter) page(pg promsource.PastPage) {
 	w.rec.Page(scrape.Page{Target: w.targets[pg.Target], Time: pg.Time, Body: pg.Body,
 		ContentType: promsource.PastContentType, Err: pg.Err})
 	w.seq[pg.Target]++
-	w.frames[pg.Target] = append(w.frames[pg.Target], frameAt{pg.Time, w.seq[pg.Target]})
+	w.items[pg.Target] = append(w.items[pg.Target], frameAt{pg.Time, w.seq[pg.Target]})
 }
 
-// ticksThrough writes the ticks at or before t, each over the frames of
-// the keep before it (and at least the newest frame, as a recording's
-// own ticks are made), and forgets the frames no later tick needs.
-func (w *pastWriter) ticksThrough(t time.Time) {
-	for ; w.next < len(w.p.reports) && !w.p.reports[w.next].After(t); w.next++ {
-		at := w.p.reports[w.next]
-		tick := record.Tick{Time: at, Window: w.p.window, Cuts: make([]record.Cut, len(w.targets))}
-		seen := w.ticks > 0
-		for i, fs := range w.frames {
-			tick.Cuts[i] = cutAt(fs, at, w.p.keep())
-			seen = seen || tick.Cuts[i].Seq > 0
-		}
-		if !seen {
-			continue // before Prometheus's first scrape: nothing to report
-		}
-		w.rec.Tick(tick)
-		w.ticks++
-	}
-	if w.next < len(w.p.reports) {
-		from := w.p.reports[w.next].Add(-w.p.keep())
-		for i, fs := range w.frames {
-			w.frames[i] = neededFrom(fs, frameAt.time, from)
-		}
-	}
-}
-
-// cutAt is the cut of a report at at over frames (heldAt).
-func cutAt(fs []frameAt, at time.Time, keep time.Duration) record.Cut {
-	lo, hi := heldAt(fs, frameAt.time, at, keep)
-	if hi == 0 {
+// cutOf is the cut of a tick over the frames it holds of a target.
+func cutOf(held []frameAt) record.Cut {
+	if len(held) == 0 {
 		return record.Cut{}
 	}
-	return record.Cut{Seq: fs[hi-1].seq, Count: hi - lo}
+	return record.Cut{Seq: held[len(held)-1].seq, Count: len(held)}
 }
 
 // heldAt is the span [lo, hi) of xs (oldest first, at times timeOf) that
@@ -410,16 +435,10 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	if screen && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
 		return errNoTerminal
 	}
-	now := time.Now()
-	p, err := w.pastFlags.stretch(now, w.Window, w.Interval, screen)
+	p, src, cfg, err := w.pastSource(screen)
 	if err != nil {
 		return err
 	}
-	src, err := w.prometheusSource()
-	if err != nil {
-		return err
-	}
-	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
 	if !screen {
 		return w.printPast(ctx, env, src, p, cfg)
 	}
@@ -434,6 +453,18 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	r.note = pastNote(p.reports[0], p.end())
 	r.pauseAt = p.focus
 	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+}
+
+// pastSource is the stretch the flags ask for (screen: as pastFlags.stretch
+// says), the Prometheus source that holds it and the configuration of its
+// reports.
+func (w *Watch) pastSource(screen bool) (pastStretch, *promsource.Source, analysis.Config, error) {
+	p, err := w.pastFlags.stretch(time.Now(), w.Window, w.Interval, screen)
+	if err != nil {
+		return p, nil, analysis.Config{}, err
+	}
+	src, err := w.prometheusSource()
+	return p, src, w.config(w.Window, analysis.DefaultConfig().Hysteresis), err
 }
 
 // validatePast rejects the flags of the past that do not go with it.
@@ -473,8 +504,8 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	case r.Duration != 0:
 		return usagef("--duration: %s records a stretch that ends by itself", r.pastFlag())
 	}
-	w := &Watch{Interval: r.Interval, Timeout: r.Timeout, Window: r.Window, clientFlags: r.clientFlags,
-		prometheusFlags: r.prometheusFlags, memoryFlags: r.memoryFlags, gpuFlags: gpuFlags{NoGPUs: true}}
+	w := &Watch{Interval: r.Interval, Timeout: r.Timeout, Window: r.Window, analysisFlags: r.analysisFlags, clientFlags: r.clientFlags,
+		prometheusFlags: r.prometheusFlags, pastFlags: r.pastFlags, memoryFlags: r.memoryFlags, gpuFlags: gpuFlags{NoGPUs: true}}
 	if err := w.validatePrometheus(); err != nil {
 		return err
 	}
@@ -482,15 +513,10 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return usagef("--max-size: %v", err)
 	}
-	p, err := r.pastFlags.stretch(time.Now(), r.Window, r.Interval, true)
+	p, src, cfg, err := w.pastSource(true)
 	if err != nil {
 		return err
 	}
-	src, err := w.prometheusSource()
-	if err != nil {
-		return err
-	}
-	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
 	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.DateClock), zoneNote(p.reports[0]), r.Output)
 	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })

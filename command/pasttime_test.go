@@ -145,7 +145,8 @@ func TestCutAt(t *testing.T) {
 		{15 * time.Second, 100 * time.Second, cutWant{4, 4}}, // all
 	}
 	for _, tt := range tests {
-		c := cutAt(fs, t0.Add(tt.at), tt.keep)
+		lo, hi := heldAt(fs, frameAt.time, t0.Add(tt.at), tt.keep)
+		c := cutOf(fs[lo:hi])
 		if c.Seq != tt.want.seq || c.Count != tt.want.count {
 			t.Errorf("at %v keep %v: %+v, want %+v", tt.at, tt.keep, c, tt.want)
 		}

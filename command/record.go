@@ -50,10 +50,7 @@ type Record struct {
 // itself, and says on stderr what it kept.
 func (r *Record) Run(ctx context.Context, env *Env) error {
 	if r.Interval == 0 {
-		r.Interval = defaultScrapeInterval
-		if r.Prometheus != "" {
-			r.Interval = defaultPrometheusInterval
-		}
+		r.Interval = defaultInterval(r.Prometheus)
 	}
 	if err := r.validate(); err != nil {
 		return err

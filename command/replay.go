@@ -140,13 +140,7 @@ func dataError(path string, err error) error {
 
 // printAll is --jsonl: every report, as live --jsonl printed it.
 func (r *Replay) printAll(rec *record.Recording, cfg analysis.Config, out io.Writer) error {
-	err := replay.Reports(rec, cfg, func(rep analysis.Report) error {
-		if err := writeJSON(out, rep, false); err != nil {
-			return fmt.Errorf("--jsonl: writing a report: %w", err)
-		}
-		return nil
-	})
-	return dataError(r.File, err)
+	return dataError(r.File, replay.Reports(rec, cfg, jsonLines(out)))
 }
 
 // runScreen opens the dashboard over the recording. The replay is a paced

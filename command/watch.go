@@ -66,6 +66,10 @@ type Watch struct {
 	// set by source.
 	found found
 	gpuIn *gpuInput
+	// faults and gpuFaults are --demo-fault and --demo-gpu-fault, read by
+	// validateDemo.
+	faults    []faultSpec[sim.Fault]
+	gpuFaults []faultSpec[sim.GPUFault]
 	// listed holds the targets of the arguments and -f FILE once read
 	// (listedTargets).
 	listed []scrape.Target
@@ -89,13 +93,15 @@ type prometheusFlags struct {
 // server the default source.
 const prometheusEnv = "VTOP_PROMETHEUS"
 
-// Default intervals: a scrape of a target is cheap; a refresh from
-// Prometheus reads the whole fleet and Prometheus itself scrapes every few
-// seconds at best.
-const (
-	defaultScrapeInterval     = time.Second
-	defaultPrometheusInterval = 5 * time.Second
-)
+// defaultInterval is --interval's default: a scrape of a target is
+// cheap; a refresh from Prometheus reads the whole fleet, and Prometheus
+// itself scrapes every few seconds at best.
+func defaultInterval(prometheus string) time.Duration {
+	if prometheus != "" {
+		return 5 * time.Second
+	}
+	return time.Second
+}
 
 // Help is the long help of the default command: what `vtop --help` shows.
 func (w *Watch) Help() string { return Description }
@@ -181,10 +187,7 @@ func (w *Watch) resolve(getenv func(string) string) {
 		w.Prometheus = getenv(prometheusEnv)
 	}
 	if w.Interval == 0 {
-		w.Interval = defaultScrapeInterval
-		if w.Prometheus != "" {
-			w.Interval = defaultPrometheusInterval
-		}
+		w.Interval = defaultInterval(w.Prometheus)
 	}
 }
 
@@ -284,10 +287,11 @@ func (w *Watch) validateDemo() error {
 	case len(w.DemoGPUFault) > 0 && w.NoGPUs:
 		return usagef("--demo-gpu-fault and --no-gpus exclude each other")
 	}
-	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
+	var err error
+	if w.faults, err = parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
 		return err
 	}
-	_, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
+	w.gpuFaults, err = parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
 	return err
 }
 
@@ -375,11 +379,9 @@ func (w *Watch) checkInputs(ctx context.Context) error {
 	if _, err := scrape.NewClient(opts); err != nil {
 		return usagef("%v", err)
 	}
-	if w.Demo {
-		_, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
-		return err
+	if !w.Demo {
+		_, err = w.listedTargets(ctx)
 	}
-	_, err = w.listedTargets(ctx)
 	return err
 }
 
@@ -478,15 +480,7 @@ func (w *Watch) poller(ctx context.Context, env *Env) (*scrape.Poller, error) {
 // the arguments and -f FILE, or the servers local discovery finds.
 func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, error) {
 	if w.Demo {
-		faults, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
-		if err != nil {
-			return nil, nil, err
-		}
-		gpuFaults, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
-		if err != nil {
-			return nil, nil, err
-		}
-		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults, gpuFaults, !w.NoGPUs)
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), w.faults, w.gpuFaults, !w.NoGPUs)
 	}
 	if len(w.Targets) == 0 && w.File == "" {
 		targets, f, err := w.discoverTargets(ctx)
@@ -596,10 +590,8 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
-// report. A line that cannot be written stops the run with the error, so
-// that a full disk or a closed reader never loses reports silently.
+// report (jsonLines).
 func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
-	out := env.Stdout
 	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
@@ -617,12 +609,10 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	}
 	defer notifier.stop()
 	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	line := jsonLines(env.Stdout)
 	mon := monitor.New(source, cfg, func(r analysis.Report) error {
 		notifier.observe(r)
-		if err := writeJSON(out, r, false); err != nil {
-			return fmt.Errorf("--jsonl: writing a report: %w", err)
-		}
-		return nil
+		return line(r)
 	})
 	mon.SetGPUs(w.gpuInput())
 	w.tap(mon)
@@ -746,19 +736,15 @@ func (w *Watch) hint() string {
 // startDemo serves a simulated fleet on loopback for the life of ctx and
 // returns its targets: the demo goes through the same code path as real
 // servers.
-func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec, gpuFaults []gpuFaultSpec, withGPUs bool) ([]scrape.Target, []demoExporter, error) {
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec[sim.Fault], gpuFaults []faultSpec[sim.GPUFault], withGPUs bool) ([]scrape.Target, []demoExporter, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
 		return nil, nil, usagef("demo: %v", err)
 	}
 	// Open on a fleet that has run for a while, so that every state of the
 	// scenario has formed by the first frame.
-	fleet.Advance(demoWarmUp)
-	urls, err := fleet.Start(ctx)
+	urls, err := startFleet(ctx, fleet, demoWarmUp, faults)
 	if err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	if err := applyFaults(ctx, fleet, faults); err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	targets := make([]scrape.Target, 0, len(urls))
@@ -772,13 +758,13 @@ func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults 
 	if !withGPUs {
 		return targets, nil, nil
 	}
-	gpus := sim.NewGPUs(fleet)
-	if err := applyGPUFaults(gpus, gpuFaults, replicas); err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	exporters, err := serveDemoGPUs(ctx, gpus, targets)
+	addrs, err := serveGPUs(ctx, fleet, gpuFaults, "127.0.0.1")
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: GPUs: %w", err)
+	}
+	exporters := make([]demoExporter, 0, len(addrs))
+	for i, a := range addrs[:min(len(addrs), len(targets))] {
+		exporters = append(exporters, demoExporter{target: targets[i].Name, addr: a, pod: sim.PodName(i), namespace: sim.PodNamespace()})
 	}
 	return targets, exporters, nil
 }

@@ -115,9 +115,8 @@ type analysisFlags struct {
 	TargetQueueTime time.Duration `default:"${target_queue_time}" help:"Acceptable queue time for the scaling advice (Little's law)."`
 }
 
-// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …):
-// the analysis defaults come from analysis.DefaultConfig, their one home,
-// so that no command's flag can default to another threshold.
+// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …),
+// the thresholds from their one home, analysis.DefaultConfig.
 func FlagVars() map[string]string {
 	d := analysis.DefaultConfig()
 	return map[string]string{
@@ -143,11 +142,8 @@ func (f analysisFlags) validate() error {
 	return nil
 }
 
-// config is the analysis configuration of the flags: the documented
-// defaults (analysis.DefaultConfig) with the flags' thresholds, window and
-// hysteresis in their place. Starting from the defaults keeps every
-// threshold no flag sets (the SLO exit margin, the least observations of
-// a p99) as the documentation and the rules have them.
+// config is analysis.DefaultConfig with the flags' thresholds, window and
+// hysteresis in their place: what no flag sets stays as documented.
 func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
 	cfg := analysis.DefaultConfig()
 	cfg.Window = window
@@ -180,8 +176,8 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 	}, nil
 }
 
-// resolve fills what depends on other flags: the Prometheus server from
-// the environment when nothing else is to be watched, and the interval.
+// resolve fills the Prometheus server from the environment when nothing
+// else is to be watched, and the interval.
 func (w *Watch) resolve(getenv func(string) string) {
 	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
 		w.Prometheus = getenv(prometheusEnv)
@@ -240,21 +236,15 @@ func checkScrapeTiming(interval, timeout, window time.Duration) error {
 	return nil
 }
 
-// validateTiming keeps scrapes from stacking and the window and history
-// holding scrapes.
+// validateTiming adds to checkScrapeTiming the history holding a scrape.
 func (w *Watch) validateTiming() error {
-	if err := checkScrapeTiming(w.Interval, w.Timeout, w.Window); err != nil {
-		return err
-	}
-	switch {
-	case w.History < w.Interval:
+	if w.History < w.Interval {
 		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
 	}
-	return nil
+	return checkScrapeTiming(w.Interval, w.Timeout, w.Window)
 }
 
-// validateOutput rejects the non-interactive modes' flags out of their
-// mode.
+// validateOutput rejects the flags of --once and --jsonl out of their mode.
 func (w *Watch) validateOutput() error {
 	switch {
 	case w.JSON && !w.Once:
@@ -269,8 +259,8 @@ func (w *Watch) validateOutput() error {
 	return nil
 }
 
-// validateDemo rejects a demo or a scan beside other fleets, and the
-// demo's options without it.
+// validateDemo rejects a demo or a scan beside other fleets and the demo's
+// options without it, and reads the demo's faults.
 func (w *Watch) validateDemo() error {
 	switch {
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
@@ -296,7 +286,7 @@ func (w *Watch) validateDemo() error {
 }
 
 // validatePrometheus rejects the Prometheus flags without a server, and a
-// server beside targets of its own.
+// server beside targets.
 func (w *Watch) validatePrometheus() error {
 	if err := goesWith(givenFlag{"--prometheus", w.Prometheus != ""},
 		givenFlag{"--selector", w.Selector != ""}, givenFlag{"--group-by", w.GroupBy != ""},
@@ -335,10 +325,8 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if !w.Once && !w.JSONL && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
-		// Checked after every flag and file, so that a mistake in one is
-		// said first, and before anything starts (a demo fleet, a
-		// recording), since the program would fail late with the
-		// terminal library's words.
+		// After the flags and files, whose mistakes are said first, and
+		// before anything starts (a demo fleet, a recording).
 		return errNoTerminal
 	}
 	source, err := w.source(ctx, env)
@@ -359,8 +347,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 }
 
 // checkInputs reads what the flags name (targets, files, the client's
-// options, the Prometheus URL) without starting anything, so that a
-// mistake in them is said before anything else.
+// options, the Prometheus URL) without starting anything.
 func (w *Watch) checkInputs(ctx context.Context) error {
 	if err := checkHeaders("--header", w.Header); err != nil {
 		return err
@@ -402,13 +389,9 @@ func (w *Watch) prometheusSource() (*promsource.Source, error) {
 		MaxMemory: maxMemory,
 		// 0 is the default; -1 (never) is promsource's negative.
 		BucketsAbove: w.BucketsAbove,
-		// The server evaluates the buckets the states read; the others'
-		// quantiles are read raw for the replica a detail view shows.
-		Histograms: analysis.JudgedHistograms(w.config(w.Window, 1)),
-		// Where the store evaluates vtop's rules of these settings, a
-		// refresh reads what they recorded.
-		Rules: rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
-		GPUs:  !w.NoGPUs,
+		Histograms:   analysis.JudgedHistograms(w.config(w.Window, 1)),
+		Rules:        rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
+		GPUs:         !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
 		Access: promsource.Access{
@@ -425,9 +408,8 @@ func (w *Watch) prometheusSource() (*promsource.Source, error) {
 	return src, nil
 }
 
-// source is where the readings come from, with what the source can do:
-// the fleet's Prometheus server (everything a store can), or vtop's own
-// scrapes of the targets (readings alone).
+// source is where the readings come from: the fleet's Prometheus server
+// (everything a store can), or vtop's own scrapes (readings alone).
 func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus == "" {
 		poller, err := w.poller(ctx, env)
@@ -437,7 +419,7 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if err != nil {
 		return monitor.Source{}, err
 	}
-	if w.gpuIn, err = w.startGPUs(ctx, nil, found{}, prom, nil); err != nil {
+	if w.gpuIn, err = w.startGPUs(ctx, nil, prom, nil); err != nil {
 		return monitor.Source{}, err
 	}
 	return monitor.Source{Feed: prom, ReadingsAt: prom.ReadingsAt, Status: prom.Status, History: prom.History,
@@ -458,26 +440,19 @@ func (w *Watch) poller(ctx context.Context, env *Env) (*scrape.Poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.gpuIn, err = w.startGPUs(ctx, targets, w.found, nil, demoGPUs); err != nil {
+	if w.gpuIn, err = w.startGPUs(ctx, targets, nil, demoGPUs); err != nil {
 		return nil, err
 	}
 	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
-	if err := w.start(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
-		return nil, err
-	}
-	poller, err := scrape.NewPoller(targets, opts)
+	poller, err := w.recordFlags.poller(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), opts)
 	if err != nil {
-		w.abandon()
 		w.gpuIn.stop()
-		// Only the client's options can fail here: a CA file, a token
-		// file or a header given on the command line.
-		return nil, usagef("%v", err)
 	}
-	return poller, nil
+	return poller, err
 }
 
-// targets resolves the targets: the demo fleet (and its GPUs' exporters),
-// the arguments and -f FILE, or the servers local discovery finds.
+// targets are the demo fleet (and its GPUs' exporters), the arguments and
+// -f FILE, or the servers local discovery finds.
 func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, error) {
 	if w.Demo {
 		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), w.faults, w.gpuFaults, !w.NoGPUs)
@@ -496,25 +471,15 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, e
 // or the read, which neither Ctrl-C nor SIGTERM interrupts; the read left
 // blocked ends with the process.
 func readTargetsFile(ctx context.Context, path string) ([]scrape.Target, error) {
-	type read struct {
-		targets []scrape.Target
-		err     error
-	}
-	done := make(chan read, 1)
-	go func() {
-		targets, err := scrape.ReadTargetsFile(path)
-		done <- read{targets, err}
-	}()
-	select {
-	case r := <-done:
-		return r.targets, r.err
-	case <-ctx.Done():
+	targets, err := untilDone(ctx, func() ([]scrape.Target, error) { return scrape.ReadTargetsFile(path) })
+	if ctx.Err() != nil {
 		return nil, usagef("-f %s: stopped while waiting for its targets: nothing was written to it", path)
 	}
+	return targets, err
 }
 
-// checkHeaders refuses a line of a header flag that no request can carry
-// (httperr.ParseHeader), naming the flag and the key, never the value.
+// checkHeaders refuses a header no request can carry, naming the flag and
+// the key, never the value.
 func checkHeaders(flag string, lines []string) error {
 	for _, l := range lines {
 		if _, _, err := httperr.ParseHeader(l); err != nil {
@@ -620,8 +585,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	return mon.Run(ctx)
 }
 
-// runDashboard opens the live screen. Scrapes and analysis run on the
-// monitor's goroutines; reports reach the UI as messages.
+// runDashboard opens the live screen; reports reach it as messages.
 func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -668,10 +632,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Found:     w.found.Summary,
 		Judgement: cfg,
 	})
-	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
-	// Started once the program is there to say its notices in the event
-	// log, and before the monitor that hands it the reports.
+	// Once the program is there to show its notices, before the monitor.
 	var err error
 	notifier, err = w.notifyFlags.startNotifier(ctx, func(notice string) {
 		program.Send(ui.NoticeMsg{Time: time.Now(), Text: notice})
@@ -703,13 +665,10 @@ func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Prog
 	return nil
 }
 
-// theme is the dashboard's look on out as --color says. The parser lets
-// only the modes ParseColorMode reads through; anything else is auto.
+// theme is the dashboard's look on out as --color says (the parser lets
+// only its modes through).
 func (w *Watch) theme(out io.Writer) *ui.Theme {
-	mode, err := ui.ParseColorMode(w.Color)
-	if err != nil {
-		mode = ui.ColorAuto
-	}
+	mode, _ := ui.ParseColorMode(w.Color)
 	return ui.NewThemeFor(out, mode)
 }
 

@@ -19,21 +19,16 @@ import (
 	"github.com/vtop-dev/vtop/record"
 )
 
-// Env is what every command's Run receives besides its own flags.
+// Env is what every command's Run receives besides its own flags: the
+// dashboard's terminal (Stdin, Stdout, which also receives the reports),
+// Stderr for what is for the person beside the output (never the report),
+// the version the header shows, and the arguments a recording keeps.
 type Env struct {
-	// Stdin and Stdout are the dashboard's terminal; Stdout receives
-	// reports, JSON lines and the simulator's URLs.
-	Stdin  io.Reader
-	Stdout io.Writer
-	// Stderr receives what is for the person beside the output: the
-	// progress of --once, a recording that stopped, what a recording
-	// lost; never the report.
-	Stderr io.Writer
-	// Version is the version the dashboard's header shows.
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
 	Version string
-	// Args are the command-line arguments, kept (credentials removed) in
-	// a recording's header.
-	Args []string
+	Args    []string
 }
 
 // Exit codes, documented in the README and in Description.
@@ -51,9 +46,9 @@ const (
 	ExitFailure = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
-// StatusError ends a one-shot command whose report shows a degraded or down
-// replica. The report is already printed: it says everything, so the
-// process exits with Code and prints nothing more.
+// StatusError ends a one-shot command whose report, already printed, shows
+// a degraded or down replica: the process exits with Code, saying nothing
+// more.
 type StatusError struct{ Code int }
 
 // Error names the exit code; main does not print it.
@@ -85,11 +80,7 @@ type NoDataError struct{ msg string }
 // Error is what was looked for and the ways out.
 func (e *NoDataError) Error() string { return e.msg }
 
-// ExitCode is the process exit code of what a command's Run returned: 0 for
-// nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
-// for a *DataError, the code of a *record.Error (a file that is not a
-// recording, or one that cannot be used), ExitNoData for a *NoDataError and
-// ExitFailure for anything else.
+// ExitCode is the process exit code of what a command's Run returned.
 func ExitCode(err error) int {
 	var status *StatusError
 	var usage *UsageError

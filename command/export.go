@@ -36,11 +36,7 @@ func (e *Export) Run(env *Env) error {
 	if !e.To.IsZero() && e.To.Before(e.From) {
 		return usagef("--to %s is before --from %s", e.To.Format(time.RFC3339), e.From.Format(time.RFC3339))
 	}
-	limits, err := e.limits()
-	if err != nil {
-		return err
-	}
-	rec, err := openRecording(e.File, limits, stderr(env))
+	rec, err := e.open(e.File, env)
 	if err != nil {
 		return err
 	}
@@ -105,16 +101,12 @@ func (d *Diff) Run(env *Env) error {
 	if d.SLOTTFT <= 0 || d.SLOE2E < 0 {
 		return usagef("--slo-ttft and --slo-e2e: want positive latencies")
 	}
-	limits, err := d.limits()
-	if err != nil {
-		return err
-	}
-	base, err := openRecording(d.Baseline, limits, stderr(env))
+	base, err := d.open(d.Baseline, env)
 	if err != nil {
 		return err
 	}
 	defer base.Close()
-	cand, err := openRecording(d.Candidate, limits, stderr(env))
+	cand, err := d.open(d.Candidate, env)
 	if err != nil {
 		return err
 	}

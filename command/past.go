@@ -20,11 +20,10 @@ import (
 	"github.com/vtop-dev/vtop/scrape"
 )
 
-// The past of the fleet, read from --prometheus: the stretch is read
-// from the server chunk by chunk, written as a recording (each scrape
-// Prometheus made, as a page, and one evaluation per --interval), and
-// played by the replay's screens and outputs. `vtop record --prometheus
-// --from --to -o FILE` keeps that recording.
+// The past of the fleet, read from --prometheus chunk by chunk, is
+// written as a recording (each scrape Prometheus made, as a page, and one
+// evaluation per --interval) and played by the replay's screens, or kept
+// (`vtop record --prometheus --from --to -o FILE`).
 
 // pastFlags ask for a stretch of the past instead of the present.
 type pastFlags struct {
@@ -33,18 +32,15 @@ type pastFlags struct {
 	To   string `placeholder:"TIME" help:"With --from: the end of the stretch (default: now)."`
 }
 
-// asked reports whether a time of the past was given.
 func (f pastFlags) asked() bool { return f.At != "" || f.From != "" || f.To != "" }
 
-// Bounds of the past.
-const (
-	// maxPastRange is the longest stretch read at once, and the longest
-	// window read before its first report: one read asks for at most
-	// twice that (and two intervals), 577 chunks of 5 minutes.
-	maxPastRange = 24 * time.Hour
-	// atAround is how far either side of --at the screen reaches.
-	atAround = 10 * time.Minute
-)
+// maxPastRange is the longest stretch read at once, and the longest
+// window read before its first report: one read asks for at most twice
+// that (and two intervals), 577 chunks of 5 minutes.
+const maxPastRange = 24 * time.Hour
+
+// atAround is how far either side of --at the screen reaches.
+const atAround = 10 * time.Minute
 
 // pastStretch is a stretch of the past to report on: a report at each
 // of times, each over window.
@@ -57,14 +53,11 @@ type pastStretch struct {
 }
 
 // keep is how far before a report its readings reach, as a live
-// monitor's (the window and two intervals).
+// monitor's (the window and two intervals); start is where the samples of
+// the stretch start, end the last report's time.
 func (p pastStretch) keep() time.Duration { return p.window + 2*p.interval }
-
-// start is where the samples of the stretch start.
-func (p pastStretch) start() time.Time { return p.reports[0].Add(-p.keep()) }
-
-// end is the last report's time.
-func (p pastStretch) end() time.Time { return p.reports[len(p.reports)-1] }
+func (p pastStretch) start() time.Time    { return p.reports[0].Add(-p.keep()) }
+func (p pastStretch) end() time.Time      { return p.reports[len(p.reports)-1] }
 
 // stretch reads the flags into the stretch of the past, now being the
 // present; screen says whether a screen will show it (--at then reaches
@@ -113,9 +106,9 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 	}
 	switch {
 	case !from.Before(to):
-		return p, usagef("--from %s (%s) is not before --to %s (%s)", f.From, from.Format(time.RFC3339), orNow(f.To), to.Format(time.RFC3339))
+		return p, usagef("--from %s (%s) is not before --to %s (%s)", f.From, from.Format(time.RFC3339), cmp.Or(f.To, "now"), to.Format(time.RFC3339))
 	case to.Sub(from) > maxPastRange:
-		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, orNow(f.To), to.Sub(from).Round(time.Second), maxPastRange)
+		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, cmp.Or(f.To, "now"), to.Sub(from).Round(time.Second), maxPastRange)
 	}
 	p.every(from, to)
 	return p, nil
@@ -148,16 +141,7 @@ func (f pastFlags) boundWindow(now time.Time, window, interval time.Duration) er
 		"--window", window, flag, read, maxPastRange)
 }
 
-// orNow names an empty --to.
-func orNow(s string) string {
-	if s == "" {
-		return "now"
-	}
-	return s
-}
-
-// every sets a report every interval from from to to, both included
-// when to falls on one.
+// every sets a report every interval from from to to (included).
 func (p *pastStretch) every(from, to time.Time) {
 	from, to = from.Truncate(time.Millisecond), to.Truncate(time.Millisecond)
 	for t := from; !t.After(to); t = t.Add(p.interval) {
@@ -165,8 +149,8 @@ func (p *pastStretch) every(from, to time.Time) {
 	}
 }
 
-// openStretch finds the targets of the stretch, and says on stderr what
-// the reading has to say.
+// openStretch finds the targets of the stretch, and says its warnings on
+// stderr.
 func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastStretch) (*promsource.Past, error) {
 	past, err := src.Past(ctx, p.start(), p.end())
 	switch {
@@ -183,15 +167,6 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 	return past, nil
 }
 
-// pastTargets is the targets of the stretch as a recording keeps them.
-func pastTargets(src *promsource.Source, past *promsource.Past) []scrape.Target {
-	out := make([]scrape.Target, len(past.Targets))
-	for i, t := range past.Targets {
-		out[i] = scrape.Target{Name: t.Name, URL: src.Name() + "#" + t.Job + "/" + t.Instance}
-	}
-	return out
-}
-
 // recordPast writes the stretch read from src into a new recording at
 // path, and returns how many pages it holds. A stretch without any
 // series vtop reads is a *NoDataError naming the flags.
@@ -200,7 +175,10 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	if err != nil {
 		return pastCounts{}, err
 	}
-	targets := pastTargets(src, past)
+	targets := make([]scrape.Target, len(past.Targets))
+	for i, t := range past.Targets {
+		targets[i] = scrape.Target{Name: t.Name, URL: src.Name() + "#" + t.Job + "/" + t.Instance}
+	}
 	cfg.Window = p.window
 	rec, err := record.Create(path, record.Options{
 		Vtop: env.Version, Interval: p.interval, Targets: targets, Args: redactArgs(env.Args),
@@ -250,16 +228,12 @@ type pastCounts struct {
 // noData is the error of a stretch where Prometheus holds nothing to
 // report on.
 func (p pastStretch) noData(src *promsource.Source) error {
-	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
-		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
-}
-
-// flags names the flags of the stretch, for messages.
-func (p pastStretch) flags() string {
+	flags := " (--from/--to)"
 	if p.at {
-		return " (--at)"
+		flags = " (--at)"
 	}
-	return " (--from/--to)"
+	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
+		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), flags)}
 }
 
 // pastGrid makes the reports of a stretch as each target's items (frames
@@ -411,7 +385,7 @@ func neededFrom[T any](xs []T, timeOf func(T) time.Time, from time.Time) []T {
 }
 
 // openPast writes the stretch to a recording in a temporary directory
-// and opens it; the file is gone once the recording is closed.
+// and opens it; the file goes with the recording's close.
 func openPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config) (*record.Recording, error) {
 	dir, err := os.MkdirTemp("", "vtop-past-")
 	if err != nil {

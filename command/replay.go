@@ -44,20 +44,16 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 	case r.Once && r.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	}
-	limits, err := r.limits()
-	if err != nil {
-		return err
-	}
 	if !r.JSONL && !r.Once {
-		rec, err := untilDone(ctx, func() (*record.Recording, error) { return openRecording(r.File, limits, stderr(env)) })
+		rec, err := untilDone(ctx, func() (*record.Recording, error) { return r.open(r.File, env) })
 		if rec == nil {
 			return err
 		}
 		defer rec.Close()
 		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 	}
-	_, err = untilDone(ctx, func() (struct{}, error) {
-		rec, err := openRecording(r.File, limits, stderr(env))
+	_, err := untilDone(ctx, func() (struct{}, error) {
+		rec, err := r.open(r.File, env)
 		if err != nil {
 			return struct{}{}, err
 		}
@@ -103,29 +99,24 @@ type recordingMemoryFlags struct {
 	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): a frame of the recording may hold a page of a sixteenth of it (16 MiB, --max-body's default), checked before it is decoded, and the pages kept between frames take a quarter; a recording with a larger page is refused, naming its frame. The runtime collects garbage before it passes seven eighths of it (unless GOMEMLIMIT is set)."`
 }
 
-// limits are the readers' limits of the bound, which also becomes the
-// runtime's soft memory limit.
-func (f recordingMemoryFlags) limits() (record.Limits, error) {
+// open opens a recording within the bound, which also becomes the
+// runtime's soft memory limit, and says on stderr what of it was lost or
+// is still being written.
+func (f recordingMemoryFlags) open(path string, env *Env) (*record.Recording, error) {
 	n, err := memoryFlags(f).maxMemory()
 	if err != nil {
-		return record.Limits{}, err
+		return nil, err
 	}
 	softLimit(n)
-	return record.Limits{MaxMemory: n}, nil
-}
-
-// openRecording opens a recording within limits and says on w what of it
-// was lost or is still being written.
-func openRecording(path string, limits record.Limits, w io.Writer) (*record.Recording, error) {
-	rec, err := record.OpenWithin(path, limits)
+	rec, err := record.OpenWithin(path, record.Limits{MaxMemory: n})
 	if err != nil {
 		return nil, err
 	}
 	if rec.InProgress {
-		fmt.Fprintf(w, "vtop: %s is still being recorded; replaying what is written so far\n", path)
+		fmt.Fprintf(stderr(env), "vtop: %s is still being recorded; replaying what is written so far\n", path)
 	}
 	if rec.Damage.Any() {
-		fmt.Fprintf(w, "vtop: %s: %s\n", path, rec.Damage)
+		fmt.Fprintf(stderr(env), "vtop: %s: %s\n", path, rec.Damage)
 	}
 	return rec, nil
 }

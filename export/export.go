@@ -267,7 +267,7 @@ func omName(f *family) (name, typ, suffix string) {
 
 // writePoint writes one point and returns how many samples it held.
 func writePoint(w *bufio.Writer, name, suffix, labels string, p point, hist bool) int {
-	ts := formatMillis(p.ms)
+	ts := FormatMillis(p.ms)
 	if !hist {
 		fmt.Fprintf(w, "%s%s%s} %s %s\n", name, suffix, labels, formatFloat(p.value), ts)
 		return 1
@@ -280,8 +280,8 @@ func writePoint(w *bufio.Writer, name, suffix, labels string, p point, hist bool
 	return len(p.buckets) + 2
 }
 
-// formatMillis writes a millisecond timestamp as OpenMetrics seconds.
-func formatMillis(ms int64) string {
+// FormatMillis writes a millisecond timestamp as OpenMetrics seconds.
+func FormatMillis(ms int64) string {
 	sec, frac := ms/1000, ms%1000
 	if frac < 0 {
 		sec, frac = sec-1, frac+1000

@@ -25,7 +25,7 @@ type Analyze struct {
 
 // Run reports on the two pages; the report's states set the exit code.
 // Pages that are not two readings of one server, in order, end in a
-// *DataError: their rates would be wrong, not merely imprecise.
+// data error: their rates would be wrong, not merely imprecise.
 func (a *Analyze) Run(env *Env) error {
 	if a.Seconds != nil && *a.Seconds <= 0 {
 		return usagef("--seconds %g: the readings must be taken some seconds apart", *a.Seconds)

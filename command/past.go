@@ -159,7 +159,7 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 	case err != nil:
 		// Nothing of the past could be read: nothing to judge (exit 3),
 		// as a live watch whose server never answers.
-		return nil, &NoDataError{err.Error()}
+		return nil, noData(err.Error())
 	}
 	for _, w := range past.Warnings {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
@@ -169,7 +169,7 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 
 // recordPast writes the stretch read from src into a new recording at
 // path, and returns how many pages it holds. A stretch without any
-// series vtop reads is a *NoDataError naming the flags.
+// series vtop reads is a no-data error naming the flags.
 func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config, path string, maxBytes int64) (pastCounts, error) {
 	past, err := openStretch(ctx, env, src, p)
 	if err != nil {
@@ -214,7 +214,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 // vtop's own failures, and a stop asked for, stay what they are.
 func pastReadError(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && promsource.IsServerError(err) {
-		return &NoDataError{err.Error()}
+		return noData(err.Error())
 	}
 	return err
 }
@@ -232,8 +232,8 @@ func (p pastStretch) noData(src *promsource.Source) error {
 	if p.at {
 		flags = " (--at)"
 	}
-	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
-		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), flags)}
+	return noData(fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
+		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), flags))
 }
 
 // pastGrid makes the reports of a stretch as each target's items (frames

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +38,7 @@ func TestParsePastTime(t *testing.T) {
 		got, err := parsePastTime("--at", tt.in, now)
 		switch {
 		case tt.err != "":
-			var ue *UsageError
-			if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "--at ") {
+			if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "--at ") {
 				t.Errorf("%q: error %v, want a usage error naming --at with %q", tt.in, err, tt.err)
 			}
 		case err != nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"time"
@@ -59,8 +58,8 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 		}
 		defer rec.Close()
 		cfg := replay.Config(rec)
-		if r.JSONL {
-			return struct{}{}, r.printAll(rec, cfg, env.Stdout)
+		if r.JSONL { // every report, as live --jsonl printed it
+			return struct{}{}, dataError(r.File, replay.Reports(rec, cfg, jsonLines(env.Stdout)))
 		}
 		last, err := replay.Last(rec, cfg)
 		if err != nil {
@@ -129,11 +128,6 @@ func dataError(path string, err error) error {
 	return err
 }
 
-// printAll is --jsonl: every report, as live --jsonl printed it.
-func (r *Replay) printAll(rec *record.Recording, cfg analysis.Config, out io.Writer) error {
-	return dataError(r.File, replay.Reports(rec, cfg, jsonLines(out)))
-}
-
 // runScreen opens the dashboard over the recording. The replay is a paced
 // source: the monitor evaluates each recorded report when the source
 // says, and the screen's keys drive the source.
@@ -153,7 +147,13 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	var program *tea.Program
 	send := func(msg tea.Msg) { program.Send(msg) }
 	mon := monitor.New(src.Paced(), cfg, replayOutput(ticks, pl, send))
-	src.OnReport(stretchEvents(send))
+	// The events of each report the analysis ahead computes: the replay's
+	// event log, read once.
+	src.OnReport(func(r *analysis.Report) {
+		if len(r.Events) > 0 {
+			send(ui.EventsMsg{Came: r.Time, Events: r.Events})
+		}
+	})
 	model := ui.New(ui.Options{
 		Interval:   rec.Header.Interval,
 		Window:     ticks[0].Window,
@@ -193,16 +193,6 @@ func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Ou
 			go func() { send(ui.HistoryMsg{Points: pl.PointsBefore(rep.Time, jumpHistory), At: rep.Time}) }()
 		}
 		return nil
-	}
-}
-
-// stretchEvents hands the events of each report the analysis ahead
-// computes to the screen: the replay's event log, read once.
-func stretchEvents(send func(tea.Msg)) func(*analysis.Report) {
-	return func(r *analysis.Report) {
-		if len(r.Events) > 0 {
-			send(ui.EventsMsg{Came: r.Time, Events: r.Events})
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -117,7 +118,7 @@ func (d *Diff) Run(env *Env) error {
 	if errors.Is(err, compare.ErrTooShort) {
 		// compare names the recording after the error, on a line of its own.
 		msg := strings.ReplaceAll(err.Error(), "\n", ": ")
-		return &record.Error{Code: ExitData, Err: fmt.Errorf("%s (--window %s)", msg, orAll(d.Window))}
+		return &record.Error{Code: ExitData, Err: fmt.Errorf("%s (--window %s)", msg, cmp.Or(d.Window, "all"))}
 	}
 	if err != nil {
 		return err
@@ -131,14 +132,6 @@ func (d *Diff) Run(env *Env) error {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
 	return nil
-}
-
-// orAll names the default window in messages.
-func orAll(w string) string {
-	if w == "" {
-		return "all"
-	}
-	return w
 }
 
 // parseWindow reads --window: "" (everything), "TO" (the first TO),

@@ -77,7 +77,11 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, r.until())
+	until := " until interrupted (ctrl+c)"
+	if r.Duration > 0 {
+		until = " for " + r.Duration.String()
+	}
+	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, until)
 	runCtx, cancel := flags.untilStopped(ctx, r.Duration)
 	defer cancel()
 	_ = poller.Run(runCtx)
@@ -98,14 +102,6 @@ func (r *Record) validate() error {
 		return usagef("--demo-fleet %d: want 1 to 500", r.DemoFleet)
 	}
 	return r.analysisFlags.validate()
-}
-
-// until says how the recording will end.
-func (r *Record) until() string {
-	if r.Duration > 0 {
-		return " for " + r.Duration.String()
-	}
-	return " until interrupted (ctrl+c)"
 }
 
 // recordFlags keep the evidence of a watch (`vtop --record FILE`): every

@@ -62,17 +62,11 @@ type Watch struct {
 	gpuFlags
 	DemoGPUFault []string `placeholder:"KIND[@N]" help:"With --demo: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
 
-	// found is what local discovery found; gpuIn reads the GPUs. Both are
-	// set by source.
-	found found
-	gpuIn *gpuInput
-	// faults and gpuFaults are --demo-fault and --demo-gpu-fault, read by
-	// validateDemo.
+	found     found     // what local discovery found (source)
+	gpuIn     *gpuInput // reads the GPUs (source)
 	faults    []faultSpec[sim.Fault]
 	gpuFaults []faultSpec[sim.GPUFault]
-	// listed holds the targets of the arguments and -f FILE once read
-	// (listedTargets).
-	listed []scrape.Target
+	listed    []scrape.Target // listedTargets, once read
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -89,8 +83,7 @@ type prometheusFlags struct {
 	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's buckets of the latencies the states read (TTFT, ITL, prefill, NIXL transfer; e2e with --slo-e2e) over the window and vtop reads no raw bucket series: the same states and table; the queue, decode and e2e quantiles are then n/a but for the replica a detail view shows, which is read whole; -1: never."`
 }
 
-// prometheusEnv names the environment variable that makes a Prometheus
-// server the default source.
+// prometheusEnv makes a Prometheus server the default source.
 const prometheusEnv = "VTOP_PROMETHEUS"
 
 // defaultInterval is --interval's default: a scrape of a target is
@@ -106,8 +99,7 @@ func defaultInterval(prometheus string) time.Duration {
 // Help is the long help of the default command: what `vtop --help` shows.
 func (w *Watch) Help() string { return Description }
 
-// analysisFlags are the thresholds of the analysis, shared by watch and
-// analyze.
+// analysisFlags are the thresholds of the analysis.
 type analysisFlags struct {
 	SLOTTFT         time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"p99 TTFT above which a replica that is not full is SLOW."`
 	SLOITL          time.Duration `name:"slo-itl" default:"${slo_itl}" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
@@ -126,8 +118,8 @@ func FlagVars() map[string]string {
 	}
 }
 
-// validate rejects thresholds that would make every replica SLOW or the
-// advice meaningless.
+// validate rejects thresholds that make every replica SLOW or the advice
+// meaningless.
 func (f analysisFlags) validate() error {
 	switch {
 	case f.SLOTTFT <= 0:
@@ -308,8 +300,7 @@ func (w *Watch) validatePrometheus() error {
 }
 
 // Run watches until ctx ends, q is pressed, --duration is over or (with
-// --once) one window has been reported; a --once report that is not all
-// healthy ends in a *StatusError.
+// --once) one window has been reported.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
 	w.resolve(os.Getenv)
 	if err := w.validate(); err != nil {
@@ -490,8 +481,8 @@ func checkHeaders(flag string, lines []string) error {
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's
-// default address. The file is read once, when the inputs are checked:
-// it may be a pipe (-f <(kubectl …)), which a second read finds empty.
+// default address. The file is read once: it may be a pipe (-f <(kubectl
+// …)), which a second read finds empty.
 func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
 		return w.listed, nil
@@ -521,9 +512,8 @@ func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	return targets, nil
 }
 
-// runOnce reports on one window and returns the status of its states,
-// counting the wait down on a terminal's stderr. A source that already
-// holds the window (Prometheus) answers at once: nothing to count down.
+// runOnce reports on one window, counting the wait down on a terminal's
+// stderr unless the source holds the window already (Prometheus).
 func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) error {
 	wait := w.Window
 	if source.HoldsWindow() {
@@ -645,8 +635,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	return runBeside(ctx, cancel, program, mon)
 }
 
-// runBeside runs the dashboard and, beside it, the monitor that feeds it,
-// until the dashboard ends; cancel (ctx's) then stops the monitor.
+// runBeside runs the dashboard and the monitor that feeds it until the
+// dashboard ends; cancel (ctx's) then stops the monitor.
 func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Program, mon *monitor.Monitor) error {
 	done := make(chan struct{})
 	go func() {
@@ -672,13 +662,12 @@ func (w *Watch) theme(out io.Writer) *ui.Theme {
 	return ui.NewThemeFor(out, mode)
 }
 
-// demoWarmUp is the simulated time the demo fleet has run before vtop
-// looks at it.
+// demoWarmUp is how long the demo fleet has run before vtop looks at it:
+// every state of the scenario has formed by the first frame.
 const demoWarmUp = 2 * time.Minute
 
-// hint is what the screen suggests while nothing answers: only when vtop
-// fell back to vLLM's default address, where the likely cause is a server
-// on another port.
+// hint is what the screen suggests while nothing answers at vLLM's
+// default address, when vtop fell back to it.
 func (w *Watch) hint() string {
 	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
 		return ""
@@ -693,15 +682,12 @@ func (w *Watch) hint() string {
 }
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and
-// returns its targets: the demo goes through the same code path as real
-// servers.
+// returns its targets, watched as real servers are.
 func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec[sim.Fault], gpuFaults []faultSpec[sim.GPUFault], withGPUs bool) ([]scrape.Target, []demoExporter, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
 		return nil, nil, usagef("demo: %v", err)
 	}
-	// Open on a fleet that has run for a while, so that every state of the
-	// scenario has formed by the first frame.
 	urls, err := startFleet(ctx, fleet, demoWarmUp, faults)
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)

@@ -79,10 +79,8 @@ func (e *Export) output(stdout io.Writer) (io.Writer, func(error) error, error) 
 	}, nil
 }
 
-// Diff is `vtop diff BASELINE CANDIDATE`: two recordings (a checkpoint
-// before and after a roll-out, two configurations) compared figure by
-// figure, with their loads, a warning when the loads are too different
-// to compare, and a one-line verdict.
+// Diff is `vtop diff BASELINE CANDIDATE`: two recordings compared figure
+// by figure, with their loads and a one-line verdict.
 type Diff struct {
 	Baseline  string        `arg:"" placeholder:"BASELINE" help:"The recording of the baseline."`
 	Candidate string        `arg:"" placeholder:"CANDIDATE" help:"The recording of the candidate."`

@@ -98,11 +98,9 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 	if err != nil {
 		return p, err
 	}
-	to := now
-	if f.To != "" {
-		if to, err = parsePastTime("--to", f.To, now); err != nil {
-			return p, err
-		}
+	to, err := parsePastTime("--to", cmp.Or(f.To, "now"), now)
+	if err != nil {
+		return p, err
 	}
 	switch {
 	case !from.Before(to):
@@ -125,10 +123,7 @@ func (f pastFlags) boundWindow(now time.Time, window, interval time.Duration) er
 	if f.At == "" {
 		flag = "--from"
 		from, err := parsePastTime("--from", f.From, now)
-		to, errTo := now, error(nil)
-		if f.To != "" {
-			to, errTo = parsePastTime("--to", f.To, now)
-		}
+		to, errTo := parsePastTime("--to", cmp.Or(f.To, "now"), now)
 		if err == nil && errTo == nil && to.After(from) {
 			stretch = to.Sub(from)
 		}

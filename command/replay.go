@@ -128,9 +128,8 @@ func dataError(path string, err error) error {
 	return err
 }
 
-// runScreen opens the dashboard over the recording. The replay is a paced
-// source: the monitor evaluates each recorded report when the source
-// says, and the screen's keys drive the source.
+// runScreen opens the dashboard over the recording: a paced source, which
+// the screen's keys drive.
 func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analysis.Config, version string) error {
 	src, err := replay.New(rec, cfg)
 	if err != nil {
@@ -172,12 +171,10 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 const jumpHistory = 240
 
 // replayOutput hands each replayed report to the screen with the replay
-// line; a report that is not the one after the last (the user jumped, or
-// the replay starts at --at) restarts the screen's history there, and the
-// stretch before it is sent after it, so that the charts show the
-// minutes that led there. The line names the report's own position
-// while the replay plays; paused, the position it stands at, which the
-// screen, when it is another, says is still being computed.
+// line (the report's position while playing, the one paused at when
+// paused). A report that is not the one after the last (a jump, or --at)
+// restarts the screen's history, and the stretch before it follows, so
+// that the charts show the minutes that led there.
 func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
 	last := -1
 	return func(rep analysis.Report) error {

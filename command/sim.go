@@ -13,7 +13,7 @@ import (
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// Sim serves simulated inference servers (vLLM by default) for other tools (Prometheus, a
+// Sim serves simulated inference servers for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
 type Sim struct {
 	Replicas     int           `default:"4" help:"How many replicas to serve."`
@@ -106,8 +106,8 @@ func (s *Sim) options() sim.Options {
 	return opts
 }
 
-// serve warms the fleet up, starts its replicas (and their GPUs' pages
-// with --dcgm), puts the faults in, and prints a URL a line.
+// serve starts the fleet (and its GPUs' pages with --dcgm) and prints a
+// URL a line.
 func (s *Sim) serve(ctx context.Context, env *Env, fleet *sim.Fleet, faults []faultSpec[sim.Fault], gpuFaults []faultSpec[sim.GPUFault]) error {
 	lines, err := startFleet(ctx, fleet, s.WarmUp, faults)
 	if err != nil {

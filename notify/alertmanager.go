@@ -125,9 +125,6 @@ func NewAlertmanager(cfg AlertmanagerConfig) (*Alertmanager, error) {
 		pending: map[string]Alert{}, wake: make(chan struct{}, 1)}, nil
 }
 
-// Name is the Alertmanager's URL as shown.
-func (s *Alertmanager) Name() string { return s.name }
-
 // Stats returns the counts so far.
 func (s *Alertmanager) Stats() Stats {
 	s.mu.Lock()
@@ -197,18 +194,15 @@ func (s *Alertmanager) Run(ctx context.Context) {
 			s.cfg.Say(fmt.Sprintf("alertmanager %s: %d alerts dropped so far, the oldest of more than %d waiting: it does not keep up", s.name, st.Dropped, s.cfg.MaxPending))
 			droppedSaid = st.Dropped
 		}
+		wake, retry := s.wake, (<-chan time.Time)(nil) // after a failure, the backoff alone
 		if backoff > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-		} else {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.wake:
-			}
+			wake, retry = nil, time.After(backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-retry:
 		}
 		keys, alerts := s.take()
 		if len(alerts) == 0 {

@@ -103,13 +103,6 @@ func NewHook(ctx context.Context, cfg HookConfig) (*Hook, error) {
 	return &Hook{cfg: cfg, ctx: ctx}, nil
 }
 
-// Stats returns the counts so far.
-func (h *Hook) Stats() HookStats {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.stats
-}
-
 // Wait waits for the runs under way (killed once the hook's context ends).
 func (h *Hook) Wait() { h.wg.Wait() }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -42,12 +41,23 @@ func (e *Export) Run(env *Env) error {
 		return err
 	}
 	defer rec.Close()
-	out, closeOut, err := e.output(env.Stdout)
-	if err != nil {
-		return err
+	out, file := env.Stdout, (*os.File)(nil)
+	if e.Output != "" && e.Output != "-" {
+		file, err = os.OpenFile(e.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return usagef("-o %s: the file exists; choose another name", e.Output)
+		} else if err != nil {
+			return usagef("-o: %v", err)
+		}
+		out = file
 	}
 	stats, err := export.Export(out, rec, export.Options{Job: e.Job, From: e.From, To: e.To})
-	if err = errors.Join(err, closeOut(err)); err != nil {
+	if file != nil {
+		if err = errors.Join(err, file.Close()); err != nil {
+			_ = os.Remove(e.Output)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
@@ -55,28 +65,6 @@ func (e *Export) Run(env *Env) error {
 		fmt.Fprintf(stderr(env), "vtop: %s: skipped %d scrapes that could not be read (the first: %s)\n", e.File, stats.Skipped, safetext.Sanitize(stats.Problem))
 	}
 	return nil
-}
-
-// output is standard output, or -o OUT created anew; closeOut closes it
-// and removes it when the export failed.
-func (e *Export) output(stdout io.Writer) (io.Writer, func(error) error, error) {
-	if e.Output == "" || e.Output == "-" {
-		return stdout, func(error) error { return nil }, nil
-	}
-	f, err := os.OpenFile(e.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return nil, nil, usagef("-o %s: the file exists; choose another name", e.Output)
-	}
-	if err != nil {
-		return nil, nil, usagef("-o: %v", err)
-	}
-	return f, func(failed error) error {
-		err := f.Close()
-		if failed != nil || err != nil {
-			_ = os.Remove(e.Output)
-		}
-		return err
-	}, nil
 }
 
 // Diff is `vtop diff BASELINE CANDIDATE`: two recordings compared figure

@@ -18,6 +18,7 @@ import (
 	"github.com/vtop-dev/vtop/discover"
 	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
@@ -381,8 +382,9 @@ func (w *Watch) prometheusSource() (*promsource.Source, error) {
 		// 0 is the default; -1 (never) is promsource's negative.
 		BucketsAbove: w.BucketsAbove,
 		Histograms:   analysis.JudgedHistograms(w.config(w.Window, 1)),
-		Rules:        rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
-		GPUs:         !w.NoGPUs,
+		// The settings of the rules `vtop rules` writes, as the store's are matched.
+		Rules: promql.RulesSettings{Window: w.Window, SLOTTFT: w.SLOTTFT, SLOITL: w.SLOITL, Hysteresis: analysis.DefaultConfig().Hysteresis},
+		GPUs:  !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
 		Access: promsource.Access{

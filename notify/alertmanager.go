@@ -43,12 +43,11 @@ const (
 const maxBackoff = 30 * time.Second
 
 // Alertmanager posts alerts to an Alertmanager's v2 API on a goroutine of
-// its own (Run). Enqueue never blocks: the alerts wait in a queue keyed by
-// their labels, where a newer state of an alert replaces the older (a
-// resolution replaces the firing it ends), so a slow Alertmanager delays
-// alerts but loses none of the newest; past MaxPending distinct alerts the
-// oldest is dropped, counted and said. A failed post is tried again, with
-// a backoff, unless a newer state of the same alert came meanwhile.
+// its own (Run). Enqueue never blocks: alerts wait in a queue keyed by
+// their labels, a newer state replacing the older, so a slow Alertmanager
+// delays alerts but loses none of the newest; past MaxPending the oldest
+// is dropped, counted and said. A failed post is tried again, with a
+// backoff, unless a newer state of the alert came meanwhile.
 type Alertmanager struct {
 	cfg      AlertmanagerConfig
 	endpoint string // …/api/v2/alerts
@@ -132,9 +131,8 @@ func (s *Alertmanager) Stats() Stats {
 	return s.stats
 }
 
-// Enqueue queues alerts for the next post and returns at once. Drops are
-// said by the sender's goroutine, never the caller's: saying may wait for
-// the screen.
+// Enqueue queues alerts for the next post and returns at once (drops are
+// said on the sender's goroutine: saying may wait for the screen).
 func (s *Alertmanager) Enqueue(alerts []Alert) {
 	if len(alerts) == 0 {
 		return

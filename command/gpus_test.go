@@ -87,7 +87,7 @@ func TestHint(t *testing.T) {
 		{"servers found", Watch{found: found{Summary: "2 vLLM servers found on this host", Servers: 2}}, ""},
 		{"nothing found", Watch{found: found{Summary: "no inference server found on this host"}},
 			"nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
-		{"nothing found by a scan", Watch{hostFlags: hostFlags{Scan: true}, found: found{Summary: "no inference server found on this host"}},
+		{"nothing found by a scan", Watch{Scan: true, found: found{Summary: "no inference server found on this host"}},
 			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
 		{"no /proc", Watch{found: found{Summary: "no /proc on this system", Fallback: true}},
 			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},

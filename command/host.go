@@ -9,12 +9,6 @@ import (
 	"github.com/vtop-dev/vtop/scrape"
 )
 
-// hostFlags say how vtop finds the servers of this host when no target
-// is given.
-type hostFlags struct {
-	Scan bool `help:"With no target: probe the metrics page of every listening port of this host (a few at a time, short timeouts) instead of the ports of the engine processes (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) found by their command lines."`
-}
-
 // found is what discovery found, for the header and the GPU join.
 type found struct {
 	// Summary says what was found and how, or what was looked for; ""

@@ -59,7 +59,7 @@ type Watch struct {
 
 	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
 
-	hostFlags
+	Scan bool `help:"With no target: probe the metrics page of every listening port of this host (a few at a time, short timeouts) instead of the ports of the engine processes (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) found by their command lines."`
 	gpuFlags
 	DemoGPUFault []string `placeholder:"KIND[@N]" help:"With --demo: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
 

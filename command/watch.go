@@ -67,7 +67,8 @@ type Watch struct {
 	gpuIn     *gpuInput // reads the GPUs (source)
 	faults    []faultSpec[sim.Fault]
 	gpuFaults []faultSpec[sim.GPUFault]
-	listed    []scrape.Target // listedTargets, once read
+	listed    []scrape.Target    // listedTargets, once read
+	prom      *promsource.Source // of --prometheus, made by checkInputs
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -348,7 +349,8 @@ func (w *Watch) checkInputs(ctx context.Context) error {
 		return err
 	}
 	if w.Prometheus != "" {
-		_, err := w.prometheusSource()
+		var err error
+		w.prom, err = w.prometheusSource()
 		return err
 	}
 	opts, err := w.options()
@@ -408,10 +410,8 @@ func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 		poller, err := w.poller(ctx, env)
 		return monitor.Of(poller), err
 	}
-	prom, err := w.prometheusSource()
-	if err != nil {
-		return monitor.Source{}, err
-	}
+	prom := w.prom
+	var err error
 	if w.gpuIn, err = w.startGPUs(ctx, nil, prom, nil); err != nil {
 		return monitor.Source{}, err
 	}

@@ -224,10 +224,9 @@ func (h *history) replicaStep(b *bytes.Buffer, r *sim.Replica, i, k int) error {
 }
 
 // appendOpenMetrics appends a text-format page as OpenMetrics lines with
-// the scrape's labels and timestamp: HELP lines dropped, counters' TYPE
-// named without _total (unknown when the name lacks it), untyped as
-// unknown, labels the page calls instance or job renamed exported_*, as
-// Prometheus renames them.
+// the scrape's labels and timestamp: HELP lines dropped, TYPE lines as
+// export.OMFamily names them, labels the page calls instance or job
+// renamed exported_*, as Prometheus renames them.
 func appendOpenMetrics(b *bytes.Buffer, page []byte, labels, ts string) {
 	for line := range bytes.Lines(page) {
 		line = bytes.TrimRight(line, "\n")
@@ -236,21 +235,8 @@ func appendOpenMetrics(b *bytes.Buffer, page []byte, labels, ts string) {
 		}
 		if rest, ok := bytes.CutPrefix(line, []byte("# TYPE ")); ok {
 			name, typ, _ := bytes.Cut(rest, []byte(" "))
-			switch string(typ) {
-			case "counter":
-				if base, ok := bytes.CutSuffix(name, []byte("_total")); ok {
-					name = base
-				} else {
-					typ = []byte("unknown")
-				}
-			case "untyped":
-				typ = []byte("unknown")
-			}
-			b.WriteString("# TYPE ")
-			b.Write(name)
-			b.WriteByte(' ')
-			b.Write(typ)
-			b.WriteByte('\n')
+			omName, omType, _ := export.OMFamily(string(name), string(typ))
+			b.WriteString("# TYPE " + omName + " " + omType + "\n")
 			continue
 		}
 		if line[0] == '#' {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -266,7 +268,6 @@ func (w *Watch) anyLocal(targets []scrape.Target, localHost string) bool {
 func localPIDs(targets []scrape.Target, found map[string]int, localHost string) map[string]int {
 	pids := map[string]int{}
 	byPort := map[int][]string{}
-	var ports []int
 	for _, t := range targets {
 		if pid := found[t.Name]; pid > 0 {
 			pids[t.Name] = pid
@@ -281,9 +282,8 @@ func localPIDs(targets []scrape.Target, found map[string]int, localHost string) 
 			continue
 		}
 		byPort[port] = append(byPort[port], t.Name)
-		ports = append(ports, port)
 	}
-	for port, pid := range discover.Listeners(os.DirFS("/proc"), ports) {
+	for port, pid := range discover.Listeners(os.DirFS("/proc"), slices.Collect(maps.Keys(byPort))) {
 		for _, name := range byPort[port] {
 			pids[name] = pid
 		}

@@ -110,22 +110,14 @@ func parseHistoryEnd(v string, now time.Time) (time.Time, error) {
 
 // toFile writes steps [from, to) to path, which must not exist, or stdout.
 func (h *history) toFile(ctx context.Context, path string, stdout io.Writer, from, to int) error {
-	w := stdout
-	var f *os.File
-	if path != "" {
-		var err error
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		w = f
+	if path == "" {
+		return h.write(ctx, stdout, from, to)
 	}
-	err := h.write(ctx, w, from, to)
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
 	}
-	return err
+	return errors.Join(h.write(ctx, f, from, to), f.Close())
 }
 
 // toChunks writes the steps into dir, --chunk of them per file NNNNNN.om,

@@ -14,9 +14,9 @@ type countdown struct {
 }
 
 // startCountdown rewrites one line of w every second with what is waited
-// for and the time left of d; nil when w is not a terminal.
+// for and the time left of d; nil when w is not a terminal or d is none.
 func startCountdown(w io.Writer, what string, d time.Duration) *countdown {
-	if !isTerminal(w) {
+	if d <= 0 || !isTerminal(w) {
 		return nil
 	}
 	c := &countdown{stop: make(chan struct{}), done: make(chan struct{})}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -527,10 +526,7 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 		noun = "target"
 	}
 	what := fmt.Sprintf("vtop --once: reading %d %s over a %s window", targets, noun, strings.Replace(w.Window.String(), "m0s", "m", 1))
-	var progress *countdown
-	if wait > 0 {
-		progress = startCountdown(env.Stderr, what, wait)
-	}
+	progress := startCountdown(env.Stderr, what, wait)
 	report, err := monitor.Once(ctx, source, w.config(w.Window, 1), w.Window)
 	progress.end()
 	if err != nil {
@@ -606,6 +602,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	mon.SetHistory(w.History, points, func(h map[string][]analysis.Point) {
 		program.Send(ui.HistoryMsg{Points: h})
 	})
+	colors, _ := ui.ParseColorMode(w.Color) // the parser lets only its modes through
 	model := ui.New(ui.Options{
 		History:   points,
 		Interval:  w.Interval,
@@ -619,7 +616,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Hint:      w.hint(),
 		Demo:      w.Demo,
 		Version:   env.Version,
-		Theme:     w.theme(env.Stdout),
+		Theme:     ui.NewThemeFor(env.Stdout, colors),
 		Recording: w.Record,
 		Found:     w.found.Summary,
 		Judgement: cfg,
@@ -655,13 +652,6 @@ func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Prog
 		return fmt.Errorf("terminal: %w", err)
 	}
 	return nil
-}
-
-// theme is the dashboard's look on out as --color says (the parser lets
-// only its modes through).
-func (w *Watch) theme(out io.Writer) *ui.Theme {
-	mode, _ := ui.ParseColorMode(w.Color)
-	return ui.NewThemeFor(out, mode)
 }
 
 // demoWarmUp is how long the demo fleet has run before vtop looks at it:

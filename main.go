@@ -85,7 +85,7 @@ func newParser(c *cli) (*kong.Kong, error) {
 // parse reads args into the parser's command line, flags and arguments
 // in any order.
 func parse(parser *kong.Kong, args []string) (*kong.Context, error) {
-	return parser.Parse(flagsFirst(parser.Model, helpForWatch(relativeTimes(args))))
+	return parser.Parse(flagsFirst(parser.Model, helpForWatch(parser.Model, relativeTimes(args))))
 }
 
 // pastFlags take a time that may be relative: --at -8h.
@@ -112,13 +112,13 @@ func relativeTimes(args []string) []string {
 // helpForWatch sends `vtop --help` to the help of the default command, whose
 // flags are what a person running vtop wants to read; the sub-commands have
 // their own (`vtop analyze --help`).
-func helpForWatch(args []string) []string {
+func helpForWatch(app *kong.Application, args []string) []string {
 	help := false
 	for _, arg := range args {
-		switch arg {
-		case "analyze", "sim", "watch", "record", "replay", "export", "diff", "rules":
+		switch {
+		case namedCommand(app, arg) != nil:
 			return args
-		case "-h", "--help":
+		case arg == "-h" || arg == "--help":
 			help = true
 		}
 	}

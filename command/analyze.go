@@ -25,7 +25,7 @@ type Analyze struct {
 
 // Run reports on the two pages; the report's states set the exit code.
 // Pages that are not two readings of one server, in order, end in a
-// *DataError: their rates would be wrong, not merely imprecise.
+// data error: their rates would be wrong, not merely imprecise.
 func (a *Analyze) Run(env *Env) error {
 	if a.Seconds != nil && *a.Seconds <= 0 {
 		return usagef("--seconds %g: the readings must be taken some seconds apart", *a.Seconds)
@@ -34,27 +34,27 @@ func (a *Analyze) Run(env *Env) error {
 		return err
 	}
 	ingester := page.NewIngester()
-	before, err := readPage(ingester, a.Before)
+	before, beforeTime, err := readPage(ingester, a.Before)
 	if err != nil {
 		return err
 	}
-	after, err := readPage(ingester, a.After)
+	after, afterTime, err := readPage(ingester, a.After)
 	if err != nil {
 		return err
 	}
-	if err := compareReadings(before.sample, after.sample); err != nil {
+	if err := compareReadings(before, after); err != nil {
 		return dataf("%s and %s: %v", a.Before, a.After, err)
 	}
-	span, err := a.span(before.modified, after.modified)
+	span, err := a.span(beforeTime, afterTime)
 	if err != nil {
 		return err
 	}
 	at := a.Time
 	if at.IsZero() {
-		at = after.modified
+		at = afterTime
 	}
-	before.sample.Time, after.sample.Time = at.Add(-span), at
-	target := catalogue.Readings{Target: filepath.Base(a.After), Samples: []catalogue.Sample{before.sample, after.sample}}
+	before.Time, after.Time = at.Add(-span), at
+	target := catalogue.Readings{Target: filepath.Base(a.After), Samples: []catalogue.Sample{before, after}}
 	report := analysis.Analyze(at, []catalogue.Readings{target}, a.config(span, 1), nil)
 	return printReport(env.Stdout, report, a.JSON)
 }
@@ -75,31 +75,25 @@ func (a *Analyze) span(before, after time.Time) (time.Duration, error) {
 	return d, nil
 }
 
-// savedPage is one saved page: its reading and when the file was written.
-type savedPage struct {
-	sample   catalogue.Sample
-	modified time.Time
-}
-
-// readPage ingests one saved page. A page that does not parse is an error
-// naming the file. A file is complete as saved, so a missing final newline
-// is added: the parser refuses a page without one as cut off in transit,
-// which a file copied out of a terminal or an editor is not.
-func readPage(in *page.Ingester, path string) (savedPage, error) {
+// readPage ingests one saved page and says when its file was written. A
+// file is complete as saved, so a missing final newline is added: the
+// parser refuses a page without one as cut off in transit, which a file
+// copied out of a terminal or an editor is not.
+func readPage(in *page.Ingester, path string) (catalogue.Sample, time.Time, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return savedPage{}, err
+		return catalogue.Sample{}, time.Time{}, err
 	}
 	body, err := os.ReadFile(path)
 	if err != nil {
-		return savedPage{}, err
+		return catalogue.Sample{}, time.Time{}, err
 	}
 	if len(body) > 0 && !bytes.HasSuffix(body, []byte("\n")) {
 		body = append(body, '\n')
 	}
 	sample, err := in.Ingest(body, "")
 	if err != nil {
-		return savedPage{}, fmt.Errorf("%s: %w", path, err)
+		return sample, time.Time{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return savedPage{sample: sample, modified: info.ModTime()}, nil
+	return sample, info.ModTime(), nil
 }

@@ -6,9 +6,9 @@
 //
 // A command ends with an error that says how the process exits: nil (0), a
 // *StatusError for a report that is not all healthy (1, 2, or 3 when
-// nothing current could be judged), a
-// *UsageError (64), a *DataError or a *record.Error (65, or 64 for a
-// file that is not a recording), anything else (70); ExitCode maps it.
+// nothing current could be judged), a usage error (64), a data error or a
+// *record.Error (65, or 64 for a file that is not a recording), anything
+// else (70); ExitCode maps it.
 package command
 
 import (
@@ -19,21 +19,16 @@ import (
 	"github.com/vtop-dev/vtop/record"
 )
 
-// Env is what every command's Run receives besides its own flags.
+// Env is what every command's Run receives besides its own flags: the
+// dashboard's terminal (Stdin, Stdout, which also receives the reports),
+// Stderr for what is for the person beside the output (never the report),
+// the version the header shows, and the arguments a recording keeps.
 type Env struct {
-	// Stdin and Stdout are the dashboard's terminal; Stdout receives
-	// reports, JSON lines and the simulator's URLs.
-	Stdin  io.Reader
-	Stdout io.Writer
-	// Stderr receives what is for the person beside the output: the
-	// progress of --once, a recording that stopped, what a recording
-	// lost; never the report.
-	Stderr io.Writer
-	// Version is the version the dashboard's header shows.
+	Stdin   io.Reader
+	Stdout  io.Writer
+	Stderr  io.Writer
 	Version string
-	// Args are the command-line arguments, kept (credentials removed) in
-	// a recording's header.
-	Args []string
+	Args    []string
 }
 
 // Exit codes, documented in the README and in Description.
@@ -51,62 +46,48 @@ const (
 	ExitFailure = 70 // vtop itself failed (EX_SOFTWARE)
 )
 
-// StatusError ends a one-shot command whose report shows a degraded or down
-// replica. The report is already printed: it says everything, so the
-// process exits with Code and prints nothing more.
+// StatusError ends a one-shot command whose report, already printed, shows
+// a degraded or down replica: the process exits with Code, saying nothing
+// more.
 type StatusError struct{ Code int }
 
 // Error names the exit code; main does not print it.
 func (e *StatusError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
 
-// UsageError is a mistake in the flags or arguments that the parser could
-// not see (a bad target, conflicting flags, a value out of bounds).
-type UsageError struct{ msg string }
+// exitError ends a command with its code and says why: ExitUsage for a
+// mistake in the flags or arguments the parser could not see (usagef),
+// ExitData for input that is not what the command line says it is
+// (dataf), ExitNoData when nothing was found to judge (what was looked
+// for, and the ways out).
+type exitError struct {
+	code int
+	msg  string
+}
 
-// Error is the mistake, naming the flag or argument.
-func (e *UsageError) Error() string { return e.msg }
+func (e *exitError) Error() string { return e.msg }
 
-func usagef(format string, args ...any) error { return &UsageError{fmt.Sprintf(format, args...)} }
+func usagef(format string, args ...any) error {
+	return &exitError{ExitUsage, fmt.Sprintf(format, args...)}
+}
 
-// DataError is input that is not what the command line says it is: two
-// saved pages that are not two readings of one server, in order.
-type DataError struct{ msg string }
+func dataf(format string, args ...any) error {
+	return &exitError{ExitData, fmt.Sprintf(format, args...)}
+}
 
-// Error says what is wrong with the data and what to do about it.
-func (e *DataError) Error() string { return e.msg }
+func noData(msg string) error { return &exitError{ExitNoData, msg} }
 
-func dataf(format string, args ...any) error { return &DataError{fmt.Sprintf(format, args...)} }
-
-// NoDataError ends a command that found nothing to judge (no inference
-// server on this host and no target given); it says what was looked for
-// and how else to point vtop.
-type NoDataError struct{ msg string }
-
-// Error is what was looked for and the ways out.
-func (e *NoDataError) Error() string { return e.msg }
-
-// ExitCode is the process exit code of what a command's Run returned: 0 for
-// nil, the code of a *StatusError, ExitUsage for a *UsageError, ExitData
-// for a *DataError, the code of a *record.Error (a file that is not a
-// recording, or one that cannot be used), ExitNoData for a *NoDataError and
-// ExitFailure for anything else.
+// ExitCode is the process exit code of what a command's Run returned.
 func ExitCode(err error) int {
 	var status *StatusError
-	var usage *UsageError
-	var data *DataError
+	var exit *exitError
 	var recording *record.Error
-	var noData *NoDataError
 	switch {
 	case err == nil:
 		return ExitHealthy
 	case errors.As(err, &status):
 		return status.Code
-	case errors.As(err, &noData):
-		return ExitNoData
-	case errors.As(err, &usage):
-		return ExitUsage
-	case errors.As(err, &data):
-		return ExitData
+	case errors.As(err, &exit):
+		return exit.code
 	case errors.As(err, &recording): // its code: ExitUsage or ExitData
 		return recording.Code
 	default:

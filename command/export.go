@@ -1,9 +1,9 @@
 package command
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -36,21 +36,28 @@ func (e *Export) Run(env *Env) error {
 	if !e.To.IsZero() && e.To.Before(e.From) {
 		return usagef("--to %s is before --from %s", e.To.Format(time.RFC3339), e.From.Format(time.RFC3339))
 	}
-	limits, err := e.limits()
-	if err != nil {
-		return err
-	}
-	rec, err := openRecording(e.File, limits, stderr(env))
+	rec, err := e.open(e.File, env)
 	if err != nil {
 		return err
 	}
 	defer rec.Close()
-	out, closeOut, err := e.output(env.Stdout)
-	if err != nil {
-		return err
+	out, file := env.Stdout, (*os.File)(nil)
+	if e.Output != "" && e.Output != "-" {
+		file, err = os.OpenFile(e.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return usagef("-o %s: the file exists; choose another name", e.Output)
+		} else if err != nil {
+			return usagef("-o: %v", err)
+		}
+		out = file
 	}
 	stats, err := export.Export(out, rec, export.Options{Job: e.Job, From: e.From, To: e.To})
-	if err = errors.Join(err, closeOut(err)); err != nil {
+	if file != nil {
+		if err = errors.Join(err, file.Close()); err != nil {
+			_ = os.Remove(e.Output)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
@@ -60,32 +67,8 @@ func (e *Export) Run(env *Env) error {
 	return nil
 }
 
-// output is standard output, or -o OUT created anew; closeOut closes it
-// and removes it when the export failed.
-func (e *Export) output(stdout io.Writer) (io.Writer, func(error) error, error) {
-	if e.Output == "" || e.Output == "-" {
-		return stdout, func(error) error { return nil }, nil
-	}
-	f, err := os.OpenFile(e.Output, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if errors.Is(err, os.ErrExist) {
-		return nil, nil, usagef("-o %s: the file exists; choose another name", e.Output)
-	}
-	if err != nil {
-		return nil, nil, usagef("-o: %v", err)
-	}
-	return f, func(failed error) error {
-		err := f.Close()
-		if failed != nil || err != nil {
-			_ = os.Remove(e.Output)
-		}
-		return err
-	}, nil
-}
-
-// Diff is `vtop diff BASELINE CANDIDATE`: two recordings (a checkpoint
-// before and after a roll-out, two configurations) compared figure by
-// figure, with their loads, a warning when the loads are too different
-// to compare, and a one-line verdict.
+// Diff is `vtop diff BASELINE CANDIDATE`: two recordings compared figure
+// by figure, with their loads and a one-line verdict.
 type Diff struct {
 	Baseline  string        `arg:"" placeholder:"BASELINE" help:"The recording of the baseline."`
 	Candidate string        `arg:"" placeholder:"CANDIDATE" help:"The recording of the candidate."`
@@ -105,16 +88,12 @@ func (d *Diff) Run(env *Env) error {
 	if d.SLOTTFT <= 0 || d.SLOE2E < 0 {
 		return usagef("--slo-ttft and --slo-e2e: want positive latencies")
 	}
-	limits, err := d.limits()
-	if err != nil {
-		return err
-	}
-	base, err := openRecording(d.Baseline, limits, stderr(env))
+	base, err := d.open(d.Baseline, env)
 	if err != nil {
 		return err
 	}
 	defer base.Close()
-	cand, err := openRecording(d.Candidate, limits, stderr(env))
+	cand, err := d.open(d.Candidate, env)
 	if err != nil {
 		return err
 	}
@@ -125,7 +104,7 @@ func (d *Diff) Run(env *Env) error {
 	if errors.Is(err, compare.ErrTooShort) {
 		// compare names the recording after the error, on a line of its own.
 		msg := strings.ReplaceAll(err.Error(), "\n", ": ")
-		return &record.Error{Code: ExitData, Err: fmt.Errorf("%s (--window %s)", msg, orAll(d.Window))}
+		return &record.Error{Code: ExitData, Err: fmt.Errorf("%s (--window %s)", msg, cmp.Or(d.Window, "all"))}
 	}
 	if err != nil {
 		return err
@@ -139,14 +118,6 @@ func (d *Diff) Run(env *Env) error {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
 	return nil
-}
-
-// orAll names the default window in messages.
-func orAll(w string) string {
-	if w == "" {
-		return "all"
-	}
-	return w
 }
 
 // parseWindow reads --window: "" (everything), "TO" (the first TO),

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,7 +22,6 @@ import (
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/safetext"
 	"github.com/vtop-dev/vtop/scrape"
-	"github.com/vtop-dev/vtop/sim"
 )
 
 // gpuFlags choose the sources of GPU figures.
@@ -52,11 +53,8 @@ type gpuInput struct {
 
 	// known is what vtop knows of each target: its host, its pod (the
 	// demo), its server process (local discovery).
-	known map[string]device.Replica
-	// podTargets says the targets are pod names where they are not
-	// host:port (a Prometheus source grouped by pod).
-	podTargets bool
-	localHost  string
+	known     map[string]device.Replica
+	localHost string
 
 	// proc is the process table the process join walks; nil when no
 	// replica has a known process.
@@ -102,8 +100,8 @@ func (in *gpuInput) replica(target string) device.Replica {
 		return r
 	}
 	r := device.Replica{Target: target, Host: hostOf(target)}
-	if in.podTargets && r.Host == "" {
-		r.Pod = target
+	if in.prom != nil && r.Host == "" {
+		r.Pod = target // a Prometheus source grouped by pod
 	}
 	return r
 }
@@ -124,8 +122,7 @@ func (in *gpuInput) processTree() map[int]int {
 
 // settle waits until every reader has read once, or limit has passed, or
 // ctx ends: a report made at once (--once on a Prometheus source) then
-// has the GPUs of every exporter that answers, and a hanging source
-// delays it by limit at most.
+// has the GPUs of every exporter that answers.
 func (in *gpuInput) settle(ctx context.Context, limit time.Duration) {
 	if in == nil {
 		return
@@ -174,18 +171,9 @@ func hostOf(target string) string {
 	return host
 }
 
-// startGPUs starts the GPU sources the flags and the situation choose:
-//   - --dcgm exporters, always;
-//   - the demo: the simulated fleet's exporters, one per replica, joined
-//     by pod (demoGPUs);
-//   - with --prometheus: the DCGM series of the same server (read by
-//     the source itself);
-//   - otherwise, when a target runs on this host (or discovery chose
-//     them): nvidia-smi (a note when it is not on PATH) and a
-//     dcgm-exporter on localhost:9400 when one listens.
-//
-// It returns nil with --no-gpus.
-func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host found, prom *promsource.Source, demo []demoExporter) (*gpuInput, error) {
+// startGPUs starts the GPU sources the flags and the situation choose
+// (startGPUReaders); nil with --no-gpus.
+func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, prom *promsource.Source, demo []demoExporter) (*gpuInput, error) {
 	if w.NoGPUs {
 		return nil, nil
 	}
@@ -198,9 +186,8 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		return nil, usagef("%v", err)
 	}
 	name, _ := os.Hostname()
-	in := &gpuInput{known: map[string]device.Replica{}, localHost: safetext.Sanitize(name), prom: prom,
-		podTargets: prom != nil, parentsTTL: 5 * time.Second}
-	pids := localPIDs(targets, host.PIDs, in.localHost)
+	in := &gpuInput{known: map[string]device.Replica{}, localHost: safetext.Sanitize(name), prom: prom, parentsTTL: 5 * time.Second}
+	pids := localPIDs(targets, w.found.PIDs, in.localHost)
 	for _, t := range targets {
 		in.known[t.Name] = device.Replica{Target: t.Name, Host: hostOf(t.URL), PID: pids[t.Name]}
 	}
@@ -208,7 +195,11 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 		in.proc = os.DirFS("/proc")
 	}
 	interval := min(w.Interval, 5*time.Second)
-	exporter := func(t scrape.Target) error {
+	exporter := func(addr string) error {
+		t, err := collect.ParseExporter(addr)
+		if err != nil {
+			return usagef("--dcgm %q: %v", addr, err)
+		}
 		e, err := collect.StartExporter(ctx, t, collect.ExporterOptions{Client: client, Interval: interval})
 		if err != nil {
 			return err
@@ -223,28 +214,21 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, host fou
 	return in, nil
 }
 
-// startGPUReaders starts the readers startGPUs chose into in: the
-// exporters of --dcgm, then the demo's exporters, or none beside a
-// Prometheus, or this host's nvidia-smi (and its dcgm-exporter) when a
-// target may run here. exporter starts one dcgm-exporter.
-func (w *Watch) startGPUReaders(ctx context.Context, in *gpuInput, targets []scrape.Target, demo []demoExporter, exporter func(scrape.Target) error, interval time.Duration) error {
+// startGPUReaders starts into in the exporters of --dcgm, then the demo's
+// (joined by pod), or none beside a Prometheus (the source reads its DCGM
+// series), or, when a target may run on this host, its nvidia-smi and a
+// dcgm-exporter at localhost:9400 if one listens. exporter starts one
+// dcgm-exporter.
+func (w *Watch) startGPUReaders(ctx context.Context, in *gpuInput, targets []scrape.Target, demo []demoExporter, exporter func(string) error, interval time.Duration) error {
 	for _, a := range w.DCGM {
-		t, err := collect.ParseExporter(a)
-		if err != nil {
-			return usagef("--dcgm %q: %v", a, err)
-		}
-		if err := exporter(t); err != nil {
+		if err := exporter(a); err != nil {
 			return err
 		}
 	}
 	switch {
 	case len(demo) > 0:
 		for _, d := range demo {
-			t, err := collect.ParseExporter(d.addr)
-			if err == nil {
-				err = exporter(t)
-			}
-			if err != nil {
+			if err := exporter(d.addr); err != nil {
 				return err
 			}
 			in.known[d.target] = device.Replica{Target: d.target, Host: hostOf(d.target), Pod: d.pod, Namespace: d.namespace}
@@ -257,11 +241,7 @@ func (w *Watch) startGPUReaders(ctx context.Context, in *gpuInput, targets []scr
 		smi := collect.StartSMI(ctx, collect.SMIOptions{Interval: interval, Host: in.localHost})
 		in.readers, in.names = append(in.readers, smi), append(in.names, device.SourceSMI)
 		if len(w.DCGM) == 0 && collect.Listening(ctx, collect.LocalExporter) {
-			t, err := collect.ParseExporter(collect.LocalExporter)
-			if err == nil {
-				err = exporter(t)
-			}
-			return err
+			return exporter(collect.LocalExporter)
 		}
 	}
 	return nil
@@ -283,13 +263,11 @@ func (w *Watch) anyLocal(targets []scrape.Target, localHost string) bool {
 }
 
 // localPIDs are the server processes of the targets on this host: the
-// ones discovery found, and for targets given by hand on this host, the
-// process listening on their port. Their GPUs are then the ones their
-// process tree computes on, not every GPU of the host.
+// ones discovery found, else the process listening on their port. Their
+// GPUs are the ones their process tree computes on.
 func localPIDs(targets []scrape.Target, found map[string]int, localHost string) map[string]int {
 	pids := map[string]int{}
 	byPort := map[int][]string{}
-	var ports []int
 	for _, t := range targets {
 		if pid := found[t.Name]; pid > 0 {
 			pids[t.Name] = pid
@@ -304,9 +282,8 @@ func localPIDs(targets []scrape.Target, found map[string]int, localHost string) 
 			continue
 		}
 		byPort[port] = append(byPort[port], t.Name)
-		ports = append(ports, port)
 	}
-	for port, pid := range discover.Listeners(os.DirFS("/proc"), ports) {
+	for port, pid := range discover.Listeners(os.DirFS("/proc"), slices.Collect(maps.Keys(byPort))) {
 		for _, name := range byPort[port] {
 			pids[name] = pid
 		}
@@ -326,75 +303,13 @@ func isLocal(host, localHost string) bool {
 }
 
 // demoExporter is one simulated replica's dcgm-exporter: its address and
-// the pod its GPUs are labelled with, which the demo knows is the one of
-// its replica at target.
+// the pod its GPUs are labelled with, its replica's at target.
 type demoExporter struct {
 	target, addr, pod, namespace string
 }
 
-// serveDemoGPUs serves a dcgm-exporter page per replica of the demo fleet,
-// consistent with its load, for the life of ctx.
-func serveDemoGPUs(ctx context.Context, gpus *sim.GPUs, targets []scrape.Target) ([]demoExporter, error) {
-	addrs, err := gpus.Serve(ctx, "127.0.0.1")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]demoExporter, 0, len(addrs))
-	for i, a := range addrs {
-		if i >= len(targets) {
-			break
-		}
-		out = append(out, demoExporter{target: targets[i].Name, addr: a, pod: sim.PodName(i), namespace: sim.PodNamespace()})
-	}
-	return out, nil
-}
-
-// GPUFaultKinds are the names --gpu-fault and --demo-gpu-fault take.
-const GPUFaultKinds = "throttle, xid"
-
-// gpuFaultSpec is one GPU fault on one replica (1-based) or, with
-// replica 0, on all.
-type gpuFaultSpec struct {
-	fault   sim.GPUFault
-	replica int
-}
-
-// parseGPUFaults reads KIND[@N] values of flag for a fleet of n replicas.
-func parseGPUFaults(flag string, values []string, n int) ([]gpuFaultSpec, error) {
-	specs := make([]gpuFaultSpec, 0, len(values))
-	for _, v := range values {
-		kind, at, hasAt := strings.Cut(v, "@")
-		f := sim.GPUFault(kind)
-		if f != sim.GPUThrottle && f != sim.GPUXID {
-			return nil, usagef("--%s %q: unknown GPU fault %q (want %s, optionally @N for the Nth replica)", flag, v, kind, GPUFaultKinds)
-		}
-		replica, err := replicaAt(at, hasAt, n)
-		if err != nil {
-			return nil, usagef("--%s %q: %v", flag, v, err)
-		}
-		specs = append(specs, gpuFaultSpec{fault: f, replica: replica})
-	}
-	return specs, nil
-}
-
-// applyGPUFaults puts the simulated GPUs of a fleet of n replicas into
-// their faults.
-func applyGPUFaults(gpus *sim.GPUs, specs []gpuFaultSpec, n int) error {
-	for _, spec := range specs {
-		for i := range n {
-			if spec.replica != 0 && spec.replica != i+1 {
-				continue
-			}
-			if err := gpus.SetFault(i, spec.fault); err != nil {
-				return fmt.Errorf("replica %d: %w", i+1, err)
-			}
-		}
-	}
-	return nil
-}
-
-// gpuInput returns the monitor's GPU input: nil (no interface value) when
-// no GPU is read, so that the monitor reads none.
+// gpuInput is the monitor's GPU input: no interface value when no GPU is
+// read.
 func (w *Watch) gpuInput() monitor.GPUInput {
 	if w.gpuIn == nil {
 		return nil
@@ -402,32 +317,10 @@ func (w *Watch) gpuInput() monitor.GPUInput {
 	return w.gpuIn
 }
 
-// sayFound writes what local discovery found on stderr, for the modes
-// without a screen, whose header would say it.
+// sayFound says on stderr what local discovery found, for the modes whose
+// header is not there to say it.
 func (w *Watch) sayFound(env *Env) {
 	if w.found.Summary != "" {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w.found.Summary)
 	}
-}
-
-// serveSimGPUs serves a dcgm-exporter page per replica of a simulated
-// fleet on host, for `vtop sim --dcgm`, and returns the lines that name
-// them: "dcgm http://ADDR/metrics", in replica order.
-func serveSimGPUs(ctx context.Context, fleet *sim.Fleet, faults []gpuFaultSpec, n int, host string) ([]string, error) {
-	gpus := sim.NewGPUs(fleet)
-	if err := applyGPUFaults(gpus, faults, n); err != nil {
-		return nil, err
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	addrs, err := gpus.Serve(ctx, host)
-	if err != nil {
-		return nil, fmt.Errorf("dcgm-exporter pages: %w", err)
-	}
-	lines := make([]string, len(addrs))
-	for i, a := range addrs {
-		lines[i] = scrape.DCGMLinePrefix + "http://" + a + "/metrics"
-	}
-	return lines, nil
 }

@@ -65,7 +65,7 @@ func TestAnyLocal(t *testing.T) {
 
 func TestParseGPUFaults(t *testing.T) {
 	specs, err := parseGPUFaults("demo-gpu-fault", []string{"xid@2", "throttle"}, 3)
-	if err != nil || len(specs) != 2 || specs[0] != (gpuFaultSpec{sim.GPUXID, 2}) || specs[1] != (gpuFaultSpec{sim.GPUThrottle, 0}) {
+	if err != nil || len(specs) != 2 || specs[0] != (faultSpec[sim.GPUFault]{sim.GPUXID, 2}) || specs[1] != (faultSpec[sim.GPUFault]{sim.GPUThrottle, 0}) {
 		t.Errorf("specs %v, err %v", specs, err)
 	}
 	for _, bad := range []string{"melt", "xid@4", "xid@0", "throttle@x"} {
@@ -87,7 +87,7 @@ func TestHint(t *testing.T) {
 		{"servers found", Watch{found: found{Summary: "2 vLLM servers found on this host", Servers: 2}}, ""},
 		{"nothing found", Watch{found: found{Summary: "no inference server found on this host"}},
 			"nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
-		{"nothing found by a scan", Watch{hostFlags: hostFlags{Scan: true}, found: found{Summary: "no inference server found on this host"}},
+		{"nothing found by a scan", Watch{Scan: true, found: found{Summary: "no inference server found on this host"}},
 			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
 		{"no /proc", Watch{found: found{Summary: "no /proc on this system", Fallback: true}},
 			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},

@@ -9,12 +9,6 @@ import (
 	"github.com/vtop-dev/vtop/scrape"
 )
 
-// hostFlags say how vtop finds the servers of this host when no target
-// is given.
-type hostFlags struct {
-	Scan bool `help:"With no target: probe the metrics page of every listening port of this host (a few at a time, short timeouts) instead of the ports of the engine processes (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) found by their command lines."`
-}
-
 // found is what discovery found, for the header and the GPU join.
 type found struct {
 	// Summary says what was found and how, or what was looked for; ""
@@ -29,11 +23,8 @@ type found struct {
 	Fallback bool
 }
 
-// discoverTargets finds the inference servers of this host: their
-// processes and listening sockets (or, with --scan, every listening
-// port), each confirmed by its metrics page, else whatever answers at
-// vLLM's default port. Without /proc it falls back to that port, unprobed.
-// When nothing is found there is nothing to judge: a *NoDataError says
+// discoverTargets finds the inference servers of this host (discover.Find).
+// When nothing is found there is nothing to judge: a no-data error says
 // what was looked for and how else to point vtop (a replica DOWN at a
 // port nothing serves said neither).
 func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, error) {
@@ -49,16 +40,14 @@ func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, er
 	if len(res.Servers) == 0 {
 		return nil, f, nothingFound(res.Summary, w.Scan)
 	}
-	targets := make([]scrape.Target, 0, len(res.Servers))
-	for _, s := range res.Servers {
-		t, err := scrape.ParseTarget(s.Target)
-		if err != nil {
-			return nil, f, fmt.Errorf("discovered server %s: %w", s.Target, err)
-		}
+	targets, err := res.Targets()
+	if err != nil {
+		return nil, f, fmt.Errorf("discovered server: %w", err)
+	}
+	for i, s := range res.Servers {
 		if s.PID > 0 {
-			f.PIDs[t.Name] = s.PID
+			f.PIDs[targets[i].Name] = s.PID
 		}
-		targets = append(targets, t)
 	}
 	return targets, f, nil
 }
@@ -72,6 +61,6 @@ func nothingFound(summary string, scanned bool) error {
 		ways = append(ways, "vtop --scan (probe every listening port of this host)")
 	}
 	ways = append(ways, "vtop --prometheus URL (the fleet as its Prometheus has it)", "vtop --demo (a simulated fleet)")
-	return &NoDataError{msg: summary + ", and nothing answers at " + scrape.DefaultTarget().Name +
-		" (vLLM's default port). Point vtop at a server:\n  " + strings.Join(ways, "\n  ")}
+	return noData(summary + ", and nothing answers at " + scrape.DefaultTarget().Name +
+		" (vLLM's default port). Point vtop at a server:\n  " + strings.Join(ways, "\n  "))
 }

@@ -24,7 +24,7 @@ func TestNothingFoundIsSaidWithTheWaysOut(t *testing.T) {
 		{"by scan", true, []string{looked, "vtop HOST:PORT", "vtop -f targets.txt", "vtop --demo"}, "--scan"},
 	}
 	for _, tt := range tests {
-		w := &Watch{hostFlags: hostFlags{Scan: tt.scan}, find: func(context.Context, discover.Options) discover.Result {
+		w := &Watch{Scan: tt.scan, find: func(context.Context, discover.Options) discover.Result {
 			return discover.Result{Summary: looked}
 		}}
 		targets, _, err := w.targets(context.Background())

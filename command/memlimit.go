@@ -8,32 +8,18 @@ import (
 	"time"
 )
 
-// The dashboard keeps a soft memory limit sized from its live heap. Left to
-// GOGC=100 alone, the Go heap grows to twice its live size before each
-// collection and keeps the freed pages for a while: the screen history of
-// fifty replicas and fifteen minutes made that the larger part of vtop's
-// RSS (see BENCHMARKS.md, "The dashboard's memory"). A limit makes the
-// collector run before that and the scavenger hand idle pages back. It is
-// re-sized from the live heap, so it follows the fleet rather than a number
-// guessed in advance, and the runtime still never spends more than half the
-// CPU on a limit it cannot meet. The headless modes keep the default: they
-// have no history to hold and their CPU is the figure that counts.
-//
-// The limit suits sources that read in small pieces: pages scraped one by
-// one, frames of a recording. A refresh through Prometheus decodes every
-// answer of the fleet at once, of the order of the live heap itself, so a
-// limit five eighths above the live heap could be met only by collecting
-// without pause: reading 200 two-engine replicas through Prometheus, the
-// dashboard spent three times the CPU (7.3–8.1 s a minute against
-// 2.5–2.8 s) to keep its peak RSS at 69–75 MB rather than 98–101 MB.
-// The dashboard reading Prometheus keeps the collector's default and
-// --max-memory's limit.
+// The dashboard keeps a soft memory limit sized from its live heap: left
+// to GOGC=100, the heap grows to twice its live size before each
+// collection, which made the screen history of fifty replicas the larger
+// part of vtop's RSS. The limit follows the fleet, and the runtime never
+// spends more than half the CPU on one it cannot meet. Not for the
+// headless modes (their CPU is the figure that counts), nor through
+// Prometheus, whose refresh decodes answers of the order of the live heap
+// at once: meeting the limit tripled the CPU there (BENCHMARKS.md, "The
+// dashboard's memory").
 const (
-	// memoryLimitEvery is how often the limit follows the live heap.
-	memoryLimitEvery = 10 * time.Second
-	// memoryHeadroomMin is the least room given to new garbage above the
-	// live heap, so that a small fleet does not collect at every frame.
-	memoryHeadroomMin = 4 << 20
+	memoryLimitEvery  = 10 * time.Second // how often the limit follows the live heap
+	memoryHeadroomMin = 4 << 20          // the least room for garbage: a small fleet would collect at every frame
 )
 
 // memoryLimitSamples are the runtime metrics memoryLimit reads, in the
@@ -48,18 +34,12 @@ var memoryLimitSamples = []string{
 }
 
 // limitFrom is the soft memory limit for a heap whose last collection left
-// live bytes, given the runtime's memory: all it mapped (total) less what it
-// returned (released) is what the limit counts; of that, the heap's spans
-// (objects, unused, free) are the part a collection shrinks, the rest
-// (goroutine stacks, collector metadata) stays. The limit is that rest plus
-// the live heap plus five eighths of it as room for garbage — where
-// GOGC=62 would collect — but never less than memoryHeadroomMin of room.
-// Half was the room while fifty replicas' live heap was 20 MB; once it was
-// 14 MB (the poller lends its samples, pages share buffers), the same
-// allocation rate met about half the room and the collector ran twice as
-// often, for some 4 to 11 % more CPU; five eighths put the CPU back at the
-// earlier figure for 1.6 MB (BENCHMARKS.md, "The dashboard's memory,
-// second pass").
+// live bytes: what the runtime holds (total less released) beyond the
+// heap's spans (objects, unused, free), which a collection does not
+// shrink, plus the live heap and five eighths of it as room for garbage,
+// at least memoryHeadroomMin. Half the room made the collector run twice
+// as often once the live heap had shrunk, for 4 to 11 % more CPU
+// (BENCHMARKS.md, "The dashboard's memory, second pass").
 func limitFrom(live, total, released, objects, unused, free uint64) int64 {
 	heap := released + objects + unused + free
 	rest := uint64(0)

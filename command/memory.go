@@ -6,9 +6,8 @@ import (
 	"runtime/debug"
 )
 
-// memoryFlags hold vtop's one bound on its memory (its peak RSS): each
-// input takes a share of it (the Prometheus source's answers: a quarter; the pages of
-// direct scrapes being read: half).
+// memoryFlags hold vtop's one bound on its memory (its peak RSS), of which
+// each input takes a share.
 type memoryFlags struct {
 	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): a refresh's answers from Prometheus may take a quarter of it, counted as they are decoded, and the pages of direct scrapes half, counted before they are read into; an answer or a page that would pass its share is refused with a message naming the query or the target. The runtime collects garbage before it passes seven eighths of it (unless GOMEMLIMIT is set)."`
 }
@@ -29,15 +28,12 @@ func (f memoryFlags) maxMemory() (int64, error) {
 	return n, nil
 }
 
-// softLimit makes n, the bound, the runtime's soft memory limit unless
-// one is set (GOMEMLIMIT; the dashboard sizes its own from the live
-// heap): pages read within their share leave their buffers as garbage,
-// which the collector, left to GOGC alone, let grow to twice the live
-// heap (sixteen pages at the --max-body cap peaked at 395 MiB). The
-// limit is seven eighths of n: what the runtime does not count (the
-// program's own code and data, mapped from the binary) stays within
-// the rest, so that the process' RSS, not only the runtime's memory,
-// keeps to n.
+// softLimit makes seven eighths of n, the bound, the runtime's soft
+// memory limit unless one is set (GOMEMLIMIT, or the dashboard's): left to
+// GOGC, the garbage of pages read within their share grew to twice the
+// live heap (sixteen pages at the --max-body cap peaked at 395 MiB). The
+// last eighth is for what the runtime does not count (the program's code
+// and data), so that the process' RSS keeps to n.
 func softLimit(n int64) {
 	if os.Getenv("GOMEMLIMIT") != "" || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return

@@ -28,9 +28,7 @@ type notifyFlags struct {
 	Bell string `placeholder:"STATES" help:"Ring the terminal's bell when a replica changes into one of STATES, its first state included, comma-separated (e.g. down,full,preempting)."`
 }
 
-// validate rejects the notify flags that cannot work: a URL that is not
-// http(s), a state that does not exist, options without their flag, and
-// modes with no changes to tell (--once) or no terminal to ring (--jsonl).
+// validate rejects the notify flags that cannot work.
 func (f notifyFlags) validate(once, jsonl bool) error {
 	return firstError(f.validateAlertmanager, func() error { return f.validateChanges(once, jsonl) })
 }
@@ -55,8 +53,8 @@ func (f notifyFlags) validateAlertmanager() error {
 }
 
 // validateChanges rejects --on-change's limits that stop every run, and
-// telling of changes where there are none (--once) or no terminal to ring
-// (--jsonl).
+// telling of changes where there are none (--once) or ringing where there
+// is no terminal (--jsonl).
 func (f notifyFlags) validateChanges(once, jsonl bool) error {
 	switch {
 	case f.OnChangeTimeout <= 0:
@@ -77,7 +75,6 @@ func (f notifyFlags) validateChanges(once, jsonl bool) error {
 }
 
 // alertmanager prepares the sender of --alertmanager, nil without it.
-// Errors name the option at fault (a CA file, a token file).
 func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error) {
 	if f.Alertmanager == "" {
 		return nil, nil
@@ -103,9 +100,8 @@ func (f notifyFlags) alertmanager(say func(string)) (*notify.Alertmanager, error
 	return am, nil
 }
 
-// notifier is what the notify flags start: it watches each report on the
-// monitor's goroutine and hands the work to goroutines of its own, so
-// that observe never waits.
+// notifier is what the notify flags start: observe takes each report on
+// the monitor's goroutine and hands the work to goroutines of its own.
 type notifier struct {
 	am      *notify.Alertmanager
 	tracker *notify.Tracker
@@ -117,9 +113,9 @@ type notifier struct {
 	wg     sync.WaitGroup
 }
 
-// startNotifier starts what the flags ask for; nil when they ask for nothing.
-// say receives the notices (a failed post, a failed hook), on a goroutine
-// of the notifier's.
+// startNotifier starts what the flags ask for (nil for nothing); say
+// receives the notices (a failed post, a failed hook) on a goroutine of
+// the notifier's.
 func (f notifyFlags) startNotifier(ctx context.Context, say func(string)) (*notifier, error) {
 	if f.Alertmanager == "" && f.OnChange == "" && f.Bell == "" {
 		return nil, nil
@@ -149,9 +145,8 @@ func (f notifyFlags) startNotifier(ctx context.Context, say func(string)) (*noti
 	return n, nil
 }
 
-// observe takes a report: alerts are queued, hooks started, and it says
-// whether the bell rings. All three read the report's one stream of state
-// changes, as the event log does. It returns at once.
+// observe queues a report's alerts, starts its hooks and says whether the
+// bell rings, all from its one stream of state changes; it returns at once.
 func (n *notifier) observe(r analysis.Report) (ring bool) {
 	if n == nil {
 		return false
@@ -167,8 +162,7 @@ func (n *notifier) observe(r analysis.Report) (ring bool) {
 	return notify.Rings(&r, n.bell)
 }
 
-// stop ends the posting and kills the hooks still running, and waits for
-// both.
+// stop ends the posting, kills the hooks still running, and waits for both.
 func (n *notifier) stop() {
 	if n == nil {
 		return

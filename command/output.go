@@ -16,9 +16,8 @@ import (
 
 // status is how a one-shot report ends the process: nil when every replica
 // is healthy or idle, else a *StatusError with the code of the worst
-// replica (down before degraded). A replica still warming up could not be
-// judged, and a sleeping one serves nothing: neither is "healthy" to a
-// script, so both count as degraded.
+// replica (down before degraded; warming up or asleep is not healthy to a
+// script).
 func status(r analysis.Report) error {
 	if r.Source.Failing() {
 		// The verdicts are from before the failure, if any: not current.
@@ -27,9 +26,10 @@ func status(r analysis.Report) error {
 	code := ExitHealthy
 	for _, rep := range r.Replicas {
 		switch rep.State {
+		case analysis.StateHealthy, analysis.StateIdle:
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
-		case analysis.StateSlow, analysis.StateFull, analysis.StatePreempting, analysis.StateStalled, analysis.StateStale, analysis.StateRecovering, analysis.StateWarming, analysis.StateUnjudged, analysis.StateSleeping:
+		default:
 			code = ExitDegraded
 		}
 	}
@@ -40,8 +40,7 @@ func status(r analysis.Report) error {
 }
 
 // printReport prints a one-shot report, as JSON or as text, and returns
-// the status its states call for, or the error that kept it from being
-// written.
+// its status, or the error that kept it from being written.
 func printReport(w io.Writer, r analysis.Report, asJSON bool) error {
 	var err error
 	if asJSON {
@@ -62,13 +61,12 @@ func writeSource(w io.Writer, src *catalogue.SourceStatus) {
 	if src == nil {
 		return
 	}
-	if !src.Failing() {
-		if store := src.StoreLabel(); store != "" {
-			fmt.Fprintf(w, "source %s, answered by %s\n", src.Name, store)
-		} else {
-			fmt.Fprintf(w, "source %s\n", src.Name)
-		}
-	} else {
+	switch store := src.StoreLabel(); {
+	case !src.Failing() && store != "":
+		fmt.Fprintf(w, "source %s, answered by %s\n", src.Name, store)
+	case !src.Failing():
+		fmt.Fprintf(w, "source %s\n", src.Name)
+	default:
 		age := "no data yet"
 		if !src.LastGood.IsZero() {
 			age = fmt.Sprintf("data %s old", analysis.Num(src.DataAgeSeconds).Seconds())
@@ -85,9 +83,8 @@ func writeSource(w io.Writer, src *catalogue.SourceStatus) {
 }
 
 // writeJSON writes the report as one JSON object (indented for --json, one
-// line for --jsonl) by encoding/json, from the struct tags of the
-// analysis.Report and the MarshalJSON of its figures. The Encoder writes
-// each object with one Write, so a --jsonl line is never split.
+// line for --jsonl). The Encoder writes each object with one Write, so a
+// --jsonl line is never split.
 func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 	enc := json.NewEncoder(w)
 	if indent {
@@ -96,9 +93,21 @@ func writeJSON(w io.Writer, r analysis.Report, indent bool) error {
 	return enc.Encode(r)
 }
 
+// jsonLines is --jsonl's output: each report one JSON line on out. A
+// line that cannot be written stops the run with the error, so that a
+// full disk or a closed reader never loses reports silently.
+func jsonLines(out io.Writer) func(analysis.Report) error {
+	return func(r analysis.Report) error {
+		if err := writeJSON(out, r, false); err != nil {
+			return fmt.Errorf("--jsonl: writing a report: %w", err)
+		}
+		return nil
+	}
+}
+
 // writeText writes the report as the compact table a person reads in a
-// terminal or pastes into a ticket. The report's strings are safe to draw:
-// they were cleaned where they entered.
+// terminal or pastes into a ticket (its strings were cleaned where they
+// entered).
 func writeText(out io.Writer, r analysis.Report) error {
 	w := &stickyWriter{w: out}
 	fmt.Fprintf(w, "vtop · window %s · %s\n", analysis.Num(r.WindowSeconds).Seconds(), r.Time.Format(human.DateClock))
@@ -131,8 +140,7 @@ func writeText(out io.Writer, r analysis.Report) error {
 }
 
 // stickyWriter keeps the first write error and drops every write after
-// it, so that a report made of many small writes is checked once, at the
-// end.
+// it: a report of many small writes is checked once, at the end.
 type stickyWriter struct {
 	w   io.Writer
 	err error
@@ -147,8 +155,8 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// writeReplicaNotes writes the evidence and the first action of a replica,
-// plus Little's law figures a reader checks by hand.
+// writeReplicaNotes writes a replica's evidence, first action and Little's
+// law figures.
 func writeReplicaNotes(w io.Writer, rep analysis.ReplicaReport) {
 	f := rep.Figures
 	fmt.Fprintf(w, "\n%s  %s  engine %s", rep.Target, strings.ToUpper(rep.State.String()), engineText(rep))
@@ -197,8 +205,8 @@ func abortedText(f analysis.Figures) string {
 	return fmt.Sprintf(" finished (%s successful, %s aborted)", ok.Amount(), f.FinishedPerSecond.Abort.Amount())
 }
 
-// engineText names the server of a replica: its engine, or the router
-// and its backends; "n/a" before it has answered.
+// engineText names a replica's engine, or the router and its backends;
+// "n/a" before it has answered.
 func engineText(rep analysis.ReplicaReport) string {
 	switch {
 	case rep.Router != catalogue.RouterNone:
@@ -233,7 +241,7 @@ func writeFleet(w io.Writer, fl analysis.FleetFigures) {
 }
 
 // bounded writes a latency quantile as its bucket allows: ">80s" beyond
-// the last finite bound, "<300ms" in the first bucket. A bucket without
+// the last finite bound, "<300ms" in the first bucket; a bucket without
 // width (none was recorded) bounds nothing.
 func bounded(v analysis.Num, b analysis.QuantileBucket) string {
 	if !(b.Upper.Float() > b.Lower.Float()) {
@@ -243,7 +251,7 @@ func bounded(v analysis.Num, b analysis.QuantileBucket) string {
 }
 
 // targetText is the replica's target, with how many instances it sums
-// when it stands for several (a group read through Prometheus).
+// (a group read through Prometheus).
 func targetText(rep analysis.ReplicaReport) string {
 	if rep.Instances > 1 {
 		return fmt.Sprintf("%s ×%d", rep.Target, rep.Instances)
@@ -251,8 +259,7 @@ func targetText(rep analysis.ReplicaReport) string {
 	return rep.Target
 }
 
-// stateText is the replica's state, marked when it is the verdict of the
-// last data a failing source gave.
+// stateText is the replica's state, marked when a failing source left it.
 func stateText(rep analysis.ReplicaReport) string {
 	if rep.SourceStale {
 		return strings.ToUpper(rep.State.String()) + " (stale)"

@@ -20,11 +20,10 @@ import (
 	"github.com/vtop-dev/vtop/scrape"
 )
 
-// The past of the fleet, read from --prometheus: the stretch is read
-// from the server chunk by chunk, written as a recording (each scrape
-// Prometheus made, as a page, and one evaluation per --interval), and
-// played by the replay's screens and outputs. `vtop record --prometheus
-// --from --to -o FILE` keeps that recording.
+// The past of the fleet, read from --prometheus chunk by chunk, is
+// written as a recording (each scrape Prometheus made, as a page, and one
+// evaluation per --interval) and played by the replay's screens, or kept
+// (`vtop record --prometheus --from --to -o FILE`).
 
 // pastFlags ask for a stretch of the past instead of the present.
 type pastFlags struct {
@@ -33,18 +32,15 @@ type pastFlags struct {
 	To   string `placeholder:"TIME" help:"With --from: the end of the stretch (default: now)."`
 }
 
-// asked reports whether a time of the past was given.
 func (f pastFlags) asked() bool { return f.At != "" || f.From != "" || f.To != "" }
 
-// Bounds of the past.
-const (
-	// maxPastRange is the longest stretch read at once, and the longest
-	// window read before its first report: one read asks for at most
-	// twice that (and two intervals), 577 chunks of 5 minutes.
-	maxPastRange = 24 * time.Hour
-	// atAround is how far either side of --at the screen reaches.
-	atAround = 10 * time.Minute
-)
+// maxPastRange is the longest stretch read at once, and the longest
+// window read before its first report: one read asks for at most twice
+// that (and two intervals), 577 chunks of 5 minutes.
+const maxPastRange = 24 * time.Hour
+
+// atAround is how far either side of --at the screen reaches.
+const atAround = 10 * time.Minute
 
 // pastStretch is a stretch of the past to report on: a report at each
 // of times, each over window.
@@ -57,14 +53,11 @@ type pastStretch struct {
 }
 
 // keep is how far before a report its readings reach, as a live
-// monitor's (the window and two intervals).
+// monitor's (the window and two intervals); start is where the samples of
+// the stretch start, end the last report's time.
 func (p pastStretch) keep() time.Duration { return p.window + 2*p.interval }
-
-// start is where the samples of the stretch start.
-func (p pastStretch) start() time.Time { return p.reports[0].Add(-p.keep()) }
-
-// end is the last report's time.
-func (p pastStretch) end() time.Time { return p.reports[len(p.reports)-1] }
+func (p pastStretch) start() time.Time    { return p.reports[0].Add(-p.keep()) }
+func (p pastStretch) end() time.Time      { return p.reports[len(p.reports)-1] }
 
 // stretch reads the flags into the stretch of the past, now being the
 // present; screen says whether a screen will show it (--at then reaches
@@ -105,17 +98,15 @@ func (f pastFlags) stretch(now time.Time, window, interval time.Duration, screen
 	if err != nil {
 		return p, err
 	}
-	to := now
-	if f.To != "" {
-		if to, err = parsePastTime("--to", f.To, now); err != nil {
-			return p, err
-		}
+	to, err := parsePastTime("--to", cmp.Or(f.To, "now"), now)
+	if err != nil {
+		return p, err
 	}
 	switch {
 	case !from.Before(to):
-		return p, usagef("--from %s (%s) is not before --to %s (%s)", f.From, from.Format(time.RFC3339), orNow(f.To), to.Format(time.RFC3339))
+		return p, usagef("--from %s (%s) is not before --to %s (%s)", f.From, from.Format(time.RFC3339), cmp.Or(f.To, "now"), to.Format(time.RFC3339))
 	case to.Sub(from) > maxPastRange:
-		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, orNow(f.To), to.Sub(from).Round(time.Second), maxPastRange)
+		return p, usagef("--from %s --to %s: %s is over the %s a stretch may span; narrow it", f.From, cmp.Or(f.To, "now"), to.Sub(from).Round(time.Second), maxPastRange)
 	}
 	p.every(from, to)
 	return p, nil
@@ -132,10 +123,7 @@ func (f pastFlags) boundWindow(now time.Time, window, interval time.Duration) er
 	if f.At == "" {
 		flag = "--from"
 		from, err := parsePastTime("--from", f.From, now)
-		to, errTo := now, error(nil)
-		if f.To != "" {
-			to, errTo = parsePastTime("--to", f.To, now)
-		}
+		to, errTo := parsePastTime("--to", cmp.Or(f.To, "now"), now)
 		if err == nil && errTo == nil && to.After(from) {
 			stretch = to.Sub(from)
 		}
@@ -148,16 +136,7 @@ func (f pastFlags) boundWindow(now time.Time, window, interval time.Duration) er
 		"--window", window, flag, read, maxPastRange)
 }
 
-// orNow names an empty --to.
-func orNow(s string) string {
-	if s == "" {
-		return "now"
-	}
-	return s
-}
-
-// every sets a report every interval from from to to, both included
-// when to falls on one.
+// every sets a report every interval from from to to (included).
 func (p *pastStretch) every(from, to time.Time) {
 	from, to = from.Truncate(time.Millisecond), to.Truncate(time.Millisecond)
 	for t := from; !t.After(to); t = t.Add(p.interval) {
@@ -165,8 +144,8 @@ func (p *pastStretch) every(from, to time.Time) {
 	}
 }
 
-// openStretch finds the targets of the stretch, and says on stderr what
-// the reading has to say.
+// openStretch finds the targets of the stretch, and says its warnings on
+// stderr.
 func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastStretch) (*promsource.Past, error) {
 	past, err := src.Past(ctx, p.start(), p.end())
 	switch {
@@ -175,7 +154,7 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 	case err != nil:
 		// Nothing of the past could be read: nothing to judge (exit 3),
 		// as a live watch whose server never answers.
-		return nil, &NoDataError{err.Error()}
+		return nil, noData(err.Error())
 	}
 	for _, w := range past.Warnings {
 		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
@@ -183,24 +162,18 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 	return past, nil
 }
 
-// pastTargets is the targets of the stretch as a recording keeps them.
-func pastTargets(src *promsource.Source, past *promsource.Past) []scrape.Target {
-	out := make([]scrape.Target, len(past.Targets))
-	for i, t := range past.Targets {
-		out[i] = scrape.Target{Name: t.Name, URL: src.Name() + "#" + t.Job + "/" + t.Instance}
-	}
-	return out
-}
-
 // recordPast writes the stretch read from src into a new recording at
 // path, and returns how many pages it holds. A stretch without any
-// series vtop reads is a *NoDataError naming the flags.
+// series vtop reads is a no-data error naming the flags.
 func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config, path string, maxBytes int64) (pastCounts, error) {
 	past, err := openStretch(ctx, env, src, p)
 	if err != nil {
 		return pastCounts{}, err
 	}
-	targets := pastTargets(src, past)
+	targets := make([]scrape.Target, len(past.Targets))
+	for i, t := range past.Targets {
+		targets[i] = scrape.Target{Name: t.Name, URL: src.Name() + "#" + t.Job + "/" + t.Instance}
+	}
 	cfg.Window = p.window
 	rec, err := record.Create(path, record.Options{
 		Vtop: env.Version, Interval: p.interval, Targets: targets, Args: redactArgs(env.Args),
@@ -212,14 +185,14 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 	w := newPastWriter(rec, targets, p)
 	err = pastReadError(ctx, past.Read(ctx, w.chunk))
 	if err == nil {
-		w.ticksThrough(p.end())
+		_ = w.through(p.end())
 	}
 	stopped := rec.Err()
 	frames := rec.Frames()
 	if cerr := rec.Close(); err == nil {
 		err = cmp.Or(stopped, cerr)
 	}
-	if err == nil && w.ticks == 0 {
+	if err == nil && w.made == 0 {
 		err = p.noData(src)
 	}
 	if err != nil && frames == 0 {
@@ -227,7 +200,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		// recording: nothing is left behind.
 		_ = os.Remove(path)
 	}
-	return pastCounts{frames, w.ticks}, err
+	return pastCounts{frames, w.made}, err
 }
 
 // pastReadError is the error of a read of the past that stopped: what
@@ -236,7 +209,7 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 // vtop's own failures, and a stop asked for, stay what they are.
 func pastReadError(ctx context.Context, err error) error {
 	if err != nil && ctx.Err() == nil && promsource.IsServerError(err) {
-		return &NoDataError{err.Error()}
+		return noData(err.Error())
 	}
 	return err
 }
@@ -250,28 +223,68 @@ type pastCounts struct {
 // noData is the error of a stretch where Prometheus holds nothing to
 // report on.
 func (p pastStretch) noData(src *promsource.Source) error {
-	return &NoDataError{fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
-		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), p.flags())}
-}
-
-// flags names the flags of the stretch, for messages.
-func (p pastStretch) flags() string {
+	flags := " (--from/--to)"
 	if p.at {
-		return " (--at)"
+		flags = " (--at)"
 	}
-	return " (--from/--to)"
+	return noData(fmt.Sprintf("Prometheus %s holds no series vtop reads from %s to %s%s", src.Name(),
+		p.start().Format(time.RFC3339), p.end().Format(time.RFC3339), flags))
 }
 
-// pastWriter writes the pages of the stretch and the evaluations between
-// them: a tick is written once every page at or before it is.
+// pastGrid makes the reports of a stretch as each target's items (frames
+// written, samples read) arrive, oldest first: a report is made once the
+// items up to its time are in, over those a live monitor's window holds
+// (heldAt), and the items no later report needs are forgotten. Reports
+// before any target's first item are not made: Prometheus held nothing
+// yet.
+type pastGrid[T any] struct {
+	p      pastStretch
+	timeOf func(T) time.Time
+	items  [][]T // per target
+	next   int   // the next report
+	made   int
+	report func(at time.Time, held [][]T) error
+}
+
+func newPastGrid[T any](p pastStretch, targets int, timeOf func(T) time.Time, report func(time.Time, [][]T) error) *pastGrid[T] {
+	return &pastGrid[T]{p: p, timeOf: timeOf, items: make([][]T, targets), report: report}
+}
+
+// through makes the reports at or before t.
+func (g *pastGrid[T]) through(t time.Time) error {
+	for ; g.next < len(g.p.reports) && !g.p.reports[g.next].After(t); g.next++ {
+		at := g.p.reports[g.next]
+		held := make([][]T, len(g.items))
+		seen := g.made > 0
+		for i, xs := range g.items {
+			lo, hi := heldAt(xs, g.timeOf, at, g.p.keep())
+			held[i] = xs[lo:hi]
+			seen = seen || hi > 0
+		}
+		if !seen {
+			continue
+		}
+		g.made++
+		if err := g.report(at, held); err != nil {
+			return err
+		}
+	}
+	if g.next < len(g.p.reports) {
+		from := g.p.reports[g.next].Add(-g.p.keep())
+		for i, xs := range g.items {
+			g.items[i] = neededFrom(xs, g.timeOf, from)
+		}
+	}
+	return nil
+}
+
+// pastWriter writes the pages of the stretch and, on its grid, the
+// evaluations between them (ticks).
 type pastWriter struct {
+	*pastGrid[frameAt]
 	rec     *record.Recorder
 	targets []scrape.Target
-	p       pastStretch
-	next    int         // the next report to tick
-	frames  [][]frameAt // per target: its recent frames, oldest first
-	seq     []int64     // per target: the last frame's sequence number
-	ticks   int         // the ticks written
+	seq     []int64 // per target: the last frame's sequence number
 	workers int
 }
 
@@ -284,8 +297,16 @@ type frameAt struct {
 func (f frameAt) time() time.Time { return f.t }
 
 func newPastWriter(rec *record.Recorder, targets []scrape.Target, p pastStretch) *pastWriter {
-	return &pastWriter{rec: rec, targets: targets, p: p, frames: make([][]frameAt, len(targets)),
-		seq: make([]int64, len(targets)), workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+	w := &pastWriter{rec: rec, targets: targets, seq: make([]int64, len(targets)), workers: max(1, min(runtime.GOMAXPROCS(0), 4))}
+	w.pastGrid = newPastGrid(p, len(targets), frameAt.time, func(at time.Time, held [][]frameAt) error {
+		tick := record.Tick{Time: at, Window: p.window, Cuts: make([]record.Cut, len(held))}
+		for i, fs := range held {
+			tick.Cuts[i] = cutOf(fs)
+		}
+		w.rec.Tick(tick)
+		return nil
+	})
+	return w
 }
 
 // chunk writes one chunk's pages, the targets shared among workers (a
@@ -306,7 +327,7 @@ func (w *pastWriter) chunk(pages []promsource.PastPage) error {
 		})
 	}
 	wg.Wait()
-	w.ticksThrough(pages[len(pages)-1].Time)
+	_ = w.through(pages[len(pages)-1].Time)
 	if err := w.rec.Err(); err != nil {
 		return fmt.Errorf("writing the recording: %w", err)
 	}
@@ -318,42 +339,15 @@ func (w *pastWriter) page(pg promsource.PastPage) {
 	w.rec.Page(scrape.Page{Target: w.targets[pg.Target], Time: pg.Time, Body: pg.Body,
 		ContentType: promsource.PastContentType, Err: pg.Err})
 	w.seq[pg.Target]++
-	w.frames[pg.Target] = append(w.frames[pg.Target], frameAt{pg.Time, w.seq[pg.Target]})
+	w.items[pg.Target] = append(w.items[pg.Target], frameAt{pg.Time, w.seq[pg.Target]})
 }
 
-// ticksThrough writes the ticks at or before t, each over the frames of
-// the keep before it (and at least the newest frame, as a recording's
-// own ticks are made), and forgets the frames no later tick needs.
-func (w *pastWriter) ticksThrough(t time.Time) {
-	for ; w.next < len(w.p.reports) && !w.p.reports[w.next].After(t); w.next++ {
-		at := w.p.reports[w.next]
-		tick := record.Tick{Time: at, Window: w.p.window, Cuts: make([]record.Cut, len(w.targets))}
-		seen := w.ticks > 0
-		for i, fs := range w.frames {
-			tick.Cuts[i] = cutAt(fs, at, w.p.keep())
-			seen = seen || tick.Cuts[i].Seq > 0
-		}
-		if !seen {
-			continue // before Prometheus's first scrape: nothing to report
-		}
-		w.rec.Tick(tick)
-		w.ticks++
-	}
-	if w.next < len(w.p.reports) {
-		from := w.p.reports[w.next].Add(-w.p.keep())
-		for i, fs := range w.frames {
-			w.frames[i] = neededFrom(fs, frameAt.time, from)
-		}
-	}
-}
-
-// cutAt is the cut of a report at at over frames (heldAt).
-func cutAt(fs []frameAt, at time.Time, keep time.Duration) record.Cut {
-	lo, hi := heldAt(fs, frameAt.time, at, keep)
-	if hi == 0 {
+// cutOf is the cut of a tick over the frames it holds of a target.
+func cutOf(held []frameAt) record.Cut {
+	if len(held) == 0 {
 		return record.Cut{}
 	}
-	return record.Cut{Seq: fs[hi-1].seq, Count: hi - lo}
+	return record.Cut{Seq: held[len(held)-1].seq, Count: len(held)}
 }
 
 // heldAt is the span [lo, hi) of xs (oldest first, at times timeOf) that
@@ -386,7 +380,7 @@ func neededFrom[T any](xs []T, timeOf func(T) time.Time, from time.Time) []T {
 }
 
 // openPast writes the stretch to a recording in a temporary directory
-// and opens it; the file is gone once the recording is closed.
+// and opens it; the file goes with the recording's close.
 func openPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config) (*record.Recording, error) {
 	dir, err := os.MkdirTemp("", "vtop-past-")
 	if err != nil {
@@ -410,16 +404,10 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	if screen && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
 		return errNoTerminal
 	}
-	now := time.Now()
-	p, err := w.pastFlags.stretch(now, w.Window, w.Interval, screen)
+	p, src, cfg, err := w.pastSource(screen)
 	if err != nil {
 		return err
 	}
-	src, err := w.prometheusSource()
-	if err != nil {
-		return err
-	}
-	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
 	if !screen {
 		return w.printPast(ctx, env, src, p, cfg)
 	}
@@ -434,6 +422,18 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	r.note = pastNote(p.reports[0], p.end())
 	r.pauseAt = p.focus
 	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+}
+
+// pastSource is the stretch the flags ask for (screen: as pastFlags.stretch
+// says), the Prometheus source that holds it and the configuration of its
+// reports.
+func (w *Watch) pastSource(screen bool) (pastStretch, *promsource.Source, analysis.Config, error) {
+	p, err := w.pastFlags.stretch(time.Now(), w.Window, w.Interval, screen)
+	if err != nil {
+		return p, nil, analysis.Config{}, err
+	}
+	src, err := w.prometheusSource()
+	return p, src, w.config(w.Window, analysis.DefaultConfig().Hysteresis), err
 }
 
 // validatePast rejects the flags of the past that do not go with it.
@@ -473,8 +473,8 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	case r.Duration != 0:
 		return usagef("--duration: %s records a stretch that ends by itself", r.pastFlag())
 	}
-	w := &Watch{Interval: r.Interval, Timeout: r.Timeout, Window: r.Window, clientFlags: r.clientFlags,
-		prometheusFlags: r.prometheusFlags, memoryFlags: r.memoryFlags, gpuFlags: gpuFlags{NoGPUs: true}}
+	w := &Watch{Interval: r.Interval, Timeout: r.Timeout, Window: r.Window, analysisFlags: r.analysisFlags, clientFlags: r.clientFlags,
+		prometheusFlags: r.prometheusFlags, pastFlags: r.pastFlags, memoryFlags: r.memoryFlags, gpuFlags: gpuFlags{NoGPUs: true}}
 	if err := w.validatePrometheus(); err != nil {
 		return err
 	}
@@ -482,15 +482,10 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return usagef("--max-size: %v", err)
 	}
-	p, err := r.pastFlags.stretch(time.Now(), r.Window, r.Interval, true)
+	p, src, cfg, err := w.pastSource(true)
 	if err != nil {
 		return err
 	}
-	src, err := w.prometheusSource()
-	if err != nil {
-		return err
-	}
-	cfg := r.config(r.Window, analysis.DefaultConfig().Hysteresis)
 	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.DateClock), zoneNote(p.reports[0]), r.Output)
 	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })

@@ -59,7 +59,7 @@ func pastRecording(tb testing.TB, path string, replicas int, span, interval, win
 			tb.Fatal(err)
 		}
 	}
-	w.ticksThrough(p.end())
+	_ = w.through(p.end())
 	if err := rec.Close(); err != nil {
 		tb.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -18,13 +17,12 @@ import (
 // without writing and parsing a page per scrape.
 func (w *Watch) printPast(ctx context.Context, env *Env, src *promsource.Source, p pastStretch, cfg analysis.Config) error {
 	var last *analysis.Report
+	line := jsonLines(env.Stdout)
 	out := func(r analysis.Report) error {
-		if w.JSONL {
-			if err := writeJSON(env.Stdout, r, false); err != nil {
-				return fmt.Errorf("--jsonl: writing a report: %w", err)
-			}
-		}
 		last = &r
+		if w.JSONL {
+			return line(r)
+		}
 		return nil
 	}
 	n, err := untilDone(ctx, func() (int, error) { return pastReports(ctx, env, src, p, cfg, out) })
@@ -47,81 +45,32 @@ func pastReports(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 		return 0, err
 	}
 	cfg.Window = p.window
-	a := &pastAnalyzer{p: p, cfg: cfg, out: out, samples: make([][]catalogue.Sample, len(past.Targets))}
-	for _, t := range past.Targets {
-		a.names = append(a.names, t.Name)
-	}
-	err = pastReadError(ctx, past.ReadSamples(ctx, a.chunk))
+	var prev *analysis.Report
+	g := newPastGrid(p, len(past.Targets), sampleTime, func(at time.Time, held [][]catalogue.Sample) error {
+		readings := make([]catalogue.Readings, len(held))
+		for i, ss := range held {
+			readings[i] = catalogue.Readings{Target: past.Targets[i].Name}
+			if len(ss) > 0 {
+				readings[i].Samples = slices.Clone(ss)
+			}
+		}
+		r := analysis.Analyze(at, readings, cfg, prev)
+		prev = &r
+		return out(r)
+	})
+	err = pastReadError(ctx, past.ReadSamples(ctx, func(samples []promsource.PastSample) error {
+		if len(samples) == 0 {
+			return nil
+		}
+		for _, s := range samples {
+			g.items[s.Target] = append(g.items[s.Target], s.Sample)
+		}
+		return g.through(samples[len(samples)-1].Sample.Time)
+	}))
 	if err == nil {
-		err = a.reportsThrough(p.end())
+		err = g.through(p.end())
 	}
-	return a.made, err
-}
-
-// pastAnalyzer evaluates the reports of a stretch as its samples arrive,
-// each over the samples a replay's tick would hold (see cutAt).
-type pastAnalyzer struct {
-	p       pastStretch
-	cfg     analysis.Config
-	out     func(analysis.Report) error
-	names   []string
-	samples [][]catalogue.Sample // per target: the recent samples, oldest first
-	next    int                  // the next report to make
-	made    int
-	prev    *analysis.Report
-}
-
-// chunk takes one chunk's samples and makes the reports it completes.
-func (a *pastAnalyzer) chunk(samples []promsource.PastSample) error {
-	if len(samples) == 0 {
-		return nil
-	}
-	for _, s := range samples {
-		a.samples[s.Target] = append(a.samples[s.Target], s.Sample)
-	}
-	return a.reportsThrough(samples[len(samples)-1].Sample.Time)
-}
-
-// reportsThrough makes the reports at or before t, and forgets the
-// samples no later report needs. Reports before the first sample of any
-// target are not made: Prometheus held nothing yet.
-func (a *pastAnalyzer) reportsThrough(t time.Time) error {
-	keep := a.p.keep()
-	for ; a.next < len(a.p.reports) && !a.p.reports[a.next].After(t); a.next++ {
-		at := a.p.reports[a.next]
-		readings := make([]catalogue.Readings, len(a.names))
-		seen := a.made > 0
-		for i, ss := range a.samples {
-			readings[i] = catalogue.Readings{Target: a.names[i], Samples: samplesAt(ss, at, keep)}
-			seen = seen || len(readings[i].Samples) > 0
-		}
-		if !seen {
-			continue
-		}
-		r := analysis.Analyze(at, readings, a.cfg, a.prev)
-		a.prev = &r
-		a.made++
-		if err := a.out(r); err != nil {
-			return err
-		}
-	}
-	if a.next < len(a.p.reports) {
-		from := a.p.reports[a.next].Add(-keep)
-		for i, ss := range a.samples {
-			a.samples[i] = neededFrom(ss, sampleTime, from)
-		}
-	}
-	return nil
-}
-
-// samplesAt is what a report at at holds of a target's samples (heldAt,
-// as cutAt takes frames), in a new slice.
-func samplesAt(ss []catalogue.Sample, at time.Time, keep time.Duration) []catalogue.Sample {
-	lo, hi := heldAt(ss, sampleTime, at, keep)
-	if hi == 0 {
-		return nil
-	}
-	return slices.Clone(ss[lo:hi])
+	return g.made, err
 }
 
 func sampleTime(s catalogue.Sample) time.Time { return s.Time }

@@ -26,10 +26,8 @@ func parsePastTime(flag, s string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// clockLayouts are the clock times taken alone, in local time.
+// clockLayouts are clock times alone, dateLayouts with a date; both local.
 var clockLayouts = []string{"15:04", "15:04:05"}
-
-// dateLayouts are a date with a clock time, in local time.
 var dateLayouts = []string{"2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05"}
 
 // readPastTime is parsePastTime without the checks.
@@ -73,28 +71,25 @@ func readPastTime(s string, now time.Time) (time.Time, error) {
 // zoneNote says which zone times are read and shown in:
 // "times in local time, UTC+01:00 (CET)".
 func zoneNote(at time.Time) string {
-	name, _ := at.Zone()
-	off := at.Format("-07:00")
-	note := "times in local time, UTC" + off
-	if name != "" && !strings.HasPrefix(name, "+") && !strings.HasPrefix(name, "-") && name != "UTC" {
-		note += " (" + name + ")"
-	}
-	return note
+	return "times in local time, UTC" + at.Format("-07:00") + zoneName(at)
 }
 
 // pastNote is the replay line's note over a stretch of the past: the
 // day (or days) the clock times are of, and their zone, so that 03:10
-// cannot be read as today's or in another zone. The day and the zone come
-// first and short: on an 80-column terminal the line keeps 34 columns for
-// the note.
+// cannot be read as today's or in another zone; short, for the 34 columns
+// an 80-column terminal leaves it.
 func pastNote(first, last time.Time) string {
 	day := first.Format("2006-01-02")
 	if d := last.Format("2006-01-02"); d != day {
 		day += " to " + d
 	}
-	zone := "UTC" + first.Format("-07:00") + " local"
-	if name, _ := first.Zone(); name != "" && !strings.HasPrefix(name, "+") && !strings.HasPrefix(name, "-") && name != "UTC" {
-		zone += " (" + name + ")"
+	return day + " UTC" + first.Format("-07:00") + " local" + zoneName(first) + ", from Prometheus"
+}
+
+// zoneName is " (CET)" for a zone with a name other than UTC, else "".
+func zoneName(t time.Time) string {
+	if name, _ := t.Zone(); name != "" && !strings.HasPrefix(name, "+") && !strings.HasPrefix(name, "-") && name != "UTC" {
+		return " (" + name + ")"
 	}
-	return day + " " + zone + ", from Prometheus"
+	return ""
 }

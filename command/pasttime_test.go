@@ -1,7 +1,6 @@
 package command
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +38,7 @@ func TestParsePastTime(t *testing.T) {
 		got, err := parsePastTime("--at", tt.in, now)
 		switch {
 		case tt.err != "":
-			var ue *UsageError
-			if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "--at ") {
+			if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "--at ") {
 				t.Errorf("%q: error %v, want a usage error naming --at with %q", tt.in, err, tt.err)
 			}
 		case err != nil:
@@ -145,7 +143,8 @@ func TestCutAt(t *testing.T) {
 		{15 * time.Second, 100 * time.Second, cutWant{4, 4}}, // all
 	}
 	for _, tt := range tests {
-		c := cutAt(fs, t0.Add(tt.at), tt.keep)
+		lo, hi := heldAt(fs, frameAt.time, t0.Add(tt.at), tt.keep)
+		c := cutOf(fs[lo:hi])
 		if c.Seq != tt.want.seq || c.Count != tt.want.count {
 			t.Errorf("at %v keep %v: %+v, want %+v", tt.at, tt.keep, c, tt.want)
 		}

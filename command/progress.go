@@ -6,20 +6,17 @@ import (
 	"time"
 )
 
-// countdown shows, on a terminal, how long --once still has to wait:
-// without it the command sits silent for a whole window and looks hung.
-// It writes to stderr, never among the report, and only when stderr is a
-// terminal: a log or a pipe gets nothing.
+// countdown shows on stderr, when it is a terminal, how long --once still
+// has to wait: without it the command sits silent and looks hung.
 type countdown struct {
 	stop chan struct{}
 	done chan struct{}
 }
 
-// startCountdown rewrites one line of w every second with what is being
-// waited for and the time left until d has passed; nil when w is not a
-// terminal.
+// startCountdown rewrites one line of w every second with what is waited
+// for and the time left of d; nil when w is not a terminal or d is none.
 func startCountdown(w io.Writer, what string, d time.Duration) *countdown {
-	if !isTerminal(w) {
+	if d <= 0 || !isTerminal(w) {
 		return nil
 	}
 	c := &countdown{stop: make(chan struct{}), done: make(chan struct{})}
@@ -43,8 +40,7 @@ func startCountdown(w io.Writer, what string, d time.Duration) *countdown {
 	return c
 }
 
-// end clears the line; the report follows on stdout. A nil countdown
-// does nothing.
+// end clears the line (a nil countdown has none).
 func (c *countdown) end() {
 	if c == nil {
 		return

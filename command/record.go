@@ -1,6 +1,7 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,10 +51,7 @@ type Record struct {
 // itself, and says on stderr what it kept.
 func (r *Record) Run(ctx context.Context, env *Env) error {
 	if r.Interval == 0 {
-		r.Interval = defaultScrapeInterval
-		if r.Prometheus != "" {
-			r.Interval = defaultPrometheusInterval
-		}
+		r.Interval = defaultInterval(r.Prometheus)
 	}
 	if err := r.validate(); err != nil {
 		return err
@@ -61,27 +59,29 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 	if r.Prometheus != "" || r.pastFlags.asked() {
 		return r.runPast(ctx, env)
 	}
-	w := r.asWatch()
+	// Targets resolved, and the demo started, as for watching; GPUs are
+	// not recorded.
+	w := &Watch{Targets: r.Targets, File: r.File, clientFlags: r.clientFlags,
+		Demo: r.Demo, DemoFleet: r.DemoFleet, DemoScenario: r.DemoScenario, gpuFlags: gpuFlags{NoGPUs: true}}
 	clientOpts, err := w.options()
 	if err != nil {
 		return err
 	}
-	// A recording keeps the servers' pages; GPUs are not recorded.
 	targets, _, err := w.targets(ctx)
 	if err != nil {
 		return err
 	}
 	flags := recordFlags{Record: r.Output, RecordAll: r.All, RecordMaxSize: r.MaxSize, size: "--max-size"}
 	opts := scrape.Options{Interval: r.Interval, Timeout: r.Timeout, Client: clientOpts}
-	if err := flags.start(env, targets, r.config(r.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
+	poller, err := flags.poller(env, targets, r.config(r.Window, analysis.DefaultConfig().Hysteresis), opts)
+	if err != nil {
 		return err
 	}
-	poller, err := scrape.NewPoller(targets, opts)
-	if err != nil {
-		flags.abandon()
-		return usagef("%v", err)
+	until := " until interrupted (ctrl+c)"
+	if r.Duration > 0 {
+		until = " for " + r.Duration.String()
 	}
-	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, r.until())
+	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, until)
 	runCtx, cancel := flags.untilStopped(ctx, r.Duration)
 	defer cancel()
 	_ = poller.Run(runCtx)
@@ -104,28 +104,10 @@ func (r *Record) validate() error {
 	return r.analysisFlags.validate()
 }
 
-// asWatch is the watch command with the same targets and client flags:
-// targets are resolved, and the demo started, exactly as for watching.
-func (r *Record) asWatch() *Watch {
-	return &Watch{
-		Targets: r.Targets, File: r.File, clientFlags: r.clientFlags,
-		Demo: r.Demo, DemoFleet: r.DemoFleet, DemoScenario: r.DemoScenario,
-		gpuFlags: gpuFlags{NoGPUs: true},
-	}
-}
-
-// until says how the recording will end.
-func (r *Record) until() string {
-	if r.Duration > 0 {
-		return " for " + r.Duration.String()
-	}
-	return " until interrupted (ctrl+c)"
-}
-
-// recordFlags keep the evidence of a watch: `vtop --record FILE` beside
-// the screen or --jsonl. The recorder sees every page the poller keeps and
-// every evaluation the monitor makes, so that a replay computes the same
-// reports. The unexported fields are the running recording.
+// recordFlags keep the evidence of a watch (`vtop --record FILE`): every
+// page the poller keeps and every evaluation the monitor makes, so that a
+// replay computes the same reports. The unexported fields are the running
+// recording.
 type recordFlags struct {
 	Record        string `placeholder:"FILE" help:"Also record every scrape (and which ones each report saw) to FILE, for vtop replay, export and diff. FILE must not exist."`
 	RecordAll     bool   `name:"record-all" help:"With --record: keep whole pages, not only the vLLM families vtop reads."`
@@ -137,12 +119,7 @@ type recordFlags struct {
 }
 
 // sizeFlag names the flag of the size limit in messages.
-func (f *recordFlags) sizeFlag() string {
-	if f.size != "" {
-		return f.size
-	}
-	return "--record-max-size"
-}
+func (f *recordFlags) sizeFlag() string { return cmp.Or(f.size, "--record-max-size") }
 
 // validateRecord rejects --record where there are no scrapes to keep.
 func (f *recordFlags) validateRecord(w *Watch) error {
@@ -167,32 +144,36 @@ func fromEnv(w *Watch) string {
 	return ""
 }
 
-// start creates the recording, when asked for, and hooks it into the
-// poller's options: every kept page, on the wall clock to the
+// poller is the poller of targets, with the recording, when asked for,
+// hooked into its options: every kept page, on the wall clock to the
 // millisecond, so that live reports compute with the very times the file
 // keeps and a replay gives the same figures.
-func (f *recordFlags) start(env *Env, targets []scrape.Target, cfg analysis.Config, opts *scrape.Options) error {
-	if f.Record == "" {
-		return nil
+func (f *recordFlags) poller(env *Env, targets []scrape.Target, cfg analysis.Config, opts scrape.Options) (*scrape.Poller, error) {
+	if f.Record != "" {
+		maxBytes, err := parseSize(f.RecordMaxSize)
+		if err != nil {
+			return nil, usagef("%s: %v", f.sizeFlag(), err)
+		}
+		f.rec, err = record.Create(f.Record, record.Options{
+			Vtop: env.Version, Interval: cmp.Or(opts.Interval, scrape.DefaultInterval), Targets: targets, Args: redactArgs(env.Args),
+			All: f.RecordAll, MaxBytes: maxBytes, Config: cfg,
+		})
+		if err != nil {
+			return nil, err
+		}
+		f.targets = len(targets)
+		opts.OnPage, opts.Now = f.rec.Page, record.WallClock
 	}
-	maxBytes, err := parseSize(f.RecordMaxSize)
+	poller, err := scrape.NewPoller(targets, opts)
 	if err != nil {
-		return usagef("%s: %v", f.sizeFlag(), err)
+		if f.rec != nil {
+			_ = f.rec.Close()
+		}
+		// Only the client's options can fail here: a CA file, a token
+		// file or a header given on the command line.
+		return nil, usagef("%v", err)
 	}
-	interval := opts.Interval
-	if interval <= 0 {
-		interval = scrape.DefaultInterval
-	}
-	rec, err := record.Create(f.Record, record.Options{
-		Vtop: env.Version, Interval: interval, Targets: targets, Args: redactArgs(env.Args),
-		All: f.RecordAll, MaxBytes: maxBytes, Config: cfg,
-	})
-	if err != nil {
-		return err
-	}
-	f.rec, f.targets = rec, len(targets)
-	opts.OnPage, opts.Now = rec.Page, record.WallClock
-	return nil
+	return poller, nil
 }
 
 // tap makes the recorder note which readings each report saw.
@@ -204,7 +185,7 @@ func (f *recordFlags) tap(mon *monitor.Monitor) {
 
 // onStop calls notify, on a goroutine of its own, with the reason when the
 // recording stops by itself before ctx ends (the size limit, a full disk):
-// watching goes on, and whoever watches must be told.
+// watching goes on.
 func (f *recordFlags) onStop(ctx context.Context, notify func(reason string)) {
 	if f.rec == nil {
 		return
@@ -240,17 +221,9 @@ func (f *recordFlags) untilStopped(ctx context.Context, d time.Duration) (contex
 	return ctx, func() { cancel(); cancelTimeout() }
 }
 
-// abandon closes a recording whose watch could not start.
-func (f *recordFlags) abandon() {
-	if f.rec != nil {
-		_ = f.rec.Close()
-	}
-}
-
-// finish closes the recording and says on stderr what it holds. A
-// recording that stopped on a write error ends the command with that
-// error (exit 70), after watching: evidence was lost. The size limit is
-// the recording's own end, not a failure.
+// finish closes the recording and says on stderr what it holds. A write
+// error ends the command with it (exit 70): evidence was lost. The size
+// limit is the recording's own end, not a failure.
 func (f *recordFlags) finish(env *Env) error {
 	if f.rec == nil {
 		return nil
@@ -271,8 +244,8 @@ func (f *recordFlags) finish(env *Env) error {
 }
 
 // redactArgs is the command line as a recording keeps it: the values of
-// --header (which may carry a credential) are replaced. Tokens and
-// passwords are only ever given as files.
+// --header, which may carry a credential, replaced (tokens and passwords
+// are only ever given as files).
 func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {

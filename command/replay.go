@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"time"
@@ -44,27 +43,23 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 	case r.Once && r.JSONL:
 		return usagef("--once and --jsonl exclude each other")
 	}
-	limits, err := r.limits()
-	if err != nil {
-		return err
-	}
 	if !r.JSONL && !r.Once {
-		rec, err := untilDone(ctx, func() (*record.Recording, error) { return openRecording(r.File, limits, stderr(env)) })
+		rec, err := untilDone(ctx, func() (*record.Recording, error) { return r.open(r.File, env) })
 		if rec == nil {
 			return err
 		}
 		defer rec.Close()
 		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
 	}
-	_, err = untilDone(ctx, func() (struct{}, error) {
-		rec, err := openRecording(r.File, limits, stderr(env))
+	_, err := untilDone(ctx, func() (struct{}, error) {
+		rec, err := r.open(r.File, env)
 		if err != nil {
 			return struct{}{}, err
 		}
 		defer rec.Close()
 		cfg := replay.Config(rec)
-		if r.JSONL {
-			return struct{}{}, r.printAll(rec, cfg, env.Stdout)
+		if r.JSONL { // every report, as live --jsonl printed it
+			return struct{}{}, dataError(r.File, replay.Reports(rec, cfg, jsonLines(env.Stdout)))
 		}
 		last, err := replay.Last(rec, cfg)
 		if err != nil {
@@ -103,29 +98,24 @@ type recordingMemoryFlags struct {
 	MaxMemory string `default:"256MiB" placeholder:"SIZE" help:"The bound on vtop's memory (default 256MiB): a frame of the recording may hold a page of a sixteenth of it (16 MiB, --max-body's default), checked before it is decoded, and the pages kept between frames take a quarter; a recording with a larger page is refused, naming its frame. The runtime collects garbage before it passes seven eighths of it (unless GOMEMLIMIT is set)."`
 }
 
-// limits are the readers' limits of the bound, which also becomes the
-// runtime's soft memory limit.
-func (f recordingMemoryFlags) limits() (record.Limits, error) {
+// open opens a recording within the bound, which also becomes the
+// runtime's soft memory limit, and says on stderr what of it was lost or
+// is still being written.
+func (f recordingMemoryFlags) open(path string, env *Env) (*record.Recording, error) {
 	n, err := memoryFlags(f).maxMemory()
 	if err != nil {
-		return record.Limits{}, err
+		return nil, err
 	}
 	softLimit(n)
-	return record.Limits{MaxMemory: n}, nil
-}
-
-// openRecording opens a recording within limits and says on w what of it
-// was lost or is still being written.
-func openRecording(path string, limits record.Limits, w io.Writer) (*record.Recording, error) {
-	rec, err := record.OpenWithin(path, limits)
+	rec, err := record.OpenWithin(path, record.Limits{MaxMemory: n})
 	if err != nil {
 		return nil, err
 	}
 	if rec.InProgress {
-		fmt.Fprintf(w, "vtop: %s is still being recorded; replaying what is written so far\n", path)
+		fmt.Fprintf(stderr(env), "vtop: %s is still being recorded; replaying what is written so far\n", path)
 	}
 	if rec.Damage.Any() {
-		fmt.Fprintf(w, "vtop: %s: %s\n", path, rec.Damage)
+		fmt.Fprintf(stderr(env), "vtop: %s: %s\n", path, rec.Damage)
 	}
 	return rec, nil
 }
@@ -138,20 +128,8 @@ func dataError(path string, err error) error {
 	return err
 }
 
-// printAll is --jsonl: every report, as live --jsonl printed it.
-func (r *Replay) printAll(rec *record.Recording, cfg analysis.Config, out io.Writer) error {
-	err := replay.Reports(rec, cfg, func(rep analysis.Report) error {
-		if err := writeJSON(out, rep, false); err != nil {
-			return fmt.Errorf("--jsonl: writing a report: %w", err)
-		}
-		return nil
-	})
-	return dataError(r.File, err)
-}
-
-// runScreen opens the dashboard over the recording. The replay is a paced
-// source: the monitor evaluates each recorded report when the source
-// says, and the screen's keys drive the source.
+// runScreen opens the dashboard over the recording: a paced source, which
+// the screen's keys drive.
 func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analysis.Config, version string) error {
 	src, err := replay.New(rec, cfg)
 	if err != nil {
@@ -168,7 +146,13 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 	var program *tea.Program
 	send := func(msg tea.Msg) { program.Send(msg) }
 	mon := monitor.New(src.Paced(), cfg, replayOutput(ticks, pl, send))
-	src.OnReport(stretchEvents(send))
+	// The events of each report the analysis ahead computes: the replay's
+	// event log, read once.
+	src.OnReport(func(r *analysis.Report) {
+		if len(r.Events) > 0 {
+			send(ui.EventsMsg{Came: r.Time, Events: r.Events})
+		}
+	})
 	model := ui.New(ui.Options{
 		Interval:   rec.Header.Interval,
 		Window:     ticks[0].Window,
@@ -187,12 +171,10 @@ func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analy
 const jumpHistory = 240
 
 // replayOutput hands each replayed report to the screen with the replay
-// line; a report that is not the one after the last (the user jumped, or
-// the replay starts at --at) restarts the screen's history there, and the
-// stretch before it is sent after it, so that the charts show the
-// minutes that led there. The line names the report's own position
-// while the replay plays; paused, the position it stands at, which the
-// screen, when it is another, says is still being computed.
+// line (the report's position while playing, the one paused at when
+// paused). A report that is not the one after the last (a jump, or --at)
+// restarts the screen's history, and the stretch before it follows, so
+// that the charts show the minutes that led there.
 func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Output {
 	last := -1
 	return func(rep analysis.Report) error {
@@ -208,16 +190,6 @@ func replayOutput(ticks []record.Tick, pl player, send func(tea.Msg)) monitor.Ou
 			go func() { send(ui.HistoryMsg{Points: pl.PointsBefore(rep.Time, jumpHistory), At: rep.Time}) }()
 		}
 		return nil
-	}
-}
-
-// stretchEvents hands the events of each report the analysis ahead
-// computes to the screen: the replay's event log, read once.
-func stretchEvents(send func(tea.Msg)) func(*analysis.Report) {
-	return func(r *analysis.Report) {
-		if len(r.Events) > 0 {
-			send(ui.EventsMsg{Came: r.Time, Events: r.Events})
-		}
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/analysis"
-	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/rules"
 )
 
@@ -66,10 +65,4 @@ func (r *Rules) Run(env *Env) error {
 		return fmt.Errorf("rules: %w", err)
 	}
 	return nil
-}
-
-// rulesSettings are the settings of the rules `vtop rules` writes under
-// cfg, as the Prometheus source matches them against the store's.
-func rulesSettings(cfg analysis.Config) promql.RulesSettings {
-	return promql.RulesSettings{Window: cfg.Window, SLOTTFT: cfg.SLOTTFT, SLOITL: cfg.SLOITL, Hysteresis: cfg.Hysteresis}
 }

@@ -1,18 +1,19 @@
 package command
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 	"time"
 
+	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
 )
 
-// Sim serves simulated inference servers (vLLM by default) for other tools (Prometheus, a
+// Sim serves simulated inference servers for other tools (Prometheus, a
 // second vtop, curl) until interrupted.
 type Sim struct {
 	Replicas     int           `default:"4" help:"How many replicas to serve."`
@@ -105,24 +106,22 @@ func (s *Sim) options() sim.Options {
 	return opts
 }
 
-// serve warms the fleet up, starts its replicas (and their GPUs' pages
-// with --dcgm), puts the faults in, and prints a URL a line.
-func (s *Sim) serve(ctx context.Context, env *Env, fleet *sim.Fleet, faults []faultSpec, gpuFaults []gpuFaultSpec) error {
-	fleet.Advance(s.WarmUp)
-	urls, err := fleet.Start(ctx)
+// serve starts the fleet (and its GPUs' pages with --dcgm) and prints a
+// URL a line.
+func (s *Sim) serve(ctx context.Context, env *Env, fleet *sim.Fleet, faults []faultSpec[sim.Fault], gpuFaults []faultSpec[sim.GPUFault]) error {
+	lines, err := startFleet(ctx, fleet, s.WarmUp, faults)
 	if err != nil {
 		return err
 	}
-	if err := applyFaults(ctx, fleet, faults); err != nil {
-		return err
-	}
-	lines := urls
 	if s.DCGM {
-		exporters, err := serveSimGPUs(ctx, fleet, gpuFaults, s.Replicas, hostOf(s.Listen))
+		host := cmp.Or(hostOf(s.Listen), "127.0.0.1")
+		addrs, err := serveGPUs(ctx, fleet, gpuFaults, host)
 		if err != nil {
-			return err
+			return fmt.Errorf("dcgm-exporter pages: %w", err)
 		}
-		lines = append(slices.Clone(urls), exporters...)
+		for _, a := range addrs {
+			lines = append(lines, scrape.DCGMLinePrefix+"http://"+a+"/metrics")
+		}
 	}
 	for _, u := range lines {
 		if _, err := fmt.Fprintln(env.Stdout, u); err != nil {

@@ -17,25 +17,23 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/vtop-dev/vtop/export"
 	"github.com/vtop-dev/vtop/sim"
 )
 
 // The history a store back-fills (vtop sim --history): the fleet played in
 // virtual time, each replica's page rendered every step and written as
-// OpenMetrics text with timestamps, the series labelled as Prometheus's
-// own scrape of job "vllm" would have labelled them (instance, job, and
-// an up series per target). promtool tsdb create-blocks-from openmetrics
-// reads it into Prometheus blocks, and VictoriaMetrics'
-// /api/v1/import/prometheus reads the same text (its timestamps in
-// seconds), so that both stores hold the same samples.
+// OpenMetrics text with timestamps, labelled as Prometheus's own scrape of
+// job "vllm" would (instance, job, an up series per target), for promtool
+// tsdb create-blocks-from openmetrics and VictoriaMetrics'
+// /api/v1/import/prometheus alike.
 
 // historyJob is the job label of the history's series, the job the
 // Prometheus helpers of the tests and benchmarks scrape as.
 const historyJob = "vllm"
 
-// maxPendingChunks is how many finished chunk files the history waits
-// for a consumer to remove before it writes another: the disk then holds
-// at most this many and the one being written.
+// maxPendingChunks is how many finished chunk files may wait for a
+// consumer before the history writes another.
 const maxPendingChunks = 2
 
 // history is one run of --history.
@@ -48,10 +46,6 @@ type history struct {
 	names  []string // each replica's instance label, escaped
 	offset []time.Duration
 }
-
-// historyInstance is the instance label of replica i: a host:port as a
-// scrape target has, one host per replica.
-func historyInstance(i int) string { return sim.PodName(i) + ":8000" }
 
 // writeHistory plays the fleet for --history and writes its scrapes.
 func (s *Sim) writeHistory(ctx context.Context, env *Env, fleet *sim.Fleet) error {
@@ -75,7 +69,7 @@ func (s *Sim) writeHistory(ctx context.Context, env *Env, fleet *sim.Fleet) erro
 	}
 	n := len(fleet.Replicas())
 	for i := range n {
-		h.names = append(h.names, historyInstance(i))
+		h.names = append(h.names, sim.PodName(i)+":8000") // a host per replica, as scrape targets
 		// Prometheus spreads its targets' scrapes over the interval; so
 		// does the history, replica i at i/n of a step.
 		h.offset = append(h.offset, (s.Step * time.Duration(i) / time.Duration(n)).Truncate(time.Millisecond))
@@ -114,30 +108,21 @@ func parseHistoryEnd(v string, now time.Time) (time.Time, error) {
 	return t, nil
 }
 
-// toFile writes steps [from, to) to path (stdout when empty), which must
-// not exist.
+// toFile writes steps [from, to) to path, which must not exist, or stdout.
 func (h *history) toFile(ctx context.Context, path string, stdout io.Writer, from, to int) error {
-	w := stdout
-	var f *os.File
-	if path != "" {
-		var err error
-		if f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
-			return fmt.Errorf("--output: %w", err)
-		}
-		w = f
+	if path == "" {
+		return h.write(ctx, stdout, from, to)
 	}
-	err := h.write(ctx, w, from, to)
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("--output: %w", err)
 	}
-	return err
+	return errors.Join(h.write(ctx, f, from, to), f.Close())
 }
 
-// toChunks writes the steps into dir, --chunk of them per file named
-// NNNNNN.om, each renamed from .part once complete; it waits while
-// maxPendingChunks finished files are still there for a consumer to take.
+// toChunks writes the steps into dir, --chunk of them per file NNNNNN.om,
+// each renamed from .part once complete, waiting for a consumer
+// (waitPending) between them.
 func (h *history) toChunks(ctx context.Context, dir string, stderr io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--output: %w", err)
@@ -209,9 +194,7 @@ func (h *history) write(ctx context.Context, w io.Writer, from, to int) error {
 			}
 		}
 	}
-	if _, err := bw.WriteString("# EOF\n"); err != nil {
-		return fmt.Errorf("writing the history: %w", err)
-	}
+	_, _ = bw.WriteString("# EOF\n") // an error is Flush's too
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("writing the history: %w", err)
 	}
@@ -225,24 +208,17 @@ func (h *history) replicaStep(b *bytes.Buffer, r *sim.Replica, i, k int) error {
 	if err != nil {
 		return fmt.Errorf("replica %d: %w", i, err)
 	}
-	ts := formatSeconds(h.first.Add(time.Duration(k)*h.step + h.offset[i]))
+	ts := export.FormatMillis(h.first.Add(time.Duration(k)*h.step + h.offset[i]).UnixMilli())
 	labels := `instance="` + h.names[i] + `",job="` + historyJob + `"`
 	fmt.Fprintf(b, "# TYPE up gauge\nup{%s} 1 %s\n", labels, ts)
 	appendOpenMetrics(b, page, labels, ts)
 	return nil
 }
 
-// formatSeconds writes a time as OpenMetrics' seconds, to the millisecond.
-func formatSeconds(t time.Time) string {
-	ms := t.UnixMilli()
-	return strconv.FormatInt(ms/1000, 10) + "." + fmt.Sprintf("%03d", ms%1000)
-}
-
 // appendOpenMetrics appends a text-format page as OpenMetrics lines with
-// the scrape's labels and timestamp: HELP lines dropped, counters' TYPE
-// named without _total (unknown when the name lacks it), untyped as
-// unknown, labels the page calls instance or job renamed exported_*, as
-// Prometheus renames them.
+// the scrape's labels and timestamp: HELP lines dropped, TYPE lines as
+// export.OMFamily names them, labels the page calls instance or job
+// renamed exported_*, as Prometheus renames them.
 func appendOpenMetrics(b *bytes.Buffer, page []byte, labels, ts string) {
 	for line := range bytes.Lines(page) {
 		line = bytes.TrimRight(line, "\n")
@@ -251,21 +227,8 @@ func appendOpenMetrics(b *bytes.Buffer, page []byte, labels, ts string) {
 		}
 		if rest, ok := bytes.CutPrefix(line, []byte("# TYPE ")); ok {
 			name, typ, _ := bytes.Cut(rest, []byte(" "))
-			switch string(typ) {
-			case "counter":
-				if base, ok := bytes.CutSuffix(name, []byte("_total")); ok {
-					name = base
-				} else {
-					typ = []byte("unknown")
-				}
-			case "untyped":
-				typ = []byte("unknown")
-			}
-			b.WriteString("# TYPE ")
-			b.Write(name)
-			b.WriteByte(' ')
-			b.Write(typ)
-			b.WriteByte('\n')
+			omName, omType, _ := export.OMFamily(string(name), string(typ))
+			b.WriteString("# TYPE " + omName + " " + omType + "\n")
 			continue
 		}
 		if line[0] == '#' {

@@ -10,9 +10,7 @@ import (
 var errNoTerminal = usagef("the dashboard needs a terminal, and stdin or stdout is not one " +
 	"(ssh without -t, a pipe, cron): use ssh -t, or --once or --jsonl for a report without a terminal")
 
-// isTerminal reports whether f is a terminal: an open file (os.Stdin,
-// os.Stdout) whose descriptor is a TTY. Anything else, a buffer in a test
-// or nil, is not.
+// isTerminal reports whether f is an open file whose descriptor is a TTY.
 func isTerminal(f any) bool {
 	fd, ok := f.(interface{ Fd() uintptr })
 	if !ok {

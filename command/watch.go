@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"github.com/vtop-dev/vtop/discover"
 	"github.com/vtop-dev/vtop/httperr"
 	"github.com/vtop-dev/vtop/monitor"
+	"github.com/vtop-dev/vtop/promql"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/sim"
@@ -58,17 +58,16 @@ type Watch struct {
 
 	DemoFault []string `placeholder:"KIND[@N]" help:"With --demo: put replica N (from 1; all without @N) into a fault: ${faults}. Repeatable."`
 
-	hostFlags
+	Scan bool `help:"With no target: probe the metrics page of every listening port of this host (a few at a time, short timeouts) instead of the ports of the engine processes (vLLM, SGLang, TensorRT-LLM, TGI, llama.cpp) found by their command lines."`
 	gpuFlags
 	DemoGPUFault []string `placeholder:"KIND[@N]" help:"With --demo: put the GPUs of replica N (from 1; all without @N) into a fault: ${gpufaults}. Repeatable."`
 
-	// found is what local discovery found; gpuIn reads the GPUs. Both are
-	// set by source.
-	found found
-	gpuIn *gpuInput
-	// listed holds the targets of the arguments and -f FILE once read
-	// (listedTargets).
-	listed []scrape.Target
+	found     found     // what local discovery found (source)
+	gpuIn     *gpuInput // reads the GPUs (source)
+	faults    []faultSpec[sim.Fault]
+	gpuFaults []faultSpec[sim.GPUFault]
+	listed    []scrape.Target    // listedTargets, once read
+	prom      *promsource.Source // of --prometheus, made by checkInputs
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -85,23 +84,23 @@ type prometheusFlags struct {
 	BucketsAbove  int    `placeholder:"N" help:"With --prometheus: above N scrape targets (default 64) Prometheus works out each replica's buckets of the latencies the states read (TTFT, ITL, prefill, NIXL transfer; e2e with --slo-e2e) over the window and vtop reads no raw bucket series: the same states and table; the queue, decode and e2e quantiles are then n/a but for the replica a detail view shows, which is read whole; -1: never."`
 }
 
-// prometheusEnv names the environment variable that makes a Prometheus
-// server the default source.
+// prometheusEnv makes a Prometheus server the default source.
 const prometheusEnv = "VTOP_PROMETHEUS"
 
-// Default intervals: a scrape of a target is cheap; a refresh from
-// Prometheus reads the whole fleet and Prometheus itself scrapes every few
-// seconds at best.
-const (
-	defaultScrapeInterval     = time.Second
-	defaultPrometheusInterval = 5 * time.Second
-)
+// defaultInterval is --interval's default: a scrape of a target is
+// cheap; a refresh from Prometheus reads the whole fleet, and Prometheus
+// itself scrapes every few seconds at best.
+func defaultInterval(prometheus string) time.Duration {
+	if prometheus != "" {
+		return 5 * time.Second
+	}
+	return time.Second
+}
 
 // Help is the long help of the default command: what `vtop --help` shows.
 func (w *Watch) Help() string { return Description }
 
-// analysisFlags are the thresholds of the analysis, shared by watch and
-// analyze.
+// analysisFlags are the thresholds of the analysis.
 type analysisFlags struct {
 	SLOTTFT         time.Duration `name:"slo-ttft" default:"${slo_ttft}" help:"p99 TTFT above which a replica that is not full is SLOW."`
 	SLOITL          time.Duration `name:"slo-itl" default:"${slo_itl}" help:"p99 inter-token latency above which a replica that is not full is SLOW."`
@@ -109,9 +108,8 @@ type analysisFlags struct {
 	TargetQueueTime time.Duration `default:"${target_queue_time}" help:"Acceptable queue time for the scaling advice (Little's law)."`
 }
 
-// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …):
-// the analysis defaults come from analysis.DefaultConfig, their one home,
-// so that no command's flag can default to another threshold.
+// FlagVars are the values the flags' tags name (${window}, ${slo_ttft}, …),
+// the thresholds from their one home, analysis.DefaultConfig.
 func FlagVars() map[string]string {
 	d := analysis.DefaultConfig()
 	return map[string]string{
@@ -121,8 +119,8 @@ func FlagVars() map[string]string {
 	}
 }
 
-// validate rejects thresholds that would make every replica SLOW or the
-// advice meaningless.
+// validate rejects thresholds that make every replica SLOW or the advice
+// meaningless.
 func (f analysisFlags) validate() error {
 	switch {
 	case f.SLOTTFT <= 0:
@@ -137,11 +135,8 @@ func (f analysisFlags) validate() error {
 	return nil
 }
 
-// config is the analysis configuration of the flags: the documented
-// defaults (analysis.DefaultConfig) with the flags' thresholds, window and
-// hysteresis in their place. Starting from the defaults keeps every
-// threshold no flag sets (the SLO exit margin, the least observations of
-// a p99) as the documentation and the rules have them.
+// config is analysis.DefaultConfig with the flags' thresholds, window and
+// hysteresis in their place: what no flag sets stays as documented.
 func (f analysisFlags) config(window time.Duration, hysteresis int) analysis.Config {
 	cfg := analysis.DefaultConfig()
 	cfg.Window = window
@@ -174,17 +169,14 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 	}, nil
 }
 
-// resolve fills what depends on other flags: the Prometheus server from
-// the environment when nothing else is to be watched, and the interval.
+// resolve fills the Prometheus server from the environment when nothing
+// else is to be watched, and the interval.
 func (w *Watch) resolve(getenv func(string) string) {
 	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
 		w.Prometheus = getenv(prometheusEnv)
 	}
 	if w.Interval == 0 {
-		w.Interval = defaultScrapeInterval
-		if w.Prometheus != "" {
-			w.Interval = defaultPrometheusInterval
-		}
+		w.Interval = defaultInterval(w.Prometheus)
 	}
 }
 
@@ -237,21 +229,15 @@ func checkScrapeTiming(interval, timeout, window time.Duration) error {
 	return nil
 }
 
-// validateTiming keeps scrapes from stacking and the window and history
-// holding scrapes.
+// validateTiming adds to checkScrapeTiming the history holding a scrape.
 func (w *Watch) validateTiming() error {
-	if err := checkScrapeTiming(w.Interval, w.Timeout, w.Window); err != nil {
-		return err
-	}
-	switch {
-	case w.History < w.Interval:
+	if w.History < w.Interval {
 		return usagef("--history %s must hold at least one scrape (--interval %s)", w.History, w.Interval)
 	}
-	return nil
+	return checkScrapeTiming(w.Interval, w.Timeout, w.Window)
 }
 
-// validateOutput rejects the non-interactive modes' flags out of their
-// mode.
+// validateOutput rejects the flags of --once and --jsonl out of their mode.
 func (w *Watch) validateOutput() error {
 	switch {
 	case w.JSON && !w.Once:
@@ -266,8 +252,8 @@ func (w *Watch) validateOutput() error {
 	return nil
 }
 
-// validateDemo rejects a demo or a scan beside other fleets, and the
-// demo's options without it.
+// validateDemo rejects a demo or a scan beside other fleets and the demo's
+// options without it, and reads the demo's faults.
 func (w *Watch) validateDemo() error {
 	switch {
 	case w.Demo && (len(w.Targets) > 0 || w.File != ""):
@@ -284,15 +270,16 @@ func (w *Watch) validateDemo() error {
 	case len(w.DemoGPUFault) > 0 && w.NoGPUs:
 		return usagef("--demo-gpu-fault and --no-gpus exclude each other")
 	}
-	if _, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
+	var err error
+	if w.faults, err = parseFaults("demo-fault", w.DemoFault, w.DemoFleet); err != nil {
 		return err
 	}
-	_, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
+	w.gpuFaults, err = parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
 	return err
 }
 
 // validatePrometheus rejects the Prometheus flags without a server, and a
-// server beside targets of its own.
+// server beside targets.
 func (w *Watch) validatePrometheus() error {
 	if err := goesWith(givenFlag{"--prometheus", w.Prometheus != ""},
 		givenFlag{"--selector", w.Selector != ""}, givenFlag{"--group-by", w.GroupBy != ""},
@@ -314,8 +301,7 @@ func (w *Watch) validatePrometheus() error {
 }
 
 // Run watches until ctx ends, q is pressed, --duration is over or (with
-// --once) one window has been reported; a --once report that is not all
-// healthy ends in a *StatusError.
+// --once) one window has been reported.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
 	w.resolve(os.Getenv)
 	if err := w.validate(); err != nil {
@@ -331,10 +317,8 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 		return err
 	}
 	if !w.Once && !w.JSONL && (!isTerminal(env.Stdin) || !isTerminal(env.Stdout)) {
-		// Checked after every flag and file, so that a mistake in one is
-		// said first, and before anything starts (a demo fleet, a
-		// recording), since the program would fail late with the
-		// terminal library's words.
+		// After the flags and files, whose mistakes are said first, and
+		// before anything starts (a demo fleet, a recording).
 		return errNoTerminal
 	}
 	source, err := w.source(ctx, env)
@@ -355,8 +339,7 @@ func (w *Watch) Run(ctx context.Context, env *Env) error {
 }
 
 // checkInputs reads what the flags name (targets, files, the client's
-// options, the Prometheus URL) without starting anything, so that a
-// mistake in them is said before anything else.
+// options, the Prometheus URL) without starting anything.
 func (w *Watch) checkInputs(ctx context.Context) error {
 	if err := checkHeaders("--header", w.Header); err != nil {
 		return err
@@ -365,7 +348,8 @@ func (w *Watch) checkInputs(ctx context.Context) error {
 		return err
 	}
 	if w.Prometheus != "" {
-		_, err := w.prometheusSource()
+		var err error
+		w.prom, err = w.prometheusSource()
 		return err
 	}
 	opts, err := w.options()
@@ -375,11 +359,9 @@ func (w *Watch) checkInputs(ctx context.Context) error {
 	if _, err := scrape.NewClient(opts); err != nil {
 		return usagef("%v", err)
 	}
-	if w.Demo {
-		_, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
-		return err
+	if !w.Demo {
+		_, err = w.listedTargets(ctx)
 	}
-	_, err = w.listedTargets(ctx)
 	return err
 }
 
@@ -400,12 +382,9 @@ func (w *Watch) prometheusSource() (*promsource.Source, error) {
 		MaxMemory: maxMemory,
 		// 0 is the default; -1 (never) is promsource's negative.
 		BucketsAbove: w.BucketsAbove,
-		// The server evaluates the buckets the states read; the others'
-		// quantiles are read raw for the replica a detail view shows.
-		Histograms: analysis.JudgedHistograms(w.config(w.Window, 1)),
-		// Where the store evaluates vtop's rules of these settings, a
-		// refresh reads what they recorded.
-		Rules: rulesSettings(w.config(w.Window, analysis.DefaultConfig().Hysteresis)),
+		Histograms:   analysis.JudgedHistograms(w.config(w.Window, 1)),
+		// The settings of the rules `vtop rules` writes, as the store's are matched.
+		Rules: promql.RulesSettings{Window: w.Window, SLOTTFT: w.SLOTTFT, SLOITL: w.SLOITL, Hysteresis: analysis.DefaultConfig().Hysteresis},
 		GPUs:  !w.NoGPUs,
 		// The source line and the JSON say which store answered.
 		IdentifyStore: true,
@@ -423,19 +402,16 @@ func (w *Watch) prometheusSource() (*promsource.Source, error) {
 	return src, nil
 }
 
-// source is where the readings come from, with what the source can do:
-// the fleet's Prometheus server (everything a store can), or vtop's own
-// scrapes of the targets (readings alone).
+// source is where the readings come from: the fleet's Prometheus server
+// (everything a store can), or vtop's own scrapes (readings alone).
 func (w *Watch) source(ctx context.Context, env *Env) (monitor.Source, error) {
 	if w.Prometheus == "" {
 		poller, err := w.poller(ctx, env)
 		return monitor.Of(poller), err
 	}
-	prom, err := w.prometheusSource()
-	if err != nil {
-		return monitor.Source{}, err
-	}
-	if w.gpuIn, err = w.startGPUs(ctx, nil, found{}, prom, nil); err != nil {
+	prom := w.prom
+	var err error
+	if w.gpuIn, err = w.startGPUs(ctx, nil, prom, nil); err != nil {
 		return monitor.Source{}, err
 	}
 	return monitor.Source{Feed: prom, ReadingsAt: prom.ReadingsAt, Status: prom.Status, History: prom.History,
@@ -456,37 +432,22 @@ func (w *Watch) poller(ctx context.Context, env *Env) (*scrape.Poller, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w.gpuIn, err = w.startGPUs(ctx, targets, w.found, nil, demoGPUs); err != nil {
+	if w.gpuIn, err = w.startGPUs(ctx, targets, nil, demoGPUs); err != nil {
 		return nil, err
 	}
 	opts := scrape.Options{Interval: w.Interval, Timeout: w.Timeout, Client: clientOpts}
-	if err := w.start(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), &opts); err != nil {
-		return nil, err
-	}
-	poller, err := scrape.NewPoller(targets, opts)
+	poller, err := w.recordFlags.poller(env, targets, w.config(w.Window, analysis.DefaultConfig().Hysteresis), opts)
 	if err != nil {
-		w.abandon()
 		w.gpuIn.stop()
-		// Only the client's options can fail here: a CA file, a token
-		// file or a header given on the command line.
-		return nil, usagef("%v", err)
 	}
-	return poller, nil
+	return poller, err
 }
 
-// targets resolves the targets: the demo fleet (and its GPUs' exporters),
-// the arguments and -f FILE, or the servers local discovery finds.
+// targets are the demo fleet (and its GPUs' exporters), the arguments and
+// -f FILE, or the servers local discovery finds.
 func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, error) {
 	if w.Demo {
-		faults, err := parseFaults("demo-fault", w.DemoFault, w.DemoFleet)
-		if err != nil {
-			return nil, nil, err
-		}
-		gpuFaults, err := parseGPUFaults("demo-gpu-fault", w.DemoGPUFault, w.DemoFleet)
-		if err != nil {
-			return nil, nil, err
-		}
-		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), faults, gpuFaults, !w.NoGPUs)
+		return startDemo(ctx, w.DemoFleet, sim.Scenario(w.DemoScenario), w.faults, w.gpuFaults, !w.NoGPUs)
 	}
 	if len(w.Targets) == 0 && w.File == "" {
 		targets, f, err := w.discoverTargets(ctx)
@@ -502,25 +463,15 @@ func (w *Watch) targets(ctx context.Context) ([]scrape.Target, []demoExporter, e
 // or the read, which neither Ctrl-C nor SIGTERM interrupts; the read left
 // blocked ends with the process.
 func readTargetsFile(ctx context.Context, path string) ([]scrape.Target, error) {
-	type read struct {
-		targets []scrape.Target
-		err     error
-	}
-	done := make(chan read, 1)
-	go func() {
-		targets, err := scrape.ReadTargetsFile(path)
-		done <- read{targets, err}
-	}()
-	select {
-	case r := <-done:
-		return r.targets, r.err
-	case <-ctx.Done():
+	targets, err := untilDone(ctx, func() ([]scrape.Target, error) { return scrape.ReadTargetsFile(path) })
+	if ctx.Err() != nil {
 		return nil, usagef("-f %s: stopped while waiting for its targets: nothing was written to it", path)
 	}
+	return targets, err
 }
 
-// checkHeaders refuses a line of a header flag that no request can carry
-// (httperr.ParseHeader), naming the flag and the key, never the value.
+// checkHeaders refuses a header no request can carry, naming the flag and
+// the key, never the value.
 func checkHeaders(flag string, lines []string) error {
 	for _, l := range lines {
 		if _, _, err := httperr.ParseHeader(l); err != nil {
@@ -531,8 +482,8 @@ func checkHeaders(flag string, lines []string) error {
 }
 
 // listedTargets are the targets of the arguments and -f FILE, or vLLM's
-// default address. The file is read once, when the inputs are checked:
-// it may be a pipe (-f <(kubectl …)), which a second read finds empty.
+// default address. The file is read once: it may be a pipe (-f <(kubectl
+// …)), which a second read finds empty.
 func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
 		return w.listed, nil
@@ -562,9 +513,8 @@ func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	return targets, nil
 }
 
-// runOnce reports on one window and returns the status of its states,
-// counting the wait down on a terminal's stderr. A source that already
-// holds the window (Prometheus) answers at once: nothing to count down.
+// runOnce reports on one window, counting the wait down on a terminal's
+// stderr unless the source holds the window already (Prometheus).
 func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) error {
 	wait := w.Window
 	if source.HoldsWindow() {
@@ -576,10 +526,7 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 		noun = "target"
 	}
 	what := fmt.Sprintf("vtop --once: reading %d %s over a %s window", targets, noun, strings.Replace(w.Window.String(), "m0s", "m", 1))
-	var progress *countdown
-	if wait > 0 {
-		progress = startCountdown(env.Stderr, what, wait)
-	}
+	progress := startCountdown(env.Stderr, what, wait)
 	report, err := monitor.Once(ctx, source, w.config(w.Window, 1), w.Window)
 	progress.end()
 	if err != nil {
@@ -596,10 +543,8 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 }
 
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
-// report. A line that cannot be written stops the run with the error, so
-// that a full disk or a closed reader never loses reports silently.
+// report (jsonLines).
 func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
-	out := env.Stdout
 	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
@@ -617,12 +562,10 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	}
 	defer notifier.stop()
 	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
+	line := jsonLines(env.Stdout)
 	mon := monitor.New(source, cfg, func(r analysis.Report) error {
 		notifier.observe(r)
-		if err := writeJSON(out, r, false); err != nil {
-			return fmt.Errorf("--jsonl: writing a report: %w", err)
-		}
-		return nil
+		return line(r)
 	})
 	mon.SetGPUs(w.gpuInput())
 	w.tap(mon)
@@ -630,8 +573,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	return mon.Run(ctx)
 }
 
-// runDashboard opens the live screen. Scrapes and analysis run on the
-// monitor's goroutines; reports reach the UI as messages.
+// runDashboard opens the live screen; reports reach it as messages.
 func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *Env) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -660,6 +602,7 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	mon.SetHistory(w.History, points, func(h map[string][]analysis.Point) {
 		program.Send(ui.HistoryMsg{Points: h})
 	})
+	colors, _ := ui.ParseColorMode(w.Color) // the parser lets only its modes through
 	model := ui.New(ui.Options{
 		History:   points,
 		Interval:  w.Interval,
@@ -673,15 +616,13 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 		Hint:      w.hint(),
 		Demo:      w.Demo,
 		Version:   env.Version,
-		Theme:     w.theme(env.Stdout),
+		Theme:     ui.NewThemeFor(env.Stdout, colors),
 		Recording: w.Record,
 		Found:     w.found.Summary,
 		Judgement: cfg,
 	})
-	// Mouse reports: a click selects a pane or row, the wheel scrolls.
 	program = tea.NewProgram(model, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx))
-	// Started once the program is there to say its notices in the event
-	// log, and before the monitor that hands it the reports.
+	// Once the program is there to show its notices, before the monitor.
 	var err error
 	notifier, err = w.notifyFlags.startNotifier(ctx, func(notice string) {
 		program.Send(ui.NoticeMsg{Time: time.Now(), Text: notice})
@@ -693,8 +634,8 @@ func (w *Watch) runDashboard(ctx context.Context, source monitor.Source, env *En
 	return runBeside(ctx, cancel, program, mon)
 }
 
-// runBeside runs the dashboard and, beside it, the monitor that feeds it,
-// until the dashboard ends; cancel (ctx's) then stops the monitor.
+// runBeside runs the dashboard and the monitor that feeds it until the
+// dashboard ends; cancel (ctx's) then stops the monitor.
 func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Program, mon *monitor.Monitor) error {
 	done := make(chan struct{})
 	go func() {
@@ -713,23 +654,12 @@ func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Prog
 	return nil
 }
 
-// theme is the dashboard's look on out as --color says. The parser lets
-// only the modes ParseColorMode reads through; anything else is auto.
-func (w *Watch) theme(out io.Writer) *ui.Theme {
-	mode, err := ui.ParseColorMode(w.Color)
-	if err != nil {
-		mode = ui.ColorAuto
-	}
-	return ui.NewThemeFor(out, mode)
-}
-
-// demoWarmUp is the simulated time the demo fleet has run before vtop
-// looks at it.
+// demoWarmUp is how long the demo fleet has run before vtop looks at it:
+// every state of the scenario has formed by the first frame.
 const demoWarmUp = 2 * time.Minute
 
-// hint is what the screen suggests while nothing answers: only when vtop
-// fell back to vLLM's default address, where the likely cause is a server
-// on another port.
+// hint is what the screen suggests while nothing answers at vLLM's
+// default address, when vtop fell back to it.
 func (w *Watch) hint() string {
 	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
 		return ""
@@ -744,21 +674,14 @@ func (w *Watch) hint() string {
 }
 
 // startDemo serves a simulated fleet on loopback for the life of ctx and
-// returns its targets: the demo goes through the same code path as real
-// servers.
-func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec, gpuFaults []gpuFaultSpec, withGPUs bool) ([]scrape.Target, []demoExporter, error) {
+// returns its targets, watched as real servers are.
+func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults []faultSpec[sim.Fault], gpuFaults []faultSpec[sim.GPUFault], withGPUs bool) ([]scrape.Target, []demoExporter, error) {
 	fleet, err := sim.NewFleet(sim.Options{Replicas: replicas, Scenario: scenario, Seed: uint64(time.Now().UnixNano())})
 	if err != nil {
 		return nil, nil, usagef("demo: %v", err)
 	}
-	// Open on a fleet that has run for a while, so that every state of the
-	// scenario has formed by the first frame.
-	fleet.Advance(demoWarmUp)
-	urls, err := fleet.Start(ctx)
+	urls, err := startFleet(ctx, fleet, demoWarmUp, faults)
 	if err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	if err := applyFaults(ctx, fleet, faults); err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
 	targets := make([]scrape.Target, 0, len(urls))
@@ -772,13 +695,13 @@ func startDemo(ctx context.Context, replicas int, scenario sim.Scenario, faults 
 	if !withGPUs {
 		return targets, nil, nil
 	}
-	gpus := sim.NewGPUs(fleet)
-	if err := applyGPUFaults(gpus, gpuFaults, replicas); err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	exporters, err := serveDemoGPUs(ctx, gpus, targets)
+	addrs, err := serveGPUs(ctx, fleet, gpuFaults, "127.0.0.1")
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: GPUs: %w", err)
+	}
+	exporters := make([]demoExporter, 0, len(addrs))
+	for i, a := range addrs[:min(len(addrs), len(targets))] {
+		exporters = append(exporters, demoExporter{target: targets[i].Name, addr: a, pod: sim.PodName(i), namespace: sim.PodNamespace()})
 	}
 	return targets, exporters, nil
 }

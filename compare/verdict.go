@@ -78,26 +78,21 @@ func pct(d float64) string {
 // differ, that the two are not comparable.
 func verdict(b, c Side) string {
 	var gains, losses []string
-	note := func(what string, d float64, ok, higherBetter bool, moves float64) {
-		if !ok || math.Abs(d) < moves {
-			return
-		}
-		if (d > 0) == higherBetter {
+	note := func(what string, bv, cv analysis.Num, higherBetter bool, moves float64) {
+		d, ok := rel(bv, cv)
+		switch {
+		case !ok || math.Abs(d) < moves:
+		case (d > 0) == higherBetter:
 			gains = append(gains, pct(d)+" "+what)
-		} else {
+		default:
 			losses = append(losses, what+" "+pct(d))
 		}
 	}
-	d, ok := rel(b.GenerationTokensPerSecond, c.GenerationTokensPerSecond)
-	note("generation tok/s", d, ok, true, throughputMoves)
-	d, ok = rel(b.RequestsPerSecond, c.RequestsPerSecond)
-	note("requests/s", d, ok, true, throughputMoves)
-	d, ok = rel(b.TTFT.P99, c.TTFT.P99)
-	note("p99 TTFT", d, ok, false, latencyMoves)
-	d, ok = rel(b.ITL.P99, c.ITL.P99)
-	note("p99 ITL", d, ok, false, latencyMoves)
-	d, ok = rel(b.E2E.P99, c.E2E.P99)
-	note("p99 e2e", d, ok, false, latencyMoves)
+	note("generation tok/s", b.GenerationTokensPerSecond, c.GenerationTokensPerSecond, true, throughputMoves)
+	note("requests/s", b.RequestsPerSecond, c.RequestsPerSecond, true, throughputMoves)
+	note("p99 TTFT", b.TTFT.P99, c.TTFT.P99, false, latencyMoves)
+	note("p99 ITL", b.ITL.P99, c.ITL.P99, false, latencyMoves)
+	note("p99 e2e", b.E2E.P99, c.E2E.P99, false, latencyMoves)
 	losses = append(losses, qualityLosses(b, c)...)
 	gains = append(gains, qualityGains(b, c)...)
 	return sentence(gains, losses, loadDifferences(b.Load, c.Load))

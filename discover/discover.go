@@ -333,12 +333,11 @@ func probeAll(ctx context.Context, o Options, cands []candidate) []Server {
 	sem := make(chan struct{}, o.Concurrency)
 	var wg sync.WaitGroup
 	for i, c := range cands {
-		wg.Add(1)
 		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		wg.Go(func() {
+			defer func() { <-sem }()
 			results[i] = probe(ctx, o, c)
-		}()
+		})
 	}
 	wg.Wait()
 	var out []Server

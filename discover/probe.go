@@ -83,7 +83,7 @@ func fetch(ctx context.Context, o Options, addr, path string, sigs []catalogue.E
 	req.Header.Set("User-Agent", "vtop")
 	resp, err := o.Client.Do(req)
 	if err != nil {
-		return "", fetchProblem(url, err, o)
+		return "", "GET " + url + ": " + httperr.Describe(err, o.Timeout)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -91,18 +91,12 @@ func fetch(ctx context.Context, o Options, addr, path string, sigs []catalogue.E
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
 	if err != nil {
-		return "", fetchProblem(url, err, o)
+		return "", "GET " + url + ": " + httperr.Describe(err, o.Timeout)
 	}
 	if e := pageEngine(body, sigs); e != "" {
 		return e, ""
 	}
 	return "", fmt.Sprintf("GET %s: the page has no %s metrics", url, sigs[0].Engine)
-}
-
-// fetchProblem describes a failed GET of url in the words every source
-// uses (httperr).
-func fetchProblem(url string, err error, o Options) string {
-	return "GET " + url + ": " + httperr.Describe(err, o.Timeout)
 }
 
 // metricsHint names the option an engine needs to serve its metrics, when

@@ -231,7 +231,7 @@ func renderLabels(lps []*dto.LabelPair, instance, job, le string) string {
 // writeFamily writes one family: its TYPE line, then each series' points
 // in time order.
 func writeFamily(w *bufio.Writer, f *family, stats *Stats) {
-	name, typ, suffix := omName(f)
+	name, typ, suffix := OMFamily(f.name, strings.ToLower(f.typ.String()))
 	fmt.Fprintf(w, "# TYPE %s %s\n", name, typ)
 	keys := make([]string, 0, len(f.series))
 	for k := range f.series {
@@ -248,26 +248,25 @@ func writeFamily(w *bufio.Writer, f *family, stats *Stats) {
 	}
 }
 
-// omName maps a text-format family to its OpenMetrics name, type and
-// sample suffix: counters are named without _total.
-func omName(f *family) (name, typ, suffix string) {
-	switch f.typ {
-	case dto.MetricType_COUNTER:
-		if base, ok := strings.CutSuffix(f.name, "_total"); ok {
+// OMFamily is the OpenMetrics name and type of a text-format family of
+// that name and type (counter, gauge, histogram, untyped, …), and the
+// suffix its samples keep: a counter is named without _total (unknown
+// when its name lacks it); a type OpenMetrics lacks is unknown.
+func OMFamily(name, typ string) (omName, omType, suffix string) {
+	switch typ {
+	case "counter":
+		if base, ok := strings.CutSuffix(name, "_total"); ok {
 			return base, "counter", "_total"
 		}
-		return f.name, "unknown", ""
-	case dto.MetricType_GAUGE:
-		return f.name, "gauge", ""
-	case dto.MetricType_HISTOGRAM:
-		return f.name, "histogram", ""
+	case "gauge", "histogram":
+		return name, typ, ""
 	}
-	return f.name, "unknown", ""
+	return name, "unknown", ""
 }
 
 // writePoint writes one point and returns how many samples it held.
 func writePoint(w *bufio.Writer, name, suffix, labels string, p point, hist bool) int {
-	ts := formatMillis(p.ms)
+	ts := FormatMillis(p.ms)
 	if !hist {
 		fmt.Fprintf(w, "%s%s%s} %s %s\n", name, suffix, labels, formatFloat(p.value), ts)
 		return 1
@@ -280,8 +279,8 @@ func writePoint(w *bufio.Writer, name, suffix, labels string, p point, hist bool
 	return len(p.buckets) + 2
 }
 
-// formatMillis writes a millisecond timestamp as OpenMetrics seconds.
-func formatMillis(ms int64) string {
+// FormatMillis writes a millisecond timestamp as OpenMetrics seconds.
+func FormatMillis(ms int64) string {
 	sec, frac := ms/1000, ms%1000
 	if frac < 0 {
 		sec, frac = sec-1, frac+1000

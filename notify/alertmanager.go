@@ -43,12 +43,11 @@ const (
 const maxBackoff = 30 * time.Second
 
 // Alertmanager posts alerts to an Alertmanager's v2 API on a goroutine of
-// its own (Run). Enqueue never blocks: the alerts wait in a queue keyed by
-// their labels, where a newer state of an alert replaces the older (a
-// resolution replaces the firing it ends), so a slow Alertmanager delays
-// alerts but loses none of the newest; past MaxPending distinct alerts the
-// oldest is dropped, counted and said. A failed post is tried again, with
-// a backoff, unless a newer state of the same alert came meanwhile.
+// its own (Run). Enqueue never blocks: alerts wait in a queue keyed by
+// their labels, a newer state replacing the older, so a slow Alertmanager
+// delays alerts but loses none of the newest; past MaxPending the oldest
+// is dropped, counted and said. A failed post is tried again, with a
+// backoff, unless a newer state of the alert came meanwhile.
 type Alertmanager struct {
 	cfg      AlertmanagerConfig
 	endpoint string // …/api/v2/alerts
@@ -125,9 +124,6 @@ func NewAlertmanager(cfg AlertmanagerConfig) (*Alertmanager, error) {
 		pending: map[string]Alert{}, wake: make(chan struct{}, 1)}, nil
 }
 
-// Name is the Alertmanager's URL as shown.
-func (s *Alertmanager) Name() string { return s.name }
-
 // Stats returns the counts so far.
 func (s *Alertmanager) Stats() Stats {
 	s.mu.Lock()
@@ -135,9 +131,8 @@ func (s *Alertmanager) Stats() Stats {
 	return s.stats
 }
 
-// Enqueue queues alerts for the next post and returns at once. Drops are
-// said by the sender's goroutine, never the caller's: saying may wait for
-// the screen.
+// Enqueue queues alerts for the next post and returns at once (drops are
+// said on the sender's goroutine: saying may wait for the screen).
 func (s *Alertmanager) Enqueue(alerts []Alert) {
 	if len(alerts) == 0 {
 		return
@@ -197,18 +192,15 @@ func (s *Alertmanager) Run(ctx context.Context) {
 			s.cfg.Say(fmt.Sprintf("alertmanager %s: %d alerts dropped so far, the oldest of more than %d waiting: it does not keep up", s.name, st.Dropped, s.cfg.MaxPending))
 			droppedSaid = st.Dropped
 		}
+		wake, retry := s.wake, (<-chan time.Time)(nil) // after a failure, the backoff alone
 		if backoff > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-		} else {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.wake:
-			}
+			wake, retry = nil, time.After(backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-retry:
 		}
 		keys, alerts := s.take()
 		if len(alerts) == 0 {

@@ -31,28 +31,23 @@ func (a Alert) key() string {
 	return b.String()
 }
 
-// DefaultResend is how often a firing alert is sent again. Prometheus
-// re-sends firing alerts every minute (its --rules.alert.resend-delay);
-// vtop does the same, so that an Alertmanager restarted without its
-// storage learns of a firing alert within a minute.
+// DefaultResend is how often a firing alert is sent again, as Prometheus
+// does (--rules.alert.resend-delay): an Alertmanager restarted without its
+// storage learns of it within a minute.
 const DefaultResend = time.Minute
 
 // lifetimes is how many re-send intervals ahead a firing alert's endsAt
-// lies. Prometheus sets it 4 intervals ahead: three posts in a row may be
-// lost before Alertmanager resolves the alert on its own, and a vtop that
-// was stopped (or lost its network) lets its alerts resolve within four
-// minutes rather than fire forever.
+// lies, as Prometheus sets it: three posts in a row may be lost, and the
+// alerts of a vtop that stopped resolve on their own.
 const lifetimes = 4
 
-// Tracker turns successive reports into the alerts to post, reading each
-// report's stream of state changes (Report.Changes), as the event log and
-// a hook do: an alert fires when a replica changes into a problem state
-// (DOWN, STALLED, PREEMPTING, FULL, SLOW, STALE), its first state
-// included, and is resolved (endsAt = the report's time) when the replica
-// changes out of it or leaves the targets; while the replica stays in it,
-// it is sent again every resend interval, each time with endsAt further
-// ahead. It reads the time of each report, never a clock: a table of
-// reports is a test. Every report goes through Update, in order.
+// Tracker turns successive reports, every one in order through Update,
+// into the alerts to post, from each report's state changes: an alert
+// fires when a replica changes into a problem state, its first state
+// included, is sent again every resend interval while the replica stays
+// in it, endsAt further ahead each time, and is resolved (endsAt = the
+// report's time) when the replica changes out of it or leaves. It reads
+// the reports' times, never a clock.
 type Tracker struct {
 	resend time.Duration
 	firing map[string]*firing // by replica
@@ -72,9 +67,6 @@ func NewTracker(resend time.Duration) *Tracker {
 	}
 	return &Tracker{resend: resend, firing: map[string]*firing{}}
 }
-
-// Firing is how many alerts are firing.
-func (t *Tracker) Firing() int { return len(t.firing) }
 
 // Update returns the alerts to post after report r: resolutions first,
 // then the alerts that fire or are due to be sent again. A replica whose

@@ -1,15 +1,11 @@
 // Package notify tells the world outside the terminal what a running vtop
-// sees: it turns successive reports into alerts posted to an Alertmanager
-// (Alertmanager), runs a command per state change (Hook) and decides when
-// the dashboard rings the bell (Rings). All three read one stream of state
-// changes, the report's (analysis.Change): none tells a change another
-// leaves out.
+// sees: alerts posted to an Alertmanager, a command per state change
+// (Hook), the dashboard's bell (Rings), all from the report's one stream
+// of state changes (analysis.Change).
 //
-// The translation from reports to alerts and changes is pure (Changes,
-// Rings, Tracker); the posting and the commands run on goroutines of their own,
-// so that nothing here ever delays a report or a frame: a slow
-// Alertmanager or a hook that hangs costs a count and a notice, never a
-// reading.
+// The translation from reports is pure (Changes, Rings, Tracker); posting
+// and commands run on goroutines of their own, so that a slow
+// Alertmanager or a hung hook costs a count and a notice, never a frame.
 package notify
 
 import (
@@ -86,11 +82,9 @@ func replicaIndex(r *analysis.Report) map[string]*analysis.ReplicaReport {
 const SeverityNone = "none"
 
 // Severity is the severity of an alert for state s as a running vtop
-// raises it (the Alertmanager, hooks): the rules' (analysis.AlertOf) for
-// a problem, SeverityNone for the states that are not problems. IDLE is
-// one of those here though the rules write it an informational alert:
-// the rules file keeps every state visible to a dashboard, while a
-// running vtop posts and pages only problems.
+// raises it: the rules' (analysis.AlertOf) for a problem, SeverityNone
+// otherwise, IDLE included (the rules' informational alert shows it on a
+// dashboard; a running vtop pages only problems).
 func Severity(s analysis.State) string {
 	if a, ok := analysis.AlertOf(s); ok && a.Severity != analysis.AlertInfo {
 		return a.Severity

@@ -38,11 +38,10 @@ type HookConfig struct {
 	Now func() time.Time
 }
 
-// Defaults of HookConfig. Ten runs a minute is one every six seconds on
-// average: enough for every change of a small fleet, few enough that a
-// flapping fleet does not page someone a hundred times. Ten seconds is
-// long for a notification and short enough that a hung one is not left
-// to pile up.
+// Defaults of HookConfig: ten runs a minute, enough for every change of a
+// small fleet, few enough that a flapping fleet does not page someone a
+// hundred times; ten seconds, long for a notification, short enough that
+// hung ones do not pile up.
 const (
 	DefaultHookTimeout    = 10 * time.Second
 	DefaultHookPerMinute  = 10
@@ -52,10 +51,9 @@ const (
 // maxHookOutput is how much of a failed run's output is kept to say why.
 const maxHookOutput = 4 << 10
 
-// Hook runs a command per state change. Fire never blocks and never
-// waits: the command runs on a goroutine of its own, and its failure
-// (an exit status, a timeout, a command that cannot start) is said, never
-// an error of vtop's.
+// Hook runs a command per state change on a goroutine of its own: Fire
+// never waits, and a failure of the command is said, never an error of
+// vtop's.
 type Hook struct {
 	cfg HookConfig
 	ctx context.Context
@@ -65,9 +63,8 @@ type Hook struct {
 	starts  []time.Time // the starts of the last minute, oldest first
 	running int
 	stats   HookStats
-	// refusalSaid is set once a refused change is said, and cleared when
-	// a run starts: a flapping fleet gets one notice per run, not one per
-	// change, each with the count so far.
+	// refusalSaid: a refused change was said since the last run, so that
+	// a flapping fleet gets one notice per run, not one per change.
 	refusalSaid bool
 }
 
@@ -101,13 +98,6 @@ func NewHook(ctx context.Context, cfg HookConfig) (*Hook, error) {
 		cfg.Now = time.Now
 	}
 	return &Hook{cfg: cfg, ctx: ctx}, nil
-}
-
-// Stats returns the counts so far.
-func (h *Hook) Stats() HookStats {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.stats
 }
 
 // Wait waits for the runs under way (killed once the hook's context ends).
@@ -173,8 +163,7 @@ func (h *Hook) Fire(c Change) {
 }
 
 // run runs the command once with input on stdin and the change in the
-// environment, in a process group of its own, so that a timeout kills what
-// the shell started too (sleep, curl), not the shell alone.
+// environment, in a process group of its own that a timeout kills whole.
 func (h *Hook) run(c Change, input []byte) error {
 	ctx, cancel := context.WithTimeout(h.ctx, h.cfg.Timeout)
 	defer cancel()

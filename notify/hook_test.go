@@ -136,3 +136,10 @@ func TestHookRateLimit(t *testing.T) {
 		t.Errorf("said %q, want one notice per run of refusals, with the count so far", s)
 	}
 }
+
+// Stats returns the hook's counts so far.
+func (h *Hook) Stats() HookStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
+}

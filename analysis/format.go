@@ -33,6 +33,21 @@ func count(x float64) string {
 	return b.String()
 }
 
+// countBelow formats a count said to fall short of limit: as count does,
+// unless rounding would write the limit itself (an extrapolated 19.7
+// requests against 20), then with the decimals that keep it below.
+func countBelow(x float64, limit int) string {
+	if math.Round(x) < float64(limit) || !(x < float64(limit)) {
+		return count(x)
+	}
+	whole := count(math.Trunc(x))
+	for prec := 1; ; prec++ {
+		if s := strconv.FormatFloat(x, 'f', prec, 64); strconv.FormatFloat(float64(limit), 'f', prec, 64) != s {
+			return whole + s[strings.IndexByte(s, '.'):]
+		}
+	}
+}
+
 // amount formats a rate or a mean with sensible precision: whole above 100,
 // one decimal above 10, two below ("6", "12.5", "0.35").
 func amount(x float64) string {

@@ -64,3 +64,27 @@ func TestNumWords(t *testing.T) {
 		}
 	}
 }
+
+// A count said to fall short of a limit never reads as the limit: an
+// extrapolated 19.7 requests against 20 is "19.7", not "20".
+func TestCountBelow(t *testing.T) {
+	tests := []struct {
+		x     float64
+		limit int
+		want  string
+	}{
+		{5, 20, "5"},
+		{19.4, 20, "19"},
+		{19.7, 20, "19.7"},
+		{19.96, 20, "19.96"},
+		{1999.6, 2000, "1,999.6"},
+		{math.NaN(), 20, "n/a"},
+		{20, 20, "20"},
+		{math.Inf(1), 20, "n/a"},
+	}
+	for _, tt := range tests {
+		if got := countBelow(tt.x, tt.limit); got != tt.want {
+			t.Errorf("countBelow(%v, %d) = %q, want %q", tt.x, tt.limit, got, tt.want)
+		}
+	}
+}

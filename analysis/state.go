@@ -538,7 +538,7 @@ func fewButMedian(unit string, q Quantiles, cfg Config) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("only %s %s in the window, but their p50, %s, is over the SLO too",
-		count(q.Observations.Float()), unit, q.P50Bucket.Seconds(q.P50))}
+		countBelow(q.Observations.Float(), cfg.MinObservations), unit, q.P50Bucket.Seconds(q.P50))}
 }
 
 // tooFewNotes are the reasons of a replica whose p99 is over an SLO but
@@ -552,7 +552,7 @@ func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
 		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
 			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
-				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), count(l.q.Observations.Float()), cfg.MinObservations))
+				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), countBelow(l.q.Observations.Float(), cfg.MinObservations), cfg.MinObservations))
 		}
 	}
 	return notes

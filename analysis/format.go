@@ -35,17 +35,13 @@ func count(x float64) string {
 
 // countBelow formats a count said to fall short of limit: as count does,
 // unless rounding would write the limit itself (an extrapolated 19.7
-// requests against 20), then with the decimals that keep it below.
+// requests against 20); then to one decimal, cut rather than rounded, so
+// that it stays below.
 func countBelow(x float64, limit int) string {
 	if math.Round(x) < float64(limit) || !(x < float64(limit)) {
 		return count(x)
 	}
-	whole := count(math.Trunc(x))
-	for prec := 1; ; prec++ {
-		if s := strconv.FormatFloat(x, 'f', prec, 64); strconv.FormatFloat(float64(limit), 'f', prec, 64) != s {
-			return whole + s[strings.IndexByte(s, '.'):]
-		}
-	}
+	return count(math.Trunc(x)) + "." + strconv.Itoa(int(x*10)%10)
 }
 
 // amount formats a rate or a mean with sensible precision: whole above 100,

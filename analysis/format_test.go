@@ -66,7 +66,8 @@ func TestNumWords(t *testing.T) {
 }
 
 // A count said to fall short of a limit never reads as the limit: an
-// extrapolated 19.7 requests against 20 is "19.7", not "20".
+// extrapolated 19.7 requests against 20 is "19.7", not "20", and 19.96 is
+// "19.9", cut rather than rounded.
 func TestCountBelow(t *testing.T) {
 	tests := []struct {
 		x     float64
@@ -76,7 +77,7 @@ func TestCountBelow(t *testing.T) {
 		{5, 20, "5"},
 		{19.4, 20, "19"},
 		{19.7, 20, "19.7"},
-		{19.96, 20, "19.96"},
+		{19.96, 20, "19.9"},
 		{1999.6, 2000, "1,999.6"},
 		{math.NaN(), 20, "n/a"},
 		{20, 20, "20"},

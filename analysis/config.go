@@ -24,11 +24,12 @@ type Config struct {
 	Hysteresis int
 	// SLOExitMargin is the hysteresis on the SLO thresholds: a replica
 	// leaves SLOW only when the p99 is below SLO × (1 − SLOExitMargin), so
-	// that a p99 that wanders around the SLO does not flip the state.
+	// that a p99 that wanders around the SLO does not flip the state. 0
+	// disables it.
 	SLOExitMargin float64
 	// MinObservations is how many observations a latency histogram must
 	// hold in the window before its p99 may make a replica SLOW: the p99
-	// of a handful of requests is their maximum.
+	// of a handful of requests is their maximum. 0 disables it.
 	MinObservations int
 }
 

@@ -72,7 +72,8 @@ func trimZeros(s string) string {
 }
 
 // percent formats a 0–1 fraction as a percentage: whole from 10% ("95%"),
-// with one decimal below it ("1.6%", "8%"). The screen writes every
+// with one decimal below it ("1.6%", "8%"), where a whole number would
+// turn a KV cache at 1.6% into 2%. The screen writes every
 // percentage with it, so a pane's figures and its reasons agree.
 func percent(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -303,10 +302,17 @@ func (m Model) worstTTFT() string {
 // worstOf is the worst replica of the fleet among targets (all when nil),
 // filter or not, in the grid's order; nil when there is none.
 func (m Model) worstOf(targets []string) *analysis.ReplicaReport {
+	var in map[string]bool // a set: a group of a large fleet is read on every layout
+	if targets != nil {
+		in = make(map[string]bool, len(targets))
+		for _, t := range targets {
+			in[t] = true
+		}
+	}
 	var worst *analysis.ReplicaReport
 	for i := range m.shown.Replicas {
 		r := &m.shown.Replicas[i]
-		if (targets == nil || slices.Contains(targets, r.Target)) && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
+		if (in == nil || in[r.Target]) && (worst == nil || analysis.CompareSeverity(r, worst) < 0) {
 			worst = r
 		}
 	}

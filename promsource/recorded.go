@@ -267,15 +267,28 @@ func newRecorded(at time.Time, window time.Duration) *catalogue.Recorded {
 // recordedField is where the recorded series of that name goes; nil for
 // none.
 func recordedField(rec *catalogue.Recorded, name string) *float64 {
-	return map[string]*float64{
-		promql.RecordedRunning: &rec.Running, promql.RecordedWaiting: &rec.Waiting, promql.RecordedRequests: &rec.Requests,
-		promql.RecordedPrompted: &rec.PromptTokens, promql.RecordedGenerated: &rec.GenerationTokens,
-		promql.RecordedPreempted: &rec.Preemptions, promql.RecordedRecomputed: &rec.RecomputedTokens,
-		promql.RecordedQuantile(promql.LatencyTTFT, "p99"): &rec.TTFT.P99, promql.RecordedQuantile(promql.LatencyTTFT, "p50"): &rec.TTFT.P50,
-		promql.RecordedObservations(promql.LatencyTTFT):   &rec.TTFT.Observations,
-		promql.RecordedQuantile(promql.LatencyITL, "p99"): &rec.ITL.P99, promql.RecordedQuantile(promql.LatencyITL, "p50"): &rec.ITL.P50,
-		promql.RecordedObservations(promql.LatencyITL): &rec.ITL.Observations,
-	}[name]
+	if field, ok := recordedFields[name]; ok {
+		return field(rec)
+	}
+	return nil
+}
+
+// recordedFields are the recorded series by name, built once: every row of
+// every refresh is looked up.
+var recordedFields = map[string]func(*catalogue.Recorded) *float64{
+	promql.RecordedRunning:                             func(r *catalogue.Recorded) *float64 { return &r.Running },
+	promql.RecordedWaiting:                             func(r *catalogue.Recorded) *float64 { return &r.Waiting },
+	promql.RecordedRequests:                            func(r *catalogue.Recorded) *float64 { return &r.Requests },
+	promql.RecordedPrompted:                            func(r *catalogue.Recorded) *float64 { return &r.PromptTokens },
+	promql.RecordedGenerated:                           func(r *catalogue.Recorded) *float64 { return &r.GenerationTokens },
+	promql.RecordedPreempted:                           func(r *catalogue.Recorded) *float64 { return &r.Preemptions },
+	promql.RecordedRecomputed:                          func(r *catalogue.Recorded) *float64 { return &r.RecomputedTokens },
+	promql.RecordedQuantile(promql.LatencyTTFT, "p99"): func(r *catalogue.Recorded) *float64 { return &r.TTFT.P99 },
+	promql.RecordedQuantile(promql.LatencyTTFT, "p50"): func(r *catalogue.Recorded) *float64 { return &r.TTFT.P50 },
+	promql.RecordedObservations(promql.LatencyTTFT):    func(r *catalogue.Recorded) *float64 { return &r.TTFT.Observations },
+	promql.RecordedQuantile(promql.LatencyITL, "p99"):  func(r *catalogue.Recorded) *float64 { return &r.ITL.P99 },
+	promql.RecordedQuantile(promql.LatencyITL, "p50"):  func(r *catalogue.Recorded) *float64 { return &r.ITL.P50 },
+	promql.RecordedObservations(promql.LatencyITL):     func(r *catalogue.Recorded) *float64 { return &r.ITL.Observations },
 }
 
 // rulesRecheck is how long a store that showed no vtop rules is read raw

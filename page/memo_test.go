@@ -72,18 +72,18 @@ func readBoth(t *testing.T, contentType string, pages ...string) (replayed []boo
 	return replayed
 }
 
-// freshFamilies are the families a page is read into by an Ingester that
-// never saw another: those it keeps as the page's memo. The Sample does
-// not tell an integer count from the same count as a float, the families
-// do.
 // setMemoMin sets the fewest lines a page needs to keep its memo while the
-// test runs.
+// test runs (the tests that call it do not run in parallel).
 func setMemoMin(t testing.TB, n int) {
 	old := memoMinLines
 	memoMinLines = n
 	t.Cleanup(func() { memoMinLines = old })
 }
 
+// freshFamilies are the families a page is read into by an Ingester that
+// never saw another: those it keeps as the page's memo. The Sample does
+// not tell an integer count from the same count as a float, the families
+// do.
 func freshFamilies(t *testing.T, page, contentType string) map[string]*dto.MetricFamily {
 	t.Helper()
 	in := NewIngester()

@@ -1,10 +1,9 @@
 package record
 
-// Tick records one evaluation whose cuts the caller knows: a recording
-// written from stored samples (the past of a Prometheus server) rather
-// than beside a live monitor, whose evaluations Tap records. Each cut
-// names frames already given to Page. Like Tap, it does nothing once the
-// recording has stopped.
+// Tick records one evaluation whose cuts the caller knows: Tap's, beside a
+// live monitor, or those of a recording written from stored samples (the
+// past of a Prometheus server). Each cut names frames already given to
+// Page. It does nothing once the recording has stopped.
 func (r *Recorder) Tick(t Tick) {
 	if r.Stopped() {
 		return

@@ -197,8 +197,8 @@ func (w *Watch) startGPUs(ctx context.Context, targets []scrape.Target, prom *pr
 	interval := min(w.Interval, 5*time.Second)
 	exporter := func(addr string) error {
 		t, err := collect.ParseExporter(addr)
-		if err != nil {
-			return usagef("--dcgm %q: %v", addr, err)
+		if err != nil { // --dcgm's own were checked with the flags: this is the demo's or the local one
+			return fmt.Errorf("dcgm-exporter %q: %w", addr, err)
 		}
 		e, err := collect.StartExporter(ctx, t, collect.ExporterOptions{Client: client, Interval: interval})
 		if err != nil {

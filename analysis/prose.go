@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/human"
 )
 
@@ -55,7 +56,7 @@ func warmingReason(ev *evidence, cfg Config) string {
 func fullReasons(f *Figures, ev *evidence) []string {
 	t := &ev.Trail
 	waitingWord := "waiting"
-	if ev.WaitingCapacity.N > 0 {
+	if ev.queueScalar() == catalogue.WaitingCapacity {
 		waitingWord = "waiting for capacity"
 	}
 	poolOnly := ev.queueOnlyInPool()

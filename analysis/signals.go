@@ -204,7 +204,7 @@ func sleepingVerdict(f *Figures, ev *evidence) (verdict, bool) {
 // queueStats is the queue FULL is judged on (queueScalar): deferred
 // requests wait for something more replicas would not give.
 func (ev *evidence) queueStats() gaugeStats {
-	if ev.WaitingCapacity.N > 0 {
+	if ev.queueScalar() == catalogue.WaitingCapacity {
 		return ev.WaitingCapacity
 	}
 	return ev.Waiting

@@ -6,18 +6,31 @@ import (
 	"github.com/vtop-dev/vtop/catalogue"
 )
 
-// Thresholds are the spans and counts of the state rules (their constants
-// in state.go say what each means), for an evaluator of the same judgement
-// outside this package (`vtop rules`), so that the two cannot drift apart.
+// Thresholds are the spans and counts of the state rules, for an evaluator
+// of the same judgement outside this package (the Prometheus rules `vtop
+// rules` writes), so that the two cannot drift apart. The constants in
+// state.go say why each is what it is.
 type Thresholds struct {
-	FullReadings                          int
-	FullSpan                              time.Duration
-	ObviousQueue                          float64
+	// FullReadings is how many of the newest readings, over at least
+	// FullSpan, must each hold a queue for a replica to be FULL.
+	FullReadings int
+	FullSpan     time.Duration
+	// ObviousQueue is the queue that makes a replica FULL on two readings.
+	ObviousQueue float64
+	// PreemptingSpan is the trailing span over which a preemption makes a
+	// replica PREEMPTING when its cost over the window is material: its
+	// recomputed tokens at least MaterialRecomputed of the tokens
+	// generated, or its preemptions MaterialPreempted of the requests.
 	PreemptingSpan                        time.Duration
 	MaterialRecomputed, MaterialPreempted float64
-	LeastEvidence                         time.Duration
-	StaleReadings                         int
-	StalledSpan                           time.Duration
+	// LeastEvidence is the span of readings a verdict of health needs.
+	LeastEvidence time.Duration
+	// StaleReadings is how many readings must show no counter moving while
+	// requests run for a replica to be STALE.
+	StaleReadings int
+	// StalledSpan is how long work must wait with no token generated for a
+	// replica to be STALLED.
+	StalledSpan time.Duration
 }
 
 // JudgementThresholds returns the thresholds the analysis judges by.

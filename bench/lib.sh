@@ -51,15 +51,22 @@ start_sim() {
 	[[ $(wc -l <"$out") -ge $N ]] || { echo "the simulator did not start:" >&2; cat "$WORK/sim.log" >&2; exit 1; }
 }
 
-# usage_of PID: "cpu_seconds peak_rss_kib" of a running process. CPU is
-# utime+stime from /proc/PID/stat, the peak VmHWM from /proc/PID/status.
-usage_of() {
-	local hwm stat utime stime
-	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$1/status")
+# cpu_ticks PID: the process's user and system CPU (utime+stime from
+# /proc/PID/stat), in clock ticks.
+cpu_ticks() {
+	local stat utime stime
 	stat=$(cat "/proc/$1/stat")
 	stat=${stat##*) } # the fields after "(comm) "; comm may hold spaces
 	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
-	awk -v u="$utime" -v s="$stime" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", (u + s) / hz, k }'
+	echo $((utime + stime))
+}
+
+# usage_of PID: "cpu_seconds peak_rss_kib" of a running process, the peak
+# VmHWM from /proc/PID/status.
+usage_of() {
+	local hwm
+	hwm=$(awk '/^VmHWM:/ {print $2}' "/proc/$1/status")
+	awk -v t="$(cpu_ticks "$1")" -v hz="$HZ" -v k="$hwm" 'BEGIN { printf "%.2f %d\n", t / hz, k }'
 }
 
 # measure PID: wait T seconds, print usage_of PID, stop it. CPU is read

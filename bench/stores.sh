@@ -207,15 +207,6 @@ queries() {
 	fi
 }
 
-# cpu_ticks PID: the process's user and system CPU, in clock ticks.
-cpu_ticks() {
-	local stat utime stime
-	stat=$(cat "/proc/$1/stat")
-	stat=${stat##*) }
-	read -r _ _ _ _ _ _ _ _ _ _ _ utime stime _ <<<"$stat"
-	echo $((utime + stime))
-}
-
 # run STORE KIND: one measured run; appends "cpu% rss_mb
 # store_queries/refresh once_s once_rss_mb" to $WORK/res-STORE-KIND and
 # each refresh's "seconds requests" (as vtop reports them) to

@@ -151,11 +151,11 @@ func TestChartSources(t *testing.T) {
 	}
 }
 
-// TestTakes: the one rule of which values are read. A value out of its
+// TestRefusal: the one rule of which values are read. A value out of its
 // figure's domain (a negative count, a fraction outside 0–1, a value that
 // is not a finite number, or one past 2^53, where a float no longer
 // counts by ones) is not read, and Refusal says why.
-func TestTakes(t *testing.T) {
+func TestRefusal(t *testing.T) {
 	scalar := func(s Scalar) Fold { return Fold{To: ToScalar, Which: int(s)} }
 	tests := []struct {
 		fold Fold
@@ -194,11 +194,5 @@ func TestTakes(t *testing.T) {
 		if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%+v reading %v: refusal %q, want %q", tt.fold, tt.v, got, tt.want)
 		}
-		if tt.fold.Takes(tt.v) != (got == "") {
-			t.Errorf("%+v reading %v: Takes disagrees with Refusal %q", tt.fold, tt.v, got)
-		}
 	}
 }
-
-// Takes reports whether the fold reads a series' value v.
-func (f Fold) Takes(v float64) bool { return f.Refusal(v) == "" }

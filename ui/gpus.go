@@ -202,10 +202,15 @@ func (s gpuStrip) summaryLine() string {
 	var xids []string
 	for _, g := range s.gpus {
 		util.add(g.Utilization)
-		used.add(g.MemoryUsedBytes)
-		total.add(g.MemoryTotalBytes)
+		// A share is summed over the GPUs that give both of its figures.
+		if !math.IsNaN(g.MemoryUsedBytes) && !math.IsNaN(g.MemoryTotalBytes) {
+			used.add(g.MemoryUsedBytes)
+			total.add(g.MemoryTotalBytes)
+		}
 		watts.add(g.PowerWatts)
-		limit.add(g.PowerLimitWatts)
+		if !math.IsNaN(g.PowerWatts) {
+			limit.add(g.PowerLimitWatts)
+		}
 		temp.add(g.TemperatureCelsius)
 		if g.XID > 0 {
 			xids = append(xids, fmt.Sprintf("XID %d on %s", g.XID, s.name(g)))

@@ -213,3 +213,19 @@ func TestGPUSummaryWithoutFigures(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUSummaryPairsItsFigures: power is summed against the limits of the
+// GPUs that report power, memory used against the totals of those that
+// report use, so a GPU that gives only its limit does not halve the share.
+func TestGPUSummaryPairsItsFigures(t *testing.T) {
+	r := allStates(t0)
+	gs := []device.GPU{h100("gpu-a", 0, "gpu-a:8000", 0.5), h100("gpu-a", 1, "gpu-a:8000", 0.5)}
+	gs[1].PowerWatts, gs[1].MemoryUsedBytes = math.NaN(), math.NaN()
+	analysis.ApplyGPUs(&r, gs, []analysis.GPUSource{{Name: "dcgm-exporter gpu-a:9400", GPUs: 2}})
+	line := send(newModel(80, 24), ReportMsg{Report: r}).View()
+	for _, want := range []string{"400/700W", "mem 50%"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("no %q in\n%s", want, line)
+		}
+	}
+}

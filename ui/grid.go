@@ -235,6 +235,16 @@ func wrapLines(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
 }
 
+// wrapIn wraps text into at most n lines of w columns, each drawn in style.
+func wrapIn(style lipgloss.Style, s string, w, n int) []string {
+	lines := wrapLines(s, w)
+	lines = lines[:min(len(lines), n)]
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
 // linesOf wraps text into exactly n lines of w columns, "…" when cut.
 func linesOf(s string, w, n int) []string {
 	lines := wrapLines(s, w)

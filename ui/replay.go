@@ -139,12 +139,9 @@ func (k replayKeys) footer() []key.Binding {
 }
 
 // replayKey handles a replay's key; ok is false for any other key, and
-// outside a replay.
+// outside a replay, whose keys (zero bindings) match none.
 func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	p, keys := m.opts.Player, m.play.keys
-	if p == nil {
-		return nil, false
-	}
 	// n and N move by the replica of the detail view, else the fleet's picture.
 	target, whose := "", "the fleet"
 	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
@@ -201,7 +198,7 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 func (m *Model) rewind(at time.Time) {
 	forward := true
 	for _, h := range m.history {
-		if last, ok := h.Latest(); ok && !last.Time.Before(at) {
+		if n := h.Len(); n > 0 && !h.timeAt(n-1).Before(at) {
 			forward = false
 		}
 	}

@@ -56,7 +56,6 @@ func (p *pager) update(msg tea.Msg) (cmd tea.Cmd) {
 	return cmd
 }
 
-// view is the visible part of the content, one string per line.
 func (p pager) view() []string { return strings.Split(p.viewport.View(), "\n") }
 
 // adviceScreen is the whole fleet advice, with each group's and every

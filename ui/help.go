@@ -133,21 +133,19 @@ func (s *helpScreen) render() {
 	b.WriteString(th.title.Render("vtop keys") + "\n\n")
 	b.WriteString(s.keysBlock() + "\n\n")
 	legendW := min(s.width, maxLegendWidth)
-	for _, l := range wrapLines("the table starts sorted by severity, "+worstFirst+", as the grid is", legendW) {
-		b.WriteString(th.dim.Render(l) + "\n")
+	dim := func(text string) {
+		for _, l := range wrapLines(text, legendW) {
+			b.WriteString(th.dim.Render(l) + "\n")
+		}
 	}
+	dim("the table starts sorted by severity, " + worstFirst + ", as the grid is")
 	b.WriteString("\n" + th.title.Render("states, "+worstFirst) + "\n")
 	// Padded to one width, the legend is centred as a block: its badges
 	// and its meanings stay in columns.
 	b.WriteString(padBlock(s.legend(legendW)) + "\n\n")
-	notes := []string{"n/a: the server does not export the metric, or too few scrapes yet"}
+	dim("n/a: the server does not export the metric, or too few scrapes yet")
 	if s.gpuNote != "" {
-		notes = append(notes, s.gpuNote)
-	}
-	for _, n := range notes {
-		for _, l := range wrapLines(n, legendW) {
-			b.WriteString(th.dim.Render(l) + "\n")
-		}
+		dim(s.gpuNote)
 	}
 	b.WriteString(th.dim.Render("esc or ? closes this help"))
 	block := th.renderer.PlaceHorizontal(s.width, lipgloss.Center, b.String())

@@ -64,10 +64,8 @@ func newPointHistory(capacity int) *pointHistory {
 	return &pointHistory{points: ring.New[storedPoint](capacity)}
 }
 
-// Len returns how many points the history holds.
 func (h *pointHistory) Len() int { return h.points.Len() }
 
-// Cap returns the capacity.
 func (h *pointHistory) Cap() int { return h.points.Cap() }
 
 // Push adds a point, dropping the oldest when full.

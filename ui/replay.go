@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -260,7 +261,5 @@ func (m Model) withReplayKeys(keys []key.Binding) []key.Binding {
 	if m.opts.Player == nil || m.showHelp || len(keys) < 2 {
 		return keys
 	}
-	out := append([]key.Binding{}, keys[:2]...)
-	out = append(out, m.play.keys.footer()...)
-	return append(out, keys[2:]...)
+	return slices.Concat(keys[:2], m.play.keys.footer(), keys[2:])
 }

@@ -41,8 +41,6 @@ type cellCtx struct {
 // Indices of the columns with special handling.
 const (
 	colTarget = 0
-	colModel  = 1
-	colEngine = 2
 	colState  = 3
 )
 
@@ -166,12 +164,10 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 	case col == colState:
 		// By severity, the grid's order, not the state's name.
 		d = -analysis.CompareSeverity(a, b)
-	case col == colModel:
-		d = strings.Compare(a.Model, b.Model)
-	case col == colEngine:
-		d = strings.Compare(engineName(a), engineName(b))
-	default:
+	case col == colTarget:
 		d = strings.Compare(a.Target, b.Target)
+	default: // by the text drawn
+		d = strings.Compare(c.cell(cellCtx{}, a), c.cell(cellCtx{}, b))
 	}
 	if desc {
 		d = -d

@@ -145,7 +145,6 @@ func (t *Theme) pane(s analysis.State, selected bool) lipgloss.Style {
 	return t.panes[s][0]
 }
 
-// seriesStyle is the style of the i-th line of a chart.
 func (t *Theme) seriesStyle(i int) lipgloss.Style { return t.series[i%len(t.series)] }
 
 // helpStyles are the bubbles help styles, drawn with this theme's renderer

@@ -106,11 +106,9 @@ func (g *gridScreen) alignTop() {
 	g.top -= g.top % per
 }
 
-// show gives the grid what to draw.
+// show gives the grid what to draw; setSize, which follows, lays it out.
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*pointHistory, events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
-	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
-	g.alignTop()
 }
 
 // update moves the selection and the page with it, and whether it moved.

@@ -62,15 +62,12 @@ func (s *helpScreen) setSize(w, h int) {
 }
 
 // show gives the overlay the engine FULL's action names the waiting gauge
-// of, and why there are no GPU figures.
+// of, and why there are no GPU figures; setSize, which follows, renders it.
 func (s *helpScreen) show(kind catalogue.EngineKind, gpuNote string) {
 	if kind == catalogue.EngineUnknown {
 		kind = catalogue.EngineVLLM
 	}
-	if kind != s.kind || gpuNote != s.gpuNote {
-		s.kind, s.gpuNote = kind, gpuNote
-		s.render()
-	}
+	s.kind, s.gpuNote = kind, gpuNote
 }
 
 // update scrolls; it reports whether the key was one of the overlay's.

@@ -359,14 +359,14 @@ func (t *tableScreen) setSize(w, h int) {
 }
 
 // show gives the table its replicas after the filter, how many there are
-// before it, the filter and the report's time, and measures the columns.
+// before it, the filter and the report's time, and measures the columns;
+// setSize, which follows, picks those that fit.
 func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string, now time.Time) {
 	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
 	sortRows(t.rows, t.sortCol, t.sortDesc)
 	t.natural = naturalWidths(t.rows, cellCtx{t.theme, now, t.cfg})
 	t.pre, t.suf = commonEnds(t.rows)
-	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
 // update sorts or moves the selection, and whether the key moved it.

@@ -82,16 +82,13 @@ func (s *adviceScreen) render(f analysis.FleetFigures) {
 	}
 	sentences := func(ss []string, first bool) {
 		for i, sentence := range ss {
-			wrapped := wrapLines(sentence, max(w-2, 1))
-			for j, l := range wrapped {
-				prefix := "  "
-				if j == 0 {
-					prefix = "• "
-				}
+			prefix := "• "
+			for _, l := range wrapLines(sentence, max(w-2, 1)) {
 				if i == 0 && first {
 					l = th.action.Render(l)
 				}
 				lines = append(lines, prefix+l)
+				prefix = "  "
 			}
 		}
 	}

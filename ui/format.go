@@ -132,9 +132,7 @@ func fmtBytes(n analysis.Num) string {
 // fmtAge draws how long ago something happened, coarse enough to read at a
 // glance: 12s, 3m04s, 2h03m.
 func fmtAge(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
+	d = max(d, 0)
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
@@ -177,9 +175,7 @@ func fitWidth(s string, w int) string {
 // nothing wraps or scrolls.
 func fitBlock(s string, w, h int) string {
 	lines := strings.Split(s, "\n")
-	if len(lines) > h {
-		lines = lines[:h]
-	}
+	lines = lines[:min(len(lines), h)]
 	for len(lines) < h {
 		lines = append(lines, "")
 	}

@@ -168,20 +168,16 @@ func (s helpScreen) legend(w int) []string {
 		state := analysis.State(st)
 		badge := th.badge(state)
 		pad := strings.Repeat(" ", badgeW-ansi.StringWidth(badge)+2)
-		for i, l := range wrapLines(analysis.StateMeaning(state), max(w-len(indent), 1)) {
-			if i == 0 {
-				lines = append(lines, badge+pad+l)
-			} else {
-				lines = append(lines, indent+l)
-			}
+		lead := badge + pad // then indent: the meaning hangs beside the badge
+		for _, l := range wrapLines(analysis.StateMeaning(state), max(w-len(indent), 1)) {
+			lines = append(lines, lead+l)
+			lead = indent
 		}
 		if action := analysis.FirstAction(state, s.kind, s.cfg); action != "" {
-			for i, l := range wrapLines(action, max(w-len(indent)-2, 1)) {
-				arrow := "→ "
-				if i > 0 {
-					arrow = "  "
-				}
+			arrow := "→ "
+			for _, l := range wrapLines(action, max(w-len(indent)-2, 1)) {
 				lines = append(lines, indent+th.dim.Render(arrow+l))
+				arrow = "  "
 			}
 		}
 	}

@@ -174,12 +174,16 @@ func fitWidth(s string, w int) string {
 // fitBlock makes a block of text exactly w columns by h lines, so that
 // nothing wraps or scrolls.
 func fitBlock(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
-	lines = lines[:min(len(lines), h)]
-	for len(lines) < h {
+	return strings.Join(fitLines(fitHeight(strings.Split(s, "\n"), h), w), "\n")
+}
+
+// fitHeight cuts lines to n or pads them with blank ones to n.
+func fitHeight(lines []string, n int) []string {
+	lines = lines[:min(len(lines), n)]
+	for len(lines) < n {
 		lines = append(lines, "")
 	}
-	return strings.Join(fitLines(lines, w), "\n")
+	return lines
 }
 
 // fitLines truncates and pads each line to w columns, in place: every

@@ -254,10 +254,7 @@ func linesOf(s string, w, n int) []string {
 			lines[n-1] = ansi.Truncate(last, max(w-1, 0), "") + "…"
 		}
 	}
-	for len(lines) < n {
-		lines = append(lines, "")
-	}
-	return lines
+	return fitHeight(lines, n)
 }
 
 // fitSegments joins the first variant of a figure line that fits in w,

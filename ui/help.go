@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -110,15 +111,13 @@ func (s helpScreen) view() []string {
 		return append(make([]string, top), s.lines...)
 	}
 	n := max(s.height-1, 0)
-	out := append([]string(nil), s.lines[s.top:min(s.top+n, len(s.lines))]...)
-	below := len(s.lines) - s.top - len(out)
+	end := min(s.top+n, len(s.lines))
+	below := len(s.lines) - end
 	more := fmt.Sprintf("↓ %d more %s (↓/j, f/pgdn, G)", below, plural(below, "line"))
 	if below == 0 {
 		more = "↑ b/pgup, g: back to the top"
 	}
-	for len(out) < n {
-		out = append(out, "")
-	}
+	out := fitHeight(slices.Clone(s.lines[s.top:end]), n)
 	return append(out, s.theme.dim.Render(center(more, s.width)))
 }
 

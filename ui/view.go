@@ -19,13 +19,9 @@ func (m Model) View() string {
 	}
 	// fitBlock fits every line to the width.
 	bodyH := max(h-len(m.header)-1, 0)
-	body := m.body(bodyH)
-	for len(body) < bodyH {
-		body = append(body, "")
-	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.header...)
-	lines = append(lines, body[:bodyH]...)
+	lines = append(lines, fitHeight(m.body(bodyH), bodyH)...)
 	lines = append(lines, m.footerLine())
 	frame := fitBlock(strings.Join(lines, "\n"), w, h)
 	if m.bell != 0 {

@@ -56,7 +56,6 @@ func (p *pager) update(msg tea.Msg) (cmd tea.Cmd) {
 	return cmd
 }
 
-// view is the visible part of the content, one string per line.
 func (p pager) view() []string { return strings.Split(p.viewport.View(), "\n") }
 
 // adviceScreen is the whole fleet advice, with each group's and every
@@ -83,16 +82,13 @@ func (s *adviceScreen) render(f analysis.FleetFigures) {
 	}
 	sentences := func(ss []string, first bool) {
 		for i, sentence := range ss {
-			wrapped := wrapLines(sentence, max(w-2, 1))
-			for j, l := range wrapped {
-				prefix := "  "
-				if j == 0 {
-					prefix = "• "
-				}
+			prefix := "• "
+			for _, l := range wrapLines(sentence, max(w-2, 1)) {
 				if i == 0 && first {
 					l = th.action.Render(l)
 				}
 				lines = append(lines, prefix+l)
+				prefix = "  "
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func engineFigures(th *Theme, r *analysis.ReplicaReport) []string {
 // orNA is s, or "n/a" when it is empty.
 func orNA(s string) string {
 	if s == "" {
-		return "n/a"
+		return na
 	}
 	return s
 }

@@ -22,7 +22,6 @@ func newEventsScreen(theme *Theme, loc *time.Location, log *eventLog) eventsScre
 	return eventsScreen{theme: theme, loc: loc, log: log}
 }
 
-// setSize gives the event log the body of the frame.
 func (e *eventsScreen) setSize(w, h int) { e.width, e.height = w, h }
 
 // show sets the time of the report shown: events after it wait.

@@ -132,9 +132,7 @@ func fmtBytes(n analysis.Num) string {
 // fmtAge draws how long ago something happened, coarse enough to read at a
 // glance: 12s, 3m04s, 2h03m.
 func fmtAge(d time.Duration) string {
-	if d < 0 {
-		d = 0
-	}
+	d = max(d, 0)
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
@@ -176,14 +174,16 @@ func fitWidth(s string, w int) string {
 // fitBlock makes a block of text exactly w columns by h lines, so that
 // nothing wraps or scrolls.
 func fitBlock(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > h {
-		lines = lines[:h]
-	}
-	for len(lines) < h {
+	return strings.Join(fitLines(fitHeight(strings.Split(s, "\n"), h), w), "\n")
+}
+
+// fitHeight cuts lines to n or pads them with blank ones to n.
+func fitHeight(lines []string, n int) []string {
+	lines = lines[:min(len(lines), n)]
+	for len(lines) < n {
 		lines = append(lines, "")
 	}
-	return strings.Join(fitLines(lines, w), "\n")
+	return lines
 }
 
 // fitLines truncates and pads each line to w columns, in place: every

@@ -106,11 +106,9 @@ func (g *gridScreen) alignTop() {
 	g.top -= g.top % per
 }
 
-// show gives the grid what to draw.
+// show gives the grid what to draw; setSize, which follows, lays it out.
 func (g *gridScreen) show(r analysis.Report, panes []*analysis.ReplicaReport, history map[string]*pointHistory, events *eventLog) {
 	g.report, g.panes, g.history, g.events = r, panes, history, events
-	g.layout = layoutGrid(panes, g.theme, g.width, g.height)
-	g.alignTop()
 }
 
 // update moves the selection and the page with it, and whether it moved.
@@ -235,6 +233,16 @@ func wrapLines(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
 }
 
+// wrapIn wraps text into at most n lines of w columns, each drawn in style.
+func wrapIn(style lipgloss.Style, s string, w, n int) []string {
+	lines := wrapLines(s, w)
+	lines = lines[:min(len(lines), n)]
+	for i, l := range lines {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
 // linesOf wraps text into exactly n lines of w columns, "…" when cut.
 func linesOf(s string, w, n int) []string {
 	lines := wrapLines(s, w)
@@ -246,10 +254,7 @@ func linesOf(s string, w, n int) []string {
 			lines[n-1] = ansi.Truncate(last, max(w-1, 0), "") + "…"
 		}
 	}
-	for len(lines) < n {
-		lines = append(lines, "")
-	}
-	return lines
+	return fitHeight(lines, n)
 }
 
 // fitSegments joins the first variant of a figure line that fits in w,

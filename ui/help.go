@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -62,15 +63,12 @@ func (s *helpScreen) setSize(w, h int) {
 }
 
 // show gives the overlay the engine FULL's action names the waiting gauge
-// of, and why there are no GPU figures.
+// of, and why there are no GPU figures; setSize, which follows, renders it.
 func (s *helpScreen) show(kind catalogue.EngineKind, gpuNote string) {
 	if kind == catalogue.EngineUnknown {
 		kind = catalogue.EngineVLLM
 	}
-	if kind != s.kind || gpuNote != s.gpuNote {
-		s.kind, s.gpuNote = kind, gpuNote
-		s.render()
-	}
+	s.kind, s.gpuNote = kind, gpuNote
 }
 
 // update scrolls; it reports whether the key was one of the overlay's.
@@ -113,15 +111,13 @@ func (s helpScreen) view() []string {
 		return append(make([]string, top), s.lines...)
 	}
 	n := max(s.height-1, 0)
-	out := append([]string(nil), s.lines[s.top:min(s.top+n, len(s.lines))]...)
-	below := len(s.lines) - s.top - len(out)
+	end := min(s.top+n, len(s.lines))
+	below := len(s.lines) - end
 	more := fmt.Sprintf("↓ %d more %s (↓/j, f/pgdn, G)", below, plural(below, "line"))
 	if below == 0 {
 		more = "↑ b/pgup, g: back to the top"
 	}
-	for len(out) < n {
-		out = append(out, "")
-	}
+	out := fitHeight(slices.Clone(s.lines[s.top:end]), n)
 	return append(out, s.theme.dim.Render(center(more, s.width)))
 }
 
@@ -133,21 +129,19 @@ func (s *helpScreen) render() {
 	b.WriteString(th.title.Render("vtop keys") + "\n\n")
 	b.WriteString(s.keysBlock() + "\n\n")
 	legendW := min(s.width, maxLegendWidth)
-	for _, l := range wrapLines("the table starts sorted by severity, "+worstFirst+", as the grid is", legendW) {
-		b.WriteString(th.dim.Render(l) + "\n")
+	dim := func(text string) {
+		for _, l := range wrapLines(text, legendW) {
+			b.WriteString(th.dim.Render(l) + "\n")
+		}
 	}
+	dim("the table starts sorted by severity, " + worstFirst + ", as the grid is")
 	b.WriteString("\n" + th.title.Render("states, "+worstFirst) + "\n")
 	// Padded to one width, the legend is centred as a block: its badges
 	// and its meanings stay in columns.
 	b.WriteString(padBlock(s.legend(legendW)) + "\n\n")
-	notes := []string{"n/a: the server does not export the metric, or too few scrapes yet"}
+	dim("n/a: the server does not export the metric, or too few scrapes yet")
 	if s.gpuNote != "" {
-		notes = append(notes, s.gpuNote)
-	}
-	for _, n := range notes {
-		for _, l := range wrapLines(n, legendW) {
-			b.WriteString(th.dim.Render(l) + "\n")
-		}
+		dim(s.gpuNote)
 	}
 	b.WriteString(th.dim.Render("esc or ? closes this help"))
 	block := th.renderer.PlaceHorizontal(s.width, lipgloss.Center, b.String())
@@ -173,20 +167,16 @@ func (s helpScreen) legend(w int) []string {
 		state := analysis.State(st)
 		badge := th.badge(state)
 		pad := strings.Repeat(" ", badgeW-ansi.StringWidth(badge)+2)
-		for i, l := range wrapLines(analysis.StateMeaning(state), max(w-len(indent), 1)) {
-			if i == 0 {
-				lines = append(lines, badge+pad+l)
-			} else {
-				lines = append(lines, indent+l)
-			}
+		lead := badge + pad // then indent: the meaning hangs beside the badge
+		for _, l := range wrapLines(analysis.StateMeaning(state), max(w-len(indent), 1)) {
+			lines = append(lines, lead+l)
+			lead = indent
 		}
 		if action := analysis.FirstAction(state, s.kind, s.cfg); action != "" {
-			for i, l := range wrapLines(action, max(w-len(indent)-2, 1)) {
-				arrow := "→ "
-				if i > 0 {
-					arrow = "  "
-				}
+			arrow := "→ "
+			for _, l := range wrapLines(action, max(w-len(indent)-2, 1)) {
 				lines = append(lines, indent+th.dim.Render(arrow+l))
+				arrow = "  "
 			}
 		}
 	}

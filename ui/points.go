@@ -64,19 +64,9 @@ func newPointHistory(capacity int) *pointHistory {
 	return &pointHistory{points: ring.New[storedPoint](capacity)}
 }
 
-// Len returns how many points the history holds.
 func (h *pointHistory) Len() int { return h.points.Len() }
 
-// Cap returns the capacity.
 func (h *pointHistory) Cap() int { return h.points.Cap() }
-
-// Latest returns the newest point.
-func (h *pointHistory) Latest() (analysis.Point, bool) {
-	if h.Len() == 0 {
-		return analysis.Point{}, false
-	}
-	return h.At(h.Len() - 1), true
-}
 
 // Push adds a point, dropping the oldest when full.
 func (h *pointHistory) Push(p analysis.Point) {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -139,12 +140,9 @@ func (k replayKeys) footer() []key.Binding {
 }
 
 // replayKey handles a replay's key; ok is false for any other key, and
-// outside a replay.
+// outside a replay, whose keys (zero bindings) match none.
 func (m *Model) replayKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	p, keys := m.opts.Player, m.play.keys
-	if p == nil {
-		return nil, false
-	}
 	// n and N move by the replica of the detail view, else the fleet's picture.
 	target, whose := "", "the fleet"
 	if r := m.selectedReport(); r != nil && m.screen == screenDetail {
@@ -201,7 +199,7 @@ func (m *Model) replayMsg(msg ReplayMsg) {
 func (m *Model) rewind(at time.Time) {
 	forward := true
 	for _, h := range m.history {
-		if last, ok := h.Latest(); ok && !last.Time.Before(at) {
+		if n := h.Len(); n > 0 && !h.timeAt(n-1).Before(at) {
 			forward = false
 		}
 	}
@@ -263,7 +261,5 @@ func (m Model) withReplayKeys(keys []key.Binding) []key.Binding {
 	if m.opts.Player == nil || m.showHelp || len(keys) < 2 {
 		return keys
 	}
-	out := append([]key.Binding{}, keys[:2]...)
-	out = append(out, m.play.keys.footer()...)
-	return append(out, keys[2:]...)
+	return slices.Concat(keys[:2], m.play.keys.footer(), keys[2:])
 }

@@ -52,8 +52,9 @@ func (m *Model) globalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 		return m.stepWindow(-1), true
 	case key.Matches(k, m.keys.Longer):
 		return m.stepWindow(+1), true
-	case key.Matches(k, m.keys.ScrapeNow):
-		return m.scrapeNowCmd(), true
+	case key.Matches(k, m.keys.ScrapeNow): // enabled only with opts.ScrapeNow
+		scrape := m.opts.ScrapeNow
+		return func() tea.Msg { scrape(); return nil }, true
 	case key.Matches(k, m.keys.Table):
 		m.toggleScreen(screenTable)
 	case key.Matches(k, m.keys.Events):
@@ -183,12 +184,10 @@ func (m *Model) togglePause() {
 	}
 }
 
-// stepWindow asks for the next shorter or longer window through a Cmd.
+// stepWindow asks for the next shorter or longer window through a Cmd. Its
+// keys are enabled only with opts.SetWindow and two windows or more.
 func (m *Model) stepWindow(dir int) tea.Cmd {
 	ws := m.opts.Windows
-	if m.opts.SetWindow == nil || len(ws) == 0 {
-		return nil
-	}
 	i := slices.Index(ws, m.window)
 	if i < 0 {
 		// Not a choice: start from the first at least as long.
@@ -210,12 +209,4 @@ func (m *Model) stepWindow(dir int) tea.Cmd {
 	m.window = ws[next]
 	set, w := m.opts.SetWindow, m.window
 	return func() tea.Msg { set(w); return nil }
-}
-
-func (m *Model) scrapeNowCmd() tea.Cmd {
-	if m.opts.ScrapeNow == nil {
-		return nil
-	}
-	scrape := m.opts.ScrapeNow
-	return func() tea.Msg { scrape(); return nil }
 }

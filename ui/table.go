@@ -41,8 +41,6 @@ type cellCtx struct {
 // Indices of the columns with special handling.
 const (
 	colTarget = 0
-	colModel  = 1
-	colEngine = 2
 	colState  = 3
 )
 
@@ -166,12 +164,10 @@ func compareBy(c column, col int, a, b *analysis.ReplicaReport, desc bool) int {
 	case col == colState:
 		// By severity, the grid's order, not the state's name.
 		d = -analysis.CompareSeverity(a, b)
-	case col == colModel:
-		d = strings.Compare(a.Model, b.Model)
-	case col == colEngine:
-		d = strings.Compare(engineName(a), engineName(b))
-	default:
+	case col == colTarget:
 		d = strings.Compare(a.Target, b.Target)
+	default: // by the text drawn
+		d = strings.Compare(c.cell(cellCtx{}, a), c.cell(cellCtx{}, b))
 	}
 	if desc {
 		d = -d
@@ -363,14 +359,14 @@ func (t *tableScreen) setSize(w, h int) {
 }
 
 // show gives the table its replicas after the filter, how many there are
-// before it, the filter and the report's time, and measures the columns.
+// before it, the filter and the report's time, and measures the columns;
+// setSize, which follows, picks those that fit.
 func (t *tableScreen) show(panes []*analysis.ReplicaReport, total int, filter string, now time.Time) {
 	t.rows, t.now = slices.Clone(panes), now
 	t.total, t.filter = total, filter
 	sortRows(t.rows, t.sortCol, t.sortDesc)
 	t.natural = naturalWidths(t.rows, cellCtx{t.theme, now, t.cfg})
 	t.pre, t.suf = commonEnds(t.rows)
-	t.columns, t.widths = layoutColumns(t.natural, t.width)
 }
 
 // update sorts or moves the selection, and whether the key moved it.

@@ -18,11 +18,12 @@ type Theme struct {
 
 	title, dim, alert, warn, action, selected, headerRow, downBadge lipgloss.Style
 
-	// A state's figures, its word, its pane borders [state][selected].
-	states [len(stateWords)]lipgloss.Style
-	badges [len(stateWords)]lipgloss.Style
-	panes  [len(stateWords)][2]lipgloss.Style
-	plain  lipgloss.Style // for a state the theme does not know
+	// A state's figures, its word, its pane borders [state][selected]; the
+	// last of each (plain) for a state the theme does not know (styleIndex).
+	states [len(stateWords) + 1]lipgloss.Style
+	badges [len(stateWords) + 1]lipgloss.Style
+	panes  [len(stateWords) + 1][2]lipgloss.Style
+	plain  lipgloss.Style
 
 	series []lipgloss.Style
 }
@@ -53,6 +54,9 @@ func NewTheme(r *lipgloss.Renderer) *Theme {
 	// DOWN's border is white (near black on a light terminal), its figures red.
 	t.states[analysis.StateDown] = r.NewStyle().Foreground(lipgloss.Color("#ff5f5f"))
 	t.badges[analysis.StateDown] = t.downBadge
+	unknown := len(stateWords)
+	t.states[unknown], t.badges[unknown] = t.plain, t.plain.Bold(true)
+	t.panes[unknown] = [2]lipgloss.Style{t.plain.Border(lipgloss.RoundedBorder()), t.plain.Border(lipgloss.ThickBorder())}
 	for _, c := range seriesColors {
 		t.series = append(t.series, r.NewStyle().Foreground(c))
 	}
@@ -111,41 +115,24 @@ var neutral = lipgloss.AdaptiveColor{Light: "#555555", Dark: "#8a8a8a"}
 var seriesColors = []lipgloss.AdaptiveColor{{Light: "#005fd7", Dark: "#5fafff"},
 	stateColors[analysis.StateSlow], stateColors[analysis.StatePreempting], stateColors[analysis.StateHealthy]}
 
-// known reports whether the theme has styles for a state.
-func known(s analysis.State) bool { return int(s) < len(stateWords) }
+// styleIndex is a state's place in the theme's tables: the last for a
+// state the theme does not know.
+func styleIndex(s analysis.State) int { return min(int(s), len(stateWords)) }
 
 // state is the style of a state's figures.
-func (t *Theme) state(s analysis.State) lipgloss.Style {
-	if !known(s) {
-		return t.plain
-	}
-	return t.states[s]
-}
+func (t *Theme) state(s analysis.State) lipgloss.Style { return t.states[styleIndex(s)] }
 
 // badge draws a state as a coloured word.
-func (t *Theme) badge(s analysis.State) string {
-	if !known(s) {
-		return t.plain.Bold(true).Render(stateWord(s))
-	}
-	return t.badges[s].Render(stateWord(s))
-}
+func (t *Theme) badge(s analysis.State) string { return t.badges[styleIndex(s)].Render(stateWord(s)) }
 
 // pane is the bordered box of a replica in a state.
 func (t *Theme) pane(s analysis.State, selected bool) lipgloss.Style {
-	if !known(s) {
-		border := lipgloss.RoundedBorder()
-		if selected {
-			border = lipgloss.ThickBorder()
-		}
-		return t.plain.Border(border)
-	}
 	if selected {
-		return t.panes[s][1]
+		return t.panes[styleIndex(s)][1]
 	}
-	return t.panes[s][0]
+	return t.panes[styleIndex(s)][0]
 }
 
-// seriesStyle is the style of the i-th line of a chart.
 func (t *Theme) seriesStyle(i int) lipgloss.Style { return t.series[i%len(t.series)] }
 
 // helpStyles are the bubbles help styles, drawn with this theme's renderer

@@ -513,11 +513,9 @@ func (m *Model) layout() {
 func (m *Model) renderDetail() {
 	r := m.selectedReport()
 	var pts []analysis.Point
-	if r != nil {
-		pts = pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
-	}
 	m.detail.gpuLines = nil
 	if r != nil {
+		pts = pointsUntil(m.history[r.Target], m.opts.History, m.shown.Time)
 		m.detail.gpuLines = gpuDetail(m.theme, m.shown.ReplicaGPUs(r.Target), m.gpuHist, m.detail.viewport.Width)
 	}
 	m.detail.render(r, pts, m.shown.Time)
@@ -564,12 +562,7 @@ func targetsOf(list []*analysis.ReplicaReport) []string {
 
 // indexOf is the position of a target in a list, or -1.
 func indexOf(list []*analysis.ReplicaReport, target string) int {
-	for i, r := range list {
-		if r.Target == target {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(list, func(r *analysis.ReplicaReport) bool { return r.Target == target })
 }
 
 // selectedReport returns the selected replica, or nil.

@@ -17,14 +17,11 @@ func (m Model) View() string {
 	if m.tooSmall() {
 		return m.tooSmallView()
 	}
+	// fitBlock fits every line to the width.
 	bodyH := max(h-len(m.header)-1, 0)
-	body := fitLines(m.body(bodyH), w)
-	for len(body) < bodyH {
-		body = append(body, strings.Repeat(" ", w))
-	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.header...)
-	lines = append(lines, body[:bodyH]...)
+	lines = append(lines, fitHeight(m.body(bodyH), bodyH)...)
 	lines = append(lines, m.footerLine())
 	frame := fitBlock(strings.Join(lines, "\n"), w, h)
 	if m.bell != 0 {
@@ -94,10 +91,7 @@ func (m Model) headerLines(w int) []string {
 	lines = append(lines, m.sourceLines(w)...)
 	if round := m.shown.Fleet.LateRound; round != "" {
 		// Most targets late at once: vtop's side, said before the counts.
-		wrapped := wrapLines(round, w)
-		for _, l := range wrapped[:min(len(wrapped), 2)] {
-			lines = append(lines, m.theme.alert.Render(l))
-		}
+		lines = append(lines, wrapIn(m.theme.alert, round, w, 2)...)
 	}
 	lines = append(lines, packSegments(m.fleetSegments(), w, "  ")...)
 	lines = append(lines, m.groupLines()...)
@@ -145,11 +139,7 @@ func (m Model) withFound(lines []string, w int) []string {
 		lines[len(lines)-1] += "  " + m.theme.dim.Render(found)
 		return lines
 	}
-	wrapped := wrapLines(found, w)
-	for _, l := range wrapped[:min(len(wrapped), 2)] {
-		lines = append(lines, m.theme.dim.Render(l))
-	}
-	return lines
+	return append(lines, wrapIn(m.theme.dim, found, w, 2)...)
 }
 
 // imbalanceLine is the header's line of the first imbalance, with how
@@ -186,7 +176,6 @@ func (m Model) sourceLines(w int) []string {
 	if src == nil {
 		return nil
 	}
-	th := m.theme
 	if !src.Failing() {
 		line := "source " + src.Name
 		if store := src.StoreLabel(); store != "" {
@@ -202,11 +191,7 @@ func (m Model) sourceLines(w int) []string {
 	if !src.LastGood.IsZero() {
 		when += ", verdicts as of " + src.LastGood.In(m.opts.Location).Format(human.Clock)
 	}
-	lines := wrapLines(src.Name+": "+src.Problem+"; "+age+" ("+when+")", w)
-	for i, l := range lines {
-		lines[i] = th.alert.Render(l)
-	}
-	return lines[:min(len(lines), 3)]
+	return wrapIn(m.theme.alert, src.Name+": "+src.Problem+"; "+age+" ("+when+")", w, 3)
 }
 
 // coverage is " (1m40s so far)" while the readings reach back less than

@@ -17,9 +17,8 @@ type found struct {
 	// PIDs are the server processes by target name: their GPUs are the
 	// ones their process tree computes on.
 	PIDs map[string]int
-	// Servers is how many servers were found; Fallback says there was no
-	// /proc to find them by (vLLM's default port is watched).
-	Servers  int
+	// Fallback says there was no /proc to find servers by (vLLM's
+	// default port is watched).
 	Fallback bool
 }
 
@@ -34,9 +33,6 @@ func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, er
 	}
 	res := find(ctx, discover.Options{Scan: w.Scan})
 	f := found{Summary: res.Summary, PIDs: map[string]int{}, Fallback: res.Fallback}
-	if !res.Fallback {
-		f.Servers = len(res.Servers)
-	}
 	if len(res.Servers) == 0 {
 		return nil, f, nothingFound(res.Summary, w.Scan)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/record"
-	"github.com/vtop-dev/vtop/replay"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -421,7 +420,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	r := &Replay{File: "the past of Prometheus " + src.Name(), Speed: 1}
 	r.note = pastNote(p.reports[0], p.end())
 	r.pauseAt = p.focus
-	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+	return r.runScreen(ctx, rec, env.Version)
 }
 
 // pastSource is the stretch the flags ask for (screen: as pastFlags.stretch

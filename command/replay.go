@@ -49,7 +49,7 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 		defer rec.Close()
-		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+		return r.runScreen(ctx, rec, env.Version)
 	}
 	_, err := untilDone(ctx, func() (struct{}, error) {
 		rec, err := r.open(r.File, env)
@@ -130,7 +130,8 @@ func dataError(path string, err error) error {
 
 // runScreen opens the dashboard over the recording: a paced source, which
 // the screen's keys drive.
-func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analysis.Config, version string) error {
+func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, version string) error {
+	cfg := replay.Config(rec)
 	src, err := replay.New(rec, cfg)
 	if err != nil {
 		return dataError(r.File, err)

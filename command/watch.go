@@ -481,8 +481,7 @@ func checkHeaders(flag string, lines []string) error {
 	return nil
 }
 
-// listedTargets are the targets of the arguments and -f FILE, or vLLM's
-// default address. The file is read once: it may be a pipe (-f <(kubectl
+// listedTargets are the targets of the arguments and -f FILE. The file is read once: it may be a pipe (-f <(kubectl
 // …)), which a second read finds empty.
 func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
@@ -505,9 +504,6 @@ func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 			return nil, usagef("%s: no targets in it (one host:port or URL per line)", w.File)
 		}
 		targets = append(targets, more...)
-	}
-	if len(targets) == 0 {
-		targets = []scrape.Target{scrape.DefaultTarget()}
 	}
 	w.listed = targets
 	return targets, nil
@@ -659,16 +655,12 @@ func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Prog
 const demoWarmUp = 2 * time.Minute
 
 // hint is what the screen suggests while nothing answers at vLLM's
-// default address, when vtop fell back to it.
+// default address: only when there was no /proc to find servers by, the
+// one way a watch without targets falls back to it (discovery that finds
+// nothing ends the watch with the ways to point vtop).
 func (w *Watch) hint() string {
-	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
+	if !w.found.Fallback {
 		return ""
-	}
-	if w.found.Servers > 0 {
-		return "" // discovery found servers: they are what is watched
-	}
-	if w.found.Summary != "" && !w.found.Fallback && !w.Scan {
-		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 }

@@ -156,7 +156,7 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 		return nil, noData(err.Error())
 	}
 	for _, w := range past.Warnings {
-		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
+		fmt.Fprintf(env.Stderr, "vtop: %s\n", w)
 	}
 	return past, nil
 }
@@ -410,7 +410,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	if !screen {
 		return w.printPast(ctx, env, src, p, cfg)
 	}
-	fmt.Fprintf(stderr(env), "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
+	fmt.Fprintf(env.Stderr, "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.Clock), zoneNote(p.reports[0]))
 	rec, err := untilDone(ctx, func() (*record.Recording, error) { return openPast(ctx, env, src, p, cfg) })
 	if rec == nil {
@@ -485,7 +485,7 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
+	fmt.Fprintf(env.Stderr, "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.DateClock), zoneNote(p.reports[0]), r.Output)
 	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
 	if err != nil {
@@ -495,6 +495,6 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if fi, statErr := os.Stat(r.Output); statErr == nil {
 		size = fi.Size()
 	}
-	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(size))
+	fmt.Fprintf(env.Stderr, "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(size))
 	return nil
 }

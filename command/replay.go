@@ -112,10 +112,10 @@ func (f recordingMemoryFlags) open(path string, env *Env) (*record.Recording, er
 		return nil, err
 	}
 	if rec.InProgress {
-		fmt.Fprintf(stderr(env), "vtop: %s is still being recorded; replaying what is written so far\n", path)
+		fmt.Fprintf(env.Stderr, "vtop: %s is still being recorded; replaying what is written so far\n", path)
 	}
 	if rec.Damage.Any() {
-		fmt.Fprintf(stderr(env), "vtop: %s: %s\n", path, rec.Damage)
+		fmt.Fprintf(env.Stderr, "vtop: %s: %s\n", path, rec.Damage)
 	}
 	return rec, nil
 }

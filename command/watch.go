@@ -541,7 +541,7 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
 // report (jsonLines).
 func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
-	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
+	w.onStop(ctx, func(reason string) { fmt.Fprintf(env.Stderr, "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
@@ -551,7 +551,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	notifier, err := w.notifyFlags.startNotifier(ctx, func(notice string) {
 		sayMu.Lock()
 		defer sayMu.Unlock()
-		fmt.Fprintf(stderr(env), "vtop: %s\n", notice)
+		fmt.Fprintf(env.Stderr, "vtop: %s\n", notice)
 	})
 	if err != nil {
 		return err

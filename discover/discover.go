@@ -97,19 +97,6 @@ type Result struct {
 	Fallback bool
 }
 
-// Targets parses the servers' targets for the poller.
-func (r Result) Targets() ([]scrape.Target, error) {
-	out := make([]scrape.Target, 0, len(r.Servers))
-	for _, s := range r.Servers {
-		t, err := scrape.ParseTarget(s.Target)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
 // Find discovers the inference servers of this host.
 func Find(ctx context.Context, o Options) Result {
 	o.defaults()

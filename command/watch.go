@@ -171,9 +171,9 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 
 // resolve fills the Prometheus server from the environment when nothing
 // else is to be watched, and the interval.
-func (w *Watch) resolve(getenv func(string) string) {
+func (w *Watch) resolve() {
 	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
-		w.Prometheus = getenv(prometheusEnv)
+		w.Prometheus = os.Getenv(prometheusEnv)
 	}
 	if w.Interval == 0 {
 		w.Interval = defaultInterval(w.Prometheus)
@@ -303,7 +303,7 @@ func (w *Watch) validatePrometheus() error {
 // Run watches until ctx ends, q is pressed, --duration is over or (with
 // --once) one window has been reported.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
-	w.resolve(os.Getenv)
+	w.resolve()
 	if err := w.validate(); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -137,7 +136,7 @@ func (f *recordFlags) validateRecord(w *Watch) error {
 
 // fromEnv names the environment variable when --prometheus came from it.
 func fromEnv(w *Watch) string {
-	if os.Getenv(prometheusEnv) == w.Prometheus {
+	if w.promFromEnv {
 		return " (from $" + prometheusEnv + ")"
 	}
 	return ""

@@ -68,6 +68,8 @@ type Watch struct {
 	gpuFaults []faultSpec[sim.GPUFault]
 	listed    []scrape.Target    // listedTargets, once read
 	prom      *promsource.Source // of --prometheus, made by checkInputs
+	// promFromEnv: resolve took the Prometheus server from prometheusEnv.
+	promFromEnv bool
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -174,6 +176,7 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 func (w *Watch) resolve() {
 	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
 		w.Prometheus = os.Getenv(prometheusEnv)
+		w.promFromEnv = w.Prometheus != ""
 	}
 	if w.Interval == 0 {
 		w.Interval = defaultInterval(w.Prometheus)

@@ -187,19 +187,19 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		_ = w.through(p.end())
 	}
 	stopped := rec.Err()
-	frames := rec.Frames()
+	counts := pastCounts{rec.Frames(), w.made, rec.Size()}
 	if cerr := rec.Close(); err == nil {
 		err = cmp.Or(stopped, cerr)
 	}
 	if err == nil && w.made == 0 {
 		err = p.noData(src)
 	}
-	if err != nil && frames == 0 {
+	if err != nil && counts.frames == 0 {
 		// A header naming targets of which nothing was kept is no
 		// recording: nothing is left behind.
 		_ = os.Remove(path)
 	}
-	return pastCounts{frames, w.made}, err
+	return counts, err
 }
 
 // pastReadError is the error of a read of the past that stopped: what
@@ -213,10 +213,11 @@ func pastReadError(ctx context.Context, err error) error {
 	return err
 }
 
-// pastCounts is what a recording of the past holds.
+// pastCounts is what a recording of the past holds, and its size.
 type pastCounts struct {
 	frames  int64
 	reports int
+	size    int64
 }
 
 // noData is the error of a stretch where Prometheus holds nothing to
@@ -491,10 +492,6 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	size := int64(0)
-	if fi, statErr := os.Stat(r.Output); statErr == nil {
-		size = fi.Size()
-	}
-	fmt.Fprintf(env.Stderr, "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(size))
+	fmt.Fprintf(env.Stderr, "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(n.size))
 	return nil
 }

@@ -60,9 +60,9 @@ func (e *Export) Run(env *Env) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	fmt.Fprintf(stderr(env), "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
+	fmt.Fprintf(env.Stderr, "vtop: exported %d series, %d samples from %d scrapes\n", stats.Series, stats.Samples, stats.Pages)
 	if stats.Skipped > 0 {
-		fmt.Fprintf(stderr(env), "vtop: %s: skipped %d scrapes that could not be read (the first: %s)\n", e.File, stats.Skipped, safetext.Sanitize(stats.Problem))
+		fmt.Fprintf(env.Stderr, "vtop: %s: skipped %d scrapes that could not be read (the first: %s)\n", e.File, stats.Skipped, safetext.Sanitize(stats.Problem))
 	}
 	return nil
 }

@@ -321,6 +321,6 @@ func (w *Watch) gpuInput() monitor.GPUInput {
 // header is not there to say it.
 func (w *Watch) sayFound(env *Env) {
 	if w.found.Summary != "" {
-		fmt.Fprintf(stderr(env), "vtop: %s\n", w.found.Summary)
+		fmt.Fprintf(env.Stderr, "vtop: %s\n", w.found.Summary)
 	}
 }

@@ -75,8 +75,9 @@ func TestParseGPUFaults(t *testing.T) {
 	}
 }
 
-// TestHint: what the screen suggests while nothing answers depends on how
-// the targets were chosen.
+// TestHint: the screen suggests other ways to point vtop only when it
+// watches vLLM's default address for want of /proc (discovery that finds
+// nothing ends the watch: TestNothingFoundIsSaidWithTheWaysOut).
 func TestHint(t *testing.T) {
 	tests := []struct {
 		name string
@@ -84,11 +85,7 @@ func TestHint(t *testing.T) {
 		want string
 	}{
 		{"targets given", Watch{Targets: []string{"gpu-a:8000"}}, ""},
-		{"servers found", Watch{found: found{Summary: "2 vLLM servers found on this host", Servers: 2}}, ""},
-		{"nothing found", Watch{found: found{Summary: "no inference server found on this host"}},
-			"nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
-		{"nothing found by a scan", Watch{Scan: true, found: found{Summary: "no inference server found on this host"}},
-			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
+		{"servers found", Watch{found: found{Summary: "2 vLLM servers found on this host"}}, ""},
 		{"no /proc", Watch{found: found{Summary: "no /proc on this system", Fallback: true}},
 			"nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"},
 	}

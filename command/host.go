@@ -14,12 +14,11 @@ type found struct {
 	// Summary says what was found and how, or what was looked for; ""
 	// when targets were given.
 	Summary string
-	// PIDs are the server processes by target name: their GPUs are the
-	// ones their process tree computes on.
+	// PIDs are the server processes by target name (0: not known): their
+	// GPUs are the ones their process tree computes on.
 	PIDs map[string]int
-	// Servers is how many servers were found; Fallback says there was no
-	// /proc to find them by (vLLM's default port is watched).
-	Servers  int
+	// Fallback says there was no /proc to find servers by (vLLM's
+	// default port is watched).
 	Fallback bool
 }
 
@@ -34,20 +33,16 @@ func (w *Watch) discoverTargets(ctx context.Context) ([]scrape.Target, found, er
 	}
 	res := find(ctx, discover.Options{Scan: w.Scan})
 	f := found{Summary: res.Summary, PIDs: map[string]int{}, Fallback: res.Fallback}
-	if !res.Fallback {
-		f.Servers = len(res.Servers)
-	}
 	if len(res.Servers) == 0 {
 		return nil, f, nothingFound(res.Summary, w.Scan)
 	}
-	targets, err := res.Targets()
-	if err != nil {
-		return nil, f, fmt.Errorf("discovered server: %w", err)
-	}
+	targets := make([]scrape.Target, len(res.Servers))
 	for i, s := range res.Servers {
-		if s.PID > 0 {
-			f.PIDs[targets[i].Name] = s.PID
+		t, err := scrape.ParseTarget(s.Target)
+		if err != nil {
+			return nil, f, fmt.Errorf("discovered server: %w", err)
 		}
+		targets[i], f.PIDs[t.Name] = t, s.PID
 	}
 	return targets, f, nil
 }

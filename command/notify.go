@@ -12,6 +12,8 @@ import (
 
 // notifyFlags tell the world outside the terminal what a running vtop
 // sees: alerts to an Alertmanager, a command per state change, the bell.
+// The resend's default is Prometheus's (--rules.alert.resend-delay): an
+// Alertmanager restarted without its storage learns within a minute.
 type notifyFlags struct {
 	Alertmanager                string        `placeholder:"URL" help:"Post the replicas' problems (DOWN, STALLED, PREEMPTING, FULL: critical; SLOW, STALE: warning) to this Alertmanager's v2 API as alerts (labels alertname, replica, state, severity), sent again while they last and resolved on recovery."`
 	AlertmanagerResend          time.Duration `default:"1m" placeholder:"D" help:"With --alertmanager: how often a firing alert is sent again; its endsAt is four of these ahead, so it resolves on its own if vtop stops."`

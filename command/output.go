@@ -23,20 +23,17 @@ func status(r analysis.Report) error {
 		// The verdicts are from before the failure, if any: not current.
 		return &StatusError{Code: ExitNoData}
 	}
-	code := ExitHealthy
+	var degraded error
 	for _, rep := range r.Replicas {
 		switch rep.State {
 		case analysis.StateHealthy, analysis.StateIdle:
 		case analysis.StateDown:
 			return &StatusError{Code: ExitDown}
 		default:
-			code = ExitDegraded
+			degraded = &StatusError{Code: ExitDegraded}
 		}
 	}
-	if code == ExitHealthy {
-		return nil
-	}
-	return &StatusError{Code: code}
+	return degraded
 }
 
 // printReport prints a one-shot report, as JSON or as text, and returns

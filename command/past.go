@@ -16,7 +16,6 @@ import (
 	"github.com/vtop-dev/vtop/human"
 	"github.com/vtop-dev/vtop/promsource"
 	"github.com/vtop-dev/vtop/record"
-	"github.com/vtop-dev/vtop/replay"
 	"github.com/vtop-dev/vtop/scrape"
 )
 
@@ -157,7 +156,7 @@ func openStretch(ctx context.Context, env *Env, src *promsource.Source, p pastSt
 		return nil, noData(err.Error())
 	}
 	for _, w := range past.Warnings {
-		fmt.Fprintf(stderr(env), "vtop: %s\n", w)
+		fmt.Fprintf(env.Stderr, "vtop: %s\n", w)
 	}
 	return past, nil
 }
@@ -188,19 +187,19 @@ func recordPast(ctx context.Context, env *Env, src *promsource.Source, p pastStr
 		_ = w.through(p.end())
 	}
 	stopped := rec.Err()
-	frames := rec.Frames()
+	counts := pastCounts{rec.Frames(), w.made, rec.Size()}
 	if cerr := rec.Close(); err == nil {
 		err = cmp.Or(stopped, cerr)
 	}
 	if err == nil && w.made == 0 {
 		err = p.noData(src)
 	}
-	if err != nil && frames == 0 {
+	if err != nil && counts.frames == 0 {
 		// A header naming targets of which nothing was kept is no
 		// recording: nothing is left behind.
 		_ = os.Remove(path)
 	}
-	return pastCounts{frames, w.made}, err
+	return counts, err
 }
 
 // pastReadError is the error of a read of the past that stopped: what
@@ -214,10 +213,11 @@ func pastReadError(ctx context.Context, err error) error {
 	return err
 }
 
-// pastCounts is what a recording of the past holds.
+// pastCounts is what a recording of the past holds, and its size.
 type pastCounts struct {
 	frames  int64
 	reports int
+	size    int64
 }
 
 // noData is the error of a stretch where Prometheus holds nothing to
@@ -411,7 +411,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	if !screen {
 		return w.printPast(ctx, env, src, p, cfg)
 	}
-	fmt.Fprintf(stderr(env), "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
+	fmt.Fprintf(env.Stderr, "vtop: reading the past of Prometheus %s from %s to %s (%s)…\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.Clock), zoneNote(p.reports[0]))
 	rec, err := untilDone(ctx, func() (*record.Recording, error) { return openPast(ctx, env, src, p, cfg) })
 	if rec == nil {
@@ -421,7 +421,7 @@ func (w *Watch) runPast(ctx context.Context, env *Env) error {
 	r := &Replay{File: "the past of Prometheus " + src.Name(), Speed: 1}
 	r.note = pastNote(p.reports[0], p.end())
 	r.pauseAt = p.focus
-	return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+	return r.runScreen(ctx, rec, env.Version)
 }
 
 // pastSource is the stretch the flags ask for (screen: as pastFlags.stretch
@@ -486,16 +486,12 @@ func (r *Record) runPast(ctx context.Context, env *Env) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr(env), "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
+	fmt.Fprintf(env.Stderr, "vtop: recording the past of Prometheus %s from %s to %s (%s) to %s\n", src.Name(),
 		p.reports[0].Format(human.DateClock), p.end().Format(human.DateClock), zoneNote(p.reports[0]), r.Output)
 	n, err := untilDone(ctx, func() (pastCounts, error) { return recordPast(ctx, env, src, p, cfg, r.Output, maxBytes) })
 	if err != nil {
 		return err
 	}
-	size := int64(0)
-	if fi, statErr := os.Stat(r.Output); statErr == nil {
-		size = fi.Size()
-	}
-	fmt.Fprintf(stderr(env), "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(size))
+	fmt.Fprintf(env.Stderr, "vtop: recorded %d scrapes and %d reports in %s (%s)\n", n.frames, n.reports, r.Output, human.Bytes(n.size))
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -81,7 +79,7 @@ func (r *Record) Run(ctx context.Context, env *Env) error {
 	if r.Duration > 0 {
 		until = " for " + r.Duration.String()
 	}
-	fmt.Fprintf(stderr(env), "vtop: recording %d targets to %s%s\n", len(targets), r.Output, until)
+	fmt.Fprintf(env.Stderr, "vtop: recording %d targets to %s%s\n", len(targets), r.Output, until)
 	runCtx, cancel := flags.untilStopped(ctx, r.Duration)
 	defer cancel()
 	_ = poller.Run(runCtx)
@@ -138,7 +136,7 @@ func (f *recordFlags) validateRecord(w *Watch) error {
 
 // fromEnv names the environment variable when --prometheus came from it.
 func fromEnv(w *Watch) string {
-	if os.Getenv(prometheusEnv) == w.Prometheus {
+	if w.promFromEnv {
 		return " (from $" + prometheusEnv + ")"
 	}
 	return ""
@@ -230,7 +228,7 @@ func (f *recordFlags) finish(env *Env) error {
 	}
 	stopped := f.rec.Err()
 	closeErr := f.rec.Close()
-	out := stderr(env)
+	out := env.Stderr
 	fmt.Fprintf(out, "vtop: recorded %d scrapes of %d targets in %s (%s)\n", f.rec.Frames(), f.targets, f.Record, human.Bytes(f.rec.Size()))
 	switch {
 	case stopped != nil && !errors.Is(stopped, record.ErrMaxSize):
@@ -259,12 +257,4 @@ func redactArgs(args []string) []string {
 		}
 	}
 	return out
-}
-
-// stderr is where a command talks beside its output.
-func stderr(env *Env) io.Writer {
-	if env.Stderr != nil {
-		return env.Stderr
-	}
-	return os.Stderr
 }

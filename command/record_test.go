@@ -2,9 +2,28 @@ package command
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
+
+// --record through Prometheus is refused, naming $VTOP_PROMETHEUS only when
+// the server came from it, not when the flag gave the same URL.
+func TestRecordRefusalNamesTheEnvironmentWhenItGaveTheServer(t *testing.T) {
+	t.Setenv(prometheusEnv, "http://prom:9090")
+	for _, tt := range []struct {
+		name string
+		flag string
+		want bool
+	}{{"from the environment", "", true}, {"the same URL by the flag", "http://prom:9090", false}} {
+		w := Watch{prometheusFlags: prometheusFlags{Prometheus: tt.flag}, recordFlags: recordFlags{Record: "x.vtrec"}}
+		w.resolve()
+		err := w.validateRecord(&w)
+		if err == nil || strings.Contains(err.Error(), "from $"+prometheusEnv) != tt.want {
+			t.Errorf("%s: %v; want the environment named: %t", tt.name, err, tt.want)
+		}
+	}
+}
 
 // A recording keeps the command line, but never a --header value: it may
 // carry a credential.

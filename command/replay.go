@@ -49,7 +49,7 @@ func (r *Replay) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 		defer rec.Close()
-		return r.runScreen(ctx, rec, replay.Config(rec), env.Version)
+		return r.runScreen(ctx, rec, env.Version)
 	}
 	_, err := untilDone(ctx, func() (struct{}, error) {
 		rec, err := r.open(r.File, env)
@@ -112,10 +112,10 @@ func (f recordingMemoryFlags) open(path string, env *Env) (*record.Recording, er
 		return nil, err
 	}
 	if rec.InProgress {
-		fmt.Fprintf(stderr(env), "vtop: %s is still being recorded; replaying what is written so far\n", path)
+		fmt.Fprintf(env.Stderr, "vtop: %s is still being recorded; replaying what is written so far\n", path)
 	}
 	if rec.Damage.Any() {
-		fmt.Fprintf(stderr(env), "vtop: %s: %s\n", path, rec.Damage)
+		fmt.Fprintf(env.Stderr, "vtop: %s: %s\n", path, rec.Damage)
 	}
 	return rec, nil
 }
@@ -130,7 +130,8 @@ func dataError(path string, err error) error {
 
 // runScreen opens the dashboard over the recording: a paced source, which
 // the screen's keys drive.
-func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, cfg analysis.Config, version string) error {
+func (r *Replay) runScreen(ctx context.Context, rec *record.Recording, version string) error {
+	cfg := replay.Config(rec)
 	src, err := replay.New(rec, cfg)
 	if err != nil {
 		return dataError(r.File, err)

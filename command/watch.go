@@ -68,6 +68,8 @@ type Watch struct {
 	gpuFaults []faultSpec[sim.GPUFault]
 	listed    []scrape.Target    // listedTargets, once read
 	prom      *promsource.Source // of --prometheus, made by checkInputs
+	// promFromEnv: resolve took the Prometheus server from prometheusEnv.
+	promFromEnv bool
 	// find is local discovery (discover.Find when nil; tests give their
 	// own).
 	find func(context.Context, discover.Options) discover.Result
@@ -171,9 +173,10 @@ func (f clientFlags) options() (scrape.ClientOptions, error) {
 
 // resolve fills the Prometheus server from the environment when nothing
 // else is to be watched, and the interval.
-func (w *Watch) resolve(getenv func(string) string) {
+func (w *Watch) resolve() {
 	if w.Prometheus == "" && !w.Demo && !w.Scan && len(w.Targets) == 0 && w.File == "" {
-		w.Prometheus = getenv(prometheusEnv)
+		w.Prometheus = os.Getenv(prometheusEnv)
+		w.promFromEnv = w.Prometheus != ""
 	}
 	if w.Interval == 0 {
 		w.Interval = defaultInterval(w.Prometheus)
@@ -303,7 +306,7 @@ func (w *Watch) validatePrometheus() error {
 // Run watches until ctx ends, q is pressed, --duration is over or (with
 // --once) one window has been reported.
 func (w *Watch) Run(ctx context.Context, env *Env) error {
-	w.resolve(os.Getenv)
+	w.resolve()
 	if err := w.validate(); err != nil {
 		return err
 	}
@@ -481,8 +484,7 @@ func checkHeaders(flag string, lines []string) error {
 	return nil
 }
 
-// listedTargets are the targets of the arguments and -f FILE, or vLLM's
-// default address. The file is read once: it may be a pipe (-f <(kubectl
+// listedTargets are the targets of the arguments and -f FILE. The file is read once: it may be a pipe (-f <(kubectl
 // …)), which a second read finds empty.
 func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
@@ -505,9 +507,6 @@ func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 			return nil, usagef("%s: no targets in it (one host:port or URL per line)", w.File)
 		}
 		targets = append(targets, more...)
-	}
-	if len(targets) == 0 {
-		targets = []scrape.Target{scrape.DefaultTarget()}
 	}
 	w.listed = targets
 	return targets, nil
@@ -545,7 +544,7 @@ func (w *Watch) runOnce(ctx context.Context, source monitor.Source, env *Env) er
 // runJSONL runs the full live pipeline without a terminal: one JSON line per
 // report (jsonLines).
 func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) error {
-	w.onStop(ctx, func(reason string) { fmt.Fprintf(stderr(env), "vtop: %s; watching goes on\n", reason) })
+	w.onStop(ctx, func(reason string) { fmt.Fprintf(env.Stderr, "vtop: %s; watching goes on\n", reason) })
 	if w.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, w.Duration)
@@ -555,7 +554,7 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 	notifier, err := w.notifyFlags.startNotifier(ctx, func(notice string) {
 		sayMu.Lock()
 		defer sayMu.Unlock()
-		fmt.Fprintf(stderr(env), "vtop: %s\n", notice)
+		fmt.Fprintf(env.Stderr, "vtop: %s\n", notice)
 	})
 	if err != nil {
 		return err
@@ -659,16 +658,12 @@ func runBeside(ctx context.Context, cancel context.CancelFunc, program *tea.Prog
 const demoWarmUp = 2 * time.Minute
 
 // hint is what the screen suggests while nothing answers at vLLM's
-// default address, when vtop fell back to it.
+// default address: only when there was no /proc to find servers by, the
+// one way a watch without targets falls back to it (discovery that finds
+// nothing ends the watch with the ways to point vtop).
 func (w *Watch) hint() string {
-	if w.Demo || len(w.Targets) > 0 || w.File != "" || w.Prometheus != "" {
+	if !w.found.Fallback {
 		return ""
-	}
-	if w.found.Servers > 0 {
-		return "" // discovery found servers: they are what is watched
-	}
-	if w.found.Summary != "" && !w.found.Fallback && !w.Scan {
-		return "nothing at localhost:8000 (vLLM's default): try vtop --scan, vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 	}
 	return "nothing at localhost:8000 (vLLM's default): try vtop HOST:PORT, vtop -f targets.txt, or vtop --demo"
 }

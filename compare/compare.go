@@ -90,9 +90,7 @@ func Compare(baseline, candidate *record.Recording, baseName, candName string, o
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Baseline: b, Candidate: c, Unfair: unfair(b.Load, c.Load)}
-	res.Verdict = verdict(b, c)
-	return res, nil
+	return Result{Baseline: b, Candidate: c, Unfair: unfair(b.Load, c.Load), Verdict: verdict(b, c)}, nil
 }
 
 // side computes one recording's figures over the part selected.
@@ -125,8 +123,8 @@ func side(rec *record.Recording, name string, opts Options) (Side, error) {
 		GoodputPerSecond: f.Goodput * f.RequestsPerSecond, PreemptionsPerSecond: f.PreemptionsPerSecond,
 		Finished:     shares(f.FinishedPerSecond, f.RequestsPerSecond),
 		KVCacheUsage: mean(samples, catalogue.KVCacheUsage),
+		Load:         load(samples, f),
 	}
-	s.Load = load(samples, f)
 	for _, target := range silent {
 		s.Warnings = append(s.Warnings, silentWarning(target))
 	}

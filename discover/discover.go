@@ -32,8 +32,6 @@ type Options struct {
 	Proc fs.FS
 	// Scan probes every listening port instead of the engine processes'.
 	Scan bool
-	// Client fetches the pages (default one with Timeout).
-	Client *http.Client
 	// Timeout bounds one probe (default 1 s).
 	Timeout time.Duration
 	// Concurrency bounds the probes in flight (default 8).
@@ -42,6 +40,8 @@ type Options struct {
 	// vLLM's, localhost:8000): a server in a container shows on the host
 	// as its proxy's socket, not as an engine's process.
 	Default string
+
+	client *http.Client // fetches the pages, within Timeout
 }
 
 func (o *Options) defaults() {
@@ -51,9 +51,7 @@ func (o *Options) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = time.Second
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{Timeout: o.Timeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
-	}
+	o.client = &http.Client{Timeout: o.Timeout, Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 8
 	}
@@ -95,19 +93,6 @@ type Result struct {
 	// Fallback is true when the system has no /proc: Servers is then the
 	// default target, unprobed.
 	Fallback bool
-}
-
-// Targets parses the servers' targets for the poller.
-func (r Result) Targets() ([]scrape.Target, error) {
-	out := make([]scrape.Target, 0, len(r.Servers))
-	for _, s := range r.Servers {
-		t, err := scrape.ParseTarget(s.Target)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // Find discovers the inference servers of this host.

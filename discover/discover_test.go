@@ -9,6 +9,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/vtop-dev/vtop/scrape"
 	"github.com/vtop-dev/vtop/testutil"
 )
 
@@ -106,8 +107,10 @@ func TestFindWithNoArguments(t *testing.T) {
 	if !strings.Contains(r.Summary, "found on this host") {
 		t.Errorf("summary %q", r.Summary)
 	}
-	if _, err := r.Targets(); err != nil {
-		t.Errorf("targets: %v", err)
+	for _, s := range r.Servers {
+		if _, err := scrape.ParseTarget(s.Target); err != nil {
+			t.Errorf("target: %v", err)
+		}
 	}
 }
 
@@ -192,9 +195,9 @@ func TestFallbackWithoutProc(t *testing.T) {
 	if r.Summary != "no /proc on this system to find servers by: watching localhost:8000, vLLM's default port" {
 		t.Errorf("summary %q", r.Summary)
 	}
-	ts, err := r.Targets()
-	if err != nil || ts[0].URL != "http://localhost:8000/metrics" {
-		t.Errorf("targets %v %v", ts, err)
+	ts, err := scrape.ParseTarget(r.Servers[0].Target)
+	if err != nil || ts.URL != "http://localhost:8000/metrics" {
+		t.Errorf("target %v %v", ts, err)
 	}
 }
 

@@ -81,7 +81,7 @@ func fetch(ctx context.Context, o Options, addr, path string, sigs []catalogue.E
 		return "", "invalid address " + addr
 	}
 	req.Header.Set("User-Agent", "vtop")
-	resp, err := o.Client.Do(req)
+	resp, err := o.client.Do(req)
 	if err != nil {
 		return "", "GET " + url + ": " + httperr.Describe(err, o.Timeout)
 	}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -73,12 +74,7 @@ func Export(w io.Writer, rec *record.Recording, opts Options) (Stats, error) {
 	}
 	fams, stats := collect(rec, opts)
 	bw := bufio.NewWriterSize(w, 1<<16)
-	names := make([]string, 0, len(fams))
-	for n := range fams {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(fams)) {
 		writeFamily(bw, fams[n], &stats)
 	}
 	bw.WriteString("# EOF\n")
@@ -145,7 +141,7 @@ func add(fams map[string]*family, mfs map[string]*dto.MetricFamily, instance, jo
 			fams[name] = f
 		}
 		for _, m := range mf.GetMetric() {
-			key := renderLabels(m.GetLabel(), instance, job, "")
+			key := renderLabels(m.GetLabel(), instance, job)
 			s := f.series[key]
 			if s == nil {
 				s = &series{labels: key}
@@ -201,9 +197,9 @@ func sampleCount(h *dto.Histogram) float64 {
 }
 
 // renderLabels renders a label set with instance and job, sorted by name,
-// plus le when not empty. Labels the page itself calls instance or job
+// left open for the writer to add le. Labels the page itself calls instance or job
 // become exported_instance and exported_job, as Prometheus renames them.
-func renderLabels(lps []*dto.LabelPair, instance, job, le string) string {
+func renderLabels(lps []*dto.LabelPair, instance, job string) string {
 	type kv struct{ k, v string }
 	kvs := []kv{{"instance", instance}, {"job", job}}
 	for _, lp := range lps {
@@ -233,12 +229,7 @@ func renderLabels(lps []*dto.LabelPair, instance, job, le string) string {
 func writeFamily(w *bufio.Writer, f *family, stats *Stats) {
 	name, typ, suffix := OMFamily(f.name, strings.ToLower(f.typ.String()))
 	fmt.Fprintf(w, "# TYPE %s %s\n", name, typ)
-	keys := make([]string, 0, len(f.series))
-	for k := range f.series {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(f.series)) {
 		s := f.series[k]
 		stats.Series++
 		slices.SortStableFunc(s.points, func(a, b point) int { return cmp.Compare(a.ms, b.ms) })

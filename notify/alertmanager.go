@@ -149,15 +149,15 @@ func (s *Alertmanager) Enqueue(alerts []Alert) {
 }
 
 // put adds a to the queue under key; newer replaces what the queue holds
-// for key (else a older than the queue's is left out). It reports whether
-// the oldest alert was dropped to make room. s.mu is held.
-func (s *Alertmanager) put(key string, a Alert, newer bool) (dropped bool) {
+// for key (else a older than the queue's is left out). Past MaxPending
+// the oldest alert is dropped to make room. s.mu is held.
+func (s *Alertmanager) put(key string, a Alert, newer bool) {
 	if _, ok := s.pending[key]; ok {
 		if newer {
 			s.pending[key] = a
 			s.stats.Replaced++
 		}
-		return false
+		return
 	}
 	s.pending[key] = a
 	s.order = append(s.order, key)
@@ -165,9 +165,7 @@ func (s *Alertmanager) put(key string, a Alert, newer bool) (dropped bool) {
 		delete(s.pending, s.order[0])
 		s.order = s.order[1:]
 		s.stats.Dropped++
-		return true
 	}
-	return false
 }
 
 // take empties the queue, oldest first.

@@ -31,11 +31,6 @@ func (a Alert) key() string {
 	return b.String()
 }
 
-// DefaultResend is how often a firing alert is sent again, as Prometheus
-// does (--rules.alert.resend-delay): an Alertmanager restarted without its
-// storage learns of it within a minute.
-const DefaultResend = time.Minute
-
 // lifetimes is how many re-send intervals ahead a firing alert's endsAt
 // lies, as Prometheus sets it: three posts in a row may be lost, and the
 // alerts of a vtop that stopped resolve on their own.
@@ -60,11 +55,8 @@ type firing struct {
 }
 
 // NewTracker returns a tracker that re-sends firing alerts every resend
-// (DefaultResend when zero or less).
+// (positive: --alertmanager-resend is at least a second).
 func NewTracker(resend time.Duration) *Tracker {
-	if resend <= 0 {
-		resend = DefaultResend
-	}
 	return &Tracker{resend: resend, firing: map[string]*firing{}}
 }
 

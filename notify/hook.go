@@ -131,14 +131,10 @@ func (h *Hook) Fire(c Change) {
 		h.stats.Runs++
 		h.refusalSaid = false
 	}
-	if refused != "" {
-		if h.refusalSaid {
-			refused = "-"
-		}
-		h.refusalSaid = true
-	}
+	quiet := refused != "" && h.refusalSaid // one notice per run of refusals
+	h.refusalSaid = h.refusalSaid || refused != ""
 	h.mu.Unlock()
-	if refused == "-" {
+	if quiet {
 		return
 	}
 	h.wg.Add(1)

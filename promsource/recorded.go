@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -200,8 +198,8 @@ func (r *recordedRead) readRows(rows matrix, replicas map[string]*catalogue.Reco
 			continue // outside the selector
 		}
 		if v, ok := valueAt(row.Values, atMs); ok {
-			if field := recordedField(rec, name); field != nil {
-				*field = v
+			if field, ok := recordedFields[name]; ok {
+				*field(rec) = v
 			}
 		}
 	}
@@ -262,15 +260,6 @@ func newRecorded(at time.Time, window time.Duration) *catalogue.Recorded {
 	l := catalogue.RecordedLatency{P99: nan, P50: nan, Observations: nan}
 	return &catalogue.Recorded{At: at, Window: window, Running: nan, Waiting: nan, Requests: nan, PromptTokens: nan,
 		GenerationTokens: nan, Preemptions: nan, RecomputedTokens: nan, TTFT: l, ITL: l}
-}
-
-// recordedField is where the recorded series of that name goes; nil for
-// none.
-func recordedField(rec *catalogue.Recorded, name string) *float64 {
-	if field, ok := recordedFields[name]; ok {
-		return field(rec)
-	}
-	return nil
 }
 
 // recordedFields are the recorded series by name, built once: every row of
@@ -446,15 +435,7 @@ func (s *Source) besideRaw(ctx context.Context, by string, at time.Time) []catal
 		cfg.Rules, cfg.GPUs, cfg.IdentifyStore, cfg.BucketsAbove = promql.RulesSettings{}, false, false, -1
 		cfg.Window = s.analysisWindow()
 		cfg.Now = func() time.Time { return b.at.Add(settle) }
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = regexp.QuoteMeta(n)
-		}
-		matchers := by + "=~" + strconv.Quote(strings.Join(quoted, "|"))
-		if s.q.matchers != "" {
-			matchers = s.q.matchers + ", " + matchers
-		}
-		cfg.Selector = "{" + matchers + "}"
+		cfg.Selector = promql.Selector("", s.q.matchers, promql.MatchAny(by, names...))
 		src, err := New(cfg)
 		if err != nil {
 			return nil // a replica's name that makes no selector: its rows stand

@@ -83,6 +83,12 @@ type File struct {
 	Groups []Group
 }
 
+// dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
+var dur = promql.Duration
+
+// num writes a threshold without trailing zeros.
+func num(v float64) string { return fmt.Sprint(v) }
+
 // labelName is what Prometheus accepts as a label name.
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 

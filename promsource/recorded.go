@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -307,11 +306,10 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 	s.noRulesAt = time.Time{}
 	// The raw read of the replicas on screen is asked beside the rules'
 	// rows, not after them: the refresh waits for the slower of the two.
-	var raw []catalogue.Readings
-	var wg sync.WaitGroup
-	wg.Go(func() { raw = s.besideRaw(ctx, info.labels.get(promql.InfoGroupBy), info.at) })
+	besideIn := make(chan []catalogue.Readings, 1)
+	go func() { besideIn <- s.besideRaw(ctx, info.labels.get(promql.InfoGroupBy), info.at) }()
 	r, err := s.readRecorded(ctx, info)
-	wg.Wait()
+	raw := <-besideIn
 	if note := laggedNote(r.at, r.readAt, info.interval); err == nil && note != "" {
 		s.mu.Lock()
 		s.rulesNote = note

@@ -129,8 +129,8 @@ func TestFromDCGMSeriesViaPrometheus(t *testing.T) {
 		"pod": "dcgm-exporter-x1", "namespace": "gpu-operator", "exported_pod": "vllm-0", "exported_namespace": "llm"}
 	bare := map[string]string{"gpu": "1", "UUID": "GPU-b", "Hostname": "node-a", "pod": "dcgm-exporter-x1", "namespace": "gpu-operator"}
 	series := []Series{
-		SeriesFromResult(withName(l, "DCGM_FI_DEV_GPU_UTIL"), 40),
-		SeriesFromResult(withName(bare, "DCGM_FI_DEV_GPU_UTIL"), 0),
+		{Family: "DCGM_FI_DEV_GPU_UTIL", Labels: l, Value: 40},
+		{Family: "DCGM_FI_DEV_GPU_UTIL", Labels: bare, Value: 0},
 	}
 	gs := FromDCGMSeries(series, "http://prom:9090", true)
 	if gs[0].Pod != "vllm-0" || gs[0].Namespace != "llm" {
@@ -144,14 +144,6 @@ func TestFromDCGMSeriesViaPrometheus(t *testing.T) {
 	if direct[0].Pod != "dcgm-exporter-x1" {
 		t.Errorf("direct page pod %q", direct[0].Pod)
 	}
-}
-
-func withName(l map[string]string, name string) map[string]string {
-	m := map[string]string{"__name__": name}
-	for k, v := range l {
-		m[k] = v
-	}
-	return m
 }
 
 func TestParseDCGMHostileLabels(t *testing.T) {

@@ -152,10 +152,9 @@ func isUnknown(v string) bool {
 	return v == "" || v == "N/A" || strings.HasPrefix(v, "[")
 }
 
+// number is v's value; NaN for nvidia-smi's "cannot tell" values, none
+// of which parses ("", "N/A", "[…]").
 func number(v string) float64 {
-	if isUnknown(v) {
-		return math.NaN()
-	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
 		return math.NaN()

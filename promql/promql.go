@@ -19,9 +19,7 @@ type Group struct {
 
 // sel writes a selector with the group's matchers.
 func (q Group) sel(s selector) string {
-	if q.Matchers != "" {
-		s.extra = q.Matchers
-	}
+	s.extra = q.Matchers
 	return s.String()
 }
 

@@ -311,7 +311,7 @@ func (r *replicaBuild) addSeries(metric labels, values []model.SamplePair, info 
 	if ml := row.Model(); ml != "" {
 		modelName = safetext.Sanitize(metric.get(ml))
 	}
-	role, isVLLM := catalogue.RoleUnknown, strings.HasPrefix(row.Name, vllmOwn)
+	role, isVLLM := catalogue.RoleUnknown, strings.HasPrefix(row.Name, catalogue.VLLMPrefix)
 	if row.Engine != catalogue.EngineVLLM {
 		role = catalogue.RoleOf(string(metric.get(catalogue.LabelEngineType)))
 	}

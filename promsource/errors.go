@@ -30,7 +30,8 @@ func problem(err error, timeout time.Duration) string {
 
 // apiProblem describes an error the query API answered with.
 func apiProblem(e *v1.Error) string {
-	msg := safetext.Sanitize(firstLine(e.Msg))
+	first, _, _ := strings.Cut(e.Msg, "\n")
+	msg := safetext.Sanitize(first)
 	switch e.Type {
 	case v1.ErrBadData:
 		return "Prometheus rejected the query: " + msg
@@ -73,7 +74,8 @@ func statusProblem(e *v1.Error) string {
 // detail is the first line of an error body when it is short text,
 // without secrets.
 func detail(body string) string {
-	line := strings.TrimSpace(firstLine(strings.TrimSpace(body)))
+	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+	line = strings.TrimSpace(line)
 	if line == "" || line[0] == '<' {
 		return ""
 	}
@@ -82,13 +84,6 @@ func detail(body string) string {
 		return string(r[:100]) + "…"
 	}
 	return line
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 // displayURL is the server's URL as shown: without user info or query.

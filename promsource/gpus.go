@@ -81,13 +81,14 @@ func (s *Source) readGPUs(ctx context.Context, at time.Time) ([]device.GPU, stri
 		return nil, "no DCGM series on " + s.name + " (no dcgm-exporter scraped)"
 	}
 	series := make([]gpu.Series, 0, len(vec))
-	labels := map[string]string{}
 	for _, smp := range vec {
-		clear(labels)
+		labels := make(map[string]string, len(smp.Metric))
 		for k, lv := range smp.Metric {
-			labels[string(k)] = string(lv)
+			if k != model.MetricNameLabel {
+				labels[string(k)] = string(lv)
+			}
 		}
-		series = append(series, gpu.SeriesFromResult(labels, float64(smp.Value)))
+		series = append(series, gpu.Series{Family: string(smp.Metric[model.MetricNameLabel]), Labels: labels, Value: float64(smp.Value)})
 	}
 	return gpu.FromDCGMSeries(series, "Prometheus "+s.name, true), ""
 }

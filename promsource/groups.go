@@ -55,33 +55,11 @@ type instanceTrack struct {
 	counters []counter
 }
 
-// fieldKind is what part of a sample a counter is.
-type fieldKind uint8
-
-const (
-	fScalar fieldKind = iota
-	fFinished
-	fBucket
-	fSum
-	fCount
-	fSpecPos
-	fGC
-	fHTTP
-)
-
-// slot is where a counter goes in the instance's sample: a scalar, a
-// finish reason, a bucket (the b-th of the instance's bounds of
-// histogram i), the _sum or _count of histogram i, a speculative
-// position, or a process counter.
-type slot struct {
-	kind fieldKind
-	i, b int
-}
-
-// counter is one counter series of an instance.
+// counter is one counter series of an instance: where it is in a
+// sample, and its values at the good samples.
 type counter struct {
-	slot slot
-	vs   []float64
+	at func(*catalogue.Sample) *float64
+	vs []float64
 }
 
 // newTrack reads one instance's samples (oldest first; failures among
@@ -121,10 +99,10 @@ func newTrack(name string, samples []catalogue.Sample) *instanceTrack {
 // in at least one good sample.
 func (tr *instanceTrack) readCounters() {
 	n := len(tr.good)
-	read := func(sl slot, get func(*catalogue.Sample) float64) {
+	read := func(at func(*catalogue.Sample) *float64) {
 		var vs []float64
 		for j := range tr.good {
-			v := get(&tr.good[j])
+			v := *at(&tr.good[j])
 			if vs == nil {
 				if math.IsNaN(v) {
 					continue
@@ -134,16 +112,16 @@ func (tr *instanceTrack) readCounters() {
 			vs[j] = v
 		}
 		if vs != nil {
-			tr.counters = append(tr.counters, counter{sl, vs})
+			tr.counters = append(tr.counters, counter{at, vs})
 		}
 	}
 	for k := range catalogue.NumScalars {
 		if k.IsCounter() {
-			read(slot{kind: fScalar, i: int(k)}, func(s *catalogue.Sample) float64 { return s.Total.Scalars[k] })
+			read(func(s *catalogue.Sample) *float64 { return &s.Total.Scalars[k] })
 		}
 	}
 	for r := range catalogue.NumFinishReasons {
-		read(slot{kind: fFinished, i: int(r)}, func(s *catalogue.Sample) float64 { return s.Total.Finished[r] })
+		read(func(s *catalogue.Sample) *float64 { return &s.Total.Finished[r] })
 	}
 	for h := range catalogue.NumHistograms {
 		tr.readHistogram(h)
@@ -153,15 +131,17 @@ func (tr *instanceTrack) readCounters() {
 		most = max(most, len(tr.good[j].Total.SpecAcceptedPerPos))
 	}
 	for p := range most {
-		read(slot{kind: fSpecPos, i: p}, func(s *catalogue.Sample) float64 {
-			if p < len(s.Total.SpecAcceptedPerPos) {
-				return s.Total.SpecAcceptedPerPos[p]
+		read(func(s *catalogue.Sample) *float64 {
+			// Positions a sample lacks are NaN; clipped, the slice
+			// grows into an array of its own, never a shared one.
+			for len(s.Total.SpecAcceptedPerPos) <= p {
+				s.Total.SpecAcceptedPerPos = append(slices.Clip(s.Total.SpecAcceptedPerPos), math.NaN())
 			}
-			return math.NaN()
+			return &s.Total.SpecAcceptedPerPos[p]
 		})
 	}
-	read(slot{kind: fGC}, func(s *catalogue.Sample) float64 { return s.GCCollections })
-	read(slot{kind: fHTTP}, func(s *catalogue.Sample) float64 { return s.HTTPRequests })
+	read(func(s *catalogue.Sample) *float64 { return &s.GCCollections })
+	read(func(s *catalogue.Sample) *float64 { return &s.HTTPRequests })
 }
 
 // readHistogram lists the counters of one histogram: a bucket per bound
@@ -198,10 +178,11 @@ func (tr *instanceTrack) readHistogram(h catalogue.Histogram) {
 	}
 	for k, vs := range buckets {
 		if vs != nil {
-			tr.counters = append(tr.counters, counter{slot{kind: fBucket, i: int(h), b: k}, vs})
+			tr.counters = append(tr.counters, counter{func(s *catalogue.Sample) *float64 { return &s.Total.Histograms[h].Counts[k] }, vs})
 		}
 	}
-	tr.counters = append(tr.counters, counter{slot{kind: fSum, i: int(h)}, sum}, counter{slot{kind: fCount, i: int(h)}, count})
+	tr.counters = append(tr.counters, counter{func(s *catalogue.Sample) *float64 { return &s.Total.Histograms[h].Sum }, sum},
+		counter{func(s *catalogue.Sample) *float64 { return &s.Total.Histograms[h].Count }, count})
 }
 
 // sameSlice reports whether a and b are the same slice (the build shares
@@ -555,7 +536,7 @@ func (tr *instanceTrack) sampleAt(ms, startMs, endMs int64) catalogue.Sample {
 	}
 	p := tr.placeAt(ms, startMs, endMs)
 	for _, c := range tr.counters {
-		put(&s, c.slot, p.value(tr, c.vs))
+		*c.at(&s) = p.value(tr, c.vs)
 	}
 	newest := tr.latest(ms)
 	if newest == nil {
@@ -583,32 +564,6 @@ func refusals(tracks []*instanceTrack, refused []catalogue.HistogramSet) []strin
 		}
 	}
 	return out
-}
-
-// put sets a counter of the instance's sample.
-func put(s *catalogue.Sample, sl slot, v float64) {
-	t := &s.Total
-	switch sl.kind {
-	case fScalar:
-		t.Scalars[sl.i] = v
-	case fFinished:
-		t.Finished[sl.i] = v
-	case fBucket:
-		t.Histograms[sl.i].Counts[sl.b] = v
-	case fSum:
-		t.Histograms[sl.i].Sum = v
-	case fCount:
-		t.Histograms[sl.i].Count = v
-	case fSpecPos:
-		for len(t.SpecAcceptedPerPos) <= sl.i {
-			t.SpecAcceptedPerPos = append(t.SpecAcceptedPerPos, math.NaN())
-		}
-		t.SpecAcceptedPerPos[sl.i] = v
-	case fGC:
-		s.GCCollections = v
-	case fHTTP:
-		s.HTTPRequests = v
-	}
 }
 
 // instanceName is how a warning names an instance of a group.

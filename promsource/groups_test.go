@@ -207,3 +207,30 @@ func TestGroupCombinesByTheCatalogueRules(t *testing.T) {
 		t.Errorf("warnings %q, want one naming b:1's buckets", s.Warnings)
 	}
 }
+
+// The counters of a group's instances beside the scalars sum too: each
+// speculative position over the instances that report it, and the API
+// server's garbage collections and HTTP requests.
+func TestGroupSumsSpeculativePositionsAndProcessCounters(t *testing.T) {
+	instance := func(positions int, base float64) []catalogue.Sample {
+		var out []catalogue.Sample
+		for i := range 2 {
+			s := catalogue.NewSample(t0.Add(time.Duration(i-1) * time.Second))
+			s.HasVLLM = true
+			for p := range positions {
+				s.Total.SpecAcceptedPerPos = append(s.Total.SpecAcceptedPerPos, base+float64(10*p+i))
+			}
+			s.GCCollections, s.HTTPRequests = base+float64(i), 2*base+float64(i)
+			out = append(out, s)
+		}
+		return out
+	}
+	got := combine([]string{"a:1", "b:1"}, [][]catalogue.Sample{instance(2, 100), instance(1, 200)}, time.Time{}, t0, nil)
+	s := got[len(got)-1]
+	if want := []float64{302, 111}; !slices.Equal(s.Total.SpecAcceptedPerPos, want) {
+		t.Errorf("speculative positions %v, want %v", s.Total.SpecAcceptedPerPos, want)
+	}
+	if s.GCCollections != 302 || s.HTTPRequests != 602 {
+		t.Errorf("GC %v, HTTP %v, want 302 and 602", s.GCCollections, s.HTTPRequests)
+	}
+}

@@ -196,7 +196,8 @@ func (l *queryLog) proxy(t *testing.T, store string) string {
 }
 
 // namedInstances are the instances an expression names in an
-// instance=~"a|b" matcher, sorted; nil when it names none.
+// instance=~"a|b" matcher (instance="a" for one), sorted; nil when it
+// names none.
 func namedInstances(expr string) []string {
 	m := instanceMatcher.FindStringSubmatch(expr)
 	if m == nil {
@@ -210,7 +211,7 @@ func namedInstances(expr string) []string {
 	return out
 }
 
-var instanceMatcher = regexp.MustCompile(`instance=~"([^"]*)"`)
+var instanceMatcher = regexp.MustCompile(`instance=~?"([^"]*)"`)
 
 // TestRulesPathReadsTheScreenRaw: through the store's recording rules, a
 // refresh reads raw samples for the replicas on screen and the one in

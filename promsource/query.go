@@ -5,12 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vtop-dev/vtop/catalogue"
 	"github.com/vtop-dev/vtop/promql"
 )
-
-// vllmOwn is vLLM's own prefix, the one the alias table spells.
-const vllmOwn = catalogue.VLLMPrefix
 
 // errSelector is a selector vtop cannot use.
 var errSelector = errors.New(`selector must be label matchers in braces, e.g. {namespace="prod",job="vllm"}`)
@@ -65,12 +61,9 @@ func newQueries(matchers string, interval time.Duration, g grouper, bucketless b
 		bucketNames: promql.BucketNames()}
 }
 
-// selector is {__name__=~re, matchers}.
-func (q queries) selector(re string) string { return q.selectorWith(re, "") }
-
-// selectorWith is {__name__=~re, matchers, extra}.
-func (q queries) selectorWith(re, extra string) string {
-	return promql.Selector("", promql.NameMatches(re), q.matchers, extra)
+// selector is {__name__=~re, matchers, extra...}.
+func (q queries) selector(re string, extra ...string) string {
+	return promql.Selector("", append([]string{promql.NameMatches(re), q.matchers}, extra...)...)
 }
 
 // raw is the raw samples over w of the series whose names match names:

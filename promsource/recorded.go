@@ -5,11 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -200,8 +197,8 @@ func (r *recordedRead) readRows(rows matrix, replicas map[string]*catalogue.Reco
 			continue // outside the selector
 		}
 		if v, ok := valueAt(row.Values, atMs); ok {
-			if field := recordedField(rec, name); field != nil {
-				*field = v
+			if field, ok := recordedFields[name]; ok {
+				*field(rec) = v
 			}
 		}
 	}
@@ -264,15 +261,6 @@ func newRecorded(at time.Time, window time.Duration) *catalogue.Recorded {
 		GenerationTokens: nan, Preemptions: nan, RecomputedTokens: nan, TTFT: l, ITL: l}
 }
 
-// recordedField is where the recorded series of that name goes; nil for
-// none.
-func recordedField(rec *catalogue.Recorded, name string) *float64 {
-	if field, ok := recordedFields[name]; ok {
-		return field(rec)
-	}
-	return nil
-}
-
 // recordedFields are the recorded series by name, built once: every row of
 // every refresh is looked up.
 var recordedFields = map[string]func(*catalogue.Recorded) *float64{
@@ -318,11 +306,10 @@ func (s *Source) refreshRecorded(ctx context.Context, start time.Time, sent int6
 	s.noRulesAt = time.Time{}
 	// The raw read of the replicas on screen is asked beside the rules'
 	// rows, not after them: the refresh waits for the slower of the two.
-	var raw []catalogue.Readings
-	var wg sync.WaitGroup
-	wg.Go(func() { raw = s.besideRaw(ctx, info.labels.get(promql.InfoGroupBy), info.at) })
+	besideIn := make(chan []catalogue.Readings, 1)
+	go func() { besideIn <- s.besideRaw(ctx, info.labels.get(promql.InfoGroupBy), info.at) }()
 	r, err := s.readRecorded(ctx, info)
-	wg.Wait()
+	raw := <-besideIn
 	if note := laggedNote(r.at, r.readAt, info.interval); err == nil && note != "" {
 		s.mu.Lock()
 		s.rulesNote = note
@@ -446,15 +433,7 @@ func (s *Source) besideRaw(ctx context.Context, by string, at time.Time) []catal
 		cfg.Rules, cfg.GPUs, cfg.IdentifyStore, cfg.BucketsAbove = promql.RulesSettings{}, false, false, -1
 		cfg.Window = s.analysisWindow()
 		cfg.Now = func() time.Time { return b.at.Add(settle) }
-		quoted := make([]string, len(names))
-		for i, n := range names {
-			quoted[i] = regexp.QuoteMeta(n)
-		}
-		matchers := by + "=~" + strconv.Quote(strings.Join(quoted, "|"))
-		if s.q.matchers != "" {
-			matchers = s.q.matchers + ", " + matchers
-		}
-		cfg.Selector = "{" + matchers + "}"
+		cfg.Selector = promql.Selector("", s.q.matchers, promql.MatchAny(by, names...))
 		src, err := New(cfg)
 		if err != nil {
 			return nil // a replica's name that makes no selector: its rows stand

@@ -3,7 +3,6 @@ package promsource
 import (
 	"cmp"
 	"context"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,8 +181,8 @@ func (s *Source) wantedBuckets(width time.Duration) string {
 			continue
 		}
 		for t := range r.targets {
-			if q := regexp.QuoteMeta(t.instance); !slices.Contains(instances, q) {
-				instances = append(instances, q)
+			if !slices.Contains(instances, t.instance) {
+				instances = append(instances, t.instance)
 			}
 		}
 	}
@@ -191,7 +190,7 @@ func (s *Source) wantedBuckets(width time.Duration) string {
 		return ""
 	}
 	slices.Sort(instances)
-	return promql.OverMs(s.q.selectorWith(s.q.bucketNames, promql.MatchRegex(labelInstance, strings.Join(instances, "|"))), width)
+	return promql.OverMs(s.q.selector(s.q.bucketNames, promql.MatchAny(labelInstance, instances...)), width)
 }
 
 // withWanted adds the wanted replicas' raw buckets to the window's

@@ -52,25 +52,10 @@ const GroupName = "vtop"
 // rather than some other target that is down.
 const downMemory = time.Hour
 
-// Names of the recording rules the alerts read: package promql's, which
+// recMaterial is PREEMPTING's evidence before the hold of a move from
+// FULL or SLOW. The other recorded series are package promql's, which
 // the Prometheus source reads back.
-const (
-	recRunning     = promql.RecordedRunning
-	recWaiting     = promql.RecordedWaiting
-	recPreemptions = promql.RecordedPreemptions
-	recWork        = promql.RecordedWork
-	// The price of preemption over the window: the preemptions, the
-	// tokens they recompute (counted where the engine counts them, else
-	// preemptions × (mean prompt + half the mean output), as vtop
-	// estimates them), the tokens generated and the requests finished.
-	recPreempted  = promql.RecordedPreempted
-	recRecomputed = promql.RecordedRecomputed
-	recGenerated  = promql.RecordedGenerated
-	recFinished   = promql.RecordedFinished
-	// recMaterial is PREEMPTING's evidence before the hold of a move from
-	// FULL or SLOW.
-	recMaterial = "vtop:preemption_material"
-)
+const recMaterial = "vtop:preemption_material"
 
 // Rule is one recording or alerting rule.
 type Rule struct {
@@ -97,6 +82,12 @@ type File struct {
 	Header []string
 	Groups []Group
 }
+
+// dur writes a duration as PromQL does (5s, 1m30s, 12s500ms).
+var dur = promql.Duration
+
+// num writes a threshold without trailing zeros.
+func num(v float64) string { return fmt.Sprint(v) }
 
 // labelName is what Prometheus accepts as a label name.
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
@@ -220,14 +211,14 @@ func (b builder) kept() time.Duration {
 func (b builder) figures() []Rule {
 	w := b.o.Config.Window
 	rules := []Rule{
-		{Record: recRunning, Expr: b.q.SumScalar(catalogue.Running)},
-		{Record: recWaiting, Expr: b.q.SumScalar(catalogue.Waiting)},
-		{Record: recPreemptions, Expr: b.q.SumScalar(catalogue.Preemptions)},
-		{Record: recWork, Expr: b.q.SumCounters()},
-		{Record: recPreempted, Expr: b.q.IncreaseScalar(catalogue.Preemptions, w)},
-		{Record: recGenerated, Expr: b.q.IncreaseScalar(catalogue.GenerationTokens, w)},
-		{Record: recFinished, Expr: b.q.HistogramCount(catalogue.E2E, w)},
-		{Record: recRecomputed, Expr: b.recomputedExpr()},
+		{Record: promql.RecordedRunning, Expr: b.q.SumScalar(catalogue.Running)},
+		{Record: promql.RecordedWaiting, Expr: b.q.SumScalar(catalogue.Waiting)},
+		{Record: promql.RecordedPreemptions, Expr: b.q.SumScalar(catalogue.Preemptions)},
+		{Record: promql.RecordedWork, Expr: b.q.SumCounters()},
+		{Record: promql.RecordedPreempted, Expr: b.q.IncreaseScalar(catalogue.Preemptions, w)},
+		{Record: promql.RecordedGenerated, Expr: b.q.IncreaseScalar(catalogue.GenerationTokens, w)},
+		{Record: promql.RecordedFinished, Expr: b.q.HistogramCount(catalogue.E2E, w)},
+		{Record: promql.RecordedRecomputed, Expr: b.recomputedExpr()},
 		// Read by vtop alone, for the fleet's figures of its fast path.
 		{Record: promql.RecordedPrompted, Expr: b.q.IncreaseScalar(catalogue.PromptTokens, w)},
 		{Record: promql.RecordedRequests, Expr: b.q.FinishedIncrease(w)},
@@ -299,15 +290,15 @@ func (b builder) conditions() []Rule {
 // while it served engine metrics in the last downMemory.
 func (b builder) downExpr() string {
 	on, by := b.q.On(), b.q.By
-	known := fmt.Sprintf("group by (%s) (max_over_time(%s[%s]))", by, recRunning, dur(downMemory))
+	known := fmt.Sprintf("group by (%s) (max_over_time(%s[%s]))", by, promql.RecordedRunning, dur(downMemory))
 	return fmt.Sprintf("(\n  min by (%s) (up) == 0\n  or %s\n  (max by (%s) (up) == 1 unless %s %s)\n) and %s %s",
-		by, on, by, on, recRunning, on, known)
+		by, on, by, on, promql.RecordedRunning, on, known)
 }
 
 // recomputedExpr: the prompt tokens recomputed over the window, where the
 // engine counts them; else the preemptions times the mean prompt and half
 // the mean output of the requests finished in it. The preemptions are
-// read from the raw counters, not from recPreempted: vmalert reads the
+// read from the raw counters, not from promql.RecordedPreempted: vmalert reads the
 // group's own rows back from the store a flush later, and the product
 // would mix two evaluations.
 func (b builder) recomputedExpr() string {
@@ -329,8 +320,8 @@ func (b builder) materialExpr() string {
 	on := b.q.On()
 	span := max(b.t.PreemptingSpan, b.readings(2))
 	return fmt.Sprintf("increase(%[1]s[%[2]s]) > 0 and %[3]s (\n  %[4]s / %[3]s %[5]s >= %[6]s\n  or %[3]s %[7]s / %[3]s %[8]s >= %[9]s\n  or %[3]s (%[7]s unless %[3]s (%[5]s or %[3]s %[8]s))\n)",
-		recPreemptions, dur(span), on, recRecomputed, recGenerated, num(b.t.MaterialRecomputed),
-		recPreempted, recFinished, num(b.t.MaterialPreempted))
+		promql.RecordedPreemptions, dur(span), on, promql.RecordedRecomputed, promql.RecordedGenerated, num(b.t.MaterialRecomputed),
+		promql.RecordedPreempted, promql.RecordedFinished, num(b.t.MaterialPreempted))
 }
 
 // preemptingExpr: the material preemption's evidence; while FULL or SLOW
@@ -353,14 +344,14 @@ func (b builder) fullSpan() time.Duration { return max(b.t.FullSpan, b.readings(
 func (b builder) fullExpr() string {
 	on, span, two := b.q.On(), dur(b.fullSpan()), dur(b.readings(2))
 	queue := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d)",
-		recWaiting, span, on, b.t.FullReadings)
+		promql.RecordedWaiting, span, on, b.t.FullReadings)
 	obvious := fmt.Sprintf("(min_over_time(%[1]s[%[2]s]) >= %[3]s and %[4]s count_over_time(%[1]s[%[2]s]) >= 2)",
-		recWaiting, two, num(b.t.ObviousQueue), on)
-	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", recWaiting, two, on, promql.FiringAlert(analysis.AlertFull))
+		promql.RecordedWaiting, two, num(b.t.ObviousQueue), on)
+	stays := fmt.Sprintf("(max_over_time(%s[%s]) > 0 and %s %s)", promql.RecordedWaiting, two, on, promql.FiringAlert(analysis.AlertFull))
 	refused := fmt.Sprintf("(%s > 0 and %s avg_over_time(%s[%s]) > 0)",
-		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, recRunning, dur(b.o.Config.Window))
+		b.q.IncreaseScalar(catalogue.AdmissionRejections, b.o.Config.Window), on, promql.RecordedRunning, dur(b.o.Config.Window))
 	return fmt.Sprintf("%s and %s (\n  (%s\n  or %s %s\n  or %s %s)\n  and %s max_over_time(%s[%s]) > 0\n  or %s %s\n)",
-		recWaiting, on, queue, on, obvious, on, stays, on, recRunning, span, on, refused)
+		promql.RecordedWaiting, on, queue, on, obvious, on, stays, on, promql.RecordedRunning, span, on, refused)
 }
 
 // slowExpr: the latency's p99 over its SLO, read from enough observations
@@ -388,7 +379,7 @@ func roundLimit(v float64) float64 { return math.Round(v*1e9) / 1e9 }
 func (b builder) staleExpr() string {
 	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("min_over_time(%[1]s[%[2]s]) > 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[4]d and %[3]s changes(%[5]s[%[2]s]) == 0\nunless %[3]s (%[6]s)",
-		recRunning, w, on, b.t.StaleReadings, recWork, b.liveExpr(b.o.Config.Window))
+		promql.RecordedRunning, w, on, b.t.StaleReadings, promql.RecordedWork, b.liveExpr(b.o.Config.Window))
 }
 
 // stalledSpan is the span of STALLED's readings: StaleReadings of them,
@@ -407,7 +398,7 @@ func (b builder) stalledSpan() time.Duration {
 func (b builder) stalledExpr() string {
 	span, on := dur(b.stalledSpan()), b.q.On()
 	return fmt.Sprintf("(%[1]s > 0 or %[2]s %[3]s > 0)\nand %[2]s count_over_time(%[4]s[%[5]s]) >= %[6]d and %[2]s changes(%[4]s[%[5]s]) == 0\nand %[2]s (%[7]s)\nunless %[2]s %[8]s > 0",
-		recRunning, on, recWaiting, recWork, span, b.t.StaleReadings, b.liveExpr(b.stalledSpan()), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
+		promql.RecordedRunning, on, promql.RecordedWaiting, promql.RecordedWork, span, b.t.StaleReadings, b.liveExpr(b.stalledSpan()), b.q.HistogramCount(catalogue.ITL, b.stalledSpan()))
 }
 
 // liveExpr: something on the group's page moved over the span besides
@@ -416,8 +407,8 @@ func (b builder) stalledExpr() string {
 // rose.
 func (b builder) liveExpr(span time.Duration) string {
 	terms := []string{
-		fmt.Sprintf("changes(%s[%s]) > 0", recRunning, dur(span)),
-		fmt.Sprintf("changes(%s[%s]) > 0", recWaiting, dur(span)),
+		fmt.Sprintf("changes(%s[%s]) > 0", promql.RecordedRunning, dur(span)),
+		fmt.Sprintf("changes(%s[%s]) > 0", promql.RecordedWaiting, dur(span)),
 	}
 	for _, name := range processCounters() {
 		terms = append(terms, b.q.IncreaseOf(name, span)+" > 0")
@@ -450,5 +441,5 @@ func (b builder) idleReadings() int {
 func (b builder) idleExpr() string {
 	w, on := dur(b.o.Config.Window), b.q.On()
 	return fmt.Sprintf("max_over_time(%[1]s[%[2]s]) == 0 and %[3]s max_over_time(%[4]s[%[2]s]) == 0 and %[3]s changes(%[5]s[%[2]s]) == 0 and %[3]s count_over_time(%[1]s[%[2]s]) >= %[6]d",
-		recRunning, w, on, recWaiting, recWork, b.idleReadings())
+		promql.RecordedRunning, w, on, promql.RecordedWaiting, promql.RecordedWork, b.idleReadings())
 }

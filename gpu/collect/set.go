@@ -106,8 +106,3 @@ func (b *background) signal() {
 	default:
 	}
 }
-
-var (
-	_ Reader = (*SMI)(nil)
-	_ Reader = (*Exporter)(nil)
-)

@@ -78,6 +78,10 @@ type Server struct {
 	// engine's families. Problem says why a probed server is not Up.
 	Probed, Up bool
 	Problem    string
+	// Hint says how to start a server that is not Up so that it serves
+	// its metrics; the summary carries it, since the scrape's own error
+	// (a 404) cannot know it.
+	Hint string
 }
 
 // Result is what a discovery found and how.
@@ -295,6 +299,11 @@ func summary(servers []Server, scan bool, sockets, denied int) string {
 			parts[i] = plural(counts[e], e+" server")
 		}
 		fmt.Fprintf(&b, "%s found on this host", strings.Join(parts, ", "))
+	}
+	for _, s := range servers {
+		if s.Hint != "" {
+			fmt.Fprintf(&b, "; %s: %s", s.Target, s.Hint)
+		}
 	}
 	if denied > 0 && !scan {
 		fmt.Fprintf(&b, "; %s of other users skipped (run as root or use --scan)", plural(denied, "process"))

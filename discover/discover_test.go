@@ -104,7 +104,8 @@ func TestFindWithNoArguments(t *testing.T) {
 			t.Errorf("%s: got %+v\nwant %+v, pid %d", c.name, got, w, h.PID)
 		}
 	}
-	if !strings.Contains(r.Summary, "found on this host") {
+	if !strings.Contains(r.Summary, "found on this host") ||
+		!strings.Contains(r.Summary, ": SGLang serves metrics only when started with --enable-metrics") {
 		t.Errorf("summary %q", r.Summary)
 	}
 	for _, s := range r.Servers {

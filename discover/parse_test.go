@@ -131,6 +131,8 @@ func TestSummary(t *testing.T) {
 		{[]Server{vllm, {Engine: "SGLang"}}, false, 2, "1 vLLM server, 1 SGLang server found on this host; 2 processes of other users skipped (run as root or use --scan)"},
 		{nil, false, 1, "no inference server found on this host (looked for processes of vLLM, SGLang, TensorRT-LLM, TGI or llama.cpp among 7 listening sockets); 1 process of other users skipped (run as root or use --scan)"},
 		{nil, true, 1, "no inference server found on this host (looked for metrics pages among 7 listening sockets)"},
+		{[]Server{vllm, {Engine: "SGLang", Target: "127.0.0.1:30000", Hint: "SGLang serves metrics only when started with --enable-metrics"}}, false, 0,
+			"1 vLLM server, 1 SGLang server found on this host; 127.0.0.1:30000: SGLang serves metrics only when started with --enable-metrics"},
 	}
 	for _, tt := range tests {
 		if got := summary(tt.servers, tt.scan, 7, tt.denied); got != tt.want {

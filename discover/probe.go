@@ -39,7 +39,9 @@ func probe(ctx context.Context, o Options, c candidate) *Server {
 	if first == nil || c.pid == 0 || len(c.engines) != 1 {
 		return nil
 	}
-	first.Problem += metricsHint(c)
+	if first.Hint = metricsHint(c); first.Hint != "" {
+		first.Problem += " (" + first.Hint + ")"
+	}
 	return first
 }
 
@@ -106,5 +108,5 @@ func metricsHint(c candidate) string {
 	if flag == "" || strings.Contains(c.command, flag) {
 		return ""
 	}
-	return fmt.Sprintf(" (%s serves metrics only when started with %s)", c.engines[0].Engine, flag)
+	return fmt.Sprintf("%s serves metrics only when started with %s", c.engines[0].Engine, flag)
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"time"
 
@@ -466,22 +467,32 @@ func naReport(target string) ReplicaReport {
 }
 
 // naFigures returns Figures in which everything is unknown.
-func naFigures() Figures {
-	q := naQuantiles()
-	return Figures{
-		Running: NA, Waiting: NA, KVCacheUsage: NA,
-		RequestsPerSecond: NA,
-		FinishedPerSecond: FinishRates{Stop: NA, Length: NA, Abort: NA, Error: NA, Repetition: NA},
-		SuccessRate:       NA, LengthShare: NA, AbortShare: NA,
-		PromptTokensPerSecond: NA, GenerationTokensPerSecond: NA, IORatio: NA,
-		PreemptionsPerSecond: NA, RecomputedTokensPerSecond: NA,
-		TimeRunningSeconds: NA, ArrivalsPerSecond: NA, Efficiency: NA, WaitingGrowth: NA,
-		PrefixCacheHitRate: NA, SpecDecodeAcceptanceRate: NA, SpecDecodeAcceptedPerDraft: NA,
-		MeanPromptTokens: NA, MeanGenerationTokens: NA,
-		KVCapacityTokens: NA, MaxSeqsKVHolds: NA,
-		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		Goodput: NA,
-		Signals: naSignals(),
+func naFigures() Figures { return unknownFigures }
+
+// unknownFigures and unknownAdvice have every figure n/a (allNA).
+var unknownFigures, unknownAdvice = allNA[Figures](), allNA[Advice]()
+
+// allNA returns a T whose every Num, in nested structs too, is n/a: a
+// figure is unknown until computed, so that a field added later is n/a,
+// never 0.
+func allNA[T any]() T {
+	var t T
+	setNA(reflect.ValueOf(&t).Elem())
+	return t
+}
+
+// setNA sets every settable Num of v, in nested structs too, to NA.
+func setNA(v reflect.Value) {
+	if v.Type() == reflect.TypeFor[Num]() {
+		v.Set(reflect.ValueOf(NA))
+		return
+	}
+	if v.Kind() == reflect.Struct {
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				setNA(f)
+			}
+		}
 	}
 }
 

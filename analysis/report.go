@@ -52,10 +52,7 @@ func (n Num) appendJSON(dst []byte) []byte {
 	}
 	if math.Abs(f) < minExactNormal {
 		// Subnormal: the long way.
-		rounded, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', jsonDigits, 64), 64)
-		if err != nil {
-			return append(dst, "null"...) // unreachable: the text is strconv's own
-		}
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', jsonDigits, 64), 64) // strconv's own text parses
 		return strconv.AppendFloat(dst, rounded, 'g', -1, 64)
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e6 {

@@ -170,6 +170,7 @@ func (w *window) judge(rep *ReplicaReport, c verdict, samples []catalogue.Sample
 	ev.Quiet = quietSpan(samples, prev)
 	ev.Refused = w.refusedUnknown()
 	ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+	ev.HTTPIncrease = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests })
 	ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
 	rep.busyOnPool = busyOnPool(newestGood)
 	if c.State != StateDown {
@@ -196,7 +197,7 @@ func (w *window) capacity(rep *ReplicaReport, ev *evidence, newestGood *catalogu
 // its router and its failing transfers add.
 func (w *window) classifyReplica(rep *ReplicaReport, ev *evidence, cfg Config) verdict {
 	rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, ev, cfg)
-	c := classify(&rep.Figures, ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+	c := classify(&rep.Figures, ev, cfg)
 	if c.State == StateStalled {
 		rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
 	}

@@ -194,7 +194,7 @@ func (ev *evidence) queueStats() gaugeStats {
 
 // rejectingVerdict: the server refuses work while it runs requests: FULL
 // whatever the capped queue shows.
-func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func rejectingVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
 		return verdict{}, false
 	}

@@ -23,8 +23,9 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
 	befores := previousReports(prev, len(targets), func(i int) string { return targets[i].Target })
 	var prevTime time.Time
+	var prevFleet *FleetFigures
 	if prev != nil {
-		prevTime = prev.Time
+		prevTime, prevFleet = prev.Time, &prev.Fleet
 	}
 	var w window
 	late := lateRound(targets, befores, now)
@@ -34,10 +35,6 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 			continue
 		}
 		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime, late != ""))
-	}
-	var prevFleet *FleetFigures
-	if prev != nil {
-		prevFleet = &prev.Fleet
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg, now, prevFleet)
 	r.Fleet.LateRound = late

@@ -136,9 +136,7 @@ func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
 	parts := make([]string, 0, len(groups))
 	for i := range groups {
 		g := &groups[i]
-		if !g.Advice.RecommendedReplicas.Known() {
-			known = false
-		}
+		known = known && g.Advice.RecommendedReplicas.Known()
 		switch g.Advice.Action {
 		case "add":
 			a.Action = "add"

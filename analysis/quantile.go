@@ -186,10 +186,7 @@ var minNormal = math.Float64frombits(0x0010000000000000)
 // almostEqual is Prometheus's util/almost.Equal: a relative comparison that
 // treats two NaNs as equal.
 func almostEqual(a, b, epsilon float64) bool {
-	if math.IsNaN(a) && math.IsNaN(b) {
-		return true
-	}
-	if a == b {
+	if a == b || math.IsNaN(a) && math.IsNaN(b) {
 		return true
 	}
 	absSum := math.Abs(a) + math.Abs(b)

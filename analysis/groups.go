@@ -44,9 +44,8 @@ type groupKey struct {
 // previous evaluation (nil for none).
 func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) {
 	if k, ok := soleGroup(reps); ok {
-		g := FleetGroup{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps)}
-		g.Groups = nil
-		ff.Groups = []FleetGroup{g}
+		// ff is fleetFigures', whose Groups are nil: none nests in the group.
+		ff.Groups = []FleetGroup{{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps)}}
 		return
 	}
 	var keys []groupKey

@@ -1,9 +1,6 @@
 package analysis
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // StateMeaning is what a state means, in one short line (states); ""
 // for an unknown state.
@@ -27,11 +24,7 @@ func SlowMark(r *ReplicaReport, cfg Config) string {
 	if r.ITL.P99.Float() > cfg.SLOITL.Seconds() {
 		return "ITL " + r.ITL.P99Bucket.Seconds(r.ITL.P99)
 	}
-	for _, l := range []struct {
-		name string
-		q    Quantiles
-		slo  time.Duration
-	}{{"TTFT", r.TTFT, cfg.SLOTTFT}, {"ITL", r.ITL, cfg.SLOITL}} {
+	for _, l := range []sloFigure{{"TTFT", "requests", r.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", r.ITL, cfg.SLOITL}} {
 		if over, _ := overSLO(l.q, l.slo, true, cfg); over {
 			return fmt.Sprintf("until %s <%s", l.name, seconds(l.slo.Seconds()*(1-cfg.SLOExitMargin)))
 		}

@@ -205,11 +205,12 @@ func classifyRules(f *Figures, ev *evidence, cfg Config) verdict {
 	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
 }
 
-// sloFigure is a window figure the states judge against an SLO.
+// sloFigure is a window figure the states judge against an SLO, and the
+// unit its histogram counts.
 type sloFigure struct {
-	name string
-	q    Quantiles
-	slo  time.Duration
+	name, unit string
+	q          Quantiles
+	slo        time.Duration
 }
 
 // overSLOFigures are the window's p99 TTFT, ITL and e2e over their SLOs;
@@ -217,7 +218,7 @@ type sloFigure struct {
 // HEALTHY beside one of them.
 func overSLOFigures(f *Figures, cfg Config, exiting bool) []sloFigure {
 	var over []sloFigure
-	for _, l := range []sloFigure{{"TTFT", f.TTFT, cfg.SLOTTFT}, {"ITL", f.ITL, cfg.SLOITL}, {"e2e", f.E2E, cfg.SLOE2E}} {
+	for _, l := range []sloFigure{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}, {"e2e", "requests", f.E2E, cfg.SLOE2E}} {
 		limit := l.slo.Seconds()
 		if exiting {
 			limit *= 1 - cfg.SLOExitMargin
@@ -548,11 +549,7 @@ func fewButMedian(unit string, q Quantiles, cfg Config) []string {
 // read from too few observations to make it SLOW.
 func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 	var notes []string
-	for _, l := range []struct {
-		name, unit string
-		q          Quantiles
-		slo        time.Duration
-	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
+	for _, l := range []sloFigure{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
 		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
 			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
 				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), countBelow(l.q.Observations.Float(), cfg.MinObservations), cfg.MinObservations))

@@ -77,13 +77,9 @@ func advice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev 
 
 // newAdvice is the advice before any replica is read: every figure n/a.
 func newAdvice(counted []*ReplicaReport, down int, cfg Config, now time.Time, prev *Advice) Advice {
-	a := Advice{
-		Replicas: instances(counted), Uncounted: down, TargetQueueSeconds: Num(cfg.TargetQueueTime.Seconds()),
-		ArrivalsPerSecond: NA, SuccessfulPerSecond: NA, QueueGrowthPerSecond: NA, WaitingTargetPerReplica: NA, MeanWaitingPerReplica: NA,
-		ReplicasByQueue: NA, HPADesired: NA, CapacityPerReplica: NA, ReplicasByCapacity: NA, Add: NA,
-		RecommendedReplicas: NA, BacklogClearSeconds: NA, RejectionsPerSecond: NA, SettlingSeconds: NA,
-		HPAMetric: "vllm:num_requests_waiting", Summary: []string{},
-	}
+	a := unknownAdvice
+	a.Replicas, a.Uncounted, a.TargetQueueSeconds = instances(counted), down, Num(cfg.TargetQueueTime.Seconds())
+	a.HPAMetric, a.Summary = "vllm:num_requests_waiting", []string{}
 	var metrics []string
 	for _, r := range counted {
 		if m := waitingMetric(r.EngineKind); !slices.Contains(metrics, m) {

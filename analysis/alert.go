@@ -25,21 +25,11 @@ const (
 // Alert is the alert a state raises.
 type Alert struct{ Name, Severity string }
 
-// alerts are the states that raise an alert; the others (HEALTHY,
-// SLEEPING, UNJUDGED, WARMING, RECOVERING) raise none.
-var alerts = map[State]Alert{
-	StateDown:       {AlertDown, AlertCritical},
-	StateStalled:    {AlertStalled, AlertCritical},
-	StatePreempting: {AlertPreempting, AlertCritical},
-	StateFull:       {AlertFull, AlertCritical},
-	StateSlow:       {AlertSlow, AlertWarning},
-	StateStale:      {AlertStale, AlertWarning},
-	StateIdle:       {AlertIdle, AlertInfo},
-}
-
-// AlertOf is the alert state s raises, and false for a state that raises
-// none.
+// AlertOf is the alert state s raises (states), and false for a state
+// that raises none.
 func AlertOf(s State) (Alert, bool) {
-	a, ok := alerts[s]
-	return a, ok
+	if int(s) >= len(states) {
+		return Alert{}, false
+	}
+	return states[s].alert, states[s].alert.Name != ""
 }

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"time"
 
@@ -22,8 +23,9 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 	r := Report{Time: now, WindowSeconds: cfg.Window.Seconds(), Replicas: make([]ReplicaReport, 0, len(targets))}
 	befores := previousReports(prev, len(targets), func(i int) string { return targets[i].Target })
 	var prevTime time.Time
+	var prevFleet *FleetFigures
 	if prev != nil {
-		prevTime = prev.Time
+		prevTime, prevFleet = prev.Time, &prev.Fleet
 	}
 	var w window
 	late := lateRound(targets, befores, now)
@@ -33,10 +35,6 @@ func Analyze(now time.Time, targets []catalogue.Readings, cfg Config, prev *Repo
 			continue
 		}
 		r.Replicas = append(r.Replicas, analyzeReplica(&w, now, t, cfg, befores[i], prevTime, late != ""))
-	}
-	var prevFleet *FleetFigures
-	if prev != nil {
-		prevFleet = &prev.Fleet
 	}
 	r.Fleet = fleetFigures(r.Replicas, cfg, now, prevFleet)
 	r.Fleet.LateRound = late
@@ -169,6 +167,7 @@ func (w *window) judge(rep *ReplicaReport, c verdict, samples []catalogue.Sample
 	ev.Quiet = quietSpan(samples, prev)
 	ev.Refused = w.refusedUnknown()
 	ev.GCMoved = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.GCCollections }) > 0
+	ev.HTTPIncrease = w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests })
 	ev.PoolQueue = poolQueueOf(samples, now, newestGood.EngineKind)
 	rep.busyOnPool = busyOnPool(newestGood)
 	if c.State != StateDown {
@@ -195,7 +194,7 @@ func (w *window) capacity(rep *ReplicaReport, ev *evidence, newestGood *catalogu
 // its router and its failing transfers add.
 func (w *window) classifyReplica(rep *ReplicaReport, ev *evidence, cfg Config) verdict {
 	rep.AtCapacity = ev.canJudge(catalogue.JudgeFull) && fullEvidence(&rep.Figures, ev, cfg)
-	c := classify(&rep.Figures, ev, w.sampleIncrease(func(s *catalogue.Sample) float64 { return s.HTTPRequests }), cfg)
+	c := classify(&rep.Figures, ev, cfg)
 	if c.State == StateStalled {
 		rep.LastToken, rep.lastTokenBound = ev.Quiet.Since, !ev.Quiet.Found
 	}
@@ -466,22 +465,32 @@ func naReport(target string) ReplicaReport {
 }
 
 // naFigures returns Figures in which everything is unknown.
-func naFigures() Figures {
-	q := naQuantiles()
-	return Figures{
-		Running: NA, Waiting: NA, KVCacheUsage: NA,
-		RequestsPerSecond: NA,
-		FinishedPerSecond: FinishRates{Stop: NA, Length: NA, Abort: NA, Error: NA, Repetition: NA},
-		SuccessRate:       NA, LengthShare: NA, AbortShare: NA,
-		PromptTokensPerSecond: NA, GenerationTokensPerSecond: NA, IORatio: NA,
-		PreemptionsPerSecond: NA, RecomputedTokensPerSecond: NA,
-		TimeRunningSeconds: NA, ArrivalsPerSecond: NA, Efficiency: NA, WaitingGrowth: NA,
-		PrefixCacheHitRate: NA, SpecDecodeAcceptanceRate: NA, SpecDecodeAcceptedPerDraft: NA,
-		MeanPromptTokens: NA, MeanGenerationTokens: NA,
-		KVCapacityTokens: NA, MaxSeqsKVHolds: NA,
-		TTFT: q, ITL: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		Goodput: NA,
-		Signals: naSignals(),
+func naFigures() Figures { return unknownFigures }
+
+// unknownFigures and unknownAdvice have every figure n/a (allNA).
+var unknownFigures, unknownAdvice = allNA[Figures](), allNA[Advice]()
+
+// allNA returns a T whose every Num, in nested structs too, is n/a: a
+// figure is unknown until computed, so that a field added later is n/a,
+// never 0.
+func allNA[T any]() T {
+	var t T
+	setNA(reflect.ValueOf(&t).Elem())
+	return t
+}
+
+// setNA sets every settable Num of v, in nested structs too, to NA.
+func setNA(v reflect.Value) {
+	if v.Type() == reflect.TypeFor[Num]() {
+		v.Set(reflect.ValueOf(NA))
+		return
+	}
+	if v.Kind() == reflect.Struct {
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				setNA(f)
+			}
+		}
 	}
 }
 

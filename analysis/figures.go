@@ -61,9 +61,11 @@ type evidence struct {
 	// Cleared is the evidence of a backlog that drained (see cleared).
 	Cleared backlogCleared
 	// Quiet is the evidence of a stall (quietSpan); GCMoved is set when
-	// the API server's own process counters rose in the window.
-	Quiet   quiet
-	GCMoved bool
+	// the API server's own process counters rose in the window, and
+	// HTTPIncrease is the increase of its HTTP requests.
+	Quiet        quiet
+	GCMoved      bool
+	HTTPIncrease float64
 	// PoolQueue is the evidence of requests queued in the server's HTTP
 	// pool, where no metric counts them.
 	PoolQueue poolQueue

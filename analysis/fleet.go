@@ -21,9 +21,9 @@ const (
 // prev is the same fleet's figures at the previous evaluation (nil for
 // none).
 func fleetFigures(reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) FleetFigures {
-	ff := FleetFigures{Replicas: len(reps), States: make(map[string]int, len(stateNames)), WorstTTFTP99: NA}
-	for _, name := range stateNames {
-		ff.States[name] = 0
+	ff := FleetFigures{Replicas: len(reps), States: make(map[string]int, len(states)), WorstTTFTP99: NA}
+	for _, st := range states {
+		ff.States[st.name] = 0
 	}
 	var up []*ReplicaReport // here, not in t: a local slice may stay on the stack
 	var t fleetTotals

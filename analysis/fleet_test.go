@@ -38,9 +38,9 @@ func TestFleet(t *testing.T) {
 	if ff.Replicas != 4 || ff.Up != 3 || ff.Down != 1 {
 		t.Errorf("replicas %d up %d down %d", ff.Replicas, ff.Up, ff.Down)
 	}
-	for _, name := range stateNames {
-		if _, ok := ff.States[name]; !ok {
-			t.Errorf("states lacks %q", name)
+	for _, st := range states {
+		if _, ok := ff.States[st.name]; !ok {
+			t.Errorf("states lacks %q", st.name)
 		}
 	}
 	if ff.States["full"] != 2 || ff.States["healthy"] != 1 || ff.States["down"] != 1 {
@@ -95,7 +95,7 @@ func TestFleet(t *testing.T) {
 
 func TestFleetEmptyAndUnknown(t *testing.T) {
 	rep := Analyze(t0, nil, DefaultConfig(), nil)
-	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != len(stateNames) {
+	if rep.Fleet.Replicas != 0 || rep.Fleet.RequestsPerSecond.Known() || len(rep.Fleet.States) != len(states) {
 		t.Errorf("empty fleet: %+v", rep.Fleet)
 	}
 	if len(rep.Fleet.Advice.Summary) == 0 {

@@ -79,7 +79,6 @@ func applyEvidence(rep *ReplicaReport, joined []device.GPU) {
 		return boolRank(b.Fault) - boolRank(a.Fault)
 	})
 	actionSet := false
-	var first []string // the reason of the action, which the pane shows
 	for _, f := range findings {
 		switch f.Kind {
 		case device.FindingXID, device.FindingRemappedRows:
@@ -88,15 +87,11 @@ func applyEvidence(rep *ReplicaReport, joined []device.GPU) {
 			}
 		}
 		if !actionSet && f.Action != "" && (f.Fault || rep.State >= StateSlow) {
-			rep.Action = f.Action
-			actionSet = true
-			first = append(first, f.Reason)
+			rep.Action, actionSet = f.Action, true
+			rep.Reasons = slices.Insert(rep.Reasons, 0, f.Reason) // the action's reason leads: the pane shows it
 			continue
 		}
 		rep.Reasons = append(rep.Reasons, f.Reason)
-	}
-	if len(first) > 0 {
-		rep.Reasons = append(first, rep.Reasons...)
 	}
 }
 

@@ -44,9 +44,8 @@ type groupKey struct {
 // previous evaluation (nil for none).
 func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Time, prev *FleetFigures) {
 	if k, ok := soleGroup(reps); ok {
-		g := FleetGroup{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps, nil)}
-		g.Groups = nil
-		ff.Groups = []FleetGroup{g}
+		// ff is fleetFigures', whose Groups are nil: none nests in the group.
+		ff.Groups = []FleetGroup{{FleetFigures: *ff, Model: k.model, Role: k.role, Targets: targetsOf(reps)}}
 		return
 	}
 	var keys []groupKey
@@ -65,7 +64,7 @@ func fleetGroups(ff *FleetFigures, reps []ReplicaReport, cfg Config, now time.Ti
 		for j, i := range idx {
 			subset[j] = reps[i]
 		}
-		ff.Groups = append(ff.Groups, FleetGroup{Model: k.model, Role: k.role, Targets: targetsOf(reps, idx),
+		ff.Groups = append(ff.Groups, FleetGroup{Model: k.model, Role: k.role, Targets: targetsOf(subset),
 			FleetFigures: fleetFigures(subset, cfg, now, previousGroup(prev, k))})
 	}
 	ff.Advice = groupedAdvice(ff.Groups, ff.Advice)
@@ -109,19 +108,11 @@ func soleGroup(reps []ReplicaReport) (groupKey, bool) {
 	return sole, true
 }
 
-// targetsOf lists the targets of reps at idx, or of all of them when idx
-// is nil.
-func targetsOf(reps []ReplicaReport, idx []int) []string {
-	if idx == nil {
-		out := make([]string, len(reps))
-		for i := range reps {
-			out[i] = reps[i].Target
-		}
-		return out
-	}
-	out := make([]string, len(idx))
-	for j, i := range idx {
-		out[j] = reps[i].Target
+// targetsOf lists the targets of reps.
+func targetsOf(reps []ReplicaReport) []string {
+	out := make([]string, len(reps))
+	for i := range reps {
+		out[i] = reps[i].Target
 	}
 	return out
 }
@@ -144,9 +135,7 @@ func groupedAdvice(groups []FleetGroup, fleet Advice) Advice {
 	parts := make([]string, 0, len(groups))
 	for i := range groups {
 		g := &groups[i]
-		if !g.Advice.RecommendedReplicas.Known() {
-			known = false
-		}
+		known = known && g.Advice.RecommendedReplicas.Known()
 		switch g.Advice.Action {
 		case "add":
 			a.Action = "add"

@@ -67,21 +67,11 @@ const downAction = "check the inference server process / pod"
 // FirstAction is the first action of a state, as far as it can be said
 // without one replica's figures; "" for the states that ask for nothing.
 func FirstAction(s State, kind catalogue.EngineKind, cfg Config) string {
-	switch s {
-	case StateDown:
-		return downAction
-	case StatePreempting:
-		return preemptingAction
-	case StateFull:
+	switch {
+	case s == StateFull:
 		return scaleOnWords("add replicas; ", waitingMetric(kind), NA, NA, cfg.TargetQueueTime.Seconds())
-	case StateSlow:
-		return slowAction
-	case StateStale:
-		return staleAction
-	case StateRecovering:
-		return recoveringAction
-	case StateStalled:
-		return stalledAction
+	case int(s) < len(states):
+		return states[s].action
 	}
 	return ""
 }

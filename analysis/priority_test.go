@@ -119,7 +119,7 @@ func TestSlowOutranksStale(t *testing.T) {
 	} {
 		f := naFigures()
 		f.Running, f.Waiting, f.TTFT.P99, f.TTFT.Observations = 12, 0, tt.ttftP99, 100
-		if got := classify(&f, &ev, 0, DefaultConfig()); got.State != tt.want {
+		if got := classify(&f, &ev, DefaultConfig()); got.State != tt.want {
 			t.Errorf("%s: %v, want %v; reasons %q", tt.name, got.State, tt.want, got.Reasons)
 		}
 	}

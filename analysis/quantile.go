@@ -17,18 +17,6 @@ const smallDeltaTolerance = 1e-12
 // quantileInRange reports whether q is a quantile in [0, 1].
 func quantileInRange(q float64) bool { return q >= 0 && q <= 1 }
 
-// outOfRangeQuantile is the answer for a q outside [0, 1]: -Inf below,
-// +Inf above, NaN for NaN.
-func outOfRangeQuantile(q float64) float64 {
-	switch {
-	case q < 0:
-		return math.Inf(-1)
-	case q > 1:
-		return math.Inf(1)
-	}
-	return math.NaN()
-}
-
 // prepareBuckets sorts, merges and fixes the buckets in place, as
 // histogram_quantile does before it looks for the rank, and returns the
 // fixed slice; nil when there is none or no +Inf bucket. Quantiles and
@@ -77,17 +65,15 @@ func HistogramQuantile(q float64, b []Bucket) Num {
 // zero observations NaN; the rank is interpolated linearly inside its
 // bucket, from 0 for the lowest bucket when its bound is positive.
 func rankedQuantile(q float64, b []Bucket) (float64, int) {
-	if !quantileInRange(q) {
-		return outOfRangeQuantile(q), -1
-	}
-	if len(b) < 2 {
+	switch {
+	case q < 0:
+		return math.Inf(-1), -1
+	case q > 1:
+		return math.Inf(1), -1
+	case math.IsNaN(q) || len(b) < 2 || b[len(b)-1].Count == 0:
 		return math.NaN(), -1
 	}
-	observations := b[len(b)-1].Count
-	if observations == 0 {
-		return math.NaN(), -1
-	}
-	rank := q * observations
+	rank := q * b[len(b)-1].Count // of the observations
 	// Go's binary search over all but the +Inf bucket, as Prometheus's.
 	i := sort.Search(len(b)-1, func(i int) bool { return b[i].Count >= rank })
 	if i == len(b)-1 {
@@ -200,10 +186,7 @@ var minNormal = math.Float64frombits(0x0010000000000000)
 // almostEqual is Prometheus's util/almost.Equal: a relative comparison that
 // treats two NaNs as equal.
 func almostEqual(a, b, epsilon float64) bool {
-	if math.IsNaN(a) && math.IsNaN(b) {
-		return true
-	}
-	if a == b {
+	if a == b || math.IsNaN(a) && math.IsNaN(b) {
 		return true
 	}
 	absSum := math.Abs(a) + math.Abs(b)

@@ -18,29 +18,25 @@ const recordedNote = "judged by the store's recording rules of vtop"
 func recordedReplica(now time.Time, target string, rec *catalogue.Recorded, cfg Config) ReplicaReport {
 	rep := naReport(target)
 	rep.Recorded, rep.LastGood = true, rec.At
-	if !rec.Up {
-		rep.State, rep.Pending = StateDown, StateDown
+	if rec.Up {
+		recordedFigures(&rep.Figures, rec)
+		rep.CoveredSeconds = rec.Window.Seconds()
+		for _, name := range rec.Firing {
+			var s State
+			if s.UnmarshalText([]byte(name)) == nil && s > rep.State {
+				rep.State = s
+			}
+		}
+		rep.Reasons = []string{fmt.Sprintf("%s at %s", recordedNote, rec.At.UTC().Format(human.Clock))}
+	} else {
+		rep.State = StateDown
 		rep.Error = "the store's scrapes of it fail (up is 0)"
 		rep.Reasons = []string{recordedNote + ": " + rep.Error}
-		rep.Action = FirstAction(StateDown, rep.EngineKind, cfg)
-		rep.Severity = SeverityOf(&rep, cfg)
-		rep.Point = gapPoint(now, rep.State)
-		return rep
-	}
-	recordedFigures(&rep.Figures, rec)
-	rep.CoveredSeconds = rec.Window.Seconds()
-	rep.State = StateHealthy
-	for _, name := range rec.Firing {
-		var s State
-		if s.UnmarshalText([]byte(name)) == nil && s > rep.State {
-			rep.State = s
-		}
 	}
 	rep.Pending = rep.State
-	rep.Reasons = []string{fmt.Sprintf("%s at %s", recordedNote, rec.At.UTC().Format(human.Clock))}
 	rep.Action = FirstAction(rep.State, rep.EngineKind, cfg)
 	rep.Severity = SeverityOf(&rep, cfg)
-	rep.Point = point(now, &rep, nil)
+	rep.Point = point(now, &rep, nil) // a gap while down: its figures are n/a
 	return rep
 }
 

@@ -34,15 +34,8 @@ func (w *window) refusedUnknown() catalogue.FigureSet {
 // (of finished requests: of any finish reason too).
 func (w *window) knows(k catalogue.Scalar) bool {
 	for _, s := range w.samples {
-		if !math.IsNaN(s.Total.Scalars[k]) {
+		if !math.IsNaN(s.Total.Scalars[k]) || k == catalogue.FinishedRequests && countsFinished(&s.Total) {
 			return true
-		}
-		if k == catalogue.FinishedRequests {
-			for _, v := range s.Total.Finished {
-				if !math.IsNaN(v) {
-					return true
-				}
-			}
 		}
 	}
 	return false

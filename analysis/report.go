@@ -52,10 +52,7 @@ func (n Num) appendJSON(dst []byte) []byte {
 	}
 	if math.Abs(f) < minExactNormal {
 		// Subnormal: the long way.
-		rounded, err := strconv.ParseFloat(strconv.FormatFloat(f, 'g', jsonDigits, 64), 64)
-		if err != nil {
-			return append(dst, "null"...) // unreachable: the text is strconv's own
-		}
+		rounded, _ := strconv.ParseFloat(strconv.FormatFloat(f, 'g', jsonDigits, 64), 64) // strconv's own text parses
 		return strconv.AppendFloat(dst, rounded, 'g', -1, 64)
 	}
 	if f == math.Trunc(f) && math.Abs(f) < 1e6 {
@@ -171,12 +168,35 @@ const (
 	StateDown
 )
 
-var stateNames = [...]string{"healthy", "idle", "sleeping", "unjudged", "warming", "recovering", "stale", "slow", "full", "preempting", "stalled", "down"}
+// states are, by state: its name, as in JSON; its meaning in one short
+// line, the help overlay's legend (docs/verdicts.md writes each rule
+// whole); its rank in severity, which the urgent states share
+// (severityRank); the alert it raises, if any (AlertOf); and its first
+// action where one replica's figures do not change it (FirstAction).
+var states = [...]struct {
+	name, meaning string
+	rank          float64
+	alert         Alert
+	action        string
+}{
+	StateHealthy:    {"healthy", "serving within its SLOs, on enough evidence", 0, Alert{}, ""},
+	StateIdle:       {"idle", "no request finished, ran or waited over the window", 1, Alert{AlertIdle, AlertInfo}, ""},
+	StateSleeping:   {"sleeping", "the engine says it sleeps (vLLM's /sleep): it cannot serve", 2, Alert{}, ""},
+	StateUnjudged:   {"unjudged", "no problem seen, but health cannot be proven from this page", 3, Alert{}, ""},
+	StateWarming:    {"warming", "too few readings yet to judge: no problem shown so far", 3, Alert{}, ""},
+	StateRecovering: {"recovering", "its problem has passed; the window's figures still hold it", 3, Alert{}, recoveringAction},
+	StateStale:      {"stale", "telemetry frozen: no counter moves while requests run", 4, Alert{AlertStale, AlertWarning}, staleAction},
+	StateSlow:       {"slow", "not full, but p99 TTFT or ITL over its SLO", 5, Alert{AlertSlow, AlertWarning}, slowAction},
+	StateFull:       {"full", "a queue that persists: the batch is at its capacity", 5, Alert{AlertFull, AlertCritical}, ""}, // FirstAction names the metric
+	StatePreempting: {"preempting", "the KV cache is too small for the batch: work is recomputed", 5, Alert{AlertPreempting, AlertCritical}, preemptingAction},
+	StateStalled:    {"stalled", "the engine stopped stepping: work is there, no token moves", 5, Alert{AlertStalled, AlertCritical}, stalledAction},
+	StateDown:       {"down", "the scrape fails: refused, an HTTP error, or no engine metrics", 6, Alert{AlertDown, AlertCritical}, downAction},
+}
 
 // String returns the state's lowercase name, as in JSON.
 func (s State) String() string {
-	if int(s) < len(stateNames) {
-		return stateNames[s]
+	if int(s) < len(states) {
+		return states[s].name
 	}
 	return "unknown"
 }
@@ -186,8 +206,8 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // UnmarshalText reads a state's name.
 func (s *State) UnmarshalText(b []byte) error {
-	for i, name := range stateNames {
-		if name == string(b) {
+	for i := range states {
+		if states[i].name == string(b) {
 			*s = State(i)
 			return nil
 		}

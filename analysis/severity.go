@@ -52,22 +52,10 @@ func ttftOrQueueWait(r *ReplicaReport) float64 {
 // maxEvidence caps the evidence of severity below the next rank.
 const maxEvidence = 99.99
 
-// severityRank is the state's rank in severity: the urgent states share
-// one.
+// severityRank is the state's rank in severity (states).
 func severityRank(s State) float64 {
-	switch s {
-	case StateSlow, StateFull, StatePreempting, StateStalled:
-		return 5
-	case StateDown:
-		return 6
-	case StateStale:
-		return 4
-	case StateWarming, StateUnjudged, StateRecovering:
-		return 3
-	case StateSleeping:
-		return 2
-	case StateIdle:
-		return 1
+	if int(s) < len(states) {
+		return states[s].rank
 	}
 	return 0
 }

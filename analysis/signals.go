@@ -49,24 +49,6 @@ type Signals struct {
 	SpecDecodeAcceptanceByPosition []Num `json:"spec_decode_acceptance_by_position,omitempty"`
 }
 
-// naSignals returns Signals in which everything is unknown.
-func naSignals() Signals {
-	q := naQuantiles()
-	return Signals{
-		WaitingCapacity: NA, WaitingDeferred: NA, SleepLevel: NA, AdmissionRejectionsPerSecond: NA,
-		PreemptionsPerRequest: q, PromptCachedShare: NA, ExternalPrefixCacheHitRate: NA,
-		NIXLTransfer: q, NIXLBytesPerSecond: NA, NIXLFailedPerSecond: NA,
-		KVOffloadLoadBytesPerSecond: NA, KVOffloadStoreBytesPerSecond: NA,
-		SpecDecodeMeanAcceptanceLength: NA,
-	}
-}
-
-// naQuantiles returns Quantiles in which everything is unknown.
-func naQuantiles() Quantiles {
-	na := QuantileBucket{Lower: NA, Upper: NA}
-	return Quantiles{Mean: NA, P50: NA, P90: NA, P99: NA, Observations: NA, P50Bucket: na, P90Bucket: na, P99Bucket: na}
-}
-
 // quantiles summarises histogram h over the window (histogram_quantile
 // semantics) and returns its window for further reading.
 func (w *window) quantiles(series []*catalogue.Series, runs *seriesRuns, h catalogue.Histogram) (Quantiles, histogramWindow) {
@@ -82,7 +64,7 @@ func (w *window) quantiles(series []*catalogue.Series, runs *seriesRuns, h catal
 // figures, whose estimate of recomputed tokens it replaces when counted.
 func (w *window) signalFigures(f *Figures, ev *evidence, series []*catalogue.Series, runs *seriesRuns) {
 	scalar := func(k catalogue.Scalar) *counterRun { return &runs.scalars[k] }
-	s := naSignals()
+	s := unknownFigures.Signals
 	if newest := newestSeries(series); newest != nil {
 		s.WaitingCapacity = Num(newest.Scalars[catalogue.WaitingCapacity])
 		s.WaitingDeferred = Num(newest.Scalars[catalogue.WaitingDeferred])
@@ -212,7 +194,7 @@ func (ev *evidence) queueStats() gaugeStats {
 
 // rejectingVerdict: the server refuses work while it runs requests: FULL
 // whatever the capped queue shows.
-func rejectingVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func rejectingVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !(ev.Rejections > 0) || !(ev.Running.Mean > 0) || ev.Samples < 2 {
 		return verdict{}, false
 	}

@@ -161,7 +161,7 @@ func (ev *evidence) longEnoughForStall(cfg Config) bool {
 // finished over stalledSpan, while the page is alive: the engine stopped
 // stepping under an API server that still answers. A page on which
 // nothing moves at all is frozen telemetry (staleVerdict).
-func stalledVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func stalledVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	q := &ev.Quiet
 	queue := f.Waiting
 	if f.WaitingCapacity.Known() {

@@ -153,8 +153,8 @@ func continuedRun(run failures, samples []catalogue.Sample, prev *ReplicaReport,
 
 // classify picks the candidate state of an up replica from its figures, in
 // priority order (classifyRules), with the notes every state carries.
-func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
-	v := classifyRules(f, ev, httpIncrease, cfg)
+func classify(f *Figures, ev *evidence, cfg Config) verdict {
+	v := classifyRules(f, ev, cfg)
 	if note := preemptionNote(v.State, f, ev); note != "" {
 		v.Reasons = append(v.Reasons, note)
 	}
@@ -166,7 +166,7 @@ func classify(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdic
 // stateRule is one rule of classify and the judgement it makes.
 type stateRule struct {
 	judgement catalogue.Judgement
-	judge     func(*Figures, *evidence, float64, Config) (verdict, bool)
+	judge     func(*Figures, *evidence, Config) (verdict, bool)
 }
 
 // stateRules are classify's rules in priority order, after sleeping and
@@ -181,7 +181,7 @@ var stateRules = []stateRule{
 	{catalogue.JudgeIdle, idleVerdict},
 }
 
-func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) verdict {
+func classifyRules(f *Figures, ev *evidence, cfg Config) verdict {
 	if v, ok := sleepingVerdict(f, ev); ok {
 		return v
 	}
@@ -192,7 +192,7 @@ func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) v
 		if !ev.canJudge(rule.judgement) {
 			continue
 		}
-		if v, ok := rule.judge(f, ev, httpIncrease, cfg); ok {
+		if v, ok := rule.judge(f, ev, cfg); ok {
 			return v
 		}
 	}
@@ -205,11 +205,12 @@ func classifyRules(f *Figures, ev *evidence, httpIncrease float64, cfg Config) v
 	return verdict{State: StateHealthy, Reasons: []string{healthySummary(f)}}
 }
 
-// sloFigure is a window figure the states judge against an SLO.
+// sloFigure is a window figure the states judge against an SLO, and the
+// unit its histogram counts.
 type sloFigure struct {
-	name string
-	q    Quantiles
-	slo  time.Duration
+	name, unit string
+	q          Quantiles
+	slo        time.Duration
 }
 
 // overSLOFigures are the window's p99 TTFT, ITL and e2e over their SLOs;
@@ -217,7 +218,7 @@ type sloFigure struct {
 // HEALTHY beside one of them.
 func overSLOFigures(f *Figures, cfg Config, exiting bool) []sloFigure {
 	var over []sloFigure
-	for _, l := range []sloFigure{{"TTFT", f.TTFT, cfg.SLOTTFT}, {"ITL", f.ITL, cfg.SLOITL}, {"e2e", f.E2E, cfg.SLOE2E}} {
+	for _, l := range []sloFigure{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}, {"e2e", "requests", f.E2E, cfg.SLOE2E}} {
 		limit := l.slo.Seconds()
 		if exiting {
 			limit *= 1 - cfg.SLOExitMargin
@@ -357,7 +358,7 @@ func (c preemptionCost) text() string {
 // preemptingSpan, and preemption's cost over the window is material. A
 // rare preemption is a reason on the state the replica is in
 // (preemptionNote).
-func preemptingVerdict(f *Figures, ev *evidence, _ float64, _ Config) (verdict, bool) {
+func preemptingVerdict(f *Figures, ev *evidence, _ Config) (verdict, bool) {
 	cost := costOf(f)
 	if !(ev.Trail.Preemptions > 0) || !cost.material() {
 		return verdict{}, false
@@ -414,7 +415,7 @@ func preemptionNote(state State, f *Figures, ev *evidence) string {
 // fullVerdict: requests wait at the batch in the newest readings
 // (fullEvidence): a batch at its capacity, whatever holds it there; the
 // reasons say which. A queue that shrinks is FULL until it is gone.
-func fullVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func fullVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if !fullEvidence(f, ev, cfg) {
 		return verdict{}, false
 	}
@@ -471,7 +472,7 @@ const dominantShare = 0.5
 
 // slowVerdict: not full, but p99 TTFT or ITL is over its SLO. The cause
 // named follows the histograms: see ttftCause and itlCause.
-func slowVerdict(f *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func slowVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	ttftOver, ttftFew := overSLO(f.TTFT, cfg.SLOTTFT, ev.WasSlow, cfg)
 	itlOver, itlFew := overSLO(f.ITL, cfg.SLOITL, ev.WasSlow, cfg)
 	ttftOver, itlOver = ttftOver && !ttftFew && !queueGone(f, ev, cfg), itlOver && !itlFew
@@ -548,11 +549,7 @@ func fewButMedian(unit string, q Quantiles, cfg Config) []string {
 // read from too few observations to make it SLOW.
 func tooFewNotes(f *Figures, ev *evidence, cfg Config) []string {
 	var notes []string
-	for _, l := range []struct {
-		name, unit string
-		q          Quantiles
-		slo        time.Duration
-	}{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
+	for _, l := range []sloFigure{{"TTFT", "requests", f.TTFT, cfg.SLOTTFT}, {"ITL", "tokens", f.ITL, cfg.SLOITL}} {
 		if _, few := overSLO(l.q, l.slo, ev.WasSlow, cfg); few {
 			notes = append(notes, fmt.Sprintf("too few %s to judge p99 %s %s against the %s SLO: %s in the window, fewer than %d",
 				l.unit, l.name, l.q.P99Bucket.Seconds(l.q.P99), seconds(l.slo.Seconds()), countBelow(l.q.Observations.Float(), cfg.MinObservations), cfg.MinObservations))
@@ -642,16 +639,16 @@ const frozenStaleNote = "an engine that stopped stepping while no request arrive
 // page moved over the window, gauges and HTTP requests included; or every
 // engine value is zero while the HTTP request counter rose (an empty
 // multiprocess directory).
-func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (verdict, bool) {
-	frozen := still(ev.Running) && still(ev.Waiting) && still(ev.KVCacheUsage) && !(httpIncrease > 0) && !ev.GCMoved
+func staleVerdict(f *Figures, ev *evidence, cfg Config) (verdict, bool) {
+	frozen := still(ev.Running) && still(ev.Waiting) && still(ev.KVCacheUsage) && !(ev.HTTPIncrease > 0) && !ev.GCMoved
 	if ev.Samples >= staleMinSamples && ev.Running.Min > 0 && ev.CountersKnown && !ev.CountersMoved && frozen && ev.longEnoughForStale(cfg) {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
 			"running %s but nothing on the page moved over %s (%d scrapes), gauges included", count(ev.Running.Last), seconds(ev.SpanSeconds), ev.Samples),
 			frozenStaleNote}}, true
 	}
-	if ev.AllZero && httpIncrease > 0 {
+	if ev.AllZero && ev.HTTPIncrease > 0 {
 		return verdict{State: StateStale, Action: staleAction, Reasons: []string{fmt.Sprintf(
-			"every engine value is 0 while http_requests_total rose by %s over %s", count(httpIncrease), seconds(ev.SpanSeconds))}}, true
+			"every engine value is 0 while http_requests_total rose by %s over %s", count(ev.HTTPIncrease), seconds(ev.SpanSeconds))}}, true
 	}
 	return verdict{}, false
 }
@@ -660,7 +657,7 @@ func staleVerdict(f *Figures, ev *evidence, httpIncrease float64, cfg Config) (v
 // least the least evidence: the newest stretch with no work counted
 // (quietSpan) where the page counts work, else the window. Never on
 // figures refused: a refused value is no zero.
-func idleVerdict(_ *Figures, ev *evidence, _ float64, cfg Config) (verdict, bool) {
+func idleVerdict(_ *Figures, ev *evidence, cfg Config) (verdict, bool) {
 	if ev.Refused != 0 {
 		return verdict{}, false
 	}

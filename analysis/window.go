@@ -130,10 +130,7 @@ func (w *window) gaugeDeriv(series []*catalogue.Series, k catalogue.Scalar, g ga
 			w.vs = append(w.vs, s.Scalars[k])
 		}
 	}
-	r, ok := Deriv(w.ts, w.vs)
-	if !ok {
-		return math.NaN()
-	}
+	r, _ := Deriv(w.ts, w.vs) // ok: g holds the same g.N ≥ 2 readings
 	return r
 }
 

@@ -219,9 +219,7 @@ func (w *pageWriter) tgiLengths() {
 // histograms; its throughput gauges are means since the start.
 func (w *pageWriter) llamacpp() {
 	l := catalogue.LlamaCpp
-	sum := func(f func(s *engineStats) float64) float64 {
-		return w.v.scalar(func(e *engine) float64 { return f(e.stats) })
-	}
+	sum := w.r.sumStats
 	prompt, prefillSec := sum(func(s *engineStats) float64 { return s.promptTokens }), sum(func(s *engineStats) float64 { return s.prefillSeconds })
 	gen, decodeSec := sum(func(s *engineStats) float64 { return s.generationTokens }), sum(func(s *engineStats) float64 { return s.decodeSeconds })
 	steps := sum(func(s *engineStats) float64 { return s.steps })

@@ -322,9 +322,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // engine.
 func (c *collector) collectLabelled(ch chan<- prometheus.Metric, v view) {
 	cfg := c.r.cfg
-	for i, name := range reasonNames {
+	for i, name := range catalogue.FinishReasonNames {
 		n := v.scalar(func(e *engine) float64 { return e.stats.finished[i] })
-		if c.engineLbl || (n > 0 && i <= reasonAbort) { // V0 created children on first use
+		if c.engineLbl || (n > 0 && catalogue.FinishReason(i) <= catalogue.FinishAbort) { // V0 created children on first use
 			ch <- prometheus.MustNewConstMetric(c.success, prometheus.CounterValue, n, append(v.labels, name)...)
 		}
 	}

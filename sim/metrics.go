@@ -341,7 +341,7 @@ func (c *collector) collectLabelled(ch chan<- prometheus.Metric, v view) {
 	deferred := v.scalar(func(e *engine) float64 { return float64(len(e.deferred)) })
 	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, capacity, append(v.labels, "capacity")...)
 	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, deferred, append(v.labels, "deferred")...)
-	for level, st := range []string{"awake", "weights_offloaded", "discard_all"} {
+	for level, st := range catalogue.SleepStates {
 		ch <- prometheus.MustNewConstMetric(c.sleep, prometheus.GaugeValue, boolFloat(level == cfg.SleepLevel), append(v.labels, st)...)
 	}
 	computed := v.scalar(func(e *engine) float64 { return e.stats.promptComputed })

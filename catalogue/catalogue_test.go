@@ -6,6 +6,17 @@ import (
 	"testing"
 )
 
+// EnginePages lists each kind's catalogued families: where a family the
+// alias table reads must be found.
+var EnginePages = [NumEngineKinds][]Family{
+	EngineVLLM:     slices.Concat(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
+	EngineSGLang:   slices.Concat(SGLang, SGLangV04, SGLangCurrent),
+	EngineTRTLLM:   slices.Concat(TRTLLM, TRTLLMCurrent),
+	EngineTGI:      slices.Concat(TGI, TGIV3),
+	EngineLlamaCpp: slices.Concat(LlamaCpp, LlamaCppB4747),
+	EngineDynamo:   slices.Concat(Dynamo, DynamoCurrent),
+}
+
 // Every family vtop reads is on a catalogued page of its engine, with the
 // type the alias table expects: a name typed wrong here would be read as
 // nothing.

@@ -207,14 +207,3 @@ var EndpointPicker = []Family{
 	{Name: "inference_pool_per_pod_queue_size", Type: TypeGauge, Labels: []string{LabelPod, "name"}},
 	{Name: "inference_pool_ready_pods", Type: TypeGauge, Labels: []string{"name"}},
 }
-
-// EnginePages lists each kind's catalogued families: where a family the
-// alias table reads must be found.
-var EnginePages = [NumEngineKinds][]Family{
-	EngineVLLM:     slices.Concat(VLLMV1, VLLMV0, VLLMLatest, VLLMNIXL, VLLMOffload, VLLMLoRA, VLLMRetired),
-	EngineSGLang:   slices.Concat(SGLang, SGLangV04, SGLangCurrent),
-	EngineTRTLLM:   slices.Concat(TRTLLM, TRTLLMCurrent),
-	EngineTGI:      slices.Concat(TGI, TGIV3),
-	EngineLlamaCpp: slices.Concat(LlamaCpp, LlamaCppB4747),
-	EngineDynamo:   slices.Concat(Dynamo, DynamoCurrent),
-}

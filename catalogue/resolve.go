@@ -100,7 +100,7 @@ func (r *Read) Resolve(label Labels) Fold {
 
 // sampleTargets are the targets of the kinds that feed the Sample with
 // the series' value as it is.
-var sampleTargets = map[ReadKind]Target{
+var sampleTargets = [ReadSplitHistogram + 1]Target{
 	ReadKVCapacity:   ToKVCapacity,
 	ReadProcessStart: ToProcessStart,
 	ReadRSS:          ToRSS,
@@ -206,13 +206,7 @@ func UseReads(rows ...Read) (restore func()) {
 // PerEngine reports whether a family of the kind is read by engine (and
 // model): its series feed an engine's Series. The others describe the
 // server as a whole.
-func (k ReadKind) PerEngine() bool {
-	switch k {
-	case ReadCacheConfig, ReadProcessStart, ReadRSS, ReadGC, ReadHTTP, ReadLoRA, ReadKVCapacity:
-		return false
-	}
-	return true
-}
+func (k ReadKind) PerEngine() bool { return k != ReadCacheConfig && sampleTargets[k] == ToNothing }
 
 // Figures is the figure of a Series the fold feeds, as a set: empty for
 // the figures of a Sample as a whole.

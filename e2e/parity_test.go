@@ -37,7 +37,7 @@ import (
 // while it runs.
 func threeWays(t *testing.T, urls []string, also func(*promsource.Source)) (direct, prom, replayed []catalogue.Sample) {
 	t.Helper()
-	server := testutil.StartPrometheusURLs(t, time.Second, urls)
+	server := startPrometheusURLs(t, time.Second, urls)
 	targets := parseTargets(t, urls)
 	path := filepath.Join(t.TempDir(), "parity.vtrec")
 	rec, err := record.Create(path, record.Options{Interval: time.Second, Targets: targets})
@@ -294,4 +294,22 @@ func TestSourcesReadAlike(t *testing.T) {
 	if asleep.Scalars[catalogue.SleepLevel] != 1 || len(vllm.SpecAcceptedPerPos) == 0 {
 		t.Errorf("sleep level %v, accepted by position %v: want 1 and some", asleep.Scalars[catalogue.SleepLevel], vllm.SpecAcceptedPerPos)
 	}
+}
+
+// startPrometheusURLs is testutil.StartPrometheus for the metrics URLs of
+// targets whose paths may differ (TensorRT-LLM's /prometheus/metrics):
+// each is scraped at its own path.
+func startPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *testutil.Prometheus {
+	t.Helper()
+	var targets []string
+	cfg := "  - job_name: vllm\n    static_configs:\n"
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, u.Host)
+		cfg += fmt.Sprintf("      - targets: [%q]\n        labels: {__metrics_path__: %q}\n", u.Host, u.Path)
+	}
+	return testutil.StartPrometheusJobs(t, scrape, targets, cfg)
 }

@@ -250,10 +250,6 @@ func (r *Recording) allFrameTimes() []time.Time {
 // mode recorded, or one per interval when it recorded none.
 func (r *Recording) Ticks() []Tick { return r.ticks }
 
-// Synthetic reports whether the ticks were made up rather than recorded
-// (a plain vtop record, which runs no analysis).
-func (r *Recording) Synthetic() bool { return r.synthetic }
-
 // Frames returns the decodable frames of target i, oldest first.
 func (r *Recording) Frames(i int) []Frame { return r.infos[i] }
 
@@ -280,9 +276,10 @@ func (r *Recording) Span(i int, c Cut) (lo, hi int) {
 }
 
 // Cut says which frames of target i the evaluation t saw: recorded with
-// it, or, for the evaluations made up (Synthetic), found from the frames'
-// times when asked, so that they cost nothing per target: a header of
-// 10,000 targets over frames of one of them took 160 KB an evaluation.
+// it, or, for the evaluations made up (a plain vtop record runs no
+// analysis), found from the frames' times when asked, so that they cost
+// nothing per target: a header of 10,000 targets over frames of one of
+// them took 160 KB an evaluation.
 func (r *Recording) Cut(t Tick, i int) Cut {
 	switch {
 	case r.synthetic && i < len(r.infos):

@@ -183,19 +183,6 @@ func (s *Source) StepBy(n int) { s.move(func() { s.pos += n; s.paused = true }) 
 // SetSpeed sets the speed factor (1, 10, 60, or any positive factor).
 func (s *Source) SetSpeed(x int) { s.move(func() { s.speed = max(x, 1) }) }
 
-// NextSpeed cycles through Speeds.
-func (s *Source) NextSpeed() {
-	s.move(func() {
-		next := Speeds[0]
-		for i, v := range Speeds {
-			if v == s.speed && i+1 < len(Speeds) {
-				next = Speeds[i+1]
-			}
-		}
-		s.speed = next
-	})
-}
-
 // Home jumps to the start.
 func (s *Source) Home() { s.move(func() { s.pos = 0 }) }
 

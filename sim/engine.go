@@ -39,7 +39,7 @@ func (r *request) context() int { return r.prompt + r.generated }
 type engineStats struct {
 	promptTokens, generationTokens float64
 	promptCached, promptComputed   float64
-	finished                       [numReasons]float64
+	finished                       [catalogue.NumFinishReasons]float64
 	preemptions                    float64
 	retractedInput                 float64 // prompt tokens of preempted requests (SGLang's retractions)
 	retractedOutput                float64 // tokens they had generated
@@ -67,18 +67,6 @@ type engineStats struct {
 	// inferenceSum is Σ (finish − first scheduled) over finished requests.
 	inferenceSum float64
 }
-
-// Finish reasons, in the order of vLLM's label values.
-const (
-	reasonStop = iota
-	reasonLength
-	reasonAbort
-	reasonError
-	reasonRepetition
-	numReasons
-)
-
-var reasonNames = [numReasons]string{"stop", "length", "abort", "error", "repetition"}
 
 func newEngineStats(c *ReplicaConfig) *engineStats {
 	b := bucketsOf(c)
@@ -304,7 +292,7 @@ func (e *engine) abortTimedOut() {
 	for len(e.waiting) > 0 && e.waiting[0].arrival < limit && !e.waiting[0].started {
 		r := e.waiting[0]
 		e.waiting = e.waiting[1:]
-		e.stats.finished[reasonAbort]++
+		e.stats.finished[catalogue.FinishAbort]++
 		e.stats.httpRequests++
 		e.stats.e2e.observe(e.now - r.arrival)
 	}
@@ -452,7 +440,7 @@ func (e *engine) failHead() {
 	}
 	r := e.waiting[0]
 	e.waiting = e.waiting[1:]
-	e.stats.finished[reasonError]++
+	e.stats.finished[catalogue.FinishError]++
 	e.stats.httpRequests++
 	e.stats.e2e.observe(e.now - r.arrival)
 }
@@ -550,9 +538,9 @@ func (e *engine) speculate() int {
 // finish records a finished request and frees its KV blocks.
 func (e *engine) finish(r *request) {
 	r.generated = min(r.generated, r.target)
-	reason := reasonStop
+	reason := catalogue.FinishStop
 	if r.generated >= r.maxTokens {
-		reason = reasonLength
+		reason = catalogue.FinishLength
 	}
 	s := e.stats
 	s.finished[reason]++

@@ -88,7 +88,7 @@ func (w *pageWriter) histogram(list []catalogue.Family, name string, h func(*eng
 }
 
 // finished sums the finished requests of the given reasons.
-func (w *pageWriter) finished(reasons ...int) float64 {
+func (w *pageWriter) finished(reasons ...catalogue.FinishReason) float64 {
 	return w.v.scalar(func(e *engine) float64 {
 		n := 0.0
 		for _, r := range reasons {
@@ -156,9 +156,9 @@ func (w *pageWriter) sglang() {
 	w.family(lc, "sglang:num_retracted_output_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.retractedOutput }), ranks...)
 	w.family(l, "sglang:prompt_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.promptTokens }), cfg.Model)
 	w.family(l, "sglang:generation_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.generationTokens }), cfg.Model)
-	w.family(l, "sglang:num_requests_total", w.finished(reasonStop, reasonLength, reasonAbort, reasonError), cfg.Model)
+	w.family(l, "sglang:num_requests_total", w.finished(catalogue.FinishStop, catalogue.FinishLength, catalogue.FinishAbort, catalogue.FinishError), cfg.Model)
 	w.family(l, "sglang:cached_tokens_total", w.v.scalar(func(e *engine) float64 { return e.stats.promptCached }), cfg.Model)
-	w.family(l, "sglang:num_aborted_requests_total", w.finished(reasonAbort), cfg.Model)
+	w.family(l, "sglang:num_aborted_requests_total", w.finished(catalogue.FinishAbort), cfg.Model)
 }
 
 // trtllm writes trtllm-serve's page (prefixed names, engine_type="trtllm").
@@ -170,9 +170,9 @@ func (w *pageWriter) trtllm() {
 	w.family(l, "trtllm_num_requests_running", w.v.scalar(running), lbl...)
 	w.family(l, "trtllm_num_requests_waiting", w.v.scalar(waiting), lbl...)
 	w.family(l, "trtllm_kv_cache_utilization", w.v.scalar((*engine).kvUsage)/float64(len(w.r.engines)), lbl...)
-	w.family(l, "trtllm_num_requests_completed_total", w.finished(reasonStop, reasonLength, reasonAbort, reasonError), lbl...)
-	for _, reason := range []int{reasonStop, reasonLength, reasonAbort} {
-		w.family(l, "trtllm_request_success_total", w.finished(reason), "trtllm", reasonNames[reason], cfg.Model)
+	w.family(l, "trtllm_num_requests_completed_total", w.finished(catalogue.FinishStop, catalogue.FinishLength, catalogue.FinishAbort, catalogue.FinishError), lbl...)
+	for _, reason := range []catalogue.FinishReason{catalogue.FinishStop, catalogue.FinishLength, catalogue.FinishAbort} {
+		w.family(l, "trtllm_request_success_total", w.finished(reason), "trtllm", catalogue.FinishReasonNames[reason], cfg.Model)
 	}
 	w.histogram(l, "trtllm_time_to_first_token_seconds", func(s *engineStats) *hist { return s.ttft }, lbl...)
 	w.histogram(l, "trtllm_time_per_output_token_seconds", func(s *engineStats) *hist { return s.tpot }, lbl...)
@@ -189,8 +189,8 @@ func (w *pageWriter) tgi() {
 	w.family(l, "tgi_batch_current_max_tokens", float64(w.r.cfg.MaxBatchedTokens))
 	w.family(l, "tgi_queue_size", w.v.scalar(waiting))
 	w.family(l, "tgi_request_count", w.v.scalar(func(e *engine) float64 { return e.stats.arrived }))
-	w.family(l, "tgi_request_success", w.finished(reasonStop, reasonLength))
-	if n := w.finished(reasonError); n > 0 { // created on the first failure
+	w.family(l, "tgi_request_success", w.finished(catalogue.FinishStop, catalogue.FinishLength))
+	if n := w.finished(catalogue.FinishError); n > 0 { // created on the first failure
 		w.family(l, "tgi_request_failure", n, "validation")
 	}
 	w.histogram(l, "tgi_request_duration", func(s *engineStats) *hist { return s.e2e })
@@ -219,9 +219,7 @@ func (w *pageWriter) tgiLengths() {
 // histograms; its throughput gauges are means since the start.
 func (w *pageWriter) llamacpp() {
 	l := catalogue.LlamaCpp
-	sum := func(f func(s *engineStats) float64) float64 {
-		return w.v.scalar(func(e *engine) float64 { return f(e.stats) })
-	}
+	sum := w.r.sumStats
 	prompt, prefillSec := sum(func(s *engineStats) float64 { return s.promptTokens }), sum(func(s *engineStats) float64 { return s.prefillSeconds })
 	gen, decodeSec := sum(func(s *engineStats) float64 { return s.generationTokens }), sum(func(s *engineStats) float64 { return s.decodeSeconds })
 	steps := sum(func(s *engineStats) float64 { return s.steps })

@@ -72,7 +72,7 @@ func newCollector(r *Replica) *collector {
 	c.cacheInfo = prometheus.NewDesc("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", cacheInfoLabels(c.engineLbl), nil)
 	c.addHistograms()
 	if r.version == Latest {
-		c.addLatestFamilies(c.histogram)
+		c.addLatestFamilies()
 	}
 	c.addProcessFamilies()
 	return c
@@ -213,23 +213,23 @@ func (c *collector) addHistograms() {
 // addLatestFamilies declares the newest page's families (vllm-metrics §3.3,
 // §3.5, §8): admission rejections for the whole server, preemptions per
 // request, and NIXL's on a replica of a disaggregated pair.
-func (c *collector) addLatestFamilies(histogram func(string, string, func(*engineStats) *hist)) {
+func (c *collector) addLatestFamilies() {
 	c.rejections = prometheus.NewDesc("vllm:admission_rejections_total",
 		"Number of admission attempts rejected.", []string{"model_name", "reason"}, nil)
-	histogram("vllm:request_num_preemptions", "Number of preemptions per finished request.",
+	c.histogram("vllm:request_num_preemptions", "Number of preemptions per finished request.",
 		func(s *engineStats) *hist { return s.preemptionsPerReq })
 	if c.r.cfg.Role == "" {
 		return
 	}
-	histogram("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
+	c.histogram("vllm:nixl_xfer_time_seconds", "Histogram of transfer duration for NIXL KV Cache transfers.",
 		func(s *engineStats) *hist { return s.nixlTime })
-	histogram("vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
+	c.histogram("vllm:nixl_bytes_transferred", "Histogram of bytes transferred per NIXL KV Cache transfers.",
 		func(s *engineStats) *hist { return s.nixlBytes })
 	empty := map[string][]float64{
 		"vllm:nixl_post_time_seconds": catalogue.NIXLPostTimeBuckets, "vllm:nixl_num_descriptors": catalogue.NIXLDescriptorBuckets}
 	for _, name := range []string{"vllm:nixl_post_time_seconds", "vllm:nixl_num_descriptors"} {
 		h := newHist(empty[name]) // not modelled: registered, never observed
-		histogram(name, "NIXL "+name[len("vllm:nixl_"):]+".", func(*engineStats) *hist { return h })
+		c.histogram(name, "NIXL "+name[len("vllm:nixl_"):]+".", func(*engineStats) *hist { return h })
 	}
 	labels := []string{"model_name", "engine"}
 	for _, f := range []struct {
@@ -322,9 +322,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // engine.
 func (c *collector) collectLabelled(ch chan<- prometheus.Metric, v view) {
 	cfg := c.r.cfg
-	for i, name := range reasonNames {
+	for i, name := range catalogue.FinishReasonNames {
 		n := v.scalar(func(e *engine) float64 { return e.stats.finished[i] })
-		if c.engineLbl || (n > 0 && i <= reasonAbort) { // V0 created children on first use
+		if c.engineLbl || (n > 0 && catalogue.FinishReason(i) <= catalogue.FinishAbort) { // V0 created children on first use
 			ch <- prometheus.MustNewConstMetric(c.success, prometheus.CounterValue, n, append(v.labels, name)...)
 		}
 	}
@@ -341,7 +341,7 @@ func (c *collector) collectLabelled(ch chan<- prometheus.Metric, v view) {
 	deferred := v.scalar(func(e *engine) float64 { return float64(len(e.deferred)) })
 	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, capacity, append(v.labels, "capacity")...)
 	ch <- prometheus.MustNewConstMetric(c.byReason, prometheus.GaugeValue, deferred, append(v.labels, "deferred")...)
-	for level, st := range []string{"awake", "weights_offloaded", "discard_all"} {
+	for level, st := range catalogue.SleepStates {
 		ch <- prometheus.MustNewConstMetric(c.sleep, prometheus.GaugeValue, boolFloat(level == cfg.SleepLevel), append(v.labels, st)...)
 	}
 	computed := v.scalar(func(e *engine) float64 { return e.stats.promptComputed })

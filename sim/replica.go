@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+
+	"github.com/vtop-dev/vtop/catalogue"
 )
 
 // Replica is one simulated vLLM server: its engines, its metrics registry,
@@ -257,7 +259,7 @@ func (r *Replica) Stats() Stats {
 		for _, n := range e.stats.finished {
 			s.Finished += n
 		}
-		s.Completed += e.stats.finished[reasonStop] + e.stats.finished[reasonLength]
+		s.Completed += e.stats.finished[catalogue.FinishStop] + e.stats.finished[catalogue.FinishLength]
 		s.Preemptions += e.stats.preemptions
 		s.RunningSeconds += e.stats.runningArea
 		s.InferenceSeconds += e.stats.inferenceSum

@@ -27,10 +27,6 @@ type Class struct {
 // (mean ≈ 300 with the sigma below).
 var Chat = Class{Weight: 1, PromptMedian: 450, PromptSigma: 0.7, OutputMedian: 250, OutputSigma: 0.6, MaxTokens: 1024}
 
-// RAG is retrieval-augmented traffic: prompts of 4–8 k tokens, outputs around
-// 200 (an I/O ratio near 20:1).
-var RAG = Class{Weight: 1, PromptMedian: 5600, PromptSigma: 0.3, OutputMedian: 190, OutputSigma: 0.4, MaxTokens: 512}
-
 // LongRAG is retrieval over several documents: prompts around 6 k tokens
 // with a long tail (the design's RAG traffic, I/O ratio ~30:1).
 var LongRAG = Class{Weight: 1, PromptMedian: 6000, PromptSigma: 0.6, OutputMedian: 190, OutputSigma: 0.4, MaxTokens: 512}

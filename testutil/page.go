@@ -63,7 +63,7 @@ func VLLMRegistry(t testing.TB, engines int) *prometheus.Registry {
 // that a family carries, as vLLM pre-creates them.
 var extraValues = map[string][]string{
 	"reason":                      {"capacity", "deferred"},
-	"sleep_state":                 {"awake", "weights_offloaded", "discard_all"},
+	"sleep_state":                 catalogue.SleepStates[:],
 	"source":                      {"local_compute", "local_cache_hit", "external_kv_transfer"},
 	catalogue.LabelFinishedReason: catalogue.FinishReasonNames[:],
 	"position":                    {"0", "1", "2"},

@@ -3,7 +3,6 @@ package testutil
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,24 +68,6 @@ func quoteAll(s []string) string {
 func StartPrometheusRules(t testing.TB, scrape, evaluation time.Duration, targets []string, ruleFiles ...string) *Prometheus {
 	t.Helper()
 	return startScraping(t, scrape, targets, fmt.Sprintf("  evaluation_interval: %dms\nrule_files: [%s]\n", evaluation.Milliseconds(), quoteAll(ruleFiles)), vllmJob(targets))
-}
-
-// StartPrometheusURLs is StartPrometheus for the metrics URLs of targets
-// whose paths may differ (TensorRT-LLM's /prometheus/metrics): each is
-// scraped at its own path.
-func StartPrometheusURLs(t testing.TB, scrape time.Duration, urls []string) *Prometheus {
-	t.Helper()
-	var targets []string
-	cfg := "  - job_name: vllm\n    static_configs:\n"
-	for _, raw := range urls {
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		targets = append(targets, u.Host)
-		cfg += fmt.Sprintf("      - targets: [%q]\n        labels: {__metrics_path__: %q}\n", u.Host, u.Path)
-	}
-	return StartPrometheusJobs(t, scrape, targets, cfg)
 }
 
 // StartPrometheusJobs is StartPrometheus with the scrape_configs given

@@ -28,6 +28,7 @@ import (
 // The families live until the next call.
 func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool) {
 	p.reset()
+	var names nameTable
 	for len(b) > 0 {
 		nl := bytes.IndexByte(b, '\n')
 		if nl < 0 {
@@ -39,10 +40,11 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 			continue
 		}
 		var ok bool
-		if line[0] == '#' {
-			ok = p.typeLine(line)
-		} else {
-			ok = p.sampleLine(line, false)
+		if rest, typed := bytes.CutPrefix(line, []byte("# TYPE ")); typed {
+			name, typ, _ := bytes.Cut(rest, []byte(" "))
+			ok = p.setType(name, string(typ))
+		} else if line[0] != '#' {
+			_, ok = p.sampleLine(line, names.lookup(line))
 		}
 		if !ok {
 			return nil, false

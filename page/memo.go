@@ -83,31 +83,6 @@ const (
 // A page's boxes of a kind must fit below the kind's bits.
 var _ [1<<sinkShift - maxKeptLines]struct{}
 
-// store writes a value where the fast path wrote the line's, as it wrote
-// it. It returns false where the fast path would have given up.
-func (p *fastParser) store(v valueSink, x float64) bool {
-	at := int(v & (1<<sinkShift - 1))
-	switch v >> sinkShift {
-	case sinkScalar:
-		p.scalars.at(at).v = x
-	case sinkBucket:
-		bb := p.buckets.at(at)
-		if !bb.store(x) {
-			return false
-		}
-		p.fractions = p.fractions || bb.b.CumulativeCountFloat != nil
-	case sinkCount:
-		box := p.hist.at(at)
-		if !box.storeCount(x) {
-			return false
-		}
-		p.fractions = p.fractions || box.h.SampleCountFloat != nil
-	case sinkSum:
-		p.hist.at(at).storeSum(x)
-	}
-	return true
-}
-
 // readPage reads the page into families, as values only when the last
 // page left a memo it matches, else in full (recording the page's memo
 // when it is of the text format); keep says the scratch set may stay as
@@ -140,7 +115,7 @@ func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricF
 // read the whole page says so), it is large enough, within the free
 // list's bounds, and every line it kept left one sink, as replay relies on.
 func (in *Ingester) memoFits(p pass) bool {
-	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
+	return p.fp != nil && p.fp.record && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
@@ -158,116 +133,3 @@ func (in *Ingester) keepOrRelease(keep bool) {
 	in.memo.lines = in.memo.lines[:0]
 	putScratch(s)
 }
-
-// replay reads a page of the memo's shape as values only, into the
-// memo's families. It returns false, having perhaps written some values,
-// when the page differs from the memo's in anything but its values, or
-// holds a value the full reading would not take the same way: the page is
-// then read in full, which starts the families over.
-func (in *Ingester) replay(body []byte) bool {
-	fp := in.s.fast
-	for _, box := range fp.made {
-		// As a new series starts: the lines set what they hold.
-		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
-	}
-	fp.fractions = false // every value of the page is stored again
-	lines, sinks := in.memo.lines, fp.sinks
-	for len(body) > 0 {
-		if len(lines) == 0 {
-			return false
-		}
-		ml := &lines[0]
-		lines = lines[1:]
-		// The prefix is hashed before the line's end is looked for: it
-		// holds no newline (the last page's did not), so only the value
-		// is searched, not the whole line.
-		n := int(ml.prefix)
-		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
-			return false
-		}
-		var sink valueSink
-		if ml.kind == lineKept {
-			sink, sinks = sinks[0], sinks[1:]
-		}
-		var ok bool
-		if body, ok = fp.replayValue(ml.kind, body, n, sink); !ok {
-			return false
-		}
-	}
-	if len(lines) > 0 {
-		return false
-	}
-	if fp.fractions {
-		for _, box := range fp.made {
-			normalizeHistogram(box)
-		}
-	}
-	return true
-}
-
-// replayValue reads what follows the prefix of n bytes that body starts
-// with, as a line of the kind reads it, and returns what follows the line.
-func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSink) ([]byte, bool) {
-	if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
-		return nil, false // cutLine would have taken this '\r' off the line
-	}
-	if kind != lineWhole {
-		// Most values are counts: one pass finds the line's end, checks
-		// the value and reads it.
-		if v, end, ok := plainCount(body[n:]); ok {
-			return body[n+end+1:], kind != lineKept || p.store(sink, v)
-		}
-	}
-	tail, rest := cutValueLine(body[n:])
-	switch kind {
-	case lineWhole:
-		return rest, len(tail) == 0
-	case lineDropped: // a value the filter lets pass, so that the line may be dropped again
-		value, after := nextToken(tail)
-		return rest, len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
-	}
-	v, ok := parseValue(tail)
-	return rest, ok && p.store(sink, v)
-}
-
-// plainCount reads a count and the newline after it: at most
-// maxPlainDigits digits, which a float holds exactly (as parseValue reads
-// them, and as a dropped line's value passes the filter). end is the
-// newline's index.
-func plainCount(b []byte) (v float64, end int, ok bool) {
-	var u uint64
-	for i, c := range b {
-		switch {
-		case c-'0' < 10 && i < maxPlainDigits:
-			u = u*10 + uint64(c-'0')
-		case c == '\n' && i > 0:
-			return float64(u), i, true
-		default:
-			return 0, 0, false
-		}
-	}
-	return 0, 0, false
-}
-
-// maxPlainDigits is the most digits plainCount reads.
-const maxPlainDigits = 15
-
-// cutValueLine is cutLine for what follows a line's prefix: mostly a short
-// value, whose newline a plain scan finds sooner than a call of IndexByte.
-func cutValueLine(b []byte) (line, rest []byte) {
-	for i := range min(len(b), shortValue) {
-		if b[i] == '\n' {
-			line = b[:i]
-			if i > 0 && line[i-1] == '\r' {
-				line = line[:i-1]
-			}
-			return line, b[i+1:]
-		}
-	}
-	line, rest, _ = cutLine(b)
-	return line, rest
-}
-
-// shortValue is how far cutValueLine scans before it leaves the line to
-// cutLine: past most values ("1.2345678e+09").
-const shortValue = 24

@@ -2,11 +2,17 @@ package page
 
 import (
 	"bytes"
+	"fmt"
+	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/vtop-dev/vtop/catalogue"
+	"github.com/vtop-dev/vtop/safetext"
 )
 
 // The expfmt text parser allocates several objects for every label of every
@@ -46,7 +52,7 @@ type fastParser struct {
 
 	// The lines of a family come together: the previous line's family,
 	// histogram series and label values answer most look-ups.
-	lastName       []byte
+	lastName       *sampleName
 	lastFamily     *dto.MetricFamily
 	lastSuffix     suffix
 	lastSlot       histSlot
@@ -181,18 +187,14 @@ func (p *fastParser) reset() {
 	p.buckets.reset()
 }
 
-// typeLine reads "# TYPE name type" as the filter writes it.
-func (p *fastParser) typeLine(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte("# TYPE "))
-	if !ok {
-		return false
-	}
-	sp := bytes.IndexByte(rest, ' ')
-	if sp <= 0 || nameLen(rest, metricByte) != sp {
+// setType reads the TYPE of a family as the filter keeps it: false for a
+// name or type the fast path does not follow, or a family typed before.
+func (p *fastParser) setType(name []byte, typ string) bool {
+	if len(name) == 0 || nameLen(name, metricByte) != len(name) {
 		return false
 	}
 	var t dto.MetricType
-	switch string(rest[sp+1:]) {
+	switch typ {
 	case "counter":
 		t = dto.MetricType_COUNTER
 	case "gauge":
@@ -205,7 +207,7 @@ func (p *fastParser) typeLine(line []byte) bool {
 		return false
 	}
 	p.lastFamily = nil // a new family may now take the lines of another
-	mf, _ := p.family(rest[:sp])
+	mf, _ := p.family(name)
 	if mf.Type != nil {
 		return false // a second TYPE: expfmt's error
 	}
@@ -257,20 +259,20 @@ func hasSuffix(name []byte, s string, n int) bool {
 	return len(name) > n && string(name[len(name)-n:]) == s
 }
 
-// sampleLine reads name{labels} value. repeated says the caller knows
-// the line's name to be that of the previous line it read.
-func (p *fastParser) sampleLine(line []byte, repeated bool) bool {
-	n, mf, suf, ok := p.lineFamily(line, repeated)
+// sampleLine reads name{labels} value, the line's name found in the
+// target's name table, and returns where the value starts.
+func (p *fastParser) sampleLine(line []byte, name *sampleName) (at int, ok bool) {
+	mf, suf, ok := p.lineFamily(name)
 	if !ok {
-		return false
+		return 0, false
 	}
 	isHist := mf.GetType() == dto.MetricType_HISTOGRAM
-	rest := skipBlanks(line[n:])
+	rest := skipBlanks(line[len(name.name):])
 	bucket := math.NaN()
 	p.lineLabels = p.lineLabels[:0]
 	if len(rest) > 0 && rest[0] == '{' {
 		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
-			return false
+			return 0, false
 		}
 		rest = skipBlanks(rest)
 	}
@@ -278,29 +280,27 @@ func (p *fastParser) sampleLine(line []byte, repeated bool) bool {
 	// with a blank in it is no number to parseValue.
 	value, ok := parseValue(rest)
 	if !ok {
-		return false
+		return 0, false
 	}
+	at = len(line) - len(rest)
 	if isHist {
-		return p.histogramLine(mf, suf, bucket, value)
+		return at, p.histogramLine(mf, suf, bucket, value)
 	}
 	p.scalarLine(mf, value)
-	return true
+	return at, true
 }
 
-// lineFamily finds the family of a sample line and where its name ends;
-// false for a family of a type the fast path does not read, or a name it
-// does not follow.
-func (p *fastParser) lineFamily(line []byte, repeated bool) (n int, mf *dto.MetricFamily, suf suffix, ok bool) {
-	if p.lastFamily != nil && (repeated || sameName(line, p.lastName)) {
-		// The previous line's name, found valid, ends where this one's does.
-		n, mf, suf = len(p.lastName), p.lastFamily, p.lastSuffix
+// lineFamily finds the family of a sample line's name; false for a family
+// of a type the fast path does not read, or a name it does not follow.
+func (p *fastParser) lineFamily(name *sampleName) (mf *dto.MetricFamily, suf suffix, ok bool) {
+	if p.lastFamily != nil && name == p.lastName {
+		mf, suf = p.lastFamily, p.lastSuffix
 	} else {
-		n = nameLen(line, metricByte)
-		if n == 0 || n < len(line) && line[n] != ' ' && line[n] != '\t' && line[n] != '{' {
-			return 0, nil, 0, false // a quoted name, a name inside the braces, or garbage
+		if !name.valid || len(name.name) == 0 {
+			return nil, 0, false // a quoted name, a name inside the braces, or garbage
 		}
-		mf, suf = p.family(line[:n])
-		p.lastName, p.lastFamily, p.lastSuffix = append(p.lastName[:0], line[:n]...), mf, suf
+		mf, suf = p.family(name.name)
+		p.lastName, p.lastFamily, p.lastSuffix = name, mf, suf
 		p.leBounds = p.familyBounds(mf)
 	}
 	if mf.Type == nil {
@@ -308,9 +308,9 @@ func (p *fastParser) lineFamily(line []byte, repeated bool) (n int, mf *dto.Metr
 	}
 	switch mf.GetType() {
 	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
-		return n, mf, suf, true
+		return mf, suf, true
 	}
-	return 0, nil, 0, false
+	return nil, 0, false
 }
 
 // scalarLine adds the series of a counter, gauge or untyped line.
@@ -446,17 +446,40 @@ func (p *fastParser) labelName(j int, b []byte) (*lastPair, []byte, bool) {
 
 // leValue reads a histogram's le value (after its opening quote) as the
 // line's bucket bound. Bounds differ from line to line: not worth
-// interning, but each series of a family repeats them in order.
+// interning, but the series of a family repeat their bounds in one order,
+// page after page, so the value read last at this place of a series of
+// the family is tried first: a hit costs one comparison instead of the
+// scan for the quote and the parse. The text is kept with the bound parsed
+// from it, so a hit reads what the parse would.
 func (p *fastParser) leValue(ls *labelScan, b []byte) ([]byte, bool) {
 	ordinal := 0
 	if ls.hit {
 		ordinal = p.leOrdinal + 1
 	}
-	q, v, ok := p.bound(b, ordinal)
+	p.leOrdinal = ordinal
+	memo := p.leBounds
+	if memo != nil && ordinal < len(*memo) {
+		lb := &(*memo)[ordinal]
+		if q := len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
+			ls.bucket = lb.bound
+			return skipBlanks(b[q+1:]), true
+		}
+	}
+	q := valueEnd(b)
+	if q < 0 {
+		return nil, false // cut, escaped or invalid: expfmt's to judge
+	}
+	v, ok := parseValue(b[:q])
 	if !ok {
 		return nil, false
 	}
-	p.leOrdinal, ls.bucket = ordinal, v
+	if memo != nil && ordinal < maxLeBounds {
+		for len(*memo) <= ordinal {
+			*memo = append(*memo, leBound{})
+		}
+		(*memo)[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
+	}
+	ls.bucket = v
 	return skipBlanks(b[q+1:]), true
 }
 
@@ -480,36 +503,6 @@ func (p *fastParser) plainLabel(last *lastPair, b []byte) ([]byte, bool) {
 	}
 	p.lineLabels = append(p.lineLabels, p.pair(last.name, last.value))
 	return skipBlanks(b[q+1:]), true
-}
-
-// bound reads the le value b starts with (after its opening quote): the
-// index of its closing quote and the bound. The series of a family repeat
-// their bounds in one order, page after page, so the value read last at
-// this place of a series of the family is tried first: a hit costs one
-// comparison instead of the scan for the quote and the parse. The text is
-// kept with the bound parsed from it, so a hit reads what the parse would.
-func (p *fastParser) bound(b []byte, ordinal int) (q int, v float64, ok bool) {
-	memo := p.leBounds
-	if memo != nil && ordinal < len(*memo) {
-		lb := &(*memo)[ordinal]
-		if q = len(lb.text); len(b) > q && b[q] == '"' && string(b[:q]) == lb.text {
-			return q, lb.bound, true
-		}
-	}
-	if q = valueEnd(b); q < 0 {
-		return 0, 0, false // cut, escaped or invalid: expfmt's to judge
-	}
-	if v, ok = parseValue(b[:q]); !ok {
-		return 0, 0, false
-	}
-	if memo == nil || ordinal >= maxLeBounds {
-		return q, v, true
-	}
-	for len(*memo) <= ordinal {
-		*memo = append(*memo, leBound{})
-	}
-	(*memo)[ordinal] = leBound{text: p.values.intern(b[:q]), bound: v}
-	return q, v, true
 }
 
 // familyBounds returns where the bounds of a histogram family's series are
@@ -901,3 +894,724 @@ func (in *interner) intern(b []byte) string {
 	in.m[s] = s
 	return s
 }
+
+// filter passes over the lines of the page and keeps those of wanted
+// families, so the parser never sees the rest of the page: into
+// in.s.filtered, or in a direct pass (fp set) into the fast path, which
+// then reads the very lines the copy would hold. OpenMetrics is rewritten
+// to text format on the way: counter families get their _total name,
+// exemplars, # UNIT and # EOF go. HELP lines are dropped (vtop never
+// reads them). A family whose samples come before any TYPE line gets one,
+// so that an untyped histogram's buckets still assemble. The lines it
+// drops are checked for the shape of a sample, so that garbage anywhere
+// fails the page; the error names the first such line. A direct pass
+// stops with errNotFast where the fast path does not follow the page;
+// record says it notes the page's memo.
+func (in *Ingester) filter(body []byte, om bool, fp *fastParser, record bool) (pass, error) {
+	p := pass{in: in, om: om, fp: fp}
+	in.memo.lines = in.memo.lines[:0]
+	if fp != nil {
+		fp.reset()
+		fp.record = record
+	} else {
+		in.s.filtered, in.s.lineMap = in.s.filtered[:0], in.s.lineMap[:0]
+	}
+	clear(in.typed)
+	in.names.cur = 0
+	for lineNo := int32(1); len(body) > 0; lineNo++ {
+		raw, rest, hadNewline := cutLine(body)
+		body = rest
+		if err := p.line(raw, lineNo, hadNewline); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+type pass struct {
+	in      *Ingester
+	om      bool
+	fp      *fastParser // a direct pass's fast path; nil: the lines are copied
+	hasVLLM bool        // a line names a vllm: family
+	dropped int         // lines of wanted families over maxKeptLines
+	kept    int         // lines kept
+	last    *sampleName // the previous sample's name; nil until the first sample line
+}
+
+// line reads one line of the page, raw as cutLine gives it: the name
+// decides whether it is kept; a kept line is parsed (or copied), a dropped
+// one checked for the shape of a sample, and either scan tells the memo
+// where the value starts.
+func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
+	// expfmt skips leading blanks; so must the filter, or an indented
+	// sample would be dropped, or an indented comment taken for garbage.
+	line := skipBlanks(raw)
+	lead := len(raw) - len(line)
+	if len(line) == 0 || line[0] == '#' {
+		return p.comment(raw, line, lineNo)
+	}
+	// The lines of a family come together: most names are the previous
+	// line's, and comparing the line's start with it (one memory
+	// comparison) costs less than finding the name's end byte by byte and
+	// looking it up. The previous name holds no '{' or blank, so a line
+	// that starts with it and a delimiter has it for name.
+	if p.last == nil || !sameName(line, p.last.name) {
+		p.last = p.in.names.lookup(line)
+		p.hasVLLM = p.hasVLLM || bytes.HasPrefix(p.last.name, vllmPrefix)
+	}
+	name := p.last
+	if !name.read || p.kept >= maxKeptLines {
+		return p.drop(raw, line, lineNo)
+	}
+	p.kept++
+	if err := p.typeOf(name.row, "", lineNo); err != nil {
+		return err
+	}
+	if p.om {
+		line = stripExemplar(line, len(name.name))
+	}
+	if p.fp == nil {
+		p.in.emitBytes(line, lineNo, hadNewline)
+		return nil
+	}
+	if !hadNewline {
+		return errNotFast // a cut last line is expfmt's error
+	}
+	at, ok := p.fp.sampleLine(line, name)
+	if !ok {
+		return errNotFast
+	}
+	p.note(raw[:lead+at], lineKept)
+	return nil
+}
+
+// drop checks the shape of a sample line the filter does not keep.
+func (p *pass) drop(raw, line []byte, lineNo int32) error {
+	at, problem := sampleShape(line, p.last, p.om)
+	if problem != "" {
+		return lineError(lineNo, problem, line)
+	}
+	if p.last.read {
+		p.dropped++
+	}
+	p.note(raw[:len(raw)-len(line)+at], lineDropped)
+	return nil
+}
+
+// note adds a line to the memo being recorded, if any: a hash of prefix,
+// its bytes before the value, as the scan that read the line found it (all
+// of a comment or blank line).
+func (p *pass) note(prefix []byte, kind lineKind) {
+	if p.fp == nil || !p.fp.record {
+		return
+	}
+	m := &p.in.memo
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, prefix), prefix: int32(len(prefix)), kind: kind})
+}
+
+// comment is what a comment line says to the filters (the pass, and Keep).
+type comment struct {
+	isVLLM bool   // a # TYPE or # HELP line of a vllm: family
+	isType bool   // a # TYPE line, of family name and type typ
+	name   []byte // of a # TYPE line only
+	typ    []byte
+}
+
+// comment filters a comment or a blank line: a # TYPE of a wanted family
+// is kept (once), everything else dropped.
+func (p *pass) comment(raw, line []byte, lineNo int32) error {
+	p.note(raw, lineWhole)
+	if len(line) == 0 {
+		return nil
+	}
+	c := readComment(line)
+	p.hasVLLM = p.hasVLLM || c.isVLLM
+	if !c.isType {
+		return nil
+	}
+	row, typ, ok := keptType(c.name, string(c.typ), p.om)
+	if !ok {
+		return nil
+	}
+	return p.typeOf(row, typ, lineNo)
+}
+
+var vllmPrefix = []byte("vllm:")
+
+// nameTable holds the sample names a target's pages carry and the order
+// in which the last page changed from one to the next. A page lists its
+// families in the order the previous scrape did, so the name a line
+// changes to is mostly the one the same change of the last page went to:
+// one comparison instead of finding the name's end and the look-ups of
+// LookupSample (up to four of the map). Everything an entry holds follows
+// from its bytes, so no entry can be stale; a page of other names only
+// costs the look-ups again.
+type nameTable struct {
+	names []sampleName
+	index map[string]int32 // names by their bytes
+	seq   []int32          // the last page's changes of name: indices into names
+	cur   int              // the change this page is at
+}
+
+// sampleName is a sample name and what it is.
+type sampleName struct {
+	name  []byte
+	row   int  // the alias table's row, when read
+	read  bool // vtop reads the name (catalogue.LookupSample)
+	valid bool // a plain metric name, or none (a line that starts with '{')
+}
+
+// lookup returns the entry of the name of a sample line whose name
+// differs from the previous line's. What an entry says of its name is
+// found once, when the name is first met.
+func (t *nameTable) lookup(line []byte) *sampleName {
+	if t.cur < len(t.seq) {
+		// The table's names are SampleName's, as sameName needs.
+		if r := &t.names[t.seq[t.cur]]; sameName(line, r.name) {
+			t.cur++
+			return r
+		}
+	}
+	name := SampleName(line)
+	i, ok := t.index[string(name)]
+	if !ok {
+		if len(t.names) >= maxTableNames || t.index == nil {
+			// New storage: an entry already handed out stays as it was.
+			t.names, t.index, t.seq = nil, make(map[string]int32), t.seq[:0]
+			t.cur = 0
+		}
+		i = int32(len(t.names))
+		r := sampleName{name: slices.Clone(name), valid: nameLen(name, metricByte) == len(name)}
+		r.row, r.read = catalogue.LookupSample(name)
+		t.names = append(t.names, r)
+		t.index[string(r.name)] = i
+	}
+	switch {
+	case t.cur < len(t.seq):
+		t.seq[t.cur] = i
+	case len(t.seq) < maxNameSeq:
+		t.seq = append(t.seq, i)
+	}
+	t.cur++
+	return &t.names[i]
+}
+
+// readComment splits a comment line ("# TYPE name type", "# HELP name
+// text", or any other).
+func readComment(line []byte) comment {
+	keyword, rest := nextToken(line[1:])
+	switch string(keyword) {
+	case "HELP":
+		// Only the prefix of a HELP line's name matters, and it holds no
+		// blank: the name's end need not be found.
+		return comment{isVLLM: bytes.HasPrefix(skipBlanks(rest), vllmPrefix)}
+	case "TYPE":
+		name, rest := nextToken(rest)
+		typ, _ := nextToken(rest)
+		return comment{isVLLM: bytes.HasPrefix(name, vllmPrefix), isType: true, name: name, typ: typ}
+	}
+	return comment{}
+}
+
+// typeOf keeps the TYPE of a wanted family the first time the page names
+// it: from its # TYPE line (typ in text format's terms), or, typ "", from
+// a sample that comes before any. Untyped is the parser's default, and the
+// builder reads a gauge, a counter and an untyped value alike: only a
+// histogram or a summary needs saying, and so does what the page calls a
+// family the alias table reads as a histogram. The line is attributed to
+// the page's line lineNo: in the filter's copy, or read by a direct pass's
+// fast path (errNotFast where it does not follow it).
+func (p *pass) typeOf(row int, typ string, lineNo int32) error {
+	in := p.in
+	if in.typed[row] {
+		return nil
+	}
+	in.typed[row] = true
+	f := &catalogue.Reads[row]
+	switch {
+	case f.Kind.IsHistogram() && typ == "":
+		typ = "histogram"
+	case !f.Kind.IsHistogram() && typ != "histogram" && typ != "summary":
+		return nil
+	}
+	if p.fp != nil {
+		in.typeBuf = append(in.typeBuf[:0], f.Name...) // the row's name is the line's
+		if !p.fp.setType(in.typeBuf, typ) {
+			return errNotFast
+		}
+		return nil
+	}
+	b := append(in.typeBuf[:0], "# TYPE "...)
+	b = append(b, f.Name...)
+	b = append(b, ' ')
+	b = append(b, typ...)
+	in.typeBuf = b
+	in.emitBytes(b, lineNo, true)
+	return nil
+}
+
+// emitBytes appends one line of the page. The final newline is kept only if
+// the page had it, so a page cut mid-line fails to parse as it should.
+func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
+	in.s.filtered = append(in.s.filtered, line...)
+	if newline {
+		in.s.filtered = append(in.s.filtered, '\n')
+	}
+	in.s.lineMap = append(in.s.lineMap, lineNo)
+}
+
+// cutLine splits off the first line (without \n or \r\n).
+func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil, false
+	}
+	line = b[:i]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, b[i+1:], true
+}
+
+// LineName is the metric name a line names, split as the parser splits
+// it: a sample's name, or a comment's second field ("# TYPE name gauge").
+// The GPU reader filters dcgm-exporter's pages with it.
+func LineName(line []byte) []byte {
+	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
+		_, rest := nextToken(comment)
+		name, _ := nextToken(rest)
+		return name
+	}
+	return SampleName(line)
+}
+
+// SampleName returns the metric name at the start of a sample line, as
+// the parser reads it.
+func SampleName(line []byte) []byte {
+	for i, c := range line {
+		if c == '{' || c == ' ' || c == '\t' {
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// sameName reports whether name is SampleName(line), for a name that
+// SampleName returned.
+func sameName(line, name []byte) bool {
+	if !bytes.HasPrefix(line, name) {
+		return false
+	}
+	if len(line) == len(name) {
+		return true
+	}
+	c := line[len(name)]
+	return c == '{' || c == ' ' || c == '\t'
+}
+
+// stripExemplar cuts an OpenMetrics exemplar (" # {...} v [ts]") off a
+// sample line. The label set is skipped with its quoting so that a '#'
+// inside a label value is not taken for one.
+func stripExemplar(line []byte, nameLen int) []byte {
+	i := nameLen
+	if i < len(line) && line[i] == '{' {
+		inQuote := false
+		for i++; i < len(line); i++ {
+			c := line[i]
+			if inQuote {
+				if c == '\\' {
+					i++
+				} else if c == '"' {
+					inQuote = false
+				}
+				continue
+			}
+			if c == '"' {
+				inQuote = true
+			} else if c == '}' {
+				i++
+				break
+			}
+		}
+	}
+	if j := bytes.IndexByte(line[min(i, len(line)):], '#'); j >= 0 {
+		return bytes.TrimRight(line[:i+j], " \t")
+	}
+	return line
+}
+
+// skipBlanks returns b without its leading spaces and tabs.
+func skipBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// nextToken returns the next blank-separated token of b and what follows:
+// how a comment line (# TYPE name type) and a sample's tail are split.
+func nextToken(b []byte) (token, rest []byte) {
+	// Byte loops: the tokens are short, and every comment line of a page
+	// is split so (bytes.IndexAny was most of the cost of a HELP line).
+	b = skipBlanks(b)
+	for i, c := range b {
+		if c == ' ' || c == '\t' {
+			return b[:i], b[i:]
+		}
+	}
+	return b, nil
+}
+
+// lineError is the error of a malformed line: what is wrong, where, and the
+// start of the line, quoted so that no byte of it can reach a terminal raw.
+func lineError(lineNo int32, problem string, line []byte) error {
+	const excerpt = 40
+	quoted := strconv.Quote(string(line[:min(len(line), excerpt)]))
+	if len(line) > excerpt {
+		quoted += "…"
+	}
+	return fmt.Errorf("parse error at line %d: %s", lineNo, safetext.Sanitize(problem+" in "+quoted))
+}
+
+// sampleShape checks that a line the filter drops unparsed has the shape of
+// a sample, name{labels} value [timestamp] (and in OpenMetrics an exemplar
+// after them), and returns where its value starts and what is wrong, ""
+// when nothing is. It is cheap: one pass over the line, no allocation.
+// Label names are not checked; Prometheus would refuse a few more lines
+// than this does.
+func sampleShape(line []byte, name *sampleName, om bool) (at int, problem string) {
+	if !name.valid {
+		return 0, "metric name expected"
+	}
+	rest := line[len(name.name):]
+	if len(rest) > 0 && rest[0] == '{' {
+		end := labelSetEnd(rest)
+		if end < 0 {
+			return 0, "label set not closed"
+		}
+		rest = rest[end:]
+	}
+	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
+		return 0, "blank expected before the value"
+	}
+	rest = skipBlanks(rest)
+	return len(line) - len(rest), valueShape(rest, om)
+}
+
+// valueShape checks a sample's value and what follows it: an optional
+// timestamp (an integer of milliseconds; in OpenMetrics a number of
+// seconds), then, in OpenMetrics only, an exemplar.
+func valueShape(b []byte, om bool) string {
+	value, rest := nextToken(b)
+	if len(value) == 0 {
+		return "value expected"
+	}
+	if !validFloat(value) {
+		return "value is not a number"
+	}
+	ts, rest := nextToken(rest)
+	if len(ts) == 0 || (om && ts[0] == '#') {
+		return ""
+	}
+	if om {
+		if !validFloat(ts) {
+			return "timestamp is not a number"
+		}
+	} else if _, err := strconv.ParseInt(string(ts), 10, 64); err != nil {
+		return "timestamp is not an integer"
+	}
+	if after, _ := nextToken(rest); len(after) > 0 && !(om && after[0] == '#') {
+		return "unexpected text after the timestamp"
+	}
+	return ""
+}
+
+var nameBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			t[c] = labelByte | metricByte
+		}
+	}
+	t[':'] = metricByte
+	return t
+}()
+
+// nameLen returns the length of the plain name of the class (labelByte,
+// metricByte) that b starts with, 0 when none.
+func nameLen(b []byte, class uint8) int {
+	if len(b) > 0 && '0' <= b[0] && b[0] <= '9' {
+		return 0
+	}
+	for i, c := range b {
+		if nameBytes[c]&class == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// labelSetEnd returns the index just past the '}' that closes the label set
+// at the start of b, skipping quoted values with their escapes, or -1.
+func labelSetEnd(b []byte) int {
+	// Fast path, the common case: the first '}' closes the set when no
+	// escape precedes it and the quotes before it pair up. IndexByte and
+	// Count run in assembly, several times faster than the loop below.
+	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
+		if bytes.Count(b[:j], quote)%2 == 0 {
+			return j + 1
+		}
+	}
+	inQuote := false
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == '}':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+var quote = []byte{'"'}
+
+// validFloat reports whether v is a number as Prometheus and expfmt read
+// one: Go's float syntax without hexadecimal mantissas or underscores, and
+// within range.
+func validFloat(v []byte) bool {
+	if shortDecimal(v) {
+		return true
+	}
+	if bytes.ContainsAny(v, "pP_") {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(v), 64)
+	return err == nil
+}
+
+// shortDecimal reports a decimal number of at most 19 digits and a
+// two-digit exponent, [+-]d[.d][e[+-]dd]: the form nearly every value on a
+// page takes, which ParseFloat always accepts (it cannot overflow). It
+// spares the page a ParseFloat per dropped line.
+func shortDecimal(v []byte) bool {
+	i := skipSign(v, 0)
+	i, digits := skipDigits(v, i)
+	if i < len(v) && v[i] == '.' {
+		var more int
+		i, more = skipDigits(v, i+1)
+		digits += more
+	}
+	if digits == 0 || digits > 19 {
+		return false
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		var exp int
+		i, exp = skipDigits(v, skipSign(v, i+1))
+		if exp == 0 || exp > 2 {
+			return false
+		}
+	}
+	return i == len(v)
+}
+
+// skipSign returns the index after an optional sign at v[i].
+func skipSign(v []byte, i int) int {
+	if i < len(v) && (v[i] == '+' || v[i] == '-') {
+		return i + 1
+	}
+	return i
+}
+
+// skipDigits returns the index after the digits from v[i], and their count.
+func skipDigits(v []byte, i int) (int, int) {
+	start := i
+	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+		i++
+	}
+	return i, i - start
+}
+
+// keptType reports whether the filter keeps the "# TYPE name typ" line of
+// a page (om: OpenMetrics), with the row of the alias table that reads the
+// family and its type in the text format's terms.
+func keptType(name []byte, typ string, om bool) (row int, textType string, ok bool) {
+	if om {
+		var n string
+		n, typ = openMetricsType(string(name), typ)
+		name = []byte(n)
+	}
+	switch typ {
+	case "counter", "gauge", "histogram", "summary", "untyped":
+	default:
+		typ = "untyped"
+	}
+	row, ok = catalogue.LookupFamily(name)
+	return row, typ, ok
+}
+
+// openMetricsType maps an OpenMetrics family to the text format's name and
+// type: counters and infos are named without their sample suffix there.
+func openMetricsType(name, typ string) (string, string) {
+	switch typ {
+	case "counter":
+		return name + "_total", typ
+	case "info":
+		return name + "_info", "gauge"
+	case "unknown", "stateset":
+		return name, "gauge"
+	}
+	return name, typ
+}
+
+// store writes a value where the fast path wrote the line's, as it wrote
+// it. It returns false where the fast path would have given up.
+func (p *fastParser) store(v valueSink, x float64) bool {
+	at := int(v & (1<<sinkShift - 1))
+	switch v >> sinkShift {
+	case sinkScalar:
+		p.scalars.at(at).v = x
+	case sinkBucket:
+		bb := p.buckets.at(at)
+		if !bb.store(x) {
+			return false
+		}
+		p.fractions = p.fractions || bb.b.CumulativeCountFloat != nil
+	case sinkCount:
+		box := p.hist.at(at)
+		if !box.storeCount(x) {
+			return false
+		}
+		p.fractions = p.fractions || box.h.SampleCountFloat != nil
+	case sinkSum:
+		p.hist.at(at).storeSum(x)
+	}
+	return true
+}
+
+// replay reads a page of the memo's shape as values only, into the
+// memo's families. It returns false, having perhaps written some values,
+// when the page differs from the memo's in anything but its values, or
+// holds a value the full reading would not take the same way: the page is
+// then read in full, which starts the families over.
+func (in *Ingester) replay(body []byte) bool {
+	fp := in.s.fast
+	for _, box := range fp.made {
+		// As a new series starts: the lines set what they hold.
+		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
+	}
+	fp.fractions = false // every value of the page is stored again
+	lines, sinks := in.memo.lines, fp.sinks
+	for len(body) > 0 {
+		if len(lines) == 0 {
+			return false
+		}
+		ml := &lines[0]
+		lines = lines[1:]
+		// The prefix is hashed before the line's end is looked for: it
+		// holds no newline (the last page's did not), so only the value
+		// is searched, not the whole line.
+		n := int(ml.prefix)
+		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
+			return false
+		}
+		var sink valueSink
+		if ml.kind == lineKept {
+			sink, sinks = sinks[0], sinks[1:]
+		}
+		var ok bool
+		if body, ok = fp.replayValue(ml.kind, body, n, sink); !ok {
+			return false
+		}
+	}
+	if len(lines) > 0 {
+		return false
+	}
+	if fp.fractions {
+		for _, box := range fp.made {
+			normalizeHistogram(box)
+		}
+	}
+	return true
+}
+
+// replayValue reads what follows the prefix of n bytes that body starts
+// with, as a line of the kind reads it, and returns what follows the line.
+func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSink) ([]byte, bool) {
+	if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
+		return nil, false // cutLine would have taken this '\r' off the line
+	}
+	if kind != lineWhole {
+		// Most values are counts: one pass finds the line's end, checks
+		// the value and reads it.
+		if v, end, ok := plainCount(body[n:]); ok {
+			return body[n+end+1:], kind != lineKept || p.store(sink, v)
+		}
+	}
+	tail, rest := cutValueLine(body[n:])
+	switch kind {
+	case lineWhole:
+		return rest, len(tail) == 0
+	case lineDropped: // a value the filter lets pass, so that the line may be dropped again
+		return rest, valueShape(tail, false) == ""
+	}
+	v, ok := parseValue(tail)
+	return rest, ok && p.store(sink, v)
+}
+
+// plainCount reads a count and the newline after it: at most
+// maxPlainDigits digits, which a float holds exactly (as parseValue reads
+// them, and as a dropped line's value passes the filter). end is the
+// newline's index.
+func plainCount(b []byte) (v float64, end int, ok bool) {
+	var u uint64
+	for i, c := range b {
+		switch {
+		case c-'0' < 10 && i < maxPlainDigits:
+			u = u*10 + uint64(c-'0')
+		case c == '\n' && i > 0:
+			return float64(u), i, true
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
+}
+
+// maxPlainDigits is the most digits plainCount reads.
+const maxPlainDigits = 15
+
+// cutValueLine is cutLine for what follows a line's prefix: mostly a short
+// value, whose newline a plain scan finds sooner than a call of IndexByte.
+func cutValueLine(b []byte) (line, rest []byte) {
+	for i := range min(len(b), shortValue) {
+		if b[i] == '\n' {
+			line = b[:i]
+			if i > 0 && line[i-1] == '\r' {
+				line = line[:i-1]
+			}
+			return line, b[i+1:]
+		}
+	}
+	line, rest, _ = cutLine(b)
+	return line, rest
+}
+
+// shortValue is how far cutValueLine scans before it leaves the line to
+// cutLine: past most values ("1.2345678e+09").
+const shortValue = 24
+
+// Bounds of a nameTable: a page that invents new names on every scrape
+// makes it start over, not grow.
+const (
+	maxTableNames = 4096
+	maxNameSeq    = 16384
+)
+
+// The bytes of the text format's plain names: letters, digits and '_' in
+// a label name, and ':' too in a metric name; no digit starts one.
+const (
+	labelByte uint8 = 1 << iota
+	metricByte
+)

@@ -84,56 +84,6 @@ func NewIngester() *Ingester {
 	}
 }
 
-// scratch holds the buffers one Ingest needs only while it runs: the
-// filtered page and the fast path's storage. They are shared through a
-// small free list instead of kept by every Ingester, so a fleet of a
-// hundred targets keeps a few sets, not a hundred.
-type scratch struct {
-	filtered []byte  // the lines of wanted families, rewritten to text format
-	lineMap  []int32 // original line number of each filtered line
-	fast     *fastParser
-}
-
-// Bounds of the free list of scratch sets.
-const (
-	// maxFreeScratch is how many sets are kept between pages: more than
-	// the cores that ingest at once.
-	maxFreeScratch = 8
-	// maxScratchBytes is the largest filtered page whose set is kept, and
-	// maxScratchChunks the most slab chunks of its fast path, so one huge
-	// page does not pin its buffers for hours (a page of eight engines
-	// takes about 40 chunks).
-	maxScratchBytes  = 4 << 20
-	maxScratchChunks = 256
-)
-
-var freeScratch = make(chan *scratch, maxFreeScratch)
-
-// keepable reports whether a set is within the bounds of what is kept
-// between pages, by the free list or by a memo.
-func (s *scratch) keepable() bool {
-	return cap(s.filtered) <= maxScratchBytes && s.fast.chunks() <= maxScratchChunks
-}
-
-func getScratch() *scratch {
-	select {
-	case s := <-freeScratch:
-		return s
-	default:
-		return &scratch{fast: newFastParser()}
-	}
-}
-
-func putScratch(s *scratch) {
-	if !s.keepable() {
-		return
-	}
-	select {
-	case freeScratch <- s:
-	default:
-	}
-}
-
 // Ingest parses one page. contentType is the response's Content-Type (may
 // be empty). The returned Sample has no Time: the caller stamps it. An
 // error means the page is not usable; its text is short and meant for the
@@ -179,24 +129,6 @@ func (in *Ingester) sample(body []byte, om bool, fams map[string]*dto.MetricFami
 
 // errNotFast ends a direct pass: the fast path does not follow the page.
 var errNotFast = errors.New("left to expfmt")
-
-// read filters the page and parses what the filter keeps. The pre-filter
-// and the fast path would each scan every label of every line; in a direct
-// pass the filter hands each line it keeps to the fast path as it finds
-// it, so each line is scanned once and no copy of the page is written;
-// record says the pass notes the page's memo. When the fast path does not
-// follow a line, the page is read the long way (readCopy), so every parse
-// error is expfmt's. The pass returned is the one that read the page.
-func (in *Ingester) read(body []byte, om, record bool) (pass, map[string]*dto.MetricFamily, error) {
-	p, err := in.filter(body, om, in.s.fast, record)
-	switch err {
-	case nil:
-		return p, in.s.fast.finish(), nil
-	case errNotFast:
-		return in.readCopy(body, om)
-	}
-	return p, nil, err // the filter's own refusal, the same in both ways
-}
 
 // readCopy is the long way: the filter's copy of the page, parsed by
 // expfmt. The fast path reads the copy's lines as it reads them in a

@@ -83,10 +83,64 @@ const (
 // A page's boxes of a kind must fit below the kind's bits.
 var _ [1<<sinkShift - maxKeptLines]struct{}
 
+// scratch holds the buffers one Ingest needs only while it runs: the
+// filtered page and the fast path's storage. They are shared through a
+// small free list instead of kept by every Ingester, so a fleet of a
+// hundred targets keeps a few sets, not a hundred.
+type scratch struct {
+	filtered []byte  // the lines of wanted families, rewritten to text format
+	lineMap  []int32 // original line number of each filtered line
+	fast     *fastParser
+}
+
+// Bounds of the free list of scratch sets.
+const (
+	// maxFreeScratch is how many sets are kept between pages: more than
+	// the cores that ingest at once.
+	maxFreeScratch = 8
+	// maxScratchBytes is the largest filtered page whose set is kept, and
+	// maxScratchChunks the most slab chunks of its fast path, so one huge
+	// page does not pin its buffers for hours (a page of eight engines
+	// takes about 40 chunks).
+	maxScratchBytes  = 4 << 20
+	maxScratchChunks = 256
+)
+
+var freeScratch = make(chan *scratch, maxFreeScratch)
+
+// keepable reports whether a set is within the bounds of what is kept
+// between pages, by the free list or by a memo.
+func (s *scratch) keepable() bool {
+	return cap(s.filtered) <= maxScratchBytes && s.fast.chunks() <= maxScratchChunks
+}
+
+func getScratch() *scratch {
+	select {
+	case s := <-freeScratch:
+		return s
+	default:
+		return &scratch{fast: newFastParser()}
+	}
+}
+
+func putScratch(s *scratch) {
+	if !s.keepable() {
+		return
+	}
+	select {
+	case freeScratch <- s:
+	default:
+	}
+}
+
 // readPage reads the page into families, as values only when the last
-// page left a memo it matches, else in full (recording the page's memo
-// when it is of the text format); keep says the scratch set may stay as
-// the page's memo. keepOrRelease must follow, once the families are built.
+// page left a memo it matches, else in full: in a direct pass, the pass
+// that filters the page hands each line it keeps to the fast path as it
+// finds it, so no copy of the page is written (and, when the page is of
+// the text format, records the page's memo); where the fast path does not
+// follow a line, the page is read the long way (readCopy), so every parse
+// error is expfmt's. keep says the scratch set may stay as the page's
+// memo. keepOrRelease must follow, once the families are built.
 func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricFamily, keep bool, err error) {
 	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
@@ -101,9 +155,15 @@ func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricF
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
 	record := !om && (in.lastKept < 0 || in.lastKept >= memoMinLines)
-	p, fams, err := in.read(body, om, record)
+	p, err := in.filter(body, om, in.s.fast, record)
+	switch err {
+	case nil:
+		fams = in.s.fast.finish()
+	case errNotFast:
+		p, fams, err = in.readCopy(body, om)
+	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, err // the filter's own refusal is the same both ways
 	}
 	in.lastKept = p.kept
 	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped

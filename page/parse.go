@@ -15,6 +15,598 @@ import (
 	"github.com/vtop-dev/vtop/safetext"
 )
 
+// The parser of a page: one pass over its lines, each line scanned once.
+// A sample line's name, looked up in the target's name table, decides
+// whether vtop reads it (catalogue.LookupSample); a line it reads is
+// parsed into families (or, on the long way, copied for expfmt), and a
+// line it drops is checked for the shape of a sample. Either scan tells
+// the memo where the line's value starts, so that a page of the last
+// page's shape is read as values only (replay, at the end of the file).
+
+// filter passes over the lines of the page and keeps those of wanted
+// families, so the parser never sees the rest of the page: into
+// in.s.filtered, or in a direct pass (fp set) into the fast path, which
+// then reads the very lines the copy would hold. OpenMetrics is rewritten
+// to text format on the way: counter families get their _total name,
+// exemplars, # UNIT and # EOF go. HELP lines are dropped (vtop never
+// reads them). A family whose samples come before any TYPE line gets one,
+// so that an untyped histogram's buckets still assemble. The lines it
+// drops are checked for the shape of a sample, so that garbage anywhere
+// fails the page; the error names the first such line. A direct pass
+// stops with errNotFast where the fast path does not follow the page;
+// record says it notes the page's memo.
+func (in *Ingester) filter(body []byte, om bool, fp *fastParser, record bool) (pass, error) {
+	p := pass{in: in, om: om, fp: fp}
+	in.memo.lines = in.memo.lines[:0]
+	if fp != nil {
+		fp.reset()
+		fp.record = record
+	} else {
+		in.s.filtered, in.s.lineMap = in.s.filtered[:0], in.s.lineMap[:0]
+	}
+	clear(in.typed)
+	in.names.cur = 0
+	for lineNo := int32(1); len(body) > 0; lineNo++ {
+		raw, rest, hadNewline := cutLine(body)
+		body = rest
+		if err := p.line(raw, lineNo, hadNewline); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+type pass struct {
+	in      *Ingester
+	om      bool
+	fp      *fastParser // a direct pass's fast path; nil: the lines are copied
+	hasVLLM bool        // a line names a vllm: family
+	dropped int         // lines of wanted families over maxKeptLines
+	kept    int         // lines kept
+	last    *sampleName // the previous sample's name; nil until the first sample line
+}
+
+// line reads one line of the page, raw as cutLine gives it: the name
+// decides whether it is kept; a kept line is parsed (or copied), a dropped
+// one checked for the shape of a sample, and either scan tells the memo
+// where the value starts.
+func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
+	// expfmt skips leading blanks; so must the filter, or an indented
+	// sample would be dropped, or an indented comment taken for garbage.
+	line := skipBlanks(raw)
+	lead := len(raw) - len(line)
+	if len(line) == 0 || line[0] == '#' {
+		return p.comment(raw, line, lineNo)
+	}
+	// The lines of a family come together: most names are the previous
+	// line's, and comparing the line's start with it (one memory
+	// comparison) costs less than finding the name's end byte by byte and
+	// looking it up. The previous name holds no '{' or blank, so a line
+	// that starts with it and a delimiter has it for name.
+	if p.last == nil || !sameName(line, p.last.name) {
+		p.last = p.in.names.lookup(line)
+		p.hasVLLM = p.hasVLLM || bytes.HasPrefix(p.last.name, vllmPrefix)
+	}
+	name := p.last
+	if !name.read || p.kept >= maxKeptLines {
+		return p.drop(raw, line, lineNo)
+	}
+	p.kept++
+	if err := p.typeOf(name.row, "", lineNo); err != nil {
+		return err
+	}
+	if p.om {
+		line = stripExemplar(line, len(name.name))
+	}
+	if p.fp == nil {
+		p.in.emitBytes(line, lineNo, hadNewline)
+		return nil
+	}
+	if !hadNewline {
+		return errNotFast // a cut last line is expfmt's error
+	}
+	at, ok := p.fp.sampleLine(line, name)
+	if !ok {
+		return errNotFast
+	}
+	p.note(raw[:lead+at], lineKept)
+	return nil
+}
+
+// drop checks the shape of a sample line the filter does not keep.
+func (p *pass) drop(raw, line []byte, lineNo int32) error {
+	at, problem := sampleShape(line, p.last, p.om)
+	if problem != "" {
+		return lineError(lineNo, problem, line)
+	}
+	if p.last.read {
+		p.dropped++
+	}
+	p.note(raw[:len(raw)-len(line)+at], lineDropped)
+	return nil
+}
+
+// note adds a line to the memo being recorded, if any: a hash of prefix,
+// its bytes before the value, as the scan that read the line found it (all
+// of a comment or blank line).
+func (p *pass) note(prefix []byte, kind lineKind) {
+	if p.fp == nil || !p.fp.record {
+		return
+	}
+	m := &p.in.memo
+	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, prefix), prefix: int32(len(prefix)), kind: kind})
+}
+
+// comment is what a comment line says to the filters (the pass, and Keep).
+type comment struct {
+	isVLLM bool   // a # TYPE or # HELP line of a vllm: family
+	isType bool   // a # TYPE line, of family name and type typ
+	name   []byte // of a # TYPE line only
+	typ    []byte
+}
+
+// comment filters a comment or a blank line: a # TYPE of a wanted family
+// is kept (once), everything else dropped.
+func (p *pass) comment(raw, line []byte, lineNo int32) error {
+	p.note(raw, lineWhole)
+	if len(line) == 0 {
+		return nil
+	}
+	c := readComment(line)
+	p.hasVLLM = p.hasVLLM || c.isVLLM
+	if !c.isType {
+		return nil
+	}
+	row, typ, ok := keptType(c.name, string(c.typ), p.om)
+	if !ok {
+		return nil
+	}
+	return p.typeOf(row, typ, lineNo)
+}
+
+// readComment splits a comment line ("# TYPE name type", "# HELP name
+// text", or any other).
+func readComment(line []byte) comment {
+	keyword, rest := nextToken(line[1:])
+	switch string(keyword) {
+	case "HELP":
+		// Only the prefix of a HELP line's name matters, and it holds no
+		// blank: the name's end need not be found.
+		return comment{isVLLM: bytes.HasPrefix(skipBlanks(rest), vllmPrefix)}
+	case "TYPE":
+		name, rest := nextToken(rest)
+		typ, _ := nextToken(rest)
+		return comment{isVLLM: bytes.HasPrefix(name, vllmPrefix), isType: true, name: name, typ: typ}
+	}
+	return comment{}
+}
+
+// typeOf keeps the TYPE of a wanted family the first time the page names
+// it: from its # TYPE line (typ in text format's terms), or, typ "", from
+// a sample that comes before any. Untyped is the parser's default, and the
+// builder reads a gauge, a counter and an untyped value alike: only a
+// histogram or a summary needs saying, and so does what the page calls a
+// family the alias table reads as a histogram. The line is attributed to
+// the page's line lineNo: in the filter's copy, or read by a direct pass's
+// fast path (errNotFast where it does not follow it).
+func (p *pass) typeOf(row int, typ string, lineNo int32) error {
+	in := p.in
+	if in.typed[row] {
+		return nil
+	}
+	in.typed[row] = true
+	f := &catalogue.Reads[row]
+	switch {
+	case f.Kind.IsHistogram() && typ == "":
+		typ = "histogram"
+	case !f.Kind.IsHistogram() && typ != "histogram" && typ != "summary":
+		return nil
+	}
+	if p.fp != nil {
+		in.typeBuf = append(in.typeBuf[:0], f.Name...) // the row's name is the line's
+		if !p.fp.setType(in.typeBuf, typ) {
+			return errNotFast
+		}
+		return nil
+	}
+	b := append(in.typeBuf[:0], "# TYPE "...)
+	b = append(b, f.Name...)
+	b = append(b, ' ')
+	b = append(b, typ...)
+	in.typeBuf = b
+	in.emitBytes(b, lineNo, true)
+	return nil
+}
+
+// keptType reports whether the filter keeps the "# TYPE name typ" line of
+// a page (om: OpenMetrics), with the row of the alias table that reads the
+// family and its type in the text format's terms.
+func keptType(name []byte, typ string, om bool) (row int, textType string, ok bool) {
+	if om {
+		var n string
+		n, typ = openMetricsType(string(name), typ)
+		name = []byte(n)
+	}
+	switch typ {
+	case "counter", "gauge", "histogram", "summary", "untyped":
+	default:
+		typ = "untyped"
+	}
+	row, ok = catalogue.LookupFamily(name)
+	return row, typ, ok
+}
+
+// openMetricsType maps an OpenMetrics family to the text format's name and
+// type: counters and infos are named without their sample suffix there.
+func openMetricsType(name, typ string) (string, string) {
+	switch typ {
+	case "counter":
+		return name + "_total", typ
+	case "info":
+		return name + "_info", "gauge"
+	case "unknown", "stateset":
+		return name, "gauge"
+	}
+	return name, typ
+}
+
+// emitBytes appends one line of the page. The final newline is kept only if
+// the page had it, so a page cut mid-line fails to parse as it should.
+func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
+	in.s.filtered = append(in.s.filtered, line...)
+	if newline {
+		in.s.filtered = append(in.s.filtered, '\n')
+	}
+	in.s.lineMap = append(in.s.lineMap, lineNo)
+}
+
+// cutLine splits off the first line (without \n or \r\n).
+func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 {
+		return b, nil, false
+	}
+	line = b[:i]
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, b[i+1:], true
+}
+
+var vllmPrefix = []byte("vllm:")
+
+// nameTable holds the sample names a target's pages carry and the order
+// in which the last page changed from one to the next. A page lists its
+// families in the order the previous scrape did, so the name a line
+// changes to is mostly the one the same change of the last page went to:
+// one comparison instead of finding the name's end and the look-ups of
+// LookupSample (up to four of the map). Everything an entry holds follows
+// from its bytes, so no entry can be stale; a page of other names only
+// costs the look-ups again.
+type nameTable struct {
+	names []sampleName
+	index map[string]int32 // names by their bytes
+	seq   []int32          // the last page's changes of name: indices into names
+	cur   int              // the change this page is at
+}
+
+// Bounds of a nameTable: a page that invents new names on every scrape
+// makes it start over, not grow.
+const (
+	maxTableNames = 4096
+	maxNameSeq    = 16384
+)
+
+// sampleName is a sample name and what it is.
+type sampleName struct {
+	name  []byte
+	row   int  // the alias table's row, when read
+	read  bool // vtop reads the name (catalogue.LookupSample)
+	valid bool // a plain metric name, or none (a line that starts with '{')
+}
+
+// lookup returns the entry of the name of a sample line whose name
+// differs from the previous line's. What an entry says of its name is
+// found once, when the name is first met.
+func (t *nameTable) lookup(line []byte) *sampleName {
+	if t.cur < len(t.seq) {
+		// The table's names are SampleName's, as sameName needs.
+		if r := &t.names[t.seq[t.cur]]; sameName(line, r.name) {
+			t.cur++
+			return r
+		}
+	}
+	name := SampleName(line)
+	i, ok := t.index[string(name)]
+	if !ok {
+		if len(t.names) >= maxTableNames || t.index == nil {
+			// New storage: an entry already handed out stays as it was.
+			t.names, t.index, t.seq = nil, make(map[string]int32), t.seq[:0]
+			t.cur = 0
+		}
+		i = int32(len(t.names))
+		r := sampleName{name: slices.Clone(name), valid: nameLen(name, metricByte) == len(name)}
+		r.row, r.read = catalogue.LookupSample(name)
+		t.names = append(t.names, r)
+		t.index[string(r.name)] = i
+	}
+	switch {
+	case t.cur < len(t.seq):
+		t.seq[t.cur] = i
+	case len(t.seq) < maxNameSeq:
+		t.seq = append(t.seq, i)
+	}
+	t.cur++
+	return &t.names[i]
+}
+
+// LineName is the metric name a line names, split as the parser splits
+// it: a sample's name, or a comment's second field ("# TYPE name gauge").
+// The GPU reader filters dcgm-exporter's pages with it.
+func LineName(line []byte) []byte {
+	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
+		_, rest := nextToken(comment)
+		name, _ := nextToken(rest)
+		return name
+	}
+	return SampleName(line)
+}
+
+// SampleName returns the metric name at the start of a sample line, as
+// the parser reads it.
+func SampleName(line []byte) []byte {
+	for i, c := range line {
+		if c == '{' || c == ' ' || c == '\t' {
+			return line[:i]
+		}
+	}
+	return line
+}
+
+// sameName reports whether name is SampleName(line), for a name that
+// SampleName returned.
+func sameName(line, name []byte) bool {
+	if !bytes.HasPrefix(line, name) {
+		return false
+	}
+	if len(line) == len(name) {
+		return true
+	}
+	c := line[len(name)]
+	return c == '{' || c == ' ' || c == '\t'
+}
+
+// stripExemplar cuts an OpenMetrics exemplar (" # {...} v [ts]") off a
+// sample line. The label set is skipped with its quoting so that a '#'
+// inside a label value is not taken for one.
+func stripExemplar(line []byte, nameLen int) []byte {
+	i := nameLen
+	if i < len(line) && line[i] == '{' {
+		inQuote := false
+		for i++; i < len(line); i++ {
+			c := line[i]
+			if inQuote {
+				if c == '\\' {
+					i++
+				} else if c == '"' {
+					inQuote = false
+				}
+				continue
+			}
+			if c == '"' {
+				inQuote = true
+			} else if c == '}' {
+				i++
+				break
+			}
+		}
+	}
+	if j := bytes.IndexByte(line[min(i, len(line)):], '#'); j >= 0 {
+		return bytes.TrimRight(line[:i+j], " \t")
+	}
+	return line
+}
+
+// sampleShape checks that a line the filter drops unparsed has the shape of
+// a sample, name{labels} value [timestamp] (and in OpenMetrics an exemplar
+// after them), and returns where its value starts and what is wrong, ""
+// when nothing is. It is cheap: one pass over the line, no allocation.
+// Label names are not checked; Prometheus would refuse a few more lines
+// than this does.
+func sampleShape(line []byte, name *sampleName, om bool) (at int, problem string) {
+	if !name.valid {
+		return 0, "metric name expected"
+	}
+	rest := line[len(name.name):]
+	if len(rest) > 0 && rest[0] == '{' {
+		end := labelSetEnd(rest)
+		if end < 0 {
+			return 0, "label set not closed"
+		}
+		rest = rest[end:]
+	}
+	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
+		return 0, "blank expected before the value"
+	}
+	rest = skipBlanks(rest)
+	return len(line) - len(rest), valueShape(rest, om)
+}
+
+// valueShape checks a sample's value and what follows it: an optional
+// timestamp (an integer of milliseconds; in OpenMetrics a number of
+// seconds), then, in OpenMetrics only, an exemplar.
+func valueShape(b []byte, om bool) string {
+	value, rest := nextToken(b)
+	if len(value) == 0 {
+		return "value expected"
+	}
+	if !validFloat(value) {
+		return "value is not a number"
+	}
+	ts, rest := nextToken(rest)
+	if len(ts) == 0 || (om && ts[0] == '#') {
+		return ""
+	}
+	if om {
+		if !validFloat(ts) {
+			return "timestamp is not a number"
+		}
+	} else if _, err := strconv.ParseInt(string(ts), 10, 64); err != nil {
+		return "timestamp is not an integer"
+	}
+	if after, _ := nextToken(rest); len(after) > 0 && !(om && after[0] == '#') {
+		return "unexpected text after the timestamp"
+	}
+	return ""
+}
+
+// lineError is the error of a malformed line: what is wrong, where, and the
+// start of the line, quoted so that no byte of it can reach a terminal raw.
+func lineError(lineNo int32, problem string, line []byte) error {
+	const excerpt = 40
+	quoted := strconv.Quote(string(line[:min(len(line), excerpt)]))
+	if len(line) > excerpt {
+		quoted += "…"
+	}
+	return fmt.Errorf("parse error at line %d: %s", lineNo, safetext.Sanitize(problem+" in "+quoted))
+}
+
+// skipBlanks returns b without its leading spaces and tabs.
+func skipBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// nextToken returns the next blank-separated token of b and what follows:
+// how a comment line (# TYPE name type) and a sample's tail are split.
+func nextToken(b []byte) (token, rest []byte) {
+	// Byte loops: the tokens are short, and every comment line of a page
+	// is split so (bytes.IndexAny was most of the cost of a HELP line).
+	b = skipBlanks(b)
+	for i, c := range b {
+		if c == ' ' || c == '\t' {
+			return b[:i], b[i:]
+		}
+	}
+	return b, nil
+}
+
+// The bytes of the text format's plain names: letters, digits and '_' in
+// a label name, and ':' too in a metric name; no digit starts one.
+const (
+	labelByte uint8 = 1 << iota
+	metricByte
+)
+
+var nameBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+			t[c] = labelByte | metricByte
+		}
+	}
+	t[':'] = metricByte
+	return t
+}()
+
+// nameLen returns the length of the plain name of the class (labelByte,
+// metricByte) that b starts with, 0 when none.
+func nameLen(b []byte, class uint8) int {
+	if len(b) > 0 && '0' <= b[0] && b[0] <= '9' {
+		return 0
+	}
+	for i, c := range b {
+		if nameBytes[c]&class == 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// labelSetEnd returns the index just past the '}' that closes the label set
+// at the start of b, skipping quoted values with their escapes, or -1.
+func labelSetEnd(b []byte) int {
+	// Fast path, the common case: the first '}' closes the set when no
+	// escape precedes it and the quotes before it pair up. IndexByte and
+	// Count run in assembly, several times faster than the loop below.
+	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
+		if bytes.Count(b[:j], quote)%2 == 0 {
+			return j + 1
+		}
+	}
+	inQuote := false
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case inQuote && c == '\\':
+			i++
+		case c == '"':
+			inQuote = !inQuote
+		case !inQuote && c == '}':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+var quote = []byte{'"'}
+
+// validFloat reports whether v is a number as Prometheus and expfmt read
+// one: Go's float syntax without hexadecimal mantissas or underscores, and
+// within range.
+func validFloat(v []byte) bool {
+	if shortDecimal(v) {
+		return true
+	}
+	if bytes.ContainsAny(v, "pP_") {
+		return false
+	}
+	_, err := strconv.ParseFloat(string(v), 64)
+	return err == nil
+}
+
+// shortDecimal reports a decimal number of at most 19 digits and a
+// two-digit exponent, [+-]d[.d][e[+-]dd]: the form nearly every value on a
+// page takes, which ParseFloat always accepts (it cannot overflow). It
+// spares the page a ParseFloat per dropped line.
+func shortDecimal(v []byte) bool {
+	i := skipSign(v, 0)
+	i, digits := skipDigits(v, i)
+	if i < len(v) && v[i] == '.' {
+		var more int
+		i, more = skipDigits(v, i+1)
+		digits += more
+	}
+	if digits == 0 || digits > 19 {
+		return false
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		var exp int
+		i, exp = skipDigits(v, skipSign(v, i+1))
+		if exp == 0 || exp > 2 {
+			return false
+		}
+	}
+	return i == len(v)
+}
+
+// skipSign returns the index after an optional sign at v[i].
+func skipSign(v []byte, i int) int {
+	if i < len(v) && (v[i] == '+' || v[i] == '-') {
+		return i + 1
+	}
+	return i
+}
+
+// skipDigits returns the index after the digits from v[i], and their count.
+func skipDigits(v []byte, i int) (int, int) {
+	start := i
+	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
+		i++
+	}
+	return i, i - start
+}
+
 // The expfmt text parser allocates several objects for every label of every
 // line, a new message for every value and a map for every histogram line:
 // on a page of eight engines that is most of the ingest's time and nearly
@@ -260,18 +852,28 @@ func hasSuffix(name []byte, s string, n int) bool {
 }
 
 // sampleLine reads name{labels} value, the line's name found in the
-// target's name table, and returns where the value starts.
+// target's name table, and returns where the value starts; false for a
+// name it does not follow, a family of a type it does not read, or a
+// line it leaves to expfmt.
 func (p *fastParser) sampleLine(line []byte, name *sampleName) (at int, ok bool) {
-	mf, suf, ok := p.lineFamily(name)
-	if !ok {
-		return 0, false
+	mf, suf := p.lastFamily, p.lastSuffix
+	if mf == nil || name != p.lastName {
+		if !name.valid || len(name.name) == 0 {
+			return 0, false // a quoted name, a name inside the braces, or garbage
+		}
+		mf, suf = p.family(name.name)
+		p.lastName, p.lastFamily, p.lastSuffix = name, mf, suf
+		p.leBounds = p.familyBounds(mf)
 	}
-	isHist := mf.GetType() == dto.MetricType_HISTOGRAM
+	if mf.Type == nil {
+		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
+	}
+	t := mf.GetType() // a counter, a gauge, untyped or a histogram: setType reads no other
 	rest := skipBlanks(line[len(name.name):])
 	bucket := math.NaN()
 	p.lineLabels = p.lineLabels[:0]
 	if len(rest) > 0 && rest[0] == '{' {
-		if rest, bucket, ok = p.labels(rest[1:], isHist); !ok {
+		if rest, bucket, ok = p.labels(rest[1:], t == dto.MetricType_HISTOGRAM); !ok {
 			return 0, false
 		}
 		rest = skipBlanks(rest)
@@ -283,34 +885,11 @@ func (p *fastParser) sampleLine(line []byte, name *sampleName) (at int, ok bool)
 		return 0, false
 	}
 	at = len(line) - len(rest)
-	if isHist {
+	if t == dto.MetricType_HISTOGRAM {
 		return at, p.histogramLine(mf, suf, bucket, value)
 	}
 	p.scalarLine(mf, value)
 	return at, true
-}
-
-// lineFamily finds the family of a sample line's name; false for a family
-// of a type the fast path does not read, or a name it does not follow.
-func (p *fastParser) lineFamily(name *sampleName) (mf *dto.MetricFamily, suf suffix, ok bool) {
-	if p.lastFamily != nil && name == p.lastName {
-		mf, suf = p.lastFamily, p.lastSuffix
-	} else {
-		if !name.valid || len(name.name) == 0 {
-			return nil, 0, false // a quoted name, a name inside the braces, or garbage
-		}
-		mf, suf = p.family(name.name)
-		p.lastName, p.lastFamily, p.lastSuffix = name, mf, suf
-		p.leBounds = p.familyBounds(mf)
-	}
-	if mf.Type == nil {
-		mf.Type = &metricTypes[dto.MetricType_UNTYPED]
-	}
-	switch mf.GetType() {
-	case dto.MetricType_COUNTER, dto.MetricType_GAUGE, dto.MetricType_UNTYPED, dto.MetricType_HISTOGRAM:
-		return mf, suf, true
-	}
-	return nil, 0, false
 }
 
 // scalarLine adds the series of a counter, gauge or untyped line.
@@ -895,576 +1474,6 @@ func (in *interner) intern(b []byte) string {
 	return s
 }
 
-// filter passes over the lines of the page and keeps those of wanted
-// families, so the parser never sees the rest of the page: into
-// in.s.filtered, or in a direct pass (fp set) into the fast path, which
-// then reads the very lines the copy would hold. OpenMetrics is rewritten
-// to text format on the way: counter families get their _total name,
-// exemplars, # UNIT and # EOF go. HELP lines are dropped (vtop never
-// reads them). A family whose samples come before any TYPE line gets one,
-// so that an untyped histogram's buckets still assemble. The lines it
-// drops are checked for the shape of a sample, so that garbage anywhere
-// fails the page; the error names the first such line. A direct pass
-// stops with errNotFast where the fast path does not follow the page;
-// record says it notes the page's memo.
-func (in *Ingester) filter(body []byte, om bool, fp *fastParser, record bool) (pass, error) {
-	p := pass{in: in, om: om, fp: fp}
-	in.memo.lines = in.memo.lines[:0]
-	if fp != nil {
-		fp.reset()
-		fp.record = record
-	} else {
-		in.s.filtered, in.s.lineMap = in.s.filtered[:0], in.s.lineMap[:0]
-	}
-	clear(in.typed)
-	in.names.cur = 0
-	for lineNo := int32(1); len(body) > 0; lineNo++ {
-		raw, rest, hadNewline := cutLine(body)
-		body = rest
-		if err := p.line(raw, lineNo, hadNewline); err != nil {
-			return p, err
-		}
-	}
-	return p, nil
-}
-
-type pass struct {
-	in      *Ingester
-	om      bool
-	fp      *fastParser // a direct pass's fast path; nil: the lines are copied
-	hasVLLM bool        // a line names a vllm: family
-	dropped int         // lines of wanted families over maxKeptLines
-	kept    int         // lines kept
-	last    *sampleName // the previous sample's name; nil until the first sample line
-}
-
-// line reads one line of the page, raw as cutLine gives it: the name
-// decides whether it is kept; a kept line is parsed (or copied), a dropped
-// one checked for the shape of a sample, and either scan tells the memo
-// where the value starts.
-func (p *pass) line(raw []byte, lineNo int32, hadNewline bool) error {
-	// expfmt skips leading blanks; so must the filter, or an indented
-	// sample would be dropped, or an indented comment taken for garbage.
-	line := skipBlanks(raw)
-	lead := len(raw) - len(line)
-	if len(line) == 0 || line[0] == '#' {
-		return p.comment(raw, line, lineNo)
-	}
-	// The lines of a family come together: most names are the previous
-	// line's, and comparing the line's start with it (one memory
-	// comparison) costs less than finding the name's end byte by byte and
-	// looking it up. The previous name holds no '{' or blank, so a line
-	// that starts with it and a delimiter has it for name.
-	if p.last == nil || !sameName(line, p.last.name) {
-		p.last = p.in.names.lookup(line)
-		p.hasVLLM = p.hasVLLM || bytes.HasPrefix(p.last.name, vllmPrefix)
-	}
-	name := p.last
-	if !name.read || p.kept >= maxKeptLines {
-		return p.drop(raw, line, lineNo)
-	}
-	p.kept++
-	if err := p.typeOf(name.row, "", lineNo); err != nil {
-		return err
-	}
-	if p.om {
-		line = stripExemplar(line, len(name.name))
-	}
-	if p.fp == nil {
-		p.in.emitBytes(line, lineNo, hadNewline)
-		return nil
-	}
-	if !hadNewline {
-		return errNotFast // a cut last line is expfmt's error
-	}
-	at, ok := p.fp.sampleLine(line, name)
-	if !ok {
-		return errNotFast
-	}
-	p.note(raw[:lead+at], lineKept)
-	return nil
-}
-
-// drop checks the shape of a sample line the filter does not keep.
-func (p *pass) drop(raw, line []byte, lineNo int32) error {
-	at, problem := sampleShape(line, p.last, p.om)
-	if problem != "" {
-		return lineError(lineNo, problem, line)
-	}
-	if p.last.read {
-		p.dropped++
-	}
-	p.note(raw[:len(raw)-len(line)+at], lineDropped)
-	return nil
-}
-
-// note adds a line to the memo being recorded, if any: a hash of prefix,
-// its bytes before the value, as the scan that read the line found it (all
-// of a comment or blank line).
-func (p *pass) note(prefix []byte, kind lineKind) {
-	if p.fp == nil || !p.fp.record {
-		return
-	}
-	m := &p.in.memo
-	m.lines = append(m.lines, memoLine{hash: maphash.Bytes(memoSeed, prefix), prefix: int32(len(prefix)), kind: kind})
-}
-
-// comment is what a comment line says to the filters (the pass, and Keep).
-type comment struct {
-	isVLLM bool   // a # TYPE or # HELP line of a vllm: family
-	isType bool   // a # TYPE line, of family name and type typ
-	name   []byte // of a # TYPE line only
-	typ    []byte
-}
-
-// comment filters a comment or a blank line: a # TYPE of a wanted family
-// is kept (once), everything else dropped.
-func (p *pass) comment(raw, line []byte, lineNo int32) error {
-	p.note(raw, lineWhole)
-	if len(line) == 0 {
-		return nil
-	}
-	c := readComment(line)
-	p.hasVLLM = p.hasVLLM || c.isVLLM
-	if !c.isType {
-		return nil
-	}
-	row, typ, ok := keptType(c.name, string(c.typ), p.om)
-	if !ok {
-		return nil
-	}
-	return p.typeOf(row, typ, lineNo)
-}
-
-var vllmPrefix = []byte("vllm:")
-
-// nameTable holds the sample names a target's pages carry and the order
-// in which the last page changed from one to the next. A page lists its
-// families in the order the previous scrape did, so the name a line
-// changes to is mostly the one the same change of the last page went to:
-// one comparison instead of finding the name's end and the look-ups of
-// LookupSample (up to four of the map). Everything an entry holds follows
-// from its bytes, so no entry can be stale; a page of other names only
-// costs the look-ups again.
-type nameTable struct {
-	names []sampleName
-	index map[string]int32 // names by their bytes
-	seq   []int32          // the last page's changes of name: indices into names
-	cur   int              // the change this page is at
-}
-
-// sampleName is a sample name and what it is.
-type sampleName struct {
-	name  []byte
-	row   int  // the alias table's row, when read
-	read  bool // vtop reads the name (catalogue.LookupSample)
-	valid bool // a plain metric name, or none (a line that starts with '{')
-}
-
-// lookup returns the entry of the name of a sample line whose name
-// differs from the previous line's. What an entry says of its name is
-// found once, when the name is first met.
-func (t *nameTable) lookup(line []byte) *sampleName {
-	if t.cur < len(t.seq) {
-		// The table's names are SampleName's, as sameName needs.
-		if r := &t.names[t.seq[t.cur]]; sameName(line, r.name) {
-			t.cur++
-			return r
-		}
-	}
-	name := SampleName(line)
-	i, ok := t.index[string(name)]
-	if !ok {
-		if len(t.names) >= maxTableNames || t.index == nil {
-			// New storage: an entry already handed out stays as it was.
-			t.names, t.index, t.seq = nil, make(map[string]int32), t.seq[:0]
-			t.cur = 0
-		}
-		i = int32(len(t.names))
-		r := sampleName{name: slices.Clone(name), valid: nameLen(name, metricByte) == len(name)}
-		r.row, r.read = catalogue.LookupSample(name)
-		t.names = append(t.names, r)
-		t.index[string(r.name)] = i
-	}
-	switch {
-	case t.cur < len(t.seq):
-		t.seq[t.cur] = i
-	case len(t.seq) < maxNameSeq:
-		t.seq = append(t.seq, i)
-	}
-	t.cur++
-	return &t.names[i]
-}
-
-// readComment splits a comment line ("# TYPE name type", "# HELP name
-// text", or any other).
-func readComment(line []byte) comment {
-	keyword, rest := nextToken(line[1:])
-	switch string(keyword) {
-	case "HELP":
-		// Only the prefix of a HELP line's name matters, and it holds no
-		// blank: the name's end need not be found.
-		return comment{isVLLM: bytes.HasPrefix(skipBlanks(rest), vllmPrefix)}
-	case "TYPE":
-		name, rest := nextToken(rest)
-		typ, _ := nextToken(rest)
-		return comment{isVLLM: bytes.HasPrefix(name, vllmPrefix), isType: true, name: name, typ: typ}
-	}
-	return comment{}
-}
-
-// typeOf keeps the TYPE of a wanted family the first time the page names
-// it: from its # TYPE line (typ in text format's terms), or, typ "", from
-// a sample that comes before any. Untyped is the parser's default, and the
-// builder reads a gauge, a counter and an untyped value alike: only a
-// histogram or a summary needs saying, and so does what the page calls a
-// family the alias table reads as a histogram. The line is attributed to
-// the page's line lineNo: in the filter's copy, or read by a direct pass's
-// fast path (errNotFast where it does not follow it).
-func (p *pass) typeOf(row int, typ string, lineNo int32) error {
-	in := p.in
-	if in.typed[row] {
-		return nil
-	}
-	in.typed[row] = true
-	f := &catalogue.Reads[row]
-	switch {
-	case f.Kind.IsHistogram() && typ == "":
-		typ = "histogram"
-	case !f.Kind.IsHistogram() && typ != "histogram" && typ != "summary":
-		return nil
-	}
-	if p.fp != nil {
-		in.typeBuf = append(in.typeBuf[:0], f.Name...) // the row's name is the line's
-		if !p.fp.setType(in.typeBuf, typ) {
-			return errNotFast
-		}
-		return nil
-	}
-	b := append(in.typeBuf[:0], "# TYPE "...)
-	b = append(b, f.Name...)
-	b = append(b, ' ')
-	b = append(b, typ...)
-	in.typeBuf = b
-	in.emitBytes(b, lineNo, true)
-	return nil
-}
-
-// emitBytes appends one line of the page. The final newline is kept only if
-// the page had it, so a page cut mid-line fails to parse as it should.
-func (in *Ingester) emitBytes(line []byte, lineNo int32, newline bool) {
-	in.s.filtered = append(in.s.filtered, line...)
-	if newline {
-		in.s.filtered = append(in.s.filtered, '\n')
-	}
-	in.s.lineMap = append(in.s.lineMap, lineNo)
-}
-
-// cutLine splits off the first line (without \n or \r\n).
-func cutLine(b []byte) (line, rest []byte, hadNewline bool) {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		return b, nil, false
-	}
-	line = b[:i]
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
-	}
-	return line, b[i+1:], true
-}
-
-// LineName is the metric name a line names, split as the parser splits
-// it: a sample's name, or a comment's second field ("# TYPE name gauge").
-// The GPU reader filters dcgm-exporter's pages with it.
-func LineName(line []byte) []byte {
-	if comment, ok := bytes.CutPrefix(line, []byte("#")); ok {
-		_, rest := nextToken(comment)
-		name, _ := nextToken(rest)
-		return name
-	}
-	return SampleName(line)
-}
-
-// SampleName returns the metric name at the start of a sample line, as
-// the parser reads it.
-func SampleName(line []byte) []byte {
-	for i, c := range line {
-		if c == '{' || c == ' ' || c == '\t' {
-			return line[:i]
-		}
-	}
-	return line
-}
-
-// sameName reports whether name is SampleName(line), for a name that
-// SampleName returned.
-func sameName(line, name []byte) bool {
-	if !bytes.HasPrefix(line, name) {
-		return false
-	}
-	if len(line) == len(name) {
-		return true
-	}
-	c := line[len(name)]
-	return c == '{' || c == ' ' || c == '\t'
-}
-
-// stripExemplar cuts an OpenMetrics exemplar (" # {...} v [ts]") off a
-// sample line. The label set is skipped with its quoting so that a '#'
-// inside a label value is not taken for one.
-func stripExemplar(line []byte, nameLen int) []byte {
-	i := nameLen
-	if i < len(line) && line[i] == '{' {
-		inQuote := false
-		for i++; i < len(line); i++ {
-			c := line[i]
-			if inQuote {
-				if c == '\\' {
-					i++
-				} else if c == '"' {
-					inQuote = false
-				}
-				continue
-			}
-			if c == '"' {
-				inQuote = true
-			} else if c == '}' {
-				i++
-				break
-			}
-		}
-	}
-	if j := bytes.IndexByte(line[min(i, len(line)):], '#'); j >= 0 {
-		return bytes.TrimRight(line[:i+j], " \t")
-	}
-	return line
-}
-
-// skipBlanks returns b without its leading spaces and tabs.
-func skipBlanks(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
-	}
-	return b
-}
-
-// nextToken returns the next blank-separated token of b and what follows:
-// how a comment line (# TYPE name type) and a sample's tail are split.
-func nextToken(b []byte) (token, rest []byte) {
-	// Byte loops: the tokens are short, and every comment line of a page
-	// is split so (bytes.IndexAny was most of the cost of a HELP line).
-	b = skipBlanks(b)
-	for i, c := range b {
-		if c == ' ' || c == '\t' {
-			return b[:i], b[i:]
-		}
-	}
-	return b, nil
-}
-
-// lineError is the error of a malformed line: what is wrong, where, and the
-// start of the line, quoted so that no byte of it can reach a terminal raw.
-func lineError(lineNo int32, problem string, line []byte) error {
-	const excerpt = 40
-	quoted := strconv.Quote(string(line[:min(len(line), excerpt)]))
-	if len(line) > excerpt {
-		quoted += "…"
-	}
-	return fmt.Errorf("parse error at line %d: %s", lineNo, safetext.Sanitize(problem+" in "+quoted))
-}
-
-// sampleShape checks that a line the filter drops unparsed has the shape of
-// a sample, name{labels} value [timestamp] (and in OpenMetrics an exemplar
-// after them), and returns where its value starts and what is wrong, ""
-// when nothing is. It is cheap: one pass over the line, no allocation.
-// Label names are not checked; Prometheus would refuse a few more lines
-// than this does.
-func sampleShape(line []byte, name *sampleName, om bool) (at int, problem string) {
-	if !name.valid {
-		return 0, "metric name expected"
-	}
-	rest := line[len(name.name):]
-	if len(rest) > 0 && rest[0] == '{' {
-		end := labelSetEnd(rest)
-		if end < 0 {
-			return 0, "label set not closed"
-		}
-		rest = rest[end:]
-	}
-	if len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
-		return 0, "blank expected before the value"
-	}
-	rest = skipBlanks(rest)
-	return len(line) - len(rest), valueShape(rest, om)
-}
-
-// valueShape checks a sample's value and what follows it: an optional
-// timestamp (an integer of milliseconds; in OpenMetrics a number of
-// seconds), then, in OpenMetrics only, an exemplar.
-func valueShape(b []byte, om bool) string {
-	value, rest := nextToken(b)
-	if len(value) == 0 {
-		return "value expected"
-	}
-	if !validFloat(value) {
-		return "value is not a number"
-	}
-	ts, rest := nextToken(rest)
-	if len(ts) == 0 || (om && ts[0] == '#') {
-		return ""
-	}
-	if om {
-		if !validFloat(ts) {
-			return "timestamp is not a number"
-		}
-	} else if _, err := strconv.ParseInt(string(ts), 10, 64); err != nil {
-		return "timestamp is not an integer"
-	}
-	if after, _ := nextToken(rest); len(after) > 0 && !(om && after[0] == '#') {
-		return "unexpected text after the timestamp"
-	}
-	return ""
-}
-
-var nameBytes = func() (t [256]uint8) {
-	for c := range 256 {
-		if c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
-			t[c] = labelByte | metricByte
-		}
-	}
-	t[':'] = metricByte
-	return t
-}()
-
-// nameLen returns the length of the plain name of the class (labelByte,
-// metricByte) that b starts with, 0 when none.
-func nameLen(b []byte, class uint8) int {
-	if len(b) > 0 && '0' <= b[0] && b[0] <= '9' {
-		return 0
-	}
-	for i, c := range b {
-		if nameBytes[c]&class == 0 {
-			return i
-		}
-	}
-	return len(b)
-}
-
-// labelSetEnd returns the index just past the '}' that closes the label set
-// at the start of b, skipping quoted values with their escapes, or -1.
-func labelSetEnd(b []byte) int {
-	// Fast path, the common case: the first '}' closes the set when no
-	// escape precedes it and the quotes before it pair up. IndexByte and
-	// Count run in assembly, several times faster than the loop below.
-	if j := bytes.IndexByte(b, '}'); j > 0 && bytes.IndexByte(b[:j], '\\') < 0 {
-		if bytes.Count(b[:j], quote)%2 == 0 {
-			return j + 1
-		}
-	}
-	inQuote := false
-	for i := 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '}':
-			return i + 1
-		}
-	}
-	return -1
-}
-
-var quote = []byte{'"'}
-
-// validFloat reports whether v is a number as Prometheus and expfmt read
-// one: Go's float syntax without hexadecimal mantissas or underscores, and
-// within range.
-func validFloat(v []byte) bool {
-	if shortDecimal(v) {
-		return true
-	}
-	if bytes.ContainsAny(v, "pP_") {
-		return false
-	}
-	_, err := strconv.ParseFloat(string(v), 64)
-	return err == nil
-}
-
-// shortDecimal reports a decimal number of at most 19 digits and a
-// two-digit exponent, [+-]d[.d][e[+-]dd]: the form nearly every value on a
-// page takes, which ParseFloat always accepts (it cannot overflow). It
-// spares the page a ParseFloat per dropped line.
-func shortDecimal(v []byte) bool {
-	i := skipSign(v, 0)
-	i, digits := skipDigits(v, i)
-	if i < len(v) && v[i] == '.' {
-		var more int
-		i, more = skipDigits(v, i+1)
-		digits += more
-	}
-	if digits == 0 || digits > 19 {
-		return false
-	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		var exp int
-		i, exp = skipDigits(v, skipSign(v, i+1))
-		if exp == 0 || exp > 2 {
-			return false
-		}
-	}
-	return i == len(v)
-}
-
-// skipSign returns the index after an optional sign at v[i].
-func skipSign(v []byte, i int) int {
-	if i < len(v) && (v[i] == '+' || v[i] == '-') {
-		return i + 1
-	}
-	return i
-}
-
-// skipDigits returns the index after the digits from v[i], and their count.
-func skipDigits(v []byte, i int) (int, int) {
-	start := i
-	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
-		i++
-	}
-	return i, i - start
-}
-
-// keptType reports whether the filter keeps the "# TYPE name typ" line of
-// a page (om: OpenMetrics), with the row of the alias table that reads the
-// family and its type in the text format's terms.
-func keptType(name []byte, typ string, om bool) (row int, textType string, ok bool) {
-	if om {
-		var n string
-		n, typ = openMetricsType(string(name), typ)
-		name = []byte(n)
-	}
-	switch typ {
-	case "counter", "gauge", "histogram", "summary", "untyped":
-	default:
-		typ = "untyped"
-	}
-	row, ok = catalogue.LookupFamily(name)
-	return row, typ, ok
-}
-
-// openMetricsType maps an OpenMetrics family to the text format's name and
-// type: counters and infos are named without their sample suffix there.
-func openMetricsType(name, typ string) (string, string) {
-	switch typ {
-	case "counter":
-		return name + "_total", typ
-	case "info":
-		return name + "_info", "gauge"
-	case "unknown", "stateset":
-		return name, "gauge"
-	}
-	return name, typ
-}
-
 // store writes a value where the fast path wrote the line's, as it wrote
 // it. It returns false where the fast path would have given up.
 func (p *fastParser) store(v valueSink, x float64) bool {
@@ -1601,17 +1610,3 @@ func cutValueLine(b []byte) (line, rest []byte) {
 // shortValue is how far cutValueLine scans before it leaves the line to
 // cutLine: past most values ("1.2345678e+09").
 const shortValue = 24
-
-// Bounds of a nameTable: a page that invents new names on every scrape
-// makes it start over, not grow.
-const (
-	maxTableNames = 4096
-	maxNameSeq    = 16384
-)
-
-// The bytes of the text format's plain names: letters, digits and '_' in
-// a label name, and ':' too in a metric name; no digit starts one.
-const (
-	labelByte uint8 = 1 << iota
-	metricByte
-)

@@ -62,7 +62,7 @@ type Ingester struct {
 	content   string               // that Content-Type
 
 	// The page being read.
-	typeBuf []byte // a TYPE line the filter writes
+	typeBuf []byte // a TYPE line the filter writes, or the name of one it hands the fast path
 	typed   []bool // per family row: a # TYPE line has been written
 	pairs   []bucketPair
 	keyBuf  []byte

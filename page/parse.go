@@ -56,6 +56,7 @@ func (in *Ingester) filter(body []byte, om bool, fp *fastParser, record bool) (p
 	return p, nil
 }
 
+// pass is one pass of the parser over a page.
 type pass struct {
 	in      *Ingester
 	om      bool
@@ -440,7 +441,7 @@ func valueShape(b []byte, om bool) string {
 	if len(value) == 0 {
 		return "value expected"
 	}
-	if !validFloat(value) {
+	if _, ok := parseValue(value); !ok {
 		return "value is not a number"
 	}
 	ts, rest := nextToken(rest)
@@ -448,7 +449,7 @@ func valueShape(b []byte, om bool) string {
 		return ""
 	}
 	if om {
-		if !validFloat(ts) {
+		if _, ok := parseValue(ts); !ok {
 			return "timestamp is not a number"
 		}
 	} else if _, err := strconv.ParseInt(string(ts), 10, 64); err != nil {
@@ -551,70 +552,14 @@ func labelSetEnd(b []byte) int {
 
 var quote = []byte{'"'}
 
-// validFloat reports whether v is a number as Prometheus and expfmt read
-// one: Go's float syntax without hexadecimal mantissas or underscores, and
-// within range.
-func validFloat(v []byte) bool {
-	if shortDecimal(v) {
-		return true
-	}
-	if bytes.ContainsAny(v, "pP_") {
-		return false
-	}
-	_, err := strconv.ParseFloat(string(v), 64)
-	return err == nil
-}
-
-// shortDecimal reports a decimal number of at most 19 digits and a
-// two-digit exponent, [+-]d[.d][e[+-]dd]: the form nearly every value on a
-// page takes, which ParseFloat always accepts (it cannot overflow). It
-// spares the page a ParseFloat per dropped line.
-func shortDecimal(v []byte) bool {
-	i := skipSign(v, 0)
-	i, digits := skipDigits(v, i)
-	if i < len(v) && v[i] == '.' {
-		var more int
-		i, more = skipDigits(v, i+1)
-		digits += more
-	}
-	if digits == 0 || digits > 19 {
-		return false
-	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		var exp int
-		i, exp = skipDigits(v, skipSign(v, i+1))
-		if exp == 0 || exp > 2 {
-			return false
-		}
-	}
-	return i == len(v)
-}
-
-// skipSign returns the index after an optional sign at v[i].
-func skipSign(v []byte, i int) int {
-	if i < len(v) && (v[i] == '+' || v[i] == '-') {
-		return i + 1
-	}
-	return i
-}
-
-// skipDigits returns the index after the digits from v[i], and their count.
-func skipDigits(v []byte, i int) (int, int) {
-	start := i
-	for i < len(v) && '0' <= v[i] && v[i] <= '9' {
-		i++
-	}
-	return i, i - start
-}
-
 // The expfmt text parser allocates several objects for every label of every
 // line, a new message for every value and a map for every histogram line:
 // on a page of eight engines that is most of the ingest's time and nearly
-// all of its allocations. fastParser reads the filter's output into the
-// very families expfmt builds (the same names, types, series, labels in
-// their order, buckets and values), but from storage it reuses from one
-// page to the next and with interned strings. It follows only the plain
-// text format the filter writes: anything else (an escape, a quoted name,
+// all of its allocations. fastParser reads each line the pass keeps into
+// the very families expfmt builds (the same names, types, series, labels
+// in their order, buckets and values), but from storage it reuses from
+// one page to the next and with interned strings. It follows only the
+// plain text format the pass keeps: anything else (an escape, a quoted name,
 // a timestamp, a summary, a line expfmt would refuse) makes it give up, and
 // expfmt parses the page instead, so every error is still expfmt's.
 // FuzzFastParse holds the two to the same families on any bytes.
@@ -653,7 +598,7 @@ type fastParser struct {
 	spare          lastPair          // the pair of a position past maxCachedLabels
 	prefix         labelPrefix       // the previous line's label set but its last pair (see labels)
 	leOrdinal      int               // the bucket line's place in its series, as labels counts it
-	leBounds       *[]leBound        // the last family's bounds by place (see bound)
+	leBounds       *[]leBound        // the last family's bounds by place (see leValue)
 	boundsOf       map[*dto.MetricFamily]*[]leBound
 
 	// While record is set, each sample line read leaves where its value
@@ -678,7 +623,7 @@ type leBound struct {
 	bound float64
 }
 
-// maxLeBounds is how many places of a series bound remembers.
+// maxLeBounds is how many places of a series leValue remembers.
 const maxLeBounds = 64
 
 // histSlot is a histogram series met on page gen.
@@ -1377,7 +1322,8 @@ func normalizeHistogram(box *histBox) bool {
 }
 
 // parseValue is expfmt's parseFloat: Go's syntax without hexadecimal
-// mantissas or underscores.
+// mantissas or underscores, within range. It reads the values of the lines
+// kept and checks those of the lines dropped.
 func parseValue(v []byte) (float64, bool) {
 	if len(v) > 0 && len(v) <= 16 {
 		// Most values are counts, and most bucket bounds short decimals:

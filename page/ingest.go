@@ -54,7 +54,7 @@ type Ingester struct {
 	memo      pageMemo             // the last page's shape and families, to read the next as values only (memo.go)
 	lastKept  int                  // lines the filter kept of the last page it read whole, -1 before the first
 	replayed  bool                 // the last page was read as values only
-	names     nameTable            // the sample names of the target's pages (pass.sampleName)
+	names     nameTable            // the sample names of the target's pages (nameTable.lookup)
 	bounds    map[string][]float64 // bucket bound lists, by their bits (internBounds)
 	rowBounds [][]float64          // per row of the alias table, the layout it read last
 	labels    map[string]string    // model and engine names as shown, by their raw text

@@ -23,7 +23,7 @@ import (
 )
 
 // parse reads b, text as the filter writes it, line by line into
-// families, as a direct pass hands the fast path its lines (Ingester.read).
+// families, as a direct pass hands the fast path its lines (Ingester.readPage).
 // ok is false when the page holds anything the fast path does not follow.
 // The families live until the next call.
 func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool) {
@@ -283,7 +283,7 @@ func showExpfmt(page, contentType string) string {
 	return fmt.Sprintf("%#v", s)
 }
 
-// sameDirectFamilies holds a direct pass (see Ingester.read) to expfmt's
+// sameDirectFamilies holds a direct pass (see Ingester.readPage) to expfmt's
 // families: when the fast path follows the page line by line, the filter
 // must accept the page too, and expfmt must read the filter's copy into the
 // same families. in is reused, as a target's

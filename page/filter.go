@@ -69,38 +69,6 @@ func keepLine(line []byte) (isVLLM, keep bool) {
 	return c.isVLLM, keep
 }
 
-// keptType reports whether the filter keeps the "# TYPE name typ" line of
-// a page (om: OpenMetrics), with the row of the alias table that reads the
-// family and its type in the text format's terms.
-func keptType(name []byte, typ string, om bool) (row int, textType string, ok bool) {
-	if om {
-		var n string
-		n, typ = openMetricsType(string(name), typ)
-		name = []byte(n)
-	}
-	switch typ {
-	case "counter", "gauge", "histogram", "summary", "untyped":
-	default:
-		typ = "untyped"
-	}
-	row, ok = catalogue.LookupFamily(name)
-	return row, typ, ok
-}
-
-// openMetricsType maps an OpenMetrics family to the text format's name and
-// type: counters and infos are named without their sample suffix there.
-func openMetricsType(name, typ string) (string, string) {
-	switch typ {
-	case "counter":
-		return name + "_total", typ
-	case "info":
-		return name + "_info", "gauge"
-	case "unknown", "stateset":
-		return name, "gauge"
-	}
-	return name, typ
-}
-
 // trimEOL takes "\n" or "\r\n" off a line.
 func trimEOL(line []byte) []byte {
 	line = bytes.TrimSuffix(line, []byte{'\n'})

@@ -83,35 +83,64 @@ const (
 // A page's boxes of a kind must fit below the kind's bits.
 var _ [1<<sinkShift - maxKeptLines]struct{}
 
-// store writes a value where the fast path wrote the line's, as it wrote
-// it. It returns false where the fast path would have given up.
-func (p *fastParser) store(v valueSink, x float64) bool {
-	at := int(v & (1<<sinkShift - 1))
-	switch v >> sinkShift {
-	case sinkScalar:
-		p.scalars.at(at).v = x
-	case sinkBucket:
-		bb := p.buckets.at(at)
-		if !bb.store(x) {
-			return false
-		}
-		p.fractions = p.fractions || bb.b.CumulativeCountFloat != nil
-	case sinkCount:
-		box := p.hist.at(at)
-		if !box.storeCount(x) {
-			return false
-		}
-		p.fractions = p.fractions || box.h.SampleCountFloat != nil
-	case sinkSum:
-		p.hist.at(at).storeSum(x)
+// scratch holds the buffers one Ingest needs only while it runs: the
+// filtered page and the fast path's storage. They are shared through a
+// small free list instead of kept by every Ingester, so a fleet of a
+// hundred targets keeps a few sets, not a hundred.
+type scratch struct {
+	filtered []byte  // the lines of wanted families, rewritten to text format
+	lineMap  []int32 // original line number of each filtered line
+	fast     *fastParser
+}
+
+// Bounds of the free list of scratch sets.
+const (
+	// maxFreeScratch is how many sets are kept between pages: more than
+	// the cores that ingest at once.
+	maxFreeScratch = 8
+	// maxScratchBytes is the largest filtered page whose set is kept, and
+	// maxScratchChunks the most slab chunks of its fast path, so one huge
+	// page does not pin its buffers for hours (a page of eight engines
+	// takes about 40 chunks).
+	maxScratchBytes  = 4 << 20
+	maxScratchChunks = 256
+)
+
+var freeScratch = make(chan *scratch, maxFreeScratch)
+
+// keepable reports whether a set is within the bounds of what is kept
+// between pages, by the free list or by a memo.
+func (s *scratch) keepable() bool {
+	return cap(s.filtered) <= maxScratchBytes && s.fast.chunks() <= maxScratchChunks
+}
+
+func getScratch() *scratch {
+	select {
+	case s := <-freeScratch:
+		return s
+	default:
+		return &scratch{fast: newFastParser()}
 	}
-	return true
+}
+
+func putScratch(s *scratch) {
+	if !s.keepable() {
+		return
+	}
+	select {
+	case freeScratch <- s:
+	default:
+	}
 }
 
 // readPage reads the page into families, as values only when the last
-// page left a memo it matches, else in full (recording the page's memo
-// when it is of the text format); keep says the scratch set may stay as
-// the page's memo. keepOrRelease must follow, once the families are built.
+// page left a memo it matches, else in full: in a direct pass, the pass
+// that filters the page hands each line it keeps to the fast path as it
+// finds it, so no copy of the page is written (and, when the page is of
+// the text format, records the page's memo); where the fast path does not
+// follow a line, the page is read the long way (readCopy), so every parse
+// error is expfmt's. keep says the scratch set may stay as the page's
+// memo. keepOrRelease must follow, once the families are built.
 func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricFamily, keep bool, err error) {
 	in.replayed = false
 	if in.s = in.memo.s; in.s != nil {
@@ -126,9 +155,15 @@ func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricF
 	// Recording costs a full reading a fifth more: a target whose last
 	// page was too small to keep its memo does not record the next.
 	record := !om && (in.lastKept < 0 || in.lastKept >= memoMinLines)
-	p, fams, err := in.read(body, om, record)
+	p, err := in.filter(body, om, in.s.fast, record)
+	switch err {
+	case nil:
+		fams = in.s.fast.finish()
+	case errNotFast:
+		p, fams, err = in.readCopy(body, om)
+	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, err // the filter's own refusal is the same both ways
 	}
 	in.lastKept = p.kept
 	in.memo.hasVLLM, in.memo.dropped = p.hasVLLM, p.dropped
@@ -140,7 +175,7 @@ func (in *Ingester) readPage(body []byte, om bool) (fams map[string]*dto.MetricF
 // read the whole page says so), it is large enough, within the free
 // list's bounds, and every line it kept left one sink, as replay relies on.
 func (in *Ingester) memoFits(p pass) bool {
-	return p.rec && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
+	return p.fp != nil && p.fp.record && p.kept == len(in.s.fast.sinks) && p.kept >= memoMinLines && in.s.keepable()
 }
 
 // keepOrRelease ends an Ingest: the scratch set stays with the Ingester
@@ -158,116 +193,3 @@ func (in *Ingester) keepOrRelease(keep bool) {
 	in.memo.lines = in.memo.lines[:0]
 	putScratch(s)
 }
-
-// replay reads a page of the memo's shape as values only, into the
-// memo's families. It returns false, having perhaps written some values,
-// when the page differs from the memo's in anything but its values, or
-// holds a value the full reading would not take the same way: the page is
-// then read in full, which starts the families over.
-func (in *Ingester) replay(body []byte) bool {
-	fp := in.s.fast
-	for _, box := range fp.made {
-		// As a new series starts: the lines set what they hold.
-		box.h.SampleCount, box.h.SampleCountFloat, box.h.SampleSum = nil, nil, nil
-	}
-	fp.fractions = false // every value of the page is stored again
-	lines, sinks := in.memo.lines, fp.sinks
-	for len(body) > 0 {
-		if len(lines) == 0 {
-			return false
-		}
-		ml := &lines[0]
-		lines = lines[1:]
-		// The prefix is hashed before the line's end is looked for: it
-		// holds no newline (the last page's did not), so only the value
-		// is searched, not the whole line.
-		n := int(ml.prefix)
-		if len(body) < n || maphash.Bytes(memoSeed, body[:n]) != ml.hash {
-			return false
-		}
-		var sink valueSink
-		if ml.kind == lineKept {
-			sink, sinks = sinks[0], sinks[1:]
-		}
-		var ok bool
-		if body, ok = fp.replayValue(ml.kind, body, n, sink); !ok {
-			return false
-		}
-	}
-	if len(lines) > 0 {
-		return false
-	}
-	if fp.fractions {
-		for _, box := range fp.made {
-			normalizeHistogram(box)
-		}
-	}
-	return true
-}
-
-// replayValue reads what follows the prefix of n bytes that body starts
-// with, as a line of the kind reads it, and returns what follows the line.
-func (p *fastParser) replayValue(kind lineKind, body []byte, n int, sink valueSink) ([]byte, bool) {
-	if n > 0 && body[n-1] == '\r' && (n == len(body) || body[n] == '\n') {
-		return nil, false // cutLine would have taken this '\r' off the line
-	}
-	if kind != lineWhole {
-		// Most values are counts: one pass finds the line's end, checks
-		// the value and reads it.
-		if v, end, ok := plainCount(body[n:]); ok {
-			return body[n+end+1:], kind != lineKept || p.store(sink, v)
-		}
-	}
-	tail, rest := cutValueLine(body[n:])
-	switch kind {
-	case lineWhole:
-		return rest, len(tail) == 0
-	case lineDropped: // a value the filter lets pass, so that the line may be dropped again
-		value, after := nextToken(tail)
-		return rest, len(value) > 0 && validFloat(value) && tailShape(after, false) == ""
-	}
-	v, ok := parseValue(tail)
-	return rest, ok && p.store(sink, v)
-}
-
-// plainCount reads a count and the newline after it: at most
-// maxPlainDigits digits, which a float holds exactly (as parseValue reads
-// them, and as a dropped line's value passes the filter). end is the
-// newline's index.
-func plainCount(b []byte) (v float64, end int, ok bool) {
-	var u uint64
-	for i, c := range b {
-		switch {
-		case c-'0' < 10 && i < maxPlainDigits:
-			u = u*10 + uint64(c-'0')
-		case c == '\n' && i > 0:
-			return float64(u), i, true
-		default:
-			return 0, 0, false
-		}
-	}
-	return 0, 0, false
-}
-
-// maxPlainDigits is the most digits plainCount reads.
-const maxPlainDigits = 15
-
-// cutValueLine is cutLine for what follows a line's prefix: mostly a short
-// value, whose newline a plain scan finds sooner than a call of IndexByte.
-func cutValueLine(b []byte) (line, rest []byte) {
-	for i := range min(len(b), shortValue) {
-		if b[i] == '\n' {
-			line = b[:i]
-			if i > 0 && line[i-1] == '\r' {
-				line = line[:i-1]
-			}
-			return line, b[i+1:]
-		}
-	}
-	line, rest, _ = cutLine(b)
-	return line, rest
-}
-
-// shortValue is how far cutValueLine scans before it leaves the line to
-// cutLine: past most values ("1.2345678e+09").
-const shortValue = 24

@@ -23,11 +23,12 @@ import (
 )
 
 // parse reads b, text as the filter writes it, line by line into
-// families, as a direct pass hands the fast path its lines (Ingester.read).
+// families, as a direct pass hands the fast path its lines (Ingester.readPage).
 // ok is false when the page holds anything the fast path does not follow.
 // The families live until the next call.
 func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool) {
 	p.reset()
+	var names nameTable
 	for len(b) > 0 {
 		nl := bytes.IndexByte(b, '\n')
 		if nl < 0 {
@@ -39,10 +40,11 @@ func (p *fastParser) parse(b []byte) (fams map[string]*dto.MetricFamily, ok bool
 			continue
 		}
 		var ok bool
-		if line[0] == '#' {
-			ok = p.typeLine(line)
-		} else {
-			ok = p.sampleLine(line, false)
+		if rest, typed := bytes.CutPrefix(line, []byte("# TYPE ")); typed {
+			name, typ, _ := bytes.Cut(rest, []byte(" "))
+			ok = p.setType(name, string(typ))
+		} else if line[0] != '#' {
+			_, ok = p.sampleLine(line, names.lookup(line))
 		}
 		if !ok {
 			return nil, false
@@ -281,7 +283,7 @@ func showExpfmt(page, contentType string) string {
 	return fmt.Sprintf("%#v", s)
 }
 
-// sameDirectFamilies holds a direct pass (see Ingester.read) to expfmt's
+// sameDirectFamilies holds a direct pass (see Ingester.readPage) to expfmt's
 // families: when the fast path follows the page line by line, the filter
 // must accept the page too, and expfmt must read the filter's copy into the
 // same families. in is reused, as a target's

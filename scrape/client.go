@@ -119,6 +119,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A scrape's request is some 300 bytes, written once; the
+		// default 4 KB buffer stays with each kept-alive connection.
+		WriteBufferSize: 1 << 10,
 	}
 	c.http = &http.Client{Transport: transport, CheckRedirect: c.checkRedirect}
 	return c, nil

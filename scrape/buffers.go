@@ -9,14 +9,12 @@ import (
 // power of two (4 KB, 4.5 KB, 5 KB … 7.5 KB, 8 KB, 9 KB …): a page's
 // buffer is at most an eighth larger than the page, where a power of two
 // made the 296 KB page of eight engines a 512 KB buffer and a 43 KB page
-// of one a 64 KB one, held from each fetch to its sample (the largest part
-// of the pages' memory, doubled by the collector's headroom).
+// of one a 64 KB one, held from each fetch to its sample.
 const (
 	minBuffer       = 1 << 12 // the first buffer of a target, whose page size is not known yet, grown as the page needs
 	maxPooledBuffer = 1 << 22 // the largest buffer kept for another scrape: one huge page must not pin its buffer for hours
 	stepsPerDouble  = 8
-	firstClass      = (12 - 3) * stepsPerDouble  // minBuffer's (8 << 9) index among every class's
-	numClasses      = (22-12)*stepsPerDouble + 1 // minBuffer's to maxPooledBuffer's
+	firstClass      = (12 - 3) * stepsPerDouble // minBuffer's (8 << 9) index among every class's
 )
 
 // pageBuffers are the buffers pages are read into, shared by a poller's
@@ -29,9 +27,7 @@ const (
 // sync.Pool drops those left unused over two collections, so a burst (the
 // first round, a Refresh) does not stay.
 type pageBuffers struct {
-	// classes[c] holds buffers of a capacity of at least the size of
-	// class c and less than that of c+1.
-	classes [numClasses]sync.Pool
+	classes [(22-12)*stepsPerDouble + 1]sync.Pool // each class's buffers, minBuffer's to maxPooledBuffer's
 }
 
 // bufferClass returns the smallest class size of at least n bytes (n
@@ -41,13 +37,6 @@ func bufferClass(n int) (size, class int) {
 	shift := max(bits.Len(uint(n))-4, 0) // n>>shift is in [8, 16)
 	m := (n + 1<<shift - 1) >> shift     // in [8, 16]: 16 is the next power's first class
 	return m << shift, shift*stepsPerDouble + m - stepsPerDouble - firstClass
-}
-
-// bufferClassOf is the class a buffer of capacity c (minBuffer or more) is
-// filed under: the largest class size it holds.
-func bufferClassOf(c int) int {
-	shift := bits.Len(uint(c)) - 4
-	return shift*stepsPerDouble + c>>shift - stepsPerDouble - firstClass
 }
 
 // get returns an empty buffer with room for more than size bytes: the
@@ -68,13 +57,14 @@ func (b *pageBuffers) get(size int) *[]byte {
 	return &buf
 }
 
-// put gives buf back for another scrape, unless it is smaller than
-// minBuffer (a gunzipped page's) or larger than maxPooledBuffer. Its
-// content must no longer be used.
+// put gives buf back for another scrape, unless its capacity is not a
+// class's (one cut to --max-body) or is outside the pool's. Its content
+// must no longer be used.
 func (b *pageBuffers) put(buf *[]byte) {
-	if cap(*buf) < minBuffer || cap(*buf) > maxPooledBuffer {
+	size, c := bufferClass(cap(*buf))
+	if size != cap(*buf) || size < minBuffer || size > maxPooledBuffer {
 		return
 	}
 	*buf = (*buf)[:0]
-	b.classes[bufferClassOf(cap(*buf))].Put(buf)
+	b.classes[c].Put(buf)
 }

@@ -88,3 +88,21 @@ func keepMemoryLimit(ctx context.Context) {
 		}
 	}()
 }
+
+// headlessGCPercent is the GOGC of --jsonl over direct scrapes: the heap
+// grows to 1.7 times its live size before a collection, not twice. In
+// bench/fleet.sh it took the peak RSS of 100 replicas from 57.7 to 53.3 MB
+// and of 25 of eight engines from 81.6 to 70.6 MB (with the page buffers
+// sized to their class), at the same CPU within the runs' noise. The
+// dashboard has its memory limit instead.
+const headlessGCPercent = 70
+
+// collectSooner sets headlessGCPercent unless GOGC is set (the user's
+// choice wins), and returns what puts the previous setting back.
+func collectSooner() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	prev := debug.SetGCPercent(headlessGCPercent)
+	return func() { debug.SetGCPercent(prev) }
+}

@@ -1,6 +1,9 @@
 package command
 
-import "testing"
+import (
+	"runtime/debug"
+	"testing"
+)
 
 func TestLimitFrom(t *testing.T) {
 	const mb = 1 << 20
@@ -34,5 +37,26 @@ func TestLimitFrom(t *testing.T) {
 				t.Errorf("limitFrom = %.1f MB, want %.1f MB", float64(got)/mb, float64(tt.want)/mb)
 			}
 		})
+	}
+}
+
+// Watching without a screen over direct scrapes collects at 70 % of the
+// live heap unless GOGC says otherwise, and puts the setting back.
+func TestHeadlessGCPercent(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int
+	}{{"", headlessGCPercent}, {"100", 100}, {"off", 100}} {
+		t.Setenv("GOGC", tc.env)
+		restore := collectSooner()
+		got := debug.SetGCPercent(100)
+		debug.SetGCPercent(got)
+		restore()
+		if got != tc.want {
+			t.Errorf("GOGC=%q: GC percent %d, want %d", tc.env, got, tc.want)
+		}
+		if after := debug.SetGCPercent(100); after != 100 {
+			t.Errorf("GOGC=%q: GC percent %d after restore, want 100", tc.env, after)
+		}
 	}
 }

@@ -560,6 +560,11 @@ func (w *Watch) runJSONL(ctx context.Context, source monitor.Source, env *Env) e
 		return err
 	}
 	defer notifier.stop()
+	if w.Prometheus == "" {
+		// Not through Prometheus: its refresh decodes answers of the
+		// order of the live heap at once (see keepMemoryLimit).
+		defer collectSooner()()
+	}
 	cfg := w.config(w.Window, analysis.DefaultConfig().Hysteresis)
 	line := jsonLines(env.Stdout)
 	mon := monitor.New(source, cfg, func(r analysis.Report) error {

@@ -11,10 +11,11 @@ import (
 // made the 296 KB page of eight engines a 512 KB buffer and a 43 KB page
 // of one a 64 KB one, held from each fetch to its sample.
 const (
-	minBuffer       = 1 << 12 // the first buffer of a target, whose page size is not known yet, grown as the page needs
-	maxPooledBuffer = 1 << 22 // the largest buffer kept for another scrape: one huge page must not pin its buffer for hours
-	stepsPerDouble  = 8
-	firstClass      = (12 - 3) * stepsPerDouble // minBuffer's (8 << 9) index among every class's
+	minShift, maxShift = 12, 22
+	minBuffer          = 1 << minShift // the first buffer of a target, whose page size is not known yet, grown as the page needs
+	maxPooledBuffer    = 1 << maxShift // the largest buffer kept for another scrape: one huge page must not pin its buffer for hours
+	stepsPerDouble     = 8
+	firstClass         = (minShift - 3) * stepsPerDouble // minBuffer's (8 << 9) index among every class's
 )
 
 // pageBuffers are the buffers pages are read into, shared by a poller's
@@ -27,7 +28,7 @@ const (
 // sync.Pool drops those left unused over two collections, so a burst (the
 // first round, a Refresh) does not stay.
 type pageBuffers struct {
-	classes [(22-12)*stepsPerDouble + 1]sync.Pool // each class's buffers, minBuffer's to maxPooledBuffer's
+	classes [(maxShift-minShift)*stepsPerDouble + 1]sync.Pool // each class's buffers, minBuffer's to maxPooledBuffer's
 }
 
 // bufferClass returns the smallest class size of at least n bytes (n

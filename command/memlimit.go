@@ -90,11 +90,11 @@ func keepMemoryLimit(ctx context.Context) {
 }
 
 // headlessGCPercent is the GOGC of --jsonl over direct scrapes: the heap
-// grows to 1.7 times its live size before a collection, not twice. In
-// bench/fleet.sh it took the peak RSS of 100 replicas from 57.7 to 53.3 MB
-// and of 25 of eight engines from 81.6 to 70.6 MB (with the page buffers
-// sized to their class), at the same CPU within the runs' noise. The
-// dashboard has its memory limit instead.
+// grows to 1.7 times its live size before a collection, not twice: the
+// headroom was the largest part of the fleet benchmark's peak RSS above
+// the live heap, and the CPU stayed within the runs' noise (BENCHMARKS.md,
+// what each optimisation bought). The dashboard has its memory limit
+// instead.
 const headlessGCPercent = 70
 
 // collectSooner sets headlessGCPercent unless GOGC is set (the user's

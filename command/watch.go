@@ -484,8 +484,9 @@ func checkHeaders(flag string, lines []string) error {
 	return nil
 }
 
-// listedTargets are the targets of the arguments and -f FILE. The file is read once: it may be a pipe (-f <(kubectl
-// …)), which a second read finds empty.
+// listedTargets are the targets of the arguments and -f FILE. The file is
+// read once: it may be a pipe (-f <(kubectl …)), which a second read finds
+// empty.
 func (w *Watch) listedTargets(ctx context.Context) ([]scrape.Target, error) {
 	if w.listed != nil {
 		return w.listed, nil
